@@ -1,0 +1,84 @@
+// Package nucleus holds the two tables of the Nucleus platform (design
+// document 001): the single-table app store (accounts, schedules, targeted
+// resources) and the audit log with its global timeline.
+package nucleus
+
+import (
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+// Names fixed by the design document.
+const (
+	Service = "nucleus"
+
+	AppTableBaseName   = "NucleusAppTable"
+	AuditTableBaseName = "NucleusAuditTable"
+
+	AttrPK     = "pk"
+	AttrSK     = "sk"
+	AttrGSI1PK = "gsi1pk"
+	AttrGSI1SK = "gsi1sk"
+	// AttrExpireAt is the audit table's TTL attribute.
+	AttrExpireAt = "expire_at"
+
+	// IndexGSI1 lists entities by type on the app table, and is the global
+	// timeline (gsi1pk = AUDIT#GLOBAL) on the audit table.
+	IndexGSI1 = "GSI1"
+
+	// Environment variables carrying the physical table names.
+	EnvAppTableName   = "NUCLEUS_APP_TABLE"
+	EnvAuditTableName = "NUCLEUS_AUDIT_TABLE"
+)
+
+func gsi1() table.Index {
+	return table.Index{
+		Name:         IndexGSI1,
+		PartitionKey: table.Key{Name: AttrGSI1PK, Type: table.String},
+		SortKey:      &table.Key{Name: AttrGSI1SK, Type: table.String},
+		Projection:   table.ProjectAll,
+	}
+}
+
+// AppSpec is the documented schema of NucleusAppTable.
+func AppSpec() table.Spec {
+	return table.Spec{
+		Service:      Service,
+		BaseName:     AppTableBaseName,
+		PartitionKey: table.Key{Name: AttrPK, Type: table.String},
+		SortKey:      &table.Key{Name: AttrSK, Type: table.String},
+		Indexes:      []table.Index{gsi1()},
+	}
+}
+
+// AuditSpec is the documented schema of NucleusAuditTable.
+func AuditSpec() table.Spec {
+	return table.Spec{
+		Service:      Service,
+		BaseName:     AuditTableBaseName,
+		PartitionKey: table.Key{Name: AttrPK, Type: table.String},
+		SortKey:      &table.Key{Name: AttrSK, Type: table.String},
+		Indexes:      []table.Index{gsi1()},
+		TTLAttribute: AttrExpireAt,
+	}
+}
+
+// NewAppTable creates NucleusAppTable for props.Stage.
+func NewAppTable(scope constructs.Construct, id string, props table.Props) (*table.Table, error) {
+	return table.New(scope, id, AppSpec(), props)
+}
+
+// NewAuditTable creates NucleusAuditTable for props.Stage.
+func NewAuditTable(scope constructs.Construct, id string, props table.Props) (*table.Table, error) {
+	return table.New(scope, id, AuditSpec(), props)
+}
+
+// ImportAppTable references the deployed NucleusAppTable of a stage.
+func ImportAppTable(scope constructs.Construct, id string, stage table.Stage, opts table.ImportOptions) (*table.Table, error) {
+	return table.Import(scope, id, AppSpec(), stage, opts)
+}
+
+// ImportAuditTable references the deployed NucleusAuditTable of a stage.
+func ImportAuditTable(scope constructs.Construct, id string, stage table.Stage, opts table.ImportOptions) (*table.Table, error) {
+	return table.Import(scope, id, AuditSpec(), stage, opts)
+}

@@ -1,0 +1,245 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+)
+
+// ErrInvalid is matched by every validation error of this package.
+var ErrInvalid = errors.New("invalid table configuration")
+
+// Stage is a deployment environment. Its name is part of every physical table
+// name, so it is restricted to the known stages.
+type Stage string
+
+// The stages dynastack deploys.
+const (
+	Dev  Stage = "dev"
+	Stg  Stage = "stage"
+	Prod Stage = "prod"
+)
+
+// Stages lists every stage in promotion order.
+func Stages() []Stage { return []Stage{Dev, Stg, Prod} }
+
+// ParseStage validates a stage name.
+func ParseStage(s string) (Stage, error) {
+	st := Stage(s)
+	if slices.Contains(Stages(), st) {
+		return st, nil
+	}
+	return "", fmt.Errorf("%w: stage %q is not one of dev, stage, prod: add it to table.Stages and give it a DefaultPolicy", ErrInvalid, s)
+}
+
+// Encryption selects who owns the key that encrypts a table at rest.
+type Encryption string
+
+// Encryption options.
+const (
+	// AWSOwned uses a key DynamoDB owns: no cost, no audit trail.
+	AWSOwned Encryption = "AWS_OWNED"
+	// AWSManaged uses the account's aws/dynamodb KMS key: KMS request cost,
+	// key use visible in CloudTrail.
+	AWSManaged Encryption = "AWS_MANAGED"
+	// CustomerManaged uses Policy.EncryptionKey, which the team controls.
+	CustomerManaged Encryption = "CUSTOMER_MANAGED"
+)
+
+// Policy is what a stage decides for a table.
+type Policy struct {
+	// Stage the policy is for.
+	Stage Stage
+	// PointInTimeRecovery keeps continuous backups.
+	//
+	// Default: false in dev, true in stage and prod.
+	PointInTimeRecovery bool
+	// RecoveryPeriodDays is the point-in-time recovery window.
+	//
+	// Default: 35 (the maximum) where recovery is on.
+	RecoveryPeriodDays int
+	// RemovalPolicy applies when the table leaves the stack.
+	//
+	// Default: DESTROY in dev, RETAIN in stage and prod.
+	RemovalPolicy awscdk.RemovalPolicy
+	// DeletionProtection makes DynamoDB refuse DeleteTable.
+	//
+	// Default: true in prod, false elsewhere.
+	DeletionProtection bool
+	// Stream enables a stream where the spec does not need one.
+	//
+	// Default: NoStream; a spec's Stream always wins over this.
+	Stream StreamView
+	// Encryption selects the key owner.
+	//
+	// Default: AWSOwned.
+	Encryption Encryption
+	// EncryptionKey is the customer-managed key; required exactly when
+	// Encryption is CustomerManaged.
+	//
+	// Default: none.
+	EncryptionKey awskms.IKey
+	// Tags are added to the table besides `service` and `stage`.
+	//
+	// Default: none.
+	Tags map[string]string
+}
+
+// DefaultPolicy is the platform default for a stage. Billing is always
+// on-demand: none of the documented workloads has the steady traffic that
+// makes provisioned capacity cheaper.
+func DefaultPolicy(stage Stage) (Policy, error) {
+	if _, err := ParseStage(string(stage)); err != nil {
+		return Policy{}, err
+	}
+	p := Policy{Stage: stage, Encryption: AWSOwned}
+	switch stage {
+	case Dev:
+		p.RemovalPolicy = awscdk.RemovalPolicy_DESTROY
+	case Stg:
+		p.PointInTimeRecovery = true
+		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+	case Prod:
+		p.PointInTimeRecovery = true
+		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+		p.DeletionProtection = true
+	}
+	if p.PointInTimeRecovery {
+		p.RecoveryPeriodDays = MaxRecoveryPeriodDays
+	}
+	return p, nil
+}
+
+// Overrides changes the stage policy of one table. A nil field keeps the
+// stage default.
+type Overrides struct {
+	PointInTimeRecovery *bool
+	RecoveryPeriodDays  *int
+	RemovalPolicy       *awscdk.RemovalPolicy
+	DeletionProtection  *bool
+	Stream              *StreamView
+	Encryption          *Encryption
+	EncryptionKey       awskms.IKey
+	// Tags are merged over the policy tags.
+	Tags map[string]string
+}
+
+// Apply returns the policy with the overrides applied. It does not validate;
+// Resolve does.
+func (p Policy) Apply(o Overrides) Policy {
+	if o.PointInTimeRecovery != nil {
+		p.PointInTimeRecovery = *o.PointInTimeRecovery
+		if p.PointInTimeRecovery && p.RecoveryPeriodDays == 0 {
+			p.RecoveryPeriodDays = MaxRecoveryPeriodDays
+		}
+		if !p.PointInTimeRecovery {
+			p.RecoveryPeriodDays = 0
+		}
+	}
+	if o.RecoveryPeriodDays != nil {
+		p.RecoveryPeriodDays = *o.RecoveryPeriodDays
+	}
+	if o.RemovalPolicy != nil {
+		p.RemovalPolicy = *o.RemovalPolicy
+	}
+	if o.DeletionProtection != nil {
+		p.DeletionProtection = *o.DeletionProtection
+	}
+	if o.Stream != nil {
+		p.Stream = *o.Stream
+	}
+	if o.Encryption != nil {
+		p.Encryption = *o.Encryption
+	}
+	if o.EncryptionKey != nil {
+		p.EncryptionKey = o.EncryptionKey
+	}
+	if len(o.Tags) > 0 {
+		tags := maps.Clone(p.Tags)
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		maps.Copy(tags, o.Tags)
+		p.Tags = tags
+	}
+	return p
+}
+
+// reservedTags are set by the construct itself.
+var reservedTags = []string{"service", "stage"}
+
+// Resolve applies the overrides to the stage default and checks the result
+// against the spec. The error names every contradictory value and its fix.
+func Resolve(spec Spec, stage Stage, o Overrides) (Policy, error) {
+	p, err := DefaultPolicy(stage)
+	if err != nil {
+		return Policy{}, err
+	}
+	p = p.Apply(o)
+	// The spec's requirements are not defaults: they are the document's word.
+	if spec.RequirePointInTimeRecovery && o.PointInTimeRecovery == nil {
+		p.PointInTimeRecovery = true
+		if p.RecoveryPeriodDays == 0 {
+			p.RecoveryPeriodDays = MaxRecoveryPeriodDays
+		}
+	}
+	if spec.Stream != NoStream && o.Stream == nil {
+		p.Stream = spec.Stream
+	}
+	return p, p.check(spec)
+}
+
+func (p Policy) check(spec Spec) error {
+	var errs errorList
+	where := fmt.Sprintf("%s in %s", spec.PhysicalName(p.Stage), p.Stage)
+	if spec.RequirePointInTimeRecovery && !p.PointInTimeRecovery {
+		errs.addf("%s: PointInTimeRecovery=false, but the %s design requires point-in-time recovery in every stage: remove the override", where, spec.Service)
+	}
+	if p.PointInTimeRecovery && (p.RecoveryPeriodDays < MinRecoveryPeriodDays || p.RecoveryPeriodDays > MaxRecoveryPeriodDays) {
+		errs.addf("%s: RecoveryPeriodDays=%d: the window is %d to %d days", where, p.RecoveryPeriodDays, MinRecoveryPeriodDays, MaxRecoveryPeriodDays)
+	}
+	if !p.PointInTimeRecovery && p.RecoveryPeriodDays != 0 {
+		errs.addf("%s: RecoveryPeriodDays=%d with PointInTimeRecovery=false: enable recovery or drop the period", where, p.RecoveryPeriodDays)
+	}
+	if spec.Stream != NoStream && p.Stream != spec.Stream {
+		errs.addf("%s: Stream=%q, but the %s code consumes a %s stream: remove the Stream override", where, p.Stream, spec.Service, spec.Stream)
+	}
+	switch p.Stream {
+	case NoStream, KeysOnly, NewImage, OldImage, NewAndOldImages:
+	default:
+		errs.addf("%s: Stream=%q is not a stream view: use one of KEYS_ONLY, NEW_IMAGE, OLD_IMAGE, NEW_AND_OLD_IMAGES", where, p.Stream)
+	}
+	switch p.RemovalPolicy {
+	case awscdk.RemovalPolicy_DESTROY, awscdk.RemovalPolicy_RETAIN, awscdk.RemovalPolicy_SNAPSHOT, awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE:
+	default:
+		errs.addf("%s: RemovalPolicy=%q is not set: use RETAIN or DESTROY", where, p.RemovalPolicy)
+	}
+	if p.DeletionProtection && p.RemovalPolicy == awscdk.RemovalPolicy_DESTROY {
+		errs.addf("%s: DeletionProtection=true with RemovalPolicy=DESTROY: CloudFormation could never delete the table and the stack deletion would fail; set RemovalPolicy to RETAIN or DeletionProtection to false", where)
+	}
+	if p.Stage == Prod && p.RemovalPolicy == awscdk.RemovalPolicy_DESTROY {
+		errs.addf("%s: RemovalPolicy=DESTROY in prod: removing the table from the stack would delete production data; use RETAIN (the prod default)", where)
+	}
+	switch p.Encryption {
+	case AWSOwned, AWSManaged:
+		if p.EncryptionKey != nil {
+			errs.addf("%s: EncryptionKey is set with Encryption=%s: the key would be ignored; set Encryption to CUSTOMER_MANAGED or drop the key", where, p.Encryption)
+		}
+	case CustomerManaged:
+		if p.EncryptionKey == nil {
+			errs.addf("%s: Encryption=CUSTOMER_MANAGED without an EncryptionKey: pass the awskms.IKey in Overrides.EncryptionKey", where)
+		}
+	default:
+		errs.addf("%s: Encryption=%q is not one of AWS_OWNED, AWS_MANAGED, CUSTOMER_MANAGED", where, p.Encryption)
+	}
+	for _, k := range reservedTags {
+		if _, ok := p.Tags[k]; ok {
+			errs.addf("%s: tag %q is set by the construct from the spec and stage: remove it from Tags", where, k)
+		}
+	}
+	return errs.err()
+}

@@ -1,0 +1,297 @@
+package table
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// IAM actions granted by intent. Scan is left out on purpose: no documented
+// access pattern scans a table, and a Scan grant is how a bug becomes a full
+// table read. Grant it explicitly with Table.Resource.Grant if you must.
+var (
+	ReadActions = []string{
+		"dynamodb:BatchGetItem",
+		"dynamodb:ConditionCheckItem",
+		"dynamodb:DescribeTable",
+		"dynamodb:GetItem",
+		"dynamodb:Query",
+	}
+	WriteActions = []string{
+		"dynamodb:BatchWriteItem",
+		"dynamodb:ConditionCheckItem",
+		"dynamodb:DeleteItem",
+		"dynamodb:DescribeTable",
+		"dynamodb:PutItem",
+		"dynamodb:UpdateItem",
+	}
+	StreamReadActions = []string{
+		"dynamodb:DescribeStream",
+		"dynamodb:GetRecords",
+		"dynamodb:GetShardIterator",
+		"dynamodb:ListStreams",
+	}
+)
+
+// Props configures a table construct.
+type Props struct {
+	// Stage the table is deployed to. Required.
+	Stage Stage
+	// Overrides of the stage policy for this table.
+	//
+	// Default: none, the stage policy applies as is.
+	Overrides Overrides
+	// TableName replaces the physical name. Changing the name of a deployed
+	// table replaces it, losing its data.
+	//
+	// Default: Spec.PhysicalName(Stage), e.g. "poc-itsm-tickets-dev".
+	TableName string
+}
+
+// Table is a deployed or referenced table together with its documented
+// schema. Grants and environment variables are derived from the schema, so a
+// Lambda is never granted an index the document does not name.
+type Table struct {
+	// Resource is the underlying TableV2, or the reference made by Import.
+	Resource awsdynamodb.ITableV2
+	// Spec is the documented schema.
+	Spec Spec
+	// Policy is the resolved stage policy; zero for an imported table.
+	Policy Policy
+
+	key       awskms.IKey
+	streamArn *string
+}
+
+// New creates the table of spec in scope. It returns a *ValidationError naming
+// every invalid or contradictory value.
+func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table, error) {
+	path := *scope.Node().Path() + "/" + id
+	if err := spec.Validate(); err != nil {
+		return nil, located(err, path)
+	}
+	policy, err := Resolve(spec, props.Stage, props.Overrides)
+	if err != nil {
+		return nil, located(err, path)
+	}
+	name := spec.PhysicalName(props.Stage)
+	if props.TableName != "" {
+		if err := validateName("table name", props.TableName, MinTableNameLength, MaxTableNameLength); err != nil {
+			return nil, located(&ValidationError{Problems: []string{err.Error()}}, path)
+		}
+		name = props.TableName
+	}
+
+	tp := &awsdynamodb.TablePropsV2{
+		TableName:     jsii.String(name),
+		PartitionKey:  attribute(spec.PartitionKey),
+		Billing:       awsdynamodb.Billing_OnDemand(nil),
+		RemovalPolicy: policy.RemovalPolicy,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(policy.PointInTimeRecovery),
+		},
+		DeletionProtection: jsii.Bool(policy.DeletionProtection),
+		Encryption:         encryption(policy),
+	}
+	if policy.PointInTimeRecovery {
+		tp.PointInTimeRecoverySpecification.RecoveryPeriodInDays = jsii.Number(float64(policy.RecoveryPeriodDays))
+	}
+	if spec.SortKey != nil {
+		tp.SortKey = attribute(*spec.SortKey)
+	}
+	if spec.TTLAttribute != "" {
+		tp.TimeToLiveAttribute = jsii.String(spec.TTLAttribute)
+	}
+	if policy.Stream != NoStream {
+		tp.DynamoStream = awsdynamodb.StreamViewType(policy.Stream)
+	}
+	if len(spec.Indexes) > 0 {
+		gsis := make([]*awsdynamodb.GlobalSecondaryIndexPropsV2, 0, len(spec.Indexes))
+		for _, ix := range spec.Indexes {
+			g := &awsdynamodb.GlobalSecondaryIndexPropsV2{
+				IndexName:      jsii.String(ix.Name),
+				PartitionKey:   attribute(ix.PartitionKey),
+				ProjectionType: awsdynamodb.ProjectionType(projectionOrDefault(ix.Projection)),
+			}
+			if ix.SortKey != nil {
+				g.SortKey = attribute(*ix.SortKey)
+			}
+			if len(ix.NonKeyAttributes) > 0 {
+				g.NonKeyAttributes = jsii.Strings(ix.NonKeyAttributes...)
+			}
+			gsis = append(gsis, g)
+		}
+		tp.GlobalSecondaryIndexes = &gsis
+	}
+
+	res := awsdynamodb.NewTableV2(scope, jsii.String(id), tp)
+	tags := awscdk.Tags_Of(res)
+	tags.Add(jsii.String("service"), jsii.String(spec.Service), nil)
+	tags.Add(jsii.String("stage"), jsii.String(string(props.Stage)), nil)
+	for _, k := range slices.Sorted(maps.Keys(policy.Tags)) {
+		tags.Add(jsii.String(k), jsii.String(policy.Tags[k]), nil)
+	}
+	t := &Table{Resource: res, Spec: spec, Policy: policy, key: policy.EncryptionKey}
+	if policy.Stream != NoStream {
+		t.streamArn = res.TableStreamArn()
+	}
+	return t, nil
+}
+
+// ImportOptions describe a deployed table that Import references.
+type ImportOptions struct {
+	// TableName of the deployed table.
+	//
+	// Default: Spec.PhysicalName(stage).
+	TableName string
+	// StreamArn of the table's stream; required for GrantStreamRead.
+	//
+	// Default: none.
+	StreamArn string
+	// EncryptionKey is the customer-managed key of the table, so grants also
+	// allow its use.
+	//
+	// Default: none (AWS-owned or AWS-managed key).
+	EncryptionKey awskms.IKey
+}
+
+// Import references a table deployed by another stack, such as a dynastack
+// stage, so that a team's own stack can grant its functions access by intent.
+func Import(scope constructs.Construct, id string, spec Spec, stage Stage, opts ImportOptions) (*Table, error) {
+	path := *scope.Node().Path() + "/" + id
+	if _, err := ParseStage(string(stage)); err != nil {
+		return nil, located(&ValidationError{Problems: []string{err.Error()}}, path)
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, located(err, path)
+	}
+	name := opts.TableName
+	if name == "" {
+		name = spec.PhysicalName(stage)
+	}
+	attrs := &awsdynamodb.TableAttributesV2{
+		TableName:             jsii.String(name),
+		GlobalIndexes:         jsii.Strings(spec.IndexNames()...),
+		GrantIndexPermissions: jsii.Bool(len(spec.Indexes) > 0),
+		EncryptionKey:         opts.EncryptionKey,
+	}
+	t := &Table{Spec: spec, key: opts.EncryptionKey}
+	if opts.StreamArn != "" {
+		attrs.TableStreamArn = jsii.String(opts.StreamArn)
+		t.streamArn = attrs.TableStreamArn
+	}
+	t.Resource = awsdynamodb.TableV2_FromTableAttributes(scope, jsii.String(id), attrs)
+	return t, nil
+}
+
+// Name is the physical table name (a token until deploy time).
+func (t *Table) Name() *string { return t.Resource.TableName() }
+
+// Arn is the table ARN.
+func (t *Table) Arn() *string { return t.Resource.TableArn() }
+
+// IndexArns are the ARNs of the documented indexes, one per index: grants name
+// each index instead of index/*.
+func (t *Table) IndexArns() []*string {
+	arns := make([]*string, 0, len(t.Spec.Indexes))
+	for _, ix := range t.Spec.Indexes {
+		arns = append(arns, jsii.String(fmt.Sprintf("%s/index/%s", *t.Arn(), ix.Name)))
+	}
+	return arns
+}
+
+// GrantRead allows reading items and querying the table and its indexes.
+func (t *Table) GrantRead(grantee awsiam.IGrantable) awsiam.Grant {
+	if t.key != nil {
+		t.key.GrantDecrypt(grantee)
+	}
+	return t.grant(grantee, ReadActions, append([]*string{t.Arn()}, t.IndexArns()...))
+}
+
+// GrantWrite allows creating, updating and deleting items. Index ARNs are not
+// needed: DynamoDB maintains indexes on the caller's behalf.
+func (t *Table) GrantWrite(grantee awsiam.IGrantable) awsiam.Grant {
+	if t.key != nil {
+		t.key.GrantEncryptDecrypt(grantee)
+	}
+	return t.grant(grantee, WriteActions, []*string{t.Arn()})
+}
+
+// GrantReadWrite is GrantRead and GrantWrite in one statement.
+func (t *Table) GrantReadWrite(grantee awsiam.IGrantable) awsiam.Grant {
+	if t.key != nil {
+		t.key.GrantEncryptDecrypt(grantee)
+	}
+	actions := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(ReadActions), WriteActions...))))
+	return t.grant(grantee, actions, append([]*string{t.Arn()}, t.IndexArns()...))
+}
+
+// GrantStreamRead allows a consumer such as a Lambda event source to read
+// the table's stream. It returns an error when the table has no stream.
+func (t *Table) GrantStreamRead(grantee awsiam.IGrantable) (awsiam.Grant, error) {
+	if t.streamArn == nil {
+		return nil, fmt.Errorf("%w: table %s has no stream: enable one with Overrides.Stream, or pass ImportOptions.StreamArn when importing", ErrInvalid, t.Spec.BaseName)
+	}
+	if t.key != nil {
+		t.key.GrantDecrypt(grantee)
+	}
+	return t.grant(grantee, StreamReadActions, []*string{t.streamArn}), nil
+}
+
+// Environment is what a Lambda needs to find the table: the spec's EnvVar
+// mapped to the physical name.
+func (t *Table) Environment(envVar string) map[string]*string {
+	return map[string]*string{envVar: t.Name()}
+}
+
+func (t *Table) grant(grantee awsiam.IGrantable, actions []string, resources []*string) awsiam.Grant {
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      grantee,
+		Actions:      jsii.Strings(actions...),
+		ResourceArns: &resources,
+		Scope:        t.Resource,
+	})
+}
+
+func attribute(k Key) *awsdynamodb.Attribute {
+	return &awsdynamodb.Attribute{Name: jsii.String(k.Name), Type: awsdynamodb.AttributeType(attributeTypeName(k.Type))}
+}
+
+// attributeTypeName maps the wire type to CDK's enum spelling.
+func attributeTypeName(t AttributeType) string {
+	switch t {
+	case Number:
+		return "NUMBER"
+	case Binary:
+		return "BINARY"
+	default:
+		return "STRING"
+	}
+}
+
+func encryption(p Policy) awsdynamodb.TableEncryptionV2 {
+	switch p.Encryption {
+	case AWSManaged:
+		return awsdynamodb.TableEncryptionV2_AwsManagedKey()
+	case CustomerManaged:
+		return awsdynamodb.TableEncryptionV2_CustomerManagedKey(p.EncryptionKey, nil)
+	default:
+		return awsdynamodb.TableEncryptionV2_DynamoOwnedKey()
+	}
+}
+
+func located(err error, path string) error {
+	if ve, ok := err.(*ValidationError); ok {
+		cp := *ve
+		cp.Construct = path
+		return &cp
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}

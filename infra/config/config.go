@@ -1,0 +1,62 @@
+// Package config is the one place where per-stage settings live: where a
+// stage deploys, whether its stacks are protected, and how its tables deviate
+// from the platform's stage policy.
+package config
+
+import (
+	"fmt"
+
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+// Stage is the configuration of one deployment environment.
+type Stage struct {
+	// Name is the stage, and the construct id of its awscdk.Stage, so that
+	// `cdk deploy 'dev/*'` deploys dev.
+	Name table.Stage
+	// Account and Region pin the stage to an environment. Empty values keep
+	// the stacks environment-agnostic, which is what lets synth run offline;
+	// set them (or CDK_DEFAULT_ACCOUNT/REGION at deploy time) per stage.
+	//
+	// Default: "" (environment-agnostic).
+	Account, Region string
+	// TerminationProtection makes CloudFormation refuse to delete the stacks.
+	//
+	// Default: true in prod only.
+	TerminationProtection bool
+	// Tables overrides the stage policy per table, keyed by TableKey.
+	//
+	// Default: none.
+	Tables map[string]table.Overrides
+	// RezAgentMessageTypeIndex adds rez_agent's optional message type index.
+	//
+	// Default: false in every stage (see docs/schemas/rezagent.md).
+	RezAgentMessageTypeIndex bool
+}
+
+// TableKey names a table in Stage.Tables: service and construct id.
+func TableKey(service, id string) string { return service + "/" + id }
+
+// Overrides returns the overrides for one table of the stage.
+func (s Stage) Overrides(service, id string) table.Overrides {
+	return s.Tables[TableKey(service, id)]
+}
+
+// Stages returns the configuration of every stage in promotion order.
+func Stages() []Stage {
+	return []Stage{
+		{Name: table.Dev},
+		{Name: table.Stg},
+		{Name: table.Prod, TerminationProtection: true},
+	}
+}
+
+// Lookup returns the configuration of one stage.
+func Lookup(name string) (Stage, error) {
+	for _, s := range Stages() {
+		if string(s.Name) == name {
+			return s, nil
+		}
+	}
+	return Stage{}, fmt.Errorf("unknown stage %q: use one of dev, stage, prod", name)
+}

@@ -1,0 +1,70 @@
+// Package stacks builds one stack per service per stage.
+package stacks
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/infra/config"
+)
+
+// Service is one deployable service: its name (the stack id, the document's
+// short name) and how its stack is filled.
+type Service struct {
+	Name        string
+	Description string
+	Build       func(stack awscdk.Stack, cfg config.Stage) error
+}
+
+// Services lists every service in design-document order.
+func Services() []Service {
+	return []Service{
+		{Name: "rezagent", Description: "rez_agent messages (document 000)", Build: buildRezAgent},
+		{Name: "nucleus", Description: "Nucleus app and audit tables (document 001)", Build: buildNucleus},
+		{Name: "stak", Description: "Stak notification inbox (document 002)", Build: buildStak},
+		{Name: "itsm", Description: "ITSM ticket PoC (document 003)", Build: buildITSM},
+		{Name: "agenticpm", Description: "AgenticPM (document 004)", Build: buildAgenticPM},
+	}
+}
+
+// NewStage adds the stage cfg.Name to app with one stack per service. All
+// errors of all stacks are returned together.
+func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) {
+	var env *awscdk.Environment
+	if cfg.Account != "" || cfg.Region != "" {
+		env = &awscdk.Environment{}
+		if cfg.Account != "" {
+			env.Account = jsii.String(cfg.Account)
+		}
+		if cfg.Region != "" {
+			env.Region = jsii.String(cfg.Region)
+		}
+	}
+	stage := awscdk.NewStage(app, jsii.String(string(cfg.Name)), &awscdk.StageProps{Env: env})
+	var errs []error
+	for _, svc := range Services() {
+		stack := awscdk.NewStack(stage, jsii.String(svc.Name), &awscdk.StackProps{
+			StackName:             jsii.String(fmt.Sprintf("%s-%s", svc.Name, cfg.Name)),
+			Description:           jsii.String(fmt.Sprintf("dynastack %s, stage %s", svc.Description, cfg.Name)),
+			TerminationProtection: jsii.Bool(cfg.TerminationProtection),
+		})
+		if err := svc.Build(stack, cfg); err != nil {
+			errs = append(errs, fmt.Errorf("%s/%s: %w", cfg.Name, svc.Name, err))
+		}
+	}
+	return stage, errors.Join(errs...)
+}
+
+// Build adds every stage to app.
+func Build(app constructs.Construct, stages []config.Stage) error {
+	var errs []error
+	for _, cfg := range stages {
+		if _, err := NewStage(app, cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,181 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+type createReq struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+func TestDecodeJSON(t *testing.T) {
+	tests := []struct {
+		name       string
+		body       string
+		wantStatus int
+		wantCode   string
+		wantInMsg  string
+	}{
+		{"ok", `{"name":"a","count":1}`, 0, "", ""},
+		{"ok with spaces", " \n{\"name\":\"a\"}\n ", 0, "", ""},
+		{"empty", ``, 400, api.CodeBadRequest, "empty"},
+		{"blank", `   `, 400, api.CodeBadRequest, "empty"},
+		{"null", `null`, 400, api.CodeBadRequest, "JSON object"},
+		{"array", `[]`, 400, api.CodeBadRequest, "JSON object"},
+		{"string", `"x"`, 400, api.CodeBadRequest, "JSON object"},
+		{"syntax", `{"name":}`, 400, api.CodeBadRequest, "malformed"},
+		{"truncated", `{"name":"a"`, 400, api.CodeBadRequest, "malformed"},
+		{"wrong type", `{"name":5}`, 400, api.CodeValidation, "name: must be a string"},
+		{"wrong type number", `{"count":"x"}`, 400, api.CodeValidation, "count: must be a number"},
+		{"unknown field", `{"nmae":"a"}`, 400, api.CodeValidation, "nmae: unknown field"},
+		{"trailing", `{"name":"a"}{}`, 400, api.CodeBadRequest, "single JSON object"},
+		{"too large", `{"name":"` + strings.Repeat("x", 200) + `"}`, 413, api.CodeTooLarge, "exceeds 100 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tt.body))
+			w := httptest.NewRecorder()
+			var dst createReq
+			err := api.DecodeJSON(w, r, 100, &dst)
+			if tt.wantStatus == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			var apiErr *api.Error
+			if !errors.As(err, &apiErr) {
+				t.Fatalf("error %v is not an *api.Error", err)
+			}
+			if apiErr.Status != tt.wantStatus || apiErr.Code != tt.wantCode || !strings.Contains(apiErr.Message, tt.wantInMsg) {
+				t.Errorf("got %d %s %q, want %d %s containing %q", apiErr.Status, apiErr.Code, apiErr.Message, tt.wantStatus, tt.wantCode, tt.wantInMsg)
+			}
+		})
+	}
+}
+
+func TestValidator(t *testing.T) {
+	var v api.Validator
+	v.Text("a", "", 1, 5)
+	v.Text("b", "toolong", 1, 5)
+	v.Text("c", "ok", 1, 5)
+	v.Text("d", "bell\a", 1, 10)
+	v.Identifier("e", "has space", 20)
+	v.OneOf("f", "x", "open", "closed")
+	err := v.Err()
+	var apiErr *api.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("Err() = %v", err)
+	}
+	got := map[string]string{}
+	for _, f := range apiErr.Fields {
+		got[f.Field] = f.Message
+	}
+	want := map[string]string{
+		"a": "is required",
+		"b": "must be at most 5 characters (got 7)",
+		"d": "must not contain control characters",
+		"e": "must not contain whitespace",
+		"f": "must be one of open, closed",
+	}
+	if len(got) != len(want) {
+		t.Errorf("fields = %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("field %s = %q, want %q", k, got[k], w)
+		}
+	}
+	var ok api.Validator
+	ok.Text("x", "fine", 1, 10)
+	if ok.Err() != nil {
+		t.Errorf("valid input gave %v", ok.Err())
+	}
+}
+
+func TestRouterAndMiddleware(t *testing.T) {
+	rt := api.NewRouter()
+	rt.Handle("GET /things/{id}", func(w http.ResponseWriter, r *http.Request) error {
+		switch r.PathValue("id") {
+		case "missing":
+			return api.NotFound("no thing")
+		case "boom":
+			return errors.New("dynamodb: table secret-table-name exploded")
+		case "panic":
+			panic("kaboom")
+		}
+		api.WriteJSON(w, 200, map[string]string{"id": r.PathValue("id")})
+		return nil
+	})
+	var logs bytes.Buffer
+	h := api.Instrument(slog.New(slog.NewJSONHandler(&logs, nil)), rt)
+
+	tests := []struct {
+		method, path string
+		reqID        string
+		wantStatus   int
+		wantCode     string
+		wantAllow    string
+	}{
+		{"GET", "/things/1", "", 200, "", ""},
+		{"GET", "/things/missing", "abc-123", 404, api.CodeNotFound, ""},
+		{"GET", "/nowhere", "", 404, api.CodeNotFound, ""},
+		{"DELETE", "/things/1", "", 405, api.CodeMethodNotAllowed, "GET, HEAD"},
+		{"GET", "/things/boom", "", 500, api.CodeInternal, ""},
+		{"GET", "/things/panic", "", 500, api.CodeInternal, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+tt.path, func(t *testing.T) {
+			r := httptest.NewRequest(tt.method, tt.path, nil)
+			if tt.reqID != "" {
+				r.Header.Set("X-Correlation-Id", tt.reqID)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tt.wantStatus {
+				t.Fatalf("status = %d, want %d; body %s", w.Code, tt.wantStatus, w.Body)
+			}
+			id := w.Header().Get("X-Request-Id")
+			if id == "" || (tt.reqID != "" && id != tt.reqID) {
+				t.Errorf("X-Request-Id = %q, want %q or generated", id, tt.reqID)
+			}
+			if got := w.Header().Get("Allow"); got != tt.wantAllow {
+				t.Errorf("Allow = %q, want %q", got, tt.wantAllow)
+			}
+			if tt.wantCode == "" {
+				return
+			}
+			body, _ := io.ReadAll(w.Body)
+			var e struct {
+				Error struct {
+					Code    string `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+				RequestID string `json:"request_id"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatalf("body %s: %v", body, err)
+			}
+			if e.Error.Code != tt.wantCode || e.RequestID != id {
+				t.Errorf("body = %s", body)
+			}
+			if strings.Contains(string(body), "secret-table-name") || strings.Contains(string(body), "kaboom") {
+				t.Errorf("internal detail leaked: %s", body)
+			}
+		})
+	}
+	if !strings.Contains(logs.String(), "secret-table-name") {
+		t.Errorf("internal error was not logged: %s", logs.String())
+	}
+}

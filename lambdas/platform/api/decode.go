@@ -1,0 +1,94 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// DefaultMaxBodyBytes bounds a request body when a service does not choose.
+const DefaultMaxBodyBytes = 64 << 10
+
+// DecodeJSON decodes the body of r into dst, which must point to a struct.
+//
+// It is strict on purpose: an empty body, `null`, a non-object, unknown
+// fields, wrongly typed fields and trailing data are all 400 errors naming
+// the problem, and a body over maxBytes is a 413. Without this, `null` or
+// `{"caler_id":…}` would decode "successfully" into a zero struct.
+func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any) error {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBodyBytes
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return TooLarge("request body exceeds %d bytes", maxBytes)
+		}
+		return BadRequest("could not read request body")
+	}
+	return decodeBytes(body, dst)
+}
+
+func decodeBytes(body []byte, dst any) error {
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) == 0:
+		return BadRequest("request body is empty; expected a JSON object")
+	case trimmed[0] != '{':
+		return BadRequest("request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return BadRequest("request body must contain a single JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syntax):
+		return BadRequest("malformed JSON at byte %d", syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return BadRequest("malformed JSON: unexpected end of body")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return BadRequest("request body must be a JSON object")
+		}
+		return Invalid(FieldError{Field: field, Message: fmt.Sprintf("must be a %s, not a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json has no typed error for unknown fields.
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return Invalid(FieldError{Field: name, Message: "unknown field"})
+	default:
+		return BadRequest("invalid JSON body")
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	default:
+		return "number"
+	}
+}

@@ -1,0 +1,122 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+)
+
+// Error codes of the error body. They are stable API: clients switch on them.
+const (
+	CodeBadRequest       = "bad_request"
+	CodeValidation       = "validation_failed"
+	CodeNotFound         = "not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeConflict         = "conflict"
+	CodeTooLarge         = "too_large"
+	CodeInternal         = "internal"
+)
+
+// FieldError names one invalid input field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Error is an error that is safe to show to a client.
+type Error struct {
+	Status  int          `json:"-"`
+	Code    string       `json:"code"`
+	Message string       `json:"message"`
+	Fields  []FieldError `json:"fields,omitempty"`
+	// Err is the cause, logged but never sent.
+	Err error `json:"-"`
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %s: %v", e.Status, e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func newError(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// BadRequest is a 400 for input that cannot be parsed.
+func BadRequest(format string, args ...any) *Error {
+	return newError(http.StatusBadRequest, CodeBadRequest, format, args...)
+}
+
+// NotFound is a 404.
+func NotFound(format string, args ...any) *Error {
+	return newError(http.StatusNotFound, CodeNotFound, format, args...)
+}
+
+// Conflict is a 409: the request is valid but the resource's state forbids it.
+func Conflict(format string, args ...any) *Error {
+	return newError(http.StatusConflict, CodeConflict, format, args...)
+}
+
+// TooLarge is a 413.
+func TooLarge(format string, args ...any) *Error {
+	return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, format, args...)
+}
+
+// Invalid is a 400 naming the invalid fields; the message names them too, so
+// a client that shows only the message still tells the user what to fix.
+func Invalid(fields ...FieldError) *Error {
+	msgs := make([]string, len(fields))
+	for i, f := range fields {
+		msgs[i] = f.Field + ": " + f.Message
+	}
+	return &Error{
+		Status:  http.StatusBadRequest,
+		Code:    CodeValidation,
+		Message: strings.Join(msgs, "; "),
+		Fields:  fields,
+	}
+}
+
+type errorBody struct {
+	Error     *Error `json:"error"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// WriteError writes err as the JSON error body. An *Error (anywhere in the
+// chain) is sent as is; anything else is logged and answered with a generic
+// 500 so that table names, SDK messages and stack details stay server-side.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var apiErr *Error
+	if !errors.As(err, &apiErr) {
+		apiErr = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	ctx := r.Context()
+	if apiErr.Status >= 500 {
+		logger(ctx).ErrorContext(ctx, "request failed", "status", apiErr.Status, "error", err.Error())
+	} else if apiErr.Err != nil {
+		logger(ctx).InfoContext(ctx, "request rejected", "status", apiErr.Status, "error", err.Error())
+	}
+	WriteJSON(w, apiErr.Status, errorBody{Error: apiErr, RequestID: logx.RequestID(ctx)})
+}
+
+// WriteJSON writes v as a JSON response with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a programming error (an unmarshalable type) gets here.
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

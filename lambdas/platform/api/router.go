@@ -1,0 +1,90 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+)
+
+// HandlerFunc is an HTTP handler that returns its failure instead of writing
+// it; the Router writes it with WriteError.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Router is a net/http ServeMux (Go 1.22 patterns, e.g. "GET /tickets/{id}")
+// whose unmatched requests are answered with the JSON error shape instead of
+// the mux's text/plain 404 and 405 pages.
+type Router struct {
+	mux *http.ServeMux
+}
+
+// NewRouter returns an empty Router.
+func NewRouter() *Router { return &Router{mux: http.NewServeMux()} }
+
+// Handle registers h for pattern.
+func (rt *Router) Handle(pattern string, h HandlerFunc) {
+	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			WriteError(w, r, err)
+		}
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := rt.mux.Handler(r); pattern != "" {
+		rt.mux.ServeHTTP(w, r)
+		return
+	}
+	// No pattern matched: let the mux decide between 404, 405 (it knows the
+	// allowed methods) and a redirect, then rewrite its answer.
+	rec := &recorder{header: http.Header{}}
+	rt.mux.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusNotFound:
+		WriteError(w, r, NotFound("no route for %s %s", r.Method, r.URL.Path))
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", rec.header.Get("Allow"))
+		WriteError(w, r, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			Message: "method " + r.Method + " not allowed; allowed: " + rec.header.Get("Allow")})
+	default:
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.status)
+	}
+}
+
+type recorder struct {
+	header http.Header
+	status int
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return len(b), nil
+}
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+type loggerKey struct{}
+
+// WithLogger stores the logger that WriteError and the middleware use.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// Logger returns the request's logger (see Instrument).
+func Logger(ctx context.Context) *slog.Logger { return logger(ctx) }

@@ -1,0 +1,73 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Validator collects field errors so a client learns about every invalid
+// field of a request at once.
+//
+//	var v api.Validator
+//	v.Text("caller_id", in.CallerID, 1, 128)
+//	if err := v.Err(); err != nil { return err }
+type Validator struct {
+	fields []FieldError
+}
+
+// Add records an invalid field.
+func (v *Validator) Add(field, format string, args ...any) {
+	v.fields = append(v.fields, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Text checks that s is valid UTF-8, not blank when min > 0, between min and
+// max characters long, and free of control characters other than newline
+// and tab. Lengths count characters, not bytes, because that is what a user
+// typed; callers that care about storage bound bytes separately.
+func (v *Validator) Text(field, s string, min, max int) {
+	switch n := utf8.RuneCountInString(s); {
+	case !utf8.ValidString(s):
+		v.Add(field, "must be valid UTF-8")
+	case min > 0 && strings.TrimSpace(s) == "":
+		v.Add(field, "is required")
+	case n < min:
+		v.Add(field, "must be at least %d characters", min)
+	case n > max:
+		v.Add(field, "must be at most %d characters (got %d)", max, n)
+	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }):
+		v.Add(field, "must not contain control characters")
+	}
+}
+
+// Identifier checks a single-line identifier: Text without whitespace.
+func (v *Validator) Identifier(field, s string, max int) {
+	before := len(v.fields)
+	v.Text(field, s, 1, max)
+	if len(v.fields) == before && strings.ContainsFunc(s, unicode.IsSpace) {
+		v.Add(field, "must not contain whitespace")
+	}
+}
+
+// OneOf checks that s is one of allowed.
+func (v *Validator) OneOf(field, s string, allowed ...string) {
+	for _, a := range allowed {
+		if s == a {
+			return
+		}
+	}
+	if s == "" {
+		v.Add(field, "is required; one of %s", strings.Join(allowed, ", "))
+		return
+	}
+	v.Add(field, "must be one of %s", strings.Join(allowed, ", "))
+}
+
+// Err returns the collected errors as a 400 *Error, or nil.
+func (v *Validator) Err() error {
+	if len(v.fields) == 0 {
+		return nil
+	}
+	return Invalid(v.fields...)
+}

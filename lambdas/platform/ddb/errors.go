@@ -1,0 +1,115 @@
+package ddb
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// Sentinel errors. Test with errors.Is or the Is* predicates; the SDK error
+// stays in the chain for errors.As.
+var (
+	// ErrNotFound: the item does not exist.
+	ErrNotFound = errors.New("ddb: item not found")
+	// ErrConditionFailed: a ConditionExpression evaluated to false.
+	ErrConditionFailed = errors.New("ddb: condition failed")
+	// ErrItemTooLarge: the item would exceed DynamoDB's 400 KB item limit.
+	ErrItemTooLarge = errors.New("ddb: item too large")
+	// ErrTableNotFound: the table (or index) does not exist.
+	ErrTableNotFound = errors.New("ddb: table not found")
+	// ErrConflict: a transaction conflicted with another request.
+	ErrConflict = errors.New("ddb: transaction conflict")
+)
+
+// IsNotFound reports whether err is ErrNotFound.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsConditionFailed reports whether err is ErrConditionFailed.
+func IsConditionFailed(err error) bool { return errors.Is(err, ErrConditionFailed) }
+
+// IsItemTooLarge reports whether err is ErrItemTooLarge.
+func IsItemTooLarge(err error) bool { return errors.Is(err, ErrItemTooLarge) }
+
+// Error is an operation error classified under one of the sentinels.
+type Error struct {
+	Op   string // API operation, e.g. "UpdateItem"
+	Kind error  // one of the sentinels, or nil when unclassified
+	Err  error  // the SDK error
+}
+
+func (e *Error) Error() string {
+	if e.Kind == nil {
+		return fmt.Sprintf("ddb: %s: %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("%v (%s): %v", e.Kind, e.Op, e.Err)
+}
+
+// Is matches the sentinel this error was classified as.
+func (e *Error) Is(target error) bool { return e.Kind != nil && target == e.Kind }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Wrap classifies an SDK error of operation op. nil stays nil.
+func Wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Op: op, Kind: classify(err), Err: err}
+}
+
+func classify(err error) error {
+	var (
+		ccf   *types.ConditionalCheckFailedException
+		rnf   *types.ResourceNotFoundException
+		tc    *types.TransactionCanceledException
+		tconf *types.TransactionConflictException
+		api   smithy.APIError
+	)
+	switch {
+	case errors.As(err, &ccf):
+		return ErrConditionFailed
+	case errors.As(err, &rnf):
+		return ErrTableNotFound
+	case errors.As(err, &tconf):
+		return ErrConflict
+	case errors.As(err, &tc):
+		for _, r := range tc.CancellationReasons {
+			if r.Code != nil && *r.Code == "ConditionalCheckFailed" {
+				return ErrConditionFailed
+			}
+		}
+		return ErrConflict
+	case errors.As(err, &api) && api.ErrorCode() == "ValidationException" && isSizeMessage(api.ErrorMessage()):
+		return ErrItemTooLarge
+	}
+	return nil
+}
+
+// isSizeMessage recognises the item-size ValidationException. DynamoDB has
+// no error code for it, only messages such as "Item size has exceeded the
+// maximum allowed size" (PutItem) and "Item size to update has exceeded the
+// maximum allowed size" (UpdateItem).
+func isSizeMessage(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, "item size") && strings.Contains(msg, "exceeded")
+}
+
+// OldItem unmarshals the item that a failed condition was evaluated against,
+// as returned with ReturnValuesOnConditionCheckFailure=ALL_OLD. It reports
+// false when the error carries no item, i.e. the item did not exist. This
+// lets a single conditional write tell "missing" from "wrong state" without
+// a read before the write.
+func OldItem(err error, out any) (bool, error) {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) || len(ccf.Item) == 0 {
+		return false, nil
+	}
+	if uerr := attributevalue.UnmarshalMap(ccf.Item, out); uerr != nil {
+		return false, fmt.Errorf("ddb: unmarshal item of failed condition: %w", uerr)
+	}
+	return true, nil
+}

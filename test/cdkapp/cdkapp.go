@@ -1,0 +1,191 @@
+// Package cdkapp synthesizes the dynastack app inside a test process exactly
+// as the CDK CLI would: same app code, same feature flags and context from
+// cdk.json, so the tests see the template that deploys.
+package cdkapp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/infra/config"
+	"github.com/dynastack/dynastack/infra/stacks"
+)
+
+// RepoRoot walks up from the working directory to the folder holding go.work.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.work not found above the working directory: run from inside the dynastack repository")
+		}
+		dir = parent
+	}
+}
+
+// Context returns the context of cdk.json plus the keys the CLI adds on every
+// synth, so that metadata matches a `cdk synth`.
+func Context(root string, bundle bool) (map[string]any, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "cdk.json"))
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		Context          map[string]any `json:"context"`
+		VersionReporting *bool          `json:"versionReporting"`
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		return nil, fmt.Errorf("cdk.json: %w", err)
+	}
+	ctx := file.Context
+	ctx["aws:cdk:enable-path-metadata"] = true
+	ctx["aws:cdk:enable-asset-metadata"] = true
+	ctx["aws:cdk:version-reporting"] = file.VersionReporting == nil || *file.VersionReporting
+	if !bundle {
+		// An empty list skips bundling for every stack: golden tests compare
+		// templates, and asset hashes are normalized anyway.
+		ctx["aws:cdk:bundling-stacks"] = []any{}
+	}
+	return ctx, nil
+}
+
+// Assembly holds the synthesized templates by stage and stack id.
+type Assembly struct {
+	Dir       string
+	Templates map[string]map[string]Template
+}
+
+// Template is a CloudFormation template as parsed JSON.
+type Template map[string]any
+
+// Resources returns the resources of one CloudFormation type by logical id.
+func (t Template) Resources(cfnType string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	res, _ := t["Resources"].(map[string]any)
+	for id, r := range res {
+		m, _ := r.(map[string]any)
+		if m["Type"] == cfnType {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+// Options change how the app is synthesized.
+type Options struct {
+	// Stages to build. Default: config.Stages().
+	Stages []config.Stage
+	// Bundle runs local bundling of Lambda assets. Default: false.
+	Bundle bool
+}
+
+// Synth builds the app into a fresh directory and reads back every stack
+// template.
+func Synth(outdir string, opts Options) (*Assembly, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := Context(root, opts.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	stages := opts.Stages
+	if stages == nil {
+		stages = config.Stages()
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir), Context: &ctx})
+	if err := stacks.Build(app, stages); err != nil {
+		return nil, err
+	}
+	app.Synth(nil)
+	return Read(outdir)
+}
+
+// Read loads the stack templates of a cloud assembly directory (cdk.out).
+func Read(dir string) (*Assembly, error) {
+	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}}
+	err := readManifest(dir, asm)
+	return asm, err
+}
+
+type manifest struct {
+	Artifacts map[string]struct {
+		Type        string `json:"type"`
+		DisplayName string `json:"displayName"`
+		Properties  struct {
+			TemplateFile  string `json:"templateFile"`
+			DirectoryName string `json:"directoryName"`
+		} `json:"properties"`
+	} `json:"artifacts"`
+}
+
+func readManifest(dir string, asm *Assembly) error {
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return err
+	}
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("%s/manifest.json: %w", dir, err)
+	}
+	for _, a := range m.Artifacts {
+		switch a.Type {
+		case "cdk:cloud-assembly":
+			if err := readManifest(filepath.Join(dir, a.Properties.DirectoryName), asm); err != nil {
+				return err
+			}
+		case "aws:cloudformation:stack":
+			stage, stack, ok := strings.Cut(a.DisplayName, "/")
+			if !ok {
+				return fmt.Errorf("stack %q is not inside a stage: every stack belongs to dev, stage or prod", a.DisplayName)
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, a.Properties.TemplateFile))
+			if err != nil {
+				return err
+			}
+			var t Template
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return fmt.Errorf("%s: %w", a.Properties.TemplateFile, err)
+			}
+			if asm.Templates[stage] == nil {
+				asm.Templates[stage] = map[string]Template{}
+			}
+			asm.Templates[stage][stack] = t
+		}
+	}
+	return nil
+}
+
+var assetHash = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
+
+// AssetHashPlaceholder replaces every asset hash in a normalized template.
+const AssetHashPlaceholder = "ASSET_HASH"
+
+// Normalize renders a template the way golden files store it: indented,
+// keys sorted, asset hashes replaced, so that a rebuild of an unchanged
+// Lambda does not show up in review.
+func Normalize(t Template) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(t); err != nil {
+		return nil, err
+	}
+	return assetHash.ReplaceAll(buf.Bytes(), []byte(AssetHashPlaceholder)), nil
+}
