@@ -81,6 +81,10 @@ func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table,
 	if err != nil {
 		return nil, located(err, path)
 	}
+	if policy.Encryption == CustomerManaged && *awscdk.Token_IsUnresolved(awscdk.Stack_Of(scope).Region()) {
+		return nil, located(&ValidationError{Problems: []string{fmt.Sprintf(
+			"Encryption=CUSTOMER_MANAGED in an environment-agnostic stack: TableV2 needs the region to place the key; set Region for stage %s in infra/config (or the stack's env)", props.Stage)}}, path)
+	}
 	name := spec.PhysicalName(props.Stage)
 	if props.TableName != "" {
 		if err := validateName("table name", props.TableName, MinTableNameLength, MaxTableNameLength); err != nil {
@@ -256,7 +260,6 @@ func (t *Table) grant(grantee awsiam.IGrantable, actions []string, resources []*
 		Grantee:      grantee,
 		Actions:      jsii.Strings(actions...),
 		ResourceArns: &resources,
-		Scope:        t.Resource,
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/infra/stacks"
 )
@@ -37,36 +38,18 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// Context returns the context of cdk.json plus the keys the CLI adds on every
-// synth, so that metadata matches a `cdk synth`.
-func Context(root string, bundle bool) (map[string]any, error) {
-	raw, err := os.ReadFile(filepath.Join(root, "cdk.json"))
-	if err != nil {
-		return nil, err
-	}
-	var file struct {
-		Context          map[string]any `json:"context"`
-		VersionReporting *bool          `json:"versionReporting"`
-	}
-	if err := json.Unmarshal(raw, &file); err != nil {
-		return nil, fmt.Errorf("cdk.json: %w", err)
-	}
-	ctx := file.Context
-	ctx["aws:cdk:enable-path-metadata"] = true
-	ctx["aws:cdk:enable-asset-metadata"] = true
-	ctx["aws:cdk:version-reporting"] = file.VersionReporting == nil || *file.VersionReporting
-	if !bundle {
-		// An empty list skips bundling for every stack: golden tests compare
-		// templates, and asset hashes are normalized anyway.
-		ctx["aws:cdk:bundling-stacks"] = []any{}
-	}
-	return ctx, nil
-}
-
 // Assembly holds the synthesized templates by stage and stack id.
 type Assembly struct {
 	Dir       string
 	Templates map[string]map[string]Template
+	Stacks    map[string]map[string]Stack
+}
+
+// Stack is what the cloud assembly manifest says about a stack besides its
+// template.
+type Stack struct {
+	StackName             string
+	TerminationProtection bool
 }
 
 // Template is a CloudFormation template as parsed JSON.
@@ -100,7 +83,7 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, err := Context(root, opts.Bundle)
+	ctx, err := cdktest.Context(filepath.Join(root, "cdk.json"), opts.Bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +101,7 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 
 // Read loads the stack templates of a cloud assembly directory (cdk.out).
 func Read(dir string) (*Assembly, error) {
-	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}}
+	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}, Stacks: map[string]map[string]Stack{}}
 	err := readManifest(dir, asm)
 	return asm, err
 }
@@ -128,8 +111,10 @@ type manifest struct {
 		Type        string `json:"type"`
 		DisplayName string `json:"displayName"`
 		Properties  struct {
-			TemplateFile  string `json:"templateFile"`
-			DirectoryName string `json:"directoryName"`
+			TemplateFile          string `json:"templateFile"`
+			DirectoryName         string `json:"directoryName"`
+			StackName             string `json:"stackName"`
+			TerminationProtection bool   `json:"terminationProtection"`
 		} `json:"properties"`
 	} `json:"artifacts"`
 }
@@ -166,6 +151,10 @@ func readManifest(dir string, asm *Assembly) error {
 				asm.Templates[stage] = map[string]Template{}
 			}
 			asm.Templates[stage][stack] = t
+			if asm.Stacks[stage] == nil {
+				asm.Stacks[stage] = map[string]Stack{}
+			}
+			asm.Stacks[stage][stack] = Stack{StackName: a.Properties.StackName, TerminationProtection: a.Properties.TerminationProtection}
 		}
 	}
 	return nil

@@ -1,0 +1,130 @@
+package table_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestDefaultPolicy(t *testing.T) {
+	tests := []struct {
+		stage     table.Stage
+		pitr      bool
+		removal   awscdk.RemovalPolicy
+		protected bool
+	}{
+		{table.Dev, false, awscdk.RemovalPolicy_DESTROY, false},
+		{table.Stg, true, awscdk.RemovalPolicy_RETAIN, false},
+		{table.Prod, true, awscdk.RemovalPolicy_RETAIN, true},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.stage), func(t *testing.T) {
+			p, err := table.DefaultPolicy(tt.stage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.PointInTimeRecovery != tt.pitr || p.RemovalPolicy != tt.removal || p.DeletionProtection != tt.protected {
+				t.Errorf("DefaultPolicy(%s) = pitr %v, removal %v, protection %v; want %v, %v, %v",
+					tt.stage, p.PointInTimeRecovery, p.RemovalPolicy, p.DeletionProtection, tt.pitr, tt.removal, tt.protected)
+			}
+			if p.Encryption != table.AWSOwned || p.Stream != table.NoStream {
+				t.Errorf("DefaultPolicy(%s) encryption %v stream %q, want AWS_OWNED and no stream", tt.stage, p.Encryption, p.Stream)
+			}
+		})
+	}
+	if _, err := table.DefaultPolicy("qa"); err == nil || !strings.Contains(err.Error(), `stage "qa" is not one of dev, stage, prod`) {
+		t.Errorf("DefaultPolicy(qa) = %v, want an error naming the stage", err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	streamSpec := validSpec()
+	streamSpec.Stream = table.OldImage
+	pitrSpec := validSpec()
+	pitrSpec.RequirePointInTimeRecovery = true
+
+	tests := []struct {
+		name  string
+		spec  table.Spec
+		stage table.Stage
+		o     table.Overrides
+		want  string // error substring; "" for success
+		check func(t *testing.T, p table.Policy)
+	}{
+		{name: "dev default", spec: validSpec(), stage: table.Dev, check: func(t *testing.T, p table.Policy) {
+			if p.PointInTimeRecovery || p.RecoveryPeriodDays != 0 {
+				t.Errorf("dev recovery on: %+v", p)
+			}
+		}},
+		{name: "override recovery on in dev", spec: validSpec(), stage: table.Dev, o: table.Overrides{PointInTimeRecovery: ptr(true)}, check: func(t *testing.T, p table.Policy) {
+			if !p.PointInTimeRecovery || p.RecoveryPeriodDays != table.MaxRecoveryPeriodDays {
+				t.Errorf("override ignored: %+v", p)
+			}
+		}},
+		{name: "override recovery off in stage", spec: validSpec(), stage: table.Stg, o: table.Overrides{PointInTimeRecovery: ptr(false)}, check: func(t *testing.T, p table.Policy) {
+			if p.PointInTimeRecovery || p.RecoveryPeriodDays != 0 {
+				t.Errorf("override ignored: %+v", p)
+			}
+		}},
+		{name: "spec requires recovery in dev", spec: pitrSpec, stage: table.Dev, check: func(t *testing.T, p table.Policy) {
+			if !p.PointInTimeRecovery {
+				t.Errorf("required recovery not applied: %+v", p)
+			}
+		}},
+		{name: "spec stream applied", spec: streamSpec, stage: table.Prod, check: func(t *testing.T, p table.Policy) {
+			if p.Stream != table.OldImage {
+				t.Errorf("stream = %q, want OLD_IMAGE", p.Stream)
+			}
+		}},
+		{name: "stream override where none required", spec: validSpec(), stage: table.Dev, o: table.Overrides{Stream: ptr(table.KeysOnly)}, check: func(t *testing.T, p table.Policy) {
+			if p.Stream != table.KeysOnly {
+				t.Errorf("stream = %q", p.Stream)
+			}
+		}},
+		{name: "tags merged", spec: validSpec(), stage: table.Dev, o: table.Overrides{Tags: map[string]string{"team": "payments"}}, check: func(t *testing.T, p table.Policy) {
+			if p.Tags["team"] != "payments" {
+				t.Errorf("tags = %v", p.Tags)
+			}
+		}},
+		{name: "dev retain", spec: validSpec(), stage: table.Dev, o: table.Overrides{RemovalPolicy: ptr(awscdk.RemovalPolicy_RETAIN)}, check: func(t *testing.T, p table.Policy) {
+			if p.RemovalPolicy != awscdk.RemovalPolicy_RETAIN {
+				t.Errorf("removal = %v", p.RemovalPolicy)
+			}
+		}},
+		{name: "unknown stage", spec: validSpec(), stage: "qa", want: `stage "qa" is not one of dev, stage, prod`},
+		{name: "recovery off where required", spec: pitrSpec, stage: table.Prod, o: table.Overrides{PointInTimeRecovery: ptr(false)}, want: "PointInTimeRecovery=false, but the orders design requires point-in-time recovery in every stage: remove the override"},
+		{name: "stream turned off", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.NoStream)}, want: `Stream="", but the orders code consumes a OLD_IMAGE stream: remove the Stream override`},
+		{name: "stream view changed", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.KeysOnly)}, want: `Stream="KEYS_ONLY", but the orders code consumes a OLD_IMAGE stream`},
+		{name: "unknown stream view", spec: validSpec(), stage: table.Dev, o: table.Overrides{Stream: ptr(table.StreamView("BOTH"))}, want: `Stream="BOTH" is not a stream view`},
+		{name: "protected but destroyed", spec: validSpec(), stage: table.Stg, o: table.Overrides{DeletionProtection: ptr(true), RemovalPolicy: ptr(awscdk.RemovalPolicy_DESTROY)}, want: "DeletionProtection=true with RemovalPolicy=DESTROY"},
+		{name: "destroy in prod", spec: validSpec(), stage: table.Prod, o: table.Overrides{DeletionProtection: ptr(false), RemovalPolicy: ptr(awscdk.RemovalPolicy_DESTROY)}, want: "RemovalPolicy=DESTROY in prod"},
+		{name: "customer key missing", spec: validSpec(), stage: table.Dev, o: table.Overrides{Encryption: ptr(table.CustomerManaged)}, want: "Encryption=CUSTOMER_MANAGED without an EncryptionKey"},
+		{name: "unknown encryption", spec: validSpec(), stage: table.Dev, o: table.Overrides{Encryption: ptr(table.Encryption("KMS"))}, want: `Encryption="KMS" is not one of`},
+		{name: "recovery window too long", spec: validSpec(), stage: table.Prod, o: table.Overrides{RecoveryPeriodDays: ptr(90)}, want: "RecoveryPeriodDays=90: the window is 1 to 35 days"},
+		{name: "recovery window without recovery", spec: validSpec(), stage: table.Dev, o: table.Overrides{RecoveryPeriodDays: ptr(7)}, want: "RecoveryPeriodDays=7 with PointInTimeRecovery=false"},
+		{name: "reserved tag", spec: validSpec(), stage: table.Dev, o: table.Overrides{Tags: map[string]string{"stage": "qa"}}, want: `tag "stage" is set by the construct`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := table.Resolve(tt.spec, tt.stage, tt.o)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Resolve() = %v", err)
+				}
+				tt.check(t, p)
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Resolve() error = %v, want it to contain %q", err, tt.want)
+			}
+			if !errors.Is(err, table.ErrInvalid) {
+				t.Errorf("errors.Is(err, ErrInvalid) = false for %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package table_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+func validSpec() table.Spec {
+	return table.Spec{
+		Service:      "orders",
+		BaseName:     "orders",
+		PartitionKey: table.Key{Name: "pk", Type: table.String},
+		SortKey:      &table.Key{Name: "sk", Type: table.String},
+		Indexes: []table.Index{{
+			Name:         "GSI1",
+			PartitionKey: table.Key{Name: "gsi1pk", Type: table.String},
+			SortKey:      &table.Key{Name: "gsi1sk", Type: table.String},
+		}},
+		TTLAttribute: "expires_at",
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*table.Spec)
+		want   string // substring of the error; "" for valid
+	}{
+		{"valid", func(*table.Spec) {}, ""},
+		{"no base name", func(s *table.Spec) { s.BaseName = "" }, `table base name "" is 0 characters`},
+		{"space in name", func(s *table.Spec) { s.BaseName = "my orders" }, `use only a-z, A-Z, 0-9, '_', '-' and '.'`},
+		{"bad service", func(s *table.Spec) { s.Service = "Orders" }, `service "Orders": use lower-case letters`},
+		{"no partition key name", func(s *table.Spec) { s.PartitionKey.Name = "" }, "table partition key has no name: set Key.Name"},
+		{"bad key type", func(s *table.Spec) { s.PartitionKey.Type = "SS" }, `keys are String (S), Number (N) or Binary (B)`},
+		{"sort key is partition key", func(s *table.Spec) { s.SortKey.Name = "pk" }, `table sort key "pk" is also the partition key`},
+		{"too many indexes", func(s *table.Spec) {
+			for i := range table.MaxGlobalSecondaryIndexes {
+				s.Indexes = append(s.Indexes, table.Index{Name: fmt.Sprintf("gsi-%02d", i), PartitionKey: table.Key{Name: "gsi1pk", Type: table.String}})
+			}
+		}, "21 global secondary indexes: a table has at most 20"},
+		{"duplicate index", func(s *table.Spec) { s.Indexes = append(s.Indexes, s.Indexes[0]) }, `index "GSI1" is declared twice`},
+		{"short index name", func(s *table.Spec) { s.Indexes[0].Name = "ix" }, `index "ix" name "ix" is 2 characters: DynamoDB allows 3 to 255`},
+		{"index key type conflict", func(s *table.Spec) { s.Indexes[0].PartitionKey = table.Key{Name: "sk", Type: table.Number} }, `"sk" has type N but is declared elsewhere as S`},
+		{"ttl is table key", func(s *table.Spec) { s.TTLAttribute = "sk" }, `TTL attribute "sk" is also a key attribute`},
+		{"ttl is index key", func(s *table.Spec) { s.TTLAttribute = "gsi1sk" }, `TTL attribute "gsi1sk" is also a key attribute`},
+		{"include without attributes", func(s *table.Spec) { s.Indexes[0].Projection = table.ProjectInclude }, "projection INCLUDE but no NonKeyAttributes"},
+		{"attributes without include", func(s *table.Spec) { s.Indexes[0].NonKeyAttributes = []string{"a"} }, "with projection ALL: set Projection to ProjectInclude"},
+		{"unknown projection", func(s *table.Spec) { s.Indexes[0].Projection = "SOME" }, `projection "SOME" is not one of ALL, KEYS_ONLY, INCLUDE`},
+		{"unknown stream", func(s *table.Spec) { s.Stream = "ALL_IMAGES" }, `stream view "ALL_IMAGES" is not one of`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := validSpec()
+			tt.mutate(&s)
+			err := s.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate() = %q, want it to contain %q", err, tt.want)
+			}
+			if !errors.Is(err, table.ErrInvalid) {
+				t.Errorf("errors.Is(err, ErrInvalid) = false for %v", err)
+			}
+			var ve *table.ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) == 0 {
+				t.Errorf("errors.As(*ValidationError) failed for %v", err)
+			}
+		})
+	}
+}
+
+func TestSpecValidateReportsEveryProblem(t *testing.T) {
+	s := validSpec()
+	s.BaseName = "x"
+	s.TTLAttribute = "pk"
+	var ve *table.ValidationError
+	if !errors.As(s.Validate(), &ve) || len(ve.Problems) != 2 {
+		t.Fatalf("want 2 problems reported together, got %v", ve)
+	}
+}
+
+func TestPhysicalName(t *testing.T) {
+	if got := validSpec().PhysicalName(table.Stg); got != "orders-stage" {
+		t.Errorf("PhysicalName(stage) = %q, want orders-stage", got)
+	}
+}
