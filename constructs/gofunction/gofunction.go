@@ -1,0 +1,203 @@
+// Package gofunction builds a Go Lambda function from a package of a local Go
+// module, without Docker: the bootstrap is compiled by the local Go toolchain
+// during synth (provided.al2023, arm64).
+package gofunction
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+// Limits and defaults.
+const (
+	// DefaultMemoryMB suits a JSON API over DynamoDB: Lambda's CPU share
+	// grows with memory, and 256 MB keeps cold starts short for a Go binary.
+	DefaultMemoryMB = 256
+	// DefaultTimeout is below API Gateway's 30 s integration timeout, so the
+	// function fails before the gateway does and logs why.
+	DefaultTimeout = 10
+	MinMemoryMB    = 128
+	MaxMemoryMB    = 10240
+	MaxTimeout     = 900
+	// BuildTags selects aws-lambda-go's RPC-free mode for provided runtimes.
+	BuildTags = "lambda.norpc"
+)
+
+// Props configures a Go function.
+type Props struct {
+	// Stage decides log retention and removal of the log group. Required.
+	Stage table.Stage
+	// ModuleDir is the directory of the Go module holding the function. A
+	// relative path is resolved from the working directory of the app.
+	// Required.
+	ModuleDir string
+	// Package is the main package to build, relative to ModuleDir, e.g.
+	// "./cmd/itsm". Required.
+	Package string
+	// Environment variables of the function.
+	//
+	// Default: none.
+	Environment map[string]*string
+	// MemoryMB of the function.
+	//
+	// Default: DefaultMemoryMB.
+	MemoryMB int
+	// TimeoutSeconds of one invocation.
+	//
+	// Default: DefaultTimeout.
+	TimeoutSeconds int
+	// LogRetention of the function's log group.
+	//
+	// Default: LogRetention(Stage).
+	LogRetention awslogs.RetentionDays
+	// Description of the function.
+	//
+	// Default: none.
+	Description string
+}
+
+// LogRetention is the default per stage: short where logs are for debugging,
+// long where they are evidence.
+func LogRetention(stage table.Stage) awslogs.RetentionDays {
+	switch stage {
+	case table.Prod:
+		return awslogs.RetentionDays_SIX_MONTHS
+	case table.Stg:
+		return awslogs.RetentionDays_ONE_MONTH
+	default:
+		return awslogs.RetentionDays_ONE_WEEK
+	}
+}
+
+var packagePattern = regexp.MustCompile(`^\./[A-Za-z0-9_./-]+$`)
+
+// Function is a Go Lambda function and its log group.
+type Function struct {
+	Function awslambda.Function
+	LogGroup awslogs.LogGroup
+}
+
+// New builds the function. Props errors name the value and the fix.
+func New(scope constructs.Construct, id string, props Props) (*Function, error) {
+	path := *scope.Node().Path() + "/" + id
+	if _, err := table.ParseStage(string(props.Stage)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if props.ModuleDir == "" {
+		return nil, fmt.Errorf("%s: ModuleDir is empty: set it to the directory holding the function's go.mod, e.g. \"lambdas\"", path)
+	}
+	moduleDir, err := filepath.Abs(props.ModuleDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: ModuleDir %q: %w", path, props.ModuleDir, err)
+	}
+	if _, err := os.Stat(filepath.Join(moduleDir, "go.mod")); err != nil {
+		return nil, fmt.Errorf("%s: ModuleDir %q has no go.mod: point it at the Go module of the function", path, props.ModuleDir)
+	}
+	if !packagePattern.MatchString(props.Package) || strings.Contains(props.Package, "..") {
+		return nil, fmt.Errorf("%s: Package %q: use a path inside the module starting with ./, e.g. \"./cmd/itsm\"", path, props.Package)
+	}
+	if _, err := os.Stat(filepath.Join(moduleDir, props.Package)); err != nil {
+		return nil, fmt.Errorf("%s: Package %q does not exist in %s", path, props.Package, props.ModuleDir)
+	}
+	memory := props.MemoryMB
+	if memory == 0 {
+		memory = DefaultMemoryMB
+	}
+	if memory < MinMemoryMB || memory > MaxMemoryMB {
+		return nil, fmt.Errorf("%s: MemoryMB=%d: Lambda allows %d to %d", path, memory, MinMemoryMB, MaxMemoryMB)
+	}
+	timeout := props.TimeoutSeconds
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout < 1 || timeout > MaxTimeout {
+		return nil, fmt.Errorf("%s: TimeoutSeconds=%d: Lambda allows 1 to %d", path, timeout, MaxTimeout)
+	}
+	retention := props.LogRetention
+	if retention == "" {
+		retention = LogRetention(props.Stage)
+	}
+	removal := awscdk.RemovalPolicy_RETAIN
+	if props.Stage == table.Dev {
+		removal = awscdk.RemovalPolicy_DESTROY
+	}
+
+	logs := awslogs.NewLogGroup(scope, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     retention,
+		RemovalPolicy: removal,
+	})
+	code := awslambda.Code_FromAsset(jsii.String(moduleDir), &awss3assets.AssetOptions{
+		// OUTPUT hashing: the binary is what deploys, and a source hash of
+		// one module misses changes in the modules it depends on.
+		AssetHashType: awscdk.AssetHashType_OUTPUT,
+		Bundling: &awscdk.BundlingOptions{
+			// Never pulled: local bundling either succeeds or fails synth.
+			Image: awscdk.DockerImage_FromRegistry(jsii.String("public.ecr.aws/docker/library/golang:1")),
+			Local: &goBuild{moduleDir: moduleDir, pkg: props.Package},
+		},
+	})
+	var desc *string
+	if props.Description != "" {
+		desc = jsii.String(props.Description)
+	}
+	env := props.Environment
+	fn, err := newFunction(scope, id, &awslambda.FunctionProps{
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         code,
+		Environment:  &env,
+		MemorySize:   jsii.Number(float64(memory)),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(timeout))),
+		Tracing:      awslambda.Tracing_ACTIVE,
+		LogGroup:     logs,
+		Description:  desc,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Function{Function: fn, LogGroup: logs}, nil
+}
+
+// newFunction turns a bundling panic (a compile error) into an error: the
+// asset is bundled while the function is constructed.
+func newFunction(scope constructs.Construct, id string, props *awslambda.FunctionProps) (fn awslambda.Function, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return awslambda.NewFunction(scope, jsii.String(id), props), nil
+}
+
+// goBuild implements awscdk.ILocalBundling with `go build`.
+type goBuild struct {
+	moduleDir, pkg string
+}
+
+// TryBundle compiles the bootstrap into outputDir. It never returns false:
+// false makes CDK fall back to Docker, which is absent here and would hide
+// the real compile error, so a failed build panics with the compiler output.
+func (g *goBuild) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool {
+	cmd := exec.Command("go", "build",
+		"-tags", BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w",
+		"-o", filepath.Join(*outputDir, "bootstrap"), g.pkg)
+	cmd.Dir = g.moduleDir
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("gofunction: go build %s in %s failed: %v\n%s", g.pkg, g.moduleDir, err, out))
+	}
+	return jsii.Bool(true)
+}

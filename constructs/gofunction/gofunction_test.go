@@ -1,0 +1,130 @@
+package gofunction_test
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/cdktest"
+	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	jsii.Close()
+	os.Exit(code)
+}
+
+func TestNewRejectsBadProps(t *testing.T) {
+	good := gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: "./cmd/hello"}
+	tests := []struct {
+		name   string
+		mutate func(*gofunction.Props)
+		want   string
+	}{
+		{"unknown stage", func(p *gofunction.Props) { p.Stage = "qa" }, `stage "qa" is not one of dev, stage, prod`},
+		{"no module", func(p *gofunction.Props) { p.ModuleDir = "" }, "ModuleDir is empty"},
+		{"module without go.mod", func(p *gofunction.Props) { p.ModuleDir = "testdata" }, `ModuleDir "testdata" has no go.mod`},
+		{"absolute package", func(p *gofunction.Props) { p.Package = "/cmd/hello" }, `Package "/cmd/hello": use a path inside the module starting with ./`},
+		{"escaping package", func(p *gofunction.Props) { p.Package = "./../broken" }, `Package "./../broken": use a path inside the module`},
+		{"missing package", func(p *gofunction.Props) { p.Package = "./cmd/nope" }, `Package "./cmd/nope" does not exist`},
+		{"memory", func(p *gofunction.Props) { p.MemoryMB = 64 }, "MemoryMB=64: Lambda allows 128 to 10240"},
+		{"timeout", func(p *gofunction.Props) { p.TimeoutSeconds = 901 }, "TimeoutSeconds=901: Lambda allows 1 to 900"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stack := cdktest.NewStack(t)
+			p := good
+			tt.mutate(&p)
+			_, err := gofunction.New(stack, "Fn", p)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New() = %v, want an error containing %q", err, tt.want)
+			}
+			if n := len(*stack.Node().Children()); n != 0 {
+				t.Errorf("rejected New left %d constructs behind", n)
+			}
+		})
+	}
+}
+
+func TestDefaultsPerStage(t *testing.T) {
+	for stage, want := range map[table.Stage]float64{table.Dev: 7, table.Stg: 30, table.Prod: 180} {
+		stack := cdktest.NewStack(t)
+		if _, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: stage, ModuleDir: "testdata/hello", Package: "./cmd/hello"}); err != nil {
+			t.Fatal(err)
+		}
+		tmpl := cdktest.JSON(t, stack)
+		for _, r := range tmpl["Resources"].(map[string]any) {
+			r := r.(map[string]any)
+			p, _ := r["Properties"].(map[string]any)
+			switch r["Type"] {
+			case "AWS::Logs::LogGroup":
+				if p["RetentionInDays"] != want {
+					t.Errorf("%s: retention %v, want %v", stage, p["RetentionInDays"], want)
+				}
+				if wantDel := map[bool]string{true: "Delete", false: "Retain"}[stage == table.Dev]; r["DeletionPolicy"] != wantDel {
+					t.Errorf("%s: log group DeletionPolicy %v, want %s", stage, r["DeletionPolicy"], wantDel)
+				}
+			case "AWS::Lambda::Function":
+				got := fmt.Sprintf("%v %v %v %v %v %v", p["Runtime"], p["Architectures"], p["Handler"], p["TracingConfig"], p["MemorySize"], p["Timeout"])
+				if got != "provided.al2023 [arm64] bootstrap map[Mode:Active] 256 10" {
+					t.Errorf("%s: function %s", stage, got)
+				}
+			}
+		}
+	}
+	if gofunction.LogRetention("other") != awslogs.RetentionDays_ONE_WEEK {
+		t.Error("unknown stage does not fall back to the shortest retention")
+	}
+}
+
+// bundlingApp enables bundling, which the other tests skip.
+func bundlingApp(t *testing.T, outdir string) awscdk.App {
+	path, err := cdktest.FindCDKJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := cdktest.Context(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(outdir)})
+}
+
+func TestLocalBundlingBuildsLinuxArm64Bootstrap(t *testing.T) {
+	out := t.TempDir()
+	app := bundlingApp(t, out)
+	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
+	if _, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: "./cmd/hello"}); err != nil {
+		t.Fatal(err)
+	}
+	cdktest.Assert(t, func() { app.Synth(nil) })
+	bins, _ := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
+	if len(bins) != 1 {
+		t.Fatalf("found %v, want one bundled bootstrap", bins)
+	}
+	f, err := elf.Open(bins[0])
+	if err != nil {
+		t.Fatalf("bootstrap is not an ELF binary: %v", err)
+	}
+	defer f.Close()
+	if f.Machine != elf.EM_AARCH64 {
+		t.Errorf("bootstrap machine %v, want arm64", f.Machine)
+	}
+}
+
+func TestLocalBundlingFailsLoudly(t *testing.T) {
+	app := bundlingApp(t, t.TempDir())
+	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
+	_, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/broken", Package: "./cmd/broken"})
+	if err == nil || !strings.Contains(err.Error(), "undefined: undefinedCall") {
+		t.Fatalf("New() of a broken function = %v, want the compiler error", err)
+	}
+}
