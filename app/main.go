@@ -19,5 +19,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused:\n%v\n", err)
 		os.Exit(1)
 	}
-	app.Synth(nil)
+	if errs := stacks.SynthErrors(app.Synth(nil)); len(errs) > 0 {
+		fmt.Fprintf(os.Stderr, "dynastack: synth refused, %d policy errors:\n", len(errs))
+		for _, e := range errs {
+			fmt.Fprintln(os.Stderr, "  "+e)
+		}
+		os.Exit(1)
+	}
 }

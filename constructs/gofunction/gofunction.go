@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
@@ -81,12 +82,22 @@ func LogRetention(stage table.Stage) awslogs.RetentionDays {
 	}
 }
 
+// LogRemovalPolicy keeps logs of deployed stages when a stack is deleted;
+// dev logs go with the stack.
+func LogRemovalPolicy(stage table.Stage) awscdk.RemovalPolicy {
+	if stage == table.Dev {
+		return awscdk.RemovalPolicy_DESTROY
+	}
+	return awscdk.RemovalPolicy_RETAIN
+}
+
 var packagePattern = regexp.MustCompile(`^\./[A-Za-z0-9_./-]+$`)
 
 // Function is a Go Lambda function and its log group.
 type Function struct {
 	Function awslambda.Function
 	LogGroup awslogs.LogGroup
+	Role     awsiam.Role
 }
 
 // New builds the function. Props errors name the value and the fix.
@@ -129,10 +140,7 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	if retention == "" {
 		retention = LogRetention(props.Stage)
 	}
-	removal := awscdk.RemovalPolicy_RETAIN
-	if props.Stage == table.Dev {
-		removal = awscdk.RemovalPolicy_DESTROY
-	}
+	removal := LogRemovalPolicy(props.Stage)
 
 	logs := awslogs.NewLogGroup(scope, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     retention,
@@ -152,6 +160,13 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	if props.Description != "" {
 		desc = jsii.String(props.Description)
 	}
+	// An own role instead of AWSLambdaBasicExecutionRole: that managed policy
+	// allows writing to every log group of the account.
+	role := awsiam.NewRole(scope, jsii.String(id+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String(fmt.Sprintf("Execution role of %s", path)),
+	})
+	logs.GrantWrite(role)
 	env := props.Environment
 	fn, err := newFunction(scope, id, &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -163,12 +178,13 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(timeout))),
 		Tracing:      awslambda.Tracing_ACTIVE,
 		LogGroup:     logs,
+		Role:         role,
 		Description:  desc,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Function{Function: fn, LogGroup: logs}, nil
+	return &Function{Function: fn, LogGroup: logs, Role: role}, nil
 }
 
 // newFunction turns a bundling panic (a compile error) into an error: the

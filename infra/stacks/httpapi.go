@@ -5,13 +5,31 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/infra/config"
 )
+
+// Default stage throttling of every service API, requests per second.
+const (
+	throttleRate  = 100
+	throttleBurst = 200
+)
+
+// accessLogSettings implements awsapigatewayv2.IAccessLogSettings.
+type accessLogSettings struct {
+	destination awsapigatewayv2.IAccessLogDestination
+	format      awsapigateway.AccessLogFormat
+}
+
+func (a *accessLogSettings) Destination() awsapigatewayv2.IAccessLogDestination { return a.destination }
+func (a *accessLogSettings) Format() awsapigateway.AccessLogFormat              { return a.format }
 
 // Route is one method and path of a service API, as API Gateway spells it
 // ("GET /tickets/{id}").
@@ -24,9 +42,31 @@ type Route string
 // unknown paths are refused by the gateway before they cost an invocation.
 func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslambda.IFunction, routes []Route) (awsapigatewayv2.HttpApi, error) {
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
-		ApiName:           jsii.String(fmt.Sprintf("%s-%s", service, cfg.Name)),
-		Description:       jsii.String(fmt.Sprintf("dynastack %s API, stage %s", service, cfg.Name)),
-		DefaultAuthorizer: awsapigatewayv2authorizers.NewHttpIamAuthorizer(),
+		ApiName:            jsii.String(fmt.Sprintf("%s-%s", service, cfg.Name)),
+		Description:        jsii.String(fmt.Sprintf("dynastack %s API, stage %s", service, cfg.Name)),
+		DefaultAuthorizer:  awsapigatewayv2authorizers.NewHttpIamAuthorizer(),
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     gofunction.LogRetention(cfg.Name),
+		RemovalPolicy: gofunction.LogRemovalPolicy(cfg.Name),
+	})
+	api.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		// Structured access logs: one JSON object per request, joinable with
+		// the function's logs by requestId.
+		AccessLogSettings: &accessLogSettings{
+			destination: awsapigatewayv2.NewLogGroupLogDestination(accessLogs),
+			format: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
+				Caller: jsii.Bool(true), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
+				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
+				Status: jsii.Bool(true), User: jsii.Bool(true),
+			}),
+		},
+		// A ceiling per stage so a runaway client cannot exhaust the
+		// account's Lambda concurrency or the table's on-demand budget.
+		Throttle: &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(throttleRate), BurstLimit: jsii.Number(throttleBurst)},
 	})
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn, &awsapigatewayv2integrations.HttpLambdaIntegrationProps{
 		PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),

@@ -48,6 +48,7 @@ func buildITSM(stack awscdk.Stack, cfg config.Stage) error {
 	// Create, get, comment, status change and list by caller: reads and
 	// writes on the table, queries on CallerIdIndex, nothing else.
 	tickets.GrantReadWrite(fn.Function)
+	suppressAPIFunction(fn)
 	_, err = newHTTPAPI(stack, itsm.Service, cfg, fn.Function, ITSMRoutes)
 	return err
 }

@@ -44,6 +44,8 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 		}
 	}
 	stage := awscdk.NewStage(app, jsii.String(string(cfg.Name)), &awscdk.StageProps{Env: env})
+	// Aspects do not cross stage boundaries, so each stage gets the checks.
+	ApplyPolicy(stage)
 	var errs []error
 	for _, svc := range Services() {
 		stack := awscdk.NewStack(stage, jsii.String(svc.Name), &awscdk.StackProps{

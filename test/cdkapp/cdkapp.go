@@ -40,7 +40,9 @@ func RepoRoot() (string, error) {
 
 // Assembly holds the synthesized templates by stage and stack id.
 type Assembly struct {
-	Dir       string
+	Dir string
+	// Errors are the error annotations (policy findings) of every stack.
+	Errors    []string
 	Templates map[string]map[string]Template
 	Stacks    map[string]map[string]Stack
 }
@@ -95,8 +97,12 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 	if err := stacks.Build(app, stages); err != nil {
 		return nil, err
 	}
-	app.Synth(nil)
-	return Read(outdir)
+	errs := stacks.SynthErrors(app.Synth(nil))
+	asm, err := Read(outdir)
+	if asm != nil {
+		asm.Errors = errs
+	}
+	return asm, err
 }
 
 // Read loads the stack templates of a cloud assembly directory (cdk.out).

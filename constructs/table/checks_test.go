@@ -1,0 +1,167 @@
+package table_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/cdktest"
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+// stagedStack is a stack inside a stage, as in the dynastack app, with the
+// policy checks applied.
+func stagedStack(t *testing.T, stage table.Stage) awscdk.Stack {
+	st := awscdk.NewStage(cdktest.NewApp(t), jsii.String(string(stage)), nil)
+	awscdk.Aspects_Of(st).Add(table.NewPolicyChecks(), nil)
+	return awscdk.NewStack(st, jsii.String("svc"), nil)
+}
+
+// policyErrors synthesizes the stack and returns the dynastack error
+// annotations. Synthesis fails on error annotations and leaves them in the
+// validation report, so that is where they are read from.
+func policyErrors(t *testing.T, stack awscdk.Stack) []string {
+	t.Helper()
+	var failure string
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				failure = fmt.Sprint(r)
+			}
+		}()
+		// Annotations synthesizes with validation, which refuses errors.
+		assertions.Annotations_FromStack(stack)
+	}()
+	if failure == "" {
+		return nil
+	}
+	m := regexp.MustCompile(`found in: (\S+validation-report\.json)`).FindStringSubmatch(failure)
+	if m == nil {
+		t.Fatalf("synth failed without a validation report: %s", failure)
+	}
+	raw, err := os.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report struct {
+		PluginReports []struct {
+			Violations []struct {
+				Description         string
+				ViolatingConstructs []struct{ ConstructPath string }
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &report); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range report.PluginReports {
+		for _, v := range p.Violations {
+			if strings.Contains(v.Description, "[dynastack]") {
+				out = append(out, v.Description)
+			}
+		}
+	}
+	return out
+}
+
+func TestPolicyChecks(t *testing.T) {
+	tests := []struct {
+		name  string
+		stage table.Stage
+		build func(t *testing.T, stack awscdk.Stack)
+		want  string // "" means no finding
+	}{
+		{"New in prod is clean", table.Prod, func(t *testing.T, s awscdk.Stack) {
+			mustNew(t, s, validSpec(), table.Prod)
+		}, ""},
+		{"New in dev is clean", table.Dev, func(t *testing.T, s awscdk.Stack) {
+			mustNew(t, s, validSpec(), table.Dev)
+		}, ""},
+		{"recovery switched off by escape hatch", table.Stg, func(t *testing.T, s awscdk.Stack) {
+			tb := mustNew(t, s, validSpec(), table.Stg)
+			cfn := tb.Resource.Node().DefaultChild().(awsdynamodb.CfnGlobalTable)
+			cfn.SetReplicas(&[]any{&awsdynamodb.CfnGlobalTable_ReplicaSpecificationProperty{
+				Region:                           jsii.String("us-east-1"),
+				PointInTimeRecoverySpecification: &awsdynamodb.CfnGlobalTable_PointInTimeRecoverySpecificationProperty{PointInTimeRecoveryEnabled: jsii.Bool(false)},
+			}})
+		}, "point-in-time recovery is false in replica us-east-1, but the stage policy says true"},
+		{"raw TableV2 in prod without protection", table.Prod, func(t *testing.T, s awscdk.Stack) {
+			awsdynamodb.NewTableV2(s, jsii.String("Raw"), &awsdynamodb.TablePropsV2{
+				PartitionKey:  &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+				RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+			})
+		}, "deletion protection is off in prod"},
+		{"raw TableV2 in prod is destroyed", table.Prod, func(t *testing.T, s awscdk.Stack) {
+			awsdynamodb.NewTableV2(s, jsii.String("Raw"), &awsdynamodb.TablePropsV2{
+				PartitionKey:                     &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+				RemovalPolicy:                    awscdk.RemovalPolicy_DESTROY,
+				DeletionProtection:               jsii.Bool(true),
+				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
+			})
+		}, "DeletionPolicy/UpdateReplacePolicy are DELETE/DELETE in prod"},
+		{"raw TableV2 in stage without recovery", table.Stg, func(t *testing.T, s awscdk.Stack) {
+			awsdynamodb.NewTableV2(s, jsii.String("Raw"), &awsdynamodb.TablePropsV2{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+			})
+		}, "point-in-time recovery is false"},
+		{"TTL switched off", table.Dev, func(t *testing.T, s awscdk.Stack) {
+			tb := mustNew(t, s, validSpec(), table.Dev)
+			cfn := tb.Resource.Node().DefaultChild().(awsdynamodb.CfnGlobalTable)
+			cfn.SetTimeToLiveSpecification(&awsdynamodb.CfnGlobalTable_TimeToLiveSpecificationProperty{Enabled: jsii.Bool(false)})
+		}, `TTL is false on "", but the orders design expires items by "expires_at"`},
+		{"prod retain dropped", table.Prod, func(t *testing.T, s awscdk.Stack) {
+			tb := mustNew(t, s, validSpec(), table.Prod)
+			tb.Resource.Node().DefaultChild().(awscdk.CfnResource).CfnOptions().SetDeletionPolicy(awscdk.CfnDeletionPolicy_DELETE)
+		}, "DeletionPolicy/UpdateReplacePolicy are DELETE/RETAIN in prod"},
+		{"wildcard action", table.Dev, func(t *testing.T, s awscdk.Stack) {
+			tb := mustNew(t, s, validSpec(), table.Dev)
+			role := newRole(s)
+			role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions:   jsii.Strings("dynamodb:*"),
+				Resources: &[]*string{tb.Arn()},
+			}))
+		}, `IAM action "dynamodb:*" is a wildcard over DynamoDB`},
+		{"intent grants are clean", table.Dev, func(t *testing.T, s awscdk.Stack) {
+			tb := mustNew(t, s, validSpec(), table.Dev)
+			tb.GrantReadWrite(newRole(s))
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stack := stagedStack(t, tt.stage)
+			tt.build(t, stack)
+			errs := policyErrors(t, stack)
+			if tt.want == "" {
+				if len(errs) > 0 {
+					t.Fatalf("unexpected findings: %v", errs)
+				}
+				return
+			}
+			joined := strings.Join(errs, "\n")
+			if !strings.Contains(joined, tt.want) {
+				t.Fatalf("findings %q lack %q", joined, tt.want)
+			}
+			if !strings.Contains(joined, "/svc/") {
+				t.Errorf("finding does not name the construct path: %s", joined)
+			}
+		})
+	}
+}
+
+func mustNew(t *testing.T, s awscdk.Stack, spec table.Spec, stage table.Stage) *table.Table {
+	t.Helper()
+	tb, err := table.New(s, "Orders", spec, table.Props{Stage: stage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}

@@ -1,0 +1,77 @@
+package stacks
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+// ApplyPolicy adds the checks every synth runs: cdk-nag's AwsSolutions and
+// Serverless packs, and dynastack's own table checks for what cdk-nag does
+// not inspect (it only knows AWS::DynamoDB::Table, not the GlobalTable that
+// TableV2 synthesizes). Findings are error annotations; SynthErrors turns
+// them into a failed synth.
+func ApplyPolicy(scope constructs.IConstruct) {
+	aspects := awscdk.Aspects_Of(scope)
+	aspects.Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	aspects.Add(table.NewPolicyChecks(), nil)
+}
+
+// SynthErrors lists the error annotations of every stack, stages included.
+// The CLI does not fail a synth on errors inside nested stage assemblies, so
+// the app checks them itself.
+func SynthErrors(asm cxapi.CloudAssembly) []string {
+	var out []string
+	for _, stack := range *asm.StacksRecursively() {
+		for _, m := range *stack.Messages() {
+			if m.Level == cxapi.SynthesisMessageLevel_ERROR {
+				out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+			}
+		}
+	}
+	return out
+}
+
+// suppression is a reviewed exception to a cdk-nag rule. Reason says why the
+// rule does not apply here, not that it was noisy.
+type suppression struct {
+	id, reason string
+	appliesTo  []string
+}
+
+func suppress(c constructs.IConstruct, list ...suppression) {
+	var nag []*cdknag.NagPackSuppression
+	for _, s := range list {
+		n := &cdknag.NagPackSuppression{Id: jsii.String(s.id), Reason: jsii.String(s.reason)}
+		if len(s.appliesTo) > 0 {
+			applies := make([]any, len(s.appliesTo))
+			for i, a := range s.appliesTo {
+				applies[i] = a
+			}
+			n.AppliesTo = &applies
+		}
+		nag = append(nag, n)
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(c, &nag, jsii.Bool(true))
+}
+
+// suppressAPIFunction records the exceptions every API-fronted Go function
+// needs.
+func suppressAPIFunction(fn *gofunction.Function) {
+	suppress(fn.Role, suppression{
+		id:        "AwsSolutions-IAM5",
+		reason:    "X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so their resource is always *.",
+		appliesTo: []string{"Resource::*"},
+	})
+	suppress(fn.Function, suppression{
+		id:     "Serverless-LambdaDLQ",
+		reason: "Invoked synchronously by API Gateway: the caller gets the error; a dead-letter queue only receives failed asynchronous invocations.",
+	})
+}
