@@ -14,8 +14,13 @@ MODULES     := constructs lambdas infra app test
 GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 CDK         := node_modules/.bin/cdk
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-.PHONY: all deps synth test test-go test-consumer snapshots lint clean
+# make guard compares the golden files at BASE with the working tree.
+BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
+STAGE ?= dev
+
+.PHONY: all deps synth test test-go test-consumer test-workflows snapshots guard diff lint clean
 
 all: test
 
@@ -28,7 +33,7 @@ deps: node_modules/.package-lock.json
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out
 
-test: deps test-go test-consumer ## golden, contract, construct, consumer and Lambda tests
+test: deps test-go test-consumer test-workflows ## golden, contract, policy, construct, consumer, guard and Lambda tests
 
 test-go:
 	$(TEST_ENV) go test -count=1 $(GO_PACKAGES)
@@ -37,9 +42,31 @@ test-go:
 test-consumer:
 	cd test/consumer && GOWORK=off $(TEST_ENV) go test -count=1 ./...
 
+test-workflows:
+	go run $(ACTIONLINT) .github/workflows/*.yml
+
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
 	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
 	git status --short test/snapshots
+
+guard: ## DynamoDB change hazards between the golden files at BASE and now
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	if ! git archive "$(BASE)" test/snapshots 2>/dev/null | tar -x -C "$$tmp" 2>/dev/null || [ ! -d "$$tmp/test/snapshots" ]; then \
+		echo "guard: no golden files at $(BASE); nothing to compare"; exit 0; fi; \
+	echo "guard: $(BASE) -> working tree"; \
+	go run ./infra/cmd/ddbguard "$$tmp/test/snapshots" test/snapshots
+
+# Offline: the fresh synth against the golden files. With AWS credentials:
+# the real cdk diff against the deployed stage as well.
+diff: deps ## make diff STAGE=dev
+	@if [ -z "$${SKIP_SYNTH:-}" ]; then $(MAKE) -s synth >/dev/null; fi
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	go run ./test/cmd/snapshot -assembly cdk.out -stage "$(STAGE)" -out "$$tmp"; \
+	if diff -ru test/snapshots/$(STAGE) "$$tmp/$(STAGE)"; then \
+		echo "$(STAGE): synthesized templates match test/snapshots/$(STAGE)"; fi
+	@if [ -n "$${AWS_ACCESS_KEY_ID:-}$${AWS_PROFILE:-}$${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ]; then \
+		$(CDK) diff --app cdk.out '$(STAGE)/*'; \
+	else echo "(no AWS credentials: skipped cdk diff against the deployed $(STAGE) stage)"; fi
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -171,10 +171,23 @@ var assetHash = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
 // AssetHashPlaceholder replaces every asset hash in a normalized template.
 const AssetHashPlaceholder = "ASSET_HASH"
 
+// AssetPathPlaceholder replaces the local path of every asset.
+const AssetPathPlaceholder = "ASSET_PATH"
+
 // Normalize renders a template the way golden files store it: indented,
 // keys sorted, asset hashes replaced, so that a rebuild of an unchanged
 // Lambda does not show up in review.
 func Normalize(t Template) ([]byte, error) {
+	// The asset path is the bundling output in cdk.out but the absolute
+	// source path when bundling is skipped: neither belongs in review.
+	res, _ := t["Resources"].(map[string]any)
+	for _, r := range res {
+		if meta, ok := r.(map[string]any)["Metadata"].(map[string]any); ok {
+			if _, ok := meta["aws:asset:path"]; ok {
+				meta["aws:asset:path"] = AssetPathPlaceholder
+			}
+		}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
