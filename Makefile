@@ -20,7 +20,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all deps synth test test-go test-consumer test-workflows snapshots guard diff lint clean
+.PHONY: all deps dev admin synth test test-go test-consumer test-workflows snapshots guard diff lint clean
 
 all: test
 
@@ -29,6 +29,18 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
 deps: node_modules/.package-lock.json
+
+# The local runner is built, then exec'd: make forwards SIGINT/SIGTERM to it,
+# and it stops DynamoDB Local (its own process group) before exiting.
+dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:$${PORT:-8080}
+	$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null
+	mkdir -p bin && cd lambdas && go build -o ../bin/local ./cmd/local
+	exec bin/local -templates cdk.out/assembly-dev
+
+# Browse the tables of a running `make dev` (its ready line names the endpoint).
+admin: deps ## DYNAMO_ENDPOINT=http://127.0.0.1:<port> make admin
+	@test -n "$${DYNAMO_ENDPOINT:-}" || { echo "set DYNAMO_ENDPOINT to the DynamoDB Local URL printed by make dev"; exit 2; }
+	node_modules/.bin/dynamodb-admin --port $${ADMIN_PORT:-8001}
 
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out

@@ -50,6 +50,24 @@ func (v *Validator) Identifier(field, s string, max int) {
 	}
 }
 
+// MaxBytes checks that s is at most max bytes long, for limits that a
+// store counts in bytes. A field already reported invalid is not reported
+// twice.
+func (v *Validator) MaxBytes(field, s string, max int) {
+	if len(s) > max && !v.has(field) {
+		v.Add(field, "must be at most %d bytes of UTF-8 (got %d)", max, len(s))
+	}
+}
+
+func (v *Validator) has(field string) bool {
+	for _, f := range v.fields {
+		if f.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
 // OneOf checks that s is one of allowed.
 func (v *Validator) OneOf(field, s string, allowed ...string) {
 	for _, a := range allowed {

@@ -1,0 +1,197 @@
+// Command local runs every dynastack service on one port against DynamoDB
+// Local, configured from the CDK templates exactly as the Lambda functions
+// are in AWS:
+//
+//	go run ./cmd/local                         # cdk.out/assembly-dev
+//	go run ./cmd/local -templates ../test/snapshots/dev
+//
+// It creates the tables of every *.template.json in the directory, then
+// mounts each function whose environment has DYNASTACK_SERVICE=<name> at
+// /<name>/ with that environment (table Refs resolved to the local tables).
+// DynamoDB Local is started unless DYNAMODB_ENDPOINT is set. One line on
+// stdout announces readiness; logs go to stderr. SIGINT/SIGTERM stop the
+// server and DynamoDB Local.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/repo"
+	"github.com/dynastack/dynastack/lambdas/services"
+)
+
+func main() {
+	templates := flag.String("templates", "", "directory of *.template.json (default <repo>/cdk.out/assembly-dev)")
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address; PORT overrides the port")
+	verbose := flag.Bool("v", false, "pass DynamoDB Local's output through to stderr")
+	flag.Parse()
+
+	log := logx.New(os.Stderr, slog.LevelInfo)
+	slog.SetDefault(log)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *verbose); err != nil {
+		log.Error("local runner failed", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func listenAddr(addr, port string) string {
+	if port == "" {
+		return addr
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) error {
+	if dir == "" {
+		root, err := repo.Root("")
+		if err != nil {
+			return err
+		}
+		dir = filepath.Join(root, "cdk.out", "assembly-dev")
+	}
+	// Templates first: a wrong directory should fail before java starts.
+	tmpls, err := cfntables.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+
+	endpoint := os.Getenv(ddb.EnvEndpoint)
+	external := endpoint != ""
+	if !external {
+		var out io.Writer
+		if verbose {
+			out = os.Stderr
+		}
+		srv, err := ddblocal.Start(ctx, ddblocal.Options{Output: out})
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		endpoint = srv.Endpoint
+		log.Info("dynamodb local started", "endpoint", endpoint, "pid", srv.PID())
+	}
+	getenv := func(k string) string {
+		if k == ddb.EnvEndpoint {
+			return endpoint
+		}
+		return os.Getenv(k)
+	}
+	client, err := ddb.NewClient(ctx, getenv)
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mounted := map[string]string{} // service → template
+	for _, t := range tmpls {
+		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external})
+		if err != nil {
+			return err
+		}
+		fns, err := t.Functions()
+		if err != nil {
+			return err
+		}
+		served := 0
+		for _, fn := range fns {
+			name := fn.Service()
+			if name == "" {
+				continue
+			}
+			if prev, dup := mounted[name]; dup {
+				return fmt.Errorf("service %s is defined by both %s and %s", name, prev, t.Path)
+			}
+			ctor, ok := services.Lookup(name)
+			if !ok {
+				log.Warn("skipping function of unknown service", "template", t.Stack, "function", fn.LogicalID, "service", name, "known", services.Names())
+				continue
+			}
+			fnEnv, err := fn.Environment(names)
+			if err != nil {
+				return err
+			}
+			h, err := ctor(ctx, func(k string) string {
+				if k == ddb.EnvEndpoint {
+					return endpoint
+				}
+				if v, ok := fnEnv[k]; ok {
+					return v
+				}
+				return os.Getenv(k)
+			})
+			if err != nil {
+				return fmt.Errorf("service %s: %w", name, err)
+			}
+			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, h))
+			mounted[name] = t.Path
+			served++
+		}
+		if served == 0 {
+			log.Info("template has no service function yet; tables created, nothing served", "template", t.Stack, "tables", names)
+		}
+	}
+	if len(mounted) == 0 {
+		return fmt.Errorf("no function with %s in %s", cfntables.EnvService, dir)
+	}
+	svcNames := make([]string, 0, len(mounted))
+	for n := range mounted {
+		svcNames = append(svcNames, n)
+	}
+	sort.Strings(svcNames)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		api.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "services": svcNames, "dynamodb": endpoint})
+	})
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- server.Serve(ln) }()
+
+	base := "http://" + ln.Addr().String()
+	urls := make([]string, len(svcNames))
+	for i, n := range svcNames {
+		urls[i] = n + "=" + base + "/" + n + "/"
+	}
+	fmt.Printf("dynastack local ready on %s: %s (dynamodb %s)\n", base, strings.Join(urls, " "), endpoint)
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

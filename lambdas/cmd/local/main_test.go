@@ -1,0 +1,266 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+)
+
+// runner is the local runner binary started by a test.
+type runner struct {
+	cmd     *exec.Cmd
+	base    string
+	javaPID int
+	exited  chan error
+}
+
+var binary struct {
+	path string
+	err  error
+}
+
+func build(t *testing.T) string {
+	t.Helper()
+	if binary.path == "" && binary.err == nil {
+		dir, err := os.MkdirTemp("", "dynastack-local-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.path = filepath.Join(dir, "local")
+		out, err := exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput()
+		if err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	}
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary.path != "" {
+		os.RemoveAll(filepath.Dir(binary.path))
+	}
+	os.Exit(code)
+}
+
+// start runs the runner on a template directory with its own DynamoDB
+// Local (DYNAMODB_ENDPOINT removed) and waits for the ready line.
+func start(t *testing.T, templates string) *runner {
+	t.Helper()
+	port, err := ddblocal.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(build(t), "-templates", templates)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DYNAMODB_ENDPOINT=") && !strings.HasPrefix(kv, "PORT=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", port))
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{cmd: cmd, exited: make(chan error, 1)}
+	t.Cleanup(func() {
+		if r.cmd.ProcessState == nil {
+			r.cmd.Process.Kill()
+		}
+		if r.javaPID != 0 {
+			syscall.Kill(r.javaPID, syscall.SIGKILL)
+		}
+	})
+
+	pids := make(chan int, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var rec struct {
+				Msg string `json:"msg"`
+				PID int    `json:"pid"`
+			}
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "dynamodb local started" {
+				pids <- rec.PID
+			}
+			if testing.Verbose() {
+				t.Log(sc.Text())
+			}
+		}
+	}()
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "ready") {
+				ready <- sc.Text()
+			}
+		}
+		r.exited <- cmd.Wait()
+	}()
+	select {
+	case line := <-ready:
+		t.Logf("runner: %s", line)
+		if !strings.Contains(line, fmt.Sprintf("itsm=http://127.0.0.1:%d/itsm/", port)) {
+			t.Errorf("ready line does not name the itsm URL: %s", line)
+		}
+	case err := <-r.exited:
+		t.Fatalf("runner exited before ready: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("runner not ready after 2 minutes")
+	}
+	r.javaPID = <-pids
+	r.base = fmt.Sprintf("http://127.0.0.1:%d", port)
+	return r
+}
+
+// alive reports whether pid runs. A zombie counts as gone: it has exited
+// and only waits for a reaper (PID 1 of a container may not be one).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !os.IsNotExist(err) && runtime.GOOS != "linux"
+	}
+	// Format: pid (comm) state …; comm may contain spaces.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+func waitGone(t *testing.T, what string, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (pid %d) still running", what, pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func call(t *testing.T, method, url, body string, wantStatus int, out any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "e2e-"+method)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != wantStatus {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, b, wantStatus)
+	}
+	if got := resp.Header.Get("X-Request-Id"); strings.Contains(url, "/itsm/") && got != "e2e-"+method {
+		t.Errorf("X-Request-Id = %q", got)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+	}
+}
+
+func TestEndToEnd(t *testing.T) {
+	r := start(t, filepath.Dir(testenv.Template(t, "dev", "itsm")))
+	api := r.base + "/itsm/tickets"
+
+	var health struct {
+		Status   string   `json:"status"`
+		Services []string `json:"services"`
+	}
+	call(t, "GET", r.base+"/healthz", "", 200, &health)
+	if health.Status != "ok" || strings.Join(health.Services, ",") != "itsm" {
+		t.Errorf("healthz = %+v", health)
+	}
+
+	type ticket struct {
+		TicketID string           `json:"ticket_id"`
+		Status   string           `json:"status"`
+		Comments []map[string]any `json:"comments"`
+	}
+	var tk, got ticket
+	call(t, "POST", api, `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`, 201, &tk)
+	call(t, "GET", api+"/"+tk.TicketID, "", 200, &got)
+	if got.TicketID != tk.TicketID || got.Status != "open" {
+		t.Errorf("get = %+v", got)
+	}
+	call(t, "POST", api+"/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`, 201, &got)
+	if len(got.Comments) != 1 {
+		t.Errorf("comments = %v", got.Comments)
+	}
+	call(t, "POST", api+"/00000000-0000-4000-8000-000000000000/comments", `{"comment_text":"x"}`, 404, nil)
+	call(t, "POST", api, `null`, 400, nil)
+	var list struct {
+		Tickets []ticket `json:"tickets"`
+	}
+	call(t, "GET", api+"?caller=poc-user-001", "", 200, &list)
+	if len(list.Tickets) != 1 || list.Tickets[0].TicketID != tk.TicketID {
+		t.Errorf("list = %+v", list)
+	}
+	for _, st := range []string{"in_progress", "resolved", "closed"} {
+		call(t, "PATCH", api+"/"+tk.TicketID, `{"status":"`+st+`"}`, 200, &got)
+	}
+	call(t, "PATCH", api+"/"+tk.TicketID, `{"status":"open"}`, 409, nil)
+	call(t, "POST", api+"/"+tk.TicketID+"/comments", `{"comment_text":"x"}`, 409, nil)
+	call(t, "GET", r.base+"/nothing/here", "", 404, nil)
+
+	runnerPID := r.cmd.Process.Pid
+	if !alive(r.javaPID) {
+		t.Fatalf("java pid %d not running while the runner serves", r.javaPID)
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-r.exited:
+		if err != nil {
+			t.Errorf("runner exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("runner did not exit 30s after SIGTERM")
+	}
+	waitGone(t, "runner", runnerPID)
+	waitGone(t, "java", r.javaPID)
+}
+
+// A runner that dies without cleaning up (SIGKILL) must still not leave
+// java behind: the parent-death signal takes it down.
+func TestJavaDiesWithKilledRunner(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("parent-death signal is Linux-only")
+	}
+	r := start(t, filepath.Dir(testenv.Template(t, "dev", "itsm")))
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var exitErr *exec.ExitError
+	if err := <-r.exited; !errors.As(err, &exitErr) {
+		t.Errorf("runner exit: %v", err)
+	}
+	waitGone(t, "java", r.javaPID)
+}

@@ -1,0 +1,120 @@
+package cursor_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+)
+
+type pageKey struct {
+	ID        string `json:"id" dynamodbav:"ticket_id"`
+	CallerID  string `json:"c" dynamodbav:"caller_id"`
+	CreatedAt string `json:"t" dynamodbav:"created_at"`
+}
+
+func TestRoundTrip(t *testing.T) {
+	c := cursor.NewCodec([]byte("k"))
+	in := pageKey{"id-1", "caller-1", "2026-02-09T12:20:25.343883Z"}
+	tok, err := cursor.Encode(c, "tickets/caller-1", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tok, "caller-1") || strings.ContainsAny(tok, "+/=") {
+		t.Errorf("token %q is not opaque base64url", tok)
+	}
+	out, err := cursor.Decode[pageKey](c, "tickets/caller-1", tok)
+	if err != nil || out != in {
+		t.Fatalf("Decode = %+v, %v", out, err)
+	}
+}
+
+func TestRejects(t *testing.T) {
+	c := cursor.NewCodec([]byte("k"))
+	good, _ := cursor.Encode(c, "tickets/a", pageKey{"1", "a", "t"})
+	raw, _ := base64.RawURLEncoding.DecodeString(good)
+	flip := func(i int) string {
+		b := append([]byte(nil), raw...)
+		b[i] ^= 1
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	otherKey, _ := cursor.Encode(cursor.NewCodec([]byte("other")), "tickets/a", pageKey{"1", "a", "t"})
+	extraField, _ := cursor.Encode(c, "tickets/a", map[string]string{"id": "1", "evil": "x"})
+
+	tests := []struct {
+		name, scope, token string
+	}{
+		{"other scope", "tickets/b", good},
+		{"other key", "tickets/a", otherKey},
+		{"flipped version", "tickets/a", flip(0)},
+		{"flipped mac", "tickets/a", flip(3)},
+		{"flipped payload", "tickets/a", flip(len(raw) - 3)},
+		{"truncated", "tickets/a", good[:10]},
+		{"not base64", "tickets/a", "!!!"},
+		{"std base64 padding", "tickets/a", good + "=="},
+		{"empty", "tickets/a", ""},
+		{"huge", "tickets/a", strings.Repeat("A", cursor.MaxTokenLen+1)},
+		{"unknown field", "tickets/a", extraField},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := cursor.Decode[pageKey](c, tt.scope, tt.token); !errors.Is(err, cursor.ErrInvalid) {
+				t.Errorf("Decode = %v, want ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestLastEvaluatedKeyRoundTrip(t *testing.T) {
+	c := cursor.NewCodec([]byte("k"))
+	lek, err := attributevalue.MarshalMap(pageKey{"1", "a", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cursor.FromLastEvaluatedKey[pageKey](c, "s", lek)
+	if err != nil || tok == "" {
+		t.Fatalf("FromLastEvaluatedKey = %q, %v", tok, err)
+	}
+	start, err := cursor.StartKey[pageKey](c, "s", tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := start["caller_id"].(*types.AttributeValueMemberS); !ok || v.Value != "a" || len(start) != 3 {
+		t.Errorf("start key = %#v", start)
+	}
+	if tok, _ := cursor.FromLastEvaluatedKey[pageKey](c, "s", nil); tok != "" {
+		t.Errorf("empty LastEvaluatedKey gave %q", tok)
+	}
+	if start, err := cursor.StartKey[pageKey](c, "s", ""); start != nil || err != nil {
+		t.Errorf("empty token = %v, %v", start, err)
+	}
+}
+
+// A cursor is bound to the query it came from: the same token does not
+// decode under another caller's scope.
+func Example() {
+	type key struct {
+		TicketID  string `json:"id" dynamodbav:"ticket_id"`
+		CallerID  string `json:"c" dynamodbav:"caller_id"`
+		CreatedAt string `json:"t" dynamodbav:"created_at"`
+	}
+	codec := cursor.NewCodec([]byte("service secret"))
+
+	last := key{"33567ee8", "poc-user-001", "2026-02-09T12:20:25.343883Z"}
+	token, _ := cursor.Encode(codec, "tickets-by-caller/poc-user-001", last)
+
+	start, err := cursor.StartKey[key](codec, "tickets-by-caller/poc-user-001", token)
+	fmt.Println(len(start), err)
+
+	_, err = cursor.StartKey[key](codec, "tickets-by-caller/someone-else", token)
+	fmt.Println(errors.Is(err, cursor.ErrInvalid))
+	// Output:
+	// 3 <nil>
+	// true
+}

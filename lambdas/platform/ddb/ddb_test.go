@@ -1,0 +1,140 @@
+package ddb_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+type item struct {
+	ID    string   `dynamodbav:"ticket_id"`
+	Body  string   `dynamodbav:"body,omitempty"`
+	N     int      `dynamodbav:"n"`
+	Tags  []string `dynamodbav:"tags,stringset,omitempty"`
+	Flag  bool     `dynamodbav:"flag"`
+	Notes []string `dynamodbav:"notes"`
+}
+
+func TestItemSize(t *testing.T) {
+	av, err := attributevalue.MarshalMap(item{ID: "abc", Body: "hello", N: 12345, Flag: true, Notes: []string{"x", "yz"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ticket_id(9)+3, body(4)+5, n(1)+ (5 digits → 3+1=4), flag(4)+1,
+	// notes(5)+ 3 + (1+1) + (1+2)
+	want := 12 + 9 + 5 + 5 + 5 + 3 + 2 + 3
+	if got := ddb.ItemSize(av); got != want {
+		t.Errorf("ItemSize = %d, want %d", got, want)
+	}
+}
+
+// The 400 KB limit, against DynamoDB Local: ItemSize agrees with the
+// server about what fits, and the server's refusal is ErrItemTooLarge.
+func TestItemTooLarge(t *testing.T) {
+	_, names := testenv.Tables(t, testenv.Template(t, "dev", "itsm"))
+	var table string
+	for _, n := range names {
+		table = n
+	}
+	client := testenv.Client(t)
+	ctx := context.Background()
+	put := func(it item) error {
+		av, err := attributevalue.MarshalMap(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av})
+		return ddb.Wrap("PutItem", err)
+	}
+	fits := item{ID: "fits", Body: strings.Repeat("x", ddb.MaxItemBytes-100)}
+	av, _ := attributevalue.MarshalMap(fits)
+	if ddb.ItemSize(av) > ddb.MaxItemBytes {
+		t.Fatalf("ItemSize %d", ddb.ItemSize(av))
+	}
+	if err := put(fits); err != nil {
+		t.Fatalf("item of %d bytes: %v", ddb.ItemSize(av), err)
+	}
+	err := put(item{ID: "big", Body: strings.Repeat("x", ddb.MaxItemBytes+1)})
+	if !ddb.IsItemTooLarge(err) || ddb.IsConditionFailed(err) {
+		t.Fatalf("PutItem over the limit: %v", err)
+	}
+	var apiErr interface{ ErrorCode() string }
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ValidationException" {
+		t.Errorf("SDK error not in chain: %v", err)
+	}
+
+	// UpdateItem growing an item past the limit.
+	upd, _ := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("more"), expression.Value(strings.Repeat("y", 1000)))).Build()
+	key, _ := attributevalue.MarshalMap(struct {
+		ID string `dynamodbav:"ticket_id"`
+	}{"fits"})
+	_, err = client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key,
+		UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values()})
+	if err = ddb.Wrap("UpdateItem", err); !ddb.IsItemTooLarge(err) {
+		t.Errorf("UpdateItem over the limit: %v", err)
+	}
+}
+
+func TestConditionFailedAndOldItem(t *testing.T) {
+	_, names := testenv.Tables(t, testenv.Template(t, "dev", "itsm"))
+	var table string
+	for _, n := range names {
+		table = n
+	}
+	client := testenv.Client(t)
+	ctx := context.Background()
+	av, _ := attributevalue.MarshalMap(item{ID: "a", Body: "old", N: 1})
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av}); err != nil {
+		t.Fatal(err)
+	}
+	cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
+	_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av,
+		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	err = ddb.Wrap("PutItem", err)
+	if !ddb.IsConditionFailed(err) || ddb.IsNotFound(err) {
+		t.Fatalf("err = %v", err)
+	}
+	var old item
+	if found, uerr := ddb.OldItem(err, &old); !found || uerr != nil || old.Body != "old" {
+		t.Errorf("OldItem = %v %v %+v", found, uerr, old)
+	}
+	if found, _ := ddb.OldItem(errors.New("other"), &old); found {
+		t.Error("OldItem found an item in an unrelated error")
+	}
+
+	_, err = client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("no-such-table" + testenv.Suffix()), Key: av})
+	if err = ddb.Wrap("GetItem", err); !errors.Is(err, ddb.ErrTableNotFound) {
+		t.Errorf("missing table: %v", err)
+	}
+	if ddb.Wrap("GetItem", nil) != nil {
+		t.Error("Wrap(nil) != nil")
+	}
+}
+
+func TestNewClientFromEnv(t *testing.T) {
+	env := map[string]string{ddb.EnvEndpoint: testenv.Endpoint(t)}
+	c, err := ddb.NewClient(context.Background(), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Options().Region != ddb.DefaultRegion || *c.Options().BaseEndpoint != env[ddb.EnvEndpoint] {
+		t.Errorf("options: region %q endpoint %v", c.Options().Region, c.Options().BaseEndpoint)
+	}
+	if _, err := c.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Errorf("dummy credentials rejected: %v", err)
+	}
+}

@@ -1,0 +1,32 @@
+// Package lambdahttp runs a net/http handler as a Lambda function behind an
+// API Gateway HTTP API (payload format 2.0).
+package lambdahttp
+
+import (
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+// Start serves h for API Gateway v2 events; it does not return.
+func Start(h http.Handler) {
+	lambda.Start(httpadapter.NewV2(Handler(h)).ProxyWithContext)
+}
+
+// Handler makes the API Gateway request id the request id of h unless the
+// client sent its own, so service logs and API Gateway access logs share
+// one id.
+func Handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(api.HeaderRequestID) == "" && r.Header.Get(api.HeaderCorrelationID) == "" {
+			if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.RequestID != "" {
+				r.Header.Set(api.HeaderRequestID, rc.RequestID)
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,193 @@
+// Package testenv is the test harness shared by every package that talks to
+// DynamoDB: one DynamoDB Local per test binary, tables created from the
+// CloudFormation templates under isolated names, and the template lookup
+// that prefers the CDK golden snapshot.
+//
+// Use it from TestMain so the server is stopped when the binary ends:
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+//
+// With DYNAMODB_ENDPOINT set, that endpoint is used and nothing is started,
+// e.g. to run several packages against one long-lived DynamoDB Local.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/platform/repo"
+)
+
+const modulePath = "github.com/dynastack/dynastack/lambdas"
+
+var shared struct {
+	once     sync.Once
+	endpoint string
+	server   *ddblocal.Server
+	err      error
+}
+
+// Main runs m and stops the DynamoDB Local that the tests started, if any.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared.server != nil {
+		shared.server.Close()
+	}
+	return code
+}
+
+// Endpoint returns the DynamoDB endpoint for tests, starting DynamoDB Local
+// on first use. A missing java or jar fails the test (it does not skip):
+// a green run must mean the data layer was exercised.
+func Endpoint(t testing.TB) string {
+	t.Helper()
+	shared.once.Do(func() {
+		if ep := os.Getenv(ddb.EnvEndpoint); ep != "" {
+			shared.endpoint = ep
+			return
+		}
+		var out io.Writer
+		if os.Getenv("DDBLOCAL_LOG") != "" {
+			out = os.Stderr
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		shared.server, shared.err = ddblocal.Start(ctx, ddblocal.Options{Output: out})
+		if shared.err == nil {
+			shared.endpoint = shared.server.Endpoint
+		}
+	})
+	if shared.err != nil {
+		t.Fatalf("DynamoDB Local is required for this test: %v", shared.err)
+	}
+	return shared.endpoint
+}
+
+// Getenv returns a getenv for services under test: DYNAMODB_ENDPOINT is the
+// test endpoint, env supplies the rest, and nothing leaks in from the
+// developer's shell.
+func Getenv(t testing.TB, env map[string]string) func(string) string {
+	endpoint := Endpoint(t)
+	return func(k string) string {
+		if k == ddb.EnvEndpoint {
+			return endpoint
+		}
+		return env[k]
+	}
+}
+
+// Client returns a DynamoDB client for the test endpoint.
+func Client(t testing.TB) *dynamodb.Client {
+	t.Helper()
+	c, err := ddb.NewClient(context.Background(), Getenv(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Template returns the golden template test/snapshots/<stage>/<stack>
+// .template.json: tests always run against the schema that deploys, so a
+// renamed index or table breaks them. There is no fallback fixture on
+// purpose.
+func Template(t testing.TB, stage, stack string) string {
+	t.Helper()
+	root, err := repo.Root("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(root, "test", "snapshots", stage, stack+cfntables.TemplateSuffix)
+	if _, err := os.Stat(golden); err != nil {
+		t.Fatalf("no golden template for %s/%s at %s: run `make snapshots`", stage, stack, golden)
+	}
+	return golden
+}
+
+// ModuleDir is the directory of the lambdas module.
+func ModuleDir(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module "+modulePath+"\n") {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("module %s not found above %s", modulePath, wd)
+		}
+	}
+}
+
+// Suffix returns a random table-name suffix such as "-t3f9a0c12".
+func Suffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "-t" + hex.EncodeToString(b)
+}
+
+// Tables creates the tables of the template at path under names unique to
+// this test, deletes them when the test ends, and returns the template and
+// logical id → table name.
+func Tables(t testing.TB, path string) (*cfntables.Template, map[string]string) {
+	t.Helper()
+	tmpl, err := cfntables.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl, CreateTables(t, tmpl)
+}
+
+// CreateTables is Tables for a template already loaded (or edited).
+func CreateTables(t testing.TB, tmpl *cfntables.Template) map[string]string {
+	t.Helper()
+	client := Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	names, err := cfntables.Create(ctx, client, tmpl, cfntables.Options{Suffix: Suffix()})
+	t.Cleanup(func() {
+		if err := cfntables.Delete(context.Background(), client, names); err != nil {
+			t.Logf("cleanup: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// ServiceEnv returns the environment of the function of tmpl whose
+// DYNASTACK_SERVICE is service, with table Refs resolved through names.
+func ServiceEnv(t testing.TB, tmpl *cfntables.Template, names map[string]string, service string) map[string]string {
+	t.Helper()
+	fns, err := tmpl.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range fns {
+		if fn.Service() != service {
+			continue
+		}
+		env, err := fn.Environment(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	t.Fatalf("template %s has no function with DYNASTACK_SERVICE=%s", tmpl.Path, service)
+	return nil
+}

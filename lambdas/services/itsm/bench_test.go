@@ -1,0 +1,164 @@
+package itsm_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/services/itsm"
+)
+
+// Each benchmark pairs the HTTP handler (in process: routing, middleware,
+// JSON decoding, validation, encoding) with the raw SDK call doing the same
+// DynamoDB work, so handler overhead reads as a ratio. Both talk to the
+// same DynamoDB Local, whose latency dominates.
+
+func ticketFor(caller string) itsm.Ticket {
+	now := itsm.Timestamp(timeNow())
+	return itsm.Ticket{TicketID: uuid.NewString(), CallerID: caller, IssueDescription: "My laptop won't turn on",
+		Status: itsm.StatusOpen, CreatedAt: now, UpdatedAt: now, Comments: []itsm.Comment{}}
+}
+
+func BenchmarkCreateTicket(b *testing.B) {
+	s := newService(b, options{})
+	body := `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`
+	b.Run("handler", func(b *testing.B) {
+		for b.Loop() {
+			if r := s.do(b, "POST", "/tickets", body); r.status != 201 {
+				b.Fatal(r.status)
+			}
+		}
+	})
+	cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
+	b.Run("rawsdk", func(b *testing.B) {
+		for b.Loop() {
+			item, err := attributevalue.MarshalMap(ticketFor("poc-user-001"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+				ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkGetTicket(b *testing.B) {
+	s := newService(b, options{})
+	tk := s.create(b, "poc-user-001", "x")
+	b.Run("handler", func(b *testing.B) {
+		for b.Loop() {
+			if r := s.do(b, "GET", "/tickets/"+tk.TicketID, ""); r.status != 200 {
+				b.Fatal(r.status)
+			}
+		}
+	})
+	b.Run("rawsdk", func(b *testing.B) {
+		key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": tk.TicketID})
+		for b.Loop() {
+			out, err := s.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var t itsm.Ticket
+			if err := attributevalue.UnmarshalMap(out.Item, &t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkAddComment(b *testing.B) {
+	s := newService(b, options{})
+	// A fresh ticket every 50 comments keeps both variants under
+	// MaxComments and the items the same size on average.
+	const perTicket = 50
+	b.Run("handler", func(b *testing.B) {
+		var id string
+		i := 0
+		for b.Loop() {
+			if i%perTicket == 0 {
+				b.StopTimer()
+				id = s.create(b, "poc-user-001", "x").TicketID
+				b.StartTimer()
+			}
+			i++
+			if r := s.do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.status != 201 {
+				b.Fatal(r.status, string(r.body))
+			}
+		}
+	})
+	b.Run("rawsdk", func(b *testing.B) {
+		var key map[string]types.AttributeValue
+		i := 0
+		for b.Loop() {
+			if i%perTicket == 0 {
+				b.StopTimer()
+				key, _ = attributevalue.MarshalMap(map[string]string{"ticket_id": s.create(b, "poc-user-001", "x").TicketID})
+				b.StartTimer()
+			}
+			i++
+			now := itsm.Timestamp(timeNow())
+			comments := expression.Name("comments")
+			expr, err := expression.NewBuilder().
+				WithUpdate(expression.Set(comments, expression.ListAppend(comments, expression.Value([]itsm.Comment{{CommentText: "Tried restarting", AddedAt: now}}))).
+					Set(expression.Name("updated_at"), expression.Value(now))).
+				WithCondition(expression.AttributeExists(expression.Name("ticket_id")).
+					And(expression.Name("status").NotEqual(expression.Value(itsm.StatusClosed))).
+					And(comments.Size().LessThan(expression.Value(itsm.MaxComments)))).
+				Build()
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := s.client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: key,
+				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
+				ExpressionAttributeValues: expr.Values(), ReturnValues: types.ReturnValueAllNew})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var t itsm.Ticket
+			if err := attributevalue.UnmarshalMap(out.Attributes, &t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkListByCaller(b *testing.B) {
+	s := newService(b, options{})
+	for i := range 25 {
+		s.create(b, "poc-user-001", fmt.Sprintf("issue %d", i))
+	}
+	b.Run("handler", func(b *testing.B) {
+		for b.Loop() {
+			if r := s.do(b, "GET", "/tickets?caller=poc-user-001", ""); r.status != 200 {
+				b.Fatal(r.status)
+			}
+		}
+	})
+	b.Run("rawsdk", func(b *testing.B) {
+		proj := expression.NamesList(expression.Name("ticket_id"), expression.Name("caller_id"), expression.Name("issue_description"),
+			expression.Name("status"), expression.Name("created_at"), expression.Name("updated_at"))
+		expr, _ := expression.NewBuilder().WithKeyCondition(expression.Key("caller_id").Equal(expression.Value("poc-user-001"))).WithProjection(proj).Build()
+		for b.Loop() {
+			out, err := s.client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String("CallerIdIndex"),
+				KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
+				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(itsm.PageSize + 1)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var page []itsm.Summary
+			if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil || len(page) != itsm.PageSize+1 {
+				b.Fatal(err, len(page))
+			}
+		}
+	})
+}

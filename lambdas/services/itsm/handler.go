@@ -1,0 +1,262 @@
+package itsm
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Environment variables of the service.
+const (
+	// EnvTable names the tickets table; CDK sets it to the table's Ref.
+	EnvTable = "ITSM_TICKETS_TABLE"
+	// EnvCursorKey optionally sets the key that signs list cursors (any
+	// string). Without it the key is derived from the table name, which
+	// still detects tampering and binds cursors to their caller (the
+	// store also checks the caller inside the cursor), but is not secret.
+	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+)
+
+// Config configures NewHandler.
+type Config struct {
+	Table     string
+	CursorKey []byte
+	// Client is required; New sets it from the environment.
+	Client API
+	// Logger defaults to slog.Default (the mains install a logx logger).
+	Logger *slog.Logger
+	// Now and NewID default to time.Now and random UUIDs; tests pin them.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// ConfigFromEnv reads the configuration (not the client) from getenv.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	table := getenv(EnvTable)
+	if table == "" {
+		return Config{}, fmt.Errorf("itsm: %s is not set; it names the tickets table (poc-itsm-tickets-<stage>)", EnvTable)
+	}
+	key := []byte(getenv(EnvCursorKey))
+	if len(key) == 0 {
+		sum := sha256.Sum256([]byte("dynastack/itsm/cursor/" + table))
+		key = sum[:]
+	}
+	return Config{Table: table, CursorKey: key}, nil
+}
+
+// New builds the service from the environment: the constructor the service
+// registry and the Lambda main use.
+func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	client, err := ddb.NewClient(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Client = client
+	return NewHandler(cfg), nil
+}
+
+// NewHandler returns the HTTP API:
+//
+//	POST  /tickets                 create a ticket
+//	GET   /tickets?caller=…        a caller's tickets, newest first (cursor=… for more)
+//	GET   /tickets/{id}            a ticket with its comments
+//	POST  /tickets/{id}/comments   add a comment
+//	PATCH /tickets/{id}            change the status
+func NewHandler(cfg Config) http.Handler {
+	if cfg.Client == nil {
+		panic("itsm: Config.Client is nil")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default().With("service", "itsm")
+	}
+	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
+	if cfg.Now != nil {
+		store.now = cfg.Now
+	}
+	if cfg.NewID != nil {
+		store.newID = cfg.NewID
+	}
+	h := &handler{store: store}
+	r := api.NewRouter()
+	r.Handle("POST /tickets", h.create)
+	r.Handle("GET /tickets", h.list)
+	r.Handle("GET /tickets/{id}", h.get)
+	r.Handle("PATCH /tickets/{id}", h.setStatus)
+	r.Handle("POST /tickets/{id}/comments", h.comment)
+	return api.Instrument(log, r)
+}
+
+type handler struct {
+	store *Store
+}
+
+type createRequest struct {
+	CallerID         string `json:"caller_id"`
+	IssueDescription string `json:"issue_description"`
+}
+
+func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in createRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	v.Identifier("caller_id", in.CallerID, MaxCallerIDLen)
+	textField(&v, "issue_description", in.IssueDescription, MaxDescriptionChars, MaxDescriptionBytes)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	t, err := h.store.Create(r.Context(), NewTicket{CallerID: in.CallerID, IssueDescription: in.IssueDescription})
+	if err != nil {
+		return apiError(err, "")
+	}
+	// Relative, so it resolves under whatever prefix the API is mounted at
+	// (/itsm locally, a stage path in API Gateway).
+	w.Header().Set("Location", "tickets/"+t.TicketID)
+	api.WriteJSON(w, http.StatusCreated, t)
+	return nil
+}
+
+func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := ticketID(r)
+	if err != nil {
+		return err
+	}
+	t, err := h.store.Get(r.Context(), id)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, t)
+	return nil
+}
+
+type commentRequest struct {
+	CommentText string `json:"comment_text"`
+}
+
+func (h *handler) comment(w http.ResponseWriter, r *http.Request) error {
+	id, err := ticketID(r)
+	if err != nil {
+		return err
+	}
+	var in commentRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	textField(&v, "comment_text", in.CommentText, MaxCommentChars, MaxCommentBytes)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	t, err := h.store.AddComment(r.Context(), id, in.CommentText)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusCreated, t)
+	return nil
+}
+
+type statusRequest struct {
+	Status Status `json:"status"`
+}
+
+func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
+	id, err := ticketID(r)
+	if err != nil {
+		return err
+	}
+	var in statusRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	allowed := make([]string, len(Statuses))
+	for i, s := range Statuses {
+		allowed[i] = string(s)
+	}
+	var v api.Validator
+	v.OneOf("status", string(in.Status), allowed...)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	t, err := h.store.SetStatus(r.Context(), id, in.Status)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, t)
+	return nil
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	caller := q.Get("caller")
+	var v api.Validator
+	v.Identifier("caller", caller, MaxCallerIDLen)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.ListByCaller(r.Context(), caller, q.Get("cursor"))
+	if err != nil {
+		return apiError(err, "")
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// ticketID returns the path id. Ids are canonical UUIDs; anything else
+// cannot name a ticket, so it is a 404 without a DynamoDB call (which
+// would also reject keys over 2048 bytes with a 500-worthy error).
+func ticketID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if u, err := uuid.Parse(id); err != nil || len(id) != ticketIDLen || u.String() != id {
+		return "", api.NotFound("ticket %q not found", truncate(id, 64))
+	}
+	return id, nil
+}
+
+func textField(v *api.Validator, field, s string, maxChars, maxBytes int) {
+	v.Text(field, s, 1, maxChars)
+	v.MaxBytes(field, s, maxBytes)
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// apiError maps store errors to HTTP errors; anything unknown stays a 500.
+func apiError(err error, id string) error {
+	var te *TransitionError
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return api.NotFound("ticket %q not found", id)
+	case errors.Is(err, ErrClosed):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: fmt.Sprintf("ticket %q is closed; comments can no longer be added", id), Err: err}
+	case errors.As(err, &te):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: te.Error()[len("itsm: "):], Err: err}
+	case errors.Is(err, ErrTooManyComments):
+		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: fmt.Sprintf("ticket %q already has the maximum of %d comments", id, MaxComments), Err: err}
+	case errors.Is(err, ErrTooLarge):
+		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the ticket would exceed DynamoDB's 400 KB item size limit", Err: err}
+	case errors.Is(err, cursor.ErrInvalid):
+		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous page unchanged, with the same caller", Err: err}
+	}
+	return err
+}

@@ -1,0 +1,338 @@
+package itsm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// API is the part of *dynamodb.Client the store uses.
+type API interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Store reads and writes tickets in one table.
+type Store struct {
+	client API
+	table  string
+	codec  *cursor.Codec
+	now    func() time.Time
+	newID  func() string
+}
+
+// NewStore returns a Store on table. cursorKey signs list cursors.
+func NewStore(client API, table string, cursorKey []byte) *Store {
+	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: uuid.NewString}
+}
+
+// NewTicket is the input of Create.
+type NewTicket struct {
+	CallerID         string
+	IssueDescription string
+}
+
+// Create stores a new open ticket.
+func (s *Store) Create(ctx context.Context, in NewTicket) (*Ticket, error) {
+	now := Timestamp(s.now())
+	t := &Ticket{
+		TicketID:         s.newID(),
+		CallerID:         in.CallerID,
+		IssueDescription: in.IssueDescription,
+		Status:           StatusOpen,
+		CreatedAt:        now,
+		UpdatedAt:        now,
+		Comments:         []Comment{}, // an empty L, so list_append needs no if_not_exists
+	}
+	item, err := attributevalue.MarshalMap(t)
+	if err != nil {
+		return nil, fmt.Errorf("itsm: marshal ticket: %w", err)
+	}
+	if ddb.ItemSize(item) > ddb.MaxItemBytes {
+		return nil, ErrTooLarge
+	}
+	// A v4 UUID does not collide in practice; the condition makes the
+	// impossible case an error instead of a silent overwrite.
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       cond.Condition(),
+		ExpressionAttributeNames:  cond.Names(),
+		ExpressionAttributeValues: cond.Values(),
+	})
+	if err != nil {
+		return nil, storeError("PutItem", err)
+	}
+	return t, nil
+}
+
+type ticketKey struct {
+	TicketID string `dynamodbav:"ticket_id"`
+}
+
+func (s *Store) key(id string) (map[string]types.AttributeValue, error) {
+	return attributevalue.MarshalMap(ticketKey{TicketID: id})
+}
+
+// Get returns the ticket with id, read strongly consistent so a ticket is
+// visible right after Create returns.
+func (s *Store) Get(ctx context.Context, id string) (*Ticket, error) {
+	key, err := s.key(id)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key,
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, storeError("GetItem", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, ErrNotFound
+	}
+	return unmarshalTicket(out.Item)
+}
+
+// AddComment appends a comment and returns the updated ticket.
+//
+// It is one conditional UpdateItem: the ticket must exist (without the
+// condition UpdateItem would create a phantom ticket holding only the
+// comment), must not be closed, and must have room for another comment.
+// When the condition fails, DynamoDB returns the current item, which tells
+// the three cases apart without a read beforehand.
+func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error) {
+	now := Timestamp(s.now())
+	comments := expression.Name("comments")
+	update := expression.
+		Set(comments, expression.ListAppend(comments, expression.Value([]Comment{{CommentText: text, AddedAt: now}}))).
+		Set(expression.Name("updated_at"), expression.Value(now))
+	cond := expression.AttributeExists(expression.Name("ticket_id")).
+		And(expression.Name("status").NotEqual(expression.Value(StatusClosed))).
+		And(comments.Size().LessThan(expression.Value(MaxComments)))
+	t, err := s.update(ctx, id, update, cond)
+	if err == nil || !ddb.IsConditionFailed(err) {
+		return t, err
+	}
+	old, err := s.oldItem(err)
+	switch {
+	case err != nil:
+		return nil, err
+	case old == nil:
+		return nil, ErrNotFound
+	case old.Status == StatusClosed:
+		return nil, ErrClosed
+	case len(old.Comments) >= MaxComments:
+		return nil, ErrTooManyComments
+	}
+	return nil, fmt.Errorf("itsm: add comment: condition failed on ticket in state %s", old.Status)
+}
+
+// SetStatus moves the ticket to status to and returns the updated ticket.
+//
+// The update is conditioned on the stored status being one from which to
+// is allowed, so two concurrent changes cannot together skip a step (e.g.
+// resolved→closed racing resolved→open): the loser gets a TransitionError
+// naming the status it actually found.
+func (s *Store) SetStatus(ctx context.Context, id string, to Status) (*Ticket, error) {
+	if !to.valid() {
+		return nil, fmt.Errorf("itsm: unknown status %q", to)
+	}
+	sources := sourcesOf(to)
+	cond := expression.AttributeExists(expression.Name("ticket_id"))
+	if len(sources) == 0 {
+		return nil, &TransitionError{From: "", To: to}
+	}
+	others := make([]expression.OperandBuilder, 0, len(sources)-1)
+	for _, st := range sources[1:] {
+		others = append(others, expression.Value(st))
+	}
+	cond = cond.And(expression.Name("status").In(expression.Value(sources[0]), others...))
+	now := Timestamp(s.now())
+	update := expression.
+		Set(expression.Name("status"), expression.Value(to)).
+		Set(expression.Name("updated_at"), expression.Value(now))
+	t, err := s.update(ctx, id, update, cond)
+	if err == nil || !ddb.IsConditionFailed(err) {
+		return t, err
+	}
+	old, err := s.oldItem(err)
+	switch {
+	case err != nil:
+		return nil, err
+	case old == nil:
+		return nil, ErrNotFound
+	}
+	return nil, &TransitionError{From: old.Status, To: to}
+}
+
+func (s *Store) update(ctx context.Context, id string, update expression.UpdateBuilder, cond expression.ConditionBuilder) (*Ticket, error) {
+	key, err := s.key(id)
+	if err != nil {
+		return nil, err
+	}
+	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("itsm: build expression: %w", err)
+	}
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key,
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return nil, storeError("UpdateItem", err)
+	}
+	return unmarshalTicket(out.Attributes)
+}
+
+func unmarshalTicket(item map[string]types.AttributeValue) (*Ticket, error) {
+	var t Ticket
+	if err := attributevalue.UnmarshalMap(item, &t); err != nil {
+		return nil, fmt.Errorf("itsm: unmarshal ticket: %w", err)
+	}
+	if t.Comments == nil {
+		t.Comments = []Comment{}
+	}
+	return &t, nil
+}
+
+// oldItem returns the item a condition failed on, nil if there was none.
+func (s *Store) oldItem(err error) (*Ticket, error) {
+	var old Ticket
+	found, uerr := ddb.OldItem(err, &old)
+	if uerr != nil {
+		return nil, uerr
+	}
+	if !found {
+		return nil, nil
+	}
+	return &old, nil
+}
+
+func storeError(op string, err error) error {
+	err = ddb.Wrap(op, err)
+	if ddb.IsItemTooLarge(err) {
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	return err
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Tickets []Summary `json:"tickets"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// callerPageKey is a position in CallerIdIndex: an index key must carry the
+// table key too.
+type callerPageKey struct {
+	TicketID  string `json:"i" dynamodbav:"ticket_id"`
+	CallerID  string `json:"c" dynamodbav:"caller_id"`
+	CreatedAt string `json:"t" dynamodbav:"created_at"`
+}
+
+func callerScope(caller string) string { return callerIndexName + "/" + caller }
+
+// summaryAttributes are what a listing returns: everything but comments,
+// which can make a ticket hundreds of KB; GET /tickets/{id} has them.
+var summaryAttributes = []string{"ticket_id", "caller_id", "issue_description", "status", "created_at", "updated_at"}
+
+// ListByCaller returns the caller's tickets, newest first, PageSize per
+// page. after is the Next of the previous page, "" for the first; a cursor
+// made for another caller is cursor.ErrInvalid.
+//
+// CallerIdIndex is a GSI, so the listing is eventually consistent: a ticket
+// created a moment ago may be missing from it.
+func (s *Store) ListByCaller(ctx context.Context, caller, after string) (*Page, error) {
+	start, err := cursor.StartKey[callerPageKey](s.codec, callerScope(caller), after)
+	if err != nil {
+		return nil, err
+	}
+	if start != nil {
+		// The MAC already binds the cursor to caller; checking the key too
+		// keeps that true even if the scope format ever changes.
+		var k callerPageKey
+		if err := attributevalue.UnmarshalMap(start, &k); err != nil || k.CallerID != caller {
+			return nil, cursor.ErrInvalid
+		}
+	}
+	proj := expression.NamesList(expression.Name(summaryAttributes[0]))
+	for _, a := range summaryAttributes[1:] {
+		proj = proj.AddNames(expression.Name(a))
+	}
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("caller_id").Equal(expression.Value(caller))).
+		WithProjection(proj).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("itsm: build expression: %w", err)
+	}
+	// Ask for one more than a page: if it comes back there is a next page,
+	// and the cursor is the key of the page's last ticket. Using
+	// LastEvaluatedKey instead would hand out a cursor to an empty page
+	// whenever a caller has a multiple of PageSize tickets. The loop covers
+	// DynamoDB's 1 MB response limit cutting a page short.
+	var tickets []Summary
+	for {
+		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(callerIndexName),
+			KeyConditionExpression:    expr.KeyCondition(),
+			ProjectionExpression:      expr.Projection(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ScanIndexForward:          aws.Bool(false),
+			Limit:                     aws.Int32(int32(PageSize + 1 - len(tickets))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, storeError("Query", err)
+		}
+		var batch []Summary
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &batch); err != nil {
+			return nil, fmt.Errorf("itsm: unmarshal tickets: %w", err)
+		}
+		tickets = append(tickets, batch...)
+		start = out.LastEvaluatedKey
+		if len(tickets) > PageSize || len(start) == 0 {
+			break
+		}
+	}
+	page := &Page{Tickets: tickets}
+	if len(tickets) > PageSize {
+		page.Tickets = tickets[:PageSize]
+		last := page.Tickets[PageSize-1]
+		page.Next, err = cursor.Encode(s.codec, callerScope(caller), callerPageKey{TicketID: last.TicketID, CallerID: last.CallerID, CreatedAt: last.CreatedAt})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if page.Tickets == nil {
+		page.Tickets = []Summary{}
+	}
+	return page, nil
+}

@@ -1,0 +1,90 @@
+// Package e2e checks the deployed contract between infrastructure and code:
+// the routes API Gateway forwards, the environment the function receives and
+// the tables it finds are all read from the golden templates, then served by
+// the real handler against DynamoDB Local.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/services"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+type route struct{ method, path string }
+
+// apiRoutes returns the RouteKeys of the template's HTTP API.
+func apiRoutes(t *testing.T, path string) []route {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpl struct {
+		Resources map[string]struct {
+			Type       string
+			Properties map[string]any
+		}
+	}
+	if err := json.Unmarshal(raw, &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	var out []route
+	for _, r := range tmpl.Resources {
+		if r.Type != "AWS::ApiGatewayV2::Route" {
+			continue
+		}
+		key, _ := r.Properties["RouteKey"].(string)
+		method, p, _ := strings.Cut(key, " ")
+		if r.Properties["AuthorizationType"] != "AWS_IAM" {
+			t.Errorf("route %s is not IAM-authorized: %v", key, r.Properties["AuthorizationType"])
+		}
+		out = append(out, route{method, p})
+	}
+	return out
+}
+
+// TestEveryDeployedRouteIsServed: a route the gateway forwards but the code
+// does not serve (or serves under another method) would be a 404/405 in
+// production. Every service with an API is covered, in every stage.
+func TestEveryDeployedRouteIsServed(t *testing.T) {
+	for _, stage := range []string{"dev", "stage", "prod"} {
+		for _, name := range services.Names() {
+			t.Run(stage+"/"+name, func(t *testing.T) {
+				path := testenv.Template(t, stage, name)
+				tmpl, tables := testenv.Tables(t, path)
+				env := testenv.ServiceEnv(t, tmpl, tables, name)
+				build, _ := services.Lookup(name)
+				h, err := build(t.Context(), testenv.Getenv(t, env))
+				if err != nil {
+					t.Fatal(err)
+				}
+				routes := apiRoutes(t, path)
+				if len(routes) == 0 {
+					t.Fatalf("%s has a function but no API routes", path)
+				}
+				for _, r := range routes {
+					target := strings.NewReplacer("{id}", "00000000-0000-4000-8000-000000000000").Replace(r.path)
+					req := httptest.NewRequest(r.method, target, bytes.NewReader([]byte(`{}`)))
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					body := rec.Body.String()
+					if rec.Code == http.StatusMethodNotAllowed || strings.Contains(body, "no route for") {
+						t.Errorf("%s %s is deployed but not served: %d %s", r.method, r.path, rec.Code, body)
+					}
+					if rec.Code >= 500 {
+						t.Errorf("%s %s: %d %s", r.method, r.path, rec.Code, body)
+					}
+				}
+			})
+		}
+	}
+}
