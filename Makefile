@@ -40,7 +40,7 @@ dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:$
 # Browse the tables of a running `make dev` (its ready line names the endpoint).
 admin: deps ## DYNAMO_ENDPOINT=http://127.0.0.1:<port> make admin
 	@test -n "$${DYNAMO_ENDPOINT:-}" || { echo "set DYNAMO_ENDPOINT to the DynamoDB Local URL printed by make dev"; exit 2; }
-	node_modules/.bin/dynamodb-admin --port $${ADMIN_PORT:-8001}
+	node_modules/.bin/dynamodb-admin --host 127.0.0.1 --port $${ADMIN_PORT:-8001}
 
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out
