@@ -6,7 +6,6 @@ package cdkapp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,24 +18,6 @@ import (
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/infra/stacks"
 )
-
-// RepoRoot walks up from the working directory to the folder holding go.work.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.work not found above the working directory: run from inside the dynastack repository")
-		}
-		dir = parent
-	}
-}
 
 // Assembly holds the synthesized templates by stage and stack id.
 type Assembly struct {
@@ -81,7 +62,7 @@ type Options struct {
 // Synth builds the app into a fresh directory and reads back every stack
 // template.
 func Synth(outdir string, opts Options) (*Assembly, error) {
-	root, err := RepoRoot()
+	root, err := config.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
