@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
 // Status is a ticket's state.
@@ -69,16 +71,14 @@ const (
 	MaxComments          = 100
 	PageSize             = 10
 	maxRequestBodyBytes  = 32 << 10
-	timestampLayout      = "2006-01-02T15:04:05.000000Z"
 	ticketIDLen          = 36
 	callerIndexName      = "CallerIdIndex"
 	statusConflictPrefix = "itsm: cannot change status"
 )
 
-// Timestamp formats t as fixed-width UTC with microseconds. Fixed width
-// matters: created_at is the sort key of CallerIdIndex and compares as a
-// string, and RFC3339Nano drops trailing zeros ("…25.3Z" > "…25.34Z").
-func Timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }
+// Timestamp formats t for created_at, the sort key of CallerIdIndex, so that
+// string order is time order.
+func Timestamp(t time.Time) string { return sortable.Time(t) }
 
 // Ticket is the stored and returned form of a ticket.
 type Ticket struct {
