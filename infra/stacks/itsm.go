@@ -1,11 +1,7 @@
 package stacks
 
 import (
-	"maps"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/jsii-runtime-go"
-	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/itsm"
 	"github.com/dynastack/dynastack/infra/config"
 )
@@ -20,35 +16,16 @@ var ITSMRoutes = []Route{
 	"POST /tickets/{id}/comments",
 }
 
-// ServiceEnv names the service a function serves; the local runner reads it
-// from the synthesized template to wire the same code to the same tables.
-const ServiceEnv = "DYNASTACK_SERVICE"
-
 func buildITSM(stack awscdk.Stack, cfg config.Stage) error {
 	tickets, err := itsm.NewTicketsTable(stack, "Tickets", props(cfg, itsm.Service, "Tickets"))
 	if err != nil {
 		return err
 	}
-	lambdas, err := config.LambdasDir()
-	if err != nil {
-		return err
-	}
-	env := map[string]*string{ServiceEnv: jsii.String(itsm.Service)}
-	maps.Copy(env, tickets.Environment(itsm.EnvTableName))
-	fn, err := gofunction.New(stack, "Handler", gofunction.Props{
-		Stage:       cfg.Name,
-		ModuleDir:   lambdas,
-		Package:     "./cmd/itsm",
-		Environment: env,
-		Description: "ITSM tickets API",
-	})
-	if err != nil {
-		return err
-	}
 	// Create, get, comment, status change and list by caller: reads and
 	// writes on the table, queries on CallerIdIndex, nothing else.
-	tickets.GrantReadWrite(fn.Function)
-	suppressAPIFunction(fn)
-	_, err = newHTTPAPI(stack, itsm.Service, cfg, fn.Function, ITSMRoutes)
+	_, err = addAPI(stack, cfg, function{
+		id: "Handler", service: itsm.Service, pkg: "./cmd/itsm", description: "ITSM tickets API",
+		tables: []access{{tickets, itsm.EnvTableName, readWrite}},
+	}, ITSMRoutes)
 	return err
 }

@@ -1,0 +1,87 @@
+package stacks
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/dynastack/dynastack/infra/config"
+)
+
+// Environment variables every service function gets; the local runner reads
+// them from the synthesized template to wire the same code to the same
+// tables.
+const (
+	ServiceEnv = "DYNASTACK_SERVICE"
+	StageEnv   = "DYNASTACK_STAGE"
+)
+
+// access is what a function may do with one table, and under which
+// environment variable it finds the table's name.
+type access struct {
+	table  *table.Table
+	envVar string
+	grant  func(*table.Table, awsiam.IGrantable)
+}
+
+func readWrite(t *table.Table, g awsiam.IGrantable) { t.GrantReadWrite(g) }
+
+// function describes one Go Lambda function of a service.
+type function struct {
+	id          string // construct id
+	service     string // DYNASTACK_SERVICE
+	pkg         string // main package in the lambdas module
+	description string
+	tables      []access
+}
+
+// addFunction builds fn with its environment and grants. Only the tables
+// listed are granted, each by intent.
+func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction.Function, error) {
+	lambdas, err := config.LambdasDir()
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]*string{
+		ServiceEnv: jsii.String(fn.service),
+		StageEnv:   jsii.String(string(cfg.Name)),
+	}
+	for _, a := range fn.tables {
+		for k, v := range a.table.Environment(a.envVar) {
+			if _, dup := env[k]; dup {
+				return nil, fmt.Errorf("function %s: environment variable %s set twice", fn.id, k)
+			}
+			env[k] = v
+		}
+	}
+	f, err := gofunction.New(stack, fn.id, gofunction.Props{
+		Stage:       cfg.Name,
+		ModuleDir:   lambdas,
+		Package:     fn.pkg,
+		Environment: env,
+		Description: fn.description,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range fn.tables {
+		a.grant(a.table, f.Function)
+	}
+	return f, nil
+}
+
+// addAPI is addFunction behind an IAM-authorized HTTP API.
+func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, routes []Route) (*gofunction.Function, error) {
+	f, err := addFunction(stack, cfg, fn)
+	if err != nil {
+		return nil, err
+	}
+	suppressAPIFunction(f)
+	if _, err := newHTTPAPI(stack, fn.service, cfg, f.Function, routes); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
