@@ -1,10 +1,7 @@
 package stacks
 
 import (
-	"fmt"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
@@ -22,21 +19,6 @@ func ApplyPolicy(scope constructs.IConstruct) {
 	aspects.Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	aspects.Add(table.NewPolicyChecks(), nil)
-}
-
-// SynthErrors lists the error annotations of every stack, stages included.
-// The CLI does not fail a synth on errors inside nested stage assemblies, so
-// the app checks them itself.
-func SynthErrors(asm cxapi.CloudAssembly) []string {
-	var out []string
-	for _, stack := range *asm.StacksRecursively() {
-		for _, m := range *stack.Messages() {
-			if m.Level == cxapi.SynthesisMessageLevel_ERROR {
-				out = append(out, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
-			}
-		}
-	}
-	return out
 }
 
 // suppression is a reviewed exception to a cdk-nag rule. Reason says why the

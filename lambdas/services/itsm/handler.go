@@ -122,7 +122,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	t, err := h.store.Create(r.Context(), NewTicket{CallerID: in.CallerID, IssueDescription: in.IssueDescription})
+	t, err := h.store.Create(r.Context(), NewTicket(in))
 	if err != nil {
 		return apiError(err, "")
 	}

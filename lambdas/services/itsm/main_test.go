@@ -129,9 +129,4 @@ func (s *service) create(t testing.TB, caller, desc string) itsm.Ticket {
 	return tk
 }
 
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
 func timeNow() time.Time { return time.Now() }
