@@ -66,7 +66,7 @@ guard: ## DynamoDB change hazards between the golden files at BASE and now
 	if ! git archive "$(BASE)" test/snapshots 2>/dev/null | tar -x -C "$$tmp" 2>/dev/null || [ ! -d "$$tmp/test/snapshots" ]; then \
 		echo "guard: no golden files at $(BASE); nothing to compare"; exit 0; fi; \
 	echo "guard: $(BASE) -> working tree"; \
-	go run ./infra/cmd/ddbguard "$$tmp/test/snapshots" test/snapshots
+	go build -o "$$tmp/ddbguard" ./infra/cmd/ddbguard && "$$tmp/ddbguard" $(GUARD_FLAGS) "$$tmp/test/snapshots" test/snapshots
 
 # Offline: the fresh synth against the golden files. With AWS credentials:
 # the real cdk diff against the deployed stage as well.

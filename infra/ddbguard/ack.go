@@ -105,7 +105,7 @@ func ParseAck(s string) (Ack, error) {
 	if len(parts) != 4 {
 		return Ack{}, malformed("--ack-hazard %q: want <stage>/<stack>/<logicalId>/<class>=<reason>", s)
 	}
-	a := Ack{Stage: parts[0], Stack: parts[1], LogicalID: parts[2], Hazard: Class(parts[3]), Reason: reason, Source: "--ack-hazard " + target}
+	a := Ack{Stage: parts[0], Stack: parts[1], LogicalID: parts[2], Hazard: Class(parts[3]), Reason: reason, Source: "--ack-hazard"}
 	if err := a.validate(); err != nil {
 		return Ack{}, malformed("--ack-hazard %q: %v", s, err)
 	}

@@ -142,7 +142,7 @@ func TestRun(t *testing.T) {
 			args:   []string{"-ack-hazard", "dev/itsm/Tickets83B11BB2/ttl-change=old rename", goldenDir, goldenDir},
 			code:   0,
 			stdout: []string{"ok: "},
-			stderr: []string{"warning: stale acknowledgement dev/itsm/Tickets83B11BB2/ttl-change (--ack-hazard dev/itsm/Tickets83B11BB2/ttl-change) matches no hazard"},
+			stderr: []string{"warning: stale acknowledgement dev/itsm/Tickets83B11BB2/ttl-change (--ack-hazard) matches no hazard"},
 		},
 		{
 			name:   "acknowledgement for another class does not pass",
