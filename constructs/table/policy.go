@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -50,6 +51,37 @@ const (
 	CustomerManaged Encryption = "CUSTOMER_MANAGED"
 )
 
+// BillingMode selects how DynamoDB charges for throughput.
+type BillingMode string
+
+// Billing modes.
+const (
+	// OnDemand charges per request; no capacity planning.
+	OnDemand BillingMode = "PAY_PER_REQUEST"
+	// Provisioned charges for reserved capacity: cheaper only for steady
+	// traffic. Writes are autoscaled, as TableV2 (a global table) requires.
+	Provisioned BillingMode = "PROVISIONED"
+)
+
+// Billing is the throughput configuration of a table.
+type Billing struct {
+	// Mode of billing.
+	//
+	// Default: OnDemand.
+	Mode BillingMode
+	// MaxReadRequestUnits and MaxWriteRequestUnits cap on-demand throughput,
+	// a cost ceiling against a runaway client. Only with OnDemand.
+	//
+	// Default: 0, no cap.
+	MaxReadRequestUnits, MaxWriteRequestUnits int
+	// ReadCapacity is the fixed read capacity, and WriteCapacity the maximum
+	// of the autoscaled write capacity. Both required with Provisioned, and
+	// only then.
+	//
+	// Default: 0.
+	ReadCapacity, WriteCapacity int
+}
+
 // Policy is what a stage decides for a table.
 type Policy struct {
 	// Stage the policy is for.
@@ -74,6 +106,11 @@ type Policy struct {
 	//
 	// Default: NoStream; a spec's Stream always wins over this.
 	Stream StreamView
+	// Billing of the table's throughput.
+	//
+	// Default: on-demand without caps in every stage: none of the documented
+	// workloads has the steady traffic that makes provisioned cheaper.
+	Billing Billing
 	// Encryption selects the key owner.
 	//
 	// Default: AWSOwned.
@@ -96,7 +133,7 @@ func DefaultPolicy(stage Stage) (Policy, error) {
 	if _, err := ParseStage(string(stage)); err != nil {
 		return Policy{}, err
 	}
-	p := Policy{Stage: stage, Encryption: AWSOwned}
+	p := Policy{Stage: stage, Encryption: AWSOwned, Billing: Billing{Mode: OnDemand}}
 	switch stage {
 	case Dev:
 		p.RemovalPolicy = awscdk.RemovalPolicy_DESTROY
@@ -122,6 +159,7 @@ type Overrides struct {
 	RemovalPolicy       *awscdk.RemovalPolicy
 	DeletionProtection  *bool
 	Stream              *StreamView
+	Billing             *Billing
 	Encryption          *Encryption
 	EncryptionKey       awskms.IKey
 	// Tags are merged over the policy tags.
@@ -151,6 +189,9 @@ func (p Policy) Apply(o Overrides) Policy {
 	}
 	if o.Stream != nil {
 		p.Stream = *o.Stream
+	}
+	if o.Billing != nil {
+		p.Billing = *o.Billing
 	}
 	if o.Encryption != nil {
 		p.Encryption = *o.Encryption
@@ -224,6 +265,7 @@ func (p Policy) check(spec Spec) error {
 	if p.Stage == Prod && p.RemovalPolicy == awscdk.RemovalPolicy_DESTROY {
 		errs.addf("%s: RemovalPolicy=DESTROY in prod: removing the table from the stack would delete production data; use RETAIN (the prod default)", where)
 	}
+	errs = append(errs, p.Billing.problems(where)...)
 	switch p.Encryption {
 	case AWSOwned, AWSManaged:
 		if p.EncryptionKey != nil {
@@ -242,4 +284,30 @@ func (p Policy) check(spec Spec) error {
 		}
 	}
 	return errs.err()
+}
+
+func (b Billing) problems(where string) []string {
+	var errs errorList
+	for name, v := range map[string]int{"MaxReadRequestUnits": b.MaxReadRequestUnits, "MaxWriteRequestUnits": b.MaxWriteRequestUnits, "ReadCapacity": b.ReadCapacity, "WriteCapacity": b.WriteCapacity} {
+		if v < 0 {
+			errs.addf("%s: Billing.%s=%d is negative: use a positive number, or 0 for unset", where, name, v)
+		}
+	}
+	switch b.Mode {
+	case OnDemand:
+		if b.ReadCapacity != 0 || b.WriteCapacity != 0 {
+			errs.addf("%s: Billing.ReadCapacity/WriteCapacity=%d/%d with on-demand billing: set Mode to PROVISIONED or drop the capacities", where, b.ReadCapacity, b.WriteCapacity)
+		}
+	case Provisioned:
+		if b.ReadCapacity < 1 || b.WriteCapacity < 1 {
+			errs.addf("%s: Billing.Mode=PROVISIONED needs ReadCapacity and WriteCapacity of at least 1 (got %d/%d): set both, or use ON_DEMAND", where, b.ReadCapacity, b.WriteCapacity)
+		}
+		if b.MaxReadRequestUnits != 0 || b.MaxWriteRequestUnits != 0 {
+			errs.addf("%s: Billing.MaxRead/WriteRequestUnits cap on-demand throughput only: drop them with PROVISIONED", where)
+		}
+	default:
+		errs.addf("%s: Billing.Mode=%q is not PAY_PER_REQUEST or PROVISIONED", where, b.Mode)
+	}
+	sort.Strings(errs)
+	return errs
 }

@@ -96,6 +96,21 @@ func TestResolve(t *testing.T) {
 				t.Errorf("removal = %v", p.RemovalPolicy)
 			}
 		}},
+		{name: "on-demand caps", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 500}}, check: func(t *testing.T, p table.Policy) {
+			if p.Billing.MaxReadRequestUnits != 500 || p.Billing.Mode != table.OnDemand {
+				t.Errorf("billing = %+v", p.Billing)
+			}
+		}},
+		{name: "provisioned", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.Provisioned, ReadCapacity: 5, WriteCapacity: 10}}, check: func(t *testing.T, p table.Policy) {
+			if p.Billing.Mode != table.Provisioned {
+				t.Errorf("billing = %+v", p.Billing)
+			}
+		}},
+		{name: "provisioned without capacity", spec: validSpec(), stage: table.Dev, o: table.Overrides{Billing: &table.Billing{Mode: table.Provisioned}}, want: "Billing.Mode=PROVISIONED needs ReadCapacity and WriteCapacity of at least 1 (got 0/0)"},
+		{name: "capacity with on-demand", spec: validSpec(), stage: table.Dev, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, ReadCapacity: 5}}, want: "Billing.ReadCapacity/WriteCapacity=5/0 with on-demand billing: set Mode to PROVISIONED"},
+		{name: "caps with provisioned", spec: validSpec(), stage: table.Dev, o: table.Overrides{Billing: &table.Billing{Mode: table.Provisioned, ReadCapacity: 1, WriteCapacity: 1, MaxWriteRequestUnits: 9}}, want: "cap on-demand throughput only"},
+		{name: "negative cap", spec: validSpec(), stage: table.Dev, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: -1}}, want: "Billing.MaxReadRequestUnits=-1 is negative"},
+		{name: "unknown billing", spec: validSpec(), stage: table.Dev, o: table.Overrides{Billing: &table.Billing{Mode: "FREE"}}, want: `Billing.Mode="FREE" is not PAY_PER_REQUEST or PROVISIONED`},
 		{name: "unknown stage", spec: validSpec(), stage: "qa", want: `stage "qa" is not one of dev, stage, prod`},
 		{name: "recovery off where required", spec: pitrSpec, stage: table.Prod, o: table.Overrides{PointInTimeRecovery: ptr(false)}, want: "PointInTimeRecovery=false, but the orders design requires point-in-time recovery in every stage: remove the override"},
 		{name: "stream turned off", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.NoStream)}, want: `Stream="", but the orders code consumes a OLD_IMAGE stream: remove the Stream override`},

@@ -96,7 +96,7 @@ func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table,
 	tp := &awsdynamodb.TablePropsV2{
 		TableName:     jsii.String(name),
 		PartitionKey:  attribute(spec.PartitionKey),
-		Billing:       awsdynamodb.Billing_OnDemand(nil),
+		Billing:       billing(policy.Billing),
 		RemovalPolicy: policy.RemovalPolicy,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(policy.PointInTimeRecovery),
@@ -278,6 +278,34 @@ func attributeTypeName(t AttributeType) string {
 	default:
 		return "STRING"
 	}
+}
+
+// writeTargetUtilization keeps autoscaled writes at 70% of capacity, AWS's
+// recommended headroom for bursts while scaling catches up.
+const writeTargetUtilization = 70
+
+func billing(b Billing) awsdynamodb.Billing {
+	if b.Mode == Provisioned {
+		return awsdynamodb.Billing_Provisioned(&awsdynamodb.ThroughputProps{
+			ReadCapacity: awsdynamodb.Capacity_Fixed(jsii.Number(float64(b.ReadCapacity))),
+			WriteCapacity: awsdynamodb.Capacity_Autoscaled(&awsdynamodb.AutoscaledCapacityOptions{
+				MinCapacity:              jsii.Number(1),
+				MaxCapacity:              jsii.Number(float64(b.WriteCapacity)),
+				TargetUtilizationPercent: jsii.Number(writeTargetUtilization),
+			}),
+		})
+	}
+	var caps *awsdynamodb.MaxThroughputProps
+	if b.MaxReadRequestUnits > 0 || b.MaxWriteRequestUnits > 0 {
+		caps = &awsdynamodb.MaxThroughputProps{}
+		if b.MaxReadRequestUnits > 0 {
+			caps.MaxReadRequestUnits = jsii.Number(float64(b.MaxReadRequestUnits))
+		}
+		if b.MaxWriteRequestUnits > 0 {
+			caps.MaxWriteRequestUnits = jsii.Number(float64(b.MaxWriteRequestUnits))
+		}
+	}
+	return awsdynamodb.Billing_OnDemand(caps)
 }
 
 func encryption(p Policy) awsdynamodb.TableEncryptionV2 {

@@ -106,6 +106,36 @@ func TestCustomerKeyNeedsRegion(t *testing.T) {
 	}
 }
 
+func TestNewBilling(t *testing.T) {
+	stack := cdktest.NewStack(t)
+	mustNewWith(t, stack, "Capped", table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 100, MaxWriteRequestUnits: 50}})
+	mustNewWith(t, stack, "Provisioned", table.Overrides{Billing: &table.Billing{Mode: table.Provisioned, ReadCapacity: 5, WriteCapacity: 20}})
+	tmpl := cdktest.JSON(t, stack)
+	got := map[string]string{}
+	for _, r := range tmpl["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] != "AWS::DynamoDB::GlobalTable" {
+			continue
+		}
+		p := r["Properties"].(map[string]any)
+		b, _ := json.Marshal([]any{p["BillingMode"], p["WriteOnDemandThroughputSettings"], p["WriteProvisionedThroughputSettings"]})
+		got[p["TableName"].(string)] = string(b)
+	}
+	if !strings.Contains(got["capped"], `"PAY_PER_REQUEST",{"MaxWriteRequestUnits":50}`) {
+		t.Errorf("capped table: %s", got["capped"])
+	}
+	if !strings.Contains(got["provisioned"], `"PROVISIONED",null,{"WriteCapacityAutoScalingSettings":{"MaxCapacity":20,"MinCapacity":1`) {
+		t.Errorf("provisioned table: %s", got["provisioned"])
+	}
+}
+
+func mustNewWith(t *testing.T, stack awscdk.Stack, name string, o table.Overrides) {
+	t.Helper()
+	if _, err := table.New(stack, name, validSpec(), table.Props{Stage: table.Dev, TableName: strings.ToLower(name), Overrides: o}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestNewTableNameOverride(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	if _, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Prod, TableName: "legacy-orders"}); err != nil {
