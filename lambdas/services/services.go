@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
 // Constructor builds a service's handler from its environment.
@@ -18,7 +19,8 @@ type Constructor func(ctx context.Context, getenv func(string) string) (http.Han
 // registry maps DYNASTACK_SERVICE values to constructors. Planned:
 // rezagent, nucleus, stak, agenticpm.
 var registry = map[string]Constructor{
-	"itsm": itsm.New,
+	"itsm":     itsm.New,
+	"rezagent": rezagent.New,
 }
 
 // Lookup returns the constructor of the named service.

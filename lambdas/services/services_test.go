@@ -9,7 +9,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(services.Names(), ","); got != "itsm" {
+	if got := strings.Join(services.Names(), ","); got != "itsm,rezagent" {
 		t.Errorf("Names = %s", got)
 	}
 	if _, ok := services.Lookup("nucleus"); ok {

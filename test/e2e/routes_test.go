@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,6 +21,9 @@ import (
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 type route struct{ method, path string }
+
+// pathParam matches API Gateway path parameters, greedy ones included.
+var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 
 // apiRoutes returns the RouteKeys of the template's HTTP API.
 func apiRoutes(t *testing.T, path string) []route {
@@ -72,7 +76,7 @@ func TestEveryDeployedRouteIsServed(t *testing.T) {
 					t.Fatalf("%s has a function but no API routes", path)
 				}
 				for _, r := range routes {
-					target := strings.NewReplacer("{id}", "00000000-0000-4000-8000-000000000000").Replace(r.path)
+					target := pathParam.ReplaceAllString(r.path, "00000000-0000-4000-8000-000000000000")
 					req := httptest.NewRequest(r.method, target, bytes.NewReader([]byte(`{}`)))
 					rec := httptest.NewRecorder()
 					h.ServeHTTP(rec, req)

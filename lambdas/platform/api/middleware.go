@@ -50,15 +50,17 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 
 func incomingID(r *http.Request) string {
 	for _, h := range []string{HeaderRequestID, HeaderCorrelationID} {
-		if id := r.Header.Get(h); validID(id) {
+		if id := r.Header.Get(h); ValidID(id) {
 			return id
 		}
 	}
 	return uuid.NewString()
 }
 
-// validID keeps caller-chosen ids from injecting into logs or headers.
-func validID(id string) bool {
+// ValidID reports whether a caller-chosen id (request or correlation id) is
+// safe to log and echo: printable ASCII, at most 128 bytes, so it cannot
+// inject into logs or headers.
+func ValidID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false
 	}

@@ -1,0 +1,390 @@
+package rezagent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+)
+
+// Environment variables of the service.
+const (
+	// EnvTable names the messages table; CDK sets it to the table's Ref.
+	EnvTable = "REZ_AGENT_MESSAGES_TABLE"
+	// EnvStage is the stage the deployment serves (dev, stage or prod):
+	// written to each message's stage attribute and listed by default.
+	EnvStage = "DYNASTACK_STAGE"
+	// EnvCursorKey optionally sets the key that signs list cursors (any
+	// string). Without it the key is derived from the table name, which
+	// still detects tampering and binds cursors to their query (the store
+	// also checks the position inside the cursor), but is not secret.
+	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+)
+
+// Config configures NewHandler.
+type Config struct {
+	Table     string
+	Stage     string
+	CursorKey []byte
+	// Client is required; New sets it from the environment.
+	Client API
+	// Logger defaults to slog.Default (the mains install a logx logger).
+	Logger *slog.Logger
+	// Now and NewID default to time.Now and random UUIDs; tests pin them.
+	Now   func() time.Time
+	NewID func() string
+	// ScanBudget bounds the items one listing reads while skipping expired
+	// messages; 0 means DefaultScanBudget.
+	ScanBudget int
+}
+
+// ConfigFromEnv reads the configuration (not the client) from getenv.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	table := getenv(EnvTable)
+	if table == "" {
+		return Config{}, fmt.Errorf("rezagent: %s is not set; it names the messages table (rez-agent-messages-<stage>)", EnvTable)
+	}
+	stage := getenv(EnvStage)
+	if !slices.Contains(Stages, stage) {
+		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
+	}
+	key := []byte(getenv(EnvCursorKey))
+	if len(key) == 0 {
+		sum := sha256.Sum256([]byte("dynastack/rezagent/cursor/" + table))
+		key = sum[:]
+	}
+	return Config{Table: table, Stage: stage, CursorKey: key}, nil
+}
+
+// New builds the service from the environment: the constructor the service
+// registry and the Lambda main use.
+func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	client, err := ddb.NewClient(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Client = client
+	return NewHandler(cfg), nil
+}
+
+// NewHandler returns the HTTP API (routes in the package documentation).
+func NewHandler(cfg Config) http.Handler {
+	if cfg.Client == nil {
+		panic("rezagent: Config.Client is nil")
+	}
+	if !slices.Contains(Stages, cfg.Stage) {
+		panic(fmt.Sprintf("rezagent: Config.Stage %q is not one of %s", cfg.Stage, strings.Join(Stages, ", ")))
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default().With("service", "rezagent")
+	}
+	store := NewStore(cfg.Client, cfg.Table, cfg.Stage, cfg.CursorKey)
+	if cfg.Now != nil {
+		store.now = cfg.Now
+	}
+	if cfg.NewID != nil {
+		store.newID = cfg.NewID
+	}
+	if cfg.ScanBudget > 0 {
+		store.scanBudget = cfg.ScanBudget
+	}
+	h := &handler{store: store}
+	r := api.NewRouter()
+	r.Handle("POST /messages", h.create)
+	r.Handle("GET /messages", h.list)
+	r.Handle("GET /messages/{id}", h.get)
+	r.Handle("PATCH /messages/{id}", h.setStatus)
+	r.Handle("GET /metrics", h.metrics)
+	return api.Instrument(log, r)
+}
+
+type handler struct {
+	store *Store
+}
+
+type createRequest struct {
+	MessageType string          `json:"message_type"`
+	CreatedBy   string          `json:"created_by"`
+	Payload     json.RawMessage `json:"payload"`
+}
+
+func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in createRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	v.Identifier("message_type", in.MessageType, MaxMessageTypeLen)
+	v.Identifier("created_by", in.CreatedBy, MaxCreatedByLen)
+	v.MaxBytes("created_by", in.CreatedBy, MaxCreatedByLen)
+	var payload Payload
+	switch raw := strings.TrimSpace(string(in.Payload)); {
+	case raw == "" || raw == "null":
+		v.Add("payload", "is required: a JSON object")
+	case raw[0] != '{':
+		v.Add("payload", "must be a JSON object")
+	default:
+		var err error
+		if payload, err = ParsePayload(in.Payload); err != nil {
+			v.Add("payload", "must be a JSON object")
+		}
+		for _, p := range checkPayload(in.MessageType, payload, 10) {
+			v.Add(p.path, "%s", p.msg)
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	m, err := h.store.Create(r.Context(), NewMessage{MessageType: in.MessageType, CreatedBy: in.CreatedBy, Payload: payload, CorrelationID: correlationID(r)})
+	if err != nil {
+		return apiError(err, "")
+	}
+	// Relative, so it resolves under whatever prefix the API is mounted at.
+	w.Header().Set("Location", "messages/"+m.MessageID)
+	api.WriteJSON(w, http.StatusCreated, m)
+	return nil
+}
+
+// correlationID prefers the caller's X-Correlation-Id (the header meant for
+// it) over the request id, which Instrument already took from X-Request-Id,
+// X-Correlation-Id, API Gateway or a new UUID.
+func correlationID(r *http.Request) string {
+	if id := r.Header.Get(api.HeaderCorrelationID); api.ValidID(id) {
+		return id
+	}
+	return logx.RequestID(r.Context())
+}
+
+func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := messageID(r)
+	if err != nil {
+		return err
+	}
+	m, err := h.store.Get(r.Context(), id)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, m)
+	return nil
+}
+
+type statusRequest struct {
+	Status         Status  `json:"status"`
+	ErrorMessage   *string `json:"error_message"`
+	NotificationID *string `json:"notification_id"`
+}
+
+// targets are the statuses a change may name; created is only ever the
+// initial status.
+var targets = []string{string(StatusQueued), string(StatusProcessing), string(StatusCompleted), string(StatusFailed)}
+
+func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
+	id, err := messageID(r)
+	if err != nil {
+		return err
+	}
+	var in statusRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	v.OneOf("status", string(in.Status), targets...)
+	ch := StatusChange{To: in.Status}
+	switch {
+	case in.Status == StatusFailed && in.ErrorMessage == nil:
+		v.Add("error_message", "is required with status failed")
+	case in.Status == StatusFailed:
+		v.Text("error_message", *in.ErrorMessage, 1, MaxErrorMessageChars)
+		v.MaxBytes("error_message", *in.ErrorMessage, MaxErrorMessageBytes)
+		ch.ErrorMessage = *in.ErrorMessage
+	case in.ErrorMessage != nil:
+		v.Add("error_message", "is only allowed with status failed")
+	}
+	switch {
+	case in.NotificationID != nil && in.Status != StatusCompleted:
+		v.Add("notification_id", "is only allowed with status completed")
+	case in.NotificationID != nil:
+		v.Identifier("notification_id", *in.NotificationID, MaxNotificationIDLen)
+		v.MaxBytes("notification_id", *in.NotificationID, MaxNotificationIDLen)
+		ch.NotificationID = *in.NotificationID
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	m, err := h.store.SetStatus(r.Context(), id, ch)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, m)
+	return nil
+}
+
+// query returns the single value of each allowed parameter, and a
+// validation error for unknown or repeated ones: a misspelt ?stauts=failed
+// would otherwise silently list the whole stage.
+func query(r *http.Request, v *api.Validator, allowed ...string) map[string]string {
+	out := map[string]string{}
+	q := r.URL.Query()
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch {
+		case !slices.Contains(allowed, k):
+			v.Add(truncate(k, 64), "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
+		case len(q[k]) > 1:
+			v.Add(k, "must be given once")
+		default:
+			out[k] = q[k][0]
+		}
+	}
+	return out
+}
+
+// parseTime accepts RFC 3339 (any precision and offset) or a bare date,
+// which means midnight UTC.
+func parseTime(v *api.Validator, field, s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			// Timestamps are fixed-width: years outside 4 digits (after
+			// rounding and offsets) would sort wrongly.
+			if u := t.UTC(); u.Year() < 1 || u.Year() > 9998 {
+				break
+			}
+			return t
+		}
+	}
+	v.Add(field, "must be an RFC 3339 time (2025-10-21T14:30:00Z) or a date (2025-10-21)")
+	return time.Time{}
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
+	var v api.Validator
+	p := query(r, &v, "stage", "status", "from", "to", "limit", "cursor")
+	var q Query
+	if st, ok := p["stage"]; ok && st != h.store.stage {
+		if slices.Contains(Stages, st) {
+			v.Add("stage", "this deployment serves stage %s; messages of %s are in that stage's deployment", h.store.stage, st)
+		} else {
+			v.Add("stage", "must be %s (one of %s, served by separate deployments)", h.store.stage, strings.Join(Stages, ", "))
+		}
+	}
+	if st, ok := p["status"]; ok {
+		all := make([]string, len(Statuses))
+		for i, s := range Statuses {
+			all[i] = string(s)
+		}
+		v.OneOf("status", st, all...)
+		q.Status = Status(st)
+	}
+	q.From = parseTime(&v, "from", p["from"])
+	q.To = parseTime(&v, "to", p["to"])
+	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
+		v.Add("to", "must be after from")
+	}
+	if s, ok := p["limit"]; ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxPageSize {
+			v.Add("limit", "must be an integer from 1 to %d", MaxPageSize)
+		}
+		q.Limit = n
+	}
+	q.Cursor = p["cursor"]
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.List(r.Context(), q)
+	if err != nil {
+		return apiError(err, "")
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
+	var v api.Validator
+	p := query(r, &v, "since")
+	now := h.store.now()
+	since := now.Add(-24 * time.Hour)
+	if s, ok := p["since"]; ok {
+		if s == "" {
+			v.Add("since", "must not be empty")
+		} else if since = parseTime(&v, "since", s); since.After(now) {
+			v.Add("since", "must not be in the future")
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	m, err := h.store.Metrics(r.Context(), since)
+	if err != nil {
+		return apiError(err, "")
+	}
+	api.WriteJSON(w, http.StatusOK, m)
+	return nil
+}
+
+// messageID returns the path id. Ids are canonical UUIDs; anything else
+// cannot name a message, so it is a 404 without a DynamoDB call (which
+// would also reject keys over 2048 bytes with a 500-worthy error).
+func messageID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if u, err := uuid.Parse(id); err != nil || len(id) != messageIDLen || u.String() != id {
+		return "", api.NotFound("message %q not found", truncate(id, 64))
+	}
+	return id, nil
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// apiError maps store errors to HTTP errors; anything unknown stays a 500.
+func apiError(err error, id string) error {
+	var te *TransitionError
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return api.NotFound("message %q not found", id)
+	case errors.As(err, &te):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict,
+			Message: fmt.Sprintf("message %q is %s: %s", id, te.From, strings.TrimPrefix(te.Error(), "rezagent: ")), Err: err}
+	case errors.Is(err, ErrTooLarge):
+		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,
+			Message: fmt.Sprintf("the message would exceed the item size limit (%d bytes, leaving room for status changes within DynamoDB's 400 KB)", MaxMessageBytes), Err: err}
+	case errors.Is(err, cursor.ErrInvalid):
+		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest,
+			Message: "invalid cursor; pass next_cursor of the previous page unchanged, with the same stage, status, from and to", Err: err}
+	case errors.Is(err, ErrInvalidInput):
+		// The handler validates first; this is a backstop, not a path.
+		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: strings.TrimPrefix(err.Error(), "rezagent: "), Err: err}
+	}
+	return err
+}

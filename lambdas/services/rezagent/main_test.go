@@ -1,0 +1,214 @@
+package rezagent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// epoch is where test clocks start. It lies years ahead of the real clock on
+// purpose: ttl values derived from it are in the real future, so DynamoDB
+// Local never deletes a test item, and expiry is decided by the service's
+// pinned clock alone.
+var epoch = time.Date(2031, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// clock is a deterministic clock advancing by step on each call.
+type clock struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(c.step)
+	return c.t
+}
+
+// set moves the clock to t (the next reading is t + step).
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// service is the rezagent API on fresh tables created from the dev golden
+// template (the schema that deploys).
+type service struct {
+	h      http.Handler
+	client *dynamodb.Client
+	table  string
+	clock  *clock
+}
+
+type options struct {
+	step       time.Duration // clock step; default 1 ms
+	scanBudget int
+}
+
+// testEndpoint is the DynamoDB endpoint the tests used, for ExampleStore.
+var testEndpoint string
+
+func newService(t testing.TB, opts options) *service {
+	t.Helper()
+	testEndpoint = testenv.Endpoint(t)
+	_, names := testenv.Tables(t, testenv.Template(t, "dev", "rezagent"))
+	if len(names) != 1 {
+		t.Fatalf("rezagent template has %d tables, want 1: %v", len(names), names)
+	}
+	var table string
+	for _, n := range names {
+		table = n
+	}
+	if opts.step == 0 {
+		opts.step = time.Millisecond
+	}
+	c := &clock{t: epoch, step: opts.step}
+	client := testenv.Client(t)
+	cfg := rezagent.Config{Table: table, Stage: "dev", CursorKey: []byte("test-key"), Client: client, Now: c.now, ScanBudget: opts.scanBudget}
+	if !testing.Verbose() {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &service{h: rezagent.NewHandler(cfg), client: client, table: table, clock: c}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("response %d %s: %v", r.status, r.body, err)
+	}
+}
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Fields  []struct {
+			Field, Message string
+		} `json:"fields"`
+	} `json:"error"`
+	RequestID string `json:"request_id"`
+}
+
+// do sends a request; headers are name, value pairs.
+func (s *service) do(t testing.TB, method, path, body string, headers ...string) response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	s.h.ServeHTTP(w, req)
+	return response{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+}
+
+func (s *service) create(t testing.TB, messageType, payload string) rezagent.Message {
+	t.Helper()
+	r := s.do(t, "POST", "/messages", `{"message_type":"`+messageType+`","created_by":"scheduler","payload":`+payload+`}`)
+	if r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	var m rezagent.Message
+	r.json(t, &m)
+	return m
+}
+
+// put writes an item directly, e.g. in a given status or already expired.
+func (s *service) put(t testing.TB, m rezagent.Message) {
+	t.Helper()
+	item, err := attributevalue.MarshalMap(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// message is a stored message in status st created at created, expiring
+// after the standard retention.
+func message(id string, st rezagent.Status, created time.Time) rezagent.Message {
+	ts := rezagent.Timestamp(created)
+	return rezagent.Message{
+		Summary: rezagent.Summary{MessageID: id, CreatedDate: ts, CreatedBy: "scheduler", Stage: "dev", MessageType: "scheduled_hello",
+			Status: st, UpdatedDate: ts, CorrelationID: "c0ffee00-0000-4000-8000-000000000000", TTL: created.Add(rezagent.Retention).Unix()},
+		Payload: rezagent.Payload{"text": "hello world"},
+	}
+}
+
+func (s *service) count(t testing.TB) int {
+	t.Helper()
+	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Items)
+}
+
+// exists reads the table directly, bypassing the service's expiry rule.
+func (s *service) exists(t testing.TB, id string) bool {
+	t.Helper()
+	key, _ := attributevalue.MarshalMap(map[string]string{"message_id": id})
+	out, err := s.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Item) > 0
+}
+
+// wantError checks an error response: status, code, and (when given) the
+// field named in the body and a fragment of the message.
+func wantError(t *testing.T, r response, status int, code, field, inMessage string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
+	}
+	var e errorBody
+	r.json(t, &e)
+	if e.Error.Code != code {
+		t.Errorf("code = %q, want %q (%s)", e.Error.Code, code, r.body)
+	}
+	if e.RequestID == "" || e.RequestID != r.header.Get("X-Request-Id") {
+		t.Errorf("request_id %q does not match header %q", e.RequestID, r.header.Get("X-Request-Id"))
+	}
+	if field != "" {
+		found := false
+		for _, f := range e.Error.Fields {
+			found = found || f.Field == field
+		}
+		if !found || !strings.Contains(e.Error.Message, field) {
+			t.Errorf("error does not name field %q: %s", field, r.body)
+		}
+	}
+	if inMessage != "" && !strings.Contains(e.Error.Message, inMessage) {
+		t.Errorf("message %q does not contain %q", e.Error.Message, inMessage)
+	}
+}
+
+// id returns a fixed, valid message id distinct per (group, n).
+func id(group, n int) string { return fmt.Sprintf("3f1d7e3a-%04d-4000-8000-%012d", group, n) }

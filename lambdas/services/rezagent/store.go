@@ -1,0 +1,592 @@
+package rezagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// API is the part of *dynamodb.Client the store uses.
+type API interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Store reads and writes the messages of one stage in one table.
+type Store struct {
+	client     API
+	table      string
+	stage      string
+	codec      *cursor.Codec
+	now        func() time.Time
+	newID      func() string
+	scanBudget int
+}
+
+// NewStore returns a Store on table for stage (the value written to each
+// message's stage attribute and listed by default). cursorKey signs list
+// cursors.
+func NewStore(client API, table, stage string, cursorKey []byte) *Store {
+	return &Store{client: client, table: table, stage: stage, codec: cursor.NewCodec(cursorKey),
+		now: time.Now, newID: uuid.NewString, scanBudget: DefaultScanBudget}
+}
+
+// NewMessage is the input of Create.
+type NewMessage struct {
+	MessageType string
+	CreatedBy   string
+	Payload     Payload
+	// CorrelationID traces the message across services; "" makes a new one.
+	CorrelationID string
+}
+
+// Create stores a new message in status created, expiring after Retention.
+func (s *Store) Create(ctx context.Context, in NewMessage) (*Message, error) {
+	if in.MessageType == "" || in.CreatedBy == "" || in.Payload == nil {
+		return nil, fmt.Errorf("%w: message_type, created_by and payload are required", ErrInvalidInput)
+	}
+	now := s.now()
+	ts := Timestamp(now)
+	m := &Message{
+		Summary: Summary{
+			MessageID:     s.newID(),
+			CreatedDate:   ts,
+			CreatedBy:     in.CreatedBy,
+			Stage:         s.stage,
+			MessageType:   in.MessageType,
+			Status:        StatusCreated,
+			UpdatedDate:   ts,
+			CorrelationID: in.CorrelationID,
+			TTL:           now.Add(Retention).Unix(),
+		},
+		Payload: in.Payload,
+	}
+	if m.CorrelationID == "" {
+		m.CorrelationID = uuid.NewString()
+	}
+	item, err := attributevalue.MarshalMap(m)
+	if err != nil {
+		return nil, fmt.Errorf("rezagent: marshal message: %w", err)
+	}
+	if ddb.ItemSize(item) > MaxMessageBytes {
+		return nil, ErrTooLarge
+	}
+	// A v4 UUID does not collide in practice; the condition turns the
+	// impossible case into an error instead of a silent overwrite.
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrID))).Build()
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       cond.Condition(),
+		ExpressionAttributeNames:  cond.Names(),
+		ExpressionAttributeValues: cond.Values(),
+	})
+	if err != nil {
+		return nil, storeError("PutItem", err)
+	}
+	return m, nil
+}
+
+func (s *Store) key(id string) (map[string]types.AttributeValue, error) {
+	return attributevalue.MarshalMap(map[string]string{attrID: id})
+}
+
+// Get returns the message with id, read strongly consistent so a message is
+// visible right after Create returns. An expired message is ErrNotFound
+// even while DynamoDB has not deleted it yet.
+func (s *Store) Get(ctx context.Context, id string) (*Message, error) {
+	key, err := s.key(id)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key,
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, storeError("GetItem", err)
+	}
+	if len(out.Item) == 0 || expired(out.Item, s.now()) {
+		return nil, ErrNotFound
+	}
+	return unmarshalMessage(out.Item)
+}
+
+// expired reports whether item's ttl has passed. DynamoDB deletes such items
+// only eventually (typically within days), so every read checks.
+func expired(item map[string]types.AttributeValue, now time.Time) bool {
+	n, ok := item[attrTTL].(*types.AttributeValueMemberN)
+	if !ok {
+		return false
+	}
+	ttl, err := strconv.ParseInt(n.Value, 10, 64)
+	return err == nil && ttl <= now.Unix()
+}
+
+// live is the condition and filter form of !expired.
+func live(now time.Time) expression.ConditionBuilder {
+	ttl := expression.Name(attrTTL)
+	return expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(now.Unix())))
+}
+
+// StatusChange is the input of SetStatus.
+type StatusChange struct {
+	To Status
+	// ErrorMessage is required for StatusFailed and refused otherwise.
+	ErrorMessage string
+	// NotificationID (ntfy.sh) may come with StatusCompleted only.
+	NotificationID string
+}
+
+func (c StatusChange) check() error {
+	switch {
+	case !c.To.valid() || c.To == StatusCreated:
+		return fmt.Errorf("%w: cannot change status to %q", ErrInvalidInput, c.To)
+	case c.To == StatusFailed && c.ErrorMessage == "":
+		return fmt.Errorf("%w: error_message is required for status failed", ErrInvalidInput)
+	case c.To != StatusFailed && c.ErrorMessage != "":
+		return fmt.Errorf("%w: error_message is only for status failed", ErrInvalidInput)
+	case c.To != StatusCompleted && c.NotificationID != "":
+		return fmt.Errorf("%w: notification_id is only for status completed", ErrInvalidInput)
+	}
+	return nil
+}
+
+// SetStatus moves the message to ch.To and returns the updated message.
+//
+// The write is conditioned on the message existing, being unexpired and
+// being in a status from which ch.To is allowed; without attribute_exists,
+// UpdateItem would create a phantom item for an unknown id. Two concurrent
+// changes therefore cannot both succeed from the same status (completed
+// racing failed): the loser gets a TransitionError naming the status it
+// found. processing → processing is a redelivery: it restarts
+// processing_started_at and increments retry_count, in a second write
+// conditioned on the status still being processing, because one update
+// expression cannot increment only for some predecessors.
+func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Message, error) {
+	if err := ch.check(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	ts := Timestamp(now)
+	update := expression.
+		Set(expression.Name(attrStatus), expression.Value(ch.To)).
+		Set(expression.Name("updated_date"), expression.Value(ts))
+	switch ch.To {
+	case StatusProcessing:
+		update = update.Set(expression.Name("processing_started_at"), expression.Value(ts))
+	case StatusCompleted, StatusFailed:
+		update = update.Set(expression.Name("processing_completed_at"), expression.Value(ts))
+	}
+	if ch.ErrorMessage != "" {
+		update = update.Set(expression.Name("error_message"), expression.Value(ch.ErrorMessage))
+	}
+	if ch.NotificationID != "" {
+		update = update.Set(expression.Name("notification_id"), expression.Value(ch.NotificationID))
+	}
+	var first []Status
+	for _, st := range sourcesOf(ch.To) {
+		if st != ch.To {
+			first = append(first, st)
+		}
+	}
+	m, cur, err := s.apply(ctx, id, first, update, now)
+	if err != nil || m != nil {
+		return m, err
+	}
+	if cur != nil && ch.To == StatusProcessing && cur.Status == StatusProcessing {
+		retry := update.Add(expression.Name("retry_count"), expression.Value(1))
+		if m, cur, err = s.apply(ctx, id, []Status{StatusProcessing}, retry, now); err != nil || m != nil {
+			return m, err
+		}
+	}
+	if cur == nil {
+		return nil, ErrNotFound
+	}
+	return nil, &TransitionError{From: cur.Status, To: ch.To}
+}
+
+// apply runs update on a live message whose status is one of from. It
+// returns the updated message, or, when the condition refused the write, the
+// message as it was (nil if it does not exist or has expired), told apart by
+// ReturnValuesOnConditionCheckFailure=ALL_OLD without a read beforehand.
+func (s *Store) apply(ctx context.Context, id string, from []Status, update expression.UpdateBuilder, now time.Time) (updated, current *Message, err error) {
+	key, err := s.key(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	others := make([]expression.OperandBuilder, 0, len(from)-1)
+	for _, st := range from[1:] {
+		others = append(others, expression.Value(st))
+	}
+	cond := expression.AttributeExists(expression.Name(attrID)).
+		And(expression.Name(attrStatus).In(expression.Value(from[0]), others...)).
+		And(live(now))
+	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("rezagent: build expression: %w", err)
+	}
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key,
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err == nil {
+		m, err := unmarshalMessage(out.Attributes)
+		return m, nil, err
+	}
+	err = storeError("UpdateItem", err)
+	if !ddb.IsConditionFailed(err) {
+		return nil, nil, err
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) || len(ccf.Item) == 0 || expired(ccf.Item, now) {
+		return nil, nil, nil
+	}
+	var old Summary
+	if found, err := ddb.OldItem(err, &old); err != nil || !found {
+		return nil, nil, err
+	}
+	return nil, &Message{Summary: old}, nil
+}
+
+func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
+	var m Message
+	if err := attributevalue.UnmarshalMap(item, &m); err != nil {
+		return nil, fmt.Errorf("rezagent: unmarshal message: %w", err)
+	}
+	return &m, nil
+}
+
+func storeError(op string, err error) error {
+	err = ddb.Wrap(op, err)
+	if ddb.IsItemTooLarge(err) {
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	return err
+}
+
+// Query selects a listing.
+type Query struct {
+	// Status lists one status (status-created_date-index); "" lists the
+	// store's stage (stage-created_date-index).
+	Status Status
+	// From (inclusive) and To (exclusive) bound created_date; zero is
+	// unbounded. Half-open, so "October" is From 10-01, To 11-01.
+	From, To time.Time
+	// Limit is the page size, 1 to MaxPageSize; 0 means DefaultPageSize.
+	Limit int
+	// Cursor is the Next of the previous page, "" for the first.
+	Cursor string
+}
+
+// Page is one page of a listing, newest first.
+type Page struct {
+	Messages []Summary `json:"messages"`
+	// Next is the cursor of the next page, "" when there is none.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// pageKey is a position in either index: an index key carries the table
+// key too. Part is the index partition value (a stage or a status).
+type pageKey struct {
+	ID      string `json:"i"`
+	Part    string `json:"p"`
+	Created string `json:"t"`
+}
+
+// listing is a Query resolved to index terms.
+type listing struct {
+	index, partAttr, part string
+	from, to              string // inclusive created_date bounds, "" = open
+}
+
+func (l listing) scope() string {
+	return "rezagent/" + l.index + "/" + l.part + "/" + l.from + "/" + l.to
+}
+
+// summaryAttributes is everything but payload.
+var summaryAttributes = []string{attrID, attrCreated, "created_by", attrStage, "message_type", attrStatus, "updated_date",
+	"processing_started_at", "processing_completed_at", "error_message", "retry_count", "notification_id", "correlation_id", attrTTL}
+
+// ceilMicro rounds t up to the microsecond grid of Timestamp, so that
+// comparing stored timestamps with the rounded bound is exact.
+func ceilMicro(t time.Time) time.Time {
+	if r := t.Truncate(time.Microsecond); !r.Equal(t) {
+		return r.Add(time.Microsecond)
+	}
+	return t
+}
+
+func (s *Store) resolve(q Query) (listing, error) {
+	l := listing{index: stageIndex, partAttr: attrStage, part: s.stage}
+	if q.Status != "" {
+		if !q.Status.valid() {
+			return l, fmt.Errorf("%w: unknown status %q", ErrInvalidInput, q.Status)
+		}
+		l = listing{index: statusIndex, partAttr: attrStatus, part: string(q.Status)}
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
+		return l, fmt.Errorf("%w: from must be before to", ErrInvalidInput)
+	}
+	if !q.From.IsZero() {
+		l.from = Timestamp(ceilMicro(q.From))
+	}
+	if !q.To.IsZero() {
+		// The largest timestamp before To: BETWEEN and <= are inclusive.
+		l.to = Timestamp(ceilMicro(q.To).Add(-time.Microsecond))
+	}
+	return l, nil
+}
+
+// List returns a page of the stage's messages, or of one status, newest
+// first, without payloads.
+//
+// Expired messages are skipped with a filter, and DynamoDB applies Limit
+// before the filter: a single Query could return a short or empty page
+// while more remain. List therefore queries on until the page is full or
+// the index range is exhausted, reading at most the scan budget
+// (DefaultScanBudget items). Only when that budget runs out (a long run of
+// expired messages awaiting deletion) is a page short; its cursor then
+// points after the last item read, so no message is skipped or repeated.
+//
+// The indexes are GSIs, so listings are eventually consistent.
+func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
+	limit := q.Limit
+	if limit == 0 {
+		limit = DefaultPageSize
+	}
+	if limit < 1 || limit > MaxPageSize {
+		return nil, fmt.Errorf("%w: limit must be 1 to %d", ErrInvalidInput, MaxPageSize)
+	}
+	l, err := s.resolve(q)
+	if err != nil {
+		return nil, err
+	}
+	start, err := s.startKey(l, q.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	key := expression.Key(l.partAttr).Equal(expression.Value(l.part))
+	created := expression.Key(attrCreated)
+	switch {
+	case l.from != "" && l.to != "":
+		key = key.And(created.Between(expression.Value(l.from), expression.Value(l.to)))
+	case l.from != "":
+		key = key.And(created.GreaterThanEqual(expression.Value(l.from)))
+	case l.to != "":
+		key = key.And(created.LessThanEqual(expression.Value(l.to)))
+	}
+	proj := expression.NamesList(expression.Name(summaryAttributes[0]))
+	for _, a := range summaryAttributes[1:] {
+		proj = proj.AddNames(expression.Name(a))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(key).WithFilter(live(s.now())).WithProjection(proj).Build()
+	if err != nil {
+		return nil, fmt.Errorf("rezagent: build expression: %w", err)
+	}
+	// Ask for one more than a page: if it arrives there is a next page and
+	// the cursor is the key of the page's last message. LastEvaluatedKey
+	// would hand out a cursor to an empty page whenever the range holds a
+	// multiple of limit messages. Later rounds double their Limit, since a
+	// filtered-out round suggests more expired items follow.
+	var (
+		msgs      []Summary
+		scanned   int
+		roundSize int
+		exhausted bool
+	)
+	for {
+		need := limit + 1 - len(msgs)
+		roundSize = min(max(need, 2*roundSize), s.scanBudget-scanned)
+		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(l.index),
+			KeyConditionExpression:    expr.KeyCondition(),
+			FilterExpression:          expr.Filter(),
+			ProjectionExpression:      expr.Projection(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ScanIndexForward:          aws.Bool(false),
+			Limit:                     aws.Int32(int32(roundSize)),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, storeError("Query", err)
+		}
+		var batch []Summary
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &batch); err != nil {
+			return nil, fmt.Errorf("rezagent: unmarshal messages: %w", err)
+		}
+		msgs = append(msgs, batch...)
+		scanned += int(out.ScannedCount)
+		start = out.LastEvaluatedKey
+		exhausted = len(start) == 0
+		if len(msgs) > limit || exhausted || scanned >= s.scanBudget {
+			break
+		}
+	}
+	page := &Page{Messages: msgs}
+	switch {
+	case len(msgs) > limit:
+		page.Messages = msgs[:limit]
+		last := page.Messages[limit-1]
+		page.Next, err = cursor.Encode(s.codec, l.scope(), pageKey{ID: last.MessageID, Part: l.part, Created: last.CreatedDate})
+	case !exhausted:
+		var lek map[string]string
+		if err = attributevalue.UnmarshalMap(start, &lek); err == nil {
+			page.Next, err = cursor.Encode(s.codec, l.scope(), pageKey{ID: lek[attrID], Part: lek[l.partAttr], Created: lek[attrCreated]})
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if page.Messages == nil {
+		page.Messages = []Summary{}
+	}
+	return page, nil
+}
+
+// startKey decodes a cursor of listing l into ExclusiveStartKey. The MAC
+// binds the cursor to l's scope; the key is checked against l as well so
+// that a forged cursor could still not leave l's partition and range.
+func (s *Store) startKey(l listing, token string) (map[string]types.AttributeValue, error) {
+	if token == "" {
+		return nil, nil
+	}
+	k, err := cursor.Decode[pageKey](s.codec, l.scope(), token)
+	if err != nil {
+		return nil, err
+	}
+	if k.Part != l.part || k.ID == "" || k.Created == "" || (l.from != "" && k.Created < l.from) || (l.to != "" && k.Created > l.to) {
+		return nil, cursor.ErrInvalid
+	}
+	return attributevalue.MarshalMap(map[string]string{attrID: k.ID, l.partAttr: k.Part, attrCreated: k.Created})
+}
+
+// Metrics summarises the messages created since a time.
+type Metrics struct {
+	Stage string `json:"stage"`
+	Since string `json:"since"`
+	// Counts has every status, by the messages' current status.
+	Counts map[Status]int `json:"counts"`
+	Total  int            `json:"total"`
+	// SuccessRate is completed / (completed + failed); nil (JSON null)
+	// when neither occurred, which is "no data", not 0 %.
+	SuccessRate *float64 `json:"success_rate"`
+	// Recent are the stage's newest messages (any age), at most
+	// RecentCount.
+	Recent []Summary `json:"recent"`
+	// Truncated means a count stopped at its page bound: the counts are
+	// lower bounds.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Metrics counts the unexpired messages created at or after since, by
+// status, and lists the newest RecentCount messages.
+//
+// Each count is a Query on status-created_date-index with Select=COUNT over
+// every page: it reads, and pays for, every matching item (COUNT saves
+// transfer, not read capacity), so the cost grows with the window. The five
+// counts and the recent listing run concurrently.
+func (s *Store) Metrics(ctx context.Context, since time.Time) (*Metrics, error) {
+	now := s.now()
+	from := Timestamp(ceilMicro(since))
+	m := &Metrics{Stage: s.stage, Since: from, Counts: make(map[Status]int, len(Statuses))}
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		errs      []error
+		truncated bool
+	)
+	for _, st := range Statuses {
+		wg.Go(func() {
+			n, complete, err := s.count(ctx, st, from, now)
+			mu.Lock()
+			defer mu.Unlock()
+			m.Counts[st] = n
+			truncated = truncated || !complete
+			errs = append(errs, err)
+		})
+	}
+	wg.Go(func() {
+		p, err := s.List(ctx, Query{Limit: RecentCount})
+		mu.Lock()
+		defer mu.Unlock()
+		if p != nil {
+			m.Recent = p.Messages
+		}
+		errs = append(errs, err)
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, n := range m.Counts {
+		m.Total += n
+	}
+	if done := m.Counts[StatusCompleted] + m.Counts[StatusFailed]; done > 0 {
+		rate := float64(m.Counts[StatusCompleted]) / float64(done)
+		m.SuccessRate = &rate
+	}
+	m.Truncated = truncated
+	return m, nil
+}
+
+// count sums Count over every page, up to maxCountPages; one page's Count
+// undercounts past 1 MB of items. complete is false when the bound stopped
+// it.
+func (s *Store) count(ctx context.Context, st Status, from string, now time.Time) (n int, complete bool, err error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key(attrStatus).Equal(expression.Value(st)).And(expression.Key(attrCreated).GreaterThanEqual(expression.Value(from)))).
+		WithFilter(live(now)).
+		Build()
+	if err != nil {
+		return 0, false, fmt.Errorf("rezagent: build expression: %w", err)
+	}
+	var start map[string]types.AttributeValue
+	for range maxCountPages {
+		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(statusIndex),
+			KeyConditionExpression:    expr.KeyCondition(),
+			FilterExpression:          expr.Filter(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			Select:                    types.SelectCount,
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return 0, false, storeError("Query", err)
+		}
+		n += int(out.Count)
+		if start = out.LastEvaluatedKey; len(start) == 0 {
+			return n, true, nil
+		}
+	}
+	return n, false, nil
+}
