@@ -36,8 +36,10 @@ var (
 		"dynamodb:DescribeStream",
 		"dynamodb:GetRecords",
 		"dynamodb:GetShardIterator",
-		"dynamodb:ListStreams",
 	}
+	// ListStreamsAction supports no resource-level permission: it is
+	// granted on "*", in a statement of its own.
+	ListStreamsAction = "dynamodb:ListStreams"
 )
 
 // Props configures a table construct.
@@ -247,6 +249,7 @@ func (t *Table) GrantStreamRead(grantee awsiam.IGrantable) (awsiam.Grant, error)
 	if t.key != nil {
 		t.key.GrantDecrypt(grantee)
 	}
+	t.grant(grantee, []string{ListStreamsAction}, []*string{jsii.String("*")})
 	return t.grant(grantee, StreamReadActions, []*string{t.streamArn}), nil
 }
 

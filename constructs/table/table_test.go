@@ -274,10 +274,16 @@ func TestGrantStreamRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := statements(t, cdktest.JSON(t, stack))
-	if len(st) != 1 || !slices.Equal(strs(st[0]["Action"]), table.StreamReadActions) {
-		t.Fatalf("statements = %v, want one with %v", st, table.StreamReadActions)
+	if len(st) != 2 {
+		t.Fatalf("statements = %v, want ListStreams and the stream reads", st)
 	}
-	if res := fmt.Sprint(st[0]["Resource"]); !strings.Contains(res, "StreamArn") {
+	if !slices.Equal(strs(st[0]["Action"]), []string{table.ListStreamsAction}) || st[0]["Resource"] != "*" {
+		t.Errorf("first statement %v, want ListStreams on * (no resource-level permission exists)", st[0])
+	}
+	if !slices.Equal(strs(st[1]["Action"]), table.StreamReadActions) {
+		t.Errorf("second statement actions %v, want %v", st[1]["Action"], table.StreamReadActions)
+	}
+	if res := fmt.Sprint(st[1]["Resource"]); !strings.Contains(res, "StreamArn") {
 		t.Errorf("stream grant resource %s is not the table's stream ARN", res)
 	}
 }

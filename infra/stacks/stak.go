@@ -2,11 +2,109 @@ package stacks
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/stak"
+	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
+// StakRoutes is the Stak inbox API (document 002: settings, inbox configs,
+// publishing, the merged user feed, read receipts, counters).
+var StakRoutes = []Route{
+	"PUT /tenants/{tenant}/settings",
+	"GET /tenants/{tenant}/settings",
+	"PUT /tenants/{tenant}/inboxes/{inbox}",
+	"GET /tenants/{tenant}/inboxes/{inbox}",
+	"POST /tenants/{tenant}/inboxes/{inbox}/messages",
+	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages",
+	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read",
+	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats",
+}
+
+// StakStreamService names the consumer that keeps the counters when
+// messages and read receipts expire.
+const StakStreamService = "stak-stream"
+
+// Stream consumer settings: batches are retried at most 10 times, halved on
+// error so one poisoned record cannot block the shard, and given up after a
+// day (then sent to the failure queue for a human).
+const (
+	stakStreamBatchSize   = 100
+	stakStreamWindowSecs  = 5
+	stakStreamRetries     = 10
+	stakStreamMaxAgeHours = 24
+)
+
 func buildStak(stack awscdk.Stack, cfg config.Stage) error {
-	_, err := stak.NewInboxTable(stack, "Inbox", props(cfg, stak.Service, "Inbox"))
-	return err
+	inbox, err := stak.NewInboxTable(stack, "Inbox", props(cfg, stak.Service, "Inbox"))
+	if err != nil {
+		return err
+	}
+	if _, err := addAPI(stack, cfg, function{
+		id: "Handler", service: stak.Service, pkg: "./cmd/stak", description: "Stak inbox API",
+		tables: []access{{inbox, stak.EnvTableName, readWrite}},
+	}, StakRoutes); err != nil {
+		return err
+	}
+	// The consumer reads the stream and writes counters (in transactions,
+	// with a marker item per event for idempotency).
+	consumer, err := addFunction(stack, cfg, function{
+		id: "StreamConsumer", service: StakStreamService, pkg: "./cmd/stak-stream", description: "Stak counters from expired messages and read receipts",
+		tables: []access{{inbox, stak.EnvTableName, func(t *table.Table, g awsiam.IGrantable) { t.GrantWrite(g) }}},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := inbox.GrantStreamRead(consumer.Function); err != nil {
+		return err
+	}
+	failures := awssqs.NewQueue(stack, jsii.String("StreamFailures"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		RemovalPolicy:   gofunction.LogRemovalPolicy(cfg.Name),
+	})
+	awslambda.NewEventSourceMapping(stack, jsii.String("StreamMapping"), &awslambda.EventSourceMappingProps{
+		Target:                  consumer.Function,
+		EventSourceArn:          inbox.Resource.TableStreamArn(),
+		StartingPosition:        awslambda.StartingPosition_LATEST,
+		BatchSize:               jsii.Number(stakStreamBatchSize),
+		MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(stakStreamWindowSecs)),
+		BisectBatchOnError:      jsii.Bool(true),
+		RetryAttempts:           jsii.Number(stakStreamRetries),
+		MaxRecordAge:            awscdk.Duration_Hours(jsii.Number(stakStreamMaxAgeHours)),
+		ReportBatchItemFailures: jsii.Bool(true),
+		OnFailure:               awslambdaeventsources.NewSqsDlq(failures),
+		// Only TTL deletions of messages and receipts (sort key m#…) invoke
+		// the consumer; the code applies the same rule, since DynamoDB Local
+		// reports TTL deletions differently and has no filters.
+		Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+			"eventName": awslambda.FilterRule_IsEqual(jsii.String("REMOVE")),
+			"userIdentity": map[string]any{
+				"type":        awslambda.FilterRule_IsEqual(jsii.String("Service")),
+				"principalId": awslambda.FilterRule_IsEqual(jsii.String("dynamodb.amazonaws.com")),
+			},
+			"dynamodb": map[string]any{"Keys": map[string]any{"sk": map[string]any{"S": awslambda.FilterRule_BeginsWith(jsii.String("m#"))}}},
+		})},
+	})
+	suppress(consumer.Role, suppression{
+		id:        "AwsSolutions-IAM5",
+		reason:    "X-Ray (PutTraceSegments, PutTelemetryRecords) and dynamodb:ListStreams support no resource-level permissions, so their resource is *; every other statement names the table or its stream.",
+		appliesTo: []string{"Resource::*"},
+	})
+	suppress(consumer.Function, suppression{
+		id:     "Serverless-LambdaDLQ",
+		reason: "Invoked by a stream event source mapping, never asynchronously: failed batches go to the mapping's on-failure SQS destination (StreamFailures).",
+	})
+	const lastStop = "This queue is itself the on-failure destination of the stream mapping, read by people, not by a consumer: a dead-letter queue or redrive behind it would only move the same records again."
+	suppress(failures,
+		suppression{id: "AwsSolutions-SQS3", reason: lastStop},
+		suppression{id: "Serverless-SQSRedrivePolicy", reason: lastStop},
+	)
+	return nil
 }

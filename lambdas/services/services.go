@@ -9,18 +9,37 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/dynastack/dynastack/lambdas/platform/streams"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
 // Constructor builds a service's handler from its environment.
 type Constructor func(ctx context.Context, getenv func(string) string) (http.Handler, error)
 
-// registry maps DYNASTACK_SERVICE values to constructors. Planned:
-// rezagent, nucleus, stak, agenticpm.
+// registry maps DYNASTACK_SERVICE values to constructors.
 var registry = map[string]Constructor{
 	"itsm":     itsm.New,
+	"nucleus":  nucleus.New,
 	"rezagent": rezagent.New,
+	"stak":     stak.New,
+}
+
+// consumers maps the DYNASTACK_SERVICE values of stream consumer functions
+// to their constructors; Lambda runs them through cmd/<name>, the local
+// runner through platform/streams.
+var consumers = map[string]streams.Constructor{
+	"stak-stream": func(ctx context.Context, getenv func(string) string) (streams.Consumer, error) {
+		return stak.NewConsumer(ctx, getenv)
+	},
+}
+
+// LookupConsumer returns the constructor of the named stream consumer.
+func LookupConsumer(name string) (streams.Constructor, bool) {
+	c, ok := consumers[name]
+	return c, ok
 }
 
 // Lookup returns the constructor of the named service.

@@ -9,11 +9,11 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(services.Names(), ","); got != "itsm,rezagent" {
+	if got := strings.Join(services.Names(), ","); got != "itsm,nucleus,rezagent,stak" {
 		t.Errorf("Names = %s", got)
 	}
-	if _, ok := services.Lookup("nucleus"); ok {
-		t.Error("nucleus is not implemented yet")
+	if _, ok := services.Lookup("agenticpm"); ok {
+		t.Error("agenticpm is not implemented yet")
 	}
 	ctor, ok := services.Lookup("itsm")
 	if !ok {

@@ -108,6 +108,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 
 	mux := http.NewServeMux()
 	mounted := map[string]string{} // service → template
+	consuming := 0                 // stream consumers started
 	for _, t := range tmpls {
 		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external})
 		if err != nil {
@@ -125,6 +126,27 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			}
 			if prev, dup := mounted[name]; dup {
 				return fmt.Errorf("service %s is defined by both %s and %s", name, prev, t.Path)
+			}
+			if cons, ok := services.LookupConsumer(name); ok {
+				fnEnv, err := fn.Environment(names)
+				if err != nil {
+					return err
+				}
+				err = startConsumer(ctx, log, cons, t, fn, names, client, func(k string) string {
+					if k == ddb.EnvEndpoint {
+						return endpoint
+					}
+					if v, ok := fnEnv[k]; ok {
+						return v
+					}
+					return os.Getenv(k)
+				})
+				if err != nil {
+					return fmt.Errorf("stream consumer %s: %w", name, err)
+				}
+				consuming++
+				served++
+				continue
 			}
 			ctor, ok := services.Lookup(name)
 			if !ok {
@@ -155,7 +177,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			log.Info("template has no service function yet; tables created, nothing served", "template", t.Stack, "tables", names)
 		}
 	}
-	if len(mounted) == 0 {
+	if len(mounted) == 0 && consuming == 0 {
 		return fmt.Errorf("no function with %s in %s", cfntables.EnvService, dir)
 	}
 	svcNames := make([]string, 0, len(mounted))

@@ -1,0 +1,268 @@
+package nucleus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// AccountStatus is whether the platform acts in an account.
+type AccountStatus string
+
+// Account statuses.
+const (
+	AccountActive   AccountStatus = "active"
+	AccountInactive AccountStatus = "inactive"
+)
+
+// AccountStatuses lists every account status.
+var AccountStatuses = []AccountStatus{AccountActive, AccountInactive}
+
+func (s AccountStatus) valid() bool { return slices.Contains(AccountStatuses, s) }
+
+// Account is an integrated AWS account, as stored and returned.
+type Account struct {
+	AccountID   string        `dynamodbav:"-" json:"account_id"`
+	AccountName string        `dynamodbav:"account_name" json:"account_name"`
+	RoleARN     string        `dynamodbav:"role_arn" json:"role_arn"`
+	Status      AccountStatus `dynamodbav:"status" json:"status"`
+	// LastTestRunAt is set by an EXECUTE audit record on the account
+	// (RecordExecution), i.e. a connection test; absent before the first.
+	LastTestRunAt string `dynamodbav:"last_test_run_at,omitempty" json:"last_test_run_at,omitempty"`
+	CreatedAt     string `dynamodbav:"created_at" json:"created_at"`
+	UpdatedAt     string `dynamodbav:"updated_at" json:"updated_at"`
+}
+
+// accountItem is the app-table item of an account. The id lives in pk only.
+type accountItem struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	GSI1PK string `dynamodbav:"gsi1pk"`
+	GSI1SK string `dynamodbav:"gsi1sk"`
+	// Version guards read-modify-write updates (UpdateAccount).
+	Version int64 `dynamodbav:"version"`
+	Account
+}
+
+func accountKey(id string) itemKey { return itemKey{PK: prefixAccount + id, SK: skMetadata} }
+
+func (it *accountItem) account() *Account {
+	a := it.Account
+	a.AccountID = strings.TrimPrefix(it.PK, prefixAccount)
+	return &a
+}
+
+// NewAccount is the input of CreateAccount.
+type NewAccount struct {
+	AccountID   string
+	AccountName string
+	RoleARN     string
+	Status      AccountStatus
+}
+
+// CreateAccount registers an account; ErrAccountExists if the id is taken.
+func (s *Store) CreateAccount(ctx context.Context, user string, in NewAccount) (*Account, error) {
+	if !in.Status.valid() {
+		return nil, fmt.Errorf("nucleus: unknown account status %q", in.Status)
+	}
+	now := s.now()
+	ts := Timestamp(now)
+	key := accountKey(in.AccountID)
+	it := accountItem{PK: key.PK, SK: key.SK, GSI1PK: gsiAccounts, GSI1SK: in.AccountName, Version: 1,
+		Account: Account{AccountName: in.AccountName, RoleARN: in.RoleARN, Status: in.Status, CreatedAt: ts, UpdatedAt: ts}}
+	item, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return nil, fmt.Errorf("nucleus: marshal account: %w", err)
+	}
+	put, err := s.put(s.tables.App, item, notExists(), always(ErrAccountExists))
+	if err != nil {
+		return nil, err
+	}
+	a := it.account()
+	entry, err := s.entry(now, user, Entity{EntityAccount, a.AccountID}, ActionCreate, StatusSuccess, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.transact(ctx, entry, put); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Account returns the account with id.
+func (s *Store) Account(ctx context.Context, id string) (*Account, error) {
+	it, err := s.accountItem(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return it.account(), nil
+}
+
+func (s *Store) accountItem(ctx context.Context, id string) (*accountItem, error) {
+	var it accountItem
+	found, err := s.get(ctx, accountKey(id), &it)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, ErrAccountNotFound
+	}
+	return &it, nil
+}
+
+// AccountPatch is the input of UpdateAccount; nil fields stay unchanged.
+type AccountPatch struct {
+	AccountName *string
+	RoleARN     *string
+	Status      *AccountStatus
+}
+
+// UpdateAccount changes an account and records the old and new values in
+// the audit entry. A patch that changes nothing writes nothing.
+//
+// The audit entry needs the old values, which a transaction cannot return
+// on success, so the account is read first and the write is conditioned on
+// the version read: a concurrent change makes it retry with fresh values
+// instead of recording a "from" that was never there.
+func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPatch) (*Account, error) {
+	if p.Status != nil && !p.Status.valid() {
+		return nil, fmt.Errorf("nucleus: unknown account status %q", *p.Status)
+	}
+	for range updateAttempts {
+		cur, err := s.accountItem(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		next := *cur
+		ch := changes{}
+		if p.AccountName != nil && ch.add("account_name", cur.AccountName, *p.AccountName) {
+			next.AccountName, next.GSI1SK = *p.AccountName, *p.AccountName
+		}
+		if p.RoleARN != nil && ch.add("role_arn", cur.RoleARN, *p.RoleARN) {
+			next.RoleARN = *p.RoleARN
+		}
+		if p.Status != nil && ch.add("status", cur.Status, *p.Status) {
+			next.Status = *p.Status
+		}
+		if len(ch) == 0 {
+			return cur.account(), nil
+		}
+		now := s.now()
+		next.UpdatedAt = Timestamp(now)
+		next.Version = cur.Version + 1
+		// The name is gsi1sk too: both change in the same write, so the
+		// alphabetical list never shows the old name for the new account.
+		upd := expression.
+			Set(expression.Name("account_name"), expression.Value(next.AccountName)).
+			Set(expression.Name("gsi1sk"), expression.Value(next.GSI1SK)).
+			Set(expression.Name("role_arn"), expression.Value(next.RoleARN)).
+			Set(expression.Name("status"), expression.Value(next.Status)).
+			Set(expression.Name("updated_at"), expression.Value(next.UpdatedAt)).
+			Set(expression.Name("version"), expression.Value(next.Version))
+		op, err := s.update(accountKey(id), upd, versionIs(cur.Version), staleOr(ErrAccountNotFound))
+		if err != nil {
+			return nil, err
+		}
+		entry, err := s.entry(now, user, Entity{EntityAccount, id}, ActionUpdate, StatusSuccess, map[string]any{"changes": ch})
+		if err != nil {
+			return nil, err
+		}
+		err = s.transact(ctx, entry, op)
+		if errors.Is(err, errStale) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return next.account(), nil
+	}
+	return nil, ErrConcurrentUpdate
+}
+
+// AccountQuery selects a page of accounts.
+type AccountQuery struct {
+	// Status filters by status; "" lists every account.
+	Status AccountStatus
+	// Limit is the page size, DefaultPageSize when 0.
+	Limit  int
+	Cursor string
+}
+
+// AccountPage is one page of accounts, by name.
+type AccountPage struct {
+	Accounts []Account `json:"accounts"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// Accounts lists accounts alphabetically by name (UTF-8 byte order) from
+// GSI1, which is eventually consistent: an account created a moment ago may
+// be missing. The status filter applies after DynamoDB's Limit; list keeps
+// reading, so pages are full unless the listing ends.
+func (s *Store) Accounts(ctx context.Context, q AccountQuery) (*AccountPage, error) {
+	if q.Status != "" && !q.Status.valid() {
+		return nil, fmt.Errorf("nucleus: unknown account status %q", q.Status)
+	}
+	l := listing{
+		table: s.tables.App, index: true, partition: gsiAccounts, forward: true, size: pageSize(q.Limit),
+		scope: "nucleus/accounts?status=" + string(q.Status),
+		key:   expression.Key("gsi1pk").Equal(expression.Value(gsiAccounts)),
+	}
+	if q.Status != "" {
+		f := expression.Name("status").Equal(expression.Value(q.Status))
+		l.filter = &f
+	}
+	items, next, err := s.list(ctx, l, q.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	page := &AccountPage{Accounts: make([]Account, 0, len(items)), Next: next}
+	for _, item := range items {
+		var it accountItem
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return nil, fmt.Errorf("nucleus: unmarshal account: %w", err)
+		}
+		page.Accounts = append(page.Accounts, *it.account())
+	}
+	return page, nil
+}
+
+// changes records field changes for an UPDATE audit entry.
+type changes map[string]change
+
+type change struct {
+	Old any `json:"old"`
+	New any `json:"new"`
+}
+
+// add records field's change and reports whether the value differs.
+func (c changes) add(field string, old, new any) bool {
+	if old == new {
+		return false
+	}
+	c[field] = change{Old: old, New: new}
+	return true
+}
+
+// errStale: the item changed between the read and the conditioned write.
+var errStale = errors.New("nucleus: item changed since read")
+
+func versionIs(v int64) expression.ConditionBuilder {
+	return expression.Name("version").Equal(expression.Value(v))
+}
+
+// staleOr tells a vanished item (notFound) from one whose version moved on.
+func staleOr(notFound error) func(map[string]types.AttributeValue) error {
+	return func(old map[string]types.AttributeValue) error {
+		if len(old) == 0 {
+			return notFound
+		}
+		return errStale
+	}
+}

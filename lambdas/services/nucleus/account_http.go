@@ -1,0 +1,151 @@
+package nucleus
+
+import (
+	"net/http"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+func accountStatuses() []string {
+	s := make([]string, len(AccountStatuses))
+	for i, st := range AccountStatuses {
+		s[i] = string(st)
+	}
+	return s
+}
+
+type createAccountRequest struct {
+	AccountID   string        `json:"account_id"`
+	AccountName string        `json:"account_name"`
+	RoleARN     string        `json:"role_arn"`
+	Status      AccountStatus `json:"status"`
+}
+
+func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
+	var in createAccountRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	u := user(&v, r)
+	checkAccountID(&v, "account_id", in.AccountID)
+	checkName(&v, "account_name", in.AccountName)
+	checkRoleARN(&v, "role_arn", in.RoleARN, in.AccountID)
+	if in.Status == "" {
+		// New accounts are active unless the caller says otherwise.
+		in.Status = AccountActive
+	}
+	v.OneOf("status", string(in.Status), accountStatuses()...)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	a, err := h.store.CreateAccount(r.Context(), u, NewAccount(in))
+	if err != nil {
+		return apiError(err, in.AccountID)
+	}
+	w.Header().Set("Location", "accounts/"+a.AccountID)
+	api.WriteJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (h *handler) getAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathAccountID(r)
+	if err != nil {
+		return err
+	}
+	a, err := h.store.Account(r.Context(), id)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+type updateAccountRequest struct {
+	AccountName optional[string]        `json:"account_name"`
+	RoleARN     optional[string]        `json:"role_arn"`
+	Status      optional[AccountStatus] `json:"status"`
+}
+
+func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathAccountID(r)
+	if err != nil {
+		return err
+	}
+	var in updateAccountRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	if !in.AccountName.Set && !in.RoleARN.Set && !in.Status.Set {
+		return api.BadRequest("nothing to change; give at least one of account_name, role_arn, status")
+	}
+	var v api.Validator
+	u := user(&v, r)
+	p := AccountPatch{
+		AccountName: ptr(&v, "account_name", in.AccountName),
+		RoleARN:     ptr(&v, "role_arn", in.RoleARN),
+		Status:      ptr(&v, "status", in.Status),
+	}
+	if p.AccountName != nil {
+		checkName(&v, "account_name", *p.AccountName)
+	}
+	if p.RoleARN != nil {
+		checkRoleARN(&v, "role_arn", *p.RoleARN, id)
+	}
+	if p.Status != nil {
+		v.OneOf("status", string(*p.Status), accountStatuses()...)
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	a, err := h.store.UpdateAccount(r.Context(), u, id, p)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
+	q, err := queryParams(r, "status", "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	n := limit(&v, q)
+	status := q.Get("status")
+	if q.Has("status") {
+		v.OneOf("status", status, accountStatuses()...)
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.Accounts(r.Context(), AccountQuery{Status: AccountStatus(status), Limit: n, Cursor: q.Get("cursor")})
+	if err != nil {
+		return apiError(err, "")
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathAccountID(r)
+	if err != nil {
+		return err
+	}
+	q, err := queryParams(r, "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	n := limit(&v, q)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.AccountResources(r.Context(), id, q.Get("cursor"), n)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}

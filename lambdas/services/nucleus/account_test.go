@@ -1,0 +1,395 @@
+package nucleus_test
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"both", map[string]string{nucleus.EnvAppTable: "a", nucleus.EnvAuditTable: "b"}, ""},
+		{"no app", map[string]string{nucleus.EnvAuditTable: "b"}, nucleus.EnvAppTable},
+		{"no audit", map[string]string{nucleus.EnvAppTable: "a"}, nucleus.EnvAuditTable},
+		{"none", nil, nucleus.EnvAppTable + " (NucleusAppTable-<stage>), " + nucleus.EnvAuditTable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := nucleus.ConfigFromEnv(func(k string) string { return tt.env[k] })
+			if tt.wantErr == "" {
+				if err != nil || cfg.Tables != (nucleus.Tables{App: "a", Audit: "b"}) || len(cfg.CursorKey) == 0 {
+					t.Fatalf("cfg %+v, err %v", cfg, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want mention of %s", err, tt.wantErr)
+			}
+		})
+	}
+	key := func(env map[string]string) string {
+		cfg, _ := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
+		return string(cfg.CursorKey)
+	}
+	base := map[string]string{nucleus.EnvAppTable: "a", nucleus.EnvAuditTable: "b"}
+	if key(base) == key(map[string]string{nucleus.EnvAppTable: "a2", nucleus.EnvAuditTable: "b"}) {
+		t.Error("derived cursor key does not depend on the table")
+	}
+	if key(map[string]string{nucleus.EnvAppTable: "a", nucleus.EnvAuditTable: "b", nucleus.EnvCursorKey: "secret"}) != "secret" {
+		t.Error("DYNASTACK_CURSOR_KEY ignored")
+	}
+}
+
+func TestCreateAccount(t *testing.T) {
+	s := newService(t, options{})
+	const id = "123456789012"
+	valid := func(fields ...string) string {
+		m := map[string]string{"account_id": id, "account_name": "Dev", "role_arn": roleARN(id)}
+		for i := 0; i < len(fields); i += 2 {
+			m[fields[i]] = fields[i+1]
+		}
+		parts := []string{}
+		for k, v := range m {
+			parts = append(parts, fmt.Sprintf("%q:%q", k, v))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	tests := []struct {
+		name, user, body string
+		status           int
+		code, field      string
+	}{
+		{"valid", testUser, valid(), 201, "", ""},
+		{"inactive", testUser, valid("account_id", "210987654321", "role_arn", roleARN("210987654321"), "status", "inactive"), 201, "", ""},
+		{"role with path, gov partition", testUser, valid("account_id", "111111111111", "role_arn", "arn:aws-us-gov:iam::111111111111:role/ops/team/Nucleus-Role_1"), 201, "", ""},
+		{"duplicate", testUser, valid("account_name", "Other"), 409, "conflict", ""},
+		{"empty body", testUser, ``, 400, "bad_request", ""},
+		{"null body", testUser, `null`, 400, "bad_request", ""},
+		{"array body", testUser, `[]`, 400, "bad_request", ""},
+		{"malformed", testUser, `{"account_id":`, 400, "bad_request", ""},
+		{"unknown field", testUser, `{"account_id":"222222222222","account_name":"a","role_arn":"` + roleARN("222222222222") + `","owner":"x"}`, 400, "validation_failed", "owner"},
+		{"client-chosen created_at", testUser, `{"account_id":"222222222222","account_name":"a","role_arn":"` + roleARN("222222222222") + `","created_at":"x"}`, 400, "validation_failed", "created_at"},
+		{"numeric account id", testUser, `{"account_id":123456789012,"account_name":"a","role_arn":"x"}`, 400, "validation_failed", "account_id"},
+		{"missing account id", testUser, `{"account_name":"a","role_arn":"` + roleARN("222222222222") + `"}`, 400, "validation_failed", "account_id"},
+		{"short account id", testUser, valid("account_id", "12345"), 400, "validation_failed", "account_id"},
+		{"account id with letters", testUser, valid("account_id", "12345678901a"), 400, "validation_failed", "account_id"},
+		{"null name", testUser, `{"account_id":"222222222222","account_name":null,"role_arn":"` + roleARN("222222222222") + `"}`, 400, "validation_failed", "account_name"},
+		{"blank name", testUser, valid("account_id", "222222222222", "role_arn", roleARN("222222222222"), "account_name", "   "), 400, "validation_failed", "account_name"},
+		{"padded name", testUser, valid("account_id", "222222222222", "role_arn", roleARN("222222222222"), "account_name", " Dev"), 400, "validation_failed", "account_name"},
+		{"name too long", testUser, valid("account_id", "222222222222", "role_arn", roleARN("222222222222"), "account_name", strings.Repeat("n", nucleus.MaxNameChars+1)), 400, "validation_failed", "account_name"},
+		{"name of 4-byte characters", testUser, valid("account_id", "444444444444", "role_arn", roleARN("444444444444"), "account_name", strings.Repeat("😀", nucleus.MaxNameChars)), 201, "", ""},
+		{"name with control char", testUser, `{"account_id":"222222222222","account_name":"a\u0007","role_arn":"` + roleARN("222222222222") + `"}`, 400, "validation_failed", "account_name"},
+		{"missing role", testUser, `{"account_id":"222222222222","account_name":"a"}`, 400, "validation_failed", "role_arn"},
+		{"user arn not role", testUser, valid("account_id", "222222222222", "role_arn", "arn:aws:iam::222222222222:user/bob"), 400, "validation_failed", "role_arn"},
+		{"role with region", testUser, valid("account_id", "222222222222", "role_arn", "arn:aws:iam:us-east-1:222222222222:role/x"), 400, "validation_failed", "role_arn"},
+		{"role name too long", testUser, valid("account_id", "222222222222", "role_arn", "arn:aws:iam::222222222222:role/"+strings.Repeat("r", 65)), 400, "validation_failed", "role_arn"},
+		{"role of another account", testUser, valid("account_id", "222222222222", "role_arn", roleARN("333333333333")), 400, "validation_failed", "role_arn"},
+		{"unknown status", testUser, valid("account_id", "222222222222", "role_arn", roleARN("222222222222"), "status", "ACTIVE"), 400, "validation_failed", "status"},
+		{"no user", "", valid("account_id", "222222222222", "role_arn", roleARN("222222222222")), 400, "validation_failed", nucleus.HeaderUserID},
+		{"user with space", "a b", valid("account_id", "222222222222", "role_arn", roleARN("222222222222")), 400, "validation_failed", nucleus.HeaderUserID},
+		{"body too large", testUser, valid("account_id", "222222222222", "account_name", strings.Repeat("x", 70<<10)), 413, "too_large", ""},
+	}
+	created := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.doAs(t, tt.user, "POST", "/accounts", tt.body)
+			if tt.status != 201 {
+				wantError(t, r, tt.status, tt.code, tt.field, "")
+				return
+			}
+			created++
+			if r.status != 201 {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			var a nucleus.Account
+			r.json(t, &a)
+			if r.header.Get("Location") != "accounts/"+a.AccountID {
+				t.Errorf("Location = %q", r.header.Get("Location"))
+			}
+			if !tsPattern.MatchString(a.CreatedAt) || a.CreatedAt != a.UpdatedAt || a.LastTestRunAt != "" {
+				t.Errorf("account = %+v", a)
+			}
+			if a.AccountID == id && a.Status != nucleus.AccountActive {
+				t.Errorf("default status = %q, want active", a.Status)
+			}
+		})
+	}
+	// Every accepted account wrote one item and one audit entry; nothing
+	// rejected wrote anything.
+	s.wantCounts(t, created, created)
+	p := s.audit(t, "/audit/account/"+id)
+	if len(p.Entries) != 1 || p.Entries[0].Action != nucleus.ActionCreate || p.Entries[0].UserID != testUser ||
+		p.Entries[0].Status != nucleus.StatusSuccess || !strings.Contains(string(p.Entries[0].Details), `"account_name":"Dev"`) {
+		t.Errorf("audit of %s = %+v", id, p.Entries)
+	}
+}
+
+func TestGetAccount(t *testing.T) {
+	s := newService(t, options{})
+	a := s.createAccount(t, "123456789012", "Dev", "active")
+	tests := []struct {
+		name, id string
+		status   int
+	}{
+		{"existing", a.AccountID, 200},
+		{"unknown", "999999999999", 404},
+		{"malformed", "abc", 404},
+		{"too long", strings.Repeat("1", 3000), 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.do(t, "GET", "/accounts/"+tt.id, "")
+			if tt.status != 200 {
+				wantError(t, r, tt.status, "not_found", "", "")
+				return
+			}
+			var got nucleus.Account
+			r.json(t, &got)
+			if got != a {
+				t.Errorf("got %+v, want %+v", got, a)
+			}
+		})
+	}
+	t.Run("wrong method", func(t *testing.T) {
+		r := s.do(t, "DELETE", "/accounts/"+a.AccountID, "")
+		wantError(t, r, 405, "method_not_allowed", "", "")
+		if !strings.Contains(r.header.Get("Allow"), "PATCH") {
+			t.Errorf("Allow = %q", r.header.Get("Allow"))
+		}
+	})
+}
+
+func TestUpdateAccount(t *testing.T) {
+	c := newClock(time.Second)
+	s := newService(t, options{now: c.now})
+	const id = "123456789012"
+	a := s.createAccount(t, id, "Dev", "active")
+	s.createAccount(t, "210987654321", "Beta", "active")
+
+	var got nucleus.Account
+	s.must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha","status":"inactive"}`, &got)
+	if got.AccountName != "Alpha" || got.Status != nucleus.AccountInactive || got.RoleARN != a.RoleARN ||
+		got.CreatedAt != a.CreatedAt || got.UpdatedAt <= a.UpdatedAt {
+		t.Errorf("updated = %+v", got)
+	}
+	var g2 nucleus.Account
+	s.must(t, 200, "GET", "/accounts/"+id, "", &g2)
+	if g2 != got {
+		t.Errorf("GET after PATCH = %+v, want %+v", g2, got)
+	}
+	// The rename moved the account in the alphabetical list.
+	if names := accountNames(t, s, ""); fmt.Sprint(names) != "[Alpha Beta]" {
+		t.Errorf("list = %v", names)
+	}
+	p := s.audit(t, "/audit/account/"+id)
+	if len(p.Entries) != 2 || p.Entries[0].Action != nucleus.ActionUpdate ||
+		string(p.Entries[0].Details) != `{"changes":{"account_name":{"old":"Dev","new":"Alpha"},"status":{"old":"active","new":"inactive"}}}` {
+		t.Errorf("audit = %+v", p.Entries)
+	}
+
+	_, auditBefore := s.counts(t)
+	s.must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha"}`, &got)
+	if _, after := s.counts(t); after != auditBefore {
+		t.Error("a patch that changes nothing wrote an audit entry")
+	}
+
+	tests := []struct {
+		name, id, body string
+		status         int
+		code, field    string
+	}{
+		{"unknown account", "999999999999", `{"status":"active"}`, 404, "not_found", ""},
+		{"malformed id", "x", `{"status":"active"}`, 404, "not_found", ""},
+		{"empty patch", id, `{}`, 400, "bad_request", ""},
+		{"null body", id, `null`, 400, "bad_request", ""},
+		{"null name", id, `{"account_name":null}`, 400, "validation_failed", "account_name"},
+		{"numeric name", id, `{"account_name":5}`, 400, "validation_failed", "account_name"},
+		{"blank name", id, `{"account_name":""}`, 400, "validation_failed", "account_name"},
+		{"role of another account", id, `{"role_arn":"` + roleARN("333333333333") + `"}`, 400, "validation_failed", "role_arn"},
+		{"bad status", id, `{"status":"gone"}`, 400, "validation_failed", "status"},
+		{"key field", id, `{"account_id":"999999999999"}`, 400, "validation_failed", "account_id"},
+		{"last_test_run_at is not writable", id, `{"last_test_run_at":"2026-01-01T00:00:00.000000Z"}`, 400, "validation_failed", "last_test_run_at"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, s.do(t, "PATCH", "/accounts/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+		})
+	}
+	// A refused update creates no phantom account and no audit entry.
+	s.wantCounts(t, 2, 3)
+}
+
+func accountNames(t *testing.T, s *service, query string) []string {
+	t.Helper()
+	var names []string
+	for cur := ""; ; {
+		var p nucleus.AccountPage
+		s.must(t, 200, "GET", "/accounts?"+query+"&cursor="+cur, "", &p)
+		for _, a := range p.Accounts {
+			names = append(names, a.AccountName)
+		}
+		if p.Next == "" {
+			return names
+		}
+		cur = p.Next
+	}
+}
+
+func TestListAccounts(t *testing.T) {
+	s := newService(t, options{})
+	// 23 accounts; every third one is inactive. Names sort by bytes.
+	var all, active []string
+	for i := range 23 {
+		id := fmt.Sprintf("1000000000%02d", i)
+		name := fmt.Sprintf("acct-%02d", 22-i)
+		status := "active"
+		if i%3 == 0 {
+			status = "inactive"
+		} else {
+			active = append([]string{name}, active...)
+		}
+		all = append([]string{name}, all...)
+		s.createAccount(t, id, name, status)
+	}
+
+	type pageShape struct {
+		query string
+		sizes []int
+		want  []string
+	}
+	for _, tt := range []pageShape{
+		{"limit=10", []int{10, 10, 3}, all},
+		{"limit=23", []int{23}, all},
+		{"limit=5&status=active", []int{5, 5, 5}, active}, // 15 active: no empty 4th page
+		{"limit=4&status=active", []int{4, 4, 4, 3}, active},
+		{"status=inactive", []int{8}, nil},
+		{"limit=100", []int{23}, all},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			var got []string
+			cur := ""
+			for i := 0; ; i++ {
+				var p nucleus.AccountPage
+				s.must(t, 200, "GET", "/accounts?"+tt.query+"&cursor="+cur, "", &p)
+				if i >= len(tt.sizes) || len(p.Accounts) != tt.sizes[i] {
+					t.Fatalf("page %d has %d accounts, want sizes %v", i, len(p.Accounts), tt.sizes)
+				}
+				for _, a := range p.Accounts {
+					got = append(got, a.AccountName)
+					if strings.Contains(tt.query, "status=active") && a.Status != nucleus.AccountActive {
+						t.Errorf("filtered list returned %+v", a)
+					}
+				}
+				if p.Next == "" {
+					if i != len(tt.sizes)-1 {
+						t.Fatalf("ended after %d pages, want %d", i+1, len(tt.sizes))
+					}
+					break
+				}
+				cur = p.Next
+			}
+			if tt.want != nil && fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("order\n got %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+
+	var p nucleus.AccountPage
+	s.must(t, 200, "GET", "/accounts?limit=2&status=active", "", &p)
+	filtered := p.Next
+	s.must(t, 200, "GET", "/accounts?limit=2", "", &p)
+	unfiltered := p.Next
+	var sp nucleus.SchedulePage
+	sc := s.createSchedule(t, "a")
+	s.createSchedule(t, "b")
+	s.must(t, 200, "GET", "/schedules?limit=1", "", &sp)
+	_ = sc
+	tampered := []byte(unfiltered)
+	tampered[len(tampered)/2] ^= 0x01
+	if c := tampered[len(tampered)/2]; c == '-' || c == '_' || c < '0' {
+		tampered[len(tampered)/2] = 'A'
+	}
+	tests := []struct {
+		name, query string
+		code, field string
+	}{
+		{"filtered cursor without filter", "cursor=" + filtered, "bad_request", ""},
+		{"unfiltered cursor with filter", "status=active&cursor=" + unfiltered, "bad_request", ""},
+		{"inactive filter with active cursor", "status=inactive&cursor=" + filtered, "bad_request", ""},
+		{"schedule cursor", "cursor=" + sp.Next, "bad_request", ""},
+		{"tampered cursor", "cursor=" + string(tampered), "bad_request", ""},
+		{"garbage cursor", "cursor=bm90IGEgY3Vyc29y", "bad_request", ""},
+		{"huge cursor", "cursor=" + strings.Repeat("A", 5000), "bad_request", ""},
+		{"unknown status", "status=gone", "validation_failed", "status"},
+		{"empty status", "status=", "validation_failed", "status"},
+		{"misspelt parameter", "stauts=active", "validation_failed", "stauts"},
+		{"repeated parameter", "status=active&status=inactive", "validation_failed", "status"},
+		{"limit zero", "limit=0", "validation_failed", "limit"},
+		{"limit too big", "limit=101", "validation_failed", "limit"},
+		{"limit not a number", "limit=ten", "validation_failed", "limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, s.do(t, "GET", "/accounts?"+tt.query, ""), 400, tt.code, tt.field, "")
+		})
+	}
+	if p := (nucleus.AccountPage{}); true {
+		s.must(t, 200, "GET", "/accounts?cursor="+unfiltered+"&limit=50", "", &p)
+		if len(p.Accounts) != 21 || p.Next != "" {
+			t.Errorf("cursor with another limit: %d accounts, next %q", len(p.Accounts), p.Next)
+		}
+	}
+}
+
+func TestEmptyLists(t *testing.T) {
+	s := newService(t, options{})
+	for _, path := range []string{"/accounts", "/accounts?status=active", "/schedules", "/audit", "/audit/global"} {
+		r := s.do(t, "GET", path, "")
+		if r.status != 200 || !regexp.MustCompile(`^\{"\w+":\[\]\}\n$`).Match(r.body) {
+			t.Errorf("GET %s: %d %s", path, r.status, r.body)
+		}
+	}
+	_ = http.StatusOK
+}
+
+// A filter that matches nothing for a long stretch: one request reads a
+// bounded number of rounds, then answers a short page whose cursor goes on
+// from where it stopped (more items remain to be examined), never a cursor
+// to nothing.
+func TestListAccountsBoundedScan(t *testing.T) {
+	s := newService(t, options{})
+	for i := range 40 {
+		s.createAccount(t, fmt.Sprintf("1000000000%02d", i), fmt.Sprintf("a-%02d", i), "inactive")
+	}
+	s.createAccount(t, "200000000000", "z-last", "active")
+	var pages, empty int
+	var got []string
+	for cur := ""; ; pages++ {
+		var p nucleus.AccountPage
+		s.must(t, 200, "GET", "/accounts?status=active&limit=1&cursor="+cur, "", &p)
+		for _, a := range p.Accounts {
+			got = append(got, a.AccountName)
+		}
+		if len(p.Accounts) == 0 {
+			empty++
+		}
+		if p.Next == "" {
+			break
+		}
+		cur = p.Next
+	}
+	if fmt.Sprint(got) != "[z-last]" || empty == 0 || pages > 3 {
+		t.Errorf("got %v in %d pages (%d empty)", got, pages+1, empty)
+	}
+}

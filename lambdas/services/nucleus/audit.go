@@ -1,0 +1,256 @@
+package nucleus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// Action is what an audit entry records.
+type Action string
+
+// Actions. CREATE, UPDATE and DELETE are written by the service with the
+// change they record; EXECUTE comes from the scheduler (RecordExecution).
+const (
+	ActionCreate  Action = "CREATE"
+	ActionUpdate  Action = "UPDATE"
+	ActionDelete  Action = "DELETE"
+	ActionExecute Action = "EXECUTE"
+)
+
+// AuditStatus is the outcome an audit entry records.
+type AuditStatus string
+
+// Audit statuses.
+const (
+	StatusSuccess AuditStatus = "SUCCESS"
+	StatusFail    AuditStatus = "FAIL"
+)
+
+// AuditEntry is one audit log entry, as returned.
+type AuditEntry struct {
+	EntityType EntityType `json:"entity_type"`
+	EntityID   string     `json:"entity_id,omitempty"`
+	// Timestamp is when the entry was written; EntryID (a ULID) tells apart
+	// entries of the same instant.
+	Timestamp string          `json:"timestamp"`
+	EntryID   string          `json:"entry_id"`
+	Action    Action          `json:"action"`
+	UserID    string          `json:"user_id"`
+	Status    AuditStatus     `json:"status"`
+	Details   json.RawMessage `json:"details"`
+	// ExpireAt is when DynamoDB may delete the entry (epoch seconds).
+	ExpireAt int64 `json:"expire_at"`
+}
+
+// auditItem is the stored form. details is a JSON string, as the document
+// says: a DynamoDB map would turn numbers into float64 on the way back.
+type auditItem struct {
+	PK       string      `dynamodbav:"pk"`
+	SK       string      `dynamodbav:"sk"`
+	GSI1PK   string      `dynamodbav:"gsi1pk"`
+	GSI1SK   string      `dynamodbav:"gsi1sk"`
+	Action   Action      `dynamodbav:"action"`
+	UserID   string      `dynamodbav:"user_id"`
+	Details  string      `dynamodbav:"details"`
+	Status   AuditStatus `dynamodbav:"status"`
+	ExpireAt int64       `dynamodbav:"expire_at"`
+}
+
+// entry builds the audit entry of a change made at now. details is
+// marshalled to JSON; a json.RawMessage is stored compacted.
+func (s *Store) entry(now time.Time, user string, e Entity, action Action, status AuditStatus, details any) (*AuditEntry, error) {
+	var raw []byte
+	if m, ok := details.(json.RawMessage); ok {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, m); err != nil {
+			return nil, fmt.Errorf("nucleus: audit details: %w", err)
+		}
+		raw = buf.Bytes()
+	} else {
+		var err error
+		if raw, err = json.Marshal(details); err != nil {
+			return nil, fmt.Errorf("nucleus: audit details: %w", err)
+		}
+	}
+	if len(raw) > MaxDetailsBytes {
+		return nil, fmt.Errorf("%w: audit details of %d bytes exceed %d", ErrTooLarge, len(raw), MaxDetailsBytes)
+	}
+	if e.Type == EntityGlobal {
+		e.ID = ""
+	}
+	return &AuditEntry{
+		EntityType: e.Type, EntityID: e.ID,
+		Timestamp: Timestamp(now), EntryID: s.newEntryID(now),
+		Action: action, UserID: user, Status: status, Details: raw,
+		ExpireAt: now.Add(Retention).Unix(),
+	}, nil
+}
+
+// auditPut is the conditional Put of an audit entry: attribute_not_exists
+// keeps an entry from ever being overwritten (Decision 5).
+func (s *Store) auditPut(e *AuditEntry) (txOp, error) {
+	sk := prefixTimestamp + e.Timestamp + "#" + e.EntryID
+	item, err := attributevalue.MarshalMap(auditItem{
+		PK: Entity{e.EntityType, e.EntityID}.key(), SK: sk, GSI1PK: gsiAuditGlobal, GSI1SK: sk,
+		Action: e.Action, UserID: e.UserID, Details: string(e.Details), Status: e.Status, ExpireAt: e.ExpireAt,
+	})
+	if err != nil {
+		return txOp{}, fmt.Errorf("nucleus: marshal audit entry: %w", err)
+	}
+	return s.put(s.tables.Audit, item, notExists(), always(ErrAuditCollision))
+}
+
+func (it *auditItem) entry() *AuditEntry {
+	e := entityOf(it.PK)
+	ts, id, _ := strings.Cut(strings.TrimPrefix(it.SK, prefixTimestamp), "#")
+	details := json.RawMessage(it.Details)
+	if !json.Valid(details) {
+		// Written by someone else; still show it rather than fail the page.
+		details, _ = json.Marshal(it.Details)
+	}
+	return &AuditEntry{EntityType: e.Type, EntityID: e.ID, Timestamp: ts, EntryID: id, Action: it.Action,
+		UserID: it.UserID, Status: it.Status, Details: details, ExpireAt: it.ExpireAt}
+}
+
+// Execution is the input of RecordExecution.
+type Execution struct {
+	Entity  Entity
+	Status  AuditStatus
+	Details json.RawMessage // a JSON object; nil for {}
+}
+
+// RecordExecution writes an EXECUTE entry, e.g. the scheduler starting or
+// stopping a schedule's resources. The entity must exist (checked in the
+// same transaction). On an account, the execution is its connection test:
+// last_test_run_at is set to the entry's timestamp in the same write.
+func (s *Store) RecordExecution(ctx context.Context, user string, in Execution) (*AuditEntry, error) {
+	if in.Status != StatusSuccess && in.Status != StatusFail {
+		return nil, fmt.Errorf("nucleus: unknown audit status %q", in.Status)
+	}
+	details := in.Details
+	if details == nil {
+		details = json.RawMessage(`{}`)
+	}
+	now := s.now()
+	entry, err := s.entry(now, user, in.Entity, ActionExecute, in.Status, details)
+	if err != nil {
+		return nil, err
+	}
+	var ops []txOp
+	switch in.Entity.Type {
+	case EntityAccount:
+		op, err := s.update(accountKey(in.Entity.ID),
+			expression.Set(expression.Name("last_test_run_at"), expression.Value(entry.Timestamp)),
+			exists(), always(ErrAccountNotFound))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	case EntitySchedule:
+		op, err := s.check(scheduleKey(in.Entity.ID), exists(), always(ErrScheduleNotFound))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	case EntityGlobal:
+	default:
+		return nil, fmt.Errorf("nucleus: unknown entity type %q", in.Entity.Type)
+	}
+	if err := s.transact(ctx, entry, ops...); err != nil {
+		return nil, err
+	}
+	return entry, nil
+}
+
+// AuditQuery selects a page of audit entries, newest first.
+type AuditQuery struct {
+	// Entity selects one entity's log; nil selects the global timeline.
+	Entity *Entity
+	// Since (inclusive) and Until (exclusive) bound the entries' time;
+	// zero means unbounded.
+	Since, Until time.Time
+	Limit        int
+	Cursor       string
+}
+
+// AuditPage is one page of audit entries.
+type AuditPage struct {
+	Entries []AuditEntry `json:"entries"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// AuditLog returns audit entries newest first: one entity's (table query on
+// its pk) or all (GSI1, AUDIT#GLOBAL; eventually consistent).
+//
+// Expired entries are hidden although DynamoDB deletes them only within
+// days: the key condition starts at now-Retention (so they are not even
+// read) and a filter on expire_at > now catches entries whose expiry was
+// set otherwise.
+func (s *Store) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) {
+	now := s.now()
+	lower := prefixTimestamp + Timestamp(now.Add(-Retention))
+	if !q.Since.IsZero() {
+		lower = max(lower, prefixTimestamp+Timestamp(q.Since))
+	}
+	upper := ""
+	if !q.Until.IsZero() {
+		upper = prefixTimestamp + Timestamp(q.Until)
+	}
+	l := listing{table: s.tables.Audit, size: pageSize(q.Limit), below: lower}
+	sortAttr := "sk"
+	if q.Entity == nil {
+		l.index, l.partition, sortAttr = true, gsiAuditGlobal, "gsi1sk"
+		l.scope = "nucleus/audit/timeline"
+		l.key = expression.Key("gsi1pk").Equal(expression.Value(gsiAuditGlobal))
+	} else {
+		l.partition = q.Entity.key()
+		l.scope = "nucleus/audit/entity/" + l.partition
+		l.key = expression.Key("pk").Equal(expression.Value(l.partition))
+		// The entity's own partition: read it as it is now.
+		l.consistent = true
+	}
+	l.scope += "?since=" + timeParam(q.Since) + "&until=" + timeParam(q.Until)
+	if upper != "" {
+		if upper <= lower {
+			// BETWEEN with bounds the wrong way round is a
+			// ValidationException; the range is empty anyway.
+			if _, err := s.startKey(l, q.Cursor); err != nil {
+				return nil, err
+			}
+			return &AuditPage{Entries: []AuditEntry{}}, nil
+		}
+		l.key = l.key.And(expression.Key(sortAttr).Between(expression.Value(lower), expression.Value(upper)))
+	} else {
+		l.key = l.key.And(expression.Key(sortAttr).GreaterThanEqual(expression.Value(lower)))
+	}
+	f := expression.Name("expire_at").GreaterThan(expression.Value(now.Unix()))
+	l.filter = &f
+	items, next, err := s.list(ctx, l, q.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	page := &AuditPage{Entries: make([]AuditEntry, 0, len(items)), Next: next}
+	for _, item := range items {
+		var it auditItem
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return nil, fmt.Errorf("nucleus: unmarshal audit entry: %w", err)
+		}
+		page.Entries = append(page.Entries, *it.entry())
+	}
+	return page, nil
+}
+
+func timeParam(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return Timestamp(t)
+}

@@ -1,0 +1,122 @@
+// Package nucleus is the Nucleus platform service (design document 001):
+// AWS accounts, start/stop schedules and the resources a schedule targets,
+// kept in NucleusAppTable-<stage> (single-table design), and an immutable
+// 30-day audit log in NucleusAuditTable-<stage>.
+//
+// Every change is one TransactWriteItems that carries its audit entry, so
+// the log never misses a change and never records one that did not happen.
+//
+// The HTTP API is built by NewHandler; Store is the data access it uses and
+// can be used on its own. docs/schemas/nucleus.md describes both.
+package nucleus
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/sortable"
+)
+
+// Key prefixes and fixed values of the item keys (docs/schemas/nucleus.md).
+const (
+	prefixAccount   = "ACCOUNT#"
+	prefixSchedule  = "SCHEDULE#"
+	prefixResource  = "RESOURCE#"
+	prefixTimestamp = "TIMESTAMP#"
+	skMetadata      = "METADATA"
+	gsiAccounts     = "TYPE#ACCOUNT"
+	gsiSchedules    = "TYPE#SCHEDULE"
+	gsiAuditGlobal  = "AUDIT#GLOBAL"
+	pkGlobal        = "GLOBAL"
+	indexName       = "GSI1"
+)
+
+// Limits. Names are index sort keys (at most 1,024 bytes) and ARNs are
+// table sort keys behind "RESOURCE#"; the byte bounds keep both legal.
+const (
+	MaxNameChars        = 128
+	MaxNameBytes        = 512
+	MaxRoleARNBytes     = 2048
+	MaxResourceARNBytes = 1024 - len(prefixResource)
+	MaxCronChars        = 256
+	MaxUserIDBytes      = 512
+	MaxDetailsBytes     = 16 << 10
+	DefaultPageSize     = 50
+	MaxPageSize         = 100
+	// Retention is how long audit entries live (expire_at = write + 30 days).
+	Retention = 30 * 24 * time.Hour
+
+	maxRequestBodyBytes = 64 << 10
+	scheduleIDLen       = 36
+	// maxRounds bounds the queries behind one page when a filter drops
+	// items, so one request cannot scan a whole partition.
+	maxRounds = 10
+	// updateAttempts bounds the read-modify-write retries of a PATCH that
+	// loses a race.
+	updateAttempts = 3
+)
+
+// Timestamp formats t as the service stores times: fixed-width UTC, so that
+// string order is time order (audit sort keys compare as strings).
+func Timestamp(t time.Time) string { return sortable.Time(t) }
+
+// Errors of the store; the handler maps each to a status code.
+var (
+	// ErrAccountNotFound: no account with that id.
+	ErrAccountNotFound = errors.New("nucleus: account not found")
+	// ErrAccountExists: an account with that id is already registered.
+	ErrAccountExists = errors.New("nucleus: account already exists")
+	// ErrScheduleNotFound: no schedule with that id.
+	ErrScheduleNotFound = errors.New("nucleus: schedule not found")
+	// ErrResourceNotFound: the resource is not attached to the schedule.
+	ErrResourceNotFound = errors.New("nucleus: resource not attached to schedule")
+	// ErrConcurrentUpdate: another request changed the item at the same
+	// time, more often than the store retries.
+	ErrConcurrentUpdate = errors.New("nucleus: concurrent update")
+	// ErrTooLarge: an item would exceed DynamoDB's 400 KB item limit.
+	ErrTooLarge = errors.New("nucleus: item would exceed the 400 KB item limit")
+	// ErrAuditCollision: an audit entry with the same key exists. Keys
+	// carry a ULID, so this means a broken ID source, never a busy entity.
+	ErrAuditCollision = errors.New("nucleus: audit entry key already exists")
+)
+
+// EntityType names what an audit entry is about.
+type EntityType string
+
+// Entity types.
+const (
+	EntityAccount  EntityType = "account"
+	EntitySchedule EntityType = "schedule"
+	// EntityGlobal is for entries tied to no entity.
+	EntityGlobal EntityType = "global"
+)
+
+// Entity identifies an audited object. Its audit partition key is its
+// app-table partition key (Decision 6), or GLOBAL.
+type Entity struct {
+	Type EntityType
+	ID   string
+}
+
+// key is the audit table pk of e.
+func (e Entity) key() string {
+	switch e.Type {
+	case EntityAccount:
+		return prefixAccount + e.ID
+	case EntitySchedule:
+		return prefixSchedule + e.ID
+	}
+	return pkGlobal
+}
+
+// entityOf parses an audit pk back into an Entity.
+func entityOf(pk string) Entity {
+	if id, ok := strings.CutPrefix(pk, prefixAccount); ok {
+		return Entity{Type: EntityAccount, ID: id}
+	}
+	if id, ok := strings.CutPrefix(pk, prefixSchedule); ok {
+		return Entity{Type: EntitySchedule, ID: id}
+	}
+	return Entity{Type: EntityGlobal}
+}

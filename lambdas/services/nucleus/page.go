@@ -1,0 +1,166 @@
+package nucleus
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+)
+
+// pageKey is a position in a table or in GSI1, carried inside a cursor. An
+// index position must include the table key too; a table position must not
+// include the index key, or DynamoDB rejects it.
+type pageKey struct {
+	PK     string `json:"p" dynamodbav:"pk"`
+	SK     string `json:"s" dynamodbav:"sk"`
+	GSI1PK string `json:"gp,omitempty" dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK string `json:"gs,omitempty" dynamodbav:"gsi1sk,omitempty"`
+}
+
+// listing describes one paginated query.
+type listing struct {
+	table string
+	// scope binds cursors to this query (partition, filters, bounds).
+	scope string
+	index bool
+	// partition is the partition key value; a cursor must carry it.
+	partition string
+	key       expression.KeyConditionBuilder
+	filter    *expression.ConditionBuilder
+	forward   bool
+	size      int
+	// keep drops items after the read (e.g. a schedule's METADATA item
+	// among its resources); slack is added to each round's Limit for them.
+	keep       func(map[string]types.AttributeValue) bool
+	slack      int
+	consistent bool
+	// below: for descending queries with a moving lower bound, a cursor
+	// whose sort key sorts below it is past the end. Querying from it
+	// would be a ValidationException (start key outside the key condition).
+	below string
+}
+
+// list returns up to l.size items after the position in token ("" for the
+// first page) and the cursor of the next page, "" when there is none.
+//
+// Pages are filled: DynamoDB applies Limit before a FilterExpression, so one
+// query can return few or no items although more match further on. list
+// keeps querying until it has one item more than a page (proof that a next
+// page exists; the cursor is then the last returned item, never an empty
+// page) or the partition is exhausted. After maxRounds queries it stops and
+// returns what it has with a cursor at LastEvaluatedKey: a short page, but
+// an honest cursor, since more items remain to be examined.
+func (s *Store) list(ctx context.Context, l listing, token string) ([]map[string]types.AttributeValue, string, error) {
+	start, err := s.startKey(l, token)
+	if err != nil || (token != "" && start == nil) {
+		return nil, "", err
+	}
+	b := expression.NewBuilder().WithKeyCondition(l.key)
+	if l.filter != nil {
+		b = b.WithFilter(*l.filter)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return nil, "", fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(l.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(l.forward),
+		ConsistentRead:            aws.Bool(l.consistent),
+	}
+	if l.index {
+		in.IndexName = aws.String(indexName)
+	}
+	slack := l.slack
+	if l.filter != nil {
+		slack = max(slack, l.size)
+	}
+	var items []map[string]types.AttributeValue
+	for round := 1; ; round++ {
+		in.Limit = aws.Int32(int32(l.size + 1 - len(items) + slack))
+		in.ExclusiveStartKey = start
+		out, err := s.client.Query(ctx, in)
+		if err != nil {
+			return nil, "", storeError("Query", err)
+		}
+		for _, it := range out.Items {
+			if l.keep == nil || l.keep(it) {
+				items = append(items, it)
+			}
+		}
+		start = out.LastEvaluatedKey
+		switch {
+		case len(items) > l.size:
+			next, err := s.cursorAt(l, items[l.size-1])
+			return items[:l.size], next, err
+		case len(start) == 0:
+			return items, "", nil
+		case round == maxRounds:
+			next, err := s.cursorAt(l, start)
+			return items, next, err
+		}
+	}
+}
+
+// startKey decodes token into an ExclusiveStartKey. nil with a non-empty
+// token means the cursor points past the end of the range.
+func (s *Store) startKey(l listing, token string) (map[string]types.AttributeValue, error) {
+	if token == "" {
+		return nil, nil
+	}
+	k, err := cursor.Decode[pageKey](s.codec, l.scope, token)
+	if err != nil {
+		return nil, err
+	}
+	// The MAC already binds the cursor to the query; checking the key too
+	// keeps a forged cursor inside the partition even if scopes change.
+	partition, sort := k.PK, k.SK
+	if l.index {
+		partition, sort = k.GSI1PK, k.GSI1SK
+		if k.GSI1SK == "" {
+			return nil, cursor.ErrInvalid
+		}
+	} else if k.GSI1PK != "" || k.GSI1SK != "" {
+		return nil, cursor.ErrInvalid
+	}
+	if partition != l.partition || k.PK == "" || k.SK == "" {
+		return nil, cursor.ErrInvalid
+	}
+	if l.below != "" && sort < l.below {
+		return nil, nil
+	}
+	av, err := attributevalue.MarshalMap(k)
+	if err != nil {
+		return nil, fmt.Errorf("nucleus: marshal start key: %w", err)
+	}
+	return av, nil
+}
+
+func (s *Store) cursorAt(l listing, item map[string]types.AttributeValue) (string, error) {
+	var k pageKey
+	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+		return "", fmt.Errorf("nucleus: unmarshal page key: %w", err)
+	}
+	if !l.index {
+		k.GSI1PK, k.GSI1SK = "", ""
+	}
+	return cursor.Encode(s.codec, l.scope, k)
+}
+
+// pageSize returns n clamped to 1..MaxPageSize, DefaultPageSize for 0.
+func pageSize(n int) int {
+	if n <= 0 {
+		return DefaultPageSize
+	}
+	return min(n, MaxPageSize)
+}

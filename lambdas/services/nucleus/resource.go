@@ -1,0 +1,184 @@
+package nucleus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// ResourceType is the kind of AWS resource a schedule starts and stops.
+type ResourceType string
+
+// Resource types.
+const (
+	ResourceEC2 ResourceType = "ec2"
+	ResourceECS ResourceType = "ecs"
+	ResourceRDS ResourceType = "rds"
+)
+
+// ResourceTypes lists every resource type.
+var ResourceTypes = []ResourceType{ResourceEC2, ResourceECS, ResourceRDS}
+
+// Resource is a resource targeted by a schedule, as returned.
+type Resource struct {
+	ScheduleID   string       `dynamodbav:"-" json:"schedule_id"`
+	ResourceARN  string       `dynamodbav:"-" json:"resource_arn"`
+	ResourceType ResourceType `dynamodbav:"resource_type" json:"resource_type"`
+	Region       string       `dynamodbav:"region" json:"region"`
+	AccountID    string       `dynamodbav:"account_id" json:"account_id"`
+	CreatedAt    string       `dynamodbav:"created_at" json:"created_at"`
+}
+
+// resourceItem lives in its schedule's partition (so one query returns a
+// schedule with its resources) and in GSI1 under its account.
+type resourceItem struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	GSI1PK string `dynamodbav:"gsi1pk"`
+	GSI1SK string `dynamodbav:"gsi1sk"`
+	Resource
+}
+
+func resourceKey(scheduleID, arn string) itemKey {
+	return itemKey{PK: prefixSchedule + scheduleID, SK: prefixResource + arn}
+}
+
+func unmarshalResource(item map[string]types.AttributeValue) (*Resource, error) {
+	var it resourceItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return nil, fmt.Errorf("nucleus: unmarshal resource: %w", err)
+	}
+	r := it.Resource
+	r.ScheduleID = strings.TrimPrefix(it.PK, prefixSchedule)
+	r.ResourceARN = strings.TrimPrefix(it.SK, prefixResource)
+	return &r, nil
+}
+
+// NewResource is the input of AttachResource.
+type NewResource struct {
+	ResourceARN  string
+	ResourceType ResourceType
+	Region       string
+	AccountID    string
+}
+
+// AttachResource targets a resource with a schedule. created is false when
+// it was already attached: type, region and account are all read from the
+// ARN, so the stored item is the same and nothing is written.
+//
+// One TransactWriteItems checks that the schedule and the account exist,
+// puts the resource and the audit entry: a resource never points at a
+// missing schedule or account, and a refused attach leaves no trace.
+// (Accounts and schedules have no delete; a future delete must condition on
+// the absence of resources or remove them in the same way.)
+func (s *Store) AttachResource(ctx context.Context, user, scheduleID string, in NewResource) (r *Resource, created bool, err error) {
+	now := s.now()
+	key := resourceKey(scheduleID, in.ResourceARN)
+	it := resourceItem{PK: key.PK, SK: key.SK, GSI1PK: prefixAccount + in.AccountID, GSI1SK: prefixSchedule + scheduleID,
+		Resource: Resource{ScheduleID: scheduleID, ResourceARN: in.ResourceARN, ResourceType: in.ResourceType,
+			Region: in.Region, AccountID: in.AccountID, CreatedAt: Timestamp(now)}}
+	item, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return nil, false, fmt.Errorf("nucleus: marshal resource: %w", err)
+	}
+	var existing *Resource
+	schedule, err := s.check(scheduleKey(scheduleID), exists(), always(ErrScheduleNotFound))
+	if err != nil {
+		return nil, false, err
+	}
+	account, err := s.check(accountKey(in.AccountID), exists(), always(ErrAccountNotFound))
+	if err != nil {
+		return nil, false, err
+	}
+	put, err := s.put(s.tables.App, item, notExists(), func(old map[string]types.AttributeValue) error {
+		if existing, err = unmarshalResource(old); err != nil {
+			return err
+		}
+		return errAttached
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	entry, err := s.entry(now, user, Entity{EntitySchedule, scheduleID}, ActionCreate, StatusSuccess, map[string]any{"resource": it.Resource})
+	if err != nil {
+		return nil, false, err
+	}
+	switch err := s.transact(ctx, entry, schedule, account, put); {
+	case errors.Is(err, errAttached):
+		return existing, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return &it.Resource, true, nil
+}
+
+// errAttached: the resource is already attached (AttachResource is then a
+// no-op, not an error).
+var errAttached = errors.New("nucleus: resource already attached")
+
+// DetachResource removes a resource from a schedule. The schedule's
+// existence is checked in the same transaction, so a missing schedule and
+// a resource that is not attached are told apart (ErrScheduleNotFound,
+// ErrResourceNotFound).
+func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string) error {
+	schedule, err := s.check(scheduleKey(scheduleID), exists(), always(ErrScheduleNotFound))
+	if err != nil {
+		return err
+	}
+	del, err := s.delete(resourceKey(scheduleID, arn), exists(), always(ErrResourceNotFound))
+	if err != nil {
+		return err
+	}
+	// The audit entry repeats what was detached; a transaction returns no
+	// old values on success, and the ARN carries type, region and account.
+	parsed := resourceARNPattern.FindStringSubmatch(arn)
+	detail := map[string]any{"resource_arn": arn}
+	if parsed != nil {
+		detail["resource_type"], detail["region"], detail["account_id"] = parsed[2], parsed[3], parsed[4]
+	}
+	entry, err := s.entry(s.now(), user, Entity{EntitySchedule, scheduleID}, ActionDelete, StatusSuccess, map[string]any{"resource": detail})
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, entry, schedule, del)
+}
+
+// ResourcePage is one page of an account's targeted resources.
+type ResourcePage struct {
+	Resources []Resource `json:"resources"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// AccountResources lists the resources of an account that schedules
+// target, by schedule id, from GSI1 (eventually consistent).
+// ErrAccountNotFound if the account does not exist.
+func (s *Store) AccountResources(ctx context.Context, accountID, cursorToken string, limit int) (*ResourcePage, error) {
+	if _, err := s.accountItem(ctx, accountID); err != nil {
+		return nil, err
+	}
+	pk := prefixAccount + accountID
+	l := listing{
+		table: s.tables.App, index: true, partition: pk, forward: true, size: pageSize(limit),
+		scope: "nucleus/account-resources/" + accountID,
+		key:   expression.Key("gsi1pk").Equal(expression.Value(pk)),
+	}
+	items, next, err := s.list(ctx, l, cursorToken)
+	if err != nil {
+		return nil, err
+	}
+	page := &ResourcePage{Resources: make([]Resource, 0, len(items)), Next: next}
+	for _, item := range items {
+		r, err := unmarshalResource(item)
+		if err != nil {
+			return nil, err
+		}
+		page.Resources = append(page.Resources, *r)
+	}
+	return page, nil
+}

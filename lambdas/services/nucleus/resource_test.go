@@ -1,0 +1,196 @@
+package nucleus_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+func TestAttachResource(t *testing.T) {
+	s := newService(t, options{})
+	const acct, other = "123456789012", "210987654321"
+	s.createAccount(t, acct, "Dev", "active")
+	sc := s.createSchedule(t, "Nightly")
+	path := "/schedules/" + sc.ScheduleID + "/resources"
+	body := func(typ, arn, region, account string) string {
+		b, _ := json.Marshal(map[string]string{"resource_arn": arn, "resource_type": typ, "region": region, "account_id": account})
+		return string(b)
+	}
+	ec2 := ec2ARN(acct, 1)
+	ecs := "arn:aws:ecs:eu-west-1:" + acct + ":service/prod-cluster/web_api-1"
+	rds := "arn:aws:rds:eu-west-1:" + acct + ":db:orders-db-1"
+	tests := []struct {
+		name, path, body string
+		status           int
+		code, field      string
+	}{
+		{"ec2", path, body("ec2", ec2, "us-east-1", acct), 201, "", ""},
+		{"ec2 again is a no-op", path, body("ec2", ec2, "us-east-1", acct), 200, "", ""},
+		{"ecs", path, body("ecs", ecs, "eu-west-1", acct), 201, "", ""},
+		{"ecs old arn format", path, body("ecs", "arn:aws:ecs:eu-west-1:"+acct+":service/web", "eu-west-1", acct), 201, "", ""},
+		{"rds", path, body("rds", rds, "eu-west-1", acct), 201, "", ""},
+		{"rds cluster", path, body("rds", "arn:aws:rds:eu-west-1:"+acct+":cluster:aurora-1", "eu-west-1", acct), 201, "", ""},
+		{"ec2 short instance id", path, body("ec2", "arn:aws:ec2:us-east-1:"+acct+":instance/i-0123abcd", "us-east-1", acct), 201, "", ""},
+		{"unknown schedule", "/schedules/3f1d7e3a-1111-4000-8000-000000000000/resources", body("ec2", ec2ARN(acct, 2), "us-east-1", acct), 404, "not_found", ""},
+		{"malformed schedule id", "/schedules/x/resources", body("ec2", ec2ARN(acct, 2), "us-east-1", acct), 404, "not_found", ""},
+		{"unknown account", path, body("ec2", ec2ARN(other, 2), "us-east-1", other), 409, "conflict", ""},
+		{"type mismatch", path, body("rds", ec2ARN(acct, 3), "us-east-1", acct), 400, "validation_failed", "resource_arn"},
+		{"region mismatch", path, body("ec2", ec2ARN(acct, 3), "eu-west-1", acct), 400, "validation_failed", "resource_arn"},
+		{"account mismatch", path, body("ec2", ec2ARN(acct, 3), "us-east-1", other), 400, "validation_failed", "resource_arn"},
+		{"ec2 not an instance", path, body("ec2", "arn:aws:ec2:us-east-1:"+acct+":volume/vol-0123abcd", "us-east-1", acct), 400, "validation_failed", "resource_arn"},
+		{"rds upper case id", path, body("rds", "arn:aws:rds:eu-west-1:"+acct+":db:Orders", "eu-west-1", acct), 400, "validation_failed", "resource_arn"},
+		{"not an arn", path, body("ec2", "i-0123456789abcdef0", "us-east-1", acct), 400, "validation_failed", "resource_arn"},
+		{"arn too long", path, body("ecs", "arn:aws:ecs:eu-west-1:"+acct+":service/"+strings.Repeat("c", 255)+"/"+strings.Repeat("s", 800), "eu-west-1", acct), 400, "validation_failed", "resource_arn"},
+		{"unknown type", path, body("lambda", ec2ARN(acct, 3), "us-east-1", acct), 400, "validation_failed", "resource_type"},
+		{"bad region", path, body("ec2", ec2ARN(acct, 3), "mars", acct), 400, "validation_failed", "region"},
+		{"bad account", path, body("ec2", ec2ARN(acct, 3), "us-east-1", "12"), 400, "validation_failed", "account_id"},
+		{"missing arn", path, `{"resource_type":"ec2","region":"us-east-1","account_id":"` + acct + `"}`, 400, "validation_failed", "resource_arn"},
+		{"unknown field", path, `{"resource_arn":"` + ec2ARN(acct, 3) + `","resource_type":"ec2","region":"us-east-1","account_id":"` + acct + `","tags":{}}`, 400, "validation_failed", "tags"},
+		{"null body", path, `null`, 400, "bad_request", ""},
+	}
+	app, audit := s.counts(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.do(t, "PUT", tt.path, tt.body)
+			if tt.status >= 400 {
+				wantError(t, r, tt.status, tt.code, tt.field, "")
+				s.wantCounts(t, app, audit) // neither resource nor audit entry
+				return
+			}
+			if r.status != tt.status {
+				t.Fatalf("status %d %s", r.status, r.body)
+			}
+			if tt.status == 201 {
+				app++
+				audit++
+			}
+			s.wantCounts(t, app, audit)
+			var res nucleus.Resource
+			r.json(t, &res)
+			var in map[string]string
+			_ = json.Unmarshal([]byte(tt.body), &in)
+			if res.ResourceARN != in["resource_arn"] || res.ScheduleID != sc.ScheduleID || string(res.ResourceType) != in["resource_type"] {
+				t.Errorf("resource = %+v", res)
+			}
+		})
+	}
+	t.Run("unknown account names account_id", func(t *testing.T) {
+		wantError(t, s.do(t, "PUT", path, body("ec2", ec2ARN(other, 2), "us-east-1", other)), 409, "conflict", "", "account_id")
+	})
+	t.Run("missing user", func(t *testing.T) {
+		wantError(t, s.doAs(t, "", "PUT", path, body("ec2", ec2ARN(acct, 7), "us-east-1", acct)), 400, "validation_failed", nucleus.HeaderUserID, "")
+	})
+	// The attach is in the schedule's audit log, with what was attached.
+	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
+	if len(p.Entries) != 7 || p.Entries[0].Action != nucleus.ActionCreate || !strings.Contains(string(p.Entries[len(p.Entries)-2].Details), ec2) {
+		t.Errorf("audit = %+v", p.Entries)
+	}
+}
+
+func TestDetachResource(t *testing.T) {
+	s := newService(t, options{})
+	const acct = "123456789012"
+	s.createAccount(t, acct, "Dev", "active")
+	sc := s.createSchedule(t, "Nightly")
+	ecs := "arn:aws:ecs:us-east-1:" + acct + ":service/cluster/web"
+	for _, arn := range []string{ec2ARN(acct, 1), ec2ARN(acct, 2)} {
+		s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arn), nil)
+	}
+	s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources",
+		`{"resource_arn":"`+ecs+`","resource_type":"ecs","region":"us-east-1","account_id":"`+acct+`"}`, nil)
+	base := "/schedules/" + sc.ScheduleID + "/resources/"
+
+	tests := []struct {
+		name, path string
+		status     int
+		inMessage  string
+	}{
+		{"escaped", base + url.PathEscape(ec2ARN(acct, 1)), 204, ""},
+		{"escaped again", base + url.PathEscape(ec2ARN(acct, 1)), 404, "not attached"},
+		{"fully escaped slashes", base + strings.ReplaceAll(url.QueryEscape(ecs), "+", "%20"), 204, ""},
+		{"raw slashes", base + ec2ARN(acct, 2), 204, ""},
+		{"never attached", base + url.PathEscape(ec2ARN(acct, 9)), 404, "not attached"},
+		{"not an arn", base + "i-123", 404, "not attached"},
+		{"unknown schedule", "/schedules/3f1d7e3a-1111-4000-8000-000000000000/resources/" + url.PathEscape(ec2ARN(acct, 9)), 404, "schedule"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.do(t, "DELETE", tt.path, "")
+			if tt.status == 204 {
+				if r.status != 204 || len(r.body) != 0 {
+					t.Fatalf("status %d %s", r.status, r.body)
+				}
+				return
+			}
+			wantError(t, r, tt.status, "not_found", "", tt.inMessage)
+		})
+	}
+	var d nucleus.ScheduleDetail
+	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	if len(d.Resources) != 0 {
+		t.Errorf("resources left: %+v", d.Resources)
+	}
+	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
+	if len(p.Entries) != 7 {
+		t.Fatalf("audit has %d entries, want 1 create + 3 attach + 3 detach", len(p.Entries))
+	}
+	var detail struct {
+		Resource map[string]string `json:"resource"`
+	}
+	_ = json.Unmarshal(p.Entries[0].Details, &detail)
+	if p.Entries[0].Action != nucleus.ActionDelete || detail.Resource["resource_arn"] != ec2ARN(acct, 2) ||
+		detail.Resource["account_id"] != acct || detail.Resource["resource_type"] != "ec2" {
+		t.Errorf("latest entry = %+v", p.Entries[0])
+	}
+	wantError(t, s.doAs(t, "", "DELETE", base+url.PathEscape(ecs), ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+}
+
+func TestAccountResources(t *testing.T) {
+	s := newService(t, options{})
+	const a, b = "123456789012", "210987654321"
+	s.createAccount(t, a, "A", "active")
+	s.createAccount(t, b, "B", "active")
+	var want []string
+	for i := range 3 {
+		sc := s.createSchedule(t, fmt.Sprint("s", i))
+		for j := range 2 {
+			s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(a, ec2ARN(a, i*10+j)), nil)
+			want = append(want, sc.ScheduleID+" "+ec2ARN(a, i*10+j))
+		}
+		s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(b, ec2ARN(b, i)), nil)
+	}
+	var got []string
+	cur := ""
+	for {
+		var p nucleus.ResourcePage
+		s.must(t, 200, "GET", "/accounts/"+a+"/resources?limit=4&cursor="+cur, "", &p)
+		for _, r := range p.Resources {
+			if r.AccountID != a {
+				t.Errorf("foreign resource %+v", r)
+			}
+			got = append(got, r.ScheduleID+" "+r.ResourceARN)
+		}
+		if p.Next == "" {
+			break
+		}
+		cur = p.Next
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d resources, want %d: %v", len(got), len(want), got)
+	}
+	var p nucleus.ResourcePage
+	s.must(t, 200, "GET", "/accounts/"+a+"/resources?limit=1", "", &p)
+	wantError(t, s.do(t, "GET", "/accounts/"+b+"/resources?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	wantError(t, s.do(t, "GET", "/accounts/999999999999/resources", ""), 404, "not_found", "", "")
+	wantError(t, s.do(t, "GET", "/accounts/1/resources", ""), 404, "not_found", "", "")
+	s.createAccount(t, "111111111111", "Empty", "active")
+	p = nucleus.ResourcePage{}
+	s.must(t, 200, "GET", "/accounts/111111111111/resources", "", &p)
+	if p.Resources == nil || len(p.Resources) != 0 || p.Next != "" {
+		t.Errorf("empty account: %+v", p)
+	}
+}

@@ -1,0 +1,139 @@
+package nucleus
+
+import (
+	"net/http"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+type createScheduleRequest struct {
+	ScheduleName string `json:"schedule_name"`
+	StartCron    string `json:"start_cron"`
+	EndCron      string `json:"end_cron"`
+	Timezone     string `json:"timezone"`
+	Enabled      *bool  `json:"enabled"`
+}
+
+func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
+	var in createScheduleRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	u := user(&v, r)
+	checkName(&v, "schedule_name", in.ScheduleName)
+	checkCron(&v, "start_cron", in.StartCron)
+	checkCron(&v, "end_cron", in.EndCron)
+	if in.StartCron != "" && in.StartCron == in.EndCron {
+		v.Add("end_cron", "must differ from start_cron")
+	}
+	checkTimezone(&v, "timezone", in.Timezone)
+	// Required, not defaulted: an enabled schedule stops real resources,
+	// so the caller must say so.
+	if in.Enabled == nil {
+		v.Add("enabled", "is required (true or false)")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	sc, err := h.store.CreateSchedule(r.Context(), u, NewSchedule{ScheduleName: in.ScheduleName, StartCron: in.StartCron,
+		EndCron: in.EndCron, Timezone: in.Timezone, Enabled: *in.Enabled})
+	if err != nil {
+		return apiError(err, "")
+	}
+	w.Header().Set("Location", "schedules/"+sc.ScheduleID)
+	api.WriteJSON(w, http.StatusCreated, sc)
+	return nil
+}
+
+func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathScheduleID(r)
+	if err != nil {
+		return err
+	}
+	q, err := queryParams(r, "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	n := limit(&v, q)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	d, err := h.store.Schedule(r.Context(), id, q.Get("cursor"), n)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
+
+type updateScheduleRequest struct {
+	ScheduleName optional[string] `json:"schedule_name"`
+	StartCron    optional[string] `json:"start_cron"`
+	EndCron      optional[string] `json:"end_cron"`
+	Timezone     optional[string] `json:"timezone"`
+	Enabled      optional[bool]   `json:"enabled"`
+}
+
+func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathScheduleID(r)
+	if err != nil {
+		return err
+	}
+	var in updateScheduleRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	if !in.ScheduleName.Set && !in.StartCron.Set && !in.EndCron.Set && !in.Timezone.Set && !in.Enabled.Set {
+		return api.BadRequest("nothing to change; give at least one of schedule_name, start_cron, end_cron, timezone, enabled")
+	}
+	var v api.Validator
+	u := user(&v, r)
+	p := SchedulePatch{
+		ScheduleName: ptr(&v, "schedule_name", in.ScheduleName),
+		StartCron:    ptr(&v, "start_cron", in.StartCron),
+		EndCron:      ptr(&v, "end_cron", in.EndCron),
+		Timezone:     ptr(&v, "timezone", in.Timezone),
+		Enabled:      ptr(&v, "enabled", in.Enabled),
+	}
+	if p.ScheduleName != nil {
+		checkName(&v, "schedule_name", *p.ScheduleName)
+	}
+	if p.StartCron != nil {
+		checkCron(&v, "start_cron", *p.StartCron)
+	}
+	if p.EndCron != nil {
+		checkCron(&v, "end_cron", *p.EndCron)
+	}
+	if p.Timezone != nil {
+		checkTimezone(&v, "timezone", *p.Timezone)
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	sc, err := h.store.UpdateSchedule(r.Context(), u, id, p)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, sc)
+	return nil
+}
+
+func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
+	q, err := queryParams(r, "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	n := limit(&v, q)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.Schedules(r.Context(), q.Get("cursor"), n)
+	if err != nil {
+		return apiError(err, "")
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}

@@ -1,0 +1,272 @@
+package nucleus_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+func scheduleBody(fields map[string]any) string {
+	m := map[string]any{"schedule_name": "Dev shutdown", "start_cron": "0 8 * * MON-FRI", "end_cron": "0 18 * * MON-FRI",
+		"timezone": "Europe/Berlin", "enabled": true}
+	for k, v := range fields {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func TestCreateSchedule(t *testing.T) {
+	s := newService(t, options{})
+	type f = map[string]any
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		code   string
+		field  string
+	}{
+		{"valid", scheduleBody(nil), 201, "", ""},
+		{"disabled", scheduleBody(f{"enabled": false}), 201, "", ""},
+		{"UTC", scheduleBody(f{"timezone": "UTC"}), 201, "", ""},
+		{"cron lists ranges steps", scheduleBody(f{"start_cron": "*/15 6-8,20 1,15 */2 1-5", "end_cron": "0 0 L * ?"}), 201, "", ""},
+		{"cron names lower case", scheduleBody(f{"start_cron": "30 7 * jan-mar mon", "end_cron": "30 19 * JAN-MAR MON"}), 201, "", ""},
+		{"cron sunday as 0 and 7", scheduleBody(f{"start_cron": "0 9 * * 0", "end_cron": "0 17 * * 7"}), 201, "", ""},
+		{"eventbridge 6 fields", scheduleBody(f{"start_cron": "0 8 ? * MON-FRI *", "end_cron": "0 18 ? * 2#1 2026-2030"}), 201, "", ""},
+		{"eventbridge W and L", scheduleBody(f{"start_cron": "0 8 15W * ? *", "end_cron": "0 18 ? * 6L *"}), 201, "", ""},
+		{"missing name", scheduleBody(f{"schedule_name": nil}), 400, "validation_failed", "schedule_name"},
+		{"padded name", scheduleBody(f{"schedule_name": "x "}), 400, "validation_failed", "schedule_name"},
+		{"name too long", scheduleBody(f{"schedule_name": strings.Repeat("n", nucleus.MaxNameChars+1)}), 400, "validation_failed", "schedule_name"},
+		{"missing start", scheduleBody(f{"start_cron": nil}), 400, "validation_failed", "start_cron"},
+		{"cron 4 fields", scheduleBody(f{"start_cron": "0 8 * *"}), 400, "validation_failed", "start_cron"},
+		{"cron 7 fields", scheduleBody(f{"start_cron": "0 0 8 * * ? *"}), 400, "validation_failed", "start_cron"},
+		{"cron minute 60", scheduleBody(f{"start_cron": "60 8 * * *"}), 400, "validation_failed", "start_cron"},
+		{"cron hour 24", scheduleBody(f{"end_cron": "0 24 * * *"}), 400, "validation_failed", "end_cron"},
+		{"cron day 0", scheduleBody(f{"end_cron": "0 8 0 * *"}), 400, "validation_failed", "end_cron"},
+		{"cron month 13", scheduleBody(f{"end_cron": "0 8 * 13 *"}), 400, "validation_failed", "end_cron"},
+		{"cron bad name", scheduleBody(f{"end_cron": "0 8 * * FUN"}), 400, "validation_failed", "end_cron"},
+		{"cron backwards range", scheduleBody(f{"end_cron": "0 8 * * 5-1"}), 400, "validation_failed", "end_cron"},
+		{"cron zero step", scheduleBody(f{"end_cron": "*/0 8 * * *"}), 400, "validation_failed", "end_cron"},
+		{"cron empty list element", scheduleBody(f{"end_cron": "0 8,,9 * * *"}), 400, "validation_failed", "end_cron"},
+		{"cron ? in minute", scheduleBody(f{"end_cron": "? 8 * * *"}), 400, "validation_failed", "end_cron"},
+		{"cron macro", scheduleBody(f{"end_cron": "@daily"}), 400, "validation_failed", "end_cron"},
+		{"cron wrapped", scheduleBody(f{"end_cron": "cron(0 8 * * ? *)"}), 400, "validation_failed", "end_cron"},
+		{"eventbridge both day fields", scheduleBody(f{"end_cron": "0 8 * * MON *"}), 400, "validation_failed", "end_cron"},
+		{"eventbridge year out of range", scheduleBody(f{"end_cron": "0 8 ? * MON 1900"}), 400, "validation_failed", "end_cron"},
+		{"same start and end", scheduleBody(f{"end_cron": "0 8 * * MON-FRI"}), 400, "validation_failed", "end_cron"},
+		{"unknown timezone", scheduleBody(f{"timezone": "Mars/Olympus"}), 400, "validation_failed", "timezone"},
+		{"Local timezone", scheduleBody(f{"timezone": "Local"}), 400, "validation_failed", "timezone"},
+		{"missing timezone", scheduleBody(f{"timezone": nil}), 400, "validation_failed", "timezone"},
+		{"missing enabled", scheduleBody(f{"enabled": nil}), 400, "validation_failed", "enabled"},
+		{"string enabled", scheduleBody(f{"enabled": "yes"}), 400, "validation_failed", "enabled"},
+		{"unknown field", scheduleBody(f{"owner": "x"}), 400, "validation_failed", "owner"},
+		{"client-chosen id", scheduleBody(f{"schedule_id": "x"}), 400, "validation_failed", "schedule_id"},
+		{"null body", `null`, 400, "bad_request", ""},
+		{"empty body", ``, 400, "bad_request", ""},
+		{"too large", scheduleBody(f{"schedule_name": strings.Repeat("x", 70<<10)}), 413, "too_large", ""},
+	}
+	created := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.do(t, "POST", "/schedules", tt.body)
+			if tt.status != 201 {
+				wantError(t, r, tt.status, tt.code, tt.field, "")
+				return
+			}
+			created++
+			if r.status != 201 {
+				t.Fatalf("status %d %s", r.status, r.body)
+			}
+			var sc nucleus.Schedule
+			r.json(t, &sc)
+			if len(sc.ScheduleID) != 36 || r.header.Get("Location") != "schedules/"+sc.ScheduleID || !tsPattern.MatchString(sc.CreatedAt) {
+				t.Errorf("schedule %+v, Location %q", sc, r.header.Get("Location"))
+			}
+		})
+	}
+	s.wantCounts(t, created, created)
+	t.Run("missing user", func(t *testing.T) {
+		wantError(t, s.doAs(t, "", "POST", "/schedules", scheduleBody(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
+		s.wantCounts(t, created, created)
+	})
+}
+
+func TestGetSchedule(t *testing.T) {
+	s := newService(t, options{})
+	const acct = "123456789012"
+	s.createAccount(t, acct, "Dev", "active")
+	sc := s.createSchedule(t, "Nightly")
+	other := s.createSchedule(t, "Other")
+	var arns []string
+	for i := range 7 {
+		arns = append(arns, ec2ARN(acct, i))
+		s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arns[i]), nil)
+	}
+	s.must(t, 201, "PUT", "/schedules/"+other.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 99)), nil)
+
+	// One call: the schedule and all its resources.
+	var d nucleus.ScheduleDetail
+	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	if *d.Schedule != sc || len(d.Resources) != 7 || d.Next != "" {
+		t.Fatalf("detail = %+v", d)
+	}
+	for i, r := range d.Resources {
+		if r.ResourceARN != arns[i] || r.ScheduleID != sc.ScheduleID || r.AccountID != acct || r.Region != "us-east-1" || r.ResourceType != nucleus.ResourceEC2 {
+			t.Errorf("resource %d = %+v", i, r)
+		}
+	}
+
+	// Paged: every page carries the schedule; pages are full.
+	var got []string
+	cur := ""
+	for i := 0; ; i++ {
+		var p nucleus.ScheduleDetail
+		s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=3&cursor="+cur, "", &p)
+		if p.Schedule == nil || p.Schedule.ScheduleID != sc.ScheduleID || len(p.Resources) != []int{3, 3, 1}[i] {
+			t.Fatalf("page %d = %+v", i, p)
+		}
+		for _, r := range p.Resources {
+			got = append(got, r.ResourceARN)
+		}
+		if p.Next == "" {
+			break
+		}
+		cur = p.Next
+	}
+	if fmt.Sprint(got) != fmt.Sprint(arns) {
+		t.Errorf("paged resources %v", got)
+	}
+	var p nucleus.ScheduleDetail
+	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=7", "", &p)
+	if len(p.Resources) != 7 || p.Next != "" {
+		t.Errorf("exact page: %d resources, next %q", len(p.Resources), p.Next)
+	}
+	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=2", "", &p)
+
+	var empty nucleus.ScheduleDetail
+	s.must(t, 200, "GET", "/schedules/"+s.createSchedule(t, "Empty").ScheduleID, "", &empty)
+	if empty.Resources == nil || len(empty.Resources) != 0 {
+		t.Errorf("empty schedule resources = %#v", empty.Resources)
+	}
+
+	wantError(t, s.do(t, "GET", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
+	wantError(t, s.do(t, "GET", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
+	wantError(t, s.do(t, "GET", "/schedules/"+strings.ToUpper(sc.ScheduleID), ""), 404, "not_found", "", "")
+	wantError(t, s.do(t, "GET", "/schedules/"+other.ScheduleID+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	wantError(t, s.do(t, "GET", "/schedules/"+sc.ScheduleID+"?page=2", ""), 400, "validation_failed", "page", "")
+}
+
+func TestUpdateSchedule(t *testing.T) {
+	s := newService(t, options{})
+	a := s.createSchedule(t, "Alpha")
+	s.createSchedule(t, "Beta")
+	s.createSchedule(t, "Gamma")
+
+	var got nucleus.Schedule
+	s.must(t, 200, "PATCH", "/schedules/"+a.ScheduleID, `{"schedule_name":"Zulu","enabled":false,"timezone":"UTC"}`, &got)
+	if got.ScheduleName != "Zulu" || got.Enabled || got.Timezone != "UTC" || got.StartCron != a.StartCron || got.UpdatedAt <= a.UpdatedAt {
+		t.Errorf("updated = %+v", got)
+	}
+	// The rename is in the alphabetical list at once (gsi1sk changed with
+	// the name; DynamoDB Local updates indexes synchronously).
+	var list nucleus.SchedulePage
+	s.must(t, 200, "GET", "/schedules", "", &list)
+	var names []string
+	for _, sc := range list.Schedules {
+		names = append(names, sc.ScheduleName)
+	}
+	if fmt.Sprint(names) != "[Beta Gamma Zulu]" {
+		t.Errorf("list after rename = %v", names)
+	}
+	if list.Schedules[2] != got {
+		t.Errorf("list entry %+v, want %+v", list.Schedules[2], got)
+	}
+	p := s.audit(t, "/audit/schedule/"+a.ScheduleID)
+	if len(p.Entries) != 2 || p.Entries[0].Action != nucleus.ActionUpdate ||
+		string(p.Entries[0].Details) != `{"changes":{"enabled":{"old":true,"new":false},"schedule_name":{"old":"Alpha","new":"Zulu"},"timezone":{"old":"Europe/Berlin","new":"UTC"}}}` {
+		t.Errorf("audit = %+v", p.Entries)
+	}
+
+	tests := []struct {
+		name, id, body string
+		status         int
+		code, field    string
+	}{
+		{"unknown schedule", "3f1d7e3a-1111-4000-8000-000000000000", `{"enabled":true}`, 404, "not_found", ""},
+		{"malformed id", "nope", `{"enabled":true}`, 404, "not_found", ""},
+		{"empty patch", a.ScheduleID, `{}`, 400, "bad_request", ""},
+		{"null enabled", a.ScheduleID, `{"enabled":null}`, 400, "validation_failed", "enabled"},
+		{"null name", a.ScheduleID, `{"schedule_name":null}`, 400, "validation_failed", "schedule_name"},
+		{"bad cron", a.ScheduleID, `{"start_cron":"every day"}`, 400, "validation_failed", "start_cron"},
+		{"end equal to stored start", a.ScheduleID, `{"end_cron":"0 8 * * MON-FRI"}`, 400, "validation_failed", "end_cron"},
+		{"bad timezone", a.ScheduleID, `{"timezone":"CEST"}`, 400, "validation_failed", "timezone"},
+		{"unknown field", a.ScheduleID, `{"resources":[]}`, 400, "validation_failed", "resources"},
+		{"id field", a.ScheduleID, `{"schedule_id":"x"}`, 400, "validation_failed", "schedule_id"},
+	}
+	app, audit := s.counts(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, s.do(t, "PATCH", "/schedules/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+		})
+	}
+	s.wantCounts(t, app, audit)
+	wantError(t, s.doAs(t, "", "PATCH", "/schedules/"+a.ScheduleID, `{"enabled":true}`), 400, "validation_failed", nucleus.HeaderUserID, "")
+}
+
+// Concurrent renames: each succeeds or is a 409 after the store's retries,
+// and the audit log holds exactly one entry per successful change, each
+// recording the name the previous change left.
+func TestConcurrentScheduleUpdates(t *testing.T) {
+	s := newService(t, options{})
+	sc := s.createSchedule(t, "n0")
+	var wg sync.WaitGroup
+	codes := make([]int, 6)
+	for i := range codes {
+		wg.Go(func() {
+			codes[i] = s.do(t, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i+1)).status
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, c := range codes {
+		switch c {
+		case 200:
+			ok++
+		case 409:
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
+	if len(p.Entries) != ok+1 {
+		t.Fatalf("%d successful updates, %d audit entries", ok, len(p.Entries))
+	}
+	// Oldest first: each change's old value is the previous change's new.
+	prev := "n0"
+	for i := len(p.Entries) - 2; i >= 0; i-- {
+		var d struct {
+			Changes map[string]struct{ Old, New string } `json:"changes"`
+		}
+		if err := json.Unmarshal(p.Entries[i].Details, &d); err != nil {
+			t.Fatal(err)
+		}
+		c := d.Changes["schedule_name"]
+		if c.Old != prev {
+			t.Errorf("entry %d: old %q, want %q", i, c.Old, prev)
+		}
+		prev = c.New
+	}
+	var d nucleus.ScheduleDetail
+	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	if d.Schedule.ScheduleName != prev {
+		t.Errorf("stored name %q, last audited %q", d.Schedule.ScheduleName, prev)
+	}
+}

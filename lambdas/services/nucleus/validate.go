@@ -1,0 +1,290 @@
+package nucleus
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	// Schedules name IANA zones; the Lambda runtime image need not carry a
+	// zoneinfo database, and validation must not depend on the host.
+	_ "time/tzdata"
+
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+var (
+	accountIDPattern = regexp.MustCompile(`^[0-9]{12}$`)
+	// IAM role ARN: partition, no region, 12-digit account, optional path,
+	// role name of 1-64 characters from IAM's set.
+	roleARNPattern = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):iam::([0-9]{12}):role/(?:[\x21-\x7e]*/)?([\w+=,.@-]{1,64})$`)
+	regionPattern  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
+	// resourceARNPattern splits an ARN: partition, service, region,
+	// account, resource.
+	resourceARNPattern = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):([a-z0-9-]+):([a-z0-9-]*):([0-9]*):(.+)$`)
+	// What a schedule can start and stop, per resource type.
+	resourcePatterns = map[ResourceType]*regexp.Regexp{
+		ResourceEC2: regexp.MustCompile(`^instance/i-[0-9a-f]{8}(?:[0-9a-f]{9})?$`),
+		ResourceECS: regexp.MustCompile(`^service/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,255}$`),
+		ResourceRDS: regexp.MustCompile(`^(?:db|cluster):[a-z](?:[a-z0-9]|-[a-z0-9]){0,62}$`),
+	}
+)
+
+// ValidAccountID reports whether id is a 12-digit AWS account id.
+func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
+
+// validScheduleID reports whether id is a canonical lower-case UUID, the
+// only form the service generates.
+func validScheduleID(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && len(id) == scheduleIDLen && u.String() == id
+}
+
+// checkName checks a display name: it is an index sort key, so it is
+// bounded in bytes too, and surrounding blanks would sort it apart from its
+// look-alike.
+func checkName(v *api.Validator, field, s string) {
+	if t := strings.TrimSpace(s); t != "" && t != s {
+		v.Add(field, "must not start or end with whitespace")
+		return
+	}
+	v.Text(field, s, 1, MaxNameChars)
+	v.MaxBytes(field, s, MaxNameBytes)
+}
+
+// checkRoleARN checks an IAM role ARN in account accountID.
+func checkRoleARN(v *api.Validator, field, arn, accountID string) {
+	if arn == "" {
+		v.Add(field, "is required")
+		return
+	}
+	m := roleARNPattern.FindStringSubmatch(arn)
+	switch {
+	case len(arn) > MaxRoleARNBytes || m == nil:
+		v.Add(field, "must be an IAM role ARN such as arn:aws:iam::123456789012:role/NucleusRole")
+	case accountID != "" && m[2] != accountID:
+		v.Add(field, "must be a role in account %s (the role the platform assumes in that account), not %s", accountID, m[2])
+	}
+}
+
+func checkRegion(v *api.Validator, field, region string) {
+	switch {
+	case region == "":
+		v.Add(field, "is required")
+	case len(region) > 32 || !regionPattern.MatchString(region):
+		v.Add(field, "must be an AWS region such as us-east-1")
+	}
+}
+
+func checkAccountID(v *api.Validator, field, id string) {
+	switch {
+	case id == "":
+		v.Add(field, "is required")
+	case !ValidAccountID(id):
+		v.Add(field, "must be a 12-digit AWS account id")
+	}
+}
+
+// checkResource checks a resource ARN against its type, region and
+// account: the scheduler acts on the ARN, so the three stored attributes
+// must say the same thing.
+func checkResource(v *api.Validator, in NewResource) {
+	valid := true
+	if in.ResourceType == "" {
+		v.Add("resource_type", "is required; one of %s", joinResourceTypes())
+		valid = false
+	} else if _, ok := resourcePatterns[in.ResourceType]; !ok {
+		v.Add("resource_type", "must be one of %s", joinResourceTypes())
+		valid = false
+	}
+	checkRegion(v, "region", in.Region)
+	checkAccountID(v, "account_id", in.AccountID)
+	if in.ResourceARN == "" {
+		v.Add("resource_arn", "is required")
+		return
+	}
+	m := resourceARNPattern.FindStringSubmatch(in.ResourceARN)
+	if len(in.ResourceARN) > MaxResourceARNBytes || m == nil {
+		v.Add("resource_arn", "must be an ARN (arn:partition:service:region:account:resource) of at most %d bytes", MaxResourceARNBytes)
+		return
+	}
+	service, region, account, resource := m[2], m[3], m[4], m[5]
+	if !valid {
+		return
+	}
+	switch {
+	case service != string(in.ResourceType):
+		v.Add("resource_arn", "is an ARN of service %q, but resource_type is %s", service, in.ResourceType)
+	case !resourcePatterns[in.ResourceType].MatchString(resource):
+		v.Add("resource_arn", "must name %s", resourceShapes[in.ResourceType])
+	case region != in.Region:
+		v.Add("resource_arn", "is in region %q, but region is %q", region, in.Region)
+	case account != in.AccountID:
+		v.Add("resource_arn", "is in account %q, but account_id is %q", account, in.AccountID)
+	}
+}
+
+var resourceShapes = map[ResourceType]string{
+	ResourceEC2: "an EC2 instance (…:instance/i-0123456789abcdef0)",
+	ResourceECS: "an ECS service (…:service/<cluster>/<service>)",
+	ResourceRDS: "an RDS instance or cluster (…:db:<id> or …:cluster:<id>)",
+}
+
+func joinResourceTypes() string {
+	s := make([]string, len(ResourceTypes))
+	for i, t := range ResourceTypes {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// checkTimezone accepts IANA zone names. "" and "Local" load without error
+// but mean UTC and the host's zone: neither is what a user meant.
+func checkTimezone(v *api.Validator, field, tz string) {
+	if tz == "" {
+		v.Add(field, "is required")
+		return
+	}
+	if _, err := time.LoadLocation(tz); err != nil || tz == "Local" || len(tz) > 64 {
+		v.Add(field, "must be an IANA time zone such as Europe/Berlin or UTC")
+	}
+}
+
+// checkCron checks a cron expression: 5 fields (minute hour day-of-month
+// month day-of-week, as crontab) or 6 (the same plus year, as EventBridge
+// Scheduler's cron()). It checks syntax and ranges, not that the
+// expression ever fires.
+func checkCron(v *api.Validator, field, expr string) {
+	if strings.TrimSpace(expr) == "" {
+		v.Add(field, "is required")
+		return
+	}
+	if len(expr) > MaxCronChars {
+		v.Add(field, "must be at most %d characters", MaxCronChars)
+		return
+	}
+	if err := parseCron(expr); err != nil {
+		v.Add(field, "invalid cron expression: %v", err)
+	}
+}
+
+type cronField struct {
+	name     string
+	min, max int
+	names    []string // names for min, min+1, …
+	dom, dow bool     // allow ?, L, W / L, #
+}
+
+var months = []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}
+
+var cronFields = []cronField{
+	{name: "minute", min: 0, max: 59},
+	{name: "hour", min: 0, max: 23},
+	{name: "day-of-month", min: 1, max: 31, dom: true},
+	{name: "month", min: 1, max: 12, names: months},
+	// 0 and 7 are both Sunday in crontab; EventBridge uses 1-7 (SUN-SAT).
+	// Accepting 0-7 covers both readings without guessing which is meant.
+	{name: "day-of-week", min: 0, max: 7, names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"}, dow: true},
+	{name: "year", min: 1970, max: 2199},
+}
+
+func parseCron(expr string) error {
+	parts := strings.Fields(expr)
+	if len(parts) != 5 && len(parts) != 6 {
+		return fmt.Errorf("want 5 fields (minute hour day-of-month month day-of-week) or 6 (plus year), got %d", len(parts))
+	}
+	for i, p := range parts {
+		if err := cronFields[i].parse(p); err != nil {
+			return fmt.Errorf("%s %q: %w", cronFields[i].name, p, err)
+		}
+	}
+	if len(parts) == 6 && (parts[2] == "?") == (parts[4] == "?") {
+		// EventBridge's rule: one of the two day fields must be "?".
+		return errors.New("with a year field, exactly one of day-of-month and day-of-week must be ?")
+	}
+	return nil
+}
+
+func (f cronField) parse(s string) error {
+	if s == "?" {
+		if f.dom || f.dow {
+			return nil
+		}
+		return errors.New("? is allowed only in day-of-month and day-of-week")
+	}
+	for item := range strings.SplitSeq(s, ",") {
+		if err := f.item(item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f cronField) item(s string) error {
+	switch {
+	case s == "":
+		return errors.New("empty list element")
+	case f.dom && (s == "L" || s == "LW"), f.dow && s == "L":
+		return nil
+	case f.dom && strings.HasSuffix(s, "W"):
+		_, err := f.value(strings.TrimSuffix(s, "W"))
+		return err
+	case f.dow && strings.HasSuffix(s, "L") && len(s) > 1:
+		_, err := f.value(strings.TrimSuffix(s, "L"))
+		return err
+	case f.dow && strings.Contains(s, "#"):
+		day, nth, _ := strings.Cut(s, "#")
+		if _, err := f.value(day); err != nil {
+			return err
+		}
+		if n, err := strconv.Atoi(nth); err != nil || n < 1 || n > 5 {
+			return fmt.Errorf("#%s: the occurrence must be 1-5", nth)
+		}
+		return nil
+	}
+	rng, step, hasStep := strings.Cut(s, "/")
+	if hasStep {
+		if n, err := strconv.Atoi(step); err != nil || n < 1 || n > f.max {
+			return fmt.Errorf("step %q must be a number from 1 to %d", step, f.max)
+		}
+	}
+	if rng == "*" {
+		return nil
+	}
+	lo, hi, isRange := strings.Cut(rng, "-")
+	a, err := f.value(lo)
+	if err != nil {
+		return err
+	}
+	if !isRange {
+		return nil
+	}
+	b, err := f.value(hi)
+	if err != nil {
+		return err
+	}
+	if a > b {
+		return fmt.Errorf("range %s is backwards", rng)
+	}
+	return nil
+}
+
+func (f cronField) value(s string) (int, error) {
+	for i, n := range f.names {
+		if strings.EqualFold(s, n) {
+			return f.min + i, nil
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < f.min || n > f.max || strings.HasPrefix(s, "+") {
+		if f.names != nil {
+			return 0, fmt.Errorf("%q is not a number from %d to %d or a name such as %s", s, f.min, f.max, f.names[1])
+		}
+		return 0, fmt.Errorf("%q is not a number from %d to %d", s, f.min, f.max)
+	}
+	return n, nil
+}

@@ -1,0 +1,191 @@
+package stak
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/streams"
+)
+
+// TTL deletions as AWS reports them.
+const (
+	ttlIdentityType      = "Service"
+	ttlIdentityPrincipal = "dynamodb.amazonaws.com"
+)
+
+// Consumer is the stream consumer of the inbox table: when a message or a
+// read receipt expires it decrements the counters that the item was
+// counted in (decisions 4–7). Build it once per execution environment.
+type Consumer struct {
+	client API
+	table  string
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// NewConsumer builds the consumer from the environment (STAK_INBOX_TABLE;
+// DYNASTACK_CURSOR_KEY is not used).
+func NewConsumer(ctx context.Context, getenv func(string) string) (*Consumer, error) {
+	cfg, err := configWithClient(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewConsumerFromConfig(cfg), nil
+}
+
+// NewConsumerFromConfig builds the consumer from cfg (Table, Client, and
+// optionally Now and Logger).
+func NewConsumerFromConfig(cfg Config) *Consumer {
+	if cfg.Client == nil {
+		panic("stak: Config.Client is nil")
+	}
+	c := &Consumer{client: cfg.Client, table: cfg.Table, now: cfg.Now, log: cfg.Logger}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = slog.Default().With("service", "stak-stream")
+	}
+	return c
+}
+
+var _ streams.Consumer = (*Consumer)(nil)
+
+// Handle processes a batch and reports the records that failed by their
+// sequence numbers (ReportBatchItemFailures), so Lambda retries from the
+// first of them. Every record is attempted even after a failure: records
+// are independent, and those that succeeded are skipped on redelivery by
+// their dedupe markers. Records that can never succeed (an image this code
+// cannot read) are logged and skipped, since failing them would block the
+// shard until they age out.
+func (c *Consumer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
+	for _, r := range ev.Records {
+		if err := c.handle(ctx, r); err != nil {
+			c.log.ErrorContext(ctx, "stream record failed", "event_id", r.EventID, "sequence_number", r.Change.SequenceNumber, "error", err.Error())
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+		}
+	}
+	return resp, nil
+}
+
+// IsExpiry reports whether r is a TTL deletion. AWS sends REMOVE with the
+// DynamoDB service as the user identity; DynamoDB Local sends an event
+// name outside INSERT/MODIFY/REMOVE (the Java SDK's
+// UNKNOWN_TO_SDK_VERSION) and no identity (decision 5).
+func IsExpiry(r events.DynamoDBEventRecord) bool {
+	switch events.DynamoDBOperationType(r.EventName) {
+	case events.DynamoDBOperationTypeRemove:
+		id := r.UserIdentity
+		return id != nil && id.Type == ttlIdentityType && id.PrincipalID == ttlIdentityPrincipal
+	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
+		return false
+	}
+	return r.UserIdentity == nil && r.Change.OldImage != nil && r.Change.NewImage == nil
+}
+
+// expired is what the consumer reads of an old image.
+type expired struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Audiences *struct {
+		Audiences struct {
+			Kind string `dynamodbav:"kind"`
+		} `dynamodbav:"audiences"`
+	} `dynamodbav:"audiences"`
+	ReadAt   *int64   `dynamodbav:"readat"`
+	Taxonomy Taxonomy `dynamodbav:"taxonomy"`
+}
+
+func (c *Consumer) handle(ctx context.Context, r events.DynamoDBEventRecord) error {
+	if !IsExpiry(r) {
+		// Inserts, updates, and user deletes: a path that deletes must
+		// adjust counters itself (decision 5).
+		return nil
+	}
+	img, err := streams.Item(r.Change.OldImage)
+	if err != nil {
+		c.log.WarnContext(ctx, "skipping unreadable stream image", "event_id", r.EventID, "error", err.Error())
+		return nil
+	}
+	var doc expired
+	if err := attributevalue.UnmarshalMap(img, &doc); err != nil {
+		c.log.WarnContext(ctx, "skipping unreadable stream image", "event_id", r.EventID, "error", err.Error())
+		return nil
+	}
+	if !strings.HasPrefix(doc.SK, skMsgPfx) {
+		return nil // settings, configs, counters, markers
+	}
+	p, err := ParsePartition(doc.PK)
+	if err != nil {
+		c.log.WarnContext(ctx, "skipping message outside a message partition", "event_id", r.EventID, "pk", doc.PK)
+		return nil
+	}
+	published, read := 0, 0
+	if doc.Audiences != nil {
+		// The partition, not audiences.kind, says which counter counted it:
+		// it is the key the item was written under.
+		published = -1
+		if want := map[bool]string{true: AudienceEveryone, false: AudienceUsers}[p.Public()]; doc.Audiences.Audiences.Kind != want {
+			c.log.WarnContext(ctx, "audience kind does not match partition", "event_id", r.EventID, "pk", doc.PK, "kind", doc.Audiences.Audiences.Kind)
+		}
+	}
+	if doc.ReadAt != nil {
+		if p.Public() {
+			// The document's "Impossible!": a public message has no readat.
+			c.log.WarnContext(ctx, "public message with readat; read count ignored", "event_id", r.EventID, "pk", doc.PK)
+		} else {
+			read = -1
+		}
+	}
+	if published == 0 && read == 0 {
+		return nil
+	}
+	return c.apply(ctx, r, p, doc.Taxonomy.Category, published, read)
+}
+
+// apply writes the counter changes of one record together with its dedupe
+// marker; a redelivered record fails the marker's condition and changes
+// nothing (decision 4).
+func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Partition, category string, published, read int) error {
+	eventID := r.EventID
+	if eventID == "" {
+		eventID = r.EventSourceArn + "/" + r.Change.SequenceNumber
+	}
+	marker := map[string]types.AttributeValue{
+		"pk":        &types.AttributeValueMemberS{Value: p.PK()},
+		"sk":        &types.AttributeValueMemberS{Value: skMarkerPfx + eventID},
+		"kind":      &types.AttributeValueMemberS{Value: kindMarker},
+		"expiredat": &types.AttributeValueMemberN{Value: fmt.Sprint(c.now().Add(MarkerTTL).Unix())},
+	}
+	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return err
+	}
+	store := Store{table: c.table}
+	counters, err := store.counterUpdates(p, category, published, read)
+	if err != nil {
+		return err
+	}
+	items := append([]types.TransactWriteItem{{Put: &types.Put{
+		TableName: aws.String(c.table), Item: marker,
+		ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
+	}}}, counters...)
+	_, err = c.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if failed := cancelled(err); len(failed) > 0 && failed[0] {
+		c.log.InfoContext(ctx, "stream record already applied", "event_id", r.EventID)
+		return nil
+	}
+	return ddb.Wrap("TransactWriteItems", err)
+}

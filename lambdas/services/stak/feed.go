@@ -1,0 +1,211 @@
+package stak
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Page is one page of a user's feed.
+type Page struct {
+	Messages []Message `json:"messages"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// feedPosition is where a feed page ended in each partition: the sort key
+// of the last item taken from it, "" for "not started". Both are needed:
+// the two partitions are consumed at different rates.
+type feedPosition struct {
+	User   string `json:"u"`
+	Public string `json:"g"`
+}
+
+func feedScope(tenant, inbox, uid string) string {
+	// Key parts contain no '#', so the scope cannot be re-split.
+	return "stak/feed/" + tenant + "#" + inbox + "#" + uid
+}
+
+// Feed returns uid's messages in inbox newest first: the user partition
+// (user messages and receipts) merged with the public partition, public
+// messages carrying the user's readat from their receipt. Items past
+// expiredat are hidden. A page is full unless it is the last, and Next is
+// set only when another message exists, so a client never follows a
+// cursor to an empty page.
+func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limit int) (*Page, error) {
+	if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
+		return nil, err
+	}
+	var pos feedPosition
+	scope := feedScope(tenant, inbox, uid)
+	if after != "" {
+		var err error
+		if pos, err = cursor.Decode[feedPosition](s.codec, scope, after); err != nil {
+			return nil, err
+		}
+	}
+	now := s.now().Unix()
+	user := &source{s: s, pk: userPK(tenant, uid, inbox), pos: pos.User, now: now, limit: limit}
+	public := &source{s: s, pk: publicPK(tenant, inbox), pos: pos.Public, now: now, limit: limit}
+	page := &Page{Messages: []Message{}}
+	for len(page.Messages) < limit {
+		m, err := next(ctx, user, public)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			return page, nil
+		}
+		page.Messages = append(page.Messages, *m)
+	}
+	more, err := hasNext(ctx, user, public)
+	if err != nil || !more {
+		return page, err
+	}
+	page.Next, err = cursor.Encode(s.codec, scope, feedPosition{User: user.pos, Public: public.pos})
+	return page, err
+}
+
+// next takes the newest message of either partition; nil at the end.
+func next(ctx context.Context, user, public *source) (*Message, error) {
+	if err := skipOrphans(ctx, user, public); err != nil {
+		return nil, err
+	}
+	u, err := user.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g, err := public.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case u == nil && g == nil:
+		return nil, nil
+	case g == nil || (u != nil && sortKey(u) > sortKey(g)):
+		user.pop()
+		return unmarshalMessage(u)
+	case u == nil || sortKey(g) > sortKey(u):
+		public.pop()
+		return unmarshalMessage(g)
+	}
+	// Same id in both: ids are unique across an inbox, so the user item is
+	// this public message's read receipt.
+	user.pop()
+	public.pop()
+	m, err := unmarshalMessage(g)
+	if err != nil {
+		return nil, err
+	}
+	if readAt, ok := numberAttr(u, "readat"); ok {
+		m.ReadAt = &readAt
+	}
+	return m, nil
+}
+
+// skipOrphans drops receipts at the head of the user partition whose
+// public message is gone: they have nothing to show.
+func skipOrphans(ctx context.Context, user, public *source) error {
+	for {
+		u, err := user.head(ctx)
+		if err != nil || u == nil || !isReceipt(u) {
+			return err
+		}
+		g, err := public.head(ctx)
+		if err != nil {
+			return err
+		}
+		if g != nil && sortKey(g) >= sortKey(u) {
+			return nil
+		}
+		user.pop()
+	}
+}
+
+func hasNext(ctx context.Context, user, public *source) (bool, error) {
+	if err := skipOrphans(ctx, user, public); err != nil {
+		return false, err
+	}
+	for _, src := range []*source{user, public} {
+		h, err := src.head(ctx)
+		if err != nil || h != nil {
+			return h != nil, err
+		}
+	}
+	return false, nil
+}
+
+func sortKey(item map[string]types.AttributeValue) string {
+	var sk string
+	_ = attributevalue.Unmarshal(item["sk"], &sk)
+	return sk
+}
+
+// source reads one partition's m# items newest first, a buffer at a time.
+type source struct {
+	s     *Store
+	pk    string
+	pos   string // sk of the last item popped (or the cursor's), "" = top
+	now   int64
+	limit int
+
+	buf       []map[string]types.AttributeValue
+	start     map[string]types.AttributeValue
+	began     bool
+	exhausted bool
+}
+
+// head returns the next live item without taking it; nil at the end.
+// The filter drops expired items after Limit is applied, so a query can
+// return nothing yet have more: keep going on LastEvaluatedKey.
+func (src *source) head(ctx context.Context) (map[string]types.AttributeValue, error) {
+	for len(src.buf) == 0 && !src.exhausted {
+		if !src.began {
+			src.began = true
+			if src.pos != "" {
+				src.start = key(src.pk, src.pos)
+			}
+		}
+		expr, err := expression.NewBuilder().
+			WithKeyCondition(expression.Key("pk").Equal(expression.Value(src.pk)).And(expression.Key("sk").BeginsWith(skMsgPfx))).
+			WithFilter(expression.Name("expiredat").GreaterThan(expression.Value(src.now))).
+			Build()
+		if err != nil {
+			return nil, fmt.Errorf("stak: build feed query: %w", err)
+		}
+		out, err := src.s.client.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(src.s.table),
+			KeyConditionExpression:    expr.KeyCondition(),
+			FilterExpression:          expr.Filter(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ScanIndexForward:          aws.Bool(false),
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(int32(src.limit + 1)),
+			ExclusiveStartKey:         src.start,
+		})
+		if err != nil {
+			return nil, ddb.Wrap("Query", err)
+		}
+		src.buf = out.Items
+		src.start = out.LastEvaluatedKey
+		src.exhausted = len(out.LastEvaluatedKey) == 0
+	}
+	if len(src.buf) == 0 {
+		return nil, nil
+	}
+	return src.buf[0], nil
+}
+
+func (src *source) pop() {
+	src.pos = sortKey(src.buf[0])
+	src.buf = src.buf[1:]
+}

@@ -1,0 +1,422 @@
+package stak
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Config configures NewHandler and NewConsumerFromConfig.
+type Config struct {
+	Table     string
+	CursorKey []byte
+	// Client is required; New sets it from the environment.
+	Client API
+	// Logger defaults to slog.Default.
+	Logger *slog.Logger
+	// Now defaults to time.Now; tests pin it.
+	Now func() time.Time
+}
+
+// ConfigFromEnv reads the configuration (not the client) from getenv.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	table := getenv(EnvTable)
+	if table == "" {
+		return Config{}, fmt.Errorf("stak: %s is not set; it names the inbox table (stak-inbox-<stage>)", EnvTable)
+	}
+	key := []byte(getenv(EnvCursorKey))
+	if len(key) == 0 {
+		sum := sha256.Sum256([]byte("dynastack/stak/cursor/" + table))
+		key = sum[:]
+	}
+	return Config{Table: table, CursorKey: key}, nil
+}
+
+func configWithClient(ctx context.Context, getenv func(string) string) (Config, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return cfg, err
+	}
+	client, err := ddb.NewClient(ctx, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Client = client
+	return cfg, nil
+}
+
+// New builds the HTTP API from the environment: the constructor of the
+// service registry and the Lambda main.
+func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+	cfg, err := configWithClient(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewHandler(cfg), nil
+}
+
+// NewHandler returns the HTTP API:
+//
+//	PUT  /tenants/{tenant}/settings                                   tenant settings
+//	GET  /tenants/{tenant}/settings
+//	PUT  /tenants/{tenant}/inboxes/{inbox}                            inbox config
+//	GET  /tenants/{tenant}/inboxes/{inbox}
+//	POST /tenants/{tenant}/inboxes/{inbox}/messages                   publish
+//	GET  /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages       feed (?limit=, ?cursor=)
+//	POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read
+//	GET  /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats
+func NewHandler(cfg Config) http.Handler {
+	if cfg.Client == nil {
+		panic("stak: Config.Client is nil")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default().With("service", "stak")
+	}
+	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
+	if cfg.Now != nil {
+		store.now = cfg.Now
+	}
+	h := &handler{store: store}
+	r := api.NewRouter()
+	const inbox = "/tenants/{tenant}/inboxes/{inbox}"
+	r.Handle("PUT /tenants/{tenant}/settings", h.putTenant)
+	r.Handle("GET /tenants/{tenant}/settings", h.getTenant)
+	r.Handle("PUT "+inbox, h.putInbox)
+	r.Handle("GET "+inbox, h.getInbox)
+	r.Handle("POST "+inbox+"/messages", h.publish)
+	r.Handle("GET "+inbox+"/users/{uid}/messages", h.feed)
+	r.Handle("POST "+inbox+"/users/{uid}/messages/{id}/read", h.markRead)
+	r.Handle("GET "+inbox+"/users/{uid}/stats", h.stats)
+	return api.Instrument(log, r)
+}
+
+type handler struct {
+	store *Store
+}
+
+// path holds the validated key parts of a request path.
+type path struct {
+	tenant, inbox, uid string
+}
+
+// keys validates the named path values. A '#' (sent as %23) would change
+// the meaning of a key, so it is a 400, not a 404.
+func keys(r *http.Request, names ...string) (path, error) {
+	var (
+		v api.Validator
+		p path
+	)
+	for _, n := range names {
+		s := r.PathValue(n)
+		if msg := checkKey(s); msg != "" {
+			v.Add(n, "%s", msg)
+		} else if n == "uid" && s == PublicUID {
+			v.Add(n, "%s is reserved", PublicUID)
+		}
+		switch n {
+		case "tenant":
+			p.tenant = s
+		case "inbox":
+			p.inbox = s
+		case "uid":
+			p.uid = s
+		}
+	}
+	return p, v.Err()
+}
+
+type tenantRequest struct {
+	Title string `json:"title"`
+	TTL   string `json:"ttl"`
+}
+
+func (h *handler) putTenant(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant")
+	if err != nil {
+		return err
+	}
+	var in tenantRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	v.Text("title", in.Title, 1, maxTitleChars)
+	checkTTL(&v, "ttl", in.TTL)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	ts, err := h.store.PutTenant(r.Context(), TenantSettings{Tenant: p.tenant, Title: in.Title, TTL: in.TTL})
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, ts)
+	return nil
+}
+
+func checkTTL(v *api.Validator, field, s string) {
+	if s == "" {
+		return
+	}
+	if _, err := ParseTTL(s); err != nil {
+		v.Add(field, "must be <n>d, <n>m or <n>s with n > 0 and at most 720d")
+	}
+}
+
+func (h *handler) getTenant(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant")
+	if err != nil {
+		return err
+	}
+	ts, err := h.store.Tenant(r.Context(), p.tenant)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, ts)
+	return nil
+}
+
+type inboxRequest struct {
+	Title       string            `json:"title"`
+	Description string            `json:"description"`
+	TTL         map[string]string `json:"ttl"`
+}
+
+func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox")
+	if err != nil {
+		return err
+	}
+	var in inboxRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	v.Text("title", in.Title, 1, maxTitleChars)
+	v.Text("description", in.Description, 0, maxDescriptionChars)
+	if len(in.TTL) > 50 {
+		v.Add("ttl", "must have at most 50 entries")
+	}
+	for typ, ttl := range in.TTL {
+		if msg := checkKey(typ); msg != "" || typ == "*" {
+			v.Add("ttl."+typ, "is not a valid type key: %s", msg)
+			continue
+		}
+		if ttl == "" {
+			v.Add("ttl."+typ, "is required")
+		}
+		checkTTL(&v, "ttl."+typ, ttl)
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	ic, err := h.store.PutInbox(r.Context(), InboxConfig{Tenant: p.tenant, Inbox: p.inbox, Title: in.Title, Description: in.Description, TTL: in.TTL})
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, ic)
+	return nil
+}
+
+func (h *handler) getInbox(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox")
+	if err != nil {
+		return err
+	}
+	ic, err := h.store.Inbox(r.Context(), p.tenant, p.inbox)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, ic)
+	return nil
+}
+
+type publishRequest struct {
+	HostSystemID *string `json:"host_system_id"`
+	Sender       string  `json:"sender"`
+	Audiences    *struct {
+		Kind  string   `json:"kind"`
+		Label string   `json:"label"`
+		UIDs  []string `json:"uids"`
+	} `json:"audiences"`
+	Taxonomy *struct {
+		Category string `json:"category"`
+	} `json:"taxonomy"`
+	Message *struct {
+		Title  string  `json:"title"`
+		Body   any     `json:"body"`
+		CTAURI *string `json:"cta_uri"`
+	} `json:"message"`
+}
+
+func (h *handler) publish(w http.ResponseWriter, r *http.Request) error {
+	received := time.Now()
+	p, err := keys(r, "tenant", "inbox")
+	if err != nil {
+		return err
+	}
+	var in publishRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	d, err := in.draft()
+	if err != nil {
+		return err
+	}
+	d.Received = received
+	m, err := h.store.Publish(r.Context(), p.tenant, p.inbox, d)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusCreated, m)
+	return nil
+}
+
+func (in *publishRequest) draft() (Draft, error) {
+	var v api.Validator
+	if in.HostSystemID != nil {
+		v.Identifier("host_system_id", *in.HostSystemID, MaxKeyLen)
+	}
+	v.Identifier("sender", in.Sender, MaxKeyLen)
+	d := Draft{HostSystemID: in.HostSystemID, Sender: in.Sender}
+	if a := in.Audiences; a == nil {
+		v.Add("audiences", "is required")
+	} else {
+		v.OneOf("audiences.kind", a.Kind, AudienceUsers, AudienceEveryone)
+		v.Text("audiences.label", a.Label, 0, maxTitleChars)
+		d.Audiences = Audiences{Kind: a.Kind, Label: a.Label}
+		switch a.Kind {
+		case AudienceUsers:
+			if len(a.UIDs) == 0 || len(a.UIDs) > MaxRecipients {
+				v.Add("audiences.uids", "must list 1 to %d users", MaxRecipients)
+			}
+			seen := map[string]bool{}
+			for i, uid := range a.UIDs {
+				field := "audiences.uids[" + strconv.Itoa(i) + "]"
+				switch msg := checkKey(uid); {
+				case msg != "":
+					v.Add(field, "%s", msg)
+				case uid == PublicUID:
+					v.Add(field, "%s is reserved; use kind everyone", PublicUID)
+				case seen[uid]:
+					v.Add(field, "duplicates %q", uid)
+				}
+				seen[uid] = true
+			}
+			d.Audiences.UIDs = a.UIDs
+		case AudienceEveryone:
+			if len(a.UIDs) > 0 {
+				v.Add("audiences.uids", "must be empty for kind everyone")
+			}
+		}
+	}
+	if t := in.Taxonomy; t != nil && t.Category != "" {
+		if msg := checkKey(t.Category); msg != "" {
+			v.Add("taxonomy.category", "%s", msg)
+		} else if t.Category == "*" {
+			v.Add("taxonomy.category", "must not be *")
+		}
+		d.Category = t.Category
+	}
+	if m := in.Message; m == nil {
+		v.Add("message", "is required")
+	} else {
+		v.Text("message.title", m.Title, 1, maxTitleChars)
+		if m.CTAURI != nil {
+			v.Identifier("message.cta_uri", *m.CTAURI, maxURIChars)
+		}
+		d.Title, d.Body, d.CTAURI = m.Title, m.Body, m.CTAURI
+	}
+	return d, v.Err()
+}
+
+func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox", "uid")
+	if err != nil {
+		return err
+	}
+	limit := DefaultPageSize
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxPageSize {
+			return api.Invalid(api.FieldError{Field: "limit", Message: fmt.Sprintf("must be an integer from 1 to %d", MaxPageSize)})
+		}
+		limit = n
+	}
+	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, r.URL.Query().Get("cursor"), limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// ReadResult is the answer of mark-read.
+type ReadResult struct {
+	Message
+	// Changed is false when the message was already read.
+	Changed bool `json:"changed"`
+}
+
+func (h *handler) markRead(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox", "uid")
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if !validMessageID(id) {
+		return api.NotFound("message %q not found", truncate(id))
+	}
+	m, changed, err := h.store.MarkRead(r.Context(), p.tenant, p.inbox, p.uid, id)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, ReadResult{Message: *m, Changed: changed})
+	return nil
+}
+
+func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox", "uid")
+	if err != nil {
+		return err
+	}
+	st, err := h.store.Stats(r.Context(), p.tenant, p.inbox, p.uid)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
+}
+
+// apiError maps store errors to HTTP errors; anything unknown stays a 500.
+func apiError(err error) error {
+	switch {
+	case errors.Is(err, ErrTenantNotFound):
+		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "tenant not found; PUT its settings first", Err: err}
+	case errors.Is(err, ErrInboxNotFound):
+		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "inbox not found; PUT its config first", Err: err}
+	case errors.Is(err, ErrMessageNotFound):
+		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "message not found (or expired)", Err: err}
+	case errors.Is(err, cursor.ErrInvalid):
+		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous page unchanged, for the same user and inbox", Err: err}
+	case errors.Is(err, ddb.ErrItemTooLarge):
+		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the message exceeds DynamoDB's 400 KB item size limit", Err: err}
+	}
+	return err
+}

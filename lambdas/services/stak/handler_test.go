@@ -1,0 +1,331 @@
+package stak_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/services/stak"
+)
+
+func TestSettingsAndInboxes(t *testing.T) {
+	s := newService(t)
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+	}{
+		{"unknown tenant", "GET", "/tenants/acme/settings", "", 404},
+		{"inbox of unknown tenant", "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":""}`, 404},
+		{"put tenant", "PUT", "/tenants/acme/settings", `{"title":"Acme","ttl":"30d"}`, 200},
+		{"get tenant", "GET", "/tenants/acme/settings", "", 200},
+		{"tenant with #", "PUT", "/tenants/a%23b/settings", `{"title":"x"}`, 400},
+		{"get tenant with #", "GET", "/tenants/a%23b/settings", "", 400},
+		{"empty body", "PUT", "/tenants/acme/settings", ``, 400},
+		{"null body", "PUT", "/tenants/acme/settings", `null`, 400},
+		{"malformed body", "PUT", "/tenants/acme/settings", `{"title":`, 400},
+		{"unknown field", "PUT", "/tenants/acme/settings", `{"title":"x","color":"red"}`, 400},
+		{"missing title", "PUT", "/tenants/acme/settings", `{"ttl":"1d"}`, 400},
+		{"bad ttl unit", "PUT", "/tenants/acme/settings", `{"title":"x","ttl":"3w"}`, 400},
+		{"ttl over cap", "PUT", "/tenants/acme/settings", `{"title":"x","ttl":"721d"}`, 400},
+		{"ttl zero", "PUT", "/tenants/acme/settings", `{"title":"x","ttl":"0s"}`, 400},
+		{"unknown inbox", "GET", "/tenants/acme/inboxes/main", "", 404},
+		{"put inbox", "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"d","ttl":{"default":"7d","flash":"60s"}}`, 200},
+		{"get inbox", "GET", "/tenants/acme/inboxes/main", "", 200},
+		{"inbox with #", "PUT", "/tenants/acme/inboxes/a%23b", `{"title":"x","description":""}`, 400},
+		{"inbox ttl key with #", "PUT", "/tenants/acme/inboxes/x", `{"title":"x","description":"","ttl":{"a#b":"1d"}}`, 400},
+		{"inbox ttl invalid", "PUT", "/tenants/acme/inboxes/x", `{"title":"x","description":"","ttl":{"default":"forever"}}`, 400},
+		{"inbox null body", "PUT", "/tenants/acme/inboxes/x", `null`, 400},
+		{"wrong method", "DELETE", "/tenants/acme/settings", "", 405},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.do(t, tt.method, tt.path, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("%d %s, want %d", r.status, r.body, tt.status)
+			}
+		})
+	}
+	var ic stak.InboxConfig
+	s.must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
+	if ic.Title != "Main" || ic.TTL["flash"] != "60s" || ic.Tenant != "acme" || ic.Inbox != "main" {
+		t.Errorf("inbox = %+v", ic)
+	}
+	// tenant settings, one inbox: rejected requests wrote nothing.
+	if n := s.count(t); n != 2 {
+		t.Errorf("table holds %d items, want 2", n)
+	}
+}
+
+func TestPublish(t *testing.T) {
+	s := newService(t)
+	s.must(t, 404, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, nil)
+	s.setup(t)
+	before := s.count(t)
+	invalid := map[string]string{
+		"empty":            ``,
+		"null":             `null`,
+		"array":            `[]`,
+		"no audiences":     `{"sender":"a","message":{"title":"x"}}`,
+		"bad kind":         `{"sender":"a","audiences":{"kind":"some"},"message":{"title":"x"}}`,
+		"no uids":          `{"sender":"a","audiences":{"kind":"users"},"message":{"title":"x"}}`,
+		"uid with #":       `{"sender":"a","audiences":{"kind":"users","uids":["a#b"]},"message":{"title":"x"}}`,
+		"uid $public":      `{"sender":"a","audiences":{"kind":"users","uids":["$public"]},"message":{"title":"x"}}`,
+		"duplicate uid":    `{"sender":"a","audiences":{"kind":"users","uids":["u","u"]},"message":{"title":"x"}}`,
+		"everyone uids":    `{"sender":"a","audiences":{"kind":"everyone","uids":["u"]},"message":{"title":"x"}}`,
+		"no message":       `{"sender":"a","audiences":{"kind":"everyone"}}`,
+		"no title":         `{"sender":"a","audiences":{"kind":"everyone"},"message":{"body":"x"}}`,
+		"category with #":  `{"sender":"a","audiences":{"kind":"everyone"},"taxonomy":{"category":"a#b"},"message":{"title":"x"}}`,
+		"category *":       `{"sender":"a","audiences":{"kind":"everyone"},"taxonomy":{"category":"*"},"message":{"title":"x"}}`,
+		"no sender":        `{"audiences":{"kind":"everyone"},"message":{"title":"x"}}`,
+		"unknown field":    `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"},"prio":1}`,
+		"too many uids":    `{"sender":"a","audiences":{"kind":"users","uids":[` + strings.Repeat(`"u",`, stak.MaxRecipients) + `"v"]},"message":{"title":"x"}}`,
+		"readat by client": `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"},"readat":1}`,
+	}
+	for name, body := range invalid {
+		t.Run(name, func(t *testing.T) {
+			if r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", body); r.status != 400 {
+				t.Errorf("%d %s, want 400", r.status, r.body)
+			}
+		})
+	}
+	if n := s.count(t); n != before {
+		t.Fatalf("rejected publishes wrote %d items", n-before)
+	}
+
+	start := s.clock.now()
+	m := s.toUsers(t, "Invoice", "billing", "u1", "u2")
+	if m.Recipients != 2 || len(m.Header.Audiences.UIDs) != 2 || len(m.Header.ID) != 19 || m.Kind != "UM" {
+		t.Errorf("published = %+v", m)
+	}
+	// inbox ttl.default (7d): the category has no TTL of its own.
+	if want := start.Add(7 * 24 * time.Hour).Unix(); m.ExpiredAt < want || m.ExpiredAt > want+1 {
+		t.Errorf("expiredat = %d, want %d", m.ExpiredAt, want)
+	}
+	flash := s.toEveryone(t, "Sale", "flash")
+	if want := s.clock.now().Add(60 * time.Second).Unix(); flash.ExpiredAt < want-1 || flash.ExpiredAt > want {
+		t.Errorf("flash expiredat = %d, want %d (inbox ttl.flash)", flash.ExpiredAt, want)
+	}
+	for _, uid := range []string{"u1", "u2"} {
+		st := s.stats(t, uid)
+		wantCounts(t, uid, st.Counts, 2, 0)
+		wantCounts(t, uid+" billing", st.Categories["billing"], 1, 0)
+		wantCounts(t, uid+" flash", st.Categories["flash"], 1, 0)
+	}
+	wantCounts(t, "u3", s.stats(t, "u3").Counts, 1, 0) // the public message only
+
+	// A tenant TTL applies when the inbox has none.
+	s.must(t, 200, "PUT", "/tenants/acme/inboxes/plain", `{"title":"Plain","description":""}`, nil)
+	var p stak.Published
+	s.must(t, 201, "POST", "/tenants/acme/inboxes/plain/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, &p)
+	if want := s.clock.now().Add(10 * 24 * time.Hour).Unix(); p.ExpiredAt < want-1 || p.ExpiredAt > want {
+		t.Errorf("plain expiredat = %d, want %d (tenant ttl)", p.ExpiredAt, want)
+	}
+}
+
+type page struct {
+	Messages []stak.Message `json:"messages"`
+	Next     string         `json:"next_cursor"`
+}
+
+func (s *service) feed(t *testing.T, uid, query string) page {
+	t.Helper()
+	var p page
+	s.must(t, 200, "GET", "/tenants/acme/inboxes/main/users/"+uid+"/messages"+query, "", &p)
+	return p
+}
+
+func titles(ms []stak.Message) string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Message.Title)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestFeed(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	// Oldest first: u1 gets u-messages, everyone gets p-messages; u2's
+	// message must not show up in u1's feed.
+	s.toUsers(t, "u1", "a", "u1")
+	p2 := s.toEveryone(t, "p2", "a")
+	s.toUsers(t, "u3", "b", "u1")
+	s.toUsers(t, "other", "b", "u2")
+	s.toEveryone(t, "p4", "b")
+	s.toUsers(t, "u5", "a", "u1")
+	s.toEveryone(t, "p6", "")
+	s.toUsers(t, "u7", "", "u1")
+
+	all := s.feed(t, "u1", "")
+	if got := titles(all.Messages); got != "u7,p6,u5,p4,u3,p2,u1" || all.Next != "" {
+		t.Fatalf("feed = %s next %q", got, all.Next)
+	}
+	for _, m := range all.Messages {
+		if m.ReadAt != nil {
+			t.Errorf("%s read before any mark", m.Message.Title)
+		}
+	}
+	if got := titles(s.feed(t, "u2", "").Messages); got != "p6,p4,other,p2" {
+		t.Errorf("u2 feed = %s", got)
+	}
+
+	// Pages of 3, 3, 1: full pages, and no cursor after the last one.
+	var got []string
+	q := "?limit=3"
+	for i := 0; ; i++ {
+		p := s.feed(t, "u1", q)
+		got = append(got, titles(p.Messages))
+		if p.Next == "" {
+			break
+		}
+		if i > 5 {
+			t.Fatal("too many pages")
+		}
+		q = "?limit=3&cursor=" + p.Next
+	}
+	if strings.Join(got, "|") != "u7,p6,u5|p4,u3,p2|u1" {
+		t.Errorf("pages = %q", got)
+	}
+	// A page size dividing the feed exactly ends without a cursor.
+	if p := s.feed(t, "u1", "?limit=7"); len(p.Messages) != 7 || p.Next != "" {
+		t.Errorf("limit=7: %d messages, next %q", len(p.Messages), p.Next)
+	}
+
+	// Read state of a public message comes from the user's receipt.
+	s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+p2.Header.ID+"/read", "", nil)
+	for _, m := range s.feed(t, "u1", "").Messages {
+		if (m.ReadAt != nil) != (m.Message.Title == "p2") {
+			t.Errorf("%s readat = %v", m.Message.Title, m.ReadAt)
+		}
+	}
+	for _, m := range s.feed(t, "u2", "").Messages {
+		if m.ReadAt != nil {
+			t.Errorf("u2 sees u1's read of %s", m.Message.Title)
+		}
+	}
+
+	// Cursors are bound to user and inbox, and tamper-evident.
+	p := s.feed(t, "u1", "?limit=2")
+	for _, path := range []string{
+		"/tenants/acme/inboxes/main/users/u2/messages?cursor=" + p.Next,
+		"/tenants/acme/inboxes/main/users/u1/messages?cursor=" + p.Next + "x",
+		"/tenants/acme/inboxes/main/users/u1/messages?limit=0",
+		"/tenants/acme/inboxes/main/users/u1/messages?limit=101",
+		"/tenants/acme/inboxes/main/users/a%23b/messages",
+		"/tenants/acme/inboxes/main/users/$public/messages",
+	} {
+		if r := s.do(t, "GET", path, ""); r.status != 400 {
+			t.Errorf("GET %s: %d %s, want 400", path, r.status, r.body)
+		}
+	}
+	s.must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/messages", "", nil)
+	s.must(t, 404, "GET", "/tenants/nope/inboxes/main/users/u1/messages", "", nil)
+}
+
+func TestFeedHidesExpired(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	for i := range 5 {
+		s.toUsers(t, fmt.Sprint("flash", i), "flash", "u1") // 60s
+	}
+	s.toEveryone(t, "pflash", "flash")
+	s.toUsers(t, "keep", "a", "u1")
+	for i := range 4 {
+		s.toUsers(t, fmt.Sprint("flash", 5+i), "flash", "u1")
+	}
+	s.toEveryone(t, "pkeep", "")
+	// Two minutes on, the flash messages are past expiredat but still
+	// stored (TTL deletes days late): hidden, and pages stay full.
+	s.clock.set(s.clock.now().Add(2 * time.Minute))
+	p := s.feed(t, "u1", "?limit=1")
+	if titles(p.Messages) != "pkeep" || p.Next == "" {
+		t.Fatalf("page 1 = %s next %q", titles(p.Messages), p.Next)
+	}
+	p = s.feed(t, "u1", "?limit=1&cursor="+p.Next)
+	if titles(p.Messages) != "keep" || p.Next != "" {
+		t.Fatalf("page 2 = %s next %q: a cursor to a page of expired items", titles(p.Messages), p.Next)
+	}
+}
+
+func TestMarkRead(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	um := s.toUsers(t, "hello", "billing", "u1", "u2")
+	pm := s.toEveryone(t, "news", "promo")
+	base := "/tenants/acme/inboxes/main/users/u1/messages/"
+
+	for i, want := range []bool{true, false} {
+		var r stak.ReadResult
+		s.must(t, 200, "POST", base+um.Header.ID+"/read", "", &r)
+		if r.Changed != want || r.ReadAt == nil || r.Header.ID != um.Header.ID {
+			t.Errorf("user mark %d: changed %v readat %v", i, r.Changed, r.ReadAt)
+		}
+		s.must(t, 200, "POST", base+pm.Header.ID+"/read", "", &r)
+		if r.Changed != want || r.ReadAt == nil || r.UID != stak.PublicUID {
+			t.Errorf("public mark %d: changed %v readat %v uid %q", i, r.Changed, r.ReadAt, r.UID)
+		}
+	}
+	st := s.stats(t, "u1")
+	wantCounts(t, "u1", st.Counts, 2, 2)
+	wantCounts(t, "u1 billing", st.Categories["billing"], 1, 1)
+	wantCounts(t, "u1 promo", st.Categories["promo"], 1, 1)
+	wantCounts(t, "u2", s.stats(t, "u2").Counts, 2, 0)
+
+	// Nothing a failed mark could create: no phantom message or receipt.
+	before := s.count(t)
+	unknown := "0000000000000000000"
+	s.must(t, 404, "POST", base+unknown+"/read", "", nil)
+	s.must(t, 404, "POST", base+"not-an-id/read", "", nil)
+	s.must(t, 404, "POST", "/tenants/acme/inboxes/main/users/u3/messages/"+um.Header.ID+"/read", "", nil) // not u3's
+	s.must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/messages/"+um.Header.ID+"/read", "", nil)
+	s.must(t, 400, "POST", "/tenants/acme/inboxes/main/users/a%23b/messages/"+um.Header.ID+"/read", "", nil)
+	if n := s.count(t); n != before {
+		t.Errorf("failed marks wrote %d items", n-before)
+	}
+	wantCounts(t, "u3", s.stats(t, "u3").Counts, 1, 0)
+
+	// An expired message cannot be marked.
+	fl := s.toUsers(t, "flash", "flash", "u1")
+	s.clock.set(s.clock.now().Add(2 * time.Minute))
+	s.must(t, 404, "POST", base+fl.Header.ID+"/read", "", nil)
+	s.must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/stats", "", nil)
+}
+
+func TestParsePartition(t *testing.T) {
+	for pk, want := range map[string]stak.Partition{
+		"t#acmeU#u1#main":        {Tenant: "acme", UID: "u1", Inbox: "main"},
+		"t#acmeUU#u1#main":       {Tenant: "acmeU", UID: "u1", Inbox: "main"},
+		"t#aG#$public#x":         {Tenant: "a", UID: "$public", Inbox: "x"},
+		"t#aU#$public#x":         {},
+		"t#aG#u1#x":              {},
+		"t#acme":                 {},
+		"t#U#u#i":                {},
+		"t#aU#u1#main#extra":     {},
+		"st#tenant_settings":     {},
+		"t#acmeU#u1#":            {},
+		"t#acmeX#u1#main":        {},
+		"t#acmeU##main":          {},
+		"t#tenantU#user#inbox-1": {Tenant: "tenant", UID: "user", Inbox: "inbox-1"},
+	} {
+		got, err := stak.ParsePartition(pk)
+		if (err == nil) != (want != stak.Partition{}) || got != want {
+			t.Errorf("ParsePartition(%q) = %+v, %v; want %+v", pk, got, err, want)
+		}
+		if err == nil && got.PK() != pk {
+			t.Errorf("PK() = %q, want %q", got.PK(), pk)
+		}
+	}
+}
+
+func TestParseTTL(t *testing.T) {
+	for s, want := range map[string]time.Duration{
+		"30d": 30 * 24 * time.Hour, "300m": 300 * time.Minute, "6000s": 6000 * time.Second, "720d": stak.MaxTTL,
+		"721d": -1, "0d": -1, "-1d": -1, "+1d": -1, "d": -1, "1h": -1, "1.5d": -1, "": -1, "99999999999d": -1,
+	} {
+		got, err := stak.ParseTTL(s)
+		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {
+			t.Errorf("ParseTTL(%q) = %v, %v", s, got, err)
+		}
+	}
+}

@@ -1,0 +1,565 @@
+package stak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// API is the part of *dynamodb.Client the store and the consumer use.
+type API interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Store reads and writes the inbox table.
+type Store struct {
+	client API
+	table  string
+	codec  *cursor.Codec
+	now    func() time.Time
+	newID  func(time.Time) string
+}
+
+// NewStore returns a Store on table. cursorKey signs feed cursors.
+func NewStore(client API, table string, cursorKey []byte) *Store {
+	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: newMessageID}
+}
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
+}
+
+func withKey(item map[string]types.AttributeValue, pk, sk, kind string) map[string]types.AttributeValue {
+	for k, v := range key(pk, sk) {
+		item[k] = v
+	}
+	if kind != "" {
+		item["kind"] = &types.AttributeValueMemberS{Value: kind}
+	}
+	return item
+}
+
+// get reads one item strongly consistent; nil when absent.
+func (s *Store) get(ctx context.Context, pk, sk string) (map[string]types.AttributeValue, error) {
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, ddb.Wrap("GetItem", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}
+
+// PutTenant creates or replaces a tenant's settings.
+func (s *Store) PutTenant(ctx context.Context, ts TenantSettings) (*TenantSettings, error) {
+	item, err := attributevalue.MarshalMap(ts)
+	if err != nil {
+		return nil, fmt.Errorf("stak: marshal settings: %w", err)
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: withKey(item, tenantPK(ts.Tenant), skSettings, kindSettings)})
+	if err != nil {
+		return nil, ddb.Wrap("PutItem", err)
+	}
+	return &ts, nil
+}
+
+// Tenant returns a tenant's settings.
+func (s *Store) Tenant(ctx context.Context, tenant string) (*TenantSettings, error) {
+	item, err := s.get(ctx, tenantPK(tenant), skSettings)
+	if err != nil {
+		return nil, err
+	}
+	if item == nil {
+		return nil, ErrTenantNotFound
+	}
+	var ts TenantSettings
+	if err := attributevalue.UnmarshalMap(item, &ts); err != nil {
+		return nil, fmt.Errorf("stak: unmarshal settings: %w", err)
+	}
+	return &ts, nil
+}
+
+// PutInbox creates or replaces an inbox config. The tenant must exist; the
+// check and the write are one transaction, so an inbox never outlives a
+// check that raced with nothing.
+func (s *Store) PutInbox(ctx context.Context, ic InboxConfig) (*InboxConfig, error) {
+	item, err := attributevalue.MarshalMap(ic)
+	if err != nil {
+		return nil, fmt.Errorf("stak: marshal inbox: %w", err)
+	}
+	exists, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{
+			TableName: aws.String(s.table), Key: key(tenantPK(ic.Tenant), skSettings),
+			ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
+		}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: withKey(item, tenantPK(ic.Tenant), skInboxPfx+ic.Inbox, kindInbox)}},
+	}})
+	if failed := cancelled(err); len(failed) > 0 && failed[0] {
+		return nil, ErrTenantNotFound
+	}
+	if err != nil {
+		return nil, ddb.Wrap("TransactWriteItems", err)
+	}
+	return &ic, nil
+}
+
+// Inbox returns an inbox config.
+func (s *Store) Inbox(ctx context.Context, tenant, inbox string) (*InboxConfig, error) {
+	item, err := s.get(ctx, tenantPK(tenant), skInboxPfx+inbox)
+	if err != nil {
+		return nil, err
+	}
+	if item == nil {
+		return nil, ErrInboxNotFound
+	}
+	var ic InboxConfig
+	if err := attributevalue.UnmarshalMap(item, &ic); err != nil {
+		return nil, fmt.Errorf("stak: unmarshal inbox: %w", err)
+	}
+	return &ic, nil
+}
+
+// cancelled reports, per transaction item, whether its condition failed;
+// nil when err is not a cancelled transaction.
+func cancelled(err error) []bool {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) {
+		return nil
+	}
+	out := make([]bool, len(tc.CancellationReasons))
+	for i, r := range tc.CancellationReasons {
+		out[i] = r.Code != nil && *r.Code == "ConditionalCheckFailed"
+	}
+	return out
+}
+
+// Draft is the input of Publish.
+type Draft struct {
+	HostSystemID *string
+	Sender       string
+	Audiences    Audiences
+	Category     string
+	Title        string
+	Body         any
+	CTAURI       *string
+	// Received is when the request reached Stak; zero means now.
+	Received time.Time
+}
+
+// Published is the result of Publish: the message as stored for the
+// public partition or the first recipient, with every recipient listed.
+type Published struct {
+	Message
+	Recipients int `json:"recipients"`
+}
+
+// expiry resolves a message's TTL: inbox.ttl[category], inbox.ttl.default,
+// tenant.ttl, DefaultTTL; capped at MaxTTL (decision 10).
+func (s *Store) expiry(ctx context.Context, ic *InboxConfig, category string) (time.Duration, error) {
+	raw := ""
+	if category != "" {
+		raw = ic.TTL[category]
+	}
+	if raw == "" {
+		raw = ic.TTL["default"]
+	}
+	if raw == "" {
+		ts, err := s.Tenant(ctx, ic.Tenant)
+		switch {
+		case errors.Is(err, ErrTenantNotFound):
+		case err != nil:
+			return 0, err
+		default:
+			raw = ts.TTL
+		}
+	}
+	if raw == "" {
+		return DefaultTTL, nil
+	}
+	d, err := ParseTTL(raw)
+	if err != nil {
+		// Stored values were validated on write; a bad one (edited by
+		// hand) should not block publishing.
+		return DefaultTTL, nil
+	}
+	return min(d, MaxTTL), nil
+}
+
+// Publish stores a message for its audience. A message to users is one
+// item per user, each written in one transaction with that user's
+// counters (so counts never drift from items); a message to everyone is
+// one item in the public partition with the public counters. Recipients
+// are written concurrently; on error some may have the message and the
+// others not (each user is all or nothing).
+func (s *Store) Publish(ctx context.Context, tenant, inbox string, d Draft) (*Published, error) {
+	ic, err := s.Inbox(ctx, tenant, inbox)
+	if err != nil {
+		return nil, err
+	}
+	ttl, err := s.expiry(ctx, ic, d.Category)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if d.Received.IsZero() {
+		d.Received = now
+	}
+	m := Message{
+		Kind: kindMessage,
+		Header: Header{
+			ID: s.newID(now), HostSystemID: d.HostSystemID, Sender: d.Sender,
+			Audiences: d.Audiences, Received: d.Received.Unix(), Delivered: now.Unix(),
+		},
+		ExpiredAt: now.Add(ttl).Unix(),
+		Taxonomy:  Taxonomy{Category: d.Category},
+		Message:   Content{Title: d.Title, Body: d.Body, CTAURI: d.CTAURI},
+		Tenant:    tenant,
+		Inbox:     inbox,
+	}
+	if d.Audiences.Kind == AudienceEveryone {
+		m.UID = PublicUID
+		m.Header.Audiences.UIDs = nil
+		if err := s.deliver(ctx, m); err != nil {
+			return nil, err
+		}
+		return &Published{Message: m, Recipients: 0}, nil
+	}
+	uids := d.Audiences.UIDs
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		sem   = make(chan struct{}, 8)
+	)
+	for _, uid := range uids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			cp := m
+			cp.UID = uid
+			// Each copy names only its recipient: the full list in every
+			// copy is quadratic storage and tells every user who else got
+			// it.
+			cp.Header.Audiences.UIDs = []string{uid}
+			if err := s.deliver(ctx, cp); err != nil {
+				mu.Lock()
+				first = errors.Join(first, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	m.Header.Audiences.UIDs = uids
+	return &Published{Message: m, Recipients: len(uids)}, nil
+}
+
+// deliver writes one message item with its counters in one transaction.
+func (s *Store) deliver(ctx context.Context, m Message) error {
+	p := Partition{Tenant: m.Tenant, UID: m.UID, Inbox: m.Inbox}
+	item, err := attributevalue.MarshalMap(m)
+	if err != nil {
+		return fmt.Errorf("stak: marshal message: %w", err)
+	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{{Put: &types.Put{
+		TableName: aws.String(s.table), Item: withKey(item, p.PK(), skMsgPfx+m.Header.ID, ""),
+		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(),
+	}}}
+	counters, err := s.counterUpdates(p, m.Taxonomy.Category, 1, 0)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(items, counters...)})
+	return ddb.Wrap("TransactWriteItems", err)
+}
+
+// counterUpdates adds published and read to p's c#* and, with a category,
+// c#<category>. A user's counters always carry read (0 included) so stats
+// show it; the public partition has no read count.
+func (s *Store) counterUpdates(p Partition, category string, published, read int) ([]types.TransactWriteItem, error) {
+	sks := []string{skStatsAll}
+	if category != "" {
+		sks = append(sks, skStatsPfx+category)
+	}
+	out := make([]types.TransactWriteItem, 0, len(sks))
+	for _, sk := range sks {
+		upd := expression.Set(expression.Name("kind"), expression.Value(kindStats)).
+			Set(expression.Name("tenant_key"), expression.Value(p.Tenant)).
+			Set(expression.Name("inbox_key"), expression.Value(p.Inbox)).
+			Set(expression.Name("uid"), expression.Value(p.UID))
+		if published != 0 || p.Public() {
+			upd = upd.Add(expression.Name("published"), expression.Value(published))
+		}
+		if !p.Public() {
+			upd = upd.Add(expression.Name("read"), expression.Value(read))
+		}
+		expr, err := expression.NewBuilder().WithUpdate(upd).Build()
+		if err != nil {
+			return nil, fmt.Errorf("stak: build counter update: %w", err)
+		}
+		out = append(out, types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(s.table), Key: key(p.PK(), sk),
+			UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		}})
+	}
+	return out, nil
+}
+
+func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
+	var m Message
+	if err := attributevalue.UnmarshalMap(item, &m); err != nil {
+		return nil, fmt.Errorf("stak: unmarshal message: %w", err)
+	}
+	return &m, nil
+}
+
+// isReceipt: a receipt is the only m# item without a kind (decision 6).
+func isReceipt(item map[string]types.AttributeValue) bool {
+	_, ok := item["kind"]
+	return !ok
+}
+
+func numberAttr(item map[string]types.AttributeValue, name string) (int64, bool) {
+	var n int64
+	av, ok := item[name]
+	if !ok || attributevalue.Unmarshal(av, &n) != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// live: TTL deletes days late, so an item past expiredat is treated as
+// gone everywhere (decision 13).
+func (s *Store) live(item map[string]types.AttributeValue) bool {
+	exp, ok := numberAttr(item, "expiredat")
+	return item != nil && ok && exp > s.now().Unix()
+}
+
+// MarkRead marks a message read for uid and returns it with its readat.
+// changed is false when it was already read; either way read is counted
+// once. A user message gets readat set; a public message gets a read
+// receipt in the user's partition. Both happen in one transaction with the
+// read counters, conditioned so that an unknown id writes nothing
+// (decision 11).
+func (s *Store) MarkRead(ctx context.Context, tenant, inbox, uid, id string) (m *Message, changed bool, err error) {
+	if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
+		return nil, false, err
+	}
+	up := Partition{Tenant: tenant, UID: uid, Inbox: inbox}
+	sk := skMsgPfx + id
+	item, err := s.get(ctx, up.PK(), sk)
+	if err != nil {
+		return nil, false, err
+	}
+	if item != nil && s.live(item) && !isReceipt(item) {
+		return s.markUserMessage(ctx, up, item)
+	}
+	pub, err := s.get(ctx, publicPK(tenant, inbox), sk)
+	if err != nil {
+		return nil, false, err
+	}
+	if !s.live(pub) {
+		return nil, false, ErrMessageNotFound
+	}
+	if m, err = unmarshalMessage(pub); err != nil {
+		return nil, false, err
+	}
+	if item != nil && isReceipt(item) {
+		readAt, _ := numberAttr(item, "readat")
+		m.ReadAt = &readAt
+		return m, false, nil
+	}
+	return s.markPublicMessage(ctx, up, m)
+}
+
+func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[string]types.AttributeValue) (*Message, bool, error) {
+	m, err := unmarshalMessage(item)
+	if err != nil {
+		return nil, false, err
+	}
+	if m.ReadAt != nil {
+		return m, false, nil
+	}
+	now := s.now().Unix()
+	expr, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("readat"), expression.Value(now))).
+		WithCondition(expression.AttributeExists(expression.Name("pk")).And(expression.AttributeNotExists(expression.Name("readat")))).
+		Build()
+	if err != nil {
+		return nil, false, err
+	}
+	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1)
+	if err != nil {
+		return nil, false, err
+	}
+	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Update: &types.Update{
+		TableName: aws.String(s.table), Key: key(up.PK(), skMsgPfx+m.Header.ID),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}}, counters...)})
+	if failed := cancelled(err); len(failed) > 0 && failed[0] {
+		// A concurrent mark won (or the item expired away): report what
+		// is stored now.
+		item, err := s.get(ctx, up.PK(), skMsgPfx+m.Header.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		if !s.live(item) {
+			return nil, false, ErrMessageNotFound
+		}
+		m, err = unmarshalMessage(item)
+		return m, false, err
+	}
+	if err != nil {
+		return nil, false, ddb.Wrap("TransactWriteItems", err)
+	}
+	m.ReadAt = &now
+	return m, true, nil
+}
+
+func (s *Store) markPublicMessage(ctx context.Context, up Partition, m *Message) (*Message, bool, error) {
+	now := s.now().Unix()
+	sk := skMsgPfx + m.Header.ID
+	exists, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return nil, false, err
+	}
+	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return nil, false, err
+	}
+	rc, err := attributevalue.MarshalMap(receipt{PK: up.PK(), SK: sk, ReadAt: now, ExpiredAt: m.ExpiredAt, Taxonomy: m.Taxonomy})
+	if err != nil {
+		return nil, false, fmt.Errorf("stak: marshal receipt: %w", err)
+	}
+	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1)
+	if err != nil {
+		return nil, false, err
+	}
+	items := []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{
+			TableName: aws.String(s.table), Key: key(publicPK(up.Tenant, up.Inbox), sk),
+			ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
+		}},
+		{Put: &types.Put{
+			TableName: aws.String(s.table), Item: rc,
+			ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
+		}},
+	}
+	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(items, counters...)})
+	failed := cancelled(err)
+	switch {
+	case len(failed) > 1 && failed[0]:
+		return nil, false, ErrMessageNotFound
+	case len(failed) > 1 && failed[1]:
+		item, err := s.get(ctx, up.PK(), sk)
+		if err != nil {
+			return nil, false, err
+		}
+		readAt, _ := numberAttr(item, "readat")
+		m.ReadAt = &readAt
+		return m, false, nil
+	case err != nil:
+		return nil, false, ddb.Wrap("TransactWriteItems", err)
+	}
+	m.ReadAt = &now
+	return m, true, nil
+}
+
+// Counts are the counters of one stats item.
+type Counts struct {
+	Published int64 `dynamodbav:"published" json:"published"`
+	Read      int64 `dynamodbav:"read" json:"read"`
+	// Unread is Published − Read, never below 0 (counters are estimates,
+	// decision 14).
+	Unread int64 `dynamodbav:"-" json:"unread"`
+}
+
+// Stats are a user's estimated counts in one inbox: user messages and
+// public messages together, as the merged feed shows them.
+type Stats struct {
+	Tenant string `json:"tenant_key"`
+	Inbox  string `json:"inbox_key"`
+	UID    string `json:"uid"`
+	Counts
+	// Categories holds the same counts per taxonomy category.
+	Categories map[string]Counts `json:"categories"`
+}
+
+// Stats returns uid's counters merged with the public ones: published is
+// user plus public messages, read counts reads of both (receipts count in
+// the user's partition).
+func (s *Store) Stats(ctx context.Context, tenant, inbox, uid string) (*Stats, error) {
+	if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
+		return nil, err
+	}
+	st := &Stats{Tenant: tenant, Inbox: inbox, UID: uid, Categories: map[string]Counts{}}
+	for _, pk := range []string{userPK(tenant, uid, inbox), publicPK(tenant, inbox)} {
+		expr, err := expression.NewBuilder().WithKeyCondition(
+			expression.Key("pk").Equal(expression.Value(pk)).And(expression.Key("sk").BeginsWith(skStatsPfx))).Build()
+		if err != nil {
+			return nil, err
+		}
+		p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+			TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+		})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, ddb.Wrap("Query", err)
+			}
+			for _, item := range out.Items {
+				var c struct {
+					SK string `dynamodbav:"sk"`
+					Counts
+				}
+				if err := attributevalue.UnmarshalMap(item, &c); err != nil {
+					return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
+				}
+				if c.SK == skStatsAll {
+					st.Published += c.Published
+					st.Read += c.Read
+					continue
+				}
+				cat := c.SK[len(skStatsPfx):]
+				sum := st.Categories[cat]
+				sum.Published += c.Published
+				sum.Read += c.Read
+				st.Categories[cat] = sum
+			}
+		}
+	}
+	st.Unread = max(0, st.Published-st.Read)
+	for cat, c := range st.Categories {
+		c.Unread = max(0, c.Published-c.Read)
+		st.Categories[cat] = c
+	}
+	return st, nil
+}
