@@ -138,3 +138,30 @@ func TestNewClientFromEnv(t *testing.T) {
 		t.Errorf("dummy credentials rejected: %v", err)
 	}
 }
+
+func TestClassifyCancellation(t *testing.T) {
+	reason := func(code, msg string) types.CancellationReason {
+		return types.CancellationReason{Code: aws.String(code), Message: aws.String(msg)}
+	}
+	tests := []struct {
+		name    string
+		reasons []types.CancellationReason
+		want    error
+	}{
+		{"condition", []types.CancellationReason{reason("None", ""), reason("ConditionalCheckFailed", "")}, ddb.ErrConditionFailed},
+		{"size", []types.CancellationReason{reason("ValidationError", "Item size has exceeded the maximum allowed size")}, ddb.ErrItemTooLarge},
+		{"conflict", []types.CancellationReason{reason("TransactionConflict", "")}, ddb.ErrConflict},
+		{"other validation is not a conflict", []types.CancellationReason{reason("ValidationError", "One or more parameter values were invalid")}, nil},
+		{"throttling is not a conflict", []types.CancellationReason{reason("ThrottlingError", "")}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ddb.Wrap("TransactWriteItems", &types.TransactionCanceledException{CancellationReasons: tt.reasons})
+			for _, sentinel := range []error{ddb.ErrConditionFailed, ddb.ErrItemTooLarge, ddb.ErrConflict} {
+				if got := errors.Is(err, sentinel); got != (sentinel == tt.want) {
+					t.Errorf("errors.Is(%v, %v) = %v", err, sentinel, got)
+				}
+			}
+		})
+	}
+}

@@ -77,23 +77,50 @@ func classify(err error) error {
 	case errors.As(err, &tconf):
 		return ErrConflict
 	case errors.As(err, &tc):
-		for _, r := range tc.CancellationReasons {
-			if r.Code != nil && *r.Code == "ConditionalCheckFailed" {
-				return ErrConditionFailed
-			}
-		}
-		return ErrConflict
-	case errors.As(err, &api) && api.ErrorCode() == "ValidationException" && isSizeMessage(api.ErrorMessage()):
+		return classifyCancellation(tc.CancellationReasons)
+	case errors.As(err, &api) && api.ErrorCode() == "ValidationException" && IsSizeMessage(api.ErrorMessage()):
 		return ErrItemTooLarge
 	}
 	return nil
 }
 
-// isSizeMessage recognises the item-size ValidationException. DynamoDB has
+// classifyCancellation classifies a cancelled transaction by its reasons, in
+// order of what the caller can act on: a failed condition (404/409), an
+// oversized item (413), a conflict with another transaction (retry).
+// Anything else stays unclassified, i.e. a server error, rather than being
+// passed off as a conflict.
+func classifyCancellation(reasons []types.CancellationReason) error {
+	has := func(match func(code, msg string) bool) bool {
+		for _, r := range reasons {
+			code, msg := "", ""
+			if r.Code != nil {
+				code = *r.Code
+			}
+			if r.Message != nil {
+				msg = *r.Message
+			}
+			if match(code, msg) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(func(code, _ string) bool { return code == "ConditionalCheckFailed" }):
+		return ErrConditionFailed
+	case has(func(code, msg string) bool { return code == "ValidationError" && IsSizeMessage(msg) }):
+		return ErrItemTooLarge
+	case has(func(code, _ string) bool { return code == "TransactionConflict" }):
+		return ErrConflict
+	}
+	return nil
+}
+
+// IsSizeMessage recognises the item-size ValidationException. DynamoDB has
 // no error code for it, only messages such as "Item size has exceeded the
 // maximum allowed size" (PutItem) and "Item size to update has exceeded the
 // maximum allowed size" (UpdateItem).
-func isSizeMessage(msg string) bool {
+func IsSizeMessage(msg string) bool {
 	msg = strings.ToLower(msg)
 	return strings.Contains(msg, "item size") && strings.Contains(msg, "exceeded")
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -180,9 +179,8 @@ func (s *Store) transact(ctx context.Context, entry *AuditEntry, ops ...txOp) er
 	if !errors.As(err, &tc) {
 		return storeError("TransactWriteItems", err)
 	}
-	// ddb.Wrap reads every cancellation without a failed condition as a
-	// conflict; a ValidationError (e.g. item size) is not one, so the
-	// reasons are read here, in order.
+	// The reasons are read here, in order, because a failed condition must
+	// be answered by the operation it belongs to.
 	conflict := false
 	for i, r := range tc.CancellationReasons {
 		switch aws.ToString(r.Code) {
@@ -193,7 +191,7 @@ func (s *Store) transact(ctx context.Context, entry *AuditEntry, ops ...txOp) er
 		case "TransactionConflict":
 			conflict = true
 		case "ValidationError":
-			if r.Message != nil && isSizeMessage(*r.Message) {
+			if r.Message != nil && ddb.IsSizeMessage(*r.Message) {
 				return fmt.Errorf("%w: %w", ErrTooLarge, err)
 			}
 		}
@@ -202,13 +200,6 @@ func (s *Store) transact(ctx context.Context, entry *AuditEntry, ops ...txOp) er
 		return fmt.Errorf("%w: %w", ErrConcurrentUpdate, err)
 	}
 	return ddb.Wrap("TransactWriteItems", err)
-}
-
-// isSizeMessage recognises the item-size validation text, as ddb does for
-// plain writes (its predicate is unexported); DynamoDB has no code for it.
-func isSizeMessage(msg string) bool {
-	msg = strings.ToLower(msg)
-	return strings.Contains(msg, "item size") && strings.Contains(msg, "exceeded")
 }
 
 func storeError(op string, err error) error {
