@@ -154,6 +154,12 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 			// Never pulled: local bundling either succeeds or fails synth.
 			Image: awscdk.DockerImage_FromRegistry(jsii.String("public.ecr.aws/docker/library/golang:1")),
 			Local: &goBuild{moduleDir: moduleDir, pkg: props.Package},
+			// What the local bundler runs, spelled out: CDK keys its asset
+			// cache on the source directory and these options, not on the
+			// Go bundler. Without the package here, every function of one
+			// module would share the first function's binary.
+			Command:     jsii.Strings(goBuildArgs(props.Package, "/asset-output/bootstrap")...),
+			Environment: &map[string]*string{"GOOS": jsii.String("linux"), "GOARCH": jsii.String("arm64"), "CGO_ENABLED": jsii.String("0")},
 		},
 	})
 	var desc *string
@@ -198,6 +204,10 @@ func newFunction(scope constructs.Construct, id string, props *awslambda.Functio
 	return awslambda.NewFunction(scope, jsii.String(id), props), nil
 }
 
+func goBuildArgs(pkg, out string) []string {
+	return []string{"go", "build", "-tags", BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, pkg}
+}
+
 // goBuild implements awscdk.ILocalBundling with `go build`.
 type goBuild struct {
 	moduleDir, pkg string
@@ -207,9 +217,8 @@ type goBuild struct {
 // false makes CDK fall back to Docker, which is absent here and would hide
 // the real compile error, so a failed build panics with the compiler output.
 func (g *goBuild) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool {
-	cmd := exec.Command("go", "build",
-		"-tags", BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w",
-		"-o", filepath.Join(*outputDir, "bootstrap"), g.pkg)
+	args := goBuildArgs(g.pkg, filepath.Join(*outputDir, "bootstrap"))
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = g.moduleDir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -120,6 +120,35 @@ func TestLocalBundlingBuildsLinuxArm64Bootstrap(t *testing.T) {
 	}
 }
 
+// Two functions of one module must get two binaries: CDK caches bundles by
+// source directory and bundling options.
+func TestEachPackageGetsItsOwnAsset(t *testing.T) {
+	out := t.TempDir()
+	app := bundlingApp(t, out)
+	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
+	for _, pkg := range []string{"./cmd/hello", "./cmd/other"} {
+		if _, err := gofunction.New(stack, filepath.Base(pkg), gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: pkg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmpl := cdktest.JSON(t, stack)
+	keys := map[string]bool{}
+	for _, r := range tmpl["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] == "AWS::Lambda::Function" {
+			code := r["Properties"].(map[string]any)["Code"].(map[string]any)
+			keys[fmt.Sprint(code["S3Key"])] = true
+		}
+	}
+	if len(keys) != 2 {
+		t.Fatalf("two functions from two packages share assets: %v", keys)
+	}
+	bins, _ := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
+	if len(bins) != 2 {
+		t.Fatalf("bundled %v, want two bootstraps", bins)
+	}
+}
+
 func TestLocalBundlingFailsLoudly(t *testing.T) {
 	app := bundlingApp(t, t.TempDir())
 	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
