@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
@@ -21,10 +22,11 @@ type Constructor func(ctx context.Context, getenv func(string) string) (http.Han
 
 // registry maps DYNASTACK_SERVICE values to constructors.
 var registry = map[string]Constructor{
-	"itsm":     itsm.New,
-	"nucleus":  nucleus.New,
-	"rezagent": rezagent.New,
-	"stak":     stak.New,
+	"agenticpm": agenticpm.New,
+	"itsm":      itsm.New,
+	"nucleus":   nucleus.New,
+	"rezagent":  rezagent.New,
+	"stak":      stak.New,
 }
 
 // consumers maps the DYNASTACK_SERVICE values of stream consumer functions

@@ -9,11 +9,14 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(services.Names(), ","); got != "itsm,nucleus,rezagent,stak" {
+	if got := strings.Join(services.Names(), ","); got != "agenticpm,itsm,nucleus,rezagent,stak" {
 		t.Errorf("Names = %s", got)
 	}
-	if _, ok := services.Lookup("agenticpm"); ok {
-		t.Error("agenticpm is not implemented yet")
+	if _, ok := services.Lookup("stak-stream"); ok {
+		t.Error("the stak stream consumer is registered as an HTTP service")
+	}
+	if _, ok := services.LookupConsumer("stak-stream"); !ok {
+		t.Error("the stak stream consumer is not registered")
 	}
 	ctor, ok := services.Lookup("itsm")
 	if !ok {

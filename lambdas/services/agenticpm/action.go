@@ -1,0 +1,74 @@
+package agenticpm
+
+import "context"
+
+// Action is something the agent did or holds for later (PK PROJECT#<id>,
+// SK ACTION#<ts>#<id>); it expires after ActionRetention.
+type Action struct {
+	ID          string `dynamodbav:"id" json:"id"`
+	ProjectID   string `dynamodbav:"projectId" json:"projectId"`
+	ActionType  string `dynamodbav:"actionType" json:"actionType"`
+	Description string `dynamodbav:"description" json:"description"`
+	Detail      Doc    `dynamodbav:"detail,omitempty" json:"detail,omitempty"`
+	Confidence  Doc    `dynamodbav:"confidence,omitempty" json:"confidence,omitempty"`
+	Executed    bool   `dynamodbav:"executed" json:"executed"`
+	HeldUntil   string `dynamodbav:"heldUntil,omitempty" json:"heldUntil,omitempty"`
+	ExecutedAt  string `dynamodbav:"executedAt,omitempty" json:"executedAt,omitempty"`
+	CreatedAt   string `dynamodbav:"createdAt" json:"createdAt"`
+}
+
+type actionItem struct {
+	keys
+	Action
+}
+
+// NewAction is the input of RecordAction. HeldUntil is a Timestamp or "".
+type NewAction struct {
+	ActionType, Description string
+	Detail, Confidence      Doc
+	HeldUntil               string
+}
+
+// RecordAction stores a not yet executed action under an existing project.
+func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction) (*Action, error) {
+	t := s.now()
+	ts := Timestamp(t)
+	a := Action{ID: s.newULID(t), ProjectID: projectID, ActionType: in.ActionType, Description: in.Description,
+		Detail: in.Detail, Confidence: in.Confidence, HeldUntil: in.HeldUntil, CreatedAt: ts}
+	if a.Detail.IsNull() {
+		a.Detail = nil
+	}
+	if a.Confidence.IsNull() {
+		a.Confidence = nil
+	}
+	item, err := marshalItem(actionItem{
+		keys:   keys{PK: projectPK(projectID), SK: prefixAction + ts + "#" + a.ID, TTL: expiry(t, ActionRetention)},
+		Action: a,
+	})
+	if err != nil {
+		return nil, err
+	}
+	check, err := s.projectExists(projectID)
+	if err != nil {
+		return nil, err
+	}
+	put, err := s.putNew(item)
+	if err != nil {
+		return nil, err
+	}
+	err = s.transact(ctx, check, put)
+	if failed, _ := failedAt(err, 0); failed {
+		return nil, &NotFoundError{Entity: "project", ID: projectID}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// ListActions returns a project's live actions, newest first. Held actions
+// are not indexed (decision 9): the hold queue filters this listing.
+func (s *Store) ListActions(ctx context.Context, projectID, after string, limit int) (*Page[Action], error) {
+	return listUnder[Action](ctx, s, projectID, listing{view: "project-actions", pk: projectPK(projectID),
+		prefix: prefixAction, newestFirst: true}, after, limit)
+}

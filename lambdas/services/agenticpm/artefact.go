@@ -1,0 +1,151 @@
+package agenticpm
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Artefact is one of a project's four living documents (PK PROJECT#<id>,
+// SK ARTEFACT#<type>), with a one-deep undo copy.
+type Artefact struct {
+	ID              string       `dynamodbav:"id" json:"id"`
+	ProjectID       string       `dynamodbav:"projectId" json:"projectId"`
+	Type            ArtefactType `dynamodbav:"type" json:"type"`
+	Content         Doc          `dynamodbav:"content" json:"content"`
+	PreviousVersion Doc          `dynamodbav:"previousVersion,omitempty" json:"previousVersion,omitempty"`
+	Version         int          `dynamodbav:"version" json:"version"`
+	CreatedAt       string       `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt       string       `dynamodbav:"updatedAt" json:"updatedAt"`
+}
+
+type artefactItem struct {
+	keys
+	Artefact
+}
+
+func artefactSK(t ArtefactType) string { return prefixArtefact + string(t) }
+
+// PutArtefact writes the artefact's content if it is at version expected,
+// and returns it at its new version. expected 0 creates it at version 1.
+//
+// Creation is a transaction with a ConditionCheck on the project, so no
+// artefact is written under a project that does not exist. An update is
+// one UpdateItem conditioned on the version (decision 7): an artefact at
+// that version exists, so its project was checked when it was created
+// (projects are archived, never deleted), and the update returns the new
+// item, which a transaction cannot. The same update copies the old content
+// to previousVersion: right-hand sides read the item before the write.
+func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactType, content Doc, expected int) (*Artefact, error) {
+	if n, err := docSize(content); err != nil {
+		return nil, err
+	} else if n > MaxArtefactContentBytes {
+		return nil, &TooLargeError{What: "content", Size: n, Limit: MaxArtefactContentBytes}
+	}
+	pk, sk := projectPK(projectID), artefactSK(typ)
+	now := Timestamp(s.now())
+	if expected == 0 {
+		a := Artefact{ID: s.newID(), ProjectID: projectID, Type: typ, Content: content, Version: 1, CreatedAt: now, UpdatedAt: now}
+		item, err := marshalItem(artefactItem{keys: keys{PK: pk, SK: sk}, Artefact: a})
+		if err != nil {
+			return nil, err
+		}
+		check, err := s.projectExists(projectID)
+		if err != nil {
+			return nil, err
+		}
+		put, err := s.putNew(item)
+		if err != nil {
+			return nil, err
+		}
+		err = s.transact(ctx, check, put)
+		if failed, _ := failedAt(err, 0); failed {
+			return nil, &NotFoundError{Entity: "project", ID: projectID}
+		}
+		if failed, old := failedAt(err, 1); failed {
+			var cur Artefact
+			if old != nil {
+				_ = attributevalue.UnmarshalMap(old, &cur)
+			}
+			return nil, &VersionConflictError{Type: typ, Expected: 0, Current: cur.Version}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &a, nil
+	}
+	version := expression.Name("version")
+	upd := expression.Set(expression.Name("previousVersion"), expression.Name("content")).
+		Set(expression.Name("content"), expression.Value(content)).
+		Set(version, expression.Plus(version, expression.Value(1))).
+		Set(expression.Name("updatedAt"), expression.Value(now))
+	cond := expression.AttributeExists(expression.Name(attrPK)).And(version.Equal(expression.Value(expected)))
+	var it artefactItem
+	err := s.update(ctx, pk, sk, upd, &cond, &it)
+	if err == nil {
+		return &it.Artefact, nil
+	}
+	if !ddb.IsConditionFailed(err) {
+		return nil, err
+	}
+	var old Artefact
+	found, uerr := ddb.OldItem(err, &old)
+	switch {
+	case uerr != nil:
+		return nil, uerr
+	case !found:
+		return nil, s.missingUnder(ctx, projectID, "artefact", string(typ))
+	case old.Version != expected:
+		return nil, &VersionConflictError{Type: typ, Expected: expected, Current: old.Version}
+	}
+	return nil, fmt.Errorf("agenticpm: update artefact %s: condition failed", typ)
+}
+
+// missingUnder tells which of a project and its child is missing.
+func (s *Store) missingUnder(ctx context.Context, projectID, entity, id string) error {
+	if _, err := s.GetProject(ctx, projectID); err != nil {
+		return err
+	}
+	return &NotFoundError{Entity: entity, ID: id}
+}
+
+// GetArtefact returns one artefact of a project.
+func (s *Store) GetArtefact(ctx context.Context, projectID string, typ ArtefactType) (*Artefact, error) {
+	var it artefactItem
+	found, err := s.get(ctx, projectPK(projectID), artefactSK(typ), &it)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, s.missingUnder(ctx, projectID, "artefact", string(typ))
+	}
+	return &it.Artefact, nil
+}
+
+// ListArtefacts returns all artefacts of a project (at most one per type).
+func (s *Store) ListArtefacts(ctx context.Context, projectID string) ([]Artefact, error) {
+	p, err := listUnder[Artefact](ctx, s, projectID, listing{view: "artefacts", pk: projectPK(projectID), prefix: prefixArtefact}, "", len(ArtefactTypes))
+	if err != nil {
+		return nil, err
+	}
+	return p.Items, nil
+}
+
+// listUnder is listPage for a project's partition: an empty first page of
+// a project that does not exist is a NotFoundError, not an empty list.
+func listUnder[T any](ctx context.Context, s *Store, projectID string, l listing, after string, limit int) (*Page[T], error) {
+	p, err := listPage[T](ctx, s, l, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Items) == 0 && after == "" {
+		if _, err := s.GetProject(ctx, projectID); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}

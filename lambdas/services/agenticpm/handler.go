@@ -1,0 +1,326 @@
+package agenticpm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Environment variables of the service.
+const (
+	// EnvTable names the table; CDK sets it (constructs/agenticpm
+	// EnvTableName) to the table's Ref.
+	EnvTable = "AGENTICPM_TABLE"
+	// EnvCursorKey optionally sets the key that signs list cursors (any
+	// string). Without it the key is derived from the table name, which
+	// still detects tampering and binds cursors to their query, but is not
+	// secret.
+	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+)
+
+// Config configures NewHandler.
+type Config struct {
+	Table     string
+	CursorKey []byte
+	// Client is required; New sets it from the environment.
+	Client API
+	// Logger defaults to slog.Default (the mains install a logx logger).
+	Logger *slog.Logger
+	// Now and NewID default to time.Now and random UUIDs; tests pin them.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// ConfigFromEnv reads the configuration (not the client) from getenv.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	table := getenv(EnvTable)
+	if table == "" {
+		return Config{}, fmt.Errorf("agenticpm: %s is not set; it names the table (AgenticPM-<stage>)", EnvTable)
+	}
+	key := []byte(getenv(EnvCursorKey))
+	if len(key) == 0 {
+		sum := sha256.Sum256([]byte("dynastack/agenticpm/cursor/" + table))
+		key = sum[:]
+	}
+	return Config{Table: table, CursorKey: key}, nil
+}
+
+// New builds the service from the environment: the constructor the service
+// registry and the Lambda main use.
+func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	client, err := ddb.NewClient(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Client = client
+	return NewHandler(cfg), nil
+}
+
+// Routes lists the API's routes as "METHOD /path" patterns, in the form
+// API Gateway and infra/stacks take them.
+var Routes = []string{
+	"POST /projects",
+	"GET /projects",
+	"GET /projects/{id}",
+	"PATCH /projects/{id}",
+	"GET /projects/{id}/artefacts",
+	"GET /projects/{id}/artefacts/{type}",
+	"PUT /projects/{id}/artefacts/{type}",
+	"POST /projects/{id}/events",
+	"GET /projects/{id}/events",
+	"POST /events",
+	"GET /events",
+	"POST /projects/{id}/escalations",
+	"GET /projects/{id}/escalations",
+	"POST /projects/{id}/escalations/{eid}/decision",
+	"GET /escalations",
+	"POST /projects/{id}/actions",
+	"GET /projects/{id}/actions",
+	"PUT /projects/{id}/checkpoints/{integration}/{key}",
+	"GET /projects/{id}/checkpoints/{integration}/{key}",
+	"PUT /integrations/{name}",
+	"GET /integrations/{name}",
+	"PUT /agent/config/{key}",
+	"GET /agent/config/{key}",
+	"GET /agent/config",
+}
+
+// NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
+// describes each route of Routes.
+func NewHandler(cfg Config) http.Handler {
+	if cfg.Client == nil {
+		panic("agenticpm: Config.Client is nil")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default().With("service", "agenticpm")
+	}
+	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
+	if cfg.Now != nil {
+		store.now = cfg.Now
+	}
+	if cfg.NewID != nil {
+		store.newID = cfg.NewID
+	}
+	h := &handler{store: store}
+	handlers := map[string]api.HandlerFunc{
+		"POST /projects":                                     h.createProject,
+		"GET /projects":                                      h.listProjects,
+		"GET /projects/{id}":                                 h.getProject,
+		"PATCH /projects/{id}":                               h.updateProject,
+		"GET /projects/{id}/artefacts":                       h.listArtefacts,
+		"GET /projects/{id}/artefacts/{type}":                h.getArtefact,
+		"PUT /projects/{id}/artefacts/{type}":                h.putArtefact,
+		"POST /projects/{id}/events":                         h.recordProjectEvent,
+		"GET /projects/{id}/events":                          h.listProjectEvents,
+		"POST /events":                                       h.recordGlobalEvent,
+		"GET /events":                                        h.listEvents,
+		"POST /projects/{id}/escalations":                    h.createEscalation,
+		"GET /projects/{id}/escalations":                     h.listProjectEscalations,
+		"POST /projects/{id}/escalations/{eid}/decision":     h.decide,
+		"GET /escalations":                                   h.listEscalations,
+		"POST /projects/{id}/actions":                        h.recordAction,
+		"GET /projects/{id}/actions":                         h.listActions,
+		"PUT /projects/{id}/checkpoints/{integration}/{key}": h.putCheckpoint,
+		"GET /projects/{id}/checkpoints/{integration}/{key}": h.getCheckpoint,
+		"PUT /integrations/{name}":                           h.putIntegration,
+		"GET /integrations/{name}":                           h.getIntegration,
+		"PUT /agent/config/{key}":                            h.putAgentConfig,
+		"GET /agent/config/{key}":                            h.getAgentConfig,
+		"GET /agent/config":                                  h.listAgentConfig,
+	}
+	r := api.NewRouter()
+	for _, route := range Routes {
+		r.Handle(route, handlers[route])
+	}
+	return api.Instrument(log, r)
+}
+
+type handler struct {
+	store *Store
+}
+
+// projectID returns the {id} path value. Ids are canonical UUIDs; anything
+// else cannot name a project, so it is a 404 without a DynamoDB call.
+func projectID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if !validUUID(id) {
+		return "", api.NotFound("project %q not found", truncate(id, 64))
+	}
+	return id, nil
+}
+
+// pathPart validates a caller-named key part of the path (an enum value or
+// a name): unlike a malformed id it says what is wrong with it.
+func pathPart(v *api.Validator, r *http.Request, name string, allowed ...string) string {
+	s := r.PathValue(name)
+	if len(allowed) > 0 {
+		v.OneOf(name, s, allowed...)
+	} else if !validKeyPart(s) {
+		v.Add(name, "must be 1 to %d characters of A-Z, a-z, 0-9, '_', '.', ':' and '-', starting with a letter or digit", MaxIdentifierChars)
+	}
+	return s
+}
+
+// listParams reads limit and cursor, and refuses query parameters the
+// route does not take (a misspelt ?stauts= would otherwise list nothing
+// useful without saying why).
+func listParams(r *http.Request, v *api.Validator, extra ...string) (q url.Values, after string, limit int) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		// URL.Query drops what it cannot parse; a mangled cursor would
+		// then silently restart from the first page.
+		v.Add("query", "is not a valid query string (percent-encode the cursor as given)")
+	}
+	for name := range q {
+		if name != "limit" && name != "cursor" && !slices.Contains(extra, name) {
+			v.Add(name, "unknown query parameter")
+		}
+	}
+	limit = DefaultPageSize
+	if s := q.Get("limit"); q.Has("limit") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxPageSize {
+			v.Add("limit", "must be an integer from 1 to %d", MaxPageSize)
+		}
+		limit = n
+	}
+	return q, q.Get("cursor"), limit
+}
+
+// opt is a request field that may be absent, null or set; PATCH and
+// optional fields need the difference, which a pointer loses (null and
+// absent both leave it nil).
+type opt[T any] struct {
+	Set, Null bool
+	V         T
+}
+
+func (o *opt[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.V)
+}
+
+// notNull reports a field sent as null; absent is fine.
+func notNull[T any](v *api.Validator, field string, o opt[T]) bool {
+	if o.Null {
+		v.Add(field, "must not be null; omit it instead")
+		return false
+	}
+	return o.Set
+}
+
+func text(v *api.Validator, field, s string, maxChars int) { v.Text(field, s, 1, maxChars) }
+
+func optText(v *api.Validator, field string, o opt[string], maxChars int) {
+	if notNull(v, field, o) {
+		text(v, field, o.V, maxChars)
+	}
+}
+
+// typeName checks an open-set type such as eventType or actionType.
+func typeName(v *api.Validator, field, s string) {
+	switch {
+	case s == "":
+		v.Add(field, "is required")
+	case len(s) > MaxIdentifierChars:
+		v.Add(field, "must be at most %d characters (got %d)", MaxIdentifierChars, len(s))
+	case !typeNamePattern.MatchString(s):
+		v.Add(field, "must be lower_snake_case (a-z, 0-9, '_'), e.g. signal_detected")
+	}
+}
+
+// doc checks a JSON document field of the given kinds ("object",
+// "array", …); absent or null is "is required" when required, else null
+// is refused and absent is fine. It also converts it, so a document
+// DynamoDB would refuse (too deep, unstorable number) is a 400 here and
+// not a 500 at the write.
+func doc(v *api.Validator, field string, d Doc, required bool, kinds ...string) {
+	switch {
+	case d == nil && !required:
+		return
+	case d.IsNull() && required:
+		v.Add(field, "is required; a JSON %s", strings.Join(kinds, " or "))
+		return
+	case d.IsNull():
+		v.Add(field, "must not be null; omit it instead")
+		return
+	case !slices.Contains(kinds, d.Kind()):
+		v.Add(field, "must be a JSON %s, not a JSON %s", strings.Join(kinds, " or "), d.Kind())
+		return
+	}
+	if _, err := d.attributeValue(); err != nil {
+		v.Add(field, "%s", err.Error())
+	}
+}
+
+// timestamp checks an RFC 3339 time and returns it as a Timestamp.
+func timestamp(v *api.Validator, field string, o opt[string]) string {
+	if !notNull(v, field, o) {
+		return ""
+	}
+	t, err := time.Parse(time.RFC3339Nano, o.V)
+	if err != nil {
+		v.Add(field, "must be an RFC 3339 timestamp, e.g. 2026-02-04T10:30:00Z")
+		return ""
+	}
+	return Timestamp(t)
+}
+
+func created(w http.ResponseWriter, location string, v any) {
+	if location != "" {
+		// Relative, so it resolves under whatever prefix the API is
+		// mounted at (/agenticpm locally, a stage path in API Gateway).
+		w.Header().Set("Location", location)
+	}
+	api.WriteJSON(w, http.StatusCreated, v)
+}
+
+// apiError maps store errors to HTTP errors; anything unknown stays a 500.
+func apiError(err error) error {
+	var (
+		nf *NotFoundError
+		vc *VersionConflictError
+		sc *StatusConflictError
+		tl *TooLargeError
+	)
+	msg := func(e error) string { return strings.TrimPrefix(e.Error(), "agenticpm: ") }
+	switch {
+	case errors.As(err, &nf):
+		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: msg(nf), Err: err}
+	case errors.As(err, &vc):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: msg(vc), Err: err}
+	case errors.As(err, &sc):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: msg(sc), Err: err}
+	case errors.As(err, &tl):
+		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: msg(tl), Err: err}
+	case errors.Is(err, ErrTooLarge):
+		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the item would exceed DynamoDB's 400 KB item size limit", Err: err}
+	case errors.Is(err, ErrBusy):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: "a concurrent request changed the same items; retry", Err: err}
+	case errors.Is(err, cursor.ErrInvalid):
+		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass nextCursor of the previous page unchanged, to the same route with the same filters", Err: err}
+	}
+	return err
+}

@@ -1,0 +1,261 @@
+package agenticpm
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+type eventRequest struct {
+	EventType string   `json:"eventType"`
+	Severity  Severity `json:"severity"`
+	Summary   string   `json:"summary"`
+	Detail    Doc      `json:"detail"`
+}
+
+func (in eventRequest) validate() error {
+	var v api.Validator
+	typeName(&v, "eventType", in.EventType)
+	v.OneOf("severity", string(in.Severity), strs(Severities)...)
+	text(&v, "summary", in.Summary, MaxTextChars)
+	doc(&v, "detail", in.Detail, false, "object")
+	return v.Err()
+}
+
+func (h *handler) recordProjectEvent(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	return h.recordEvent(w, r, id)
+}
+
+func (h *handler) recordGlobalEvent(w http.ResponseWriter, r *http.Request) error {
+	return h.recordEvent(w, r, "")
+}
+
+func (h *handler) recordEvent(w http.ResponseWriter, r *http.Request, projectID string) error {
+	var in eventRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	if err := in.validate(); err != nil {
+		return err
+	}
+	e, err := h.store.RecordEvent(r.Context(), NewEvent{ProjectID: projectID, EventType: in.EventType,
+		Severity: in.Severity, Summary: in.Summary, Detail: in.Detail})
+	if err != nil {
+		return apiError(err)
+	}
+	created(w, "", e)
+	return nil
+}
+
+func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	_, after, limit := listParams(r, &v)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.ListProjectEvents(r.Context(), id, after, limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// listEvents is the global feed, or with ?date= the events of that UTC
+// date from GSI1.
+func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) error {
+	var v api.Validator
+	q, after, limit := listParams(r, &v, "date")
+	date := q.Get("date")
+	if q.Has("date") {
+		if d, err := time.Parse(time.DateOnly, date); err != nil || d.Format(time.DateOnly) != date {
+			v.Add("date", "must be a date, YYYY-MM-DD (UTC)")
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	var (
+		page *Page[Event]
+		err  error
+	)
+	if q.Has("date") {
+		page, err = h.store.ListEventsByDate(r.Context(), date, after, limit)
+	} else {
+		page, err = h.store.ListGlobalEvents(r.Context(), after, limit)
+	}
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+type escalationRequest struct {
+	Title               string      `json:"title"`
+	Context             Doc         `json:"context"`
+	Options             Doc         `json:"options"`
+	AgentRecommendation opt[string] `json:"agentRecommendation"`
+	AgentRationale      opt[string] `json:"agentRationale"`
+}
+
+func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	var in escalationRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	text(&v, "title", in.Title, MaxNameChars)
+	doc(&v, "context", in.Context, true, "object")
+	doc(&v, "options", in.Options, true, "array")
+	if in.Options.Kind() == "array" && len(in.Options) > 0 {
+		if n, ok := arrayOfObjects(in.Options); !ok {
+			v.Add("options", "must be an array of objects (each option with its pros and cons)")
+		} else if n == 0 {
+			v.Add("options", "must offer at least one option")
+		}
+	}
+	optText(&v, "agentRecommendation", in.AgentRecommendation, MaxTextChars)
+	optText(&v, "agentRationale", in.AgentRationale, MaxTextChars)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	e, err := h.store.CreateEscalation(r.Context(), id, NewEscalation{Title: in.Title, Context: in.Context, Options: in.Options,
+		AgentRecommendation: in.AgentRecommendation.V, AgentRationale: in.AgentRationale.V})
+	if err != nil {
+		return apiError(err)
+	}
+	created(w, "", e)
+	return nil
+}
+
+func (h *handler) listProjectEscalations(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	_, after, limit := listParams(r, &v)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.ListProjectEscalations(r.Context(), id, after, limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (h *handler) listEscalations(w http.ResponseWriter, r *http.Request) error {
+	var v api.Validator
+	q, after, limit := listParams(r, &v, "status")
+	v.OneOf("status", q.Get("status"), strs(EscalationStatuses)...)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.ListEscalations(r.Context(), EscalationStatus(q.Get("status")), after, limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+type decisionRequest struct {
+	UserDecision string      `json:"userDecision"`
+	UserNotes    opt[string] `json:"userNotes"`
+}
+
+func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	eid := r.PathValue("eid")
+	if !validUUID(eid) {
+		return api.NotFound("escalation %q not found", truncate(eid, 64))
+	}
+	var in decisionRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	text(&v, "userDecision", in.UserDecision, MaxTextChars)
+	optText(&v, "userNotes", in.UserNotes, MaxTextChars)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	e, err := h.store.Decide(r.Context(), id, eid, Decision{UserDecision: in.UserDecision, UserNotes: in.UserNotes.V})
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, e)
+	return nil
+}
+
+type actionRequest struct {
+	ActionType  string      `json:"actionType"`
+	Description string      `json:"description"`
+	Detail      Doc         `json:"detail"`
+	Confidence  Doc         `json:"confidence"`
+	HeldUntil   opt[string] `json:"heldUntil"`
+}
+
+func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	var in actionRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	typeName(&v, "actionType", in.ActionType)
+	text(&v, "description", in.Description, MaxTextChars)
+	doc(&v, "detail", in.Detail, false, "object")
+	doc(&v, "confidence", in.Confidence, false, "object")
+	held := timestamp(&v, "heldUntil", in.HeldUntil)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	a, err := h.store.RecordAction(r.Context(), id, NewAction{ActionType: in.ActionType, Description: in.Description,
+		Detail: in.Detail, Confidence: in.Confidence, HeldUntil: held})
+	if err != nil {
+		return apiError(err)
+	}
+	created(w, "", a)
+	return nil
+}
+
+func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	_, after, limit := listParams(r, &v)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.ListActions(r.Context(), id, after, limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}

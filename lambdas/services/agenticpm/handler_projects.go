@@ -1,0 +1,242 @@
+package agenticpm
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+type createProjectRequest struct {
+	Name             string             `json:"name"`
+	Description      opt[string]        `json:"description"`
+	Status           opt[ProjectStatus] `json:"status"`
+	Source           Source             `json:"source"`
+	SourceProjectKey string             `json:"sourceProjectKey"`
+	AutonomyLevel    AutonomyLevel      `json:"autonomyLevel"`
+	Config           Doc                `json:"config"`
+}
+
+func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
+	var in createProjectRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	text(&v, "name", in.Name, MaxNameChars)
+	optText(&v, "description", in.Description, MaxTextChars)
+	if notNull(&v, "status", in.Status) {
+		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
+	}
+	v.OneOf("source", string(in.Source), strs(Sources)...)
+	v.Identifier("sourceProjectKey", in.SourceProjectKey, MaxNameChars)
+	v.OneOf("autonomyLevel", string(in.AutonomyLevel), strs(AutonomyLevels)...)
+	doc(&v, "config", in.Config, false, "object")
+	if err := v.Err(); err != nil {
+		return err
+	}
+	p, err := h.store.CreateProject(r.Context(), NewProject{
+		Name: in.Name, Description: in.Description.V, Status: in.Status.V, Source: in.Source,
+		SourceProjectKey: in.SourceProjectKey, AutonomyLevel: in.AutonomyLevel, Config: in.Config,
+	})
+	if err != nil {
+		return apiError(err)
+	}
+	created(w, "projects/"+p.ID, p)
+	return nil
+}
+
+func (h *handler) getProject(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	p, err := h.store.GetProject(r.Context(), id)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, p)
+	return nil
+}
+
+// updateProjectRequest is a merge patch: absent fields stay, a null
+// description removes it, null elsewhere is refused.
+type updateProjectRequest struct {
+	Name             opt[string]        `json:"name"`
+	Description      opt[string]        `json:"description"`
+	Status           opt[ProjectStatus] `json:"status"`
+	Source           opt[Source]        `json:"source"`
+	SourceProjectKey opt[string]        `json:"sourceProjectKey"`
+	AutonomyLevel    opt[AutonomyLevel] `json:"autonomyLevel"`
+	Config           Doc                `json:"config"`
+}
+
+func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	var in updateProjectRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	var patch ProjectPatch
+	if notNull(&v, "name", in.Name) {
+		text(&v, "name", in.Name.V, MaxNameChars)
+		patch.Name = &in.Name.V
+	}
+	if in.Description.Null {
+		patch.ClearDescription = true
+	} else if in.Description.Set {
+		text(&v, "description", in.Description.V, MaxTextChars)
+		patch.Description = &in.Description.V
+	}
+	if notNull(&v, "status", in.Status) {
+		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
+		patch.Status = &in.Status.V
+	}
+	if notNull(&v, "source", in.Source) {
+		v.OneOf("source", string(in.Source.V), strs(Sources)...)
+		patch.Source = &in.Source.V
+	}
+	if notNull(&v, "sourceProjectKey", in.SourceProjectKey) {
+		v.Identifier("sourceProjectKey", in.SourceProjectKey.V, MaxNameChars)
+		patch.SourceProjectKey = &in.SourceProjectKey.V
+	}
+	if notNull(&v, "autonomyLevel", in.AutonomyLevel) {
+		v.OneOf("autonomyLevel", string(in.AutonomyLevel.V), strs(AutonomyLevels)...)
+		patch.AutonomyLevel = &in.AutonomyLevel.V
+	}
+	doc(&v, "config", in.Config, false, "object")
+	patch.Config = in.Config
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if patch.empty() {
+		return api.BadRequest("nothing to change; send at least one of name, description, status, source, sourceProjectKey, autonomyLevel, config")
+	}
+	p, err := h.store.UpdateProject(r.Context(), id, patch)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (h *handler) listProjects(w http.ResponseWriter, r *http.Request) error {
+	var v api.Validator
+	q, after, limit := listParams(r, &v, "status")
+	v.OneOf("status", q.Get("status"), strs(ProjectStatuses)...)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.ListProjects(r.Context(), ProjectStatus(q.Get("status")), after, limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func artefactPath(r *http.Request) (string, ArtefactType, error) {
+	id, err := projectID(r)
+	if err != nil {
+		return "", "", err
+	}
+	var v api.Validator
+	typ := pathPart(&v, r, "type", strs(ArtefactTypes)...)
+	return id, ArtefactType(typ), v.Err()
+}
+
+func (h *handler) listArtefacts(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	items, err := h.store.ListArtefacts(r.Context(), id)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, Page[Artefact]{Items: items})
+	return nil
+}
+
+func (h *handler) getArtefact(w http.ResponseWriter, r *http.Request) error {
+	id, typ, err := artefactPath(r)
+	if err != nil {
+		return err
+	}
+	a, err := h.store.GetArtefact(r.Context(), id, typ)
+	if err != nil {
+		return apiError(err)
+	}
+	w.Header().Set("ETag", etag(a.Version))
+	api.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+type putArtefactRequest struct {
+	Content         Doc      `json:"content"`
+	ExpectedVersion opt[int] `json:"expectedVersion"`
+}
+
+func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
+
+// expectedVersion reads the version a write expects from If-Match (an
+// ETag of GET, e.g. "3") or the body; 0, or neither, means "create".
+func expectedVersion(v *api.Validator, r *http.Request, body opt[int]) int {
+	fromBody := -1
+	if notNull(v, "expectedVersion", body) {
+		if body.V < 0 {
+			v.Add("expectedVersion", "must be 0 (create) or the current version")
+		}
+		fromBody = body.V
+	}
+	fromHeader := -1
+	if h := r.Header.Get("If-Match"); h != "" {
+		n, err := strconv.Atoi(strings.Trim(strings.TrimPrefix(h, "W/"), `"`))
+		if err != nil || n < 1 {
+			v.Add("If-Match", `must be the artefact's ETag, e.g. "3"`)
+		}
+		fromHeader = n
+	}
+	switch {
+	case fromBody >= 0 && fromHeader >= 0 && fromBody != fromHeader:
+		v.Add("expectedVersion", "is %d but If-Match says %d", fromBody, fromHeader)
+	case fromHeader >= 0:
+		return fromHeader
+	case fromBody >= 0:
+		return fromBody
+	}
+	return 0
+}
+
+func (h *handler) putArtefact(w http.ResponseWriter, r *http.Request) error {
+	id, typ, err := artefactPath(r)
+	if err != nil {
+		return err
+	}
+	var in putArtefactRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	doc(&v, "content", in.Content, true, "object")
+	expected := expectedVersion(&v, r, in.ExpectedVersion)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	a, err := h.store.PutArtefact(r.Context(), id, typ, in.Content, expected)
+	if err != nil {
+		return apiError(err)
+	}
+	w.Header().Set("ETag", etag(a.Version))
+	if expected == 0 {
+		created(w, "projects/"+id+"/artefacts/"+string(typ), a)
+		return nil
+	}
+	api.WriteJSON(w, http.StatusOK, a)
+	return nil
+}

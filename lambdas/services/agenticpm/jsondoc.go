@@ -1,0 +1,262 @@
+package agenticpm
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Doc is a free-form JSON value stored as a DynamoDB document (M, L, S, N,
+// BOOL, NULL): artefact content, project config, event detail, escalation
+// context and options, agent config values.
+//
+// It converts between JSON and attribute values itself instead of going
+// through map[string]any, because that route turns every number into a
+// float64: 12345678901234567890 would come back rounded. Numbers are kept
+// as their decimal text both ways.
+type Doc json.RawMessage
+
+// MaxDocDepth is DynamoDB's nesting limit for document attributes.
+const MaxDocDepth = 32
+
+// MarshalJSON implements json.Marshaler; an empty Doc is null.
+func (d Doc) MarshalJSON() ([]byte, error) {
+	if len(d) == 0 {
+		return []byte("null"), nil
+	}
+	return d, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler. JSON null is kept as "null"
+// so that validation can tell it from an absent field.
+func (d *Doc) UnmarshalJSON(b []byte) error {
+	*d = append((*d)[:0], b...)
+	return nil
+}
+
+// IsNull reports whether d is absent or JSON null.
+func (d Doc) IsNull() bool {
+	t := bytes.TrimSpace(d)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// Kind is the JSON kind of d: object, array, string, number, boolean or
+// null.
+func (d Doc) Kind() string {
+	t := bytes.TrimSpace(d)
+	if len(t) == 0 {
+		return "null"
+	}
+	switch t[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// MarshalDynamoDBAttributeValue implements attributevalue.Marshaler.
+func (d Doc) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return d.attributeValue()
+}
+
+// UnmarshalDynamoDBAttributeValue implements attributevalue.Unmarshaler.
+func (d *Doc) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	v, err := fromAttributeValue(av)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("agenticpm: document to JSON: %w", err)
+	}
+	*d = b
+	return nil
+}
+
+// docError is a document DynamoDB would refuse; its message completes
+// "<field>: …".
+type docError struct{ msg string }
+
+func (e *docError) Error() string { return e.msg }
+
+func (d Doc) attributeValue() (types.AttributeValue, error) {
+	if d.IsNull() {
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(d))
+	dec.UseNumber()
+	av, err := decodeAV(dec, 1)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &docError{"must be a single JSON value"}
+	}
+	return av, nil
+}
+
+func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, &docError{"is not valid JSON"}
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth > MaxDocDepth {
+			return nil, &docError{fmt.Sprintf("must not nest deeper than %d levels", MaxDocDepth)}
+		}
+		if t == '[' {
+			l := []types.AttributeValue{}
+			for dec.More() {
+				v, err := decodeAV(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				l = append(l, v)
+			}
+			_, _ = dec.Token()
+			return &types.AttributeValueMemberL{Value: l}, nil
+		}
+		m := map[string]types.AttributeValue{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, &docError{"is not valid JSON"}
+			}
+			k := kt.(string)
+			if k == "" {
+				// DynamoDB refuses empty map keys; saying so beats a 500.
+				return nil, &docError{"must not contain empty object keys"}
+			}
+			v, err := decodeAV(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+		}
+		_, _ = dec.Token()
+		return &types.AttributeValueMemberM{Value: m}, nil
+	case string:
+		return &types.AttributeValueMemberS{Value: t}, nil
+	case json.Number:
+		if !storableNumber(string(t)) {
+			return nil, &docError{fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", truncate(string(t), 40))}
+		}
+		return &types.AttributeValueMemberN{Value: string(t)}, nil
+	case bool:
+		return &types.AttributeValueMemberBOOL{Value: t}, nil
+	case nil:
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	}
+	return nil, &docError{"is not valid JSON"}
+}
+
+// storableNumber reports whether DynamoDB accepts the JSON number s: at
+// most 38 significant digits and a decimal exponent in [-130, 125].
+func storableNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil || e > 1000 || e < -1000 {
+			return false
+		}
+		mant, exp = s[:i], e
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	if digits == "" {
+		return true // zero
+	}
+	// Scientific exponent of the first significant digit.
+	sci := exp + len(intPart) - 1 - (len(intPart+frac) - len(digits))
+	digits = strings.TrimRight(digits, "0")
+	return len(digits) <= 38 && sci >= -130 && sci <= 125
+}
+
+func fromAttributeValue(av types.AttributeValue) (any, error) {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberM:
+		m := make(map[string]any, len(v.Value))
+		for k, e := range v.Value {
+			x, err := fromAttributeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = x
+		}
+		return m, nil
+	case *types.AttributeValueMemberL:
+		l := make([]any, len(v.Value))
+		for i, e := range v.Value {
+			x, err := fromAttributeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = x
+		}
+		return l, nil
+	case *types.AttributeValueMemberS:
+		return v.Value, nil
+	case *types.AttributeValueMemberN:
+		return json.Number(v.Value), nil
+	case *types.AttributeValueMemberBOOL:
+		return v.Value, nil
+	case *types.AttributeValueMemberNULL:
+		return nil, nil
+	// Sets and binaries are never written by this service; an item edited
+	// by hand still reads as the nearest JSON.
+	case *types.AttributeValueMemberSS:
+		return v.Value, nil
+	case *types.AttributeValueMemberNS:
+		l := make([]json.Number, len(v.Value))
+		for i, n := range v.Value {
+			l[i] = json.Number(n)
+		}
+		return l, nil
+	case *types.AttributeValueMemberB:
+		return base64.StdEncoding.EncodeToString(v.Value), nil
+	}
+	return nil, fmt.Errorf("agenticpm: unsupported attribute value %T in document", av)
+}
+
+// docSize is the number of bytes d adds to an item (without its name).
+func docSize(d Doc) (int, error) {
+	av, err := d.attributeValue()
+	if err != nil {
+		return 0, err
+	}
+	return ddb.ItemSize(map[string]types.AttributeValue{"": av}), nil
+}
+
+// arrayOfObjects reports the length of the JSON array d and whether every
+// element is an object.
+func arrayOfObjects(d Doc) (int, bool) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(d, &elems); err != nil {
+		return 0, false
+	}
+	for _, e := range elems {
+		if Doc(e).Kind() != "object" {
+			return len(elems), false
+		}
+	}
+	return len(elems), true
+}

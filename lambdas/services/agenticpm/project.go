@@ -1,0 +1,186 @@
+package agenticpm
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Project is a managed project (PK PROJECT#<id>, SK METADATA).
+type Project struct {
+	ID               string        `dynamodbav:"id" json:"id"`
+	Name             string        `dynamodbav:"name" json:"name"`
+	Description      string        `dynamodbav:"description,omitempty" json:"description,omitempty"`
+	Status           ProjectStatus `dynamodbav:"status" json:"status"`
+	Source           Source        `dynamodbav:"source" json:"source"`
+	SourceProjectKey string        `dynamodbav:"sourceProjectKey" json:"sourceProjectKey"`
+	AutonomyLevel    AutonomyLevel `dynamodbav:"autonomyLevel" json:"autonomyLevel"`
+	Config           Doc           `dynamodbav:"config" json:"config"`
+	CreatedAt        string        `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt        string        `dynamodbav:"updatedAt" json:"updatedAt"`
+}
+
+type projectItem struct {
+	keys
+	Project
+}
+
+// NewProject is the input of CreateProject. Status defaults to active,
+// Config to {}.
+type NewProject struct {
+	Name, Description string
+	Status            ProjectStatus
+	Source            Source
+	SourceProjectKey  string
+	AutonomyLevel     AutonomyLevel
+	Config            Doc
+}
+
+// CreateProject stores a new project.
+func (s *Store) CreateProject(ctx context.Context, in NewProject) (*Project, error) {
+	now := Timestamp(s.now())
+	p := Project{
+		ID: s.newID(), Name: in.Name, Description: in.Description, Status: in.Status,
+		Source: in.Source, SourceProjectKey: in.SourceProjectKey, AutonomyLevel: in.AutonomyLevel,
+		Config: in.Config, CreatedAt: now, UpdatedAt: now,
+	}
+	if p.Status == "" {
+		p.Status = ProjectActive
+	}
+	if p.Config.IsNull() {
+		p.Config = Doc("{}")
+	}
+	if n, err := docSize(p.Config); err != nil {
+		return nil, err
+	} else if n > MaxProjectConfigBytes {
+		return nil, &TooLargeError{What: "config", Size: n, Limit: MaxProjectConfigBytes}
+	}
+	item, err := marshalItem(projectItem{
+		keys:    keys{PK: projectPK(p.ID), SK: skMetadata, GSI1PK: statusGSI1PK(p.Status), GSI1SK: prefixProject + p.ID},
+		Project: p,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.create(ctx, item); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// GetProject returns the project with id.
+func (s *Store) GetProject(ctx context.Context, id string) (*Project, error) {
+	var it projectItem
+	found, err := s.get(ctx, projectPK(id), skMetadata, &it)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, &NotFoundError{Entity: "project", ID: id}
+	}
+	return &it.Project, nil
+}
+
+// ProjectPatch lists the changes of UpdateProject; nil fields stay as they
+// are. ClearDescription removes the description.
+type ProjectPatch struct {
+	Name             *string
+	Description      *string
+	ClearDescription bool
+	Status           *ProjectStatus
+	Source           *Source
+	SourceProjectKey *string
+	AutonomyLevel    *AutonomyLevel
+	Config           Doc // replaces the whole map when set
+}
+
+func (p ProjectPatch) empty() bool {
+	return p.Name == nil && p.Description == nil && !p.ClearDescription && p.Status == nil &&
+		p.Source == nil && p.SourceProjectKey == nil && p.AutonomyLevel == nil && p.Config.IsNull()
+}
+
+// UpdateProject applies patch and returns the updated project.
+//
+// A status change sets status and GSI1PK in the same conditional update,
+// so the STATUS# views never list a project under a status it left
+// (decision 6). The condition is on the status the project had when read:
+// of two concurrent status changes only one wins, the other is a
+// StatusConflictError instead of a silent overwrite. Changes without a
+// status need no read: they are conditioned on existence only.
+func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch) (*Project, error) {
+	now := Timestamp(s.now())
+	upd := expression.Set(expression.Name("updatedAt"), expression.Value(now))
+	set := func(name string, v any) { upd = upd.Set(expression.Name(name), expression.Value(v)) }
+	if patch.Name != nil {
+		set("name", *patch.Name)
+	}
+	switch {
+	case patch.ClearDescription:
+		upd = upd.Remove(expression.Name("description"))
+	case patch.Description != nil:
+		set("description", *patch.Description)
+	}
+	if patch.Source != nil {
+		set("source", *patch.Source)
+	}
+	if patch.SourceProjectKey != nil {
+		set("sourceProjectKey", *patch.SourceProjectKey)
+	}
+	if patch.AutonomyLevel != nil {
+		set("autonomyLevel", *patch.AutonomyLevel)
+	}
+	if !patch.Config.IsNull() {
+		// Bounded so that no patch can grow the item past the limit: the
+		// other fields are bounded in characters.
+		if n, err := docSize(patch.Config); err != nil {
+			return nil, err
+		} else if n > MaxProjectConfigBytes {
+			return nil, &TooLargeError{What: "config", Size: n, Limit: MaxProjectConfigBytes}
+		}
+		set("config", patch.Config)
+	}
+	cond := expression.AttributeExists(expression.Name(attrPK))
+	var from ProjectStatus
+	if patch.Status != nil {
+		cur, err := s.GetProject(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		from = cur.Status
+		set("status", *patch.Status)
+		set(attrGSI1PK, statusGSI1PK(*patch.Status))
+		cond = cond.And(expression.Name("status").Equal(expression.Value(from)))
+	}
+	var it projectItem
+	err := s.update(ctx, projectPK(id), skMetadata, upd, &cond, &it)
+	if err == nil || !ddb.IsConditionFailed(err) {
+		if err != nil {
+			return nil, err
+		}
+		return &it.Project, nil
+	}
+	var old projectItem
+	found, uerr := ddb.OldItem(err, &old)
+	switch {
+	case uerr != nil:
+		return nil, uerr
+	case !found:
+		return nil, &NotFoundError{Entity: "project", ID: id}
+	case patch.Status != nil && old.Status != from:
+		return nil, &StatusConflictError{Entity: "project", ID: id, Want: string(from), Current: string(old.Status)}
+	}
+	return nil, fmt.Errorf("agenticpm: update project %s: condition failed", id)
+}
+
+// ListProjects returns the projects in status, GSI1 order (by id).
+//
+// GSI1 is eventually consistent: a project created or moved a moment ago
+// can be missing from, or still listed under, its old status for a short
+// while.
+func (s *Store) ListProjects(ctx context.Context, status ProjectStatus, after string, limit int) (*Page[Project], error) {
+	return listPage[Project](ctx, s, listing{view: "projects-by-status", index: true,
+		pk: statusGSI1PK(status), prefix: prefixProject}, after, limit)
+}

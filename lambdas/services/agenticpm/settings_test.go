@@ -1,0 +1,194 @@
+package agenticpm_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+)
+
+func TestActions(t *testing.T) {
+	c := &clock{t: future().Add(9 * time.Hour), step: time.Second}
+	s := newService(t, c.now)
+	p := s.project(t, "")
+	var a agenticpm.Action
+	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"2026-02-04T20:30:00+11:00"}`, &a)
+	if a.Executed || a.HeldUntil != "2026-02-04T09:30:00.000000Z" || len(a.ID) != 26 || string(a.Confidence) != `{"overall":0.92}` {
+		t.Errorf("action %+v", a)
+	}
+	item := s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID)
+	created, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
+	if item["TTL"] != float64(created.Add(90*24*time.Hour).Unix()) || item["executed"] != false {
+		t.Errorf("stored %v", item)
+	}
+	c.set(c.t.Add(10 * 24 * time.Hour))
+	var b agenticpm.Action
+	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"Moved MCU-1"}`, &b)
+	got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?limit=1")
+	if len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
+		t.Errorf("newest first %+v", got)
+	}
+	c.set(created.Add(91 * 24 * time.Hour))
+	if got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?"); len(got) != 1 || got[0].ID != b.ID {
+		t.Errorf("after 91 days %+v", got)
+	}
+
+	before := s.count(t)
+	for _, tt := range []struct {
+		name, path, body string
+		status           int
+		code, field      string
+	}{
+		{"unknown project", "/projects/" + missingID + "/actions", `{"actionType":"email_sent","description":"d"}`, 404, "not_found", ""},
+		{"missing actionType", "/projects/" + p.ID + "/actions", `{"description":"d"}`, 400, "validation_failed", "actionType"},
+		{"missing description", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent"}`, 400, "validation_failed", "description"},
+		{"bad heldUntil", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","heldUntil":"tomorrow"}`, 400, "validation_failed", "heldUntil"},
+		{"null heldUntil", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","heldUntil":null}`, 400, "validation_failed", "heldUntil"},
+		{"client executed", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","executed":true}`, 400, "validation_failed", "executed"},
+		{"confidence list", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","confidence":[1]}`, 400, "validation_failed", "confidence"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, s.do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
+		})
+	}
+	if after := s.count(t); after != before {
+		t.Errorf("items %d → %d", before, after)
+	}
+}
+
+func TestCheckpoints(t *testing.T) {
+	s := newService(t, nil)
+	p := s.project(t, "")
+	path := "/projects/" + p.ID + "/checkpoints/jira/last_sync"
+	wantError(t, s.do(t, "GET", path, ""), 404, "not_found", "", "checkpoint")
+	var c agenticpm.Checkpoint
+	s.must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:30:00Z"}`, &c)
+	s.must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:45:00Z"}`, &c)
+	var got agenticpm.Checkpoint
+	s.must(t, 200, "GET", path, "", &got)
+	if got != c || got.CheckpointValue != "2026-02-04T10:45:00Z" || got.Integration != "jira" || got.CheckpointKey != "last_sync" || got.ProjectID != p.ID {
+		t.Errorf("got %+v, put %+v", got, c)
+	}
+	before := s.count(t)
+	for _, tt := range []struct {
+		name, method, path, body string
+		status                   int
+		code, field              string
+	}{
+		{"put under unknown project", "PUT", "/projects/" + missingID + "/checkpoints/jira/last_sync", `{"checkpointValue":"v"}`, 404, "not_found", ""},
+		{"get under unknown project", "GET", "/projects/" + missingID + "/checkpoints/jira/last_sync", "", 404, "not_found", ""},
+		{"hash in key", "PUT", "/projects/" + p.ID + "/checkpoints/jira/a%23b", `{"checkpointValue":"v"}`, 400, "validation_failed", "key"},
+		{"bad integration", "GET", "/projects/" + p.ID + "/checkpoints/-x/last_sync", "", 400, "validation_failed", "integration"},
+		{"missing value", "PUT", path, `{}`, 400, "validation_failed", "checkpointValue"},
+		{"numeric value", "PUT", path, `{"checkpointValue":5}`, 400, "validation_failed", "checkpointValue"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, s.do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, "")
+		})
+	}
+	if after := s.count(t); after != before {
+		t.Errorf("items %d → %d: orphan checkpoint?", before, after)
+	}
+}
+
+func TestIntegrations(t *testing.T) {
+	var logs bytes.Buffer
+	_, names := testenv.Tables(t, testenv.Template(t, "dev", "agenticpm"))
+	cfg, err := agenticpm.ConfigFromEnv(func(k string) string { return map[string]string{agenticpm.EnvTable: names["TableCD117FA1"]}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Client = testenv.Client(t)
+	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := &service{h: agenticpm.NewHandler(cfg), client: cfg.Client.(*dynamodb.Client), table: cfg.Table}
+
+	secret := "c2VjcmV0LWNpcGhlcnRleHQtZG8tbm90LWxvZw=="
+	wantError(t, s.do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
+	var first, second agenticpm.IntegrationConfig
+	s.must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
+	if first.ConfigEncrypted != secret || first.LastHealthCheck != "2026-02-04T10:00:00.000000Z" || len(first.ID) != 36 {
+		t.Errorf("first %+v", first)
+	}
+	s.must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"error"}`, &second)
+	if second.ID != first.ID || second.CreatedAt != first.CreatedAt || second.Status != agenticpm.IntegrationError || second.LastHealthCheck != "" {
+		t.Errorf("replace kept id/createdAt and dropped lastHealthCheck? %+v", second)
+	}
+	var got agenticpm.IntegrationConfig
+	s.must(t, 200, "GET", "/integrations/jira", "", &got)
+	if got != second {
+		t.Errorf("get %+v", got)
+	}
+	for _, tt := range []struct {
+		name, path, body string
+		field            string
+	}{
+		{"bad name", "/integrations/trello", `{"configEncrypted":"` + secret + `","status":"active"}`, "name"},
+		{"not base64", "/integrations/asana", `{"configEncrypted":"` + secret + `!","status":"active"}`, "configEncrypted"},
+		{"missing ciphertext", "/integrations/asana", `{"status":"active"}`, "configEncrypted"},
+		{"bad status", "/integrations/asana", `{"configEncrypted":"` + secret + `","status":"ok"}`, "status"},
+		{"unknown field", "/integrations/asana", `{"configEncrypted":"` + secret + `","status":"active","id":"x"}`, "id"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.do(t, "PUT", tt.path, tt.body)
+			wantError(t, r, 400, "validation_failed", tt.field, "")
+			if strings.Contains(string(r.body), "c2VjcmV0") {
+				t.Errorf("response echoes the ciphertext: %s", r.body)
+			}
+		})
+	}
+	if strings.Contains(logs.String(), "c2VjcmV0") {
+		t.Errorf("ciphertext logged: %s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "/integrations/jira") {
+		t.Error("no access log captured; the check above proves nothing")
+	}
+}
+
+func TestAgentConfig(t *testing.T) {
+	s := newService(t, nil)
+	wantError(t, s.do(t, "GET", "/agent/config/polling_interval_minutes", ""), 404, "not_found", "", "agent config")
+	for k, v := range agenticpm.DefaultAgentConfig {
+		var c agenticpm.AgentConfig
+		s.must(t, 200, "PUT", "/agent/config/"+k, `{"value":`+string(v)+`}`, &c)
+		if c.Key != k || string(c.Value) != string(v) {
+			t.Errorf("put %s: %+v", k, c)
+		}
+	}
+	s.must(t, 200, "PUT", "/agent/config/greeting", `{"value":"hello"}`, nil)
+	var c agenticpm.AgentConfig
+	s.must(t, 200, "GET", "/agent/config/budget_ceiling_daily_usd", "", &c)
+	if string(c.Value) != "0.33" {
+		t.Errorf("value %s", c.Value)
+	}
+	got, sizes := all[agenticpm.AgentConfig](t, s, "/agent/config?limit=2")
+	var keys []string
+	for _, c := range got {
+		keys = append(keys, c.Key)
+	}
+	if fmt.Sprint(keys) != "[budget_ceiling_daily_usd greeting hold_queue_minutes polling_interval_minutes working_hours]" || fmt.Sprint(sizes) != "[2 2 1]" {
+		t.Errorf("keys %v sizes %v", keys, sizes)
+	}
+	before := s.count(t)
+	for _, tt := range []struct{ name, key, body, field string }{
+		{"array", "k", `{"value":[1]}`, "value"},
+		{"boolean", "k", `{"value":true}`, "value"},
+		{"null", "k", `{"value":null}`, "value"},
+		{"missing", "k", `{}`, "value"},
+		{"bad key", "a%23b", `{"value":1}`, "key"},
+		{"key too long", strings.Repeat("k", 65), `{"value":1}`, "key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, s.do(t, "PUT", "/agent/config/"+tt.key, tt.body), 400, "validation_failed", tt.field, "")
+		})
+	}
+	if after := s.count(t); after != before {
+		t.Errorf("items %d → %d", before, after)
+	}
+}

@@ -1,0 +1,399 @@
+package agenticpm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// API is the part of *dynamodb.Client the store uses.
+type API interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Store reads and writes the AgenticPM table.
+type Store struct {
+	client  API
+	table   string
+	codec   *cursor.Codec
+	now     func() time.Time
+	newID   func() string
+	newULID func(time.Time) string
+}
+
+// NewStore returns a Store on table. cursorKey signs list cursors.
+func NewStore(client API, table string, cursorKey []byte) *Store {
+	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey),
+		now: time.Now, newID: uuid.NewString, newULID: defaultULID}
+}
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		attrPK: &types.AttributeValueMemberS{Value: pk},
+		attrSK: &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+// live reports whether item has not expired. DynamoDB deletes expired
+// items up to days late, and until then they read like live ones.
+func live(item map[string]types.AttributeValue, now time.Time) bool {
+	n, ok := item[attrTTL].(*types.AttributeValueMemberN)
+	if !ok {
+		return true
+	}
+	var ttl int64
+	if _, err := fmt.Sscan(n.Value, &ttl); err != nil {
+		return true
+	}
+	return ttl > now.Unix()
+}
+
+// get reads one item strongly consistently into out; found is false for a
+// missing or expired item.
+func (s *Store) get(ctx context.Context, pk, sk string, out any) (bool, error) {
+	res, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(pk, sk),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return false, storeError("GetItem", err)
+	}
+	if len(res.Item) == 0 || !live(res.Item, s.now()) {
+		return false, nil
+	}
+	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+		return false, fmt.Errorf("agenticpm: unmarshal %s/%s: %w", pk, sk, err)
+	}
+	return true, nil
+}
+
+// marshalItem marshals v and refuses it before any write when it would not
+// fit in an item.
+func marshalItem(v any) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		var de *docError
+		if errors.As(err, &de) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("agenticpm: marshal item: %w", err)
+	}
+	if n := ddb.ItemSize(item); n > ddb.MaxItemBytes {
+		return nil, &TooLargeError{What: "the item", Size: n, Limit: ddb.MaxItemBytes}
+	}
+	return item, nil
+}
+
+// projectExists is the ConditionCheck that keeps a transaction from
+// writing a child item under a project that does not exist.
+func (s *Store) projectExists(projectID string) (*types.TransactWriteItem, error) {
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(attrPK))).Build()
+	if err != nil {
+		return nil, err
+	}
+	return &types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:                 aws.String(s.table),
+		Key:                       key(projectPK(projectID), skMetadata),
+		ConditionExpression:       cond.Condition(),
+		ExpressionAttributeNames:  cond.Names(),
+		ExpressionAttributeValues: cond.Values(),
+	}}, nil
+}
+
+// notExists is the condition of items that must not overwrite: their keys
+// are unique by construction (UUIDs, ULIDs), so a collision is an error,
+// not an update.
+func notExists() (expression.Expression, error) {
+	return expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrPK))).Build()
+}
+
+// putNew is the transaction action writing a new item.
+func (s *Store) putNew(item map[string]types.AttributeValue) (*types.TransactWriteItem, error) {
+	cond, err := notExists()
+	if err != nil {
+		return nil, err
+	}
+	return &types.TransactWriteItem{Put: &types.Put{
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 cond.Condition(),
+		ExpressionAttributeNames:            cond.Names(),
+		ExpressionAttributeValues:           cond.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}, nil
+}
+
+// putAny is the transaction action writing an item whether or not it
+// exists (an upsert of a caller-named item).
+func (s *Store) putAny(item map[string]types.AttributeValue) *types.TransactWriteItem {
+	return &types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}
+}
+
+// create writes a new item outside a transaction (which would cost
+// double for a single write).
+func (s *Store) create(ctx context.Context, item map[string]types.AttributeValue) error {
+	cond, err := notExists()
+	if err != nil {
+		return err
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       cond.Condition(),
+		ExpressionAttributeNames:  cond.Names(),
+		ExpressionAttributeValues: cond.Values(),
+	})
+	return storeError("PutItem", err)
+}
+
+func (s *Store) transact(ctx context.Context, items ...*types.TransactWriteItem) error {
+	in := &dynamodb.TransactWriteItemsInput{}
+	for _, it := range items {
+		in.TransactItems = append(in.TransactItems, *it)
+	}
+	_, err := s.client.TransactWriteItems(ctx, in)
+	return storeError("TransactWriteItems", err)
+}
+
+// failedAt returns, for a cancelled transaction, whether its i-th action
+// failed its condition and the item it was evaluated against (nil when it
+// did not exist).
+func failedAt(err error, i int) (bool, map[string]types.AttributeValue) {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) || i >= len(tc.CancellationReasons) {
+		return false, nil
+	}
+	r := tc.CancellationReasons[i]
+	if r.Code == nil || *r.Code != "ConditionalCheckFailed" {
+		return false, nil
+	}
+	return true, r.Item
+}
+
+// update runs one conditional UpdateItem returning the new item into out.
+// When the condition fails, the error carries the old item (ALL_OLD), so
+// callers tell "missing" from "wrong state" without reading first.
+// A nil cond makes it an upsert.
+func (s *Store) update(ctx context.Context, pk, sk string, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, out any) error {
+	b := expression.NewBuilder().WithUpdate(upd)
+	if cond != nil {
+		b = b.WithCondition(*cond)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	res, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key(pk, sk),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return storeError("UpdateItem", err)
+	}
+	if err := attributevalue.UnmarshalMap(res.Attributes, out); err != nil {
+		return fmt.Errorf("agenticpm: unmarshal %s/%s: %w", pk, sk, err)
+	}
+	return nil
+}
+
+// put writes item unconditionally (an upsert of a caller-named item).
+func (s *Store) put(ctx context.Context, item map[string]types.AttributeValue) error {
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
+	return storeError("PutItem", err)
+}
+
+func storeError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	err = ddb.Wrap(op, err)
+	switch {
+	case ddb.IsItemTooLarge(err):
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case errors.Is(err, ddb.ErrConflict):
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	return err
+}
+
+// pageKey is a position in a listing: the table key, plus the index key
+// for GSI1 listings (an index's LastEvaluatedKey carries both).
+type pageKey struct {
+	PK     string `json:"p" dynamodbav:"PK"`
+	SK     string `json:"s" dynamodbav:"SK"`
+	GSI1PK string `json:"gp,omitempty" dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK string `json:"gs,omitempty" dynamodbav:"GSI1SK,omitempty"`
+}
+
+// listing is one access pattern: a partition of the table or of GSI1, an
+// optional sort key prefix and an order.
+type listing struct {
+	view        string // names the access pattern in the cursor scope
+	index       bool   // GSI1 instead of the table
+	pk          string // PK, or GSI1PK with index
+	prefix      string // begins_with on SK (GSI1SK with index); "" for all
+	newestFirst bool
+}
+
+// scope binds a cursor to the access pattern and its partition: a cursor
+// of one project's events does not page another project's.
+func (l listing) scope() string { return "agenticpm/" + l.view + "/" + l.pk }
+
+func (l listing) contains(k pageKey) bool {
+	if k.PK == "" || k.SK == "" {
+		return false
+	}
+	if l.index {
+		return k.GSI1PK == l.pk && strings.HasPrefix(k.GSI1SK, l.prefix)
+	}
+	return k.PK == l.pk && strings.HasPrefix(k.SK, l.prefix) && k.GSI1PK == "" && k.GSI1SK == ""
+}
+
+func (l listing) positionOf(item map[string]types.AttributeValue) (pageKey, error) {
+	var k pageKey
+	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+		return k, fmt.Errorf("agenticpm: page key: %w", err)
+	}
+	if !l.index {
+		k.GSI1PK, k.GSI1SK = "", ""
+	}
+	return k, nil
+}
+
+// list returns up to limit live items of l after the position in cursor
+// after ("" for the first page), and the cursor of the next page ("" when
+// there is none).
+//
+// Expired items are dropped by a FilterExpression, which DynamoDB applies
+// after Limit: a Query asked for 26 items can return 3. So the loop keeps
+// querying, with growing limits, until it has one item more than the page
+// (then there is a next page, and the cursor is the key of the page's last
+// item) or the partition is exhausted (no cursor). Only when maxQueryRounds
+// run out first is the page short; its cursor then points past the skipped
+// expired items, so the next page continues exactly there.
+func (s *Store) list(ctx context.Context, l listing, after string, limit int) ([]map[string]types.AttributeValue, string, error) {
+	start, err := cursor.StartKey[pageKey](s.codec, l.scope(), after)
+	if err != nil {
+		return nil, "", err
+	}
+	if start != nil {
+		// The MAC binds the cursor to the scope already; checking the key
+		// keeps that true if the scope format ever changes.
+		var k pageKey
+		if err := attributevalue.UnmarshalMap(start, &k); err != nil || !l.contains(k) {
+			return nil, "", cursor.ErrInvalid
+		}
+	}
+	pkName, skName := attrPK, attrSK
+	if l.index {
+		pkName, skName = attrGSI1PK, attrGSI1SK
+	}
+	kc := expression.Key(pkName).Equal(expression.Value(l.pk))
+	if l.prefix != "" {
+		kc = kc.And(expression.Key(skName).BeginsWith(l.prefix))
+	}
+	ttl := expression.Name(attrTTL)
+	now := s.now()
+	filter := expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(now.Unix())))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).WithFilter(filter).Build()
+	if err != nil {
+		return nil, "", fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(!l.newestFirst),
+		// GSIs only offer eventually consistent reads; the table reads
+		// its own writes.
+		ConsistentRead: aws.Bool(!l.index),
+	}
+	if l.index {
+		in.IndexName = aws.String(gsi1)
+	}
+	var items []map[string]types.AttributeValue
+	for round := 0; round < maxQueryRounds; round++ {
+		n := (limit + 1 - len(items)) << round
+		in.Limit = aws.Int32(int32(min(n, maxRoundLimit)))
+		in.ExclusiveStartKey = start
+		out, err := s.client.Query(ctx, in)
+		if err != nil {
+			return nil, "", storeError("Query", err)
+		}
+		for _, it := range out.Items {
+			if live(it, now) { // the filter saw the same clock; belt and braces
+				items = append(items, it)
+			}
+		}
+		start = out.LastEvaluatedKey
+		if len(items) > limit || len(start) == 0 {
+			break
+		}
+	}
+	var next string
+	switch {
+	case len(items) > limit:
+		items = items[:limit]
+		pos, err := l.positionOf(items[limit-1])
+		if err != nil {
+			return nil, "", err
+		}
+		next, err = cursor.Encode(s.codec, l.scope(), pos)
+		if err != nil {
+			return nil, "", err
+		}
+	case len(start) > 0:
+		next, err = cursor.FromLastEvaluatedKey[pageKey](s.codec, l.scope(), start)
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	return items, next, nil
+}
+
+// Page is one page of a listing of T.
+type Page[T any] struct {
+	Items []T `json:"items"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"nextCursor,omitempty"`
+}
+
+func listPage[T any](ctx context.Context, s *Store, l listing, after string, limit int) (*Page[T], error) {
+	if limit <= 0 || limit > MaxPageSize {
+		limit = DefaultPageSize
+	}
+	items, next, err := s.list(ctx, l, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
+		return nil, fmt.Errorf("agenticpm: unmarshal %s: %w", l.view, err)
+	}
+	return &Page[T]{Items: out, Next: next}, nil
+}
