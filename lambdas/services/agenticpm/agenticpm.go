@@ -11,7 +11,6 @@ package agenticpm
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
@@ -231,8 +230,6 @@ func (e *StatusConflictError) Error() string {
 
 // Is implements errors.Is.
 func (e *StatusConflictError) Is(target error) bool { return target == ErrStatusConflict }
-
-func contains[T ~string](set []T, v T) bool { return slices.Contains(set, v) }
 
 func strs[T ~string](set []T) []string {
 	out := make([]string, len(set))

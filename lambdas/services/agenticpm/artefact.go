@@ -54,18 +54,11 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 		if err != nil {
 			return nil, err
 		}
-		check, err := s.projectExists(projectID)
-		if err != nil {
-			return nil, err
-		}
 		put, err := s.putNew(item)
 		if err != nil {
 			return nil, err
 		}
-		err = s.transact(ctx, check, put)
-		if failed, _ := failedAt(err, 0); failed {
-			return nil, &NotFoundError{Entity: "project", ID: projectID}
-		}
+		err = s.transactInProject(ctx, projectID, put)
 		if failed, old := failedAt(err, 1); failed {
 			var cur Artefact
 			if old != nil {

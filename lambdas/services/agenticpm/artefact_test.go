@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -13,24 +14,24 @@ func TestArtefactLifecycle(t *testing.T) {
 	p := s.project(t, "")
 	path := "/projects/" + p.ID + "/artefacts/raid_log"
 
-	wantError(t, s.do(t, "GET", path, ""), 404, "not_found", "", "artefact")
+	apitest.WantError(t, s.do(t, "GET", path, ""), 404, "not_found", "", "artefact")
 	r := s.do(t, "PUT", path, `{"content":{"items":[{"id":"R001","n":1}]}}`)
-	if r.status != 201 || r.header.Get("ETag") != `"1"` || r.header.Get("Location") != "projects/"+p.ID+"/artefacts/raid_log" {
-		t.Fatalf("create: %d %v %s", r.status, r.header, r.body)
+	if r.Status != 201 || r.Header.Get("ETag") != `"1"` || r.Header.Get("Location") != "projects/"+p.ID+"/artefacts/raid_log" {
+		t.Fatalf("create: %d %v %s", r.Status, r.Header, r.Body)
 	}
 	var a agenticpm.Artefact
-	r.json(t, &a)
+	r.JSON(t, &a)
 	if a.Version != 1 || a.PreviousVersion != nil || a.Type != agenticpm.ArtefactRAIDLog || a.ProjectID != p.ID || len(a.ID) != 36 {
 		t.Errorf("created %+v", a)
 	}
 
 	// Update with If-Match, then with expectedVersion in the body.
 	r = s.do(t, "PUT", path, `{"content":{"items":[]}}`, "If-Match", `"1"`)
-	if r.status != 200 || r.header.Get("ETag") != `"2"` {
-		t.Fatalf("update: %d %s", r.status, r.body)
+	if r.Status != 200 || r.Header.Get("ETag") != `"2"` {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
 	}
 	var v2 agenticpm.Artefact
-	r.json(t, &v2)
+	r.JSON(t, &v2)
 	if v2.Version != 2 || string(v2.PreviousVersion) != `{"items":[{"id":"R001","n":1}]}` || string(v2.Content) != `{"items":[]}` ||
 		v2.ID != a.ID || v2.CreatedAt != a.CreatedAt || v2.UpdatedAt == a.UpdatedAt {
 		t.Errorf("v2 %+v", v2)
@@ -42,8 +43,8 @@ func TestArtefactLifecycle(t *testing.T) {
 	}
 	var got agenticpm.Artefact
 	r = s.must(t, 200, "GET", path, "", &got)
-	if got.Version != 3 || r.header.Get("ETag") != `"3"` {
-		t.Errorf("get %+v %v", got, r.header)
+	if got.Version != 3 || r.Header.Get("ETag") != `"3"` {
+		t.Errorf("get %+v %v", got, r.Header)
 	}
 
 	s.must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/delivery_state", `{"content":{"overall_status":"green"}}`, nil)
@@ -89,7 +90,7 @@ func TestArtefactLifecycle(t *testing.T) {
 			if tt.ifMatch != "" {
 				h = []string{"If-Match", tt.ifMatch}
 			}
-			wantError(t, s.do(t, "PUT", tt.path, tt.body, h...), tt.status, tt.code, tt.field, tt.msg)
+			apitest.WantError(t, s.do(t, "PUT", tt.path, tt.body, h...), tt.status, tt.code, tt.field, tt.msg)
 		})
 	}
 	if after := s.count(t); after != before {
@@ -99,9 +100,9 @@ func TestArtefactLifecycle(t *testing.T) {
 	if got.Version != 3 || string(got.Content) != `{"items":["x"]}` {
 		t.Errorf("refused writes changed the artefact: %+v", got)
 	}
-	wantError(t, s.do(t, "GET", "/projects/"+missingID+"/artefacts/raid_log", ""), 404, "not_found", "", "project")
-	wantError(t, s.do(t, "GET", "/projects/"+missingID+"/artefacts", ""), 404, "not_found", "", "project")
-	wantError(t, s.do(t, "GET", "/projects/"+p.ID+"/artefacts/nope", ""), 400, "validation_failed", "type", "")
+	apitest.WantError(t, s.do(t, "GET", "/projects/"+missingID+"/artefacts/raid_log", ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.do(t, "GET", "/projects/"+missingID+"/artefacts", ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.do(t, "GET", "/projects/"+p.ID+"/artefacts/nope", ""), 400, "validation_failed", "type", "")
 }
 
 // Concurrent writers of the same version: exactly one wins, the other gets
@@ -118,7 +119,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.do(t, "PUT", path, `{"content":{"writer":`+string(rune('0'+j))+`}}`, "If-Match", `"`+string(rune('0'+round))+`"`).status
+				codes[j] = s.do(t, "PUT", path, `{"content":{"writer":`+string(rune('0'+j))+`}}`, "If-Match", `"`+string(rune('0'+round))+`"`).Status
 			}()
 		}
 		wg.Wait()
@@ -146,7 +147,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[j] = s.do(t, "PUT", "/projects/"+p.ID+"/artefacts/backlog_summary", `{"content":{}}`).status
+			codes[j] = s.do(t, "PUT", "/projects/"+p.ID+"/artefacts/backlog_summary", `{"content":{}}`).Status
 		}()
 	}
 	wg.Wait()

@@ -51,19 +51,11 @@ func (s *Store) CreateEscalation(ctx context.Context, projectID string, in NewEs
 	if err != nil {
 		return nil, err
 	}
-	check, err := s.projectExists(projectID)
-	if err != nil {
-		return nil, err
-	}
 	put, err := s.putNew(item)
 	if err != nil {
 		return nil, err
 	}
-	err = s.transact(ctx, check, put)
-	if failed, _ := failedAt(err, 0); failed {
-		return nil, &NotFoundError{Entity: "project", ID: projectID}
-	}
-	if err != nil {
+	if err := s.transactInProject(ctx, projectID, put); err != nil {
 		return nil, err
 	}
 	return &e, nil

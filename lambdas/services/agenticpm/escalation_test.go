@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -83,7 +84,7 @@ func TestEscalations(t *testing.T) {
 		{"list unknown project", "GET", "/projects/" + missingID + "/escalations", "", 404, "not_found", "", "project"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
+			apitest.WantError(t, s.do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
 		})
 	}
 	if after := s.count(t); after != before {
@@ -109,9 +110,9 @@ func TestConcurrentDecisions(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				r := s.do(t, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/decision", fmt.Sprintf(`{"userDecision":"choice %d"}`, j))
-				codes[j] = r.status
-				if r.status == 200 {
-					r.json(t, &bodies[j])
+				codes[j] = r.Status
+				if r.Status == 200 {
+					r.JSON(t, &bodies[j])
 				}
 			}()
 		}

@@ -74,10 +74,6 @@ func (s *Store) RecordEvent(ctx context.Context, in NewEvent) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	check, err := s.projectExists(in.ProjectID)
-	if err != nil {
-		return nil, err
-	}
 	putOwn, err := s.putNew(own)
 	if err != nil {
 		return nil, err
@@ -86,11 +82,7 @@ func (s *Store) RecordEvent(ctx context.Context, in NewEvent) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = s.transact(ctx, check, putOwn, putGlobal)
-	if failed, _ := failedAt(err, 0); failed {
-		return nil, &NotFoundError{Entity: "project", ID: in.ProjectID}
-	}
-	if err != nil {
+	if err := s.transactInProject(ctx, in.ProjectID, putOwn, putGlobal); err != nil {
 		return nil, err
 	}
 	return &e, nil

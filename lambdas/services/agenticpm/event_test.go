@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
 func TestRecordEvent(t *testing.T) {
-	c := &clock{t: future().Add(24*time.Hour - 3*time.Millisecond), step: time.Millisecond}
-	s := newService(t, c.now)
+	c := apitest.NewClock(future().Add(24*time.Hour-3*time.Millisecond), time.Millisecond)
+	s := newService(t, c.Now)
 	p := s.project(t, "")
 	var e agenticpm.Event
 	s.must(t, 201, "POST", "/projects/"+p.ID+"/events", `{"eventType":"signal_detected","severity":"warning","summary":"Sprint at risk","detail":{"points":5}}`, &e)
@@ -88,7 +89,7 @@ func TestRecordEvent(t *testing.T) {
 		{"detail too large", "/projects/" + p.ID + "/events", `{"eventType":"error","severity":"error","summary":"s","detail":{"x":"` + strings.Repeat("x", 400<<10) + `"}}`, 413, "too_large", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	if after := s.count(t); after != before {
@@ -96,8 +97,8 @@ func TestRecordEvent(t *testing.T) {
 	}
 	for _, q := range []string{"date=2026-2-4", "date=2026-02-30", "date=", "day=2026-02-04"} {
 		r := s.do(t, "GET", "/events?"+q, "")
-		if r.status != 400 {
-			t.Errorf("GET /events?%s = %d %s", q, r.status, r.body)
+		if r.Status != 400 {
+			t.Errorf("GET /events?%s = %d %s", q, r.Status, r.Body)
 		}
 	}
 }
@@ -105,22 +106,22 @@ func TestRecordEvent(t *testing.T) {
 // Events past their TTL stay in DynamoDB for up to days; listings hide
 // them and still fill their pages (the filter runs after Limit).
 func TestEventFeedsHideExpired(t *testing.T) {
-	c := &clock{step: time.Millisecond}
-	s := newService(t, c.now)
+	c := apitest.NewClock(time.Time{}, time.Millisecond)
+	s := newService(t, c.Now)
 	p := s.project(t, "")
 	start := future()
-	c.set(start)
+	c.Set(start)
 	for i := range 40 {
 		s.must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"old %d"}`, i), nil)
 	}
-	c.set(start.Add(20 * 24 * time.Hour))
+	c.Set(start.Add(20 * 24 * time.Hour))
 	var want []string
 	for i := range 7 {
 		var e agenticpm.Event
 		s.must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"new %d"}`, i), &e)
 		want = append([]string{e.ID}, want...)
 	}
-	c.set(start.Add(31 * 24 * time.Hour)) // the first 40 have expired
+	c.Set(start.Add(31 * 24 * time.Hour)) // the first 40 have expired
 	if n := s.count(t); n != 1+2*47 {
 		t.Fatalf("%d items: expired items should still be stored", n)
 	}
@@ -148,8 +149,8 @@ func TestEventFeedsHideExpired(t *testing.T) {
 // Expired items between live ones (as a hand-written or late item could
 // be): pages stay full and in order.
 func TestPagesSkipExpiredInTheMiddle(t *testing.T) {
-	c := &clock{t: future(), step: time.Millisecond}
-	s := newService(t, c.now)
+	c := apitest.NewClock(future(), time.Millisecond)
+	s := newService(t, c.Now)
 	expired := time.Now().Add(180 * 24 * time.Hour).Unix() // past for the service, not yet for DynamoDB Local
 	p := s.project(t, "")
 	var want []string
@@ -191,11 +192,11 @@ func TestEventCursors(t *testing.T) {
 		"/projects/" + a.ID + "/events?cursor=%%%",
 	} {
 		r := s.do(t, "GET", path, "")
-		if r.status != 400 {
-			t.Errorf("%s: %d %s", path, r.status, r.body)
+		if r.Status != 400 {
+			t.Errorf("%s: %d %s", path, r.Status, r.Body)
 		}
 	}
-	wantError(t, s.do(t, "GET", "/projects/"+missingID+"/events", ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.do(t, "GET", "/projects/"+missingID+"/events", ""), 404, "not_found", "", "project")
 	var pb page[agenticpm.Event]
 	s.must(t, 200, "GET", "/projects/"+b.ID+"/events", "", &pb)
 	if pb.Items == nil || len(pb.Items) != 0 {

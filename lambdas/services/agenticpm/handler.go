@@ -2,7 +2,6 @@ package agenticpm
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +27,7 @@ const (
 	// string). Without it the key is derived from the table name, which
 	// still detects tampering and binds cursors to their query, but is not
 	// secret.
-	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+	EnvCursorKey = cursor.EnvKey
 )
 
 // Config configures NewHandler.
@@ -50,11 +49,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if table == "" {
 		return Config{}, fmt.Errorf("agenticpm: %s is not set; it names the table (AgenticPM-<stage>)", EnvTable)
 	}
-	key := []byte(getenv(EnvCursorKey))
-	if len(key) == 0 {
-		sum := sha256.Sum256([]byte("dynastack/agenticpm/cursor/" + table))
-		key = sum[:]
-	}
+	key := cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+table)
 	return Config{Table: table, CursorKey: key}, nil
 }
 

@@ -2,17 +2,15 @@ package agenticpm
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 )
 
 // Doc is a free-form JSON value stored as a DynamoDB document (M, L, S, N,
@@ -26,7 +24,7 @@ import (
 type Doc json.RawMessage
 
 // MaxDocDepth is DynamoDB's nesting limit for document attributes.
-const MaxDocDepth = 32
+const MaxDocDepth = jsondoc.MaxDepth
 
 // MarshalJSON implements json.Marshaler; an empty Doc is null.
 func (d Doc) MarshalJSON() ([]byte, error) {
@@ -78,7 +76,7 @@ func (d Doc) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 
 // UnmarshalDynamoDBAttributeValue implements attributevalue.Unmarshaler.
 func (d *Doc) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
-	v, err := fromAttributeValue(av)
+	v, err := jsondoc.FromAttributeValue(av)
 	if err != nil {
 		return err
 	}
@@ -156,7 +154,7 @@ func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
 	case string:
 		return &types.AttributeValueMemberS{Value: t}, nil
 	case json.Number:
-		if !storableNumber(string(t)) {
+		if !jsondoc.ValidNumber(string(t)) {
 			return nil, &docError{fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", truncate(string(t), 40))}
 		}
 		return &types.AttributeValueMemberN{Value: string(t)}, nil
@@ -166,75 +164,6 @@ func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNULL{Value: true}, nil
 	}
 	return nil, &docError{"is not valid JSON"}
-}
-
-// storableNumber reports whether DynamoDB accepts the JSON number s: at
-// most 38 significant digits and a decimal exponent in [-130, 125].
-func storableNumber(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	mant, exp := s, 0
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.Atoi(s[i+1:])
-		if err != nil || e > 1000 || e < -1000 {
-			return false
-		}
-		mant, exp = s[:i], e
-	}
-	intPart, frac, _ := strings.Cut(mant, ".")
-	digits := strings.TrimLeft(intPart+frac, "0")
-	if digits == "" {
-		return true // zero
-	}
-	// Scientific exponent of the first significant digit.
-	sci := exp + len(intPart) - 1 - (len(intPart+frac) - len(digits))
-	digits = strings.TrimRight(digits, "0")
-	return len(digits) <= 38 && sci >= -130 && sci <= 125
-}
-
-func fromAttributeValue(av types.AttributeValue) (any, error) {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberM:
-		m := make(map[string]any, len(v.Value))
-		for k, e := range v.Value {
-			x, err := fromAttributeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			m[k] = x
-		}
-		return m, nil
-	case *types.AttributeValueMemberL:
-		l := make([]any, len(v.Value))
-		for i, e := range v.Value {
-			x, err := fromAttributeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = x
-		}
-		return l, nil
-	case *types.AttributeValueMemberS:
-		return v.Value, nil
-	case *types.AttributeValueMemberN:
-		return json.Number(v.Value), nil
-	case *types.AttributeValueMemberBOOL:
-		return v.Value, nil
-	case *types.AttributeValueMemberNULL:
-		return nil, nil
-	// Sets and binaries are never written by this service; an item edited
-	// by hand still reads as the nearest JSON.
-	case *types.AttributeValueMemberSS:
-		return v.Value, nil
-	case *types.AttributeValueMemberNS:
-		l := make([]json.Number, len(v.Value))
-		for i, n := range v.Value {
-			l[i] = json.Number(n)
-		}
-		return l, nil
-	case *types.AttributeValueMemberB:
-		return base64.StdEncoding.EncodeToString(v.Value), nil
-	}
-	return nil, fmt.Errorf("agenticpm: unsupported attribute value %T in document", av)
 }
 
 // docSize is the number of bytes d adds to an item (without its name).

@@ -1,9 +1,6 @@
 package agenticpm
 
 import (
-	"crypto/rand"
-	"encoding/binary"
-	"io"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -57,35 +54,7 @@ func dateOf(ts string) string { return ts[:len("2006-01-02")] }
 // expiry is the TTL value of an item created at t.
 func expiry(t time.Time, d time.Duration) int64 { return t.Add(d).Unix() }
 
-// newULID returns a ULID (48-bit millisecond time, 80 random bits, 26
-// Crockford base32 characters), the unique suffix of event and action keys.
-// The go.mod has no ULID module; this is the whole algorithm minus
-// monotonic mode, which the <ts># in front of it makes unnecessary.
-func newULID(t time.Time, random io.Reader) string {
-	var b [16]byte
-	ms := uint64(t.UnixMilli())
-	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
-	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
-	if _, err := io.ReadFull(random, b[6:]); err != nil {
-		// crypto/rand.Reader does not fail (Go 1.24+).
-		panic("agenticpm: read random bytes: " + err.Error())
-	}
-	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
-	var out [26]byte
-	for i := 25; i >= 0; i-- {
-		out[i] = crockford[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
-	}
-	return string(out[:])
-}
-
-const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-func defaultULID(t time.Time) string { return newULID(t, rand.Reader) }
-
 var (
-	ulidPattern = regexp.MustCompile(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)
 	// keyPartPattern bounds caller-chosen key parts (checkpoint integration
 	// and key, agent config key): never '#', which separates key parts,
 	// never '/', which separates path segments, and a leading alphanumeric
@@ -102,8 +71,6 @@ func validUUID(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && len(s) == 36 && u.String() == s
 }
-
-func validULID(s string) bool { return ulidPattern.MatchString(s) }
 
 func validKeyPart(s string) bool {
 	return utf8.RuneCountInString(s) <= MaxIdentifierChars && keyPartPattern.MatchString(s)

@@ -1,15 +1,10 @@
 package agenticpm_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -50,20 +46,6 @@ func newService(t testing.TB, now func() time.Time) *service {
 	return &service{h: agenticpm.NewHandler(cfg), client: client, table: cfg.Table}
 }
 
-// clock is a deterministic clock advancing by step on each call.
-type clock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(c.step)
-	return c.t
-}
-
 // future is a day a year ahead. DynamoDB Local deletes expired items like
 // DynamoDB does, by the real clock; tests that need expired items still
 // stored run the service's clock ahead of it, so items it considers
@@ -72,92 +54,22 @@ func future() time.Time {
 	return time.Now().UTC().AddDate(1, 0, 0).Truncate(24 * time.Hour)
 }
 
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r response) json(t testing.TB, v any) {
+func (s *service) do(t testing.TB, method, path, body string, header ...string) apitest.Response {
 	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("response %d %s: %v", r.status, r.body, err)
-	}
-}
-
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Fields  []struct {
-			Field, Message string
-		} `json:"fields"`
-	} `json:"error"`
-	RequestID string `json:"request_id"`
-}
-
-func (s *service) do(t testing.TB, method, path, body string, header ...string) response {
-	t.Helper()
-	var req *http.Request
-	if body != "" {
-		req = httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))
-	} else {
-		req = httptest.NewRequest(method, path, nil)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	w := httptest.NewRecorder()
-	s.h.ServeHTTP(w, req.WithContext(context.Background()))
-	return response{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+	return apitest.Do(t, s.h, method, path, body, header...)
 }
 
 // must does a request that has to answer want and decodes the body into v.
-func (s *service) must(t testing.TB, want int, method, path, body string, v any) response {
+func (s *service) must(t testing.TB, want int, method, path, body string, v any) apitest.Response {
 	t.Helper()
 	r := s.do(t, method, path, body)
-	if r.status != want {
-		t.Fatalf("%s %s: %d, want %d: %s", method, path, r.status, want, r.body)
+	if r.Status != want {
+		t.Fatalf("%s %s: %d, want %d: %s", method, path, r.Status, want, r.Body)
 	}
 	if v != nil {
-		r.json(t, v)
+		r.JSON(t, v)
 	}
 	return r
-}
-
-// wantError checks an error response: status, code, and (when given) the
-// field named in the body and a message fragment.
-func wantError(t *testing.T, r response, status int, code, field, inMessage string) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
-	}
-	var e errorBody
-	r.json(t, &e)
-	if e.Error.Code != code {
-		t.Errorf("code = %q, want %q (%s)", e.Error.Code, code, r.body)
-	}
-	if e.RequestID == "" {
-		t.Errorf("no request_id: %s", r.body)
-	}
-	if field != "" {
-		found := false
-		for _, f := range e.Error.Fields {
-			found = found || f.Field == field
-		}
-		if !found || !strings.Contains(e.Error.Message, field) {
-			t.Errorf("error does not name field %q: %s", field, r.body)
-		}
-	}
-	if inMessage != "" && !strings.Contains(e.Error.Message, inMessage) {
-		t.Errorf("message %q does not contain %q", e.Error.Message, inMessage)
-	}
 }
 
 // items returns every item of the table, read consistently.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -66,17 +67,17 @@ func TestCreateProject(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "POST", "/projects", tt.body)
 			if tt.status != 201 {
-				wantError(t, r, tt.status, tt.code, tt.field, "")
+				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
 			}
 			created++
-			if r.status != 201 {
-				t.Fatalf("%d %s", r.status, r.body)
+			if r.Status != 201 {
+				t.Fatalf("%d %s", r.Status, r.Body)
 			}
 			var p agenticpm.Project
-			r.json(t, &p)
-			if r.header.Get("Location") != "projects/"+p.ID || len(p.ID) != 36 || p.CreatedAt != p.UpdatedAt {
-				t.Errorf("project %+v, Location %q", p, r.header.Get("Location"))
+			r.JSON(t, &p)
+			if r.Header.Get("Location") != "projects/"+p.ID || len(p.ID) != 36 || p.CreatedAt != p.UpdatedAt {
+				t.Errorf("project %+v, Location %q", p, r.Header.Get("Location"))
 			}
 			item := s.raw(t, "PROJECT#"+p.ID, "METADATA")
 			if item["GSI1PK"] != "STATUS#"+string(p.Status) || item["GSI1SK"] != "PROJECT#"+p.ID {
@@ -118,18 +119,18 @@ func TestGetProject(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "GET", "/projects/"+tt.id, "")
 			if tt.status != 200 {
-				wantError(t, r, 404, "not_found", "", "project")
+				apitest.WantError(t, r, 404, "not_found", "", "project")
 				return
 			}
 			var got agenticpm.Project
-			r.json(t, &got)
+			r.JSON(t, &got)
 			if got.ID != p.ID || got.Name != p.Name {
 				t.Errorf("got %+v", got)
 			}
 		})
 	}
-	wantError(t, s.do(t, "DELETE", "/projects/"+p.ID, ""), 405, "method_not_allowed", "", "")
-	wantError(t, s.do(t, "GET", "/nowhere", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "DELETE", "/projects/"+p.ID, ""), 405, "method_not_allowed", "", "")
+	apitest.WantError(t, s.do(t, "GET", "/nowhere", ""), 404, "not_found", "", "")
 }
 
 func TestUpdateProject(t *testing.T) {
@@ -177,7 +178,7 @@ func TestUpdateProject(t *testing.T) {
 		{"config too large", p.ID, `{"config":{"x":"` + strings.Repeat("x", agenticpm.MaxProjectConfigBytes) + `"}}`, 413, "too_large", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "PATCH", "/projects/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "PATCH", "/projects/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	if after := s.count(t); after != before {
@@ -200,7 +201,7 @@ func TestConcurrentProjectStatusChanges(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.do(t, "PATCH", "/projects/"+p.ID, `{"status":"`+to+`"}`).status
+				codes[j] = s.do(t, "PATCH", "/projects/"+p.ID, `{"status":"`+to+`"}`).Status
 			}()
 		}
 		wg.Wait()
@@ -259,7 +260,7 @@ func TestListProjectsByStatus(t *testing.T) {
 		{"limit not a number", "status=active&limit=ten", "limit"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "GET", "/projects?"+tt.query, ""), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.do(t, "GET", "/projects?"+tt.query, ""), 400, "validation_failed", tt.field, "")
 		})
 	}
 	for _, tt := range []struct{ name, query string }{
@@ -268,7 +269,7 @@ func TestListProjectsByStatus(t *testing.T) {
 		{"tampered cursor", "status=active&cursor=" + tamper(cur)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "GET", "/projects?"+tt.query, ""), 400, "bad_request", "", "cursor")
+			apitest.WantError(t, s.do(t, "GET", "/projects?"+tt.query, ""), 400, "bad_request", "", "cursor")
 		})
 	}
 }

@@ -33,15 +33,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, projectID, integration, k, va
 	if err != nil {
 		return nil, err
 	}
-	check, err := s.projectExists(projectID)
-	if err != nil {
-		return nil, err
-	}
-	err = s.transact(ctx, check, s.putAny(item))
-	if failed, _ := failedAt(err, 0); failed {
-		return nil, &NotFoundError{Entity: "project", ID: projectID}
-	}
-	if err != nil {
+	if err := s.transactInProject(ctx, projectID, s.putAny(item)); err != nil {
 		return nil, err
 	}
 	return &c, nil

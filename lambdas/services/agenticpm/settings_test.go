@@ -10,13 +10,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
 func TestActions(t *testing.T) {
-	c := &clock{t: future().Add(9 * time.Hour), step: time.Second}
-	s := newService(t, c.now)
+	c := apitest.NewClock(future().Add(9*time.Hour), time.Second)
+	s := newService(t, c.Now)
 	p := s.project(t, "")
 	var a agenticpm.Action
 	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"2026-02-04T20:30:00+11:00"}`, &a)
@@ -28,14 +29,14 @@ func TestActions(t *testing.T) {
 	if item["TTL"] != float64(created.Add(90*24*time.Hour).Unix()) || item["executed"] != false {
 		t.Errorf("stored %v", item)
 	}
-	c.set(c.t.Add(10 * 24 * time.Hour))
+	c.Advance(10 * 24 * time.Hour)
 	var b agenticpm.Action
 	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"Moved MCU-1"}`, &b)
 	got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?limit=1")
 	if len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
 		t.Errorf("newest first %+v", got)
 	}
-	c.set(created.Add(91 * 24 * time.Hour))
+	c.Set(created.Add(91 * 24 * time.Hour))
 	if got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?"); len(got) != 1 || got[0].ID != b.ID {
 		t.Errorf("after 91 days %+v", got)
 	}
@@ -55,7 +56,7 @@ func TestActions(t *testing.T) {
 		{"confidence list", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","confidence":[1]}`, 400, "validation_failed", "confidence"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	if after := s.count(t); after != before {
@@ -67,7 +68,7 @@ func TestCheckpoints(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
 	path := "/projects/" + p.ID + "/checkpoints/jira/last_sync"
-	wantError(t, s.do(t, "GET", path, ""), 404, "not_found", "", "checkpoint")
+	apitest.WantError(t, s.do(t, "GET", path, ""), 404, "not_found", "", "checkpoint")
 	var c agenticpm.Checkpoint
 	s.must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:30:00Z"}`, &c)
 	s.must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:45:00Z"}`, &c)
@@ -90,7 +91,7 @@ func TestCheckpoints(t *testing.T) {
 		{"numeric value", "PUT", path, `{"checkpointValue":5}`, 400, "validation_failed", "checkpointValue"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	if after := s.count(t); after != before {
@@ -110,7 +111,7 @@ func TestIntegrations(t *testing.T) {
 	s := &service{h: agenticpm.NewHandler(cfg), client: cfg.Client.(*dynamodb.Client), table: cfg.Table}
 
 	secret := "c2VjcmV0LWNpcGhlcnRleHQtZG8tbm90LWxvZw=="
-	wantError(t, s.do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
+	apitest.WantError(t, s.do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
 	var first, second agenticpm.IntegrationConfig
 	s.must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
 	if first.ConfigEncrypted != secret || first.LastHealthCheck != "2026-02-04T10:00:00.000000Z" || len(first.ID) != 36 {
@@ -137,9 +138,9 @@ func TestIntegrations(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "PUT", tt.path, tt.body)
-			wantError(t, r, 400, "validation_failed", tt.field, "")
-			if strings.Contains(string(r.body), "c2VjcmV0") {
-				t.Errorf("response echoes the ciphertext: %s", r.body)
+			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
+			if strings.Contains(string(r.Body), "c2VjcmV0") {
+				t.Errorf("response echoes the ciphertext: %s", r.Body)
 			}
 		})
 	}
@@ -153,7 +154,7 @@ func TestIntegrations(t *testing.T) {
 
 func TestAgentConfig(t *testing.T) {
 	s := newService(t, nil)
-	wantError(t, s.do(t, "GET", "/agent/config/polling_interval_minutes", ""), 404, "not_found", "", "agent config")
+	apitest.WantError(t, s.do(t, "GET", "/agent/config/polling_interval_minutes", ""), 404, "not_found", "", "agent config")
 	for k, v := range agenticpm.DefaultAgentConfig {
 		var c agenticpm.AgentConfig
 		s.must(t, 200, "PUT", "/agent/config/"+k, `{"value":`+string(v)+`}`, &c)
@@ -185,7 +186,7 @@ func TestAgentConfig(t *testing.T) {
 		{"key too long", strings.Repeat("k", 65), `{"value":1}`, "key"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "PUT", "/agent/config/"+tt.key, tt.body), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.do(t, "PUT", "/agent/config/"+tt.key, tt.body), 400, "validation_failed", tt.field, "")
 		})
 	}
 	if after := s.count(t); after != before {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/ulid"
 )
 
 // API is the part of *dynamodb.Client the store uses.
@@ -40,7 +41,7 @@ type Store struct {
 // NewStore returns a Store on table. cursorKey signs list cursors.
 func NewStore(client API, table string, cursorKey []byte) *Store {
 	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey),
-		now: time.Now, newID: uuid.NewString, newULID: defaultULID}
+		now: time.Now, newID: uuid.NewString, newULID: ulid.New}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -170,6 +171,22 @@ func (s *Store) transact(ctx context.Context, items ...*types.TransactWriteItem)
 	}
 	_, err := s.client.TransactWriteItems(ctx, in)
 	return storeError("TransactWriteItems", err)
+}
+
+// transactInProject runs writes in one transaction with a check that the
+// project exists, so that nothing is written under a missing or deleted
+// project; that check failing is a NotFoundError. Any other error is
+// returned as is: failedAt(err, i+1) tells whether writes[i] failed.
+func (s *Store) transactInProject(ctx context.Context, projectID string, writes ...*types.TransactWriteItem) error {
+	check, err := s.projectExists(projectID)
+	if err != nil {
+		return err
+	}
+	err = s.transact(ctx, append([]*types.TransactWriteItem{check}, writes...)...)
+	if failed, _ := failedAt(err, 0); failed {
+		return &NotFoundError{Entity: "project", ID: projectID}
+	}
+	return err
 }
 
 // failedAt returns, for a cancelled transaction, whether its i-th action

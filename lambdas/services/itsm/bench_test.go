@@ -31,8 +31,8 @@ func BenchmarkCreateTicket(b *testing.B) {
 	body := `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`
 	b.Run("handler", func(b *testing.B) {
 		for b.Loop() {
-			if r := s.do(b, "POST", "/tickets", body); r.status != 201 {
-				b.Fatal(r.status)
+			if r := s.do(b, "POST", "/tickets", body); r.Status != 201 {
+				b.Fatal(r.Status)
 			}
 		}
 	})
@@ -56,8 +56,8 @@ func BenchmarkGetTicket(b *testing.B) {
 	tk := s.create(b, "poc-user-001", "x")
 	b.Run("handler", func(b *testing.B) {
 		for b.Loop() {
-			if r := s.do(b, "GET", "/tickets/"+tk.TicketID, ""); r.status != 200 {
-				b.Fatal(r.status)
+			if r := s.do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
+				b.Fatal(r.Status)
 			}
 		}
 	})
@@ -91,8 +91,8 @@ func BenchmarkAddComment(b *testing.B) {
 				b.StartTimer()
 			}
 			i++
-			if r := s.do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.status != 201 {
-				b.Fatal(r.status, string(r.body))
+			if r := s.do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.Status != 201 {
+				b.Fatal(r.Status, string(r.Body))
 			}
 		}
 	})
@@ -139,8 +139,8 @@ func BenchmarkListByCaller(b *testing.B) {
 	}
 	b.Run("handler", func(b *testing.B) {
 		for b.Loop() {
-			if r := s.do(b, "GET", "/tickets?caller=poc-user-001", ""); r.status != 200 {
-				b.Fatal(r.status)
+			if r := s.do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
+				b.Fatal(r.Status)
 			}
 		}
 	})

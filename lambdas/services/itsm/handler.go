@@ -2,7 +2,6 @@ package itsm
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,7 +24,7 @@ const (
 	// string). Without it the key is derived from the table name, which
 	// still detects tampering and binds cursors to their caller (the
 	// store also checks the caller inside the cursor), but is not secret.
-	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+	EnvCursorKey = cursor.EnvKey
 )
 
 // Config configures NewHandler.
@@ -47,11 +46,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if table == "" {
 		return Config{}, fmt.Errorf("itsm: %s is not set; it names the tickets table (poc-itsm-tickets-<stage>)", EnvTable)
 	}
-	key := []byte(getenv(EnvCursorKey))
-	if len(key) == 0 {
-		sum := sha256.Sum256([]byte("dynastack/itsm/cursor/" + table))
-		key = sum[:]
-	}
+	key := cursor.KeyFromEnv(getenv, "dynastack/itsm/cursor/"+table)
 	return Config{Table: table, CursorKey: key}, nil
 }
 

@@ -13,41 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 )
 
 var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
-
-// wantError checks an error response: status, code, and (when given) the
-// field named in the body.
-func wantError(t *testing.T, r response, status int, code, field, inMessage string) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
-	}
-	var e errorBody
-	r.json(t, &e)
-	if e.Error.Code != code {
-		t.Errorf("code = %q, want %q (%s)", e.Error.Code, code, r.body)
-	}
-	if e.RequestID == "" || e.RequestID != r.header.Get("X-Request-Id") {
-		t.Errorf("request_id %q does not match header %q", e.RequestID, r.header.Get("X-Request-Id"))
-	}
-	if field != "" {
-		found := false
-		for _, f := range e.Error.Fields {
-			found = found || f.Field == field
-		}
-		if !found || !strings.Contains(e.Error.Message, field) {
-			t.Errorf("error does not name field %q: %s", field, r.body)
-		}
-	}
-	if inMessage != "" && !strings.Contains(e.Error.Message, inMessage) {
-		t.Errorf("message %q does not contain %q", e.Error.Message, inMessage)
-	}
-}
 
 func (s *service) count(t *testing.T) int {
 	t.Helper()
@@ -106,17 +78,17 @@ func TestCreateTicket(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "POST", "/tickets", tt.body)
 			if tt.status != 201 {
-				wantError(t, r, tt.status, tt.code, tt.field, "")
+				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
 			}
 			created++
-			if r.status != 201 {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			if r.Status != 201 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			var tk itsm.Ticket
-			r.json(t, &tk)
-			if r.header.Get("Location") != "tickets/"+tk.TicketID {
-				t.Errorf("Location = %q", r.header.Get("Location"))
+			r.JSON(t, &tk)
+			if r.Header.Get("Location") != "tickets/"+tk.TicketID {
+				t.Errorf("Location = %q", r.Header.Get("Location"))
 			}
 			if len(tk.TicketID) != 36 || tk.Status != itsm.StatusOpen || tk.Comments == nil || len(tk.Comments) != 0 {
 				t.Errorf("ticket = %+v", tk)
@@ -149,11 +121,11 @@ func TestGetTicket(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "GET", "/tickets/"+tt.id, "")
 			if tt.status != 200 {
-				wantError(t, r, tt.status, "not_found", "", "")
+				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
 			}
 			var got itsm.Ticket
-			r.json(t, &got)
+			r.JSON(t, &got)
 			if fmt.Sprint(got) != fmt.Sprint(tk) {
 				t.Errorf("got %+v, want %+v", got, tk)
 			}
@@ -161,28 +133,28 @@ func TestGetTicket(t *testing.T) {
 	}
 	t.Run("wrong method", func(t *testing.T) {
 		r := s.do(t, "DELETE", "/tickets/"+tk.TicketID, "")
-		wantError(t, r, 405, "method_not_allowed", "", "")
-		if !strings.Contains(r.header.Get("Allow"), "PATCH") {
-			t.Errorf("Allow = %q", r.header.Get("Allow"))
+		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
+		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
+			t.Errorf("Allow = %q", r.Header.Get("Allow"))
 		}
 	})
 	t.Run("unknown route", func(t *testing.T) {
-		wantError(t, s.do(t, "GET", "/tickets/"+tk.TicketID+"/history", ""), 404, "not_found", "", "")
+		apitest.WantError(t, s.do(t, "GET", "/tickets/"+tk.TicketID+"/history", ""), 404, "not_found", "", "")
 	})
 }
 
 func TestAddComment(t *testing.T) {
-	c := &clock{t: time.Date(2026, 2, 9, 12, 0, 0, 0, time.UTC), step: time.Second}
-	s := newService(t, options{now: c.now})
+	c := apitest.NewClock(time.Date(2026, 2, 9, 12, 0, 0, 0, time.UTC), time.Second)
+	s := newService(t, options{now: c.Now})
 	tk := s.create(t, "poc-user-001", "VPN drops")
 
 	r := s.do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`)
-	if r.status != 201 {
-		t.Fatalf("status %d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("status %d %s", r.Status, r.Body)
 	}
 	r = s.do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Still broken"}`)
 	var got itsm.Ticket
-	r.json(t, &got)
+	r.JSON(t, &got)
 	if len(got.Comments) != 2 || got.Comments[0].CommentText != "Tried restarting" || got.Comments[1].CommentText != "Still broken" {
 		t.Fatalf("comments = %+v", got.Comments)
 	}
@@ -208,18 +180,18 @@ func TestAddComment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "POST", "/tickets/"+tt.id+"/comments", tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "POST", "/tickets/"+tt.id+"/comments", tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// The comment on a missing ticket must not have created one.
 	if n := s.count(t); n != 1 {
 		t.Errorf("table holds %d items, want 1 (phantom ticket created?)", n)
 	}
-	if r := s.do(t, "GET", "/tickets/"+missing, ""); r.status != 404 {
-		t.Errorf("GET unknown ticket after comment = %d %s", r.status, r.body)
+	if r := s.do(t, "GET", "/tickets/"+missing, ""); r.Status != 404 {
+		t.Errorf("GET unknown ticket after comment = %d %s", r.Status, r.Body)
 	}
 	r = s.do(t, "GET", "/tickets/"+tk.TicketID, "")
-	r.json(t, &got)
+	r.JSON(t, &got)
 	if len(got.Comments) != 2 {
 		t.Errorf("rejected comments were stored: %+v", got.Comments)
 	}
@@ -230,7 +202,7 @@ func TestCommentLimits(t *testing.T) {
 	closed := itsm.Ticket{TicketID: "3f1d7e3a-3333-4000-8000-000000000000", CallerID: "c", IssueDescription: "d",
 		Status: itsm.StatusClosed, CreatedAt: "2026-02-09T12:00:00.000000Z", UpdatedAt: "2026-02-09T12:00:00.000000Z", Comments: []itsm.Comment{}}
 	s.put(t, closed)
-	wantError(t, s.do(t, "POST", "/tickets/"+closed.TicketID+"/comments", `{"comment_text":"hello"}`), 409, "conflict", "", "closed")
+	apitest.WantError(t, s.do(t, "POST", "/tickets/"+closed.TicketID+"/comments", `{"comment_text":"hello"}`), 409, "conflict", "", "closed")
 
 	// The largest ticket the limits allow: 4-byte characters everywhere.
 	full := itsm.Ticket{TicketID: "3f1d7e3a-4444-4000-8000-000000000000", CallerID: strings.Repeat("c", itsm.MaxCallerIDLen),
@@ -240,10 +212,10 @@ func TestCommentLimits(t *testing.T) {
 		full.Comments = append(full.Comments, itsm.Comment{CommentText: strings.Repeat("😀", itsm.MaxCommentBytes/4), AddedAt: fmt.Sprintf("2026-02-09T12:00:%02d.000000Z", i%60)})
 	}
 	s.put(t, full) // fails if the limits allowed an item over 400 KB
-	wantError(t, s.do(t, "POST", "/tickets/"+full.TicketID+"/comments", `{"comment_text":"one more"}`), 413, "too_large", "", "maximum of 100 comments")
+	apitest.WantError(t, s.do(t, "POST", "/tickets/"+full.TicketID+"/comments", `{"comment_text":"one more"}`), 413, "too_large", "", "maximum of 100 comments")
 	r := s.do(t, "GET", "/tickets/"+full.TicketID, "")
 	var got itsm.Ticket
-	r.json(t, &got)
+	r.JSON(t, &got)
 	if len(got.Comments) != itsm.MaxComments {
 		t.Errorf("comments = %d, want %d", len(got.Comments), itsm.MaxComments)
 	}
@@ -274,18 +246,18 @@ func TestStatusTransitions(t *testing.T) {
 				r := s.do(t, "PATCH", "/tickets/"+id, `{"status":"`+string(to)+`"}`)
 				var got itsm.Ticket
 				if allowed {
-					if r.status != 200 {
-						t.Fatalf("status %d %s", r.status, r.body)
+					if r.Status != 200 {
+						t.Fatalf("status %d %s", r.Status, r.Body)
 					}
-					r.json(t, &got)
+					r.JSON(t, &got)
 					if got.Status != to || got.UpdatedAt == got.CreatedAt {
 						t.Errorf("ticket = %+v", got)
 					}
 					return
 				}
-				wantError(t, r, 409, "conflict", "", "from "+string(from)+" to "+string(to))
+				apitest.WantError(t, r, 409, "conflict", "", "from "+string(from)+" to "+string(to))
 				r = s.do(t, "GET", "/tickets/"+id, "")
-				r.json(t, &got)
+				r.JSON(t, &got)
 				if got.Status != from {
 					t.Errorf("refused change still changed status to %s", got.Status)
 				}
@@ -309,7 +281,7 @@ func TestStatusTransitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "PATCH", "/tickets/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "PATCH", "/tickets/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	if after := s.count(t); after != before {
@@ -321,12 +293,12 @@ func TestLifecycle(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "poc-user-002", "Printer jams")
 	for _, st := range []string{"in_progress", "resolved", "open", "in_progress", "resolved", "closed"} {
-		if r := s.do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`); r.status != 200 {
-			t.Fatalf("→ %s: %d %s", st, r.status, r.body)
+		if r := s.do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`); r.Status != 200 {
+			t.Fatalf("→ %s: %d %s", st, r.Status, r.Body)
 		}
 	}
-	wantError(t, s.do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"open"}`), 409, "conflict", "", "closed is final")
-	wantError(t, s.do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"hi"}`), 409, "conflict", "", "closed")
+	apitest.WantError(t, s.do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"open"}`), 409, "conflict", "", "closed is final")
+	apitest.WantError(t, s.do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"hi"}`), 409, "conflict", "", "closed")
 }
 
 // Concurrent close and reopen of a resolved ticket: the conditional update
@@ -342,7 +314,7 @@ func TestConcurrentStatusChanges(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.do(t, "PATCH", "/tickets/"+id, `{"status":"`+to+`"}`).status
+				codes[j] = s.do(t, "PATCH", "/tickets/"+id, `{"status":"`+to+`"}`).Status
 			}()
 		}
 		wg.Wait()
@@ -364,19 +336,19 @@ func (s *service) list(t *testing.T, caller, cursor string) page {
 		path += "&cursor=" + cursor
 	}
 	r := s.do(t, "GET", path, "")
-	if r.status != 200 {
-		t.Fatalf("list: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("list: %d %s", r.Status, r.Body)
 	}
 	var p page
-	r.json(t, &p)
+	r.JSON(t, &p)
 	return p
 }
 
 func TestListByCaller(t *testing.T) {
 	// A clock in 1 ms steps crossing a whole second: with RFC3339Nano,
 	// "…:00Z" would sort after "…:00.999Z" and break newest-first order.
-	c := &clock{t: time.Date(2026, 2, 9, 12, 0, 0, 990_000_000, time.UTC), step: time.Millisecond}
-	s := newService(t, options{now: c.now})
+	c := apitest.NewClock(time.Date(2026, 2, 9, 12, 0, 0, 990_000_000, time.UTC), time.Millisecond)
+	s := newService(t, options{now: c.Now})
 	var want []string
 	for i := range 23 {
 		want = append([]string{s.create(t, "caller-a", fmt.Sprintf("issue %d", i)).TicketID}, want...)
@@ -441,10 +413,10 @@ func TestListByCaller(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "GET", "/tickets?"+tt.query, "")
 			if tt.field != "" {
-				wantError(t, r, 400, "validation_failed", tt.field, "")
+				apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
 				return
 			}
-			wantError(t, r, 400, "bad_request", "", "cursor")
+			apitest.WantError(t, r, 400, "bad_request", "", "cursor")
 		})
 	}
 }
@@ -473,8 +445,8 @@ func TestRenamedIndexBreaksListing(t *testing.T) {
 	s := newService(t, options{tmpl: tmpl})
 	s.create(t, "caller-a", "x")
 	r := s.do(t, "GET", "/tickets?caller=caller-a", "")
-	wantError(t, r, 500, "internal", "", "")
-	if strings.Contains(string(r.body), "CallerIdIndex") || strings.Contains(string(r.body), s.table) {
-		t.Errorf("500 leaks internals: %s", r.body)
+	apitest.WantError(t, r, 500, "internal", "", "")
+	if strings.Contains(string(r.Body), "CallerIdIndex") || strings.Contains(string(r.Body), s.table) {
+		t.Errorf("500 leaks internals: %s", r.Body)
 	}
 }

@@ -1,19 +1,16 @@
 package itsm_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
@@ -61,71 +58,20 @@ func newService(t testing.TB, opts options) *service {
 	return &service{h: itsm.NewHandler(cfg), client: client, table: cfg.Table, tmpl: tmpl}
 }
 
-// clock is a deterministic clock advancing by step on each call.
-type clock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(c.step)
-	return c.t
-}
-
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r response) json(t testing.TB, v any) {
+func (s *service) do(t testing.TB, method, path, body string) apitest.Response {
 	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("response %d %s: %v", r.status, r.body, err)
-	}
-}
-
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Fields  []struct {
-			Field, Message string
-		} `json:"fields"`
-	} `json:"error"`
-	RequestID string `json:"request_id"`
-}
-
-func (s *service) do(t testing.TB, method, path, body string) response {
-	t.Helper()
-	var rd *bytes.Reader
-	if body != "" {
-		rd = bytes.NewReader([]byte(body))
-	}
-	var req *http.Request
-	if rd != nil {
-		req = httptest.NewRequest(method, path, rd)
-	} else {
-		req = httptest.NewRequest(method, path, nil)
-	}
-	req = req.WithContext(context.Background())
-	w := httptest.NewRecorder()
-	s.h.ServeHTTP(w, req)
-	return response{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+	return apitest.Do(t, s.h, method, path, body)
 }
 
 func (s *service) create(t testing.TB, caller, desc string) itsm.Ticket {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"caller_id": caller, "issue_description": desc})
 	r := s.do(t, "POST", "/tickets", string(b))
-	if r.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	var tk itsm.Ticket
-	r.json(t, &tk)
+	r.JSON(t, &tk)
 	return tk
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -105,17 +106,17 @@ func TestCreateAccount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.doAs(t, tt.user, "POST", "/accounts", tt.body)
 			if tt.status != 201 {
-				wantError(t, r, tt.status, tt.code, tt.field, "")
+				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
 			}
 			created++
-			if r.status != 201 {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			if r.Status != 201 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			var a nucleus.Account
-			r.json(t, &a)
-			if r.header.Get("Location") != "accounts/"+a.AccountID {
-				t.Errorf("Location = %q", r.header.Get("Location"))
+			r.JSON(t, &a)
+			if r.Header.Get("Location") != "accounts/"+a.AccountID {
+				t.Errorf("Location = %q", r.Header.Get("Location"))
 			}
 			if !tsPattern.MatchString(a.CreatedAt) || a.CreatedAt != a.UpdatedAt || a.LastTestRunAt != "" {
 				t.Errorf("account = %+v", a)
@@ -151,11 +152,11 @@ func TestGetAccount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "GET", "/accounts/"+tt.id, "")
 			if tt.status != 200 {
-				wantError(t, r, tt.status, "not_found", "", "")
+				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
 			}
 			var got nucleus.Account
-			r.json(t, &got)
+			r.JSON(t, &got)
 			if got != a {
 				t.Errorf("got %+v, want %+v", got, a)
 			}
@@ -163,16 +164,16 @@ func TestGetAccount(t *testing.T) {
 	}
 	t.Run("wrong method", func(t *testing.T) {
 		r := s.do(t, "DELETE", "/accounts/"+a.AccountID, "")
-		wantError(t, r, 405, "method_not_allowed", "", "")
-		if !strings.Contains(r.header.Get("Allow"), "PATCH") {
-			t.Errorf("Allow = %q", r.header.Get("Allow"))
+		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
+		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
+			t.Errorf("Allow = %q", r.Header.Get("Allow"))
 		}
 	})
 }
 
 func TestUpdateAccount(t *testing.T) {
 	c := newClock(time.Second)
-	s := newService(t, options{now: c.now})
+	s := newService(t, options{now: c.Now})
 	const id = "123456789012"
 	a := s.createAccount(t, id, "Dev", "active")
 	s.createAccount(t, "210987654321", "Beta", "active")
@@ -223,7 +224,7 @@ func TestUpdateAccount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "PATCH", "/accounts/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "PATCH", "/accounts/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// A refused update creates no phantom account and no audit entry.
@@ -341,7 +342,7 @@ func TestListAccounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "GET", "/accounts?"+tt.query, ""), 400, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "GET", "/accounts?"+tt.query, ""), 400, tt.code, tt.field, "")
 		})
 	}
 	if p := (nucleus.AccountPage{}); true {
@@ -356,8 +357,8 @@ func TestEmptyLists(t *testing.T) {
 	s := newService(t, options{})
 	for _, path := range []string{"/accounts", "/accounts?status=active", "/schedules", "/audit", "/audit/global"} {
 		r := s.do(t, "GET", path, "")
-		if r.status != 200 || !regexp.MustCompile(`^\{"\w+":\[\]\}\n$`).Match(r.body) {
-			t.Errorf("GET %s: %d %s", path, r.status, r.body)
+		if r.Status != 200 || !regexp.MustCompile(`^\{"\w+":\[\]\}\n$`).Match(r.Body) {
+			t.Errorf("GET %s: %d %s", path, r.Status, r.Body)
 		}
 	}
 	_ = http.StatusOK

@@ -16,12 +16,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
 func TestAuditLog(t *testing.T) {
 	c := newClock(time.Millisecond)
-	s := newService(t, options{now: c.now})
+	s := newService(t, options{now: c.Now})
 	const acct = "123456789012"
 	s.createAccount(t, acct, "Dev", "active")
 	sc := s.createSchedule(t, "Nightly")
@@ -102,7 +103,7 @@ func TestAuditLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "GET", tt.path, ""), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "GET", tt.path, ""), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// The log is history: an id that never existed has an empty one.
@@ -115,12 +116,12 @@ func TestAuditLog(t *testing.T) {
 // eventually.
 func TestAuditExpiry(t *testing.T) {
 	c := newClock(time.Second)
-	s := newService(t, options{now: c.now})
+	s := newService(t, options{now: c.Now})
 	sc := s.createSchedule(t, "Nightly")
 	s.must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, `{"enabled":false}`, nil)
 	// An entry whose expire_at lies in the past although its timestamp is
 	// recent (written by another tool): the filter hides it.
-	ts := nucleus.Timestamp(c.now())
+	ts := nucleus.Timestamp(c.Now())
 	item, _ := attributevalue.MarshalMap(map[string]any{
 		"pk": "SCHEDULE#" + sc.ScheduleID, "sk": "TIMESTAMP#" + ts + "#01J0000000000000000000000X",
 		"gsi1pk": "AUDIT#GLOBAL", "gsi1sk": "TIMESTAMP#" + ts + "#01J0000000000000000000000X",
@@ -134,12 +135,12 @@ func TestAuditExpiry(t *testing.T) {
 	}
 	cursor := s.audit(t, "/audit?limit=1").NextCursor
 
-	c.advance(nucleus.Retention - 5*time.Second)
+	c.Advance(nucleus.Retention - 5*time.Second)
 	// The CREATE (written first) has expired, the UPDATE not yet.
 	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); len(p.Entries) != 1 || p.Entries[0].Action != nucleus.ActionUpdate {
 		t.Errorf("at the edge: %+v", p.Entries)
 	}
-	c.advance(time.Hour)
+	c.Advance(time.Hour)
 	for _, path := range []string{"/audit/schedule/" + sc.ScheduleID, "/audit", "/audit?cursor=" + cursor, "/audit?since=2000-01-01T00:00:00Z"} {
 		if p := s.audit(t, path); len(p.Entries) != 0 || p.NextCursor != "" {
 			t.Errorf("GET %s after expiry: %+v", path, p)
@@ -155,7 +156,7 @@ func TestAuditExpiry(t *testing.T) {
 // other: the sort key carries a ULID after the timestamp.
 func TestSameInstantAudit(t *testing.T) {
 	c := newClock(0) // every call returns the same instant
-	s := newService(t, options{now: c.now})
+	s := newService(t, options{now: c.Now})
 	sc := s.createSchedule(t, "Nightly")
 	for i := range 5 {
 		s.must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil)
@@ -178,17 +179,17 @@ func TestSameInstantAudit(t *testing.T) {
 // change is not made either.
 func TestAuditAtomicWithChange(t *testing.T) {
 	c := newClock(0)
-	s := newService(t, options{now: c.now, newEntryID: func(time.Time) string { return "01J00000000000000000000000" }})
+	s := newService(t, options{now: c.Now, newEntryID: func(time.Time) string { return "01J00000000000000000000000" }})
 	sc := s.createSchedule(t, "Nightly")
 	r := s.do(t, "PATCH", "/schedules/"+sc.ScheduleID, `{"schedule_name":"Renamed"}`)
-	wantError(t, r, 500, "internal", "", "")
+	apitest.WantError(t, r, 500, "internal", "", "")
 	var d nucleus.ScheduleDetail
 	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
 	if d.Schedule.ScheduleName != "Nightly" {
 		t.Errorf("change applied without its audit entry: %+v", d.Schedule)
 	}
 	s.createAccount(t, "123456789012", "Dev", "active")
-	wantError(t, s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody("123456789012", ec2ARN("123456789012", 1))), 500, "internal", "", "")
+	apitest.WantError(t, s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody("123456789012", ec2ARN("123456789012", 1))), 500, "internal", "", "")
 	// Two creates worked (their entries went to different partitions);
 	// nothing else was written.
 	s.wantCounts(t, 2, 2)
@@ -196,7 +197,7 @@ func TestAuditAtomicWithChange(t *testing.T) {
 
 func TestRecordExecution(t *testing.T) {
 	c := newClock(time.Second)
-	s := newService(t, options{now: c.now})
+	s := newService(t, options{now: c.Now})
 	const acct = "123456789012"
 	s.createAccount(t, acct, "Dev", "active")
 	sc := s.createSchedule(t, "Nightly")
@@ -244,16 +245,16 @@ func TestRecordExecution(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "POST", "/audit", tt.body)
 			if tt.status != 201 {
-				wantError(t, r, tt.status, tt.code, tt.field, "")
+				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				s.wantCounts(t, app, audit)
 				return
 			}
 			audit++
-			if r.status != 201 {
-				t.Fatalf("status %d %s", r.status, r.body)
+			if r.Status != 201 {
+				t.Fatalf("status %d %s", r.Status, r.Body)
 			}
 			var e nucleus.AuditEntry
-			r.json(t, &e)
+			r.JSON(t, &e)
 			if e.Action != nucleus.ActionExecute || e.UserID != testUser || !tsPattern.MatchString(e.Timestamp) || e.Details[0] != '{' {
 				t.Errorf("entry = %+v", e)
 			}
@@ -272,7 +273,7 @@ func TestRecordExecution(t *testing.T) {
 	if g := s.audit(t, "/audit/global"); len(g.Entries) != 1 || g.Entries[0].EntityType != nucleus.EntityGlobal || g.Entries[0].EntityID != "" {
 		t.Errorf("global entity log = %+v", g.Entries)
 	}
-	wantError(t, s.doAs(t, "", "POST", "/audit", exec(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.doAs(t, "", "POST", "/audit", exec(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
 }
 
 // Behind API Gateway with IAM authorization, the caller's ARN is the user
@@ -328,10 +329,10 @@ func TestRoutes(t *testing.T) {
 		path = strings.NewReplacer("{id}", "3f1d7e3a-1111-4000-8000-000000000000", "{entityType}", "schedule",
 			"{arn+}", url.PathEscape(ec2ARN("123456789012", 1))).Replace(path)
 		r := s.do(t, method, path, "{}")
-		var e errorBody
-		_ = json.Unmarshal(r.body, &e)
-		if r.status == 405 || strings.Contains(e.Error.Message, "no route") || r.status >= 500 {
-			t.Errorf("%s: %d %s", route, r.status, r.body)
+		var e apitest.ErrorBody
+		_ = json.Unmarshal(r.Body, &e)
+		if r.Status == 405 || strings.Contains(e.Error.Message, "no route") || r.Status >= 500 {
+			t.Errorf("%s: %d %s", route, r.Status, r.Body)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package nucleus
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +31,7 @@ const (
 	// EnvCursorKey optionally sets the key that signs list cursors (any
 	// string). Without it the key is derived from the table names: still
 	// tamper-evident and bound to the query, but not secret.
-	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+	EnvCursorKey = cursor.EnvKey
 )
 
 // HeaderUserID names the user of a write when API Gateway has no IAM
@@ -67,11 +66,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if len(missing) > 0 {
 		return Config{}, fmt.Errorf("nucleus: not set: %s", strings.Join(missing, ", "))
 	}
-	key := []byte(getenv(EnvCursorKey))
-	if len(key) == 0 {
-		sum := sha256.Sum256([]byte("dynastack/nucleus/cursor/" + t.App + "/" + t.Audit))
-		key = sum[:]
-	}
+	key := cursor.KeyFromEnv(getenv, "dynastack/nucleus/cursor/"+t.App+"/"+t.Audit)
 	return Config{Tables: t, CursorKey: key}, nil
 }
 

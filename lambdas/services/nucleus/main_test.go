@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
@@ -78,75 +77,27 @@ func newService(t testing.TB, opts options) *service {
 	return &service{h: nucleus.NewHandler(cfg), client: client, tables: cfg.Tables}
 }
 
-// clock is a deterministic clock advancing by step on each call; set moves
-// it.
-type clock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
 // newClock starts at the real time: DynamoDB Local runs TTL deletion, so
 // audit entries written "in the past" would vanish under the tests.
-func newClock(step time.Duration) *clock {
-	return &clock{t: time.Now().UTC(), step: step}
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(c.step)
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r response) json(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("response %d %s: %v", r.status, r.body, err)
-	}
-}
-
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Fields  []struct {
-			Field, Message string
-		} `json:"fields"`
-	} `json:"error"`
-	RequestID string `json:"request_id"`
+func newClock(step time.Duration) *apitest.Clock {
+	return apitest.NewClock(time.Now().UTC(), step)
 }
 
 const testUser = "alice@example.com"
 
 // do sends a request as testUser.
-func (s *service) do(t testing.TB, method, path, body string) response {
+func (s *service) do(t testing.TB, method, path, body string) apitest.Response {
 	t.Helper()
 	return s.doAs(t, testUser, method, path, body)
 }
 
 // doAs sends a request with X-User-Id user ("" for none).
-func (s *service) doAs(t testing.TB, user, method, path, body string) response {
+func (s *service) doAs(t testing.TB, user, method, path, body string) apitest.Response {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if user != "" {
-		req.Header.Set(nucleus.HeaderUserID, user)
+	if user == "" {
+		return apitest.Do(t, s.h, method, path, body)
 	}
-	w := httptest.NewRecorder()
-	s.h.ServeHTTP(w, req)
-	return response{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+	return apitest.Do(t, s.h, method, path, body, nucleus.HeaderUserID, user)
 }
 
 // must sends a request and fails unless it answers status; it decodes the
@@ -154,40 +105,11 @@ func (s *service) doAs(t testing.TB, user, method, path, body string) response {
 func (s *service) must(t testing.TB, status int, method, path, body string, v any) {
 	t.Helper()
 	r := s.do(t, method, path, body)
-	if r.status != status {
-		t.Fatalf("%s %s: %d %s, want %d", method, path, r.status, r.body, status)
+	if r.Status != status {
+		t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
 	}
 	if v != nil {
-		r.json(t, v)
-	}
-}
-
-// wantError checks an error response: status, code, and (when given) the
-// field named in the body and a fragment of the message.
-func wantError(t *testing.T, r response, status int, code, field, inMessage string) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
-	}
-	var e errorBody
-	r.json(t, &e)
-	if e.Error.Code != code {
-		t.Errorf("code = %q, want %q (%s)", e.Error.Code, code, r.body)
-	}
-	if e.RequestID == "" || e.RequestID != r.header.Get("X-Request-Id") {
-		t.Errorf("request_id %q does not match header %q", e.RequestID, r.header.Get("X-Request-Id"))
-	}
-	if field != "" {
-		found := false
-		for _, f := range e.Error.Fields {
-			found = found || f.Field == field
-		}
-		if !found || !strings.Contains(e.Error.Message, field) {
-			t.Errorf("error does not name field %q: %s", field, r.body)
-		}
-	}
-	if inMessage != "" && !strings.Contains(e.Error.Message, inMessage) {
-		t.Errorf("message %q does not contain %q", e.Error.Message, inMessage)
+		r.JSON(t, v)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -57,12 +58,12 @@ func TestAttachResource(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "PUT", tt.path, tt.body)
 			if tt.status >= 400 {
-				wantError(t, r, tt.status, tt.code, tt.field, "")
+				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				s.wantCounts(t, app, audit) // neither resource nor audit entry
 				return
 			}
-			if r.status != tt.status {
-				t.Fatalf("status %d %s", r.status, r.body)
+			if r.Status != tt.status {
+				t.Fatalf("status %d %s", r.Status, r.Body)
 			}
 			if tt.status == 201 {
 				app++
@@ -70,7 +71,7 @@ func TestAttachResource(t *testing.T) {
 			}
 			s.wantCounts(t, app, audit)
 			var res nucleus.Resource
-			r.json(t, &res)
+			r.JSON(t, &res)
 			var in map[string]string
 			_ = json.Unmarshal([]byte(tt.body), &in)
 			if res.ResourceARN != in["resource_arn"] || res.ScheduleID != sc.ScheduleID || string(res.ResourceType) != in["resource_type"] {
@@ -79,10 +80,10 @@ func TestAttachResource(t *testing.T) {
 		})
 	}
 	t.Run("unknown account names account_id", func(t *testing.T) {
-		wantError(t, s.do(t, "PUT", path, body("ec2", ec2ARN(other, 2), "us-east-1", other)), 409, "conflict", "", "account_id")
+		apitest.WantError(t, s.do(t, "PUT", path, body("ec2", ec2ARN(other, 2), "us-east-1", other)), 409, "conflict", "", "account_id")
 	})
 	t.Run("missing user", func(t *testing.T) {
-		wantError(t, s.doAs(t, "", "PUT", path, body("ec2", ec2ARN(acct, 7), "us-east-1", acct)), 400, "validation_failed", nucleus.HeaderUserID, "")
+		apitest.WantError(t, s.doAs(t, "", "PUT", path, body("ec2", ec2ARN(acct, 7), "us-east-1", acct)), 400, "validation_failed", nucleus.HeaderUserID, "")
 	})
 	// The attach is in the schedule's audit log, with what was attached.
 	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
@@ -121,12 +122,12 @@ func TestDetachResource(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "DELETE", tt.path, "")
 			if tt.status == 204 {
-				if r.status != 204 || len(r.body) != 0 {
-					t.Fatalf("status %d %s", r.status, r.body)
+				if r.Status != 204 || len(r.Body) != 0 {
+					t.Fatalf("status %d %s", r.Status, r.Body)
 				}
 				return
 			}
-			wantError(t, r, tt.status, "not_found", "", tt.inMessage)
+			apitest.WantError(t, r, tt.status, "not_found", "", tt.inMessage)
 		})
 	}
 	var d nucleus.ScheduleDetail
@@ -146,7 +147,7 @@ func TestDetachResource(t *testing.T) {
 		detail.Resource["account_id"] != acct || detail.Resource["resource_type"] != "ec2" {
 		t.Errorf("latest entry = %+v", p.Entries[0])
 	}
-	wantError(t, s.doAs(t, "", "DELETE", base+url.PathEscape(ecs), ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.doAs(t, "", "DELETE", base+url.PathEscape(ecs), ""), 400, "validation_failed", nucleus.HeaderUserID, "")
 }
 
 func TestAccountResources(t *testing.T) {
@@ -184,9 +185,9 @@ func TestAccountResources(t *testing.T) {
 	}
 	var p nucleus.ResourcePage
 	s.must(t, 200, "GET", "/accounts/"+a+"/resources?limit=1", "", &p)
-	wantError(t, s.do(t, "GET", "/accounts/"+b+"/resources?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
-	wantError(t, s.do(t, "GET", "/accounts/999999999999/resources", ""), 404, "not_found", "", "")
-	wantError(t, s.do(t, "GET", "/accounts/1/resources", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "GET", "/accounts/"+b+"/resources?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	apitest.WantError(t, s.do(t, "GET", "/accounts/999999999999/resources", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "GET", "/accounts/1/resources", ""), 404, "not_found", "", "")
 	s.createAccount(t, "111111111111", "Empty", "active")
 	p = nucleus.ResourcePage{}
 	s.must(t, 200, "GET", "/accounts/111111111111/resources", "", &p)

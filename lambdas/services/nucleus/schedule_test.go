@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -78,23 +79,23 @@ func TestCreateSchedule(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "POST", "/schedules", tt.body)
 			if tt.status != 201 {
-				wantError(t, r, tt.status, tt.code, tt.field, "")
+				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
 			}
 			created++
-			if r.status != 201 {
-				t.Fatalf("status %d %s", r.status, r.body)
+			if r.Status != 201 {
+				t.Fatalf("status %d %s", r.Status, r.Body)
 			}
 			var sc nucleus.Schedule
-			r.json(t, &sc)
-			if len(sc.ScheduleID) != 36 || r.header.Get("Location") != "schedules/"+sc.ScheduleID || !tsPattern.MatchString(sc.CreatedAt) {
-				t.Errorf("schedule %+v, Location %q", sc, r.header.Get("Location"))
+			r.JSON(t, &sc)
+			if len(sc.ScheduleID) != 36 || r.Header.Get("Location") != "schedules/"+sc.ScheduleID || !tsPattern.MatchString(sc.CreatedAt) {
+				t.Errorf("schedule %+v, Location %q", sc, r.Header.Get("Location"))
 			}
 		})
 	}
 	s.wantCounts(t, created, created)
 	t.Run("missing user", func(t *testing.T) {
-		wantError(t, s.doAs(t, "", "POST", "/schedules", scheduleBody(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
+		apitest.WantError(t, s.doAs(t, "", "POST", "/schedules", scheduleBody(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
 		s.wantCounts(t, created, created)
 	})
 }
@@ -157,11 +158,11 @@ func TestGetSchedule(t *testing.T) {
 		t.Errorf("empty schedule resources = %#v", empty.Resources)
 	}
 
-	wantError(t, s.do(t, "GET", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
-	wantError(t, s.do(t, "GET", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
-	wantError(t, s.do(t, "GET", "/schedules/"+strings.ToUpper(sc.ScheduleID), ""), 404, "not_found", "", "")
-	wantError(t, s.do(t, "GET", "/schedules/"+other.ScheduleID+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
-	wantError(t, s.do(t, "GET", "/schedules/"+sc.ScheduleID+"?page=2", ""), 400, "validation_failed", "page", "")
+	apitest.WantError(t, s.do(t, "GET", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "GET", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "GET", "/schedules/"+strings.ToUpper(sc.ScheduleID), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "GET", "/schedules/"+other.ScheduleID+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	apitest.WantError(t, s.do(t, "GET", "/schedules/"+sc.ScheduleID+"?page=2", ""), 400, "validation_failed", "page", "")
 }
 
 func TestUpdateSchedule(t *testing.T) {
@@ -214,11 +215,11 @@ func TestUpdateSchedule(t *testing.T) {
 	app, audit := s.counts(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "PATCH", "/schedules/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "PATCH", "/schedules/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	s.wantCounts(t, app, audit)
-	wantError(t, s.doAs(t, "", "PATCH", "/schedules/"+a.ScheduleID, `{"enabled":true}`), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.doAs(t, "", "PATCH", "/schedules/"+a.ScheduleID, `{"enabled":true}`), 400, "validation_failed", nucleus.HeaderUserID, "")
 }
 
 // Concurrent renames: each succeeds or is a 409 after the store's retries,
@@ -231,7 +232,7 @@ func TestConcurrentScheduleUpdates(t *testing.T) {
 	codes := make([]int, 6)
 	for i := range codes {
 		wg.Go(func() {
-			codes[i] = s.do(t, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i+1)).status
+			codes[i] = s.do(t, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i+1)).Status
 		})
 	}
 	wg.Wait()

@@ -2,7 +2,6 @@ package nucleus
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/ulid"
 )
 
 // API is the part of *dynamodb.Client the store uses.
@@ -51,7 +51,7 @@ func NewStore(client API, tables Tables, cursorKey []byte) *Store {
 		codec:      cursor.NewCodec(cursorKey),
 		now:        time.Now,
 		newID:      uuid.NewString,
-		newEntryID: func(t time.Time) string { return newULID(t, rand.Reader) },
+		newEntryID: ulid.New,
 	}
 }
 
@@ -208,18 +208,6 @@ func storeError(op string, err error) error {
 		return fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}
 	return err
-}
-
-// unmarshalOld decodes the item a failed condition saw; found is false when
-// there was none.
-func unmarshalOld(old map[string]types.AttributeValue, out any) (bool, error) {
-	if len(old) == 0 {
-		return false, nil
-	}
-	if err := attributevalue.UnmarshalMap(old, out); err != nil {
-		return false, fmt.Errorf("nucleus: unmarshal item of failed condition: %w", err)
-	}
-	return true, nil
 }
 
 func notExists() expression.ConditionBuilder {

@@ -26,8 +26,8 @@ func BenchmarkGetMessage(b *testing.B) {
 	m := s.create(b, "scheduled_hello", `{"text":"hello world","priority":"default","tags":["scheduled","daily"]}`)
 	b.Run("handler", func(b *testing.B) {
 		for b.Loop() {
-			if r := s.do(b, "GET", "/messages/"+m.MessageID, ""); r.status != 200 {
-				b.Fatal(r.status)
+			if r := s.do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+				b.Fatal(r.Status)
 			}
 		}
 	})
@@ -53,8 +53,8 @@ func BenchmarkListMessages(b *testing.B) {
 	}
 	b.Run("handler", func(b *testing.B) {
 		for b.Loop() {
-			if r := s.do(b, "GET", "/messages?limit=20", ""); r.status != 200 {
-				b.Fatal(r.status)
+			if r := s.do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
+				b.Fatal(r.Status)
 			}
 		}
 	})

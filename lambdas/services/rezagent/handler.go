@@ -2,7 +2,6 @@ package rezagent
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +32,7 @@ const (
 	// string). Without it the key is derived from the table name, which
 	// still detects tampering and binds cursors to their query (the store
 	// also checks the position inside the cursor), but is not secret.
-	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+	EnvCursorKey = cursor.EnvKey
 )
 
 // Config configures NewHandler.
@@ -63,11 +62,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if !slices.Contains(Stages, stage) {
 		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
 	}
-	key := []byte(getenv(EnvCursorKey))
-	if len(key) == 0 {
-		sum := sha256.Sum256([]byte("dynastack/rezagent/cursor/" + table))
-		key = sum[:]
-	}
+	key := cursor.KeyFromEnv(getenv, "dynastack/rezagent/cursor/"+table)
 	return Config{Table: table, Stage: stage, CursorKey: key}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
@@ -76,17 +77,17 @@ func TestCreateMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "POST", "/messages", tt.body)
 			if tt.status != 201 {
-				wantError(t, r, tt.status, tt.code, tt.field, "")
+				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
 			}
-			if r.status != 201 {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			if r.Status != 201 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			created++
 			var m rezagent.Message
-			r.json(t, &m)
-			if r.header.Get("Location") != "messages/"+m.MessageID {
-				t.Errorf("Location = %q", r.header.Get("Location"))
+			r.JSON(t, &m)
+			if r.Header.Get("Location") != "messages/"+m.MessageID {
+				t.Errorf("Location = %q", r.Header.Get("Location"))
 			}
 			if _, err := uuid.Parse(m.MessageID); err != nil || m.Status != rezagent.StatusCreated || m.Stage != "dev" || m.RetryCount != 0 {
 				t.Errorf("message = %+v", m)
@@ -95,8 +96,8 @@ func TestCreateMessage(t *testing.T) {
 			if !tsPattern.MatchString(m.CreatedDate) || m.CreatedDate != m.UpdatedDate || m.TTL != at.Add(90*24*time.Hour).Unix() {
 				t.Errorf("timestamps %q %q ttl %d", m.CreatedDate, m.UpdatedDate, m.TTL)
 			}
-			if m.CorrelationID == "" || m.CorrelationID != r.header.Get("X-Request-Id") {
-				t.Errorf("correlation_id %q, request id %q", m.CorrelationID, r.header.Get("X-Request-Id"))
+			if m.CorrelationID == "" || m.CorrelationID != r.Header.Get("X-Request-Id") {
+				t.Errorf("correlation_id %q, request id %q", m.CorrelationID, r.Header.Get("X-Request-Id"))
 			}
 			if m.ProcessingStartedAt != "" || m.ErrorMessage != "" || m.NotificationID != "" {
 				t.Errorf("processing fields set on create: %+v", m)
@@ -117,7 +118,7 @@ func TestPayloadFidelity(t *testing.T) {
 	var got struct {
 		Payload json.RawMessage `json:"payload"`
 	}
-	r.json(t, &got)
+	r.JSON(t, &got)
 	var want, have any
 	dec := func(b []byte, v *any) {
 		d := json.NewDecoder(strings.NewReader(string(b)))
@@ -180,10 +181,10 @@ func TestCorrelationID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "POST", "/messages", body, tt.headers...)
 			var m rezagent.Message
-			r.json(t, &m)
+			r.JSON(t, &m)
 			want := tt.want
 			if want == "" {
-				want = r.header.Get("X-Request-Id")
+				want = r.Header.Get("X-Request-Id")
 				if _, err := uuid.Parse(want); err != nil {
 					t.Errorf("generated id %q is not a UUID", want)
 				}
@@ -209,20 +210,20 @@ func TestItemSizeLimit(t *testing.T) {
 		return `{"message_type":"custom","created_by":"scheduler","payload":{"text":"` + strings.Repeat("x", n) + `"}}`
 	}
 	before := s.count(t)
-	wantError(t, s.do(t, "POST", "/messages", mk(room+1)), 413, "too_large", "", "item size limit")
+	apitest.WantError(t, s.do(t, "POST", "/messages", mk(room+1)), 413, "too_large", "", "item size limit")
 	if n := s.count(t); n != before {
 		t.Fatalf("a refused create wrote: %d → %d items", before, n)
 	}
 	r := s.do(t, "POST", "/messages", mk(room))
-	if r.status != 201 {
-		t.Fatalf("largest message: %d %s", r.status, r.body[:min(len(r.body), 300)])
+	if r.Status != 201 {
+		t.Fatalf("largest message: %d %s", r.Status, r.Body[:min(len(r.Body), 300)])
 	}
 	var m rezagent.Message
-	r.json(t, &m)
+	r.JSON(t, &m)
 	longest := strings.Repeat("😀", rezagent.MaxErrorMessageBytes/4)
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"processing"}`, `{"status":"failed","error_message":"` + longest + `"}`} {
-		if r := s.do(t, "PATCH", "/messages/"+m.MessageID, b); r.status != 200 {
-			t.Fatalf("%s: %d %s", b, r.status, r.body)
+		if r := s.do(t, "PATCH", "/messages/"+m.MessageID, b); r.Status != 200 {
+			t.Fatalf("%s: %d %s", b, r.Status, r.Body)
 		}
 	}
 }
@@ -245,11 +246,11 @@ func TestGetMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "GET", "/messages/"+tt.id, "")
 			if tt.status != 200 {
-				wantError(t, r, tt.status, "not_found", "", "")
+				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
 			}
 			var got rezagent.Message
-			r.json(t, &got)
+			r.JSON(t, &got)
 			if fmt.Sprint(got) != fmt.Sprint(m) {
 				t.Errorf("got %+v, want %+v", got, m)
 			}
@@ -257,13 +258,13 @@ func TestGetMessage(t *testing.T) {
 	}
 	t.Run("wrong method", func(t *testing.T) {
 		r := s.do(t, "DELETE", "/messages/"+m.MessageID, "")
-		wantError(t, r, 405, "method_not_allowed", "", "")
-		if !strings.Contains(r.header.Get("Allow"), "PATCH") {
-			t.Errorf("Allow = %q", r.header.Get("Allow"))
+		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
+		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
+			t.Errorf("Allow = %q", r.Header.Get("Allow"))
 		}
 	})
 	t.Run("unknown route", func(t *testing.T) {
-		wantError(t, s.do(t, "GET", "/messages/"+m.MessageID+"/history", ""), 404, "not_found", "", "")
+		apitest.WantError(t, s.do(t, "GET", "/messages/"+m.MessageID+"/history", ""), 404, "not_found", "", "")
 	})
 }
 
@@ -273,25 +274,25 @@ func TestExpiredMessage(t *testing.T) {
 	s := newService(t, options{step: time.Nanosecond})
 	m := s.create(t, "scheduled_hello", `{"text":"x"}`)
 	ttl := time.Unix(m.TTL, 0)
-	s.clock.set(ttl.Add(-time.Second))
-	if r := s.do(t, "GET", "/messages/"+m.MessageID, ""); r.status != 200 {
-		t.Fatalf("a second before ttl: %d %s", r.status, r.body)
+	s.clock.Set(ttl.Add(-time.Second))
+	if r := s.do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+		t.Fatalf("a second before ttl: %d %s", r.Status, r.Body)
 	}
-	s.clock.set(ttl)
-	wantError(t, s.do(t, "GET", "/messages/"+m.MessageID, ""), 404, "not_found", "", "")
-	wantError(t, s.do(t, "PATCH", "/messages/"+m.MessageID, `{"status":"queued"}`), 404, "not_found", "", "")
+	s.clock.Set(ttl)
+	apitest.WantError(t, s.do(t, "GET", "/messages/"+m.MessageID, ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "PATCH", "/messages/"+m.MessageID, `{"status":"queued"}`), 404, "not_found", "", "")
 	var p page
-	s.do(t, "GET", "/messages", "").json(t, &p)
+	s.do(t, "GET", "/messages", "").JSON(t, &p)
 	if len(p.Messages) != 0 {
 		t.Errorf("listing shows expired message: %+v", p.Messages)
 	}
 	if !s.exists(t, m.MessageID) {
 		t.Fatal("the item is gone from the table; the test proves nothing")
 	}
-	s.clock.set(ttl.Add(-time.Second))
+	s.clock.Set(ttl.Add(-time.Second))
 	r := s.do(t, "GET", "/messages/"+m.MessageID, "")
 	var got rezagent.Message
-	r.json(t, &got)
+	r.JSON(t, &got)
 	if got.Status != rezagent.StatusCreated {
 		t.Errorf("refused change on expired message changed it: %+v", got)
 	}
@@ -327,22 +328,22 @@ func TestStatusTransitions(t *testing.T) {
 				}
 				r := s.do(t, "PATCH", "/messages/"+mid, body)
 				if to == rezagent.StatusCreated {
-					wantError(t, r, 400, "validation_failed", "status", "")
+					apitest.WantError(t, r, 400, "validation_failed", "status", "")
 					return
 				}
 				var got rezagent.Message
 				if !ok {
-					wantError(t, r, 409, "conflict", "", fmt.Sprintf("is %s: cannot change status from %s to %s", from, from, to))
-					s.do(t, "GET", "/messages/"+mid, "").json(t, &got)
+					apitest.WantError(t, r, 409, "conflict", "", fmt.Sprintf("is %s: cannot change status from %s to %s", from, from, to))
+					s.do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
 					if got.Status != from || got.UpdatedDate != stored.UpdatedDate {
 						t.Errorf("refused change still changed the message: %+v", got)
 					}
 					return
 				}
-				if r.status != 200 {
-					t.Fatalf("status %d %s", r.status, r.body)
+				if r.Status != 200 {
+					t.Fatalf("status %d %s", r.Status, r.Body)
 				}
-				r.json(t, &got)
+				r.JSON(t, &got)
 				if got.Status != to || got.UpdatedDate <= got.CreatedDate || !tsPattern.MatchString(got.UpdatedDate) {
 					t.Errorf("message = %+v", got)
 				}
@@ -408,7 +409,7 @@ func TestStatusValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "PATCH", "/messages/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.do(t, "PATCH", "/messages/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	if s.exists(t, missing) {
@@ -418,7 +419,7 @@ func TestStatusValidation(t *testing.T) {
 		t.Errorf("items %d → %d: a refused change wrote", before, after)
 	}
 	var got rezagent.Message
-	s.do(t, "GET", "/messages/"+processing, "").json(t, &got)
+	s.do(t, "GET", "/messages/"+processing, "").JSON(t, &got)
 	if got.Status != rezagent.StatusProcessing || got.UpdatedDate != rezagent.Timestamp(epoch) {
 		t.Errorf("refused changes modified the message: %+v", got)
 	}
@@ -430,16 +431,16 @@ func TestLifecycle(t *testing.T) {
 	var got rezagent.Message
 	for _, b := range []string{`{"status":"queued"}`, `{"status":"processing"}`, `{"status":"processing"}`, `{"status":"completed","notification_id":"ntfy_abc123"}`} {
 		r := s.do(t, "PATCH", "/messages/"+m.MessageID, b)
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", b, r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", b, r.Status, r.Body)
 		}
-		r.json(t, &got)
+		r.JSON(t, &got)
 	}
 	if got.RetryCount != 1 || got.NotificationID != "ntfy_abc123" || got.ProcessingStartedAt >= got.ProcessingCompletedAt || got.CreatedDate != m.CreatedDate {
 		t.Errorf("final message = %+v", got)
 	}
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"completed"}`, `{"status":"failed","error_message":"x"}`, `{"status":"queued"}`} {
-		wantError(t, s.do(t, "PATCH", "/messages/"+m.MessageID, b), 409, "conflict", "", "completed is final")
+		apitest.WantError(t, s.do(t, "PATCH", "/messages/"+m.MessageID, b), 409, "conflict", "", "completed is final")
 	}
 }
 
@@ -451,25 +452,25 @@ func TestConcurrentTransitions(t *testing.T) {
 		mid := id(4, i)
 		s.put(t, message(mid, rezagent.StatusProcessing, epoch))
 		var wg sync.WaitGroup
-		rs := make([]response, 2)
+		rs := make([]apitest.Response, 2)
 		for j, b := range []string{`{"status":"completed"}`, `{"status":"failed","error_message":"boom"}`} {
 			wg.Go(func() { rs[j] = s.do(t, "PATCH", "/messages/"+mid, b) })
 		}
 		wg.Wait()
-		if rs[0].status+rs[1].status != 200+409 {
-			t.Fatalf("round %d: statuses %d, %d; want one 200 and one 409", i, rs[0].status, rs[1].status)
+		if rs[0].Status+rs[1].Status != 200+409 {
+			t.Fatalf("round %d: statuses %d, %d; want one 200 and one 409", i, rs[0].Status, rs[1].Status)
 		}
 		winner, loser := rezagent.StatusCompleted, 1
-		if rs[1].status == 200 {
+		if rs[1].Status == 200 {
 			winner, loser = rezagent.StatusFailed, 0
 		}
-		var e errorBody
-		rs[loser].json(t, &e)
+		var e apitest.ErrorBody
+		rs[loser].JSON(t, &e)
 		if !strings.Contains(e.Error.Message, "is "+string(winner)) {
 			t.Errorf("round %d: loser's error does not name %s: %s", i, winner, e.Error.Message)
 		}
 		var got rezagent.Message
-		s.do(t, "GET", "/messages/"+mid, "").json(t, &got)
+		s.do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
 		if got.Status != winner || (winner == rezagent.StatusCompleted) != (got.ErrorMessage == "") {
 			t.Errorf("round %d: stored %+v, winner %s", i, got, winner)
 		}
@@ -492,11 +493,11 @@ func (p page) ids() []string {
 func (s *service) list(t *testing.T, query string) page {
 	t.Helper()
 	r := s.do(t, "GET", "/messages?"+query, "")
-	if r.status != 200 {
-		t.Fatalf("list %s: %d %s", query, r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("list %s: %d %s", query, r.Status, r.Body)
 	}
 	var p page
-	r.json(t, &p)
+	r.JSON(t, &p)
 	return p
 }
 
@@ -524,7 +525,7 @@ func TestListByStage(t *testing.T) {
 	// 1 ms steps crossing a whole second: with RFC3339Nano, "…:00Z" would
 	// sort after "…:00.999Z" and break newest-first order.
 	s := newService(t, options{})
-	s.clock.set(epoch.Add(990 * time.Millisecond))
+	s.clock.Set(epoch.Add(990 * time.Millisecond))
 	var want []string // newest first
 	for i := range 25 {
 		m := s.create(t, "scheduled_hello", fmt.Sprintf(`{"text":"message %d"}`, i))
@@ -532,8 +533,8 @@ func TestListByStage(t *testing.T) {
 		if i%3 == 0 {
 			// An expired item between live ones: filtered after Limit, it
 			// must not shorten pages.
-			old := message(id(5, i), rezagent.StatusCompleted, s.clock.now().Add(-rezagent.Retention-time.Hour))
-			old.CreatedDate = rezagent.Timestamp(s.clock.now())
+			old := message(id(5, i), rezagent.StatusCompleted, s.clock.Now().Add(-rezagent.Retention-time.Hour))
+			old.CreatedDate = rezagent.Timestamp(s.clock.Now())
 			s.put(t, old)
 		}
 	}
@@ -572,7 +573,7 @@ func TestListByStatus(t *testing.T) {
 	}
 	expired := message(id(6, 99), rezagent.StatusFailed, epoch.Add(-rezagent.Retention))
 	s.put(t, expired)
-	s.clock.set(epoch.Add(time.Hour))
+	s.clock.Set(epoch.Add(time.Hour))
 	if ids, _ := s.all(t, "status=failed&limit=2"); fmt.Sprint(ids) != fmt.Sprint(failed) {
 		t.Errorf("failed:\n got %v\nwant %v", ids, failed)
 	}
@@ -593,7 +594,7 @@ func TestListDateRange(t *testing.T) {
 	for i, c := range created {
 		s.put(t, message(id(7, i), rezagent.StatusCompleted, c))
 	}
-	s.clock.set(day(40, 0))
+	s.clock.Set(day(40, 0))
 	tests := []struct {
 		name, query string
 		want        []int // indexes into created, newest first
@@ -667,10 +668,10 @@ func TestListValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, "GET", "/messages?"+tt.query, "")
 			if tt.code == "bad_request" {
-				wantError(t, r, 400, tt.code, "", "cursor")
+				apitest.WantError(t, r, 400, tt.code, "", "cursor")
 				return
 			}
-			wantError(t, r, 400, tt.code, tt.field, "")
+			apitest.WantError(t, r, 400, tt.code, tt.field, "")
 		})
 	}
 	if p := s.list(t, "status=failed&limit=1&cursor="+statusCursor); len(p.Messages) != 1 {
@@ -696,7 +697,7 @@ func TestListScanBudget(t *testing.T) {
 		s.put(t, m)
 		want = append([]string{m.MessageID}, want...)
 	}
-	s.clock.set(epoch.Add(time.Hour))
+	s.clock.Set(epoch.Add(time.Hour))
 	ids, sizes := s.all(t, "limit=3")
 	if fmt.Sprint(ids) != fmt.Sprint(want) {
 		t.Errorf("ids:\n got %v\nwant %v", ids, want)
@@ -731,7 +732,7 @@ func TestMetrics(t *testing.T) {
 	gone := message(id(10, 901), rezagent.StatusFailed, now.Add(-time.Hour))
 	gone.TTL = now.Add(-time.Second).Unix()
 	s.put(t, gone)
-	s.clock.set(now)
+	s.clock.Set(now)
 
 	type metrics struct {
 		Stage       string         `json:"stage"`
@@ -746,9 +747,9 @@ func TestMetrics(t *testing.T) {
 	}
 	var m metrics
 	r := s.do(t, "GET", "/metrics", "")
-	r.json(t, &m)
-	if r.status != 200 {
-		t.Fatalf("%d %s", r.status, r.body)
+	r.JSON(t, &m)
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	for st, c := range counts {
 		if m.Counts[string(st)] != c {
@@ -756,7 +757,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	if m.Total != 14 || m.SuccessRate == nil || *m.SuccessRate != 0.7 || m.Stage != "dev" || m.Truncated {
-		t.Errorf("metrics = %s", r.body)
+		t.Errorf("metrics = %s", r.Body)
 	}
 	if m.Since != rezagent.Timestamp(now.Add(time.Millisecond-24*time.Hour)) {
 		t.Errorf("since = %s", m.Since)
@@ -770,15 +771,15 @@ func TestMetrics(t *testing.T) {
 	}
 
 	m = metrics{}
-	s.do(t, "GET", "/metrics?since="+now.Add(-30*time.Hour).Format(time.RFC3339), "").json(t, &m)
+	s.do(t, "GET", "/metrics?since="+now.Add(-30*time.Hour).Format(time.RFC3339), "").JSON(t, &m)
 	if m.Counts["completed"] != 8 || m.Total != 15 {
 		t.Errorf("30 h window: %+v", m)
 	}
 	m = metrics{}
 	r = s.do(t, "GET", "/metrics?since="+now.Add(-30*time.Second).Format(time.RFC3339Nano), "")
-	r.json(t, &m)
-	if m.Total != 0 || m.SuccessRate != nil || !strings.Contains(string(r.body), `"success_rate":null`) || len(m.Recent) != 10 {
-		t.Errorf("empty window: %s", r.body)
+	r.JSON(t, &m)
+	if m.Total != 0 || m.SuccessRate != nil || !strings.Contains(string(r.Body), `"success_rate":null`) || len(m.Recent) != 10 {
+		t.Errorf("empty window: %s", r.Body)
 	}
 
 	tests := []struct{ name, query, field string }{
@@ -789,7 +790,7 @@ func TestMetrics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, s.do(t, "GET", "/metrics?"+tt.query, ""), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.do(t, "GET", "/metrics?"+tt.query, ""), 400, "validation_failed", tt.field, "")
 		})
 	}
 }
@@ -835,8 +836,8 @@ func TestNew(t *testing.T) {
 	}
 	s := &service{h: h}
 	m := s.create(t, "scheduled_hello", `{"text":"hi"}`)
-	if r := s.do(t, "GET", "/messages/"+m.MessageID, ""); r.status != 200 {
-		t.Errorf("get: %d %s", r.status, r.body)
+	if r := s.do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+		t.Errorf("get: %d %s", r.Status, r.Body)
 	}
 }
 

@@ -35,25 +35,6 @@ func TestUpdateHeadroom(t *testing.T) {
 	}
 }
 
-func TestDynamoNumber(t *testing.T) {
-	tests := map[string]bool{
-		"0": true, "-0": true, "0.000": true, "1": true, "-42": true, "1.5": true, "1e10": true, "1E+10": true,
-		"12345678901234567890123456789012345678":   true,  // 38 digits
-		"123456789012345678901234567890123456789":  false, // 39
-		"1234567890123456789012345678901234567800": true,  // trailing zeros are not significant
-		"0.00000000000000000000000000000000000001": true,
-		"1e-130": true, "1e-131": false, "9.9e125": true, "1e126": false, "1e200": false,
-		"0e999": true, "1e99999999999999999999": false,
-		"1" + strings.Repeat("0", 125): true, "1" + strings.Repeat("0", 126): false,
-		"0." + strings.Repeat("0", 129) + "1": true, "0." + strings.Repeat("0", 130) + "1": false,
-	}
-	for in, want := range tests {
-		if got := dynamoNumber(in); got != want {
-			t.Errorf("dynamoNumber(%s) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 func TestCeilMicro(t *testing.T) {
 	base := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	for ns, want := range map[int]int{0: 0, 1: 1000, 999: 1000, 1000: 1000, 1001: 2000} {

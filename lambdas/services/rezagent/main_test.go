@@ -1,16 +1,11 @@
 package rezagent_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
@@ -30,34 +26,13 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // pinned clock alone.
 var epoch = time.Date(2031, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// clock is a deterministic clock advancing by step on each call.
-type clock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(c.step)
-	return c.t
-}
-
-// set moves the clock to t (the next reading is t + step).
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // service is the rezagent API on fresh tables created from the dev golden
 // template (the schema that deploys).
 type service struct {
 	h      http.Handler
 	client *dynamodb.Client
 	table  string
-	clock  *clock
+	clock  *apitest.Clock
 }
 
 type options struct {
@@ -82,59 +57,29 @@ func newService(t testing.TB, opts options) *service {
 	if opts.step == 0 {
 		opts.step = time.Millisecond
 	}
-	c := &clock{t: epoch, step: opts.step}
+	c := apitest.NewClock(epoch, opts.step)
 	client := testenv.Client(t)
-	cfg := rezagent.Config{Table: table, Stage: "dev", CursorKey: []byte("test-key"), Client: client, Now: c.now, ScanBudget: opts.scanBudget}
+	cfg := rezagent.Config{Table: table, Stage: "dev", CursorKey: []byte("test-key"), Client: client, Now: c.Now, ScanBudget: opts.scanBudget}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &service{h: rezagent.NewHandler(cfg), client: client, table: table, clock: c}
 }
 
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r response) json(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("response %d %s: %v", r.status, r.body, err)
-	}
-}
-
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Fields  []struct {
-			Field, Message string
-		} `json:"fields"`
-	} `json:"error"`
-	RequestID string `json:"request_id"`
-}
-
 // do sends a request; headers are name, value pairs.
-func (s *service) do(t testing.TB, method, path, body string, headers ...string) response {
+func (s *service) do(t testing.TB, method, path, body string, headers ...string) apitest.Response {
 	t.Helper()
-	req := httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	w := httptest.NewRecorder()
-	s.h.ServeHTTP(w, req)
-	return response{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+	return apitest.Do(t, s.h, method, path, body, headers...)
 }
 
 func (s *service) create(t testing.TB, messageType, payload string) rezagent.Message {
 	t.Helper()
 	r := s.do(t, "POST", "/messages", `{"message_type":"`+messageType+`","created_by":"scheduler","payload":`+payload+`}`)
-	if r.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	var m rezagent.Message
-	r.json(t, &m)
+	r.JSON(t, &m)
 	return m
 }
 
@@ -179,35 +124,6 @@ func (s *service) exists(t testing.TB, id string) bool {
 		t.Fatal(err)
 	}
 	return len(out.Item) > 0
-}
-
-// wantError checks an error response: status, code, and (when given) the
-// field named in the body and a fragment of the message.
-func wantError(t *testing.T, r response, status int, code, field, inMessage string) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
-	}
-	var e errorBody
-	r.json(t, &e)
-	if e.Error.Code != code {
-		t.Errorf("code = %q, want %q (%s)", e.Error.Code, code, r.body)
-	}
-	if e.RequestID == "" || e.RequestID != r.header.Get("X-Request-Id") {
-		t.Errorf("request_id %q does not match header %q", e.RequestID, r.header.Get("X-Request-Id"))
-	}
-	if field != "" {
-		found := false
-		for _, f := range e.Error.Fields {
-			found = found || f.Field == field
-		}
-		if !found || !strings.Contains(e.Error.Message, field) {
-			t.Errorf("error does not name field %q: %s", field, r.body)
-		}
-	}
-	if inMessage != "" && !strings.Contains(e.Error.Message, inMessage) {
-		t.Errorf("message %q does not contain %q", e.Error.Message, inMessage)
-	}
 }
 
 // id returns a fixed, valid message id distinct per (group, n).

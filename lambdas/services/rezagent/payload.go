@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 )
 
 // Payload is a message's content: a JSON object whose shape depends on the
@@ -68,7 +70,7 @@ func (p *Payload) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error
 		*p = nil
 		return nil
 	case *types.AttributeValueMemberM:
-		m, err := fromAttributeValue(v)
+		m, err := jsondoc.FromAttributeValue(v)
 		if err != nil {
 			return err
 		}
@@ -124,41 +126,6 @@ func toAttributeValue(v any) (types.AttributeValue, error) {
 	return nil, fmt.Errorf("rezagent: payload value of type %T", v)
 }
 
-func fromAttributeValue(av types.AttributeValue) (any, error) {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberNULL:
-		return nil, nil
-	case *types.AttributeValueMemberBOOL:
-		return v.Value, nil
-	case *types.AttributeValueMemberS:
-		return v.Value, nil
-	case *types.AttributeValueMemberN:
-		return json.Number(v.Value), nil
-	case *types.AttributeValueMemberL:
-		l := make([]any, len(v.Value))
-		for i, e := range v.Value {
-			x, err := fromAttributeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = x
-		}
-		return l, nil
-	case *types.AttributeValueMemberM:
-		m := make(map[string]any, len(v.Value))
-		for k, e := range v.Value {
-			x, err := fromAttributeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			m[k] = x
-		}
-		return m, nil
-	}
-	// Sets and binary are never written by this service.
-	return nil, fmt.Errorf("rezagent: unexpected %T in payload", av)
-}
-
 // payloadProblem is one invalid spot of a payload, named by its path
 // (payload.tags[2]).
 type payloadProblem struct{ path, msg string }
@@ -199,7 +166,7 @@ func checkPayload(messageType string, p Payload, max int) []payloadProblem {
 				walk(fmt.Sprintf("%s[%d]", path, i), e, depth+1)
 			}
 		case json.Number:
-			if !dynamoNumber(string(v)) {
+			if !jsondoc.ValidNumber(string(v)) {
 				add(path, "number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", truncate(string(v), 40))
 			}
 		}
@@ -254,31 +221,4 @@ func notificationSchema(p Payload, add func(path, format string, args ...any)) {
 			add("payload.click_url", "must be an http or https URL")
 		}
 	}
-}
-
-// dynamoNumber reports whether a JSON number fits DynamoDB's N type: at most
-// 38 significant digits, and zero or a magnitude from 1e-130 to below 1e126.
-func dynamoNumber(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	mant, exp := s, 0
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-		if err != nil {
-			return false
-		}
-		mant, exp = s[:i], e
-	}
-	intPart, frac, _ := strings.Cut(mant, ".")
-	digits := intPart + frac
-	lead := len(digits) - len(strings.TrimLeft(digits, "0"))
-	sig := strings.TrimRight(digits[lead:], "0")
-	if sig == "" {
-		return true // zero
-	}
-	if len(sig) > 38 {
-		return false
-	}
-	// value = d.ddd × 10^adjusted
-	adjusted := len(intPart) - lead - 1 + exp
-	return adjusted >= -130 && adjusted <= 125
 }

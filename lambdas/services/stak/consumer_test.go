@@ -233,9 +233,9 @@ func TestRealTTLExpiry(t *testing.T) {
 	p := s.poller(t, s.consumer.Handle)
 	// Published 8 days ago into an inbox with a 7-day TTL: expired a day
 	// ago, eligible for deletion at once.
-	s.clock.set(time.Now().Add(-8 * 24 * time.Hour))
+	s.clock.Set(time.Now().Add(-8 * 24 * time.Hour))
 	scenario(t, s)
-	s.clock.set(time.Now())
+	s.clock.Set(time.Now())
 
 	deadline := time.Now().Add(60 * time.Second)
 	for {

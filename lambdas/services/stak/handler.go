@@ -2,7 +2,6 @@ package stak
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,11 +32,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if table == "" {
 		return Config{}, fmt.Errorf("stak: %s is not set; it names the inbox table (stak-inbox-<stage>)", EnvTable)
 	}
-	key := []byte(getenv(EnvCursorKey))
-	if len(key) == 0 {
-		sum := sha256.Sum256([]byte("dynastack/stak/cursor/" + table))
-		key = sum[:]
-	}
+	key := cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+table)
 	return Config{Table: table, CursorKey: key}, nil
 }
 

@@ -41,8 +41,8 @@ func TestSettingsAndInboxes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.do(t, tt.method, tt.path, tt.body)
-			if r.status != tt.status {
-				t.Fatalf("%d %s, want %d", r.status, r.body, tt.status)
+			if r.Status != tt.status {
+				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
 			}
 		})
 	}
@@ -84,8 +84,8 @@ func TestPublish(t *testing.T) {
 	}
 	for name, body := range invalid {
 		t.Run(name, func(t *testing.T) {
-			if r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", body); r.status != 400 {
-				t.Errorf("%d %s, want 400", r.status, r.body)
+			if r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", body); r.Status != 400 {
+				t.Errorf("%d %s, want 400", r.Status, r.Body)
 			}
 		})
 	}
@@ -93,7 +93,7 @@ func TestPublish(t *testing.T) {
 		t.Fatalf("rejected publishes wrote %d items", n-before)
 	}
 
-	start := s.clock.now()
+	start := s.clock.Now()
 	m := s.toUsers(t, "Invoice", "billing", "u1", "u2")
 	if m.Recipients != 2 || len(m.Header.Audiences.UIDs) != 2 || len(m.Header.ID) != 19 || m.Kind != "UM" {
 		t.Errorf("published = %+v", m)
@@ -103,7 +103,7 @@ func TestPublish(t *testing.T) {
 		t.Errorf("expiredat = %d, want %d", m.ExpiredAt, want)
 	}
 	flash := s.toEveryone(t, "Sale", "flash")
-	if want := s.clock.now().Add(60 * time.Second).Unix(); flash.ExpiredAt < want-1 || flash.ExpiredAt > want {
+	if want := s.clock.Now().Add(60 * time.Second).Unix(); flash.ExpiredAt < want-1 || flash.ExpiredAt > want {
 		t.Errorf("flash expiredat = %d, want %d (inbox ttl.flash)", flash.ExpiredAt, want)
 	}
 	for _, uid := range []string{"u1", "u2"} {
@@ -118,7 +118,7 @@ func TestPublish(t *testing.T) {
 	s.must(t, 200, "PUT", "/tenants/acme/inboxes/plain", `{"title":"Plain","description":""}`, nil)
 	var p stak.Published
 	s.must(t, 201, "POST", "/tenants/acme/inboxes/plain/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, &p)
-	if want := s.clock.now().Add(10 * 24 * time.Hour).Unix(); p.ExpiredAt < want-1 || p.ExpiredAt > want {
+	if want := s.clock.Now().Add(10 * 24 * time.Hour).Unix(); p.ExpiredAt < want-1 || p.ExpiredAt > want {
 		t.Errorf("plain expiredat = %d, want %d (tenant ttl)", p.ExpiredAt, want)
 	}
 }
@@ -215,8 +215,8 @@ func TestFeed(t *testing.T) {
 		"/tenants/acme/inboxes/main/users/a%23b/messages",
 		"/tenants/acme/inboxes/main/users/$public/messages",
 	} {
-		if r := s.do(t, "GET", path, ""); r.status != 400 {
-			t.Errorf("GET %s: %d %s, want 400", path, r.status, r.body)
+		if r := s.do(t, "GET", path, ""); r.Status != 400 {
+			t.Errorf("GET %s: %d %s, want 400", path, r.Status, r.Body)
 		}
 	}
 	s.must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/messages", "", nil)
@@ -237,7 +237,7 @@ func TestFeedHidesExpired(t *testing.T) {
 	s.toEveryone(t, "pkeep", "")
 	// Two minutes on, the flash messages are past expiredat but still
 	// stored (TTL deletes days late): hidden, and pages stay full.
-	s.clock.set(s.clock.now().Add(2 * time.Minute))
+	s.clock.Set(s.clock.Now().Add(2 * time.Minute))
 	p := s.feed(t, "u1", "?limit=1")
 	if titles(p.Messages) != "pkeep" || p.Next == "" {
 		t.Fatalf("page 1 = %s next %q", titles(p.Messages), p.Next)
@@ -287,7 +287,7 @@ func TestMarkRead(t *testing.T) {
 
 	// An expired message cannot be marked.
 	fl := s.toUsers(t, "flash", "flash", "u1")
-	s.clock.set(s.clock.now().Add(2 * time.Minute))
+	s.clock.Set(s.clock.Now().Add(2 * time.Minute))
 	s.must(t, 404, "POST", base+fl.Header.ID+"/read", "", nil)
 	s.must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/stats", "", nil)
 }

@@ -1,20 +1,18 @@
 package stak_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
@@ -28,7 +26,7 @@ type service struct {
 	consumer *stak.Consumer
 	client   *dynamodb.Client
 	table    string
-	clock    *clock
+	clock    *apitest.Clock
 }
 
 func newService(t testing.TB) *service {
@@ -42,69 +40,31 @@ func newService(t testing.TB) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Now()}
+	// Each reading advances the clock a millisecond, so that message ids of
+	// one test are strictly ordered.
+	c := apitest.NewClock(time.Now(), time.Millisecond)
 	client := testenv.Client(t)
 	cfg.Client = client
-	cfg.Now = c.now
+	cfg.Now = c.Now
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &service{h: stak.NewHandler(cfg), consumer: stak.NewConsumerFromConfig(cfg), client: client, table: table, clock: c}
 }
 
-// clock is a settable clock; each reading advances it by a millisecond so
-// that message ids of one test are strictly ordered.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond)
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-type response struct {
-	status int
-	body   []byte
-}
-
-func (r response) json(t testing.TB, v any) {
+func (s *service) do(t testing.TB, method, path, body string) apitest.Response {
 	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("response %d %s: %v", r.status, r.body, err)
-	}
-}
-
-func (s *service) do(t testing.TB, method, path, body string) response {
-	t.Helper()
-	var req *http.Request
-	if body != "" {
-		req = httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))
-	} else {
-		req = httptest.NewRequest(method, path, nil)
-	}
-	w := httptest.NewRecorder()
-	s.h.ServeHTTP(w, req)
-	return response{status: w.Code, body: w.Body.Bytes()}
+	return apitest.Do(t, s.h, method, path, body)
 }
 
 func (s *service) must(t testing.TB, status int, method, path, body string, out any) {
 	t.Helper()
 	r := s.do(t, method, path, body)
-	if r.status != status {
-		t.Fatalf("%s %s: %d %s, want %d", method, path, r.status, r.body, status)
+	if r.Status != status {
+		t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
 	}
 	if out != nil {
-		r.json(t, out)
+		r.JSON(t, out)
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 )
 
 // Environment variables of the service.
@@ -25,7 +27,7 @@ const (
 	// EnvCursorKey optionally sets the key that signs feed cursors. Without
 	// it the key is derived from the table name (tamper-evident, not
 	// secret).
-	EnvCursorKey = "DYNASTACK_CURSOR_KEY"
+	EnvCursorKey = cursor.EnvKey
 )
 
 // Limits and defaults.

@@ -1,0 +1,125 @@
+package apitest_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+)
+
+// echo answers POST /echo with the body and the X-Test header it got, and
+// anything else with platform/api errors.
+func echo() http.Handler {
+	r := api.NewRouter()
+	r.Handle("POST /echo", func(w http.ResponseWriter, r *http.Request) error {
+		b, _ := io.ReadAll(r.Body)
+		if len(b) == 0 {
+			return api.Invalid(api.FieldError{Field: "body", Message: "is empty"})
+		}
+		api.WriteJSON(w, http.StatusOK, map[string]string{"body": string(b), "header": r.Header.Get("X-Test")})
+		return nil
+	})
+	return api.Instrument(slog.New(slog.DiscardHandler), r)
+}
+
+func TestDo(t *testing.T) {
+	r := apitest.Do(t, echo(), "POST", "/echo", "hello", "X-Test", "yes")
+	var got map[string]string
+	r.JSON(t, &got)
+	if r.Status != 200 || got["body"] != "hello" || got["header"] != "yes" || r.Header.Get("X-Request-Id") == "" {
+		t.Errorf("Do = %d %v %s", r.Status, r.Header, r.Body)
+	}
+}
+
+func TestWantError(t *testing.T) {
+	h := echo()
+	apitest.WantError(t, apitest.Do(t, h, "POST", "/echo", ""), 400, "validation_failed", "body", "empty")
+	apitest.WantError(t, apitest.Do(t, h, "GET", "/echo", ""), 405, "method_not_allowed", "", "")
+
+	r := apitest.Do(t, h, "POST", "/echo", "")
+	for _, tt := range []struct {
+		name              string
+		status            int
+		code, field, text string
+		r                 apitest.Response
+	}{
+		{"status", 404, "validation_failed", "", "", r},
+		{"code", 400, "not_found", "", "", r},
+		{"field", 400, "validation_failed", "name", "", r},
+		{"message", 400, "validation_failed", "", "missing", r},
+		{"request id", 400, "validation_failed", "", "", apitest.Response{Status: r.Status, Header: http.Header{}, Body: r.Body}},
+	} {
+		if failures := run(func(t testing.TB) { apitest.WantError(t, tt.r, tt.status, tt.code, tt.field, tt.text) }); len(failures) == 0 {
+			t.Errorf("%s: a wrong %s passed", tt.name, tt.name)
+		}
+	}
+}
+
+func TestClock(t *testing.T) {
+	start := time.Date(2026, 2, 9, 12, 0, 0, 0, time.UTC)
+	c := apitest.NewClock(start, time.Second)
+	if got := c.Now(); !got.Equal(start.Add(time.Second)) {
+		t.Errorf("first reading %v", got)
+	}
+	c.Advance(time.Hour)
+	if got := c.Now(); !got.Equal(start.Add(time.Hour + 2*time.Second)) {
+		t.Errorf("after Advance %v", got)
+	}
+	c.Set(start)
+	if got := c.Now(); !got.Equal(start.Add(time.Second)) {
+		t.Errorf("after Set %v", got)
+	}
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() { c.Now() })
+	}
+	wg.Wait()
+	if got := c.Now(); !got.Equal(start.Add(12 * time.Second)) {
+		t.Errorf("after concurrent readings %v", got)
+	}
+}
+
+// recorder is a testing.TB that records failures; Fatalf ends the
+// goroutine as testing.T's does.
+type recorder struct {
+	testing.TB
+	failures []string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+func run(f func(testing.TB)) []string {
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r.failures
+}
+
+func ExampleClock() {
+	c := apitest.NewClock(time.Date(2026, 2, 9, 12, 0, 0, 0, time.UTC), time.Millisecond)
+	fmt.Println(c.Now().Format(time.StampMilli))
+	fmt.Println(c.Now().Format(time.StampMilli))
+	// Output:
+	// Feb  9 12:00:00.001
+	// Feb  9 12:00:00.002
+}

@@ -1,0 +1,55 @@
+// Package ulid makes ULIDs (github.com/ulid/spec): a 48-bit millisecond
+// timestamp and 80 random bits in 26 Crockford base32 characters, so ids
+// made in different milliseconds sort by time as strings.
+//
+// Services use them as the unique suffix of sort keys that already start
+// with a timestamp, which is why there is no monotonic mode: the timestamp
+// in front orders the items, the random bits only keep two items of one
+// instant apart. The go.mod has no ULID module; this is the whole algorithm.
+package ulid
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"io"
+	"regexp"
+	"time"
+)
+
+// Len is the length of a ULID.
+const Len = 26
+
+// crockford is the ULID alphabet: no I, L, O, U, so ids read aloud safely.
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// pattern: 26 characters of 5 bits hold 130 bits, so the first character
+// carries only the top three bits of the timestamp.
+var pattern = regexp.MustCompile(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)
+
+// New returns a ULID for t with random bits from crypto/rand.
+func New(t time.Time) string { return NewFrom(t, rand.Reader) }
+
+// NewFrom returns a ULID for t with random bits read from random. It
+// panics when random fails: crypto/rand.Reader does not (Go 1.24+), so a
+// reader that does is a programming error.
+func NewFrom(t time.Time, random io.Reader) string {
+	var b [16]byte
+	ms := uint64(t.UnixMilli())
+	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
+	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
+	if _, err := io.ReadFull(random, b[6:]); err != nil {
+		panic("ulid: read random bytes: " + err.Error())
+	}
+	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	var out [Len]byte
+	// The top two of the 130 bits are zero.
+	for i := Len - 1; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// Valid reports whether s is a ULID in canonical (upper case) form.
+func Valid(s string) bool { return pattern.MatchString(s) }

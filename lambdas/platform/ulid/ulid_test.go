@@ -1,0 +1,72 @@
+package ulid_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ulid"
+)
+
+func TestNew(t *testing.T) {
+	at := time.Date(2026, 2, 4, 10, 0, 0, 0, time.UTC)
+	a, b := ulid.New(at), ulid.New(at.Add(time.Millisecond))
+	if !ulid.Valid(a) || !ulid.Valid(b) || a[:10] >= b[:10] || a == ulid.New(at) {
+		t.Errorf("ULIDs %s %s", a, b)
+	}
+}
+
+func TestNewFrom(t *testing.T) {
+	zeros := bytes.NewReader(make([]byte, 10))
+	ones := bytes.NewReader(bytes.Repeat([]byte{0xff}, 10))
+	tests := []struct {
+		at   time.Time
+		rand *bytes.Reader
+		want string
+	}{
+		{time.UnixMilli(0), zeros, "00000000000000000000000000"},
+		{time.UnixMilli(1<<48 - 1), ones, "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"},
+		// The spec's example timestamp.
+		{time.UnixMilli(1469918176385), bytes.NewReader(make([]byte, 10)), "01ARYZ6S410000000000000000"},
+	}
+	for _, tt := range tests {
+		if got := ulid.NewFrom(tt.at, tt.rand); got != tt.want || !ulid.Valid(got) {
+			t.Errorf("NewFrom(%d ms) = %s, want %s", tt.at.UnixMilli(), got, tt.want)
+		}
+	}
+}
+
+func TestNewFromFailingReader(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic for a failing reader")
+		}
+	}()
+	ulid.NewFrom(time.Now(), iotest.ErrReader(errors.New("broken")))
+}
+
+func TestValid(t *testing.T) {
+	for s, want := range map[string]bool{
+		"01ARYZ6S410000000000000000":  true,
+		"7ZZZZZZZZZZZZZZZZZZZZZZZZZ":  true,
+		"8ZZZZZZZZZZZZZZZZZZZZZZZZZ":  false, // beyond 48 bits of time
+		"01aryz6s410000000000000000":  false,
+		"01ARYZ6S41000000000000000I":  false,
+		"01ARYZ6S41000000000000000":   false,
+		"01ARYZ6S4100000000000000000": false,
+		"":                            false,
+	} {
+		if got := ulid.Valid(s); got != want {
+			t.Errorf("Valid(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func ExampleNewFrom() {
+	at := time.Date(2026, 2, 4, 10, 0, 0, 0, time.UTC)
+	fmt.Println(ulid.NewFrom(at, bytes.NewReader(make([]byte, 10))))
+	// Output: 01KGM1GC800000000000000000
+}
