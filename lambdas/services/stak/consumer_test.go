@@ -231,10 +231,12 @@ func TestRealTTLExpiry(t *testing.T) {
 	}
 	s := newService(t)
 	p := s.poller(t, s.consumer.Handle)
-	// Published 8 days ago into an inbox with a 7-day TTL: expired a day
-	// ago, eligible for deletion at once.
-	s.clock.Set(time.Now().Add(-8 * 24 * time.Hour))
+	// Published almost 7 days ago into an inbox with a 7-day TTL: the items
+	// expire a few seconds from now. Already-expired items could be swept
+	// by DynamoDB Local while the scenario still reads them.
+	s.clock.Set(time.Now().Add(-7*24*time.Hour + 5*time.Second))
 	scenario(t, s)
+	time.Sleep(time.Until(s.clock.Now().Add(7*24*time.Hour + time.Second)))
 	s.clock.Set(time.Now())
 
 	deadline := time.Now().Add(60 * time.Second)
