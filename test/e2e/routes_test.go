@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
@@ -56,6 +57,37 @@ func apiRoutes(t *testing.T, path string) []route {
 	return out
 }
 
+// checkSameRoutes: a route the handler serves but API Gateway does not
+// forward is unreachable in AWS (and works locally, where nothing filters).
+func checkSameRoutes(t *testing.T, h http.Handler, deployed []route) {
+	t.Helper()
+	routed, ok := h.(api.Routed)
+	if !ok {
+		t.Fatal("handler does not list its routes (build it with api.NewRouter and api.Instrument)")
+	}
+	want := map[string]bool{}
+	for _, r := range deployed {
+		want[r.method+" "+r.path] = true
+	}
+	got := map[string]bool{}
+	for _, p := range routed.Patterns() {
+		// Go's greedy wildcard {name...} is API Gateway's {name+}.
+		got[greedy.ReplaceAllString(p, "{$1+}")] = true
+	}
+	for p := range got {
+		if !want[p] {
+			t.Errorf("%s is served but not deployed: add it to the service's route list in infra/stacks", p)
+		}
+	}
+	for p := range want {
+		if !got[p] {
+			t.Errorf("%s is deployed but the handler registers no such pattern", p)
+		}
+	}
+}
+
+var greedy = regexp.MustCompile(`\{([A-Za-z0-9_]+)\.\.\.\}`)
+
 // TestEveryDeployedRouteIsServed: a route the gateway forwards but the code
 // does not serve (or serves under another method) would be a 404/405 in
 // production. Every service with an API is covered, in every stage.
@@ -75,6 +107,7 @@ func TestEveryDeployedRouteIsServed(t *testing.T) {
 				if len(routes) == 0 {
 					t.Fatalf("%s has a function but no API routes", path)
 				}
+				checkSameRoutes(t, h, routes)
 				for _, r := range routes {
 					target := pathParam.ReplaceAllString(r.path, "00000000-0000-4000-8000-000000000000")
 					req := httptest.NewRequest(r.method, target, bytes.NewReader([]byte(`{}`)))

@@ -179,3 +179,20 @@ func TestRouterAndMiddleware(t *testing.T) {
 		t.Errorf("internal error was not logged: %s", logs.String())
 	}
 }
+
+func TestRoutedThroughInstrument(t *testing.T) {
+	r := api.NewRouter()
+	r.Handle("GET /a", func(http.ResponseWriter, *http.Request) error { return nil })
+	r.Handle("POST /a/{id}", func(http.ResponseWriter, *http.Request) error { return nil })
+	h := api.Instrument(slog.New(slog.DiscardHandler), r)
+	routed, ok := h.(api.Routed)
+	if !ok {
+		t.Fatal("Instrument hides the router's patterns")
+	}
+	if got := strings.Join(routed.Patterns(), ","); got != "GET /a,POST /a/{id}" {
+		t.Errorf("Patterns() = %s", got)
+	}
+	if _, ok := api.Instrument(slog.New(slog.DiscardHandler), http.NotFoundHandler()).(api.Routed); ok {
+		t.Error("a plain handler became Routed")
+	}
+}

@@ -22,8 +22,10 @@ const (
 // request id (taken from the caller when it sent a sane one, so a trace
 // spans services; generated otherwise), echoed in X-Request-Id; one access
 // log line; and recovery from panics into a JSON 500.
+//
+// The result is Routed when h is.
 func Instrument(log *slog.Logger, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := incomingID(r)
 		ctx := WithLogger(logx.WithRequestID(r.Context(), id), log)
@@ -46,6 +48,15 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 		}()
 		h.ServeHTTP(sw, r)
 	})
+	if routed, ok := h.(Routed); ok {
+		return instrumented{HandlerFunc: fn, Routed: routed}
+	}
+	return fn
+}
+
+type instrumented struct {
+	http.HandlerFunc
+	Routed
 }
 
 func incomingID(r *http.Request) string {

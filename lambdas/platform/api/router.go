@@ -14,14 +14,25 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 // whose unmatched requests are answered with the JSON error shape instead of
 // the mux's text/plain 404 and 405 pages.
 type Router struct {
-	mux *http.ServeMux
+	mux      *http.ServeMux
+	patterns []string
 }
+
+// Routed is a handler that can list its route patterns, so tests can check
+// that what the handler serves and what API Gateway forwards are the same.
+type Routed interface {
+	Patterns() []string
+}
+
+// Patterns lists the registered patterns in registration order.
+func (rt *Router) Patterns() []string { return append([]string(nil), rt.patterns...) }
 
 // NewRouter returns an empty Router.
 func NewRouter() *Router { return &Router{mux: http.NewServeMux()} }
 
 // Handle registers h for pattern.
 func (rt *Router) Handle(pattern string, h HandlerFunc) {
+	rt.patterns = append(rt.patterns, pattern)
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			WriteError(w, r, err)
