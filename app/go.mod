@@ -13,6 +13,7 @@ require (
 	github.com/aws/constructs-go/constructs/v10 v10.8.1 // indirect
 	github.com/cdklabs/awscdk-asset-awscli-go/awscliv1/v2 v2.2.292 // indirect
 	github.com/cdklabs/awscdk-asset-node-proxy-agent-go/nodeproxyagentv6/v2 v2.1.3 // indirect
+	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2 // indirect
 	github.com/cdklabs/cloud-assembly-schema-go/awscdkcloudassemblyschema/v55 v55.3.0 // indirect
 	github.com/dynastack/dynastack/constructs v0.0.0 // indirect
 	github.com/fatih/color v1.19.0 // indirect
