@@ -1,0 +1,113 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Function and API contracts from the ITSM issue, applied to every service:
+// provided.al2023 on arm64, X-Ray active, log retention per stage, IAM
+// authorization on every route, and DynamoDB grants without wildcard actions
+// that name only tables and indexes of the function's own stack.
+func TestFunctionContracts(t *testing.T) {
+	retention := map[string]float64{"dev": 7, "stage": 30, "prod": 180}
+	functions := 0
+	for stage, stacks := range asm.Templates {
+		for id, tmpl := range stacks {
+			logGroups := tmpl.Resources("AWS::Logs::LogGroup")
+			for lid, fn := range tmpl.Resources("AWS::Lambda::Function") {
+				functions++
+				where := fmt.Sprintf("%s/%s %s", stage, id, lid)
+				p := props(fn)
+				if p["Runtime"] != "provided.al2023" || fmt.Sprint(p["Architectures"]) != "[arm64]" || p["Handler"] != "bootstrap" {
+					t.Errorf("%s: runtime %v %v %v, want provided.al2023 arm64 bootstrap", where, p["Runtime"], p["Architectures"], p["Handler"])
+				}
+				if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != "Active" {
+					t.Errorf("%s: tracing %v, want Active", where, p["TracingConfig"])
+				}
+				lc, _ := p["LoggingConfig"].(map[string]any)
+				ref, _ := lc["LogGroup"].(map[string]any)
+				lg, ok := logGroups[fmt.Sprint(ref["Ref"])]
+				if !ok {
+					t.Errorf("%s: no log group of its own (LoggingConfig %v)", where, p["LoggingConfig"])
+				} else if got := props(lg)["RetentionInDays"]; got != retention[stage] {
+					t.Errorf("%s: log retention %v days, want %v", where, got, retention[stage])
+				}
+			}
+			for lid, r := range tmpl.Resources("AWS::ApiGatewayV2::Route") {
+				if props(r)["AuthorizationType"] != "AWS_IAM" {
+					t.Errorf("%s/%s %s: route %v is not IAM-authorized", stage, id, lid, props(r)["RouteKey"])
+				}
+			}
+			checkDynamoGrants(t, stage+"/"+id, tmpl)
+		}
+	}
+	if functions < 18 { // five API functions and one stream consumer per stage
+		t.Errorf("%d functions in the app, want at least 18", functions)
+	}
+}
+
+func checkDynamoGrants(t *testing.T, where string, tmpl map[string]any) {
+	t.Helper()
+	tables := map[string]bool{}
+	res, _ := tmpl["Resources"].(map[string]any)
+	for lid, r := range res {
+		if r.(map[string]any)["Type"] == "AWS::DynamoDB::GlobalTable" {
+			tables[lid] = true
+		}
+	}
+	for lid, r := range res {
+		if r.(map[string]any)["Type"] != "AWS::IAM::Policy" {
+			continue
+		}
+		doc, _ := props(r.(map[string]any))["PolicyDocument"].(map[string]any)
+		statements, _ := doc["Statement"].([]any)
+		for _, s := range statements {
+			st := s.(map[string]any)
+			var dynamo []string
+			for _, a := range asList(st["Action"]) {
+				if strings.HasPrefix(a, "dynamodb:") {
+					dynamo = append(dynamo, a)
+					if strings.Contains(a, "*") {
+						t.Errorf("%s %s: wildcard action %s", where, lid, a)
+					}
+				}
+			}
+			// ListStreams has no resource-level permission; CDK merges it
+			// with other "*" statements (X-Ray).
+			if len(dynamo) == 0 || (len(dynamo) == 1 && dynamo[0] == "dynamodb:ListStreams") {
+				continue
+			}
+			raw, _ := json.Marshal(st["Resource"])
+			for _, ref := range regexpGetAtt.FindAllStringSubmatch(string(raw), -1) {
+				if !tables[ref[1]] {
+					t.Errorf("%s %s: DynamoDB grant on %s, not a table of this stack", where, lid, ref[1])
+				}
+			}
+			if strings.Contains(string(raw), `"*"`) || strings.Contains(string(raw), "index/*") {
+				t.Errorf("%s %s: DynamoDB grant on a wildcard resource: %s", where, lid, raw)
+			}
+		}
+	}
+}
+
+func asList(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+var regexpGetAtt = regexp.MustCompile(`"Fn::GetAtt":\["([A-Za-z0-9]+)","(?:Arn|StreamArn)"\]`)
