@@ -20,7 +20,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all deps dev admin synth test test-go test-consumer test-workflows snapshots guard diff lint clean
+.PHONY: all deps dev admin bench synth test test-go test-consumer test-workflows snapshots guard diff lint clean
 
 all: test
 
@@ -41,6 +41,11 @@ dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:$
 admin: deps ## DYNAMO_ENDPOINT=http://127.0.0.1:<port> make admin
 	@test -n "$${DYNAMO_ENDPOINT:-}" || { echo "set DYNAMO_ENDPOINT to the DynamoDB Local URL printed by make dev"; exit 2; }
 	node_modules/.bin/dynamodb-admin --host 127.0.0.1 --port $${ADMIN_PORT:-8001}
+
+# Handler vs raw SDK benchmarks against DynamoDB Local: the ratio is the
+# handler's overhead. Not part of make test (timings are not assertions).
+bench: deps ## make bench [BENCHTIME=300x]
+	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/...
 
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out
