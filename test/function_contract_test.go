@@ -3,6 +3,7 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dynastack/dynastack/test/cdkapp"
 	"regexp"
 	"strings"
 	"testing"
@@ -37,6 +38,7 @@ func TestFunctionContracts(t *testing.T) {
 					t.Errorf("%s: log retention %v days, want %v", where, got, retention[stage])
 				}
 			}
+			checkAlarms(t, stage+"/"+id, tmpl)
 			for lid, r := range tmpl.Resources("AWS::ApiGatewayV2::Route") {
 				if props(r)["AuthorizationType"] != "AWS_IAM" {
 					t.Errorf("%s/%s %s: route %v is not IAM-authorized", stage, id, lid, props(r)["RouteKey"])
@@ -111,3 +113,41 @@ func asList(v any) []string {
 }
 
 var regexpGetAtt = regexp.MustCompile(`"Fn::GetAtt":\["([A-Za-z0-9]+)","(?:Arn|StreamArn)"\]`)
+
+// checkAlarms: every function has an Errors alarm, every API a 5xx alarm,
+// every stream consumer an IteratorAge alarm.
+func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
+	t.Helper()
+	watched := map[string]map[string]bool{} // logical id -> metric names
+	for _, a := range tmpl.Resources("AWS::CloudWatch::Alarm") {
+		p := props(a)
+		for _, d := range list(p["Dimensions"]) {
+			if ref, ok := d["Value"].(map[string]any); ok {
+				target := fmt.Sprint(ref["Ref"])
+				if watched[target] == nil {
+					watched[target] = map[string]bool{}
+				}
+				watched[target][fmt.Sprint(p["MetricName"])] = true
+			}
+		}
+	}
+	streamed := map[string]bool{}
+	for _, m := range tmpl.Resources("AWS::Lambda::EventSourceMapping") {
+		if ref, ok := props(m)["FunctionName"].(map[string]any); ok {
+			streamed[fmt.Sprint(ref["Ref"])] = true
+		}
+	}
+	for lid := range tmpl.Resources("AWS::Lambda::Function") {
+		if !watched[lid]["Errors"] || !watched[lid]["Throttles"] {
+			t.Errorf("%s %s: no Errors/Throttles alarm (%v)", where, lid, watched[lid])
+		}
+		if streamed[lid] && !watched[lid]["IteratorAge"] {
+			t.Errorf("%s %s: stream consumer without an IteratorAge alarm", where, lid)
+		}
+	}
+	for lid := range tmpl.Resources("AWS::ApiGatewayV2::Api") {
+		if !watched[lid]["5xx"] {
+			t.Errorf("%s %s: API without a 5xx alarm (%v)", where, lid, watched[lid])
+		}
+	}
+}

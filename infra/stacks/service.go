@@ -80,8 +80,11 @@ func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, routes []Route) (
 		return nil, err
 	}
 	suppressAPIFunction(f)
-	if _, err := newHTTPAPI(stack, fn.service, cfg, f.Function, routes); err != nil {
+	alarmErrors(stack, fn.id, f.Function)
+	api, err := newHTTPAPI(stack, fn.service, cfg, f.Function, routes)
+	if err != nil {
 		return nil, err
 	}
+	alarmServerErrors(stack, "Api", api)
 	return f, nil
 }

@@ -92,6 +92,7 @@ func buildStak(stack awscdk.Stack, cfg config.Stage) error {
 			"dynamodb": map[string]any{"Keys": map[string]any{"sk": map[string]any{"S": awslambda.FilterRule_BeginsWith(jsii.String("m#"))}}},
 		})},
 	})
+	alarmStreamConsumer(stack, "StreamConsumer", consumer.Function, failures)
 	suppress(consumer.Role, suppression{
 		id:        "AwsSolutions-IAM5",
 		reason:    "X-Ray (PutTraceSegments, PutTelemetryRecords) and dynamodb:ListStreams support no resource-level permissions, so their resource is *; every other statement names the table or its stream.",
