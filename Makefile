@@ -20,7 +20,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all deps dev admin bench synth test test-go test-consumer test-workflows snapshots guard diff lint clean
+.PHONY: all deps dev admin bench deploy synth test test-go test-consumer test-workflows snapshots guard diff lint clean
 
 all: test
 
@@ -46,6 +46,11 @@ admin: deps ## DYNAMO_ENDPOINT=http://127.0.0.1:<port> make admin
 # handler's overhead. Not part of make test (timings are not assertions).
 bench: deps ## make bench [BENCHTIME=300x]
 	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/...
+
+# Needs AWS credentials and a bootstrapped account; IAM or security group
+# widening asks for confirmation.
+deploy: deps ## make deploy STAGE=dev
+	$(CDK) deploy --require-approval broadening '$(STAGE)/*'
 
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out
