@@ -3,24 +3,8 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
 	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
-	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
-func main() {
-	log := logx.New(os.Stdout, slog.LevelInfo).With("service", "rezagent")
-	slog.SetDefault(log)
-	// Built once per execution environment, outside the handler, so warm
-	// invocations reuse the client and its connections.
-	h, err := rezagent.New(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambdahttp.Start(h)
-}
+func main() { lambdahttp.Main("rezagent", rezagent.New) }

@@ -2,6 +2,10 @@ package api
 
 import (
 	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -88,4 +92,34 @@ func (v *Validator) Err() error {
 		return nil
 	}
 	return Invalid(v.fields...)
+}
+
+// Query returns the query of r and records a problem for every parameter
+// the route does not take or that is given twice: a misspelt ?stauts=
+// must not silently list everything. A query string that does not parse is
+// a problem too, since url.Values drops what it cannot parse and a mangled
+// cursor would then silently restart from the first page.
+func (v *Validator) Query(r *http.Request, allowed ...string) url.Values {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		v.Add("query", "is not a valid query string (percent-encode the values)")
+	}
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		switch {
+		case !slices.Contains(allowed, k):
+			v.Add(Truncate(k, 64), "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
+		case len(q[k]) > 1:
+			v.Add(k, "must be given at most once")
+		}
+	}
+	return q
+}
+
+// Truncate shortens caller input echoed in an error message to n
+// characters, so a huge or hostile value cannot bloat the answer or logs.
+func Truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }

@@ -157,7 +157,7 @@ type handler struct {
 func projectID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !validUUID(id) {
-		return "", api.NotFound("project %q not found", truncate(id, 64))
+		return "", api.NotFound("project %q not found", api.Truncate(id, 64))
 	}
 	return id, nil
 }
@@ -178,17 +178,7 @@ func pathPart(v *api.Validator, r *http.Request, name string, allowed ...string)
 // route does not take (a misspelt ?stauts= would otherwise list nothing
 // useful without saying why).
 func listParams(r *http.Request, v *api.Validator, extra ...string) (q url.Values, after string, limit int) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		// URL.Query drops what it cannot parse; a mangled cursor would
-		// then silently restart from the first page.
-		v.Add("query", "is not a valid query string (percent-encode the cursor as given)")
-	}
-	for name := range q {
-		if name != "limit" && name != "cursor" && !slices.Contains(extra, name) {
-			v.Add(name, "unknown query parameter")
-		}
-	}
+	q = v.Query(r, append([]string{"limit", "cursor"}, extra...)...)
 	limit = DefaultPageSize
 	if s := q.Get("limit"); q.Has("limit") {
 		n, err := strconv.Atoi(s)

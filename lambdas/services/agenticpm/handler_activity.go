@@ -187,7 +187,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
 	}
 	eid := r.PathValue("eid")
 	if !validUUID(eid) {
-		return api.NotFound("escalation %q not found", truncate(eid, 64))
+		return api.NotFound("escalation %q not found", api.Truncate(eid, 64))
 	}
 	var in decisionRequest
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 )
@@ -155,7 +156,7 @@ func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberS{Value: t}, nil
 	case json.Number:
 		if !jsondoc.ValidNumber(string(t)) {
-			return nil, &docError{fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", truncate(string(t), 40))}
+			return nil, &docError{fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", api.Truncate(string(t), 40))}
 		}
 		return &types.AttributeValueMemberN{Value: string(t)}, nil
 	case bool:

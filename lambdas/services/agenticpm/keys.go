@@ -75,10 +75,3 @@ func validUUID(s string) bool {
 func validKeyPart(s string) bool {
 	return utf8.RuneCountInString(s) <= MaxIdentifierChars && keyPartPattern.MatchString(s)
 }
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
-}

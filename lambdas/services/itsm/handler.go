@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -219,7 +218,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 func ticketID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if u, err := uuid.Parse(id); err != nil || len(id) != ticketIDLen || u.String() != id {
-		return "", api.NotFound("ticket %q not found", truncate(id, 64))
+		return "", api.NotFound("ticket %q not found", api.Truncate(id, 64))
 	}
 	return id, nil
 }
@@ -227,13 +226,6 @@ func ticketID(r *http.Request) (string, error) {
 func textField(v *api.Validator, field, s string, maxChars, maxBytes int) {
 	v.Text(field, s, 1, maxChars)
 	v.MaxBytes(field, s, maxBytes)
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // apiError maps store errors to HTTP errors; anything unknown stays a 500.

@@ -107,11 +107,8 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
-	q, err := queryParams(r, "status", "limit", "cursor")
-	if err != nil {
-		return err
-	}
 	var v api.Validator
+	q := v.Query(r, "status", "limit", "cursor")
 	n := limit(&v, q)
 	status := q.Get("status")
 	if q.Has("status") {
@@ -133,11 +130,8 @@ func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	q, err := queryParams(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
 	var v api.Validator
+	q := v.Query(r, "limit", "cursor")
 	n := limit(&v, q)
 	if err := v.Err(); err != nil {
 		return err

@@ -87,17 +87,14 @@ func (h *handler) entityLog(w http.ResponseWriter, r *http.Request) error {
 	case typ == EntityAccount && ValidAccountID(id), typ == EntitySchedule && validScheduleID(id):
 		return h.auditLog(w, r, &Entity{Type: typ, ID: id})
 	case typ == EntityAccount || typ == EntitySchedule:
-		return api.NotFound("%s %q not found", typ, truncate(id, 64))
+		return api.NotFound("%s %q not found", typ, api.Truncate(id, 64))
 	}
-	return api.NotFound("no audit log for entity type %q; use account or schedule", truncate(string(typ), 64))
+	return api.NotFound("no audit log for entity type %q; use account or schedule", api.Truncate(string(typ), 64))
 }
 
 func (h *handler) auditLog(w http.ResponseWriter, r *http.Request, e *Entity) error {
-	q, err := queryParams(r, "since", "until", "limit", "cursor")
-	if err != nil {
-		return err
-	}
 	var v api.Validator
+	q := v.Query(r, "since", "until", "limit", "cursor")
 	n := limit(&v, q)
 	since := timeQuery(&v, q, "since")
 	until := timeQuery(&v, q, "until")

@@ -8,11 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
@@ -197,26 +195,6 @@ func ptr[T any](v *api.Validator, field string, o optional[T]) *T {
 	return &o.V
 }
 
-// queryParams returns the query of r after checking that it holds only
-// allowed parameters, each at most once: a misspelt filter (?stauts=) must
-// not silently list everything.
-func queryParams(r *http.Request, allowed ...string) (url.Values, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return nil, api.BadRequest("malformed query string")
-	}
-	var v api.Validator
-	for k, vals := range q {
-		switch {
-		case !slices.Contains(allowed, k):
-			v.Add(truncate(k, 64), "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
-		case len(vals) > 1:
-			v.Add(k, "must be given at most once")
-		}
-	}
-	return q, v.Err()
-}
-
 // limit parses the optional page size.
 func limit(v *api.Validator, q url.Values) int {
 	s := q.Get("limit")
@@ -231,19 +209,12 @@ func limit(v *api.Validator, q url.Values) int {
 	return n
 }
 
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
-}
-
 // pathAccountID returns the path's account id. Anything but 12 digits
 // cannot name an account: 404 without a DynamoDB call.
 func pathAccountID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !ValidAccountID(id) {
-		return "", api.NotFound("account %q not found", truncate(id, 64))
+		return "", api.NotFound("account %q not found", api.Truncate(id, 64))
 	}
 	return id, nil
 }
@@ -252,7 +223,7 @@ func pathAccountID(r *http.Request) (string, error) {
 func pathScheduleID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !validScheduleID(id) {
-		return "", api.NotFound("schedule %q not found", truncate(id, 64))
+		return "", api.NotFound("schedule %q not found", api.Truncate(id, 64))
 	}
 	return id, nil
 }

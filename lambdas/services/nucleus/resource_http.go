@@ -65,7 +65,7 @@ func (h *handler) detachResource(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(arn) > MaxResourceARNBytes || !resourceARNPattern.MatchString(arn) {
-		return api.NotFound("resource %q is not attached to schedule %q", truncate(arn, 256), id)
+		return api.NotFound("resource %q is not attached to schedule %q", api.Truncate(arn, 256), id)
 	}
 	err = h.store.DetachResource(r.Context(), u, id, arn)
 	if errors.Is(err, ErrResourceNotFound) {

@@ -51,11 +51,8 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := queryParams(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
 	var v api.Validator
+	q := v.Query(r, "limit", "cursor")
 	n := limit(&v, q)
 	if err := v.Err(); err != nil {
 		return err
@@ -121,11 +118,8 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
-	q, err := queryParams(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
 	var v api.Validator
+	q := v.Query(r, "limit", "cursor")
 	n := limit(&v, q)
 	if err := v.Err(); err != nil {
 		return err

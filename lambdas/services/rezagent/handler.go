@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -234,30 +233,6 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// query returns the single value of each allowed parameter, and a
-// validation error for unknown or repeated ones: a misspelt ?stauts=failed
-// would otherwise silently list the whole stage.
-func query(r *http.Request, v *api.Validator, allowed ...string) map[string]string {
-	out := map[string]string{}
-	q := r.URL.Query()
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		switch {
-		case !slices.Contains(allowed, k):
-			v.Add(truncate(k, 64), "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
-		case len(q[k]) > 1:
-			v.Add(k, "must be given once")
-		default:
-			out[k] = q[k][0]
-		}
-	}
-	return out
-}
-
 // parseTime accepts RFC 3339 (any precision and offset) or a bare date,
 // which means midnight UTC.
 func parseTime(v *api.Validator, field, s string) time.Time {
@@ -280,16 +255,16 @@ func parseTime(v *api.Validator, field, s string) time.Time {
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	p := query(r, &v, "stage", "status", "from", "to", "limit", "cursor")
+	p := v.Query(r, "stage", "status", "from", "to", "limit", "cursor")
 	var q Query
-	if st, ok := p["stage"]; ok && st != h.store.stage {
+	if st := p.Get("stage"); p.Has("stage") && st != h.store.stage {
 		if slices.Contains(Stages, st) {
 			v.Add("stage", "this deployment serves stage %s; messages of %s are in that stage's deployment", h.store.stage, st)
 		} else {
 			v.Add("stage", "must be %s (one of %s, served by separate deployments)", h.store.stage, strings.Join(Stages, ", "))
 		}
 	}
-	if st, ok := p["status"]; ok {
+	if st := p.Get("status"); p.Has("status") {
 		all := make([]string, len(Statuses))
 		for i, s := range Statuses {
 			all[i] = string(s)
@@ -297,19 +272,19 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		v.OneOf("status", st, all...)
 		q.Status = Status(st)
 	}
-	q.From = parseTime(&v, "from", p["from"])
-	q.To = parseTime(&v, "to", p["to"])
+	q.From = parseTime(&v, "from", p.Get("from"))
+	q.To = parseTime(&v, "to", p.Get("to"))
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		v.Add("to", "must be after from")
 	}
-	if s, ok := p["limit"]; ok {
+	if s := p.Get("limit"); p.Has("limit") {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxPageSize {
 			v.Add("limit", "must be an integer from 1 to %d", MaxPageSize)
 		}
 		q.Limit = n
 	}
-	q.Cursor = p["cursor"]
+	q.Cursor = p.Get("cursor")
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -323,10 +298,10 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	p := query(r, &v, "since")
+	p := v.Query(r, "since")
 	now := h.store.now()
 	since := now.Add(-24 * time.Hour)
-	if s, ok := p["since"]; ok {
+	if s := p.Get("since"); p.Has("since") {
 		if s == "" {
 			v.Add("since", "must not be empty")
 		} else if since = parseTime(&v, "since", s); since.After(now) {
@@ -350,16 +325,9 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 func messageID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if u, err := uuid.Parse(id); err != nil || len(id) != messageIDLen || u.String() != id {
-		return "", api.NotFound("message %q not found", truncate(id, 64))
+		return "", api.NotFound("message %q not found", api.Truncate(id, 64))
 	}
 	return id, nil
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // apiError maps store errors to HTTP errors; anything unknown stays a 500.

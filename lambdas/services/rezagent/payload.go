@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 )
 
@@ -167,7 +168,7 @@ func checkPayload(messageType string, p Payload, max int) []payloadProblem {
 			}
 		case json.Number:
 			if !jsondoc.ValidNumber(string(v)) {
-				add(path, "number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", truncate(string(v), 40))
+				add(path, "number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", api.Truncate(string(v), 40))
 			}
 		}
 	}

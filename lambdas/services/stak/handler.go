@@ -369,7 +369,7 @@ func (h *handler) markRead(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("id")
 	if !validMessageID(id) {
-		return api.NotFound("message %q not found", truncate(id))
+		return api.NotFound("message %q not found", api.Truncate(id, 64))
 	}
 	m, changed, err := h.store.MarkRead(r.Context(), p.tenant, p.inbox, p.uid, id)
 	if err != nil {
@@ -390,13 +390,6 @@ func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	api.WriteJSON(w, http.StatusOK, st)
 	return nil
-}
-
-func truncate(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return s[:64] + "…"
 }
 
 // apiError maps store errors to HTTP errors; anything unknown stays a 500.
