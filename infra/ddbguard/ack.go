@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/dynastack/dynastack/infra/assembly"
 )
 
 // Ack acknowledges one hazard on purpose. Stage and Stack may be "*"; the
@@ -92,7 +94,7 @@ func ParseAcks(path string, data []byte) ([]Ack, error) {
 func LoadAcks(path string) ([]Ack, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, malformed("%s: cannot read: %v", path, unwrapPathError(err))
+		return nil, malformed("%s: cannot read: %v", path, assembly.UnwrapPathError(err))
 	}
 	return ParseAcks(path, data)
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/dynastack/dynastack/infra/assembly"
 )
 
 // Layout is how a Set was laid out on disk.
@@ -60,7 +62,7 @@ type Resource struct {
 func Load(path string) (Set, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return Set{}, malformed("%s: cannot read: %v", path, unwrapPathError(err))
+		return Set{}, malformed("%s: cannot read: %v", path, assembly.UnwrapPathError(err))
 	}
 	if !info.IsDir() {
 		t, err := ReadTemplate(path)
@@ -83,7 +85,7 @@ func Load(path string) (Set, error) {
 		return Set{}, malformed("%s: holds both a cloud assembly (manifest.json) and golden stage directories (%s); pass one layout per side", path, strings.Join(golden, ", "))
 	case assembly:
 		set = Set{Path: path, Layout: LayoutAssembly}
-		err = set.loadAssembly(path, "")
+		err = set.loadAssembly(path)
 	case len(golden) > 0:
 		set = Set{Path: path, Layout: LayoutGolden}
 		err = set.loadGolden(path, golden)
@@ -102,16 +104,6 @@ func Load(path string) (Set, error) {
 		seen[key] = t.Path
 	}
 	return set, nil
-}
-
-// unwrapPathError drops the path from a *fs.PathError, which the message
-// names already.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Compatible refuses a file on one side and a directory on the other: the
@@ -139,7 +131,7 @@ func isAssembly(dir string) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
 		return true, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, malformed("%s: cannot read: %v", filepath.Join(dir, "manifest.json"), unwrapPathError(err))
+		return false, malformed("%s: cannot read: %v", filepath.Join(dir, "manifest.json"), assembly.UnwrapPathError(err))
 	}
 	return false, nil
 }
@@ -148,7 +140,7 @@ func isAssembly(dir string) (bool, error) {
 func goldenStages(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, malformed("%s: cannot read: %v", dir, unwrapPathError(err))
+		return nil, malformed("%s: cannot read: %v", dir, assembly.UnwrapPathError(err))
 	}
 	var stages []string
 	for _, e := range entries {
@@ -189,64 +181,20 @@ func (s *Set) loadGolden(dir string, stages []string) error {
 	return nil
 }
 
-type manifest struct {
-	Artifacts map[string]struct {
-		Type        string `json:"type"`
-		DisplayName string `json:"displayName"`
-		Properties  struct {
-			TemplateFile  string `json:"templateFile"`
-			DirectoryName string `json:"directoryName"`
-			DisplayName   string `json:"displayName"`
-		} `json:"properties"`
-	} `json:"artifacts"`
-}
-
-// loadAssembly reads a cloud assembly's stacks, following nested assemblies
-// (CDK stages), whose display name is the stage.
-func (s *Set) loadAssembly(dir, stage string) error {
-	path := filepath.Join(dir, "manifest.json")
-	data, err := os.ReadFile(path)
+// loadAssembly reads a cloud assembly's stacks, nested stage assemblies
+// included.
+func (s *Set) loadAssembly(dir string) error {
+	stacks, err := assembly.Stacks(dir)
 	if err != nil {
-		return malformed("%s: cannot read: %v", path, unwrapPathError(err))
+		return malformed("%v", err)
 	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return malformed("%s: invalid JSON: %v", path, err)
-	}
-	names := slices.Sorted(maps.Keys(m.Artifacts))
-	for _, name := range names {
-		a := m.Artifacts[name]
-		switch a.Type {
-		case "cdk:cloud-assembly":
-			if a.Properties.DirectoryName == "" {
-				return malformed("%s: artifact %s has no properties.directoryName", path, name)
-			}
-			nested := a.Properties.DisplayName
-			if nested == "" {
-				nested = strings.TrimPrefix(a.Properties.DirectoryName, "assembly-")
-			}
-			if err := s.loadAssembly(filepath.Join(dir, a.Properties.DirectoryName), nested); err != nil {
-				return err
-			}
-		case "aws:cloudformation:stack":
-			if a.Properties.TemplateFile == "" {
-				return malformed("%s: stack artifact %s has no properties.templateFile", path, name)
-			}
-			t, err := ReadTemplate(filepath.Join(dir, a.Properties.TemplateFile))
-			if err != nil {
-				return err
-			}
-			display := a.DisplayName
-			if display == "" {
-				display = name
-			}
-			if st, stack, ok := strings.Cut(display, "/"); ok {
-				t.Stage, t.Stack = st, stack
-			} else {
-				t.Stage, t.Stack = stage, display
-			}
-			s.Templates = append(s.Templates, t)
+	for _, st := range stacks {
+		t, err := ReadTemplate(st.Template)
+		if err != nil {
+			return err
 		}
+		t.Stage, t.Stack = st.Stage, st.ID
+		s.Templates = append(s.Templates, t)
 	}
 	return nil
 }
@@ -255,7 +203,7 @@ func (s *Set) loadAssembly(dir, stage string) error {
 func ReadTemplate(path string) (*Template, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, malformed("%s: cannot read: %v", path, unwrapPathError(err))
+		return nil, malformed("%s: cannot read: %v", path, assembly.UnwrapPathError(err))
 	}
 	return ParseTemplate(path, data)
 }

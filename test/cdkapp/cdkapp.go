@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/cdktest"
+	"github.com/dynastack/dynastack/infra/assembly"
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/infra/stacks"
 )
@@ -93,56 +93,29 @@ func Read(dir string) (*Assembly, error) {
 	return asm, err
 }
 
-type manifest struct {
-	Artifacts map[string]struct {
-		Type        string `json:"type"`
-		DisplayName string `json:"displayName"`
-		Properties  struct {
-			TemplateFile          string `json:"templateFile"`
-			DirectoryName         string `json:"directoryName"`
-			StackName             string `json:"stackName"`
-			TerminationProtection bool   `json:"terminationProtection"`
-		} `json:"properties"`
-	} `json:"artifacts"`
-}
-
 func readManifest(dir string, asm *Assembly) error {
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	stacks, err := assembly.Stacks(dir)
 	if err != nil {
 		return err
 	}
-	var m manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("%s/manifest.json: %w", dir, err)
-	}
-	for _, a := range m.Artifacts {
-		switch a.Type {
-		case "cdk:cloud-assembly":
-			if err := readManifest(filepath.Join(dir, a.Properties.DirectoryName), asm); err != nil {
-				return err
-			}
-		case "aws:cloudformation:stack":
-			stage, stack, ok := strings.Cut(a.DisplayName, "/")
-			if !ok {
-				return fmt.Errorf("stack %q is not inside a stage: every stack belongs to dev, stage or prod", a.DisplayName)
-			}
-			raw, err := os.ReadFile(filepath.Join(dir, a.Properties.TemplateFile))
-			if err != nil {
-				return err
-			}
-			var t Template
-			if err := json.Unmarshal(raw, &t); err != nil {
-				return fmt.Errorf("%s: %w", a.Properties.TemplateFile, err)
-			}
-			if asm.Templates[stage] == nil {
-				asm.Templates[stage] = map[string]Template{}
-			}
-			asm.Templates[stage][stack] = t
-			if asm.Stacks[stage] == nil {
-				asm.Stacks[stage] = map[string]Stack{}
-			}
-			asm.Stacks[stage][stack] = Stack{StackName: a.Properties.StackName, TerminationProtection: a.Properties.TerminationProtection}
+	for _, st := range stacks {
+		if st.Stage == "" {
+			return fmt.Errorf("stack %q is not inside a stage: every stack belongs to dev, stage or prod", st.ID)
 		}
+		raw, err := os.ReadFile(st.Template)
+		if err != nil {
+			return err
+		}
+		var t Template
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return fmt.Errorf("%s: %w", st.Template, err)
+		}
+		if asm.Templates[st.Stage] == nil {
+			asm.Templates[st.Stage] = map[string]Template{}
+			asm.Stacks[st.Stage] = map[string]Stack{}
+		}
+		asm.Templates[st.Stage][st.ID] = t
+		asm.Stacks[st.Stage][st.ID] = Stack{StackName: st.StackName, TerminationProtection: st.TerminationProtection}
 	}
 	return nil
 }
