@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
@@ -36,6 +37,17 @@ var consumers = map[string]streams.Constructor{
 	"stak-stream": func(ctx context.Context, getenv func(string) string) (streams.Consumer, error) {
 		return stak.NewConsumer(ctx, getenv)
 	},
+}
+
+// jobs maps the DYNASTACK_SERVICE values of scheduled functions to their
+// constructors; Lambda runs them through schedule.Main in cmd/<name>, the
+// local runner on a local rate.
+var jobs = map[string]schedule.Constructor{}
+
+// LookupJob returns the constructor of the named scheduled job.
+func LookupJob(name string) (schedule.Constructor, bool) {
+	c, ok := jobs[name]
+	return c, ok
 }
 
 // LookupConsumer returns the constructor of the named stream consumer.
