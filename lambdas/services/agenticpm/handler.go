@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Environment variables of the service.
@@ -45,28 +44,20 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("agenticpm: %s is not set; it names the table (AgenticPM-<stage>)", EnvTable)
+	v, err := service.Required("agenticpm", getenv, service.Var{Name: EnvTable, Names: "AgenticPM-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	key := cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+table)
-	return Config{Table: table, CursorKey: key}, nil
+	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0])}, nil
 }
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client = client
-	return NewHandler(cfg), nil
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
 }
+
+func (c *Config) setClient(client API) { c.Client = client }
 
 // Routes lists the API's routes as "METHOD /path" patterns, in the form
 // API Gateway and infra/stacks take them.
@@ -100,13 +91,7 @@ var Routes = []string{
 // NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
 // describes each route of Routes.
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("agenticpm: Config.Client is nil")
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "agenticpm")
-	}
+	log := service.Logger("agenticpm", cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
