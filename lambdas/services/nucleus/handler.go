@@ -71,27 +71,9 @@ func New(ctx context.Context, getenv func(string) string) (http.Handler, error) 
 
 func (c *Config) setClient(client API) { c.Client = client }
 
-// Routes lists the routes of the HTTP API, as API Gateway needs them
-// ({arn+} is greedy: ARNs contain slashes).
-var Routes = []string{
-	"POST /accounts",
-	"GET /accounts",
-	"GET /accounts/{id}",
-	"PATCH /accounts/{id}",
-	"GET /accounts/{id}/resources",
-	"POST /schedules",
-	"GET /schedules",
-	"GET /schedules/{id}",
-	"PATCH /schedules/{id}",
-	"PUT /schedules/{id}/resources",
-	"DELETE /schedules/{id}/resources/{arn+}",
-	"POST /audit",
-	"GET /audit",
-	"GET /audit/global",
-	"GET /audit/{entityType}/{id}",
-}
-
 // NewHandler returns the HTTP API (docs/schemas/nucleus.md, "HTTP API").
+// infra/stacks deploys the same routes (test/e2e compares the two); Go's
+// greedy {arn...} is API Gateway's {arn+}.
 func NewHandler(cfg Config) http.Handler {
 	log := service.Logger("nucleus", cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Tables, cfg.CursorKey)
