@@ -80,13 +80,7 @@ func Endpoint(t testing.TB) string {
 // test endpoint, env supplies the rest, and nothing leaks in from the
 // developer's shell.
 func Getenv(t testing.TB, env map[string]string) func(string) string {
-	endpoint := Endpoint(t)
-	return func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return endpoint
-		}
-		return env[k]
-	}
+	return ddb.WithEndpoint(Endpoint(t), func(k string) string { return env[k] })
 }
 
 // Client returns a DynamoDB client for the test endpoint.

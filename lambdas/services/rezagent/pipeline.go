@@ -16,6 +16,7 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Pipeline environment (set by infra/stacks/rezagent.go).
@@ -143,33 +144,20 @@ func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Su
 	if err != nil {
 		return nil, err
 	}
-	in := &dynamodb.QueryInput{
+	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(statusIndex),
 		KeyConditionExpression:    expr.KeyCondition(),
 		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-		Limit:                     aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, storeError("Query", err)
 	}
 	var out []Summary
-	for len(out) < limit {
-		page, err := s.client.Query(ctx, in)
-		if err != nil {
-			return out, storeError("Query", err)
-		}
-		var items []Summary
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return out, err
-		}
-		out = append(out, items...)
-		if len(page.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
-	}
-	if len(out) > limit {
-		out = out[:limit]
+	if err := attributevalue.UnmarshalListOfMaps(page.Items, &out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
