@@ -318,15 +318,20 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var v api.Validator
+	q := v.Query(r, "limit", "cursor")
+	if err := v.Err(); err != nil {
+		return err
+	}
 	limit := DefaultPageSize
-	if s := r.URL.Query().Get("limit"); s != "" {
+	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxPageSize {
 			return api.Invalid(api.FieldError{Field: "limit", Message: fmt.Sprintf("must be an integer from 1 to %d", MaxPageSize)})
 		}
 		limit = n
 	}
-	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, r.URL.Query().Get("cursor"), limit)
+	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, q.Get("cursor"), limit)
 	if err != nil {
 		return apiError(err)
 	}
