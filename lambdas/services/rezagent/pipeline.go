@@ -168,6 +168,7 @@ func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Su
 // in retry_count. It answers ErrNotFound (no such live message), ErrFinal
 // (completed or failed), or ErrBusy (a live lease of another delivery):
 // the conditions make concurrent deliveries of one message claim it once.
+// With ErrFinal and ErrBusy it also returns the message as found.
 func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Time) (*Message, error) {
 	if token == "" || len(token) > maxLeaseTokenLen {
 		return nil, fmt.Errorf("%w: lease token must be 1-%d bytes", ErrInvalidInput, maxLeaseTokenLen)
@@ -201,9 +202,9 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 	case cur == nil:
 		return nil, ErrNotFound
 	case cur.Status == StatusCompleted || cur.Status == StatusFailed:
-		return nil, ErrFinal
+		return cur, ErrFinal
 	default:
-		return nil, ErrBusy
+		return cur, ErrBusy // cur.LeaseToken names the holder
 	}
 }
 
