@@ -270,7 +270,6 @@ func (w *workers) mount(mux *http.ServeMux) {
 	})
 }
 
-
 // describe is the second ready line: what runs besides the APIs and where
 // to look.
 func (w *workers) describe(base string) string {
