@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -28,6 +31,10 @@ const (
 	// still detects tampering and binds cursors to their query, but is not
 	// secret.
 	EnvCursorKey = cursor.EnvKey
+	// EnvEventBus names the EventBridge bus that released actions are put
+	// on (name or ARN). Without it releases still happen and wait in the
+	// outbox.
+	EnvEventBus = "AGENTICPM_EVENT_BUS"
 )
 
 // Config configures NewHandler.
@@ -41,6 +48,10 @@ type Config struct {
 	// Now and NewID default to time.Now and random UUIDs; tests pin them.
 	Now   func() time.Time
 	NewID func() string
+	// EventBus and Events are where released actions go (PutEvents);
+	// New sets Events when EventBus is set.
+	EventBus string
+	Events   EventsAPI
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
@@ -50,21 +61,54 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("agenticpm: %s is not set; it names the table (AgenticPM-<stage>)", EnvTable)
 	}
 	key := cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+table)
-	return Config{Table: table, CursorKey: key}, nil
+	return Config{Table: table, CursorKey: key, EventBus: getenv(EnvEventBus)}, nil
+}
+
+// configWithClients reads the configuration and builds the DynamoDB client
+// and, with a bus, the EventBridge client (its endpoint overridable by
+// AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does).
+func configWithClients(ctx context.Context, getenv func(string) string) (Config, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return cfg, err
+	}
+	client, err := ddb.NewClient(ctx, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Client = client
+	if cfg.EventBus != "" {
+		awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
+			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
+		})
+	}
+	return cfg, nil
+}
+
+// storeFromConfig is the store of the API and of the release job.
+func storeFromConfig(cfg Config, log *slog.Logger) *Store {
+	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
+	if cfg.Now != nil {
+		store.now = cfg.Now
+	}
+	if cfg.NewID != nil {
+		store.newID = cfg.NewID
+	}
+	store.events, store.bus, store.log = cfg.Events, cfg.EventBus, log
+	return store
 }
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := ConfigFromEnv(getenv)
+	cfg, err := configWithClients(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client = client
 	return NewHandler(cfg), nil
 }
 
@@ -88,6 +132,9 @@ var Routes = []string{
 	"GET /escalations",
 	"POST /projects/{id}/actions",
 	"GET /projects/{id}/actions",
+	"POST /projects/{id}/actions/{aid}/release",
+	"POST /projects/{id}/actions/{aid}/cancel",
+	"GET /actions/held",
 	"PUT /projects/{id}/checkpoints/{integration}/{key}",
 	"GET /projects/{id}/checkpoints/{integration}/{key}",
 	"PUT /integrations/{name}",
@@ -107,14 +154,7 @@ func NewHandler(cfg Config) http.Handler {
 	if log == nil {
 		log = slog.Default().With("service", "agenticpm")
 	}
-	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
-	if cfg.Now != nil {
-		store.now = cfg.Now
-	}
-	if cfg.NewID != nil {
-		store.newID = cfg.NewID
-	}
-	h := &handler{store: store}
+	h := &handler{store: storeFromConfig(cfg, log)}
 	handlers := map[string]api.HandlerFunc{
 		"POST /projects":                                     h.createProject,
 		"GET /projects":                                      h.listProjects,
@@ -133,6 +173,9 @@ func NewHandler(cfg Config) http.Handler {
 		"GET /escalations":                                   h.listEscalations,
 		"POST /projects/{id}/actions":                        h.recordAction,
 		"GET /projects/{id}/actions":                         h.listActions,
+		"POST /projects/{id}/actions/{aid}/release":          h.releaseAction,
+		"POST /projects/{id}/actions/{aid}/cancel":           h.cancelAction,
+		"GET /actions/held":                                  h.listHeldActions,
 		"PUT /projects/{id}/checkpoints/{integration}/{key}": h.putCheckpoint,
 		"GET /projects/{id}/checkpoints/{integration}/{key}": h.getCheckpoint,
 		"PUT /integrations/{name}":                           h.putIntegration,
