@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -147,4 +148,23 @@ func (m *Meter) String() string {
 	}
 	sort.Strings(ops)
 	return strings.Join(ops, " ")
+}
+
+// Add adds what other counted to m, so a benchmark can meter only the
+// measured part of each iteration (Reset other before it, Add after).
+func (m *Meter) Add(other *Meter) {
+	other.mu.Lock()
+	reqs, capa := maps.Clone(other.requests), maps.Clone(other.capacity)
+	other.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.requests == nil {
+		m.requests, m.capacity = map[string]int{}, map[string]float64{}
+	}
+	for op, n := range reqs {
+		m.requests[op] += n
+	}
+	for op, c := range capa {
+		m.capacity[op] += c
+	}
 }
