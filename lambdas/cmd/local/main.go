@@ -95,13 +95,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		endpoint = srv.Endpoint
 		log.Info("dynamodb local started", "endpoint", endpoint, "pid", srv.PID())
 	}
-	getenv := func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return endpoint
-		}
-		return os.Getenv(k)
-	}
-	client, err := ddb.NewClient(ctx, getenv)
+	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(endpoint, os.Getenv))
 	if err != nil {
 		return err
 	}
@@ -132,15 +126,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 				if err != nil {
 					return err
 				}
-				err = startConsumer(ctx, log, cons, t, fn, names, client, func(k string) string {
-					if k == ddb.EnvEndpoint {
-						return endpoint
-					}
-					if v, ok := fnEnv[k]; ok {
-						return v
-					}
-					return os.Getenv(k)
-				})
+				err = startConsumer(ctx, log, cons, t, fn, names, client, ddb.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv)))
 				if err != nil {
 					return fmt.Errorf("stream consumer %s: %w", name, err)
 				}
@@ -157,15 +143,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return err
 			}
-			h, err := ctor(ctx, func(k string) string {
-				if k == ddb.EnvEndpoint {
-					return endpoint
-				}
-				if v, ok := fnEnv[k]; ok {
-					return v
-				}
-				return os.Getenv(k)
-			})
+			h, err := ctor(ctx, ddb.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv)))
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
@@ -216,4 +194,15 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		return err
 	}
 	return nil
+}
+
+// overlay reads env first and getenv for the rest: a function's template
+// environment over the runner's own.
+func overlay(env map[string]string, getenv func(string) string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return getenv(k)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -18,7 +17,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Environment variables of the service.
@@ -56,36 +55,41 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("agenticpm: %s is not set; it names the table (AgenticPM-<stage>)", EnvTable)
+	v, err := service.Required("agenticpm", getenv, service.Var{Name: EnvTable, Names: "AgenticPM-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	key := cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+table)
-	return Config{Table: table, CursorKey: key, EventBus: getenv(EnvEventBus)}, nil
+	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0]), EventBus: getenv(EnvEventBus)}, nil
 }
 
-// configWithClients reads the configuration and builds the DynamoDB client
-// and, with a bus, the EventBridge client (its endpoint overridable by
-// AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does).
+// New builds the service from the environment: the constructor the service
+// registry and the Lambda main use.
+func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+	cfg, err := configWithClients(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewHandler(cfg), nil
+}
+
+func (c *Config) setClient(client API) { c.Client = client }
+
+// configWithClients is the shared preamble plus, with a bus, the
+// EventBridge client (its endpoint overridable by
+// AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does): the API and the
+// release job build their configuration with it.
 func configWithClients(ctx context.Context, getenv func(string) string) (Config, error) {
-	cfg, err := ConfigFromEnv(getenv)
+	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, func(c Config) Config { return c })
+	if err != nil || cfg.EventBus == "" {
+		return cfg, err
+	}
+	awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
 	if err != nil {
 		return cfg, err
 	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Client = client
-	if cfg.EventBus != "" {
-		awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
-			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
-		})
-	}
+	cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
+		o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
+	})
 	return cfg, nil
 }
 
@@ -102,92 +106,40 @@ func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 	return store
 }
 
-// New builds the service from the environment: the constructor the service
-// registry and the Lambda main use.
-func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := configWithClients(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	return NewHandler(cfg), nil
-}
-
-// Routes lists the API's routes as "METHOD /path" patterns, in the form
-// API Gateway and infra/stacks take them.
-var Routes = []string{
-	"POST /projects",
-	"GET /projects",
-	"GET /projects/{id}",
-	"PATCH /projects/{id}",
-	"GET /projects/{id}/artefacts",
-	"GET /projects/{id}/artefacts/{type}",
-	"PUT /projects/{id}/artefacts/{type}",
-	"POST /projects/{id}/events",
-	"GET /projects/{id}/events",
-	"POST /events",
-	"GET /events",
-	"POST /projects/{id}/escalations",
-	"GET /projects/{id}/escalations",
-	"POST /projects/{id}/escalations/{eid}/decision",
-	"GET /escalations",
-	"POST /projects/{id}/actions",
-	"GET /projects/{id}/actions",
-	"POST /projects/{id}/actions/{aid}/release",
-	"POST /projects/{id}/actions/{aid}/cancel",
-	"GET /actions/held",
-	"PUT /projects/{id}/checkpoints/{integration}/{key}",
-	"GET /projects/{id}/checkpoints/{integration}/{key}",
-	"PUT /integrations/{name}",
-	"GET /integrations/{name}",
-	"PUT /agent/config/{key}",
-	"GET /agent/config/{key}",
-	"GET /agent/config",
-}
-
 // NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
-// describes each route of Routes.
+// describes each route. infra/stacks deploys the same list (test/e2e
+// compares the two).
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("agenticpm: Config.Client is nil")
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "agenticpm")
-	}
+	log := service.Logger("agenticpm", cfg.Client, cfg.Logger)
 	h := &handler{store: storeFromConfig(cfg, log)}
-	handlers := map[string]api.HandlerFunc{
-		"POST /projects":                                     h.createProject,
-		"GET /projects":                                      h.listProjects,
-		"GET /projects/{id}":                                 h.getProject,
-		"PATCH /projects/{id}":                               h.updateProject,
-		"GET /projects/{id}/artefacts":                       h.listArtefacts,
-		"GET /projects/{id}/artefacts/{type}":                h.getArtefact,
-		"PUT /projects/{id}/artefacts/{type}":                h.putArtefact,
-		"POST /projects/{id}/events":                         h.recordProjectEvent,
-		"GET /projects/{id}/events":                          h.listProjectEvents,
-		"POST /events":                                       h.recordGlobalEvent,
-		"GET /events":                                        h.listEvents,
-		"POST /projects/{id}/escalations":                    h.createEscalation,
-		"GET /projects/{id}/escalations":                     h.listProjectEscalations,
-		"POST /projects/{id}/escalations/{eid}/decision":     h.decide,
-		"GET /escalations":                                   h.listEscalations,
-		"POST /projects/{id}/actions":                        h.recordAction,
-		"GET /projects/{id}/actions":                         h.listActions,
-		"POST /projects/{id}/actions/{aid}/release":          h.releaseAction,
-		"POST /projects/{id}/actions/{aid}/cancel":           h.cancelAction,
-		"GET /actions/held":                                  h.listHeldActions,
-		"PUT /projects/{id}/checkpoints/{integration}/{key}": h.putCheckpoint,
-		"GET /projects/{id}/checkpoints/{integration}/{key}": h.getCheckpoint,
-		"PUT /integrations/{name}":                           h.putIntegration,
-		"GET /integrations/{name}":                           h.getIntegration,
-		"PUT /agent/config/{key}":                            h.putAgentConfig,
-		"GET /agent/config/{key}":                            h.getAgentConfig,
-		"GET /agent/config":                                  h.listAgentConfig,
-	}
 	r := api.NewRouter()
-	for _, route := range Routes {
-		r.Handle(route, handlers[route])
-	}
+	r.Handle("POST /projects", h.createProject)
+	r.Handle("GET /projects", h.listProjects)
+	r.Handle("GET /projects/{id}", h.getProject)
+	r.Handle("PATCH /projects/{id}", h.updateProject)
+	r.Handle("GET /projects/{id}/artefacts", h.listArtefacts)
+	r.Handle("GET /projects/{id}/artefacts/{type}", h.getArtefact)
+	r.Handle("PUT /projects/{id}/artefacts/{type}", h.putArtefact)
+	r.Handle("POST /projects/{id}/events", h.recordProjectEvent)
+	r.Handle("GET /projects/{id}/events", h.listProjectEvents)
+	r.Handle("POST /events", h.recordGlobalEvent)
+	r.Handle("GET /events", h.listEvents)
+	r.Handle("POST /projects/{id}/escalations", h.createEscalation)
+	r.Handle("GET /projects/{id}/escalations", h.listProjectEscalations)
+	r.Handle("POST /projects/{id}/escalations/{eid}/decision", h.decide)
+	r.Handle("GET /escalations", h.listEscalations)
+	r.Handle("POST /projects/{id}/actions", h.recordAction)
+	r.Handle("GET /projects/{id}/actions", h.listActions)
+	r.Handle("POST /projects/{id}/actions/{aid}/release", h.releaseAction)
+	r.Handle("POST /projects/{id}/actions/{aid}/cancel", h.cancelAction)
+	r.Handle("GET /actions/held", h.listHeldActions)
+	r.Handle("PUT /projects/{id}/checkpoints/{integration}/{key}", h.putCheckpoint)
+	r.Handle("GET /projects/{id}/checkpoints/{integration}/{key}", h.getCheckpoint)
+	r.Handle("PUT /integrations/{name}", h.putIntegration)
+	r.Handle("GET /integrations/{name}", h.getIntegration)
+	r.Handle("PUT /agent/config/{key}", h.putAgentConfig)
+	r.Handle("GET /agent/config/{key}", h.getAgentConfig)
+	r.Handle("GET /agent/config", h.listAgentConfig)
 	return api.Instrument(log, r)
 }
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Environment variables of the service.
@@ -58,11 +58,11 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("rezagent: %s is not set; it names the messages table (rez-agent-messages-<stage>)", EnvTable)
+	v, err := service.Required("rezagent", getenv, service.Var{Name: EnvTable, Names: "rez-agent-messages-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	stage := getenv(EnvStage)
+	table, stage := v[0], getenv(EnvStage)
 	if !slices.Contains(Stages, stage) {
 		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
 	}
@@ -73,35 +73,25 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client = client
-	if cfg.Topic != "" {
-		if cfg.SNS, err = NewSNSClient(ctx, getenv); err != nil {
-			return nil, err
+	// The API publishes what it creates when the stack gives it a topic.
+	withSNS := func(getenv func(string) string) (Config, error) {
+		cfg, err := ConfigFromEnv(getenv)
+		if err == nil && cfg.Topic != "" {
+			cfg.SNS, err = NewSNSClient(ctx, getenv)
 		}
+		return cfg, err
 	}
-	return NewHandler(cfg), nil
+	return service.New(ctx, getenv, withSNS, (*Config).setClient, NewHandler)
 }
+
+func (c *Config) setClient(client API) { c.Client = client }
 
 // NewHandler returns the HTTP API (routes in the package documentation).
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("rezagent: Config.Client is nil")
-	}
 	if !slices.Contains(Stages, cfg.Stage) {
 		panic(fmt.Sprintf("rezagent: Config.Stage %q is not one of %s", cfg.Stage, strings.Join(Stages, ", ")))
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "rezagent")
-	}
+	log := service.Logger("rezagent", cfg.Client, cfg.Logger)
 	store := storeFromConfig(cfg)
 	h := &handler{store: store, log: log}
 	if cfg.Topic != "" && cfg.SNS != nil {

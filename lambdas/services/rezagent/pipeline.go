@@ -16,6 +16,7 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Pipeline environment (set by infra/stacks/rezagent.go).
@@ -143,33 +144,20 @@ func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Su
 	if err != nil {
 		return nil, err
 	}
-	in := &dynamodb.QueryInput{
+	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(statusIndex),
 		KeyConditionExpression:    expr.KeyCondition(),
 		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-		Limit:                     aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, storeError("Query", err)
 	}
 	var out []Summary
-	for len(out) < limit {
-		page, err := s.client.Query(ctx, in)
-		if err != nil {
-			return out, storeError("Query", err)
-		}
-		var items []Summary
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return out, err
-		}
-		out = append(out, items...)
-		if len(page.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
-	}
-	if len(out) > limit {
-		out = out[:limit]
+	if err := attributevalue.UnmarshalListOfMaps(page.Items, &out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -180,6 +168,7 @@ func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Su
 // in retry_count. It answers ErrNotFound (no such live message), ErrFinal
 // (completed or failed), or ErrBusy (a live lease of another delivery):
 // the conditions make concurrent deliveries of one message claim it once.
+// With ErrFinal and ErrBusy it also returns the message as found.
 func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Time) (*Message, error) {
 	if token == "" || len(token) > maxLeaseTokenLen {
 		return nil, fmt.Errorf("%w: lease token must be 1-%d bytes", ErrInvalidInput, maxLeaseTokenLen)
@@ -213,9 +202,9 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 	case cur == nil:
 		return nil, ErrNotFound
 	case cur.Status == StatusCompleted || cur.Status == StatusFailed:
-		return nil, ErrFinal
+		return cur, ErrFinal
 	default:
-		return nil, ErrBusy
+		return cur, ErrBusy // cur.LeaseToken names the holder
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -32,6 +33,9 @@ const (
 	// EnvNtfyToken is the token itself, for the local runner only: a
 	// template never carries it.
 	EnvNtfyToken = "NTFY_TOKEN"
+	// EnvNtfyTimeout bounds one publish (a Go duration); default
+	// ntfy.DefaultTimeout.
+	EnvNtfyTimeout = "NTFY_TIMEOUT"
 	// EnvMaxReceiveCount is the queue's redrive maximum: the delivery with
 	// this receive count is the last, and a failure then is final.
 	EnvMaxReceiveCount = "REZ_AGENT_MAX_RECEIVE_COUNT"
@@ -103,6 +107,11 @@ func NewProcessor(ctx context.Context, getenv func(string) string) (queue.Consum
 		}
 	}
 	pc.Ntfy = &ntfy.Client{Server: server, Token: token, HTTP: &http.Client{}}
+	if v := getenv(EnvNtfyTimeout); v != "" {
+		if pc.Ntfy.Timeout, err = time.ParseDuration(v); err != nil || pc.Ntfy.Timeout <= 0 {
+			return nil, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 10s", EnvNtfyTimeout, v)
+		}
+	}
 	if pc.Client, err = ddb.NewClient(ctx, getenv); err != nil {
 		return nil, err
 	}
@@ -154,6 +163,12 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Out
 	token := rec.MessageId + "/" + strconv.Itoa(receives)
 	m, err := p.store.Claim(ctx, id, token, leaseUntil)
 	switch {
+	case errors.Is(err, ErrBusy) && strings.HasPrefix(m.LeaseToken, rec.MessageId+"/"):
+		// This very record, handed out again while an earlier receive
+		// of it still runs (a visibility timeout shorter than the
+		// function's): keep it, so its outcome is decided once.
+		log.WarnContext(ctx, "record is still being processed by an earlier receive")
+		return queue.Retry
 	case errors.Is(err, ErrFinal), errors.Is(err, ErrBusy):
 		log.InfoContext(ctx, "record acknowledged without delivery", "reason", err.Error())
 		return queue.Done

@@ -12,6 +12,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Config configures NewHandler and NewConsumerFromConfig.
@@ -28,35 +29,19 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("stak: %s is not set; it names the inbox table (stak-inbox-<stage>)", EnvTable)
+	v, err := service.Required("stak", getenv, service.Var{Name: EnvTable, Names: "stak-inbox-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	key := cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+table)
-	return Config{Table: table, CursorKey: key}, nil
+	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+v[0])}, nil
 }
 
-func configWithClient(ctx context.Context, getenv func(string) string) (Config, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return cfg, err
-	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Client = client
-	return cfg, nil
-}
+func (c *Config) setClient(client API) { c.Client = client }
 
 // New builds the HTTP API from the environment: the constructor of the
 // service registry and the Lambda main.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := configWithClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	return NewHandler(cfg), nil
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
 }
 
 // NewHandler returns the HTTP API:
@@ -72,13 +57,7 @@ func New(ctx context.Context, getenv func(string) string) (http.Handler, error) 
 //	POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all       mark all read (bounded, resumable)
 //	POST /admin/tenants/{tenant}/inboxes/{inbox}/recount              operators: rebuild counters from items
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("stak: Config.Client is nil")
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "stak")
-	}
+	log := service.Logger("stak", cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
@@ -343,15 +322,20 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var v api.Validator
+	q := v.Query(r, "limit", "cursor")
+	if err := v.Err(); err != nil {
+		return err
+	}
 	limit := DefaultPageSize
-	if s := r.URL.Query().Get("limit"); s != "" {
+	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxPageSize {
 			return api.Invalid(api.FieldError{Field: "limit", Message: fmt.Sprintf("must be an integer from 1 to %d", MaxPageSize)})
 		}
 		limit = n
 	}
-	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, r.URL.Query().Get("cursor"), limit)
+	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, q.Get("cursor"), limit)
 	if err != nil {
 		return apiError(err)
 	}
