@@ -82,8 +82,8 @@ func NewPublisher(client SNSAPI, topic string, store *Store) *Publisher {
 }
 
 // Publish sends m's notice and moves m to queued. It returns m as it is
-// after the call: queued, or unchanged when the processor already took it
-// (the publish reached SQS first). A publish error leaves m created, for a
+// after the call: queued, or in the status the processor already moved it
+// to (the publish reached SQS first). A publish error leaves m created, for a
 // scheduler run to republish (Store.Stranded).
 func (p *Publisher) Publish(ctx context.Context, m *Message) (*Message, error) {
 	body, err := json.Marshal(Notice{MessageID: m.MessageID})
@@ -106,7 +106,11 @@ func (p *Publisher) Publish(ctx context.Context, m *Message) (*Message, error) {
 	q, err := p.store.SetStatus(ctx, m.MessageID, StatusChange{To: StatusQueued})
 	var te *TransitionError
 	if errors.As(err, &te) {
-		return m, nil // the processor was faster: queued is optional
+		// The processor was faster (queued is optional): report the
+		// status it found rather than a stale created.
+		found := *m
+		found.Status = te.From
+		return &found, nil
 	}
 	if err != nil {
 		return m, err
