@@ -37,6 +37,11 @@ type Stage struct {
 	//
 	// Default: every RezAgentPipeline default.
 	RezAgent RezAgentPipeline
+	// AgenticPM configures AgenticPM's hold-queue release job; zero fields
+	// take the defaults of AgenticPMHoldQueue.
+	//
+	// Default: every AgenticPMHoldQueue default.
+	AgenticPM AgenticPMHoldQueue
 }
 
 // TableKey names a table in Stage.Tables: service and construct id.

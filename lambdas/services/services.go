@@ -44,7 +44,8 @@ var consumers = map[string]streams.Constructor{
 // constructors; Lambda runs them through schedule.Main in cmd/<name>, the
 // local runner on a local rate.
 var jobs = map[string]schedule.Constructor{
-	"rezagent-scheduler": rezagent.NewScheduler,
+	"rezagent-scheduler":     rezagent.NewScheduler,
+	agenticpm.ReleaseService: agenticpm.NewReleaseJob,
 }
 
 // queueConsumers maps the DYNASTACK_SERVICE values of SQS-driven functions
