@@ -135,8 +135,8 @@ func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) 
 	key := map[string]types.AttributeValue{"message_id": &types.AttributeValueMemberS{Value: id}}
 	out, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(f.table), Key: key,
-		UpdateExpression:    aws.String("SET #s = :p, updated_date = :ts, processing_started_at = :ts, lease_token = :tok, lease_until = :lu"),
-		ConditionExpression: aws.String("attribute_exists(message_id) AND #s IN (:c, :q) AND (attribute_not_exists(#ttl) OR #ttl > :now)"),
+		UpdateExpression:         aws.String("SET #s = :p, updated_date = :ts, processing_started_at = :ts, lease_token = :tok, lease_until = :lu"),
+		ConditionExpression:      aws.String("attribute_exists(message_id) AND #s IN (:c, :q) AND (attribute_not_exists(#ttl) OR #ttl > :now)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":p": &types.AttributeValueMemberS{Value: "processing"}, ":c": &types.AttributeValueMemberS{Value: "created"},
@@ -172,8 +172,8 @@ func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) 
 	}
 	_, err = client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(f.table), Key: key,
-		UpdateExpression:    aws.String("SET #s = :done, updated_date = :ts, processing_completed_at = :ts, notification_id = :nid REMOVE lease_token, lease_until"),
-		ConditionExpression: aws.String("attribute_exists(message_id) AND #s = :p AND lease_token = :tok AND (attribute_not_exists(#ttl) OR #ttl > :now)"),
+		UpdateExpression:         aws.String("SET #s = :done, updated_date = :ts, processing_completed_at = :ts, notification_id = :nid REMOVE lease_token, lease_until"),
+		ConditionExpression:      aws.String("attribute_exists(message_id) AND #s = :p AND lease_token = :tok AND (attribute_not_exists(#ttl) OR #ttl > :now)"),
 		ExpressionAttributeNames: map[string]string{"#s": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":done": &types.AttributeValueMemberS{Value: "completed"}, ":p": &types.AttributeValueMemberS{Value: "processing"},
