@@ -5,6 +5,8 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+# The CDK CLI otherwise forks a telemetry sender on every command.
+export CDK_DISABLE_CLI_TELEMETRY := true
 # Go test binaries read no validation: jsii copies the environment when the
 # bindings load, so it must be set before the binary starts. `make synth`
 # keeps validation on.
@@ -15,12 +17,17 @@ GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 CDK         := node_modules/.bin/cdk
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# AWS's Lambda Runtime Interface Emulator. The module has no semver tag, so
+# the Go module proxy lists only this pseudo-version (its newest commit,
+# 2026-10-30): pinned by it.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 
 # make guard compares the golden files at BASE with the working tree.
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all deps dev admin bench deploy synth test test-go test-consumer test-workflows snapshots guard diff lint clean
+.PHONY: all deps dev admin bench deploy synth test test-go test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 all: test
 
@@ -55,7 +62,7 @@ deploy: deps ## make deploy STAGE=dev
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out
 
-test: deps test-go test-consumer test-workflows ## golden, contract, policy, construct, consumer, guard and Lambda tests
+test: deps test-go test-consumer test-workflows test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda and artifact tests
 
 test-go:
 	$(TEST_ENV) go test -count=1 $(GO_PACKAGES)
@@ -66,6 +73,32 @@ test-consumer:
 
 test-workflows:
 	go run $(ACTIONLINT) .github/workflows/*.yml
+
+$(RIE):
+	@echo "installing aws-lambda-rie $(RIE_VERSION) (go install; first run only)"
+	@mkdir -p bin/rie && GOBIN=$(CURDIR)/bin/rie go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+	@mv bin/rie/aws-lambda-rie $@ && rmdir bin/rie
+
+# qemu-aarch64-static runs the arm64 bootstraps on another host. Installed
+# with apt-get when root (or passwordless sudo) allows; otherwise the
+# artifact test rebuilds each bootstrap for the host and says so.
+qemu:
+	@if [ "$$(uname -m)" = aarch64 ] || command -v qemu-aarch64-static >/dev/null; then exit 0; fi; \
+	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo -n true 2>/dev/null && sudo="sudo -n" || sudo=none; fi; \
+	if [ "$$sudo" = none ] || ! command -v apt-get >/dev/null; then \
+		echo "qemu-aarch64-static missing and cannot be installed here (needs apt-get as root): the artifact test runs host builds"; exit 0; fi; \
+	echo "installing qemu-user-static (apt-get; first run only) to run the arm64 bootstraps"; \
+	{ $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq qemu-user-static; } >/dev/null 2>&1 \
+		|| echo "apt-get install qemu-user-static failed: the artifact test runs host builds"
+
+# The bundled assets of a real synth of dev (the files cdk deploy uploads),
+# run under the Runtime Interface Emulator with API Gateway and DynamoDB
+# Streams events (test/artifact).
+test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
+	@echo "artifact: synthesizing dev (bundled assets)"
+	@$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null 2>cdk.out.log || { cat cdk.out.log; exit 1; }
+	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -count=1 -v ./test/artifact 2>&1 \
+		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
 	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
