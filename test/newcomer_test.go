@@ -157,7 +157,9 @@ func TestMakeDiff(t *testing.T) {
 		t.Errorf("make diff STAGE=qa = %v:\n%s", err, out)
 	}
 
-	env := func(args ...string) []string { return append(args, "AWS_ACCESS_KEY_ID=", "AWS_PROFILE=", "AWS_WEB_IDENTITY_TOKEN_FILE=") }
+	env := func(args ...string) []string {
+		return append(args, "AWS_ACCESS_KEY_ID=", "AWS_PROFILE=", "AWS_WEB_IDENTITY_TOKEN_FILE=")
+	}
 	out, err = runMake(t, 3*time.Minute, env("-s", "diff", "STAGE=dev", "SKIP_SYNTH=1", "ASSEMBLY="+asm.Dir)...)
 	if err != nil || !strings.Contains(out, "dev: synthesized templates match test/snapshots/dev") {
 		t.Fatalf("make diff of the app as synthesized = %v:\n%s", err, out)
@@ -241,4 +243,3 @@ func TestReadmeLocalDevelopment(t *testing.T) {
 		}
 	}
 }
-
