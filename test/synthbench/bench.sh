@@ -4,6 +4,9 @@
 # run. Runs alternate (floor, synth, floor, synth, ...) after one warm-up of
 # each, so both see the same machine load; the medians and their ratio are
 # printed last. RUNS=<n> sets the number of timed runs of each (default 5).
+# Then, once each, where the time of make synth goes: the same synth with
+# CDK's built-in CloudFormation validation off (what validation costs), and
+# the one `go build` of every Lambda main (what bundling costs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -12,8 +15,15 @@ cdk=node_modules/.bin/cdk
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-floor() { "$cdk" synth --quiet --app 'go run ./test/synthbench/emptyapp' --output "$tmp/empty" >/dev/null; }
-synth() { make -s synth >/dev/null; }
+# Output goes to a log, shown when a run fails.
+quiet() { "$@" >"$tmp/log" 2>&1 || { cat "$tmp/log"; return 1; }; }
+floor() { quiet "$cdk" synth --quiet --app 'go run ./test/synthbench/emptyapp' --output "$tmp/empty"; }
+synth() { quiet make -s synth; }
+novalidation() { CDK_VALIDATION=false quiet "$cdk" synth --quiet --output "$tmp/novalidation"; }
+gobuild() {
+	(cd lambdas && GOOS=linux GOARCH=arm64 CGO_ENABLED=0 GOWORK=off quiet go build -tags lambda.norpc -trimpath \
+		-buildvcs=false -ldflags "-s -w" -o "$tmp/bin/" $(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{range .Deps}}{{if eq . "github.com/aws/aws-lambda-go/lambda"}} lambda{{end}}{{end}}{{end}}' ./... | awk '$2 == "lambda" {print $1}'))
+}
 
 # seconds <command>: wall time of one run, in seconds with milliseconds.
 seconds() {
@@ -42,3 +52,5 @@ f=$(median <"$tmp/floor.txt")
 s=$(median <"$tmp/synth.txt")
 ratio=$(awk -v s="$s" -v f="$f" 'BEGIN {printf "%.2f", s / f}')
 echo "median of $runs: make synth ${s}s, empty CDK Go app ${f}s (same CLI: $("$cdk" --version | cut -d' ' -f1)): ${ratio}x"
+mkdir -p "$tmp/bin"
+echo "where it goes (one run each): synth with CDK_VALIDATION=false $(seconds novalidation)s, the go build of every Lambda main $(seconds gobuild)s (warm cache)"
