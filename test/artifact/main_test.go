@@ -20,9 +20,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,12 +66,7 @@ func run(m *testing.M) int {
 	}
 	stage = s
 	fmt.Printf("artifact: %s; %d functions of %s under aws-lambda-rie, DynamoDB Local %s\n", s.Mode, len(s.Functions), s.Dir, s.Endpoint)
-	names := make([]string, 0, len(s.Functions))
-	for n := range s.Functions {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(s.Functions)) {
 		fn := s.Functions[n]
 		st, err := os.Stat(fn.Bootstrap)
 		if err != nil {
@@ -183,10 +179,13 @@ func setup(dir string) (*Stage, func(), error) {
 					return nil, cleanup, err
 				}
 			}
-			if prev, dup := s.Functions[name]; dup {
-				return nil, cleanup, fmt.Errorf("service %s is run by %s and %s", name, prev.LogicalID, f.LogicalID)
+			key := name
+			if _, dup := s.Functions[key]; dup {
+				// A second function of one service (a worker beside
+				// its API): the first keeps the service's name.
+				key = name + "/" + f.LogicalID
 			}
-			s.Functions[name] = fn
+			s.Functions[key] = fn
 		}
 	}
 	if len(s.Functions) == 0 {
