@@ -60,6 +60,8 @@ func MessagesSpec(withTypeIndex bool) table.Spec {
 			{Name: IndexStatusCreatedDate, PartitionKey: table.Key{Name: AttrStatus, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll},
 		},
 		TTLAttribute: AttrTTL,
+		// Document 000: "Encryption at Rest: AWS-managed KMS key (default)".
+		Encryption: table.AWSManaged,
 	}
 	if withTypeIndex {
 		s.Indexes = append(s.Indexes, table.Index{Name: IndexMessageTypeCreatedDate, PartitionKey: table.Key{Name: AttrMessageType, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll})

@@ -21,4 +21,22 @@ const (
 	// point-in-time recovery window.
 	MinRecoveryPeriodDays = 1
 	MaxRecoveryPeriodDays = 35
+	// MaxOnDemandRequestUnits is DynamoDB's default per-table throughput
+	// quota for on-demand tables (reads and writes alike): a cap above it is
+	// refused, since the quota binds first.
+	MaxOnDemandRequestUnits = 40000
+)
+
+// On-demand throughput caps of the stage policy (request units per second,
+// table and each index alike). They bound what a runaway client or a bug
+// can cost: at the prices of 2026 (us-east-1, $0.125 per million read and
+// $0.625 per million write request units) the prod caps cost at most
+// $4.50 an hour in reads and $11.25 an hour in writes per table.
+const (
+	DevMaxReadRequestUnits    = 1000
+	DevMaxWriteRequestUnits   = 1000
+	StageMaxReadRequestUnits  = 2000
+	StageMaxWriteRequestUnits = 2000
+	ProdMaxReadRequestUnits   = 10000
+	ProdMaxWriteRequestUnits  = 5000
 )

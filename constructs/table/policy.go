@@ -69,10 +69,13 @@ type Billing struct {
 	//
 	// Default: OnDemand.
 	Mode BillingMode
-	// MaxReadRequestUnits and MaxWriteRequestUnits cap on-demand throughput,
-	// a cost ceiling against a runaway client. Only with OnDemand.
+	// MaxReadRequestUnits and MaxWriteRequestUnits cap on-demand throughput
+	// of the table and of each of its indexes, a cost ceiling against a
+	// runaway client: requests beyond it are throttled. Only with OnDemand;
+	// at most MaxOnDemandRequestUnits. An on-demand table is never uncapped:
+	// 0 in an override keeps the stage default.
 	//
-	// Default: 0, no cap.
+	// Default: the stage's caps (Dev/Stage/ProdMaxRead/WriteRequestUnits).
 	MaxReadRequestUnits, MaxWriteRequestUnits int
 	// ReadCapacity is the fixed read capacity, and WriteCapacity the maximum
 	// of the autoscaled write capacity. Both required with Provisioned, and
@@ -108,12 +111,14 @@ type Policy struct {
 	Stream StreamView
 	// Billing of the table's throughput.
 	//
-	// Default: on-demand without caps in every stage: none of the documented
-	// workloads has the steady traffic that makes provisioned cheaper.
+	// Default: on-demand in every stage (none of the documented workloads
+	// has the steady traffic that makes provisioned cheaper), capped at the
+	// stage's request units per second.
 	Billing Billing
 	// Encryption selects the key owner.
 	//
-	// Default: AWSOwned.
+	// Default: the spec's Encryption where its document names a key
+	// (rez_agent: AWSManaged), else AWSOwned.
 	Encryption Encryption
 	// EncryptionKey is the customer-managed key; required exactly when
 	// Encryption is CustomerManaged.
@@ -137,13 +142,16 @@ func DefaultPolicy(stage Stage) (Policy, error) {
 	switch stage {
 	case Dev:
 		p.RemovalPolicy = awscdk.RemovalPolicy_DESTROY
+		p.Billing.MaxReadRequestUnits, p.Billing.MaxWriteRequestUnits = DevMaxReadRequestUnits, DevMaxWriteRequestUnits
 	case Stg:
 		p.PointInTimeRecovery = true
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
+		p.Billing.MaxReadRequestUnits, p.Billing.MaxWriteRequestUnits = StageMaxReadRequestUnits, StageMaxWriteRequestUnits
 	case Prod:
 		p.PointInTimeRecovery = true
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 		p.DeletionProtection = true
+		p.Billing.MaxReadRequestUnits, p.Billing.MaxWriteRequestUnits = ProdMaxReadRequestUnits, ProdMaxWriteRequestUnits
 	}
 	if p.PointInTimeRecovery {
 		p.RecoveryPeriodDays = MaxRecoveryPeriodDays
@@ -191,7 +199,17 @@ func (p Policy) Apply(o Overrides) Policy {
 		p.Stream = *o.Stream
 	}
 	if o.Billing != nil {
-		p.Billing = *o.Billing
+		b := *o.Billing
+		// A zero cap keeps the stage's: on-demand is never uncapped.
+		if b.Mode == OnDemand && p.Billing.Mode == OnDemand {
+			if b.MaxReadRequestUnits == 0 {
+				b.MaxReadRequestUnits = p.Billing.MaxReadRequestUnits
+			}
+			if b.MaxWriteRequestUnits == 0 {
+				b.MaxWriteRequestUnits = p.Billing.MaxWriteRequestUnits
+			}
+		}
+		p.Billing = b
 	}
 	if o.Encryption != nil {
 		p.Encryption = *o.Encryption
@@ -230,6 +248,10 @@ func Resolve(spec Spec, stage Stage, o Overrides) (Policy, error) {
 	}
 	if spec.Stream != NoStream && o.Stream == nil {
 		p.Stream = spec.Stream
+	}
+	// The document's key is the default; a stage may still choose another.
+	if spec.Encryption != "" && o.Encryption == nil {
+		p.Encryption = spec.Encryption
 	}
 	return p, p.check(spec)
 }
@@ -297,6 +319,14 @@ func (b Billing) problems(where string) []string {
 	case OnDemand:
 		if b.ReadCapacity != 0 || b.WriteCapacity != 0 {
 			errs.addf("%s: Billing.ReadCapacity/WriteCapacity=%d/%d with on-demand billing: set Mode to PROVISIONED or drop the capacities", where, b.ReadCapacity, b.WriteCapacity)
+		}
+		for name, v := range map[string]int{"MaxReadRequestUnits": b.MaxReadRequestUnits, "MaxWriteRequestUnits": b.MaxWriteRequestUnits} {
+			if v == 0 {
+				errs.addf("%s: Billing.%s=0 leaves on-demand throughput uncapped: set a cap of 1 to %d request units per second (table.DefaultPolicy has the stage's)", where, name, MaxOnDemandRequestUnits)
+			}
+			if v > MaxOnDemandRequestUnits {
+				errs.addf("%s: Billing.%s=%d is above DynamoDB's default per-table quota of %d: use at most %d (a raised account quota needs table.MaxOnDemandRequestUnits raised with it)", where, name, v, MaxOnDemandRequestUnits, MaxOnDemandRequestUnits)
+			}
 		}
 	case Provisioned:
 		if b.ReadCapacity < 1 || b.WriteCapacity < 1 {

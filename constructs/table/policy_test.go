@@ -13,14 +13,15 @@ func ptr[T any](v T) *T { return &v }
 
 func TestDefaultPolicy(t *testing.T) {
 	tests := []struct {
-		stage     table.Stage
-		pitr      bool
-		removal   awscdk.RemovalPolicy
-		protected bool
+		stage       table.Stage
+		pitr        bool
+		removal     awscdk.RemovalPolicy
+		protected   bool
+		read, write int
 	}{
-		{table.Dev, false, awscdk.RemovalPolicy_DESTROY, false},
-		{table.Stg, true, awscdk.RemovalPolicy_RETAIN, false},
-		{table.Prod, true, awscdk.RemovalPolicy_RETAIN, true},
+		{table.Dev, false, awscdk.RemovalPolicy_DESTROY, false, 1000, 1000},
+		{table.Stg, true, awscdk.RemovalPolicy_RETAIN, false, 2000, 2000},
+		{table.Prod, true, awscdk.RemovalPolicy_RETAIN, true, 10000, 5000},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.stage), func(t *testing.T) {
@@ -31,6 +32,9 @@ func TestDefaultPolicy(t *testing.T) {
 			if p.PointInTimeRecovery != tt.pitr || p.RemovalPolicy != tt.removal || p.DeletionProtection != tt.protected {
 				t.Errorf("DefaultPolicy(%s) = pitr %v, removal %v, protection %v; want %v, %v, %v",
 					tt.stage, p.PointInTimeRecovery, p.RemovalPolicy, p.DeletionProtection, tt.pitr, tt.removal, tt.protected)
+			}
+			if b := p.Billing; b.Mode != table.OnDemand || b.MaxReadRequestUnits != tt.read || b.MaxWriteRequestUnits != tt.write {
+				t.Errorf("DefaultPolicy(%s) billing %+v, want on-demand capped at %d reads and %d writes per second", tt.stage, b, tt.read, tt.write)
 			}
 			if p.Encryption != table.AWSOwned || p.Stream != table.NoStream {
 				t.Errorf("DefaultPolicy(%s) encryption %v stream %q, want AWS_OWNED and no stream", tt.stage, p.Encryption, p.Stream)
@@ -47,6 +51,8 @@ func TestResolve(t *testing.T) {
 	streamSpec.Stream = table.OldImage
 	pitrSpec := validSpec()
 	pitrSpec.RequirePointInTimeRecovery = true
+	kmsSpec := validSpec()
+	kmsSpec.Encryption = table.AWSManaged
 
 	tests := []struct {
 		name  string
@@ -97,8 +103,20 @@ func TestResolve(t *testing.T) {
 			}
 		}},
 		{name: "on-demand caps", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 500}}, check: func(t *testing.T, p table.Policy) {
-			if p.Billing.MaxReadRequestUnits != 500 || p.Billing.Mode != table.OnDemand {
+			// The write cap left at 0 keeps the stage's.
+			if p.Billing.MaxReadRequestUnits != 500 || p.Billing.MaxWriteRequestUnits != table.ProdMaxWriteRequestUnits || p.Billing.Mode != table.OnDemand {
 				t.Errorf("billing = %+v", p.Billing)
+			}
+		}},
+		{name: "cap above the quota", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, MaxWriteRequestUnits: 40001}}, want: "Billing.MaxWriteRequestUnits=40001 is above DynamoDB's default per-table quota of 40000: use at most 40000"},
+		{name: "document's key", spec: kmsSpec, stage: table.Dev, check: func(t *testing.T, p table.Policy) {
+			if p.Encryption != table.AWSManaged {
+				t.Errorf("encryption = %v, want the spec's AWS_MANAGED", p.Encryption)
+			}
+		}},
+		{name: "stage overrides the document's key", spec: kmsSpec, stage: table.Dev, o: table.Overrides{Encryption: ptr(table.AWSOwned)}, check: func(t *testing.T, p table.Policy) {
+			if p.Encryption != table.AWSOwned {
+				t.Errorf("encryption = %v, want the override's AWS_OWNED", p.Encryption)
 			}
 		}},
 		{name: "provisioned", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.Provisioned, ReadCapacity: 5, WriteCapacity: 10}}, check: func(t *testing.T, p table.Policy) {

@@ -94,6 +94,11 @@ type Spec struct {
 	//
 	// Default: NoStream; a stage may still enable one.
 	Stream StreamView
+	// Encryption is the key the design document names for the table. Unlike
+	// Stream it is a default, not a requirement: a stage's override wins.
+	//
+	// Default: "", the stage policy decides (AWSOwned).
+	Encryption Encryption
 	// RequirePointInTimeRecovery is set when the document requires recovery in
 	// every stage; stage policy cannot turn it off.
 	//
@@ -192,6 +197,11 @@ func (s Spec) Validate() error {
 	}
 	if nonKey > MaxNonKeyAttributes {
 		errs.addf("%d projected non-key attributes across indexes: the limit is %d; project ALL or fewer attributes", nonKey, MaxNonKeyAttributes)
+	}
+	switch s.Encryption {
+	case "", AWSOwned, AWSManaged:
+	default:
+		errs.addf("Encryption=%q in a spec: a spec names AWS_OWNED or AWS_MANAGED; a customer-managed key is a stage's choice (Overrides.Encryption with EncryptionKey)", s.Encryption)
 	}
 	if s.TTLAttribute != "" {
 		if t, isKey := keyTypes[s.TTLAttribute]; isKey {

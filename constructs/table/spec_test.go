@@ -34,6 +34,8 @@ func TestSpecValidate(t *testing.T) {
 		{"no base name", func(s *table.Spec) { s.BaseName = "" }, `table base name "" is 0 characters`},
 		{"space in name", func(s *table.Spec) { s.BaseName = "my orders" }, `use only a-z, A-Z, 0-9, '_', '-' and '.'`},
 		{"bad service", func(s *table.Spec) { s.Service = "Orders" }, `service "Orders": use lower-case letters`},
+		{"document's key", func(s *table.Spec) { s.Encryption = table.AWSManaged }, ""},
+		{"customer key in a spec", func(s *table.Spec) { s.Encryption = table.CustomerManaged }, `Encryption="CUSTOMER_MANAGED" in a spec: a spec names AWS_OWNED or AWS_MANAGED`},
 		{"no partition key name", func(s *table.Spec) { s.PartitionKey.Name = "" }, "table partition key has no name: set Key.Name"},
 		{"bad key type", func(s *table.Spec) { s.PartitionKey.Type = "SS" }, `keys are String (S), Number (N) or Binary (B)`},
 		{"sort key is partition key", func(s *table.Spec) { s.SortKey.Name = "pk" }, `table sort key "pk" is also the partition key`},

@@ -132,6 +132,12 @@ func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table,
 			if len(ix.NonKeyAttributes) > 0 {
 				g.NonKeyAttributes = jsii.Strings(ix.NonKeyAttributes...)
 			}
+			// An index has its own on-demand throughput: uncapped, a query
+			// flood on it would bypass the table's cap.
+			if policy.Billing.Mode == OnDemand {
+				g.MaxReadRequestUnits = jsii.Number(float64(policy.Billing.MaxReadRequestUnits))
+				g.MaxWriteRequestUnits = jsii.Number(float64(policy.Billing.MaxWriteRequestUnits))
+			}
 			gsis = append(gsis, g)
 		}
 		tp.GlobalSecondaryIndexes = &gsis

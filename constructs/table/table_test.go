@@ -118,10 +118,15 @@ func TestNewBilling(t *testing.T) {
 			continue
 		}
 		p := r["Properties"].(map[string]any)
-		b, _ := json.Marshal([]any{p["BillingMode"], p["WriteOnDemandThroughputSettings"], p["WriteProvisionedThroughputSettings"]})
+		var indexCaps []any
+		for _, ix := range p["GlobalSecondaryIndexes"].([]any) {
+			indexCaps = append(indexCaps, ix.(map[string]any)["WriteOnDemandThroughputSettings"])
+		}
+		b, _ := json.Marshal([]any{p["BillingMode"], p["WriteOnDemandThroughputSettings"], p["WriteProvisionedThroughputSettings"], indexCaps})
 		got[p["TableName"].(string)] = string(b)
 	}
-	if !strings.Contains(got["capped"], `"PAY_PER_REQUEST",{"MaxWriteRequestUnits":50}`) {
+	// The index is capped like the table: its throughput is its own.
+	if !strings.Contains(got["capped"], `"PAY_PER_REQUEST",{"MaxWriteRequestUnits":50},null,[{"MaxWriteRequestUnits":50}]`) {
 		t.Errorf("capped table: %s", got["capped"])
 	}
 	if !strings.Contains(got["provisioned"], `"PROVISIONED",null,{"WriteCapacityAutoScalingSettings":{"MaxCapacity":20,"MinCapacity":1`) {
