@@ -38,6 +38,10 @@ const (
 	MinMemoryMB    = 128
 	MaxMemoryMB    = 10240
 	MaxTimeout     = 900
+	// MaxReservedConcurrency is what one function may reserve in an account
+	// at Lambda's default quota of 1000 concurrent executions: Lambda keeps
+	// 100 of them unreserved.
+	MaxReservedConcurrency = 900
 	// BuildTags selects aws-lambda-go's RPC-free mode for provided runtimes.
 	BuildTags = "lambda.norpc"
 )
@@ -73,6 +77,13 @@ type Props struct {
 	//
 	// Default: none.
 	Description string
+	// ReservedConcurrency sets aside this many concurrent executions for
+	// the function and caps it there: a flood on one function can neither
+	// exceed it nor take the others' share. At most MaxReservedConcurrency;
+	// the sum over an account must leave 100 unreserved.
+	//
+	// Default: 0, unreserved (the account's shared pool, no cap).
+	ReservedConcurrency int
 }
 
 // LogRetention is the default per stage: short where logs are for debugging,
@@ -104,6 +115,9 @@ type Function struct {
 	Function awslambda.Function
 	LogGroup awslogs.LogGroup
 	Role     awsiam.Role
+	// TimeoutSeconds is the resolved timeout (alarms compare durations
+	// with it).
+	TimeoutSeconds int
 }
 
 // New builds the function. Props errors name the value and the fix.
@@ -141,6 +155,9 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	}
 	if timeout < 1 || timeout > MaxTimeout {
 		return nil, fmt.Errorf("%s: TimeoutSeconds=%d: Lambda allows 1 to %d", path, timeout, MaxTimeout)
+	}
+	if props.ReservedConcurrency < 0 || props.ReservedConcurrency > MaxReservedConcurrency {
+		return nil, fmt.Errorf("%s: ReservedConcurrency=%d: use 1 to %d (Lambda keeps 100 of the default 1000 unreserved), or 0 for none", path, props.ReservedConcurrency, MaxReservedConcurrency)
 	}
 	retention := props.LogRetention
 	if retention == "" {
@@ -180,7 +197,12 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	})
 	logs.GrantWrite(role)
 	env := props.Environment
+	var reserved *float64
+	if props.ReservedConcurrency > 0 {
+		reserved = jsii.Number(float64(props.ReservedConcurrency))
+	}
 	fn, err := newFunction(scope, id, &awslambda.FunctionProps{
+		ReservedConcurrentExecutions: reserved,
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
 		Handler:      jsii.String("bootstrap"),
@@ -196,7 +218,7 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Function{Function: fn, LogGroup: logs, Role: role}, nil
+	return &Function{Function: fn, LogGroup: logs, Role: role, TimeoutSeconds: timeout}, nil
 }
 
 // newFunction turns a bundling panic (a compile error) into an error: the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,6 +41,8 @@ func TestNewRejectsBadProps(t *testing.T) {
 		{"missing package", func(p *gofunction.Props) { p.Package = "./cmd/nope" }, `Package "./cmd/nope" does not exist`},
 		{"memory", func(p *gofunction.Props) { p.MemoryMB = 64 }, "MemoryMB=64: Lambda allows 128 to 10240"},
 		{"timeout", func(p *gofunction.Props) { p.TimeoutSeconds = 901 }, "TimeoutSeconds=901: Lambda allows 1 to 900"},
+		{"negative concurrency", func(p *gofunction.Props) { p.ReservedConcurrency = -1 }, "ReservedConcurrency=-1: use 1 to 900"},
+		{"concurrency over the account", func(p *gofunction.Props) { p.ReservedConcurrency = 901 }, "ReservedConcurrency=901: use 1 to 900 (Lambda keeps 100 of the default 1000 unreserved)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +66,11 @@ func TestDefaultsPerStage(t *testing.T) {
 		if _, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: stage, ModuleDir: "testdata/hello", Package: "./cmd/hello"}); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := gofunction.New(stack, "Reserved", gofunction.Props{Stage: stage, ModuleDir: "testdata/hello", Package: "./cmd/hello", ReservedConcurrency: 7}); err != nil {
+			t.Fatal(err)
+		}
 		tmpl := cdktest.JSON(t, stack)
+		var reserved []any
 		for _, r := range tmpl["Resources"].(map[string]any) {
 			r := r.(map[string]any)
 			p, _ := r["Properties"].(map[string]any)
@@ -80,7 +87,13 @@ func TestDefaultsPerStage(t *testing.T) {
 				if got != "provided.al2023 [arm64] bootstrap map[Mode:Active] 256 10" {
 					t.Errorf("%s: function %s", stage, got)
 				}
+				reserved = append(reserved, p["ReservedConcurrentExecutions"])
 			}
+		}
+		// Unreserved by default; the prop reserves exactly its value.
+		slices.SortFunc(reserved, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		if fmt.Sprint(reserved) != "[7 <nil>]" {
+			t.Errorf("%s: reserved concurrency of the two functions %v, want [7 <nil>]", stage, reserved)
 		}
 	}
 	if gofunction.LogRetention("other") != awslogs.RetentionDays_ONE_WEEK {
