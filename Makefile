@@ -107,8 +107,11 @@ test-fuzz:
 test-consumer:
 	cd test/consumer && GOWORK=off $(TEST_ENV) go test -count=1 ./...
 
+# actionlint, then test/workflows: actions pinned by SHA, the pull-request
+# workflow's permission split, Dependabot covering every module.
 test-workflows:
 	go run $(ACTIONLINT) .github/workflows/*.yml
+	go test -count=1 ./test/workflows
 
 $(RIE):
 	@echo "installing aws-lambda-rie $(RIE_VERSION) (go install; first run only)"
