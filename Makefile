@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev admin bench bench-synth deploy synth test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev admin bench bench-synth deploy synth controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -81,13 +81,23 @@ bench: deps ## each service's handler beside the raw SDK call against DynamoDB L
 deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials (STAGE=dev)
 	$(CDK) deploy --require-approval broadening '$(STAGE)/*'
 
-synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
+synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/; then the Control Tower controls over it
 	$(CDK) synth --quiet --output cdk.out
+	go run ./infra/cmd/controls cdk.out
+
+# AWS Control Tower's proactive controls: the cfn-guard binary and rules of
+# the pinned npm package @cdklabs/cdk-validator-cfnguard, plus dynastack's
+# rules for GlobalTables (infra/controls/rules), over every template under
+# CONTROLS_DIR. A finding is fixed, or suppressed with a reason in
+# infra/controls/suppressions.go; an unused suppression fails too.
+CONTROLS_DIR ?= test/snapshots
+controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONTROLS_DIR=cdk.out after a synth)
+	go run ./infra/cmd/controls $(CONTROLS_DIR)
 
 bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI, in one run (RUNS=5)
 	test/synthbench/bench.sh
 
-test: deps test-go test-fuzz test-consumer test-workflows test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, fuzz and artifact tests
+test: deps test-go test-fuzz test-consumer test-workflows controls test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, fuzz, workflow, Control Tower and artifact tests
 
 test-go:
 	$(TEST_ENV) go test -count=1 $(GO_PACKAGES)

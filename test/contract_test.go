@@ -126,8 +126,15 @@ func TestSchemaContracts(t *testing.T) {
 				if res["DeletionPolicy"] != removal[stage] || res["UpdateReplacePolicy"] != removal[stage] {
 					t.Errorf("DeletionPolicy/UpdateReplacePolicy = %v/%v, want %s", res["DeletionPolicy"], res["UpdateReplacePolicy"], removal[stage])
 				}
-				if sse, _ := p["SSESpecification"].(map[string]any); sse["SSEEnabled"] != false {
-					t.Errorf("SSESpecification = %v, want the AWS-owned key (SSEEnabled false)", p["SSESpecification"])
+				// Document 000 names the AWS-managed key; the others name
+				// none and keep the AWS-owned key.
+				sse, _ := p["SSESpecification"].(map[string]any)
+				if c.stack == "rezagent" {
+					if sse["SSEEnabled"] != true || sse["SSEType"] != "KMS" || sse["KMSMasterKeyId"] != nil {
+						t.Errorf("SSESpecification = %v, want the AWS-managed key (SSEEnabled true, SSEType KMS, no key id)", sse)
+					}
+				} else if sse["SSEEnabled"] != false {
+					t.Errorf("SSESpecification = %v, want the AWS-owned key (SSEEnabled false)", sse)
 				}
 				checkTags(t, replica, c.stack, stage)
 			})

@@ -114,25 +114,78 @@ func asList(v any) []string {
 
 var regexpGetAtt = regexp.MustCompile(`"Fn::GetAtt":\["([A-Za-z0-9]+)","(?:Arn|StreamArn)"\]`)
 
-// checkAlarms: every function has an Errors alarm, every API a 5xx alarm,
-// every stream consumer an IteratorAge alarm.
+// checkAlarms: every alarm notifies the stack's encrypted alarm topic (on
+// ALARM and OK); every function has rate-based error and throttle alarms
+// and a duration alarm at 80% of its timeout, every API a 5xx-rate alarm,
+// every stream consumer an IteratorAge alarm, every table throttle and
+// system-error alarms, every dead-letter queue a depth alarm.
 func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 	t.Helper()
+	topics := tmpl.Resources("AWS::SNS::Topic")
 	watched := map[string]map[string]bool{} // logical id -> metric names
-	for _, a := range tmpl.Resources("AWS::CloudWatch::Alarm") {
+	for aid, a := range tmpl.Resources("AWS::CloudWatch::Alarm") {
 		p := props(a)
-		for _, d := range list(p["Dimensions"]) {
-			if ref, ok := d["Value"].(map[string]any); ok {
-				target := fmt.Sprint(ref["Ref"])
-				if ga, ok := ref["Fn::GetAtt"].([]any); ok { // a queue's QueueName
-					target = fmt.Sprint(ga[0])
+		for _, key := range []string{"AlarmActions", "OKActions"} {
+			actions, _ := p[key].([]any)
+			ok := len(actions) > 0
+			for _, act := range actions {
+				ref, _ := act.(map[string]any)
+				topic, isTopic := topics[fmt.Sprint(ref["Ref"])]
+				if !isTopic || props(topic)["KmsMasterKeyId"] == nil {
+					ok = false
 				}
-				if watched[target] == nil {
-					watched[target] = map[string]bool{}
-				}
-				watched[target][fmt.Sprint(p["MetricName"])] = true
+			}
+			if !ok {
+				t.Errorf("%s %s: %s %v, want the stack's encrypted alarm topic", where, aid, key, p[key])
 			}
 		}
+		// A plain metric, or each metric of a metric math expression.
+		metrics := []map[string]any{p}
+		for _, m := range list(p["Metrics"]) {
+			if stat, ok := m["MetricStat"].(map[string]any); ok {
+				metrics = append(metrics, stat["Metric"].(map[string]any))
+			}
+		}
+		for _, m := range metrics {
+			name := fmt.Sprint(m["MetricName"])
+			// Counting alarms on errors are what this replaces: an error
+			// metric alone must sit in a rate expression.
+			if m["MetricName"] != nil && (name == "Errors" || name == "5xx") && p["Metrics"] == nil {
+				t.Errorf("%s %s: alarm on the %s count; use a rate (errors / requests)", where, aid, name)
+			}
+			for _, d := range list(m["Dimensions"]) {
+				if ref, ok := d["Value"].(map[string]any); ok {
+					target := fmt.Sprint(ref["Ref"])
+					if ga, ok := ref["Fn::GetAtt"].([]any); ok { // a queue's QueueName
+						target = fmt.Sprint(ga[0])
+					}
+					if watched[target] == nil {
+						watched[target] = map[string]bool{}
+					}
+					watched[target][name] = true
+				}
+			}
+		}
+		if fmt.Sprint(p["MetricName"]) == "Duration" {
+			fn := tmpl.Resources("AWS::Lambda::Function")[fmt.Sprint(list(p["Dimensions"])[0]["Value"].(map[string]any)["Ref"])]
+			if want := props(fn)["Timeout"].(float64) * 1000 * 0.8; p["Threshold"] != want || p["ExtendedStatistic"] != "p99" {
+				t.Errorf("%s %s: duration alarm %v %v, want p99 at %v ms (80%% of the timeout)", where, aid, p["ExtendedStatistic"], p["Threshold"], want)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		t.Errorf("%s: no alarm topic", where)
+	}
+	for tid, topic := range topics {
+		if props(topic)["KmsMasterKeyId"] == nil {
+			t.Errorf("%s %s: topic without KMS encryption", where, tid)
+		}
+		if alarmTopic(tid) {
+			requireTLSPolicy(t, where, tmpl, "AWS::SNS::TopicPolicy", "Topics", tid)
+		}
+	}
+	if !strings.HasPrefix(where, "dev/") && len(tmpl.Resources("AWS::SNS::Subscription")) == 0 {
+		t.Errorf("%s: the alarm topic has no subscriber", where)
 	}
 	streamed := map[string]bool{}
 	for _, m := range tmpl.Resources("AWS::Lambda::EventSourceMapping") {
@@ -153,16 +206,89 @@ func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 		}
 	}
 	for lid := range tmpl.Resources("AWS::Lambda::Function") {
-		if !watched[lid]["Errors"] || !watched[lid]["Throttles"] {
-			t.Errorf("%s %s: no Errors/Throttles alarm (%v)", where, lid, watched[lid])
+		for _, m := range []string{"Errors", "Invocations", "Throttles", "Duration"} {
+			if !watched[lid][m] {
+				t.Errorf("%s %s: no alarm on %s (%v)", where, lid, m, watched[lid])
+			}
 		}
 		if streamed[lid] && !watched[lid]["IteratorAge"] {
 			t.Errorf("%s %s: stream consumer without an IteratorAge alarm", where, lid)
 		}
 	}
 	for lid := range tmpl.Resources("AWS::ApiGatewayV2::Api") {
-		if !watched[lid]["5xx"] {
-			t.Errorf("%s %s: API without a 5xx alarm (%v)", where, lid, watched[lid])
+		if !watched[lid]["5xx"] || !watched[lid]["Count"] {
+			t.Errorf("%s %s: API without a 5xx rate alarm (%v)", where, lid, watched[lid])
 		}
 	}
+	for lid := range tmpl.Resources("AWS::DynamoDB::GlobalTable") {
+		for _, m := range []string{"ReadThrottleEvents", "WriteThrottleEvents", "SystemErrors"} {
+			if !watched[lid][m] {
+				t.Errorf("%s %s: table without a %s alarm (%v)", where, lid, m, watched[lid])
+			}
+		}
+	}
+}
+
+// TestBlastRadius: in every stage, every function reserves its concurrency
+// (and all stages together leave Lambda's unreserved floor in one
+// account), every on-demand table and index caps its throughput, and the
+// Stak routes that fan out have their own throttle.
+func TestBlastRadius(t *testing.T) {
+	reserved := 0
+	for stage, stacks := range asm.Templates {
+		for id, tmpl := range stacks {
+			where := stage + "/" + id
+			for lid, fn := range tmpl.Resources("AWS::Lambda::Function") {
+				n, _ := props(fn)["ReservedConcurrentExecutions"].(float64)
+				if n < 1 {
+					t.Errorf("%s %s: no reserved concurrency", where, lid)
+				}
+				reserved += int(n)
+			}
+			for lid, tbl := range tmpl.Resources("AWS::DynamoDB::GlobalTable") {
+				p := props(tbl)
+				if p["BillingMode"] != "PAY_PER_REQUEST" {
+					continue
+				}
+				capped := func(what string, m map[string]any) {
+					r, _ := m["ReadOnDemandThroughputSettings"].(map[string]any)
+					w, _ := m["WriteOnDemandThroughputSettings"].(map[string]any)
+					if r["MaxReadRequestUnits"] == nil || w["MaxWriteRequestUnits"] == nil {
+						t.Errorf("%s %s: %s has no on-demand cap (read %v, write %v)", where, lid, what, r, w)
+					}
+				}
+				// The write cap sits on the table, the read cap on each
+				// replica (a GlobalTable's read settings are per region).
+				for _, rep := range list(p["Replicas"]) {
+					capped("replica", map[string]any{"ReadOnDemandThroughputSettings": rep["ReadOnDemandThroughputSettings"], "WriteOnDemandThroughputSettings": p["WriteOnDemandThroughputSettings"]})
+				}
+				for _, ix := range list(p["GlobalSecondaryIndexes"]) {
+					if ix["WriteOnDemandThroughputSettings"] == nil {
+						t.Errorf("%s %s: index %v has no write cap", where, lid, ix["IndexName"])
+					}
+				}
+			}
+			if id != "stak" {
+				continue
+			}
+			settings := map[string]any{}
+			for _, st := range tmpl.Resources("AWS::ApiGatewayV2::Stage") {
+				settings, _ = props(st)["RouteSettings"].(map[string]any)
+			}
+			for _, route := range []string{"POST /tenants/{tenant}/inboxes/{inbox}/messages", "POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all"} {
+				s, _ := settings[route].(map[string]any)
+				if rate, _ := s["ThrottlingRateLimit"].(float64); rate < 1 || rate > 10 {
+					t.Errorf("%s: route %s throttle %v, want a rate of its own (1-10/s)", where, route, s)
+				}
+			}
+		}
+	}
+	if reserved > 900 {
+		t.Errorf("the stages reserve %d concurrent executions; one account at Lambda's default quota allows 900", reserved)
+	}
+}
+
+// alarmTopic: the stack's alarm topic (construct id Alarms, wireAlarms).
+func alarmTopic(logicalID string) bool {
+	return regexp.MustCompile(`^Alarms[0-9A-F]{8}$`).MatchString(logicalID)
 }

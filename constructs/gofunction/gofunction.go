@@ -115,9 +115,6 @@ type Function struct {
 	Function awslambda.Function
 	LogGroup awslogs.LogGroup
 	Role     awsiam.Role
-	// TimeoutSeconds is the resolved timeout (alarms compare durations
-	// with it).
-	TimeoutSeconds int
 }
 
 // New builds the function. Props errors name the value and the fix.
@@ -203,22 +200,22 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	}
 	fn, err := newFunction(scope, id, &awslambda.FunctionProps{
 		ReservedConcurrentExecutions: reserved,
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         code,
-		Environment:  &env,
-		MemorySize:   jsii.Number(float64(memory)),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(timeout))),
-		Tracing:      awslambda.Tracing_ACTIVE,
-		LogGroup:     logs,
-		Role:         role,
-		Description:  desc,
+		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:                 awslambda.Architecture_ARM_64(),
+		Handler:                      jsii.String("bootstrap"),
+		Code:                         code,
+		Environment:                  &env,
+		MemorySize:                   jsii.Number(float64(memory)),
+		Timeout:                      awscdk.Duration_Seconds(jsii.Number(float64(timeout))),
+		Tracing:                      awslambda.Tracing_ACTIVE,
+		LogGroup:                     logs,
+		Role:                         role,
+		Description:                  desc,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Function{Function: fn, LogGroup: logs, Role: role, TimeoutSeconds: timeout}, nil
+	return &Function{Function: fn, LogGroup: logs, Role: role}, nil
 }
 
 // newFunction turns a bundling panic (a compile error) into an error: the

@@ -42,7 +42,23 @@ type Stage struct {
 	//
 	// Default: every AgenticPMHoldQueue default.
 	AgenticPM AgenticPMHoldQueue
+	// Alarms are who every alarm of the stage notifies. Required outside
+	// dev (ValidateGuardrails).
+	//
+	// Default: none in dev; OnCallEmail in stage and prod.
+	Alarms AlarmSubscribers
+	// ReservedConcurrency overrides the reserved concurrency of a function,
+	// keyed by its service name (DYNASTACK_SERVICE); 0 leaves it
+	// unreserved. See Concurrency for the defaults and their sum.
+	//
+	// Default: none.
+	ReservedConcurrency map[string]int
 }
+
+// OnCallEmail receives the alarms of stage and prod. It is a placeholder
+// (example.com never delivers): set the team's on-call address or pager
+// webhook here before the first deploy of a stage.
+const OnCallEmail = "dynastack-oncall@example.com"
 
 // TableKey names a table in Stage.Tables: service and construct id.
 func TableKey(service, id string) string { return service + "/" + id }
@@ -58,8 +74,8 @@ func Stages() []Stage {
 		// dev fires every 15 minutes so a deployed dev stage shows the
 		// pipeline working without waiting for 09:00.
 		{Name: table.Dev, RezAgent: RezAgentPipeline{Schedule: Schedule{Expression: "rate(15 minutes)"}}},
-		{Name: table.Stg},
-		{Name: table.Prod, TerminationProtection: true},
+		{Name: table.Stg, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}},
+		{Name: table.Prod, TerminationProtection: true, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}},
 	}
 }
 

@@ -43,3 +43,43 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("override leaked to another table: %+v", o)
 	}
 }
+
+func TestGuardrails(t *testing.T) {
+	total := 0
+	for _, s := range config.Stages() {
+		if err := s.ValidateGuardrails(); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		total += s.ReservedTotal()
+	}
+	// Every stage in one account must still leave Lambda its unreserved
+	// floor.
+	if limit := config.AccountConcurrency - config.UnreservedFloor; total > limit {
+		t.Errorf("the stages reserve %d concurrent executions together; one account allows %d", total, limit)
+	}
+	if got := (config.Stage{Name: table.Dev}).Concurrency("stak-stream"); got != config.StreamReservedConcurrency {
+		t.Errorf("stak-stream reserves %d, want %d", got, config.StreamReservedConcurrency)
+	}
+	if got := (config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 0}}).Concurrency("itsm"); got != 0 {
+		t.Errorf("an override to 0 reserves %d", got)
+	}
+	if got := (config.Stage{Name: table.Dev}).Concurrency("nucleus-executor"); got != config.DefaultReservedConcurrency {
+		t.Errorf("an unlisted function reserves %d, want %d", got, config.DefaultReservedConcurrency)
+	}
+
+	bad := []struct {
+		stage config.Stage
+		want  string
+	}{
+		{config.Stage{Name: table.Prod}, "stage prod: Alarms has no subscriber, so its alarms would notify nobody"},
+		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{Emails: []string{"Ops <ops@example.com>"}}}, `alarm email "Ops <ops@example.com>": write a bare address`},
+		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{HTTPSEndpoints: []string{"http://hooks.example.com/x"}}}, `alarm endpoint "http://hooks.example.com/x": use an https:// URL`},
+		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 901}}, `ReservedConcurrency["itsm"]=901: use 1 to 900`},
+		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": -1}}, `ReservedConcurrency["itsm"]=-1`},
+	}
+	for _, tt := range bad {
+		if err := tt.stage.ValidateGuardrails(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ValidateGuardrails() = %v, want %q", err, tt.want)
+		}
+	}
+}

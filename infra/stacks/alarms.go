@@ -2,78 +2,269 @@ package stacks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/infra/config"
 )
 
-// Alarm thresholds. Alarms carry no actions: where they notify (pager, chat,
-// ticket) is each team's choice, wired with alarm.AddAlarmAction.
+// Alarm thresholds. Every alarm notifies the stack's alarm topic
+// (wireAlarms), whose subscribers come from infra/config.
 const (
 	// alarmPeriodMinutes is the evaluation period of every alarm.
 	alarmPeriodMinutes = 5
 	// iteratorAgeLimitMinutes: a stream consumer further behind than this
 	// means counters are stale; records older than a day are dropped.
 	iteratorAgeLimitMinutes = 15
+	// errorRatePercent of invocations (or API requests) failing in a period
+	// raises the error alarms, once at least minSamples ran: one failure in
+	// three calls at night is noise, 5% of a busy period is not.
+	errorRatePercent = 5
+	minSamples       = 20
+	// durationTimeoutPercent: a p99 duration above this share of the
+	// timeout means the slowest calls are about to time out.
+	durationTimeoutPercent = 80
+	// throttlePeriods of DynamoDB throttle events in a row raise the
+	// throttle alarms: a table at its on-demand cap for ten minutes, not a
+	// burst the SDK's retries absorbed.
+	throttlePeriods = 2
+	// systemErrorsLimit DynamoDB 500s in a period raise the alarm; the SDK
+	// retries them, so a few are invisible to callers.
+	systemErrorsLimit = 5
+	// queueAgeLimitMinutes: a work queue whose oldest message is older
+	// than this is not being drained.
+	queueAgeLimitMinutes = 15
 )
 
-// alarmErrors raises when fn fails an invocation (crash, timeout, out of
-// memory) or is throttled in a period. Answers with a 5xx status are not
-// invocation errors: alarmServerErrors watches those at the API.
+// systemErrorOperations are the DynamoDB operations whose SystemErrors are
+// watched: every call the services make (a metric math alarm takes at most
+// 10 metrics, so not every operation CloudWatch knows).
+var systemErrorOperations = []awsdynamodb.Operation{
+	awsdynamodb.Operation_GET_ITEM, awsdynamodb.Operation_BATCH_GET_ITEM, awsdynamodb.Operation_QUERY,
+	awsdynamodb.Operation_PUT_ITEM, awsdynamodb.Operation_UPDATE_ITEM, awsdynamodb.Operation_DELETE_ITEM,
+	awsdynamodb.Operation_BATCH_WRITE_ITEM, awsdynamodb.Operation_TRANSACT_WRITE_ITEMS, awsdynamodb.Operation_GET_RECORDS,
+}
+
+func alarmPeriod() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes)) }
+
+// newAlarm is every alarm of the app: treat missing data as fine (no
+// traffic is not a fault) and compare with >=. Actions are added by
+// wireAlarms, for alarms made here and anywhere else in the stack.
+func newAlarm(scope constructs.Construct, id, description string, metric awscloudwatch.IMetric, threshold float64, periods int) awscloudwatch.Alarm {
+	return awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String(description),
+		Metric:             metric,
+		Threshold:          jsii.Number(threshold),
+		EvaluationPeriods:  jsii.Number(float64(periods)),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+}
+
+// ratePercent is 100 × part / whole in a period, 0 while whole is below
+// minSamples.
+func ratePercent(label string, part, whole awscloudwatch.IMetric) awscloudwatch.MathExpression {
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String(fmt.Sprintf("IF(whole >= %d, 100 * part / whole, 0)", minSamples)),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"part": part, "whole": whole},
+		Label:        jsii.String(label),
+		Period:       alarmPeriod(),
+	})
+}
+
+func sum(m func(*awscloudwatch.MetricOptions) awscloudwatch.Metric) awscloudwatch.Metric {
+	return m(&awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Sum")})
+}
+
+// alarmErrors watches fn: the share of failed invocations (crash, timeout,
+// out of memory) and of throttled ones (its reserved concurrency reached),
+// and a p99 duration near timeoutSeconds. Answers with a 5xx status are
+// not invocation errors: alarmServerErrors watches those at the API.
 func alarmErrors(scope constructs.Construct, id string, fn awslambda.IFunction) {
-	period := awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes))
-	for name, metric := range map[string]awscloudwatch.IMetric{
-		"Errors":    fn.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
-		"Throttles": fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
-	} {
-		awscloudwatch.NewAlarm(scope, jsii.String(id+name), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(fmt.Sprintf("%s: %s > 0 in %d minutes", *fn.Node().Path(), name, alarmPeriodMinutes)),
-			Metric:             metric,
-			Threshold:          jsii.Number(1),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
+	path := *fn.Node().Path()
+	timeoutSeconds := gofunction.DefaultTimeout
+	if cfn, ok := fn.Node().DefaultChild().(awslambda.CfnFunction); ok && cfn.Timeout() != nil {
+		timeoutSeconds = int(*cfn.Timeout())
 	}
+	invocations := sum(fn.MetricInvocations)
+	throttles := sum(fn.MetricThrottles)
+	attempts := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("inv + thr"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"inv": invocations, "thr": throttles},
+		Period:       alarmPeriod(),
+	})
+	newAlarm(scope, id+"Errors", fmt.Sprintf("%s: over %d%% of at least %d invocations failed in %d minutes", path, errorRatePercent, minSamples, alarmPeriodMinutes),
+		ratePercent("error rate (%)", sum(fn.MetricErrors), invocations), errorRatePercent, 1)
+	newAlarm(scope, id+"Throttles", fmt.Sprintf("%s: over %d%% of at least %d invocations throttled in %d minutes (reserved concurrency reached)", path, errorRatePercent, minSamples, alarmPeriodMinutes),
+		ratePercent("throttle rate (%)", throttles, attempts), errorRatePercent, 1)
+	limit := float64(timeoutSeconds*1000*durationTimeoutPercent) / 100
+	newAlarm(scope, id+"Duration", fmt.Sprintf("%s: p99 duration at or above %d%% of its %d s timeout in %d minutes", path, durationTimeoutPercent, timeoutSeconds, alarmPeriodMinutes),
+		fn.MetricDuration(&awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("p99")}), limit, 1)
 }
 
 // alarmStreamConsumer adds what matters for a stream consumer besides its
 // errors: how far behind it is, and whether records were given up on.
 func alarmStreamConsumer(scope constructs.Construct, id string, fn awslambda.IFunction, failures awssqs.IQueue) {
 	alarmErrors(scope, id, fn)
-	period := awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes))
-	awscloudwatch.NewAlarm(scope, jsii.String(id+"IteratorAge"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String(fmt.Sprintf("%s is more than %d minutes behind its stream", *fn.Node().Path(), iteratorAgeLimitMinutes)),
-		Metric:             fn.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}),
-		Threshold:          jsii.Number(iteratorAgeLimitMinutes * 60 * 1000),
-		EvaluationPeriods:  jsii.Number(3),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	awscloudwatch.NewAlarm(scope, jsii.String(id+"GaveUp"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String(fmt.Sprintf("%s gave up on stream records: they wait in %s", *fn.Node().Path(), *failures.Node().Path())),
-		Metric:             failures.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
+	path := *fn.Node().Path()
+	newAlarm(scope, id+"IteratorAge", fmt.Sprintf("%s is more than %d minutes behind its stream", path, iteratorAgeLimitMinutes),
+		fn.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Maximum")}),
+		iteratorAgeLimitMinutes*60*1000, 3)
+	alarmQueueDepth(scope, id+"GaveUp", failures, fmt.Sprintf("%s gave up on stream records", path))
 }
 
-// alarmServerErrors raises on any 5xx answer of an API in a period: the
-// services answer 4xx for every client mistake and keep 5xx for faults.
+// alarmQueueDepth raises when q holds a message: for a failure queue every
+// message is work nobody did.
+func alarmQueueDepth(scope constructs.Construct, id string, q awssqs.IQueue, what string) awscloudwatch.Alarm {
+	return newAlarm(scope, id+"Depth", fmt.Sprintf("%s: they wait in %s", what, *q.Node().Path()),
+		q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Maximum")}), 1, 1)
+}
+
+// alarmQueueAge raises when the oldest message of a work queue waits
+// longer than queueAgeLimitMinutes: its consumer is failing or starved.
+func alarmQueueAge(scope constructs.Construct, id string, q awssqs.IQueue) awscloudwatch.Alarm {
+	return newAlarm(scope, id+"Age", fmt.Sprintf("%s: oldest message older than %d minutes (consumer failing or starved)", *q.Node().Path(), queueAgeLimitMinutes),
+		q.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Maximum")}), queueAgeLimitMinutes*60, 1)
+}
+
+// alarmServerErrors raises when over errorRatePercent of at least
+// minSamples requests of an API answer 5xx in a period: the services answer
+// 4xx for every client mistake and keep 5xx for faults.
 func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv2.HttpApi) {
-	awscloudwatch.NewAlarm(scope, jsii.String(id+"ServerErrors"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String(fmt.Sprintf("%s answered 5xx in %d minutes", *api.Node().Path(), alarmPeriodMinutes)),
-		Metric:             api.MetricServerError(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes)), Statistic: jsii.String("Sum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	newAlarm(scope, id+"ServerErrors", fmt.Sprintf("%s: over %d%% of at least %d requests answered 5xx in %d minutes", *api.Node().Path(), errorRatePercent, minSamples, alarmPeriodMinutes),
+		ratePercent("5xx rate (%)", sum(api.MetricServerError), sum(api.MetricCount)), errorRatePercent, 1)
+}
+
+// alarmTable watches a table: read and write throttle events of the table
+// and its indexes (an on-demand cap reached, or a hot partition), and
+// DynamoDB's own 500s.
+func alarmTable(scope constructs.Construct, id string, t awsdynamodb.TableV2) {
+	path := *t.Node().Path()
+	indexes := tableIndexNames(t)
+	for _, kind := range []string{"Read", "Write"} {
+		metrics := map[string]awscloudwatch.IMetric{}
+		var terms []string
+		for i, ix := range append([]string{""}, indexes...) {
+			dims := map[string]*string{"TableName": t.TableName()}
+			if ix != "" {
+				dims["GlobalSecondaryIndexName"] = jsii.String(ix)
+			}
+			name := fmt.Sprintf("t%d", i)
+			metrics[name] = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+				Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String(kind + "ThrottleEvents"),
+				DimensionsMap: &dims, Period: alarmPeriod(), Statistic: jsii.String("Sum"),
+			})
+			terms = append(terms, name)
+		}
+		newAlarm(scope, id+kind+"Throttles", fmt.Sprintf("%s: %s throttle events on the table or an index for %d periods of %d minutes (on-demand cap reached or hot partition)", path, strings.ToLower(kind), throttlePeriods, alarmPeriodMinutes),
+			awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+				Expression: jsii.String(strings.Join(terms, " + ")), UsingMetrics: &metrics,
+				Label: jsii.String(kind + "ThrottleEvents"), Period: alarmPeriod(),
+			}), 1, throttlePeriods)
+	}
+	newAlarm(scope, id+"SystemErrors", fmt.Sprintf("%s: %d or more DynamoDB system errors (500) in %d minutes", path, systemErrorsLimit, alarmPeriodMinutes),
+		t.MetricSystemErrorsForOperations(&awsdynamodb.SystemErrorsForOperationsMetricOptions{
+			Operations: &systemErrorOperations, Period: alarmPeriod(), Statistic: jsii.String("Sum"),
+		}), systemErrorsLimit, 1)
+}
+
+// tableIndexNames reads the index names from the synthesized properties,
+// so every table is covered however it was built.
+func tableIndexNames(t awsdynamodb.TableV2) []string {
+	cfn, ok := t.Node().DefaultChild().(awsdynamodb.CfnGlobalTable)
+	if !ok {
+		return nil
+	}
+	resolved := awscdk.Stack_Of(t).Resolve(cfn.GlobalSecondaryIndexes())
+	list, _ := resolved.([]any)
+	var names []string
+	for _, ix := range list {
+		if m, ok := ix.(map[string]any); ok {
+			if n, ok := m["indexName"].(string); ok {
+				names = append(names, n)
+			} else if n, ok := m["IndexName"].(string); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// wireAlarms is the one place alarms get their audience: it watches every
+// table of the stack, then gives every alarm of the stack — these, and
+// those each service's build added — the stack's alarm topic as its ALARM
+// and OK action. A topic per stack keeps stacks deployable one by one.
+func wireAlarms(stack awscdk.Stack, cfg config.Stage) {
+	for _, c := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if t, ok := c.(awsdynamodb.TableV2); ok {
+			alarmTable(stack, *t.Node().Id(), t)
+		}
+	}
+	action := awscloudwatchactions.NewSnsAction(newAlarmTopic(stack, cfg))
+	for _, c := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if a, ok := c.(awscloudwatch.Alarm); ok {
+			a.AddAlarmAction(action)
+			a.AddOkAction(action)
+		}
+	}
+}
+
+// newAlarmTopic is the stack's alarm topic: encrypted with a key of its
+// own (CloudWatch cannot use the AWS-managed aws/sns key, whose policy
+// nobody can extend), TLS only, subscribed by cfg.Alarms.
+func newAlarmTopic(stack awscdk.Stack, cfg config.Stage) awssns.Topic {
+	key := awskms.NewKey(stack, jsii.String("AlarmsKey"), &awskms.KeyProps{
+		Description:       jsii.String(fmt.Sprintf("Encrypts the alarm topic of %s", *stack.StackName())),
+		EnableKeyRotation: jsii.Bool(true),
+		// The key protects notifications in flight only; nothing stored
+		// needs it once the stack is gone.
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		PendingWindow: awscdk.Duration_Days(jsii.Number(7)),
 	})
+	key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("CloudWatchAlarmsPublish"),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)},
+		Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
+		Resources:  jsii.Strings("*"),
+		Conditions: &map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()}},
+	}), nil)
+	// Only AWS services may create grants on the key (CT.KMS.PR.3): no
+	// principal can hand its use to another.
+	key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("GrantsForAWSServicesOnly"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("kms:CreateGrant"),
+		Resources:  jsii.Strings("*"),
+		Conditions: &map[string]any{"BoolIfExists": map[string]any{"kms:GrantIsForAWSResource": "false", "aws:PrincipalIsAWSService": "false"}},
+	}), nil)
+	topic := awssns.NewTopic(stack, jsii.String("Alarms"), &awssns.TopicProps{
+		DisplayName: jsii.String(fmt.Sprintf("dynastack alarms %s", *stack.StackName())),
+		MasterKey:   key,
+		EnforceSSL:  jsii.Bool(true),
+	})
+	for _, e := range cfg.Alarms.Emails {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(e), nil))
+	}
+	for _, u := range cfg.Alarms.HTTPSEndpoints {
+		topic.AddSubscription(awssnssubscriptions.NewUrlSubscription(jsii.String(u), &awssnssubscriptions.UrlSubscriptionProps{Protocol: awssns.SubscriptionProtocol_HTTPS}))
+	}
+	suppress(topic, suppression{
+		id:     "Serverless-SNSRedrivePolicy",
+		reason: "Alarm notifications to people: SNS retries email and HTTPS deliveries itself, and a dead-letter queue of undelivered notifications would need its own watcher; the alarm state stays in CloudWatch either way.",
+	})
+	return topic
 }

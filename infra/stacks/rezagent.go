@@ -76,6 +76,7 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 		RawMessageDelivery: jsii.Bool(true),
 		DeadLetterQueue:    dlq,
 	}))
+	alarmQueueAge(stack, "NotificationsQueue", queue)
 	alarmQueueDepth(stack, "NotificationsDLQ", dlq, "notification records were received "+strconv.Itoa(pipeline.MaxReceiveCount)+" times without success")
 
 	publishEnv := map[string]*string{rezagent.EnvTopicArn: topic.TopicArn()}
@@ -112,10 +113,17 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	if pipeline.NtfyTokenParameter != "" {
 		procEnv[rezagent.EnvNtfyTokenParameter] = jsii.String(pipeline.NtfyTokenParameter)
 	}
+	// The mapping runs at most MaxConcurrency at once; reserving fewer
+	// would throttle the batches it hands over.
+	processorReserved := cfg.Concurrency(RezAgentProcessorService)
+	if processorReserved > 0 {
+		processorReserved = max(processorReserved, pipeline.MaxConcurrency)
+	}
 	processor, err := addFunction(stack, cfg, function{
 		id: "Processor", service: RezAgentProcessorService, pkg: "./cmd/rezagent-processor",
 		description:    "rez_agent processor: delivers queued messages to ntfy",
 		timeoutSeconds: rezAgentProcessorTimeoutSecs,
+		reserved:       processorReserved,
 		tables: []access{{messages, rezagent.EnvTableName, exactly(
 			[]string{"dynamodb:GetItem", "dynamodb:UpdateItem"})}},
 		env: procEnv,

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
@@ -105,18 +104,4 @@ func newFailureQueue(stack awscdk.Stack, id string, cfg config.Stage) awssqs.Que
 		suppression{id: "Serverless-SQSRedrivePolicy", reason: lastStop},
 	)
 	return q
-}
-
-// alarmQueueDepth raises when q holds a message: for a failure queue every
-// message is work nobody did.
-func alarmQueueDepth(stack awscdk.Stack, id string, q awssqs.IQueue, what string) awscloudwatch.Alarm {
-	period := awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes))
-	return awscloudwatch.NewAlarm(stack, jsii.String(id+"Depth"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String(fmt.Sprintf("%s: they wait in %s", what, *q.Node().Path())),
-		Metric:             q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
 }

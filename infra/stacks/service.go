@@ -40,6 +40,9 @@ type function struct {
 	env map[string]*string
 	// timeoutSeconds of one invocation; 0 is gofunction's default.
 	timeoutSeconds int
+	// reserved concurrency; 0 takes the stage's (config.Stage.Concurrency
+	// of the service name).
+	reserved int
 }
 
 // addFunction builds fn with its environment and grants. Only the tables
@@ -67,13 +70,18 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 		}
 		env[k] = v
 	}
+	reserved := fn.reserved
+	if reserved == 0 {
+		reserved = cfg.Concurrency(fn.service)
+	}
 	f, err := gofunction.New(stack, fn.id, gofunction.Props{
-		TimeoutSeconds: fn.timeoutSeconds,
-		Stage:          cfg.Name,
-		ModuleDir:      lambdas,
-		Package:        fn.pkg,
-		Environment:    env,
-		Description:    fn.description,
+		ReservedConcurrency: reserved,
+		TimeoutSeconds:      fn.timeoutSeconds,
+		Stage:               cfg.Name,
+		ModuleDir:           lambdas,
+		Package:             fn.pkg,
+		Environment:         env,
+		Description:         fn.description,
 	})
 	if err != nil {
 		return nil, err
@@ -94,6 +102,9 @@ func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, routes []Route) (
 	alarmErrors(stack, fn.id, f.Function)
 	api, err := newHTTPAPI(stack, fn.service, cfg, f.Function, routes)
 	if err != nil {
+		return nil, err
+	}
+	if err := throttleRoutes(api, fn.service, routes); err != nil {
 		return nil, err
 	}
 	alarmServerErrors(stack, "Api", api)

@@ -43,6 +43,9 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 			env.Region = jsii.String(cfg.Region)
 		}
 	}
+	if err := cfg.ValidateGuardrails(); err != nil {
+		return nil, err
+	}
 	stage := awscdk.NewStage(app, jsii.String(string(cfg.Name)), &awscdk.StageProps{Env: env})
 	// Aspects do not cross stage boundaries, so each stage gets the checks.
 	ApplyPolicy(stage)
@@ -55,7 +58,9 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 		})
 		if err := svc.Build(stack, cfg); err != nil {
 			errs = append(errs, fmt.Errorf("%s/%s: %w", cfg.Name, svc.Name, err))
+			continue
 		}
+		wireAlarms(stack, cfg)
 	}
 	return stage, errors.Join(errs...)
 }

@@ -159,7 +159,7 @@ func TestPullRequestTrustBoundary(t *testing.T) {
 	}
 
 	// The credentialed job runs nothing from the pull request: a checkout
-	// of the base commit's package files, the CLI pinned there installed
+	// of the base commit's npm files, the CLI pinned there installed
 	// without scripts, and cdk diff over the downloaded assembly.
 	cred := w.Jobs[oidc[0]]
 	downloaded := ""
@@ -171,8 +171,8 @@ func TestPullRequestTrustBoundary(t *testing.T) {
 			}
 			files := strings.Fields(s.With["sparse-checkout"])
 			slices.Sort(files)
-			if !slices.Equal(files, []string{"package-lock.json", "package.json"}) {
-				t.Errorf("job %s checks out %v of the base commit; package.json and package-lock.json are all it needs", oidc[0], files)
+			if !slices.Equal(files, []string{".npmrc", "package-lock.json", "package.json"}) {
+				t.Errorf("job %s checks out %v of the base commit; package.json, package-lock.json and .npmrc are all it needs", oidc[0], files)
 			}
 		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
 			downloaded = s.With["path"]

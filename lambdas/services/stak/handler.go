@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -470,6 +471,8 @@ func apiError(err error) error {
 		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "message not found (or expired)", Err: err}
 	case errors.Is(err, cursor.ErrInvalid):
 		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous answer unchanged, for the same user, inbox and route", Err: err}
+	case errors.Is(err, ErrPublishTooCostly):
+		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: strings.TrimPrefix(err.Error(), "stak: ") + "; split the recipients over several publishes or shorten the message", Err: err}
 	case errors.Is(err, ddb.ErrItemTooLarge):
 		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the message exceeds DynamoDB's 400 KB item size limit", Err: err}
 	}

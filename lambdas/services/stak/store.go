@@ -234,6 +234,12 @@ func (s *Store) Publish(ctx context.Context, tenant, inbox string, d Draft) (*Pu
 	if d.Audiences.Kind == AudienceEveryone {
 		m.UID = PublicUID
 		m.Header.Audiences.UIDs = nil
+	}
+	// Before any write: a refused publish leaves no recipient with it.
+	if err := checkFanOut(m, d.Audiences.UIDs); err != nil {
+		return nil, err
+	}
+	if d.Audiences.Kind == AudienceEveryone {
 		if err := s.deliver(ctx, m); err != nil {
 			return nil, err
 		}

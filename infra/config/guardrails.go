@@ -1,0 +1,135 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// AlarmSubscribers are who the stage's alarms reach: every stack of the
+// stage has an encrypted, TLS-only SNS topic that every one of its alarms
+// notifies (on ALARM and back to OK), subscribed by these.
+type AlarmSubscribers struct {
+	// Emails each get an email subscription; SNS sends a confirmation
+	// mail per topic, and nothing arrives until it is confirmed.
+	//
+	// Default: none.
+	Emails []string
+	// HTTPSEndpoints each get an HTTPS subscription (a chat or paging
+	// webhook); plain http is refused, as the topic is TLS-only.
+	//
+	// Default: none.
+	HTTPSEndpoints []string
+}
+
+// Validate names each malformed subscriber and its fix.
+func (a AlarmSubscribers) Validate() error {
+	var errs []error
+	for _, e := range a.Emails {
+		if addr, err := mail.ParseAddress(e); err != nil || addr.Address != e {
+			errs = append(errs, fmt.Errorf("alarm email %q: write a bare address such as oncall@example.com", e))
+		}
+	}
+	for _, u := range a.HTTPSEndpoints {
+		if p, err := url.Parse(u); err != nil || p.Scheme != "https" || p.Host == "" {
+			errs = append(errs, fmt.Errorf("alarm endpoint %q: use an https:// URL (the topic delivers over TLS only)", u))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Empty reports whether nobody would hear an alarm.
+func (a AlarmSubscribers) Empty() bool { return len(a.Emails)+len(a.HTTPSEndpoints) == 0 }
+
+// Reserved concurrency per function, keyed by the function's service name
+// (DYNASTACK_SERVICE). The numbers, per stage:
+//
+//   - an API function: 25. Its API admits 100 requests/s (burst 200); at
+//     100 ms per request that is 10 executions, so 25 leave room for slow
+//     moments while a flood beyond it is throttled at this function instead
+//     of draining the account's pool.
+//   - Stak's stream consumer: 5, reserved so an API flood can never starve
+//     it (one execution per stream shard; a table of this size has few).
+//   - rez_agent's processor: the pipeline's MaxConcurrency (default 5), as
+//     its queue mapping never runs more.
+//   - scheduled jobs: 2 (one run per fire, one for an overlapping retry).
+//   - any other function: DefaultReservedConcurrency.
+//
+// One stage reserves 5×25 + 5 + 5 + 2×2 = 139; three stages in one account
+// 417 of Lambda's default 1000, leaving 583 unreserved (Lambda requires at
+// least 100). An account still at a new account's lower quota cannot
+// deploy reservations: raise the quota, or set the stage's
+// ReservedConcurrency entries to 0 (unreserved).
+const (
+	APIReservedConcurrency       = 25
+	StreamReservedConcurrency    = 5
+	ScheduledReservedConcurrency = 2
+	DefaultReservedConcurrency   = 5
+	// AccountConcurrency is Lambda's default concurrency quota per account
+	// and region, and UnreservedFloor what Lambda keeps unreserved.
+	AccountConcurrency = 1000
+	UnreservedFloor    = 100
+)
+
+var defaultReservedConcurrency = map[string]int{
+	"rezagent": APIReservedConcurrency, "nucleus": APIReservedConcurrency, "stak": APIReservedConcurrency,
+	"itsm": APIReservedConcurrency, "agenticpm": APIReservedConcurrency,
+	"stak-stream":        StreamReservedConcurrency,
+	"rezagent-processor": DefaultMaxConcurrency,
+	"rezagent-scheduler": ScheduledReservedConcurrency,
+	"agenticpm-release":  ScheduledReservedConcurrency,
+}
+
+// Concurrency is the reserved concurrency of the function whose service
+// name is service: the stage's ReservedConcurrency entry, else the default
+// above. 0 means unreserved.
+func (s Stage) Concurrency(service string) int {
+	if n, ok := s.ReservedConcurrency[service]; ok {
+		return n
+	}
+	if n, ok := defaultReservedConcurrency[service]; ok {
+		return n
+	}
+	return DefaultReservedConcurrency
+}
+
+// ReservedTotal is what every function named in the defaults or the
+// stage's entries reserves in the stage.
+func (s Stage) ReservedTotal() int {
+	names := slices.Collect(maps.Keys(defaultReservedConcurrency))
+	for k := range s.ReservedConcurrency {
+		if _, ok := defaultReservedConcurrency[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	total := 0
+	for _, n := range names {
+		total += s.Concurrency(n)
+	}
+	return total
+}
+
+// ValidateGuardrails checks the stage's alarm subscribers and reserved
+// concurrency: a deployed stage (stage, prod) must reach someone.
+func (s Stage) ValidateGuardrails() error {
+	var errs []error
+	if err := s.Alarms.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("stage %s: %w", s.Name, err))
+	}
+	if s.Name != "dev" && s.Alarms.Empty() {
+		errs = append(errs, fmt.Errorf("stage %s: Alarms has no subscriber, so its alarms would notify nobody: add an email or an https endpoint in infra/config", s.Name))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.ReservedConcurrency)) {
+		if n := s.ReservedConcurrency[k]; n < 0 || n > AccountConcurrency-UnreservedFloor {
+			errs = append(errs, fmt.Errorf("stage %s: ReservedConcurrency[%q]=%d: use 1 to %d, or 0 for unreserved", s.Name, k, n, AccountConcurrency-UnreservedFloor))
+		}
+		if strings.TrimSpace(k) != k || k == "" {
+			errs = append(errs, fmt.Errorf("stage %s: ReservedConcurrency key %q: use the function's service name, e.g. \"stak-stream\"", s.Name, k))
+		}
+	}
+	return errors.Join(errs...)
+}

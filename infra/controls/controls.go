@@ -1,0 +1,274 @@
+// Package controls runs AWS Control Tower's proactive controls over
+// synthesized templates: the cfn-guard binary and rules shipped by the npm
+// package @cdklabs/cdk-validator-cfnguard (pinned in package.json), plus
+// dynastack's own rules in rules/ for the resource types Control Tower's
+// rules do not inspect (the AWS::DynamoDB::GlobalTable that TableV2
+// synthesizes). Every finding is fixed in the stacks or suppressed, with a
+// reason, in Suppressions — the one reviewed place, as cdk-nag's
+// suppressions are in infra/stacks.
+package controls
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+)
+
+// Template is one synthesized stack template.
+type Template struct {
+	// Path of the template file.
+	Path string
+	// Stage and Stack name it (dev, itsm).
+	Stage, Stack string
+	// Types maps each logical id to its resource type.
+	Types map[string]string
+}
+
+// Finding is one resource failing one control.
+type Finding struct {
+	Control  string // CT.LAMBDA.PR.3, DYNASTACK.GLOBALTABLE.PR.2
+	Stage    string
+	Stack    string
+	Resource string // logical id
+	Type     string // AWS::Lambda::Function
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s %s/%s %s (%s)", f.Control, f.Stage, f.Stack, f.Resource, f.Type)
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	// Ran lists the controls that applied to at least one template
+	// (compliant or not), sorted.
+	Ran []string
+	// Findings are every failing resource, suppressed or not.
+	Findings []Finding
+}
+
+// Guard locates the shipped cfn-guard binary and Control Tower rules in
+// the installed npm package directory pkg.
+func Guard(pkg string) (binary, rules string, err error) {
+	osName := map[string]string{"linux": "ubuntu", "darwin": "macos"}[runtime.GOOS]
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+	if osName == "" || arch == "" {
+		return "", "", fmt.Errorf("controls: %s ships no cfn-guard for %s/%s", pkg, runtime.GOOS, runtime.GOARCH)
+	}
+	binary = filepath.Join(pkg, "bin", osName, arch, "cfn-guard")
+	rules = filepath.Join(pkg, "rules", "control-tower", "cfn-guard")
+	for _, p := range []string{binary, rules} {
+		if _, err := os.Stat(p); err != nil {
+			return "", "", fmt.Errorf("controls: %s missing: run make deps (npm ci installs @cdklabs/cdk-validator-cfnguard)", p)
+		}
+	}
+	return binary, rules, nil
+}
+
+// Templates finds every stack template under dir: a cloud assembly
+// (cdk.out, stages in assembly-<stage>/) or the golden files
+// (test/snapshots/<stage>/<stack>.template.json).
+func Templates(dir string) ([]Template, error) {
+	var out []Template
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), "asset.") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".template.json") {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			Resources map[string]struct{ Type string } `json:"Resources"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return fmt.Errorf("controls: %s: %w", path, err)
+		}
+		t := Template{Path: path, Types: map[string]string{}}
+		for id, r := range doc.Resources {
+			t.Types[id] = r.Type
+		}
+		parent := filepath.Base(filepath.Dir(path))
+		t.Stage = strings.TrimPrefix(parent, "assembly-")
+		t.Stack = strings.TrimSuffix(d.Name(), ".template.json")
+		// A cloud assembly names a stack <stage><stack><8 hex>.
+		if strings.HasPrefix(parent, "assembly-") {
+			t.Stack = assemblyStack.ReplaceAllString(strings.TrimPrefix(t.Stack, t.Stage), "")
+		}
+		out = append(out, t)
+		return nil
+	})
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("controls: no *.template.json under %s: synthesize first (make synth)", dir)
+	}
+	return out, err
+}
+
+var assemblyStack = regexp.MustCompile(`[0-9A-F]{8}$`)
+
+// Run validates every template against every rule file under ruleDirs
+// with the cfn-guard binary.
+func Run(binary string, ruleDirs []string, templates []Template) (Report, error) {
+	controlOf, err := ruleControls(ruleDirs)
+	if err != nil {
+		return Report{}, err
+	}
+	args := []string{"validate", "--output-format", "json", "--show-summary", "none", "--structured"}
+	for _, d := range ruleDirs {
+		args = append(args, "--rules", d)
+	}
+	byPath := map[string]Template{}
+	for _, t := range templates {
+		abs, err := filepath.Abs(t.Path)
+		if err != nil {
+			return Report{}, err
+		}
+		byPath[abs] = t
+		args = append(args, "--data", abs)
+	}
+	cmd := exec.Command(binary, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	raw, err := cmd.Output()
+	// cfn-guard exits 19 when a rule fails: the findings are in the output.
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 19) {
+		return Report{}, fmt.Errorf("controls: cfn-guard: %v: %s", err, stderr.String())
+	}
+	var results []struct {
+		Name         string            `json:"name"`
+		Compliant    []string          `json:"compliant"`
+		NotCompliant []json.RawMessage `json:"not_compliant"`
+	}
+	if err := json.Unmarshal(raw, &results); err != nil {
+		return Report{}, fmt.Errorf("controls: cfn-guard output: %w", err)
+	}
+	if len(results) != len(templates) {
+		return Report{}, fmt.Errorf("controls: cfn-guard reported on %d of %d templates", len(results), len(templates))
+	}
+	var rep Report
+	ran := map[string]bool{}
+	seen := map[Finding]bool{}
+	for _, r := range results {
+		t, ok := byPath[r.Name]
+		if !ok {
+			return Report{}, fmt.Errorf("controls: cfn-guard reported on %s, which was not given", r.Name)
+		}
+		for _, name := range r.Compliant {
+			ran[controlOf[name]] = true
+		}
+		for _, nc := range r.NotCompliant {
+			var head struct {
+				Rule struct {
+					Name string `json:"name"`
+				} `json:"Rule"`
+			}
+			if err := json.Unmarshal(nc, &head); err != nil {
+				return Report{}, err
+			}
+			control, ok := controlOf[head.Rule.Name]
+			if !ok {
+				return Report{}, fmt.Errorf("controls: rule %q is in no rule file", head.Rule.Name)
+			}
+			ran[control] = true
+			ids := resourcePaths.FindAllStringSubmatch(string(nc), -1)
+			if len(ids) == 0 {
+				return Report{}, fmt.Errorf("controls: %s failed %s without naming a resource", t.Path, control)
+			}
+			for _, m := range ids {
+				f := Finding{Control: control, Stage: t.Stage, Stack: t.Stack, Resource: m[1], Type: t.Types[m[1]]}
+				if f.Type != "" && !seen[f] {
+					seen[f] = true
+					rep.Findings = append(rep.Findings, f)
+				}
+			}
+		}
+	}
+	delete(ran, "")
+	for c := range ran {
+		rep.Ran = append(rep.Ran, c)
+	}
+	slices.Sort(rep.Ran)
+	slices.SortFunc(rep.Findings, func(a, b Finding) int { return strings.Compare(a.String(), b.String()) })
+	return rep, nil
+}
+
+// resourcePaths are the resources cfn-guard traversed to.
+var resourcePaths = regexp.MustCompile(`"path":\s*"/Resources/([A-Za-z0-9]+)`)
+
+var (
+	ruleName   = regexp.MustCompile(`(?m)^rule\s+([A-Za-z0-9_]+)\s+when\b`)
+	controlTag = regexp.MustCompile(`\[((?:CT|DYNASTACK)\.[A-Z0-9-]+\.PR\.[0-9]+)\]`)
+)
+
+// ruleControls maps each top-level rule to the control its messages name.
+func ruleControls(dirs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".guard") {
+				return err
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			// Each rule's control is the first tag from its declaration on
+			// (a file may hold several rules, each with its own control).
+			text := string(raw)
+			rules := ruleName.FindAllStringSubmatchIndex(text, -1)
+			if len(rules) == 0 {
+				return fmt.Errorf("controls: %s declares no rule", path)
+			}
+			for _, m := range rules {
+				tag := controlTag.FindStringSubmatch(text[m[0]:])
+				if tag == nil {
+					return fmt.Errorf("controls: %s: rule %s names no control ([CT.X.PR.N] in a message)", path, text[m[2]:m[3]])
+				}
+				out[text[m[2]:m[3]]] = tag[1]
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Suppressed splits findings into those a suppression covers and those it
+// does not, and reports suppressions that covered nothing: a fixed finding
+// must take its suppression with it.
+func Suppressed(findings []Finding, list []Suppression) (open []Finding, unused []Suppression) {
+	used := make([]bool, len(list))
+	for _, f := range findings {
+		hit := false
+		for i, s := range list {
+			if s.covers(f) {
+				used[i], hit = true, true
+			}
+		}
+		if !hit {
+			open = append(open, f)
+		}
+	}
+	for i, s := range list {
+		if !used[i] {
+			unused = append(unused, s)
+		}
+	}
+	return open, unused
+}

@@ -1,0 +1,137 @@
+package controls_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/infra/controls"
+)
+
+const root = "../.."
+
+func guard(t *testing.T) (string, []string) {
+	t.Helper()
+	bin, rules, err := controls.Guard(filepath.Join(root, "node_modules", "@cdklabs", "cdk-validator-cfnguard"))
+	if err != nil {
+		t.Fatal(err) // make test runs make deps first
+	}
+	return bin, []string{rules, "rules"}
+}
+
+// TestGoldenFilesPassControls runs the real cfn-guard over every golden
+// template: no open finding, no stale suppression, and the controls that
+// matter for these resources actually applied.
+func TestGoldenFilesPassControls(t *testing.T) {
+	bin, rules := guard(t)
+	templates, err := controls.Templates(filepath.Join(root, "test", "snapshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(templates) < 15 {
+		t.Fatalf("%d templates, want every stack of every stage", len(templates))
+	}
+	rep, err := controls.Run(bin, rules, templates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, unused := controls.Suppressed(rep.Findings, controls.Suppressions)
+	for _, f := range open {
+		t.Errorf("open finding %s: fix it or suppress it with a reason in suppressions.go", f)
+	}
+	for _, s := range unused {
+		t.Errorf("suppression %s on %s covers nothing: remove it", s.Control, s.Type)
+	}
+	ran := strings.Join(rep.Ran, " ")
+	for _, c := range []string{"CT.CLOUDWATCH.PR.1", "CT.LAMBDA.PR.3", "CT.SQS.PR.2", "CT.KMS.PR.1", "CT.IAM.PR.5", "DYNASTACK.GLOBALTABLE.PR.1", "DYNASTACK.GLOBALTABLE.PR.2"} {
+		if !strings.Contains(ran, c) {
+			t.Errorf("control %s did not apply to any template (applied: %s)", c, ran)
+		}
+	}
+}
+
+// TestFindsViolations: a template breaking controls yields findings naming
+// the control, stage, stack and resource, and suppressions do not hide
+// them.
+func TestFindsViolations(t *testing.T) {
+	bin, rules := guard(t)
+	dir := filepath.Join(t.TempDir(), "prod")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const tmpl = `{"Resources": {
+  "Quiet": {"Type": "AWS::CloudWatch::Alarm", "Properties": {"ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 1, "MetricName": "Errors", "Namespace": "AWS/Lambda", "Period": 300, "Statistic": "Sum", "Threshold": 1}},
+  "Plain": {"Type": "AWS::DynamoDB::GlobalTable", "Properties": {"AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
+    "Replicas": [{"Region": "eu-west-1", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}], "SSESpecification": {"SSEEnabled": false}}},
+  "Work": {"Type": "AWS::SQS::Queue", "Properties": {"SqsManagedSseEnabled": true}}
+}}`
+	if err := os.WriteFile(filepath.Join(dir, "rezagent.template.json"), []byte(tmpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	templates, err := controls.Templates(filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := controls.Run(bin, rules, templates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, _ := controls.Suppressed(rep.Findings, controls.Suppressions)
+	var got []string
+	for _, f := range open {
+		got = append(got, f.String())
+	}
+	for _, want := range []string{
+		"CT.CLOUDWATCH.PR.1 prod/rezagent Quiet (AWS::CloudWatch::Alarm)",
+		"DYNASTACK.GLOBALTABLE.PR.1 prod/rezagent Plain (AWS::DynamoDB::GlobalTable)",
+		"DYNASTACK.GLOBALTABLE.PR.2 prod/rezagent Plain (AWS::DynamoDB::GlobalTable)",
+		// A work queue without a dead-letter queue: the failure-queue
+		// suppression names failure queues only.
+		"CT.SQS.PR.1 prod/rezagent Work (AWS::SQS::Queue)",
+	} {
+		if !strings.Contains(strings.Join(got, "\n"), want) {
+			t.Errorf("missing open finding %q in:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+}
+
+func TestSuppressed(t *testing.T) {
+	list := []controls.Suppression{
+		{Control: "CT.A.PR.1", Type: "AWS::X::Y", Reason: "r"},
+		{Control: "CT.B.PR.1", Type: "AWS::X::Y", Stages: []string{"dev"}, Reason: "r"},
+		{Control: "CT.C.PR.1", Type: "AWS::X::Y", Stacks: []string{"itsm"}, Resource: regexp.MustCompile(`^Fail`), Reason: "r"},
+		{Control: "CT.D.PR.1", Type: "AWS::X::Y", Reason: "stale"},
+	}
+	findings := []controls.Finding{
+		{Control: "CT.A.PR.1", Stage: "prod", Stack: "stak", Resource: "R1", Type: "AWS::X::Y"},        // covered
+		{Control: "CT.A.PR.1", Stage: "prod", Stack: "stak", Resource: "R1", Type: "AWS::Other::Z"},    // other type
+		{Control: "CT.B.PR.1", Stage: "dev", Stack: "stak", Resource: "R1", Type: "AWS::X::Y"},         // covered
+		{Control: "CT.B.PR.1", Stage: "prod", Stack: "stak", Resource: "R1", Type: "AWS::X::Y"},        // other stage
+		{Control: "CT.C.PR.1", Stage: "prod", Stack: "itsm", Resource: "Failures1", Type: "AWS::X::Y"}, // covered
+		{Control: "CT.C.PR.1", Stage: "prod", Stack: "itsm", Resource: "Work1", Type: "AWS::X::Y"},     // other resource
+		{Control: "CT.C.PR.1", Stage: "prod", Stack: "stak", Resource: "Failures1", Type: "AWS::X::Y"}, // other stack
+	}
+	open, unused := controls.Suppressed(findings, list)
+	if len(open) != 4 {
+		t.Errorf("open = %v, want the 4 uncovered findings", open)
+	}
+	if len(unused) != 1 || unused[0].Reason != "stale" {
+		t.Errorf("unused = %v, want the stale suppression", unused)
+	}
+}
+
+// TestSuppressionsHaveReasons: each suppression names one control and
+// resource type and says why, as cdk-nag's suppressions must.
+func TestSuppressionsHaveReasons(t *testing.T) {
+	control := regexp.MustCompile(`^(CT|DYNASTACK)\.[A-Z0-9-]+\.PR\.[0-9]+$`)
+	for _, s := range controls.Suppressions {
+		if !control.MatchString(s.Control) || !strings.HasPrefix(s.Type, "AWS::") {
+			t.Errorf("suppression %q on %q: name a control (CT.X.PR.N) and a resource type", s.Control, s.Type)
+		}
+		if len(s.Reason) < 60 {
+			t.Errorf("suppression %s on %s: reason %q is too short to say why the control does not apply", s.Control, s.Type, s.Reason)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package stak_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/services/stak"
+)
+
+// TestPublishFanOutCap: a publish whose recipients times its item size
+// would exceed stak.MaxPublishWriteUnits is refused with 413 before any
+// write; below the cap, every recipient gets the message.
+func TestPublishFanOutCap(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	uids := func(n int) string {
+		list := make([]string, n)
+		for i := range list {
+			list[i] = fmt.Sprintf("%q", fmt.Sprintf("user-%03d", i))
+		}
+		return strings.Join(list, ",")
+	}
+	publish := func(audience string, bodyBytes int, category string) string {
+		tax := ""
+		if category != "" {
+			tax = fmt.Sprintf(`,"taxonomy":{"category":%q}`, category)
+		}
+		return fmt.Sprintf(`{"sender":"ops","audiences":%s%s,"message":{"title":"t","body":%q}}`, audience, tax, strings.Repeat("x", bodyBytes))
+	}
+	users := func(n int) string { return fmt.Sprintf(`{"kind":"users","uids":[%s]}`, uids(n)) }
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		want   string // in the error message
+	}{
+		// ~0.5 KB items: 2 + 2×2 counter units = 6 per recipient, 600.
+		{"100 small", publish(users(100), 100, "news"), 201, ""},
+		// 3 KB items: 8 + 4 = 12 per recipient, 1200 > 1000.
+		{"100 of 3 KB", publish(users(100), 3000, "news"), 413, "100 recipient(s) cost 1200 write units, at most 1000 per publish"},
+		// 60,000-byte bodies make items of 59 started KB: 118 + 2 (one
+		// counter) = 120 per recipient; 8 fit, 9 do not.
+		{"8 of 60 KB", publish(users(8), 60000, ""), 201, ""},
+		{"9 of 60 KB", publish(users(9), 60000, ""), 413, "9 recipient(s) cost 1080 write units"},
+		// One public item is never near the cap.
+		{"everyone 60 KB", publish(`{"kind":"everyone"}`, 60000, "news"), 201, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := s.count(t)
+			r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", tt.body)
+			if r.Status != tt.status {
+				t.Fatalf("%d %.300s, want %d", r.Status, r.Body, tt.status)
+			}
+			after := s.count(t)
+			if tt.status != 201 {
+				var e struct {
+					Error struct{ Code, Message string } `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(r.Body), &e); err != nil {
+					t.Fatal(err)
+				}
+				if e.Error.Code != "too_large" || !strings.Contains(e.Error.Message, tt.want) {
+					t.Errorf("error %+v, want too_large with %q", e.Error, tt.want)
+				}
+				if after != before {
+					t.Errorf("a refused publish wrote %d items", after-before)
+				}
+				return
+			}
+			var out stak.Published
+			r.JSON(t, &out)
+			if after == before {
+				t.Error("an accepted publish wrote nothing")
+			}
+		})
+	}
+}
