@@ -69,7 +69,9 @@ func TestBatchItemFailures(t *testing.T) {
 			return events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{{ItemIdentifier: ev.Records[0].MessageId}}}, nil
 		}, 1},
 		{"none reported", func(ev events.SQSEvent) (events.SQSEventResponse, error) { return events.SQSEventResponse{}, nil }, 0},
-		{"invocation error", func(ev events.SQSEvent) (events.SQSEventResponse, error) { return events.SQSEventResponse{}, errors.New("boom") }, 3},
+		{"invocation error", func(ev events.SQSEvent) (events.SQSEventResponse, error) {
+			return events.SQSEventResponse{}, errors.New("boom")
+		}, 3},
 		{"unknown id", func(ev events.SQSEvent) (events.SQSEventResponse, error) {
 			return events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{{ItemIdentifier: "nope"}}}, nil
 		}, 3},
