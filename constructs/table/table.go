@@ -138,7 +138,7 @@ func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table,
 	}
 
 	res := awsdynamodb.NewTableV2(scope, jsii.String(id), tp)
-	registered[*res.Node().Path()+"/Resource"] = registration{spec: spec, policy: policy}
+	addChecks(res, spec, policy)
 	tags := awscdk.Tags_Of(res)
 	tags.Add(jsii.String("service"), jsii.String(spec.Service), nil)
 	tags.Add(jsii.String("stage"), jsii.String(string(props.Stage)), nil)

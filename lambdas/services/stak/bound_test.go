@@ -20,7 +20,7 @@ func TestBoundStart(t *testing.T) {
 		{"an older id", Bound{UpTo: id}, skMsgPfx + newMessageID(sec), true},
 		{"a newer id", Bound{UpTo: id}, skMsgPfx + newMessageID(sec.Add(time.Second)), false},
 		{"first ms of the second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec), true},
-		{"last ms of the second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec.Add(999 * time.Millisecond)), true},
+		{"last ms of the second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec.Add(999*time.Millisecond)), true},
 		{"next second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec.Add(time.Second)), false},
 		{"no bound", Bound{}, skMsgPfx + newMessageID(sec.Add(time.Hour)), true},
 	} {

@@ -1,4 +1,4 @@
-package streams_test
+package poller_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streams/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 
@@ -129,8 +129,8 @@ func TestPollerRepositions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.f
 			var got [][]string
-			p, err := streams.New(streams.Config{
-				Client: &f, StreamARN: fakeARN, Start: streams.TrimHorizon, BatchSize: 3, Logger: slog.New(slog.DiscardHandler),
+			p, err := poller.New(poller.Config{
+				Client: &f, StreamARN: fakeARN, Start: poller.TrimHorizon, BatchSize: 3, Logger: slog.New(slog.DiscardHandler),
 				Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 					var keys []string
 					for _, r := range ev.Records {
@@ -167,7 +167,7 @@ func TestPollerRepositions(t *testing.T) {
 // refuses it (ValidationException "Invalid ShardIterator"): an iterator
 // error that, unlike expiry, retrying never clears.
 type corrupting struct {
-	streams.API
+	poller.API
 	arm  bool
 	errs []error
 }
@@ -193,13 +193,13 @@ func TestPollerRecoversOnDynamoDBLocal(t *testing.T) {
 	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
 	table := names["InboxA8E05DC3"]
 	client := testenv.Client(t)
-	arn, err := streams.StreamARN(ctx, client, table)
+	arn, err := poller.StreamARN(ctx, client, table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := &corrupting{API: streams.NewClient(client)}
+	api := &corrupting{API: poller.NewClient(client)}
 	var got []string
-	p, err := streams.New(streams.Config{
+	p, err := poller.New(poller.Config{
 		Client: api, StreamARN: arn, BatchSize: 2, Logger: slog.New(slog.DiscardHandler),
 		Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			for _, r := range ev.Records {

@@ -1,9 +1,10 @@
-// Package streams feeds DynamoDB stream records to Lambda-style consumers
-// outside Lambda: a poller reads a table's stream from DynamoDB Local with
-// the DynamoDB Streams API, converts each batch to the events.DynamoDBEvent
-// that an event source mapping would deliver, and retries what the
-// consumer reports as failed. Tests and the local runner thereby run the
-// very consumer code that Lambda runs.
+// Package poller feeds a DynamoDB stream to a Lambda-style consumer outside
+// Lambda: it reads the stream from DynamoDB Local with the DynamoDB Streams
+// API, converts each batch to the events.DynamoDBEvent that an event source
+// mapping would deliver, and retries what the consumer reports as failed.
+// Tests and the local runner thereby run the very consumer code that Lambda
+// runs. It is dev-only: a Lambda binary gets its records from the event
+// source mapping and must not link the DynamoDB Streams client.
 //
 // The retry rules follow an event source mapping with
 // ReportBatchItemFailures: a batch is retried from its earliest failed
@@ -15,7 +16,7 @@
 // over, or at the trim horizon when that position is refused, skipping the
 // records already handed over. Only records that were trimmed before they
 // were read are lost, as with Lambda.
-package streams
+package poller
 
 import (
 	"context"
@@ -31,21 +32,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
-
-// Handler is a stream consumer with the signature of a Lambda handler for
-// DynamoDB events with ReportBatchItemFailures.
-type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
-
-// Consumer is what a stream Lambda function builds once per execution
-// environment.
-type Consumer interface {
-	Handle(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
-}
-
-// Constructor builds a consumer from its function's environment, like a
-// service constructor.
-type Constructor func(ctx context.Context, getenv func(string) string) (Consumer, error)
 
 // Position is where a poller starts on the shards open when it starts.
 // Shards that appear later are always read from their beginning.
@@ -58,7 +47,7 @@ const (
 )
 
 // ErrNoStream: the table has no stream enabled.
-var ErrNoStream = errors.New("streams: table has no stream")
+var ErrNoStream = errors.New("poller: table has no stream")
 
 // API is the part of *dynamodbstreams.Client the poller uses.
 type API interface {
@@ -89,7 +78,7 @@ func StreamARN(ctx context.Context, c interface {
 }, table string) (string, error) {
 	out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
-		return "", fmt.Errorf("streams: describe table %s: %w", table, err)
+		return "", fmt.Errorf("poller: describe table %s: %w", table, err)
 	}
 	if out.Table == nil || out.Table.LatestStreamArn == nil {
 		return "", fmt.Errorf("%w: %s", ErrNoStream, table)
@@ -101,7 +90,7 @@ func StreamARN(ctx context.Context, c interface {
 type Config struct {
 	Client    API
 	StreamARN string
-	Handler   Handler
+	Handler   streams.Handler
 	// Start is Latest (default) or TrimHorizon.
 	Start Position
 	// BatchSize caps records per event; 100 (Lambda's default) when 0.
@@ -140,7 +129,7 @@ func (s *shard) done() bool { return s.closed && len(s.pending) == 0 }
 // New returns a poller; it reads nothing until Poll or Run.
 func New(cfg Config) (*Poller, error) {
 	if cfg.Client == nil || cfg.Handler == nil || cfg.StreamARN == "" {
-		return nil, errors.New("streams: Config needs Client, StreamARN and Handler")
+		return nil, errors.New("poller: Config needs Client, StreamARN and Handler")
 	}
 	if cfg.Start == "" {
 		cfg.Start = Latest
@@ -232,10 +221,10 @@ func (p *Poller) refresh(ctx context.Context) error {
 	for {
 		out, err := p.cfg.Client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(p.cfg.StreamARN), ExclusiveStartShardId: start})
 		if err != nil {
-			return fmt.Errorf("streams: describe stream: %w", err)
+			return fmt.Errorf("poller: describe stream: %w", err)
 		}
 		if out.StreamDescription == nil {
-			return fmt.Errorf("streams: describe stream: no description")
+			return fmt.Errorf("poller: describe stream: no description")
 		}
 		for _, sh := range out.StreamDescription.Shards {
 			id := deref(sh.ShardId)
@@ -250,7 +239,7 @@ func (p *Poller) refresh(ctx context.Context) error {
 				StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(id), ShardIteratorType: typ,
 			})
 			if err != nil {
-				return fmt.Errorf("streams: shard iterator %s: %w", id, err)
+				return fmt.Errorf("poller: shard iterator %s: %w", id, err)
 			}
 			p.shards[id] = &shard{id: id, parent: deref(sh.ParentShardId), iterator: it.ShardIterator, closed: it.ShardIterator == nil}
 		}
@@ -288,7 +277,11 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 	batch := s.pending
 	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, len(batch))}
 	for i, r := range batch {
-		ev.Records[i] = EventRecord(r, p.cfg.StreamARN)
+		rec, err := EventRecord(r, p.cfg.StreamARN)
+		if err != nil {
+			return 0, fmt.Errorf("poller: record %s: %w", deref(r.EventID), err)
+		}
+		ev.Records[i] = rec
 	}
 	resp, err := p.cfg.Handler(ctx, ev)
 	failed := len(batch) // index of the first record to retry
@@ -325,7 +318,7 @@ func (p *Poller) getRecords(ctx context.Context, s *shard) (*dynamodbstreams.Get
 	p.log.Warn("stream iterator failed; repositioning", "shard", s.id, "after_sequence_number", s.lastSeq, "error", err.Error())
 	s.stale = true
 	if rerr := p.reposition(ctx, s); rerr != nil {
-		return nil, errors.Join(fmt.Errorf("streams: get records: %w", err), rerr)
+		return nil, errors.Join(fmt.Errorf("poller: get records: %w", err), rerr)
 	}
 	if s.closed {
 		return &dynamodbstreams.GetRecordsOutput{}, nil
@@ -333,7 +326,7 @@ func (p *Poller) getRecords(ctx context.Context, s *shard) (*dynamodbstreams.Get
 	out, err = p.cfg.Client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(p.cfg.BatchSize)})
 	if err != nil {
 		s.stale = true
-		return nil, fmt.Errorf("streams: get records after repositioning: %w", err)
+		return nil, fmt.Errorf("poller: get records after repositioning: %w", err)
 	}
 	return out, nil
 }
@@ -424,7 +417,7 @@ func (p *Poller) reposition(ctx context.Context, s *shard) error {
 		return p.gone(s, err)
 	}
 	if err != nil {
-		return fmt.Errorf("streams: reposition iterator of %s: %w", s.id, err)
+		return fmt.Errorf("poller: reposition iterator of %s: %w", s.id, err)
 	}
 	p.positioned(s, it.ShardIterator, s.lastSeq)
 	return nil
