@@ -73,11 +73,13 @@ func TestCost(t *testing.T) {
 			Header: user, Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 2)), Status: 200,
 			Min: ddbrecord.Cost{Requests: 1}, Note: "the transaction is cancelled by the resource's condition: nothing is written"},
 		{Operation: "DELETE /schedules/{id}/resources/{arn+}", Method: "DELETE",
-			Path:   func() string { return "/schedules/" + sc.ScheduleID + "/resources/" + url.PathEscape(ec2ARN(acct.AccountID, 2)) },
+			Path: func() string {
+				return "/schedules/" + sc.ScheduleID + "/resources/" + url.PathEscape(ec2ARN(acct.AccountID, 2))
+			},
 			Header: user, Status: 204, Min: ddbrecord.Cost{Requests: 1, Write: 10},
 			Note: "one TransactWriteItems: the resource (and its GSI1 copy) deleted if attached, and the audit entry"},
 		{Operation: "POST /audit", Method: "POST", Path: path("/audit"), Header: user,
-			Body: `{"entity_type":"schedule","entity_id":"` + sc.ScheduleID + `","action":"EXECUTE","status":"SUCCESS","details":{"operation":"stop"}}`,
+			Body:   `{"entity_type":"schedule","entity_id":"` + sc.ScheduleID + `","action":"EXECUTE","status":"SUCCESS","details":{"operation":"stop"}}`,
 			Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 6}, Note: "one TransactWriteItems: the entry (and its GSI1 copy), with a condition check that the schedule exists"},
 		{Operation: "GET /audit/{entityType}/{id}", Method: "GET", Path: path("/audit/schedule/" + sc.ScheduleID), Status: 200,
 			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one strongly consistent Query of the entity's partition, newest first"},
