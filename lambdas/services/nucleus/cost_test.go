@@ -68,7 +68,7 @@ func TestCost(t *testing.T) {
 			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one eventually consistent Query of GSI1 `TYPE#SCHEDULE`"},
 		{Operation: "PUT /schedules/{id}/resources", Method: "PUT", Path: func() string { return "/schedules/" + sc.ScheduleID + "/resources" },
 			Header: user, Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 2)), Status: 201,
-			Min: ddbrecord.Cost{Requests: 1, Write: 10}, Note: "one TransactWriteItems: the resource (with its GSI1 copy) put only if new, condition checks that the schedule and the account exist, and the audit entry"},
+			Min: ddbrecord.Cost{Requests: 1, Write: 12}, Note: "one TransactWriteItems: the resource (with its GSI1 copy) put only if new, condition checks that the schedule and the account exist, and the audit entry"},
 		{Operation: "PUT /schedules/{id}/resources (already attached)", Method: "PUT", Path: func() string { return "/schedules/" + sc.ScheduleID + "/resources" },
 			Header: user, Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 2)), Status: 200,
 			Min: ddbrecord.Cost{Requests: 1}, Note: "the transaction is cancelled by the resource's condition: nothing is written"},
