@@ -42,10 +42,17 @@ admin: deps ## DYNAMO_ENDPOINT=http://127.0.0.1:<port> make admin
 	@test -n "$${DYNAMO_ENDPOINT:-}" || { echo "set DYNAMO_ENDPOINT to the DynamoDB Local URL printed by make dev"; exit 2; }
 	node_modules/.bin/dynamodb-admin --host 127.0.0.1 --port $${ADMIN_PORT:-8001}
 
-# Handler vs raw SDK benchmarks against DynamoDB Local: the ratio is the
-# handler's overhead. Not part of make test (timings are not assertions).
-bench: deps ## make bench [BENCHTIME=300x]
-	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/...
+# Cost, then time, against DynamoDB Local. First each service's TestCost
+# table: per API operation the DynamoDB requests and consumed capacity
+# (platform/ddbrecord) beside the least its access pattern needs (make test
+# asserts these too). Then the handler vs raw SDK benchmarks, which report
+# req/RCU/WCU per op as well, summed up in one table: the ratio is the
+# handler's overhead. Timings are not assertions, so this is not in make test.
+bench: deps ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time [BENCHTIME=300x]
+	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
+		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
+	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
+		| go run ./platform/ddbrecord/cmd/benchcost
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
 # widening asks for confirmation.
