@@ -12,7 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
@@ -27,6 +30,10 @@ const (
 	// still detects tampering and binds cursors to their query, but is not
 	// secret.
 	EnvCursorKey = cursor.EnvKey
+	// EnvEventBus names the EventBridge bus that released actions are put
+	// on (name or ARN). Without it releases still happen and wait in the
+	// outbox.
+	EnvEventBus = "AGENTICPM_EVENT_BUS"
 )
 
 // Config configures NewHandler.
@@ -40,6 +47,10 @@ type Config struct {
 	// Now and NewID default to time.Now and random UUIDs; tests pin them.
 	Now   func() time.Time
 	NewID func() string
+	// EventBus and Events are where released actions go (PutEvents);
+	// New sets Events when EventBus is set.
+	EventBus string
+	Events   EventsAPI
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
@@ -48,22 +59,42 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0])}, nil
+	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0]), EventBus: getenv(EnvEventBus)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
+	cfg, err := configWithClients(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewHandler(cfg), nil
 }
 
 func (c *Config) setClient(client API) { c.Client = client }
 
-// NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
-// describes each route. infra/stacks deploys the same list (test/e2e
-// compares the two).
-func NewHandler(cfg Config) http.Handler {
-	log := service.Logger("agenticpm", cfg.Client, cfg.Logger)
+// configWithClients is the shared preamble plus, with a bus, the
+// EventBridge client (its endpoint overridable by
+// AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does): the API and the
+// release job build their configuration with it.
+func configWithClients(ctx context.Context, getenv func(string) string) (Config, error) {
+	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, func(c Config) Config { return c })
+	if err != nil || cfg.EventBus == "" {
+		return cfg, err
+	}
+	awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
+		o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
+	})
+	return cfg, nil
+}
+
+// storeFromConfig is the store of the API and of the release job.
+func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
@@ -71,7 +102,16 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.NewID != nil {
 		store.newID = cfg.NewID
 	}
-	h := &handler{store: store}
+	store.events, store.bus, store.log = cfg.Events, cfg.EventBus, log
+	return store
+}
+
+// NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
+// describes each route. infra/stacks deploys the same list (test/e2e
+// compares the two).
+func NewHandler(cfg Config) http.Handler {
+	log := service.Logger("agenticpm", cfg.Client, cfg.Logger)
+	h := &handler{store: storeFromConfig(cfg, log)}
 	r := api.NewRouter()
 	r.Handle("POST /projects", h.createProject)
 	r.Handle("GET /projects", h.listProjects)
@@ -90,6 +130,9 @@ func NewHandler(cfg Config) http.Handler {
 	r.Handle("GET /escalations", h.listEscalations)
 	r.Handle("POST /projects/{id}/actions", h.recordAction)
 	r.Handle("GET /projects/{id}/actions", h.listActions)
+	r.Handle("POST /projects/{id}/actions/{aid}/release", h.releaseAction)
+	r.Handle("POST /projects/{id}/actions/{aid}/cancel", h.cancelAction)
+	r.Handle("GET /actions/held", h.listHeldActions)
 	r.Handle("PUT /projects/{id}/checkpoints/{integration}/{key}", h.putCheckpoint)
 	r.Handle("GET /projects/{id}/checkpoints/{integration}/{key}", h.getCheckpoint)
 	r.Handle("PUT /integrations/{name}", h.putIntegration)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -25,6 +26,9 @@ type API = ddb.API
 // Store reads and writes the AgenticPM table.
 type Store struct {
 	client  API
+	events  EventsAPI // nil: released actions wait in the outbox
+	bus     string
+	log     *slog.Logger
 	table   string
 	codec   *cursor.Codec
 	now     func() time.Time
@@ -35,7 +39,7 @@ type Store struct {
 // NewStore returns a Store on table. cursorKey signs list cursors.
 func NewStore(client API, table string, cursorKey []byte) *Store {
 	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey),
-		now: time.Now, newID: uuid.NewString, newULID: ulid.New}
+		now: time.Now, newID: uuid.NewString, newULID: ulid.New, log: slog.Default()}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {

@@ -52,6 +52,12 @@ type NewMessage struct {
 
 // Create stores a new message in status created, expiring after Retention.
 func (s *Store) Create(ctx context.Context, in NewMessage) (*Message, error) {
+	return s.create(ctx, in, s.newID())
+}
+
+// create stores in under id; a taken id fails the condition, with the
+// stored item in the error (ALL_OLD) for CreateWithID.
+func (s *Store) create(ctx context.Context, in NewMessage, id string) (*Message, error) {
 	if in.MessageType == "" || in.CreatedBy == "" || in.Payload == nil {
 		return nil, fmt.Errorf("%w: message_type, created_by and payload are required", ErrInvalidInput)
 	}
@@ -59,7 +65,7 @@ func (s *Store) Create(ctx context.Context, in NewMessage) (*Message, error) {
 	ts := Timestamp(now)
 	m := &Message{
 		Summary: Summary{
-			MessageID:     s.newID(),
+			MessageID:     id,
 			CreatedDate:   ts,
 			CreatedBy:     in.CreatedBy,
 			Stage:         s.stage,
@@ -88,11 +94,12 @@ func (s *Store) Create(ctx context.Context, in NewMessage) (*Message, error) {
 		return nil, err
 	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      item,
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 cond.Condition(),
+		ExpressionAttributeNames:            cond.Names(),
+		ExpressionAttributeValues:           cond.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
 		return nil, storeError("PutItem", err)
@@ -229,13 +236,22 @@ func (s *Store) apply(ctx context.Context, id string, from []Status, update expr
 	if err != nil {
 		return nil, nil, err
 	}
+	return s.applyIf(ctx, key, inStatus(from), update, now)
+}
+
+// inStatus is the condition "status is one of from".
+func inStatus(from []Status) expression.ConditionBuilder {
 	others := make([]expression.OperandBuilder, 0, len(from)-1)
 	for _, st := range from[1:] {
 		others = append(others, expression.Value(st))
 	}
-	cond := expression.AttributeExists(expression.Name(attrID)).
-		And(expression.Name(attrStatus).In(expression.Value(from[0]), others...)).
-		And(live(now))
+	return expression.Name(attrStatus).In(expression.Value(from[0]), others...)
+}
+
+// applyIf is apply with any condition on the status (and lease): the
+// message must also exist and be live.
+func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue, when expression.ConditionBuilder, update expression.UpdateBuilder, now time.Time) (updated, current *Message, err error) {
+	cond := expression.AttributeExists(expression.Name(attrID)).And(when).And(live(now))
 	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
 	if err != nil {
 		return nil, nil, fmt.Errorf("rezagent: build expression: %w", err)

@@ -10,6 +10,12 @@
 // ReportBatchItemFailures: a batch is retried from its earliest failed
 // record (an error retries all of it), at most MaxRetries times, after
 // which it is dropped and logged as Lambda would after MaximumRetryAttempts.
+//
+// A shard iterator that fails (expired, pointing into trimmed data, refused)
+// is replaced at once rather than retried: after the last record handed
+// over, or at the trim horizon when that position is refused, skipping the
+// records already handed over. Only records that were trimmed before they
+// were read are lost, as with Lambda.
 package poller
 
 import (
@@ -18,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -110,6 +117,11 @@ type shard struct {
 	pending    []types.Record
 	lastSeq    string // last record handed over or dropped
 	attempts   int
+	// stale: the iterator failed and could not be replaced yet.
+	stale bool
+	// skipThrough: after a TRIM_HORIZON repositioning, records up to this
+	// sequence number were handed over already.
+	skipThrough string
 }
 
 func (s *shard) done() bool { return s.closed && len(s.pending) == 0 }
@@ -243,17 +255,21 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 		if s.closed {
 			return 0, nil
 		}
-		out, err := p.cfg.Client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(p.cfg.BatchSize)})
-		var expired *types.ExpiredIteratorException
-		if errors.As(err, &expired) {
-			return 0, p.renew(ctx, s)
+		if s.stale {
+			if err := p.reposition(ctx, s); err != nil {
+				return 0, err
+			}
+			if s.closed {
+				return 0, nil
+			}
 		}
+		out, err := p.getRecords(ctx, s)
 		if err != nil {
-			return 0, fmt.Errorf("poller: get records: %w", err)
+			return 0, err
 		}
 		s.iterator = out.NextShardIterator
 		s.closed = out.NextShardIterator == nil
-		s.pending = out.Records
+		s.pending = p.unseen(s, out.Records)
 		if len(s.pending) == 0 {
 			return 0, nil
 		}
@@ -285,6 +301,60 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 	}
 	p.log.Warn("stream batch failed; will retry", "shard", s.id, "retry_from", failed, "records", len(batch), "attempt", s.attempts, "error", fmt.Sprint(err))
 	return failed, nil
+}
+
+// getRecords reads the next batch of s. Any error leaves the iterator in
+// doubt: expired (15 minutes idle), pointing into trimmed data (records
+// past the 24-hour retention, or, in DynamoDB Local, a position its shared
+// sequence numbers do not have in this shard), or unusable after a
+// restart. Retrying the same iterator repeats the error until it expires,
+// which stalled the shard for 15 minutes; so the iterator is positioned
+// afresh and read once more, and otherwise at the next poll.
+func (p *Poller) getRecords(ctx context.Context, s *shard) (*dynamodbstreams.GetRecordsOutput, error) {
+	out, err := p.cfg.Client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(p.cfg.BatchSize)})
+	if err == nil || ctx.Err() != nil {
+		return out, err
+	}
+	p.log.Warn("stream iterator failed; repositioning", "shard", s.id, "after_sequence_number", s.lastSeq, "error", err.Error())
+	s.stale = true
+	if rerr := p.reposition(ctx, s); rerr != nil {
+		return nil, errors.Join(fmt.Errorf("poller: get records: %w", err), rerr)
+	}
+	if s.closed {
+		return &dynamodbstreams.GetRecordsOutput{}, nil
+	}
+	out, err = p.cfg.Client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(p.cfg.BatchSize)})
+	if err != nil {
+		s.stale = true
+		return nil, fmt.Errorf("poller: get records after repositioning: %w", err)
+	}
+	return out, nil
+}
+
+// unseen drops the records a TRIM_HORIZON repositioning delivers again:
+// those at or before the last record handed over. Sequence numbers grow
+// within a shard.
+func (p *Poller) unseen(s *shard, recs []types.Record) []types.Record {
+	if s.skipThrough == "" {
+		return recs
+	}
+	for i, r := range recs {
+		if seqAfter(deref(r.Dynamodb.SequenceNumber), s.skipThrough) {
+			s.skipThrough = ""
+			return recs[i:]
+		}
+	}
+	return nil
+}
+
+// seqAfter reports whether sequence number a comes after b: both are
+// decimal strings of up to 40 digits without a sign.
+func seqAfter(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
 }
 
 // firstFailure returns the index of the earliest record named in resp, as
@@ -320,19 +390,51 @@ func (p *Poller) advance(s *shard, handled []types.Record) {
 	}
 }
 
-// renew replaces an expired iterator (15 minutes idle) right after the
-// last record seen.
-func (p *Poller) renew(ctx context.Context, s *shard) error {
-	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(s.id), ShardIteratorType: TrimHorizon}
+// reposition gives s a new iterator right after the last record handed
+// over, or, when there is none or that position is itself trimmed or
+// refused, at the oldest record kept (TRIM_HORIZON), skipping what was
+// already handed over. Records trimmed in between are lost, as they are
+// for Lambda. A shard that no longer exists is closed.
+func (p *Poller) reposition(ctx context.Context, s *shard) error {
 	if s.lastSeq != "" {
-		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
-		in.SequenceNumber = aws.String(s.lastSeq)
+		it, err := p.cfg.Client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+			StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(s.id),
+			ShardIteratorType: types.ShardIteratorTypeAfterSequenceNumber, SequenceNumber: aws.String(s.lastSeq),
+		})
+		if err == nil {
+			p.positioned(s, it.ShardIterator, "")
+			return nil
+		}
+		if gone(err) {
+			return p.gone(s, err)
+		}
+		p.log.Warn("stream position after the last record refused; reading from the trim horizon", "shard", s.id, "after_sequence_number", s.lastSeq, "error", err.Error())
 	}
-	it, err := p.cfg.Client.GetShardIterator(ctx, in)
+	it, err := p.cfg.Client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+		StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(s.id), ShardIteratorType: TrimHorizon,
+	})
+	if gone(err) {
+		return p.gone(s, err)
+	}
 	if err != nil {
-		return fmt.Errorf("poller: renew iterator: %w", err)
+		return fmt.Errorf("poller: reposition iterator of %s: %w", s.id, err)
 	}
-	s.iterator = it.ShardIterator
-	s.closed = it.ShardIterator == nil
+	p.positioned(s, it.ShardIterator, s.lastSeq)
+	return nil
+}
+
+func (p *Poller) positioned(s *shard, it *string, skipThrough string) {
+	s.iterator, s.closed, s.stale, s.skipThrough = it, it == nil, false, skipThrough
+}
+
+// gone: the shard aged out of the stream (or the stream was replaced).
+func gone(err error) bool {
+	var rnf *types.ResourceNotFoundException
+	return errors.As(err, &rnf)
+}
+
+func (p *Poller) gone(s *shard, err error) error {
+	p.log.Warn("stream shard is gone; closing it", "shard", s.id, "error", err.Error())
+	s.iterator, s.closed, s.stale = nil, true, false
 	return nil
 }

@@ -1,0 +1,23 @@
+package awsloop
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+)
+
+// Region is the region of Config.
+const Region = "us-east-1"
+
+// Config returns an aws.Config for clients of the loopback servers: static
+// credentials with accessKeyID (and a derived secret), region us-east-1.
+// Give each client its server with BaseEndpoint:
+//
+//	client := sts.NewFromConfig(awsloop.Config("caller"), func(o *sts.Options) {
+//		o.BaseEndpoint = aws.String(fake.URL())
+//	})
+func Config(accessKeyID string) aws.Config {
+	return aws.Config{
+		Region:      Region,
+		Credentials: credentials.NewStaticCredentialsProvider(accessKeyID, "secret-of-"+accessKeyID, ""),
+	}
+}

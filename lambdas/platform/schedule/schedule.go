@@ -1,0 +1,99 @@
+// Package schedule is the contract between an EventBridge Scheduler
+// schedule and the Go function it invokes. The stacks give every schedule
+// the target input Input, in which EventBridge Scheduler replaces the
+// context attributes, so a job learns which fire time it serves. A job
+// derives the identity of the work it does from that time (not from the
+// clock), which is what makes a retried or overlapping invocation for one
+// fire time do the work once.
+//
+// Delivery is at least once: Scheduler retries a failed invocation (its
+// RetryPolicy), and Lambda itself retries an asynchronous invocation that
+// returned an error. A job returns an error only when a retry can help.
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+)
+
+// Input is the target input of every schedule: JSON with EventBridge
+// Scheduler's context attributes, decoded into Event.
+const Input = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>","execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
+
+// Event is one invocation of a scheduled function.
+type Event struct {
+	// ScheduleARN names the schedule that fired.
+	ScheduleARN string `json:"schedule_arn"`
+	// ScheduledTime is the fire time this invocation serves (second
+	// precision, UTC). Every retry of one fire carries the same value.
+	ScheduledTime time.Time `json:"scheduled_time"`
+	// ExecutionID differs per attempt; log it, never key work on it.
+	ExecutionID string `json:"execution_id"`
+	// AttemptNumber counts Scheduler's attempts from 1.
+	AttemptNumber int `json:"attempt_number,string"`
+}
+
+// ErrNoScheduledTime: the event does not say which fire time it serves,
+// so the job cannot tell a retry from a new run and refuses to act.
+var ErrNoScheduledTime = errors.New("schedule: event has no scheduled_time")
+
+// Validate reports whether ev can be acted on.
+func (ev Event) Validate() error {
+	if ev.ScheduledTime.IsZero() {
+		return ErrNoScheduledTime
+	}
+	return nil
+}
+
+// Job is what a scheduled function builds once per execution environment.
+type Job interface {
+	Run(ctx context.Context, ev Event) error
+}
+
+// Constructor builds a job from its function's environment, like a service
+// constructor.
+type Constructor func(ctx context.Context, getenv func(string) string) (Job, error)
+
+// Main is the whole main of a scheduled function: JSON logs on stdout, the
+// job built once per execution environment, then Start. A configuration
+// error exits 1, which Lambda reports as a failed init.
+func Main(service string, build Constructor) {
+	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
+	slog.SetDefault(log)
+	job, err := build(context.Background(), os.Getenv)
+	if err != nil {
+		log.Error("configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(Handler(job, log))
+}
+
+// Handler adapts job to a Lambda handler: it refuses an event without a
+// fire time and logs the outcome of each run at the right level.
+func Handler(job Job, log *slog.Logger) func(context.Context, Event) error {
+	return func(ctx context.Context, ev Event) error {
+		if err := ev.Validate(); err != nil {
+			// Retrying cannot add the attribute: drop it loudly.
+			log.ErrorContext(ctx, "scheduled event refused", "error", err.Error(), "execution_id", ev.ExecutionID)
+			return nil
+		}
+		start := time.Now()
+		err := job.Run(ctx, ev)
+		attrs := []any{"scheduled_time", ev.ScheduledTime.UTC().Format(time.RFC3339), "execution_id", ev.ExecutionID,
+			"attempt", ev.AttemptNumber, "duration_ms", time.Since(start).Milliseconds()}
+		if err != nil {
+			log.ErrorContext(ctx, "scheduled run failed", append(attrs, "error", err.Error())...)
+			return fmt.Errorf("scheduled run for %s: %w", ev.ScheduledTime.UTC().Format(time.RFC3339), err)
+		}
+		log.InfoContext(ctx, "scheduled run done", attrs...)
+		return nil
+	}
+}
