@@ -73,7 +73,7 @@ admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_E
 
 # Cost, then time, against DynamoDB Local. First each service's TestCost
 # table: per API operation the DynamoDB requests and consumed capacity
-# (platform/ddbrecord) beside the least its access pattern needs (make test
+# (devtools/ddbrecord) beside the least its access pattern needs (make test
 # asserts these too). Then the handler vs raw SDK benchmarks, which report
 # req/RCU/WCU per op as well, summed up in one table: the ratio is the
 # handler's overhead. Timings are not assertions, so this is not in make test.
@@ -81,7 +81,7 @@ bench: deps ## per operation: DynamoDB requests and capacity beside the minimum,
 	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
-		| go run ./platform/ddbrecord/cmd/benchcost
+		| go run ./devtools/ddbrecord/cmd/benchcost
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
 # widening asks for confirmation.

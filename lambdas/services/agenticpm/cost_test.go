@@ -3,8 +3,9 @@ package agenticpm_test
 import (
 	"log/slog"
 	"testing"
+	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -34,6 +35,10 @@ func TestCost(t *testing.T) {
 	s.must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/raid_log", `{"content":{"risks":[]}}`, nil)
 	path := func(p string) func() string { return func() string { return p } }
 	proj := "/projects/" + p.ID
+	heldBody := `{"actionType":"email_sent","description":"weekly status","heldUntil":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`
+	var release, cancel agenticpm.Action
+	s.must(t, 201, "POST", proj+"/actions", heldBody, &release)
+	s.must(t, 201, "POST", proj+"/actions", heldBody, &cancel)
 	get := func(op, p string, min ddbrecord.Cost, note string) ddbrecord.Case {
 		return ddbrecord.Case{Operation: op, Method: "GET", Path: path(p), Status: 200, Min: min, Note: note}
 	}
@@ -62,6 +67,13 @@ func TestCost(t *testing.T) {
 		get("GET /escalations?status=", "/escalations?status=pending", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `ESCALATION#<status>`"),
 		{Operation: "POST /projects/{id}/actions", Method: "POST", Path: path(proj + "/actions"),
 			Body: `{"actionType":"send_report","description":"weekly report"}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the action put only if new and the project check, billed twice"},
+		{Operation: "POST /projects/{id}/actions (held)", Method: "POST", Path: path(proj + "/actions"), Body: heldBody, Status: 201,
+			Min: ddbrecord.Cost{}, Note: "TBD"},
+		get("GET /actions/held", "/actions/held", ddbrecord.Cost{}, "TBD"),
+		{Operation: "POST /projects/{id}/actions/{aid}/release", Method: "POST", Path: path(proj + "/actions/" + release.ID + "/release"),
+			Status: 200, Min: ddbrecord.Cost{}, Note: "TBD"},
+		{Operation: "POST /projects/{id}/actions/{aid}/cancel", Method: "POST", Path: path(proj + "/actions/" + cancel.ID + "/cancel"),
+			Status: 200, Min: ddbrecord.Cost{}, Note: "TBD"},
 		get("GET /projects/{id}/actions", proj+"/actions", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `ACTION#`, newest first"),
 		{Operation: "PUT /projects/{id}/checkpoints/{integration}/{key}", Method: "PUT", Path: path(proj + "/checkpoints/jira/last_sync"),
 			Body: `{"checkpointValue":"2026-02-04T10:00:00Z"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the checkpoint upserted and the project check, billed twice"},

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/dynastack/dynastack/lambdas/platform/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -62,6 +62,14 @@ func TestCost(t *testing.T) {
 		{Operation: "POST …/users/{uid}/messages/{id}/read (already read)", Method: "POST",
 			Path: func() string { return inbox + "/users/alice/messages/" + mine.Header.ID + "/read" }, Status: 200,
 			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "a GetItem of the message, which has `readat`: nothing is written"},
+		{Operation: "POST …/users/{uid}/read-all", Method: "POST", Path: func() string {
+			s.toUsers(t, "One", "news", "alice")
+			s.toUsers(t, "Two", "ops", "alice")
+			rec.Reset()
+			return inbox + "/users/alice/read-all"
+		}, Body: `{}`, Status: 200, Min: ddbrecord.Cost{}, Note: "TBD"},
+		{Operation: "POST /admin/…/recount (public and one user)", Method: "POST", Path: path("/admin" + inbox + "/recount"),
+			Body: `{"uid":"alice"}`, Status: 200, Min: ddbrecord.Cost{}, Note: "TBD"},
 		{Operation: "GET …/users/{uid}/stats", Method: "GET", Path: path(inbox + "/users/alice/stats"), Status: 200,
 			Min: ddbrecord.Cost{Requests: 3, Read: 3}, Note: "a GetItem of the inbox (404 when unknown), then two strongly consistent Queries of the `c#` counters, user and public"},
 	})

@@ -40,9 +40,9 @@ type Call struct {
 // Recorder collects the calls of every client it instruments. It is safe
 // for concurrent use.
 type Recorder struct {
-	mu       sync.Mutex
-	calls    []Call
-	requests int
+	mu    sync.Mutex
+	calls []Call
+	ops   []string // the operation of each request, in order
 }
 
 // Instrument is a dynamodb.Options function: dynamodb.New(opts,
@@ -69,7 +69,7 @@ func (r *Recorder) Calls() []Call {
 func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls, r.requests = nil, 0
+	r.calls, r.ops = nil, nil
 }
 
 // Cost is the sum of some calls.
@@ -89,12 +89,64 @@ func units(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.1f", f),
 func (r *Recorder) Total() Cost {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := Cost{Requests: r.requests}
+	c := Cost{Requests: len(r.ops)}
 	for _, call := range r.calls {
 		c.Read += call.Read
 		c.Write += call.Write
 	}
 	return c
+}
+
+// Requests counts the requests recorded so far, of the named operations
+// only when any are named.
+func (r *Recorder) Requests(ops ...string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, op := range r.ops {
+		if len(ops) == 0 || slices.Contains(ops, op) {
+			n++
+		}
+	}
+	return n
+}
+
+// Capacity is the read and write capacity recorded so far, together.
+func (r *Recorder) Capacity() float64 {
+	c := r.Total()
+	return c.Read + c.Write
+}
+
+// String lists requests and capacity per operation, e.g.
+// "Query=2(1.5) TransactWriteItems=1(6)".
+func (r *Recorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, units := map[string]int{}, map[string]float64{}
+	for _, op := range r.ops {
+		n[op]++
+	}
+	for _, c := range r.calls {
+		units[c.Operation] += c.Read + c.Write
+	}
+	out := make([]string, 0, len(n))
+	for op, k := range n {
+		out = append(out, fmt.Sprintf("%s=%d(%g)", op, k, units[op]))
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
+
+// Add appends what other recorded to r, so a benchmark can record only
+// the measured part of each iteration (Reset other before it, Add after).
+func (r *Recorder) Add(other *Recorder) {
+	other.mu.Lock()
+	calls, ops := slices.Clone(other.calls), slices.Clone(other.ops)
+	other.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, calls...)
+	r.ops = append(r.ops, ops...)
 }
 
 // Key names what a call touched, for grouping and for IAM checks.
@@ -135,7 +187,7 @@ func (r *Recorder) handle(ctx context.Context, in middleware.InitializeInput, ne
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.requests++
+	r.ops = append(r.ops, op)
 	for _, t := range tables {
 		call := Call{Operation: op, Table: t, Index: index, Err: err}
 		if read {

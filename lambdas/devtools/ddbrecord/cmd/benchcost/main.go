@@ -5,7 +5,7 @@
 // Benchmarks come in pairs named Benchmark<Operation>/handler and
 // Benchmark<Operation>/rawsdk.
 //
-//	go test -run '^$' -bench . ./services/... | go run ./platform/ddbrecord/cmd/benchcost
+//	go test -run '^$' -bench . ./services/... | go run ./devtools/ddbrecord/cmd/benchcost
 package main
 
 import (
