@@ -257,7 +257,10 @@ const LambdaRuntimePackage = "github.com/aws/aws-lambda-go/lambda"
 
 // batch is one `go build` of every Lambda main of a module, into a folder
 // beside CDK's bundling folders (in the cloud assembly's output directory,
-// so it is replaced by the next synth instead of piling up in /tmp).
+// so it is reused by the next synth instead of piling up in /tmp). The
+// folder is kept between synths: go build reads the build ID of a binary
+// already there and links again only when its inputs changed, so a synth
+// without Go changes links nothing.
 //
 // Why: CDK bundles assets one after another, and each `go build` of one
 // package links alone; one invocation with every package compiles shared
@@ -349,9 +352,6 @@ func buildBatch(moduleDir, dir string) (map[string]string, error) {
 		return nil, nil
 	}
 	slices.Sort(pkgs)
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
