@@ -29,8 +29,8 @@ const (
 	// iteratorAgeLimitMinutes: a stream consumer further behind than this
 	// means counters are stale; records older than a day are dropped.
 	iteratorAgeLimitMinutes = 15
-	// errorRatePercent of invocations (or API requests) failing in a period
-	// raises the error alarms, once at least minSamples ran: one failure in
+	// errorRatePercent or more of invocations (or API requests) failing in
+	// a period raises the error alarms, once at least minSamples ran: one failure in
 	// three calls at night is noise, 5% of a busy period is not.
 	errorRatePercent = 5
 	minSamples       = 20
@@ -91,7 +91,7 @@ func sum(m func(*awscloudwatch.MetricOptions) awscloudwatch.Metric) awscloudwatc
 
 // alarmErrors watches fn: the share of failed invocations (crash, timeout,
 // out of memory) and of throttled ones (its reserved concurrency reached),
-// and a p99 duration near timeoutSeconds. Answers with a 5xx status are
+// and a p99 duration near its timeout. Answers with a 5xx status are
 // not invocation errors: alarmServerErrors watches those at the API.
 func alarmErrors(scope constructs.Construct, id string, fn awslambda.IFunction) {
 	path := *fn.Node().Path()
@@ -106,9 +106,9 @@ func alarmErrors(scope constructs.Construct, id string, fn awslambda.IFunction) 
 		UsingMetrics: &map[string]awscloudwatch.IMetric{"inv": invocations, "thr": throttles},
 		Period:       alarmPeriod(),
 	})
-	newAlarm(scope, id+"Errors", fmt.Sprintf("%s: over %d%% of at least %d invocations failed in %d minutes", path, errorRatePercent, minSamples, alarmPeriodMinutes),
+	newAlarm(scope, id+"Errors", fmt.Sprintf("%s: %d%% or more of at least %d invocations failed in %d minutes", path, errorRatePercent, minSamples, alarmPeriodMinutes),
 		ratePercent("error rate (%)", sum(fn.MetricErrors), invocations), errorRatePercent, 1)
-	newAlarm(scope, id+"Throttles", fmt.Sprintf("%s: over %d%% of at least %d invocations throttled in %d minutes (reserved concurrency reached)", path, errorRatePercent, minSamples, alarmPeriodMinutes),
+	newAlarm(scope, id+"Throttles", fmt.Sprintf("%s: %d%% or more of at least %d invocation attempts throttled in %d minutes (reserved concurrency reached)", path, errorRatePercent, minSamples, alarmPeriodMinutes),
 		ratePercent("throttle rate (%)", throttles, attempts), errorRatePercent, 1)
 	limit := float64(timeoutSeconds*1000*durationTimeoutPercent) / 100
 	newAlarm(scope, id+"Duration", fmt.Sprintf("%s: p99 duration at or above %d%% of its %d s timeout in %d minutes", path, durationTimeoutPercent, timeoutSeconds, alarmPeriodMinutes),
@@ -140,11 +140,11 @@ func alarmQueueAge(scope constructs.Construct, id string, q awssqs.IQueue) awscl
 		q.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String("Maximum")}), queueAgeLimitMinutes*60, 1)
 }
 
-// alarmServerErrors raises when over errorRatePercent of at least
+// alarmServerErrors raises when errorRatePercent or more of at least
 // minSamples requests of an API answer 5xx in a period: the services answer
 // 4xx for every client mistake and keep 5xx for faults.
 func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv2.HttpApi) {
-	newAlarm(scope, id+"ServerErrors", fmt.Sprintf("%s: over %d%% of at least %d requests answered 5xx in %d minutes", *api.Node().Path(), errorRatePercent, minSamples, alarmPeriodMinutes),
+	newAlarm(scope, id+"ServerErrors", fmt.Sprintf("%s: %d%% or more of at least %d requests answered 5xx in %d minutes", *api.Node().Path(), errorRatePercent, minSamples, alarmPeriodMinutes),
 		ratePercent("5xx rate (%)", sum(api.MetricServerError), sum(api.MetricCount)), errorRatePercent, 1)
 }
 

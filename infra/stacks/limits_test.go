@@ -1,0 +1,61 @@
+package stacks
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/cdktest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	jsii.Close()
+	os.Exit(code)
+}
+
+func apiWithStage(stack awscdk.Stack, id string) awsapigatewayv2.HttpApi {
+	api := awsapigatewayv2.NewHttpApi(stack, jsii.String(id), &awsapigatewayv2.HttpApiProps{CreateDefaultStage: jsii.Bool(false)})
+	api.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{StageName: jsii.String("$default")})
+	return api
+}
+
+func TestThrottleRoutes(t *testing.T) {
+	stack := cdktest.NewStack(t)
+	if err := throttleRoutes(apiWithStage(stack, "Stak"), "stak", StakRoutes); err != nil {
+		t.Fatal(err)
+	}
+	// A service without fan-out routes is left alone.
+	if err := throttleRoutes(apiWithStage(stack, "Itsm"), "itsm", ITSMRoutes); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(cdktest.JSON(t, stack)["Resources"])
+	for _, want := range []string{
+		`"RouteSettings":{"POST /admin/tenants/{tenant}/inboxes/{inbox}/recount":{"ThrottlingBurstLimit":2,"ThrottlingRateLimit":1}`,
+		`"POST /tenants/{tenant}/inboxes/{inbox}/messages":{"ThrottlingBurstLimit":10,"ThrottlingRateLimit":5}`,
+	} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("template lacks %s", want)
+		}
+	}
+	if n := strings.Count(string(raw), `"RouteSettings"`); n != 1 {
+		t.Errorf("%d stages with route settings, want Stak's only", n)
+	}
+
+	// A throttled route the API no longer serves, or a ceiling above the
+	// stage's, is an error naming it.
+	if err := throttleRoutes(apiWithStage(stack, "Renamed"), "stak", []Route{"GET /tenants/{tenant}/settings"}); err == nil ||
+		!strings.Contains(err.Error(), `route throttle for "POST /admin/tenants/{tenant}/inboxes/{inbox}/recount", which the API does not serve`) {
+		t.Errorf("renamed route: %v", err)
+	}
+	routeThrottles["test"] = map[Route]throttle{"GET /x": {rate: 500, burst: 1000}}
+	defer delete(routeThrottles, "test")
+	if err := throttleRoutes(apiWithStage(stack, "TooHigh"), "test", []Route{"GET /x"}); err == nil ||
+		!strings.Contains(err.Error(), `route "GET /x" throttle 500/s burst 1000: use a rate of 1 to 100 and a burst of rate to 200`) {
+		t.Errorf("ceiling above the stage: %v", err)
+	}
+}
