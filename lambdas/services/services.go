@@ -42,7 +42,9 @@ var consumers = map[string]streams.Constructor{
 // jobs maps the DYNASTACK_SERVICE values of scheduled functions to their
 // constructors; Lambda runs them through schedule.Main in cmd/<name>, the
 // local runner on a local rate.
-var jobs = map[string]schedule.Constructor{}
+var jobs = map[string]schedule.Constructor{
+	"nucleus-executor": nucleus.NewExecutor,
+}
 
 // LookupJob returns the constructor of the named scheduled job.
 func LookupJob(name string) (schedule.Constructor, bool) {

@@ -18,6 +18,7 @@ type createAccountRequest struct {
 	AccountID   string        `json:"account_id"`
 	AccountName string        `json:"account_name"`
 	RoleARN     string        `json:"role_arn"`
+	ExternalID  string        `json:"external_id"`
 	Status      AccountStatus `json:"status"`
 }
 
@@ -31,6 +32,9 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	checkAccountID(&v, "account_id", in.AccountID)
 	checkName(&v, "account_name", in.AccountName)
 	checkRoleARN(&v, "role_arn", in.RoleARN, in.AccountID)
+	if in.ExternalID != "" {
+		checkExternalID(&v, "external_id", in.ExternalID)
+	}
 	if in.Status == "" {
 		// New accounts are active unless the caller says otherwise.
 		in.Status = AccountActive
@@ -64,6 +68,7 @@ func (h *handler) getAccount(w http.ResponseWriter, r *http.Request) error {
 type updateAccountRequest struct {
 	AccountName optional[string]        `json:"account_name"`
 	RoleARN     optional[string]        `json:"role_arn"`
+	ExternalID  optional[string]        `json:"external_id"`
 	Status      optional[AccountStatus] `json:"status"`
 }
 
@@ -76,15 +81,20 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
 		return err
 	}
-	if !in.AccountName.Set && !in.RoleARN.Set && !in.Status.Set {
-		return api.BadRequest("nothing to change; give at least one of account_name, role_arn, status")
+	if !in.AccountName.Set && !in.RoleARN.Set && !in.ExternalID.Set && !in.Status.Set {
+		return api.BadRequest("nothing to change; give at least one of account_name, role_arn, external_id, status")
 	}
 	var v api.Validator
 	u := user(&v, r)
 	p := AccountPatch{
 		AccountName: ptr(&v, "account_name", in.AccountName),
 		RoleARN:     ptr(&v, "role_arn", in.RoleARN),
+		ExternalID:  ptr(&v, "external_id", in.ExternalID),
 		Status:      ptr(&v, "status", in.Status),
+	}
+	if p.ExternalID != nil && *p.ExternalID != "" {
+		// "" removes the external id.
+		checkExternalID(&v, "external_id", *p.ExternalID)
 	}
 	if p.AccountName != nil {
 		checkName(&v, "account_name", *p.AccountName)

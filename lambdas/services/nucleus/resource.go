@@ -32,6 +32,9 @@ type Resource struct {
 	Region       string       `dynamodbav:"region" json:"region"`
 	AccountID    string       `dynamodbav:"account_id" json:"account_id"`
 	CreatedAt    string       `dynamodbav:"created_at" json:"created_at"`
+	// PreviousDesiredCount is an ECS service's desired count before the
+	// executor last stopped it (set to 0); a start restores it.
+	PreviousDesiredCount *int32 `dynamodbav:"previous_desired_count,omitempty" json:"previous_desired_count,omitempty"`
 }
 
 // resourceItem lives in its schedule's partition (so one query returns a
@@ -43,6 +46,8 @@ type resourceItem struct {
 	GSI1SK string `dynamodbav:"gsi1sk"`
 	Resource
 }
+
+func (it *resourceItem) arn() string { return strings.TrimPrefix(it.SK, prefixResource) }
 
 func resourceKey(scheduleID, arn string) itemKey {
 	return itemKey{PK: prefixSchedule + scheduleID, SK: prefixResource + arn}

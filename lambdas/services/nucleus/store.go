@@ -21,6 +21,7 @@ import (
 // API is the part of *dynamodb.Client the store uses.
 type API interface {
 	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
@@ -41,6 +42,9 @@ type Store struct {
 	newID  func() string
 	// newEntryID makes the unique suffix of audit sort keys.
 	newEntryID func(time.Time) string
+	// pageLimit caps the items per page of queryAll (0: DynamoDB's 1 MB
+	// pages); tests lower it to prove that every page is read.
+	pageLimit int32
 }
 
 // NewStore returns a Store on tables. cursorKey signs list cursors.

@@ -68,6 +68,21 @@ func checkRoleARN(v *api.Validator, field, arn, accountID string) {
 	}
 }
 
+// externalIDPattern is STS's constraint on ExternalId (2-1,224
+// characters).
+var externalIDPattern = regexp.MustCompile(`^[\w+=,.@:/-]+$`)
+
+// MaxExternalIDChars is STS's limit on ExternalId.
+const MaxExternalIDChars = 1224
+
+// checkExternalID checks an external id as STS AssumeRole will: a value
+// it refuses would fail every execution in the account.
+func checkExternalID(v *api.Validator, field, id string) {
+	if len(id) < 2 || len(id) > MaxExternalIDChars || !externalIDPattern.MatchString(id) {
+		v.Add(field, "must be 2 to %d characters of letters, digits and +=,.@:/_- (STS AssumeRole's ExternalId)", MaxExternalIDChars)
+	}
+}
+
 func checkRegion(v *api.Validator, field, region string) {
 	switch {
 	case region == "":
