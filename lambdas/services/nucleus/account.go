@@ -40,8 +40,12 @@ type Account struct {
 	// moves forward. LastTestStatus is that test's outcome.
 	LastTestRunAt  string      `dynamodbav:"last_test_run_at,omitempty" json:"last_test_run_at,omitempty"`
 	LastTestStatus AuditStatus `dynamodbav:"last_test_status,omitempty" json:"last_test_status,omitempty"`
-	CreatedAt      string      `dynamodbav:"created_at" json:"created_at"`
-	UpdatedAt      string      `dynamodbav:"updated_at" json:"updated_at"`
+	// ResourceCount is how many resources of the account schedules
+	// target: attach and detach change it in their transactions, so a
+	// delete can refuse without a read of the resources.
+	ResourceCount int64  `dynamodbav:"resource_count,omitempty" json:"resource_count"`
+	CreatedAt     string `dynamodbav:"created_at" json:"created_at"`
+	UpdatedAt     string `dynamodbav:"updated_at" json:"updated_at"`
 }
 
 // accountItem is the app-table item of an account. The id lives in pk only.

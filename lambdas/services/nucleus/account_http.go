@@ -1,6 +1,7 @@
 package nucleus
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -151,5 +152,76 @@ func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error
 		return apiError(err, id)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// TestResult is the answer of POST /accounts/{id}/test.
+type TestResult struct {
+	AccountID string      `json:"account_id"`
+	Status    AuditStatus `json:"status"`
+	// TestedAt is the test's time, also its audit entry's timestamp.
+	TestedAt string          `json:"tested_at"`
+	EntryID  string          `json:"entry_id"`
+	Details  json.RawMessage `json:"details"`
+}
+
+// testAccount assumes the account's role for real (STS AssumeRole with
+// the external id) and asks STS who the session is; either failing is a
+// FAIL result, not an error: the test ran and that is its finding.
+func (h *handler) testAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathAccountID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	u := user(&v, r)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if h.cloud == nil {
+		return &api.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "connection tests are not configured for this function"}
+	}
+	a, err := h.store.Account(r.Context(), id)
+	if err != nil {
+		return apiError(err, id)
+	}
+	status, details := StatusSuccess, map[string]any{"role_arn": a.RoleARN, "external_id_used": a.ExternalID != ""}
+	role, err := h.cloud.Assume(r.Context(), a.RoleARN, a.ExternalID, SessionTest)
+	if err == nil {
+		details["assumed_role_arn"] = role.AssumedRoleARN
+		var caller string
+		if caller, err = h.cloud.CallerIdentity(r.Context(), role); err == nil {
+			details["caller_arn"] = caller
+		} else {
+			details["call"] = "sts:GetCallerIdentity"
+		}
+	} else {
+		details["call"] = "sts:AssumeRole"
+	}
+	if err != nil {
+		status, details["error"] = StatusFail, describeError(err)
+	}
+	e, err := h.store.RecordTest(r.Context(), u, id, status, details)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, TestResult{AccountID: id, Status: e.Status, TestedAt: e.Timestamp, EntryID: e.EntryID, Details: e.Details})
+	return nil
+}
+
+func (h *handler) deleteAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathAccountID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	u := user(&v, r)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if err := h.store.DeleteAccount(r.Context(), u, id); err != nil {
+		return apiError(err, id)
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

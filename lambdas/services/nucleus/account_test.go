@@ -163,7 +163,7 @@ func TestGetAccount(t *testing.T) {
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		r := s.do(t, "DELETE", "/accounts/"+a.AccountID, "")
+		r := s.do(t, "PUT", "/accounts/"+a.AccountID, "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
 		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
 			t.Errorf("Allow = %q", r.Header.Get("Allow"))

@@ -42,6 +42,9 @@ type Config struct {
 	CursorKey []byte
 	// Client is required; New sets it from the environment.
 	Client API
+	// Cloud runs connection tests (POST /accounts/{id}/test); without it
+	// that route answers 503. New sets it from the environment.
+	Cloud *Cloud
 	// Logger defaults to slog.Default (the mains install a logx logger).
 	Logger *slog.Logger
 	// Now, NewID and NewEntryID default to time.Now, random UUIDs and
@@ -80,6 +83,9 @@ func New(ctx context.Context, getenv func(string) string) (http.Handler, error) 
 		return nil, err
 	}
 	cfg.Client = client
+	if cfg.Cloud, err = NewCloud(ctx, getenv); err != nil {
+		return nil, err
+	}
 	return NewHandler(cfg), nil
 }
 
@@ -90,11 +96,14 @@ var Routes = []string{
 	"GET /accounts",
 	"GET /accounts/{id}",
 	"PATCH /accounts/{id}",
+	"DELETE /accounts/{id}",
 	"GET /accounts/{id}/resources",
+	"POST /accounts/{id}/test",
 	"POST /schedules",
 	"GET /schedules",
 	"GET /schedules/{id}",
 	"PATCH /schedules/{id}",
+	"DELETE /schedules/{id}",
 	"PUT /schedules/{id}/resources",
 	"DELETE /schedules/{id}/resources/{arn+}",
 	"POST /audit",
@@ -122,17 +131,20 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.NewEntryID != nil {
 		store.newEntryID = cfg.NewEntryID
 	}
-	h := &handler{store: store}
+	h := &handler{store: store, cloud: cfg.Cloud}
 	r := api.NewRouter()
 	r.Handle("POST /accounts", h.createAccount)
 	r.Handle("GET /accounts", h.listAccounts)
 	r.Handle("GET /accounts/{id}", h.getAccount)
 	r.Handle("PATCH /accounts/{id}", h.updateAccount)
+	r.Handle("DELETE /accounts/{id}", h.deleteAccount)
 	r.Handle("GET /accounts/{id}/resources", h.accountResources)
+	r.Handle("POST /accounts/{id}/test", h.testAccount)
 	r.Handle("POST /schedules", h.createSchedule)
 	r.Handle("GET /schedules", h.listSchedules)
 	r.Handle("GET /schedules/{id}", h.getSchedule)
 	r.Handle("PATCH /schedules/{id}", h.updateSchedule)
+	r.Handle("DELETE /schedules/{id}", h.deleteSchedule)
 	r.Handle("PUT /schedules/{id}/resources", h.attachResource)
 	r.Handle("DELETE /schedules/{id}/resources/{arn...}", h.detachResource)
 	r.Handle("POST /audit", h.recordExecution)
@@ -144,6 +156,7 @@ func NewHandler(cfg Config) http.Handler {
 
 type handler struct {
 	store *Store
+	cloud *Cloud
 }
 
 // user returns who makes a write, for the audit log. Behind API Gateway
@@ -241,6 +254,12 @@ func apiError(err error, id string) error {
 		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: "the item was changed by a concurrent request; retry", Err: err}
 	case errors.Is(err, ErrTooLarge):
 		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the item would exceed DynamoDB's 400 KB item size limit", Err: err}
+	case errors.Is(err, ErrAccountInUse):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Err: err,
+			Message: fmt.Sprintf("account %q has resources attached to schedules; detach them (GET /accounts/%s/resources lists them) first", id, id)}
+	case errors.Is(err, ErrTooManyResources):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Err: err,
+			Message: fmt.Sprintf("schedule %q: %s; detach resources first (at most %d in one account can go with the schedule)", id, strings.TrimPrefix(err.Error(), ErrTooManyResources.Error()+": "), MaxDeleteResources)}
 	case errors.Is(err, ErrSameCron):
 		return api.Invalid(api.FieldError{Field: "end_cron", Message: "must differ from start_cron"})
 	case errors.Is(err, cursor.ErrInvalid):
