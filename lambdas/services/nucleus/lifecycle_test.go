@@ -293,7 +293,9 @@ func TestDeleteAccountRacingAttach(t *testing.T) {
 		s.createAccount(t, acct, "R", "active")
 		var wg sync.WaitGroup
 		var attached, deleted bool
-		wg.Go(func() { attached = s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1))).Status == 201 })
+		wg.Go(func() {
+			attached = s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1))).Status == 201
+		})
 		wg.Go(func() { deleted = s.do(t, "DELETE", "/accounts/"+acct, "").Status == 204 })
 		wg.Wait()
 		if attached == deleted {
