@@ -20,7 +20,7 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all deps dev admin bench deploy synth test test-go test-consumer test-workflows snapshots guard diff lint clean
+.PHONY: all deps dev admin bench deploy synth test test-go test-fuzz test-consumer test-workflows snapshots guard diff lint clean
 
 all: test
 
@@ -55,10 +55,21 @@ deploy: deps ## make deploy STAGE=dev
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out
 
-test: deps test-go test-consumer test-workflows ## golden, contract, policy, construct, consumer, guard and Lambda tests
+test: deps test-go test-fuzz test-consumer test-workflows ## golden, contract, policy, construct, consumer, guard, Lambda and fuzz tests
 
 test-go:
 	$(TEST_ENV) go test -count=1 $(GO_PACKAGES)
+
+# A short fuzzing run of what parses client input: cursors, request bodies,
+# DynamoDB number ranges. Their seed corpora also run in test-go. A finding
+# is written to the package's testdata/fuzz and fails the run.
+FUZZ_TARGETS := platform/cursor:FuzzDecode platform/api:FuzzDecodeJSON platform/jsondoc:FuzzValidNumber
+FUZZTIME     ?= 5s
+
+test-fuzz:
+	cd lambdas && for t in $(FUZZ_TARGETS); do \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime=$(FUZZTIME) ./$${t%%:*} || exit 1; \
+	done
 
 # The consumer is built outside the workspace, as another team's module would be.
 test-consumer:

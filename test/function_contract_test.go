@@ -124,6 +124,9 @@ func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 		for _, d := range list(p["Dimensions"]) {
 			if ref, ok := d["Value"].(map[string]any); ok {
 				target := fmt.Sprint(ref["Ref"])
+				if ga, ok := ref["Fn::GetAtt"].([]any); ok { // a queue's QueueName
+					target = fmt.Sprint(ga[0])
+				}
 				if watched[target] == nil {
 					watched[target] = map[string]bool{}
 				}
@@ -133,8 +136,20 @@ func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 	}
 	streamed := map[string]bool{}
 	for _, m := range tmpl.Resources("AWS::Lambda::EventSourceMapping") {
-		if ref, ok := props(m)["FunctionName"].(map[string]any); ok {
+		raw, _ := json.Marshal(props(m)["EventSourceArn"])
+		if ref, ok := props(m)["FunctionName"].(map[string]any); ok && strings.Contains(string(raw), "StreamArn") {
 			streamed[fmt.Sprint(ref["Ref"])] = true
+		}
+	}
+	// Every dead-letter queue is watched: a message there is work nobody
+	// will do without a person.
+	for _, q := range tmpl.Resources("AWS::SQS::Queue") {
+		rp, _ := props(q)["RedrivePolicy"].(map[string]any)
+		if dlq, ok := rp["deadLetterTargetArn"].(map[string]any); ok {
+			name := fmt.Sprint(dlq["Fn::GetAtt"].([]any)[0])
+			if !watched[name]["ApproximateNumberOfMessagesVisible"] {
+				t.Errorf("%s: dead-letter queue %s has no depth alarm", where, name)
+			}
 		}
 	}
 	for lid := range tmpl.Resources("AWS::Lambda::Function") {

@@ -19,8 +19,9 @@ const (
 	AttrGSI1SK = "GSI1SK"
 	AttrTTL    = "TTL"
 
-	// IndexGSI1 serves pending escalations, projects by status and events by
-	// date.
+	// IndexGSI1 serves pending escalations, projects by status, events by
+	// date and the hold queue (held actions by due time, and the outbox of
+	// released ones).
 	IndexGSI1 = "GSI1"
 
 	// EnvTableName carries the physical table name to the Lambda.

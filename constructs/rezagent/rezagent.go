@@ -25,6 +25,16 @@ const (
 
 	// EnvTableName carries the physical table name to the Lambda.
 	EnvTableName = "REZ_AGENT_MESSAGES_TABLE"
+	// Pipeline environment (docs/schemas/rezagent.md, "Pipeline"): the
+	// topic the API and the scheduler publish to, the ntfy server and
+	// topic the processor delivers to, the SSM parameter of its token,
+	// the queue's redrive maximum, and the scheduler's republish threshold.
+	EnvTopicArn           = "REZ_AGENT_TOPIC_ARN"
+	EnvNtfyURL            = "NTFY_URL"
+	EnvNtfyTopic          = "NTFY_TOPIC"
+	EnvNtfyTokenParameter = "NTFY_TOKEN_PARAMETER"
+	EnvMaxReceiveCount    = "REZ_AGENT_MAX_RECEIVE_COUNT"
+	EnvRepublishAfter     = "REZ_AGENT_REPUBLISH_AFTER"
 )
 
 // MessagesProps configures the messages table.

@@ -8,17 +8,43 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
 )
 
-// registered remembers the spec and resolved policy of each table made by
-// New, by the path of its CfnGlobalTable, so the checks can compare what
-// will deploy with what was decided. CDK apps are built on one goroutine
-// (jsii is not goroutine-safe), so no lock is needed.
-var registered = map[string]registration{}
+// checksID names the child construct that New puts under each TableV2 it
+// makes. Its presence tells the aspect that the table carries its own
+// validation (the spec and resolved policy travel with the construct, not
+// in a package-level registry keyed by path), and it holds that validation.
+// A plain Construct renders nothing into the template.
+const checksID = "DynastackChecks"
 
-type registration struct {
+// addChecks attaches the checks of a table made by New to the construct:
+// CDK runs them before synthesis (constructs.Node.AddValidation), after the
+// aspects and escape hatches have run, and fails synth with their messages.
+func addChecks(res awsdynamodb.TableV2, spec Spec, policy Policy) {
+	c := constructs.NewConstruct(res, jsii.String(checksID))
+	c.Node().AddValidation(&tableChecks{table: res, spec: spec, policy: policy})
+}
+
+// tableChecks compares the CfnGlobalTable that will deploy with what New
+// decided from the spec (the design document) and the stage policy.
+type tableChecks struct {
+	table  awsdynamodb.TableV2
 	spec   Spec
 	policy Policy
+}
+
+func (v *tableChecks) Validate() *[]*string {
+	cfn, ok := v.table.Node().DefaultChild().(awsdynamodb.CfnGlobalTable)
+	if !ok {
+		return jsii.Strings(fmt.Sprintf("[dynastack] %s: the table's CfnGlobalTable is missing: do not remove or replace its default child", *v.table.Node().Path()))
+	}
+	problems := checkGlobalTable(cfn, v.policy.Stage, v.policy.PointInTimeRecovery, v.spec)
+	out := make([]*string, len(problems))
+	for i, p := range problems {
+		out[i] = jsii.String(fmt.Sprintf("[dynastack] %s: %s", *cfn.Node().Path(), p))
+	}
+	return &out
 }
 
 // policyChecks is an awscdk.IAspect. cdk-nag's DynamoDB rules only inspect
@@ -27,12 +53,11 @@ type registration struct {
 // protection unnoticed.
 type policyChecks struct{}
 
-// NewPolicyChecks returns the aspect that checks, for every GlobalTable and
-// IAM policy in scope:
-//   - point-in-time recovery as the stage policy decided (on in stage and
-//     prod for tables not made by New);
+// NewPolicyChecks returns the aspect that checks, for every GlobalTable not
+// made by New (which validates its own against its spec and resolved
+// policy) and every IAM policy in scope:
+//   - point-in-time recovery on in stage and prod;
 //   - deletion protection and the RETAIN policy in prod;
-//   - TTL enabled on the attribute the spec (the design document) names;
 //   - no wildcard DynamoDB action in any IAM policy.
 //
 // Violations are error annotations, which fail `cdk synth`, each naming the
@@ -42,7 +67,13 @@ func NewPolicyChecks() awscdk.IAspect { return &policyChecks{} }
 func (c *policyChecks) Visit(node constructs.IConstruct) {
 	switch n := node.(type) {
 	case awsdynamodb.CfnGlobalTable:
-		checkGlobalTable(n)
+		if scope := n.Node().Scope(); scope != nil && scope.Node().TryFindChild(jsii.String(checksID)) != nil {
+			return // made by New: its own validation checks it
+		}
+		stage := Stage(*awscdk.Stage_Of(n).StageName())
+		for _, p := range checkGlobalTable(n, stage, stage == Stg || stage == Prod, Spec{}) {
+			fail(n, "%s", p)
+		}
 	case awsiam.CfnPolicy:
 		checkPolicy(n, n.PolicyDocument())
 	}
@@ -53,48 +84,44 @@ func fail(node constructs.IConstruct, format string, args ...any) {
 	awscdk.Annotations_Of(node).AddError(&msg)
 }
 
-func checkGlobalTable(n awsdynamodb.CfnGlobalTable) {
+// checkGlobalTable returns what n would deploy against the stage's rules:
+// point-in-time recovery as wantPITR, protection and retention in prod, and
+// TTL on spec.TTLAttribute when the spec names one.
+func checkGlobalTable(n awsdynamodb.CfnGlobalTable, stage Stage, wantPITR bool, spec Spec) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	stack := awscdk.Stack_Of(n)
-	path := *n.Node().Path()
-	reg, known := registered[path]
-	stage := Stage(*awscdk.Stage_Of(n).StageName())
-	if known {
-		stage = reg.policy.Stage
-	}
-	wantPITR := stage == Stg || stage == Prod
-	if known {
-		wantPITR = reg.policy.PointInTimeRecovery
-	}
 	replicas, _ := stack.Resolve(n.Replicas()).([]any)
 	if len(replicas) == 0 {
-		fail(n, "the table has no replica: TableV2 always renders one; do not override Replicas")
+		add("the table has no replica: TableV2 always renders one; do not override Replicas")
 	}
 	for _, r := range replicas {
 		rm, _ := r.(map[string]any)
 		region := field(rm, "region")
 		pitr, _ := field(field(rm, "pointInTimeRecoverySpecification"), "pointInTimeRecoveryEnabled").(bool)
 		if pitr != wantPITR {
-			fail(n, "point-in-time recovery is %v in replica %v, but the %s policy says %v: remove the escape hatch or set Overrides.PointInTimeRecovery", pitr, region, stage, wantPITR)
+			add("point-in-time recovery is %v in replica %v, but the %s policy says %v: remove the escape hatch or set Overrides.PointInTimeRecovery", pitr, region, stage, wantPITR)
 		}
 		if stage == Prod {
 			if protected, _ := field(rm, "deletionProtectionEnabled").(bool); !protected {
-				fail(n, "deletion protection is off in prod (replica %v): prod tables keep DeletionProtection=true; remove the override", region)
+				add("deletion protection is off in prod (replica %v): prod tables keep DeletionProtection=true; remove the override", region)
 			}
 		}
 	}
 	if stage == Prod {
 		opts := n.CfnOptions()
 		if opts.DeletionPolicy() != awscdk.CfnDeletionPolicy_RETAIN || opts.UpdateReplacePolicy() != awscdk.CfnDeletionPolicy_RETAIN {
-			fail(n, "DeletionPolicy/UpdateReplacePolicy are %v/%v in prod: prod tables are retained; use RemovalPolicy RETAIN", opts.DeletionPolicy(), opts.UpdateReplacePolicy())
+			add("DeletionPolicy/UpdateReplacePolicy are %v/%v in prod: prod tables are retained; use RemovalPolicy RETAIN", opts.DeletionPolicy(), opts.UpdateReplacePolicy())
 		}
 	}
-	if known && reg.spec.TTLAttribute != "" {
+	if spec.TTLAttribute != "" {
 		ttl, _ := stack.Resolve(n.TimeToLiveSpecification()).(map[string]any)
 		enabled, _ := field(ttl, "enabled").(bool)
-		if attr, _ := field(ttl, "attributeName").(string); !enabled || attr != reg.spec.TTLAttribute {
-			fail(n, "TTL is %v on %q, but the %s design expires items by %q: restore TimeToLiveSpecification", enabled, attr, reg.spec.Service, reg.spec.TTLAttribute)
+		if attr, _ := field(ttl, "attributeName").(string); !enabled || attr != spec.TTLAttribute {
+			add("TTL is %v on %q, but the %s design expires items by %q: restore TimeToLiveSpecification", enabled, attr, spec.Service, spec.TTLAttribute)
 		}
 	}
+	return problems
 }
 
 func checkPolicy(n constructs.IConstruct, doc any) {

@@ -138,7 +138,7 @@ func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table,
 	}
 
 	res := awsdynamodb.NewTableV2(scope, jsii.String(id), tp)
-	registered[*res.Node().Path()+"/Resource"] = registration{spec: spec, policy: policy}
+	addChecks(res, spec, policy)
 	tags := awscdk.Tags_Of(res)
 	tags.Add(jsii.String("service"), jsii.String(spec.Service), nil)
 	tags.Add(jsii.String("stage"), jsii.String(string(props.Stage)), nil)
@@ -329,4 +329,52 @@ func located(err error, path string) error {
 		return &cp
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// itemActions are the actions GrantExactly takes: each a call a function
+// makes on items. Query is granted per index through the indexes argument.
+var itemActions = map[string]bool{
+	"dynamodb:BatchGetItem": true, "dynamodb:BatchWriteItem": true, "dynamodb:ConditionCheckItem": true,
+	"dynamodb:DeleteItem": true, "dynamodb:GetItem": true, "dynamodb:PutItem": true,
+	"dynamodb:Query": true, "dynamodb:UpdateItem": true,
+}
+
+// GrantExactly allows the item actions listed on the table and
+// dynamodb:Query on each named index: least privilege for a function whose
+// calls are known, where GrantRead/GrantWrite grant a whole intent. An
+// unknown action or index is an error naming it and the choices.
+func (t *Table) GrantExactly(grantee awsiam.IGrantable, actions []string, indexes ...string) (awsiam.Grant, error) {
+	for _, a := range actions {
+		if !itemActions[a] {
+			return nil, fmt.Errorf("%w: table %s: action %q: use item actions such as dynamodb:GetItem, dynamodb:UpdateItem (Scan is never granted by intent)", ErrInvalid, t.Spec.BaseName, a)
+		}
+	}
+	if len(actions) == 0 && len(indexes) == 0 {
+		return nil, fmt.Errorf("%w: table %s: GrantExactly with no action and no index grants nothing: list what the function calls", ErrInvalid, t.Spec.BaseName)
+	}
+	var grant awsiam.Grant
+	if len(actions) > 0 {
+		if t.key != nil {
+			t.key.GrantEncryptDecrypt(grantee)
+		}
+		grant = t.grant(grantee, slices.Sorted(slices.Values(actions)), []*string{t.Arn()})
+	}
+	var arns []*string
+	for _, name := range indexes {
+		found := false
+		for _, ix := range t.Spec.Indexes {
+			found = found || ix.Name == name
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: table %s has no index %q: use one of %v", ErrInvalid, t.Spec.BaseName, name, t.Spec.IndexNames())
+		}
+		arns = append(arns, jsii.String(fmt.Sprintf("%s/index/%s", *t.Arn(), name)))
+	}
+	if len(arns) > 0 {
+		if t.key != nil && len(actions) == 0 {
+			t.key.GrantDecrypt(grantee)
+		}
+		grant = t.grant(grantee, []string{"dynamodb:Query"}, arns)
+	}
+	return grant, nil
 }

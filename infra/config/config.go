@@ -32,6 +32,16 @@ type Stage struct {
 	//
 	// Default: false in every stage (see docs/schemas/rezagent.md).
 	RezAgentMessageTypeIndex bool
+	// RezAgent configures rez_agent's notification pipeline; zero fields
+	// take the defaults of RezAgentPipeline.
+	//
+	// Default: every RezAgentPipeline default.
+	RezAgent RezAgentPipeline
+	// AgenticPM configures AgenticPM's hold-queue release job; zero fields
+	// take the defaults of AgenticPMHoldQueue.
+	//
+	// Default: every AgenticPMHoldQueue default.
+	AgenticPM AgenticPMHoldQueue
 }
 
 // TableKey names a table in Stage.Tables: service and construct id.
@@ -45,7 +55,9 @@ func (s Stage) Overrides(service, id string) table.Overrides {
 // Stages returns the configuration of every stage in promotion order.
 func Stages() []Stage {
 	return []Stage{
-		{Name: table.Dev},
+		// dev fires every 15 minutes so a deployed dev stage shows the
+		// pipeline working without waiting for 09:00.
+		{Name: table.Dev, RezAgent: RezAgentPipeline{Schedule: Schedule{Expression: "rate(15 minutes)"}}},
 		{Name: table.Stg},
 		{Name: table.Prod, TerminationProtection: true},
 	}

@@ -36,6 +36,10 @@ func suppress(c constructs.IConstruct, list ...suppression) {
 			applies := make([]any, len(s.appliesTo))
 			for i, a := range s.appliesTo {
 				applies[i] = a
+				// "/…/" is a pattern: logical ids carry a hash suffix.
+				if len(a) > 1 && a[0] == '/' && a[len(a)-1] == '/' {
+					applies[i] = &cdknag.RegexAppliesTo{Regex: jsii.String(a)}
+				}
 			}
 			n.AppliesTo = &applies
 		}

@@ -36,6 +36,10 @@ type function struct {
 	pkg         string // main package in the lambdas module
 	description string
 	tables      []access
+	// env is added to the function's environment (after the tables').
+	env map[string]*string
+	// timeoutSeconds of one invocation; 0 is gofunction's default.
+	timeoutSeconds int
 }
 
 // addFunction builds fn with its environment and grants. Only the tables
@@ -57,12 +61,19 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 			env[k] = v
 		}
 	}
+	for k, v := range fn.env {
+		if _, dup := env[k]; dup {
+			return nil, fmt.Errorf("function %s: environment variable %s set twice", fn.id, k)
+		}
+		env[k] = v
+	}
 	f, err := gofunction.New(stack, fn.id, gofunction.Props{
-		Stage:       cfg.Name,
-		ModuleDir:   lambdas,
-		Package:     fn.pkg,
-		Environment: env,
-		Description: fn.description,
+		TimeoutSeconds: fn.timeoutSeconds,
+		Stage:          cfg.Name,
+		ModuleDir:      lambdas,
+		Package:        fn.pkg,
+		Environment:    env,
+		Description:    fn.description,
 	})
 	if err != nil {
 		return nil, err

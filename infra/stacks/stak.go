@@ -14,7 +14,8 @@ import (
 )
 
 // StakRoutes is the Stak inbox API (document 002: settings, inbox configs,
-// publishing, the merged user feed, read receipts, counters).
+// publishing, the merged user feed, read receipts, counters; mark all read
+// and the operators' recount of counters).
 var StakRoutes = []Route{
 	"PUT /tenants/{tenant}/settings",
 	"GET /tenants/{tenant}/settings",
@@ -24,6 +25,10 @@ var StakRoutes = []Route{
 	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages",
 	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read",
 	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats",
+	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all",
+	// Operators only: IAM policies of client workloads grant
+	// execute-api:Invoke without POST/admin/* (docs/schemas/stak.md).
+	"POST /admin/tenants/{tenant}/inboxes/{inbox}/recount",
 }
 
 // StakStreamService names the consumer that keeps the counters when

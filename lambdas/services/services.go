@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
@@ -32,7 +33,7 @@ var registry = map[string]Constructor{
 
 // consumers maps the DYNASTACK_SERVICE values of stream consumer functions
 // to their constructors; Lambda runs them through cmd/<name>, the local
-// runner through platform/streams.
+// runner through platform/streams/poller.
 var consumers = map[string]streams.Constructor{
 	"stak-stream": func(ctx context.Context, getenv func(string) string) (streams.Consumer, error) {
 		return stak.NewConsumer(ctx, getenv)
@@ -43,7 +44,22 @@ var consumers = map[string]streams.Constructor{
 // constructors; Lambda runs them through schedule.Main in cmd/<name>, the
 // local runner on a local rate.
 var jobs = map[string]schedule.Constructor{
-	"nucleus-executor": nucleus.NewExecutor,
+	"nucleus-executor":       nucleus.NewExecutor,
+	"rezagent-scheduler":     rezagent.NewScheduler,
+	agenticpm.ReleaseService: agenticpm.NewReleaseJob,
+}
+
+// queueConsumers maps the DYNASTACK_SERVICE values of SQS-driven functions
+// to their constructors; the local runner feeds them from its emulated
+// queues.
+var queueConsumers = map[string]queue.Constructor{
+	"rezagent-processor": rezagent.NewProcessor,
+}
+
+// LookupQueueConsumer returns the constructor of the named queue consumer.
+func LookupQueueConsumer(name string) (queue.Constructor, bool) {
+	c, ok := queueConsumers[name]
+	return c, ok
 }
 
 // LookupJob returns the constructor of the named scheduled job.

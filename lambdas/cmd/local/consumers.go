@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streams/poller"
 )
 
 const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
@@ -19,7 +20,7 @@ const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
 // streamSource is what an event source mapping tells the local poller.
 type streamSource struct {
 	table string // logical id
-	start streams.Position
+	start poller.Position
 	batch int32
 }
 
@@ -58,7 +59,7 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 		if _, ok := names[arn.GetAtt[0]]; !ok {
 			continue
 		}
-		return streamSource{table: arn.GetAtt[0], start: streams.Position(p.StartingPosition), batch: p.BatchSize}, nil
+		return streamSource{table: arn.GetAtt[0], start: poller.Position(p.StartingPosition), batch: p.BatchSize}, nil
 	}
 	keys := make([]string, 0, len(fn.Env))
 	for k := range fn.Env {
@@ -71,7 +72,7 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 		if !ok {
 			continue
 		}
-		if _, err := streams.StreamARN(ctx, client, name); err == nil {
+		if _, err := poller.StreamARN(ctx, client, name); err == nil {
 			return streamSource{table: id}, nil
 		}
 	}
@@ -89,16 +90,16 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Construct
 	if err != nil {
 		return err
 	}
-	arn, err := streams.StreamARN(ctx, client, names[src.table])
+	arn, err := poller.StreamARN(ctx, client, names[src.table])
 	if err != nil {
 		return err
 	}
-	start := streams.Latest
-	if src.start == streams.TrimHorizon {
-		start = streams.TrimHorizon
+	start := poller.Latest
+	if src.start == poller.TrimHorizon {
+		start = poller.TrimHorizon
 	}
-	p, err := streams.New(streams.Config{
-		Client: streams.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch,
+	p, err := poller.New(poller.Config{
+		Client: poller.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch,
 		Handler: c.Handle, Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	})
 	if err != nil {

@@ -80,6 +80,13 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		return err
 	}
 
+	// The port first: a busy one should fail before java starts.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%w (another make dev? choose a port with PORT=…)", err)
+	}
+	defer ln.Close()
+
 	endpoint := os.Getenv(ddb.EnvEndpoint)
 	external := endpoint != ""
 	if !external {
@@ -95,20 +102,28 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		endpoint = srv.Endpoint
 		log.Info("dynamodb local started", "endpoint", endpoint, "pid", srv.PID())
 	}
-	getenv := func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return endpoint
-		}
-		return os.Getenv(k)
-	}
-	client, err := ddb.NewClient(ctx, getenv)
+	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(endpoint, os.Getenv))
 	if err != nil {
 		return err
+	}
+	wk, err := newWorkers(log, "http://"+ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	defer wk.close()
+	// fnGetenv is a function's getenv: its template environment, the
+	// local endpoints, then the runner's own environment.
+	fnGetenv := func(fnEnv map[string]string) func(string) string {
+		for k, v := range wk.env() {
+			fnEnv[k] = v
+		}
+		return ddb.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv))
 	}
 
 	mux := http.NewServeMux()
 	mounted := map[string]string{} // service → template
 	consuming := 0                 // stream consumers started
+	working := 0                   // scheduled jobs and queue consumers
 	for _, t := range tmpls {
 		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external})
 		if err != nil {
@@ -117,6 +132,12 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		fns, err := t.Functions()
 		if err != nil {
 			return err
+		}
+		if err := wk.addTemplate(t); err != nil {
+			return err
+		}
+		for id, arn := range t.TopicRefs() {
+			names[id] = arn
 		}
 		served := 0
 		for _, fn := range fns {
@@ -132,19 +153,35 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 				if err != nil {
 					return err
 				}
-				err = startConsumer(ctx, log, cons, t, fn, names, client, func(k string) string {
-					if k == ddb.EnvEndpoint {
-						return endpoint
-					}
-					if v, ok := fnEnv[k]; ok {
-						return v
-					}
-					return os.Getenv(k)
-				})
+				err = startConsumer(ctx, log, cons, t, fn, names, client, fnGetenv(fnEnv))
 				if err != nil {
 					return fmt.Errorf("stream consumer %s: %w", name, err)
 				}
 				consuming++
+				served++
+				continue
+			}
+			if job, ok := services.LookupJob(name); ok {
+				fnEnv, err := fn.Environment(names)
+				if err != nil {
+					return err
+				}
+				if err := wk.addJob(ctx, t, fn, job, fnGetenv(fnEnv)); err != nil {
+					return fmt.Errorf("scheduled job %s: %w", name, err)
+				}
+				working++
+				served++
+				continue
+			}
+			if qc, ok := services.LookupQueueConsumer(name); ok {
+				fnEnv, err := fn.Environment(names)
+				if err != nil {
+					return err
+				}
+				if err := wk.addQueueConsumer(ctx, t, fn, qc, fnGetenv(fnEnv)); err != nil {
+					return fmt.Errorf("queue consumer %s: %w", name, err)
+				}
+				working++
 				served++
 				continue
 			}
@@ -157,15 +194,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return err
 			}
-			h, err := ctor(ctx, func(k string) string {
-				if k == ddb.EnvEndpoint {
-					return endpoint
-				}
-				if v, ok := fnEnv[k]; ok {
-					return v
-				}
-				return os.Getenv(k)
-			})
+			h, err := ctor(ctx, fnGetenv(fnEnv))
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
@@ -177,7 +206,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			log.Info("template has no service function yet; tables created, nothing served", "template", t.Stack, "tables", names)
 		}
 	}
-	if len(mounted) == 0 && consuming == 0 {
+	if len(mounted) == 0 && consuming == 0 && working == 0 {
 		return fmt.Errorf("no function with %s in %s", cfntables.EnvService, dir)
 	}
 	svcNames := make([]string, 0, len(mounted))
@@ -189,10 +218,8 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		api.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "services": svcNames, "dynamodb": endpoint})
 	})
 
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
+	wk.mount(mux)
+	wk.start(ctx)
 	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(ln) }()
@@ -203,6 +230,9 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		urls[i] = n + "=" + base + "/" + n + "/"
 	}
 	fmt.Printf("dynastack local ready on %s: %s (dynamodb %s)\n", base, strings.Join(urls, " "), endpoint)
+	if line := wk.describe(base); line != "" {
+		fmt.Println(line)
+	}
 
 	select {
 	case err := <-serveErr:
@@ -216,4 +246,15 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		return err
 	}
 	return nil
+}
+
+// overlay reads env first and getenv for the rest: a function's template
+// environment over the runner's own.
+func overlay(env map[string]string, getenv func(string) string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return getenv(k)
+	}
 }

@@ -65,12 +65,7 @@ func TestStreamConsumer(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no endpoint in %q", r.ready)
 	}
-	client, err := ddb.NewClient(context.Background(), func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return m[1]
-		}
-		return ""
-	})
+	client, err := ddb.NewClient(context.Background(), ddb.WithEndpoint(m[1], nil))
 	if err != nil {
 		t.Fatal(err)
 	}

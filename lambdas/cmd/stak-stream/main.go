@@ -18,7 +18,7 @@ import (
 
 func main() {
 	log := logx.New(os.Stdout, slog.LevelInfo).With("service", "stak-stream")
-	slog.SetDefault(log)
+	logx.SetDefault(log)
 	c, err := stak.NewConsumer(context.Background(), os.Getenv)
 	if err != nil {
 		log.Error("configuration", "error", err.Error())

@@ -138,12 +138,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client, err := ddb.NewClient(ctx, func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return s.Endpoint
-		}
-		return ""
-	})
+	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(s.Endpoint, nil))
 	if err != nil {
 		return err
 	}
@@ -185,10 +180,5 @@ func (s *Server) Close() error {
 
 // Getenv wraps getenv so that DYNAMODB_ENDPOINT resolves to this server.
 func (s *Server) Getenv(getenv func(string) string) func(string) string {
-	return func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return s.Endpoint
-		}
-		return getenv(k)
-	}
+	return ddb.WithEndpoint(s.Endpoint, getenv)
 }

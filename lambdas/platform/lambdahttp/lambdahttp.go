@@ -23,7 +23,7 @@ import (
 // as a failed init.
 func Main(service string, build func(ctx context.Context, getenv func(string) string) (http.Handler, error)) {
 	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
-	slog.SetDefault(log)
+	logx.SetDefault(log)
 	h, err := build(context.Background(), os.Getenv)
 	if err != nil {
 		log.Error("configuration", "error", err.Error())
@@ -38,11 +38,12 @@ func Start(h http.Handler) {
 }
 
 // Handler makes the API Gateway request id the request id of h unless the
-// client sent its own, so service logs and API Gateway access logs share
-// one id.
+// client sent a sane one of its own (api.ValidID), so service logs and API
+// Gateway access logs share one id. An id that is not sane is replaced by
+// the gateway's, not by a fresh one that no access log line carries.
 func Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(api.HeaderRequestID) == "" && r.Header.Get(api.HeaderCorrelationID) == "" {
+		if !api.ValidID(r.Header.Get(api.HeaderRequestID)) && !api.ValidID(r.Header.Get(api.HeaderCorrelationID)) {
 			if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.RequestID != "" {
 				r.Header.Set(api.HeaderRequestID, rc.RequestID)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -31,6 +32,13 @@ func TestAPIGatewayV2(t *testing.T) {
 	}{
 		{"api gateway id", nil, "apigw-req-1"},
 		{"client id wins", map[string]string{"x-correlation-id": "client-7"}, "client-7"},
+		{"client request id wins", map[string]string{"x-request-id": "client-8"}, "client-8"},
+		// Not sane (a space, a control character, too long): the gateway's
+		// id, which its access log carries, not a fresh one.
+		{"request id with space", map[string]string{"x-request-id": "two words"}, "apigw-req-1"},
+		{"correlation id with newline", map[string]string{"x-correlation-id": "a\nb"}, "apigw-req-1"},
+		{"both not sane", map[string]string{"x-request-id": strings.Repeat("x", 129), "x-correlation-id": "\x01"}, "apigw-req-1"},
+		{"sane correlation id beside a bad request id", map[string]string{"x-request-id": "bad id", "x-correlation-id": "corr-9"}, "corr-9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

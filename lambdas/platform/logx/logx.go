@@ -8,6 +8,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 )
 
 type requestIDKey struct{}
@@ -26,11 +27,33 @@ func RequestID(ctx context.Context) string {
 // New returns a JSON logger writing to w. Records logged with a *Context
 // method carry the request_id of that context.
 func New(w io.Writer, level slog.Leveler) *slog.Logger {
-	return slog.New(Handler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
+	return slog.New(Handler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
 }
 
-// Handler adds the request id of the record's context to each record.
-type Handler struct{ slog.Handler }
+// SetDefault makes l the default logger of a Lambda function and of the
+// log package. What reaches the log package there is aws-lambda-go
+// reporting a failed invocation (or its runtime API client failing), so it
+// is logged at ERROR: at slog's default INFO bridge level the error-level
+// alarms and log filters of a function would miss it.
+func SetDefault(l *slog.Logger) {
+	slog.SetDefault(l)
+	slog.SetLogLoggerLevel(slog.LevelError)
+}
+
+// Handler adds the request id of the record's context to each record, and
+// keeps the first of logger attributes with the same key.
+//
+// Why the first: a Lambda main names its logger's service once
+// (lambdahttp.Main), and a service's constructor derives its own logger
+// from the default with the same key; slog's JSON handler would write both,
+// and a JSON line with a key twice is read differently by each log tool.
+type Handler struct {
+	slog.Handler
+	// keys are the top-level attribute keys added with WithAttrs; grouped
+	// is set once WithGroup opened a group.
+	keys    []string
+	grouped bool
+}
 
 // Handle implements slog.Handler.
 func (h Handler) Handle(ctx context.Context, r slog.Record) error {
@@ -41,12 +64,30 @@ func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 // WithAttrs implements slog.Handler; it keeps the wrapper so derived loggers
-// still carry request ids.
+// still carry request ids, and drops an attribute whose key the logger
+// already has.
 func (h Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return Handler{h.Handler.WithAttrs(attrs)}
+	if h.grouped {
+		// Inside a group a key is qualified by it and cannot repeat a
+		// top-level one.
+		return Handler{Handler: h.Handler.WithAttrs(attrs), keys: h.keys, grouped: true}
+	}
+	keys := slices.Clone(h.keys)
+	kept := make([]slog.Attr, 0, len(attrs))
+	for _, a := range attrs {
+		if slices.Contains(keys, a.Key) {
+			continue
+		}
+		keys = append(keys, a.Key)
+		kept = append(kept, a)
+	}
+	return Handler{Handler: h.Handler.WithAttrs(kept), keys: keys}
 }
 
 // WithGroup implements slog.Handler.
 func (h Handler) WithGroup(name string) slog.Handler {
-	return Handler{h.Handler.WithGroup(name)}
+	if name == "" {
+		return h
+	}
+	return Handler{Handler: h.Handler.WithGroup(name), keys: h.keys, grouped: true}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
@@ -30,5 +32,61 @@ func TestRequestIDAttached(t *testing.T) {
 	}
 	if _, ok := second["request_id"]; ok {
 		t.Errorf("second record has request_id: %v", second)
+	}
+}
+
+// A Lambda main names the service on the default logger and a service's
+// constructor derives its logger from the default with the same key: the
+// line carries the key once, with the main's value.
+func TestOneKeyPerLine(t *testing.T) {
+	var buf bytes.Buffer
+	base := logx.New(&buf, slog.LevelInfo).With("service", "stak-stream")
+	base.With("service", "stak", "table", "t1").With("table", "t2", "n", 1).Info("expired")
+	base.WithGroup("g").With("service", "inner").Info("grouped")
+
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines: %s", len(lines), buf.Bytes())
+	}
+	if got := bytes.Count(lines[0], []byte(`"service":`)); got != 1 {
+		t.Errorf("service key %d times: %s", got, lines[0])
+	}
+	if got := bytes.Count(lines[0], []byte(`"table":`)); got != 1 {
+		t.Errorf("table key %d times: %s", got, lines[0])
+	}
+	var first map[string]any
+	if err := json.Unmarshal(lines[0], &first); err != nil {
+		t.Fatal(err)
+	}
+	if first["service"] != "stak-stream" || first["table"] != "t1" || first["n"] != float64(1) {
+		t.Errorf("first line = %v", first)
+	}
+	var second map[string]any
+	if err := json.Unmarshal(lines[1], &second); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := second["g"].(map[string]any); second["service"] != "stak-stream" || g["service"] != "inner" {
+		t.Errorf("grouped line = %v", second)
+	}
+}
+
+// What aws-lambda-go writes through the log package (a failed invocation)
+// is logged at ERROR once SetDefault installed the logger.
+func TestSetDefaultLogPackageAtError(t *testing.T) {
+	prev := slog.Default()
+	t.Cleanup(func() {
+		slog.SetDefault(prev)
+		slog.SetLogLoggerLevel(slog.LevelInfo)
+	})
+	var buf bytes.Buffer
+	logx.SetDefault(logx.New(&buf, slog.LevelInfo).With("service", "itsm"))
+	log.Printf("%s", `{"errorMessage":"boom","errorType":"errorString"}`)
+
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("%v: %s", err, buf.Bytes())
+	}
+	if rec["level"] != "ERROR" || rec["service"] != "itsm" || !strings.Contains(rec["msg"].(string), "boom") {
+		t.Errorf("record = %v", rec)
 	}
 }

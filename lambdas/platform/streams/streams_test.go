@@ -1,95 +1,23 @@
 package streams_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
-	"os"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
-
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
-// TestPoller checks Lambda's retry rule: a batch with a reported failure
-// is redelivered from its earliest failed record, and the images arrive in
-// the Lambda event shape, JSON included.
-func TestPoller(t *testing.T) {
-	ctx := context.Background()
-	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
-	table := names["InboxA8E05DC3"]
-	client := testenv.Client(t)
-	arn, err := streams.StreamARN(ctx, client, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deliveries [][]string
-	p, err := streams.New(streams.Config{
-		Client: streams.NewClient(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
-		Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-			var sks []string
-			for _, r := range ev.Records {
-				b, err := json.Marshal(r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var back events.DynamoDBEventRecord
-				if err := json.Unmarshal(b, &back); err != nil || back.Change.NewImage["sk"].String() != r.Change.NewImage["sk"].String() {
-					t.Errorf("record does not survive Lambda's JSON: %s (%v)", b, err)
-				}
-				if r.EventSourceArn != arn || r.EventName != "INSERT" || r.Change.SequenceNumber == "" {
-					t.Errorf("record = %s", b)
-				}
-				sks = append(sks, r.Change.NewImage["sk"].String())
-			}
-			deliveries = append(deliveries, sks)
-			if len(deliveries) == 1 {
-				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{
-					{ItemIdentifier: ev.Records[2].Change.SequenceNumber}, {ItemIdentifier: ev.Records[1].Change.SequenceNumber},
-				}}, nil
-			}
-			return events.DynamoDBEventResponse{}, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{"pk": s("p"), "sk": s(fmt.Sprint(i))}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(deliveries) < 2 && time.Now().Before(deadline) {
-		if _, err := p.Poll(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if got := fmt.Sprint(deliveries); got != "[[0 1 2 3] [1 2 3]]" {
-		t.Errorf("deliveries = %s", got)
-	}
-}
-
 func TestItem(t *testing.T) {
 	img := map[string]events.DynamoDBAttributeValue{
-		"s": events.NewStringAttribute("x"), "n": events.NewNumberAttribute("1.5"), "b": events.NewBinaryAttribute([]byte{1}),
+		"s": events.NewStringAttribute("x"), "n": events.NewNumberAttribute("1.5"), "b": events.NewBinaryAttribute([]byte{0, 1, 255}),
 		"t": events.NewBooleanAttribute(true), "z": events.NewNullAttribute(), "ss": events.NewStringSetAttribute([]string{"a"}),
+		"ns": events.NewNumberSetAttribute([]string{"1", "2"}), "bs": events.NewBinarySetAttribute([][]byte{{1}, {2}}),
 		"l": events.NewListAttribute([]events.DynamoDBAttributeValue{events.NewNumberAttribute("2")}),
 		"m": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"k": events.NewStringAttribute("v")}),
 	}
@@ -98,13 +26,40 @@ func TestItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]types.AttributeValue{
-		"s": s("x"), "n": &types.AttributeValueMemberN{Value: "1.5"}, "b": &types.AttributeValueMemberB{Value: []byte{1}},
+		"s": s("x"), "n": &types.AttributeValueMemberN{Value: "1.5"}, "b": &types.AttributeValueMemberB{Value: []byte{0, 1, 255}},
 		"t": &types.AttributeValueMemberBOOL{Value: true}, "z": &types.AttributeValueMemberNULL{Value: true},
 		"ss": &types.AttributeValueMemberSS{Value: []string{"a"}},
-		"l":  &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "2"}}},
-		"m":  &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": s("v")}},
+		"ns": &types.AttributeValueMemberNS{Value: []string{"1", "2"}}, "bs": &types.AttributeValueMemberBS{Value: [][]byte{{1}, {2}}},
+		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "2"}}},
+		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": s("v")}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Item = %#v", got)
+	}
+}
+
+// An image as Lambda delivers it: the raw event JSON, decoded by
+// aws-lambda-go, then converted.
+func TestItemFromLambdaJSON(t *testing.T) {
+	raw := `{"Records":[{"eventName":"REMOVE","dynamodb":{"OldImage":{"pk":{"S":"t#a"},"n":{"N":"12345678901234567890.5"},"b":{"B":"AAH/"},"m":{"M":{"l":{"L":[{"NULL":true},{"BOOL":false}]}}}}}}]}`
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := streams.Item(ev.Records[0].Change.OldImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]types.AttributeValue{
+		"pk": s("t#a"), "n": &types.AttributeValueMemberN{Value: "12345678901234567890.5"},
+		"b": &types.AttributeValueMemberB{Value: []byte{0, 1, 255}},
+		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{
+			&types.AttributeValueMemberNULL{Value: true}, &types.AttributeValueMemberBOOL{Value: false}}}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Item = %#v", got)
+	}
+	if img, err := streams.Item(nil); img != nil || err != nil {
+		t.Errorf("Item(nil) = %v, %v", img, err)
 	}
 }

@@ -80,13 +80,7 @@ func Endpoint(t testing.TB) string {
 // test endpoint, env supplies the rest, and nothing leaks in from the
 // developer's shell.
 func Getenv(t testing.TB, env map[string]string) func(string) string {
-	endpoint := Endpoint(t)
-	return func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return endpoint
-		}
-		return env[k]
-	}
+	return ddb.WithEndpoint(Endpoint(t), func(k string) string { return env[k] })
 }
 
 // Client returns a DynamoDB client for the test endpoint.
@@ -171,7 +165,8 @@ func CreateTables(t testing.TB, tmpl *cfntables.Template) map[string]string {
 }
 
 // ServiceEnv returns the environment of the function of tmpl whose
-// DYNASTACK_SERVICE is service, with table Refs resolved through names.
+// DYNASTACK_SERVICE is service, with table Refs resolved through names and
+// topic Refs to their local ARNs (cfntables.TopicRefs).
 func ServiceEnv(t testing.TB, tmpl *cfntables.Template, names map[string]string, service string) map[string]string {
 	t.Helper()
 	fns, err := tmpl.Functions()
@@ -182,7 +177,11 @@ func ServiceEnv(t testing.TB, tmpl *cfntables.Template, names map[string]string,
 		if fn.Service() != service {
 			continue
 		}
-		env, err := fn.Environment(names)
+		refs := tmpl.TopicRefs()
+		for k, v := range names {
+			refs[k] = v
+		}
+		env, err := fn.Environment(refs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"io"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -53,3 +54,17 @@ func NewFrom(t time.Time, random io.Reader) string {
 
 // Valid reports whether s is a ULID in canonical (upper case) form.
 func Valid(s string) bool { return pattern.MatchString(s) }
+
+// Time returns the millisecond a valid ULID was made for; false for
+// anything else. Services use it to find an item whose sort key starts
+// with the same instant at a finer precision.
+func Time(s string) (time.Time, bool) {
+	if !Valid(s) {
+		return time.Time{}, false
+	}
+	var ms uint64
+	for i := range 10 { // 10 characters hold the 48-bit timestamp (50 bits)
+		ms = ms<<5 | uint64(strings.IndexByte(crockford, s[i]))
+	}
+	return time.UnixMilli(int64(ms)).UTC(), true
+}

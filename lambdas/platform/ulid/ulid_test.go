@@ -70,3 +70,17 @@ func ExampleNewFrom() {
 	fmt.Println(ulid.NewFrom(at, bytes.NewReader(make([]byte, 10))))
 	// Output: 01KGM1GC800000000000000000
 }
+
+func TestTime(t *testing.T) {
+	for _, at := range []time.Time{time.UnixMilli(0), time.Date(2026, 11, 26, 3, 4, 5, 678_901_234, time.UTC), time.UnixMilli(1<<48 - 1)} {
+		got, ok := ulid.Time(ulid.New(at))
+		if !ok || !got.Equal(at.Truncate(time.Millisecond)) {
+			t.Errorf("Time(New(%v)) = %v, %v", at, got, ok)
+		}
+	}
+	for _, bad := range []string{"", "not-a-ulid", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "01arz3ndektsv4rrffq69g5fav"} {
+		if _, ok := ulid.Time(bad); ok {
+			t.Errorf("Time(%q) ok", bad)
+		}
+	}
+}

@@ -15,11 +15,21 @@ type Action struct {
 	HeldUntil   string `dynamodbav:"heldUntil,omitempty" json:"heldUntil,omitempty"`
 	ExecutedAt  string `dynamodbav:"executedAt,omitempty" json:"executedAt,omitempty"`
 	CreatedAt   string `dynamodbav:"createdAt" json:"createdAt"`
+	// The hold queue's attributes (not in the document): who released a
+	// held action, when it was cancelled instead, and when its event
+	// reached the bus (EventID is EventBridge's id of it).
+	ReleasedBy   string `dynamodbav:"releasedBy,omitempty" json:"releasedBy,omitempty"`
+	CancelledAt  string `dynamodbav:"cancelledAt,omitempty" json:"cancelledAt,omitempty"`
+	DispatchedAt string `dynamodbav:"dispatchedAt,omitempty" json:"dispatchedAt,omitempty"`
+	EventID      string `dynamodbav:"eventId,omitempty" json:"eventId,omitempty"`
 }
 
 type actionItem struct {
 	keys
 	Action
+	// DispatchLease (epoch ms) is set while the action waits in the
+	// outbox: until then only the holder sends its event.
+	DispatchLease int64 `dynamodbav:"dispatchLease,omitempty" json:"-"`
 }
 
 // NewAction is the input of RecordAction. HeldUntil is a Timestamp or "".
@@ -41,10 +51,12 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 	if a.Confidence.IsNull() {
 		a.Confidence = nil
 	}
-	item, err := marshalItem(actionItem{
-		keys:   keys{PK: projectPK(projectID), SK: prefixAction + ts + "#" + a.ID, TTL: expiry(t, ActionRetention)},
-		Action: a,
-	})
+	k := keys{PK: projectPK(projectID), SK: prefixAction + ts + "#" + a.ID, TTL: expiry(t, ActionRetention)}
+	if a.HeldUntil != "" {
+		// The hold queue's sparse entry (decision 9).
+		k.GSI1PK, k.GSI1SK = heldKeys(a.HeldUntil, a.ID)
+	}
+	item, err := marshalItem(actionItem{keys: k, Action: a})
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +70,8 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 	return &a, nil
 }
 
-// ListActions returns a project's live actions, newest first. Held actions
-// are not indexed (decision 9): the hold queue filters this listing.
+// ListActions returns a project's live actions, newest first, held,
+// released and cancelled alike; ListHeldActions is the hold queue.
 func (s *Store) ListActions(ctx context.Context, projectID, after string, limit int) (*Page[Action], error) {
 	return listUnder[Action](ctx, s, projectID, listing{view: "project-actions", pk: projectPK(projectID),
 		prefix: prefixAction, newestFirst: true}, after, limit)

@@ -113,9 +113,9 @@ var (
 )
 
 // DefaultAgentConfig holds the documented defaults of the agent
-// configuration. The service does not materialize them (an unset key reads
-// as not found), so a default changed here never overwrites a value an
-// operator chose; the agent falls back to these when a key is absent.
+// configuration. The service serves them for keys no item sets, marked
+// "default": true, and never writes them, so a default changed here never
+// overwrites a value an operator chose.
 var DefaultAgentConfig = map[string]Doc{
 	"polling_interval_minutes": Doc(`15`),
 	"budget_ceiling_daily_usd": Doc(`0.33`),

@@ -2,6 +2,9 @@ package agenticpm
 
 import (
 	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Event is an entry of a project's activity feed (PK PROJECT#<id>, SK
@@ -42,6 +45,26 @@ type NewEvent struct {
 // the GSI1 keys.
 func (s *Store) RecordEvent(ctx context.Context, in NewEvent) (*Event, error) {
 	t := s.now()
+	e, writes, err := s.eventWrites(in, t)
+	if err != nil {
+		return nil, err
+	}
+	if in.ProjectID == "" {
+		if err := s.create(ctx, writes[0].Put.Item); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	if err := s.transactInProject(ctx, in.ProjectID, writes...); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// eventWrites builds the Puts of an event recorded at t: the project copy
+// and its GLOBAL reference, or the one GLOBAL item of an event without a
+// project.
+func (s *Store) eventWrites(in NewEvent, t time.Time) (*Event, []*types.TransactWriteItem, error) {
 	ts := Timestamp(t)
 	id := s.newULID(t)
 	e := Event{ID: id, ProjectID: in.ProjectID, EventType: in.EventType, Severity: in.Severity,
@@ -56,36 +79,34 @@ func (s *Store) RecordEvent(ctx context.Context, in NewEvent) (*Event, error) {
 		dated.PK = pkGlobal
 		item, err := marshalItem(eventItem{keys: dated, Event: e})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if err := s.create(ctx, item); err != nil {
-			return nil, err
+		put, err := s.putNew(item)
+		if err != nil {
+			return nil, nil, err
 		}
-		return &e, nil
+		return &e, []*types.TransactWriteItem{put}, nil
 	}
 	dated.PK = projectPK(in.ProjectID)
 	own, err := marshalItem(eventItem{keys: dated, Event: e})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ref := e
 	ref.Detail = nil
 	global, err := marshalItem(eventItem{keys: keys{PK: pkGlobal, SK: sk, TTL: ttl}, Event: ref})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	putOwn, err := s.putNew(own)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	putGlobal, err := s.putNew(global)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := s.transactInProject(ctx, in.ProjectID, putOwn, putGlobal); err != nil {
-		return nil, err
-	}
-	return &e, nil
+	return &e, []*types.TransactWriteItem{putOwn, putGlobal}, nil
 }
 
 // ListProjectEvents returns a project's live events, newest first.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,9 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Environment variables of the service.
@@ -28,6 +30,10 @@ const (
 	// still detects tampering and binds cursors to their query, but is not
 	// secret.
 	EnvCursorKey = cursor.EnvKey
+	// EnvEventBus names the EventBridge bus that released actions are put
+	// on (name or ARN). Without it releases still happen and wait in the
+	// outbox.
+	EnvEventBus = "AGENTICPM_EVENT_BUS"
 )
 
 // Config configures NewHandler.
@@ -41,72 +47,54 @@ type Config struct {
 	// Now and NewID default to time.Now and random UUIDs; tests pin them.
 	Now   func() time.Time
 	NewID func() string
+	// EventBus and Events are where released actions go (PutEvents);
+	// New sets Events when EventBus is set.
+	EventBus string
+	Events   EventsAPI
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("agenticpm: %s is not set; it names the table (AgenticPM-<stage>)", EnvTable)
+	v, err := service.Required("agenticpm", getenv, service.Var{Name: EnvTable, Names: "AgenticPM-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	key := cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+table)
-	return Config{Table: table, CursorKey: key}, nil
+	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0]), EventBus: getenv(EnvEventBus)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := ConfigFromEnv(getenv)
+	cfg, err := configWithClients(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client = client
 	return NewHandler(cfg), nil
 }
 
-// Routes lists the API's routes as "METHOD /path" patterns, in the form
-// API Gateway and infra/stacks take them.
-var Routes = []string{
-	"POST /projects",
-	"GET /projects",
-	"GET /projects/{id}",
-	"PATCH /projects/{id}",
-	"GET /projects/{id}/artefacts",
-	"GET /projects/{id}/artefacts/{type}",
-	"PUT /projects/{id}/artefacts/{type}",
-	"POST /projects/{id}/events",
-	"GET /projects/{id}/events",
-	"POST /events",
-	"GET /events",
-	"POST /projects/{id}/escalations",
-	"GET /projects/{id}/escalations",
-	"POST /projects/{id}/escalations/{eid}/decision",
-	"GET /escalations",
-	"POST /projects/{id}/actions",
-	"GET /projects/{id}/actions",
-	"PUT /projects/{id}/checkpoints/{integration}/{key}",
-	"GET /projects/{id}/checkpoints/{integration}/{key}",
-	"PUT /integrations/{name}",
-	"GET /integrations/{name}",
-	"PUT /agent/config/{key}",
-	"GET /agent/config/{key}",
-	"GET /agent/config",
+func (c *Config) setClient(client API) { c.Client = client }
+
+// configWithClients is the shared preamble plus, with a bus, the
+// EventBridge client (its endpoint overridable by
+// AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does): the API and the
+// release job build their configuration with it.
+func configWithClients(ctx context.Context, getenv func(string) string) (Config, error) {
+	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, func(c Config) Config { return c })
+	if err != nil || cfg.EventBus == "" {
+		return cfg, err
+	}
+	awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
+		o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
+	})
+	return cfg, nil
 }
 
-// NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
-// describes each route of Routes.
-func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("agenticpm: Config.Client is nil")
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "agenticpm")
-	}
+// storeFromConfig is the store of the API and of the release job.
+func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
@@ -114,37 +102,44 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.NewID != nil {
 		store.newID = cfg.NewID
 	}
-	h := &handler{store: store}
-	handlers := map[string]api.HandlerFunc{
-		"POST /projects":                                     h.createProject,
-		"GET /projects":                                      h.listProjects,
-		"GET /projects/{id}":                                 h.getProject,
-		"PATCH /projects/{id}":                               h.updateProject,
-		"GET /projects/{id}/artefacts":                       h.listArtefacts,
-		"GET /projects/{id}/artefacts/{type}":                h.getArtefact,
-		"PUT /projects/{id}/artefacts/{type}":                h.putArtefact,
-		"POST /projects/{id}/events":                         h.recordProjectEvent,
-		"GET /projects/{id}/events":                          h.listProjectEvents,
-		"POST /events":                                       h.recordGlobalEvent,
-		"GET /events":                                        h.listEvents,
-		"POST /projects/{id}/escalations":                    h.createEscalation,
-		"GET /projects/{id}/escalations":                     h.listProjectEscalations,
-		"POST /projects/{id}/escalations/{eid}/decision":     h.decide,
-		"GET /escalations":                                   h.listEscalations,
-		"POST /projects/{id}/actions":                        h.recordAction,
-		"GET /projects/{id}/actions":                         h.listActions,
-		"PUT /projects/{id}/checkpoints/{integration}/{key}": h.putCheckpoint,
-		"GET /projects/{id}/checkpoints/{integration}/{key}": h.getCheckpoint,
-		"PUT /integrations/{name}":                           h.putIntegration,
-		"GET /integrations/{name}":                           h.getIntegration,
-		"PUT /agent/config/{key}":                            h.putAgentConfig,
-		"GET /agent/config/{key}":                            h.getAgentConfig,
-		"GET /agent/config":                                  h.listAgentConfig,
-	}
+	store.events, store.bus, store.log = cfg.Events, cfg.EventBus, log
+	return store
+}
+
+// NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
+// describes each route. infra/stacks deploys the same list (test/e2e
+// compares the two).
+func NewHandler(cfg Config) http.Handler {
+	log := service.Logger("agenticpm", cfg.Client, cfg.Logger)
+	h := &handler{store: storeFromConfig(cfg, log)}
 	r := api.NewRouter()
-	for _, route := range Routes {
-		r.Handle(route, handlers[route])
-	}
+	r.Handle("POST /projects", h.createProject)
+	r.Handle("GET /projects", h.listProjects)
+	r.Handle("GET /projects/{id}", h.getProject)
+	r.Handle("PATCH /projects/{id}", h.updateProject)
+	r.Handle("GET /projects/{id}/artefacts", h.listArtefacts)
+	r.Handle("GET /projects/{id}/artefacts/{type}", h.getArtefact)
+	r.Handle("PUT /projects/{id}/artefacts/{type}", h.putArtefact)
+	r.Handle("POST /projects/{id}/events", h.recordProjectEvent)
+	r.Handle("GET /projects/{id}/events", h.listProjectEvents)
+	r.Handle("POST /events", h.recordGlobalEvent)
+	r.Handle("GET /events", h.listEvents)
+	r.Handle("POST /projects/{id}/escalations", h.createEscalation)
+	r.Handle("GET /projects/{id}/escalations", h.listProjectEscalations)
+	r.Handle("POST /projects/{id}/escalations/{eid}/decision", h.decide)
+	r.Handle("GET /escalations", h.listEscalations)
+	r.Handle("POST /projects/{id}/actions", h.recordAction)
+	r.Handle("GET /projects/{id}/actions", h.listActions)
+	r.Handle("POST /projects/{id}/actions/{aid}/release", h.releaseAction)
+	r.Handle("POST /projects/{id}/actions/{aid}/cancel", h.cancelAction)
+	r.Handle("GET /actions/held", h.listHeldActions)
+	r.Handle("PUT /projects/{id}/checkpoints/{integration}/{key}", h.putCheckpoint)
+	r.Handle("GET /projects/{id}/checkpoints/{integration}/{key}", h.getCheckpoint)
+	r.Handle("PUT /integrations/{name}", h.putIntegration)
+	r.Handle("GET /integrations/{name}", h.getIntegration)
+	r.Handle("PUT /agent/config/{key}", h.putAgentConfig)
+	r.Handle("GET /agent/config/{key}", h.getAgentConfig)
+	r.Handle("GET /agent/config", h.listAgentConfig)
 	return api.Instrument(log, r)
 }
 

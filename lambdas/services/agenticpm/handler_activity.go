@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ulid"
 )
 
 type eventRequest struct {
@@ -253,6 +254,74 @@ func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.ListActions(r.Context(), id, after, limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// actionID returns the {aid} path value: a ULID, else a 404 without a
+// DynamoDB call.
+func actionID(r *http.Request) (string, error) {
+	id := r.PathValue("aid")
+	if !ulid.Valid(id) {
+		return "", api.NotFound("action %q not found", api.Truncate(id, 64))
+	}
+	return id, nil
+}
+
+func (h *handler) releaseAction(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	aid, err := actionID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	v.Query(r)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	rel, err := h.store.ReleaseAction(r.Context(), id, aid)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, rel)
+	return nil
+}
+
+func (h *handler) cancelAction(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
+	if err != nil {
+		return err
+	}
+	aid, err := actionID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	v.Query(r)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	a, err := h.store.CancelAction(r.Context(), id, aid)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *handler) listHeldActions(w http.ResponseWriter, r *http.Request) error {
+	var v api.Validator
+	_, after, limit := listParams(r, &v)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	page, err := h.store.ListHeldActions(r.Context(), after, limit)
 	if err != nil {
 		return apiError(err)
 	}

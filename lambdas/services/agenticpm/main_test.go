@@ -27,9 +27,16 @@ type service struct {
 	h      http.Handler
 	client *dynamodb.Client
 	table  string
+	cfg    agenticpm.Config
 }
 
 func newService(t testing.TB, now func() time.Time) *service {
+	t.Helper()
+	return newServiceWith(t, now, nil)
+}
+
+// newServiceWith is newService with a last say on the configuration.
+func newServiceWith(t testing.TB, now func() time.Time, configure func(*agenticpm.Config)) *service {
 	t.Helper()
 	_, names := testenv.Tables(t, testenv.Template(t, "dev", "agenticpm"))
 	env := map[string]string{agenticpm.EnvTable: names["TableCD117FA1"]}
@@ -43,7 +50,10 @@ func newService(t testing.TB, now func() time.Time) *service {
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &service{h: agenticpm.NewHandler(cfg), client: client, table: cfg.Table}
+	if configure != nil {
+		configure(&cfg)
+	}
+	return &service{h: agenticpm.NewHandler(cfg), client: client, table: cfg.Table, cfg: cfg}
 }
 
 // future is a day a year ahead. DynamoDB Local deletes expired items like

@@ -3,8 +3,12 @@ package agenticpm
 import (
 	"context"
 	"log/slog"
+	"sort"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 )
 
 // Checkpoint is an integration's sync position for a project (PK
@@ -125,7 +129,10 @@ func (s *Store) GetIntegration(ctx context.Context, name Integration) (*Integrat
 type AgentConfig struct {
 	Key       string `dynamodbav:"key" json:"key"`
 	Value     Doc    `dynamodbav:"value" json:"value"`
-	UpdatedAt string `dynamodbav:"updatedAt" json:"updatedAt"`
+	UpdatedAt string `dynamodbav:"updatedAt,omitempty" json:"updatedAt,omitempty"`
+	// Default marks a documented default served because no item sets the
+	// key (never stored).
+	Default bool `dynamodbav:"-" json:"default"`
 }
 
 type agentConfigItem struct {
@@ -146,21 +153,74 @@ func (s *Store) PutAgentConfig(ctx context.Context, k string, value Doc) (*Agent
 	return &c, nil
 }
 
-// GetAgentConfig returns a setting. Unset keys are not found, even those
-// with a DefaultAgentConfig.
+// GetAgentConfig returns a setting; an unset key with a documented default
+// (DefaultAgentConfig) returns the default, marked Default.
 func (s *Store) GetAgentConfig(ctx context.Context, k string) (*AgentConfig, error) {
 	var it agentConfigItem
 	found, err := s.get(ctx, pkAgent, prefixConfig+k, &it)
 	if err != nil {
 		return nil, err
 	}
-	if !found {
-		return nil, &NotFoundError{Entity: "agent config", ID: k}
+	if found {
+		return &it.AgentConfig, nil
 	}
-	return &it.AgentConfig, nil
+	if v, ok := DefaultAgentConfig[k]; ok {
+		return &AgentConfig{Key: k, Value: v, Default: true}, nil
+	}
+	return nil, &NotFoundError{Entity: "agent config", ID: k}
 }
 
-// ListAgentConfig returns the settings in key order.
+// ListAgentConfig returns the settings in key order, the documented
+// defaults of unset keys among them (marked Default). Defaults take their
+// place in key order, so paging sees each key once: a page holds the
+// stored items of its key range plus the defaults in that range, cut at
+// limit, and its cursor is the key of its last entry, stored or not.
 func (s *Store) ListAgentConfig(ctx context.Context, after string, limit int) (*Page[AgentConfig], error) {
-	return listPage[AgentConfig](ctx, s, listing{view: "agent-config", pk: pkAgent, prefix: prefixConfig}, after, limit)
+	if limit <= 0 || limit > MaxPageSize {
+		limit = DefaultPageSize
+	}
+	l := listing{view: "agent-config", pk: pkAgent, prefix: prefixConfig}
+	from := ""
+	if after != "" {
+		start, err := cursor.Decode[pageKey](s.codec, l.scope(), after)
+		if err != nil {
+			return nil, err
+		}
+		if !l.contains(start) {
+			return nil, cursor.ErrInvalid
+		}
+		from = strings.TrimPrefix(start.SK, prefixConfig)
+	}
+	page, err := listPage[AgentConfig](ctx, s, l, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	stored := map[string]bool{}
+	for _, c := range page.Items {
+		stored[c.Key] = true
+	}
+	// The stored page covers keys up to its last one, or all keys when it
+	// is the last page; defaults beyond that belong to later pages.
+	upTo := "\uffff"
+	if page.Next != "" && len(page.Items) > 0 {
+		upTo = page.Items[len(page.Items)-1].Key
+	}
+	merged := page.Items
+	for k, v := range DefaultAgentConfig {
+		if k > from && k <= upTo && !stored[k] {
+			merged = append(merged, AgentConfig{Key: k, Value: v, Default: true})
+		}
+	}
+	sort.Slice(merged, func(i, j int) bool { return merged[i].Key < merged[j].Key })
+	if len(merged) <= limit {
+		page.Items = merged
+		return page, nil
+	}
+	page.Items = merged[:limit]
+	next, err := cursor.Encode(s.codec, l.scope(), pageKey{PK: pkAgent, SK: prefixConfig + page.Items[limit-1].Key})
+	if err != nil {
+		return nil, err
+	}
+	page.Next = next
+	return page, nil
 }

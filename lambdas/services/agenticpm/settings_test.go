@@ -152,29 +152,66 @@ func TestIntegrations(t *testing.T) {
 	}
 }
 
+// listConfig pages through the agent config and renders each entry as
+// key=value, with a * for a served default.
+func listConfig(t *testing.T, s *service, limit int) (string, []int) {
+	t.Helper()
+	got, sizes := all[agenticpm.AgentConfig](t, s, fmt.Sprintf("/agent/config?limit=%d", limit))
+	var out []string
+	for _, c := range got {
+		e := c.Key + "=" + string(c.Value)
+		if c.Default {
+			e += "*"
+			if c.UpdatedAt != "" {
+				t.Errorf("default %s has updatedAt %s", c.Key, c.UpdatedAt)
+			}
+		}
+		out = append(out, e)
+	}
+	return strings.Join(out, " "), sizes
+}
+
 func TestAgentConfig(t *testing.T) {
 	s := newService(t, nil)
-	apitest.WantError(t, s.do(t, "GET", "/agent/config/polling_interval_minutes", ""), 404, "not_found", "", "agent config")
+	// Nothing stored: the documented defaults are served, marked.
+	var c agenticpm.AgentConfig
+	s.must(t, 200, "GET", "/agent/config/polling_interval_minutes", "", &c)
+	if string(c.Value) != "15" || !c.Default || c.Key != "polling_interval_minutes" {
+		t.Errorf("default = %+v", c)
+	}
+	apitest.WantError(t, s.do(t, "GET", "/agent/config/greeting", ""), 404, "not_found", "", "agent config")
+	const defaults = `budget_ceiling_daily_usd=0.33* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
+	for _, limit := range []int{1, 3, 4, 25} {
+		if got, sizes := listConfig(t, s, limit); got != defaults || len(sizes) != (4+limit-1)/limit {
+			t.Errorf("limit %d: %s, pages %v", limit, got, sizes)
+		}
+	}
+	if n := s.count(t); n != 0 {
+		t.Errorf("serving defaults wrote %d items", n)
+	}
+	// Stored values override; defaults fill the key order around them.
+	s.must(t, 200, "PUT", "/agent/config/hold_queue_minutes", `{"value":45}`, nil)
+	s.must(t, 200, "PUT", "/agent/config/greeting", `{"value":"hello"}`, nil)
+	s.must(t, 200, "PUT", "/agent/config/aaa", `{"value":1}`, nil)
+	s.must(t, 200, "GET", "/agent/config/hold_queue_minutes", "", &c)
+	if string(c.Value) != "45" || c.Default || c.UpdatedAt == "" {
+		t.Errorf("override = %+v", c)
+	}
+	want := `aaa=1 budget_ceiling_daily_usd=0.33* greeting="hello" hold_queue_minutes=45 polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
+	for limit, pages := range map[int]string{1: "[1 1 1 1 1 1]", 2: "[2 2 2]", 4: "[4 2]", 5: "[5 1]", 100: "[6]"} {
+		if got, sizes := listConfig(t, s, limit); got != want || fmt.Sprint(sizes) != pages {
+			t.Errorf("limit %d: %s, pages %v (want %s)", limit, got, sizes, pages)
+		}
+	}
 	for k, v := range agenticpm.DefaultAgentConfig {
 		var c agenticpm.AgentConfig
 		s.must(t, 200, "PUT", "/agent/config/"+k, `{"value":`+string(v)+`}`, &c)
-		if c.Key != k || string(c.Value) != string(v) {
+		if c.Key != k || string(c.Value) != string(v) || c.Default {
 			t.Errorf("put %s: %+v", k, c)
 		}
 	}
-	s.must(t, 200, "PUT", "/agent/config/greeting", `{"value":"hello"}`, nil)
-	var c agenticpm.AgentConfig
-	s.must(t, 200, "GET", "/agent/config/budget_ceiling_daily_usd", "", &c)
-	if string(c.Value) != "0.33" {
-		t.Errorf("value %s", c.Value)
-	}
-	got, sizes := all[agenticpm.AgentConfig](t, s, "/agent/config?limit=2")
-	var keys []string
-	for _, c := range got {
-		keys = append(keys, c.Key)
-	}
-	if fmt.Sprint(keys) != "[budget_ceiling_daily_usd greeting hold_queue_minutes polling_interval_minutes working_hours]" || fmt.Sprint(sizes) != "[2 2 1]" {
-		t.Errorf("keys %v sizes %v", keys, sizes)
+	if got, _ := listConfig(t, s, 2); strings.Contains(got, "*") {
+		t.Errorf("stored keys still served as defaults: %s", got)
 	}
 	before := s.count(t)
 	for _, tt := range []struct{ name, key, body, field string }{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -19,18 +20,15 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ulid"
 )
 
-// API is the part of *dynamodb.Client the store uses.
-type API interface {
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-}
+// API is the part of *dynamodb.Client the service calls.
+type API = ddb.API
 
 // Store reads and writes the AgenticPM table.
 type Store struct {
 	client  API
+	events  EventsAPI // nil: released actions wait in the outbox
+	bus     string
+	log     *slog.Logger
 	table   string
 	codec   *cursor.Codec
 	now     func() time.Time
@@ -41,7 +39,7 @@ type Store struct {
 // NewStore returns a Store on table. cursorKey signs list cursors.
 func NewStore(client API, table string, cursorKey []byte) *Store {
 	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey),
-		now: time.Now, newID: uuid.NewString, newULID: ulid.New}
+		now: time.Now, newID: uuid.NewString, newULID: ulid.New, log: slog.Default()}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -353,44 +351,26 @@ func (s *Store) list(ctx context.Context, l listing, after string, limit int) ([
 	if l.index {
 		in.IndexName = aws.String(gsi1)
 	}
-	var items []map[string]types.AttributeValue
-	for round := 0; round < maxQueryRounds; round++ {
-		n := (limit + 1 - len(items)) << round
-		in.Limit = aws.Int32(int32(min(n, maxRoundLimit)))
-		in.ExclusiveStartKey = start
-		out, err := s.client.Query(ctx, in)
-		if err != nil {
-			return nil, "", storeError("Query", err)
-		}
-		for _, it := range out.Items {
-			if live(it, now) { // the filter saw the same clock; belt and braces
-				items = append(items, it)
-			}
-		}
-		start = out.LastEvaluatedKey
-		if len(items) > limit || len(start) == 0 {
-			break
-		}
+	in.ExclusiveStartKey = start
+	pager := ddb.Pager{Size: limit, Grow: true, MaxLimit: maxRoundLimit, MaxRounds: maxQueryRounds,
+		// The filter saw the same clock; belt and braces.
+		Keep: func(it map[string]types.AttributeValue) bool { return live(it, now) }}
+	read, err := pager.Fill(ctx, s.client, in)
+	if err != nil {
+		return nil, "", storeError("Query", err)
 	}
-	var next string
-	switch {
-	case len(items) > limit:
-		items = items[:limit]
-		pos, err := l.positionOf(items[limit-1])
-		if err != nil {
-			return nil, "", err
-		}
-		next, err = cursor.Encode(s.codec, l.scope(), pos)
-		if err != nil {
-			return nil, "", err
-		}
-	case len(start) > 0:
-		next, err = cursor.FromLastEvaluatedKey[pageKey](s.codec, l.scope(), start)
-		if err != nil {
-			return nil, "", err
-		}
+	if read.Next == nil {
+		return read.Items, "", nil
 	}
-	return items, next, nil
+	pos, err := l.positionOf(read.Next)
+	if err != nil {
+		return nil, "", err
+	}
+	next, err := cursor.Encode(s.codec, l.scope(), pos)
+	if err != nil {
+		return nil, "", err
+	}
+	return read.Items, next, nil
 }
 
 // Page is one page of a listing of T.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Environment variables of the service.
@@ -41,28 +41,20 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("itsm: %s is not set; it names the tickets table (poc-itsm-tickets-<stage>)", EnvTable)
+	v, err := service.Required("itsm", getenv, service.Var{Name: EnvTable, Names: "poc-itsm-tickets-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	key := cursor.KeyFromEnv(getenv, "dynastack/itsm/cursor/"+table)
-	return Config{Table: table, CursorKey: key}, nil
+	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/itsm/cursor/"+v[0])}, nil
 }
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client = client
-	return NewHandler(cfg), nil
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
 }
+
+func (c *Config) setClient(client API) { c.Client = client }
 
 // NewHandler returns the HTTP API:
 //
@@ -72,13 +64,7 @@ func New(ctx context.Context, getenv func(string) string) (http.Handler, error) 
 //	POST  /tickets/{id}/comments   add a comment
 //	PATCH /tickets/{id}            change the status
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("itsm: Config.Client is nil")
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "itsm")
-	}
+	log := service.Logger("itsm", cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
@@ -197,9 +183,9 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	caller := q.Get("caller")
 	var v api.Validator
+	q := v.Query(r, "caller", "cursor")
+	caller := q.Get("caller")
 	v.Identifier("caller", caller, MaxCallerIDLen)
 	if err := v.Err(); err != nil {
 		return err

@@ -408,6 +408,9 @@ func TestListByCaller(t *testing.T) {
 		{"missing caller", "", "caller"},
 		{"blank caller", "caller=", "caller"},
 		{"caller too long", "caller=" + strings.Repeat("c", itsm.MaxCallerIDLen+1), "caller"},
+		// Not a silent pick of one value or a silent full listing.
+		{"caller twice", "caller=caller-a&caller=caller-b", "caller"},
+		{"unknown parameter", "caller=caller-a&calller=caller-b", "calller"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

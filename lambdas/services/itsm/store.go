@@ -16,13 +16,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
-// API is the part of *dynamodb.Client the store uses.
-type API interface {
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
+// API is the part of *dynamodb.Client the service calls.
+type API = ddb.API
 
 // Store reads and writes tickets in one table.
 type Store struct {
@@ -291,48 +286,33 @@ func (s *Store) ListByCaller(ctx context.Context, caller, after string) (*Page, 
 	if err != nil {
 		return nil, fmt.Errorf("itsm: build expression: %w", err)
 	}
-	// Ask for one more than a page: if it comes back there is a next page,
-	// and the cursor is the key of the page's last ticket. Using
-	// LastEvaluatedKey instead would hand out a cursor to an empty page
-	// whenever a caller has a multiple of PageSize tickets. The loop covers
-	// DynamoDB's 1 MB response limit cutting a page short.
-	var tickets []Summary
-	for {
-		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(callerIndexName),
-			KeyConditionExpression:    expr.KeyCondition(),
-			ProjectionExpression:      expr.Projection(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			ScanIndexForward:          aws.Bool(false),
-			Limit:                     aws.Int32(int32(PageSize + 1 - len(tickets))),
-			ExclusiveStartKey:         start,
-		})
-		if err != nil {
-			return nil, storeError("Query", err)
-		}
-		var batch []Summary
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &batch); err != nil {
-			return nil, fmt.Errorf("itsm: unmarshal tickets: %w", err)
-		}
-		tickets = append(tickets, batch...)
-		start = out.LastEvaluatedKey
-		if len(tickets) > PageSize || len(start) == 0 {
-			break
-		}
+	// No filter and no bound: the pager queries until it has a page and one
+	// ticket more, or the caller's tickets run out.
+	read, err := ddb.Pager{Size: PageSize}.Fill(ctx, s.client, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(callerIndexName),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ProjectionExpression:      expr.Projection(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(false),
+		ExclusiveStartKey:         start,
+	})
+	if err != nil {
+		return nil, storeError("Query", err)
 	}
-	page := &Page{Tickets: tickets}
-	if len(tickets) > PageSize {
-		page.Tickets = tickets[:PageSize]
-		last := page.Tickets[PageSize-1]
-		page.Next, err = cursor.Encode(s.codec, callerScope(caller), callerPageKey{TicketID: last.TicketID, CallerID: last.CallerID, CreatedAt: last.CreatedAt})
-		if err != nil {
+	page := &Page{Tickets: []Summary{}}
+	if err := attributevalue.UnmarshalListOfMaps(read.Items, &page.Tickets); err != nil {
+		return nil, fmt.Errorf("itsm: unmarshal tickets: %w", err)
+	}
+	if read.Next != nil {
+		var k callerPageKey
+		if err := attributevalue.UnmarshalMap(read.Next, &k); err != nil {
+			return nil, fmt.Errorf("itsm: unmarshal page key: %w", err)
+		}
+		if page.Next, err = cursor.Encode(s.codec, callerScope(caller), k); err != nil {
 			return nil, err
 		}
-	}
-	if page.Tickets == nil {
-		page.Tickets = []Summary{}
 	}
 	return page, nil
 }

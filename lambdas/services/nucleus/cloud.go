@@ -3,28 +3,31 @@ package nucleus
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/rds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 )
 
 // Service-specific endpoint variables, as the AWS SDKs define them. They
-// are read through getenv (the local runner passes a map, not the process
-// environment) and point the clients at loopback servers in `make dev` and
-// tests; unset in AWS.
+// are read through getenv (platform/awsconf: the local runner passes a
+// map, not the process environment) and point the clients at loopback
+// servers in `make dev` and tests; unset in AWS.
 const (
 	EnvEndpointSTS = "AWS_ENDPOINT_URL_STS"
 	EnvEndpointEC2 = "AWS_ENDPOINT_URL_EC2"
 	EnvEndpointRDS = "AWS_ENDPOINT_URL_RDS"
 	EnvEndpointECS = "AWS_ENDPOINT_URL_ECS"
 )
+
+// The SDK service ids of the APIs the Cloud calls.
+var cloudServices = []string{"STS", "EC2", "RDS", "ECS"}
 
 // Role session names, as CloudTrail in the target account shows them.
 const (
@@ -36,49 +39,27 @@ const (
 // credentials, then EC2, RDS and ECS with the credentials of the account's
 // role.
 type Cloud struct {
-	base      aws.Config
-	endpoints map[string]string // env variable → URL
+	base   aws.Config
+	getenv func(string) string
 }
 
-// NewCloud builds a Cloud from the function's environment. With a loopback
-// endpoint set and no AWS_ACCESS_KEY_ID, static dummy credentials sign the
-// STS calls (as platform/ddb does for DynamoDB Local): a developer machine
-// must not reach for real credentials to talk to a fake.
+// NewCloud builds a Cloud from the function's environment (awsconf.Load:
+// with a loopback endpoint and no access key, dummy credentials sign).
 func NewCloud(ctx context.Context, getenv func(string) string) (*Cloud, error) {
-	region := getenv("AWS_REGION")
-	if region == "" {
-		region = "us-east-1"
-	}
-	c := &Cloud{endpoints: map[string]string{}}
-	for _, k := range []string{EnvEndpointSTS, EnvEndpointEC2, EnvEndpointRDS, EnvEndpointECS} {
-		if v := getenv(k); v != "" {
-			c.endpoints[k] = v
-		}
-	}
-	opts := []func(*config.LoadOptions) error{config.WithRegion(region)}
-	if len(c.endpoints) > 0 && getenv("AWS_ACCESS_KEY_ID") == "" {
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconf.Load(ctx, getenv, cloudServices...)
 	if err != nil {
-		return nil, fmt.Errorf("nucleus: load AWS config: %w", err)
+		return nil, err
 	}
-	c.base = cfg
-	return c, nil
+	return &Cloud{base: cfg, getenv: getenv}, nil
 }
 
-// NewCloudFromConfig is NewCloud with a given configuration and endpoints
-// (env variable → URL), for tests.
+// NewCloudFromConfig is NewCloud with a given configuration and endpoint
+// variables (EnvEndpointSTS, … → URL), for tests.
 func NewCloudFromConfig(cfg aws.Config, endpoints map[string]string) *Cloud {
-	return &Cloud{base: cfg, endpoints: endpoints}
+	return &Cloud{base: cfg, getenv: func(k string) string { return endpoints[k] }}
 }
 
-func (c *Cloud) endpoint(env string) *string {
-	if v, ok := c.endpoints[env]; ok {
-		return aws.String(v)
-	}
-	return nil
-}
+func (c *Cloud) endpoint(serviceID string) *string { return awsconf.BaseEndpoint(c.getenv, serviceID) }
 
 // Role is an assumed account role.
 type Role struct {
@@ -121,7 +102,7 @@ func (c *Cloud) CallerIdentity(ctx context.Context, r *Role) (string, error) {
 func (c *Cloud) sts(creds aws.CredentialsProvider) *sts.Client {
 	cfg := c.base.Copy()
 	cfg.Credentials = creds
-	return sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = c.endpoint(EnvEndpointSTS) })
+	return sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = c.endpoint("STS") })
 }
 
 // regional returns a configuration for region signed by the role.
@@ -133,15 +114,15 @@ func (c *Cloud) regional(r *Role, region string) aws.Config {
 }
 
 func (c *Cloud) ec2(r *Role, region string) *ec2.Client {
-	return ec2.NewFromConfig(c.regional(r, region), func(o *ec2.Options) { o.BaseEndpoint = c.endpoint(EnvEndpointEC2) })
+	return ec2.NewFromConfig(c.regional(r, region), func(o *ec2.Options) { o.BaseEndpoint = c.endpoint("EC2") })
 }
 
 func (c *Cloud) rds(r *Role, region string) *rds.Client {
-	return rds.NewFromConfig(c.regional(r, region), func(o *rds.Options) { o.BaseEndpoint = c.endpoint(EnvEndpointRDS) })
+	return rds.NewFromConfig(c.regional(r, region), func(o *rds.Options) { o.BaseEndpoint = c.endpoint("RDS") })
 }
 
 func (c *Cloud) ecs(r *Role, region string) *ecs.Client {
-	return ecs.NewFromConfig(c.regional(r, region), func(o *ecs.Options) { o.BaseEndpoint = c.endpoint(EnvEndpointECS) })
+	return ecs.NewFromConfig(c.regional(r, region), func(o *ecs.Options) { o.BaseEndpoint = c.endpoint("ECS") })
 }
 
 // awsError is the part of an AWS error an audit entry records.

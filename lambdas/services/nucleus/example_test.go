@@ -78,12 +78,7 @@ func exampleTables(ctx context.Context) (*dynamodb.Client, nucleus.Tables, func(
 		}
 		ep, stop = srv.Endpoint, func() { _ = srv.Close() }
 	}
-	client, err := ddb.NewClient(ctx, func(k string) string {
-		if k == ddb.EnvEndpoint {
-			return ep
-		}
-		return ""
-	})
+	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(ep, nil))
 	if err != nil {
 		panic(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Environment variables of the service.
@@ -56,17 +56,13 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	t := Tables{App: getenv(EnvAppTable), Audit: getenv(EnvAuditTable)}
-	var missing []string
-	if t.App == "" {
-		missing = append(missing, EnvAppTable+" (NucleusAppTable-<stage>)")
+	v, err := service.Required("nucleus", getenv,
+		service.Var{Name: EnvAppTable, Names: "NucleusAppTable-<stage>"},
+		service.Var{Name: EnvAuditTable, Names: "NucleusAuditTable-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	if t.Audit == "" {
-		missing = append(missing, EnvAuditTable+" (NucleusAuditTable-<stage>)")
-	}
-	if len(missing) > 0 {
-		return Config{}, fmt.Errorf("nucleus: not set: %s", strings.Join(missing, ", "))
-	}
+	t := Tables{App: v[0], Audit: v[1]}
 	key := cursor.KeyFromEnv(getenv, "dynastack/nucleus/cursor/"+t.App+"/"+t.Audit)
 	return Config{Tables: t, CursorKey: key}, nil
 }
@@ -74,53 +70,23 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
+	withCloud := func(getenv func(string) string) (Config, error) {
+		cfg, err := ConfigFromEnv(getenv)
+		if err == nil {
+			cfg.Cloud, err = NewCloud(ctx, getenv)
+		}
+		return cfg, err
 	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client = client
-	if cfg.Cloud, err = NewCloud(ctx, getenv); err != nil {
-		return nil, err
-	}
-	return NewHandler(cfg), nil
+	return service.New(ctx, getenv, withCloud, (*Config).setClient, NewHandler)
 }
 
-// Routes lists the routes of the HTTP API, as API Gateway needs them
-// ({arn+} is greedy: ARNs contain slashes).
-var Routes = []string{
-	"POST /accounts",
-	"GET /accounts",
-	"GET /accounts/{id}",
-	"PATCH /accounts/{id}",
-	"DELETE /accounts/{id}",
-	"GET /accounts/{id}/resources",
-	"POST /accounts/{id}/test",
-	"POST /schedules",
-	"GET /schedules",
-	"GET /schedules/{id}",
-	"PATCH /schedules/{id}",
-	"DELETE /schedules/{id}",
-	"PUT /schedules/{id}/resources",
-	"DELETE /schedules/{id}/resources/{arn+}",
-	"POST /audit",
-	"GET /audit",
-	"GET /audit/global",
-	"GET /audit/{entityType}/{id}",
-}
+func (c *Config) setClient(client API) { c.Client = client }
 
 // NewHandler returns the HTTP API (docs/schemas/nucleus.md, "HTTP API").
+// infra/stacks deploys the same routes (test/e2e compares the two); Go's
+// greedy {arn...} is API Gateway's {arn+}.
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("nucleus: Config.Client is nil")
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "nucleus")
-	}
+	log := service.Logger("nucleus", cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Tables, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // pageKey is a position in a table or in GSI1, carried inside a cursor. An
@@ -85,31 +86,16 @@ func (s *Store) list(ctx context.Context, l listing, token string) ([]map[string
 	if l.filter != nil {
 		slack = max(slack, l.size)
 	}
-	var items []map[string]types.AttributeValue
-	for round := 1; ; round++ {
-		in.Limit = aws.Int32(int32(l.size + 1 - len(items) + slack))
-		in.ExclusiveStartKey = start
-		out, err := s.client.Query(ctx, in)
-		if err != nil {
-			return nil, "", storeError("Query", err)
-		}
-		for _, it := range out.Items {
-			if l.keep == nil || l.keep(it) {
-				items = append(items, it)
-			}
-		}
-		start = out.LastEvaluatedKey
-		switch {
-		case len(items) > l.size:
-			next, err := s.cursorAt(l, items[l.size-1])
-			return items[:l.size], next, err
-		case len(start) == 0:
-			return items, "", nil
-		case round == maxRounds:
-			next, err := s.cursorAt(l, start)
-			return items, next, err
-		}
+	in.ExclusiveStartKey = start
+	read, err := ddb.Pager{Size: l.size, Keep: l.keep, Slack: slack, MaxRounds: maxRounds}.Fill(ctx, s.client, in)
+	if err != nil {
+		return nil, "", storeError("Query", err)
 	}
+	if read.Next == nil {
+		return read.Items, "", nil
+	}
+	next, err := s.cursorAt(l, read.Next)
+	return read.Items, next, err
 }
 
 // startKey decodes token into an ExclusiveStartKey. nil with a non-empty

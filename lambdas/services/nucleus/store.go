@@ -18,13 +18,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ulid"
 )
 
-// API is the part of *dynamodb.Client the store uses.
-type API interface {
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-}
+// API is the part of *dynamodb.Client the service calls.
+type API = ddb.API
 
 // Tables names the two tables.
 type Tables struct {

@@ -80,7 +80,7 @@ func exampleTable() (client *dynamodb.Client, table string, done func()) {
 	getenv := func(string) string { return "" }
 	stop := func() {}
 	if ep := cmp.Or(testEndpoint, os.Getenv(ddb.EnvEndpoint)); ep != "" {
-		getenv = func(k string) string { return map[string]string{ddb.EnvEndpoint: ep}[k] }
+		getenv = ddb.WithEndpoint(ep, nil)
 	} else {
 		srv, err := ddblocal.Start(context.Background(), ddblocal.Options{Root: root})
 		if err != nil {

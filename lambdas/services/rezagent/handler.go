@@ -16,8 +16,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Environment variables of the service.
@@ -49,60 +49,54 @@ type Config struct {
 	// ScanBudget bounds the items one listing reads while skipping expired
 	// messages; 0 means DefaultScanBudget.
 	ScanBudget int
+	// Topic is the SNS topic a created message is published to, through
+	// SNS; without a topic, created messages wait for the scheduler's
+	// republish (or a client's PATCH).
+	Topic string
+	SNS   SNSAPI
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("rezagent: %s is not set; it names the messages table (rez-agent-messages-<stage>)", EnvTable)
+	v, err := service.Required("rezagent", getenv, service.Var{Name: EnvTable, Names: "rez-agent-messages-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	stage := getenv(EnvStage)
+	table, stage := v[0], getenv(EnvStage)
 	if !slices.Contains(Stages, stage) {
 		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
 	}
 	key := cursor.KeyFromEnv(getenv, "dynastack/rezagent/cursor/"+table)
-	return Config{Table: table, Stage: stage, CursorKey: key}, nil
+	return Config{Table: table, Stage: stage, CursorKey: key, Topic: getenv(EnvTopicArn)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
+	// The API publishes what it creates when the stack gives it a topic.
+	withSNS := func(getenv func(string) string) (Config, error) {
+		cfg, err := ConfigFromEnv(getenv)
+		if err == nil && cfg.Topic != "" {
+			cfg.SNS, err = NewSNSClient(ctx, getenv)
+		}
+		return cfg, err
 	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Client = client
-	return NewHandler(cfg), nil
+	return service.New(ctx, getenv, withSNS, (*Config).setClient, NewHandler)
 }
+
+func (c *Config) setClient(client API) { c.Client = client }
 
 // NewHandler returns the HTTP API (routes in the package documentation).
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("rezagent: Config.Client is nil")
-	}
 	if !slices.Contains(Stages, cfg.Stage) {
 		panic(fmt.Sprintf("rezagent: Config.Stage %q is not one of %s", cfg.Stage, strings.Join(Stages, ", ")))
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "rezagent")
+	log := service.Logger("rezagent", cfg.Client, cfg.Logger)
+	store := storeFromConfig(cfg)
+	h := &handler{store: store, log: log}
+	if cfg.Topic != "" && cfg.SNS != nil {
+		h.pub = NewPublisher(cfg.SNS, cfg.Topic, store)
 	}
-	store := NewStore(cfg.Client, cfg.Table, cfg.Stage, cfg.CursorKey)
-	if cfg.Now != nil {
-		store.now = cfg.Now
-	}
-	if cfg.NewID != nil {
-		store.newID = cfg.NewID
-	}
-	if cfg.ScanBudget > 0 {
-		store.scanBudget = cfg.ScanBudget
-	}
-	h := &handler{store: store}
 	r := api.NewRouter()
 	r.Handle("POST /messages", h.create)
 	r.Handle("GET /messages", h.list)
@@ -114,6 +108,23 @@ func NewHandler(cfg Config) http.Handler {
 
 type handler struct {
 	store *Store
+	pub   *Publisher // nil: created messages are not published
+	log   *slog.Logger
+}
+
+// storeFromConfig is the store of every rez_agent function.
+func storeFromConfig(cfg Config) *Store {
+	store := NewStore(cfg.Client, cfg.Table, cfg.Stage, cfg.CursorKey)
+	if cfg.Now != nil {
+		store.now = cfg.Now
+	}
+	if cfg.NewID != nil {
+		store.newID = cfg.NewID
+	}
+	if cfg.ScanBudget > 0 {
+		store.scanBudget = cfg.ScanBudget
+	}
+	return store
 }
 
 type createRequest struct {
@@ -152,6 +163,16 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	m, err := h.store.Create(r.Context(), NewMessage{MessageType: in.MessageType, CreatedBy: in.CreatedBy, Payload: payload, CorrelationID: correlationID(r)})
 	if err != nil {
 		return apiError(err, "")
+	}
+	if h.pub != nil {
+		// The message is stored: a failed publish is not the caller's
+		// failure. It stays created, and the scheduler's next run
+		// republishes it (docs/schemas/rezagent.md, "Pipeline").
+		published, err := h.pub.Publish(r.Context(), m)
+		if err != nil {
+			h.log.WarnContext(r.Context(), "publish failed; the scheduler will republish", "message_id", m.MessageID, "error", err.Error())
+		}
+		m = published
 	}
 	// Relative, so it resolves under whatever prefix the API is mounted at.
 	w.Header().Set("Location", "messages/"+m.MessageID)
@@ -324,10 +345,17 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 // would also reject keys over 2048 bytes with a 500-worthy error).
 func messageID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
-	if u, err := uuid.Parse(id); err != nil || len(id) != messageIDLen || u.String() != id {
+	if !validID(id) {
 		return "", api.NotFound("message %q not found", api.Truncate(id, 64))
 	}
 	return id, nil
+}
+
+// validID reports whether id is a canonical lowercase UUID: v4 from the
+// API, v5 from the scheduler.
+func validID(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && len(id) == messageIDLen && u.String() == id
 }
 
 // apiError maps store errors to HTTP errors; anything unknown stays a 500.

@@ -23,6 +23,8 @@ func TestUpdateHeadroom(t *testing.T) {
 	worst.ErrorMessage = strings.Repeat("€", MaxErrorMessageBytes/3)
 	worst.NotificationID = strings.Repeat("n", MaxNotificationIDLen) // never with error_message, counted anyway
 	worst.RetryCount = 1 << 40
+	worst.LeaseToken = strings.Repeat("l", maxLeaseTokenLen) // removed on completion, counted anyway
+	worst.LeaseUntil = 1 << 50
 	size := func(m Message) int {
 		item, err := attributevalue.MarshalMap(m)
 		if err != nil {

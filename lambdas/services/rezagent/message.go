@@ -153,6 +153,10 @@ type Summary struct {
 	// TTL is the expiry in epoch seconds; DynamoDB deletes the item some
 	// time after it, and the service hides it from then on.
 	TTL int64 `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
+	// LeaseToken and LeaseUntil (epoch milliseconds) mark the processor
+	// delivery that owns a message in processing; internal, never served.
+	LeaseToken string `dynamodbav:"lease_token,omitempty" json:"-"`
+	LeaseUntil int64  `dynamodbav:"lease_until,omitempty" json:"-"`
 }
 
 // Message is the stored and returned form of a message.

@@ -8,9 +8,9 @@ import (
 	"io"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -57,11 +57,17 @@ func (p *Payload) UnmarshalJSON(b []byte) error {
 
 // MarshalDynamoDBAttributeValue implements attributevalue.Marshaler: JSON
 // objects become M, arrays L, numbers N with their exact digits.
+// attributevalue.Marshal writes a json.Number as N digit for digit, which
+// is what a parsed payload holds; only float64 would round.
 func (p Payload) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 	if p == nil {
 		return &types.AttributeValueMemberNULL{Value: true}, nil
 	}
-	return toAttributeValue(map[string]any(p))
+	av, err := attributevalue.Marshal(map[string]any(p))
+	if err != nil {
+		return nil, fmt.Errorf("rezagent: payload: %w", err)
+	}
+	return av, nil
 }
 
 // UnmarshalDynamoDBAttributeValue implements attributevalue.Unmarshaler.
@@ -79,52 +85,6 @@ func (p *Payload) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error
 		return nil
 	}
 	return fmt.Errorf("rezagent: payload is a %T, not a map", av)
-}
-
-func toAttributeValue(v any) (types.AttributeValue, error) {
-	switch v := v.(type) {
-	case nil:
-		return &types.AttributeValueMemberNULL{Value: true}, nil
-	case bool:
-		return &types.AttributeValueMemberBOOL{Value: v}, nil
-	case string:
-		return &types.AttributeValueMemberS{Value: v}, nil
-	case json.Number:
-		return &types.AttributeValueMemberN{Value: v.String()}, nil
-	case float64: // a Payload built in Go rather than parsed
-		return &types.AttributeValueMemberN{Value: strconv.FormatFloat(v, 'g', -1, 64)}, nil
-	case int:
-		return &types.AttributeValueMemberN{Value: strconv.Itoa(v)}, nil
-	case []any:
-		l := make([]types.AttributeValue, len(v))
-		for i, e := range v {
-			av, err := toAttributeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = av
-		}
-		return &types.AttributeValueMemberL{Value: l}, nil
-	case []string:
-		l := make([]types.AttributeValue, len(v))
-		for i, e := range v {
-			l[i] = &types.AttributeValueMemberS{Value: e}
-		}
-		return &types.AttributeValueMemberL{Value: l}, nil
-	case map[string]any:
-		m := make(map[string]types.AttributeValue, len(v))
-		for k, e := range v {
-			av, err := toAttributeValue(e)
-			if err != nil {
-				return nil, err
-			}
-			m[k] = av
-		}
-		return &types.AttributeValueMemberM{Value: m}, nil
-	case Payload:
-		return toAttributeValue(map[string]any(v))
-	}
-	return nil, fmt.Errorf("rezagent: payload value of type %T", v)
 }
 
 // payloadProblem is one invalid spot of a payload, named by its path

@@ -19,13 +19,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
-// API is the part of *dynamodb.Client the store uses.
-type API interface {
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-}
+// API is the part of *dynamodb.Client the service calls.
+type API = ddb.API
 
 // Store reads and writes the messages of one stage in one table.
 type Store struct {
@@ -57,6 +52,12 @@ type NewMessage struct {
 
 // Create stores a new message in status created, expiring after Retention.
 func (s *Store) Create(ctx context.Context, in NewMessage) (*Message, error) {
+	return s.create(ctx, in, s.newID())
+}
+
+// create stores in under id; a taken id fails the condition, with the
+// stored item in the error (ALL_OLD) for CreateWithID.
+func (s *Store) create(ctx context.Context, in NewMessage, id string) (*Message, error) {
 	if in.MessageType == "" || in.CreatedBy == "" || in.Payload == nil {
 		return nil, fmt.Errorf("%w: message_type, created_by and payload are required", ErrInvalidInput)
 	}
@@ -64,7 +65,7 @@ func (s *Store) Create(ctx context.Context, in NewMessage) (*Message, error) {
 	ts := Timestamp(now)
 	m := &Message{
 		Summary: Summary{
-			MessageID:     s.newID(),
+			MessageID:     id,
 			CreatedDate:   ts,
 			CreatedBy:     in.CreatedBy,
 			Stage:         s.stage,
@@ -93,11 +94,12 @@ func (s *Store) Create(ctx context.Context, in NewMessage) (*Message, error) {
 		return nil, err
 	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      item,
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 cond.Condition(),
+		ExpressionAttributeNames:            cond.Names(),
+		ExpressionAttributeValues:           cond.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
 		return nil, storeError("PutItem", err)
@@ -234,13 +236,22 @@ func (s *Store) apply(ctx context.Context, id string, from []Status, update expr
 	if err != nil {
 		return nil, nil, err
 	}
+	return s.applyIf(ctx, key, inStatus(from), update, now)
+}
+
+// inStatus is the condition "status is one of from".
+func inStatus(from []Status) expression.ConditionBuilder {
 	others := make([]expression.OperandBuilder, 0, len(from)-1)
 	for _, st := range from[1:] {
 		others = append(others, expression.Value(st))
 	}
-	cond := expression.AttributeExists(expression.Name(attrID)).
-		And(expression.Name(attrStatus).In(expression.Value(from[0]), others...)).
-		And(live(now))
+	return expression.Name(attrStatus).In(expression.Value(from[0]), others...)
+}
+
+// applyIf is apply with any condition on the status (and lease): the
+// message must also exist and be live.
+func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue, when expression.ConditionBuilder, update expression.UpdateBuilder, now time.Time) (updated, current *Message, err error) {
+	cond := expression.AttributeExists(expression.Name(attrID)).And(when).And(live(now))
 	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
 	if err != nil {
 		return nil, nil, fmt.Errorf("rezagent: build expression: %w", err)
@@ -409,64 +420,36 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rezagent: build expression: %w", err)
 	}
-	// Ask for one more than a page: if it arrives there is a next page and
-	// the cursor is the key of the page's last message. LastEvaluatedKey
-	// would hand out a cursor to an empty page whenever the range holds a
-	// multiple of limit messages. Later rounds double their Limit, since a
-	// filtered-out round suggests more expired items follow.
-	var (
-		msgs      []Summary
-		scanned   int
-		roundSize int
-		exhausted bool
-	)
-	for {
-		need := limit + 1 - len(msgs)
-		roundSize = min(max(need, 2*roundSize), s.scanBudget-scanned)
-		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(l.index),
-			KeyConditionExpression:    expr.KeyCondition(),
-			FilterExpression:          expr.Filter(),
-			ProjectionExpression:      expr.Projection(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			ScanIndexForward:          aws.Bool(false),
-			Limit:                     aws.Int32(int32(roundSize)),
-			ExclusiveStartKey:         start,
-		})
-		if err != nil {
-			return nil, storeError("Query", err)
-		}
-		var batch []Summary
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &batch); err != nil {
-			return nil, fmt.Errorf("rezagent: unmarshal messages: %w", err)
-		}
-		msgs = append(msgs, batch...)
-		scanned += int(out.ScannedCount)
-		start = out.LastEvaluatedKey
-		exhausted = len(start) == 0
-		if len(msgs) > limit || exhausted || scanned >= s.scanBudget {
-			break
-		}
-	}
-	page := &Page{Messages: msgs}
-	switch {
-	case len(msgs) > limit:
-		page.Messages = msgs[:limit]
-		last := page.Messages[limit-1]
-		page.Next, err = cursor.Encode(s.codec, l.scope(), pageKey{ID: last.MessageID, Part: l.part, Created: last.CreatedDate})
-	case !exhausted:
-		var lek map[string]string
-		if err = attributevalue.UnmarshalMap(start, &lek); err == nil {
-			page.Next, err = cursor.Encode(s.codec, l.scope(), pageKey{ID: lek[attrID], Part: lek[l.partAttr], Created: lek[attrCreated]})
-		}
-	}
+	// Later rounds double their Limit, since a filtered-out round suggests
+	// more expired items follow; the budget bounds what one page reads.
+	read, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(l.index),
+		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
+		ProjectionExpression:      expr.Projection(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(false),
+		ExclusiveStartKey:         start,
+	})
 	if err != nil {
-		return nil, err
+		return nil, storeError("Query", err)
 	}
-	if page.Messages == nil {
-		page.Messages = []Summary{}
+	page := &Page{Messages: []Summary{}}
+	if err := attributevalue.UnmarshalListOfMaps(read.Items, &page.Messages); err != nil {
+		return nil, fmt.Errorf("rezagent: unmarshal messages: %w", err)
+	}
+	if read.Next != nil {
+		// An item of the page and a LastEvaluatedKey both carry the index
+		// key and the table key.
+		var k map[string]string
+		if err := attributevalue.UnmarshalMap(read.Next, &k); err != nil {
+			return nil, fmt.Errorf("rezagent: unmarshal page key: %w", err)
+		}
+		if page.Next, err = cursor.Encode(s.codec, l.scope(), pageKey{ID: k[attrID], Part: k[l.partAttr], Created: k[attrCreated]}); err != nil {
+			return nil, err
+		}
 	}
 	return page, nil
 }

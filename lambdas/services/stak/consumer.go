@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
 
@@ -37,25 +38,15 @@ type Consumer struct {
 // NewConsumer builds the consumer from the environment (STAK_INBOX_TABLE;
 // DYNASTACK_CURSOR_KEY is not used).
 func NewConsumer(ctx context.Context, getenv func(string) string) (*Consumer, error) {
-	cfg, err := configWithClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	return NewConsumerFromConfig(cfg), nil
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewConsumerFromConfig)
 }
 
 // NewConsumerFromConfig builds the consumer from cfg (Table, Client, and
 // optionally Now and Logger).
 func NewConsumerFromConfig(cfg Config) *Consumer {
-	if cfg.Client == nil {
-		panic("stak: Config.Client is nil")
-	}
-	c := &Consumer{client: cfg.Client, table: cfg.Table, now: cfg.Now, log: cfg.Logger}
+	c := &Consumer{client: cfg.Client, table: cfg.Table, now: cfg.Now, log: service.Logger("stak-stream", cfg.Client, cfg.Logger)}
 	if c.now == nil {
 		c.now = time.Now
-	}
-	if c.log == nil {
-		c.log = slog.Default().With("service", "stak-stream")
 	}
 	return c
 }

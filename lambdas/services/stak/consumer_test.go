@@ -14,23 +14,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streams/poller"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
 // poller returns a stream poller on the service's table, positioned at
 // the stream's end, delivering to h.
-func (s *service) poller(t testing.TB, h streams.Handler) *streams.Poller {
+func (s *service) poller(t testing.TB, h streams.Handler) *poller.Poller {
 	t.Helper()
 	ctx := context.Background()
-	arn, err := streams.StreamARN(ctx, s.client, s.table)
+	arn, err := poller.StreamARN(ctx, s.client, s.table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := streams.Config{Client: streams.NewClient(s.client), StreamARN: arn, Handler: h, Start: streams.Latest}
+	cfg := poller.Config{Client: poller.NewClient(s.client), StreamARN: arn, Handler: h, Start: poller.Latest}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p, err := streams.New(cfg)
+	p, err := poller.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Config configures NewHandler and NewConsumerFromConfig.
@@ -28,35 +29,19 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	table := getenv(EnvTable)
-	if table == "" {
-		return Config{}, fmt.Errorf("stak: %s is not set; it names the inbox table (stak-inbox-<stage>)", EnvTable)
+	v, err := service.Required("stak", getenv, service.Var{Name: EnvTable, Names: "stak-inbox-<stage>"})
+	if err != nil {
+		return Config{}, err
 	}
-	key := cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+table)
-	return Config{Table: table, CursorKey: key}, nil
+	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+v[0])}, nil
 }
 
-func configWithClient(ctx context.Context, getenv func(string) string) (Config, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return cfg, err
-	}
-	client, err := ddb.NewClient(ctx, getenv)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Client = client
-	return cfg, nil
-}
+func (c *Config) setClient(client API) { c.Client = client }
 
 // New builds the HTTP API from the environment: the constructor of the
 // service registry and the Lambda main.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := configWithClient(ctx, getenv)
-	if err != nil {
-		return nil, err
-	}
-	return NewHandler(cfg), nil
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
 }
 
 // NewHandler returns the HTTP API:
@@ -69,14 +54,10 @@ func New(ctx context.Context, getenv func(string) string) (http.Handler, error) 
 //	GET  /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages       feed (?limit=, ?cursor=)
 //	POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read
 //	GET  /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats
+//	POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all       mark all read (bounded, resumable)
+//	POST /admin/tenants/{tenant}/inboxes/{inbox}/recount              operators: rebuild counters from items
 func NewHandler(cfg Config) http.Handler {
-	if cfg.Client == nil {
-		panic("stak: Config.Client is nil")
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default().With("service", "stak")
-	}
+	log := service.Logger("stak", cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
@@ -92,6 +73,8 @@ func NewHandler(cfg Config) http.Handler {
 	r.Handle("GET "+inbox+"/users/{uid}/messages", h.feed)
 	r.Handle("POST "+inbox+"/users/{uid}/messages/{id}/read", h.markRead)
 	r.Handle("GET "+inbox+"/users/{uid}/stats", h.stats)
+	r.Handle("POST "+inbox+"/users/{uid}/read-all", h.readAll)
+	r.Handle("POST /admin"+inbox+"/recount", h.recount)
 	return api.Instrument(log, r)
 }
 
@@ -339,15 +322,20 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var v api.Validator
+	q := v.Query(r, "limit", "cursor")
+	if err := v.Err(); err != nil {
+		return err
+	}
 	limit := DefaultPageSize
-	if s := r.URL.Query().Get("limit"); s != "" {
+	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxPageSize {
 			return api.Invalid(api.FieldError{Field: "limit", Message: fmt.Sprintf("must be an integer from 1 to %d", MaxPageSize)})
 		}
 		limit = n
 	}
-	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, r.URL.Query().Get("cursor"), limit)
+	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, q.Get("cursor"), limit)
 	if err != nil {
 		return apiError(err)
 	}
@@ -392,6 +380,85 @@ func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+type readAllRequest struct {
+	UpTo     string `json:"up_to"`
+	UpToTime int64  `json:"up_to_time"`
+	Limit    *int   `json:"limit"`
+	Cursor   string `json:"cursor"`
+}
+
+func (h *handler) readAll(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox", "uid")
+	if err != nil {
+		return err
+	}
+	var in readAllRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	var v api.Validator
+	if in.UpTo != "" && !validMessageID(in.UpTo) {
+		v.Add("up_to", "must be a message id (%d base36 characters)", messageIDLen)
+	}
+	if in.UpToTime < 0 {
+		v.Add("up_to_time", "must be epoch seconds, at least 0")
+	}
+	if in.UpTo != "" && in.UpToTime != 0 {
+		v.Add("up_to_time", "give up_to or up_to_time, not both")
+	}
+	if in.Cursor != "" && (in.UpTo != "" || in.UpToTime != 0) {
+		v.Add("cursor", "carries the bound of the first call; send it without up_to and up_to_time")
+	}
+	limit := MaxReadAll
+	if in.Limit != nil {
+		if *in.Limit < 1 || *in.Limit > MaxReadAll {
+			v.Add("limit", "must be an integer from 1 to %d", MaxReadAll)
+		}
+		limit = *in.Limit
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	res, err := h.store.MarkAllRead(r.Context(), p.tenant, p.inbox, p.uid, Bound{UpTo: in.UpTo, UpToTime: in.UpToTime}, in.Cursor, limit)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+type recountRequest struct {
+	UID string `json:"uid"`
+}
+
+func (h *handler) recount(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox")
+	if err != nil {
+		return err
+	}
+	var in recountRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	if in.UID != "" {
+		var v api.Validator
+		if msg := checkKey(in.UID); msg != "" {
+			v.Add("uid", "%s", msg)
+		} else if in.UID == PublicUID {
+			v.Add("uid", "%s is reserved; the public counters are always recounted", PublicUID)
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+	}
+	res, err := h.store.Recount(r.Context(), p.tenant, p.inbox, in.UID)
+	if err != nil {
+		return apiError(err)
+	}
+	api.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
 // apiError maps store errors to HTTP errors; anything unknown stays a 500.
 func apiError(err error) error {
 	switch {
@@ -402,7 +469,7 @@ func apiError(err error) error {
 	case errors.Is(err, ErrMessageNotFound):
 		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "message not found (or expired)", Err: err}
 	case errors.Is(err, cursor.ErrInvalid):
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous page unchanged, for the same user and inbox", Err: err}
+		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous answer unchanged, for the same user, inbox and route", Err: err}
 	case errors.Is(err, ddb.ErrItemTooLarge):
 		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the message exceeds DynamoDB's 400 KB item size limit", Err: err}
 	}

@@ -212,6 +212,8 @@ func TestFeed(t *testing.T) {
 		"/tenants/acme/inboxes/main/users/u1/messages?cursor=" + p.Next + "x",
 		"/tenants/acme/inboxes/main/users/u1/messages?limit=0",
 		"/tenants/acme/inboxes/main/users/u1/messages?limit=101",
+		"/tenants/acme/inboxes/main/users/u1/messages?limit=2&limit=3",
+		"/tenants/acme/inboxes/main/users/u1/messages?limt=2",
 		"/tenants/acme/inboxes/main/users/a%23b/messages",
 		"/tenants/acme/inboxes/main/users/$public/messages",
 	} {

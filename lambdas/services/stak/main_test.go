@@ -29,7 +29,8 @@ type service struct {
 	clock    *apitest.Clock
 }
 
-func newService(t testing.TB) *service {
+// newService builds the service; with a meter, its requests are counted.
+func newService(t testing.TB, meter ...*testenv.Meter) *service {
 	t.Helper()
 	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
 	table := names["InboxA8E05DC3"]
@@ -45,6 +46,9 @@ func newService(t testing.TB) *service {
 	c := apitest.NewClock(time.Now(), time.Millisecond)
 	client := testenv.Client(t)
 	cfg.Client = client
+	if len(meter) > 0 {
+		cfg.Client = testenv.MeteredClient(t, meter[0])
+	}
 	cfg.Now = c.Now
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)

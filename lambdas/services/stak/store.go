@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"sync"
 	"time"
 
@@ -17,13 +18,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
-// API is the part of *dynamodb.Client the store and the consumer use.
-type API interface {
-	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-}
+// API is the part of *dynamodb.Client the service calls.
+type API = ddb.API
 
 // Store reads and writes the inbox table.
 type Store struct {
@@ -295,8 +291,7 @@ func (s *Store) deliver(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(items, counters...)})
-	return ddb.Wrap("TransactWriteItems", err)
+	return ddb.Wrap("TransactWriteItems", s.transact(ctx, append(items, counters...)))
 }
 
 // counterUpdates adds published and read to p's c#* and, with a category,
@@ -309,26 +304,72 @@ func (s *Store) counterUpdates(p Partition, category string, published, read int
 	}
 	out := make([]types.TransactWriteItem, 0, len(sks))
 	for _, sk := range sks {
-		upd := expression.Set(expression.Name("kind"), expression.Value(kindStats)).
-			Set(expression.Name("tenant_key"), expression.Value(p.Tenant)).
-			Set(expression.Name("inbox_key"), expression.Value(p.Inbox)).
-			Set(expression.Name("uid"), expression.Value(p.UID))
-		if published != 0 || p.Public() {
-			upd = upd.Add(expression.Name("published"), expression.Value(published))
-		}
-		if !p.Public() {
-			upd = upd.Add(expression.Name("read"), expression.Value(read))
-		}
-		expr, err := expression.NewBuilder().WithUpdate(upd).Build()
+		u, err := s.counterUpdate(p, sk, published, read)
 		if err != nil {
-			return nil, fmt.Errorf("stak: build counter update: %w", err)
+			return nil, err
 		}
-		out = append(out, types.TransactWriteItem{Update: &types.Update{
-			TableName: aws.String(s.table), Key: key(p.PK(), sk),
-			UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		}})
+		out = append(out, u)
 	}
 	return out, nil
+}
+
+// counterUpdate adds published and read to one counter item of p.
+func (s *Store) counterUpdate(p Partition, sk string, published, read int) (types.TransactWriteItem, error) {
+	upd := counterOwner(p)
+	if published != 0 || p.Public() {
+		upd = upd.Add(expression.Name("published"), expression.Value(published))
+	}
+	if !p.Public() {
+		upd = upd.Add(expression.Name("read"), expression.Value(read))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("stak: build counter update: %w", err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.table), Key: key(p.PK(), sk),
+		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}
+
+// counterOwner sets the documented attributes of a stats item, so that an
+// ADD creating it leaves a complete item.
+func counterOwner(p Partition) expression.UpdateBuilder {
+	return expression.Set(expression.Name("kind"), expression.Value(kindStats)).
+		Set(expression.Name("tenant_key"), expression.Value(p.Tenant)).
+		Set(expression.Name("inbox_key"), expression.Value(p.Inbox)).
+		Set(expression.Name("uid"), expression.Value(p.UID))
+}
+
+// transactAttempts bounds how often transact retries a transaction that
+// lost only to concurrent transactions on the same items (counters are hot
+// items: a read-all and a single mark of one user touch the same c#*).
+const transactAttempts = 8
+
+// transact runs TransactWriteItems, retrying with jittered backoff while it
+// is cancelled for conflicts alone. A failed condition is returned at once:
+// it is an answer, not a conflict.
+func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) error {
+	for attempt := 1; ; attempt++ {
+		_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil || attempt == transactAttempts || !errors.Is(ddb.Wrap("TransactWriteItems", err), ddb.ErrConflict) {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// backoff sleeps a random time below 10 ms × 2^attempt (at most 640 ms).
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(mathrand.Int64N(int64(10*time.Millisecond) << min(attempt, 6)))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
@@ -418,11 +459,11 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 	if err != nil {
 		return nil, false, err
 	}
-	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Update: &types.Update{
+	err = s.transact(ctx, append([]types.TransactWriteItem{{Update: &types.Update{
 		TableName: aws.String(s.table), Key: key(up.PK(), skMsgPfx+m.Header.ID),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}}, counters...)})
+	}}}, counters...))
 	if failed := cancelled(err); len(failed) > 0 && failed[0] {
 		// A concurrent mark won (or the item expired away): report what
 		// is stored now.
@@ -472,7 +513,7 @@ func (s *Store) markPublicMessage(ctx context.Context, up Partition, m *Message)
 			ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
 		}},
 	}
-	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(items, counters...)})
+	err = s.transact(ctx, append(items, counters...))
 	failed := cancelled(err)
 	switch {
 	case len(failed) > 1 && failed[0]:

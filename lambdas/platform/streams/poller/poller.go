@@ -1,15 +1,22 @@
-// Package streams feeds DynamoDB stream records to Lambda-style consumers
-// outside Lambda: a poller reads a table's stream from DynamoDB Local with
-// the DynamoDB Streams API, converts each batch to the events.DynamoDBEvent
-// that an event source mapping would deliver, and retries what the
-// consumer reports as failed. Tests and the local runner thereby run the
-// very consumer code that Lambda runs.
+// Package poller feeds a DynamoDB stream to a Lambda-style consumer outside
+// Lambda: it reads the stream from DynamoDB Local with the DynamoDB Streams
+// API, converts each batch to the events.DynamoDBEvent that an event source
+// mapping would deliver, and retries what the consumer reports as failed.
+// Tests and the local runner thereby run the very consumer code that Lambda
+// runs. It is dev-only: a Lambda binary gets its records from the event
+// source mapping and must not link the DynamoDB Streams client.
 //
 // The retry rules follow an event source mapping with
 // ReportBatchItemFailures: a batch is retried from its earliest failed
 // record (an error retries all of it), at most MaxRetries times, after
 // which it is dropped and logged as Lambda would after MaximumRetryAttempts.
-package streams
+//
+// A shard iterator that fails (expired, pointing into trimmed data, refused)
+// is replaced at once rather than retried: after the last record handed
+// over, or at the trim horizon when that position is refused, skipping the
+// records already handed over. Only records that were trimmed before they
+// were read are lost, as with Lambda.
+package poller
 
 import (
 	"context"
@@ -17,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -24,21 +32,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
-
-// Handler is a stream consumer with the signature of a Lambda handler for
-// DynamoDB events with ReportBatchItemFailures.
-type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
-
-// Consumer is what a stream Lambda function builds once per execution
-// environment.
-type Consumer interface {
-	Handle(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
-}
-
-// Constructor builds a consumer from its function's environment, like a
-// service constructor.
-type Constructor func(ctx context.Context, getenv func(string) string) (Consumer, error)
 
 // Position is where a poller starts on the shards open when it starts.
 // Shards that appear later are always read from their beginning.
@@ -51,7 +47,7 @@ const (
 )
 
 // ErrNoStream: the table has no stream enabled.
-var ErrNoStream = errors.New("streams: table has no stream")
+var ErrNoStream = errors.New("poller: table has no stream")
 
 // API is the part of *dynamodbstreams.Client the poller uses.
 type API interface {
@@ -82,7 +78,7 @@ func StreamARN(ctx context.Context, c interface {
 }, table string) (string, error) {
 	out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
-		return "", fmt.Errorf("streams: describe table %s: %w", table, err)
+		return "", fmt.Errorf("poller: describe table %s: %w", table, err)
 	}
 	if out.Table == nil || out.Table.LatestStreamArn == nil {
 		return "", fmt.Errorf("%w: %s", ErrNoStream, table)
@@ -94,7 +90,7 @@ func StreamARN(ctx context.Context, c interface {
 type Config struct {
 	Client    API
 	StreamARN string
-	Handler   Handler
+	Handler   streams.Handler
 	// Start is Latest (default) or TrimHorizon.
 	Start Position
 	// BatchSize caps records per event; 100 (Lambda's default) when 0.
@@ -121,6 +117,11 @@ type shard struct {
 	pending    []types.Record
 	lastSeq    string // last record handed over or dropped
 	attempts   int
+	// stale: the iterator failed and could not be replaced yet.
+	stale bool
+	// skipThrough: after a TRIM_HORIZON repositioning, records up to this
+	// sequence number were handed over already.
+	skipThrough string
 }
 
 func (s *shard) done() bool { return s.closed && len(s.pending) == 0 }
@@ -128,7 +129,7 @@ func (s *shard) done() bool { return s.closed && len(s.pending) == 0 }
 // New returns a poller; it reads nothing until Poll or Run.
 func New(cfg Config) (*Poller, error) {
 	if cfg.Client == nil || cfg.Handler == nil || cfg.StreamARN == "" {
-		return nil, errors.New("streams: Config needs Client, StreamARN and Handler")
+		return nil, errors.New("poller: Config needs Client, StreamARN and Handler")
 	}
 	if cfg.Start == "" {
 		cfg.Start = Latest
@@ -220,10 +221,10 @@ func (p *Poller) refresh(ctx context.Context) error {
 	for {
 		out, err := p.cfg.Client.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(p.cfg.StreamARN), ExclusiveStartShardId: start})
 		if err != nil {
-			return fmt.Errorf("streams: describe stream: %w", err)
+			return fmt.Errorf("poller: describe stream: %w", err)
 		}
 		if out.StreamDescription == nil {
-			return fmt.Errorf("streams: describe stream: no description")
+			return fmt.Errorf("poller: describe stream: no description")
 		}
 		for _, sh := range out.StreamDescription.Shards {
 			id := deref(sh.ShardId)
@@ -238,7 +239,7 @@ func (p *Poller) refresh(ctx context.Context) error {
 				StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(id), ShardIteratorType: typ,
 			})
 			if err != nil {
-				return fmt.Errorf("streams: shard iterator %s: %w", id, err)
+				return fmt.Errorf("poller: shard iterator %s: %w", id, err)
 			}
 			p.shards[id] = &shard{id: id, parent: deref(sh.ParentShardId), iterator: it.ShardIterator, closed: it.ShardIterator == nil}
 		}
@@ -254,17 +255,21 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 		if s.closed {
 			return 0, nil
 		}
-		out, err := p.cfg.Client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(p.cfg.BatchSize)})
-		var expired *types.ExpiredIteratorException
-		if errors.As(err, &expired) {
-			return 0, p.renew(ctx, s)
+		if s.stale {
+			if err := p.reposition(ctx, s); err != nil {
+				return 0, err
+			}
+			if s.closed {
+				return 0, nil
+			}
 		}
+		out, err := p.getRecords(ctx, s)
 		if err != nil {
-			return 0, fmt.Errorf("streams: get records: %w", err)
+			return 0, err
 		}
 		s.iterator = out.NextShardIterator
 		s.closed = out.NextShardIterator == nil
-		s.pending = out.Records
+		s.pending = p.unseen(s, out.Records)
 		if len(s.pending) == 0 {
 			return 0, nil
 		}
@@ -272,7 +277,11 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 	batch := s.pending
 	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, len(batch))}
 	for i, r := range batch {
-		ev.Records[i] = EventRecord(r, p.cfg.StreamARN)
+		rec, err := EventRecord(r, p.cfg.StreamARN)
+		if err != nil {
+			return 0, fmt.Errorf("poller: record %s: %w", deref(r.EventID), err)
+		}
+		ev.Records[i] = rec
 	}
 	resp, err := p.cfg.Handler(ctx, ev)
 	failed := len(batch) // index of the first record to retry
@@ -292,6 +301,60 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 	}
 	p.log.Warn("stream batch failed; will retry", "shard", s.id, "retry_from", failed, "records", len(batch), "attempt", s.attempts, "error", fmt.Sprint(err))
 	return failed, nil
+}
+
+// getRecords reads the next batch of s. Any error leaves the iterator in
+// doubt: expired (15 minutes idle), pointing into trimmed data (records
+// past the 24-hour retention, or, in DynamoDB Local, a position its shared
+// sequence numbers do not have in this shard), or unusable after a
+// restart. Retrying the same iterator repeats the error until it expires,
+// which stalled the shard for 15 minutes; so the iterator is positioned
+// afresh and read once more, and otherwise at the next poll.
+func (p *Poller) getRecords(ctx context.Context, s *shard) (*dynamodbstreams.GetRecordsOutput, error) {
+	out, err := p.cfg.Client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(p.cfg.BatchSize)})
+	if err == nil || ctx.Err() != nil {
+		return out, err
+	}
+	p.log.Warn("stream iterator failed; repositioning", "shard", s.id, "after_sequence_number", s.lastSeq, "error", err.Error())
+	s.stale = true
+	if rerr := p.reposition(ctx, s); rerr != nil {
+		return nil, errors.Join(fmt.Errorf("poller: get records: %w", err), rerr)
+	}
+	if s.closed {
+		return &dynamodbstreams.GetRecordsOutput{}, nil
+	}
+	out, err = p.cfg.Client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: s.iterator, Limit: aws.Int32(p.cfg.BatchSize)})
+	if err != nil {
+		s.stale = true
+		return nil, fmt.Errorf("poller: get records after repositioning: %w", err)
+	}
+	return out, nil
+}
+
+// unseen drops the records a TRIM_HORIZON repositioning delivers again:
+// those at or before the last record handed over. Sequence numbers grow
+// within a shard.
+func (p *Poller) unseen(s *shard, recs []types.Record) []types.Record {
+	if s.skipThrough == "" {
+		return recs
+	}
+	for i, r := range recs {
+		if seqAfter(deref(r.Dynamodb.SequenceNumber), s.skipThrough) {
+			s.skipThrough = ""
+			return recs[i:]
+		}
+	}
+	return nil
+}
+
+// seqAfter reports whether sequence number a comes after b: both are
+// decimal strings of up to 40 digits without a sign.
+func seqAfter(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
 }
 
 // firstFailure returns the index of the earliest record named in resp, as
@@ -327,19 +390,51 @@ func (p *Poller) advance(s *shard, handled []types.Record) {
 	}
 }
 
-// renew replaces an expired iterator (15 minutes idle) right after the
-// last record seen.
-func (p *Poller) renew(ctx context.Context, s *shard) error {
-	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(s.id), ShardIteratorType: TrimHorizon}
+// reposition gives s a new iterator right after the last record handed
+// over, or, when there is none or that position is itself trimmed or
+// refused, at the oldest record kept (TRIM_HORIZON), skipping what was
+// already handed over. Records trimmed in between are lost, as they are
+// for Lambda. A shard that no longer exists is closed.
+func (p *Poller) reposition(ctx context.Context, s *shard) error {
 	if s.lastSeq != "" {
-		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
-		in.SequenceNumber = aws.String(s.lastSeq)
+		it, err := p.cfg.Client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+			StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(s.id),
+			ShardIteratorType: types.ShardIteratorTypeAfterSequenceNumber, SequenceNumber: aws.String(s.lastSeq),
+		})
+		if err == nil {
+			p.positioned(s, it.ShardIterator, "")
+			return nil
+		}
+		if gone(err) {
+			return p.gone(s, err)
+		}
+		p.log.Warn("stream position after the last record refused; reading from the trim horizon", "shard", s.id, "after_sequence_number", s.lastSeq, "error", err.Error())
 	}
-	it, err := p.cfg.Client.GetShardIterator(ctx, in)
+	it, err := p.cfg.Client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
+		StreamArn: aws.String(p.cfg.StreamARN), ShardId: aws.String(s.id), ShardIteratorType: TrimHorizon,
+	})
+	if gone(err) {
+		return p.gone(s, err)
+	}
 	if err != nil {
-		return fmt.Errorf("streams: renew iterator: %w", err)
+		return fmt.Errorf("poller: reposition iterator of %s: %w", s.id, err)
 	}
-	s.iterator = it.ShardIterator
-	s.closed = it.ShardIterator == nil
+	p.positioned(s, it.ShardIterator, s.lastSeq)
+	return nil
+}
+
+func (p *Poller) positioned(s *shard, it *string, skipThrough string) {
+	s.iterator, s.closed, s.stale, s.skipThrough = it, it == nil, false, skipThrough
+}
+
+// gone: the shard aged out of the stream (or the stream was replaced).
+func gone(err error) bool {
+	var rnf *types.ResourceNotFoundException
+	return errors.As(err, &rnf)
+}
+
+func (p *Poller) gone(s *shard, err error) error {
+	p.log.Warn("stream shard is gone; closing it", "shard", s.id, "error", err.Error())
+	s.iterator, s.closed, s.stale = nil, true, false
 	return nil
 }

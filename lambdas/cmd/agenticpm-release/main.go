@@ -1,0 +1,12 @@
+// Command agenticpm-release is AgenticPM's hold-queue worker: each
+// EventBridge Scheduler fire releases the held actions that are due and
+// puts their events on the stage's bus (docs/schemas/agenticpm.md,
+// "Release job").
+package main
+
+import (
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+)
+
+func main() { schedule.Main(agenticpm.ReleaseService, agenticpm.NewReleaseJob) }

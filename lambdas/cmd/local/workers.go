@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
+	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/platform/queue"
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+)
+
+// Local worker settings, from the runner's own environment.
+const (
+	// EnvScheduleEvery is the local rate of every schedule (a Go
+	// duration): the deployed expressions (daily, every few minutes) are
+	// too slow to watch. Default 30s; the first run comes 2 s after start.
+	EnvScheduleEvery = "LOCAL_SCHEDULE_EVERY"
+	// EnvVisibility overrides the queues' visibility timeout, i.e. how
+	// long a failed record waits before its retry (the templates' 180 s
+	// is right for Lambda, long for a developer). Default 5s.
+	EnvVisibility = "LOCAL_VISIBILITY_TIMEOUT"
+	// EnvNtfyURL sends notifications to a real ntfy server instead of the
+	// local sink (NTFY_TOKEN goes with it).
+	EnvNtfyURL = "NTFY_URL"
+
+	defaultScheduleEvery = 30 * time.Second
+	defaultVisibility    = 5 * time.Second
+	firstRunAfter        = 2 * time.Second
+)
+
+// workers runs what the templates run besides HTTP APIs: schedules (on a
+// local rate), SNS topics (an awsloop fake speaking SNS's protocol) with
+// their SQS subscriptions and the event source mappings behind them (the
+// localqueue emulation), and an ntfy-compatible sink.
+type workers struct {
+	log        *slog.Logger
+	sns        *awsloop.SNS
+	sink       *ntfysink.Sink
+	ntfyURL    string
+	every      time.Duration
+	visibility time.Duration
+
+	mu       sync.Mutex
+	queues   map[string]*localqueue.Queue // template path + logical id → queue
+	mappings []*localqueue.Mapping
+	jobs     map[string]*localJob // service → job
+}
+
+type localJob struct {
+	service, arn string
+	job          schedule.Job
+	mu           sync.Mutex // one run at a time, as a developer expects
+	last         time.Time
+	lastErr      string
+	runs         int
+}
+
+// newWorkers starts the SNS fake and, unless NTFY_URL is set, serves the
+// ntfy sink under base/_local/ntfy.
+func newWorkers(log *slog.Logger, base string) (*workers, error) {
+	w := &workers{log: log, sns: awsloop.NewSNS(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{},
+		every: defaultScheduleEvery, visibility: defaultVisibility}
+	for env, d := range map[string]*time.Duration{EnvScheduleEvery: &w.every, EnvVisibility: &w.visibility} {
+		if v := os.Getenv(env); v != "" {
+			parsed, err := time.ParseDuration(v)
+			if err != nil || parsed <= 0 {
+				return nil, fmt.Errorf("%s is %q: use a positive Go duration such as 10s", env, v)
+			}
+			*d = parsed
+		}
+	}
+	if err := w.sns.Start(); err != nil {
+		return nil, err
+	}
+	w.ntfyURL = os.Getenv(EnvNtfyURL)
+	if w.ntfyURL == "" {
+		w.sink = ntfysink.New("", log.With("component", "ntfy-sink"))
+		w.ntfyURL = base + "/_local/ntfy"
+	}
+	return w, nil
+}
+
+func (w *workers) close() { _ = w.sns.Close() }
+
+// env is what every local function gets on top of its template
+// environment: the SNS fake and the ntfy server.
+func (w *workers) env() map[string]string {
+	return map[string]string{"AWS_ENDPOINT_URL_SNS": w.sns.URL(), EnvNtfyURL: w.ntfyURL}
+}
+
+// addTemplate creates the template's queues and routes its topics to the
+// queues subscribed to them.
+func (w *workers) addTemplate(t *cfntables.Template) error {
+	qs, err := t.Queues()
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]string, 0, len(qs))
+	for id := range qs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		w.queues[t.Path+"#"+id] = localqueue.NewQueue(t.Stack+"-"+id, w.visibility)
+	}
+	for _, id := range ids {
+		q := qs[id]
+		if q.DeadLetterQueue != "" {
+			lq := w.queues[t.Path+"#"+id]
+			lq.MaxReceiveCount, lq.DLQ = q.MaxReceiveCount, w.queues[t.Path+"#"+q.DeadLetterQueue]
+		}
+	}
+	subs, err := t.QueueSubscriptions()
+	if err != nil {
+		return err
+	}
+	byTopic := map[string][]*localqueue.Queue{}
+	for _, s := range subs {
+		if !s.Raw {
+			return fmt.Errorf("%w: subscription of %s to %s without RawMessageDelivery (the local runner delivers raw bodies only)", cfntables.ErrUnsupported, s.Queue, s.Topic)
+		}
+		byTopic[s.Topic] = append(byTopic[s.Topic], w.queues[t.Path+"#"+s.Queue])
+	}
+	for topic := range t.TopicRefs() {
+		targets := byTopic[topic]
+		w.sns.AddTopic(cfntables.LocalARN("sns", topic), func(p awsloop.Publication) {
+			for _, q := range targets {
+				q.Send(p.Message, p.Attributes)
+			}
+		})
+	}
+	return nil
+}
+
+// addQueueConsumer attaches fn's consumer to the queue its mapping names.
+func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, fn cfntables.Function, ctor queue.Constructor, getenv func(string) string) error {
+	ms, err := t.QueueMappings()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Function != fn.LogicalID {
+			continue
+		}
+		if !m.ReportBatchItemFailures {
+			return fmt.Errorf("%w: mapping of %s to %s without ReportBatchItemFailures", cfntables.ErrUnsupported, m.Queue, fn.LogicalID)
+		}
+		c, err := ctor(ctx, getenv)
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.mappings = append(w.mappings, &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: c.Handle, BatchSize: m.BatchSize,
+			MaxConcurrency: m.MaxConcurrency, Timeout: t.Timeout(fn.LogicalID), Logger: w.log.With("function", fn.LogicalID, "service", fn.Service())})
+		w.mu.Unlock()
+		return nil
+	}
+	return fmt.Errorf("function %s (%s) has no SQS event source mapping", fn.LogicalID, fn.Service())
+}
+
+// addJob registers fn's scheduled job, if a schedule of t targets it.
+func (w *workers) addJob(ctx context.Context, t *cfntables.Template, fn cfntables.Function, ctor schedule.Constructor, getenv func(string) string) error {
+	ss, err := t.Schedules()
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if s.Function != fn.LogicalID {
+			continue
+		}
+		job, err := ctor(ctx, getenv)
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.jobs[fn.Service()] = &localJob{service: fn.Service(), arn: cfntables.LocalARN("scheduler", "schedule/default/"+t.Stack+"-"+s.LogicalID), job: job}
+		w.mu.Unlock()
+		return nil
+	}
+	return fmt.Errorf("function %s (%s) has no schedule", fn.LogicalID, fn.Service())
+}
+
+// start runs the mappings and the local schedules until ctx ends.
+func (w *workers) start(ctx context.Context) {
+	for _, m := range w.mappings {
+		go m.Run(ctx)
+	}
+	for _, j := range w.jobs {
+		go func() {
+			t := time.NewTimer(firstRunAfter)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-t.C:
+					w.run(ctx, j, now)
+					t.Reset(w.every)
+				}
+			}
+		}()
+	}
+}
+
+// run invokes a job for the fire time at (to the second, as Scheduler's).
+func (w *workers) run(ctx context.Context, j *localJob, at time.Time) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	ev := schedule.Event{ScheduleARN: j.arn, ScheduledTime: at.UTC().Truncate(time.Second), ExecutionID: fmt.Sprintf("local-%d", at.UnixNano()), AttemptNumber: 1}
+	err := schedule.Handler(j.job, w.log.With("service", j.service))(ctx, ev)
+	j.last, j.runs, j.lastErr = ev.ScheduledTime, j.runs+1, ""
+	if err != nil {
+		j.lastErr = err.Error()
+	}
+	return err
+}
+
+// mount serves the local control routes.
+func (w *workers) mount(mux *http.ServeMux) {
+	if w.sink != nil {
+		mux.Handle("/_local/ntfy/", http.StripPrefix("/_local/ntfy", w.sink))
+		mux.Handle("GET /_local/ntfy", w.sink)
+	}
+	mux.HandleFunc("GET /_local/schedules", func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		out := []map[string]any{}
+		for _, j := range w.jobs {
+			out = append(out, map[string]any{"service": j.service, "schedule_arn": j.arn, "runs": j.runs, "last_scheduled_time": j.last, "last_error": j.lastErr,
+				"run_now": "POST /_local/schedules/" + j.service})
+		}
+		w.mu.Unlock()
+		sort.Slice(out, func(a, b int) bool { return out[a]["service"].(string) < out[b]["service"].(string) })
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"every": w.every.String(), "schedules": out})
+	})
+	mux.HandleFunc("POST /_local/schedules/{service}", func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		j, ok := w.jobs[r.PathValue("service")]
+		w.mu.Unlock()
+		if !ok {
+			api.WriteJSON(rw, http.StatusNotFound, map[string]any{"error": map[string]any{"code": "not_found", "message": fmt.Sprintf("no scheduled service %q: GET /_local/schedules lists them", api.Truncate(r.PathValue("service"), 64))}})
+			return
+		}
+		at := time.Now()
+		if err := w.run(r.Context(), j, at); err != nil {
+			api.WriteJSON(rw, http.StatusBadGateway, map[string]any{"service": j.service, "scheduled_time": at.UTC().Truncate(time.Second), "error": err.Error()})
+			return
+		}
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"service": j.service, "scheduled_time": at.UTC().Truncate(time.Second)})
+	})
+	mux.HandleFunc("GET /_local/queues", func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		out := map[string]int{}
+		for _, q := range w.queues {
+			out[q.Name] = q.Len()
+		}
+		w.mu.Unlock()
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"visibility_timeout": w.visibility.String(), "depth": out})
+	})
+}
+
+// describe is the second ready line: what runs besides the APIs and where
+// to look.
+func (w *workers) describe(base string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.jobs) == 0 && len(w.mappings) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(w.jobs))
+	for n := range w.jobs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	line := fmt.Sprintf("workers: schedules %v every %s (run one now: curl -XPOST %s/_local/schedules/<service>), %d queue consumer(s)", names, w.every, base, len(w.mappings))
+	if w.sink != nil {
+		line += fmt.Sprintf(", notifications at %s/_local/ntfy", base)
+	} else {
+		line += ", notifications to " + w.ntfyURL
+	}
+	return line
+}

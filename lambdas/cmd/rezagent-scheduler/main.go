@@ -1,0 +1,11 @@
+// Command rezagent-scheduler is rez_agent's scheduled function: each
+// EventBridge Scheduler fire creates one scheduled_hello message and
+// publishes it (docs/schemas/rezagent.md, "Pipeline").
+package main
+
+import (
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+)
+
+func main() { schedule.Main("rezagent-scheduler", rezagent.NewScheduler) }

@@ -1,0 +1,75 @@
+// Package service is the preamble every dynastack service shares: reading
+// its required variables, building it from the environment with a DynamoDB
+// client (the constructor the service registry, the local runner and the
+// Lambda mains call), and the defaults of its handler. A service's
+// handler.go then holds only what is its own: its variables, its Config and
+// its routes.
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Var is an environment variable a service requires.
+type Var struct {
+	// Name is the variable, e.g. ITSM_TICKETS_TABLE.
+	Name string
+	// Names says what its value names, for the error when it is unset,
+	// e.g. "poc-itsm-tickets-<stage>".
+	Names string
+}
+
+// Required returns the value of each of vars read with getenv, in order.
+// When any is unset, the error names every unset variable and what it
+// names, so one failed deployment shows all that is missing.
+func Required(service string, getenv func(string) string, vars ...Var) ([]string, error) {
+	vals := make([]string, len(vars))
+	var missing []string
+	for i, v := range vars {
+		if vals[i] = getenv(v.Name); vals[i] == "" {
+			missing = append(missing, v.Name+" ("+v.Names+")")
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: not set: %s", service, strings.Join(missing, ", "))
+	}
+	return vals, nil
+}
+
+// New builds a service from the environment: its configuration
+// (configFromEnv), a DynamoDB client (ddb.NewClient, so DYNAMODB_ENDPOINT
+// and AWS_REGION apply), then build. setClient puts the client into the
+// configuration. A configuration error comes before any client is made.
+func New[C, S any](ctx context.Context, getenv func(string) string,
+	configFromEnv func(func(string) string) (C, error), setClient func(*C, ddb.API), build func(C) S) (S, error) {
+	var zero S
+	cfg, err := configFromEnv(getenv)
+	if err != nil {
+		return zero, err
+	}
+	client, err := ddb.NewClient(ctx, getenv)
+	if err != nil {
+		return zero, err
+	}
+	setClient(&cfg, client)
+	return build(cfg), nil
+}
+
+// Logger checks the client of a service's handler (a nil client is a
+// programming error, so it panics at construction rather than at the first
+// request) and returns log, or slog.Default with the service's name when
+// log is nil.
+func Logger(service string, client ddb.API, log *slog.Logger) *slog.Logger {
+	if client == nil {
+		panic(service + ": Config.Client is nil")
+	}
+	if log == nil {
+		log = slog.Default().With("service", service)
+	}
+	return log
+}

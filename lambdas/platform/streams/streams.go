@@ -1,0 +1,26 @@
+// Package streams is what a DynamoDB stream consumer shares with the
+// runtime: the handler and consumer types a Lambda event source mapping
+// with ReportBatchItemFailures calls, and the conversion of stream images
+// to DynamoDB attribute values. The dev-only poller that feeds a stream to
+// a consumer outside Lambda is platform/streams/poller.
+package streams
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Handler is a stream consumer with the signature of a Lambda handler for
+// DynamoDB events with ReportBatchItemFailures.
+type Handler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// Consumer is what a stream Lambda function builds once per execution
+// environment.
+type Consumer interface {
+	Handle(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+}
+
+// Constructor builds a consumer from its function's environment, like a
+// service constructor.
+type Constructor func(ctx context.Context, getenv func(string) string) (Consumer, error)

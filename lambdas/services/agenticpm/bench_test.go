@@ -1,0 +1,62 @@
+package agenticpm_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+)
+
+// releasePerRun is how many due actions each measured run releases.
+const releasePerRun = 10
+
+// BenchmarkReleaseRun measures one run of the release job with
+// releasePerRun due actions: DynamoDB requests and capacity per run and per
+// action released, as docs/schemas/agenticpm.md states them against the
+// minimum (see "Release job").
+func BenchmarkReleaseRun(b *testing.B) {
+	fake := awsloop.NewEvents(bus)
+	if err := fake.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer fake.Close()
+	var m testenv.Meter
+	clock := apitest.NewClock(time.Now().UTC(), time.Millisecond)
+	s := newServiceWith(b, clock.Now, func(cfg *agenticpm.Config) {
+		cfg.Client = testenv.MeteredClient(b, &m)
+		cfg.EventBus = bus
+		cfg.Events = eventbridge.NewFromConfig(awsloop.Config("AKIDBENCH"), func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(fake.URL()) })
+	})
+	job := agenticpm.NewReleaseJobFromConfig(s.cfg)
+	p := s.project(b, "")
+	released := 0
+	var measured testenv.Meter
+	for b.Loop() {
+		b.StopTimer()
+		for i := range releasePerRun {
+			body := fmt.Sprintf(`{"actionType":"email_sent","description":"d%d","heldUntil":%q}`, i, clock.Now().Add(-time.Minute).Format(time.RFC3339Nano))
+			s.must(b, 201, "POST", "/projects/"+p.ID+"/actions", body, nil)
+		}
+		m.Reset()
+		b.StartTimer()
+		rep, err := job.RunOnce(context.Background())
+		if err != nil || rep.Released != releasePerRun || rep.Sent != releasePerRun {
+			b.Fatalf("run = %+v, %v", rep, err)
+		}
+		released += rep.Released
+		measured.Add(&m)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(measured.Requests())/n, "requests/run")
+	b.ReportMetric(measured.Capacity()/n, "capacity/run")
+	b.ReportMetric(float64(measured.Requests())/float64(released), "requests/action")
+	b.Logf("%d runs, %d actions: %s; PutEvents calls %d", b.N, released, measured.String(), len(fake.CallsOf("PutEvents")))
+}

@@ -1,0 +1,474 @@
+package agenticpm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ulid"
+)
+
+// The hold queue (docs/schemas/agenticpm.md, "Hold queue"): a held action
+// carries the sparse GSI1 entry HOLD#pending / <heldUntil>#<id> until it is
+// released or cancelled. Releasing moves it to HOLD#dispatch /
+// <executedAt>#<id>, the outbox of actions whose event is not on the bus
+// yet, and a confirmed PutEvents removes that entry.
+const (
+	gsi1HoldPending  = "HOLD#pending"
+	gsi1HoldDispatch = "HOLD#dispatch"
+
+	// DispatchLease is how long the releaser of an action alone may hand
+	// it to EventBridge. A releaser that dies, or whose PutEvents fails,
+	// leaves the action in the outbox; the next run after the lease sends
+	// it. Longer than a PutEvents call with retries, shorter than a few
+	// runs of the one-minute schedule.
+	DispatchLease = 2 * time.Minute
+	// MaxReleasePerRun bounds the due actions one run releases and the
+	// outbox entries it sends, so a run ends well within its timeout; the
+	// rest waits a minute for the next run.
+	MaxReleasePerRun = 500
+	// releaseWorkers is how many release transactions a run has in flight.
+	releaseWorkers = 4
+	// maxPutEventsEntries is PutEvents' limit of entries per call.
+	maxPutEventsEntries = 10
+)
+
+// The events the release hands to integrations.
+const (
+	EventSource     = "dynastack.agenticpm"
+	EventDetailType = "AgentActionReleased"
+	// EventTypeActionTaken is the feed event a release writes.
+	EventTypeActionTaken = "action_taken"
+)
+
+// Who released an action.
+const (
+	ReleasedBySchedule = "schedule"
+	ReleasedByAPI      = "api"
+)
+
+// ErrNotDue: the action is held beyond now; the release job leaves it.
+var ErrNotDue = errors.New("agenticpm: action not due")
+
+// EventsAPI is the part of *eventbridge.Client the release uses.
+type EventsAPI interface {
+	PutEvents(context.Context, *eventbridge.PutEventsInput, ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+// EventDetail is the detail of an AgentActionReleased event. Integrations
+// must act once per IdempotencyKey: the outbox sends again when it cannot
+// tell whether an earlier PutEvents got through.
+type EventDetail struct {
+	IdempotencyKey string `json:"idempotencyKey"`
+	Action         Action `json:"action"`
+}
+
+// idempotencyKey is one per action: an action is released at most once.
+func idempotencyKey(a Action) string { return "agenticpm/action/" + a.ID }
+
+// heldKeys are the GSI1 keys of a held action.
+func heldKeys(heldUntil, id string) (string, string) { return gsi1HoldPending, heldUntil + "#" + id }
+
+// actionByID reads a project's action by id. The id is a ULID of the
+// millisecond the sort key's timestamp (microseconds) was taken in, so one
+// Query over that millisecond finds it.
+func (s *Store) actionByID(ctx context.Context, projectID, id string) (map[string]types.AttributeValue, error) {
+	at, ok := ulid.Time(id)
+	if !ok {
+		return nil, &NotFoundError{Entity: "action", ID: id}
+	}
+	from := prefixAction + Timestamp(at)
+	to := prefixAction + Timestamp(at.Add(time.Millisecond-time.Microsecond)) + "#~"
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(projectPK(projectID))).And(expression.Key(attrSK).Between(expression.Value(from), expression.Value(to)))).
+		WithFilter(expression.Name("id").Equal(expression.Value(id))).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, storeError("Query", err)
+	}
+	for _, item := range out.Items {
+		if live(item, s.now()) {
+			return item, nil
+		}
+	}
+	return nil, &NotFoundError{Entity: "action", ID: id}
+}
+
+// heldState explains why a held action cannot be released or cancelled,
+// from the item a failed condition was evaluated against.
+func heldState(old map[string]types.AttributeValue, id string, now time.Time, due bool) error {
+	var a actionItem
+	if len(old) == 0 || !live(old, now) || attributevalue.UnmarshalMap(old, &a) != nil {
+		return &NotFoundError{Entity: "action", ID: id}
+	}
+	cur := "held"
+	switch {
+	case a.Executed:
+		cur = "released"
+	case a.CancelledAt != "":
+		cur = "cancelled"
+	case a.HeldUntil == "":
+		cur = "not held"
+	case due && a.HeldUntil > Timestamp(now):
+		return fmt.Errorf("%w: %s is held until %s", ErrNotDue, id, a.HeldUntil)
+	}
+	return &StatusConflictError{Entity: "action", ID: id, Want: "held", Current: cur}
+}
+
+// Released is the result of a release: the action as stored, and whether
+// its event is on the bus yet (false: the outbox sends it).
+type Released struct {
+	Action
+	Dispatched bool `json:"dispatched"`
+}
+
+// ReleaseAction releases a held action now, due or not: the API's
+// "release now". A released or cancelled action is a StatusConflictError.
+func (s *Store) ReleaseAction(ctx context.Context, projectID, id string) (*Released, error) {
+	item, err := s.actionByID(ctx, projectID, id)
+	if err != nil {
+		return nil, err
+	}
+	var a actionItem
+	if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+		return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
+	}
+	d, err := s.release(ctx, a, ReleasedByAPI, false)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := s.dispatch(ctx, []outboxEntry{*d})
+	if err != nil {
+		// Released all the same; the outbox sends it after the lease.
+		s.log.WarnContext(ctx, "release: event not sent; the outbox will send it", "action", id, "error", err.Error())
+	}
+	return &Released{Action: d.a.Action, Dispatched: sent == 1}, nil
+}
+
+// outboxEntry is a released action whose event the holder of lease sends.
+type outboxEntry struct {
+	a     actionItem
+	lease int64 // epoch milliseconds the lease ends; identifies the holder
+}
+
+// release is the gate: one transaction that marks the action executed
+// (conditioned on not executed, not cancelled, still in the hold queue,
+// and, for the job, due), moves its GSI1 entry from the hold queue to the
+// outbox with a lease for this caller, and writes the action_taken event
+// to the project and GLOBAL. Of any number of concurrent releases exactly
+// one commits; the others fail the condition.
+func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) (*outboxEntry, error) {
+	now := s.now()
+	ts := Timestamp(now)
+	lease := now.Add(DispatchLease).UnixMilli()
+	cond := expression.AttributeExists(expression.Name(attrPK)).
+		And(expression.Name("executed").Equal(expression.Value(false))).
+		And(expression.AttributeNotExists(expression.Name("cancelledAt"))).
+		And(expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldPending))).
+		And(expression.AttributeNotExists(expression.Name(attrTTL)).Or(expression.Name(attrTTL).GreaterThan(expression.Value(now.Unix()))))
+	if due {
+		cond = cond.And(expression.Name("heldUntil").LessThanEqual(expression.Value(ts)))
+	}
+	upd := expression.Set(expression.Name("executed"), expression.Value(true)).
+		Set(expression.Name("executedAt"), expression.Value(ts)).
+		Set(expression.Name("releasedBy"), expression.Value(by)).
+		Set(expression.Name(attrGSI1PK), expression.Value(gsi1HoldDispatch)).
+		Set(expression.Name(attrGSI1SK), expression.Value(ts+"#"+a.ID)).
+		Set(expression.Name("dispatchLease"), expression.Value(lease))
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	_, events, err := s.eventWrites(NewEvent{
+		ProjectID: a.ProjectID, EventType: EventTypeActionTaken, Severity: SeverityInfo,
+		Summary: "Released " + a.ActionType + " (" + by + "): " + api.Truncate(a.Description, 200),
+		Detail:  Doc(mustJSON(map[string]string{"actionId": a.ID, "actionType": a.ActionType, "heldUntil": a.HeldUntil, "releasedBy": by})),
+	}, now)
+	if err != nil {
+		return nil, err
+	}
+	err = s.transact(ctx, append([]*types.TransactWriteItem{{Update: &types.Update{
+		TableName: aws.String(s.table), Key: key(a.PK, a.SK),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}}, events...)...)
+	if failed, old := failedAt(err, 0); failed {
+		return nil, heldState(old, a.ID, now, due)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Executed, a.ExecutedAt, a.ReleasedBy = true, ts, by
+	a.GSI1PK, a.GSI1SK = gsi1HoldDispatch, ts+"#"+a.ID
+	return &outboxEntry{a: a, lease: lease}, nil
+}
+
+// dispatch puts the events of entries on the bus, ten per call, and takes
+// each sent one out of the outbox (if its lease is still the one it
+// holds). It returns how many were sent. Without a bus configured it
+// sends nothing and leaves them in the outbox.
+func (s *Store) dispatch(ctx context.Context, entries []outboxEntry) (int, error) {
+	if s.events == nil || s.bus == "" {
+		return 0, errors.New("agenticpm: no event bus configured (" + EnvEventBus + ")")
+	}
+	sent := 0
+	var errs []error
+	for start := 0; start < len(entries); start += maxPutEventsEntries {
+		batch := entries[start:min(start+maxPutEventsEntries, len(entries))]
+		in := &eventbridge.PutEventsInput{}
+		for _, e := range batch {
+			detail, err := json.Marshal(EventDetail{IdempotencyKey: idempotencyKey(e.a.Action), Action: e.a.Action})
+			if err != nil {
+				return sent, fmt.Errorf("agenticpm: marshal event detail: %w", err)
+			}
+			in.Entries = append(in.Entries, ebtypes.PutEventsRequestEntry{
+				EventBusName: aws.String(s.bus), Source: aws.String(EventSource), DetailType: aws.String(EventDetailType),
+				Detail: aws.String(string(detail)), Resources: []string{},
+			})
+		}
+		out, err := s.events.PutEvents(ctx, in)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("agenticpm: PutEvents: %w", err))
+			continue
+		}
+		for i, r := range out.Entries {
+			if i >= len(batch) {
+				break
+			}
+			if r.ErrorCode != nil {
+				errs = append(errs, fmt.Errorf("agenticpm: PutEvents entry of %s: %s: %s", batch[i].a.ID, aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage)))
+				continue
+			}
+			if err := s.dispatched(ctx, batch[i], aws.ToString(r.EventId)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sent++
+		}
+	}
+	return sent, errors.Join(errs...)
+}
+
+// dispatched takes a sent action out of the outbox. A failed condition
+// means the lease ran out and another run took it over; that run sends the
+// event again under the same idempotency key, so it is not an error here.
+func (s *Store) dispatched(ctx context.Context, e outboxEntry, eventID string) error {
+	upd := expression.Set(expression.Name("dispatchedAt"), expression.Value(Timestamp(s.now()))).
+		Set(expression.Name("eventId"), expression.Value(eventID)).
+		Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK)).Remove(expression.Name("dispatchLease"))
+	cond := expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldDispatch)).
+		And(expression.Name("dispatchLease").Equal(expression.Value(e.lease)))
+	var out actionItem
+	err := s.update(ctx, e.a.PK, e.a.SK, upd, &cond, &out)
+	if failed := conditionFailed(err); failed {
+		return nil
+	}
+	return err
+}
+
+// ReleaseReport is what one run of the release job did.
+type ReleaseReport struct {
+	// Due counts the held actions found due; Released those this run
+	// released (the rest were released, cancelled or taken by someone
+	// else in between).
+	Due, Released int
+	// Sent counts events put on the bus, of this run's releases and of
+	// earlier ones left in the outbox.
+	Sent int
+	// Outbox counts earlier releases whose lease had run out.
+	Outbox int
+}
+
+// ReleaseDue releases every held action due at now (up to
+// MaxReleasePerRun), then sends the events of those and of outbox entries
+// whose lease ran out. Overlapping runs and API calls are safe: the
+// release transaction lets one caller through per action, and an outbox
+// entry is sent by whoever holds its lease.
+func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
+	now := s.now()
+	rep := &ReleaseReport{}
+	due, err := s.queryHold(ctx, gsi1HoldPending, expression.Key(attrGSI1SK).LessThanEqual(expression.Value(Timestamp(now)+"#~")), nil)
+	if err != nil {
+		return rep, err
+	}
+	rep.Due = len(due)
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		ready []outboxEntry
+		errs  []error
+		work  = make(chan actionItem)
+	)
+	for range releaseWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for a := range work {
+				e, err := s.release(ctx, a, ReleasedBySchedule, true)
+				mu.Lock()
+				switch {
+				case err == nil:
+					ready = append(ready, *e)
+				case errors.Is(err, ErrStatusConflict), errors.Is(err, ErrNotDue), errors.Is(err, ErrNotFound), errors.Is(err, ErrBusy):
+					// Someone else released or cancelled it, or the index
+					// was behind: nothing to do.
+				default:
+					errs = append(errs, fmt.Errorf("release %s: %w", a.ID, err))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, a := range due {
+		work <- a
+	}
+	close(work)
+	wg.Wait()
+	rep.Released = len(ready)
+	stale := expression.Name("dispatchLease").LessThan(expression.Value(now.UnixMilli()))
+	old, err := s.queryHold(ctx, gsi1HoldDispatch, expression.Key(attrGSI1SK).LessThanEqual(expression.Value(Timestamp(now)+"#~")), &stale)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, a := range old {
+		e, ok, err := s.claim(ctx, a, now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			rep.Outbox++
+			ready = append(ready, e)
+		}
+	}
+	sent, err := s.dispatch(ctx, ready)
+	rep.Sent = sent
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return rep, errors.Join(errs...)
+}
+
+// claim takes over the lease of an outbox entry whose lease ran out,
+// conditioned on the lease read, so one of several runs gets it.
+func (s *Store) claim(ctx context.Context, a actionItem, now time.Time) (outboxEntry, bool, error) {
+	lease := now.Add(DispatchLease).UnixMilli()
+	cond := expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldDispatch)).
+		And(expression.Name("dispatchLease").Equal(expression.Value(a.DispatchLease)))
+	var out actionItem
+	err := s.update(ctx, a.PK, a.SK, expression.Set(expression.Name("dispatchLease"), expression.Value(lease)), &cond, &out)
+	if conditionFailed(err) {
+		return outboxEntry{}, false, nil
+	}
+	if err != nil {
+		return outboxEntry{}, false, err
+	}
+	return outboxEntry{a: out, lease: lease}, true, nil
+}
+
+// queryHold reads GSI1 entries of one hold partition in key order (due
+// time, or release time for the outbox), up to MaxReleasePerRun.
+func (s *Store) queryHold(ctx context.Context, pk string, sk expression.KeyConditionBuilder, filter *expression.ConditionBuilder) ([]actionItem, error) {
+	b := expression.NewBuilder().WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(pk)).And(sk))
+	if filter != nil {
+		b = b.WithFilter(*filter)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), IndexName: aws.String(gsi1), KeyConditionExpression: expr.KeyCondition(),
+		FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var out []actionItem
+	for pages.HasMorePages() && len(out) < MaxReleasePerRun {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, storeError("Query", err)
+		}
+		for _, item := range page.Items {
+			var a actionItem
+			if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+				return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
+			}
+			if len(out) < MaxReleasePerRun {
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
+}
+
+// CancelAction takes a held action out of the hold queue for good.
+func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action, error) {
+	item, err := s.actionByID(ctx, projectID, id)
+	if err != nil {
+		return nil, err
+	}
+	var a actionItem
+	if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+		return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
+	}
+	now := s.now()
+	cond := expression.AttributeExists(expression.Name(attrPK)).
+		And(expression.Name("executed").Equal(expression.Value(false))).
+		And(expression.AttributeNotExists(expression.Name("cancelledAt"))).
+		And(expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldPending)))
+	upd := expression.Set(expression.Name("cancelledAt"), expression.Value(Timestamp(now))).
+		Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
+	var out actionItem
+	err = s.update(ctx, a.PK, a.SK, upd, &cond, &out)
+	if conditionFailed(err) {
+		var old map[string]types.AttributeValue
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			old = ccf.Item
+		}
+		return nil, heldState(old, id, now, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &out.Action, nil
+}
+
+// ListHeldActions returns the held actions of every project, the one due
+// first first. It reads GSI1, so a release or cancel a moment ago can
+// still show.
+func (s *Store) ListHeldActions(ctx context.Context, after string, limit int) (*Page[Action], error) {
+	return listPage[Action](ctx, s, listing{view: "held-actions", index: true, pk: gsi1HoldPending}, after, limit)
+}
+
+func conditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // maps of strings always marshal
+	}
+	return b
+}

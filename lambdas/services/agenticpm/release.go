@@ -1,0 +1,61 @@
+package agenticpm
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+)
+
+// ReleaseService is the DYNASTACK_SERVICE of the release job's function.
+const ReleaseService = "agenticpm-release"
+
+// ReleaseJob is the scheduled worker of the hold queue: each run releases
+// the held actions due by then and sends the events the outbox still
+// holds (docs/schemas/agenticpm.md, "Release job").
+type ReleaseJob struct {
+	store *Store
+	log   *slog.Logger
+}
+
+var _ schedule.Job = (*ReleaseJob)(nil)
+
+// NewReleaseJob builds the job from its function's environment
+// (AGENTICPM_TABLE, AGENTICPM_EVENT_BUS): the constructor of the job
+// registry and of cmd/agenticpm-release.
+func NewReleaseJob(ctx context.Context, getenv func(string) string) (schedule.Job, error) {
+	cfg, err := configWithClients(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewReleaseJobFromConfig(cfg), nil
+}
+
+// NewReleaseJobFromConfig builds the job from cfg (Client required; Events
+// and EventBus to send; Now and Logger optional).
+func NewReleaseJobFromConfig(cfg Config) *ReleaseJob {
+	if cfg.Client == nil {
+		panic("agenticpm: Config.Client is nil")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default().With("service", ReleaseService)
+	}
+	return &ReleaseJob{store: storeFromConfig(cfg, log), log: log}
+}
+
+// Run releases what is due now. The fire time only names the run in the
+// logs: due is judged by the clock, so a late or retried run releases what
+// is due when it runs, and the release transaction keeps an action from
+// being released twice however runs overlap.
+func (j *ReleaseJob) Run(ctx context.Context, ev schedule.Event) error {
+	rep, err := j.store.ReleaseDue(ctx)
+	j.log.InfoContext(ctx, "hold queue run", "scheduled_time", ev.ScheduledTime, "due", rep.Due, "released", rep.Released,
+		"outbox", rep.Outbox, "sent", rep.Sent)
+	return err
+}
+
+// RunOnce is Run without an event, returning what it did.
+func (j *ReleaseJob) RunOnce(ctx context.Context) (*ReleaseReport, error) {
+	return j.store.ReleaseDue(ctx)
+}

@@ -1,0 +1,51 @@
+package services_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// devOnly are the packages that serve tests and the local runner. A Lambda
+// binary that linked one would carry its dependencies (the DynamoDB Streams
+// client, a java launcher, template parsing) into every cold start.
+var devOnly = []string{
+	"github.com/dynastack/dynastack/lambdas/cmd/local",
+	"github.com/dynastack/dynastack/lambdas/platform/apitest",
+	"github.com/dynastack/dynastack/lambdas/platform/cfntables",
+	"github.com/dynastack/dynastack/lambdas/platform/ddblocal",
+	"github.com/dynastack/dynastack/lambdas/platform/ddbrecord",
+	"github.com/dynastack/dynastack/lambdas/platform/repo",
+	"github.com/dynastack/dynastack/lambdas/platform/streams/poller",
+	"github.com/dynastack/dynastack/lambdas/platform/testenv",
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams",
+	"testing",
+}
+
+// TestLambdaMainsLinkNoDevPackages builds the dependency list of every
+// Lambda main as `go build -tags lambda.norpc` sees it.
+func TestLambdaMainsLinkNoDevPackages(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-f",
+		`{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "../cmd/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	mains := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, " ")
+		if strings.HasSuffix(pkg, "/cmd/local") {
+			continue
+		}
+		mains++
+		for _, d := range strings.Fields(deps) {
+			for _, dev := range devOnly {
+				if d == dev {
+					t.Errorf("%s links the dev-only package %s", pkg, d)
+				}
+			}
+		}
+	}
+	if mains < 6 {
+		t.Errorf("checked %d Lambda mains, want at least 6:\n%s", mains, out)
+	}
+}

@@ -1,0 +1,276 @@
+package rezagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Pipeline environment (set by infra/stacks/rezagent.go).
+const (
+	// EnvTopicArn is the SNS topic the API and the scheduler publish to.
+	EnvTopicArn = "REZ_AGENT_TOPIC_ARN"
+)
+
+// Notice is what travels through SNS and SQS: a reference to a message,
+// never its payload. The table is the truth, and a payload of up to 391 KB
+// would not fit SNS's 256 KB message limit.
+type Notice struct {
+	MessageID string `json:"message_id"`
+}
+
+// Sentinel errors of the processor's store operations.
+var (
+	// ErrFinal: the message is completed or failed; nothing is left to do.
+	ErrFinal = errors.New("rezagent: message is already final")
+	// ErrBusy: another delivery holds a live lease on the message.
+	ErrBusy = errors.New("rezagent: message is being processed by another delivery")
+	// ErrLeaseLost: the lease expired and another delivery took the
+	// message over; this delivery's outcome is not recorded.
+	ErrLeaseLost = errors.New("rezagent: lease lost")
+)
+
+// maxLeaseTokenLen bounds the token (an SQS message id and a receive
+// count); it counts in the item's update headroom.
+const maxLeaseTokenLen = 128
+
+// Attributes of the processor's lease.
+const (
+	attrLeaseToken = "lease_token"
+	attrLeaseUntil = "lease_until"
+)
+
+// SNSAPI is the part of *sns.Client the publisher uses.
+type SNSAPI interface {
+	Publish(context.Context, *sns.PublishInput, ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// NewSNSClient returns an SNS client configured from getenv
+// (AWS_ENDPOINT_URL_SNS points it at a loopback endpoint).
+func NewSNSClient(ctx context.Context, getenv func(string) string) (*sns.Client, error) {
+	cfg, err := awsconf.Load(ctx, getenv, "SNS")
+	if err != nil {
+		return nil, err
+	}
+	return sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "SNS") }), nil
+}
+
+// Publisher puts messages on the pipeline: one SNS publish, then the
+// conditioned move to queued. The API and the scheduler share it.
+type Publisher struct {
+	sns   SNSAPI
+	topic string
+	store *Store
+}
+
+// NewPublisher publishes to topic and marks messages in store.
+func NewPublisher(client SNSAPI, topic string, store *Store) *Publisher {
+	return &Publisher{sns: client, topic: topic, store: store}
+}
+
+// Publish sends m's notice and moves m to queued. It returns m as it is
+// after the call: queued, or in the status the processor already moved it
+// to (the publish reached SQS first). A publish error leaves m created, for a
+// scheduler run to republish (Store.Stranded).
+func (p *Publisher) Publish(ctx context.Context, m *Message) (*Message, error) {
+	body, err := json.Marshal(Notice{MessageID: m.MessageID})
+	if err != nil {
+		return m, err
+	}
+	_, err = p.sns.Publish(ctx, &sns.PublishInput{
+		TopicArn: aws.String(p.topic),
+		Message:  aws.String(string(body)),
+		MessageAttributes: map[string]snstypes.MessageAttributeValue{
+			"message_type": {DataType: aws.String("String"), StringValue: aws.String(m.MessageType)},
+		},
+	})
+	if err != nil {
+		return m, fmt.Errorf("rezagent: publish %s: %w", m.MessageID, err)
+	}
+	if m.Status != StatusCreated {
+		return m, nil
+	}
+	q, err := p.store.SetStatus(ctx, m.MessageID, StatusChange{To: StatusQueued})
+	var te *TransitionError
+	if errors.As(err, &te) {
+		// The processor was faster (queued is optional): report the
+		// status it found rather than a stale created.
+		found := *m
+		found.Status = te.From
+		return &found, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	return q, nil
+}
+
+// CreateWithID stores a new message under a caller-derived id. When the id
+// exists it returns the stored message and created=false: the caller is a
+// retry of the one that created it, and decides what is left to do.
+func (s *Store) CreateWithID(ctx context.Context, id string, in NewMessage) (m *Message, created bool, err error) {
+	m, err = s.create(ctx, in, id)
+	if err == nil {
+		return m, true, nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) || len(ccf.Item) == 0 {
+		return nil, false, err
+	}
+	old, err := unmarshalMessage(ccf.Item)
+	if err != nil {
+		return nil, false, err
+	}
+	return old, false, nil
+}
+
+// Stranded lists up to limit live messages still created (stored, never
+// published, or the publish failed) that were created before cutoff,
+// oldest first.
+func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Summary, error) {
+	now := s.now()
+	keyCond := expression.Key(attrStatus).Equal(expression.Value(StatusCreated)).
+		And(expression.Key(attrCreated).LessThan(expression.Value(Timestamp(cutoff))))
+	expr, err := expression.NewBuilder().WithKeyCondition(keyCond).WithFilter(live(now)).Build()
+	if err != nil {
+		return nil, err
+	}
+	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(statusIndex),
+		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return nil, storeError("Query", err)
+	}
+	var out []Summary
+	if err := attributevalue.UnmarshalListOfMaps(page.Items, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Claim moves the message into processing for one delivery, which holds
+// it until leaseUntil. From created or queued it is the first attempt; from
+// processing with an expired (or released) lease it is a retry and counts
+// in retry_count. It answers ErrNotFound (no such live message), ErrFinal
+// (completed or failed), or ErrBusy (a live lease of another delivery):
+// the conditions make concurrent deliveries of one message claim it once.
+// With ErrFinal and ErrBusy it also returns the message as found.
+func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Time) (*Message, error) {
+	if token == "" || len(token) > maxLeaseTokenLen {
+		return nil, fmt.Errorf("%w: lease token must be 1-%d bytes", ErrInvalidInput, maxLeaseTokenLen)
+	}
+	key, err := s.key(id)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	ts := Timestamp(now)
+	update := expression.
+		Set(expression.Name(attrStatus), expression.Value(StatusProcessing)).
+		Set(expression.Name("updated_date"), expression.Value(ts)).
+		Set(expression.Name("processing_started_at"), expression.Value(ts)).
+		Set(expression.Name(attrLeaseToken), expression.Value(token)).
+		Set(expression.Name(attrLeaseUntil), expression.Value(leaseUntil.UnixMilli()))
+	m, cur, err := s.applyIf(ctx, key, inStatus([]Status{StatusCreated, StatusQueued}), update, now)
+	if err != nil || m != nil {
+		return m, err
+	}
+	if cur != nil && cur.Status == StatusProcessing && cur.LeaseUntil <= now.UnixMilli() {
+		lease := expression.Name(attrLeaseUntil)
+		free := expression.Name(attrStatus).Equal(expression.Value(StatusProcessing)).
+			And(expression.AttributeNotExists(lease).Or(lease.LessThanEqual(expression.Value(now.UnixMilli()))))
+		retry := update.Add(expression.Name("retry_count"), expression.Value(1))
+		if m, cur, err = s.applyIf(ctx, key, free, retry, now); err != nil || m != nil {
+			return m, err
+		}
+	}
+	switch {
+	case cur == nil:
+		return nil, ErrNotFound
+	case cur.Status == StatusCompleted || cur.Status == StatusFailed:
+		return cur, ErrFinal
+	default:
+		return cur, ErrBusy // cur.LeaseToken names the holder
+	}
+}
+
+// Finish records the outcome of the delivery holding token: completed
+// (with ntfy's notification id) or failed (with the error message). The
+// lease goes with it. ErrLeaseLost: another delivery holds the message.
+func (s *Store) Finish(ctx context.Context, id, token string, ch StatusChange) (*Message, error) {
+	if err := ch.check(); err != nil {
+		return nil, err
+	}
+	if ch.To != StatusCompleted && ch.To != StatusFailed {
+		return nil, fmt.Errorf("%w: Finish takes completed or failed, not %q", ErrInvalidInput, ch.To)
+	}
+	key, err := s.key(id)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	ts := Timestamp(now)
+	update := expression.
+		Set(expression.Name(attrStatus), expression.Value(ch.To)).
+		Set(expression.Name("updated_date"), expression.Value(ts)).
+		Set(expression.Name("processing_completed_at"), expression.Value(ts)).
+		Remove(expression.Name(attrLeaseToken)).
+		Remove(expression.Name(attrLeaseUntil))
+	if ch.ErrorMessage != "" {
+		update = update.Set(expression.Name("error_message"), expression.Value(ch.ErrorMessage))
+	}
+	if ch.NotificationID != "" {
+		update = update.Set(expression.Name("notification_id"), expression.Value(ch.NotificationID))
+	}
+	m, cur, err := s.applyIf(ctx, key, s.holds(token), update, now)
+	if err != nil || m != nil {
+		return m, err
+	}
+	if cur == nil {
+		return nil, ErrNotFound
+	}
+	return nil, ErrLeaseLost
+}
+
+// Release gives up the lease of token without an outcome, so the next
+// delivery of the message (SQS's retry) can claim it at once.
+func (s *Store) Release(ctx context.Context, id, token string) error {
+	key, err := s.key(id)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	update := expression.Remove(expression.Name(attrLeaseUntil)).Remove(expression.Name(attrLeaseToken)).
+		Set(expression.Name("updated_date"), expression.Value(Timestamp(now)))
+	m, cur, err := s.applyIf(ctx, key, s.holds(token), update, now)
+	switch {
+	case err != nil || m != nil:
+		return err
+	case cur == nil:
+		return ErrNotFound
+	}
+	return ErrLeaseLost
+}
+
+func (s *Store) holds(token string) expression.ConditionBuilder {
+	return expression.Name(attrStatus).Equal(expression.Value(StatusProcessing)).
+		And(expression.Name(attrLeaseToken).Equal(expression.Value(token)))
+}

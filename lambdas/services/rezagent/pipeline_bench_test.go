@@ -1,0 +1,198 @@
+package rezagent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
+	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+)
+
+// BenchmarkProcessor delivers batches of 1 and 10 messages through the
+// processor (claim, ntfy publish, finish) against DynamoDB Local and the
+// local ntfy sink; BenchmarkProcessorDirect makes the same DynamoDB and
+// HTTP calls with the raw SDK and http.Client, with the same parallelism.
+// The ratio of their ns/msg is the processor's overhead; ddb-req/msg is
+// DynamoDB requests per delivered message (the design's minimum is 2: the
+// claim, which must precede the publish to make concurrent deliveries
+// notify once, and the outcome).
+func BenchmarkProcessor(b *testing.B) {
+	for _, batch := range []int{1, 10} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			f := newBenchFixture(b)
+			meter := &testenv.Meter{}
+			proc := rezagent.NewProcessorFromConfig(rezagent.ProcessorConfig{
+				Config:    rezagent.Config{Table: f.table, Stage: "dev", Client: testenv.MeteredClient(b, meter), Logger: slog.New(slog.DiscardHandler)},
+				Ntfy:      &ntfy.Client{Server: f.sink.URL, HTTP: f.http},
+				NtfyTopic: "rez-agent-dev", MaxReceiveCount: 5,
+			})
+			ids := f.messages(b, b.N*batch)
+			meter.Reset()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ev := events.SQSEvent{}
+				for j, id := range ids[i*batch : (i+1)*batch] {
+					ev.Records = append(ev.Records, record(fmt.Sprintf("r%d-%d", i, j), `{"message_id":"`+id+`"}`, 1))
+				}
+				resp, err := proc.Handle(context.Background(), ev)
+				if err != nil || len(resp.BatchItemFailures) != 0 {
+					b.Fatalf("batch %d: %+v %v", i, resp, err)
+				}
+			}
+			b.StopTimer()
+			f.report(b, batch, meter.Requests())
+		})
+	}
+}
+
+func BenchmarkProcessorDirect(b *testing.B) {
+	for _, batch := range []int{1, 10} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			f := newBenchFixture(b)
+			meter := &testenv.Meter{}
+			client := testenv.MeteredClient(b, meter)
+			ids := f.messages(b, b.N*batch)
+			meter.Reset()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var wg sync.WaitGroup
+				for _, id := range ids[i*batch : (i+1)*batch] {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						f.direct(b, client, id)
+					}()
+				}
+				wg.Wait()
+			}
+			b.StopTimer()
+			f.report(b, batch, meter.Requests())
+		})
+	}
+}
+
+type benchFixture struct {
+	table string
+	sink  *httptest.Server
+	got   *ntfysink.Sink
+	http  *http.Client
+	api   http.Handler
+}
+
+func newBenchFixture(b *testing.B) *benchFixture {
+	_, names := testenv.Tables(b, testenv.Template(b, "dev", "rezagent"))
+	f := &benchFixture{http: &http.Client{}}
+	for _, n := range names {
+		f.table = n
+	}
+	f.got = ntfysink.New("", nil)
+	f.sink = httptest.NewServer(f.got)
+	b.Cleanup(f.sink.Close)
+	f.api = rezagent.NewHandler(rezagent.Config{Table: f.table, Stage: "dev", Client: testenv.Client(b), Logger: slog.New(slog.DiscardHandler)})
+	return f
+}
+
+// messages creates n messages (outside the timer).
+func (f *benchFixture) messages(b *testing.B, n int) []string {
+	b.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		r := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/messages", bytes.NewReader([]byte(`{"message_type":"scheduled_hello","created_by":"scheduler","payload":{"text":"hello world","priority":"default","tags":["scheduled","daily"]}}`)))
+		f.api.ServeHTTP(r, req)
+		var m struct {
+			MessageID string `json:"message_id"`
+		}
+		if r.Code != http.StatusCreated || json.Unmarshal(r.Body.Bytes(), &m) != nil {
+			b.Fatalf("create: %d %s", r.Code, r.Body)
+		}
+		ids[i] = m.MessageID
+	}
+	return ids
+}
+
+// direct is the processor's calls for one message, written out.
+func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	ts := rezagent.Timestamp(now)
+	key := map[string]types.AttributeValue{"message_id": &types.AttributeValueMemberS{Value: id}}
+	out, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(f.table), Key: key,
+		UpdateExpression:         aws.String("SET #s = :p, updated_date = :ts, processing_started_at = :ts, lease_token = :tok, lease_until = :lu"),
+		ConditionExpression:      aws.String("attribute_exists(message_id) AND #s IN (:c, :q) AND (attribute_not_exists(#ttl) OR #ttl > :now)"),
+		ExpressionAttributeNames: map[string]string{"#s": "status", "#ttl": "ttl"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": &types.AttributeValueMemberS{Value: "processing"}, ":c": &types.AttributeValueMemberS{Value: "created"},
+			":q": &types.AttributeValueMemberS{Value: "queued"}, ":ts": &types.AttributeValueMemberS{Value: ts},
+			":tok": &types.AttributeValueMemberS{Value: id + "/1"}, ":lu": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(30 * time.Second).UnixMilli())},
+			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())},
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	payload := out.Attributes["payload"].(*types.AttributeValueMemberM).Value
+	var tags []string
+	for _, t := range payload["tags"].(*types.AttributeValueMemberL).Value {
+		tags = append(tags, t.(*types.AttributeValueMemberS).Value)
+	}
+	body, _ := json.Marshal(map[string]any{"topic": "rez-agent-dev", "message": payload["text"].(*types.AttributeValueMemberS).Value, "priority": 3, "tags": tags})
+	resp, err := f.http.Post(f.sink.URL+"/", "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	var pub struct {
+		ID string `json:"id"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if json.Unmarshal(raw, &pub) != nil || pub.ID == "" {
+		b.Errorf("ntfy answer %s", raw)
+		return
+	}
+	_, err = client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(f.table), Key: key,
+		UpdateExpression:         aws.String("SET #s = :done, updated_date = :ts, processing_completed_at = :ts, notification_id = :nid REMOVE lease_token, lease_until"),
+		ConditionExpression:      aws.String("attribute_exists(message_id) AND #s = :p AND lease_token = :tok AND (attribute_not_exists(#ttl) OR #ttl > :now)"),
+		ExpressionAttributeNames: map[string]string{"#s": "status", "#ttl": "ttl"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":done": &types.AttributeValueMemberS{Value: "completed"}, ":p": &types.AttributeValueMemberS{Value: "processing"},
+			":ts": &types.AttributeValueMemberS{Value: rezagent.Timestamp(time.Now())}, ":nid": &types.AttributeValueMemberS{Value: pub.ID},
+			":tok": &types.AttributeValueMemberS{Value: id + "/1"}, ":now": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Unix())},
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if err != nil {
+		b.Error(err)
+	}
+}
+
+func (f *benchFixture) report(b *testing.B, batch, requests int) {
+	msgs := float64(b.N * batch)
+	if got := len(f.got.Notifications()); got != b.N*batch {
+		b.Fatalf("%d notifications for %d messages", got, b.N*batch)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/msgs, "ns/msg")
+	b.ReportMetric(msgs/b.Elapsed().Seconds(), "msgs/s")
+	b.ReportMetric(float64(requests)/msgs, "ddb-req/msg")
+}

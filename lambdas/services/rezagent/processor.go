@@ -1,0 +1,274 @@
+package rezagent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
+	"github.com/dynastack/dynastack/lambdas/platform/queue"
+)
+
+// Processor environment (set by infra/stacks/rezagent.go).
+const (
+	EnvNtfyURL   = "NTFY_URL"
+	EnvNtfyTopic = "NTFY_TOPIC"
+	// EnvNtfyTokenParameter names an SSM SecureString holding the ntfy
+	// access token, read once per execution environment.
+	EnvNtfyTokenParameter = "NTFY_TOKEN_PARAMETER"
+	// EnvNtfyToken is the token itself, for the local runner only: a
+	// template never carries it.
+	EnvNtfyToken = "NTFY_TOKEN"
+	// EnvNtfyTimeout bounds one publish (a Go duration); default
+	// ntfy.DefaultTimeout.
+	EnvNtfyTimeout = "NTFY_TIMEOUT"
+	// EnvMaxReceiveCount is the queue's redrive maximum: the delivery with
+	// this receive count is the last, and a failure then is final.
+	EnvMaxReceiveCount = "REZ_AGENT_MAX_RECEIVE_COUNT"
+)
+
+// Processor limits.
+const (
+	// ProcessorParallel is how many records of a batch are delivered at
+	// once: a batch of 10 then takes one ntfy round trip, not ten.
+	ProcessorParallel = 10
+	// defaultLease is the lease outside Lambda when the context carries
+	// no deadline; in Lambda the lease ends at the invocation deadline.
+	defaultLease = 30 * time.Second
+	// maxNtfyMessageBytes: ntfy turns longer messages into attachments.
+	maxNtfyMessageBytes = 4096
+)
+
+// Processor delivers queued messages to ntfy, one SQS record at a time,
+// exactly once in effect: a record is claimed (a conditioned move to
+// processing under a lease), delivered, and finished (completed with
+// ntfy's id, or failed). Records of final messages are acknowledged
+// without a delivery; a failed delivery is retried by SQS until the last
+// attempt, which marks the message failed.
+type Processor struct {
+	store      *Store
+	ntfy       *ntfy.Client
+	topic      string
+	maxReceive int
+	log        *slog.Logger
+}
+
+// ProcessorConfig configures NewProcessorFromConfig.
+type ProcessorConfig struct {
+	Config
+	Ntfy            *ntfy.Client
+	NtfyTopic       string
+	MaxReceiveCount int
+}
+
+// SSMAPI is the part of *ssm.Client the processor's init uses.
+type SSMAPI interface {
+	GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}
+
+// NewProcessor builds the processor from the environment; the ntfy token
+// comes from SSM (NTFY_TOKEN_PARAMETER) or, locally, NTFY_TOKEN.
+func NewProcessor(ctx context.Context, getenv func(string) string) (queue.Consumer, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	pc := ProcessorConfig{Config: cfg, NtfyTopic: getenv(EnvNtfyTopic)}
+	server := getenv(EnvNtfyURL)
+	if server == "" || pc.NtfyTopic == "" {
+		return nil, fmt.Errorf("rezagent: %s and %s must be set: the ntfy server and topic notifications go to", EnvNtfyURL, EnvNtfyTopic)
+	}
+	if pc.MaxReceiveCount, err = strconv.Atoi(getenv(EnvMaxReceiveCount)); err != nil || pc.MaxReceiveCount < 1 {
+		return nil, fmt.Errorf("rezagent: %s is %q; want the queue's maxReceiveCount (a positive integer)", EnvMaxReceiveCount, getenv(EnvMaxReceiveCount))
+	}
+	token := getenv(EnvNtfyToken)
+	if name := getenv(EnvNtfyTokenParameter); name != "" {
+		awsCfg, err := awsconf.Load(ctx, getenv, "SSM")
+		if err != nil {
+			return nil, err
+		}
+		client := ssm.NewFromConfig(awsCfg, func(o *ssm.Options) { o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "SSM") })
+		if token, err = NtfyToken(ctx, client, name); err != nil {
+			return nil, err
+		}
+	}
+	pc.Ntfy = &ntfy.Client{Server: server, Token: token, HTTP: &http.Client{}}
+	if v := getenv(EnvNtfyTimeout); v != "" {
+		if pc.Ntfy.Timeout, err = time.ParseDuration(v); err != nil || pc.Ntfy.Timeout <= 0 {
+			return nil, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 10s", EnvNtfyTimeout, v)
+		}
+	}
+	if pc.Client, err = ddb.NewClient(ctx, getenv); err != nil {
+		return nil, err
+	}
+	return NewProcessorFromConfig(pc), nil
+}
+
+// NtfyToken reads the ntfy access token from an SSM SecureString.
+func NtfyToken(ctx context.Context, client SSMAPI, name string) (string, error) {
+	out, err := client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return "", fmt.Errorf("rezagent: read ntfy token %s: %w", name, err)
+	}
+	if out.Parameter == nil || aws.ToString(out.Parameter.Value) == "" {
+		return "", fmt.Errorf("rezagent: ntfy token parameter %s is empty", name)
+	}
+	return aws.ToString(out.Parameter.Value), nil
+}
+
+// NewProcessorFromConfig builds the processor from cfg.
+func NewProcessorFromConfig(cfg ProcessorConfig) *Processor {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Processor{store: storeFromConfig(cfg.Config), ntfy: cfg.Ntfy, topic: cfg.NtfyTopic, maxReceive: cfg.MaxReceiveCount, log: log}
+}
+
+// Handle processes a batch, reporting the records SQS should deliver again.
+func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return queue.Batch(ctx, ev, ProcessorParallel, p.Record), nil
+}
+
+// Record processes one SQS record.
+func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Outcome {
+	receives := queue.ReceiveCount(rec)
+	log := p.log.With("sqs_message_id", rec.MessageId, "receive_count", receives)
+	id, err := parseNotice(rec.Body)
+	if err != nil {
+		// Redelivery cannot repair it: it reaches the dead-letter queue
+		// after maxReceiveCount receives, without holding up the batch.
+		log.ErrorContext(ctx, "poison record", "error", err.Error(), "body", truncateBytes(rec.Body, 256))
+		return queue.Retry
+	}
+	log = log.With("message_id", id)
+	leaseUntil := time.Now().Add(defaultLease)
+	if d, ok := ctx.Deadline(); ok {
+		leaseUntil = d
+	}
+	token := rec.MessageId + "/" + strconv.Itoa(receives)
+	m, err := p.store.Claim(ctx, id, token, leaseUntil)
+	switch {
+	case errors.Is(err, ErrBusy) && strings.HasPrefix(m.LeaseToken, rec.MessageId+"/"):
+		// This very record, handed out again while an earlier receive
+		// of it still runs (a visibility timeout shorter than the
+		// function's): keep it, so its outcome is decided once.
+		log.WarnContext(ctx, "record is still being processed by an earlier receive")
+		return queue.Retry
+	case errors.Is(err, ErrFinal), errors.Is(err, ErrBusy):
+		log.InfoContext(ctx, "record acknowledged without delivery", "reason", err.Error())
+		return queue.Done
+	case errors.Is(err, ErrNotFound):
+		log.ErrorContext(ctx, "poison record", "error", "no such live message")
+		return queue.Retry
+	case err != nil:
+		log.ErrorContext(ctx, "claim failed", "error", err.Error())
+		return queue.Retry
+	}
+	pub, err := p.ntfy.Publish(ctx, p.notification(m))
+	if err == nil {
+		if _, err := p.store.Finish(ctx, id, token, StatusChange{To: StatusCompleted, NotificationID: truncateRunes(pub.ID, MaxNotificationIDLen)}); err != nil {
+			// Delivered but not recorded: the retry delivers again once
+			// the lease ends (the one window for a second notification).
+			log.ErrorContext(ctx, "delivered, but completing failed", "error", err.Error(), "notification_id", pub.ID)
+			return queue.Retry
+		}
+		log.InfoContext(ctx, "delivered", "notification_id", pub.ID, "retry_count", m.RetryCount)
+		return queue.Done
+	}
+	last := receives >= p.maxReceive || !ntfy.IsRetryable(err)
+	if !last {
+		log.WarnContext(ctx, "delivery failed; SQS retries", "error", err.Error(), "max_receive_count", p.maxReceive)
+		if err := p.store.Release(ctx, id, token); err != nil {
+			log.WarnContext(ctx, "release failed; the retry waits for the lease to end", "error", err.Error())
+		}
+		return queue.Retry
+	}
+	msg := truncateRunes(err.Error(), MaxErrorMessageChars)
+	if _, ferr := p.store.Finish(ctx, id, token, StatusChange{To: StatusFailed, ErrorMessage: msg}); ferr != nil {
+		log.ErrorContext(ctx, "marking failed failed", "error", ferr.Error())
+		return queue.Retry
+	}
+	log.ErrorContext(ctx, "delivery failed for good", "error", msg, "retryable", ntfy.IsRetryable(err))
+	return queue.Done
+}
+
+// parseNotice decodes a record body strictly: one JSON object holding a
+// canonical message id and nothing else.
+func parseNotice(body string) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(body)))
+	dec.DisallowUnknownFields()
+	var n Notice
+	if err := dec.Decode(&n); err != nil {
+		return "", fmt.Errorf("body is not a notice: %w", err)
+	}
+	if dec.More() {
+		return "", errors.New("body has data after the notice")
+	}
+	if !validID(n.MessageID) {
+		return "", fmt.Errorf("message_id %q is not a canonical UUID", truncateRunes(n.MessageID, 64))
+	}
+	return n.MessageID, nil
+}
+
+// notification maps a message to ntfy: the payload's text, title,
+// priority, tags and click_url (document 000's payloads). A type without
+// text sends its type and payload as JSON, so nothing is silently empty.
+func (p *Processor) notification(m *Message) ntfy.Notification {
+	n := ntfy.Notification{Topic: p.topic}
+	if s, ok := m.Payload["text"].(string); ok && s != "" {
+		n.Message = s
+	} else {
+		b, _ := json.Marshal(m.Payload)
+		n.Message = m.MessageType + ": " + string(b)
+	}
+	n.Message = truncateBytes(n.Message, maxNtfyMessageBytes)
+	if s, ok := m.Payload["title"].(string); ok {
+		n.Title = s
+	}
+	if s, ok := m.Payload["priority"].(string); ok {
+		n.Priority = ntfy.Priorities[s]
+	}
+	if tags, ok := m.Payload["tags"].([]any); ok {
+		for _, t := range tags {
+			if s, ok := t.(string); ok {
+				n.Tags = append(n.Tags, s)
+			}
+		}
+	}
+	if s, ok := m.Payload["click_url"].(string); ok {
+		n.Click = s
+	}
+	return n
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

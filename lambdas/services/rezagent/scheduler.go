@@ -1,0 +1,143 @@
+package rezagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+)
+
+// EnvRepublishAfter is how long a message may stay created before a
+// scheduler run publishes it again (a Go duration, e.g. "5m").
+const EnvRepublishAfter = "REZ_AGENT_REPUBLISH_AFTER"
+
+// Scheduler settings.
+const (
+	// ScheduledType and ScheduledBy mark the scheduler's messages.
+	ScheduledType = "scheduled_hello"
+	ScheduledBy   = "scheduler"
+	// DefaultRepublishAfter is used when EnvRepublishAfter is unset.
+	DefaultRepublishAfter = 5 * time.Minute
+	// MaxRepublish bounds the stranded messages one run republishes, so a
+	// long SNS outage drains over a few runs instead of one long one.
+	MaxRepublish = 100
+)
+
+// scheduledNamespace makes scheduled message ids: UUID v5 of the schedule
+// ARN and the fire time, so every retry of one fire names one message.
+var scheduledNamespace = uuid.MustParse("6f0c2f64-5b0e-4d0b-9a51-2f3b8c1de0a7")
+
+// ScheduledMessageID is the id of the message a schedule creates for one
+// fire time.
+func ScheduledMessageID(scheduleARN string, at time.Time) string {
+	return uuid.NewSHA1(scheduledNamespace, []byte(scheduleARN+"\n"+at.UTC().Format(time.RFC3339))).String()
+}
+
+// HelloPayload is the payload of every scheduled_hello (document 000).
+func HelloPayload() Payload {
+	return Payload{"text": "hello world", "priority": "default", "tags": []any{"scheduled", "daily"}}
+}
+
+// Scheduler is the scheduled job of rez_agent: each fire creates one
+// scheduled_hello and publishes it, then republishes stranded messages.
+type Scheduler struct {
+	store          *Store
+	pub            *Publisher
+	republishAfter time.Duration
+	log            *slog.Logger
+}
+
+// SchedulerConfig configures NewSchedulerFromConfig.
+type SchedulerConfig struct {
+	Config
+	SNS            SNSAPI
+	Topic          string
+	RepublishAfter time.Duration
+}
+
+// NewScheduler builds the scheduler from the environment.
+func NewScheduler(ctx context.Context, getenv func(string) string) (schedule.Job, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	sc := SchedulerConfig{Config: cfg, Topic: getenv(EnvTopicArn), RepublishAfter: DefaultRepublishAfter}
+	if sc.Topic == "" {
+		return nil, fmt.Errorf("rezagent: %s is not set; it names the topic scheduled messages are published to", EnvTopicArn)
+	}
+	if v := getenv(EnvRepublishAfter); v != "" {
+		if sc.RepublishAfter, err = time.ParseDuration(v); err != nil || sc.RepublishAfter <= 0 {
+			return nil, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 5m", EnvRepublishAfter, v)
+		}
+	}
+	if sc.Client, err = ddb.NewClient(ctx, getenv); err != nil {
+		return nil, err
+	}
+	if sc.SNS, err = NewSNSClient(ctx, getenv); err != nil {
+		return nil, err
+	}
+	return NewSchedulerFromConfig(sc), nil
+}
+
+// NewSchedulerFromConfig builds the scheduler from cfg.
+func NewSchedulerFromConfig(cfg SchedulerConfig) *Scheduler {
+	store := storeFromConfig(cfg.Config)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Scheduler{store: store, pub: NewPublisher(cfg.SNS, cfg.Topic, store), republishAfter: cfg.RepublishAfter, log: log}
+}
+
+// Run creates the fire's message (once, however often the fire is
+// retried), publishes it while it is still created, and republishes
+// messages stranded in created. An error asks for a retry.
+func (s *Scheduler) Run(ctx context.Context, ev schedule.Event) error {
+	if err := ev.Validate(); err != nil {
+		return err
+	}
+	id := ScheduledMessageID(ev.ScheduleARN, ev.ScheduledTime)
+	m, created, err := s.store.CreateWithID(ctx, id, NewMessage{
+		MessageType: ScheduledType, CreatedBy: ScheduledBy, Payload: HelloPayload(), CorrelationID: id,
+	})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if m.Status == StatusCreated {
+		if _, err := s.pub.Publish(ctx, m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.log.InfoContext(ctx, "scheduled message", "message_id", id, "created", created, "status", m.Status)
+	n, err := s.Republish(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if n > 0 {
+		s.log.InfoContext(ctx, "republished stranded messages", "count", n)
+	}
+	return errors.Join(errs...)
+}
+
+// Republish publishes again up to MaxRepublish messages that have been
+// created for longer than the republish threshold, and reports how many
+// it published. A publish failure stops the run (SNS is likely down).
+func (s *Scheduler) Republish(ctx context.Context) (int, error) {
+	stranded, err := s.store.Stranded(ctx, s.store.now().Add(-s.republishAfter), MaxRepublish)
+	if err != nil {
+		return 0, err
+	}
+	for i, sum := range stranded {
+		if _, err := s.pub.Publish(ctx, &Message{Summary: sum}); err != nil {
+			return i, err
+		}
+	}
+	return len(stranded), nil
+}

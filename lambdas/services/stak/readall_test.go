@@ -1,0 +1,438 @@
+package stak_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/services/stak"
+)
+
+const readAllPath = "/tenants/acme/inboxes/main/users/u1/read-all"
+
+func (s *service) readAll(t testing.TB, uid, body string) stak.ReadAll {
+	t.Helper()
+	var r stak.ReadAll
+	s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/"+uid+"/read-all", body, &r)
+	return r
+}
+
+// unreadTitles lists the titles of uid's unread messages, newest first.
+func (s *service) unreadTitles(t *testing.T, uid string) string {
+	t.Helper()
+	var out []string
+	for _, m := range s.feed(t, uid, "?limit=100").Messages {
+		if m.ReadAt == nil {
+			out = append(out, m.Message.Title)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func TestReadAll(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	var ids []string // oldest first
+	for i, cat := range []string{"a", "b", "", "a", "b", "", "a"} {
+		if i%2 == 0 {
+			ids = append(ids, s.toUsers(t, fmt.Sprint("m", i), cat, "u1", "u2").Header.ID)
+		} else {
+			ids = append(ids, s.toEveryone(t, fmt.Sprint("m", i), cat).Header.ID)
+		}
+	}
+	s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[5]+"/read", "", nil)
+
+	before := s.count(t)
+	for name, body := range map[string]string{
+		"empty body":      ``,
+		"unknown field":   `{"all":true}`,
+		"bad id":          `{"up_to":"nope"}`,
+		"negative time":   `{"up_to_time":-1}`,
+		"both bounds":     `{"up_to":"` + ids[3] + `","up_to_time":1}`,
+		"limit 0":         `{"limit":0}`,
+		"limit too large": fmt.Sprintf(`{"limit":%d}`, stak.MaxReadAll+1),
+		"cursor":          `{"cursor":"abc"}`,
+		"cursor + bound":  `{"cursor":"abc","up_to":"` + ids[3] + `"}`,
+	} {
+		if r := s.do(t, "POST", readAllPath, body); r.Status != 400 {
+			t.Errorf("%s: %d %s, want 400", name, r.Status, r.Body)
+		}
+	}
+	for _, path := range []string{"/tenants/acme/inboxes/main/users/a%23b/read-all", "/tenants/acme/inboxes/main/users/$public/read-all"} {
+		if r := s.do(t, "POST", path, `{}`); r.Status != 400 {
+			t.Errorf("%s: %d, want 400", path, r.Status)
+		}
+	}
+	s.must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/read-all", `{}`, nil)
+	if n := s.count(t); n != before {
+		t.Fatalf("refused calls wrote %d items", n-before)
+	}
+
+	// Bound by id: m3 and older; newest first, 2 per call.
+	r := s.readAll(t, "u1", `{"up_to":"`+ids[3]+`","limit":2}`)
+	if r.Marked != 2 || r.Examined != 2 || r.Next == "" {
+		t.Fatalf("first call = %+v", r)
+	}
+	if got := s.unreadTitles(t, "u1"); got != "m6,m4,m1,m0" {
+		t.Errorf("unread after m3,m2 = %s", got)
+	}
+	r = s.readAll(t, "u1", `{"cursor":"`+r.Next+`","limit":2}`)
+	if r.Marked != 2 || r.Next != "" {
+		t.Fatalf("second call = %+v, want the last two and no cursor", r)
+	}
+	// A cursor belongs to its user and route.
+	other := s.readAll(t, "u2", `{"limit":1}`)
+	if r := s.do(t, "POST", readAllPath, `{"cursor":"`+other.Next+`"}`); r.Status != 400 {
+		t.Errorf("u2's cursor for u1: %d", r.Status)
+	}
+	if r := s.do(t, "GET", "/tenants/acme/inboxes/main/users/u2/messages?cursor="+other.Next, ""); r.Status != 400 {
+		t.Errorf("read-all cursor on the feed: %d", r.Status)
+	}
+
+	// Bound by time: everything delivered up to m4's second, which may
+	// include later messages of the same second but never m6's id if it is
+	// a later second; so check against the ids instead of the titles.
+	var m4 stak.Message
+	for _, m := range s.feed(t, "u1", "?limit=100").Messages {
+		if m.Header.ID == ids[4] {
+			m4 = m
+		}
+	}
+	r = s.readAll(t, "u1", fmt.Sprintf(`{"up_to_time":%d}`, m4.Header.Delivered))
+	if got := s.unreadTitles(t, "u1"); strings.Contains(got, "m4") || r.Marked < 1 {
+		t.Errorf("after up_to_time of m4: unread %s, call %+v", got, r)
+	}
+	// No bound: the rest; then nothing is left and a call marks nothing.
+	s.readAll(t, "u1", `{}`)
+	if got := s.unreadTitles(t, "u1"); got != "" {
+		t.Errorf("unread after read-all = %s", got)
+	}
+	if r := s.readAll(t, "u1", `{}`); r.Marked != 0 || r.Examined != 7 || r.Next != "" {
+		t.Errorf("read-all of a read inbox = %+v", r)
+	}
+	st := s.stats(t, "u1")
+	wantCounts(t, "u1", st.Counts, 7, 7)
+	wantCounts(t, "u1 a", st.Categories["a"], 3, 3)
+	wantCounts(t, "u1 b", st.Categories["b"], 2, 2)
+	// u2 marked m6 only; its counters count nothing of u1's.
+	wantCounts(t, "u2", s.stats(t, "u2").Counts, 7, 1)
+}
+
+// TestReadAllHidesExpired: an expired message is not marked (a single mark
+// answers 404 for it too) and does not count.
+func TestReadAllSkipsExpired(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	s.toUsers(t, "flash", "flash", "u1")
+	s.toEveryone(t, "pflash", "flash")
+	s.toUsers(t, "keep", "a", "u1")
+	s.clock.Advance(2 * time.Minute)
+	if r := s.readAll(t, "u1", `{}`); r.Marked != 1 || r.Examined != 1 {
+		t.Errorf("read-all = %+v, want only keep", r)
+	}
+	wantCounts(t, "u1", s.stats(t, "u1").Counts, 3, 1)
+}
+
+// TestReadAllRaces: read-all calls racing with each other and with single
+// marks of the same messages count every read exactly once, and every
+// message is marked by exactly one caller.
+func TestReadAllRaces(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	var ids []string
+	cats := []string{"a", "b", "c", ""}
+	for i := range 60 {
+		if i%3 == 0 {
+			ids = append(ids, s.toEveryone(t, fmt.Sprint("p", i), cats[i%4]).Header.ID)
+		} else {
+			ids = append(ids, s.toUsers(t, fmt.Sprint("u", i), cats[i%4], "u1").Header.ID)
+		}
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		changed int
+		errs    []string
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		errs = append(errs, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"limit":%d}`, 5+w*3)
+			for range 100 {
+				r := s.do(t, "POST", readAllPath, body)
+				var res stak.ReadAll
+				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
+					fail("read-all: %d %s", r.Status, r.Body)
+					return
+				}
+				mu.Lock()
+				changed += res.Marked
+				mu.Unlock()
+				if res.Next == "" {
+					return
+				}
+				body = fmt.Sprintf(`{"cursor":%q}`, res.Next)
+			}
+		}()
+	}
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			order := rand.New(rand.NewPCG(uint64(w), 1)).Perm(len(ids))
+			for _, i := range order {
+				r := s.do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[i]+"/read", "")
+				var res stak.ReadResult
+				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
+					fail("mark %s: %d %s", ids[i], r.Status, r.Body)
+					continue
+				}
+				if res.Changed {
+					mu.Lock()
+					changed++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("%d calls failed, first: %s", len(errs), errs[0])
+	}
+	if changed != len(ids) {
+		t.Errorf("callers report %d marks for %d messages", changed, len(ids))
+	}
+	st := s.stats(t, "u1")
+	wantCounts(t, "u1", st.Counts, 60, 60)
+	for _, c := range []string{"a", "b", "c"} {
+		wantCounts(t, "u1 "+c, st.Categories[c], 15, 15)
+	}
+	if got := s.unreadTitles(t, "u1"); got != "" {
+		t.Errorf("still unread: %s", got)
+	}
+}
+
+// breakCounter overwrites one counter item as a lost stream record or a
+// bad hand edit would leave it.
+func (s *service) breakCounter(t testing.TB, pk, sk string, published, read int) {
+	t.Helper()
+	item := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk},
+		"kind": &types.AttributeValueMemberS{Value: "US"}, "published": &types.AttributeValueMemberN{Value: fmt.Sprint(published)},
+	}
+	if read >= 0 {
+		item["read"] = &types.AttributeValueMemberN{Value: fmt.Sprint(read)}
+	}
+	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *service) deleteCounter(t *testing.T, pk, sk string) {
+	t.Helper()
+	_, err := s.client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+const (
+	u1PK     = "t#acmeU#u1#main"
+	publicPK = "t#acmeG#$public#main"
+)
+
+func (s *service) recount(t testing.TB, body string) stak.Recount {
+	t.Helper()
+	var r stak.Recount
+	s.must(t, 200, "POST", "/admin/tenants/acme/inboxes/main/recount", body, &r)
+	return r
+}
+
+func TestRecount(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	for i := range 6 {
+		um := s.toUsers(t, fmt.Sprint("u", i), []string{"a", "b"}[i%2], "u1", "u2")
+		if i < 3 {
+			s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+um.Header.ID+"/read", "", nil)
+		}
+		pm := s.toEveryone(t, fmt.Sprint("p", i), "a")
+		if i == 0 {
+			s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+pm.Header.ID+"/read", "", nil)
+		}
+	}
+	// Correct counters: a recount changes nothing and creates nothing.
+	items := s.count(t)
+	if r := s.recount(t, `{"uid":"u1"}`); len(r.Changes) != 0 || r.Examined != 13 {
+		t.Fatalf("recount of right counters = %+v", r)
+	}
+	if n := s.count(t); n != items {
+		t.Fatalf("recount wrote %d items", n-items)
+	}
+	wantCounts(t, "u1", s.stats(t, "u1").Counts, 12, 4)
+
+	// Break: lost increments, lost decrements, a deleted category counter,
+	// a public counter far off.
+	s.breakCounter(t, u1PK, "c#*", 2, 9)
+	s.deleteCounter(t, u1PK, "c#b")
+	s.breakCounter(t, publicPK, "c#*", 40, -1)
+	s.breakCounter(t, u1PK, "c#ghost", 3, 1)
+	st := s.stats(t, "u1")
+	if st.Published == 12 {
+		t.Fatal("counter not broken")
+	}
+	r := s.recount(t, `{"uid":"u1"}`)
+	got := map[string]string{}
+	for _, c := range r.Changes {
+		got[c.Partition+"/"+c.Category] = fmt.Sprintf("%d/%d->%d/%d", c.Before.Published, c.Before.Read, c.After.Published, c.After.Read)
+	}
+	want := map[string]string{
+		"public/": "40/0->6/0", "user/": "2/9->6/4", "user/b": "0/0->3/1", "user/ghost": "3/1->0/0",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changes = %v, want %v", got, want)
+	}
+	st = s.stats(t, "u1")
+	wantCounts(t, "u1", st.Counts, 12, 4)
+	wantCounts(t, "u1 a", st.Categories["a"], 9, 3)
+	wantCounts(t, "u1 b", st.Categories["b"], 3, 1)
+	wantCounts(t, "u1 ghost", st.Categories["ghost"], 0, 0)
+	if r := s.recount(t, `{"uid":"u1"}`); len(r.Changes) != 0 {
+		t.Errorf("second recount changed %+v", r.Changes)
+	}
+	// Without uid only the public counters; u2 was never broken.
+	if r := s.recount(t, `{}`); len(r.Changes) != 0 || r.UID != "" {
+		t.Errorf("public recount = %+v", r)
+	}
+	wantCounts(t, "u2", s.stats(t, "u2").Counts, 12, 0)
+
+	before := s.count(t)
+	for name, tc := range map[string]struct {
+		path, body string
+		status     int
+	}{
+		"empty body":    {"/admin/tenants/acme/inboxes/main/recount", ``, 400},
+		"uid with #":    {"/admin/tenants/acme/inboxes/main/recount", `{"uid":"a#b"}`, 400},
+		"uid $public":   {"/admin/tenants/acme/inboxes/main/recount", `{"uid":"$public"}`, 400},
+		"unknown field": {"/admin/tenants/acme/inboxes/main/recount", `{"user":"u1"}`, 400},
+		"unknown inbox": {"/admin/tenants/acme/inboxes/nope/recount", `{"uid":"u1"}`, 404},
+		"bad tenant":    {"/admin/tenants/a%23b/inboxes/main/recount", `{}`, 400},
+	} {
+		if r := s.do(t, "POST", tc.path, tc.body); r.Status != tc.status {
+			t.Errorf("%s: %d %s, want %d", name, r.Status, r.Body, tc.status)
+		}
+	}
+	if n := s.count(t); n != before {
+		t.Errorf("refused recounts wrote %d items", n-before)
+	}
+}
+
+// TestRecountRaces: recounts running while messages are published and
+// marked leave counters exact: each recount write is conditioned on the
+// counter it read, so a write that raced with it makes it count again.
+func TestRecountRaces(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	s.breakCounter(t, u1PK, "c#*", 100, 50)
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		errs      []string
+		published = make(chan string, 200)
+		attempts  int
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		errs = append(errs, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 15 {
+				body := fmt.Sprintf(`{"sender":"s","audiences":{"kind":"users","uids":["u1"]},"taxonomy":{"category":"c%d"},"message":{"title":"w%d-%d"}}`, i%3, w, i)
+				if w == 0 {
+					body = fmt.Sprintf(`{"sender":"s","audiences":{"kind":"everyone"},"taxonomy":{"category":"c%d"},"message":{"title":"w%d-%d"}}`, i%3, w, i)
+				}
+				r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", body)
+				var p stak.Published
+				if r.Status != 201 || json.Unmarshal([]byte(r.Body), &p) != nil {
+					fail("publish: %d %s", r.Status, r.Body)
+					continue
+				}
+				published <- p.Header.ID
+			}
+		}()
+	}
+	var markers sync.WaitGroup
+	for range 2 {
+		markers.Add(1)
+		go func() {
+			defer markers.Done()
+			for id := range published {
+				if r := s.do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", ""); r.Status != 200 {
+					fail("mark: %d %s", r.Status, r.Body)
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var recounters sync.WaitGroup
+	for range 2 {
+		recounters.Add(1)
+		go func() {
+			defer recounters.Done()
+			for {
+				r := s.do(t, "POST", "/admin/tenants/acme/inboxes/main/recount", `{"uid":"u1"}`)
+				var res stak.Recount
+				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
+					fail("recount: %d %s", r.Status, r.Body)
+					return
+				}
+				mu.Lock()
+				attempts += res.Attempts
+				mu.Unlock()
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(published)
+	markers.Wait()
+	close(done)
+	recounters.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("%d calls failed, first: %s", len(errs), errs[0])
+	}
+	t.Logf("recount passes: %d", attempts)
+	st := s.stats(t, "u1")
+	wantCounts(t, "u1", st.Counts, 45, 45)
+	for i := range 3 {
+		wantCounts(t, fmt.Sprint("u1 c", i), st.Categories[fmt.Sprint("c", i)], 15, 15)
+	}
+	if r := s.recount(t, `{"uid":"u1"}`); len(r.Changes) != 0 {
+		t.Errorf("counters after the race were off: %+v", r.Changes)
+	}
+}

@@ -1,0 +1,275 @@
+package stak
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// RecountAttempts bounds the passes over one partition: a pass that finds
+// a counter moved between its read and its write counts again.
+const RecountAttempts = 20
+
+// CounterChange is one counter item a recount rewrote.
+type CounterChange struct {
+	// Partition is "user" or "public".
+	Partition string `json:"partition"`
+	// Category is "" for the partition's total (c#*).
+	Category string `json:"category,omitempty"`
+	Before   Counts `json:"before"`
+	After    Counts `json:"after"`
+}
+
+// Recount is the report of a recount.
+type Recount struct {
+	Tenant string `json:"tenant_key"`
+	Inbox  string `json:"inbox_key"`
+	UID    string `json:"uid,omitempty"`
+	// Changes lists every counter written; empty when all were right.
+	Changes []CounterChange `json:"changes"`
+	// Examined counts the message and receipt items read.
+	Examined int `json:"examined"`
+	// Attempts counts passes over the partitions (more than one per
+	// partition when publishes or marks raced with the recount).
+	Attempts int `json:"attempts"`
+	// Unsettled names the counters ("user/*", "public/<category>") that
+	// moved under every one of RecountAttempts passes and were left as they
+	// were: run the recount again. Empty when the recount is complete.
+	Unsettled []string `json:"unsettled"`
+}
+
+// Recount recomputes the inbox's public counters and, when uid is not
+// empty, uid's counters from the items present, and rewrites those that
+// differ. Use it after stream records were lost (docs/schemas/stak.md,
+// "Runbook: recount").
+//
+// Each partition is one pass: read its counters, then count its items,
+// then write every differing counter conditioned on the value read. Every
+// other writer changes an item and its counters in one transaction, so a
+// write racing with the pass either is in both reads or moves a counter
+// and fails the condition; the pass then starts over. Items are counted
+// until TTL deletes them, expired or not, because the stream consumer
+// decrements when the deletion happens.
+func (s *Store) Recount(ctx context.Context, tenant, inbox, uid string) (*Recount, error) {
+	if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
+		return nil, err
+	}
+	res := &Recount{Tenant: tenant, Inbox: inbox, UID: uid, Changes: []CounterChange{}, Unsettled: []string{}}
+	parts := []Partition{{Tenant: tenant, UID: PublicUID, Inbox: inbox}}
+	if uid != "" {
+		parts = append(parts, Partition{Tenant: tenant, UID: uid, Inbox: inbox})
+	}
+	for _, p := range parts {
+		if err := s.recountPartition(ctx, p, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// stored is a counter item as read, with which attributes it has.
+type stored struct {
+	exists           bool
+	published, read  int64
+	hasPubl, hasRead bool
+}
+
+func (s *Store) recountPartition(ctx context.Context, p Partition, res *Recount) error {
+	name := map[bool]string{true: "public", false: "user"}[p.Public()]
+	// pending limits a retry to the counters whose write lost a race; nil
+	// means all of them.
+	var pending map[string]bool
+	for attempt := 1; attempt <= RecountAttempts; attempt++ {
+		res.Attempts++
+		current, err := s.readCounters(ctx, p)
+		if err != nil {
+			return err
+		}
+		want, n, err := s.countItems(ctx, p)
+		if err != nil {
+			return err
+		}
+		res.Examined += n
+		lost := map[string]bool{}
+		for _, sk := range counterKeys(current, want) {
+			cur, w := current[sk], want[sk]
+			// A missing attribute reads as 0, as Stats reads it.
+			same := cur.published == w.Published && (p.Public() || cur.read == w.Read)
+			if pending != nil && !pending[sk] || same || !cur.exists && w.Published == 0 && w.Read == 0 {
+				// Settled, right already, or absent and zero: writing it
+				// would create an item nothing counts in.
+				continue
+			}
+			err := s.counterSet(ctx, p, sk, cur, w)
+			if ddb.IsConditionFailed(err) {
+				lost[sk] = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			c := CounterChange{Partition: name, Category: strings.TrimPrefix(sk, skStatsPfx),
+				Before: Counts{Published: cur.published, Read: cur.read, Unread: max(0, cur.published-cur.read)},
+				After:  Counts{Published: w.Published, Read: w.Read, Unread: max(0, w.Published-w.Read)}}
+			if sk == skStatsAll {
+				c.Category = ""
+			}
+			if p.Public() {
+				c.Before.Read, c.Before.Unread, c.After.Read, c.After.Unread = 0, 0, 0, 0
+			}
+			res.Changes = append(res.Changes, c)
+		}
+		if len(lost) == 0 {
+			return nil
+		}
+		pending = lost
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	for sk := range pending {
+		res.Unsettled = append(res.Unsettled, name+"/"+strings.TrimPrefix(sk, skStatsPfx))
+	}
+	sort.Strings(res.Unsettled)
+	return nil
+}
+
+// readCounters reads every c# item of p, strongly consistent.
+func (s *Store) readCounters(ctx context.Context, p Partition) (map[string]stored, error) {
+	out := map[string]stored{}
+	err := s.queryAll(ctx, p.PK(), skStatsPfx, nil, func(item map[string]types.AttributeValue) error {
+		var c stored
+		c.exists = true
+		c.published, c.hasPubl = numberAttr(item, "published")
+		c.read, c.hasRead = numberAttr(item, "read")
+		out[sortKey(item)] = c
+		return nil
+	})
+	return out, err
+}
+
+// countItems counts p's messages and receipts, present ones (expired or
+// not): published counts messages, read counts user messages with readat
+// and receipts. It returns the counts per counter key and the items read.
+func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts, int, error) {
+	want := map[string]Counts{skStatsAll: {}}
+	n := 0
+	proj := expression.NamesList(expression.Name("sk"), expression.Name("kind"), expression.Name("readat"), expression.Name("taxonomy"))
+	err := s.queryAll(ctx, p.PK(), skMsgPfx, &proj, func(item map[string]types.AttributeValue) error {
+		n++
+		var doc struct {
+			Kind     string   `dynamodbav:"kind"`
+			ReadAt   *int64   `dynamodbav:"readat"`
+			Taxonomy Taxonomy `dynamodbav:"taxonomy"`
+		}
+		if err := attributevalue.UnmarshalMap(item, &doc); err != nil {
+			return fmt.Errorf("stak: unmarshal %s: %w", sortKey(item), err)
+		}
+		var d Counts
+		if doc.Kind != "" {
+			d.Published = 1
+		}
+		if !p.Public() && (doc.Kind == "" || doc.ReadAt != nil) {
+			d.Read = 1
+		}
+		sks := []string{skStatsAll}
+		if c := doc.Taxonomy.Category; c != "" {
+			sks = append(sks, skStatsPfx+c)
+		}
+		for _, sk := range sks {
+			c := want[sk]
+			c.Published += d.Published
+			c.Read += d.Read
+			want[sk] = c
+		}
+		return nil
+	})
+	return want, n, err
+}
+
+// queryAll reads every item of pk whose sort key begins with prefix.
+func (s *Store) queryAll(ctx context.Context, pk, prefix string, proj *expression.ProjectionBuilder, each func(map[string]types.AttributeValue) error) error {
+	b := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk)).And(expression.Key("sk").BeginsWith(prefix)))
+	if proj != nil {
+		b = b.WithProjection(*proj)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return err
+	}
+	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return ddb.Wrap("Query", err)
+		}
+		for _, item := range out.Items {
+			if err := each(item); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// counterKeys lists the counter keys of either map, c#* first.
+func counterKeys(current map[string]stored, want map[string]Counts) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for sk := range current {
+		seen[sk] = true
+		keys = append(keys, sk)
+	}
+	for sk := range want {
+		if !seen[sk] {
+			keys = append(keys, sk)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] == skStatsAll || keys[j] != skStatsAll && keys[i] < keys[j] })
+	return keys
+}
+
+// counterSet writes w into one counter item if it still holds cur: equal
+// values, or the attribute absent where cur had none, or no item at all.
+// Each counter is its own conditional write: it depends only on its own
+// value, so one that lost a race does not undo the others.
+func (s *Store) counterSet(ctx context.Context, p Partition, sk string, cur stored, w Counts) error {
+	upd := counterOwner(p).Set(expression.Name("published"), expression.Value(w.Published))
+	if !p.Public() {
+		upd = upd.Set(expression.Name("read"), expression.Value(w.Read))
+	}
+	cond := expression.AttributeNotExists(expression.Name("pk"))
+	if cur.exists {
+		cond = expression.AttributeExists(expression.Name("pk")).And(held("published", cur.hasPubl, cur.published), held("read", cur.hasRead, cur.read))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("stak: build recount update: %w", err)
+	}
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(p.PK(), sk),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	return ddb.Wrap("UpdateItem", err)
+}
+
+// held is "attribute still has the value read".
+func held(name string, has bool, v int64) expression.ConditionBuilder {
+	if !has {
+		return expression.AttributeNotExists(expression.Name(name))
+	}
+	return expression.Name(name).Equal(expression.Value(v))
+}
