@@ -32,7 +32,7 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	u := user(&v, r)
 	checkAccountID(&v, "account_id", in.AccountID)
 	checkName(&v, "account_name", in.AccountName)
-	checkRoleARN(&v, "role_arn", in.RoleARN, in.AccountID)
+	h.checkRole(&v, "role_arn", in.RoleARN, in.AccountID)
 	if in.ExternalID != "" {
 		checkExternalID(&v, "external_id", in.ExternalID)
 	}
@@ -101,7 +101,7 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 		checkName(&v, "account_name", *p.AccountName)
 	}
 	if p.RoleARN != nil {
-		checkRoleARN(&v, "role_arn", *p.RoleARN, id)
+		h.checkRole(&v, "role_arn", *p.RoleARN, id)
 	}
 	if p.Status != nil {
 		v.OneOf("status", string(*p.Status), accountStatuses()...)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,11 @@ const (
 	// string). Without it the key is derived from the table names: still
 	// tamper-evident and bound to the query, but not secret.
 	EnvCursorKey = cursor.EnvKey
+	// EnvRolePattern optionally names the roles Nucleus may assume (an IAM
+	// pattern of the part of a role ARN after "role/", with * and ?);
+	// infra sets it to the pattern its IAM policy allows, and the API
+	// refuses accounts whose role_arn it does not match.
+	EnvRolePattern = "NUCLEUS_ROLE_NAME_PATTERN"
 )
 
 // HeaderUserID names the user of a write when API Gateway has no IAM
@@ -45,6 +51,8 @@ type Config struct {
 	// Cloud runs connection tests (POST /accounts/{id}/test); without it
 	// that route answers 503. New sets it from the environment.
 	Cloud *Cloud
+	// RolePattern is EnvRolePattern's value; "" accepts any role.
+	RolePattern string
 	// Logger defaults to slog.Default (the mains install a logx logger).
 	Logger *slog.Logger
 	// Now, NewID and NewEntryID default to time.Now, random UUIDs and
@@ -64,7 +72,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	t := Tables{App: v[0], Audit: v[1]}
 	key := cursor.KeyFromEnv(getenv, "dynastack/nucleus/cursor/"+t.App+"/"+t.Audit)
-	return Config{Tables: t, CursorKey: key}, nil
+	return Config{Tables: t, CursorKey: key, RolePattern: getenv(EnvRolePattern)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
@@ -97,7 +105,7 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.NewEntryID != nil {
 		store.newEntryID = cfg.NewEntryID
 	}
-	h := &handler{store: store, cloud: cfg.Cloud}
+	h := &handler{store: store, cloud: cfg.Cloud, rolePattern: cfg.RolePattern, assumable: iamPattern(cfg.RolePattern)}
 	r := api.NewRouter()
 	r.Handle("POST /accounts", h.createAccount)
 	r.Handle("GET /accounts", h.listAccounts)
@@ -121,8 +129,33 @@ func NewHandler(cfg Config) http.Handler {
 }
 
 type handler struct {
-	store *Store
-	cloud *Cloud
+	store       *Store
+	cloud       *Cloud
+	rolePattern string
+	assumable   *regexp.Regexp // nil: any role
+}
+
+// checkRole checks role_arn, and that IAM lets Nucleus assume it.
+func (h *handler) checkRole(v *api.Validator, field, arn, accountID string) {
+	checkRoleARN(v, field, arn, accountID)
+	if h.assumable == nil || !roleARNPattern.MatchString(arn) {
+		return
+	}
+	_, rest, _ := strings.Cut(arn, ":role/")
+	if !h.assumable.MatchString(rest) {
+		v.Add(field, "must name a role matching %s: the only roles Nucleus may assume (create the role under such a name)", h.rolePattern)
+	}
+}
+
+// iamPattern compiles an IAM ARN pattern: * matches any run of
+// characters (slashes too), ? one character.
+func iamPattern(p string) *regexp.Regexp {
+	if p == "" {
+		return nil
+	}
+	q := regexp.QuoteMeta(p)
+	q = strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(q)
+	return regexp.MustCompile("^" + q + "$")
 }
 
 // user returns who makes a write, for the audit log. Behind API Gateway
