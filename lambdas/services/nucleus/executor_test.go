@@ -37,7 +37,7 @@ type execEnv struct {
 
 const executorKey = "AKIDEXECUTOR"
 
-func newExecEnv(t *testing.T) *execEnv {
+func newExecEnv(t testing.TB) *execEnv {
 	t.Helper()
 	e := &execEnv{sts: awsloop.NewSTS(), ec2: awsloop.NewEC2(), rds: awsloop.NewRDS(), ecs: awsloop.NewECS(), clock: time.Now().UTC()}
 	// The API and the executor share the clock: schedules are created
@@ -87,7 +87,7 @@ func (e *execEnv) run(t *testing.T, at time.Time) {
 }
 
 // accountWithRole registers an account whose role the fake STS trusts.
-func (e *execEnv) accountWithRole(t *testing.T, id, externalID string) string {
+func (e *execEnv) accountWithRole(t testing.TB, id, externalID string) string {
 	t.Helper()
 	role := "arn:aws:iam::" + id + ":role/nucleus-executor-target"
 	body := map[string]string{"account_id": id, "account_name": "acct " + id, "role_arn": role}
@@ -102,7 +102,7 @@ func (e *execEnv) accountWithRole(t *testing.T, id, externalID string) string {
 
 // scheduleAt creates a schedule in zone whose start_cron fires at the
 // wall times of starts and end_cron at those of stops (minute precision).
-func (e *execEnv) scheduleAt(t *testing.T, zone string, starts, stops []time.Time) string {
+func (e *execEnv) scheduleAt(t testing.TB, zone string, starts, stops []time.Time) string {
 	t.Helper()
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
@@ -139,7 +139,7 @@ func join(set map[int]bool) string {
 	return s
 }
 
-func (e *execEnv) attach(t *testing.T, scheduleID, typ, region, account, arn string) {
+func (e *execEnv) attach(t testing.TB, scheduleID, typ, region, account, arn string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"resource_arn": arn, "resource_type": typ, "region": region, "account_id": account})
 	e.must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", string(b), nil)
