@@ -4,7 +4,14 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+# Node 22 comes from package.json (the npm package `node`), so every make
+# target — the CDK CLI, DynamoDB Local's launcher and the jsii runtime that Go
+# test binaries start as `node` from PATH — runs on it whatever Node the
+# machine has.
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+NODE_FLOOR := 22
+# The CDK CLI otherwise forks a telemetry sender on every command.
+export CDK_DISABLE_CLI_TELEMETRY := true
 # Go test binaries read no validation: jsii copies the environment when the
 # bindings load, so it must be set before the binary starts. `make synth`
 # keeps validation on.
@@ -15,47 +22,72 @@ GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 CDK         := node_modules/.bin/cdk
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# AWS's Lambda Runtime Interface Emulator. The module has no semver tag, so
+# the Go module proxy lists only this pseudo-version (its newest commit,
+# 2026-10-30): pinned by it.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 
 # make guard compares the golden files at BASE with the working tree.
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all deps dev admin bench deploy synth test test-go test-fuzz test-consumer test-workflows snapshots guard diff lint clean
+.PHONY: all help deps dev admin bench bench-synth deploy synth test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+
+# A bare `make` lists the targets: the full test run takes minutes, and CI
+# names its target (`.ci/run` runs `make test`).
+.DEFAULT_GOAL := help
+
+help: ## this list
+	@echo "usage: make <target> [VAR=value]"
+	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-z][a-z-]*:[^=]*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 all: test
 
-# npm ci only when the lock file changed since the last install.
+# npm ci only when the lock file changed since the last install. On a
+# machine with an older Node, npm may warn once that packages want Node 22:
+# the Node 22 it installs here is the one every target uses from then on.
 node_modules/.package-lock.json: package.json package-lock.json
+	@echo "deps: npm ci (Node $(NODE_FLOOR), the CDK CLI, DynamoDB Local; first run only, about 30 s)"
 	npm ci --no-audit --no-fund
+	@node -e 'const m = +process.versions.node.split(".")[0]; if (m < $(NODE_FLOOR)) { console.error("node " + process.version + " is first on PATH; dynastack needs Node >= $(NODE_FLOOR) (package.json installs it into node_modules/.bin)"); process.exit(1) }'
 
 deps: node_modules/.package-lock.json
 
 # The local runner is built, then exec'd: make forwards SIGINT/SIGTERM to it,
 # and it stops DynamoDB Local (its own process group) before exiting.
-dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:$${PORT:-8080}
-	$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null
-	mkdir -p bin && cd lambdas && go build -o ../bin/local ./cmd/local
+dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8080 (PORT=9090 make dev)
+	@port=$${PORT:-8080}; if (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; then \
+		free=$$port; while [ $$free -lt $$((port + 100)) ] && (exec 3<>/dev/tcp/127.0.0.1/$$free) 2>/dev/null; do free=$$((free + 1)); done; \
+		echo "dev: port $$port on 127.0.0.1 is in use (another make dev?); choose another: PORT=$$free make dev" >&2; exit 1; fi
+	@echo "dev: synthesizing dev with its Lambda bootstraps (first run builds the CDK app: about a minute)"
+	@$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null
+	@echo "dev: building the local runner"
+	@mkdir -p bin && cd lambdas && go build -o ../bin/local ./cmd/local
 	exec bin/local -templates cdk.out/assembly-dev
 
 # Browse the tables of a running `make dev` (its ready line names the endpoint).
-admin: deps ## DYNAMO_ENDPOINT=http://127.0.0.1:<port> make admin
+admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_ENDPOINT=<its dynamodb URL>, ADMIN_PORT=8001)
 	@test -n "$${DYNAMO_ENDPOINT:-}" || { echo "set DYNAMO_ENDPOINT to the DynamoDB Local URL printed by make dev"; exit 2; }
 	node_modules/.bin/dynamodb-admin --host 127.0.0.1 --port $${ADMIN_PORT:-8001}
 
 # Handler vs raw SDK benchmarks against DynamoDB Local: the ratio is the
 # handler's overhead. Not part of make test (timings are not assertions).
-bench: deps ## make bench [BENCHTIME=300x]
+bench: deps ## each service's handler beside the raw SDK call against DynamoDB Local (BENCHTIME=300x)
 	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/...
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
 # widening asks for confirmation.
-deploy: deps ## make deploy STAGE=dev
+deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials (STAGE=dev)
 	$(CDK) deploy --require-approval broadening '$(STAGE)/*'
 
 synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/
 	$(CDK) synth --quiet --output cdk.out
 
-test: deps test-go test-fuzz test-consumer test-workflows ## golden, contract, policy, construct, consumer, guard, Lambda and fuzz tests
+bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI, in one run (RUNS=5)
+	test/synthbench/bench.sh
+
+test: deps test-go test-fuzz test-consumer test-workflows test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, fuzz and artifact tests
 
 test-go:
 	$(TEST_ENV) go test -count=1 $(GO_PACKAGES)
@@ -78,6 +110,32 @@ test-consumer:
 test-workflows:
 	go run $(ACTIONLINT) .github/workflows/*.yml
 
+$(RIE):
+	@echo "installing aws-lambda-rie $(RIE_VERSION) (go install; first run only)"
+	@mkdir -p bin/rie && GOBIN=$(CURDIR)/bin/rie go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+	@mv bin/rie/aws-lambda-rie $@ && rmdir bin/rie
+
+# qemu-aarch64-static runs the arm64 bootstraps on another host. Installed
+# with apt-get when root (or passwordless sudo) allows; otherwise the
+# artifact test rebuilds each bootstrap for the host and says so.
+qemu:
+	@if [ "$$(uname -m)" = aarch64 ] || command -v qemu-aarch64-static >/dev/null; then exit 0; fi; \
+	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo -n true 2>/dev/null && sudo="sudo -n" || sudo=none; fi; \
+	if [ "$$sudo" = none ] || ! command -v apt-get >/dev/null; then \
+		echo "qemu-aarch64-static missing and cannot be installed here (needs apt-get as root): the artifact test runs host builds"; exit 0; fi; \
+	echo "installing qemu-user-static (apt-get; first run only) to run the arm64 bootstraps"; \
+	{ $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq qemu-user-static; } >/dev/null 2>&1 \
+		|| echo "apt-get install qemu-user-static failed: the artifact test runs host builds"
+
+# The bundled assets of a real synth of dev (the files cdk deploy uploads),
+# run under the Runtime Interface Emulator with API Gateway and DynamoDB
+# Streams events (test/artifact).
+test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
+	@echo "artifact: synthesizing dev (bundled assets)"
+	@$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null 2>cdk.out.log || { cat cdk.out.log; exit 1; }
+	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -count=1 -v ./test/artifact 2>&1 \
+		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
+
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
 	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
 	git status --short test/snapshots
@@ -90,15 +148,22 @@ guard: ## DynamoDB change hazards between the golden files at BASE and now
 	go build -o "$$tmp/ddbguard" ./infra/cmd/ddbguard && "$$tmp/ddbguard" $(GUARD_FLAGS) "$$tmp/test/snapshots" test/snapshots
 
 # Offline: the fresh synth against the golden files. With AWS credentials:
-# the real cdk diff against the deployed stage as well.
-diff: deps ## make diff STAGE=dev
+# the real cdk diff against the deployed stage as well (--fail). A
+# difference or an unknown stage fails the target (make exits 2, the
+# message says which). ASSEMBLY reads another synthesized cloud assembly
+# (with SKIP_SYNTH=1; the tests use it).
+STAGES   := $(sort $(notdir $(patsubst %/,%,$(wildcard test/snapshots/*/))))
+ASSEMBLY ?= cdk.out
+diff: deps ## fresh synth against the golden files, plus cdk diff with AWS credentials; fails on a difference or an unknown stage (STAGE=dev)
+	@case " $(STAGES) " in *" $(STAGE) "*) ;; *) echo "diff: unknown stage '$(STAGE)'; valid stages: $(STAGES)" >&2; exit 2;; esac
 	@if [ -z "$${SKIP_SYNTH:-}" ]; then $(MAKE) -s synth >/dev/null; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	go run ./test/cmd/snapshot -assembly cdk.out -stage "$(STAGE)" -out "$$tmp"; \
+	go run ./test/cmd/snapshot -assembly "$(ASSEMBLY)" -stage "$(STAGE)" -out "$$tmp"; \
 	if diff -ru test/snapshots/$(STAGE) "$$tmp/$(STAGE)"; then \
-		echo "$(STAGE): synthesized templates match test/snapshots/$(STAGE)"; fi
+		echo "$(STAGE): synthesized templates match test/snapshots/$(STAGE)"; \
+	else echo "$(STAGE): synthesized templates differ from test/snapshots/$(STAGE) (make snapshots accepts them)" >&2; exit 1; fi
 	@if [ -n "$${AWS_ACCESS_KEY_ID:-}$${AWS_PROFILE:-}$${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ]; then \
-		$(CDK) diff --app cdk.out '$(STAGE)/*'; \
+		$(CDK) diff --fail --app "$(ASSEMBLY)" '$(STAGE)/*'; \
 	else echo "(no AWS credentials: skipped cdk diff against the deployed $(STAGE) stage)"; fi
 
 lint: ## gofmt, go vet, staticcheck
@@ -107,5 +172,5 @@ lint: ## gofmt, go vet, staticcheck
 	cd test/consumer && GOWORK=off go vet ./...
 	go run $(STATICCHECK) $(GO_PACKAGES)
 
-clean:
+clean: ## remove cdk.out and bin
 	rm -rf cdk.out bin

@@ -4,12 +4,18 @@
 package gofunction
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -213,16 +219,158 @@ type goBuild struct {
 	moduleDir, pkg string
 }
 
-// TryBundle compiles the bootstrap into outputDir. It never returns false:
-// false makes CDK fall back to Docker, which is absent here and would hide
-// the real compile error, so a failed build panics with the compiler output.
+// TryBundle puts the bootstrap of the package into outputDir: from the
+// module's batch build (below) when the package is one of its Lambda mains,
+// else from a build of its own. It never returns false: false makes CDK fall
+// back to Docker, which is absent here and would hide the real compile
+// error, so a failed build panics with the compiler output.
 func (g *goBuild) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool {
-	args := goBuildArgs(g.pkg, filepath.Join(*outputDir, "bootstrap"))
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = g.moduleDir
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out := filepath.Join(*outputDir, "bootstrap")
+	b := batchFor(g.moduleDir, filepath.Dir(*outputDir))
+	if bin, ok := b.binary(g.pkg); ok {
+		if err := copyFile(bin, out); err != nil {
+			panic(fmt.Sprintf("gofunction: %s: %v", g.pkg, err))
+		}
+		return jsii.Bool(true)
+	}
+	args := goBuildArgs(g.pkg, out)
+	if out, err := goCommand(g.moduleDir, args...).CombinedOutput(); err != nil {
 		panic(fmt.Sprintf("gofunction: go build %s in %s failed: %v\n%s", g.pkg, g.moduleDir, err, out))
 	}
 	return jsii.Bool(true)
+}
+
+// goCommand runs the go tool in dir for linux/arm64, outside any go.work:
+// the module alone decides what is linked, as it does in CI.
+func goCommand(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "GOWORK=off")
+	return cmd
+}
+
+// LambdaRuntimePackage is what makes a main package a Lambda main for the
+// batch build: it starts aws-lambda-go's runtime loop.
+const LambdaRuntimePackage = "github.com/aws/aws-lambda-go/lambda"
+
+// batch is one `go build` of every Lambda main of a module, into a folder
+// beside CDK's bundling folders (in the cloud assembly's output directory,
+// so it is replaced by the next synth instead of piling up in /tmp).
+//
+// Why: CDK bundles assets one after another, and each `go build` of one
+// package links alone; one invocation with every package compiles shared
+// packages once and links the binaries in parallel. The binaries are those
+// of a build of each package on its own (same flags and environment), so
+// the asset hashes, which are of the output, do not change.
+//
+// The packages are discovered, not listed: every main package of the module
+// that depends on LambdaRuntimePackage. A package outside the batch (a tool,
+// a duplicate binary name) or a failed batch falls back to a build of the
+// one package, so a compile error fails synth only for the function whose
+// code is broken, with that package's compiler output.
+type batch struct {
+	once sync.Once
+	dir  string
+	bins map[string]string // "./cmd/x" → binary in dir
+	err  error
+}
+
+var (
+	batchesMu sync.Mutex
+	batches   = map[string]*batch{}
+)
+
+func batchFor(moduleDir, outRoot string) *batch {
+	batchesMu.Lock()
+	defer batchesMu.Unlock()
+	dir := BatchDir(outRoot, moduleDir)
+	b, ok := batches[dir]
+	if !ok {
+		b = &batch{dir: dir}
+		batches[dir] = b
+	}
+	b.once.Do(func() { b.bins, b.err = buildBatch(moduleDir, dir) })
+	return b
+}
+
+// BatchDir is the folder a synth into outdir builds the Lambda mains of
+// the module in moduleDir into (a test hook: it shows what was batched).
+func BatchDir(outdir, moduleDir string) string {
+	abs, err := filepath.Abs(moduleDir)
+	if err != nil {
+		abs = moduleDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(outdir, "gofunction-"+hex.EncodeToString(sum[:6]))
+}
+
+func (b *batch) binary(pkg string) (string, bool) {
+	if b.err != nil {
+		return "", false
+	}
+	bin, ok := b.bins[path.Clean(pkg)]
+	return bin, ok
+}
+
+func buildBatch(moduleDir, dir string) (map[string]string, error) {
+	list := goCommand(moduleDir, "go", "list", "-f",
+		`{{if eq .Name "main"}}{{.ImportPath}}{{"\t"}}{{.Dir}}{{range .Deps}}{{if eq . "`+LambdaRuntimePackage+`"}}{{"\t"}}lambda{{end}}{{end}}{{"\n"}}{{end}}`, "./...")
+	listed, err := list.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	byName := map[string][]string{} // binary name → packages
+	for line := range strings.Lines(string(listed)) {
+		f := strings.Split(strings.TrimSpace(line), "\t")
+		if len(f) != 3 {
+			continue // not a Lambda main
+		}
+		rel, err := filepath.Rel(moduleDir, f[1])
+		if err != nil {
+			continue
+		}
+		name := path.Base(f[0])
+		byName[name] = append(byName[name], "./"+filepath.ToSlash(rel))
+	}
+	bins := map[string]string{}
+	var pkgs []string
+	for name, ps := range byName {
+		if len(ps) == 1 { // `go build -o dir/` names a binary by its package's last element
+			bins[ps[0]] = filepath.Join(dir, name)
+			pkgs = append(pkgs, ps[0])
+		}
+	}
+	if len(pkgs) == 0 {
+		return nil, nil
+	}
+	slices.Sort(pkgs)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	args := goBuildArgs(pkgs[0], dir+string(filepath.Separator))
+	args = append(args, pkgs[1:]...)
+	if out, err := goCommand(moduleDir, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bins, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

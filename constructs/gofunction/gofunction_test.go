@@ -1,9 +1,12 @@
 package gofunction_test
 
 import (
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,6 +150,47 @@ func TestEachPackageGetsItsOwnAsset(t *testing.T) {
 	if len(bins) != 2 {
 		t.Fatalf("bundled %v, want two bootstraps", bins)
 	}
+
+	// Both came from one batch build of the module's Lambda mains (the
+	// main without the Lambda runtime is left out), and each is the binary
+	// a build of its package alone makes: the asset hash is of the output.
+	batched, err := os.ReadDir(gofunction.BatchDir(out, "testdata/hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range batched {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "hello other" {
+		t.Errorf("batch built %v, want [hello other]", names)
+	}
+	alone := map[string]bool{}
+	for _, pkg := range []string{"./cmd/hello", "./cmd/other"} {
+		bin := filepath.Join(t.TempDir(), "bootstrap")
+		cmd := exec.Command("go", "build", "-tags", gofunction.BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, pkg)
+		cmd.Dir = "testdata/hello"
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "GOWORK=off")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+		alone[sha256File(t, bin)] = true
+	}
+	for _, bin := range bins {
+		if !alone[sha256File(t, bin)] {
+			t.Errorf("%s differs from a build of its package alone", bin)
+		}
+	}
+}
+
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func TestLocalBundlingFailsLoudly(t *testing.T) {

@@ -94,6 +94,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		if verbose {
 			out = os.Stderr
 		}
+		log.Info("starting dynamodb local (java; a few seconds)")
 		srv, err := ddblocal.Start(ctx, ddblocal.Options{Output: out})
 		if err != nil {
 			return err
@@ -124,6 +125,8 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	mounted := map[string]string{} // service → template
 	consuming := 0                 // stream consumers started
 	working := 0                   // scheduled jobs and queue consumers
+	// handlers are what the index pages list (index.go).
+	handlers := map[string]http.Handler{}
 	for _, t := range tmpls {
 		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external})
 		if err != nil {
@@ -200,6 +203,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			}
 			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, h))
 			mounted[name] = t.Path
+			handlers[name] = h
 			served++
 		}
 		if served == 0 {
@@ -214,6 +218,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		svcNames = append(svcNames, n)
 	}
 	sort.Strings(svcNames)
+	mountIndex(mux, handlers)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "services": svcNames, "dynamodb": endpoint})
 	})

@@ -1,3 +1,5 @@
 package main
 
-func main() { println("hello") }
+import "github.com/aws/aws-lambda-go/lambda"
+
+func main() { lambda.Start(func() (string, error) { return "hello", nil }) }

@@ -1,3 +1,5 @@
 package main
 
-func main() { println("other") }
+import "github.com/aws/aws-lambda-go/lambda"
+
+func main() { lambda.Start(func() (string, error) { return "other", nil }) }

@@ -1,0 +1,238 @@
+package artifact
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// streamImage turns an item as the SDK reads it into the image of a
+// stream record as Lambda delivers it.
+func streamImage(t *testing.T, item map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
+	t.Helper()
+	out := make(map[string]events.DynamoDBAttributeValue, len(item))
+	for k, v := range item {
+		out[k] = streamValue(t, v)
+	}
+	return out
+}
+
+func streamValue(t *testing.T, v types.AttributeValue) events.DynamoDBAttributeValue {
+	t.Helper()
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return events.NewStringAttribute(v.Value)
+	case *types.AttributeValueMemberN:
+		return events.NewNumberAttribute(v.Value)
+	case *types.AttributeValueMemberB:
+		return events.NewBinaryAttribute(v.Value)
+	case *types.AttributeValueMemberBOOL:
+		return events.NewBooleanAttribute(v.Value)
+	case *types.AttributeValueMemberNULL:
+		return events.NewNullAttribute()
+	case *types.AttributeValueMemberSS:
+		return events.NewStringSetAttribute(v.Value)
+	case *types.AttributeValueMemberNS:
+		return events.NewNumberSetAttribute(v.Value)
+	case *types.AttributeValueMemberBS:
+		return events.NewBinarySetAttribute(v.Value)
+	case *types.AttributeValueMemberL:
+		l := make([]events.DynamoDBAttributeValue, len(v.Value))
+		for i, e := range v.Value {
+			l[i] = streamValue(t, e)
+		}
+		return events.NewListAttribute(l)
+	case *types.AttributeValueMemberM:
+		return events.NewMapAttribute(streamImage(t, v.Value))
+	}
+	t.Fatalf("attribute value %T", v)
+	return events.DynamoDBAttributeValue{}
+}
+
+// expiry is the stream record of a TTL deletion of item, as AWS sends it
+// (REMOVE by the DynamoDB service).
+func expiry(t *testing.T, item map[string]types.AttributeValue, eventID, seq, arn string) events.DynamoDBEventRecord {
+	img := streamImage(t, item)
+	return events.DynamoDBEventRecord{
+		AWSRegion: "us-east-1", EventID: eventID, EventName: "REMOVE", EventSource: "aws:dynamodb",
+		EventVersion: "1.1", EventSourceArn: arn,
+		UserIdentity: &events.DynamoDBUserIdentity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"},
+		Change: events.DynamoDBStreamRecord{
+			Keys:     map[string]events.DynamoDBAttributeValue{"pk": img["pk"], "sk": img["sk"]},
+			OldImage: img, SequenceNumber: seq, SizeBytes: 200, StreamViewType: "NEW_AND_OLD_IMAGES",
+		},
+	}
+}
+
+// Stak's stream consumer as deployed, fed by DynamoDB Streams events for
+// messages the deployed API published (docs/schemas/stak.md, "Stream
+// consumer"): a batch delivered twice changes the counters once, a record
+// DynamoDB refuses is reported by its sequence number
+// (ReportBatchItemFailures) while the rest of the batch applies, an image
+// the consumer cannot read is skipped, and an event aws-lambda-go cannot
+// decode fails the invocation with an ERROR log line.
+func TestStakStreamConsumer(t *testing.T) {
+	s := requireStage(t)
+	api := Start(t, s.RIE, s.QEMU, s.Functions["stak"])
+	consumer := Start(t, s.RIE, s.QEMU, s.Functions["stak-stream"])
+	table := s.Functions["stak-stream"].Env["STAK_INBOX_TABLE"]
+	if table == "" {
+		t.Fatalf("stak-stream has no STAK_INBOX_TABLE: %v", s.Functions["stak-stream"].Env)
+	}
+	arn := "arn:aws:dynamodb:us-east-1:123456789012:table/" + table + "/stream/2026-11-26T00:00:00.000"
+
+	must := func(r Request, want int) Response {
+		t.Helper()
+		resp := api.Do(t, r)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s", r.Method, r.Path, resp.StatusCode, resp.Body)
+		}
+		return resp
+	}
+	base := "/tenants/acme/inboxes/ops"
+	must(Request{Method: "PUT", Path: "/tenants/acme/settings", Body: []byte(`{"title":"Acme"}`)}, http.StatusOK)
+	must(Request{Method: "PUT", Path: base, Body: []byte(`{"title":"Ops"}`)}, http.StatusOK)
+	must(Request{Method: "POST", Path: base + "/messages", Base64: true,
+		Body: []byte(`{"sender":"ci","audiences":{"kind":"users","uids":["u1","u2","u3"]},"taxonomy":{"category":"news"},"message":{"title":"hello"}}`)}, http.StatusCreated)
+	stats := func(uid string) (published, read float64) {
+		t.Helper()
+		r := must(Request{Method: "GET", Path: base + "/users/" + uid + "/stats"}, http.StatusOK)
+		p, _ := r.JSON["published"].(float64)
+		rd, _ := r.JSON["read"].(float64)
+		return p, rd
+	}
+	for _, u := range []string{"u1", "u2", "u3"} {
+		if p, _ := stats(u); p != 1 {
+			t.Fatalf("%s published = %v after publishing, want 1", u, p)
+		}
+	}
+
+	// The stored messages, as the stream's old images would carry them.
+	items := map[string]map[string]types.AttributeValue{}
+	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		pk := it["pk"].(*types.AttributeValueMemberS).Value
+		sk := it["sk"].(*types.AttributeValueMemberS).Value
+		if strings.HasPrefix(sk, "m#") {
+			items[strings.TrimSuffix(strings.TrimPrefix(pk, "t#acmeU#"), "#ops")] = it
+		}
+	}
+	if len(items) != 3 {
+		t.Fatalf("found messages of %v, want u1, u2, u3", items)
+	}
+
+	send := func(ev any) (int, []byte) {
+		t.Helper()
+		return consumer.Invoke(t, ev)
+	}
+	failures := func(status int, out []byte) []string {
+		t.Helper()
+		var resp events.DynamoDBEventResponse
+		if status != http.StatusOK || json.Unmarshal(out, &resp) != nil || resp.BatchItemFailures == nil {
+			t.Fatalf("consumer answered %d %s, want a DynamoDBEventResponse", status, out)
+		}
+		var ids []string
+		for _, f := range resp.BatchItemFailures {
+			ids = append(ids, f.ItemIdentifier)
+		}
+		return ids
+	}
+
+	t.Run("batch delivered twice", func(t *testing.T) {
+		batch := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{expiry(t, items["u1"], "9a1c0c3e-0001", "100000000000000000001", arn)}}
+		for i := range 2 {
+			if ids := failures(send(batch)); len(ids) != 0 {
+				t.Fatalf("delivery %d: failures %v", i+1, ids)
+			}
+		}
+		if p, _ := stats("u1"); p != 0 {
+			t.Errorf("u1 published = %v after one expiry delivered twice, want 0", p)
+		}
+	})
+
+	t.Run("failing record reported", func(t *testing.T) {
+		// DynamoDB refuses the dedupe marker of this record (its sort key
+		// would pass 1024 bytes): a fault of one record, reported alone.
+		bad := expiry(t, items["u2"], strings.Repeat("e", 1100), "200000000000000000001", arn)
+		good := expiry(t, items["u3"], "9a1c0c3e-0003", "200000000000000000002", arn)
+		ids := failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{bad, good}}))
+		if strings.Join(ids, ",") != bad.Change.SequenceNumber {
+			t.Errorf("batchItemFailures %v, want [%s]", ids, bad.Change.SequenceNumber)
+		}
+		if p, _ := stats("u2"); p != 1 {
+			t.Errorf("u2 published = %v, want 1 (its record failed)", p)
+		}
+		if p, _ := stats("u3"); p != 0 {
+			t.Errorf("u3 published = %v, want 0 (its record applied)", p)
+		}
+		found := false
+		for _, r := range consumer.Records() {
+			if r.Fields["msg"] == "stream record failed" && r.Fields["level"] == "ERROR" && r.Fields["sequence_number"] == bad.Change.SequenceNumber {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no ERROR line for the failed record:\n%s", consumer.logs.String())
+		}
+	})
+
+	t.Run("unreadable image skipped", func(t *testing.T) {
+		img := streamImage(t, items["u2"])
+		img["sk"] = events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"x": events.NewStringAttribute("m#")})
+		rec := expiry(t, items["u2"], "9a1c0c3e-0004", "300000000000000000001", arn)
+		rec.Change.OldImage = img
+		if ids := failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}})); len(ids) != 0 {
+			t.Errorf("unreadable image reported as failure %v; it can never succeed and would block the shard", ids)
+		}
+		if p, _ := stats("u2"); p != 1 {
+			t.Errorf("u2 published = %v, want 1", p)
+		}
+		found := false
+		for _, r := range consumer.Records() {
+			if r.Fields["msg"] == "skipping unreadable stream image" && r.Fields["event_id"] == "9a1c0c3e-0004" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no log line for the skipped image:\n%s", consumer.logs.String())
+		}
+	})
+
+	t.Run("undecodable event", func(t *testing.T) {
+		raw := json.RawMessage(`{"Records":[{"eventID":"x","eventName":"REMOVE","dynamodb":{"OldImage":{"pk":{"S":5}}}}]}`)
+		status, out := send(raw)
+		var fe struct {
+			ErrorMessage string `json:"errorMessage"`
+			ErrorType    string `json:"errorType"`
+		}
+		if json.Unmarshal(out, &fe) != nil || fe.ErrorMessage == "" {
+			t.Fatalf("undecodable event: %d %s, want a function error", status, out)
+		}
+		found := false
+		for _, r := range consumer.Records() {
+			msg, _ := r.Fields["msg"].(string)
+			if r.Fields["level"] == "ERROR" && strings.Contains(msg, fe.ErrorMessage) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("invocation error %q not logged at ERROR:\n%s", fe.ErrorMessage, consumer.logs.String())
+		}
+		// The function is still up for the next batch.
+		if ids := failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{}})); len(ids) != 0 {
+			t.Errorf("empty batch after an error: %v", ids)
+		}
+	})
+	checkLogs(t, consumer)
+	checkLogs(t, api)
+}
