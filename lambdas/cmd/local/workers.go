@@ -45,6 +45,9 @@ const (
 type workers struct {
 	log        *slog.Logger
 	sns        *awsloop.SNS
+	// aws are lenient STS, EC2, RDS and ECS fakes, for the Nucleus
+	// executor's cross-account calls.
+	aws *awsloop.Fakes
 	sink       *ntfysink.Sink
 	ntfyURL    string
 	every      time.Duration
@@ -82,6 +85,12 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 	if err := w.sns.Start(); err != nil {
 		return nil, err
 	}
+	aws, err := awsloop.StartAll()
+	if err != nil {
+		_ = w.sns.Close()
+		return nil, err
+	}
+	w.aws = aws
 	w.ntfyURL = os.Getenv(EnvNtfyURL)
 	if w.ntfyURL == "" {
 		w.sink = ntfysink.New("", log.With("component", "ntfy-sink"))
@@ -90,12 +99,18 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 	return w, nil
 }
 
-func (w *workers) close() { _ = w.sns.Close() }
+func (w *workers) close() {
+	_ = w.sns.Close()
+	_ = w.aws.Close()
+}
 
 // env is what every local function gets on top of its template
-// environment: the SNS fake and the ntfy server.
+// environment: the SNS fake, the STS/EC2/RDS/ECS fakes and the ntfy
+// server.
 func (w *workers) env() map[string]string {
-	return map[string]string{"AWS_ENDPOINT_URL_SNS": w.sns.URL(), EnvNtfyURL: w.ntfyURL}
+	env := w.aws.Env()
+	env["AWS_ENDPOINT_URL_SNS"], env[EnvNtfyURL] = w.sns.URL(), w.ntfyURL
+	return env
 }
 
 // addTemplate creates the template's queues and routes its topics to the
