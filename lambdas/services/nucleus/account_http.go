@@ -210,18 +210,5 @@ func (h *handler) testAccount(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) deleteAccount(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathAccountID(r)
-	if err != nil {
-		return err
-	}
-	var v api.Validator
-	u := user(&v, r)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	if err := h.store.DeleteAccount(r.Context(), u, id); err != nil {
-		return apiError(err, id)
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return h.remove(w, r, pathAccountID, h.store.DeleteAccount)
 }

@@ -184,8 +184,9 @@ func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, fn func(m
 	if s.pageLimit > 0 {
 		in.Limit = aws.Int32(s.pageLimit)
 	}
-	for {
-		out, err := s.client.Query(ctx, in)
+	pages := dynamodb.NewQueryPaginator(s.client, in)
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return storeError("Query", err)
 		}
@@ -194,11 +195,8 @@ func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, fn func(m
 				return err
 			}
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+	return nil
 }
 
 // enabledSchedules lists every enabled schedule from GSI1 TYPE#SCHEDULE,

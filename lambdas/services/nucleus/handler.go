@@ -177,6 +177,26 @@ func user(v *api.Validator, r *http.Request) string {
 	return id
 }
 
+// remove serves a DELETE of the entity the path names: 204 once del
+// (user, id) succeeds.
+func (h *handler) remove(w http.ResponseWriter, r *http.Request, pathID func(*http.Request) (string, error),
+	del func(ctx context.Context, user, id string) error) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	u := user(&v, r)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if err := del(r.Context(), u, id); err != nil {
+		return apiError(err, id)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // optional is a PATCH field: absent, null, or a value. null is refused
 // rather than read as "absent", so a client cannot believe it cleared a
 // field.

@@ -133,18 +133,5 @@ func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathScheduleID(r)
-	if err != nil {
-		return err
-	}
-	var v api.Validator
-	u := user(&v, r)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	if err := h.store.DeleteSchedule(r.Context(), u, id); err != nil {
-		return apiError(err, id)
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return h.remove(w, r, pathScheduleID, h.store.DeleteSchedule)
 }
