@@ -43,11 +43,11 @@ const (
 // their SQS subscriptions and the event source mappings behind them (the
 // localqueue emulation), and an ntfy-compatible sink.
 type workers struct {
-	log        *slog.Logger
-	sns        *awsloop.SNS
+	log *slog.Logger
+	sns *awsloop.SNS
 	// aws are lenient STS, EC2, RDS and ECS fakes, for the Nucleus
 	// executor's cross-account calls.
-	aws *awsloop.Fakes
+	aws        *awsloop.Fakes
 	sink       *ntfysink.Sink
 	ntfyURL    string
 	every      time.Duration
