@@ -43,11 +43,9 @@ const (
 // their SQS subscriptions and the event source mappings behind them (the
 // localqueue emulation), and an ntfy-compatible sink.
 type workers struct {
-	log *slog.Logger
-	sns *awsloop.SNS
-	// aws are lenient STS, EC2, RDS and ECS fakes, for the Nucleus
-	// executor's cross-account calls.
-	aws        *awsloop.Fakes
+	log        *slog.Logger
+	sns        *awsloop.SNS
+	aws        *awsloop.Fakes // STS, EC2, RDS, ECS for the Nucleus executor
 	sink       *ntfysink.Sink
 	ntfyURL    string
 	every      time.Duration
