@@ -511,3 +511,42 @@ func TestExecutorWhatIsDue(t *testing.T) {
 		}
 	}
 }
+
+// Accounts the executor cannot act in: an inactive one is not called at
+// all, one whose role STS refuses fails at AssumeRole; each resource gets
+// its FAIL entry and the healthy account's resource still starts.
+func TestExecutorAccountFailures(t *testing.T) {
+	e := newExecEnv(t)
+	e.accountWithRole(t, acctA, "")
+	e.createAccount(t, acctB, "untrusted", "active") // role not trusted by the fake STS
+	const acctC = "333333333333"
+	e.accountWithRole(t, acctC, "")
+	e.must(t, http.StatusOK, "PATCH", "/accounts/"+acctC, `{"status":"inactive"}`, nil)
+	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
+	arns := map[string]string{}
+	for i, acct := range []string{acctA, acctB, acctC} {
+		id := fmt.Sprintf("i-%017x", i+1)
+		e.ec2.AddInstance(id, awsloop.InstanceStopped)
+		arns[acct] = "arn:aws:ec2:us-east-1:" + acct + ":instance/" + id
+		e.attach(t, sid, "ec2", "us-east-1", acct, arns[acct])
+	}
+	e.run(t, fire.Add(time.Minute))
+	if c := e.ec2.CallsOf("StartInstances"); len(c) != 1 || c[0].List("InstanceId")[0] != "i-00000000000000001" {
+		t.Errorf("StartInstances calls %d, want only account A's", len(c))
+	}
+	if c := e.sts.CallsOf("AssumeRole"); len(c) != 2 {
+		t.Errorf("%d AssumeRole calls, want A and B (C is inactive)", len(c))
+	}
+	ex := e.executions(t, sid)
+	code := func(acct string) any {
+		d := ex[arns[acct]][0]
+		errD, _ := d["error"].(map[string]any)
+		return fmt.Sprint(d["status"], " ", errD["code"], " ", d["call"])
+	}
+	for acct, want := range map[string]string{acctA: "SUCCESS <nil> ec2:StartInstances", acctB: "FAIL AccessDenied sts:AssumeRole", acctC: "FAIL AccountInactive <nil>"} {
+		if got := code(acct); got != want {
+			t.Errorf("account %s: %v, want %s", acct, got, want)
+		}
+	}
+}
