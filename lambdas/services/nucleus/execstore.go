@@ -50,6 +50,11 @@ type execKey struct {
 	FireTime   time.Time
 }
 
+// same reports whether k and o name one execution.
+func (k execKey) same(o execKey) bool {
+	return k.ScheduleID == o.ScheduleID && k.Operation == o.Operation && k.FireTime.Equal(o.FireTime)
+}
+
 func (k execKey) pk() string {
 	return prefixExecution + k.ScheduleID + "#" + string(k.Operation) + "#" + k.FireTime.UTC().Format(time.RFC3339)
 }

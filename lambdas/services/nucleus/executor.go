@@ -240,7 +240,7 @@ func (r *execRun) act(ctx context.Context, d due, takeover bool, log *slog.Logge
 	if !it.Enabled {
 		return claimItem{Note: "schedule disabled"}, nil
 	}
-	if again, ok := x.latestFire(it, k.FireTime); !ok || again.key != k {
+	if again, ok := x.latestFire(it, k.FireTime); !ok || !again.key.same(k) {
 		return claimItem{Note: "schedule changed"}, nil
 	}
 	done := map[string]bool{}
