@@ -169,13 +169,8 @@ type TestResult struct {
 // the external id) and asks STS who the session is; either failing is a
 // FAIL result, not an error: the test ran and that is its finding.
 func (h *handler) testAccount(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathAccountID(r)
+	id, u, err := target(r, pathAccountID)
 	if err != nil {
-		return err
-	}
-	var v api.Validator
-	u := user(&v, r)
-	if err := v.Err(); err != nil {
 		return err
 	}
 	if h.cloud == nil {

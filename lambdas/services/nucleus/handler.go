@@ -177,17 +177,23 @@ func user(v *api.Validator, r *http.Request) string {
 	return id
 }
 
+// target returns the id the path names and the user acting on it, for
+// routes with no body.
+func target(r *http.Request, pathID func(*http.Request) (string, error)) (id, u string, err error) {
+	if id, err = pathID(r); err != nil {
+		return "", "", err
+	}
+	var v api.Validator
+	u = user(&v, r)
+	return id, u, v.Err()
+}
+
 // remove serves a DELETE of the entity the path names: 204 once del
 // (user, id) succeeds.
 func (h *handler) remove(w http.ResponseWriter, r *http.Request, pathID func(*http.Request) (string, error),
 	del func(ctx context.Context, user, id string) error) error {
-	id, err := pathID(r)
+	id, u, err := target(r, pathID)
 	if err != nil {
-		return err
-	}
-	var v api.Validator
-	u := user(&v, r)
-	if err := v.Err(); err != nil {
 		return err
 	}
 	if err := del(r.Context(), u, id); err != nil {
