@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
@@ -193,5 +194,44 @@ func TestStartAllEnv(t *testing.T) {
 		if len(calls) != 1 || calls[0].AccessKeyID != "AKIDENV" || calls[0].Region != "us-west-2" {
 			t.Errorf("calls %+v", calls)
 		}
+	}
+}
+
+// With VerifySignatures, a call signed with the right key id but another
+// secret, or with a session's key but without its token, is refused; the
+// SDK's own signature passes.
+func TestVerifySignatures(t *testing.T) {
+	fake := awsloop.NewSTS()
+	fake.Trust(role, "")
+	fake.VerifySignatures(fake.Secrets)
+	start(t, fake)
+	ec2Fake := awsloop.NewEC2()
+	ec2Fake.AddInstance("i-0123456789abcdef0", awsloop.InstanceStopped)
+	ec2Fake.VerifySignatures(fake.Secrets)
+	start(t, ec2Fake)
+	ctx := context.Background()
+	out, err := stsClient(fake, "AKIDCALLER").AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("s1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := out.Credentials
+	ec2With := func(id, secret, token string) error {
+		cfg := awsloop.Config(id)
+		cfg.Credentials = credentials.NewStaticCredentialsProvider(id, secret, token)
+		_, err := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = aws.String(ec2Fake.URL()) }).
+			StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}})
+		return err
+	}
+	if err := ec2With(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken)); err != nil {
+		t.Errorf("session credentials: %v", err)
+	}
+	if err := ec2With(aws.ToString(cr.AccessKeyId), "not-the-secret", aws.ToString(cr.SessionToken)); code(err) != "SignatureDoesNotMatch" {
+		t.Errorf("wrong secret: %v", err)
+	}
+	if err := ec2With(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), ""); code(err) != "SignatureDoesNotMatch" {
+		t.Errorf("session key without its token: %v", err)
+	}
+	if _, err := stsClient(fake, "AKIDCALLER").GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}); err != nil {
+		t.Errorf("Config credentials: %v", err)
 	}
 }

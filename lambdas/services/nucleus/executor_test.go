@@ -44,6 +44,9 @@ func newExecEnv(t testing.TB) *execEnv {
 	// and edited at the times the test says.
 	e.service = newService(t, options{now: e.now})
 	for _, s := range []*awsloop.Server{e.sts.Server, e.ec2.Server, e.rds.Server, e.ecs.Server} {
+		// Every call's signature is checked with the secret of its key:
+		// a session's calls prove they hold the session's secret.
+		s.VerifySignatures(e.sts.Secrets)
 		if err := s.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 func startFakeSTS(t *testing.T) (*awsloop.STS, *nucleus.Cloud) {
 	t.Helper()
 	fake := awsloop.NewSTS()
+	fake.VerifySignatures(fake.Secrets)
 	if err := fake.Start(); err != nil {
 		t.Fatal(err)
 	}
