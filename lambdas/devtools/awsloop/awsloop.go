@@ -10,6 +10,7 @@
 // the Handler registered for the action, in the protocol's response shape.
 // Per-service fakes (sts.go, ec2.go, rds.go, ecs.go, …) are thin layers of
 // handlers with state on top of this core.
+//
 // VerifySignatures (sigv4.go) makes a server recompute each signature with
 // the secret of its key, e.g. STS.Secrets for the sessions a fake STS
 // issued: a test then proves which credentials signed a call.
