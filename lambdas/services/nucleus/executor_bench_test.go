@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
 // meteredExecutor is an executor on e's tables and fakes whose DynamoDB
 // requests m counts.
-func (e *execEnv) meteredExecutor(t testing.TB, m *testenv.Meter) *nucleus.Executor {
+func (e *execEnv) meteredExecutor(t testing.TB, m *ddbrecord.Recorder) *nucleus.Executor {
 	t.Helper()
-	x, err := nucleus.NewExecutorFromConfig(nucleus.ExecutorConfig{Tables: e.tables, Client: testenv.MeteredClient(t, m),
+	x, err := nucleus.NewExecutorFromConfig(nucleus.ExecutorConfig{Tables: e.tables, Client: m.Client(e.client),
 		Cloud: nucleus.NewCloudFromConfig(awsloop.Config(executorKey), map[string]string{
 			nucleus.EnvEndpointSTS: e.sts.URL(), nucleus.EnvEndpointEC2: e.ec2.URL(),
 			nucleus.EnvEndpointRDS: e.rds.URL(), nucleus.EnvEndpointECS: e.ecs.URL(),
@@ -53,7 +53,7 @@ func TestExecutorDynamoDBRequests(t *testing.T) {
 		t.Run(fmt.Sprintf("resources=%d", resources), func(t *testing.T) {
 			e := newExecEnv(t)
 			e.everyMinute(t, resources)
-			m := &testenv.Meter{}
+			m := &ddbrecord.Recorder{}
 			x := e.meteredExecutor(t, m)
 			run := func(at time.Time) {
 				e.setClock(at)
@@ -91,7 +91,7 @@ func BenchmarkExecutorRun(b *testing.B) {
 		b.Run(fmt.Sprintf("resources=%d", resources), func(b *testing.B) {
 			e := newExecEnv(b)
 			e.everyMinute(b, resources)
-			m, total := &testenv.Meter{}, &testenv.Meter{}
+			m, total := &ddbrecord.Recorder{}, &ddbrecord.Recorder{}
 			x := e.meteredExecutor(b, m)
 			base := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 			b.ResetTimer()
