@@ -42,6 +42,11 @@ type Stage struct {
 	//
 	// Default: every AgenticPMHoldQueue default.
 	AgenticPM AgenticPMHoldQueue
+	// Nucleus configures Nucleus's schedule executor; zero fields take the
+	// defaults of NucleusExecutor.
+	//
+	// Default: every NucleusExecutor default.
+	Nucleus NucleusExecutor
 	// Alarms are who every alarm of the stage notifies. Required outside
 	// dev (ValidateGuardrails).
 	//

@@ -63,7 +63,7 @@ func TestGuardrails(t *testing.T) {
 	if got := (config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 0}}).Concurrency("itsm"); got != 0 {
 		t.Errorf("an override to 0 reserves %d", got)
 	}
-	if got := (config.Stage{Name: table.Dev}).Concurrency("nucleus-executor"); got != config.DefaultReservedConcurrency {
+	if got := (config.Stage{Name: table.Dev}).Concurrency("some-new-worker"); got != config.DefaultReservedConcurrency {
 		t.Errorf("an unlisted function reserves %d, want %d", got, config.DefaultReservedConcurrency)
 	}
 

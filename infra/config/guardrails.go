@@ -59,8 +59,8 @@ func (a AlarmSubscribers) Empty() bool { return len(a.Emails)+len(a.HTTPSEndpoin
 //   - scheduled jobs: 2 (one run per fire, one for an overlapping retry).
 //   - any other function: DefaultReservedConcurrency.
 //
-// One stage reserves 5×25 + 5 + 5 + 2×2 = 139; three stages in one account
-// 417 of Lambda's default 1000, leaving 583 unreserved (Lambda requires at
+// One stage reserves 5×25 + 5 + 5 + 3×2 = 141; three stages in one account
+// 423 of Lambda's default 1000, leaving 577 unreserved (Lambda requires at
 // least 100). An account still at a new account's lower quota cannot
 // deploy reservations: raise the quota, or set the stage's
 // ReservedConcurrency entries to 0 (unreserved).
@@ -82,6 +82,7 @@ var defaultReservedConcurrency = map[string]int{
 	"rezagent-processor": DefaultMaxConcurrency,
 	"rezagent-scheduler": ScheduledReservedConcurrency,
 	"agenticpm-release":  ScheduledReservedConcurrency,
+	"nucleus-executor":   ScheduledReservedConcurrency,
 }
 
 // Concurrency is the reserved concurrency of the function whose service
