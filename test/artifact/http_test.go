@@ -267,7 +267,7 @@ func TestNucleusCaller(t *testing.T) {
 	s := requireStage(t)
 	l := Start(t, s.RIE, s.QEMU, s.Functions["nucleus"])
 	account := func(id string) []byte {
-		return []byte(`{"account_id":"` + id + `","account_name":"acct ` + id + `","role_arn":"arn:aws:iam::` + id + `:role/nucleus"}`)
+		return []byte(`{"account_id":"` + id + `","account_name":"acct ` + id + `","role_arn":"arn:aws:iam::` + id + `:role/nucleus-executor-artifact"}`)
 	}
 	auditUser := func(id string) any {
 		resp := l.Do(t, Request{Method: "GET", Path: "/audit/account/" + id})
