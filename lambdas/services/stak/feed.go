@@ -3,6 +3,7 @@ package stak
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -29,6 +30,23 @@ type feedPosition struct {
 	Public string `json:"g"`
 }
 
+// decodePosition decodes a feed or read-all cursor. Cursors are not secret
+// (docs/functions.md): the check that keeps one inside the query is that
+// each position is a message sort key (m#…) or "" — the partitions are the
+// route's own, never the cursor's.
+func (s *Store) decodePosition(scope, token string) (feedPosition, error) {
+	pos, err := cursor.Decode[feedPosition](s.codec, scope, token)
+	if err != nil {
+		return feedPosition{}, err
+	}
+	for _, p := range []string{pos.User, pos.Public} {
+		if p != "" && (!strings.HasPrefix(p, skMsgPfx) || len(p) > len(skMsgPfx)+messageIDLen+1) {
+			return feedPosition{}, cursor.ErrInvalid
+		}
+	}
+	return pos, nil
+}
+
 func feedScope(tenant, inbox, uid string) string {
 	// Key parts contain no '#', so the scope cannot be re-split.
 	return "stak/feed/" + tenant + "#" + inbox + "#" + uid
@@ -48,7 +66,7 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 	scope := feedScope(tenant, inbox, uid)
 	if after != "" {
 		var err error
-		if pos, err = cursor.Decode[feedPosition](s.codec, scope, after); err != nil {
+		if pos, err = s.decodePosition(scope, after); err != nil {
 			return nil, err
 		}
 	}
