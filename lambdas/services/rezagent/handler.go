@@ -99,10 +99,10 @@ func NewHandler(cfg Config) http.Handler {
 	}
 	r := api.NewRouter()
 	r.Handle("POST /messages", h.create)
-	r.Handle("GET /messages", h.list)
+	r.Handle("GET /messages", h.list, "stage", "status", "from", "to", "limit", "cursor")
 	r.Handle("GET /messages/{id}", h.get)
 	r.Handle("PATCH /messages/{id}", h.setStatus)
-	r.Handle("GET /metrics", h.metrics)
+	r.Handle("GET /metrics", h.metrics, "since")
 	return api.Instrument(log, r)
 }
 

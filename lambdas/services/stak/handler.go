@@ -70,7 +70,7 @@ func NewHandler(cfg Config) http.Handler {
 	r.Handle("PUT "+inbox, h.putInbox)
 	r.Handle("GET "+inbox, h.getInbox)
 	r.Handle("POST "+inbox+"/messages", h.publish)
-	r.Handle("GET "+inbox+"/users/{uid}/messages", h.feed)
+	r.Handle("GET "+inbox+"/users/{uid}/messages", h.feed, "limit", "cursor")
 	r.Handle("POST "+inbox+"/users/{uid}/messages/{id}/read", h.markRead)
 	r.Handle("GET "+inbox+"/users/{uid}/stats", h.stats)
 	r.Handle("POST "+inbox+"/users/{uid}/read-all", h.readAll)
@@ -313,6 +313,9 @@ func (in *publishRequest) draft() (Draft, error) {
 			v.Identifier("message.cta_uri", *m.CTAURI, maxURIChars)
 		}
 		d.Title, d.Body, d.CTAURI = m.Title, m.Body, m.CTAURI
+		if b, err := api.Marshal(m.Body); err == nil && len(b)-1 > MaxBodyBytes {
+			return d, api.TooLarge("message.body is %d bytes of JSON; the limit is %d", len(b)-1, MaxBodyBytes)
+		}
 	}
 	return d, v.Err()
 }
