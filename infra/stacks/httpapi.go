@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -21,6 +22,44 @@ const (
 	throttleRate  = 100
 	throttleBurst = 200
 )
+
+// accessLogFormat is one JSON object per request in HTTP API context
+// variables. REST API names such as $context.resourcePath or
+// $context.identity.user are empty in an HTTP API, which is why the
+// standard-fields helper of the apigateway module does not fit: the route
+// key, the caller (the IAM ARN of a SigV4 route, the token subject of a JWT
+// route) and the errors of the authorizer and the integration are what a
+// failed request is investigated with.
+var accessLogFormat = func() string {
+	b, err := json.Marshal(map[string]string{
+		"requestId":               "$context.requestId",
+		"extendedRequestId":       "$context.extendedRequestId",
+		"requestTime":             "$context.requestTime",
+		"routeKey":                "$context.routeKey",
+		"method":                  "$context.httpMethod",
+		"path":                    "$context.path",
+		"protocol":                "$context.protocol",
+		"status":                  "$context.status",
+		"responseLength":          "$context.responseLength",
+		"responseLatency":         "$context.responseLatency",
+		"sourceIp":                "$context.identity.sourceIp",
+		"userAgent":               "$context.identity.userAgent",
+		"userArn":                 "$context.identity.userArn",
+		"accountId":               "$context.identity.accountId",
+		"tokenSubject":            "$context.authorizer.claims.sub",
+		"tokenTenant":             "$context.authorizer.claims.tenant",
+		"authorizerError":         "$context.authorizer.error",
+		"error":                   "$context.error.message",
+		"integrationStatus":       "$context.integration.status",
+		"integrationLatency":      "$context.integration.latency",
+		"integrationError":        "$context.integration.error",
+		"integrationErrorMessage": "$context.integrationErrorMessage",
+	})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // accessLogSettings implements awsapigatewayv2.IAccessLogSettings.
 type accessLogSettings struct {
@@ -55,14 +94,10 @@ func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslamb
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
 		// Structured access logs: one JSON object per request, joinable with
-		// the function's logs by requestId.
+		// the function's logs by requestId (the functions' request_id).
 		AccessLogSettings: &accessLogSettings{
 			destination: awsapigatewayv2.NewLogGroupLogDestination(accessLogs),
-			format: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
-				Caller: jsii.Bool(true), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
-				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
-				Status: jsii.Bool(true), User: jsii.Bool(true),
-			}),
+			format:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
 		},
 		// A ceiling per stage so a runaway client cannot exhaust the
 		// account's Lambda concurrency or the table's on-demand budget.
