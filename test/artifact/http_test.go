@@ -123,6 +123,14 @@ func jwt(sub string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription
 	}}
 }
 
+// stakUser is what API Gateway's JWT authorizer passes for a Stak end
+// user's verified token.
+func stakUser(tenant, uid string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription {
+	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
+		Claims: map[string]string{"sub": uid, "tenant": tenant, "iss": "https://auth.dev.stak.dynastack.example/", "aud": "stak-dev", "exp": "1900000000"},
+	}}
+}
+
 const callerARN = "arn:aws:sts::123456789012:assumed-role/ops/alice"
 
 // checkLogs checks every JSON line a function logged: exactly one service

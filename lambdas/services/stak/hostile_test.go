@@ -27,7 +27,7 @@ func TestHostileInput(t *testing.T) {
 	s := newService(t)
 	s.setup(t)
 	const publish = `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"t","body":{"n":1}}}`
-	routed := s.h.(api.Routed)
+	routed := s.api.(api.Routed)
 	apitest.Hostile(t, s.h, routed.Patterns(), s.digest,
 		apitest.Write{Method: "PUT", Path: "/tenants/acme/settings", Body: `{"title":"Acme","ttl":"10d"}`},
 		apitest.Write{Method: "PUT", Path: "/tenants/acme/inboxes/main", Body: `{"title":"Main","ttl":{"default":"7d"}}`},
