@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -233,6 +234,7 @@ func (g *goBuild) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool 
 		}
 		return jsii.Bool(true)
 	}
+	singleBuilds.Add(1)
 	args := goBuildArgs(g.pkg, out)
 	if out, err := goCommand(g.moduleDir, args...).CombinedOutput(); err != nil {
 		panic(fmt.Sprintf("gofunction: go build %s in %s failed: %v\n%s", g.pkg, g.moduleDir, err, out))
@@ -255,7 +257,10 @@ const LambdaRuntimePackage = "github.com/aws/aws-lambda-go/lambda"
 
 // batch is one `go build` of every Lambda main of a module, into a folder
 // beside CDK's bundling folders (in the cloud assembly's output directory,
-// so it is replaced by the next synth instead of piling up in /tmp).
+// so it is reused by the next synth instead of piling up in /tmp). The
+// folder is kept between synths: go build reads the build ID of a binary
+// already there and links again only when its inputs changed, so a synth
+// without Go changes links nothing.
 //
 // Why: CDK bundles assets one after another, and each `go build` of one
 // package links alone; one invocation with every package compiles shared
@@ -278,6 +283,9 @@ type batch struct {
 var (
 	batchesMu sync.Mutex
 	batches   = map[string]*batch{}
+	// singleBuilds counts builds of one package (a test hook: a Lambda
+	// main of the batch must not need one).
+	singleBuilds atomic.Int64
 )
 
 func batchFor(moduleDir, outRoot string) *batch {
@@ -308,7 +316,7 @@ func (b *batch) binary(pkg string) (string, bool) {
 	if b.err != nil {
 		return "", false
 	}
-	bin, ok := b.bins[path.Clean(pkg)]
+	bin, ok := b.bins[path.Clean(pkg)] // "./cmd/x" and "cmd/x" are one package
 	return bin, ok
 }
 
@@ -330,23 +338,20 @@ func buildBatch(moduleDir, dir string) (map[string]string, error) {
 			continue
 		}
 		name := path.Base(f[0])
-		byName[name] = append(byName[name], "./"+filepath.ToSlash(rel))
+		byName[name] = append(byName[name], filepath.ToSlash(rel))
 	}
 	bins := map[string]string{}
 	var pkgs []string
 	for name, ps := range byName {
 		if len(ps) == 1 { // `go build -o dir/` names a binary by its package's last element
 			bins[ps[0]] = filepath.Join(dir, name)
-			pkgs = append(pkgs, ps[0])
+			pkgs = append(pkgs, "./"+ps[0])
 		}
 	}
 	if len(pkgs) == 0 {
 		return nil, nil
 	}
 	slices.Sort(pkgs)
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -123,13 +123,15 @@ func TestLocalBundlingBuildsLinuxArm64Bootstrap(t *testing.T) {
 	}
 }
 
-// Two functions of one module must get two binaries: CDK caches bundles by
-// source directory and bundling options.
+// Functions of one module must get their own binaries: CDK caches bundles
+// by source directory and bundling options. The Lambda mains come from one
+// batch build; a main without the Lambda runtime is built on its own.
 func TestEachPackageGetsItsOwnAsset(t *testing.T) {
 	out := t.TempDir()
 	app := bundlingApp(t, out)
 	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
-	for _, pkg := range []string{"./cmd/hello", "./cmd/other"} {
+	single := gofunction.SingleBuilds()
+	for _, pkg := range []string{"./cmd/hello", "./cmd/other", "./cmd/tool"} {
 		if _, err := gofunction.New(stack, filepath.Base(pkg), gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: pkg}); err != nil {
 			t.Fatal(err)
 		}
@@ -143,17 +145,19 @@ func TestEachPackageGetsItsOwnAsset(t *testing.T) {
 			keys[fmt.Sprint(code["S3Key"])] = true
 		}
 	}
-	if len(keys) != 2 {
-		t.Fatalf("two functions from two packages share assets: %v", keys)
+	if len(keys) != 3 {
+		t.Fatalf("three functions from three packages share assets: %v", keys)
+	}
+	if n := gofunction.SingleBuilds() - single; n != 1 {
+		t.Errorf("%d packages built on their own beside the batch, want 1 (cmd/tool)", n)
 	}
 	bins, _ := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
-	if len(bins) != 2 {
-		t.Fatalf("bundled %v, want two bootstraps", bins)
+	if len(bins) != 3 {
+		t.Fatalf("bundled %v, want three bootstraps", bins)
 	}
 
-	// Both came from one batch build of the module's Lambda mains (the
-	// main without the Lambda runtime is left out), and each is the binary
-	// a build of its package alone makes: the asset hash is of the output.
+	// The batch held the Lambda mains only, and each asset is the binary a
+	// build of its package alone makes: the asset hash is of the output.
 	batched, err := os.ReadDir(gofunction.BatchDir(out, "testdata/hello"))
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +170,7 @@ func TestEachPackageGetsItsOwnAsset(t *testing.T) {
 		t.Errorf("batch built %v, want [hello other]", names)
 	}
 	alone := map[string]bool{}
-	for _, pkg := range []string{"./cmd/hello", "./cmd/other"} {
+	for _, pkg := range []string{"./cmd/hello", "./cmd/other", "./cmd/tool"} {
 		bin := filepath.Join(t.TempDir(), "bootstrap")
 		cmd := exec.Command("go", "build", "-tags", gofunction.BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, pkg)
 		cmd.Dir = "testdata/hello"

@@ -33,7 +33,7 @@ var registry = map[string]Constructor{
 
 // consumers maps the DYNASTACK_SERVICE values of stream consumer functions
 // to their constructors; Lambda runs them through cmd/<name>, the local
-// runner through platform/streams/poller.
+// runner through devtools/poller.
 var consumers = map[string]streams.Constructor{
 	"stak-stream": func(ctx context.Context, getenv func(string) string) (streams.Consumer, error) {
 		return stak.NewConsumer(ctx, getenv)

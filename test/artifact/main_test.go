@@ -158,7 +158,7 @@ func setup(dir string) (*Stage, func(), error) {
 			if !ok {
 				return nil, cleanup, fmt.Errorf("%s: function %s: no asset for code %s in the assets manifest", t.Path, f.LogicalID, p.Code.S3Key)
 			}
-			env, err := f.Environment(names)
+			env, err := f.Environment(t.LocalRefs(names))
 			if err != nil {
 				return nil, cleanup, err
 			}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
-	"github.com/dynastack/dynastack/lambdas/platform/streams/poller"
 )
 
 const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"

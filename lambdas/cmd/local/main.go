@@ -152,9 +152,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		if err := wk.addTemplate(t); err != nil {
 			return err
 		}
-		for id, arn := range t.TopicRefs() {
-			names[id] = arn
-		}
+		names = t.LocalRefs(names)
 		served := 0
 		for _, fn := range fns {
 			name := fn.Service()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -45,6 +46,7 @@ const (
 type workers struct {
 	log        *slog.Logger
 	sns        *awsloop.SNS
+	events     *awsloop.Events // EventBridge: the buses of the templates
 	sink       *ntfysink.Sink
 	ntfyURL    string
 	every      time.Duration
@@ -68,7 +70,7 @@ type localJob struct {
 // newWorkers starts the SNS fake and, unless NTFY_URL is set, serves the
 // ntfy sink under base/_local/ntfy.
 func newWorkers(log *slog.Logger, base string) (*workers, error) {
-	w := &workers{log: log, sns: awsloop.NewSNS(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{},
+	w := &workers{log: log, sns: awsloop.NewSNS(), events: awsloop.NewEvents(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{},
 		every: defaultScheduleEvery, visibility: defaultVisibility}
 	for env, d := range map[string]*time.Duration{EnvScheduleEvery: &w.every, EnvVisibility: &w.visibility} {
 		if v := os.Getenv(env); v != "" {
@@ -82,6 +84,10 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 	if err := w.sns.Start(); err != nil {
 		return nil, err
 	}
+	if err := w.events.Start(); err != nil {
+		_ = w.sns.Close()
+		return nil, err
+	}
 	w.ntfyURL = os.Getenv(EnvNtfyURL)
 	if w.ntfyURL == "" {
 		w.sink = ntfysink.New("", log.With("component", "ntfy-sink"))
@@ -90,17 +96,27 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 	return w, nil
 }
 
-func (w *workers) close() { _ = w.sns.Close() }
+func (w *workers) close() { _ = w.sns.Close(); _ = w.events.Close() }
 
 // env is what every local function gets on top of its template
-// environment: the SNS fake and the ntfy server.
+// environment: the SNS and EventBridge fakes and the ntfy server.
 func (w *workers) env() map[string]string {
-	return map[string]string{"AWS_ENDPOINT_URL_SNS": w.sns.URL(), EnvNtfyURL: w.ntfyURL}
+	return map[string]string{"AWS_ENDPOINT_URL_SNS": w.sns.URL(), awsloop.EndpointEnv("EventBridge"): w.events.URL(), EnvNtfyURL: w.ntfyURL}
 }
 
 // addTemplate creates the template's queues and routes its topics to the
 // queues subscribed to them.
 func (w *workers) addTemplate(t *cfntables.Template) error {
+	for _, r := range t.Resources {
+		if r.Type != "AWS::Events::EventBus" {
+			continue
+		}
+		var p struct{ Name string }
+		if err := json.Unmarshal(r.Properties, &p); err != nil || p.Name == "" {
+			return fmt.Errorf("%w: an event bus of %s without a literal Name", cfntables.ErrUnsupported, t.Stack)
+		}
+		w.events.AddBus(p.Name)
+	}
 	qs, err := t.Queues()
 	if err != nil {
 		return err
@@ -259,6 +275,9 @@ func (w *workers) mount(mux *http.ServeMux) {
 		}
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"service": j.service, "scheduled_time": at.UTC().Truncate(time.Second)})
 	})
+	mux.HandleFunc("GET /_local/events", func(rw http.ResponseWriter, r *http.Request) {
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"events": w.events.Events()})
+	})
 	mux.HandleFunc("GET /_local/queues", func(rw http.ResponseWriter, r *http.Request) {
 		w.mu.Lock()
 		out := map[string]int{}
@@ -283,7 +302,7 @@ func (w *workers) describe(base string) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	line := fmt.Sprintf("workers: schedules %v every %s (run one now: curl -XPOST %s/_local/schedules/<service>), %d queue consumer(s)", names, w.every, base, len(w.mappings))
+	line := fmt.Sprintf("workers: schedules %v every %s (run one now: curl -XPOST %s/_local/schedules/<service>), %d queue consumer(s), EventBridge events at %s/_local/events", names, w.every, base, len(w.mappings), base)
 	if w.sink != nil {
 		line += fmt.Sprintf(", notifications at %s/_local/ntfy", base)
 	} else {

@@ -33,6 +33,16 @@ func (t *Template) TopicRefs() map[string]string {
 	return out
 }
 
+// LocalRefs is what Function.Environment resolves Refs with locally: the
+// tables' names (as Create returned them) and the topics' local ARNs.
+func (t *Template) LocalRefs(tables map[string]string) map[string]string {
+	refs := t.TopicRefs()
+	for id, name := range tables {
+		refs[id] = name
+	}
+	return refs
+}
+
 // Queue is an AWS::SQS::Queue as the local emulation needs it.
 type Queue struct {
 	LogicalID         string

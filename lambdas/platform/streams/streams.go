@@ -2,7 +2,7 @@
 // runtime: the handler and consumer types a Lambda event source mapping
 // with ReportBatchItemFailures calls, and the conversion of stream images
 // to DynamoDB attribute values. The dev-only poller that feeds a stream to
-// a consumer outside Lambda is platform/streams/poller.
+// a consumer outside Lambda is devtools/poller.
 package streams
 
 import (

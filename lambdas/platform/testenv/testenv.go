@@ -177,11 +177,7 @@ func ServiceEnv(t testing.TB, tmpl *cfntables.Template, names map[string]string,
 		if fn.Service() != service {
 			continue
 		}
-		refs := tmpl.TopicRefs()
-		for k, v := range names {
-			refs[k] = v
-		}
-		env, err := fn.Environment(refs)
+		env, err := fn.Environment(tmpl.LocalRefs(names))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
@@ -28,17 +29,17 @@ func BenchmarkReleaseRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer fake.Close()
-	var m testenv.Meter
+	var m ddbrecord.Recorder
 	clock := apitest.NewClock(time.Now().UTC(), time.Millisecond)
 	s := newServiceWith(b, clock.Now, func(cfg *agenticpm.Config) {
-		cfg.Client = testenv.MeteredClient(b, &m)
+		cfg.Client = m.Client(testenv.Client(b))
 		cfg.EventBus = bus
 		cfg.Events = eventbridge.NewFromConfig(awsloop.Config("AKIDBENCH"), func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(fake.URL()) })
 	})
 	job := agenticpm.NewReleaseJobFromConfig(s.cfg)
 	p := s.project(b, "")
 	released := 0
-	var measured testenv.Meter
+	var measured ddbrecord.Recorder
 	for b.Loop() {
 		b.StopTimer()
 		for i := range releasePerRun {

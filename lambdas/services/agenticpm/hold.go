@@ -43,6 +43,11 @@ const (
 	releaseWorkers = 4
 	// maxPutEventsEntries is PutEvents' limit of entries per call.
 	maxPutEventsEntries = 10
+	// maxPutEventsBytes is PutEvents' limit on the entries of one call
+	// (Source, DetailType, Detail and Resources, in UTF-8 bytes). An action
+	// can hold more than that (its detail and confidence documents), so an
+	// event that would not fit goes without them (EventDetail.Trimmed).
+	maxPutEventsBytes = 256 << 10
 )
 
 // The events the release hands to integrations.
@@ -73,6 +78,27 @@ type EventsAPI interface {
 type EventDetail struct {
 	IdempotencyKey string `json:"idempotencyKey"`
 	Action         Action `json:"action"`
+	// Trimmed: the action's detail and confidence were left out to fit
+	// EventBridge's 256 KB; read the action (GET /projects/{id}/actions).
+	Trimmed bool `json:"trimmed,omitempty"`
+}
+
+// eventEntry is the PutEvents entry of a released action and its size as
+// EventBridge counts it.
+func (s *Store) eventEntry(a Action) (ebtypes.PutEventsRequestEntry, int, error) {
+	d := EventDetail{IdempotencyKey: idempotencyKey(a), Action: a}
+	detail, err := json.Marshal(d)
+	if err == nil && len(EventSource)+len(EventDetailType)+len(detail) > maxPutEventsBytes {
+		d.Action.Detail, d.Action.Confidence, d.Trimmed = nil, nil, true
+		detail, err = json.Marshal(d)
+	}
+	if err != nil {
+		return ebtypes.PutEventsRequestEntry{}, 0, fmt.Errorf("agenticpm: marshal event detail: %w", err)
+	}
+	return ebtypes.PutEventsRequestEntry{
+		EventBusName: aws.String(s.bus), Source: aws.String(EventSource), DetailType: aws.String(EventDetailType),
+		Detail: aws.String(string(detail)),
+	}, len(EventSource) + len(EventDetailType) + len(detail), nil
 }
 
 // idempotencyKey is one per action: an action is released at most once.
@@ -233,19 +259,22 @@ func (s *Store) dispatch(ctx context.Context, entries []outboxEntry) (int, error
 	}
 	sent := 0
 	var errs []error
-	for start := 0; start < len(entries); start += maxPutEventsEntries {
-		batch := entries[start:min(start+maxPutEventsEntries, len(entries))]
+	for start := 0; start < len(entries); {
+		// A call takes up to 10 entries within 256 KB in all.
 		in := &eventbridge.PutEventsInput{}
-		for _, e := range batch {
-			detail, err := json.Marshal(EventDetail{IdempotencyKey: idempotencyKey(e.a.Action), Action: e.a.Action})
+		size := 0
+		var batch []outboxEntry
+		for _, e := range entries[start:] {
+			entry, n, err := s.eventEntry(e.a.Action)
 			if err != nil {
-				return sent, fmt.Errorf("agenticpm: marshal event detail: %w", err)
+				return sent, err
 			}
-			in.Entries = append(in.Entries, ebtypes.PutEventsRequestEntry{
-				EventBusName: aws.String(s.bus), Source: aws.String(EventSource), DetailType: aws.String(EventDetailType),
-				Detail: aws.String(string(detail)), Resources: []string{},
-			})
+			if len(in.Entries) == maxPutEventsEntries || len(in.Entries) > 0 && size+n > maxPutEventsBytes {
+				break
+			}
+			in.Entries, batch, size = append(in.Entries, entry), append(batch, e), size+n
 		}
+		start += len(batch)
 		out, err := s.events.PutEvents(ctx, in)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("agenticpm: PutEvents: %w", err))

@@ -342,3 +342,29 @@ func TestReleaseWithoutBus(t *testing.T) {
 		t.Errorf("run without a bus: %v, want an error naming %s", err, agenticpm.EnvEventBus)
 	}
 }
+
+// An action can be larger than EventBridge takes (256 KB per call): its
+// event goes without detail and confidence, marked trimmed, and the other
+// releases of the run are sent with it.
+func TestReleaseOfALargeAction(t *testing.T) {
+	s := newHoldService(t, true)
+	p := s.project(t, "")
+	past := s.clock.Now().Add(-time.Second).Format(time.RFC3339Nano)
+	big := fmt.Sprintf(`{"actionType":"email_sent","description":"big","detail":{"body":%q},"heldUntil":%q}`, strings.Repeat("x", 300<<10), past)
+	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", big, nil)
+	small := s.hold(t, p.ID, "small", s.clock.Now().Add(-time.Second))
+	rep, err := s.job().RunOnce(context.Background())
+	if err != nil || rep.Sent != 2 {
+		t.Fatalf("run = %+v, %v", rep, err)
+	}
+	byDesc := map[string]agenticpm.EventDetail{}
+	for _, d := range s.details(t) {
+		byDesc[d.Action.Description] = d
+	}
+	if d := byDesc["big"]; !d.Trimmed || d.Action.Detail != nil || !d.Action.Executed {
+		t.Errorf("big = trimmed %v, detail %d bytes", d.Trimmed, len(d.Action.Detail))
+	}
+	if d := byDesc["small"]; d.Trimmed || d.Action.ID != small.ID {
+		t.Errorf("small = %+v", d)
+	}
+}

@@ -18,7 +18,8 @@ import (
 // Each benchmark pairs the HTTP handler (in process: routing, middleware,
 // JSON decoding, validation, encoding) with the raw SDK call doing the same
 // DynamoDB work, so handler overhead reads as a ratio. Both talk to the
-// same DynamoDB Local, whose latency dominates.
+// same DynamoDB Local, whose latency dominates. Each also reports its
+// DynamoDB requests and capacity per operation (req/op, RCU/op, WCU/op).
 
 func ticketFor(caller string) itsm.Ticket {
 	now := itsm.Timestamp(timeNow())
@@ -27,44 +28,55 @@ func ticketFor(caller string) itsm.Ticket {
 }
 
 func BenchmarkCreateTicket(b *testing.B) {
-	s := newService(b, options{})
+	raw := newService(b, options{})
+	s, rec := recorded(b, raw)
 	body := `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`
 	b.Run("handler", func(b *testing.B) {
+		rec.Reset()
 		for b.Loop() {
 			if r := s.do(b, "POST", "/tickets", body); r.Status != 201 {
 				b.Fatal(r.Status)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 	cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
 	b.Run("rawsdk", func(b *testing.B) {
+		client := rec.Client(s.client)
+		rec.Reset()
 		for b.Loop() {
 			item, err := attributevalue.MarshalMap(ticketFor("poc-user-001"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+			if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
 				ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names()}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 }
 
 func BenchmarkGetTicket(b *testing.B) {
-	s := newService(b, options{})
+	raw := newService(b, options{})
+	s, rec := recorded(b, raw)
 	tk := s.create(b, "poc-user-001", "x")
 	b.Run("handler", func(b *testing.B) {
+		rec.Reset()
 		for b.Loop() {
 			if r := s.do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
+		client := rec.Client(s.client)
+		rec.Reset()
 		key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": tk.TicketID})
 		for b.Loop() {
-			out, err := s.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
+			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -73,21 +85,24 @@ func BenchmarkGetTicket(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 }
 
 func BenchmarkAddComment(b *testing.B) {
-	s := newService(b, options{})
+	raw := newService(b, options{})
+	s, rec := recorded(b, raw)
 	// A fresh ticket every 50 comments keeps both variants under
 	// MaxComments and the items the same size on average.
 	const perTicket = 50
 	b.Run("handler", func(b *testing.B) {
+		rec.Reset()
 		var id string
 		i := 0
 		for b.Loop() {
 			if i%perTicket == 0 {
 				b.StopTimer()
-				id = s.create(b, "poc-user-001", "x").TicketID
+				id = raw.create(b, "poc-user-001", "x").TicketID
 				b.StartTimer()
 			}
 			i++
@@ -95,14 +110,17 @@ func BenchmarkAddComment(b *testing.B) {
 				b.Fatal(r.Status, string(r.Body))
 			}
 		}
+		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
+		client := rec.Client(s.client)
+		rec.Reset()
 		var key map[string]types.AttributeValue
 		i := 0
 		for b.Loop() {
 			if i%perTicket == 0 {
 				b.StopTimer()
-				key, _ = attributevalue.MarshalMap(map[string]string{"ticket_id": s.create(b, "poc-user-001", "x").TicketID})
+				key, _ = attributevalue.MarshalMap(map[string]string{"ticket_id": raw.create(b, "poc-user-001", "x").TicketID})
 				b.StartTimer()
 			}
 			i++
@@ -118,7 +136,7 @@ func BenchmarkAddComment(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			out, err := s.client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: key,
+			out, err := client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: key,
 				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ReturnValues: types.ReturnValueAllNew})
 			if err != nil {
@@ -129,27 +147,33 @@ func BenchmarkAddComment(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 }
 
 func BenchmarkListByCaller(b *testing.B) {
-	s := newService(b, options{})
+	raw := newService(b, options{})
+	s, rec := recorded(b, raw)
 	for i := range 25 {
 		s.create(b, "poc-user-001", fmt.Sprintf("issue %d", i))
 	}
 	b.Run("handler", func(b *testing.B) {
+		rec.Reset()
 		for b.Loop() {
 			if r := s.do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
+		client := rec.Client(s.client)
+		rec.Reset()
 		proj := expression.NamesList(expression.Name("ticket_id"), expression.Name("caller_id"), expression.Name("issue_description"),
 			expression.Name("status"), expression.Name("created_at"), expression.Name("updated_at"))
 		expr, _ := expression.NewBuilder().WithKeyCondition(expression.Key("caller_id").Equal(expression.Value("poc-user-001"))).WithProjection(proj).Build()
 		for b.Loop() {
-			out, err := s.client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String("CallerIdIndex"),
+			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String("CallerIdIndex"),
 				KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(itsm.PageSize + 1)})
 			if err != nil {
@@ -160,5 +184,6 @@ func BenchmarkListByCaller(b *testing.B) {
 				b.Fatal(err, len(page))
 			}
 		}
+		rec.Report(b, b.N)
 	})
 }

@@ -22,19 +22,23 @@ import (
 //	go test ./services/rezagent -run '^$' -bench . -benchtime=200x -benchmem
 
 func BenchmarkGetMessage(b *testing.B) {
-	s := newService(b, options{})
+	s, rec := recorded(b, newService(b, options{}))
 	m := s.create(b, "scheduled_hello", `{"text":"hello world","priority":"default","tags":["scheduled","daily"]}`)
 	b.Run("handler", func(b *testing.B) {
+		rec.Reset()
 		for b.Loop() {
 			if r := s.do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
+		client := rec.Client(s.client)
+		rec.Reset()
 		key, _ := attributevalue.MarshalMap(map[string]string{"message_id": m.MessageID})
 		for b.Loop() {
-			out, err := s.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
+			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -43,29 +47,34 @@ func BenchmarkGetMessage(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 }
 
 func BenchmarkListMessages(b *testing.B) {
-	s := newService(b, options{})
+	s, rec := recorded(b, newService(b, options{}))
 	for i := range 30 {
 		s.create(b, "scheduled_hello", fmt.Sprintf(`{"text":"message %d"}`, i))
 	}
 	b.Run("handler", func(b *testing.B) {
+		rec.Reset()
 		for b.Loop() {
 			if r := s.do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
+		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
+		client := rec.Client(s.client)
+		rec.Reset()
 		ttl := expression.Name("ttl")
 		expr, _ := expression.NewBuilder().
 			WithKeyCondition(expression.Key("stage").Equal(expression.Value("dev"))).
 			WithFilter(expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(time.Now().Unix())))).
 			Build()
 		for b.Loop() {
-			out, err := s.client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String("stage-created_date-index"),
+			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String("stage-created_date-index"),
 				KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(21)})
 			if err != nil {
@@ -76,5 +85,6 @@ func BenchmarkListMessages(b *testing.B) {
 				b.Fatal(err, len(page))
 			}
 		}
+		rec.Report(b, b.N)
 	})
 }

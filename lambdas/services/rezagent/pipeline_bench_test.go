@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
@@ -36,9 +37,9 @@ func BenchmarkProcessor(b *testing.B) {
 	for _, batch := range []int{1, 10} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			f := newBenchFixture(b)
-			meter := &testenv.Meter{}
+			meter := &ddbrecord.Recorder{}
 			proc := rezagent.NewProcessorFromConfig(rezagent.ProcessorConfig{
-				Config:    rezagent.Config{Table: f.table, Stage: "dev", Client: testenv.MeteredClient(b, meter), Logger: slog.New(slog.DiscardHandler)},
+				Config:    rezagent.Config{Table: f.table, Stage: "dev", Client: meter.Client(testenv.Client(b)), Logger: slog.New(slog.DiscardHandler)},
 				Ntfy:      &ntfy.Client{Server: f.sink.URL, HTTP: f.http},
 				NtfyTopic: "rez-agent-dev", MaxReceiveCount: 5,
 			})
@@ -65,8 +66,8 @@ func BenchmarkProcessorDirect(b *testing.B) {
 	for _, batch := range []int{1, 10} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			f := newBenchFixture(b)
-			meter := &testenv.Meter{}
-			client := testenv.MeteredClient(b, meter)
+			meter := &ddbrecord.Recorder{}
+			client := meter.Client(testenv.Client(b))
 			ids := f.messages(b, b.N*batch)
 			meter.Reset()
 			b.ResetTimer()

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/jwtauth"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -20,7 +20,7 @@ import (
 // other token is a 401 (the gateway's) or a 403 (the handler's), and
 // nothing is read or written.
 func TestAuthorization(t *testing.T) {
-	meter := &testenv.Meter{}
+	meter := &ddbrecord.Recorder{}
 	s := newService(t, meter)
 	s.setup(t)
 	pub := s.toUsers(t, "hello", "", "u1", "u2")

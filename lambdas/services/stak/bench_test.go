@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -22,7 +22,7 @@ const (
 )
 
 func BenchmarkReadAll(b *testing.B) {
-	var m testenv.Meter
+	var m ddbrecord.Recorder
 	s := newService(b, &m)
 	s.setup(b)
 	cats := []string{"a", "b", ""}
@@ -60,7 +60,7 @@ func BenchmarkReadAll(b *testing.B) {
 }
 
 func BenchmarkRecount(b *testing.B) {
-	var m testenv.Meter
+	var m ddbrecord.Recorder
 	s := newService(b, &m)
 	s.setup(b)
 	cats := []string{"a", "b", ""}
@@ -84,7 +84,7 @@ func BenchmarkRecount(b *testing.B) {
 }
 
 // report adds the meter's figures per run and per item to the benchmark.
-func report(b *testing.B, m *testenv.Meter, items int) {
+func report(b *testing.B, m *ddbrecord.Recorder, items int) {
 	b.Helper()
 	n := float64(b.N)
 	b.ReportMetric(float64(m.Requests())/n, "requests/run")

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
@@ -36,7 +37,7 @@ type service struct {
 }
 
 // newService builds the service; with a meter, its requests are counted.
-func newService(t testing.TB, meter ...*testenv.Meter) *service {
+func newService(t testing.TB, meter ...*ddbrecord.Recorder) *service {
 	t.Helper()
 	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
 	table := names["InboxA8E05DC3"]
@@ -53,7 +54,7 @@ func newService(t testing.TB, meter ...*testenv.Meter) *service {
 	client := testenv.Client(t)
 	cfg.Client = client
 	if len(meter) > 0 {
-		cfg.Client = testenv.MeteredClient(t, meter[0])
+		cfg.Client = meter[0].Client(testenv.Client(t))
 	}
 	cfg.Now = c.Now
 	if !testing.Verbose() {

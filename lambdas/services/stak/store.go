@@ -420,10 +420,11 @@ func (s *Store) live(item map[string]types.AttributeValue) bool {
 // receipt in the user's partition. Both happen in one transaction with the
 // read counters, conditioned so that an unknown id writes nothing
 // (decision 11).
+//
+// The inbox is read only when neither partition has the message, to tell
+// an unknown inbox from an unknown message: a message exists only in an
+// inbox that does, so a found one proves it without the extra GetItem.
 func (s *Store) MarkRead(ctx context.Context, tenant, inbox, uid, id string) (m *Message, changed bool, err error) {
-	if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
-		return nil, false, err
-	}
 	up := Partition{Tenant: tenant, UID: uid, Inbox: inbox}
 	sk := skMsgPfx + id
 	item, err := s.get(ctx, up.PK(), sk)
@@ -438,6 +439,9 @@ func (s *Store) MarkRead(ctx context.Context, tenant, inbox, uid, id string) (m 
 		return nil, false, err
 	}
 	if !s.live(pub) {
+		if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
+			return nil, false, err
+		}
 		return nil, false, ErrMessageNotFound
 	}
 	if m, err = unmarshalMessage(pub); err != nil {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/dynastack/dynastack/lambdas/platform/streams/poller"
+	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 

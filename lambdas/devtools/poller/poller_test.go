@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/dynastack/dynastack/lambdas/platform/streams/poller"
+	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 

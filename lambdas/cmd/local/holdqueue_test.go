@@ -1,0 +1,57 @@
+package main_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+)
+
+// AgenticPM's hold queue as make dev runs it: an action held for two
+// seconds is released by a run of the release job triggered after that,
+// and its event reaches the EventBridge fake on the stage's bus.
+func TestHoldQueueReleasedWhenDue(t *testing.T) {
+	t.Setenv("LOCAL_SCHEDULE_EVERY", "1h") // only the first run, 2 s after start
+	r := start(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")))
+	var p struct {
+		ID string `json:"id"`
+	}
+	call(t, "POST", r.base+"/agenticpm/projects", `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
+	until := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	var a struct {
+		ID string `json:"id"`
+	}
+	call(t, "POST", r.base+"/agenticpm/projects/"+p.ID+"/actions", fmt.Sprintf(`{"actionType":"email_sent","description":"status","heldUntil":%q}`, until), 201, &a)
+	time.Sleep(3 * time.Second)
+	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
+	var acts struct {
+		Items []struct {
+			ID           string `json:"id"`
+			Executed     bool   `json:"executed"`
+			ReleasedBy   string `json:"releasedBy"`
+			DispatchedAt string `json:"dispatchedAt"`
+		} `json:"items"`
+	}
+	call(t, "GET", r.base+"/agenticpm/projects/"+p.ID+"/actions", "", 200, &acts)
+	if len(acts.Items) != 1 || !acts.Items[0].Executed || acts.Items[0].ReleasedBy != "schedule" || acts.Items[0].DispatchedAt == "" {
+		t.Fatalf("actions = %+v", acts)
+	}
+	var evs struct {
+		Events []struct {
+			Bus, DetailType, Detail string
+		} `json:"events"`
+	}
+	call(t, "GET", r.base+"/_local/events", "", 200, &evs)
+	if len(evs.Events) != 1 || evs.Events[0].Bus != "agenticpm-dev" || evs.Events[0].DetailType != "AgentActionReleased" {
+		t.Fatalf("events = %+v", evs)
+	}
+	var d struct {
+		IdempotencyKey string `json:"idempotencyKey"`
+	}
+	if err := json.Unmarshal([]byte(evs.Events[0].Detail), &d); err != nil || d.IdempotencyKey != "agenticpm/action/"+a.ID {
+		t.Errorf("detail %s", evs.Events[0].Detail)
+	}
+}

@@ -1,0 +1,107 @@
+// Command benchcost reads `go test -bench` output on stdin, passes it
+// through, and appends one table: per benchmarked operation, the handler's
+// time beside the raw SDK call's (their ratio is the handler's overhead)
+// and the DynamoDB requests and capacity each reported (ddbrecord.Report).
+// Benchmarks come in pairs named Benchmark<Operation>/handler and
+// Benchmark<Operation>/rawsdk.
+//
+//	go test -run '^$' -bench . ./services/... | go run ./devtools/ddbrecord/cmd/benchcost
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// result is one benchmark line's metrics by unit (ns/op, req/op, …).
+type result map[string]float64
+
+var line = regexp.MustCompile(`^Benchmark(\S+)/(handler|rawsdk)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+func main() {
+	if err := run(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchcost:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in io.Reader, out io.Writer) error {
+	type pair struct{ handler, raw result }
+	var (
+		order []string
+		pairs = map[string]*pair{}
+		pkg   string
+	)
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		text := sc.Text()
+		fmt.Fprintln(out, text)
+		if p, ok := strings.CutPrefix(text, "pkg: "); ok {
+			pkg = p[strings.LastIndex(p, "/")+1:]
+			continue
+		}
+		m := line.FindStringSubmatch(text)
+		if m == nil {
+			continue
+		}
+		name := pkg + " " + m[1]
+		if pairs[name] == nil {
+			pairs[name] = &pair{}
+			order = append(order, name)
+		}
+		r := parse(m[3])
+		if m[2] == "handler" {
+			pairs[name].handler = r
+		} else {
+			pairs[name].raw = r
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "| operation | handler ms/op | raw SDK ms/op | handler ÷ raw | handler req / RCU / WCU per op | raw SDK req / RCU / WCU per op |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|")
+	for _, name := range order {
+		p := pairs[name]
+		if p.handler == nil || p.raw == nil {
+			continue
+		}
+		ratio := "–"
+		if p.raw["ns/op"] > 0 {
+			ratio = fmt.Sprintf("%.2f", p.handler["ns/op"]/p.raw["ns/op"])
+		}
+		fmt.Fprintf(out, "| %s | %.2f | %.2f | %s | %s | %s |\n", name, p.handler["ns/op"]/1e6, p.raw["ns/op"]/1e6, ratio, cost(p.handler), cost(p.raw))
+	}
+	return nil
+}
+
+func parse(fields string) result {
+	r := result{}
+	f := strings.Fields(fields)
+	for i := 0; i+1 < len(f); i += 2 {
+		if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+			r[f[i+1]] = v
+		}
+	}
+	return r
+}
+
+func cost(r result) string {
+	if _, ok := r["req/op"]; !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%s / %s / %s", num(r["req/op"]), num(r["RCU/op"]), num(r["WCU/op"]))
+}
+
+func num(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(f, 'f', 2, 64), "0"), ".")
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	in := `goos: linux
+pkg: github.com/dynastack/dynastack/lambdas/services/itsm
+BenchmarkGetTicket/handler-2         	      20	   3000000 ns/op	         1.000 RCU/op	         0 WCU/op	         1.000 req/op	 1024 B/op
+BenchmarkGetTicket/rawsdk-2          	      20	   2000000 ns/op	         1.000 RCU/op	         0 WCU/op	         1.000 req/op
+BenchmarkAddComment/handler-2        	      20	  16000000 ns/op	         0 RCU/op	         2.800 WCU/op	         1.000 req/op
+PASS
+`
+	var out bytes.Buffer
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.HasPrefix(got, in) {
+		t.Errorf("input not passed through:\n%s", got)
+	}
+	want := "| itsm GetTicket | 3.00 | 2.00 | 1.50 | 1 / 1 / 0 | 1 / 1 / 0 |\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("table lacks %q:\n%s", want, got)
+	}
+	if strings.Contains(got, "AddComment |") {
+		t.Errorf("a benchmark without its raw SDK pair got a row:\n%s", got)
+	}
+}

@@ -1,0 +1,89 @@
+package agenticpm_test
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+)
+
+// recorded returns s with a handler whose DynamoDB calls rec records.
+func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
+	t.Helper()
+	rec := &ddbrecord.Recorder{}
+	cfg, err := agenticpm.ConfigFromEnv(func(k string) string { return map[string]string{agenticpm.EnvTable: s.table}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Client = rec.Client(s.client)
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	r := *s
+	r.h = agenticpm.NewHandler(cfg)
+	return &r, rec
+}
+
+// TestCost pins what each operation costs in DynamoDB requests and
+// capacity beside the least its access pattern needs, and keeps the Cost
+// table of docs/schemas/agenticpm.md equal to it. Items here are under
+// 1 KB; GSI1 projects every attribute.
+func TestCost(t *testing.T) {
+	s, rec := recorded(t, newService(t, nil))
+	p := s.project(t, "")
+	e := s.escalation(t, p.ID)
+	s.must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/raid_log", `{"content":{"risks":[]}}`, nil)
+	path := func(p string) func() string { return func() string { return p } }
+	proj := "/projects/" + p.ID
+	heldBody := `{"actionType":"email_sent","description":"weekly status","heldUntil":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`
+	var release, cancel agenticpm.Action
+	s.must(t, 201, "POST", proj+"/actions", heldBody, &release)
+	s.must(t, 201, "POST", proj+"/actions", heldBody, &cancel)
+	get := func(op, p string, min ddbrecord.Cost, note string) ddbrecord.Case {
+		return ddbrecord.Case{Operation: op, Method: "GET", Path: path(p), Status: 200, Min: min, Note: note}
+	}
+	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+		{Operation: "POST /projects", Method: "POST", Path: path("/projects"), Body: projectBody, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 2}, Note: "one PutItem only if new; GSI1 (`STATUS#<status>`) holds a copy"},
+		get("GET /projects?status=", "/projects?status=active", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `STATUS#<status>`"),
+		get("GET /projects/{id}", proj, ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
+		{Operation: "PATCH /projects/{id}", Method: "PATCH", Path: path(proj), Body: `{"name":"MCU rebuild 2"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 2}, Note: "one UpdateItem conditioned on existence (decision 6); the GSI1 copy is rewritten"},
+		{Operation: "PATCH /projects/{id} (status: moves the GSI1 copy)", Method: "PATCH", Path: path(proj), Body: `{"status":"paused"}`, Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 3}, Note: "a consistent GetItem for the status to condition on (decision 6: projects have no state machine, so a concurrent change must be a 409), then one UpdateItem moving the GSI1 copy (a delete and a put)"},
+		get("GET /projects/{id}/artefacts", proj+"/artefacts", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `ARTEFACT#`"),
+		get("GET /projects/{id}/artefacts/{type}", proj+"/artefacts/raid_log", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
+		{Operation: "PUT /projects/{id}/artefacts/{type} (create)", Method: "PUT", Path: path(proj + "/artefacts/delivery_state"),
+			Body: `{"content":{"overall_status":"green"}}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the artefact put only if new and a check that the project exists (decision 12), billed twice"},
+		{Operation: "PUT /projects/{id}/artefacts/{type} (update)", Method: "PUT", Path: path(proj + "/artefacts/delivery_state"),
+			Body: `{"content":{"overall_status":"amber"},"expectedVersion":1}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one UpdateItem conditioned on the version (decision 7)"},
+		{Operation: "POST /projects/{id}/events", Method: "POST", Path: path(proj + "/events"),
+			Body: `{"eventType":"sync_done","severity":"info","summary":"synced"}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 8}, Note: "one TransactWriteItems (decision 3): the event with its GSI1 (`EVENT#<date>`) copy, its `GLOBAL` reference, and the project check, billed twice"},
+		get("GET /projects/{id}/events", proj+"/events", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `EVENT#`, newest first"),
+		{Operation: "POST /events", Method: "POST", Path: path("/events"),
+			Body: `{"eventType":"heartbeat","severity":"info","summary":"alive"}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 2}, Note: "one PutItem only if new under `GLOBAL`, with its GSI1 copy"},
+		get("GET /events", "/events", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `GLOBAL`, newest first"),
+		{Operation: "POST /projects/{id}/escalations", Method: "POST", Path: path(proj + "/escalations"), Body: escalationBody, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 6}, Note: "one TransactWriteItems: the escalation with its GSI1 copy and the project check, billed twice"},
+		get("GET /projects/{id}/escalations", proj+"/escalations", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `ESCALATION#`"),
+		{Operation: "POST /projects/{id}/escalations/{eid}/decision", Method: "POST", Path: path(proj + "/escalations/" + e.ID + "/decision"),
+			Body: `{"userDecision":"Delay"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 3}, Note: "one UpdateItem conditioned on `pending` (decision 6), moving the GSI1 copy"},
+		get("GET /escalations?status=", "/escalations?status=pending", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `ESCALATION#<status>`"),
+		{Operation: "POST /projects/{id}/actions", Method: "POST", Path: path(proj + "/actions"),
+			Body: `{"actionType":"send_report","description":"weekly report"}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the action put only if new and the project check, billed twice"},
+		{Operation: "POST /projects/{id}/actions (held)", Method: "POST", Path: path(proj + "/actions"), Body: heldBody, Status: 201,
+			Min: ddbrecord.Cost{Requests: 1, Write: 6}, Note: "one TransactWriteItems: the action put only if new with its `HOLD#pending` GSI1 entry, and the project check, billed twice"},
+		get("GET /actions/held", "/actions/held", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `HOLD#pending`, first due first"),
+		{Operation: "POST /projects/{id}/actions/{aid}/release", Method: "POST", Path: path(proj + "/actions/" + release.ID + "/release"),
+			Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 12}, Note: "a strongly consistent Query of the ULID's millisecond finds the action (its sort key carries a microsecond timestamp the ULID lacks), then the gate: one TransactWriteItems updating the action into `HOLD#dispatch` (a GSI1 move) with the `action_taken` event, its GSI1 copy and its `GLOBAL` reference, billed twice. No bus here; with one, PutEvents and one UpdateItem (2 WCU) follow"},
+		{Operation: "POST /projects/{id}/actions/{aid}/cancel", Method: "POST", Path: path(proj + "/actions/" + cancel.ID + "/cancel"),
+			Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 2}, Note: "the same Query for the action's key, then one UpdateItem conditioned on a pending hold, removing its GSI1 entry"},
+		get("GET /projects/{id}/actions", proj+"/actions", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `ACTION#`, newest first"),
+		{Operation: "PUT /projects/{id}/checkpoints/{integration}/{key}", Method: "PUT", Path: path(proj + "/checkpoints/jira/last_sync"),
+			Body: `{"checkpointValue":"2026-02-04T10:00:00Z"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the checkpoint upserted and the project check, billed twice"},
+		get("GET /projects/{id}/checkpoints/{integration}/{key}", proj+"/checkpoints/jira/last_sync", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
+		{Operation: "PUT /integrations/{name}", Method: "PUT", Path: path("/integrations/jira"),
+			Body: `{"configEncrypted":"c2VjcmV0","status":"active"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one UpdateItem upsert"},
+		get("GET /integrations/{name}", "/integrations/jira", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
+		{Operation: "PUT /agent/config/{key}", Method: "PUT", Path: path("/agent/config/poll_interval"), Body: `{"value":15}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one PutItem upsert"},
+		get("GET /agent/config/{key}", "/agent/config/poll_interval", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
+		get("GET /agent/config", "/agent/config", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `CONFIG#`"),
+	})
+	ddbrecord.CheckServiceDoc(t, "agenticpm", rows)
+}

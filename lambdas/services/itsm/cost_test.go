@@ -1,0 +1,64 @@
+package itsm_test
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/services/itsm"
+)
+
+// recorded returns s with a handler whose DynamoDB calls rec records.
+func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
+	t.Helper()
+	rec := &ddbrecord.Recorder{}
+	cfg, err := itsm.ConfigFromEnv(func(k string) string { return map[string]string{itsm.EnvTable: s.table}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Client = rec.Client(s.client)
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	r := *s
+	r.h = itsm.NewHandler(cfg)
+	return &r, rec
+}
+
+// TestCost pins what each operation costs in DynamoDB requests and
+// capacity beside the least its access pattern needs, and keeps the Cost
+// table of docs/schemas/itsm.md equal to it. Tickets here are under 1 KB.
+func TestCost(t *testing.T) {
+	s, rec := recorded(t, newService(t, options{}))
+	tk := s.create(t, "cost-caller", "My laptop won't turn on")
+	for i := range itsm.PageSize {
+		s.create(t, "cost-caller", fmt.Sprintf("issue %d", i))
+	}
+	var first itsm.Page
+	s.do(t, "GET", "/tickets?caller=cost-caller", "").JSON(t, &first)
+	id := func() string { return "/tickets/" + tk.TicketID }
+	write := ddbrecord.Cost{Requests: 1, Write: 2}
+	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+		{Operation: "POST /tickets", Method: "POST", Path: func() string { return "/tickets" },
+			Body: `{"caller_id":"cost-caller","issue_description":"Printer jam"}`, Status: 201, Min: write,
+			Note: "one conditional PutItem; CallerIdIndex (ALL) holds a copy: 1 WCU each"},
+		{Operation: "GET /tickets/{id}", Method: "GET", Path: id, Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 1},
+			Note: "one strongly consistent GetItem"},
+		{Operation: "GET /tickets/{id} (unknown id)", Method: "GET", Path: func() string { return "/tickets/00000000-0000-4000-8000-000000000000" },
+			Status: 404, Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "the GetItem finds nothing and still costs 1 RCU"},
+		{Operation: "GET /tickets/{id} (malformed id)", Method: "GET", Path: func() string { return "/tickets/not-a-uuid" },
+			Status: 404, Note: "refused before DynamoDB"},
+		{Operation: "POST /tickets/{id}/comments", Method: "POST", Path: func() string { return id() + "/comments" },
+			Body: `{"comment_text":"Tried restarting"}`, Status: 201, Min: write,
+			Note: "one conditional UpdateItem (ALL_NEW); the index copy is rewritten: 1 WCU each"},
+		{Operation: "PATCH /tickets/{id}", Method: "PATCH", Path: id, Body: `{"status":"in_progress"}`, Status: 200, Min: write,
+			Note: "one conditional UpdateItem; the index copy is rewritten"},
+		{Operation: "PATCH /tickets/{id} (refused transition)", Method: "PATCH", Path: id, Body: `{"status":"open"}`, Status: 409,
+			Min: ddbrecord.Cost{Requests: 1}, Note: "one conditional UpdateItem that fails; the old item (ReturnValuesOnConditionCheckFailure) names the current status at no extra read"},
+		{Operation: "GET /tickets?caller= (first page of 10)", Method: "GET", Path: func() string { return "/tickets?caller=cost-caller" },
+			Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 0.5},
+			Note: "one eventually consistent Query of 11 index items (the 11th proves a next page), 4 KB or less"},
+		{Operation: "GET /tickets?caller= (last page)", Method: "GET", Path: func() string { return "/tickets?caller=cost-caller&cursor=" + first.Next },
+			Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one Query from the cursor"},
+	})
+	ddbrecord.CheckServiceDoc(t, "itsm", rows)
+}

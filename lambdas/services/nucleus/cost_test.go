@@ -1,0 +1,92 @@
+package nucleus_test
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+// recorded returns s with a handler whose DynamoDB calls rec records.
+func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
+	t.Helper()
+	rec := &ddbrecord.Recorder{}
+	env := map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit}
+	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Client = rec.Client(s.client)
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	r := *s
+	r.h = nucleus.NewHandler(cfg)
+	return &r, rec
+}
+
+// TestCost pins what each operation costs in DynamoDB requests and
+// capacity beside the least its access pattern needs, and keeps the Cost
+// table of docs/schemas/nucleus.md equal to it. Items here are under 1 KB;
+// both GSI1s project every attribute.
+func TestCost(t *testing.T) {
+	s, rec := recorded(t, newService(t, options{}))
+	acct := s.createAccount(t, "123456789012", "Dev", "active")
+	for i := range 3 {
+		s.createAccount(t, fmt.Sprintf("10000000000%d", i), fmt.Sprintf("Acct %d", i), "active")
+	}
+	sc := s.createSchedule(t, "Office hours")
+	s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 1)), nil)
+	user := []string{nucleus.HeaderUserID, testUser}
+	path := func(p string) func() string { return func() string { return p } }
+	schedule := path("/schedules/" + sc.ScheduleID)
+	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+		{Operation: "POST /accounts", Method: "POST", Path: path("/accounts"), Header: user,
+			Body:   `{"account_id":"210987654321","account_name":"Prod","role_arn":"arn:aws:iam::210987654321:role/NucleusRole"}`,
+			Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 8},
+			Note: "one TransactWriteItems (Decision: a write and its audit entry together or not at all): the account put only if new, and its audit entry, each with a GSI1 copy; a transaction bills each twice"},
+		{Operation: "GET /accounts/{id}", Method: "GET", Path: path("/accounts/" + acct.AccountID), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one strongly consistent GetItem"},
+		{Operation: "PATCH /accounts/{id}", Method: "PATCH", Path: path("/accounts/" + acct.AccountID), Header: user,
+			Body: `{"account_name":"Development"}`, Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 10},
+			Note: "a strongly consistent GetItem for the old values, then one TransactWriteItems updating the account (the rename moves its GSI1 copy: a delete and a put) with its audit entry"},
+		{Operation: "GET /accounts", Method: "GET", Path: path("/accounts"), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one eventually consistent Query of GSI1 `TYPE#ACCOUNT`"},
+		{Operation: "GET /accounts?status=inactive", Method: "GET", Path: path("/accounts?status=inactive"), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "the same Query with a status filter"},
+		{Operation: "GET /accounts/{id}/resources", Method: "GET", Path: path("/accounts/" + acct.AccountID + "/resources"), Status: 200,
+			Min: ddbrecord.Cost{Requests: 2, Read: 1.5}, Note: "a GetItem (a 404 for an unknown account), then a Query of GSI1 `ACCOUNT#<id>`"},
+		{Operation: "POST /schedules", Method: "POST", Path: path("/schedules"), Header: user,
+			Body:   `{"schedule_name":"Night","start_cron":"0 20 * * *","end_cron":"0 6 * * *","timezone":"UTC","enabled":true}`,
+			Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 8}, Note: "one TransactWriteItems: the schedule and its audit entry, each with a GSI1 copy, billed twice"},
+		{Operation: "GET /schedules/{id}", Method: "GET", Path: schedule, Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one strongly consistent Query of `pk = SCHEDULE#<id>`: the schedule and its resources"},
+		{Operation: "PATCH /schedules/{id}", Method: "PATCH", Path: schedule, Header: user, Body: `{"enabled":false}`, Status: 200,
+			Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 8}, Note: "a strongly consistent GetItem for the old values (the audit entry records them; a transaction returns none), then one TransactWriteItems conditioned on the version read, with the audit entry"},
+		{Operation: "GET /schedules", Method: "GET", Path: path("/schedules"), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one eventually consistent Query of GSI1 `TYPE#SCHEDULE`"},
+		{Operation: "PUT /schedules/{id}/resources", Method: "PUT", Path: func() string { return "/schedules/" + sc.ScheduleID + "/resources" },
+			Header: user, Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 2)), Status: 201,
+			Min: ddbrecord.Cost{Requests: 1, Write: 12}, Note: "one TransactWriteItems: the resource (with its GSI1 copy) put only if new, condition checks that the schedule and the account exist, and the audit entry"},
+		{Operation: "PUT /schedules/{id}/resources (already attached)", Method: "PUT", Path: func() string { return "/schedules/" + sc.ScheduleID + "/resources" },
+			Header: user, Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 2)), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1}, Note: "the transaction is cancelled by the resource's condition: nothing is written"},
+		{Operation: "DELETE /schedules/{id}/resources/{arn+}", Method: "DELETE",
+			Path: func() string {
+				return "/schedules/" + sc.ScheduleID + "/resources/" + url.PathEscape(ec2ARN(acct.AccountID, 2))
+			},
+			Header: user, Status: 204, Min: ddbrecord.Cost{Requests: 1, Write: 10},
+			Note: "one TransactWriteItems: the resource (and its GSI1 copy) deleted if attached, and the audit entry"},
+		{Operation: "POST /audit", Method: "POST", Path: path("/audit"), Header: user,
+			Body:   `{"entity_type":"schedule","entity_id":"` + sc.ScheduleID + `","action":"EXECUTE","status":"SUCCESS","details":{"operation":"stop"}}`,
+			Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 6}, Note: "one TransactWriteItems: the entry (and its GSI1 copy), with a condition check that the schedule exists"},
+		{Operation: "GET /audit/{entityType}/{id}", Method: "GET", Path: path("/audit/schedule/" + sc.ScheduleID), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one strongly consistent Query of the entity's partition, newest first"},
+		{Operation: "GET /audit/global", Method: "GET", Path: path("/audit/global"), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one strongly consistent Query of the global partition (empty here)"},
+		{Operation: "GET /audit", Method: "GET", Path: path("/audit"), Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one eventually consistent Query of GSI1 `AUDIT#GLOBAL`: every entry so far, 4 to 8 KB"},
+	})
+	ddbrecord.CheckServiceDoc(t, "nucleus", rows)
+}

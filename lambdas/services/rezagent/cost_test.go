@@ -1,0 +1,67 @@
+package rezagent_test
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+)
+
+// recorded returns s with a handler whose DynamoDB calls rec records.
+func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
+	t.Helper()
+	rec := &ddbrecord.Recorder{}
+	r := *s
+	r.h = rezagent.NewHandler(rezagent.Config{Table: s.table, Stage: "dev", CursorKey: []byte("test-key"),
+		Client: rec.Client(s.client), Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	return &r, rec
+}
+
+// TestCost pins what each operation costs in DynamoDB requests and
+// capacity beside the least its access pattern needs, and keeps the Cost
+// table of docs/schemas/rezagent.md equal to it. Messages here are under
+// 1 KB; both indexes project every attribute.
+func TestCost(t *testing.T) {
+	s, rec := recorded(t, newService(t, options{}))
+	m := s.create(t, "scheduled_hello", `{"text":"hello world"}`)
+	for i := range 25 {
+		s.create(t, "scheduled_hello", fmt.Sprintf(`{"text":"message %d"}`, i))
+	}
+	var first rezagent.Page
+	s.do(t, "GET", "/messages", "").JSON(t, &first)
+	id := func() string { return "/messages/" + m.MessageID }
+	const statusWrite = "one conditional UpdateItem: the table item, its stage-index copy, and the status-index copy moved to the new status (a delete and a put) "
+	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+		{Operation: "POST /messages", Method: "POST", Path: func() string { return "/messages" },
+			Body: `{"message_type":"manual_notification","created_by":"ops","payload":{"text":"hi"}}`, Status: 201,
+			Min: ddbrecord.Cost{Requests: 1, Write: 3}, Note: "one conditional PutItem; both indexes hold a copy: 1 WCU each"},
+		{Operation: "GET /messages/{id}", Method: "GET", Path: id, Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 1},
+			Note: "one strongly consistent GetItem"},
+		{Operation: "PATCH /messages/{id} (created → queued)", Method: "PATCH", Path: id, Body: `{"status":"queued"}`, Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: statusWrite},
+		{Operation: "PATCH /messages/{id} (queued → processing)", Method: "PATCH", Path: id, Body: `{"status":"processing"}`, Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: statusWrite},
+		{Operation: "PATCH /messages/{id} (processing again: a redelivery)", Method: "PATCH", Path: id, Body: `{"status":"processing"}`, Status: 200,
+			Min:  ddbrecord.Cost{Requests: 1, Write: 3},
+			Note: "a redelivery, the rare path: the first UpdateItem's condition (a status other than processing) fails, and DynamoDB bills that as a write; then one UpdateItem adds 1 to retry_count (the status index copy stays). Reading first would take two requests as well, and leave a race between the read and the write"},
+		{Operation: "PATCH /messages/{id} (refused: completed is final)", Method: "PATCH", Path: func() string {
+			if r := s.do(t, "PATCH", id(), `{"status":"completed"}`); r.Status != 200 {
+				t.Fatalf("complete: %d %s", r.Status, r.Body)
+			}
+			rec.Reset()
+			return id()
+		}, Body: `{"status":"failed","error_message":"x"}`, Status: 409, Min: ddbrecord.Cost{Requests: 1},
+			Note: "one conditional UpdateItem that fails; the old item (ReturnValuesOnConditionCheckFailure) names the current status"},
+		{Operation: "GET /messages (first page of 20)", Method: "GET", Path: func() string { return "/messages" }, Status: 200,
+			Min:  ddbrecord.Cost{Requests: 1, Read: 1},
+			Note: "one eventually consistent Query of 21 index items (the 21st proves a next page), 4 to 8 KB"},
+		{Operation: "GET /messages (next page)", Method: "GET", Path: func() string { return "/messages?cursor=" + first.Next }, Status: 200,
+			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one Query from the cursor"},
+		{Operation: "GET /metrics", Method: "GET", Path: func() string { return "/metrics" }, Status: 200,
+			Min:  ddbrecord.Cost{Requests: 6, Read: 2},
+			Note: "five Select=COUNT Queries on the status index, one per status (COUNT reads, and pays for, every item it counts: the cost grows with the window), and one Query for the recent messages, run concurrently; three statuses have no messages here"},
+	})
+	ddbrecord.CheckServiceDoc(t, "rezagent", rows)
+}

@@ -1,0 +1,34 @@
+package stak
+
+import (
+	"testing"
+	"time"
+)
+
+// A bound includes exactly what it names: the id itself and older, or
+// everything delivered up to the end of the second.
+func TestBoundStart(t *testing.T) {
+	sec := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	id := newMessageID(sec.Add(500 * time.Millisecond))
+	for _, tc := range []struct {
+		name   string
+		b      Bound
+		sk     string
+		inside bool
+	}{
+		{"the id itself", Bound{UpTo: id}, skMsgPfx + id, true},
+		{"an older id", Bound{UpTo: id}, skMsgPfx + newMessageID(sec), true},
+		{"a newer id", Bound{UpTo: id}, skMsgPfx + newMessageID(sec.Add(time.Second)), false},
+		{"first ms of the second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec), true},
+		{"last ms of the second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec.Add(999*time.Millisecond)), true},
+		{"next second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec.Add(time.Second)), false},
+		{"no bound", Bound{}, skMsgPfx + newMessageID(sec.Add(time.Hour)), true},
+	} {
+		start := tc.b.start()
+		// A descending walk from start takes the sort keys below it; ""
+		// starts at the top.
+		if got := start == "" || tc.sk < start; got != tc.inside {
+			t.Errorf("%s: %s inside %q = %v", tc.name, tc.sk, start, got)
+		}
+	}
+}
