@@ -44,13 +44,17 @@ var StakUserRoutes = []Route{
 const StakStreamService = "stak-stream"
 
 // Stream consumer settings: batches are retried at most 10 times, halved on
-// error so one poisoned record cannot block the shard, and given up after a
-// day (then sent to the failure queue for a human).
+// error so one poisoned record cannot block the shard, and given up after
+// 6 hours (then described on the failure queue for a human). Not 24: the
+// on-failure message names the batch's place in the stream, not its
+// records, so a batch must be given up while the stream still holds it
+// (24 hours) for stak-replay to read it again (docs/schemas/stak.md,
+// "Runbook: replay").
 const (
 	stakStreamBatchSize   = 100
 	stakStreamWindowSecs  = 5
 	stakStreamRetries     = 10
-	stakStreamMaxAgeHours = 24
+	stakStreamMaxAgeHours = 6
 )
 
 func buildStak(stack awscdk.Stack, cfg config.Stage) error {
