@@ -57,6 +57,8 @@ deps: node_modules/.package-lock.json
 # The local runner is built, then exec'd: make forwards SIGINT/SIGTERM to it,
 # and it stops DynamoDB Local (its own process group) before exiting.
 token: ## an end-user token for make dev's JWT routes (Stak's feed, read, stats): make token TENANT=acme USER=u1
+	@# USER must come from the command line: the shell's login name is no uid.
+	@if [ "$(origin USER)" != "command line" ] || [ -z "$(TENANT)" ]; then echo "usage: make token TENANT=<tenant> USER=<uid>" >&2; exit 2; fi
 	@cd lambdas && go run ./cmd/local token -tenant "$(TENANT)" -user "$(USER)"
 
 dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8080 (PORT=9090 make dev)
