@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev admin bench bench-synth deploy synth controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin bench bench-synth deploy synth controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -56,6 +56,11 @@ deps: node_modules/.package-lock.json
 
 # The local runner is built, then exec'd: make forwards SIGINT/SIGTERM to it,
 # and it stops DynamoDB Local (its own process group) before exiting.
+token: ## an end-user token for make dev's JWT routes (Stak's feed, read, stats): make token TENANT=acme USER=u1
+	@# USER must come from the command line: the shell's login name is no uid.
+	@if [ "$(origin USER)" != "command line" ] || [ -z "$(TENANT)" ]; then echo "usage: make token TENANT=<tenant> USER=<uid>" >&2; exit 2; fi
+	@cd lambdas && go run ./cmd/local token -tenant "$(TENANT)" -user "$(USER)"
+
 dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8080 (PORT=9090 make dev)
 	@port=$${PORT:-8080}; if (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; then \
 		free=$$port; while [ $$free -lt $$((port + 100)) ] && (exec 3<>/dev/tcp/127.0.0.1/$$free) 2>/dev/null; do free=$$((free + 1)); done; \
@@ -155,7 +160,7 @@ qemu:
 # Streams events (test/artifact).
 test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
 	@echo "artifact: synthesizing dev (bundled assets)"
-	@$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null 2>cdk.out.log || { cat cdk.out.log; exit 1; }
+	@mkdir -p bin && $(CDK) synth --quiet --output cdk.out 'dev/*' >bin/synth-dev.log 2>&1 || { cat bin/synth-dev.log; exit 1; }
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -count=1 -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 

@@ -12,11 +12,11 @@ import (
 // MaxPublishWriteUnits bounds the DynamoDB write units one publish may
 // consume. A message to users is one transaction per recipient, and a
 // transactional write costs 2 units per KB of the item plus 2 per counter
-// it updates: 100 recipients of a 64 KB body came to about 13,000 units,
-// more than twice the prod table's whole per-second cap
-// (table.ProdMaxWriteRequestUnits). At 1000, 100 recipients still fit
-// with items of up to 3 KB; a bigger message goes to fewer recipients per
-// request.
+// it updates: 100 recipients of a body at MaxBodyBytes cost about 3,800
+// units (13,000 before the body cap), most of a second of the prod table's
+// write cap (table.ProdMaxWriteRequestUnits = 5000). At 1000, 100
+// recipients still fit with items of up to 3 KB, and 26 with a body at the
+// cap; a bigger message goes to fewer recipients per request.
 const MaxPublishWriteUnits = 1000
 
 // ErrPublishTooCostly is returned by Publish when the message, times its

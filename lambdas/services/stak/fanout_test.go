@@ -40,12 +40,12 @@ func TestPublishFanOutCap(t *testing.T) {
 		{"100 small", publish(users(100), 100, "news"), 201, ""},
 		// 3 KB items: 8 + 4 = 12 per recipient, 1200 > 1000.
 		{"100 of 3 KB", publish(users(100), 3000, "news"), 413, "100 recipient(s) cost 1200 write units, at most 1000 per publish"},
-		// 60,000-byte bodies make items of 59 started KB: 118 + 2 (one
-		// counter) = 120 per recipient; 8 fit, 9 do not.
-		{"8 of 60 KB", publish(users(8), 60000, ""), 201, ""},
-		{"9 of 60 KB", publish(users(9), 60000, ""), 413, "9 recipient(s) cost 1080 write units"},
+		// A body at the cap (16,380 bytes of JSON) makes items of 17
+		// started KB: 34 + 2×2 = 38 per recipient; 26 fit, 27 do not.
+		{"26 at the body cap", publish(users(26), stak.MaxBodyBytes-4, "news"), 201, ""},
+		{"27 at the body cap", publish(users(27), stak.MaxBodyBytes-4, "news"), 413, "27 recipient(s) cost 1026 write units"},
 		// One public item is never near the cap.
-		{"everyone 60 KB", publish(`{"kind":"everyone"}`, 60000, "news"), 201, ""},
+		{"everyone at the body cap", publish(`{"kind":"everyone"}`, stak.MaxBodyBytes-4, "news"), 201, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
