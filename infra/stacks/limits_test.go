@@ -3,6 +3,7 @@ package stacks
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func apiWithStage(stack awscdk.Stack, id string) awsapigatewayv2.HttpApi {
 
 func TestThrottleRoutes(t *testing.T) {
 	stack := cdktest.NewStack(t)
-	if err := throttleRoutes(apiWithStage(stack, "Stak"), "stak", StakRoutes); err != nil {
+	if err := throttleRoutes(apiWithStage(stack, "Stak"), "stak", append(slices.Clone(StakRoutes), StakUserRoutes...)); err != nil {
 		t.Fatal(err)
 	}
 	// A service without fan-out routes is left alone.

@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -105,7 +106,11 @@ func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, routes []Route, t
 	if err != nil {
 		return nil, err
 	}
-	if err := throttleRoutes(api, fn.service, routes); err != nil {
+	served := slices.Clone(routes)
+	for _, tr := range tokens {
+		served = append(served, tr.routes...)
+	}
+	if err := throttleRoutes(api, fn.service, served); err != nil {
 		return nil, err
 	}
 	alarmServerErrors(stack, "Api", api)
