@@ -1,0 +1,227 @@
+// Package iamcalls proves each function's DynamoDB permissions both ways:
+// every request a function made in the integration, e2e and local-runner
+// tests is allowed by its role's policy, and every DynamoDB action its
+// policy grants was used by one of those requests or is listed in unused
+// with the reason it stays.
+//
+// The requests come from the call logs those tests write when
+// DYNASTACK_CALLS_DIR is set (lambdas/devtools/ddbrecord: per function,
+// the IAM action and the table or index each request needed); `make test`
+// runs them so, then this check with DYNASTACK_CALLS_CHECK naming the same
+// directory. The policies are the dev stage's golden templates, which
+// TestGolden proves equal to the synthesized stage in the same run.
+package iamcalls
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+)
+
+// EnvCheck names the directory of call logs to check. Unset, the check
+// skips: the recording suites run in the same `go test` as this package,
+// so only a later step can read their logs.
+const EnvCheck = "DYNASTACK_CALLS_CHECK"
+
+// stageDir is the stage the recording tests create their tables from.
+const stageDir = "../snapshots/dev"
+
+// Why a granted action no recorded request uses stays granted. Reviewed
+// here, in one place: a grant that a test starts using, or that the policy
+// drops, must leave this table (the check fails on a stale entry).
+const eventSourceMapping = "Lambda's event source mapping reads the stream with the function's role (the function's code never calls it); DynamoDB Local's stream is read by the runner's poller, not recorded"
+
+var unused = map[string]map[grant]string{
+	"stak-stream": {
+		{"dynamodb:DescribeStream", "stak-inbox-dev stream"}:   eventSourceMapping,
+		{"dynamodb:GetRecords", "stak-inbox-dev stream"}:       eventSourceMapping,
+		{"dynamodb:GetShardIterator", "stak-inbox-dev stream"}: eventSourceMapping,
+		{"dynamodb:ListStreams", "*"}:                          eventSourceMapping + "; ListStreams has no resource-level form",
+	},
+}
+
+func TestRecordedCallsAllowed(t *testing.T) {
+	dir := os.Getenv(EnvCheck)
+	if dir == "" {
+		t.Skipf("%s is unset: `make test` records the calls (DYNASTACK_CALLS_DIR) and then runs this check", EnvCheck)
+	}
+	logs, err := ddbrecord.ReadCallLogs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadStage(stageDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range check(st, logs, unused) {
+		t.Error(p)
+	}
+	t.Logf("%d call logs, %d distinct (function, action, table, index) calls, %d functions", logs.Files, len(logs.Calls), len(st.functions))
+}
+
+// check returns what is wrong: a recorded call the policy refuses, a grant
+// no call used and no reason keeps, a reason for nothing.
+func check(st stage, logs ddbrecord.CallLogs, reasons map[string]map[grant]string) []string {
+	if len(logs.Calls) == 0 {
+		return []string{fmt.Sprintf("no recorded calls (%d call logs): run the suites with %s set (make test does)", logs.Files, ddbrecord.EnvCallsDir)}
+	}
+	var problems []string
+	used := map[string]map[grant]bool{}
+	for _, c := range logs.Calls {
+		grants, ok := st.functions[c.Function]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: no function of the stage has DYNASTACK_SERVICE=%s", c.Function, c.Function))
+			continue
+		}
+		origin, ok := logs.Tables[c.Table]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: %s on table %s, which was not created from a template (testenv.CreateTables, the local runner)", c.Function, c.Action, c.Table))
+			continue
+		}
+		if id, ok := st.tables[origin.TemplateName]; !ok || id != origin.LogicalID {
+			problems = append(problems, fmt.Sprintf("%s: %s on table %s (%s %s), which the stage does not define", c.Function, c.Action, c.Table, origin.LogicalID, origin.TemplateName))
+			continue
+		}
+		allowed := false
+		for _, g := range grants {
+			if g.allows(c.Action, origin.TemplateName, c.Index) {
+				allowed = true
+				if used[c.Function] == nil {
+					used[c.Function] = map[grant]bool{}
+				}
+				used[c.Function][g] = true
+			}
+		}
+		if !allowed {
+			on := origin.TemplateName
+			if c.Index != "" {
+				on += "/index/" + c.Index
+			}
+			problems = append(problems, fmt.Sprintf("%s calls %s on %s, which its role's policy does not allow: grant it in infra/stacks", c.Function, c.Action, on))
+		}
+	}
+	for _, fn := range slices.Sorted(maps.Keys(st.functions)) {
+		for _, g := range st.functions[fn] {
+			reason, listed := reasons[fn][g]
+			switch {
+			case used[fn][g] && listed:
+				problems = append(problems, fmt.Sprintf("%s: %s is used by a recorded call: remove it from unused", fn, g))
+			case !used[fn][g] && !listed:
+				problems = append(problems, fmt.Sprintf("%s is granted %s, which no recorded call uses: drop it from the grant in infra/stacks, test the code path that needs it, or list it in unused with the reason", fn, g))
+			case listed && strings.TrimSpace(reason) == "":
+				problems = append(problems, fmt.Sprintf("%s: %s is listed in unused without a reason", fn, g))
+			}
+		}
+	}
+	for _, fn := range slices.Sorted(maps.Keys(reasons)) {
+		for g := range reasons[fn] {
+			if !slices.Contains(st.functions[fn], g) {
+				problems = append(problems, fmt.Sprintf("unused lists %s for %s, which its policy does not grant: remove the entry", g, fn))
+			}
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+// TestCheck runs the check on the dev stage with calls made up to break
+// each rule, so that a check that passes everything cannot go unnoticed.
+func TestCheck(t *testing.T) {
+	st, err := loadStage(stageDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every grant of every function used once, exactly on its resource.
+	full := ddbrecord.CallLogs{Files: 1, Tables: map[string]ddbrecord.TableOrigin{}}
+	for name, id := range st.tables {
+		full.Tables[name+"-t1"] = ddbrecord.TableOrigin{LogicalID: id, TemplateName: name}
+	}
+	for fn, grants := range st.functions {
+		for _, g := range grants {
+			if _, listed := unused[fn][g]; listed {
+				continue
+			}
+			table, index, _ := strings.Cut(g.Resource, "/index/")
+			full.Calls = append(full.Calls, ddbrecord.FunctionCall{Function: fn, Access: ddbrecord.Access{Action: g.Action, Table: table + "-t1", Index: index}})
+		}
+	}
+	if p := check(st, full, unused); len(p) != 0 {
+		t.Fatalf("every grant used once: %q", p)
+	}
+	with := func(calls ...ddbrecord.FunctionCall) ddbrecord.CallLogs {
+		l := full
+		l.Calls = append(slices.Clone(full.Calls), calls...)
+		return l
+	}
+	call := func(fn, action, table, index string) ddbrecord.FunctionCall {
+		return ddbrecord.FunctionCall{Function: fn, Access: ddbrecord.Access{Action: action, Table: table, Index: index}}
+	}
+	tests := []struct {
+		name    string
+		logs    ddbrecord.CallLogs
+		reasons map[string]map[grant]string
+		want    string
+	}{
+		{"nothing recorded", ddbrecord.CallLogs{}, unused, "no recorded calls"},
+		{"a call the policy refuses", with(call("stak", "dynamodb:Scan", "stak-inbox-dev-t1", "")), unused,
+			"stak calls dynamodb:Scan on stak-inbox-dev, which its role's policy does not allow"},
+		{"another function's table", with(call("itsm", "dynamodb:GetItem", "stak-inbox-dev-t1", "")), unused,
+			"itsm calls dynamodb:GetItem on stak-inbox-dev"},
+		{"an index not granted", with(call("itsm", "dynamodb:Query", "poc-itsm-tickets-dev-t1", "Other")), unused,
+			"itsm calls dynamodb:Query on poc-itsm-tickets-dev/index/Other"},
+		{"a table from no template", with(call("itsm", "dynamodb:GetItem", "scratch", "")), unused, "not created from a template"},
+		{"a function of no template", with(call("ghost", "dynamodb:GetItem", "stak-inbox-dev-t1", "")), unused, "DYNASTACK_SERVICE=ghost"},
+		{"a grant nobody uses", ddbrecord.CallLogs{Files: 1, Tables: full.Tables, Calls: slices.DeleteFunc(slices.Clone(full.Calls), func(c ddbrecord.FunctionCall) bool {
+			return c.Function == "itsm" && c.Action == "dynamodb:GetItem"
+		})}, unused, "itsm is granted dynamodb:GetItem on poc-itsm-tickets-dev, which no recorded call uses"},
+		{"a reason for a grant in use", full, map[string]map[grant]string{"itsm": {{"dynamodb:GetItem", "poc-itsm-tickets-dev"}: "x"}},
+			"itsm: dynamodb:GetItem on poc-itsm-tickets-dev is used by a recorded call"},
+		{"a stale reason", full, map[string]map[grant]string{"itsm": {{"dynamodb:Scan", "poc-itsm-tickets-dev"}: "x"}},
+			"unused lists dynamodb:Scan on poc-itsm-tickets-dev for itsm, which its policy does not grant"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := check(st, tt.logs, tt.reasons)
+			if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, tt.want) }) {
+				t.Errorf("problems %q, want one containing %q", p, tt.want)
+			}
+		})
+	}
+}
+
+func TestDescribeRefusesUnknownResources(t *testing.T) {
+	tables := map[string]string{"T": "t-dev"}
+	for raw, want := range map[string]string{
+		`{"Fn::GetAtt":["T","Arn"]}`:                                   "t-dev",
+		`{"Fn::GetAtt":["T","StreamArn"]}`:                             "t-dev stream",
+		`{"Fn::Join":["",[{"Fn::GetAtt":["T","Arn"]},"/index/GSI1"]]}`: "t-dev/index/GSI1",
+		`"*"`:                                    "*",
+		`"arn:aws:dynamodb:us-east-1:1:table/x"`: "",
+		`{"Fn::GetAtt":["Other","Arn"]}`:         "",
+		`{"Fn::Join":["",[{"Fn::GetAtt":["T","Arn"]},"/stream/*"]]}`: "",
+	} {
+		got, err := describe([]byte(raw), tables)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("describe(%s) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+}
+
+func TestStageFunctions(t *testing.T) {
+	st, err := loadStage(stageDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A function whose role the loader missed would pass every check.
+	for _, fn := range []string{"agenticpm", "agenticpm-release", "itsm", "nucleus", "rezagent", "rezagent-processor", "rezagent-scheduler", "stak", "stak-stream"} {
+		if len(st.functions[fn]) == 0 {
+			t.Errorf("%s: no DynamoDB grants found in %s", fn, filepath.Clean(stageDir))
+		}
+	}
+}
