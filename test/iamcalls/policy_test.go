@@ -12,22 +12,47 @@ import (
 // A grant is one action a function's role allows on one resource.
 type grant struct {
 	Action string
-	// Resource names what the action is allowed on, readably: a table's
-	// template name ("stak-inbox-dev"), one of its indexes
-	// ("stak-inbox-dev/index/GSI1", "…/index/*"), its stream
-	// ("stak-inbox-dev stream"), or "*".
+	// Resource names what the action is allowed on, the same in every
+	// stage: a table's logical id ("InboxA8E05DC3"), one of its indexes
+	// ("InboxA8E05DC3/index/GSI1", "…/index/*"), its stream
+	// ("InboxA8E05DC3 stream"), or "*".
 	Resource string
 }
 
 func (g grant) String() string { return g.Action + " on " + g.Resource }
 
 // stage is what the check needs of a stage's templates: each function's
-// DynamoDB grants, and the tables by logical id.
+// DynamoDB grants, and the tables by name.
 type stage struct {
+	name string
 	// functions maps DYNASTACK_SERVICE → its role's DynamoDB grants.
 	functions map[string][]grant
 	// tables maps each template's TableName → logical id.
 	tables map[string]string
+}
+
+// loadStages reads every stage of dir (test/snapshots).
+func loadStages(dir string) ([]stage, error) {
+	dirs, err := filepath.Glob(filepath.Join(dir, "*", "*.template.json"))
+	if err != nil {
+		return nil, err
+	}
+	var stages []stage
+	for _, d := range dirs {
+		d = filepath.Dir(d)
+		if slices.ContainsFunc(stages, func(s stage) bool { return s.name == filepath.Base(d) }) {
+			continue
+		}
+		st, err := loadStage(d)
+		if err != nil {
+			return nil, err
+		}
+		stages = append(stages, st)
+	}
+	if len(stages) == 0 {
+		return nil, fmt.Errorf("no stages in %s", dir)
+	}
+	return stages, nil
 }
 
 type resource struct {
@@ -38,7 +63,7 @@ type resource struct {
 // loadStage reads every template of dir (test/snapshots/<stage>, which
 // TestGolden proves equal to the synthesized stage).
 func loadStage(dir string) (stage, error) {
-	st := stage{functions: map[string][]grant{}, tables: map[string]string{}}
+	st := stage{name: filepath.Base(dir), functions: map[string][]grant{}, tables: map[string]string{}}
 	paths, err := filepath.Glob(filepath.Join(dir, "*.template.json"))
 	if err != nil || len(paths) == 0 {
 		return st, fmt.Errorf("no templates in %s (%v)", dir, err)
@@ -174,14 +199,15 @@ func describe(raw json.RawMessage, tables map[string]string) (string, error) {
 		return "", err
 	}
 	if v, ok := obj["Fn::GetAtt"]; ok && json.Unmarshal(v, &att.GetAtt) == nil && len(att.GetAtt) == 2 {
-		name, ok := tables[att.GetAtt[0]]
+		id := att.GetAtt[0]
+		_, ok := tables[id]
 		switch {
 		case !ok:
 			return "", fmt.Errorf("resource %s: not a table of this template", raw)
 		case att.GetAtt[1] == "Arn":
-			return name, nil
+			return id, nil
 		case att.GetAtt[1] == "StreamArn":
-			return name + " stream", nil
+			return id + " stream", nil
 		}
 	}
 	if v, ok := obj["Fn::Join"]; ok && json.Unmarshal(v, &att.Join) == nil && len(att.Join) == 2 {
@@ -197,8 +223,8 @@ func describe(raw json.RawMessage, tables map[string]string) (string, error) {
 	return "", fmt.Errorf("resource %s: want a table's GetAtt, an index Join or *", raw)
 }
 
-// allows reports whether g lets a call with action on table (a template
-// name) and index ("" for the table itself) through.
+// allows reports whether g lets a call with action on table (a logical
+// id) and index ("" for the table itself) through.
 func (g grant) allows(action, table, index string) bool {
 	if g.Action != action && g.Action != "dynamodb:*" {
 		return false
