@@ -42,6 +42,11 @@ type Stage struct {
 	//
 	// Default: every AgenticPMHoldQueue default.
 	AgenticPM AgenticPMHoldQueue
+	// Nucleus configures Nucleus's schedule executor; zero fields take the
+	// defaults of NucleusExecutor.
+	//
+	// Default: every NucleusExecutor default.
+	Nucleus NucleusExecutor
 }
 
 // TableKey names a table in Stage.Tables: service and construct id.

@@ -55,3 +55,34 @@ func TestRezAgentPipelineValidate(t *testing.T) {
 		t.Fatalf("loopback http, cron with zone, token parameter: %v", err)
 	}
 }
+
+func TestNucleusExecutor(t *testing.T) {
+	e := config.NucleusExecutor{}.WithDefaults()
+	if e.Schedule.Expression != config.DefaultNucleusSchedule || e.LookBack != time.Hour || e.RoleNamePattern != "nucleus-executor-*" {
+		t.Fatalf("defaults %+v", e)
+	}
+	for _, s := range config.Stages() {
+		if err := s.Nucleus.WithDefaults().Validate(); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(*config.NucleusExecutor)
+		want string
+	}{
+		{"rate", func(e *config.NucleusExecutor) { e.Schedule.Expression = "every 5 minutes" }, `schedule expression "every 5 minutes"`},
+		{"short look-back", func(e *config.NucleusExecutor) { e.LookBack = time.Second }, "LookBack 1s: use 1m"},
+		{"look-back past retention", func(e *config.NucleusExecutor) { e.LookBack = 8 * 24 * time.Hour }, "LookBack 192h0m0s"},
+		{"any role", func(e *config.NucleusExecutor) { e.RoleNamePattern = "*" }, `RoleNamePattern "*"`},
+		{"role ARN", func(e *config.NucleusExecutor) { e.RoleNamePattern = "arn:aws:iam::*:role/x" }, `RoleNamePattern "arn:aws:iam::*:role/x"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := config.NucleusExecutor{}.WithDefaults()
+			tc.set(&e)
+			if err := e.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"errors"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/nucleus"
 	"github.com/dynastack/dynastack/infra/config"
 )
@@ -15,11 +18,14 @@ var NucleusRoutes = []Route{
 	"GET /accounts",
 	"GET /accounts/{id}",
 	"PATCH /accounts/{id}",
+	"DELETE /accounts/{id}",
 	"GET /accounts/{id}/resources",
+	"POST /accounts/{id}/test",
 	"POST /schedules",
 	"GET /schedules",
 	"GET /schedules/{id}",
 	"PATCH /schedules/{id}",
+	"DELETE /schedules/{id}",
 	"PUT /schedules/{id}/resources",
 	"DELETE /schedules/{id}/resources/{arn+}",
 	"POST /audit",
@@ -28,21 +34,83 @@ var NucleusRoutes = []Route{
 	"GET /audit/{entityType}/{id}",
 }
 
+// NucleusExecutorService is the DYNASTACK_SERVICE of the schedule
+// executor (lambdas/cmd/nucleus-executor).
+const NucleusExecutorService = "nucleus-executor"
+
+// Environment of the Nucleus functions beside the tables
+// (lambdas/services/nucleus.EnvRolePattern, .EnvLookBack).
+const (
+	nucleusRolePatternEnv = "NUCLEUS_ROLE_NAME_PATTERN"
+	nucleusLookBackEnv    = "NUCLEUS_EXECUTOR_LOOKBACK"
+)
+
+// nucleusExecutorTimeoutSecs bounds one run: its AWS calls are sequential,
+// about a tenth of a second each. It stays below the 15-minute claim lease
+// of an execution, so a live run never loses its claim.
+const nucleusExecutorTimeoutSecs = 300
+
 func buildNucleus(stack awscdk.Stack, cfg config.Stage) error {
+	exec := cfg.Nucleus.WithDefaults()
+	if err := exec.Validate(); err != nil {
+		return err
+	}
 	app, appErr := nucleus.NewAppTable(stack, "App", props(cfg, nucleus.Service, "App"))
 	audit, auditErr := nucleus.NewAuditTable(stack, "Audit", props(cfg, nucleus.Service, "Audit"))
 	if err := errors.Join(appErr, auditErr); err != nil {
 		return err
 	}
+	pattern := map[string]*string{nucleusRolePatternEnv: jsii.String(exec.RoleNamePattern)}
 	// Every change is written together with its audit entry, in one
 	// transaction. The audit log is append-only: put and query, never
 	// update or delete.
-	_, err := addAPI(stack, cfg, function{
+	api, err := addAPI(stack, cfg, function{
 		id: "Handler", service: nucleus.Service, pkg: "./cmd/nucleus", description: "Nucleus accounts, schedules and audit API",
 		tables: []access{
 			{app, nucleus.EnvAppTableName, exactly([]string{ddbCheck, ddbDelete, ddbGet, ddbPut, ddbQuery, ddbUpdate}, nucleus.IndexGSI1)},
 			{audit, nucleus.EnvAuditTableName, exactly([]string{ddbPut, ddbQuery}, nucleus.IndexGSI1)},
 		},
+		env: pattern,
 	}, NucleusRoutes)
-	return err
+	if err != nil {
+		return err
+	}
+	grantAssumeRoles(stack, api, exec.RoleNamePattern, "the connection test (POST /accounts/{id}/test)")
+	// The executor lists schedules on GSI1, reads a schedule's partition
+	// and accounts, and records each action in a transaction (audit and
+	// marker Puts, the ECS count Update on the resource item); on the
+	// audit table it reads and claims markers. Nothing else.
+	executor, err := addScheduled(stack, cfg, function{
+		id: "Executor", service: NucleusExecutorService, pkg: "./cmd/nucleus-executor",
+		description: "Nucleus schedule executor: starts and stops the resources of due schedules",
+		tables: []access{
+			{app, nucleus.EnvAppTableName, exactly([]string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, nucleus.IndexGSI1)},
+			{audit, nucleus.EnvAuditTableName, exactly([]string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"})},
+		},
+		env:            map[string]*string{nucleusRolePatternEnv: jsii.String(exec.RoleNamePattern), nucleusLookBackEnv: jsii.String(exec.LookBack.String())},
+		timeoutSeconds: nucleusExecutorTimeoutSecs,
+	}, exec.Schedule)
+	if err != nil {
+		return err
+	}
+	grantAssumeRoles(stack, executor, exec.RoleNamePattern, "each managed account's role, to start and stop its resources")
+	return nil
+}
+
+// grantAssumeRoles allows sts:AssumeRole on roles named by pattern in any
+// account, and nothing else of STS: the managed accounts are not known at
+// deploy time, the role name is what they agree on.
+func grantAssumeRoles(stack awscdk.Stack, fn *gofunction.Function, pattern, why string) {
+	arn := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("iam"), Region: jsii.String(""), Account: jsii.String("*"),
+		Resource: jsii.String("role"), ResourceName: jsii.String(pattern)})
+	fn.Function.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("sts:AssumeRole"),
+		Resources: &[]*string{arn},
+	}))
+	suppress(fn.Role, suppression{
+		id: "AwsSolutions-IAM5",
+		reason: "sts:AssumeRole for " + why + ": the accounts Nucleus manages are registered at run time, so the account is *; " +
+			"the role name is fixed by the configured pattern " + pattern + ", which each account's trust policy pairs with this function's role.",
+		appliesTo: []string{"Resource::arn:<AWS::Partition>:iam::*:role/" + pattern},
+	})
 }

@@ -44,6 +44,7 @@ var consumers = map[string]streams.Constructor{
 // constructors; Lambda runs them through schedule.Main in cmd/<name>, the
 // local runner on a local rate.
 var jobs = map[string]schedule.Constructor{
+	"nucleus-executor":       nucleus.NewExecutor,
 	"rezagent-scheduler":     rezagent.NewScheduler,
 	agenticpm.ReleaseService: agenticpm.NewReleaseJob,
 }

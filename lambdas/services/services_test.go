@@ -34,3 +34,26 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("constructor: %v", err)
 	}
 }
+
+func TestJobs(t *testing.T) {
+	ctor, ok := services.LookupJob("nucleus-executor")
+	if !ok {
+		t.Fatal("nucleus-executor not registered")
+	}
+	if _, ok := services.LookupJob("nucleus"); ok {
+		t.Error("the nucleus API is registered as a job")
+	}
+	_, err := ctor(context.Background(), func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "NUCLEUS_APP_TABLE") {
+		t.Errorf("constructor without env: %v", err)
+	}
+	env := map[string]string{"NUCLEUS_APP_TABLE": "a", "NUCLEUS_AUDIT_TABLE": "b", "DYNAMODB_ENDPOINT": "http://127.0.0.1:1",
+		"AWS_ENDPOINT_URL_STS": "http://127.0.0.1:2", "NUCLEUS_EXECUTOR_LOOKBACK": "soon"}
+	if _, err := ctor(context.Background(), func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "NUCLEUS_EXECUTOR_LOOKBACK") {
+		t.Errorf("bad look-back: %v", err)
+	}
+	env["NUCLEUS_EXECUTOR_LOOKBACK"] = "30m"
+	if job, err := ctor(context.Background(), func(k string) string { return env[k] }); err != nil || job == nil {
+		t.Errorf("constructor: %v", err)
+	}
+}

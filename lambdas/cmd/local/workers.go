@@ -46,6 +46,7 @@ const (
 type workers struct {
 	log        *slog.Logger
 	sns        *awsloop.SNS
+	aws        *awsloop.Fakes  // STS, EC2, RDS, ECS for the Nucleus executor
 	events     *awsloop.Events // EventBridge: the buses of the templates
 	sink       *ntfysink.Sink
 	ntfyURL    string
@@ -88,6 +89,13 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 		_ = w.sns.Close()
 		return nil, err
 	}
+	aws, err := awsloop.StartAll()
+	if err != nil {
+		_ = w.sns.Close()
+		_ = w.events.Close()
+		return nil, err
+	}
+	w.aws = aws
 	w.ntfyURL = os.Getenv(EnvNtfyURL)
 	if w.ntfyURL == "" {
 		w.sink = ntfysink.New("", log.With("component", "ntfy-sink"))
@@ -96,12 +104,15 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 	return w, nil
 }
 
-func (w *workers) close() { _ = w.sns.Close(); _ = w.events.Close() }
+func (w *workers) close() { _ = w.sns.Close(); _ = w.events.Close(); _ = w.aws.Close() }
 
 // env is what every local function gets on top of its template
-// environment: the SNS and EventBridge fakes and the ntfy server.
+// environment: the SNS, EventBridge, STS, EC2, RDS and ECS fakes and the
+// ntfy server.
 func (w *workers) env() map[string]string {
-	return map[string]string{"AWS_ENDPOINT_URL_SNS": w.sns.URL(), awsloop.EndpointEnv("EventBridge"): w.events.URL(), EnvNtfyURL: w.ntfyURL}
+	env := w.aws.Env()
+	env["AWS_ENDPOINT_URL_SNS"], env[awsloop.EndpointEnv("EventBridge")], env[EnvNtfyURL] = w.sns.URL(), w.events.URL(), w.ntfyURL
+	return env
 }
 
 // addTemplate creates the template's queues and routes its topics to the

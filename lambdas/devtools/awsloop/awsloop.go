@@ -11,6 +11,10 @@
 // Per-service fakes (sts.go, ec2.go, rds.go, ecs.go, …) are thin layers of
 // handlers with state on top of this core.
 //
+// VerifySignatures (sigv4.go) makes a server recompute each signature with
+// the secret of its key, e.g. STS.Secrets for the sessions a fake STS
+// issued: a test then proves which credentials signed a call.
+//
 // Point a client at a server with its BaseEndpoint, or through the
 // service-specific environment variable the SDK reads
 // (AWS_ENDPOINT_URL_<SERVICE>, see EndpointEnv).
@@ -191,6 +195,7 @@ type Server struct {
 	ln       net.Listener
 	srv      *http.Server
 	url      string
+	secrets  Secrets // nil: signatures are not verified
 }
 
 // NewServer returns a server for svc; register handlers, then Start.
@@ -285,6 +290,9 @@ func (s *Server) serve(c *Call, r *http.Request) (any, error) {
 		return nil, err
 	}
 	if err := s.authenticate(c, r); err != nil {
+		return nil, err
+	}
+	if err := s.verify(c, r, body); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

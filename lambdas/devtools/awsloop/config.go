@@ -18,6 +18,6 @@ const Region = "us-east-1"
 func Config(accessKeyID string) aws.Config {
 	return aws.Config{
 		Region:      Region,
-		Credentials: credentials.NewStaticCredentialsProvider(accessKeyID, "secret-of-"+accessKeyID, ""),
+		Credentials: credentials.NewStaticCredentialsProvider(accessKeyID, configSecret(accessKeyID), ""),
 	}
 }

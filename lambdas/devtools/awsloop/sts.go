@@ -186,3 +186,13 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Secrets knows the sessions this fake issued and, for any other key, the
+// keys of Config: give it to the VerifySignatures of the servers the
+// sessions call, so that their signatures prove the session's secret.
+func (s *STS) Secrets(accessKeyID string) (string, string, bool) {
+	if ss, ok := s.Session(accessKeyID); ok {
+		return ss.SecretAccessKey, ss.SessionToken, true
+	}
+	return ConfigSecrets(accessKeyID)
+}

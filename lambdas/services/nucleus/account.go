@@ -28,13 +28,22 @@ func (s AccountStatus) valid() bool { return slices.Contains(AccountStatuses, s)
 
 // Account is an integrated AWS account, as stored and returned.
 type Account struct {
-	AccountID   string        `dynamodbav:"-" json:"account_id"`
-	AccountName string        `dynamodbav:"account_name" json:"account_name"`
-	RoleARN     string        `dynamodbav:"role_arn" json:"role_arn"`
-	Status      AccountStatus `dynamodbav:"status" json:"status"`
-	// LastTestRunAt is set by an EXECUTE audit record on the account
-	// (RecordExecution), i.e. a connection test; absent before the first.
-	LastTestRunAt string `dynamodbav:"last_test_run_at,omitempty" json:"last_test_run_at,omitempty"`
+	AccountID   string `dynamodbav:"-" json:"account_id"`
+	AccountName string `dynamodbav:"account_name" json:"account_name"`
+	RoleARN     string `dynamodbav:"role_arn" json:"role_arn"`
+	// ExternalID is passed to STS AssumeRole when set: the value the
+	// role's trust policy requires in its sts:ExternalId condition.
+	ExternalID string        `dynamodbav:"external_id,omitempty" json:"external_id,omitempty"`
+	Status     AccountStatus `dynamodbav:"status" json:"status"`
+	// LastTestRunAt is the time of the latest connection test (POST
+	// /accounts/{id}/test, or an EXECUTE entry on the account); it only
+	// moves forward. LastTestStatus is that test's outcome.
+	LastTestRunAt  string      `dynamodbav:"last_test_run_at,omitempty" json:"last_test_run_at,omitempty"`
+	LastTestStatus AuditStatus `dynamodbav:"last_test_status,omitempty" json:"last_test_status,omitempty"`
+	// ResourceCount is how many resources of the account schedules
+	// target: attach and detach change it in their transactions, so a
+	// delete can refuse without a read of the resources.
+	ResourceCount int64  `dynamodbav:"resource_count,omitempty" json:"resource_count"`
 	CreatedAt     string `dynamodbav:"created_at" json:"created_at"`
 	UpdatedAt     string `dynamodbav:"updated_at" json:"updated_at"`
 }
@@ -63,6 +72,7 @@ type NewAccount struct {
 	AccountID   string
 	AccountName string
 	RoleARN     string
+	ExternalID  string
 	Status      AccountStatus
 }
 
@@ -75,7 +85,7 @@ func (s *Store) CreateAccount(ctx context.Context, user string, in NewAccount) (
 	ts := Timestamp(now)
 	key := accountKey(in.AccountID)
 	it := accountItem{PK: key.PK, SK: key.SK, GSI1PK: gsiAccounts, GSI1SK: in.AccountName, Version: 1,
-		Account: Account{AccountName: in.AccountName, RoleARN: in.RoleARN, Status: in.Status, CreatedAt: ts, UpdatedAt: ts}}
+		Account: Account{AccountName: in.AccountName, RoleARN: in.RoleARN, ExternalID: in.ExternalID, Status: in.Status, CreatedAt: ts, UpdatedAt: ts}}
 	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return nil, fmt.Errorf("nucleus: marshal account: %w", err)
@@ -120,7 +130,9 @@ func (s *Store) accountItem(ctx context.Context, id string) (*accountItem, error
 type AccountPatch struct {
 	AccountName *string
 	RoleARN     *string
-	Status      *AccountStatus
+	// ExternalID "" removes the external id.
+	ExternalID *string
+	Status     *AccountStatus
 }
 
 // UpdateAccount changes an account and records the old and new values in
@@ -147,6 +159,9 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		if p.RoleARN != nil && ch.add("role_arn", cur.RoleARN, *p.RoleARN) {
 			next.RoleARN = *p.RoleARN
 		}
+		if p.ExternalID != nil && ch.add("external_id", cur.ExternalID, *p.ExternalID) {
+			next.ExternalID = *p.ExternalID
+		}
 		if p.Status != nil && ch.add("status", cur.Status, *p.Status) {
 			next.Status = *p.Status
 		}
@@ -165,6 +180,11 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 			Set(expression.Name("status"), expression.Value(next.Status)).
 			Set(expression.Name("updated_at"), expression.Value(next.UpdatedAt)).
 			Set(expression.Name("version"), expression.Value(next.Version))
+		if next.ExternalID == "" {
+			upd = upd.Remove(expression.Name("external_id"))
+		} else {
+			upd = upd.Set(expression.Name("external_id"), expression.Value(next.ExternalID))
+		}
 		op, err := s.update(accountKey(id), upd, versionIs(cur.Version), staleOr(ErrAccountNotFound))
 		if err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package nucleus
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -18,6 +19,7 @@ type createAccountRequest struct {
 	AccountID   string        `json:"account_id"`
 	AccountName string        `json:"account_name"`
 	RoleARN     string        `json:"role_arn"`
+	ExternalID  string        `json:"external_id"`
 	Status      AccountStatus `json:"status"`
 }
 
@@ -30,7 +32,10 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	u := user(&v, r)
 	checkAccountID(&v, "account_id", in.AccountID)
 	checkName(&v, "account_name", in.AccountName)
-	checkRoleARN(&v, "role_arn", in.RoleARN, in.AccountID)
+	h.checkRole(&v, "role_arn", in.RoleARN, in.AccountID)
+	if in.ExternalID != "" {
+		checkExternalID(&v, "external_id", in.ExternalID)
+	}
 	if in.Status == "" {
 		// New accounts are active unless the caller says otherwise.
 		in.Status = AccountActive
@@ -64,6 +69,7 @@ func (h *handler) getAccount(w http.ResponseWriter, r *http.Request) error {
 type updateAccountRequest struct {
 	AccountName optional[string]        `json:"account_name"`
 	RoleARN     optional[string]        `json:"role_arn"`
+	ExternalID  optional[string]        `json:"external_id"`
 	Status      optional[AccountStatus] `json:"status"`
 }
 
@@ -76,21 +82,26 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
 		return err
 	}
-	if !in.AccountName.Set && !in.RoleARN.Set && !in.Status.Set {
-		return api.BadRequest("nothing to change; give at least one of account_name, role_arn, status")
+	if !in.AccountName.Set && !in.RoleARN.Set && !in.ExternalID.Set && !in.Status.Set {
+		return api.BadRequest("nothing to change; give at least one of account_name, role_arn, external_id, status")
 	}
 	var v api.Validator
 	u := user(&v, r)
 	p := AccountPatch{
 		AccountName: ptr(&v, "account_name", in.AccountName),
 		RoleARN:     ptr(&v, "role_arn", in.RoleARN),
+		ExternalID:  ptr(&v, "external_id", in.ExternalID),
 		Status:      ptr(&v, "status", in.Status),
+	}
+	if p.ExternalID != nil && *p.ExternalID != "" {
+		// "" removes the external id.
+		checkExternalID(&v, "external_id", *p.ExternalID)
 	}
 	if p.AccountName != nil {
 		checkName(&v, "account_name", *p.AccountName)
 	}
 	if p.RoleARN != nil {
-		checkRoleARN(&v, "role_arn", *p.RoleARN, id)
+		h.checkRole(&v, "role_arn", *p.RoleARN, id)
 	}
 	if p.Status != nil {
 		v.OneOf("status", string(*p.Status), accountStatuses()...)
@@ -142,4 +153,57 @@ func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
+}
+
+// TestResult is the answer of POST /accounts/{id}/test.
+type TestResult struct {
+	AccountID string      `json:"account_id"`
+	Status    AuditStatus `json:"status"`
+	// TestedAt is the test's time, also its audit entry's timestamp.
+	TestedAt string          `json:"tested_at"`
+	EntryID  string          `json:"entry_id"`
+	Details  json.RawMessage `json:"details"`
+}
+
+// testAccount assumes the account's role for real (STS AssumeRole with
+// the external id) and asks STS who the session is; either failing is a
+// FAIL result, not an error: the test ran and that is its finding.
+func (h *handler) testAccount(w http.ResponseWriter, r *http.Request) error {
+	id, u, err := target(r, pathAccountID)
+	if err != nil {
+		return err
+	}
+	if h.cloud == nil {
+		return &api.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "connection tests are not configured for this function"}
+	}
+	a, err := h.store.Account(r.Context(), id)
+	if err != nil {
+		return apiError(err, id)
+	}
+	status, details := StatusSuccess, map[string]any{"role_arn": a.RoleARN, "external_id_used": a.ExternalID != ""}
+	role, err := h.cloud.Assume(r.Context(), a.RoleARN, a.ExternalID, SessionTest)
+	if err == nil {
+		details["assumed_role_arn"] = role.AssumedRoleARN
+		var caller string
+		if caller, err = h.cloud.CallerIdentity(r.Context(), role); err == nil {
+			details["caller_arn"] = caller
+		} else {
+			details["call"] = "sts:GetCallerIdentity"
+		}
+	} else {
+		details["call"] = "sts:AssumeRole"
+	}
+	if err != nil {
+		status, details["error"] = StatusFail, describeError(err)
+	}
+	e, err := h.store.RecordTest(r.Context(), u, id, status, details)
+	if err != nil {
+		return apiError(err, id)
+	}
+	api.WriteJSON(w, http.StatusOK, TestResult{AccountID: id, Status: e.Status, TestedAt: e.Timestamp, EntryID: e.EntryID, Details: e.Details})
+	return nil
+}
+
+func (h *handler) deleteAccount(w http.ResponseWriter, r *http.Request) error {
+	return h.remove(w, r, pathAccountID, h.store.DeleteAccount)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -163,7 +164,7 @@ func TestGetAccount(t *testing.T) {
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		r := s.do(t, "DELETE", "/accounts/"+a.AccountID, "")
+		r := s.do(t, "PUT", "/accounts/"+a.AccountID, "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
 		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
 			t.Errorf("Allow = %q", r.Header.Get("Allow"))
@@ -393,4 +394,28 @@ func TestListAccountsBoundedScan(t *testing.T) {
 	if fmt.Sprint(got) != "[z-last]" || empty == 0 || pages > 3 {
 		t.Errorf("got %v in %d pages (%d empty)", got, pages+1, empty)
 	}
+}
+
+// With the role pattern infra configures, an account naming a role IAM
+// would not let Nucleus assume is refused before anything is stored.
+func TestRolePattern(t *testing.T) {
+	tables := tableNames(t)
+	env := map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit, nucleus.EnvRolePattern: "nucleus-executor-*"}
+	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Client = testenv.ServiceClient(t, "nucleus")
+	h := nucleus.NewHandler(cfg)
+	post := func(role string) apitest.Response {
+		return apitest.Do(t, h, "POST", "/accounts", `{"account_id":"123456789012","account_name":"A","role_arn":"`+role+`"}`, nucleus.HeaderUserID, testUser)
+	}
+	for _, role := range []string{"arn:aws:iam::123456789012:role/NucleusRole", "arn:aws:iam::123456789012:role/ops/nucleus-executor-a", "arn:aws:iam::123456789012:role/nucleus-executor"} {
+		apitest.WantError(t, post(role), 400, "validation_failed", "role_arn", "nucleus-executor-*")
+	}
+	if r := post("arn:aws:iam::123456789012:role/nucleus-executor-dev.ops"); r.Status != 201 {
+		t.Errorf("matching role: %d %s", r.Status, r.Body)
+	}
+	r := apitest.Do(t, h, "PATCH", "/accounts/123456789012", `{"role_arn":"arn:aws:iam::123456789012:role/Other"}`, nucleus.HeaderUserID, testUser)
+	apitest.WantError(t, r, 400, "validation_failed", "role_arn", "")
 }

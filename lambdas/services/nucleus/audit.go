@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Action is what an audit entry records.
@@ -128,8 +130,8 @@ type Execution struct {
 
 // RecordExecution writes an EXECUTE entry, e.g. the scheduler starting or
 // stopping a schedule's resources. The entity must exist (checked in the
-// same transaction). On an account, the execution is its connection test:
-// last_test_run_at is set to the entry's timestamp in the same write.
+// same transaction). On an account, the execution is its connection test
+// (see RecordTest).
 func (s *Store) RecordExecution(ctx context.Context, user string, in Execution) (*AuditEntry, error) {
 	if in.Status != StatusSuccess && in.Status != StatusFail {
 		return nil, fmt.Errorf("nucleus: unknown audit status %q", in.Status)
@@ -138,21 +140,15 @@ func (s *Store) RecordExecution(ctx context.Context, user string, in Execution) 
 	if details == nil {
 		details = json.RawMessage(`{}`)
 	}
-	now := s.now()
-	entry, err := s.entry(now, user, in.Entity, ActionExecute, in.Status, details)
+	if in.Entity.Type == EntityAccount {
+		return s.RecordTest(ctx, user, in.Entity.ID, in.Status, details)
+	}
+	entry, err := s.entry(s.now(), user, in.Entity, ActionExecute, in.Status, details)
 	if err != nil {
 		return nil, err
 	}
 	var ops []txOp
 	switch in.Entity.Type {
-	case EntityAccount:
-		op, err := s.update(accountKey(in.Entity.ID),
-			expression.Set(expression.Name("last_test_run_at"), expression.Value(entry.Timestamp)),
-			exists(), always(ErrAccountNotFound))
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
 	case EntitySchedule:
 		op, err := s.check(scheduleKey(in.Entity.ID), exists(), always(ErrScheduleNotFound))
 		if err != nil {
@@ -167,6 +163,50 @@ func (s *Store) RecordExecution(ctx context.Context, user string, in Execution) 
 		return nil, err
 	}
 	return entry, nil
+}
+
+// errNewerTest: the account records a test newer than this one.
+var errNewerTest = errors.New("nucleus: a newer connection test is recorded")
+
+// RecordTest records a connection test of an account: an EXECUTE entry on
+// the account and, in the same transaction, last_test_run_at and
+// last_test_status, conditioned on last_test_run_at being older than this
+// test, so that it only moves forward when tests race. A test that lost
+// that race is still logged (the entry and an existence check, without
+// the update).
+func (s *Store) RecordTest(ctx context.Context, user, accountID string, status AuditStatus, details any) (*AuditEntry, error) {
+	entry, err := s.entry(s.now(), user, Entity{EntityAccount, accountID}, ActionExecute, status, details)
+	if err != nil {
+		return nil, err
+	}
+	newer := expression.Name("last_test_run_at").LessThan(expression.Value(entry.Timestamp))
+	op, err := s.update(accountKey(accountID),
+		expression.Set(expression.Name("last_test_run_at"), expression.Value(entry.Timestamp)).
+			Set(expression.Name("last_test_status"), expression.Value(status)),
+		exists().And(expression.AttributeNotExists(expression.Name("last_test_run_at")).Or(newer)),
+		staleOrNewer)
+	if err != nil {
+		return nil, err
+	}
+	err = s.transact(ctx, entry, op)
+	if errors.Is(err, errNewerTest) {
+		check, cerr := s.check(accountKey(accountID), exists(), always(ErrAccountNotFound))
+		if cerr != nil {
+			return nil, cerr
+		}
+		err = s.transact(ctx, entry, check)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return entry, nil
+}
+
+func staleOrNewer(old map[string]types.AttributeValue) error {
+	if len(old) == 0 {
+		return ErrAccountNotFound
+	}
+	return errNewerTest
 }
 
 // AuditQuery selects a page of audit entries, newest first.

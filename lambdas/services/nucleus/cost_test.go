@@ -11,7 +11,7 @@ import (
 )
 
 // recorded returns s with a handler whose DynamoDB calls rec records.
-func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
+func recorded(t testing.TB, s *service, cloud *nucleus.Cloud) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
 	env := map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit}
@@ -20,6 +20,7 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 		t.Fatal(err)
 	}
 	cfg.Client = rec.Client(s.client)
+	cfg.Cloud = cloud
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s
 	r.h = nucleus.NewHandler(cfg)
@@ -31,7 +32,9 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 // table of docs/schemas/nucleus.md equal to it. Items here are under 1 KB;
 // both GSI1s project every attribute.
 func TestCost(t *testing.T) {
-	s, rec := recorded(t, newService(t, options{}))
+	fake, cloud := startFakeSTS(t)
+	fake.TrustAll()
+	s, rec := recorded(t, newService(t, options{}), cloud)
 	acct := s.createAccount(t, "123456789012", "Dev", "active")
 	for i := range 3 {
 		s.createAccount(t, fmt.Sprintf("10000000000%d", i), fmt.Sprintf("Acct %d", i), "active")
@@ -68,7 +71,7 @@ func TestCost(t *testing.T) {
 			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one eventually consistent Query of GSI1 `TYPE#SCHEDULE`"},
 		{Operation: "PUT /schedules/{id}/resources", Method: "PUT", Path: func() string { return "/schedules/" + sc.ScheduleID + "/resources" },
 			Header: user, Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 2)), Status: 201,
-			Min: ddbrecord.Cost{Requests: 1, Write: 12}, Note: "one TransactWriteItems: the resource (with its GSI1 copy) put only if new, condition checks that the schedule and the account exist, and the audit entry"},
+			Min: ddbrecord.Cost{Requests: 1, Write: 16}, Note: "one TransactWriteItems: the resource (with its GSI1 copy) put only if new, the schedule's `resource_version` and the account's `resource_count` moved (each item has a GSI1 copy), and the audit entry; condition checks would bill 4 WCU less, but then an account delete would need a read of the resources and a schedule delete could miss a racing attach (Decision 22)"},
 		{Operation: "PUT /schedules/{id}/resources (already attached)", Method: "PUT", Path: func() string { return "/schedules/" + sc.ScheduleID + "/resources" },
 			Header: user, Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 2)), Status: 200,
 			Min: ddbrecord.Cost{Requests: 1}, Note: "the transaction is cancelled by the resource's condition: nothing is written"},
@@ -76,8 +79,8 @@ func TestCost(t *testing.T) {
 			Path: func() string {
 				return "/schedules/" + sc.ScheduleID + "/resources/" + url.PathEscape(ec2ARN(acct.AccountID, 2))
 			},
-			Header: user, Status: 204, Min: ddbrecord.Cost{Requests: 1, Write: 10},
-			Note: "one TransactWriteItems: the resource (and its GSI1 copy) deleted if attached, and the audit entry"},
+			Header: user, Status: 204, Min: ddbrecord.Cost{Requests: 1, Write: 16},
+			Note: "one TransactWriteItems: the resource (and its GSI1 copy) deleted if attached, the schedule's `resource_version` and the account's `resource_count` moved (GSI1 copies too), and the audit entry"},
 		{Operation: "POST /audit", Method: "POST", Path: path("/audit"), Header: user,
 			Body:   `{"entity_type":"schedule","entity_id":"` + sc.ScheduleID + `","action":"EXECUTE","status":"SUCCESS","details":{"operation":"stop"}}`,
 			Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 6}, Note: "one TransactWriteItems: the entry (and its GSI1 copy), with a condition check that the schedule exists"},
@@ -85,6 +88,12 @@ func TestCost(t *testing.T) {
 			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one strongly consistent Query of the entity's partition, newest first"},
 		{Operation: "GET /audit/global", Method: "GET", Path: path("/audit/global"), Status: 200,
 			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one strongly consistent Query of the global partition (empty here)"},
+		{Operation: "POST /accounts/{id}/test", Method: "POST", Path: path("/accounts/" + acct.AccountID + "/test"), Header: user, Status: 200,
+			Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 8}, Note: "a strongly consistent GetItem for the role, then one TransactWriteItems: `last_test_run_at` moved forward on the account (its GSI1 copy too) with the EXECUTE entry (and its GSI1 copy)"},
+		{Operation: "DELETE /accounts/{id}", Method: "DELETE", Path: path("/accounts/100000000000"), Header: user, Status: 204,
+			Min: ddbrecord.Cost{Requests: 3, Read: 1.5, Write: 8}, Note: "a strongly consistent GetItem (the entry records the account; `resource_count` answers 409 early), a Limit-1 count Query of GSI1 `ACCOUNT#<id>` for resources attached before the count existed (Decision 22), one TransactWriteItems: the delete conditioned on the count being 0, with the audit entry"},
+		{Operation: "DELETE /schedules/{id}", Method: "DELETE", Path: schedule, Header: user, Status: 204,
+			Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 16}, Note: "a strongly consistent Query of the schedule's partition (the schedule and its one resource), then one TransactWriteItems: the schedule and the resource deleted (each with its GSI1 copy), the account's `resource_count` moved (GSI1 copy too), the audit entry"},
 		{Operation: "GET /audit", Method: "GET", Path: path("/audit"), Status: 200,
 			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one eventually consistent Query of GSI1 `AUDIT#GLOBAL`: every entry so far, 4 to 8 KB"},
 	})

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -29,6 +31,11 @@ const (
 	// string). Without it the key is derived from the table names: still
 	// tamper-evident and bound to the query, but not secret.
 	EnvCursorKey = cursor.EnvKey
+	// EnvRolePattern optionally names the roles Nucleus may assume (an IAM
+	// pattern of the part of a role ARN after "role/", with * and ?);
+	// infra sets it to the pattern its IAM policy allows, and the API
+	// refuses accounts whose role_arn it does not match.
+	EnvRolePattern = "NUCLEUS_ROLE_NAME_PATTERN"
 )
 
 // HeaderUserID names the user of a write when API Gateway has no IAM
@@ -41,6 +48,11 @@ type Config struct {
 	CursorKey []byte
 	// Client is required; New sets it from the environment.
 	Client API
+	// Cloud runs connection tests (POST /accounts/{id}/test); without it
+	// that route answers 503. New sets it from the environment.
+	Cloud *Cloud
+	// RolePattern is EnvRolePattern's value; "" accepts any role.
+	RolePattern string
 	// Logger defaults to slog.Default (the mains install a logx logger).
 	Logger *slog.Logger
 	// Now, NewID and NewEntryID default to time.Now, random UUIDs and
@@ -60,13 +72,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	t := Tables{App: v[0], Audit: v[1]}
 	key := cursor.KeyFromEnv(getenv, "dynastack/nucleus/cursor/"+t.App+"/"+t.Audit)
-	return Config{Tables: t, CursorKey: key}, nil
+	return Config{Tables: t, CursorKey: key, RolePattern: getenv(EnvRolePattern)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
+	withCloud := func(getenv func(string) string) (Config, error) {
+		cfg, err := ConfigFromEnv(getenv)
+		if err == nil {
+			cfg.Cloud, err = NewCloud(ctx, getenv)
+		}
+		return cfg, err
+	}
+	return service.New(ctx, getenv, withCloud, (*Config).setClient, NewHandler)
 }
 
 func (c *Config) setClient(client API) { c.Client = client }
@@ -86,17 +105,20 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.NewEntryID != nil {
 		store.newEntryID = cfg.NewEntryID
 	}
-	h := &handler{store: store}
+	h := &handler{store: store, cloud: cfg.Cloud, rolePattern: cfg.RolePattern, assumable: iamPattern(cfg.RolePattern)}
 	r := api.NewRouter()
 	r.Handle("POST /accounts", h.createAccount)
 	r.Handle("GET /accounts", h.listAccounts)
 	r.Handle("GET /accounts/{id}", h.getAccount)
 	r.Handle("PATCH /accounts/{id}", h.updateAccount)
+	r.Handle("DELETE /accounts/{id}", h.deleteAccount)
 	r.Handle("GET /accounts/{id}/resources", h.accountResources)
+	r.Handle("POST /accounts/{id}/test", h.testAccount)
 	r.Handle("POST /schedules", h.createSchedule)
 	r.Handle("GET /schedules", h.listSchedules)
 	r.Handle("GET /schedules/{id}", h.getSchedule)
 	r.Handle("PATCH /schedules/{id}", h.updateSchedule)
+	r.Handle("DELETE /schedules/{id}", h.deleteSchedule)
 	r.Handle("PUT /schedules/{id}/resources", h.attachResource)
 	r.Handle("DELETE /schedules/{id}/resources/{arn...}", h.detachResource)
 	r.Handle("POST /audit", h.recordExecution)
@@ -107,7 +129,33 @@ func NewHandler(cfg Config) http.Handler {
 }
 
 type handler struct {
-	store *Store
+	store       *Store
+	cloud       *Cloud
+	rolePattern string
+	assumable   *regexp.Regexp // nil: any role
+}
+
+// checkRole checks role_arn, and that IAM lets Nucleus assume it.
+func (h *handler) checkRole(v *api.Validator, field, arn, accountID string) {
+	checkRoleARN(v, field, arn, accountID)
+	if h.assumable == nil || !roleARNPattern.MatchString(arn) {
+		return
+	}
+	_, rest, _ := strings.Cut(arn, ":role/")
+	if !h.assumable.MatchString(rest) {
+		v.Add(field, "must name a role matching %s: the only roles Nucleus may assume (create the role under such a name)", h.rolePattern)
+	}
+}
+
+// iamPattern compiles an IAM ARN pattern: * matches any run of
+// characters (slashes too), ? one character.
+func iamPattern(p string) *regexp.Regexp {
+	if p == "" {
+		return nil
+	}
+	q := regexp.QuoteMeta(p)
+	q = strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(q)
+	return regexp.MustCompile("^" + q + "$")
 }
 
 // user returns who makes a write, for the audit log. Behind API Gateway
@@ -127,6 +175,32 @@ func user(v *api.Validator, r *http.Request) string {
 	v.Identifier(HeaderUserID, id, MaxUserIDBytes)
 	v.MaxBytes(HeaderUserID, id, MaxUserIDBytes)
 	return id
+}
+
+// target returns the id the path names and the user acting on it, for
+// routes with no body.
+func target(r *http.Request, pathID func(*http.Request) (string, error)) (id, u string, err error) {
+	if id, err = pathID(r); err != nil {
+		return "", "", err
+	}
+	var v api.Validator
+	u = user(&v, r)
+	return id, u, v.Err()
+}
+
+// remove serves a DELETE of the entity the path names: 204 once del
+// (user, id) succeeds.
+func (h *handler) remove(w http.ResponseWriter, r *http.Request, pathID func(*http.Request) (string, error),
+	del func(ctx context.Context, user, id string) error) error {
+	id, u, err := target(r, pathID)
+	if err != nil {
+		return err
+	}
+	if err := del(r.Context(), u, id); err != nil {
+		return apiError(err, id)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // optional is a PATCH field: absent, null, or a value. null is refused
@@ -205,6 +279,12 @@ func apiError(err error, id string) error {
 		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: "the item was changed by a concurrent request; retry", Err: err}
 	case errors.Is(err, ErrTooLarge):
 		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the item would exceed DynamoDB's 400 KB item size limit", Err: err}
+	case errors.Is(err, ErrAccountInUse):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Err: err,
+			Message: fmt.Sprintf("account %q has resources attached to schedules; detach them (GET /accounts/%s/resources lists them) first", id, id)}
+	case errors.Is(err, ErrTooManyResources):
+		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Err: err,
+			Message: fmt.Sprintf("schedule %q: %s; detach resources first (at most %d in one account can go with the schedule)", id, strings.TrimPrefix(err.Error(), ErrTooManyResources.Error()+": "), MaxDeleteResources)}
 	case errors.Is(err, ErrSameCron):
 		return api.Invalid(api.FieldError{Field: "end_cron", Message: "must differ from start_cron"})
 	case errors.Is(err, cursor.ErrInvalid):

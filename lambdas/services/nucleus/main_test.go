@@ -37,6 +37,7 @@ type service struct {
 type options struct {
 	now        func() time.Time
 	newEntryID func(time.Time) string
+	cloud      *nucleus.Cloud
 }
 
 // tableNames creates both tables and returns them by role.
@@ -73,6 +74,7 @@ func newService(t testing.TB, opts options) *service {
 	cfg.Client = testenv.ServiceClient(t, "nucleus")
 	cfg.Now = opts.now
 	cfg.NewEntryID = opts.newEntryID
+	cfg.Cloud = opts.cloud
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

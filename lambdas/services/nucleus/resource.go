@@ -32,6 +32,9 @@ type Resource struct {
 	Region       string       `dynamodbav:"region" json:"region"`
 	AccountID    string       `dynamodbav:"account_id" json:"account_id"`
 	CreatedAt    string       `dynamodbav:"created_at" json:"created_at"`
+	// PreviousDesiredCount is an ECS service's desired count before the
+	// executor last stopped it (set to 0); a start restores it.
+	PreviousDesiredCount *int32 `dynamodbav:"previous_desired_count,omitempty" json:"previous_desired_count,omitempty"`
 }
 
 // resourceItem lives in its schedule's partition (so one query returns a
@@ -43,6 +46,8 @@ type resourceItem struct {
 	GSI1SK string `dynamodbav:"gsi1sk"`
 	Resource
 }
+
+func (it *resourceItem) arn() string { return strings.TrimPrefix(it.SK, prefixResource) }
 
 func resourceKey(scheduleID, arn string) itemKey {
 	return itemKey{PK: prefixSchedule + scheduleID, SK: prefixResource + arn}
@@ -71,11 +76,11 @@ type NewResource struct {
 // it was already attached: type, region and account are all read from the
 // ARN, so the stored item is the same and nothing is written.
 //
-// One TransactWriteItems checks that the schedule and the account exist,
-// puts the resource and the audit entry: a resource never points at a
-// missing schedule or account, and a refused attach leaves no trace.
-// (Accounts and schedules have no delete; a future delete must condition on
-// the absence of resources or remove them in the same way.)
+// One TransactWriteItems updates the schedule (resource_version) and the
+// account (resource_count + 1), both conditioned on existing, and puts the
+// resource and the audit entry: a resource never points at a missing
+// schedule or account, a delete of either sees the change, and a refused
+// attach leaves no trace.
 func (s *Store) AttachResource(ctx context.Context, user, scheduleID string, in NewResource) (r *Resource, created bool, err error) {
 	now := s.now()
 	key := resourceKey(scheduleID, in.ResourceARN)
@@ -87,11 +92,11 @@ func (s *Store) AttachResource(ctx context.Context, user, scheduleID string, in 
 		return nil, false, fmt.Errorf("nucleus: marshal resource: %w", err)
 	}
 	var existing *Resource
-	schedule, err := s.check(scheduleKey(scheduleID), exists(), always(ErrScheduleNotFound))
+	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), always(ErrScheduleNotFound))
 	if err != nil {
 		return nil, false, err
 	}
-	account, err := s.check(accountKey(in.AccountID), exists(), always(ErrAccountNotFound))
+	account, err := s.update(accountKey(in.AccountID), addResources(1), exists(), always(ErrAccountNotFound))
 	if err != nil {
 		return nil, false, err
 	}
@@ -126,7 +131,7 @@ var errAttached = errors.New("nucleus: resource already attached")
 // a resource that is not attached are told apart (ErrScheduleNotFound,
 // ErrResourceNotFound).
 func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string) error {
-	schedule, err := s.check(scheduleKey(scheduleID), exists(), always(ErrScheduleNotFound))
+	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), always(ErrScheduleNotFound))
 	if err != nil {
 		return err
 	}
@@ -138,14 +143,37 @@ func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string
 	// old values on success, and the ARN carries type, region and account.
 	parsed := resourceARNPattern.FindStringSubmatch(arn)
 	detail := map[string]any{"resource_arn": arn}
+	ops := []txOp{schedule, del}
 	if parsed != nil {
 		detail["resource_type"], detail["region"], detail["account_id"] = parsed[2], parsed[3], parsed[4]
+		account, err := s.update(accountKey(parsed[4]), addResources(-1), exists(), always(errAccountGone))
+		if err != nil {
+			return err
+		}
+		ops = append(ops, account)
 	}
 	entry, err := s.entry(s.now(), user, Entity{EntitySchedule, scheduleID}, ActionDelete, StatusSuccess, map[string]any{"resource": detail})
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, entry, schedule, del)
+	err = s.transact(ctx, entry, ops...)
+	if errors.Is(err, errAccountGone) {
+		// Only for data from before accounts could be deleted only
+		// without resources: detach without the count.
+		err = s.transact(ctx, entry, ops[:2]...)
+	}
+	return err
+}
+
+// errAccountGone: the account of a resource no longer exists.
+var errAccountGone = errors.New("nucleus: account of the resource is gone")
+
+func bumpResourceVersion() expression.UpdateBuilder {
+	return expression.Add(expression.Name("resource_version"), expression.Value(1))
+}
+
+func addResources(n int) expression.UpdateBuilder {
+	return expression.Add(expression.Name("resource_count"), expression.Value(n))
 }
 
 // ResourcePage is one page of an account's targeted resources.

@@ -29,6 +29,10 @@ type scheduleItem struct {
 	GSI1PK  string `dynamodbav:"gsi1pk"`
 	GSI1SK  string `dynamodbav:"gsi1sk"`
 	Version int64  `dynamodbav:"version"`
+	// ResourceVersion moves with every attach and detach (absent before
+	// the first), so a delete that read the resources can condition on
+	// none having come or gone since.
+	ResourceVersion int64 `dynamodbav:"resource_version,omitempty"`
 	Schedule
 }
 

@@ -131,3 +131,7 @@ func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
 }
+
+func (h *handler) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
+	return h.remove(w, r, pathScheduleID, h.store.DeleteSchedule)
+}

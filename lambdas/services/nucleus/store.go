@@ -37,6 +37,9 @@ type Store struct {
 	newID  func() string
 	// newEntryID makes the unique suffix of audit sort keys.
 	newEntryID func(time.Time) string
+	// pageLimit caps the items per page of queryAll (0: DynamoDB's 1 MB
+	// pages); tests lower it to prove that every page is read.
+	pageLimit int32
 }
 
 // NewStore returns a Store on tables. cursorKey signs list cursors.

@@ -1,10 +1,7 @@
 package nucleus
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -68,6 +65,21 @@ func checkRoleARN(v *api.Validator, field, arn, accountID string) {
 		v.Add(field, "must be an IAM role ARN such as arn:aws:iam::123456789012:role/NucleusRole")
 	case accountID != "" && m[2] != accountID:
 		v.Add(field, "must be a role in account %s (the role the platform assumes in that account), not %s", accountID, m[2])
+	}
+}
+
+// externalIDPattern is STS's constraint on ExternalId (2-1,224
+// characters).
+var externalIDPattern = regexp.MustCompile(`^[\w+=,.@:/-]+$`)
+
+// MaxExternalIDChars is STS's limit on ExternalId.
+const MaxExternalIDChars = 1224
+
+// checkExternalID checks an external id as STS AssumeRole will: a value
+// it refuses would fail every execution in the account.
+func checkExternalID(v *api.Validator, field, id string) {
+	if len(id) < 2 || len(id) > MaxExternalIDChars || !externalIDPattern.MatchString(id) {
+		v.Add(field, "must be 2 to %d characters of letters, digits and +=,.@:/_- (STS AssumeRole's ExternalId)", MaxExternalIDChars)
 	}
 }
 
@@ -167,124 +179,7 @@ func checkCron(v *api.Validator, field, expr string) {
 		v.Add(field, "must be at most %d characters", MaxCronChars)
 		return
 	}
-	if err := parseCron(expr); err != nil {
+	if _, err := ParseCron(expr); err != nil {
 		v.Add(field, "invalid cron expression: %v", err)
 	}
-}
-
-type cronField struct {
-	name     string
-	min, max int
-	names    []string // names for min, min+1, …
-	dom, dow bool     // allow ?, L, W / L, #
-}
-
-var months = []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}
-
-var cronFields = []cronField{
-	{name: "minute", min: 0, max: 59},
-	{name: "hour", min: 0, max: 23},
-	{name: "day-of-month", min: 1, max: 31, dom: true},
-	{name: "month", min: 1, max: 12, names: months},
-	// 0 and 7 are both Sunday in crontab; EventBridge uses 1-7 (SUN-SAT).
-	// Accepting 0-7 covers both readings without guessing which is meant.
-	{name: "day-of-week", min: 0, max: 7, names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"}, dow: true},
-	{name: "year", min: 1970, max: 2199},
-}
-
-func parseCron(expr string) error {
-	parts := strings.Fields(expr)
-	if len(parts) != 5 && len(parts) != 6 {
-		return fmt.Errorf("want 5 fields (minute hour day-of-month month day-of-week) or 6 (plus year), got %d", len(parts))
-	}
-	for i, p := range parts {
-		if err := cronFields[i].parse(p); err != nil {
-			return fmt.Errorf("%s %q: %w", cronFields[i].name, p, err)
-		}
-	}
-	if len(parts) == 6 && (parts[2] == "?") == (parts[4] == "?") {
-		// EventBridge's rule: one of the two day fields must be "?".
-		return errors.New("with a year field, exactly one of day-of-month and day-of-week must be ?")
-	}
-	return nil
-}
-
-func (f cronField) parse(s string) error {
-	if s == "?" {
-		if f.dom || f.dow {
-			return nil
-		}
-		return errors.New("? is allowed only in day-of-month and day-of-week")
-	}
-	for item := range strings.SplitSeq(s, ",") {
-		if err := f.item(item); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (f cronField) item(s string) error {
-	switch {
-	case s == "":
-		return errors.New("empty list element")
-	case f.dom && (s == "L" || s == "LW"), f.dow && s == "L":
-		return nil
-	case f.dom && strings.HasSuffix(s, "W"):
-		_, err := f.value(strings.TrimSuffix(s, "W"))
-		return err
-	case f.dow && strings.HasSuffix(s, "L") && len(s) > 1:
-		_, err := f.value(strings.TrimSuffix(s, "L"))
-		return err
-	case f.dow && strings.Contains(s, "#"):
-		day, nth, _ := strings.Cut(s, "#")
-		if _, err := f.value(day); err != nil {
-			return err
-		}
-		if n, err := strconv.Atoi(nth); err != nil || n < 1 || n > 5 {
-			return fmt.Errorf("#%s: the occurrence must be 1-5", nth)
-		}
-		return nil
-	}
-	rng, step, hasStep := strings.Cut(s, "/")
-	if hasStep {
-		if n, err := strconv.Atoi(step); err != nil || n < 1 || n > f.max {
-			return fmt.Errorf("step %q must be a number from 1 to %d", step, f.max)
-		}
-	}
-	if rng == "*" {
-		return nil
-	}
-	lo, hi, isRange := strings.Cut(rng, "-")
-	a, err := f.value(lo)
-	if err != nil {
-		return err
-	}
-	if !isRange {
-		return nil
-	}
-	b, err := f.value(hi)
-	if err != nil {
-		return err
-	}
-	if a > b {
-		return fmt.Errorf("range %s is backwards", rng)
-	}
-	return nil
-}
-
-func (f cronField) value(s string) (int, error) {
-	for i, n := range f.names {
-		if strings.EqualFold(s, n) {
-			return f.min + i, nil
-		}
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < f.min || n > f.max || strings.HasPrefix(s, "+") {
-		if f.names != nil {
-			return 0, fmt.Errorf("%q is not a number from %d to %d or a name such as %s", s, f.min, f.max, f.names[1])
-		}
-		return 0, fmt.Errorf("%q is not a number from %d to %d", s, f.min, f.max)
-	}
-	return n, nil
 }

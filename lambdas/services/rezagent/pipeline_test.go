@@ -267,7 +267,8 @@ func TestAPICreateIsPublishedAndDelivered(t *testing.T) {
 // A publish that fails leaves the message created; the next scheduler run
 // republishes it once it is older than the threshold.
 func TestStrandedMessageIsRepublished(t *testing.T) {
-	p := newPipeline(t, pipelineOptions{env: map[string]string{rezagent.EnvRepublishAfter: "200ms"}})
+	const after = 2 * time.Second
+	p := newPipeline(t, pipelineOptions{env: map[string]string{rezagent.EnvRepublishAfter: after.String()}})
 	p.sns.FailNext(p.topic, 100) // outlasts the SDK's retries of the create's publish
 	r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"later"}}`)
 	if r.Status != http.StatusCreated {
@@ -279,11 +280,19 @@ func TestStrandedMessageIsRepublished(t *testing.T) {
 		t.Fatalf("status %q, queue %d; want created and nothing queued", created.Status, p.queue.Len())
 	}
 	p.sns.FailNext(p.topic, 0)
-	// Too young: a scheduler run leaves it alone.
-	if n, err := p.scheduler.(*rezagent.Scheduler).Republish(context.Background()); err != nil || n != 0 {
-		t.Fatalf("young message republished: %d %v", n, err)
+	createdAt, err := time.Parse("2006-01-02T15:04:05.000000Z", created.CreatedDate)
+	if err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(250 * time.Millisecond)
+	// Too young: a scheduler run leaves it alone (checked while it is
+	// surely younger than the threshold; the SDK's retries of the failing
+	// publish can take a while on a loaded machine).
+	if time.Since(createdAt) < after/2 {
+		if n, err := p.scheduler.(*rezagent.Scheduler).Republish(context.Background()); err != nil || n != 0 {
+			t.Fatalf("young message republished: %d %v", n, err)
+		}
+	}
+	time.Sleep(time.Until(createdAt.Add(after + 100*time.Millisecond)))
 	if err := p.scheduler.Run(context.Background(), fire(time.Now().UTC().Truncate(time.Second))); err != nil {
 		t.Fatal(err)
 	}

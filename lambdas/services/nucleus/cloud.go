@@ -1,0 +1,140 @@
+package nucleus
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/rds"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+)
+
+// Service-specific endpoint variables, as the AWS SDKs define them. They
+// are read through getenv (platform/awsconf: the local runner passes a
+// map, not the process environment) and point the clients at loopback
+// servers in `make dev` and tests; unset in AWS.
+const (
+	EnvEndpointSTS = "AWS_ENDPOINT_URL_STS"
+	EnvEndpointEC2 = "AWS_ENDPOINT_URL_EC2"
+	EnvEndpointRDS = "AWS_ENDPOINT_URL_RDS"
+	EnvEndpointECS = "AWS_ENDPOINT_URL_ECS"
+)
+
+// The SDK service ids of the APIs the Cloud calls.
+var cloudServices = []string{"STS", "EC2", "RDS", "ECS"}
+
+// Role session names, as CloudTrail in the target account shows them.
+const (
+	SessionExecutor = "nucleus-executor"
+	SessionTest     = "nucleus-connection-test"
+)
+
+// Cloud reaches the accounts Nucleus manages: STS with the function's own
+// credentials, then EC2, RDS and ECS with the credentials of the account's
+// role.
+type Cloud struct {
+	base   aws.Config
+	getenv func(string) string
+}
+
+// NewCloud builds a Cloud from the function's environment (awsconf.Load:
+// with a loopback endpoint and no access key, dummy credentials sign).
+func NewCloud(ctx context.Context, getenv func(string) string) (*Cloud, error) {
+	cfg, err := awsconf.Load(ctx, getenv, cloudServices...)
+	if err != nil {
+		return nil, err
+	}
+	return &Cloud{base: cfg, getenv: getenv}, nil
+}
+
+// NewCloudFromConfig is NewCloud with a given configuration and endpoint
+// variables (EnvEndpointSTS, … → URL), for tests.
+func NewCloudFromConfig(cfg aws.Config, endpoints map[string]string) *Cloud {
+	return &Cloud{base: cfg, getenv: func(k string) string { return endpoints[k] }}
+}
+
+func (c *Cloud) endpoint(serviceID string) *string { return awsconf.BaseEndpoint(c.getenv, serviceID) }
+
+// Role is an assumed account role.
+type Role struct {
+	// AssumedRoleARN is the session's identity
+	// (arn:aws:sts::<account>:assumed-role/<role>/<session>).
+	AssumedRoleARN string
+	creds          aws.CredentialsProvider
+}
+
+// Assume calls STS AssumeRole for roleARN, with ExternalId when
+// externalID is set. The session lasts STS's default hour, longer than
+// any run.
+func (c *Cloud) Assume(ctx context.Context, roleARN, externalID, session string) (*Role, error) {
+	in := &sts.AssumeRoleInput{RoleArn: aws.String(roleARN), RoleSessionName: aws.String(session)}
+	if externalID != "" {
+		in.ExternalId = aws.String(externalID)
+	}
+	out, err := c.sts(c.base.Credentials).AssumeRole(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	cr := out.Credentials
+	return &Role{
+		AssumedRoleARN: aws.ToString(out.AssumedRoleUser.Arn),
+		creds: credentials.NewStaticCredentialsProvider(aws.ToString(cr.AccessKeyId),
+			aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken)),
+	}, nil
+}
+
+// CallerIdentity asks STS who the role's credentials are: proof that they
+// work, needing no permission in the target account.
+func (c *Cloud) CallerIdentity(ctx context.Context, r *Role) (string, error) {
+	out, err := c.sts(r.creds).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.Arn), nil
+}
+
+func (c *Cloud) sts(creds aws.CredentialsProvider) *sts.Client {
+	cfg := c.base.Copy()
+	cfg.Credentials = creds
+	return sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = c.endpoint("STS") })
+}
+
+// regional returns a configuration for region signed by the role.
+func (c *Cloud) regional(r *Role, region string) aws.Config {
+	cfg := c.base.Copy()
+	cfg.Region = region
+	cfg.Credentials = r.creds
+	return cfg
+}
+
+func (c *Cloud) ec2(r *Role, region string) *ec2.Client {
+	return ec2.NewFromConfig(c.regional(r, region), func(o *ec2.Options) { o.BaseEndpoint = c.endpoint("EC2") })
+}
+
+func (c *Cloud) rds(r *Role, region string) *rds.Client {
+	return rds.NewFromConfig(c.regional(r, region), func(o *rds.Options) { o.BaseEndpoint = c.endpoint("RDS") })
+}
+
+func (c *Cloud) ecs(r *Role, region string) *ecs.Client {
+	return ecs.NewFromConfig(c.regional(r, region), func(o *ecs.Options) { o.BaseEndpoint = c.endpoint("ECS") })
+}
+
+// awsError is the part of an AWS error an audit entry records.
+type awsError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func describeError(err error) awsError {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		return awsError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage()}
+	}
+	return awsError{Code: "ClientError", Message: err.Error()}
+}

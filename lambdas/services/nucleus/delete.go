@@ -1,0 +1,199 @@
+package nucleus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// maxTransactItems is DynamoDB's limit on items per TransactWriteItems.
+const maxTransactItems = 100
+
+// MaxDeleteResources is the most resources a schedule delete removes: one
+// transaction holds the schedule, its resources, one count update per
+// distinct account and the audit entry. With all resources in one account
+// that is 97; each further account takes one off.
+const MaxDeleteResources = maxTransactItems - 3
+
+var (
+	// ErrAccountInUse: the account has resources attached to schedules.
+	ErrAccountInUse = errors.New("nucleus: account has attached resources")
+	// ErrTooManyResources: a schedule has more resources than one delete
+	// transaction can remove.
+	ErrTooManyResources = errors.New("nucleus: too many resources to delete in one transaction")
+)
+
+// DeleteSchedule deletes a schedule and every resource attached to it in
+// one TransactWriteItems with its DELETE audit entry, and takes the
+// resources off their accounts' resource_count. The schedule is read with
+// its resources first (one consistent query); the delete is conditioned on
+// the schedule's version and resource_version as read, so an attach,
+// detach or edit in between makes it read again (up to three times, then
+// ErrConcurrentUpdate) instead of leaving a resource behind.
+func (s *Store) DeleteSchedule(ctx context.Context, user, id string) error {
+	for range updateAttempts {
+		sc, resources, err := s.scheduleWithResources(ctx, id)
+		if err != nil {
+			return err
+		}
+		perAccount := map[string]int{}
+		arns := make([]string, len(resources))
+		for i, r := range resources {
+			perAccount[r.AccountID]++
+			arns[i] = r.arn()
+		}
+		if n := 2 + len(resources) + len(perAccount); n > maxTransactItems {
+			return fmt.Errorf("%w: %d resources in %d accounts need %d items, DynamoDB allows %d", ErrTooManyResources,
+				len(resources), len(perAccount), n, maxTransactItems)
+		}
+		del, err := s.delete(scheduleKey(id), versionIs(sc.Version).And(resourceVersionIs(sc.ResourceVersion)), staleOr(ErrScheduleNotFound))
+		if err != nil {
+			return err
+		}
+		ops := []txOp{del}
+		for _, r := range resources {
+			op, err := s.delete(itemKey{PK: r.PK, SK: r.SK}, exists(), always(errStale))
+			if err != nil {
+				return err
+			}
+			ops = append(ops, op)
+		}
+		accounts := make([]string, 0, len(perAccount))
+		for a := range perAccount {
+			accounts = append(accounts, a)
+		}
+		sort.Strings(accounts)
+		for _, a := range accounts {
+			op, err := s.update(accountKey(a), addResources(-perAccount[a]), exists(), always(errAccountGone))
+			if err != nil {
+				return err
+			}
+			ops = append(ops, op)
+		}
+		details := map[string]any{"schedule": sc.schedule(), "resources": arns}
+		entry, err := s.entry(s.now(), user, Entity{EntitySchedule, id}, ActionDelete, StatusSuccess, details)
+		if errors.Is(err, ErrTooLarge) {
+			// Many long ARNs: the entry keeps the count.
+			details["resources"] = len(arns)
+			entry, err = s.entry(s.now(), user, Entity{EntitySchedule, id}, ActionDelete, StatusSuccess, details)
+		}
+		if err != nil {
+			return err
+		}
+		err = s.transact(ctx, entry, ops...)
+		switch {
+		case errors.Is(err, errStale):
+			continue
+		case errors.Is(err, errAccountGone):
+			// A resource whose account is gone predates the counts;
+			// nothing to count down there.
+			return s.deleteWithoutGoneAccounts(ctx, entry, ops, accounts)
+		}
+		return err
+	}
+	return ErrConcurrentUpdate
+}
+
+// deleteWithoutGoneAccounts retries a schedule delete without the count
+// updates (the last len(accounts) ops) of accounts that no longer exist.
+func (s *Store) deleteWithoutGoneAccounts(ctx context.Context, entry *AuditEntry, ops []txOp, accounts []string) error {
+	first := len(ops) - len(accounts)
+	keep := ops[:first]
+	for i, a := range accounts {
+		var it accountItem
+		found, err := s.get(ctx, accountKey(a), &it)
+		if err != nil {
+			return err
+		}
+		if found {
+			keep = append(keep, ops[first+i])
+		}
+	}
+	err := s.transact(ctx, entry, keep...)
+	if errors.Is(err, errStale) || errors.Is(err, errAccountGone) {
+		return ErrConcurrentUpdate
+	}
+	return err
+}
+
+func resourceVersionIs(v int64) expression.ConditionBuilder {
+	if v == 0 {
+		return expression.AttributeNotExists(expression.Name("resource_version"))
+	}
+	return expression.Name("resource_version").Equal(expression.Value(v))
+}
+
+// DeleteAccount deletes an account and writes its DELETE audit entry in one
+// transaction. It refuses (ErrAccountInUse) while resources of the account
+// are attached to schedules. Knowing that costs no read of the resources:
+// the account carries resource_count, which every attach and detach
+// changes in its own transaction, and the delete is conditioned on it
+// being 0 (or absent), so an attach racing the delete either lands first
+// and fails the delete, or fails itself on the missing account.
+//
+// Resources attached before resource_count existed are not counted; one
+// Limit-1 query of GSI1 ACCOUNT#<id> finds them (the index lags only for
+// attachments of the last moments, which the count covers).
+func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
+	for range updateAttempts {
+		it, err := s.accountItem(ctx, id)
+		if err != nil {
+			return err
+		}
+		if it.ResourceCount > 0 {
+			return ErrAccountInUse
+		}
+		if used, err := s.indexedResources(ctx, id); err != nil {
+			return err
+		} else if used {
+			return ErrAccountInUse
+		}
+		cond := versionIs(it.Version).And(expression.AttributeNotExists(expression.Name("resource_count")).
+			Or(expression.Name("resource_count").LessThanEqual(expression.Value(0))))
+		del, err := s.delete(accountKey(id), cond, func(old map[string]types.AttributeValue) error {
+			var cur accountItem
+			if len(old) == 0 {
+				return ErrAccountNotFound
+			}
+			if err := attributevalue.UnmarshalMap(old, &cur); err == nil && cur.ResourceCount > 0 {
+				return ErrAccountInUse
+			}
+			return errStale
+		})
+		if err != nil {
+			return err
+		}
+		entry, err := s.entry(s.now(), user, Entity{EntityAccount, id}, ActionDelete, StatusSuccess, it.account())
+		if err != nil {
+			return err
+		}
+		err = s.transact(ctx, entry, del)
+		if errors.Is(err, errStale) {
+			continue
+		}
+		return err
+	}
+	return ErrConcurrentUpdate
+}
+
+// indexedResources reports whether GSI1 lists a resource of the account.
+func (s *Store) indexedResources(ctx context.Context, accountID string) (bool, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("gsi1pk").Equal(expression.Value(prefixAccount + accountID))).Build()
+	if err != nil {
+		return false, fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(s.tables.App), IndexName: aws.String(indexName),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		Limit: aws.Int32(1), Select: types.SelectCount})
+	if err != nil {
+		return false, storeError("Query", err)
+	}
+	return out.Count > 0, nil
+}

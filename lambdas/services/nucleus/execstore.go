@@ -1,0 +1,301 @@
+package nucleus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Execution markers live in the audit table, whose TTL retires them; they
+// have no gsi1pk, so the global timeline never shows them, and their pk
+// never equals an entity's, so no entity log does either.
+const (
+	prefixExecution = "EXECUTION#"
+	skClaim         = "CLAIM"
+	markerRunning   = "running"
+	markerDone      = "done"
+	// MarkerRetention is how long execution markers live after their
+	// fire time; it must exceed the executor's look-back, or an expired
+	// marker would let a fire run twice.
+	MarkerRetention = 7 * 24 * time.Hour
+	// ClaimLease is how long a claim keeps other runs away: Lambda's
+	// 15-minute limit, so a live run never loses its claim.
+	ClaimLease = 15 * time.Minute
+	// ExecutorUser is the user_id of the executor's audit entries.
+	ExecutorUser = "nucleus-executor"
+)
+
+// Operation is what an action does to a schedule's resources.
+type Operation string
+
+// Operations: start_cron starts, end_cron stops.
+const (
+	OperationStart Operation = "start"
+	OperationStop  Operation = "stop"
+)
+
+// execKey names one execution: (schedule, operation, fire time).
+type execKey struct {
+	ScheduleID string
+	Operation  Operation
+	FireTime   time.Time
+}
+
+// same reports whether k and o name one execution.
+func (k execKey) same(o execKey) bool {
+	return k.ScheduleID == o.ScheduleID && k.Operation == o.Operation && k.FireTime.Equal(o.FireTime)
+}
+
+func (k execKey) pk() string {
+	return prefixExecution + k.ScheduleID + "#" + string(k.Operation) + "#" + k.FireTime.UTC().Format(time.RFC3339)
+}
+
+type claimItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	State      string `dynamodbav:"state"`
+	Owner      string `dynamodbav:"owner"`
+	LeaseUntil int64  `dynamodbav:"lease_until"`
+	ExpireAt   int64  `dynamodbav:"expire_at"`
+	// On a done claim: what the execution did.
+	Resources int    `dynamodbav:"resources,omitempty"`
+	Failed    int    `dynamodbav:"failed,omitempty"`
+	Note      string `dynamodbav:"note,omitempty"`
+}
+
+type resourceMarker struct {
+	PK       string      `dynamodbav:"pk"`
+	SK       string      `dynamodbav:"sk"`
+	Status   AuditStatus `dynamodbav:"status"`
+	ExpireAt int64       `dynamodbav:"expire_at"`
+}
+
+var (
+	// errClaimed: another run holds or finished the execution.
+	errClaimed = errors.New("nucleus: execution claimed by another run")
+	// errLostClaim: the claim moved to another run.
+	errLostClaim = errors.New("nucleus: execution claim lost to another run")
+	// errActionRecorded: the resource action of this execution is recorded.
+	errActionRecorded = errors.New("nucleus: resource action already recorded")
+	// errResourceGone: the resource was detached during the execution.
+	errResourceGone = errors.New("nucleus: resource detached during execution")
+)
+
+// peekClaim reads an execution's claim, eventually consistent: a cheap
+// look before the conditional claim, which is the real gate.
+func (s *Store) peekClaim(ctx context.Context, k execKey) (*claimItem, error) {
+	res, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.tables.Audit),
+		Key:       itemKey{PK: k.pk(), SK: skClaim}.av(),
+	})
+	if err != nil {
+		return nil, storeError("GetItem", err)
+	}
+	if len(res.Item) == 0 {
+		return nil, nil
+	}
+	var c claimItem
+	if err := attributevalue.UnmarshalMap(res.Item, &c); err != nil {
+		return nil, fmt.Errorf("nucleus: unmarshal claim: %w", err)
+	}
+	return &c, nil
+}
+
+// claim takes an execution for run: it succeeds if nobody claimed it or
+// the holder's lease ran out without finishing. takeover reports the
+// latter: some resource actions may be recorded already.
+func (s *Store) claim(ctx context.Context, k execKey, run string, now time.Time) (takeover bool, err error) {
+	item, err := attributevalue.MarshalMap(claimItem{PK: k.pk(), SK: skClaim, State: markerRunning, Owner: run,
+		LeaseUntil: now.Add(ClaimLease).Unix(), ExpireAt: k.FireTime.Add(MarkerRetention).Unix()})
+	if err != nil {
+		return false, fmt.Errorf("nucleus: marshal claim: %w", err)
+	}
+	cond := notExists().Or(expression.Name("state").Equal(expression.Value(markerRunning)).
+		And(expression.Name("lease_until").LessThan(expression.Value(now.Unix()))))
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return false, fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	out, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.tables.Audit), Item: item,
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues: types.ReturnValueAllOld,
+	})
+	if err = storeError("PutItem", err); ddb.IsConditionFailed(err) {
+		return false, errClaimed
+	} else if err != nil {
+		return false, err
+	}
+	return len(out.Attributes) > 0, nil
+}
+
+// finish marks an execution done (or, with release, hands it back at once
+// for a retry) if run still holds it.
+func (s *Store) finish(ctx context.Context, k execKey, run string, now time.Time, c claimItem, release bool) error {
+	c.PK, c.SK, c.Owner, c.State = k.pk(), skClaim, run, markerDone
+	c.ExpireAt = k.FireTime.Add(MarkerRetention).Unix()
+	if release {
+		c.State, c.LeaseUntil = markerRunning, now.Unix()-1
+	}
+	item, err := attributevalue.MarshalMap(c)
+	if err != nil {
+		return fmt.Errorf("nucleus: marshal claim: %w", err)
+	}
+	expr, err := expression.NewBuilder().WithCondition(expression.Name("owner").Equal(expression.Value(run))).Build()
+	if err != nil {
+		return fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.tables.Audit), Item: item,
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if err = storeError("PutItem", err); ddb.IsConditionFailed(err) {
+		return errLostClaim
+	}
+	return err
+}
+
+// recordedResources returns the ARNs whose action an execution recorded,
+// read consistently (only after a takeover).
+func (s *Store) recordedResources(ctx context.Context, k execKey) (map[string]bool, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(k.pk())).
+		And(expression.Key("sk").BeginsWith(prefixResource))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	in := &dynamodb.QueryInput{TableName: aws.String(s.tables.Audit), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	done := map[string]bool{}
+	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+		if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok {
+			done[sk.Value[len(prefixResource):]] = true
+		}
+		return nil
+	})
+	return done, err
+}
+
+// queryAll runs in page after page, handing each item to fn.
+func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, fn func(map[string]types.AttributeValue) error) error {
+	if s.pageLimit > 0 {
+		in.Limit = aws.Int32(s.pageLimit)
+	}
+	pages := dynamodb.NewQueryPaginator(s.client, in)
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return storeError("Query", err)
+		}
+		for _, item := range out.Items {
+			if err := fn(item); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enabledSchedules lists every enabled schedule from GSI1 TYPE#SCHEDULE,
+// every page. The index is eventually consistent; the executor reads each
+// due schedule again from the table before acting.
+func (s *Store) enabledSchedules(ctx context.Context) ([]scheduleItem, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("gsi1pk").Equal(expression.Value(gsiSchedules))).
+		WithFilter(expression.Name("enabled").Equal(expression.Value(true))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	in := &dynamodb.QueryInput{TableName: aws.String(s.tables.App), IndexName: aws.String(indexName),
+		KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	var out []scheduleItem
+	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+		var it scheduleItem
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return fmt.Errorf("nucleus: unmarshal schedule: %w", err)
+		}
+		out = append(out, it)
+		return nil
+	})
+	return out, err
+}
+
+// scheduleWithResources is the document's "Get Schedule and all its
+// Resources": one strongly consistent query of the schedule's partition
+// (every page), METADATA first. ErrScheduleNotFound if it has no METADATA.
+func (s *Store) scheduleWithResources(ctx context.Context, id string) (*scheduleItem, []resourceItem, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(prefixSchedule + id))).Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	in := &dynamodb.QueryInput{TableName: aws.String(s.tables.App), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	var (
+		sc        *scheduleItem
+		resources []resourceItem
+	)
+	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+		if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok && sk.Value == skMetadata {
+			sc = &scheduleItem{}
+			return attributevalue.UnmarshalMap(item, sc)
+		}
+		var r resourceItem
+		if err := attributevalue.UnmarshalMap(item, &r); err != nil {
+			return fmt.Errorf("nucleus: unmarshal resource: %w", err)
+		}
+		resources = append(resources, r)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc == nil {
+		return nil, nil, ErrScheduleNotFound
+	}
+	return sc, resources, nil
+}
+
+// recordAction writes one resource action's outcome: the resource marker
+// (conditioned on absence, the exactly-once gate), its EXECUTE audit entry
+// on the schedule, and for an ECS stop the desired count to restore on
+// the resource item, in one TransactWriteItems across both tables.
+func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, status AuditStatus, details any, keepCount *int32) error {
+	marker, err := attributevalue.MarshalMap(resourceMarker{PK: k.pk(), SK: prefixResource + r.arn(), Status: status,
+		ExpireAt: k.FireTime.Add(MarkerRetention).Unix()})
+	if err != nil {
+		return fmt.Errorf("nucleus: marshal marker: %w", err)
+	}
+	put, err := s.put(s.tables.Audit, marker, notExists(), always(errActionRecorded))
+	if err != nil {
+		return err
+	}
+	entry, err := s.entry(s.now(), ExecutorUser, Entity{EntitySchedule, k.ScheduleID}, ActionExecute, status, details)
+	if err != nil {
+		return err
+	}
+	ops := []txOp{put}
+	if keepCount != nil {
+		upd, err := s.update(itemKey{PK: r.PK, SK: r.SK},
+			expression.Set(expression.Name("previous_desired_count"), expression.Value(*keepCount)), exists(), always(errResourceGone))
+		if err != nil {
+			return err
+		}
+		ops = append(ops, upd)
+	}
+	err = s.transact(ctx, entry, ops...)
+	if errors.Is(err, errResourceGone) {
+		// Detached meanwhile: the action happened and is recorded; there
+		// is no item left to keep the count on.
+		return s.transact(ctx, entry, put)
+	}
+	return err
+}

@@ -1,0 +1,473 @@
+package nucleus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/rds"
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/sortable"
+)
+
+// EnvLookBack optionally sets the executor's look-back window (a Go
+// duration such as "1h"); DefaultLookBack when unset.
+const EnvLookBack = "NUCLEUS_EXECUTOR_LOOKBACK"
+
+// DefaultLookBack is how far back a run looks for fires: a fire is
+// executed by the first successful run within this time, so this many
+// minutes of failed or dropped runs lose nothing.
+const DefaultLookBack = time.Hour
+
+// ExecutorConfig configures NewExecutorFromConfig.
+type ExecutorConfig struct {
+	Tables Tables
+	Client API
+	Cloud  *Cloud
+	// LookBack defaults to DefaultLookBack; it must be below
+	// MarkerRetention.
+	LookBack time.Duration
+	Logger   *slog.Logger
+	// Now and NewRunID default to time.Now and UUIDs; tests pin them.
+	Now      func() time.Time
+	NewRunID func() string
+}
+
+// Executor is the scheduled job that starts and stops the resources of
+// enabled schedules (docs/schemas/nucleus.md, "Executor").
+type Executor struct {
+	store    *Store
+	cloud    *Cloud
+	lookBack time.Duration
+	now      func() time.Time
+	newRunID func() string
+	log      *slog.Logger
+}
+
+// NewExecutor builds the executor from its function's environment: the
+// constructor of the job registry and of cmd/nucleus-executor.
+func NewExecutor(ctx context.Context, getenv func(string) string) (schedule.Job, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	ec := ExecutorConfig{Tables: cfg.Tables}
+	if v := getenv(EnvLookBack); v != "" {
+		if ec.LookBack, err = time.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", EnvLookBack, v, err)
+		}
+	}
+	if ec.Client, err = ddb.NewClient(ctx, getenv); err != nil {
+		return nil, err
+	}
+	if ec.Cloud, err = NewCloud(ctx, getenv); err != nil {
+		return nil, err
+	}
+	return NewExecutorFromConfig(ec)
+}
+
+// NewExecutorFromConfig builds the executor from cfg.
+func NewExecutorFromConfig(cfg ExecutorConfig) (*Executor, error) {
+	if cfg.Client == nil || cfg.Cloud == nil {
+		return nil, errors.New("nucleus: executor needs a DynamoDB client and a Cloud")
+	}
+	if cfg.LookBack == 0 {
+		cfg.LookBack = DefaultLookBack
+	}
+	if cfg.LookBack < time.Minute || cfg.LookBack >= MarkerRetention {
+		return nil, fmt.Errorf("nucleus: look-back %v must be from 1m to below the markers' retention %v", cfg.LookBack, MarkerRetention)
+	}
+	x := &Executor{store: NewStore(cfg.Client, cfg.Tables, nil), cloud: cfg.Cloud, lookBack: cfg.LookBack,
+		now: time.Now, newRunID: uuid.NewString, log: cfg.Logger}
+	if cfg.Now != nil {
+		x.now, x.store.now = cfg.Now, cfg.Now
+	}
+	if cfg.NewRunID != nil {
+		x.newRunID = cfg.NewRunID
+	}
+	if x.log == nil {
+		x.log = slog.Default().With("service", "nucleus-executor")
+	}
+	return x, nil
+}
+
+// due is one action a run executes.
+type due struct {
+	key  execKey
+	name string // schedule name, for logs
+}
+
+// Run executes, for every enabled schedule, the latest fire of its
+// start_cron or end_cron in (ev.ScheduledTime - look-back,
+// ev.ScheduledTime] that no run has executed yet. It returns an error only
+// when a retry can help (DynamoDB failed); a failed resource action is a
+// FAIL entry, not an error.
+func (x *Executor) Run(ctx context.Context, ev schedule.Event) error {
+	at := ev.ScheduledTime.UTC()
+	schedules, err := x.store.enabledSchedules(ctx)
+	if err != nil {
+		return err
+	}
+	run := &execRun{x: x, id: x.newRunID(), roles: map[string]*accountRole{}}
+	var errs []error
+	for i := range schedules {
+		d, ok := x.latestFire(&schedules[i], at)
+		if !ok {
+			continue
+		}
+		if err := run.execute(ctx, d); err != nil {
+			errs = append(errs, fmt.Errorf("schedule %s %s at %s: %w", d.key.ScheduleID, d.key.Operation, d.key.FireTime.Format(time.RFC3339), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// latestFire picks the action a schedule is due for at `at`: the latest
+// fire of either cron in the window, unless a later fire (up to the clock)
+// supersedes it. The window starts no earlier than the schedule's last
+// change, so creating, enabling or editing a schedule never replays a fire
+// from before it.
+func (x *Executor) latestFire(it *scheduleItem, at time.Time) (due, bool) {
+	sc := it.schedule()
+	loc, err := time.LoadLocation(sc.Timezone)
+	if err != nil {
+		x.log.Error("schedule skipped: time zone", "schedule_id", sc.ScheduleID, "timezone", sc.Timezone, "error", err.Error())
+		return due{}, false
+	}
+	from := at.Add(-x.lookBack)
+	if changed, err := sortable.ParseTime(sc.UpdatedAt); err == nil && changed.After(from) {
+		from = changed
+	}
+	var best due
+	found := false
+	now := x.now().UTC()
+	for _, c := range []struct {
+		op   Operation
+		expr string
+	}{{OperationStart, sc.StartCron}, {OperationStop, sc.EndCron}} {
+		cron, err := ParseCron(c.expr)
+		if err != nil {
+			x.log.Error("schedule skipped: cron", "schedule_id", sc.ScheduleID, "cron", c.expr, "error", err.Error())
+			return due{}, false
+		}
+		fires := cron.Fires(loc, from, at)
+		if later := cron.Fires(loc, at, now); len(later) > 0 {
+			// A newer action of this cron is due already; its run decides.
+			fires = append(fires, later[len(later)-1])
+		}
+		if len(fires) == 0 {
+			continue
+		}
+		t := fires[len(fires)-1]
+		// At the same instant, stop wins: a stopped resource costs nothing.
+		if !found || t.After(best.key.FireTime) || t.Equal(best.key.FireTime) && c.op == OperationStop {
+			best, found = due{key: execKey{ScheduleID: sc.ScheduleID, Operation: c.op, FireTime: t}, name: sc.ScheduleName}, true
+		}
+	}
+	if !found || best.key.FireTime.After(at) {
+		return due{}, false
+	}
+	return best, true
+}
+
+// execRun is one invocation: its claim owner id and the roles it assumed.
+type execRun struct {
+	x     *Executor
+	id    string
+	roles map[string]*accountRole
+}
+
+type accountRole struct {
+	role *Role
+	// fail is why the account's resources are not acted on.
+	fail *actionResult
+}
+
+// execute runs one due action exactly once across runs: claim, read the
+// schedule and its resources, act on each resource and record it with its
+// marker, finish the claim.
+func (r *execRun) execute(ctx context.Context, d due) error {
+	x, k := r.x, d.key
+	log := x.log.With("schedule_id", k.ScheduleID, "operation", k.Operation, "fire_time", k.FireTime.Format(time.RFC3339), "run", r.id)
+	now := x.now()
+	if c, err := x.store.peekClaim(ctx, k); err != nil {
+		return err
+	} else if c != nil && (c.State == markerDone || c.LeaseUntil >= now.Unix()) {
+		return nil
+	}
+	takeover, err := x.store.claim(ctx, k, r.id, now)
+	if errors.Is(err, errClaimed) {
+		log.Info("execution claimed by another run")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	summary, err := r.act(ctx, d, takeover, log)
+	if err != nil {
+		// Hand the claim back so that a retry need not wait for the lease.
+		if rerr := x.store.finish(ctx, k, r.id, x.now(), claimItem{}, true); rerr != nil {
+			log.Error("claim not released", "error", rerr.Error())
+		}
+		return err
+	}
+	if err := x.store.finish(ctx, k, r.id, x.now(), summary, false); err != nil {
+		return err
+	}
+	log.Info("execution done", "resources", summary.Resources, "failed", summary.Failed, "note", summary.Note)
+	return nil
+}
+
+func (r *execRun) act(ctx context.Context, d due, takeover bool, log *slog.Logger) (claimItem, error) {
+	x, k := r.x, d.key
+	it, resources, err := x.store.scheduleWithResources(ctx, k.ScheduleID)
+	if errors.Is(err, ErrScheduleNotFound) {
+		return claimItem{Note: "schedule deleted"}, nil
+	}
+	if err != nil {
+		return claimItem{}, err
+	}
+	// The index the run listed from lags; the table is the truth.
+	if !it.Enabled {
+		return claimItem{Note: "schedule disabled"}, nil
+	}
+	if again, ok := x.latestFire(it, k.FireTime); !ok || !again.key.same(k) {
+		return claimItem{Note: "schedule changed"}, nil
+	}
+	done := map[string]bool{}
+	if takeover {
+		if done, err = x.store.recordedResources(ctx, k); err != nil {
+			return claimItem{}, err
+		}
+	}
+	var sum claimItem
+	for i := range resources {
+		res := &resources[i]
+		if done[res.arn()] {
+			continue
+		}
+		out := r.resourceAction(ctx, k, res)
+		details := map[string]any{"operation": k.Operation, "fire_time": k.FireTime.Format(time.RFC3339),
+			"resource_arn": res.arn(), "resource_type": res.ResourceType, "region": res.Region, "account_id": res.AccountID}
+		for key, v := range out.details {
+			details[key] = v
+		}
+		err := x.store.recordAction(ctx, k, res, out.status, details, out.keepCount)
+		switch {
+		case errors.Is(err, errActionRecorded):
+			log.Warn("resource action recorded by another run", "resource_arn", res.arn())
+			continue
+		case err != nil:
+			return claimItem{}, err
+		}
+		sum.Resources++
+		if out.status == StatusFail {
+			sum.Failed++
+			log.Warn("resource action failed", "resource_arn", res.arn(), "details", details)
+		}
+	}
+	return sum, nil
+}
+
+// actionResult is the outcome of one resource action.
+type actionResult struct {
+	status  AuditStatus
+	details map[string]any
+	// keepCount is an ECS desired count to keep for the next start.
+	keepCount *int32
+}
+
+func failed(details map[string]any) actionResult {
+	return actionResult{status: StatusFail, details: details}
+}
+
+// role assumes an account's role once per run; a missing or inactive
+// account, or a refused AssumeRole, fails each of its resources.
+func (r *execRun) role(ctx context.Context, accountID string) *accountRole {
+	if ar, ok := r.roles[accountID]; ok {
+		return ar
+	}
+	ar := &accountRole{}
+	r.roles[accountID] = ar
+	acct, err := r.x.store.accountItem(ctx, accountID)
+	switch {
+	case errors.Is(err, ErrAccountNotFound):
+		f := failed(map[string]any{"error": awsError{Code: "AccountNotRegistered", Message: "account " + accountID + " is not registered"}})
+		ar.fail = &f
+	case err != nil:
+		f := failed(map[string]any{"error": awsError{Code: "AccountRead", Message: err.Error()}})
+		ar.fail = &f
+	case acct.Status != AccountActive:
+		f := failed(map[string]any{"error": awsError{Code: "AccountInactive", Message: "account " + accountID + " is " + string(acct.Status) + "; the executor acts only in active accounts"}})
+		ar.fail = &f
+	default:
+		role, err := r.x.cloud.Assume(ctx, acct.RoleARN, acct.ExternalID, SessionExecutor)
+		if err != nil {
+			f := failed(map[string]any{"role_arn": acct.RoleARN, "call": "sts:AssumeRole", "error": describeError(err)})
+			ar.fail = &f
+		} else {
+			ar.role = role
+		}
+	}
+	return ar
+}
+
+// resourceAction performs one start or stop. It never returns an error:
+// whatever happens is the outcome the audit entry records.
+func (r *execRun) resourceAction(ctx context.Context, k execKey, res *resourceItem) actionResult {
+	ar := r.role(ctx, res.AccountID)
+	if ar.fail != nil {
+		return *ar.fail
+	}
+	m := resourceARNPattern.FindStringSubmatch(res.arn())
+	if m == nil {
+		return failed(map[string]any{"error": awsError{Code: "InvalidArn", Message: "not an ARN"}})
+	}
+	resource := m[5]
+	base := map[string]any{"assumed_role": ar.role.AssumedRoleARN}
+	start := k.Operation == OperationStart
+	var out actionResult
+	switch res.ResourceType {
+	case ResourceEC2:
+		out = r.ec2(ctx, ar.role, res.Region, strings.TrimPrefix(resource, "instance/"), start)
+	case ResourceRDS:
+		out = r.rds(ctx, ar.role, res.Region, resource, start)
+	case ResourceECS:
+		out = r.ecs(ctx, ar.role, res, strings.TrimPrefix(resource, "service/"), start)
+	default:
+		out = failed(map[string]any{"error": awsError{Code: "UnknownResourceType", Message: string(res.ResourceType)}})
+	}
+	for key, v := range base {
+		out.details[key] = v
+	}
+	return out
+}
+
+func outcome(call string, err error, details map[string]any) actionResult {
+	if details == nil {
+		details = map[string]any{}
+	}
+	details["call"] = call
+	if err != nil {
+		details["error"] = describeError(err)
+		return actionResult{status: StatusFail, details: details}
+	}
+	return actionResult{status: StatusSuccess, details: details}
+}
+
+func (r *execRun) ec2(ctx context.Context, role *Role, region, id string, start bool) actionResult {
+	client := r.x.cloud.ec2(role, region)
+	if start {
+		out, err := client.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{id}})
+		d := map[string]any{}
+		if err == nil && len(out.StartingInstances) == 1 {
+			ch := out.StartingInstances[0]
+			d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
+		}
+		return outcome("ec2:StartInstances", err, d)
+	}
+	out, err := client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{id}})
+	d := map[string]any{}
+	if err == nil && len(out.StoppingInstances) == 1 {
+		ch := out.StoppingInstances[0]
+		d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
+	}
+	return outcome("ec2:StopInstances", err, d)
+}
+
+// rds starts or stops a DB instance (…:db:<id>) or cluster (…:cluster:<id>).
+func (r *execRun) rds(ctx context.Context, role *Role, region, resource string, start bool) actionResult {
+	client := r.x.cloud.rds(role, region)
+	kind, id, _ := strings.Cut(resource, ":")
+	d := map[string]any{}
+	switch {
+	case kind == "cluster" && start:
+		out, err := client.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String(id)})
+		if err == nil {
+			d["current_status"] = aws.ToString(out.DBCluster.Status)
+		}
+		return outcome("rds:StartDBCluster", err, d)
+	case kind == "cluster":
+		out, err := client.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String(id)})
+		if err == nil {
+			d["current_status"] = aws.ToString(out.DBCluster.Status)
+		}
+		return outcome("rds:StopDBCluster", err, d)
+	case start:
+		out, err := client.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
+		if err == nil {
+			d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
+		}
+		return outcome("rds:StartDBInstance", err, d)
+	}
+	out, err := client.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
+	if err == nil {
+		d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
+	}
+	return outcome("rds:StopDBInstance", err, d)
+}
+
+// ecs scales a service to 0 and back. Stopping reads the desired count
+// first and keeps it on the resource item; a count of 0 (already stopped,
+// or a retry after a crash between the scale-down and its record) keeps
+// the stored value. Starting restores the stored count; without one, a
+// service already running is left alone and one at 0 fails.
+func (r *execRun) ecs(ctx context.Context, role *Role, res *resourceItem, path string, start bool) actionResult {
+	client := r.x.cloud.ecs(role, res.Region)
+	cluster, service, ok := strings.Cut(path, "/")
+	if !ok {
+		// service/<name>: the old ARN format, in the default cluster.
+		cluster, service = "default", path
+	}
+	describe := func() (int32, actionResult, bool) {
+		out, err := client.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(cluster), Services: []string{service}})
+		switch {
+		case err != nil:
+			return 0, outcome("ecs:DescribeServices", err, nil), false
+		case len(out.Services) != 1:
+			reason := "MISSING"
+			if len(out.Failures) > 0 {
+				reason = aws.ToString(out.Failures[0].Reason)
+			}
+			return 0, failed(map[string]any{"call": "ecs:DescribeServices", "error": awsError{Code: reason, Message: "service " + service + " not found in cluster " + cluster}}), false
+		}
+		return out.Services[0].DesiredCount, actionResult{}, true
+	}
+	update := func(n int32, d map[string]any) actionResult {
+		_, err := client.UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String(cluster), Service: aws.String(service), DesiredCount: aws.Int32(n)})
+		d["desired_count"] = n
+		return outcome("ecs:UpdateService", err, d)
+	}
+	if start {
+		if res.PreviousDesiredCount != nil {
+			return update(*res.PreviousDesiredCount, map[string]any{})
+		}
+		n, fail, ok := describe()
+		switch {
+		case !ok:
+			return fail
+		case n > 0:
+			return outcome("ecs:DescribeServices", nil, map[string]any{"desired_count": n, "unchanged": true})
+		}
+		return failed(map[string]any{"call": "ecs:DescribeServices", "error": awsError{Code: "NoDesiredCount",
+			Message: "the service is at desired count 0 and no earlier stop recorded the count to restore; set it once by hand"}})
+	}
+	n, fail, ok := describe()
+	if !ok {
+		return fail
+	}
+	out := update(0, map[string]any{"previous_desired_count": n})
+	if out.status == StatusSuccess && n > 0 {
+		out.keepCount = &n
+	}
+	return out
+}

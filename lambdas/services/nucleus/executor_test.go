@@ -1,0 +1,557 @@
+package nucleus_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+// execEnv is the API and the executor on the same fresh tables, with the
+// executor's SDK clients pointed at strict loopback fakes of STS, EC2, RDS
+// and ECS, and a clock the test moves.
+type execEnv struct {
+	*service
+	x   *nucleus.Executor
+	sts *awsloop.STS
+	ec2 *awsloop.EC2
+	rds *awsloop.RDS
+	ecs *awsloop.ECS
+
+	mu    sync.Mutex
+	clock time.Time
+}
+
+const executorKey = "AKIDEXECUTOR"
+
+func newExecEnv(t testing.TB) *execEnv {
+	t.Helper()
+	e := &execEnv{sts: awsloop.NewSTS(), ec2: awsloop.NewEC2(), rds: awsloop.NewRDS(), ecs: awsloop.NewECS(), clock: time.Now().UTC()}
+	// The API and the executor share the clock: schedules are created
+	// and edited at the times the test says.
+	e.service = newService(t, options{now: e.now})
+	for _, s := range []*awsloop.Server{e.sts.Server, e.ec2.Server, e.rds.Server, e.ecs.Server} {
+		// Every call's signature is checked with the secret of its key:
+		// a session's calls prove they hold the session's secret.
+		s.VerifySignatures(e.sts.Secrets)
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+	}
+	cloud := nucleus.NewCloudFromConfig(awsloop.Config(executorKey), map[string]string{
+		nucleus.EnvEndpointSTS: e.sts.URL(), nucleus.EnvEndpointEC2: e.ec2.URL(),
+		nucleus.EnvEndpointRDS: e.rds.URL(), nucleus.EnvEndpointECS: e.ecs.URL(),
+	})
+	// The executor's client is recorded as its function's (testenv.Main).
+	cfg := nucleus.ExecutorConfig{Tables: e.tables, Client: testenv.ServiceClient(t, "nucleus-executor"), Cloud: cloud, Now: e.now}
+	if !testing.Verbose() {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	x, err := nucleus.NewExecutorFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.x = x
+	return e
+}
+
+func (e *execEnv) now() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.clock
+}
+
+func (e *execEnv) setClock(at time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.clock = at
+}
+
+// run is one invocation for scheduled time at, with the clock at at.
+func (e *execEnv) run(t *testing.T, at time.Time) {
+	t.Helper()
+	e.setClock(at)
+	if err := e.x.Run(context.Background(), schedule.Event{ScheduledTime: at}); err != nil {
+		t.Fatalf("Run(%s): %v", at.Format(time.RFC3339), err)
+	}
+}
+
+// accountWithRole registers an account whose role the fake STS trusts.
+func (e *execEnv) accountWithRole(t testing.TB, id, externalID string) string {
+	t.Helper()
+	role := "arn:aws:iam::" + id + ":role/nucleus-executor-target"
+	body := map[string]string{"account_id": id, "account_name": "acct " + id, "role_arn": role}
+	if externalID != "" {
+		body["external_id"] = externalID
+	}
+	b, _ := json.Marshal(body)
+	e.must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
+	e.sts.Trust(role, externalID)
+	return role
+}
+
+// scheduleAt creates a schedule in zone whose start_cron fires at the
+// wall times of starts and end_cron at those of stops (minute precision).
+func (e *execEnv) scheduleAt(t testing.TB, zone string, starts, stops []time.Time) string {
+	t.Helper()
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cron := func(ts []time.Time) string {
+		mins, hours := map[int]bool{}, map[int]bool{}
+		for _, x := range ts {
+			x = x.In(loc)
+			mins[x.Minute()], hours[x.Hour()] = true, true
+		}
+		return join(mins) + " " + join(hours) + " * * *"
+	}
+	b, _ := json.Marshal(map[string]any{"schedule_name": "exec " + zone, "start_cron": cron(starts), "end_cron": cron(stops),
+		"timezone": zone, "enabled": true})
+	var sc nucleus.Schedule
+	e.must(t, http.StatusCreated, "POST", "/schedules", string(b), &sc)
+	return sc.ScheduleID
+}
+
+func join(set map[int]bool) string {
+	var xs []int
+	for x := range set {
+		xs = append(xs, x)
+	}
+	sort.Ints(xs)
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprint(x)
+	}
+	return s
+}
+
+func (e *execEnv) attach(t testing.TB, scheduleID, typ, region, account, arn string) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"resource_arn": arn, "resource_type": typ, "region": region, "account_id": account})
+	e.must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", string(b), nil)
+}
+
+// executions returns the schedule's EXECUTE entries by resource ARN.
+func (e *execEnv) executions(t *testing.T, scheduleID string) map[string][]map[string]any {
+	t.Helper()
+	out := map[string][]map[string]any{}
+	for _, en := range e.audit(t, "/audit/schedule/"+scheduleID+"?limit=100").Entries {
+		if en.Action != nucleus.ActionExecute {
+			continue
+		}
+		var d map[string]any
+		if err := json.Unmarshal(en.Details, &d); err != nil {
+			t.Fatal(err)
+		}
+		d["status"] = string(en.Status)
+		d["user_id"] = en.UserID
+		out[d["resource_arn"].(string)] = append(out[d["resource_arn"].(string)], d)
+	}
+	return out
+}
+
+// signedBy checks that call was signed with credentials the fake STS
+// issued for role, and returns the session.
+func (e *execEnv) signedBy(t *testing.T, c awsloop.Call, role string) {
+	t.Helper()
+	ss, ok := e.sts.Session(c.AccessKeyID)
+	if !ok || ss.RoleARN != role || c.SessionToken != ss.SessionToken || ss.CallerAccessKeyID != executorKey {
+		t.Errorf("%s %s signed by %q (token %q): want a session of %s issued to %s (got %+v, %v)",
+			c.Service, c.Action, c.AccessKeyID, c.SessionToken, role, executorKey, ss, ok)
+	}
+}
+
+const (
+	acctA = "111111111111"
+	acctB = "222222222222"
+)
+
+var (
+	instanceA  = "arn:aws:ec2:us-east-1:" + acctA + ":instance/i-0000000000000000a"
+	instanceX  = "arn:aws:ec2:us-east-1:" + acctA + ":instance/i-0000000000000009f" // unknown to EC2
+	databaseA  = "arn:aws:rds:eu-west-1:" + acctA + ":db:orders"
+	clusterB   = "arn:aws:rds:us-west-2:" + acctB + ":cluster:reports"
+	serviceB   = "arn:aws:ecs:us-west-2:" + acctB + ":service/prod/web"
+	legacySvcB = "arn:aws:ecs:us-west-2:" + acctB + ":service/worker"
+)
+
+// One schedule over two accounts and every resource kind: each due action
+// assumes each account's role once (with its external id), calls each
+// resource's API with those credentials as the API reference documents
+// the call, and records one EXECUTE entry per resource; a failing resource
+// is a FAIL entry and the others go on. A second run for the same fire
+// does nothing. ECS goes to 0 and back to the count it had.
+func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
+	e := newExecEnv(t)
+	roleA := e.accountWithRole(t, acctA, "ext-tenant-a")
+	roleB := e.accountWithRole(t, acctB, "")
+	e.ec2.AddInstance("i-0000000000000000a", awsloop.InstanceStopped)
+	e.rds.AddInstance("orders", awsloop.DBStopped)
+	e.rds.AddCluster("reports", awsloop.DBStopped)
+	e.ecs.AddService("prod", "web", 3)
+	e.ecs.AddService("default", "worker", 2)
+
+	base := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	start1, stop, start2 := base, base.Add(time.Minute), base.Add(2*time.Minute)
+	sid := e.scheduleAt(t, "Asia/Kolkata", []time.Time{start1, start2}, []time.Time{stop})
+	for _, r := range [][4]string{
+		{"ec2", "us-east-1", acctA, instanceA}, {"ec2", "us-east-1", acctA, instanceX}, {"rds", "eu-west-1", acctA, databaseA},
+		{"rds", "us-west-2", acctB, clusterB}, {"ecs", "us-west-2", acctB, serviceB}, {"ecs", "us-west-2", acctB, legacySvcB},
+	} {
+		e.attach(t, sid, r[0], r[1], r[2], r[3])
+	}
+
+	// Nothing is due before the first fire.
+	e.run(t, start1.Add(-time.Second))
+	if n := len(e.sts.Calls()); n != 0 {
+		t.Fatalf("%d STS calls before the first fire", n)
+	}
+
+	e.run(t, start1.Add(30*time.Second))
+	assumes := e.sts.CallsOf("AssumeRole")
+	if len(assumes) != 2 {
+		t.Fatalf("%d AssumeRole calls, want one per account", len(assumes))
+	}
+	for _, c := range assumes {
+		want := map[string]string{"RoleArn": roleA, "ExternalId": "ext-tenant-a"}
+		if c.Get("RoleArn") == roleB {
+			want = map[string]string{"RoleArn": roleB, "ExternalId": ""}
+		}
+		if c.Get("RoleArn") != want["RoleArn"] || c.Get("ExternalId") != want["ExternalId"] || c.Params.Has("ExternalId") != (want["ExternalId"] != "") ||
+			c.Get("RoleSessionName") != nucleus.SessionExecutor || c.AccessKeyID != executorKey {
+			t.Errorf("AssumeRole %v signed by %s", c.Params, c.AccessKeyID)
+		}
+	}
+	starts := e.ec2.CallsOf("StartInstances")
+	if len(starts) != 2 {
+		t.Fatalf("%d StartInstances calls, want one per instance", len(starts))
+	}
+	for _, c := range starts {
+		if ids := c.List("InstanceId"); len(ids) != 1 || c.Region != "us-east-1" || c.Params.Has("InstanceIds.1") {
+			t.Errorf("StartInstances %v in %s", c.Params, c.Region)
+		}
+		e.signedBy(t, c, roleA)
+	}
+	if c := e.rds.CallsOf("StartDBInstance"); len(c) != 1 || c[0].Get("DBInstanceIdentifier") != "orders" || c[0].Region != "eu-west-1" {
+		t.Errorf("StartDBInstance calls %+v", c)
+	} else {
+		e.signedBy(t, c[0], roleA)
+	}
+	if c := e.rds.CallsOf("StartDBCluster"); len(c) != 1 || c[0].Get("DBClusterIdentifier") != "reports" || c[0].Region != "us-west-2" {
+		t.Errorf("StartDBCluster calls %+v", c)
+	} else {
+		e.signedBy(t, c[0], roleB)
+	}
+	// No count recorded yet and the services run: left alone.
+	if c := e.ecs.CallsOf("UpdateService"); len(c) != 0 {
+		t.Errorf("UpdateService before any stop: %s", c[0].Body)
+	}
+	for _, c := range e.ecs.CallsOf("DescribeServices") {
+		e.signedBy(t, c, roleB)
+	}
+
+	ex := e.executions(t, sid)
+	if len(ex) != 6 {
+		t.Fatalf("EXECUTE entries for %d resources, want 6: %v", len(ex), ex)
+	}
+	for arn, entries := range ex {
+		d := entries[0]
+		want := "SUCCESS"
+		if arn == instanceX {
+			want = "FAIL"
+			if errD, _ := d["error"].(map[string]any); errD["code"] != "InvalidInstanceID.NotFound" {
+				t.Errorf("failing resource details %v", d)
+			}
+		}
+		if len(entries) != 1 || d["status"] != want || d["operation"] != "start" || d["fire_time"] != start1.Format(time.RFC3339) ||
+			d["user_id"] != nucleus.ExecutorUser {
+			t.Errorf("%s: %v, want one %s start entry", arn, entries, want)
+		}
+	}
+	if ex[instanceA][0]["previous_state"] != "stopped" || ex[instanceA][0]["current_state"] != "pending" || ex[instanceA][0]["call"] != "ec2:StartInstances" {
+		t.Errorf("EC2 details %v", ex[instanceA][0])
+	}
+	if e.ec2.State("i-0000000000000000a") != awsloop.InstanceRunning || e.rds.InstanceStatus("orders") != awsloop.DBAvailable || e.rds.ClusterStatus("reports") != awsloop.DBAvailable {
+		t.Error("resources not started")
+	}
+
+	// Again for the same fire time, and a later run inside the look-back:
+	// the marker makes both skip it.
+	calls := len(e.ec2.Calls()) + len(e.rds.Calls()) + len(e.ecs.Calls()) + len(e.sts.Calls())
+	e.run(t, start1.Add(30*time.Second))
+	e.run(t, start1.Add(50*time.Second))
+	if now := len(e.ec2.Calls()) + len(e.rds.Calls()) + len(e.ecs.Calls()) + len(e.sts.Calls()); now != calls {
+		t.Errorf("%d AWS calls by repeated runs", now-calls)
+	}
+	if n := countEntries(e.executions(t, sid)); n != 6 {
+		t.Errorf("%d EXECUTE entries after repeated runs, want 6", n)
+	}
+
+	// Stop: ECS services read, scaled to 0, counts kept on the items.
+	e.run(t, stop.Add(20*time.Second))
+	if n, _ := e.ecs.DesiredCount("prod", "web"); n != 0 {
+		t.Errorf("web desired count %d after stop", n)
+	}
+	var upd struct {
+		Cluster, Service string
+		DesiredCount     *int32
+	}
+	updates := e.ecs.CallsOf("UpdateService")
+	if len(updates) != 2 {
+		t.Fatalf("%d UpdateService calls on stop", len(updates))
+	}
+	for _, c := range updates {
+		if err := c.Decode(&upd); err != nil || upd.DesiredCount == nil || *upd.DesiredCount != 0 ||
+			!(upd.Cluster == "prod" && upd.Service == "web" || upd.Cluster == "default" && upd.Service == "worker") {
+			t.Errorf("UpdateService %s", c.Body)
+		}
+		e.signedBy(t, c, roleB)
+	}
+	if c := e.ec2.CallsOf("StopInstances"); len(c) != 2 {
+		t.Errorf("%d StopInstances", len(c))
+	}
+	if c := e.rds.CallsOf("StopDBCluster"); len(c) != 1 || c[0].Get("DBClusterIdentifier") != "reports" {
+		t.Errorf("StopDBCluster %+v", c)
+	}
+	var detail struct {
+		Resources []nucleus.Resource `json:"resources"`
+	}
+	e.must(t, http.StatusOK, "GET", "/schedules/"+sid, "", &detail)
+	for _, r := range detail.Resources {
+		want := map[string]int32{serviceB: 3, legacySvcB: 2}[r.ResourceARN]
+		if got := r.PreviousDesiredCount; (want == 0) != (got == nil) || got != nil && *got != want {
+			t.Errorf("%s previous_desired_count %v, want %d", r.ResourceARN, got, want)
+		}
+	}
+
+	// Start again: the counts come back.
+	e.ecs.Reset()
+	e.run(t, start2.Add(10*time.Second))
+	if n, _ := e.ecs.DesiredCount("prod", "web"); n != 3 {
+		t.Errorf("web desired count %d after start", n)
+	}
+	if n, _ := e.ecs.DesiredCount("default", "worker"); n != 2 {
+		t.Errorf("worker desired count %d after start", n)
+	}
+	if c := e.ecs.CallsOf("DescribeServices"); len(c) != 0 {
+		t.Errorf("start with recorded counts described services: %d", len(c))
+	}
+	if n := countEntries(e.executions(t, sid)); n != 18 {
+		t.Errorf("%d EXECUTE entries after start, stop, start; want 18", n)
+	}
+}
+
+func countEntries(m map[string][]map[string]any) int {
+	n := 0
+	for _, es := range m {
+		n += len(es)
+	}
+	return n
+}
+
+// Twenty runs for the same fire at once (an overlap of invocations, or a
+// retry racing the original) act on each resource once and write one
+// entry each.
+func TestExecutorOverlappingRunsExecuteOnce(t *testing.T) {
+	e := newExecEnv(t)
+	role := e.accountWithRole(t, acctA, "")
+	const n = 8
+	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
+	for i := range n {
+		id := fmt.Sprintf("i-%017x", i+1)
+		e.ec2.AddInstance(id, awsloop.InstanceStopped)
+		e.attach(t, sid, "ec2", "us-east-1", acctA, "arn:aws:ec2:us-east-1:"+acctA+":instance/"+id)
+	}
+	at := fire.Add(time.Minute)
+	e.setClock(at)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() { errs <- e.x.Run(context.Background(), schedule.Event{ScheduledTime: at}) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	per := map[string]int{}
+	for _, c := range e.ec2.CallsOf("StartInstances") {
+		per[c.List("InstanceId")[0]]++
+		e.signedBy(t, c, role)
+	}
+	if len(per) != n {
+		t.Errorf("%d instances started, want %d", len(per), n)
+	}
+	for id, k := range per {
+		if k != 1 {
+			t.Errorf("%s started %d times", id, k)
+		}
+	}
+	ex := e.executions(t, sid)
+	if len(ex) != n || countEntries(ex) != n {
+		t.Errorf("%d entries for %d resources, want one each of %d", countEntries(ex), len(ex), n)
+	}
+}
+
+// A run that died mid-execution leaves its claim running and some
+// resource actions recorded. After the lease a later run takes over and
+// acts on the rest only.
+func TestExecutorTakesOverAnExpiredClaim(t *testing.T) {
+	e := newExecEnv(t)
+	e.accountWithRole(t, acctA, "")
+	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
+	arns := []string{}
+	for i := range 3 {
+		id := fmt.Sprintf("i-%017x", i+1)
+		e.ec2.AddInstance(id, awsloop.InstanceStopped)
+		arn := "arn:aws:ec2:us-east-1:" + acctA + ":instance/" + id
+		arns = append(arns, arn)
+		e.attach(t, sid, "ec2", "us-east-1", acctA, arn)
+	}
+	pk := "EXECUTION#" + sid + "#start#" + fire.Format(time.RFC3339)
+	put := func(item map[string]any) {
+		av, err := attributevalue.MarshalMap(item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(e.tables.Audit), Item: av}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The dead run: claimed at fire+10s, recorded the first resource.
+	put(map[string]any{"pk": pk, "sk": "CLAIM", "state": "running", "owner": "dead-run",
+		"lease_until": fire.Add(10*time.Second + nucleus.ClaimLease).Unix(), "expire_at": fire.Add(nucleus.MarkerRetention).Unix()})
+	put(map[string]any{"pk": pk, "sk": "RESOURCE#" + arns[0], "status": "SUCCESS", "expire_at": fire.Add(nucleus.MarkerRetention).Unix()})
+
+	// Within the lease: hands off.
+	e.run(t, fire.Add(5*time.Minute))
+	if c := e.ec2.Calls(); len(c) != 0 {
+		t.Fatalf("%d EC2 calls while the claim is leased", len(c))
+	}
+	// After it: the rest, once.
+	e.run(t, fire.Add(20*time.Minute))
+	started := map[string]bool{}
+	for _, c := range e.ec2.CallsOf("StartInstances") {
+		started[c.List("InstanceId")[0]] = true
+	}
+	if len(started) != 2 || started["i-00000000000000001"] || !started["i-00000000000000002"] || !started["i-00000000000000003"] {
+		t.Errorf("started %v, want the two unrecorded instances", started)
+	}
+	e.run(t, fire.Add(25*time.Minute))
+	if n := len(e.ec2.Calls()); n != 2 {
+		t.Errorf("%d EC2 calls after the takeover finished, want 2", n)
+	}
+}
+
+// What a run does not act on: disabled schedules, fires from before the
+// schedule's last change, fires older than the look-back, fires a later
+// fire supersedes, and every schedule across several index pages.
+func TestExecutorWhatIsDue(t *testing.T) {
+	e := newExecEnv(t)
+	e.x.SetPageLimit(2)
+	e.accountWithRole(t, acctA, "")
+	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	var ids []string
+	for i := range 5 {
+		id := fmt.Sprintf("i-%017x", i+1)
+		e.ec2.AddInstance(id, awsloop.InstanceStopped)
+		sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(2 * time.Minute)})
+		e.attach(t, sid, "ec2", "us-east-1", acctA, "arn:aws:ec2:us-east-1:"+acctA+":instance/"+id)
+		ids = append(ids, sid)
+	}
+	// Disabled: never.
+	e.must(t, http.StatusOK, "PATCH", "/schedules/"+ids[4], `{"enabled":false}`, nil)
+
+	// Past the look-back: neither fire is executed.
+	e.run(t, fire.Add(2*time.Minute+nucleus.DefaultLookBack+time.Second))
+	if n := len(e.ec2.Calls()); n != 0 {
+		t.Fatalf("%d EC2 calls for fires older than the look-back", n)
+	}
+	// A retry for the fire, delivered after the stop fired: superseded.
+	e.setClock(fire.Add(3 * time.Minute))
+	if err := e.x.Run(context.Background(), schedule.Event{ScheduledTime: fire.Add(30 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.ec2.CallsOf("StartInstances")); n != 0 {
+		t.Fatalf("%d starts although the stop superseded them", n)
+	}
+	// A schedule edited after the stop fired does not replay it.
+	e.setClock(fire.Add(2*time.Minute + 10*time.Second))
+	e.must(t, http.StatusOK, "PATCH", "/schedules/"+ids[0], `{"schedule_name":"renamed"}`, nil)
+	// The stop's own run: the three other enabled schedules, across pages.
+	e.run(t, fire.Add(2*time.Minute+20*time.Second))
+	if n := len(e.ec2.CallsOf("StopInstances")); n != 3 {
+		t.Errorf("%d StopInstances, want one per enabled, unedited schedule (3)", n)
+	}
+	for i, sid := range ids {
+		want := 1
+		if i == 0 || i == 4 {
+			want = 0
+		}
+		if n := countEntries(e.executions(t, sid)); n != want {
+			t.Errorf("schedule %d: %d entries, want %d", i, n, want)
+		}
+	}
+}
+
+// Accounts the executor cannot act in: an inactive one is not called at
+// all, one whose role STS refuses fails at AssumeRole; each resource gets
+// its FAIL entry and the healthy account's resource still starts.
+func TestExecutorAccountFailures(t *testing.T) {
+	e := newExecEnv(t)
+	e.accountWithRole(t, acctA, "")
+	e.createAccount(t, acctB, "untrusted", "active") // role not trusted by the fake STS
+	const acctC = "333333333333"
+	e.accountWithRole(t, acctC, "")
+	e.must(t, http.StatusOK, "PATCH", "/accounts/"+acctC, `{"status":"inactive"}`, nil)
+	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
+	arns := map[string]string{}
+	for i, acct := range []string{acctA, acctB, acctC} {
+		id := fmt.Sprintf("i-%017x", i+1)
+		e.ec2.AddInstance(id, awsloop.InstanceStopped)
+		arns[acct] = "arn:aws:ec2:us-east-1:" + acct + ":instance/" + id
+		e.attach(t, sid, "ec2", "us-east-1", acct, arns[acct])
+	}
+	e.run(t, fire.Add(time.Minute))
+	if c := e.ec2.CallsOf("StartInstances"); len(c) != 1 || c[0].List("InstanceId")[0] != "i-00000000000000001" {
+		t.Errorf("StartInstances calls %d, want only account A's", len(c))
+	}
+	if c := e.sts.CallsOf("AssumeRole"); len(c) != 2 {
+		t.Errorf("%d AssumeRole calls, want A and B (C is inactive)", len(c))
+	}
+	ex := e.executions(t, sid)
+	code := func(acct string) any {
+		d := ex[arns[acct]][0]
+		errD, _ := d["error"].(map[string]any)
+		return fmt.Sprint(d["status"], " ", errD["code"], " ", d["call"])
+	}
+	for acct, want := range map[string]string{acctA: "SUCCESS <nil> ec2:StartInstances", acctB: "FAIL AccessDenied sts:AssumeRole", acctC: "FAIL AccountInactive <nil>"} {
+		if got := code(acct); got != want {
+			t.Errorf("account %s: %v, want %s", acct, got, want)
+		}
+	}
+}

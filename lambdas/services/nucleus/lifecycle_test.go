@@ -1,0 +1,306 @@
+package nucleus_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+func startFakeSTS(t *testing.T) (*awsloop.STS, *nucleus.Cloud) {
+	t.Helper()
+	fake := awsloop.NewSTS()
+	fake.VerifySignatures(fake.Secrets)
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fake.Close() })
+	return fake, nucleus.NewCloudFromConfig(awsloop.Config(executorKey), map[string]string{nucleus.EnvEndpointSTS: fake.URL()})
+}
+
+type testResult struct {
+	AccountID string         `json:"account_id"`
+	Status    string         `json:"status"`
+	TestedAt  string         `json:"tested_at"`
+	EntryID   string         `json:"entry_id"`
+	Details   map[string]any `json:"details"`
+}
+
+// POST /accounts/{id}/test assumes the role for real: AssumeRole with the
+// account's external id, then GetCallerIdentity signed with the session.
+func TestConnectionTest(t *testing.T) {
+	fake, cloud := startFakeSTS(t)
+	s := newService(t, options{cloud: cloud})
+	role := "arn:aws:iam::" + acctA + ":role/nucleus-executor-ok"
+	b, _ := json.Marshal(map[string]string{"account_id": acctA, "account_name": "A", "role_arn": role, "external_id": "tenant:a/1"})
+	s.must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
+	fake.Trust(role, "tenant:a/1")
+	s.createAccount(t, acctB, "B", "active") // its role is not trusted
+
+	var ok testResult
+	s.must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &ok)
+	if ok.Status != "SUCCESS" || ok.Details["assumed_role_arn"] != "arn:aws:sts::"+acctA+":assumed-role/nucleus-executor-ok/"+nucleus.SessionTest ||
+		ok.Details["caller_arn"] != ok.Details["assumed_role_arn"] || !tsPattern.MatchString(ok.TestedAt) {
+		t.Errorf("result %+v", ok)
+	}
+	ar := fake.CallsOf("AssumeRole")[0]
+	if ar.Get("RoleArn") != role || ar.Get("ExternalId") != "tenant:a/1" || ar.Get("RoleSessionName") != nucleus.SessionTest || ar.AccessKeyID != executorKey {
+		t.Errorf("AssumeRole %v by %s", ar.Params, ar.AccessKeyID)
+	}
+	who := fake.CallsOf("GetCallerIdentity")[0]
+	if ss, found := fake.Session(who.AccessKeyID); !found || ss.RoleARN != role || who.SessionToken != ss.SessionToken {
+		t.Errorf("GetCallerIdentity signed by %s", who.AccessKeyID)
+	}
+	var a nucleus.Account
+	s.must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
+	if a.LastTestRunAt != ok.TestedAt || a.LastTestStatus != nucleus.StatusSuccess || a.ExternalID != "tenant:a/1" {
+		t.Errorf("account after test %+v", a)
+	}
+
+	var denied testResult
+	s.must(t, http.StatusOK, "POST", "/accounts/"+acctB+"/test", "", &denied)
+	if e, _ := denied.Details["error"].(map[string]any); denied.Status != "FAIL" || e["code"] != "AccessDenied" || denied.Details["call"] != "sts:AssumeRole" {
+		t.Errorf("untrusted role: %+v", denied)
+	}
+	if p := s.audit(t, "/audit/account/"+acctB); len(p.Entries) != 2 || p.Entries[0].Status != nucleus.StatusFail || p.Entries[0].Action != nucleus.ActionExecute {
+		t.Errorf("audit of B %+v", p.Entries)
+	}
+
+	calls := len(fake.Calls())
+	apitest.WantError(t, s.do(t, "POST", "/accounts/999999999999/test", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.doAs(t, "", "POST", "/accounts/"+acctA+"/test", ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+	if len(fake.Calls()) != calls {
+		t.Error("refused tests called STS")
+	}
+	apitest.WantError(t, newService(t, options{}).do(t, "POST", "/accounts/"+acctA+"/test", ""), 503, "unavailable", "", "")
+}
+
+// Concurrent tests whose times run backwards relative to their start (an
+// earlier test committing last): last_test_run_at ends at the newest test,
+// and every test is in the log.
+func TestLastTestRunAtOnlyMovesForward(t *testing.T) {
+	fake, cloud := startFakeSTS(t)
+	fake.TrustAll()
+	var mu sync.Mutex
+	next := time.Now().UTC().Add(time.Hour)
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		next = next.Add(-time.Second)
+		return next
+	}
+	s := newService(t, options{now: now, cloud: cloud})
+	s.createAccount(t, acctA, "A", "active")
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if i%2 == 0 {
+				s.must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", nil)
+				return
+			}
+			s.must(t, http.StatusCreated, "POST", "/audit", `{"entity_type":"account","entity_id":"`+acctA+`","action":"EXECUTE","status":"FAIL"}`, nil)
+		})
+	}
+	wg.Wait()
+	p := s.audit(t, "/audit/account/"+acctA+"?limit=100")
+	var newest string
+	tests := 0
+	for _, e := range p.Entries {
+		if e.Action == nucleus.ActionExecute {
+			tests++
+			newest = max(newest, e.Timestamp)
+		}
+	}
+	var a nucleus.Account
+	s.must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
+	if tests != n || a.LastTestRunAt != newest {
+		t.Errorf("%d tests logged; last_test_run_at %s, newest test %s", tests, a.LastTestRunAt, newest)
+	}
+}
+
+func (s *service) attachTo(t *testing.T, scheduleID, account string, n int) {
+	t.Helper()
+	s.must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", resourceBody(account, ec2ARN(account, n)), nil)
+}
+
+func (s *service) resourceCount(t *testing.T, account string) int64 {
+	t.Helper()
+	var a nucleus.Account
+	s.must(t, http.StatusOK, "GET", "/accounts/"+account, "", &a)
+	return a.ResourceCount
+}
+
+func TestDeleteSchedule(t *testing.T) {
+	s := newService(t, options{})
+	s.createAccount(t, acctA, "A", "active")
+	s.createAccount(t, acctB, "B", "active")
+	sc := s.createSchedule(t, "Doomed")
+	keep := s.createSchedule(t, "Kept")
+	s.attachTo(t, sc.ScheduleID, acctA, 1)
+	s.attachTo(t, sc.ScheduleID, acctA, 2)
+	s.attachTo(t, sc.ScheduleID, acctB, 3)
+	s.attachTo(t, keep.ScheduleID, acctA, 4)
+	if a, b := s.resourceCount(t, acctA), s.resourceCount(t, acctB); a != 3 || b != 1 {
+		t.Fatalf("resource_count A %d B %d", a, b)
+	}
+	app, audit := s.counts(t)
+
+	apitest.WantError(t, s.doAs(t, "", "DELETE", "/schedules/"+sc.ScheduleID, ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.do(t, "DELETE", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "DELETE", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
+	s.wantCounts(t, app, audit)
+
+	if r := s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	s.wantCounts(t, app-4, audit+1)
+	apitest.WantError(t, s.do(t, "GET", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
+	if a, b := s.resourceCount(t, acctA), s.resourceCount(t, acctB); a != 1 || b != 0 {
+		t.Errorf("after delete resource_count A %d B %d", a, b)
+	}
+	e := s.audit(t, "/audit/schedule/"+sc.ScheduleID).Entries[0]
+	var d struct {
+		Schedule  nucleus.Schedule `json:"schedule"`
+		Resources []string         `json:"resources"`
+	}
+	if err := json.Unmarshal(e.Details, &d); err != nil || e.Action != nucleus.ActionDelete || d.Schedule.ScheduleName != "Doomed" || len(d.Resources) != 3 {
+		t.Errorf("DELETE entry %+v (%v)", e, err)
+	}
+}
+
+// A delete racing attaches never leaves a resource without its schedule,
+// and the accounts' counts match the resources that remain.
+func TestDeleteScheduleRacingAttaches(t *testing.T) {
+	s := newService(t, options{})
+	s.createAccount(t, acctA, "A", "active")
+	for round := range 3 {
+		sc := s.createSchedule(t, fmt.Sprint("race ", round))
+		s.attachTo(t, sc.ScheduleID, acctA, 1000*round)
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				r := s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acctA, ec2ARN(acctA, 1000*round+i+1)))
+				if r.Status != 201 && r.Status != 404 && r.Status != 409 {
+					t.Errorf("attach: %d %s", r.Status, r.Body)
+				}
+			})
+		}
+		wg.Go(func() {
+			if r := s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != 204 && r.Status != 409 {
+				t.Errorf("delete: %d %s", r.Status, r.Body)
+			}
+		})
+		wg.Wait()
+	}
+	schedules, resources := map[string]bool{}, 0
+	for _, it := range s.items(t, s.tables.App) {
+		pk, sk := it["pk"].(string), it["sk"].(string)
+		if strings.HasPrefix(pk, "SCHEDULE#") && sk == "METADATA" {
+			schedules[pk] = true
+		}
+	}
+	for _, it := range s.items(t, s.tables.App) {
+		if sk := it["sk"].(string); strings.HasPrefix(sk, "RESOURCE#") {
+			resources++
+			if !schedules[it["pk"].(string)] {
+				t.Errorf("orphan resource %s under %s", sk, it["pk"])
+			}
+		}
+	}
+	if c := s.resourceCount(t, acctA); c != int64(resources) {
+		t.Errorf("resource_count %d, %d resources", c, resources)
+	}
+}
+
+func TestDeleteScheduleTooManyResources(t *testing.T) {
+	s := newService(t, options{})
+	s.createAccount(t, acctA, "A", "active")
+	sc := s.createSchedule(t, "Big")
+	for i := range nucleus.MaxDeleteResources + 1 {
+		s.attachTo(t, sc.ScheduleID, acctA, i+1)
+	}
+	app, audit := s.counts(t)
+	apitest.WantError(t, s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 409, "conflict", "", "detach")
+	s.wantCounts(t, app, audit)
+	s.must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
+	s.must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID, "", nil)
+	s.wantCounts(t, 1, audit+2)
+	if c := s.resourceCount(t, acctA); c != 0 {
+		t.Errorf("resource_count %d", c)
+	}
+}
+
+func TestDeleteAccount(t *testing.T) {
+	s := newService(t, options{})
+	s.createAccount(t, acctA, "A", "active")
+	sc := s.createSchedule(t, "S")
+	s.attachTo(t, sc.ScheduleID, acctA, 1)
+	app, audit := s.counts(t)
+	apitest.WantError(t, s.do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "detach")
+	apitest.WantError(t, s.do(t, "DELETE", "/accounts/999999999999", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.do(t, "DELETE", "/accounts/x", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.doAs(t, "", "DELETE", "/accounts/"+acctA, ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+	s.wantCounts(t, app, audit)
+
+	s.must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
+	s.must(t, http.StatusNoContent, "DELETE", "/accounts/"+acctA, "", nil)
+	apitest.WantError(t, s.do(t, "GET", "/accounts/"+acctA, ""), 404, "not_found", "", "")
+	if e := s.audit(t, "/audit/account/"+acctA).Entries[0]; e.Action != nucleus.ActionDelete || !strings.Contains(string(e.Details), `"account_name":"A"`) {
+		t.Errorf("DELETE entry %+v", e)
+	}
+	// The id can be registered again.
+	s.createAccount(t, acctA, "A again", "active")
+}
+
+// A resource item from before resource_count (no count on its account) is
+// found through GSI1 and still blocks the delete.
+func TestDeleteAccountWithUncountedResource(t *testing.T) {
+	s := newService(t, options{})
+	s.createAccount(t, acctA, "A", "active")
+	sc := s.createSchedule(t, "Old")
+	av, err := attributevalue.MarshalMap(map[string]string{"pk": "SCHEDULE#" + sc.ScheduleID, "sk": "RESOURCE#" + ec2ARN(acctA, 9),
+		"gsi1pk": "ACCOUNT#" + acctA, "gsi1sk": "SCHEDULE#" + sc.ScheduleID, "resource_type": "ec2", "region": "us-east-1", "account_id": acctA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.App), Item: av}); err != nil {
+		t.Fatal(err)
+	}
+	apitest.WantError(t, s.do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "")
+}
+
+// An account delete racing attaches to it: either the attach lands first
+// and the delete is refused, or the delete lands and the attach finds no
+// account. Never a resource of a deleted account.
+func TestDeleteAccountRacingAttach(t *testing.T) {
+	s := newService(t, options{})
+	sc := s.createSchedule(t, "S")
+	for round := range 5 {
+		acct := fmt.Sprintf("%012d", 300000000000+round)
+		s.createAccount(t, acct, "R", "active")
+		var wg sync.WaitGroup
+		var attached, deleted bool
+		wg.Go(func() {
+			attached = s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1))).Status == 201
+		})
+		wg.Go(func() { deleted = s.do(t, "DELETE", "/accounts/"+acct, "").Status == 204 })
+		wg.Wait()
+		if attached == deleted {
+			t.Errorf("round %d: attached %v, deleted %v: want exactly one", round, attached, deleted)
+		}
+	}
+}
