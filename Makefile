@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev admin bench bench-synth deploy synth test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin bench bench-synth deploy synth test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -56,6 +56,11 @@ deps: node_modules/.package-lock.json
 
 # The local runner is built, then exec'd: make forwards SIGINT/SIGTERM to it,
 # and it stops DynamoDB Local (its own process group) before exiting.
+token: ## an end-user token for make dev's JWT routes (Stak's feed, read, stats): make token TENANT=acme USER=u1
+	@# USER must come from the command line: the shell's login name is no uid.
+	@if [ "$(origin USER)" != "command line" ] || [ -z "$(TENANT)" ]; then echo "usage: make token TENANT=<tenant> USER=<uid>" >&2; exit 2; fi
+	@cd lambdas && go run ./cmd/local token -tenant "$(TENANT)" -user "$(USER)"
+
 dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8080 (PORT=9090 make dev)
 	@port=$${PORT:-8080}; if (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; then \
 		free=$$port; while [ $$free -lt $$((port + 100)) ] && (exec 3<>/dev/tcp/127.0.0.1/$$free) 2>/dev/null; do free=$$((free + 1)); done; \

@@ -3,6 +3,7 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	infrastacks "github.com/dynastack/dynastack/infra/stacks"
 	"github.com/dynastack/dynastack/test/cdkapp"
 	"regexp"
 	"strings"
@@ -11,7 +12,7 @@ import (
 
 // Function and API contracts from the ITSM issue, applied to every service:
 // provided.al2023 on arm64, X-Ray active, log retention per stage, IAM
-// authorization on every route, and DynamoDB grants without wildcard actions
+// authorization on every route but Stak's end-user routes (JWT), and DynamoDB grants without wildcard actions
 // that name only tables and indexes of the function's own stack.
 func TestFunctionContracts(t *testing.T) {
 	retention := map[string]float64{"dev": 7, "stage": 30, "prod": 180}
@@ -39,9 +40,20 @@ func TestFunctionContracts(t *testing.T) {
 				}
 			}
 			checkAlarms(t, stage+"/"+id, tmpl)
+			jwt := map[string]bool{}
+			if id == "stak" {
+				for _, r := range infrastacks.StakUserRoutes {
+					jwt[string(r)] = true
+				}
+			}
 			for lid, r := range tmpl.Resources("AWS::ApiGatewayV2::Route") {
-				if props(r)["AuthorizationType"] != "AWS_IAM" {
-					t.Errorf("%s/%s %s: route %v is not IAM-authorized", stage, id, lid, props(r)["RouteKey"])
+				key, _ := props(r)["RouteKey"].(string)
+				want := "AWS_IAM"
+				if jwt[key] {
+					want = "JWT"
+				}
+				if props(r)["AuthorizationType"] != want {
+					t.Errorf("%s/%s %s: route %v is %v-authorized, want %s", stage, id, lid, key, props(r)["AuthorizationType"], want)
 				}
 			}
 			checkDynamoGrants(t, stage+"/"+id, tmpl)

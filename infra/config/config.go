@@ -37,6 +37,12 @@ type Stage struct {
 	//
 	// Default: every RezAgentPipeline default.
 	RezAgent RezAgentPipeline
+	// StakTokens names the identity provider of Stak's end users (issuer
+	// and audience of the JWT authorizer); zero fields take the defaults
+	// of StakTokensFor.
+	//
+	// Default: https://auth.<stage>.stak.dynastack.example/ and stak-<stage>.
+	StakTokens StakTokens
 	// AgenticPM configures AgenticPM's hold-queue release job; zero fields
 	// take the defaults of AgenticPMHoldQueue.
 	//

@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -22,6 +23,44 @@ const (
 	throttleBurst = 200
 )
 
+// accessLogFormat is one JSON object per request in HTTP API context
+// variables. REST API names such as $context.resourcePath or
+// $context.identity.user are empty in an HTTP API, which is why the
+// standard-fields helper of the apigateway module does not fit: the route
+// key, the caller (the IAM ARN of a SigV4 route, the token subject of a JWT
+// route) and the errors of the authorizer and the integration are what a
+// failed request is investigated with.
+var accessLogFormat = func() string {
+	b, err := json.Marshal(map[string]string{
+		"requestId":               "$context.requestId",
+		"extendedRequestId":       "$context.extendedRequestId",
+		"requestTime":             "$context.requestTime",
+		"routeKey":                "$context.routeKey",
+		"method":                  "$context.httpMethod",
+		"path":                    "$context.path",
+		"protocol":                "$context.protocol",
+		"status":                  "$context.status",
+		"responseLength":          "$context.responseLength",
+		"responseLatency":         "$context.responseLatency",
+		"sourceIp":                "$context.identity.sourceIp",
+		"userAgent":               "$context.identity.userAgent",
+		"userArn":                 "$context.identity.userArn",
+		"accountId":               "$context.identity.accountId",
+		"tokenSubject":            "$context.authorizer.claims.sub",
+		"tokenTenant":             "$context.authorizer.claims.tenant",
+		"authorizerError":         "$context.authorizer.error",
+		"error":                   "$context.error.message",
+		"integrationStatus":       "$context.integration.status",
+		"integrationLatency":      "$context.integration.latency",
+		"integrationError":        "$context.integration.error",
+		"integrationErrorMessage": "$context.integrationErrorMessage",
+	})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
 // accessLogSettings implements awsapigatewayv2.IAccessLogSettings.
 type accessLogSettings struct {
 	destination awsapigatewayv2.IAccessLogDestination
@@ -35,12 +74,22 @@ func (a *accessLogSettings) Format() awsapigateway.AccessLogFormat              
 // ("GET /tickets/{id}").
 type Route string
 
-// newHTTPAPI fronts fn with an HTTP API (payload v2) whose every route
-// requires IAM (SigV4) authorization: the callers are other AWS workloads,
-// and an unauthenticated route would be public on the internet. Routes are
+// tokenRoutes are routes of end users, who hold a token of an identity
+// provider instead of AWS credentials: they sit behind a JWT authorizer,
+// which checks signature (keys from the issuer's discovery document),
+// issuer, audience, exp and nbf before the function is invoked and passes
+// the claims in requestContext.authorizer.jwt.claims.
+type tokenRoutes struct {
+	routes           []Route
+	issuer, audience string
+}
+
+// newHTTPAPI fronts fn with an HTTP API (payload v2) whose routes require
+// IAM (SigV4) authorization, except the token routes, which require a JWT:
+// an unauthenticated route would be public on the internet. Routes are
 // listed one by one so a reviewer sees the API surface in the template and
 // unknown paths are refused by the gateway before they cost an invocation.
-func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslambda.IFunction, routes []Route) (awsapigatewayv2.HttpApi, error) {
+func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslambda.IFunction, routes []Route, tokens ...tokenRoutes) (awsapigatewayv2.HttpApi, error) {
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		ApiName:            jsii.String(fmt.Sprintf("%s-%s", service, cfg.Name)),
 		Description:        jsii.String(fmt.Sprintf("dynastack %s API, stage %s", service, cfg.Name)),
@@ -55,14 +104,10 @@ func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslamb
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
 		// Structured access logs: one JSON object per request, joinable with
-		// the function's logs by requestId.
+		// the function's logs by requestId (the functions' request_id).
 		AccessLogSettings: &accessLogSettings{
 			destination: awsapigatewayv2.NewLogGroupLogDestination(accessLogs),
-			format: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
-				Caller: jsii.Bool(true), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
-				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
-				Status: jsii.Bool(true), User: jsii.Bool(true),
-			}),
+			format:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
 		},
 		// A ceiling per stage so a runaway client cannot exhaust the
 		// account's Lambda concurrency or the table's on-demand budget.
@@ -71,20 +116,38 @@ func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslamb
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn, &awsapigatewayv2integrations.HttpLambdaIntegrationProps{
 		PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
 	})
-	for _, r := range routes {
+	add := func(r Route, authorizer awsapigatewayv2.IHttpRouteAuthorizer) error {
 		method, path, ok := strings.Cut(string(r), " ")
 		if !ok || !strings.HasPrefix(path, "/") {
-			return nil, fmt.Errorf("route %q: write it as \"METHOD /path\", e.g. \"GET /tickets/{id}\"", r)
+			return fmt.Errorf("route %q: write it as \"METHOD /path\", e.g. \"GET /tickets/{id}\"", r)
 		}
 		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
 			Integration: integration,
+			Authorizer:  authorizer,
 		})
+		return nil
+	}
+	for _, r := range routes {
+		if err := add(r, nil); err != nil {
+			return nil, err
+		}
+	}
+	for i, tr := range tokens {
+		authorizer := awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String(fmt.Sprintf("UserToken%d", i)), jsii.String(tr.issuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+			JwtAudience:    &[]*string{jsii.String(tr.audience)},
+			IdentitySource: &[]*string{jsii.String("$request.header.Authorization")},
+		})
+		for _, r := range tr.routes {
+			if err := add(r, authorizer); err != nil {
+				return nil, err
+			}
+		}
 	}
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
 		Value:       api.ApiEndpoint(),
-		Description: jsii.String(fmt.Sprintf("Base URL of the %s API (SigV4-signed requests only)", service)),
+		Description: jsii.String(fmt.Sprintf("Base URL of the %s API (SigV4-signed requests; end-user routes take a bearer token)", service)),
 	})
 	return api, nil
 }

@@ -104,15 +104,16 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 	return f, nil
 }
 
-// addAPI is addFunction behind an IAM-authorized HTTP API.
-func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, routes []Route) (*gofunction.Function, error) {
+// addAPI is addFunction behind an HTTP API: routes IAM-authorized, tokens'
+// routes JWT-authorized.
+func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, routes []Route, tokens ...tokenRoutes) (*gofunction.Function, error) {
 	f, err := addFunction(stack, cfg, fn)
 	if err != nil {
 		return nil, err
 	}
 	suppressAPIFunction(f)
 	alarmErrors(stack, fn.id, f.Function)
-	api, err := newHTTPAPI(stack, fn.service, cfg, f.Function, routes)
+	api, err := newHTTPAPI(stack, fn.service, cfg, f.Function, routes, tokens...)
 	if err != nil {
 		return nil, err
 	}

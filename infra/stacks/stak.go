@@ -11,22 +11,30 @@ import (
 	"github.com/dynastack/dynastack/infra/config"
 )
 
-// StakRoutes is the Stak inbox API (document 002: settings, inbox configs,
-// publishing, the merged user feed, read receipts, counters; mark all read
-// and the operators' recount of counters).
+// StakRoutes are the Stak inbox API's publisher and operator routes
+// (document 002: settings, inbox configs, publishing; the operators'
+// recount of counters), IAM-authorized: host systems sign with SigV4, and
+// stak.GrantTenantInvoke gives a host's role its own tenant's paths only.
 var StakRoutes = []Route{
 	"PUT /tenants/{tenant}/settings",
 	"GET /tenants/{tenant}/settings",
 	"PUT /tenants/{tenant}/inboxes/{inbox}",
 	"GET /tenants/{tenant}/inboxes/{inbox}",
 	"POST /tenants/{tenant}/inboxes/{inbox}/messages",
+	// Operators only: outside /tenants/, so no tenant grant reaches it
+	// (docs/schemas/stak.md).
+	"POST /admin/tenants/{tenant}/inboxes/{inbox}/recount",
+}
+
+// StakUserRoutes are the end users' routes (feed, mark read, counters,
+// mark all read), JWT-authorized: the handler serves a token only the
+// paths of its own tenant claim and subject (lambdas/services/stak,
+// UserRoutes, the same list).
+var StakUserRoutes = []Route{
 	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages",
 	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read",
 	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats",
 	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all",
-	// Operators only: IAM policies of client workloads grant
-	// execute-api:Invoke without POST/admin/* (docs/schemas/stak.md).
-	"POST /admin/tenants/{tenant}/inboxes/{inbox}/recount",
 }
 
 // StakStreamService names the consumer that keeps the counters when
@@ -34,13 +42,17 @@ var StakRoutes = []Route{
 const StakStreamService = "stak-stream"
 
 // Stream consumer settings: batches are retried at most 10 times, halved on
-// error so one poisoned record cannot block the shard, and given up after a
-// day (then sent to the failure queue for a human).
+// error so one poisoned record cannot block the shard, and given up after
+// 6 hours (then described on the failure queue for a human). Not 24: the
+// on-failure message names the batch's place in the stream, not its
+// records, so a batch must be given up while the stream still holds it
+// (24 hours) for stak-replay to read it again (docs/schemas/stak.md,
+// "Runbook: replay").
 const (
 	stakStreamBatchSize   = 100
 	stakStreamWindowSecs  = 5
 	stakStreamRetries     = 10
-	stakStreamMaxAgeHours = 24
+	stakStreamMaxAgeHours = 6
 )
 
 func buildStak(stack awscdk.Stack, cfg config.Stage) error {
@@ -48,10 +60,14 @@ func buildStak(stack awscdk.Stack, cfg config.Stage) error {
 	if err != nil {
 		return err
 	}
+	tokens, err := cfg.StakTokensFor()
+	if err != nil {
+		return err
+	}
 	if _, err := addAPI(stack, cfg, function{
 		id: "Handler", service: stak.Service, pkg: "./cmd/stak", description: "Stak inbox API",
 		tables: []access{{inbox, stak.EnvTableName, exactly([]string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate})}},
-	}, StakRoutes); err != nil {
+	}, StakRoutes, tokenRoutes{routes: StakUserRoutes, issuer: tokens.Issuer, audience: tokens.Audience}); err != nil {
 		return err
 	}
 	// The consumer reads the stream and writes counters (in transactions,

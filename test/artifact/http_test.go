@@ -123,6 +123,14 @@ func jwt(sub string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription
 	}}
 }
 
+// stakUser is what API Gateway's JWT authorizer passes for a Stak end
+// user's verified token.
+func stakUser(tenant, uid string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription {
+	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
+		Claims: map[string]string{"sub": uid, "tenant": tenant, "iss": "https://auth.dev.stak.dynastack.example/", "aud": "stak-dev", "exp": "1900000000"},
+	}}
+}
+
 const callerARN = "arn:aws:sts::123456789012:assumed-role/ops/alice"
 
 // checkLogs checks every JSON line a function logged: exactly one service
@@ -158,7 +166,8 @@ func accessLog(t *testing.T, l *Lambda, requestID string) LogRecord {
 
 // Every HTTP function of the stage answers an API Gateway event: an
 // unknown path is a JSON 404 that echoes the gateway's request id, a
-// caller's sane X-Request-Id wins, and each log line names the service once.
+// caller's sane X-Request-Id is logged as client_request_id (never taken as
+// the request id), and each log line names the service once.
 func TestEveryAPIFunction(t *testing.T) {
 	s := requireStage(t)
 	var names []string
@@ -184,10 +193,12 @@ func TestEveryAPIFunction(t *testing.T) {
 				t.Errorf("X-Request-Id = %q, want the gateway's %q", got, resp.GatewayID)
 			}
 			resp = l.Do(t, Request{Method: "GET", Path: "/no/such/route", Headers: map[string]string{"x-request-id": "trace-7f3a"}})
-			if got := resp.Header("X-Request-Id"); got != "trace-7f3a" {
-				t.Errorf("sane caller id: X-Request-Id = %q, want trace-7f3a", got)
+			if got := resp.Header("X-Request-Id"); got != resp.GatewayID {
+				t.Errorf("sane caller id: X-Request-Id = %q, want the gateway's %q", got, resp.GatewayID)
 			}
-			accessLog(t, l, "trace-7f3a")
+			if line := accessLog(t, l, resp.GatewayID); line.Fields["client_request_id"] != "trace-7f3a" {
+				t.Errorf("access log line without client_request_id trace-7f3a: %s", line.Raw)
+			}
 			checkLogs(t, l)
 		})
 	}
@@ -228,14 +239,20 @@ func TestITSM(t *testing.T) {
 	}
 
 	get := l.Do(t, Request{Method: "GET", Path: "/tickets/" + id, Headers: map[string]string{"x-correlation-id": "corr-1"}})
-	if get.StatusCode != http.StatusOK || get.JSON["ticket_id"] != id || get.Header("X-Request-Id") != "corr-1" {
+	if get.StatusCode != http.StatusOK || get.JSON["ticket_id"] != id || get.Header("X-Request-Id") != get.GatewayID {
 		t.Errorf("get: %d %v %s", get.StatusCode, get.Headers, get.Body)
+	}
+	if line := accessLog(t, l, get.GatewayID); line.Fields["client_request_id"] != "corr-1" {
+		t.Errorf("access log line without client_request_id corr-1: %s", line.Raw)
 	}
 	// A header sent twice reaches the function joined with a comma; the
 	// adapter splits it again and the first value is the caller's id.
 	get = l.Do(t, Request{Method: "GET", Path: "/tickets/" + id, Headers: map[string]string{"x-request-id": "trace-a,trace-b"}})
-	if get.StatusCode != http.StatusOK || get.Header("X-Request-Id") != "trace-a" {
+	if get.StatusCode != http.StatusOK || get.Header("X-Request-Id") != get.GatewayID {
 		t.Errorf("repeated X-Request-Id: %d %v", get.StatusCode, get.Headers)
+	}
+	if line := accessLog(t, l, get.GatewayID); line.Fields["client_request_id"] != "trace-a" {
+		t.Errorf("repeated X-Request-Id: access log line without client_request_id trace-a: %s", line.Raw)
 	}
 	comment := l.Do(t, Request{Method: "POST", Path: "/tickets/" + id + "/comments", Base64: true, Body: []byte(`{"comment_text":"Tried restarting"}`)})
 	if comment.StatusCode != http.StatusCreated && comment.StatusCode != http.StatusOK {
@@ -267,7 +284,7 @@ func TestNucleusCaller(t *testing.T) {
 	s := requireStage(t)
 	l := Start(t, s.RIE, s.QEMU, s.Functions["nucleus"])
 	account := func(id string) []byte {
-		return []byte(`{"account_id":"` + id + `","account_name":"acct ` + id + `","role_arn":"arn:aws:iam::` + id + `:role/nucleus"}`)
+		return []byte(`{"account_id":"` + id + `","account_name":"acct ` + id + `","role_arn":"arn:aws:iam::` + id + `:role/nucleus-executor-artifact"}`)
 	}
 	auditUser := func(id string) any {
 		resp := l.Do(t, Request{Method: "GET", Path: "/audit/account/" + id})

@@ -103,7 +103,7 @@ func TestStakStreamConsumer(t *testing.T) {
 		Body: []byte(`{"sender":"ci","audiences":{"kind":"users","uids":["u1","u2","u3"]},"taxonomy":{"category":"news"},"message":{"title":"hello"}}`)}, http.StatusCreated)
 	stats := func(uid string) (published, read float64) {
 		t.Helper()
-		r := must(Request{Method: "GET", Path: base + "/users/" + uid + "/stats"}, http.StatusOK)
+		r := must(Request{Method: "GET", Path: base + "/users/" + uid + "/stats", Authorizer: stakUser("acme", uid)}, http.StatusOK)
 		p, _ := r.JSON["published"].(float64)
 		rd, _ := r.JSON["read"].(float64)
 		return p, rd
@@ -113,6 +113,11 @@ func TestStakStreamConsumer(t *testing.T) {
 			t.Fatalf("%s published = %v after publishing, want 1", u, p)
 		}
 	}
+	// The claims API Gateway passes bind the path: another user's or
+	// tenant's token is a 403, no claims at all a 401.
+	must(Request{Method: "GET", Path: base + "/users/u1/stats", Authorizer: stakUser("acme", "u2")}, http.StatusForbidden)
+	must(Request{Method: "GET", Path: base + "/users/u1/stats", Authorizer: stakUser("globex", "u1")}, http.StatusForbidden)
+	must(Request{Method: "GET", Path: base + "/users/u1/stats"}, http.StatusUnauthorized)
 
 	// The stored messages, as the stream's old images would carry them.
 	items := map[string]map[string]types.AttributeValue{}

@@ -11,17 +11,19 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
+	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-type route struct{ method, path string }
+type route struct{ method, path, auth string }
 
 // pathParam matches API Gateway path parameters, greedy ones included.
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)
@@ -49,12 +51,26 @@ func apiRoutes(t *testing.T, path string) []route {
 		}
 		key, _ := r.Properties["RouteKey"].(string)
 		method, p, _ := strings.Cut(key, " ")
-		if r.Properties["AuthorizationType"] != "AWS_IAM" {
-			t.Errorf("route %s is not IAM-authorized: %v", key, r.Properties["AuthorizationType"])
-		}
-		out = append(out, route{method, p})
+		auth, _ := r.Properties["AuthorizationType"].(string)
+		out = append(out, route{method, p, auth})
 	}
 	return out
+}
+
+// checkAuthorization: every route is IAM-authorized but the end-user
+// routes of Stak, which take a JWT, and those are exactly the routes whose
+// handler binds the path to the token's claims (stak.UserRoutes).
+func checkAuthorization(t *testing.T, service string, routes []route) {
+	t.Helper()
+	for _, r := range routes {
+		want := "AWS_IAM"
+		if service == "stak" && slices.Contains(stak.UserRoutes, r.method+" "+r.path) {
+			want = "JWT"
+		}
+		if r.auth != want {
+			t.Errorf("route %s %s: authorization %q, want %s", r.method, r.path, r.auth, want)
+		}
+	}
 }
 
 // checkSameRoutes: a route the handler serves but API Gateway does not
@@ -108,6 +124,7 @@ func TestEveryDeployedRouteIsServed(t *testing.T) {
 					t.Fatalf("%s has a function but no API routes", path)
 				}
 				checkSameRoutes(t, h, routes)
+				checkAuthorization(t, name, routes)
 				for _, r := range routes {
 					target := pathParam.ReplaceAllString(r.path, "00000000-0000-4000-8000-000000000000")
 					req := httptest.NewRequest(r.method, target, bytes.NewReader([]byte(`{}`)))

@@ -5,9 +5,15 @@
 //	go run ./cmd/local                         # cdk.out/assembly-dev
 //	go run ./cmd/local -templates ../test/snapshots/dev
 //
+//	go run ./cmd/local token -tenant acme -user u1   # an end-user token
+//
 // It creates the tables of every *.template.json in the directory, then
 // mounts each function whose environment has DYNASTACK_SERVICE=<name> at
 // /<name>/ with that environment (table Refs resolved to the local tables).
+// Routes behind a JWT authorizer in the template (Stak's end-user routes)
+// take only a token signed with the local key (.dev/token-key.pem, made on
+// first use) for the authorizer's issuer and audience, as API Gateway
+// takes only the identity provider's; `token` mints one.
 // DynamoDB Local is started unless DYNAMODB_ENDPOINT is set. One line on
 // stdout announces readiness; logs go to stderr. SIGINT/SIGTERM stop the
 // server and DynamoDB Local.
@@ -41,6 +47,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "token" {
+		if err := runToken(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "token:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	templates := flag.String("templates", "", "directory of *.template.json (default <repo>/cdk.out/assembly-dev)")
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address; PORT overrides the port")
 	verbose := flag.Bool("v", false, "pass DynamoDB Local's output through to stderr")
@@ -211,7 +224,14 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
-			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, h))
+			guarded, tokenRoutes, err := guard(t, h)
+			if err != nil {
+				return fmt.Errorf("service %s: %w", name, err)
+			}
+			if len(tokenRoutes) > 0 {
+				log.Info("end-user routes take a token of the local key (make token TENANT=… USER=…)", "service", name, "routes", tokenRoutes)
+			}
+			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, guarded))
 			mounted[name] = t.Path
 			handlers[name] = h
 			served++

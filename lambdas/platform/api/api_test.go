@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 type createReq struct {
@@ -41,6 +42,18 @@ func TestDecodeJSON(t *testing.T) {
 		{"unknown field", `{"nmae":"a"}`, 400, api.CodeValidation, "nmae: unknown field"},
 		{"trailing", `{"name":"a"}{}`, 400, api.CodeBadRequest, "single JSON object"},
 		{"too large", `{"name":"` + strings.Repeat("x", 200) + `"}`, 413, api.CodeTooLarge, "exceeds 100 bytes"},
+		{"invalid UTF-8", "{\"name\":\"a\xffb\"}", 400, api.CodeBadRequest, "UTF-8"},
+		{"lone high surrogate", `{"name":"\ud800"}`, 400, api.CodeBadRequest, "surrogate"},
+		{"high surrogate then letter", `{"name":"\ud800\u0041"}`, 400, api.CodeBadRequest, "surrogate"},
+		{"lone low surrogate", `{"name":"\udc00x"}`, 400, api.CodeBadRequest, "surrogate"},
+		{"surrogate pair", `{"name":"\ud83d\ude00"}`, 0, "", ""},
+		{"escaped backslash before u", `{"name":"\\ud800"}`, 0, "", ""},
+		{"duplicate key", `{"name":"a","name":"b"}`, 400, api.CodeValidation, "name: is given twice"},
+		{"field in another case", `{"Name":"a"}`, 400, api.CodeValidation, "Name: unknown field"},
+		{"number too large", `{"count":1e400}`, 400, api.CodeValidation, "count: number 1e400 is outside"},
+		{"39 digits", `{"count":123456789012345678901234567890123456789}`, 400, api.CodeValidation, "outside DynamoDB's range"},
+		{"too deep", `{"name":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, 400, api.CodeValidation, "name: nests deeper than 31"},
+		{"huge unknown name", `{"` + strings.Repeat("k", 90) + `":1}`, 400, api.CodeValidation, strings.Repeat("k", 64) + "…: unknown field"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +75,29 @@ func TestDecodeJSON(t *testing.T) {
 				t.Errorf("got %d %s %q, want %d %s containing %q", apiErr.Status, apiErr.Code, apiErr.Message, tt.wantStatus, tt.wantCode, tt.wantInMsg)
 			}
 		})
+	}
+}
+
+// TestDecodeJSONKeepsDigits: a free-form value keeps every digit of its
+// numbers (json.Number), and exactly 31 levels below the body are allowed.
+func TestDecodeJSONKeepsDigits(t *testing.T) {
+	var dst struct {
+		Doc any `json:"doc"`
+	}
+	body := `{"doc":{"big":12345678901234567890123,"deep":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}}`
+	if err := api.DecodeJSON(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), 1<<10, &dst); err != nil {
+		t.Fatal(err)
+	}
+	if got := dst.Doc.(map[string]any)["big"]; got != json.Number("12345678901234567890123") {
+		t.Errorf("big = %#v", got)
+	}
+}
+
+func TestWriteJSONKeepsHTML(t *testing.T) {
+	w := httptest.NewRecorder()
+	api.WriteJSON(w, 200, map[string]string{"t": "<b>&</b>"})
+	if got := w.Body.String(); got != `{"t":"<b>&</b>"}`+"\n" {
+		t.Errorf("body = %q", got)
 	}
 }
 
@@ -119,7 +155,7 @@ func TestRouterAndMiddleware(t *testing.T) {
 		return nil
 	})
 	var logs bytes.Buffer
-	h := api.Instrument(slog.New(slog.NewJSONHandler(&logs, nil)), rt)
+	h := api.Instrument(logx.New(&logs, slog.LevelInfo), rt)
 
 	tests := []struct {
 		method, path string
@@ -147,8 +183,8 @@ func TestRouterAndMiddleware(t *testing.T) {
 				t.Fatalf("status = %d, want %d; body %s", w.Code, tt.wantStatus, w.Body)
 			}
 			id := w.Header().Get("X-Request-Id")
-			if id == "" || (tt.reqID != "" && id != tt.reqID) {
-				t.Errorf("X-Request-Id = %q, want %q or generated", id, tt.reqID)
+			if id == "" || id == tt.reqID {
+				t.Errorf("X-Request-Id = %q: want ours, not empty and not the client's %q", id, tt.reqID)
 			}
 			if got := w.Header().Get("Allow"); got != tt.wantAllow {
 				t.Errorf("Allow = %q, want %q", got, tt.wantAllow)
@@ -174,6 +210,9 @@ func TestRouterAndMiddleware(t *testing.T) {
 				t.Errorf("internal detail leaked: %s", body)
 			}
 		})
+	}
+	if !strings.Contains(logs.String(), `"client_request_id":"abc-123"`) {
+		t.Errorf("the client's id was not logged as client_request_id: %s", logs.String())
 	}
 	if !strings.Contains(logs.String(), "secret-table-name") {
 		t.Errorf("internal error was not logged: %s", logs.String())

@@ -17,7 +17,11 @@ const DefaultMaxBodyBytes = 64 << 10
 //
 // It is strict on purpose: an empty body, `null`, a non-object, unknown
 // fields, wrongly typed fields and trailing data are all 400 errors naming
-// the problem, and a body over maxBytes is a 413. Without this, `null` or
+// the problem, and a body over maxBytes is a 413. So is anything that
+// would be stored other than as sent: invalid UTF-8, unpaired surrogate
+// escapes, duplicate keys, field names in another case, nesting deeper than
+// MaxNesting and numbers DynamoDB cannot hold. Numbers decoded into any are
+// json.Number, so they keep every digit. Without this, `null` or
 // `{"caler_id":…}` would decode "successfully" into a zero struct.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any) error {
 	if maxBytes <= 0 {
@@ -42,8 +46,14 @@ func decodeBytes(body []byte, dst any) error {
 	case trimmed[0] != '{':
 		return BadRequest("request body must be a JSON object")
 	}
+	if err := checkBody(trimmed, dst); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
+	// Free-form values (any, map[string]any) keep their digits:
+	// attributevalue stores a json.Number as N exactly, a float64 rounded.
+	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
@@ -68,11 +78,11 @@ func decodeError(err error) error {
 		if field == "" {
 			return BadRequest("request body must be a JSON object")
 		}
-		return Invalid(FieldError{Field: field, Message: fmt.Sprintf("must be a %s, not a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
+		return Invalid(FieldError{Field: echo(field), Message: fmt.Sprintf("must be a %s, not a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no typed error for unknown fields.
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return Invalid(FieldError{Field: name, Message: "unknown field"})
+		return Invalid(FieldError{Field: echo(name), Message: "unknown field"})
 	default:
 		return BadRequest("invalid JSON body")
 	}

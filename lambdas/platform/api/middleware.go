@@ -12,23 +12,43 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
-// Request id headers. X-Request-Id is read first and always echoed.
+// Request id headers: X-Request-Id is ours in answers; in requests both are
+// the client's (read in this order).
 const (
 	HeaderRequestID     = "X-Request-Id"
 	HeaderCorrelationID = "X-Correlation-Id"
 )
 
 // Instrument wraps h with what every service needs around a request: a
-// request id (taken from the caller when it sent a sane one, so a trace
-// spans services; generated otherwise), echoed in X-Request-Id; one access
-// log line; and recovery from panics into a JSON 500.
+// request id, echoed in X-Request-Id; the caller and the client's own id
+// on every log line; one access log line; and recovery from panics into a
+// JSON 500.
+//
+// The request id is the API Gateway request id (lambdahttp puts it in the
+// context), which the gateway's access log carries too, or a fresh one
+// where there is no gateway (tests, make dev). It is never the client's:
+// a client's X-Request-Id (else X-Correlation-Id), when sane (ValidID), is
+// logged as client_request_id, so a client can be found by its id without
+// choosing ours (two clients sending the same id would otherwise merge
+// their requests in every search).
 //
 // The result is Routed when h is.
 func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 	fn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := incomingID(r)
-		ctx := WithLogger(logx.WithRequestID(r.Context(), id), log)
+		ctx := r.Context()
+		id := logx.RequestID(ctx)
+		if id == "" {
+			id = uuid.NewString()
+			ctx = logx.WithRequestID(ctx, id)
+		}
+		if client := ClientRequestID(r); client != "" {
+			ctx = logx.WithClientRequestID(ctx, client)
+		}
+		if c, ok := CallerFrom(ctx); ok && c.ID() != "" {
+			ctx = logx.WithCaller(ctx, c.ID())
+		}
+		ctx = WithLogger(ctx, log)
 		r = r.WithContext(ctx)
 		w.Header().Set(HeaderRequestID, id)
 		sw := &statusWriter{ResponseWriter: w}
@@ -43,7 +63,7 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 				}
 			}
 			log.InfoContext(ctx, "request",
-				"method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"method", r.Method, "route", routeOf(r), "path", r.URL.Path, "status", sw.status,
 				"bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000)
 		}()
 		h.ServeHTTP(sw, r)
@@ -59,18 +79,20 @@ type instrumented struct {
 	Routed
 }
 
-func incomingID(r *http.Request) string {
+// ClientRequestID is the id the client sent in X-Request-Id, else
+// X-Correlation-Id, when it is sane (ValidID); "" otherwise.
+func ClientRequestID(r *http.Request) string {
 	for _, h := range []string{HeaderRequestID, HeaderCorrelationID} {
 		if id := r.Header.Get(h); ValidID(id) {
 			return id
 		}
 	}
-	return uuid.NewString()
+	return ""
 }
 
 // ValidID reports whether a caller-chosen id (request or correlation id) is
-// safe to log and echo: printable ASCII, at most 128 bytes, so it cannot
-// inject into logs or headers.
+// safe to log: printable ASCII, at most 128 bytes, so it cannot inject into
+// logs.
 func ValidID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false
@@ -106,3 +128,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// routeOf is the pattern that served r ("GET /tickets/{id}"), the same
+// name as API Gateway's routeKey; "" when none matched.
+func routeOf(r *http.Request) string { return r.Pattern }

@@ -30,10 +30,21 @@ func (rt *Router) Patterns() []string { return append([]string(nil), rt.patterns
 // NewRouter returns an empty Router.
 func NewRouter() *Router { return &Router{mux: http.NewServeMux()} }
 
-// Handle registers h for pattern.
-func (rt *Router) Handle(pattern string, h HandlerFunc) {
+// Handle registers h for pattern. query lists the query parameters the
+// route takes; any other parameter, a parameter given twice or a query that
+// does not parse is a 400 before h runs, so no route silently ignores a
+// misspelt ?limt= (and h never acts on a request it misread).
+func (rt *Router) Handle(pattern string, h HandlerFunc, query ...string) {
 	rt.patterns = append(rt.patterns, pattern)
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			var v Validator
+			v.Query(r, query...)
+			if err := v.Err(); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+		}
 		if err := h(w, r); err != nil {
 			WriteError(w, r, err)
 		}

@@ -109,7 +109,7 @@ func (v *Validator) Query(r *http.Request, allowed ...string) url.Values {
 		case !slices.Contains(allowed, k):
 			v.Add(Truncate(k, 64), "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
 		case len(q[k]) > 1:
-			v.Add(k, "must be given at most once")
+			v.Add(Truncate(k, 64), "must be given at most once")
 		}
 	}
 	return q

@@ -220,3 +220,27 @@ func TestStackTemplate(t *testing.T) {
 		t.Errorf("itsm function env does not Ref the table: %+v", svc)
 	}
 }
+
+// The dev Stak template's end-user routes are behind one JWT authorizer
+// with the stage's issuer and audience; the local runner reads them here.
+func TestJWTAuthorizers(t *testing.T) {
+	tmpl, err := cfntables.Load(testenv.Template(t, "dev", "stak"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	auths, err := tmpl.JWTAuthorizers()
+	if err != nil || len(auths) != 1 {
+		t.Fatalf("JWTAuthorizers = %+v, %v; want one", auths, err)
+	}
+	a := auths[0]
+	if a.Issuer != "https://auth.dev.stak.dynastack.example/" || len(a.Audience) != 1 || a.Audience[0] != "stak-dev" || len(a.Routes) != 4 {
+		t.Errorf("authorizer %+v", a)
+	}
+	other, err := cfntables.Load(testenv.Template(t, "dev", "itsm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auths, err := other.JWTAuthorizers(); err != nil || len(auths) != 0 {
+		t.Errorf("itsm: %+v %v, want none", auths, err)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 )
 
 // Sentinel errors. Test with errors.Is or the Is* predicates; the SDK error
@@ -23,6 +25,12 @@ var (
 	ErrTableNotFound = errors.New("ddb: table not found")
 	// ErrConflict: a transaction conflicted with another request.
 	ErrConflict = errors.New("ddb: transaction conflict")
+	// ErrStartKey: DynamoDB refused a Query's or Scan's ExclusiveStartKey
+	// (outside the key condition, or not a key of the table or index). A
+	// start key comes from a client's cursor, so it is cursor.ErrInvalid
+	// too, which every service answers with 400. Services check cursors
+	// against their key range first; this is the net under those checks.
+	ErrStartKey = fmt.Errorf("ddb: exclusive start key refused: %w", cursor.ErrInvalid)
 )
 
 // IsNotFound reports whether err is ErrNotFound.
@@ -48,8 +56,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%v (%s): %v", e.Kind, e.Op, e.Err)
 }
 
-// Is matches the sentinel this error was classified as.
-func (e *Error) Is(target error) bool { return e.Kind != nil && target == e.Kind }
+// Is matches the sentinel this error was classified as, and what that
+// sentinel wraps (ErrStartKey is cursor.ErrInvalid).
+func (e *Error) Is(target error) bool { return e.Kind != nil && errors.Is(e.Kind, target) }
 
 func (e *Error) Unwrap() error { return e.Err }
 
@@ -80,8 +89,20 @@ func classify(err error) error {
 		return classifyCancellation(tc.CancellationReasons)
 	case errors.As(err, &api) && api.ErrorCode() == "ValidationException" && IsSizeMessage(api.ErrorMessage()):
 		return ErrItemTooLarge
+	case errors.As(err, &api) && api.ErrorCode() == "ValidationException" && IsStartKeyMessage(api.ErrorMessage()):
+		return ErrStartKey
 	}
 	return nil
+}
+
+// IsStartKeyMessage recognises the ValidationExceptions DynamoDB gives for
+// an ExclusiveStartKey it cannot start from: "The provided starting key is
+// outside query boundaries based on provided conditions", "The provided
+// starting key is invalid: …" and "Exclusive Start Key must have same size
+// as table's key schema".
+func IsStartKeyMessage(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, "starting key") || strings.Contains(msg, "exclusive start key")
 }
 
 // classifyCancellation classifies a cancelled transaction by its reasons, in

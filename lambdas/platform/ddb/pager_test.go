@@ -2,6 +2,7 @@ package ddb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
@@ -171,6 +173,42 @@ func TestPagerChain(t *testing.T) {
 			}
 			if got != want {
 				t.Errorf("chain\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// TestStartKeyRefused: the start keys DynamoDB refuses are ErrStartKey,
+// which is cursor.ErrInvalid, so a forged cursor that slips past a
+// service's own range check still answers 400, not 500.
+func TestStartKeyRefused(t *testing.T) {
+	client, table := pagerTable(t, 3, nil)
+	key := func(kv ...string) map[string]types.AttributeValue {
+		m := map[string]types.AttributeValue{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = &types.AttributeValueMemberS{Value: kv[i+1]}
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name  string
+		start map[string]types.AttributeValue
+	}{
+		{"outside the key condition", key("pk", "p", "sk", "9")},
+		{"another partition", key("pk", "q", "sk", "001")},
+		{"missing sort key", key("pk", "p")},
+		{"extra attribute", key("pk", "p", "sk", "001", "x", "y")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := client.Query(context.Background(), &dynamodb.QueryInput{
+				TableName:                 aws.String(table),
+				KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :z)"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}, ":z": &types.AttributeValueMemberS{Value: "0"}},
+				ExclusiveStartKey:         tt.start,
+			})
+			err = ddb.Wrap("Query", err)
+			if !errors.Is(err, ddb.ErrStartKey) || !errors.Is(err, cursor.ErrInvalid) {
+				t.Fatalf("error %v: want ErrStartKey and cursor.ErrInvalid", err)
 			}
 		})
 	}

@@ -37,16 +37,30 @@ func Start(h http.Handler) {
 	lambda.Start(httpadapter.NewV2(Handler(h)).ProxyWithContext)
 }
 
-// Handler makes the API Gateway request id the request id of h unless the
-// client sent a sane one of its own (api.ValidID), so service logs and API
-// Gateway access logs share one id. An id that is not sane is replaced by
-// the gateway's, not by a fresh one that no access log line carries.
+// Handler makes the API Gateway request id the request id of h, so the
+// service's log lines and the gateway's access log share one id; a
+// client's own X-Request-Id is logged beside it as client_request_id
+// (api.Instrument), never in its place.
+//
+// It also passes on who the gateway authorized, as the request's
+// api.Caller: the IAM ARN of a SigV4 route (authorizer.iam.userArn) or the
+// claims of a JWT route (authorizer.jwt.claims, which the gateway has
+// verified: signature, issuer, audience, exp, nbf).
 func Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !api.ValidID(r.Header.Get(api.HeaderRequestID)) && !api.ValidID(r.Header.Get(api.HeaderCorrelationID)) {
-			if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.RequestID != "" {
-				r.Header.Set(api.HeaderRequestID, rc.RequestID)
+		rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
+		if ok && rc.RequestID != "" {
+			r = r.WithContext(logx.WithRequestID(r.Context(), rc.RequestID))
+		}
+		if ok && rc.Authorizer != nil {
+			var c api.Caller
+			if iam := rc.Authorizer.IAM; iam != nil {
+				c.IAM = iam.UserARN
 			}
+			if jwt := rc.Authorizer.JWT; jwt != nil {
+				c.Subject, c.Claims = jwt.Claims["sub"], jwt.Claims
+			}
+			r = r.WithContext(api.WithCaller(r.Context(), c))
 		}
 		h.ServeHTTP(w, r)
 	})

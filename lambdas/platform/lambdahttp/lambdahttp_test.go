@@ -1,7 +1,9 @@
 package lambdahttp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -12,40 +14,52 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // An API Gateway HTTP API (payload 2.0) event reaches a ServeMux pattern
-// with its path value, and the API Gateway request id becomes the request
-// id unless the client sent one.
+// with its path value; the API Gateway request id is the request id
+// whatever the client sends (the client's own is logged as
+// client_request_id), and the caller the gateway authorized (IAM ARN or
+// JWT claims) is on every log line and reaches the handler as api.Caller.
 func TestAPIGatewayV2(t *testing.T) {
+	var seen api.Caller
 	rt := api.NewRouter()
 	rt.Handle("GET /tickets/{id}", func(w http.ResponseWriter, r *http.Request) error {
+		seen, _ = api.CallerFrom(r.Context())
+		api.Logger(r.Context()).InfoContext(r.Context(), "looking up", "id", r.PathValue("id"))
 		return api.NotFound("ticket %q not found", r.PathValue("id"))
 	})
-	h := lambdahttp.Handler(api.Instrument(slog.New(slog.DiscardHandler), rt))
+	var logs bytes.Buffer
+	h := lambdahttp.Handler(api.Instrument(logx.New(&logs, slog.LevelInfo), rt))
 	adapter := httpadapter.NewV2(h)
 
+	iam := &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{UserARN: "arn:aws:iam::111122223333:role/host"}}
+	jwt := &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": "u1", "tenant": "acme"}}}
 	tests := []struct {
-		name    string
-		headers map[string]string
-		wantID  string
+		name       string
+		headers    map[string]string
+		authorizer *events.APIGatewayV2HTTPRequestContextAuthorizerDescription
+		wantClient string
+		wantCaller string
 	}{
-		{"api gateway id", nil, "apigw-req-1"},
-		{"client id wins", map[string]string{"x-correlation-id": "client-7"}, "client-7"},
-		{"client request id wins", map[string]string{"x-request-id": "client-8"}, "client-8"},
-		// Not sane (a space, a control character, too long): the gateway's
-		// id, which its access log carries, not a fresh one.
-		{"request id with space", map[string]string{"x-request-id": "two words"}, "apigw-req-1"},
-		{"correlation id with newline", map[string]string{"x-correlation-id": "a\nb"}, "apigw-req-1"},
-		{"both not sane", map[string]string{"x-request-id": strings.Repeat("x", 129), "x-correlation-id": "\x01"}, "apigw-req-1"},
-		{"sane correlation id beside a bad request id", map[string]string{"x-request-id": "bad id", "x-correlation-id": "corr-9"}, "corr-9"},
+		{"no client id", nil, iam, "", "arn:aws:iam::111122223333:role/host"},
+		{"client correlation id", map[string]string{"x-correlation-id": "client-7"}, iam, "client-7", "arn:aws:iam::111122223333:role/host"},
+		{"client request id", map[string]string{"x-request-id": "client-8"}, jwt, "client-8", "u1"},
+		// Not sane (a space, a control character, too long): not logged.
+		{"request id with space", map[string]string{"x-request-id": "two words"}, nil, "", ""},
+		{"correlation id with newline", map[string]string{"x-correlation-id": "a\nb"}, nil, "", ""},
+		{"both not sane", map[string]string{"x-request-id": strings.Repeat("x", 129), "x-correlation-id": "\x01"}, nil, "", ""},
+		{"sane correlation id beside a bad request id", map[string]string{"x-request-id": "bad id", "x-correlation-id": "corr-9"}, nil, "corr-9", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			logs.Reset()
+			seen = api.Caller{}
 			ev := events.APIGatewayV2HTTPRequest{
-				Version: "2.0", RouteKey: "$default", RawPath: "/tickets/abc", Headers: tt.headers,
+				Version: "2.0", RouteKey: "GET /tickets/{id}", RawPath: "/tickets/abc", Headers: tt.headers,
 				RequestContext: events.APIGatewayV2HTTPRequestContext{
-					RequestID: "apigw-req-1", Stage: "$default",
+					RequestID: "apigw-req-1", Stage: "$default", Authorizer: tt.authorizer,
 					HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/tickets/abc"},
 				},
 			}
@@ -56,9 +70,30 @@ func TestAPIGatewayV2(t *testing.T) {
 			if resp.StatusCode != 404 || resp.Headers["Content-Type"] != "application/json" {
 				t.Errorf("response %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
 			}
-			if got := resp.Headers["X-Request-Id"]; got != tt.wantID {
-				t.Errorf("X-Request-Id = %q, want %q", got, tt.wantID)
+			if got := resp.Headers["X-Request-Id"]; got != "apigw-req-1" {
+				t.Errorf("X-Request-Id = %q, want the gateway's", got)
+			}
+			if seen.ID() != tt.wantCaller {
+				t.Errorf("handler saw caller %+v, want %q", seen, tt.wantCaller)
+			}
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("%d log lines: %s", len(lines), logs.String())
+			}
+			for _, line := range lines {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatal(err)
+				}
+				if rec["request_id"] != "apigw-req-1" || str(rec["caller"]) != tt.wantCaller || str(rec["client_request_id"]) != tt.wantClient {
+					t.Errorf("log line %s: want request_id apigw-req-1, caller %q, client_request_id %q", line, tt.wantCaller, tt.wantClient)
+				}
+			}
+			if !strings.Contains(lines[1], `"route":"GET /tickets/{id}"`) {
+				t.Errorf("access line lacks the route: %s", lines[1])
 			}
 		})
 	}
 }
+
+func str(v any) string { s, _ := v.(string); return s }

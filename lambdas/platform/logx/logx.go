@@ -11,7 +11,24 @@ import (
 	"slices"
 )
 
-type requestIDKey struct{}
+type (
+	requestIDKey struct{}
+	callerKey    struct{}
+	clientIDKey  struct{}
+)
+
+// WithCaller returns a context whose log records name the caller (an IAM
+// ARN or a token subject) under "caller".
+func WithCaller(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callerKey{}, id)
+}
+
+// WithClientRequestID returns a context whose log records carry the id a
+// client sent (X-Request-Id), under "client_request_id": the client's, to
+// search by, never the request id itself.
+func WithClientRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, clientIDKey{}, id)
+}
 
 // WithRequestID returns a context carrying the request (correlation) id.
 func WithRequestID(ctx context.Context, id string) context.Context {
@@ -40,7 +57,8 @@ func SetDefault(l *slog.Logger) {
 	slog.SetLogLoggerLevel(slog.LevelError)
 }
 
-// Handler adds the request id of the record's context to each record, and
+// Handler adds the request id, caller and client request id of the
+// record's context to each record, and
 // keeps the first of logger attributes with the same key.
 //
 // Why the first: a Lambda main names its logger's service once
@@ -59,6 +77,12 @@ type Handler struct {
 func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 	if id := RequestID(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if id, _ := ctx.Value(callerKey{}).(string); id != "" {
+		r.AddAttrs(slog.String("caller", id))
+	}
+	if id, _ := ctx.Value(clientIDKey{}).(string); id != "" {
+		r.AddAttrs(slog.String("client_request_id", id))
 	}
 	return h.Handler.Handle(ctx, r)
 }

@@ -56,7 +56,7 @@ func TestCreateProject(t *testing.T) {
 		{"config not object", body("config", `[1]`), 400, "validation_failed", "config"},
 		{"config null", body("config", `null`), 400, "validation_failed", "config"},
 		{"config string", body("config", `"x"`), 400, "validation_failed", "config"},
-		{"config number out of range", body("config", `{"n":1e200}`), 400, "validation_failed", "config"},
+		{"config number out of range", body("config", `{"n":1e200}`), 400, "validation_failed", "config.n"},
 		{"config too deep", body("config", strings.Repeat(`{"a":`, 40)+"1"+strings.Repeat("}", 40)), 400, "validation_failed", "config"},
 		{"config empty key", body("config", `{"":1}`), 400, "validation_failed", "config"},
 		{"config too large", body("config", `{"x":"`+strings.Repeat("x", agenticpm.MaxProjectConfigBytes)+`"}`), 413, "too_large", ""},

@@ -75,7 +75,7 @@ func NewHandler(cfg Config) http.Handler {
 	h := &handler{store: store}
 	r := api.NewRouter()
 	r.Handle("POST /tickets", h.create)
-	r.Handle("GET /tickets", h.list)
+	r.Handle("GET /tickets", h.list, "caller", "cursor")
 	r.Handle("GET /tickets/{id}", h.get)
 	r.Handle("PATCH /tickets/{id}", h.setStatus)
 	r.Handle("POST /tickets/{id}/comments", h.comment)

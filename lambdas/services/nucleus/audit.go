@@ -258,6 +258,7 @@ func (s *Store) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) 
 		l.consistent = true
 	}
 	l.scope += "?since=" + timeParam(q.Since) + "&until=" + timeParam(q.Until)
+	l.above = upper
 	if upper != "" {
 		if upper <= lower {
 			// BETWEEN with bounds the wrong way round is a

@@ -45,6 +45,9 @@ type listing struct {
 	// whose sort key sorts below it is past the end. Querying from it
 	// would be a ValidationException (start key outside the key condition).
 	below string
+	// above is the query's upper sort-key bound: a cursor above it lies
+	// outside the key condition, which only a forged cursor does.
+	above string
 }
 
 // list returns up to l.size items after the position in token ("" for the
@@ -108,8 +111,8 @@ func (s *Store) startKey(l listing, token string) (map[string]types.AttributeVal
 	if err != nil {
 		return nil, err
 	}
-	// The MAC already binds the cursor to the query; checking the key too
-	// keeps a forged cursor inside the partition even if scopes change.
+	// Cursors are not secret (docs/functions.md): this check is what keeps
+	// a forged one inside the query's partition and sort-key range.
 	partition, sort := k.PK, k.SK
 	if l.index {
 		partition, sort = k.GSI1PK, k.GSI1SK
@@ -119,7 +122,7 @@ func (s *Store) startKey(l listing, token string) (map[string]types.AttributeVal
 	} else if k.GSI1PK != "" || k.GSI1SK != "" {
 		return nil, cursor.ErrInvalid
 	}
-	if partition != l.partition || k.PK == "" || k.SK == "" {
+	if partition != l.partition || k.PK == "" || k.SK == "" || (l.above != "" && sort > l.above) {
 		return nil, cursor.ErrInvalid
 	}
 	if l.below != "" && sort < l.below {

@@ -99,10 +99,10 @@ func NewHandler(cfg Config) http.Handler {
 	}
 	r := api.NewRouter()
 	r.Handle("POST /messages", h.create)
-	r.Handle("GET /messages", h.list)
+	r.Handle("GET /messages", h.list, "stage", "status", "from", "to", "limit", "cursor")
 	r.Handle("GET /messages/{id}", h.get)
 	r.Handle("PATCH /messages/{id}", h.setStatus)
-	r.Handle("GET /metrics", h.metrics)
+	r.Handle("GET /metrics", h.metrics, "since")
 	return api.Instrument(log, r)
 }
 
@@ -180,11 +180,15 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// correlationID prefers the caller's X-Correlation-Id (the header meant for
-// it) over the request id, which Instrument already took from X-Request-Id,
-// X-Correlation-Id, API Gateway or a new UUID.
+// correlationID is the client's own id of the request (X-Correlation-Id,
+// the header meant for it, else X-Request-Id), which the message carries
+// through the pipeline; without one, the request id (API Gateway's, or a
+// new UUID).
 func correlationID(r *http.Request) string {
 	if id := r.Header.Get(api.HeaderCorrelationID); api.ValidID(id) {
+		return id
+	}
+	if id := api.ClientRequestID(r); id != "" {
 		return id
 	}
 	return logx.RequestID(r.Context())

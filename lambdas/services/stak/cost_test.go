@@ -20,7 +20,8 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	cfg.Now = s.clock.Now
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s
-	r.h = stak.NewHandler(cfg)
+	r.api = stak.NewHandler(cfg)
+	r.h = asPathUser(r.api)
 	return &r, rec
 }
 

@@ -3,6 +3,7 @@ package stak
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -27,6 +29,23 @@ type Page struct {
 type feedPosition struct {
 	User   string `json:"u"`
 	Public string `json:"g"`
+}
+
+// decodePosition decodes a feed or read-all cursor. Cursors are not secret
+// (docs/functions.md): the check that keeps one inside the query is that
+// each position is a message sort key (m#…) or "" — the partitions are the
+// route's own, never the cursor's.
+func (s *Store) decodePosition(scope, token string) (feedPosition, error) {
+	pos, err := cursor.Decode[feedPosition](s.codec, scope, token)
+	if err != nil {
+		return feedPosition{}, err
+	}
+	for _, p := range []string{pos.User, pos.Public} {
+		if p != "" && (!strings.HasPrefix(p, skMsgPfx) || len(p) > len(skMsgPfx)+messageIDLen+1) {
+			return feedPosition{}, cursor.ErrInvalid
+		}
+	}
+	return pos, nil
 }
 
 func feedScope(tenant, inbox, uid string) string {
@@ -48,7 +67,7 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 	scope := feedScope(tenant, inbox, uid)
 	if after != "" {
 		var err error
-		if pos, err = cursor.Decode[feedPosition](s.codec, scope, after); err != nil {
+		if pos, err = s.decodePosition(scope, after); err != nil {
 			return nil, err
 		}
 	}
@@ -56,7 +75,12 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 	user := &source{s: s, pk: userPK(tenant, uid, inbox), pos: pos.User, now: now, limit: limit}
 	public := &source{s: s, pk: publicPK(tenant, inbox), pos: pos.Public, now: now, limit: limit}
 	page := &Page{Messages: []Message{}}
+	size := pageOverhead
 	for len(page.Messages) < limit {
+		// A message that would push the page past MaxPageBytes starts the
+		// next page instead, from the positions before it (a page always
+		// holds at least one; one item is at most 400 KB).
+		userPos, publicPos := user.pos, public.pos
 		m, err := next(ctx, user, public)
 		if err != nil {
 			return nil, err
@@ -64,6 +88,16 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 		if m == nil {
 			return page, nil
 		}
+		n, err := escapedSize(m)
+		if err != nil {
+			return nil, err
+		}
+		if len(page.Messages) > 0 && size+n > MaxPageBytes {
+			// m exists, so there is a next page; it starts at m.
+			page.Next, err = cursor.Encode(s.codec, scope, feedPosition{User: userPos, Public: publicPos})
+			return page, err
+		}
+		size += n
 		page.Messages = append(page.Messages, *m)
 	}
 	more, err := hasNext(ctx, user, public)
@@ -72,6 +106,31 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 	}
 	page.Next, err = cursor.Encode(s.codec, scope, feedPosition{User: user.pos, Public: public.pos})
 	return page, err
+}
+
+// pageOverhead is a page's JSON without its messages, cursor included.
+const pageOverhead = 64 + 2*cursor.MaxTokenLen
+
+// escapedSize is the size of m's JSON inside a page as API Gateway's
+// payload carries it: a JSON string, in which quotes, backslashes and
+// control characters are escaped, plus the comma.
+func escapedSize(m *Message) (int, error) {
+	b, err := api.Marshal(m)
+	if err != nil {
+		return 0, fmt.Errorf("stak: measure message: %w", err)
+	}
+	n := 1
+	for _, c := range b[:len(b)-1] {
+		switch {
+		case c == '"' || c == '\\':
+			n += 2
+		case c < 0x20:
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n, nil
 }
 
 // next takes the newest message of either partition; nil at the end.

@@ -70,7 +70,7 @@ func NewHandler(cfg Config) http.Handler {
 	r.Handle("PUT "+inbox, h.putInbox)
 	r.Handle("GET "+inbox, h.getInbox)
 	r.Handle("POST "+inbox+"/messages", h.publish)
-	r.Handle("GET "+inbox+"/users/{uid}/messages", h.feed)
+	r.Handle("GET "+inbox+"/users/{uid}/messages", h.feed, "limit", "cursor")
 	r.Handle("POST "+inbox+"/users/{uid}/messages/{id}/read", h.markRead)
 	r.Handle("GET "+inbox+"/users/{uid}/stats", h.stats)
 	r.Handle("POST "+inbox+"/users/{uid}/read-all", h.readAll)
@@ -80,6 +80,49 @@ func NewHandler(cfg Config) http.Handler {
 
 type handler struct {
 	store *Store
+}
+
+// UserRoutes are the end-user routes: in AWS behind the API's JWT
+// authorizer (infra/stacks/stak.go, StakUserRoutes), locally behind the
+// runner's verifier; each binds the path to the token (userKeys). The
+// others are for publishers and operators, signed with SigV4.
+var UserRoutes = []string{
+	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages",
+	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read",
+	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats",
+	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all",
+}
+
+// Claims of an end user's token (docs/schemas/stak.md, "Who may call
+// what"): API Gateway's JWT authorizer has checked signature, issuer,
+// audience, exp and nbf before the request reaches the function.
+const (
+	// ClaimTenant is the custom claim naming the user's tenant.
+	ClaimTenant = "tenant"
+	// ClaimUser is the standard subject claim: the user's uid.
+	ClaimUser = "sub"
+)
+
+// userKeys validates the path of an end-user route and binds it to the
+// caller's token: the path's tenant must be the tenant claim and its uid
+// the subject, or the answer is 403 before anything is read or written.
+// No claims at all is a 401: the gateway passes none only when the route
+// is not behind the JWT authorizer, which is a deployment fault that must
+// not open the route.
+func userKeys(r *http.Request) (path, error) {
+	p, err := keys(r, "tenant", "inbox", "uid")
+	if err != nil {
+		return p, err
+	}
+	c, _ := api.CallerFrom(r.Context())
+	if c.Subject == "" {
+		return p, &api.Error{Status: http.StatusUnauthorized, Code: api.CodeUnauthorized, Message: "this route takes an end user's token (Authorization: Bearer …)"}
+	}
+	if c.Claims[ClaimTenant] != p.tenant || c.Subject != p.uid {
+		return p, api.Forbidden("the token is for user %q of tenant %q; it may only read and mark that user's messages",
+			api.Truncate(c.Subject, 64), api.Truncate(c.Claims[ClaimTenant], 64))
+	}
+	return p, nil
 }
 
 // path holds the validated key parts of a request path.
@@ -313,12 +356,15 @@ func (in *publishRequest) draft() (Draft, error) {
 			v.Identifier("message.cta_uri", *m.CTAURI, maxURIChars)
 		}
 		d.Title, d.Body, d.CTAURI = m.Title, m.Body, m.CTAURI
+		if b, err := api.Marshal(m.Body); err == nil && len(b)-1 > MaxBodyBytes {
+			return d, api.TooLarge("message.body is %d bytes of JSON; the limit is %d", len(b)-1, MaxBodyBytes)
+		}
 	}
 	return d, v.Err()
 }
 
 func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox", "uid")
+	p, err := userKeys(r)
 	if err != nil {
 		return err
 	}
@@ -351,7 +397,7 @@ type ReadResult struct {
 }
 
 func (h *handler) markRead(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox", "uid")
+	p, err := userKeys(r)
 	if err != nil {
 		return err
 	}
@@ -368,7 +414,7 @@ func (h *handler) markRead(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox", "uid")
+	p, err := userKeys(r)
 	if err != nil {
 		return err
 	}
@@ -388,7 +434,7 @@ type readAllRequest struct {
 }
 
 func (h *handler) readAll(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox", "uid")
+	p, err := userKeys(r)
 	if err != nil {
 		return err
 	}

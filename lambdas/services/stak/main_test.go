@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
@@ -23,7 +25,11 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // service is a Stak API and stream consumer on a fresh table created from
 // the stack's golden template (streams and TTL enabled as deployed).
 type service struct {
+	// h is the API behind a stand-in for API Gateway's JWT authorizer that
+	// lets every end-user request in as the user its path names (the
+	// token cases are TestAuthorization's, with real tokens).
 	h        http.Handler
+	api      http.Handler
 	consumer *stak.Consumer
 	client   *dynamodb.Client
 	table    string
@@ -52,13 +58,26 @@ func newService(t testing.TB, meter ...*ddbrecord.Recorder) *service {
 	if len(meter) > 0 {
 		cfg.Client = meter[0].Client(testenv.ServiceClient(t, "stak"))
 	}
-	consumerCfg := cfg
-	consumerCfg.Client = testenv.ServiceClient(t, "stak-stream")
 	cfg.Now = c.Now
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &service{h: stak.NewHandler(cfg), consumer: stak.NewConsumerFromConfig(consumerCfg), client: client, table: table, clock: c}
+	consumerCfg := cfg
+	consumerCfg.Client = testenv.ServiceClient(t, "stak-stream")
+	h := stak.NewHandler(cfg)
+	return &service{h: asPathUser(h), api: h, consumer: stak.NewConsumerFromConfig(consumerCfg), client: client, table: table, clock: c}
+}
+
+// asPathUser gives each end-user request (…/users/{uid}/…) the claims of
+// that user's token, as API Gateway passes them after verifying it.
+func asPathUser(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(r.URL.Path, "/")
+		if len(parts) > 6 && parts[1] == "tenants" && parts[5] == "users" {
+			r = r.WithContext(api.WithCaller(r.Context(), api.Caller{Subject: parts[6], Claims: map[string]string{"sub": parts[6], stak.ClaimTenant: parts[2]}}))
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (s *service) do(t testing.TB, method, path, body string) apitest.Response {

@@ -90,7 +90,7 @@ func (s *Store) MarkAllRead(ctx context.Context, tenant, inbox, uid string, boun
 	pos := feedPosition{User: bound.start(), Public: bound.start()}
 	if after != "" {
 		var err error
-		if pos, err = cursor.Decode[feedPosition](s.codec, scope, after); err != nil {
+		if pos, err = s.decodePosition(scope, after); err != nil {
 			return nil, err
 		}
 	}

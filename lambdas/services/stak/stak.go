@@ -52,6 +52,17 @@ const (
 	// 24 hours a stream keeps records (decision 4).
 	MarkerTTL = 48 * time.Hour
 
+	// MaxBodyBytes caps a message's body, as JSON: a feed page of
+	// MaxPageSize messages then stays far below Lambda's 6 MB response
+	// limit (MaxPageBytes bounds pages of older, larger items too).
+	MaxBodyBytes = 16 << 10
+	// MaxPageBytes bounds a feed page's JSON: a page stops early, with a
+	// cursor, before it would exceed it. Lambda's limit on a response is
+	// 6 MB, and API Gateway's payload carries the body as a JSON string,
+	// in which every quote or backslash costs two bytes and a control
+	// character six, so a page is measured as that escaped string.
+	MaxPageBytes = 5 << 20
+
 	maxRequestBodyBytes = 64 << 10
 	maxTitleChars       = 200
 	maxDescriptionChars = 2000

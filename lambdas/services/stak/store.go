@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 )
 
 // API is the part of *dynamodb.Client the service calls.
@@ -376,6 +377,17 @@ func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
 	var m Message
 	if err := attributevalue.UnmarshalMap(item, &m); err != nil {
 		return nil, fmt.Errorf("stak: unmarshal message: %w", err)
+	}
+	// attributevalue reads numbers inside an any as float64, which rounds
+	// 12345678901234567890123; the body is read digit for digit instead.
+	if content, ok := item["message"].(*types.AttributeValueMemberM); ok {
+		if body, ok := content.Value["body"]; ok {
+			v, err := jsondoc.FromAttributeValue(body)
+			if err != nil {
+				return nil, fmt.Errorf("stak: unmarshal message body: %w", err)
+			}
+			m.Message.Body = v
+		}
 	}
 	return &m, nil
 }

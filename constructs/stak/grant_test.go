@@ -1,0 +1,41 @@
+package stak_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/dynastack/dynastack/constructs/stak"
+)
+
+// A host's role may invoke its own tenant's paths and nothing else; a
+// tenant that would widen the resource is refused.
+func TestGrantTenantInvoke(t *testing.T) {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Host"), &awscdk.StackProps{Env: &awscdk.Environment{Account: jsii.String("111122223333"), Region: jsii.String("eu-west-1")}})
+	api := awsapigatewayv2.HttpApi_FromHttpApiAttributes(stack, jsii.String("Stak"), &awsapigatewayv2.HttpApiAttributes{HttpApiId: jsii.String("a1b2c3d4e5")})
+	role := awsiam.NewRole(stack, jsii.String("Host"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	if _, err := stak.GrantTenantInvoke(api, role, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "*", "acme/*", "a b", "a#b", "ac?me", strings.Repeat("x", 129)} {
+		if _, err := stak.GrantTenantInvoke(api, role, bad); err == nil {
+			t.Errorf("tenant %q was granted", bad)
+		}
+	}
+	tmpl := app.Synth(nil).GetStackArtifact(jsii.String("Host")).Template()
+	b, _ := json.Marshal(tmpl)
+	got := string(b)
+	want := `":execute-api:eu-west-1:111122223333:a1b2c3d4e5/*/*/tenants/acme/*"`
+	if !strings.Contains(got, want) {
+		t.Errorf("policy lacks %s:\n%s", want, got)
+	}
+	if strings.Count(got, "execute-api:Invoke") != 1 {
+		t.Errorf("more than one grant: %s", got)
+	}
+}

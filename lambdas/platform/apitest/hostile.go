@@ -1,0 +1,162 @@
+package apitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Write is one write route of a service for Hostile.
+type Write struct {
+	Method, Path string
+	// Body is a valid request body: a JSON object.
+	Body string
+	// Doc names a top-level field of Body that takes a free-form JSON
+	// document, "" when the route has none.
+	Doc string
+}
+
+// Hostile sends each route the inputs a hostile or careless client sends
+// and fails unless every one is answered 4xx and state, a digest of what the
+// service stores, is unchanged. Every route pattern of routes (the
+// service's router) gets an unknown query parameter; every write gets
+// bytes that are not UTF-8, an unpaired surrogate escape, a duplicate key,
+// a field name in another case, an unknown query parameter and a huge
+// unknown field name (whose echo must stay short); and a free-form field,
+// nesting deeper than DynamoDB's 32 levels and numbers DynamoDB cannot hold.
+func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.TB) string, writes ...Write) {
+	t.Helper()
+	type input struct{ name, method, path, body string }
+	var inputs []input
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	for _, p := range routes {
+		method, path, _ := strings.Cut(p, " ")
+		path = param.ReplaceAllString(path, "x")
+		inputs = append(inputs, input{"unknown query parameter " + p, method, path + "?x_unknown=1", ""})
+	}
+	for _, w := range writes {
+		keys, values := fields(t, w.Body)
+		at := func(s string) string { return w.Method + " " + w.Path + ": " + s }
+		// The text cases go into the first string field (or, in a body
+		// without one, the first field).
+		str := 0
+		for i, v := range values {
+			if strings.HasPrefix(string(v), `"`) {
+				str = i
+				break
+			}
+		}
+		upper := []rune(keys[0])
+		upper[0] = unicode.ToUpper(upper[0])
+		if string(upper) == keys[0] {
+			upper[0] = unicode.ToLower(upper[0])
+		}
+		with := func(k []string, v []json.RawMessage) string { return object(k, v) }
+		inputs = append(inputs,
+			input{at("invalid UTF-8"), w.Method, w.Path, with(keys, replace(values, str, json.RawMessage("\"a\xffb\"")))},
+			input{at("lone high surrogate"), w.Method, w.Path, with(keys, replace(values, str, json.RawMessage(`"a\ud800b"`)))},
+			input{at("lone low surrogate"), w.Method, w.Path, with(keys, replace(values, str, json.RawMessage(`"\udc00"`)))},
+			input{at("duplicate key"), w.Method, w.Path, with(append([]string{keys[0]}, keys...), append([]json.RawMessage{values[0]}, values...))},
+			input{at("field name in another case"), w.Method, w.Path, with(append([]string{string(upper)}, keys[1:]...), values)},
+			input{at("unknown query parameter"), w.Method, w.Path + "?x_unknown=1", w.Body},
+			input{at("huge unknown field name"), w.Method, w.Path, with(append([]string{strings.Repeat("k", 5000)}, keys...), append([]json.RawMessage{json.RawMessage("1")}, values...))},
+		)
+		if w.Doc != "" {
+			i := indexOf(t, keys, w.Doc)
+			deep := strings.Repeat(`{"a":`, 33) + "1" + strings.Repeat("}", 33)
+			for name, doc := range map[string]string{
+				"33 levels":          deep,
+				"32 levels":          strings.Repeat("[", 32) + strings.Repeat("]", 32),
+				"1e400":              `{"n":1e400}`,
+				"39 digits":          `{"n":123456789012345678901234567890123456789}`,
+				"1e-131":             `{"n":1e-131}`,
+				"33 levels of lists": strings.Repeat("[", 33) + strings.Repeat("]", 33),
+			} {
+				inputs = append(inputs, input{at(w.Doc + " " + name), w.Method, w.Path, with(keys, replace(values, i, json.RawMessage(doc)))})
+			}
+		}
+	}
+	before := state(t)
+	for _, in := range inputs {
+		r := Do(t, h, in.method, in.path, in.body)
+		if r.Status < 400 || r.Status > 499 {
+			t.Errorf("%s: %d %.300s, want 4xx", in.name, r.Status, r.Body)
+			continue
+		}
+		if len(r.Body) > 2048 {
+			t.Errorf("%s: a %d-byte error; echoed input is not truncated", in.name, len(r.Body))
+		}
+		if !utf8.Valid(r.Body) {
+			t.Errorf("%s: the answer is not UTF-8", in.name)
+		}
+	}
+	if after := state(t); after != before {
+		t.Errorf("refused requests changed the stored state:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// fields splits a JSON object into its keys and values, in order.
+func fields(t *testing.T, body string) ([]string, []json.RawMessage) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("body %s is not a JSON object", body)
+	}
+	var (
+		keys   []string
+		values []json.RawMessage
+	)
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		keys, values = append(keys, k.(string)), append(values, v)
+	}
+	if len(keys) == 0 {
+		t.Fatalf("body %s has no field", body)
+	}
+	return keys, values
+}
+
+func object(keys []string, values []json.RawMessage) string {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(values[i])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func replace(values []json.RawMessage, i int, v json.RawMessage) []json.RawMessage {
+	out := append([]json.RawMessage(nil), values...)
+	out[i] = v
+	return out
+}
+
+func indexOf(t *testing.T, keys []string, k string) int {
+	t.Helper()
+	for i, key := range keys {
+		if key == k {
+			return i
+		}
+	}
+	t.Fatalf("no field %q in %v", k, keys)
+	return -1
+}

@@ -1,0 +1,59 @@
+package nucleus_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+// TestForgedCursor: cursors are not secret (docs/functions.md, "Cursors"),
+// so anyone can mint one. A position outside the key range of the query
+// answers 400; before the range checks one above until was a 500.
+func TestForgedCursor(t *testing.T) {
+	s := newService(t, options{})
+	s.createAccount(t, "111111111111", "one", "active")
+	type pageKey struct {
+		PK     string `json:"p"`
+		SK     string `json:"s"`
+		GSI1PK string `json:"gp,omitempty"`
+		GSI1SK string `json:"gs,omitempty"`
+	}
+	codec := cursor.NewCodec(nucleusKey(t, s.tables))
+	until := nucleus.Timestamp(time.Now().Add(-time.Hour))
+	forge := func(scope string, k pageKey) string {
+		tok, err := cursor.Encode(codec, scope, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	for _, tt := range []struct{ name, path string }{
+		{"timeline above until", "/audit?until=" + until + "&cursor=" + forge("nucleus/audit/timeline?since=&until="+until,
+			pageKey{PK: "ACCOUNT#111111111111", SK: "TIMESTAMP#9999", GSI1PK: "AUDIT#GLOBAL", GSI1SK: "TIMESTAMP#9999"})},
+		{"entity above until", "/audit/account/111111111111?until=" + until + "&cursor=" + forge("nucleus/audit/entity/ACCOUNT#111111111111?since=&until="+until,
+			pageKey{PK: "ACCOUNT#111111111111", SK: "TIMESTAMP#9999"})},
+		{"index cursor of another partition", "/audit?cursor=" + forge("nucleus/audit/timeline?since=&until=",
+			pageKey{PK: "ACCOUNT#111111111111", SK: "TIMESTAMP#1", GSI1PK: "ACCOUNT#111111111111", GSI1SK: "TIMESTAMP#1"})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			app, audit := s.counts(t)
+			r := s.do(t, "GET", tt.path, "")
+			if r.Status != 400 {
+				t.Fatalf("%d %s, want 400", r.Status, r.Body)
+			}
+			s.wantCounts(t, app, audit)
+		})
+	}
+}
+
+func nucleusKey(t *testing.T, tables nucleus.Tables) []byte {
+	t.Helper()
+	env := map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit}
+	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.CursorKey
+}

@@ -1,0 +1,27 @@
+package nucleus_test
+
+import (
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+)
+
+// TestHostileInput: every hostile input of apitest.Hostile is a 4xx that
+// stores nothing in either table, on every route; an execution's details
+// are the free-form document.
+func TestHostileInput(t *testing.T) {
+	s := newService(t, options{})
+	acct := s.createAccount(t, "111111111111", "one", "active")
+	sc := s.createSchedule(t, "office hours")
+	digest := func(t testing.TB) string { return testenv.Digest(t, s.client, s.tables.App, s.tables.Audit) }
+	apitest.Hostile(t, s.h, s.h.(api.Routed).Patterns(), digest,
+		apitest.Write{Method: "POST", Path: "/accounts", Body: `{"account_id":"222222222222","account_name":"two","role_arn":"` + roleARN("222222222222") + `","status":"active"}`},
+		apitest.Write{Method: "PATCH", Path: "/accounts/" + acct.AccountID, Body: `{"account_name":"Alpha"}`},
+		apitest.Write{Method: "POST", Path: "/schedules", Body: `{"schedule_name":"n","start_cron":"0 8 * * MON-FRI","end_cron":"0 18 * * MON-FRI","timezone":"Europe/Berlin","enabled":true}`},
+		apitest.Write{Method: "PATCH", Path: "/schedules/" + sc.ScheduleID, Body: `{"schedule_name":"renamed"}`},
+		apitest.Write{Method: "PUT", Path: "/schedules/" + sc.ScheduleID + "/resources", Body: resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 1))},
+		apitest.Write{Method: "POST", Path: "/audit", Body: `{"entity_type":"schedule","entity_id":"` + sc.ScheduleID + `","action":"EXECUTE","status":"SUCCESS","details":{"operation":"stop"}}`, Doc: "details"},
+	)
+}

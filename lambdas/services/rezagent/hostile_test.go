@@ -1,0 +1,20 @@
+package rezagent_test
+
+import (
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+)
+
+// TestHostileInput: every hostile input of apitest.Hostile is a 4xx that
+// stores nothing, on every route; the payload is the free-form document.
+func TestHostileInput(t *testing.T) {
+	s := newService(t, options{})
+	m := s.create(t, "manual_notification", `{"text":"hi"}`)
+	apitest.Hostile(t, s.h, s.h.(api.Routed).Patterns(), func(t testing.TB) string { return testenv.Digest(t, s.client, s.table) },
+		apitest.Write{Method: "POST", Path: "/messages", Body: `{"message_type":"custom_event","created_by":"scheduler","payload":{"text":"hi"}}`, Doc: "payload"},
+		apitest.Write{Method: "PATCH", Path: "/messages/" + m.MessageID, Body: `{"status":"queued"}`},
+	)
+}

@@ -1,0 +1,140 @@
+package stak_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+	"github.com/dynastack/dynastack/lambdas/platform/jwtauth"
+	"github.com/dynastack/dynastack/lambdas/services/stak"
+)
+
+// TestAuthorization sends every end-user route real RS256 tokens through
+// the verifier the local runner puts where API Gateway's JWT authorizer
+// is: only a valid token of the path's own tenant and user is served; every
+// other token is a 401 (the gateway's) or a 403 (the handler's), and
+// nothing is read or written.
+func TestAuthorization(t *testing.T) {
+	meter := &ddbrecord.Recorder{}
+	s := newService(t, meter)
+	s.setup(t)
+	pub := s.toUsers(t, "hello", "", "u1", "u2")
+	id := pub.Header.ID
+	key, other := rsaKey(t), rsaKey(t)
+	const iss, aud = "https://auth.test.example/", "stak-test"
+	h := jwtauth.Middleware(jwtauth.Verifier{Issuer: iss, Audience: aud, Key: &key.PublicKey}, stak.UserRoutes, s.api)
+	now := time.Now().Unix()
+	claims := func(edit map[string]any) map[string]any {
+		c := map[string]any{"iss": iss, "aud": aud, "sub": "u1", "tenant": "acme", "iat": now, "nbf": now - 10, "exp": now + 600}
+		for k, v := range edit {
+			if v == nil {
+				delete(c, k)
+			} else {
+				c[k] = v
+			}
+		}
+		return c
+	}
+	sign := func(k *rsa.PrivateKey, header, c map[string]any) string {
+		tok, err := jwtauth.SignWithHeader(k, header, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	rs256 := map[string]any{"alg": "RS256", "typ": "JWT"}
+	valid := sign(key, rs256, claims(nil))
+	noneParts := strings.Split(sign(key, map[string]any{"alg": "none"}, claims(nil)), ".")
+	tokens := []struct {
+		name   string
+		token  string
+		status int
+	}{
+		{"no token", "", 401},
+		{"expired", sign(key, rs256, claims(map[string]any{"exp": now - 1})), 401},
+		{"not yet valid", sign(key, rs256, claims(map[string]any{"nbf": now + 300})), 401},
+		{"no exp", sign(key, rs256, claims(map[string]any{"exp": nil})), 401},
+		{"wrong issuer", sign(key, rs256, claims(map[string]any{"iss": "https://evil.example/"})), 401},
+		{"wrong audience", sign(key, rs256, claims(map[string]any{"aud": "other-api"})), 401},
+		{"bad signature", sign(other, rs256, claims(nil)), 401},
+		{"tampered claims", tamper(t, valid), 401},
+		{"alg none", noneParts[0] + "." + noneParts[1] + ".", 401},
+		{"alg HS256", sign(key, map[string]any{"alg": "HS256"}, claims(nil)), 401},
+		{"not a JWT", "abc", 401},
+		{"other tenant", sign(key, rs256, claims(map[string]any{"tenant": "globex"})), 403},
+		{"no tenant claim", sign(key, rs256, claims(map[string]any{"tenant": nil})), 403},
+		{"other user", sign(key, rs256, claims(map[string]any{"sub": "u2"})), 403},
+		{"audience list without ours", sign(key, rs256, claims(map[string]any{"aud": []string{"a", "b"}})), 401},
+	}
+	routes := []struct{ method, path, body string }{
+		{"GET", "/tenants/acme/inboxes/main/users/u1/messages", ""},
+		{"POST", "/tenants/acme/inboxes/main/users/u1/messages/" + id + "/read", ""},
+		{"GET", "/tenants/acme/inboxes/main/users/u1/stats", ""},
+		{"POST", "/tenants/acme/inboxes/main/users/u1/read-all", `{}`},
+	}
+	if len(routes) != len(stak.UserRoutes) {
+		t.Fatalf("%d routes tested, %d user routes", len(routes), len(stak.UserRoutes))
+	}
+	before := s.digest(t)
+	for _, tok := range tokens {
+		for _, rt := range routes {
+			t.Run(tok.name+" "+rt.method+" "+rt.path, func(t *testing.T) {
+				meter.Reset()
+				var headers []string
+				if tok.token != "" {
+					headers = []string{"Authorization", "Bearer " + tok.token}
+				}
+				r := apitest.Do(t, h, rt.method, rt.path, rt.body, headers...)
+				if tok.status == 401 {
+					// API Gateway's own answer.
+					if r.Status != 401 || string(r.Body) != `{"message":"Unauthorized"}` {
+						t.Errorf("%d %s, want the gateway's 401", r.Status, r.Body)
+					}
+				} else {
+					apitest.WantError(t, r, tok.status, "forbidden", "", "")
+				}
+				if n := meter.Requests(); n != 0 {
+					t.Errorf("%d DynamoDB requests for a refused token: %s", n, meter)
+				}
+			})
+		}
+	}
+	if after := s.digest(t); after != before {
+		t.Errorf("refused tokens changed the table")
+	}
+	// The same routes with the user's own token: served.
+	for _, rt := range routes {
+		r := apitest.Do(t, h, rt.method, rt.path, rt.body, "Authorization", "Bearer "+valid)
+		if r.Status != http.StatusOK {
+			t.Errorf("own token %s %s: %d %s", rt.method, rt.path, r.Status, r.Body)
+		}
+	}
+	// Publisher routes are not the verifier's: they pass through to the
+	// handler without a token (in AWS, SigV4 guards them).
+	if r := apitest.Do(t, h, "GET", "/tenants/acme/settings", ""); r.Status != http.StatusOK {
+		t.Errorf("settings without a token: %d %s", r.Status, r.Body)
+	}
+}
+
+func rsaKey(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// tamper changes the payload of tok and keeps its signature.
+func tamper(t *testing.T, tok string) string {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	b := []byte(parts[1])
+	b[len(b)/2] ^= 1
+	return parts[0] + "." + string(b) + "." + parts[2]
+}

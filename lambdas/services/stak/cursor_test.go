@@ -1,0 +1,60 @@
+package stak_test
+
+import (
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/services/stak"
+)
+
+// TestForgedCursor: a cursor is not secret (docs/functions.md, "Cursors"),
+// so anyone can mint one with any position. One whose position lies
+// outside the partition range the route queries answers 400 and reads
+// nothing past the check; before the range checks it was a 500 (DynamoDB's
+// ValidationException on the ExclusiveStartKey).
+func TestForgedCursor(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	s.toUsers(t, "one", "", "u1")
+	s.toUsers(t, "two", "", "u1")
+	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: s.table}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec := cursor.NewCodec(cfg.CursorKey)
+	type position struct {
+		User   string `json:"u"`
+		Public string `json:"g"`
+	}
+	forge := func(scope string, p position) string {
+		tok, err := cursor.Encode(codec, scope, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	const feed = "stak/feed/acme#main#u1"
+	const readAll = "stak/read-all/acme#main#u1"
+	for _, tt := range []struct {
+		name, method, path, body string
+	}{
+		{"feed user position outside m#", "GET", "/tenants/acme/inboxes/main/users/u1/messages?cursor=" + forge(feed, position{User: "zzz"}), ""},
+		{"feed public position outside m#", "GET", "/tenants/acme/inboxes/main/users/u1/messages?cursor=" + forge(feed, position{Public: "c#*"}), ""},
+		{"feed position is the settings item", "GET", "/tenants/acme/inboxes/main/users/u1/messages?cursor=" + forge(feed, position{User: "st#tenant_settings"}), ""},
+		{"read-all position outside m#", "POST", "/tenants/acme/inboxes/main/users/u1/read-all", `{"cursor":"` + forge(readAll, position{User: "a", Public: "m#1"}) + `"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := s.count(t)
+			r := s.do(t, tt.method, tt.path, tt.body)
+			if r.Status != 400 {
+				t.Fatalf("%d %s, want 400", r.Status, r.Body)
+			}
+			if after := s.count(t); after != before {
+				t.Errorf("items %d → %d", before, after)
+			}
+		})
+	}
+	if st := s.stats(t, "u1"); st.Read != 0 {
+		t.Errorf("a refused read-all marked %d read", st.Read)
+	}
+}

@@ -1,0 +1,171 @@
+package stak_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/apitest"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/services/stak"
+)
+
+// digest is every item of the table, for "nothing changed" checks.
+func (s *service) digest(t testing.TB) string {
+	t.Helper()
+	return testenv.Digest(t, s.client, s.table)
+}
+
+func TestHostileInput(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	const publish = `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"t","body":{"n":1}}}`
+	routed := s.api.(api.Routed)
+	apitest.Hostile(t, s.h, routed.Patterns(), s.digest,
+		apitest.Write{Method: "PUT", Path: "/tenants/acme/settings", Body: `{"title":"Acme","ttl":"10d"}`},
+		apitest.Write{Method: "PUT", Path: "/tenants/acme/inboxes/main", Body: `{"title":"Main","ttl":{"default":"7d"}}`},
+		apitest.Write{Method: "POST", Path: "/tenants/acme/inboxes/main/messages", Body: publish},
+		apitest.Write{Method: "POST", Path: "/tenants/acme/inboxes/main/messages", Body: `{"sender":"admin","message":{"title":"t","body":1},"audiences":{"kind":"everyone"}}`, Doc: "message"},
+		apitest.Write{Method: "POST", Path: "/tenants/acme/inboxes/main/users/u1/read-all", Body: `{"cursor":"","limit":5}`},
+		apitest.Write{Method: "POST", Path: "/admin/tenants/acme/inboxes/main/recount", Body: `{"uid":"u1"}`},
+	)
+
+	// The body is free-form: its own limits, at the depth it is stored.
+	for _, tt := range []struct {
+		name, body string
+		status     int
+	}{
+		// The item is level 1 and message level 2 (DynamoDB's count).
+		{"body 30 levels deep", strings.Repeat("[", 30) + strings.Repeat("]", 30), 201},
+		{"body 31 levels deep", strings.Repeat("[", 31) + strings.Repeat("]", 31), 400},
+		{"body 1e400", `1e400`, 400},
+		{"body over MaxBodyBytes", `"` + strings.Repeat("x", stak.MaxBodyBytes) + `"`, 413},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := s.digest(t)
+			r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u9"]},"message":{"title":"t","body":`+tt.body+`}}`)
+			if r.Status != tt.status {
+				t.Fatalf("%d %.300s, want %d", r.Status, r.Body, tt.status)
+			}
+			if tt.status >= 400 && s.digest(t) != before {
+				t.Error("a refused publish changed the table")
+			}
+		})
+	}
+}
+
+// TestBodyKeptExactly: numbers keep every digit through DynamoDB and back,
+// and HTML is sent as is, not as \u003c.
+func TestBodyKeptExactly(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	const body = `{"big":12345678901234567890123,"small":1.50,"neg":-0.000001,"html":"<b>&amp;</b>","list":[1e5,99999999999999999999999999999999999999]}`
+	r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"<i>","body":`+body+`}}`)
+	if r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	for _, want := range []string{"12345678901234567890123", "99999999999999999999999999999999999999", `"<b>&amp;</b>"`, `"<i>"`} {
+		if !strings.Contains(string(r.Body), want) {
+			t.Errorf("publish answer lacks %s: %s", want, r.Body)
+		}
+	}
+	feed := s.do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages", "")
+	for _, want := range []string{"12345678901234567890123", "99999999999999999999999999999999999999", `"<b>&amp;</b>"`} {
+		if !strings.Contains(string(feed.Body), want) {
+			t.Errorf("feed lacks %s: %s", want, feed.Body)
+		}
+	}
+	if strings.Contains(string(feed.Body), `\u003c`) || strings.Contains(string(feed.Body), "e+22") {
+		t.Errorf("feed altered the body: %s", feed.Body)
+	}
+	// Stored as DynamoDB numbers, digit for digit.
+	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range out.Items {
+		m, ok := it["message"].(*types.AttributeValueMemberM)
+		if !ok {
+			continue
+		}
+		b := m.Value["body"].(*types.AttributeValueMemberM)
+		if n, ok := b.Value["big"].(*types.AttributeValueMemberN); ok && n.Value == "12345678901234567890123" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no stored body with big = N 12345678901234567890123")
+	}
+}
+
+// TestFeedPageBytes: items written before the body cap (up to DynamoDB's
+// 400 KB) cannot make a page exceed Lambda's 6 MB response limit: the page
+// stops at MaxPageBytes, and the cursor walks every message exactly once.
+func TestFeedPageBytes(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	const n = 30
+	big := strings.Repeat(`"`, 150<<10) // escaped, each quote is 2 bytes
+	for i := range n {
+		p := s.toUsers(t, fmt.Sprintf("m%02d", i), "", "u1")
+		_ = p
+	}
+	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if k, ok := it["kind"].(*types.AttributeValueMemberS); !ok || k.Value != "UM" {
+			continue
+		}
+		_, err := s.client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.table),
+			Key:                       map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]},
+			UpdateExpression:          aws.String("SET #m.#b = :b"),
+			ExpressionAttributeNames:  map[string]string{"#m": "message", "#b": "body"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":b": &types.AttributeValueMemberS{Value: big}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	q, pages := "?limit=100", 0
+	for {
+		r := s.do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages"+q, "")
+		if r.Status != 200 {
+			t.Fatalf("%d %.200s", r.Status, r.Body)
+		}
+		escaped, _ := json.Marshal(string(r.Body))
+		if len(escaped) > stak.MaxPageBytes {
+			t.Errorf("page %d is %d bytes as a JSON string, over %d", pages, len(escaped), stak.MaxPageBytes)
+		}
+		var p struct {
+			Messages []stak.Message `json:"messages"`
+			Next     string         `json:"next_cursor"`
+		}
+		r.JSON(t, &p)
+		pages++
+		for _, m := range p.Messages {
+			if seen[m.Message.Title] {
+				t.Errorf("%s on two pages", m.Message.Title)
+			}
+			seen[m.Message.Title] = true
+		}
+		if p.Next == "" {
+			break
+		}
+		q = "?limit=100&cursor=" + p.Next
+	}
+	if len(seen) != n || pages < 2 {
+		t.Errorf("%d messages on %d pages, want %d on several", len(seen), pages, n)
+	}
+}
