@@ -156,7 +156,7 @@ qemu:
 # Streams events (test/artifact).
 test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
 	@echo "artifact: synthesizing dev (bundled assets)"
-	@$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null 2>cdk.out.log || { cat cdk.out.log; exit 1; }
+	@mkdir -p bin && $(CDK) synth --quiet --output cdk.out 'dev/*' >bin/synth-dev.log 2>&1 || { cat bin/synth-dev.log; exit 1; }
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -count=1 -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 

@@ -155,13 +155,9 @@ func checkLogs(t *testing.T, l *Lambda) []LogRecord {
 // accessLog finds the function's access log line of a gateway request.
 func accessLog(t *testing.T, l *Lambda, requestID string) LogRecord {
 	t.Helper()
-	for _, r := range l.Records() {
-		if r.Fields["msg"] == "request" && r.Fields["request_id"] == requestID {
-			return r
-		}
-	}
-	t.Fatalf("%s: no access log line with request_id %s:\n%s", l.fn.LogicalID, requestID, l.logs.String())
-	return LogRecord{}
+	return l.WaitRecord(t, "access log request_id "+requestID, func(r LogRecord) bool {
+		return r.Fields["msg"] == "request" && r.Fields["request_id"] == requestID
+	})
 }
 
 // Every HTTP function of the stage answers an API Gateway event: an

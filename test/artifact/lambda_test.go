@@ -286,6 +286,25 @@ func (l *Lambda) Records() []LogRecord {
 	return out
 }
 
+// WaitRecord returns the first JSON log line for which match is true,
+// waiting for it: the function's output reaches the test through the
+// emulator's pipe, after the answer to the invocation.
+func (l *Lambda) WaitRecord(t *testing.T, what string, match func(LogRecord) bool) LogRecord {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, r := range l.Records() {
+			if match(r) {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no log line with %s after 10s:\n%s", l.fn.LogicalID, what, l.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // LogRecord is one JSON log line of a function.
 type LogRecord struct {
 	Raw    string

@@ -180,15 +180,9 @@ func TestStakStreamConsumer(t *testing.T) {
 		if p, _ := stats("u3"); p != 0 {
 			t.Errorf("u3 published = %v, want 0 (its record applied)", p)
 		}
-		found := false
-		for _, r := range consumer.Records() {
-			if r.Fields["msg"] == "stream record failed" && r.Fields["level"] == "ERROR" && r.Fields["sequence_number"] == bad.Change.SequenceNumber {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("no ERROR line for the failed record:\n%s", consumer.logs.String())
-		}
+		consumer.WaitRecord(t, "ERROR for the failed record", func(r LogRecord) bool {
+			return r.Fields["msg"] == "stream record failed" && r.Fields["level"] == "ERROR" && r.Fields["sequence_number"] == bad.Change.SequenceNumber
+		})
 	})
 
 	t.Run("unreadable image skipped", func(t *testing.T) {
@@ -202,15 +196,9 @@ func TestStakStreamConsumer(t *testing.T) {
 		if p, _ := stats("u2"); p != 1 {
 			t.Errorf("u2 published = %v, want 1", p)
 		}
-		found := false
-		for _, r := range consumer.Records() {
-			if r.Fields["msg"] == "skipping unreadable stream image" && r.Fields["event_id"] == "9a1c0c3e-0004" {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("no log line for the skipped image:\n%s", consumer.logs.String())
-		}
+		consumer.WaitRecord(t, "the skipped image", func(r LogRecord) bool {
+			return r.Fields["msg"] == "skipping unreadable stream image" && r.Fields["event_id"] == "9a1c0c3e-0004"
+		})
 	})
 
 	t.Run("undecodable event", func(t *testing.T) {
@@ -223,16 +211,10 @@ func TestStakStreamConsumer(t *testing.T) {
 		if json.Unmarshal(out, &fe) != nil || fe.ErrorMessage == "" {
 			t.Fatalf("undecodable event: %d %s, want a function error", status, out)
 		}
-		found := false
-		for _, r := range consumer.Records() {
+		consumer.WaitRecord(t, "the invocation error at ERROR", func(r LogRecord) bool {
 			msg, _ := r.Fields["msg"].(string)
-			if r.Fields["level"] == "ERROR" && strings.Contains(msg, fe.ErrorMessage) {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("invocation error %q not logged at ERROR:\n%s", fe.ErrorMessage, consumer.logs.String())
-		}
+			return r.Fields["level"] == "ERROR" && strings.Contains(msg, fe.ErrorMessage)
+		})
 		// The function is still up for the next batch.
 		if ids := failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{}})); len(ids) != 0 {
 			t.Errorf("empty batch after an error: %v", ids)

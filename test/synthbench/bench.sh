@@ -25,13 +25,29 @@ gobuild() {
 		-buildvcs=false -ldflags "-s -w" -o "$tmp/bin/" $(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{range .Deps}}{{if eq . "github.com/aws/aws-lambda-go/lambda"}} lambda{{end}}{{end}}{{end}}' ./... | awk '$2 == "lambda" {print $1}'))
 }
 
-# seconds <command>: wall time of one run, in seconds with milliseconds.
-seconds() {
-	local start end
+# children_cpu <file>: CPU seconds (user + sys) of every finished child of
+# this shell, as bash's `times` wrote them into file (a builtin writing to a
+# file runs in this shell; in $(...) it would report the subshell's).
+children_cpu() {
+	tail -1 "$1" | awk '{
+		t = 0
+		for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+		printf "%.3f", t
+	}'
+}
+
+# measure <command>: "wall cpu" of one run, in seconds. CPU time is the
+# steadier figure on a shared machine: waiting for a core is not in it.
+measure() {
+	local start end c0 c1
+	times >"$tmp/times0"
 	start=$(date +%s%N)
 	"$@"
 	end=$(date +%s%N)
-	echo "$(((end - start) / 1000000))" | awk '{printf "%.3f", $1 / 1000}'
+	times >"$tmp/times1"
+	c0=$(children_cpu "$tmp/times0")
+	c1=$(children_cpu "$tmp/times1")
+	awk -v w="$(((end - start) / 1000000))" -v a="$c0" -v b="$c1" 'BEGIN {printf "%.3f %.3f\n", w / 1000, b - a}'
 }
 
 median() { sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f", m}'; }
@@ -42,15 +58,21 @@ synth
 : >"$tmp/floor.txt"
 : >"$tmp/synth.txt"
 for i in $(seq "$runs"); do
-	f=$(seconds floor)
-	s=$(seconds synth)
-	echo "run $i: empty app ${f}s, make synth ${s}s"
-	echo "$f" >>"$tmp/floor.txt"
-	echo "$s" >>"$tmp/synth.txt"
+	read -r fw fc < <(measure floor)
+	read -r sw sc < <(measure synth)
+	echo "run $i: empty app ${fw}s wall ${fc}s CPU, make synth ${sw}s wall ${sc}s CPU"
+	echo "$fw $fc" >>"$tmp/floor.txt"
+	echo "$sw $sc" >>"$tmp/synth.txt"
 done
-f=$(median <"$tmp/floor.txt")
-s=$(median <"$tmp/synth.txt")
-ratio=$(awk -v s="$s" -v f="$f" 'BEGIN {printf "%.2f", s / f}')
-echo "median of $runs: make synth ${s}s, empty CDK Go app ${f}s (same CLI: $("$cdk" --version | cut -d' ' -f1)): ${ratio}x"
+fw=$(cut -d' ' -f1 "$tmp/floor.txt" | median)
+fc=$(cut -d' ' -f2 "$tmp/floor.txt" | median)
+sw=$(cut -d' ' -f1 "$tmp/synth.txt" | median)
+sc=$(cut -d' ' -f2 "$tmp/synth.txt" | median)
+ratio() { awk -v s="$1" -v f="$2" 'BEGIN {printf "%.2f", s / f}'; }
+echo "median of $runs, same CLI ($("$cdk" --version | cut -d' ' -f1)), load average $(cut -d' ' -f1 /proc/loadavg):"
+echo "  wall: make synth ${sw}s, empty CDK Go app ${fw}s: $(ratio "$sw" "$fw")x"
+echo "  CPU:  make synth ${sc}s, empty CDK Go app ${fc}s: $(ratio "$sc" "$fc")x"
 mkdir -p "$tmp/bin"
-echo "where it goes (one run each): synth with CDK_VALIDATION=false $(seconds novalidation)s, the go build of every Lambda main $(seconds gobuild)s (warm cache)"
+read -r nw nc < <(measure novalidation)
+read -r gw gc < <(measure gobuild)
+echo "where it goes (one run each): synth with CDK_VALIDATION=false ${nw}s wall ${nc}s CPU; the go build of every Lambda main ${gw}s wall ${gc}s CPU (warm cache, fresh folder)"

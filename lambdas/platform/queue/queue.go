@@ -92,7 +92,7 @@ func ReceiveCount(rec events.SQSMessage) int {
 // configuration error exits 1 (a failed init).
 func Main(service string, build Constructor) {
 	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
-	slog.SetDefault(log)
+	logx.SetDefault(log)
 	c, err := build(context.Background(), os.Getenv)
 	if err != nil {
 		log.Error("configuration", "error", err.Error())

@@ -67,7 +67,7 @@ type Constructor func(ctx context.Context, getenv func(string) string) (Job, err
 // error exits 1, which Lambda reports as a failed init.
 func Main(service string, build Constructor) {
 	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
-	slog.SetDefault(log)
+	logx.SetDefault(log)
 	job, err := build(context.Background(), os.Getenv)
 	if err != nil {
 		log.Error("configuration", "error", err.Error())

@@ -1,6 +1,7 @@
 package agenticpm
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -272,28 +273,16 @@ func actionID(r *http.Request) (string, error) {
 }
 
 func (h *handler) releaseAction(w http.ResponseWriter, r *http.Request) error {
-	id, err := projectID(r)
-	if err != nil {
-		return err
-	}
-	aid, err := actionID(r)
-	if err != nil {
-		return err
-	}
-	var v api.Validator
-	v.Query(r)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	rel, err := h.store.ReleaseAction(r.Context(), id, aid)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, rel)
-	return nil
+	return onAction(w, r, h.store.ReleaseAction)
 }
 
 func (h *handler) cancelAction(w http.ResponseWriter, r *http.Request) error {
+	return onAction(w, r, h.store.CancelAction)
+}
+
+// onAction runs op on the action the path names and answers 200 with its
+// result: the shape of every body-less action route.
+func onAction[T any](w http.ResponseWriter, r *http.Request, op func(ctx context.Context, project, action string) (T, error)) error {
 	id, err := projectID(r)
 	if err != nil {
 		return err
@@ -307,11 +296,11 @@ func (h *handler) cancelAction(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	a, err := h.store.CancelAction(r.Context(), id, aid)
+	out, err := op(r.Context(), id, aid)
 	if err != nil {
 		return apiError(err)
 	}
-	api.WriteJSON(w, http.StatusOK, a)
+	api.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
