@@ -109,10 +109,19 @@ controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONT
 bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI, in one run (RUNS=5)
 	test/synthbench/bench.sh
 
-test: deps test-go test-fuzz test-consumer test-workflows controls test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, fuzz, workflow, Control Tower and artifact tests
+test: deps test-go test-fuzz test-consumer test-workflows controls test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
+
+# The Go tests record, per function, every DynamoDB call its code makes
+# (operation and table or index, lambdas/devtools/ddbrecord) into
+# CALLS_DIR; test/iamcalls then checks those calls against each function's
+# IAM policy both ways. The check needs every recording suite done, so it
+# runs as its own step after them (it skips inside the first run).
+CALLS_DIR := $(CURDIR)/bin/calls
 
 test-go:
-	$(TEST_ENV) go test -count=1 $(GO_PACKAGES)
+	rm -rf $(CALLS_DIR) && mkdir -p $(CALLS_DIR)
+	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go test -count=1 $(GO_PACKAGES)
+	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test -count=1 -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
 
 # A short fuzzing run of what parses client input: cursors, request bodies,
 # DynamoDB number ranges. Their seed corpora also run in test-go. A finding

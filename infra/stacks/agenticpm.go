@@ -65,7 +65,7 @@ func buildAgenticPM(stack awscdk.Stack, cfg config.Stage) error {
 	busEnv := map[string]*string{agenticPMEventBusEnv: jsii.String(hold.EventBusName)}
 	api, err := addAPI(stack, cfg, function{
 		id: "Handler", service: agenticpm.Service, pkg: "./cmd/agenticpm", description: "AgenticPM projects, artefacts, events and escalations API",
-		tables: []access{{tbl, agenticpm.EnvTableName, readWrite}},
+		tables: []access{{tbl, agenticpm.EnvTableName, exactly([]string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate}, agenticpm.IndexGSI1)}},
 		env:    busEnv,
 	}, AgenticPMRoutes)
 	if err != nil {

@@ -25,7 +25,7 @@ func buildITSM(stack awscdk.Stack, cfg config.Stage) error {
 	// writes on the table, queries on CallerIdIndex, nothing else.
 	_, err = addAPI(stack, cfg, function{
 		id: "Handler", service: itsm.Service, pkg: "./cmd/itsm", description: "ITSM tickets API",
-		tables: []access{{tickets, itsm.EnvTableName, readWrite}},
+		tables: []access{{tickets, itsm.EnvTableName, exactly([]string{ddbGet, ddbPut, ddbUpdate}, itsm.IndexCallerID)}},
 	}, ITSMRoutes)
 	return err
 }

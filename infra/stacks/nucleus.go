@@ -61,13 +61,14 @@ func buildNucleus(stack awscdk.Stack, cfg config.Stage) error {
 		return err
 	}
 	pattern := map[string]*string{nucleusRolePatternEnv: jsii.String(exec.RoleNamePattern)}
-	// Every change is written together with its audit entry, so the function
-	// writes both tables.
+	// Every change is written together with its audit entry, in one
+	// transaction. The audit log is append-only: put and query, never
+	// update or delete.
 	api, err := addAPI(stack, cfg, function{
 		id: "Handler", service: nucleus.Service, pkg: "./cmd/nucleus", description: "Nucleus accounts, schedules and audit API",
 		tables: []access{
-			{app, nucleus.EnvAppTableName, readWrite},
-			{audit, nucleus.EnvAuditTableName, readWrite},
+			{app, nucleus.EnvAppTableName, exactly([]string{ddbCheck, ddbDelete, ddbGet, ddbPut, ddbQuery, ddbUpdate}, nucleus.IndexGSI1)},
+			{audit, nucleus.EnvAuditTableName, exactly([]string{ddbPut, ddbQuery}, nucleus.IndexGSI1)},
 		},
 		env: pattern,
 	}, NucleusRoutes)

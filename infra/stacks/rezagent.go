@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/rezagent"
-	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
@@ -82,8 +81,11 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	publishEnv := map[string]*string{rezagent.EnvTopicArn: topic.TopicArn()}
 	api, err := addAPI(stack, cfg, function{
 		id: "Handler", service: rezagent.Service, pkg: "./cmd/rezagent", description: "rez_agent messages API",
-		tables: []access{{messages, rezagent.EnvTableName, readWrite}},
-		env:    publishEnv,
+		// Create (put), get, status changes (update), lists by stage and
+		// status, metrics (queries on both indexes): no delete, no scan.
+		tables: []access{{messages, rezagent.EnvTableName, exactly(
+			[]string{ddbGet, ddbPut, ddbUpdate}, rezagent.IndexStageCreatedDate, rezagent.IndexStatusCreatedDate)}},
+		env: publishEnv,
 	}, RezAgentRoutes)
 	if err != nil {
 		return err
@@ -124,9 +126,10 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 		description:    "rez_agent processor: delivers queued messages to ntfy",
 		timeoutSeconds: rezAgentProcessorTimeoutSecs,
 		reserved:       processorReserved,
-		tables: []access{{messages, rezagent.EnvTableName, exactly(
-			[]string{"dynamodb:GetItem", "dynamodb:UpdateItem"})}},
-		env: procEnv,
+		// Claim, finish and release are conditional updates that return the
+		// item (ReturnValuesOnConditionCheckFailure): no read of its own.
+		tables: []access{{messages, rezagent.EnvTableName, exactly([]string{ddbUpdate})}},
+		env:    procEnv,
 	})
 	if err != nil {
 		return err
@@ -173,14 +176,4 @@ func grantPublish(topic awssns.ITopic, fn awslambda.IFunction) {
 		Actions:   jsii.Strings("sns:Publish"),
 		Resources: &[]*string{topic.TopicArn()},
 	}))
-}
-
-// exactly grants the listed item actions on the table and Query on the
-// listed indexes, nothing else.
-func exactly(actions []string, indexes ...string) func(*table.Table, awsiam.IGrantable) {
-	return func(t *table.Table, g awsiam.IGrantable) {
-		if _, err := t.GrantExactly(g, actions, indexes...); err != nil {
-			panic(err) // a programming error in this package, caught by every synth
-		}
-	}
 }

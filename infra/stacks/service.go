@@ -28,7 +28,27 @@ type access struct {
 	grant  func(*table.Table, awsiam.IGrantable)
 }
 
-func readWrite(t *table.Table, g awsiam.IGrantable) { t.GrantReadWrite(g) }
+// The DynamoDB actions functions are granted, each exactly where its code
+// calls it (exactly). test/iamcalls proves the grants against the calls
+// the tests record, both ways.
+const (
+	ddbCheck  = "dynamodb:ConditionCheckItem"
+	ddbDelete = "dynamodb:DeleteItem"
+	ddbGet    = "dynamodb:GetItem"
+	ddbPut    = "dynamodb:PutItem"
+	ddbQuery  = "dynamodb:Query" // on the table; indexes are named apart
+	ddbUpdate = "dynamodb:UpdateItem"
+)
+
+// exactly grants the listed item actions on the table and Query on the
+// listed indexes, nothing else.
+func exactly(actions []string, indexes ...string) func(*table.Table, awsiam.IGrantable) {
+	return func(t *table.Table, g awsiam.IGrantable) {
+		if _, err := t.GrantExactly(g, actions, indexes...); err != nil {
+			panic(err) // a programming error in this package, caught by every synth
+		}
+	}
+}
 
 // function describes one Go Lambda function of a service.
 type function struct {

@@ -2,14 +2,12 @@ package stacks
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/stak"
-	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
@@ -68,15 +66,16 @@ func buildStak(stack awscdk.Stack, cfg config.Stage) error {
 	}
 	if _, err := addAPI(stack, cfg, function{
 		id: "Handler", service: stak.Service, pkg: "./cmd/stak", description: "Stak inbox API",
-		tables: []access{{inbox, stak.EnvTableName, readWrite}},
+		tables: []access{{inbox, stak.EnvTableName, exactly([]string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate})}},
 	}, StakRoutes, tokenRoutes{routes: StakUserRoutes, issuer: tokens.Issuer, audience: tokens.Audience}); err != nil {
 		return err
 	}
 	// The consumer reads the stream and writes counters (in transactions,
-	// with a marker item per event for idempotency).
+	// with a marker item per event for idempotency): put and update, never
+	// delete.
 	consumer, err := addFunction(stack, cfg, function{
 		id: "StreamConsumer", service: StakStreamService, pkg: "./cmd/stak-stream", description: "Stak counters from expired messages and read receipts",
-		tables: []access{{inbox, stak.EnvTableName, func(t *table.Table, g awsiam.IGrantable) { t.GrantWrite(g) }}},
+		tables: []access{{inbox, stak.EnvTableName, exactly([]string{ddbPut, ddbUpdate})}},
 	})
 	if err != nil {
 		return err

@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -116,6 +117,14 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		endpoint = srv.Endpoint
 		log.Info("dynamodb local started", "endpoint", endpoint, "pid", srv.PID())
 	}
+	// With DYNASTACK_CALLS_DIR set (the cmd/local tests under make
+	// test), every DynamoDB request a function makes is recorded for
+	// test/iamcalls, as in testenv.Main.
+	stopCalls, err := ddbrecord.StartCallLog(os.Getenv)
+	if err != nil {
+		return err
+	}
+	defer stopCalls()
 	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(endpoint, os.Getenv))
 	if err != nil {
 		return err
@@ -143,6 +152,9 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	for _, t := range tmpls {
 		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external})
 		if err != nil {
+			return err
+		}
+		if err := ddbrecord.LogTables(t, names); err != nil {
 			return err
 		}
 		fns, err := t.Functions()

@@ -7,6 +7,8 @@ package ddb
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -53,5 +55,41 @@ func NewClient(ctx context.Context, getenv func(string) string) (*dynamodb.Clien
 			// some error bodies, and the SDK logs a warning for each.
 			o.DisableValidateResponseChecksum = true
 		}
+		clientHooks.mu.Lock()
+		hooks := clientHooks.hooks
+		clientHooks.mu.Unlock()
+		for _, h := range hooks {
+			h.fn(getenv, o)
+		}
 	}), nil
+}
+
+// A ClientHook adjusts the options of every client NewClient makes, with
+// the getenv the client was made from.
+type ClientHook func(getenv func(string) string, o *dynamodb.Options)
+
+type hook struct{ fn ClientHook }
+
+var clientHooks struct {
+	mu    sync.Mutex
+	hooks []*hook // replaced, never changed in place: NewClient reads it unlocked
+}
+
+// AddClientHook makes every later NewClient call h. It is the seam the
+// dev-only tools use to instrument the clients that service constructors
+// make for themselves, attributed to a function by its getenv
+// (DYNASTACK_SERVICE): the recorder of the calls each function makes
+// (devtools/ddbrecord, when DYNASTACK_CALLS_DIR is set) in test binaries
+// and the local runner. Lambda binaries install none. The returned
+// function removes h.
+func AddClientHook(h ClientHook) (remove func()) {
+	entry := &hook{h}
+	clientHooks.mu.Lock()
+	defer clientHooks.mu.Unlock()
+	clientHooks.hooks = append(slices.Clone(clientHooks.hooks), entry)
+	return func() {
+		clientHooks.mu.Lock()
+		defer clientHooks.mu.Unlock()
+		clientHooks.hooks = slices.DeleteFunc(slices.Clone(clientHooks.hooks), func(e *hook) bool { return e == entry })
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,6 +137,31 @@ func TestNewClientFromEnv(t *testing.T) {
 	}
 	if _, err := c.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
 		t.Errorf("dummy credentials rejected: %v", err)
+	}
+}
+
+func TestClientHook(t *testing.T) {
+	var seen []string
+	remove := ddb.AddClientHook(func(getenv func(string) string, o *dynamodb.Options) {
+		seen = append(seen, getenv("DYNASTACK_SERVICE"))
+		o.AppID = "hooked"
+	})
+	env := map[string]string{ddb.EnvEndpoint: "http://127.0.0.1:1", "DYNASTACK_SERVICE": "itsm"}
+	getenv := func(k string) string { return env[k] }
+	c, err := ddb.NewClient(context.Background(), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Options().AppID != "hooked" || !slices.Equal(seen, []string{"itsm"}) {
+		t.Errorf("hook not applied: app id %q, saw %q", c.Options().AppID, seen)
+	}
+	remove()
+	c, err = ddb.NewClient(context.Background(), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Options().AppID == "hooked" || len(seen) != 1 {
+		t.Errorf("hook still applied after remove: app id %q, saw %q", c.Options().AppID, seen)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
@@ -41,8 +43,23 @@ var shared struct {
 }
 
 // Main runs m and stops the DynamoDB Local that the tests started, if any.
+// With DYNASTACK_CALLS_DIR set it records, in a file of that directory,
+// the permissions every DynamoDB request of a function's client needed
+// (a client made from an environment with DYNASTACK_SERVICE: a service's
+// constructor given ServiceEnv, or ServiceClient) and where each table
+// CreateTables made comes from; test/iamcalls checks them against each
+// function's IAM policy.
 func Main(m *testing.M) int {
+	stop, err := ddbrecord.StartCallLog(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
 	code := m.Run()
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		code = 1
+	}
 	if shared.server != nil {
 		shared.server.Close()
 	}
@@ -81,6 +98,19 @@ func Endpoint(t testing.TB) string {
 // developer's shell.
 func Getenv(t testing.TB, env map[string]string) func(string) string {
 	return ddb.WithEndpoint(Endpoint(t), func(k string) string { return env[k] })
+}
+
+// ServiceClient returns a DynamoDB client for the test endpoint made as
+// the function whose DYNASTACK_SERVICE is service makes its own, for tests
+// that configure a service by hand: its requests are recorded as that
+// function's (see Main). Fixtures and assertions use Client.
+func ServiceClient(t testing.TB, service string) *dynamodb.Client {
+	t.Helper()
+	c, err := ddb.NewClient(context.Background(), Getenv(t, map[string]string{cfntables.EnvService: service}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // Client returns a DynamoDB client for the test endpoint.
@@ -159,6 +189,9 @@ func CreateTables(t testing.TB, tmpl *cfntables.Template) map[string]string {
 		}
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ddbrecord.LogTables(tmpl, names); err != nil {
 		t.Fatal(err)
 	}
 	return names

@@ -170,13 +170,9 @@ type Released struct {
 // ReleaseAction releases a held action now, due or not: the API's
 // "release now". A released or cancelled action is a StatusConflictError.
 func (s *Store) ReleaseAction(ctx context.Context, projectID, id string) (*Released, error) {
-	item, err := s.actionByID(ctx, projectID, id)
+	a, err := s.actionItemByID(ctx, projectID, id)
 	if err != nil {
 		return nil, err
-	}
-	var a actionItem
-	if err := attributevalue.UnmarshalMap(item, &a); err != nil {
-		return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
 	}
 	d, err := s.release(ctx, a, ReleasedByAPI, false)
 	if err != nil {
@@ -451,13 +447,9 @@ func (s *Store) queryHold(ctx context.Context, pk string, sk expression.KeyCondi
 
 // CancelAction takes a held action out of the hold queue for good.
 func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action, error) {
-	item, err := s.actionByID(ctx, projectID, id)
+	a, err := s.actionItemByID(ctx, projectID, id)
 	if err != nil {
 		return nil, err
-	}
-	var a actionItem
-	if err := attributevalue.UnmarshalMap(item, &a); err != nil {
-		return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
 	}
 	now := s.now()
 	cond := expression.AttributeExists(expression.Name(attrPK)).
@@ -500,4 +492,17 @@ func mustJSON(v any) []byte {
 		panic(err) // maps of strings always marshal
 	}
 	return b
+}
+
+// actionItemByID reads one action of a project as stored.
+func (s *Store) actionItemByID(ctx context.Context, projectID, id string) (actionItem, error) {
+	var a actionItem
+	item, err := s.actionByID(ctx, projectID, id)
+	if err != nil {
+		return a, err
+	}
+	if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+		return a, fmt.Errorf("agenticpm: unmarshal action: %w", err)
+	}
+	return a, nil
 }

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -27,6 +29,8 @@ type holdService struct {
 	*service
 	clock  *apitest.Clock
 	events *awsloop.Events
+	// jobClient is the release job's, recorded as that function's.
+	jobClient *dynamodb.Client
 }
 
 func newHoldService(t *testing.T, withBus bool) *holdService {
@@ -46,12 +50,16 @@ func newHoldService(t *testing.T, withBus bool) *holdService {
 			o.BaseEndpoint = aws.String(fake.URL())
 		})
 	})
-	return &holdService{service: s, clock: clock, events: fake}
+	return &holdService{service: s, clock: clock, events: fake, jobClient: testenv.ServiceClient(t, agenticpm.ReleaseService)}
 }
 
 // job is a release job as its own Lambda would build it: a fresh instance
 // on the same configuration.
-func (s *holdService) job() *agenticpm.ReleaseJob { return agenticpm.NewReleaseJobFromConfig(s.cfg) }
+func (s *holdService) job() *agenticpm.ReleaseJob {
+	cfg := s.cfg
+	cfg.Client = s.jobClient
+	return agenticpm.NewReleaseJobFromConfig(cfg)
+}
 
 func (s *holdService) hold(t *testing.T, projectID, desc string, until time.Time) agenticpm.Action {
 	t.Helper()

@@ -44,8 +44,10 @@ func newServiceWith(t testing.TB, now func() time.Time, configure func(*agenticp
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The handler's client is recorded as the function's (testenv.Main);
+	// fixtures and assertions use their own.
 	client := testenv.Client(t)
-	cfg.Client = client
+	cfg.Client = testenv.ServiceClient(t, "agenticpm")
 	cfg.Now = now
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
@@ -106,9 +104,9 @@ func TestIntegrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Client = testenv.Client(t)
+	cfg.Client = testenv.ServiceClient(t, "agenticpm")
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := &service{h: agenticpm.NewHandler(cfg), client: cfg.Client.(*dynamodb.Client), table: cfg.Table}
+	s := &service{h: agenticpm.NewHandler(cfg), client: testenv.Client(t), table: cfg.Table}
 
 	secret := "c2VjcmV0LWNpcGhlcnRleHQtZG8tbm90LWxvZw=="
 	apitest.WantError(t, s.do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")

@@ -48,8 +48,10 @@ func newService(t testing.TB, opts options) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The handler's client is recorded as the function's (testenv.Main);
+	// fixtures and assertions use their own.
 	client := testenv.Client(t)
-	cfg.Client = client
+	cfg.Client = testenv.ServiceClient(t, "itsm")
 	cfg.Now = opts.now
 	cfg.NewID = opts.newID
 	if !testing.Verbose() {

@@ -405,7 +405,7 @@ func TestRolePattern(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Client = testenv.Client(t)
+	cfg.Client = testenv.ServiceClient(t, "nucleus")
 	h := nucleus.NewHandler(cfg)
 	post := func(role string) apitest.Response {
 		return apitest.Do(t, h, "POST", "/accounts", `{"account_id":"123456789012","account_name":"A","role_arn":"`+role+`"}`, nucleus.HeaderUserID, testUser)

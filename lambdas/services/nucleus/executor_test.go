@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -56,7 +57,8 @@ func newExecEnv(t testing.TB) *execEnv {
 		nucleus.EnvEndpointSTS: e.sts.URL(), nucleus.EnvEndpointEC2: e.ec2.URL(),
 		nucleus.EnvEndpointRDS: e.rds.URL(), nucleus.EnvEndpointECS: e.ecs.URL(),
 	})
-	cfg := nucleus.ExecutorConfig{Tables: e.tables, Client: e.client, Cloud: cloud, Now: e.now}
+	// The executor's client is recorded as its function's (testenv.Main).
+	cfg := nucleus.ExecutorConfig{Tables: e.tables, Client: testenv.ServiceClient(t, "nucleus-executor"), Cloud: cloud, Now: e.now}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -58,8 +58,10 @@ func newService(t testing.TB, opts options) *service {
 		opts.step = time.Millisecond
 	}
 	c := apitest.NewClock(epoch, opts.step)
+	// The handler's client is recorded as the function's (testenv.Main);
+	// fixtures and assertions use their own.
 	client := testenv.Client(t)
-	cfg := rezagent.Config{Table: table, Stage: "dev", CursorKey: []byte("test-key"), Client: client, Now: c.Now, ScanBudget: opts.scanBudget}
+	cfg := rezagent.Config{Table: table, Stage: "dev", CursorKey: []byte("test-key"), Client: testenv.ServiceClient(t, "rezagent"), Now: c.Now, ScanBudget: opts.scanBudget}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -51,17 +51,21 @@ func newService(t testing.TB, meter ...*ddbrecord.Recorder) *service {
 	// Each reading advances the clock a millisecond, so that message ids of
 	// one test are strictly ordered.
 	c := apitest.NewClock(time.Now(), time.Millisecond)
+	// The handler's and the consumer's clients are recorded as their
+	// functions' (testenv.Main); fixtures and assertions use their own.
 	client := testenv.Client(t)
-	cfg.Client = client
+	cfg.Client = testenv.ServiceClient(t, "stak")
 	if len(meter) > 0 {
-		cfg.Client = meter[0].Client(testenv.Client(t))
+		cfg.Client = meter[0].Client(testenv.ServiceClient(t, "stak"))
 	}
 	cfg.Now = c.Now
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	consumerCfg := cfg
+	consumerCfg.Client = testenv.ServiceClient(t, "stak-stream")
 	h := stak.NewHandler(cfg)
-	return &service{h: asPathUser(h), api: h, consumer: stak.NewConsumerFromConfig(cfg), client: client, table: table, clock: c}
+	return &service{h: asPathUser(h), api: h, consumer: stak.NewConsumerFromConfig(consumerCfg), client: client, table: table, clock: c}
 }
 
 // asPathUser gives each end-user request (…/users/{uid}/…) the claims of
