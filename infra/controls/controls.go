@@ -119,6 +119,50 @@ func Templates(dir string) ([]Template, error) {
 
 var assemblyStack = regexp.MustCompile(`[0-9A-F]{8}$`)
 
+var resourceType = regexp.MustCompile(`AWS::[A-Za-z0-9]+::[A-Za-z0-9]+`)
+
+// applicableRules lists the rule files under ruleDirs that can fire on
+// templates: a file naming resource types of which no template has one
+// cannot, and leaving those out takes the run from ~20 s to ~4 s (Control
+// Tower ships 237 files, for every service). A file naming no type at all
+// is always kept.
+func applicableRules(ruleDirs []string, templates []Template) ([]string, error) {
+	present := map[string]bool{}
+	for _, t := range templates {
+		for _, typ := range t.Types {
+			present[typ] = true
+		}
+	}
+	var out []string
+	for _, dir := range ruleDirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".guard") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			types := resourceType.FindAllString(string(b), -1)
+			keep := len(types) == 0
+			for _, typ := range types {
+				keep = keep || present[typ]
+			}
+			if keep {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("controls: rules %s: %w", dir, err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("controls: no rule file under %v applies to these templates", ruleDirs)
+	}
+	return out, nil
+}
+
 // Run validates every template against every rule file under ruleDirs
 // with the cfn-guard binary.
 func Run(binary string, ruleDirs []string, templates []Template) (Report, error) {
@@ -126,9 +170,13 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 	if err != nil {
 		return Report{}, err
 	}
+	files, err := applicableRules(ruleDirs, templates)
+	if err != nil {
+		return Report{}, err
+	}
 	args := []string{"validate", "--output-format", "json", "--show-summary", "none", "--structured"}
-	for _, d := range ruleDirs {
-		args = append(args, "--rules", d)
+	for _, f := range files {
+		args = append(args, "--rules", f)
 	}
 	byPath := map[string]Template{}
 	for _, t := range templates {
