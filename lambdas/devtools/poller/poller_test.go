@@ -28,13 +28,7 @@ func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Valu
 // the Lambda event shape, JSON included.
 func TestPoller(t *testing.T) {
 	ctx := context.Background()
-	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
-	table := names["InboxA8E05DC3"]
-	client := testenv.Client(t)
-	arn, err := poller.StreamARN(ctx, client, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	table, client, arn := stakStream(t)
 	var deliveries [][]string
 	p, err := poller.New(poller.Config{
 		Client: poller.NewClient(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
@@ -135,4 +129,18 @@ func TestEventRecord(t *testing.T) {
 	if string(gb) != string(wb) {
 		t.Errorf("EventRecord\n got %s\nwant %s", gb, wb)
 	}
+}
+
+// stakStream is a fresh Stak inbox table of the dev template, a client and
+// the ARN of the table's stream.
+func stakStream(t *testing.T) (table string, client *dynamodb.Client, arn string) {
+	t.Helper()
+	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
+	table = names["InboxA8E05DC3"]
+	client = testenv.Client(t)
+	arn, err := poller.StreamARN(context.Background(), client, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table, client, arn
 }

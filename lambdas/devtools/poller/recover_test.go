@@ -20,7 +20,6 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 
 // fakeStream is one shard of records with sequence numbers 1..n, served
@@ -190,13 +189,7 @@ func (c *corrupting) GetRecords(ctx context.Context, in *dynamodbstreams.GetReco
 // repeated.
 func TestPollerRecoversOnDynamoDBLocal(t *testing.T) {
 	ctx := context.Background()
-	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
-	table := names["InboxA8E05DC3"]
-	client := testenv.Client(t)
-	arn, err := poller.StreamARN(ctx, client, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	table, client, arn := stakStream(t)
 	api := &corrupting{API: poller.NewClient(client)}
 	var got []string
 	p, err := poller.New(poller.Config{
