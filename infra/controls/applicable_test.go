@@ -3,6 +3,7 @@ package controls
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -15,14 +16,17 @@ func TestApplicableRules(t *testing.T) {
 		"s3.guard":    "let b = Resources.*[ Type == 'AWS::S3::Bucket' ]\n",
 		"ddb.guard":   "let t = Resources.*[ Type == 'AWS::DynamoDB::GlobalTable' ]\n",
 		"mixed.guard": "let x = Resources.*[ Type == 'AWS::S3::Bucket' or Type == 'AWS::SQS::Queue' ]\n",
-		"any.guard":   "rule any { Resources not empty }\n",
-		"notes.txt":   "AWS::SQS::Queue\n",
+		// Control Tower's form: a declared type, and a reference check
+		// naming a type present in the templates, which does not count.
+		"ref.guard": "let APPSYNC_TYPE = \"AWS::AppSync::GraphQLApi\"\nlet a = Resources.*[ Type == %APPSYNC_TYPE ]\nrule r when %a not empty { %a { check_local_references(%INPUT_DOCUMENT, Role, \"AWS::SQS::Queue\") } }\n",
+		"any.guard": "rule any { Resources not empty }\n",
+		"notes.txt": "AWS::SQS::Queue\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := applicableRules([]string{dir}, []Template{{Types: map[string]string{"Q": "AWS::SQS::Queue"}}, {Types: map[string]string{"T": "AWS::DynamoDB::GlobalTable"}}})
+	got, _, err := applicableRules([]string{dir}, []Template{{Types: map[string]string{"Q": "AWS::SQS::Queue"}}, {Types: map[string]string{"T": "AWS::DynamoDB::GlobalTable"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +37,95 @@ func TestApplicableRules(t *testing.T) {
 	if want := []string{"any.guard", "ddb.guard", "mixed.guard"}; !slices.Equal(got, want) {
 		t.Fatalf("applicable %v, want %v", got, want)
 	}
-	if _, err := applicableRules([]string{dir}, nil); err != nil {
+	if _, _, err := applicableRules([]string{dir}, nil); err != nil {
 		t.Fatalf("the type-less file still applies: %v", err)
 	}
+}
+
+// typePattern is a Type filter by regular expression: `Type == /AWS::S3::.*/`.
+var typePattern = regexp.MustCompile(`\bType\s*(==|!=|in)\s*/`)
+
+func TestSelectedTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name, rules string
+		want        []string
+	}{
+		{"declared", `let S3_BUCKET_TYPE = "AWS::S3::Bucket"`, []string{"AWS::S3::Bucket"}},
+		{"declared, single quotes", `let X_TYPE = 'AWS::SQS::Queue'`, []string{"AWS::SQS::Queue"}},
+		{"inline filter", `let q = Resources.*[ Type == "AWS::SQS::Queue" ]`, []string{"AWS::SQS::Queue"}},
+		{"inline list", `let q = Resources.*[ Type in ["AWS::SQS::Queue", "AWS::SNS::Topic"] ]`, []string{"AWS::SQS::Queue", "AWS::SNS::Topic"}},
+		{"reference check", `check_local_references(%INPUT_DOCUMENT, KmsKeyId, "AWS::KMS::Key")`, nil},
+		{"message", `<<\n  [CT.EKS.PR.2]: Require an AWS::KMS::Key\n>>`, nil},
+		{"comment", `#   AWS::EKS::Cluster`, nil},
+		{"commented declaration", `# let X_TYPE = "AWS::EKS::Cluster"`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SelectedTypes(tc.rules); !slices.Equal(got, tc.want) {
+				t.Errorf("SelectedTypes(%q) = %v, want %v", tc.rules, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSkippedRulesStaySilent runs the rule files applicableRules leaves out
+// although they name a type the golden templates have (in a reference check
+// or a message) over every golden template with the real cfn-guard: each of
+// their rules must be not applicable (SKIP) everywhere, so leaving them out
+// changes no finding and no applied control. The other skipped files name
+// none of the templates' types, and none selects types by pattern, so they
+// cannot select a resource. It fails when a new resource type or a new rules
+// release makes a skipped file fire.
+func TestSkippedRulesStaySilent(t *testing.T) {
+	bin, shipped, err := Guard(filepath.Join("..", "..", "node_modules", "@cdklabs", "cdk-validator-cfnguard"))
+	if err != nil {
+		t.Fatal(err) // make test runs make deps first
+	}
+	templates, err := Templates(filepath.Join("..", "..", "test", "snapshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, skip, err := applicableRules([]string{shipped, "rules"}, templates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skip) == 0 || len(keep) == 0 {
+		t.Fatalf("%d rule files kept, %d skipped: the filter should keep some and cut most", len(keep), len(skip))
+	}
+	present := map[string]bool{}
+	var paths []string
+	for _, tp := range templates {
+		paths = append(paths, tp.Path)
+		for _, typ := range tp.Types {
+			present[typ] = true
+		}
+	}
+	var named []string // skipped, yet naming a present type
+	for _, f := range skip {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typePattern.Match(b) {
+			t.Errorf("%s selects types by pattern: SelectedTypes cannot tell what it selects", f)
+		}
+		if slices.ContainsFunc(resourceType.FindAllString(string(b), -1), func(typ string) bool { return present[typ] }) {
+			named = append(named, f)
+		}
+	}
+	if len(named) == 0 {
+		t.Fatal("no skipped file names a present type: the test proves nothing (the filter changed?)")
+	}
+	results, err := guardParallel(bin, named, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != len(templates) {
+		t.Fatalf("cfn-guard reported on %d of %d templates", len(results), len(templates))
+	}
+	for _, r := range results {
+		if len(r.Compliant) > 0 || len(r.NotCompliant) > 0 {
+			t.Errorf("%s: a skipped rule file applies (compliant %v, %d not compliant): SelectedTypes misses a type it selects", r.Name, r.Compliant, len(r.NotCompliant))
+		}
+	}
+	t.Logf("%d rule files run, %d skipped; the %d skipped that name a present type apply to none of %d templates", len(keep), len(skip), len(named), len(templates))
 }

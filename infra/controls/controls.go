@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Template is one synthesized stack template.
@@ -52,6 +53,9 @@ type Report struct {
 	Ran []string
 	// Findings are every failing resource, suppressed or not.
 	Findings []Finding
+	// Files are the rule files that ran; Skipped, those that select only
+	// resource types no template has (applicableRules).
+	Files, Skipped []string
 }
 
 // Guard locates the shipped cfn-guard binary and Control Tower rules in
@@ -119,21 +123,52 @@ func Templates(dir string) ([]Template, error) {
 
 var assemblyStack = regexp.MustCompile(`[0-9A-F]{8}$`)
 
-var resourceType = regexp.MustCompile(`AWS::[A-Za-z0-9]+::[A-Za-z0-9]+`)
+var (
+	resourceType = regexp.MustCompile(`AWS::[A-Za-z0-9]+::[A-Za-z0-9]+`)
+	// typeDeclaration is how Control Tower's files name the type they select:
+	// `let S3_BUCKET_TYPE = "AWS::S3::Bucket"`, then `Type == %S3_BUCKET_TYPE`.
+	typeDeclaration = regexp.MustCompile(`^\s*let\s+[A-Za-z0-9_]+\s*=\s*["']AWS::`)
+	// typeFilter is a selection written inline: `Resources.*[ Type == "AWS::…" ]`.
+	typeFilter = regexp.MustCompile(`\bType\s*(==|in)\s*[\["']`)
+)
+
+// SelectedTypes lists the resource types a rule file selects: those of its
+// type declarations and inline Type filters. Types named elsewhere — in
+// comments, in messages, as the target of a reference check such as
+// check_local_references(%INPUT_DOCUMENT, KmsKeyId, "AWS::KMS::Key") — do
+// not make a rule fire: an AppSync rule that checks its log role's
+// reference stays silent on a template with roles and no AppSync API.
+func SelectedTypes(rules string) []string {
+	var out []string
+	for line := range strings.Lines(rules) {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") {
+			continue
+		}
+		if typeDeclaration.MatchString(line) || typeFilter.MatchString(line) {
+			for _, typ := range resourceType.FindAllString(line, -1) {
+				if !slices.Contains(out, typ) {
+					out = append(out, typ)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // applicableRules lists the rule files under ruleDirs that can fire on
-// templates: a file naming resource types of which no template has one
-// cannot, and leaving those out takes the run from ~20 s to ~4 s (Control
-// Tower ships 237 files, for every service). A file naming no type at all
-// is always kept.
-func applicableRules(ruleDirs []string, templates []Template) ([]string, error) {
+// templates: a file whose selected types (SelectedTypes) are all absent
+// from every template cannot. Leaving those out is most of the speed of a
+// run: cfn-guard evaluates every file against every template, and Control
+// Tower ships 237 files, for every service. A file selecting no type is
+// always kept. TestSkippedRulesStaySilent proves the cut loses nothing on
+// the golden files.
+func applicableRules(ruleDirs []string, templates []Template) (keep, skip []string, err error) {
 	present := map[string]bool{}
 	for _, t := range templates {
 		for _, typ := range t.Types {
 			present[typ] = true
 		}
 	}
-	var out []string
 	for _, dir := range ruleDirs {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".guard") {
@@ -143,71 +178,57 @@ func applicableRules(ruleDirs []string, templates []Template) ([]string, error) 
 			if err != nil {
 				return err
 			}
-			types := resourceType.FindAllString(string(b), -1)
-			keep := len(types) == 0
+			types := SelectedTypes(string(b))
+			applies := len(types) == 0
 			for _, typ := range types {
-				keep = keep || present[typ]
+				applies = applies || present[typ]
 			}
-			if keep {
-				out = append(out, path)
+			if applies {
+				keep = append(keep, path)
+			} else {
+				skip = append(skip, path)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("controls: rules %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("controls: rules %s: %w", dir, err)
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("controls: no rule file under %v applies to these templates", ruleDirs)
+	if len(keep) == 0 {
+		return nil, nil, fmt.Errorf("controls: no rule file under %v applies to these templates", ruleDirs)
 	}
-	return out, nil
+	return keep, skip, nil
 }
 
 // Run validates every template against every rule file under ruleDirs
-// with the cfn-guard binary.
+// that can apply to it (applicableRules) with the cfn-guard binary.
 func Run(binary string, ruleDirs []string, templates []Template) (Report, error) {
 	controlOf, err := ruleControls(ruleDirs)
 	if err != nil {
 		return Report{}, err
 	}
-	files, err := applicableRules(ruleDirs, templates)
+	files, skipped, err := applicableRules(ruleDirs, templates)
 	if err != nil {
 		return Report{}, err
 	}
-	args := []string{"validate", "--output-format", "json", "--show-summary", "none", "--structured"}
-	for _, f := range files {
-		args = append(args, "--rules", f)
-	}
 	byPath := map[string]Template{}
+	var paths []string
 	for _, t := range templates {
 		abs, err := filepath.Abs(t.Path)
 		if err != nil {
 			return Report{}, err
 		}
 		byPath[abs] = t
-		args = append(args, "--data", abs)
+		paths = append(paths, abs)
 	}
-	cmd := exec.Command(binary, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	raw, err := cmd.Output()
-	// cfn-guard exits 19 when a rule fails: the findings are in the output.
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 19) {
-		return Report{}, fmt.Errorf("controls: cfn-guard: %v: %s", err, stderr.String())
-	}
-	var results []struct {
-		Name         string            `json:"name"`
-		Compliant    []string          `json:"compliant"`
-		NotCompliant []json.RawMessage `json:"not_compliant"`
-	}
-	if err := json.Unmarshal(raw, &results); err != nil {
-		return Report{}, fmt.Errorf("controls: cfn-guard output: %w", err)
+	results, err := guardParallel(binary, files, paths)
+	if err != nil {
+		return Report{}, err
 	}
 	if len(results) != len(templates) {
 		return Report{}, fmt.Errorf("controls: cfn-guard reported on %d of %d templates", len(results), len(templates))
 	}
-	var rep Report
+	rep := Report{Files: files, Skipped: skipped}
 	ran := map[string]bool{}
 	seen := map[Finding]bool{}
 	for _, r := range results {
@@ -319,4 +340,71 @@ func Suppressed(findings []Finding, list []Suppression) (open []Finding, unused 
 		}
 	}
 	return open, unused
+}
+
+// guardResult is cfn-guard's structured JSON report on one template.
+type guardResult struct {
+	Name         string            `json:"name"`
+	Compliant    []string          `json:"compliant"`
+	NotCompliant []json.RawMessage `json:"not_compliant"`
+	Skipped      []string          `json:"not_applicable"`
+}
+
+// guardParallel runs cfn-guard over the templates in as many processes as
+// there are CPUs, each with every rule file and a share of the templates:
+// one cfn-guard process is single-threaded, and a template's evaluation
+// does not depend on the others (a rule sees one template at a time).
+// Shares are balanced by file size, which is what evaluation time follows.
+func guardParallel(binary string, rules, templates []string) ([]guardResult, error) {
+	n := min(runtime.NumCPU(), len(templates))
+	shares := make([][]string, n)
+	load := make([]int64, n)
+	sized := slices.Clone(templates)
+	size := func(p string) int64 {
+		if fi, err := os.Stat(p); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	slices.SortFunc(sized, func(a, b string) int { return int(size(b) - size(a)) })
+	for _, p := range sized { // largest first, to the lightest share
+		i := slices.Index(load, slices.Min(load))
+		shares[i] = append(shares[i], p)
+		load[i] += size(p)
+	}
+	out := make([][]guardResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, share := range shares {
+		wg.Go(func() { out[i], errs[i] = guard(binary, rules, share) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.Concat(out...), nil
+}
+
+func guard(binary string, rules, templates []string) ([]guardResult, error) {
+	args := []string{"validate", "--output-format", "json", "--show-summary", "none", "--structured"}
+	for _, f := range rules {
+		args = append(args, "--rules", f)
+	}
+	for _, t := range templates {
+		args = append(args, "--data", t)
+	}
+	cmd := exec.Command(binary, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	raw, err := cmd.Output()
+	// cfn-guard exits 19 when a rule fails: the findings are in the output.
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 19) {
+		return nil, fmt.Errorf("controls: cfn-guard: %v: %s", err, stderr.String())
+	}
+	var results []guardResult
+	if err := json.Unmarshal(raw, &results); err != nil {
+		return nil, fmt.Errorf("controls: cfn-guard output: %w", err)
+	}
+	return results, nil
 }
