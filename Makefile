@@ -93,15 +93,18 @@ bench: deps ## per operation: DynamoDB requests and capacity beside the minimum,
 deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials (STAGE=dev)
 	$(CDK) deploy --require-approval broadening '$(STAGE)/*'
 
-synth: deps ## every stage through the pinned CLI, validation on, into cdk.out/; then the Control Tower controls over it
+# The app fails the synth on cdk-nag errors, on CloudFormation validation
+# errors and on Control Tower findings (a validation plugin: cdk deploy runs
+# them too).
+synth: deps ## every stage through the pinned CLI into cdk.out/: cdk-nag, CloudFormation validation, Control Tower controls
 	$(CDK) synth --quiet --output cdk.out
-	go run ./infra/cmd/controls cdk.out
 
 # AWS Control Tower's proactive controls: the cfn-guard binary and rules of
 # the pinned npm package @cdklabs/cdk-validator-cfnguard, plus dynastack's
 # rules for GlobalTables (infra/controls/rules), over every template under
 # CONTROLS_DIR. A finding is fixed, or suppressed with a reason in
-# infra/controls/suppressions.go; an unused suppression fails too.
+# infra/controls/suppressions.go; an unused suppression fails too (which
+# only this target checks: every synth runs the controls as well).
 CONTROLS_DIR ?= test/snapshots
 controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONTROLS_DIR=cdk.out after a synth)
 	go run ./infra/cmd/controls $(CONTROLS_DIR)

@@ -19,7 +19,23 @@ func main() {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused:\n%v\n", err)
 		os.Exit(1)
 	}
-	if errs := stacks.SynthErrors(app.Synth(nil)); len(errs) > 0 {
+	// The Control Tower controls run inside the synth, as a validation
+	// plugin, so cdk deploy is gated by them as well.
+	root, err := config.RepoRoot()
+	if err == nil {
+		err = stacks.AddControls(app, stacks.ControlsPackage(root))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dynastack: synth refused:\n%v\n", err)
+		os.Exit(1)
+	}
+	asm := app.Synth(nil)
+	errs := stacks.SynthErrors(asm)
+	verrs, err := stacks.ValidationErrors(*asm.Directory())
+	if err != nil {
+		verrs = append(verrs, err.Error())
+	}
+	if errs = append(errs, verrs...); len(errs) > 0 {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused, %d policy errors:\n", len(errs))
 		for _, e := range errs {
 			fmt.Fprintln(os.Stderr, "  "+e)

@@ -56,6 +56,8 @@ type Report struct {
 	// Files are the rule files that ran; Skipped, those that select only
 	// resource types no template has (applicableRules).
 	Files, Skipped []string
+	// Descriptions say what each control requires, from its rule's message.
+	Descriptions map[string]string
 }
 
 // Guard locates the shipped cfn-guard binary and Control Tower rules in
@@ -91,26 +93,9 @@ func Templates(dir string) ([]Template, error) {
 		if d.IsDir() || !strings.HasSuffix(d.Name(), ".template.json") {
 			return nil
 		}
-		raw, err := os.ReadFile(path)
+		t, err := LoadTemplate(path)
 		if err != nil {
 			return err
-		}
-		var doc struct {
-			Resources map[string]struct{ Type string } `json:"Resources"`
-		}
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			return fmt.Errorf("controls: %s: %w", path, err)
-		}
-		t := Template{Path: path, Types: map[string]string{}}
-		for id, r := range doc.Resources {
-			t.Types[id] = r.Type
-		}
-		parent := filepath.Base(filepath.Dir(path))
-		t.Stage = strings.TrimPrefix(parent, "assembly-")
-		t.Stack = strings.TrimSuffix(d.Name(), ".template.json")
-		// A cloud assembly names a stack <stage><stack><8 hex>.
-		if strings.HasPrefix(parent, "assembly-") {
-			t.Stack = assemblyStack.ReplaceAllString(strings.TrimPrefix(t.Stack, t.Stage), "")
 		}
 		out = append(out, t)
 		return nil
@@ -119,6 +104,34 @@ func Templates(dir string) ([]Template, error) {
 		err = fmt.Errorf("controls: no *.template.json under %s: synthesize first (make synth)", dir)
 	}
 	return out, err
+}
+
+// LoadTemplate reads one stack template, named as in a cloud assembly
+// (assembly-<stage>/<stage><stack><8 hex>.template.json) or as a golden
+// file (<stage>/<stack>.template.json).
+func LoadTemplate(path string) (Template, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Template{}, err
+	}
+	var doc struct {
+		Resources map[string]struct{ Type string } `json:"Resources"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return Template{}, fmt.Errorf("controls: %s: %w", path, err)
+	}
+	t := Template{Path: path, Types: map[string]string{}}
+	for id, r := range doc.Resources {
+		t.Types[id] = r.Type
+	}
+	parent := filepath.Base(filepath.Dir(path))
+	t.Stage = strings.TrimPrefix(parent, "assembly-")
+	t.Stack = strings.TrimSuffix(filepath.Base(path), ".template.json")
+	// A cloud assembly names a stack <stage><stack><8 hex>.
+	if strings.HasPrefix(parent, "assembly-") {
+		t.Stack = assemblyStack.ReplaceAllString(strings.TrimPrefix(t.Stack, t.Stage), "")
+	}
+	return t, nil
 }
 
 var assemblyStack = regexp.MustCompile(`[0-9A-F]{8}$`)
@@ -203,7 +216,7 @@ func applicableRules(ruleDirs []string, templates []Template) (keep, skip []stri
 // Run validates every template against every rule file under ruleDirs
 // that can apply to it (applicableRules) with the cfn-guard binary.
 func Run(binary string, ruleDirs []string, templates []Template) (Report, error) {
-	controlOf, err := ruleControls(ruleDirs)
+	controlOf, describe, err := ruleControls(ruleDirs)
 	if err != nil {
 		return Report{}, err
 	}
@@ -228,7 +241,7 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 	if len(results) != len(templates) {
 		return Report{}, fmt.Errorf("controls: cfn-guard reported on %d of %d templates", len(results), len(templates))
 	}
-	rep := Report{Files: files, Skipped: skipped}
+	rep := Report{Files: files, Skipped: skipped, Descriptions: describe}
 	ran := map[string]bool{}
 	seen := map[Finding]bool{}
 	for _, r := range results {
@@ -280,12 +293,14 @@ var resourcePaths = regexp.MustCompile(`"path":\s*"/Resources/([A-Za-z0-9]+)`)
 
 var (
 	ruleName   = regexp.MustCompile(`(?m)^rule\s+([A-Za-z0-9_]+)\s+when\b`)
-	controlTag = regexp.MustCompile(`\[((?:CT|DYNASTACK)\.[A-Z0-9-]+\.PR\.[0-9]+)\]`)
+	// controlTag opens a rule's message: "[CT.SQS.PR.1]: Require an …".
+	controlTag = regexp.MustCompile(`\[((?:CT|DYNASTACK)\.[A-Z0-9-]+\.PR\.[0-9]+)\](?::[ \t]*([^\n]*))?`)
 )
 
-// ruleControls maps each top-level rule to the control its messages name.
-func ruleControls(dirs []string) (map[string]string, error) {
-	out := map[string]string{}
+// ruleControls maps each top-level rule to the control its messages name,
+// and each control to what it requires (its message's first line).
+func ruleControls(dirs []string) (map[string]string, map[string]string, error) {
+	out, describe := map[string]string{}, map[string]string{}
 	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".guard") {
@@ -308,14 +323,17 @@ func ruleControls(dirs []string) (map[string]string, error) {
 					return fmt.Errorf("controls: %s: rule %s names no control ([CT.X.PR.N] in a message)", path, text[m[2]:m[3]])
 				}
 				out[text[m[2]:m[3]]] = tag[1]
+				if describe[tag[1]] == "" {
+					describe[tag[1]] = strings.TrimSpace(tag[2])
+				}
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, describe, nil
 }
 
 // Suppressed splits findings into those a suppression covers and those it

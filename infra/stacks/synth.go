@@ -3,7 +3,13 @@
 package stacks
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 )
@@ -21,4 +27,74 @@ func SynthErrors(asm cxapi.CloudAssembly) []string {
 		}
 	}
 	return out
+}
+
+// annotationsPlugin is the report CDK builds from construct annotations
+// (@aws-cdk/core:annotationsInValidationReport): SynthErrors reports those.
+const annotationsPlugin = "Construct Annotations"
+
+// ValidationErrors lists the error and fatal violations of CDK's validation
+// report in the cloud assembly at dir: the built-in CloudFormation
+// validation and the plugins (AddControls). The CLI runs the app with
+// @aws-cdk/core:failSynthOnValidationErrors=false and then reports only the
+// violations of the stacks it selected, which for `cdk synth` without a
+// selector are the top-level ones: in an app whose stacks all sit in
+// stages it would pass a failed validation silently, so the app checks.
+func ValidationErrors(dir string) ([]string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "validation-report.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing was validated
+	}
+	if err != nil {
+		return nil, err
+	}
+	var report struct {
+		PluginReports []struct {
+			PluginName string `json:"pluginName"`
+			Violations []struct {
+				RuleName            string `json:"ruleName"`
+				Description         string `json:"description"`
+				Severity            string `json:"severity"`
+				Fix                 string `json:"suggestedFix"`
+				ViolatingConstructs []struct {
+					ConstructPath string `json:"constructPath"`
+					Resource      struct {
+						TemplatePath string `json:"templatePath"`
+						LogicalID    string `json:"logicalId"`
+					} `json:"cloudFormationResource"`
+				} `json:"violatingConstructs"`
+			} `json:"violations"`
+		} `json:"pluginReports"`
+	}
+	if err := json.Unmarshal(raw, &report); err != nil {
+		return nil, fmt.Errorf("validation report %s: %w", dir, err)
+	}
+	var out []string
+	for _, p := range report.PluginReports {
+		if p.PluginName == annotationsPlugin {
+			continue
+		}
+		for _, v := range p.Violations {
+			if v.Severity != "error" && v.Severity != "fatal" {
+				continue
+			}
+			var where []string
+			for _, c := range v.ViolatingConstructs {
+				w := c.ConstructPath
+				if w == "" {
+					w = c.Resource.TemplatePath + " " + c.Resource.LogicalID
+				}
+				where = append(where, w)
+			}
+			msg := fmt.Sprintf("%s: %s: %s", p.PluginName, v.RuleName, v.Description)
+			if len(where) > 0 {
+				msg += " (" + strings.Join(where, ", ") + ")"
+			}
+			if v.Fix != "" {
+				msg += ": " + v.Fix
+			}
+			out = append(out, msg)
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,146 @@
+package stacks
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/infra/controls"
+)
+
+// ControlsPluginName is the name CDK's validation report gives the Control
+// Tower controls.
+const ControlsPluginName = "AWS Control Tower proactive controls (cfn-guard)"
+
+// ControlsOptions locate cfn-guard and the rules.
+type ControlsOptions struct {
+	// Package is the installed npm package @cdklabs/cdk-validator-cfnguard
+	// (the cfn-guard binary and Control Tower's rules).
+	Package string
+	// Rules is the folder of dynastack's own rules (infra/controls/rules).
+	Rules string
+	// Suppressions are the accepted findings.
+	//
+	// Default: controls.Suppressions.
+	Suppressions []controls.Suppression
+}
+
+// AddControls makes every synth of app — cdk synth, cdk deploy — run AWS
+// Control Tower's proactive controls (infra/controls) over the templates it
+// wrote, as a CDK validation plugin: a finding no suppression covers is a
+// violation in CDK's validation report, naming the control, what it
+// requires, the resource and its construct path, and fails the synth
+// (ValidationErrors). The plugin sits on the app, so it sees the stacks of
+// every stage.
+//
+// A suppression that covers nothing is reported by `make controls` over the
+// golden files, not here: at synth it is no risk, only clutter.
+func AddControls(app awscdk.App, opts ControlsOptions) error {
+	binary, shipped, err := controls.Guard(opts.Package)
+	if err != nil {
+		return err
+	}
+	if opts.Suppressions == nil {
+		opts.Suppressions = controls.Suppressions
+	}
+	awscdk.Validations_Of(app).AddPlugins(&controlsPlugin{binary: binary, rules: []string{shipped, opts.Rules}, suppressions: opts.Suppressions})
+	return nil
+}
+
+// controlsPlugin is an awscdk.IPolicyValidationPlugin.
+type controlsPlugin struct {
+	binary       string
+	rules        []string
+	suppressions []controls.Suppression
+}
+
+func (p *controlsPlugin) Name() *string { return jsii.String(ControlsPluginName) }
+
+func (p *controlsPlugin) RuleIds() *[]*string { return nil }
+
+// Version follows the pinned rules package, which is what changes verdicts.
+func (p *controlsPlugin) Version() *string { return jsii.String("1.0.0") }
+
+func (p *controlsPlugin) Validate(ctx awscdk.IPolicyValidationContext) *awscdk.PolicyValidationPluginReport {
+	var paths []string
+	var templates []controls.Template
+	for _, t := range *ctx.TemplatePaths() {
+		tpl, err := controls.LoadTemplate(*t)
+		if err != nil {
+			return controlsReport(controls.Report{}, err, nil, nil)
+		}
+		paths = append(paths, *t)
+		templates = append(templates, tpl)
+	}
+	rep, err := controls.Run(p.binary, p.rules, templates)
+	return controlsReport(rep, err, p.suppressions, templates)
+}
+
+// controlsReport turns the findings no suppression covers into violations,
+// one per control, each listing its resources.
+func controlsReport(rep controls.Report, err error, suppressions []controls.Suppression, templates []controls.Template) *awscdk.PolicyValidationPluginReport {
+	fix := "Fix the resource, or suppress the control for it with a reason in infra/controls/suppressions.go."
+	if err != nil {
+		// The plugin could not check: that fails the synth, on no resource.
+		return &awscdk.PolicyValidationPluginReport{Success: jsii.Bool(false), Violations: &[]*awscdk.PolicyViolation{{
+			RuleName:           jsii.String("controls-not-run"),
+			Description:        jsii.String(err.Error()),
+			Fix:                jsii.String("run make deps (npm ci installs @cdklabs/cdk-validator-cfnguard)"),
+			Severity:           jsii.String("error"),
+			ViolatingResources: &[]*awscdk.PolicyViolatingResource{},
+		}}}
+	}
+	open, _ := controls.Suppressed(rep.Findings, suppressions)
+	byPath := map[string]string{} // "<stage>/<stack>" → template path CDK gave
+	for _, t := range templates {
+		byPath[t.Stage+"/"+t.Stack] = t.Path
+	}
+	byControl := map[string][]controls.Finding{}
+	for _, f := range open {
+		byControl[f.Control] = append(byControl[f.Control], f)
+	}
+	violations := []*awscdk.PolicyViolation{}
+	for _, control := range slices.Sorted(maps.Keys(byControl)) {
+		var resources []*awscdk.PolicyViolatingResource
+		for _, f := range byControl[control] {
+			resources = append(resources, &awscdk.PolicyViolatingResource{
+				ResourceLogicalId: jsii.String(f.Resource),
+				TemplatePath:      jsii.String(byPath[f.Stage+"/"+f.Stack]),
+				Locations:         jsii.Strings("Resources/" + f.Resource),
+			})
+		}
+		desc := rep.Descriptions[control]
+		if desc == "" {
+			desc = control
+		}
+		violations = append(violations, &awscdk.PolicyViolation{
+			RuleName:           jsii.String(control),
+			Description:        jsii.String(desc),
+			Fix:                jsii.String(fix),
+			Severity:           jsii.String("error"),
+			ViolatingResources: &resources,
+		})
+	}
+	return &awscdk.PolicyValidationPluginReport{
+		Success:    jsii.Bool(len(violations) == 0),
+		Violations: &violations,
+		Metadata: &map[string]*string{
+			"controls": jsii.String(strings.Join(rep.Ran, " ")),
+			"findings": jsii.String(fmt.Sprintf("%d, %d suppressed with a reason", len(rep.Findings), len(rep.Findings)-len(open))),
+			"rules":    jsii.String(fmt.Sprintf("%d rule files run, %d skipped (no resource type they select)", len(rep.Files), len(rep.Skipped))),
+		},
+	}
+}
+
+// ControlsPackage is where make deps installs cfn-guard and Control Tower's
+// rules, under the repository root.
+func ControlsPackage(root string) ControlsOptions {
+	return ControlsOptions{
+		Package: filepath.Join(root, "node_modules", "@cdklabs", "cdk-validator-cfnguard"),
+		Rules:   filepath.Join(root, "infra", "controls", "rules"),
+	}
+}
