@@ -292,7 +292,7 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 var resourcePaths = regexp.MustCompile(`"path":\s*"/Resources/([A-Za-z0-9]+)`)
 
 var (
-	ruleName   = regexp.MustCompile(`(?m)^rule\s+([A-Za-z0-9_]+)\s+when\b`)
+	ruleName = regexp.MustCompile(`(?m)^rule\s+([A-Za-z0-9_]+)\s+when\b`)
 	// controlTag opens a rule's message: "[CT.SQS.PR.1]: Require an …".
 	controlTag = regexp.MustCompile(`\[((?:CT|DYNASTACK)\.[A-Z0-9-]+\.PR\.[0-9]+)\](?::[ \t]*([^\n]*))?`)
 )
