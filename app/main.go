@@ -5,31 +5,61 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/infra/stacks"
 )
 
 func main() {
+	times := newTimer(os.Getenv("DYNASTACK_SYNTH_TIMES") != "")
+	// The Lambda bootstraps build while the stacks are constructed. Without
+	// the lambdas folder the synth fails below, where the functions are added.
+	if outdir := os.Getenv("CDK_OUTDIR"); outdir != "" {
+		if lambdas, err := config.LambdasDir(); err == nil {
+			gofunction.Prebuild(lambdas, outdir)
+		}
+	}
 	defer jsii.Close()
-	app := awscdk.NewApp(nil)
+	// CDK's CloudFormation validation runs as AddCachedValidation adds it.
+	app := awscdk.NewApp(&awscdk.AppProps{BuiltinCloudFormationValidation: jsii.Bool(false)})
+	times.mark("jsii kernel and app")
 	if err := stacks.Build(app, config.Stages()); err != nil {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused:\n%v\n", err)
 		os.Exit(1)
 	}
-	// The Control Tower controls run inside the synth, as a validation
-	// plugin, so cdk deploy is gated by them as well.
+	times.mark("stacks built (Lambda bootstraps included)")
+	// CloudFormation validation and the Control Tower controls run inside
+	// the synth as validation plugins, so cdk deploy is gated by them too.
+	// Each keeps its verdict per template in the cloud assembly, so a synth
+	// checks only the templates that changed.
+	checks := filepath.Join(*app.Outdir(), ".dynastack-checks")
+	if os.Getenv("CDK_VALIDATION") != "false" {
+		stacks.AddCachedValidation(app, filepath.Join(checks, "cloudformation-validate"), func(d time.Duration, n, total int) {
+			times.part(fmt.Sprintf("of which CloudFormation validation (%d/%d templates)", n, total), d)
+		})
+	}
 	root, err := config.RepoRoot()
 	if err == nil {
-		err = stacks.AddControls(app, stacks.ControlsPackage(root))
+		opts := stacks.ControlsPackage(root)
+		opts.CacheDir = filepath.Join(checks, "controls")
+		opts.Ran = func(d time.Duration, n, total int) {
+			times.part(fmt.Sprintf("of which Control Tower controls (%d/%d templates)", n, total), d)
+		}
+		err = stacks.AddControls(app, opts)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused:\n%v\n", err)
 		os.Exit(1)
 	}
 	asm := app.Synth(nil)
+	times.mark("synth (aspects, validation, controls, files)")
+	times.print()
 	errs := stacks.SynthErrors(asm)
 	verrs, err := stacks.ValidationErrors(*asm.Directory())
 	if err != nil {
@@ -41,5 +71,34 @@ func main() {
 			fmt.Fprintln(os.Stderr, "  "+e)
 		}
 		os.Exit(1)
+	}
+}
+
+// timer collects where a synth's time goes, printed to stderr when on.
+type timer struct {
+	on      bool
+	last    time.Time
+	lines   []string
+	pending []string // parts of the phase in progress
+}
+
+func newTimer(on bool) *timer { return &timer{on: on, last: time.Now()} }
+
+// mark ends a phase.
+func (t *timer) mark(phase string) {
+	now := time.Now()
+	t.lines = append(t.lines, fmt.Sprintf("%-58s %6.2fs", phase, now.Sub(t.last).Seconds()))
+	t.lines = append(t.lines, t.pending...)
+	t.pending, t.last = nil, now
+}
+
+// part records a part of the phase in progress.
+func (t *timer) part(name string, d time.Duration) {
+	t.pending = append(t.pending, fmt.Sprintf("  %-56s %6.2fs", name, d.Seconds()))
+}
+
+func (t *timer) print() {
+	if t.on {
+		fmt.Fprintln(os.Stderr, strings.Join(t.lines, "\n"))
 	}
 }

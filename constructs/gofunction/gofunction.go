@@ -310,6 +310,9 @@ var (
 func batchFor(moduleDir, outRoot string) *batch {
 	batchesMu.Lock()
 	defer batchesMu.Unlock()
+	if abs, err := filepath.Abs(outRoot); err == nil {
+		outRoot = abs // Prebuild and TryBundle name one folder
+	}
 	dir := BatchDir(outRoot, moduleDir)
 	b, ok := batches[dir]
 	if !ok {
@@ -318,6 +321,18 @@ func batchFor(moduleDir, outRoot string) *batch {
 	}
 	b.once.Do(func() { b.bins, b.err = buildBatch(moduleDir, dir) })
 	return b
+}
+
+// Prebuild starts the batch build of the Lambda mains of the module in
+// moduleDir for a synth into outdir (the cloud assembly directory, CDK_OUTDIR
+// under the CLI) in the background, and returns at once. The build then runs
+// on a core of its own while the app constructs its stacks, which only
+// alternates between the app and the jsii kernel; the first function
+// bundled waits for it instead of starting it. The goroutine makes no jsii
+// call. A synth that bundles nothing wastes little: go build links nothing
+// when the binaries in the folder are current.
+func Prebuild(moduleDir, outdir string) {
+	go batchFor(moduleDir, outdir)
 }
 
 // BatchDir is the folder a synth into outdir builds the Lambda mains of

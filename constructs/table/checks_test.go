@@ -18,10 +18,12 @@ import (
 )
 
 // stagedStack is a stack inside a stage, as in the dynastack app, with the
-// policy checks applied.
-func stagedStack(t *testing.T, stage table.Stage) awscdk.Stack {
+// policy checks applied as an aspect, or none (for CheckPolicies).
+func stagedStack(t *testing.T, stage table.Stage, aspect bool) awscdk.Stack {
 	st := awscdk.NewStage(cdktest.NewApp(t), jsii.String(string(stage)), nil)
-	awscdk.Aspects_Of(st).Add(table.NewPolicyChecks(), nil)
+	if aspect {
+		awscdk.Aspects_Of(st).Add(table.NewPolicyChecks(), nil)
+	}
 	return awscdk.NewStack(st, jsii.String("svc"), nil)
 }
 
@@ -161,25 +163,38 @@ func TestPolicyChecks(t *testing.T) {
 			tb.GrantReadWrite(newRole(s))
 		}, ""},
 	}
+	// Each case runs with the aspect and with CheckPolicies over the
+	// complete stage (what the dynastack app does): same findings.
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stack := stagedStack(t, tt.stage)
-			tt.build(t, stack)
-			errs := policyErrors(t, stack)
-			if tt.want == "" {
-				if len(errs) > 0 {
-					t.Fatalf("unexpected findings: %v", errs)
-				}
-				return
+		for _, aspect := range []bool{true, false} {
+			name := tt.name + "/aspect"
+			if !aspect {
+				name = tt.name + "/one pass"
 			}
-			joined := strings.Join(errs, "\n")
-			if !strings.Contains(joined, tt.want) {
-				t.Fatalf("findings %q lack %q", joined, tt.want)
-			}
-			if !strings.Contains(joined, "/svc/") {
-				t.Errorf("finding does not name the construct path: %s", joined)
-			}
-		})
+			t.Run(name, func(t *testing.T) { testPolicyCase(t, tt.stage, tt.build, tt.want, aspect) })
+		}
+	}
+}
+
+func testPolicyCase(t *testing.T, stage table.Stage, build func(*testing.T, awscdk.Stack), want string, aspect bool) {
+	stack := stagedStack(t, stage, aspect)
+	build(t, stack)
+	if !aspect {
+		table.CheckPolicies(stack.Node().Scope())
+	}
+	errs := policyErrors(t, stack)
+	if want == "" {
+		if len(errs) > 0 {
+			t.Fatalf("unexpected findings: %v", errs)
+		}
+		return
+	}
+	joined := strings.Join(errs, "\n")
+	if !strings.Contains(joined, want) {
+		t.Fatalf("findings %q lack %q", joined, want)
+	}
+	if !strings.Contains(joined, "/svc/") {
+		t.Errorf("finding does not name the construct path: %s", joined)
 	}
 }
 

@@ -9,6 +9,8 @@
 package controls
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +60,9 @@ type Report struct {
 	Files, Skipped []string
 	// Descriptions say what each control requires, from its rule's message.
 	Descriptions map[string]string
+	// Applied lists, by template path as given, the controls that applied to
+	// that template (so a verdict can be kept per template).
+	Applied map[string][]string
 }
 
 // Guard locates the shipped cfn-guard binary and Control Tower rules in
@@ -241,7 +246,7 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 	if len(results) != len(templates) {
 		return Report{}, fmt.Errorf("controls: cfn-guard reported on %d of %d templates", len(results), len(templates))
 	}
-	rep := Report{Files: files, Skipped: skipped, Descriptions: describe}
+	rep := Report{Files: files, Skipped: skipped, Descriptions: describe, Applied: map[string][]string{}}
 	ran := map[string]bool{}
 	seen := map[Finding]bool{}
 	for _, r := range results {
@@ -249,8 +254,9 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 		if !ok {
 			return Report{}, fmt.Errorf("controls: cfn-guard reported on %s, which was not given", r.Name)
 		}
+		applied := map[string]bool{}
 		for _, name := range r.Compliant {
-			ran[controlOf[name]] = true
+			applied[controlOf[name]] = true
 		}
 		for _, nc := range r.NotCompliant {
 			var head struct {
@@ -265,7 +271,7 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 			if !ok {
 				return Report{}, fmt.Errorf("controls: rule %q is in no rule file", head.Rule.Name)
 			}
-			ran[control] = true
+			applied[control] = true
 			ids := resourcePaths.FindAllStringSubmatch(string(nc), -1)
 			if len(ids) == 0 {
 				return Report{}, fmt.Errorf("controls: %s failed %s without naming a resource", t.Path, control)
@@ -278,6 +284,12 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 				}
 			}
 		}
+		delete(applied, "")
+		for c := range applied {
+			ran[c] = true
+			rep.Applied[t.Path] = append(rep.Applied[t.Path], c)
+		}
+		slices.Sort(rep.Applied[t.Path])
 	}
 	delete(ran, "")
 	for c := range ran {
@@ -425,4 +437,38 @@ func guard(binary string, rules, templates []string) ([]guardResult, error) {
 		return nil, fmt.Errorf("controls: cfn-guard output: %w", err)
 	}
 	return results, nil
+}
+
+// Descriptions says what each control of the rule files under ruleDirs
+// requires (Report.Descriptions, without a run).
+func Descriptions(ruleDirs []string) (map[string]string, error) {
+	_, describe, err := ruleControls(ruleDirs)
+	return describe, err
+}
+
+// Fingerprint hashes what a run's verdicts depend on besides the templates:
+// the cfn-guard binary and every rule file under ruleDirs.
+func Fingerprint(binary string, ruleDirs []string) (string, error) {
+	h := sha256.New()
+	files := []string{binary}
+	for _, dir := range ruleDirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".guard") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(raw))
+		h.Write(raw)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

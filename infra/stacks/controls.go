@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/infra/checkcache"
 	"github.com/dynastack/dynastack/infra/controls"
 )
 
@@ -27,6 +29,17 @@ type ControlsOptions struct {
 	//
 	// Default: controls.Suppressions.
 	Suppressions []controls.Suppression
+	// CacheDir keeps each template's verdict between synths
+	// (infra/checkcache): a synth runs cfn-guard only over the templates
+	// that changed.
+	//
+	// Default: none, every synth checks every template.
+	CacheDir string
+	// Ran, when set, is told how long each check took and how many
+	// templates it ran cfn-guard over (make bench-synth).
+	//
+	// Default: none.
+	Ran func(d time.Duration, checked, total int)
 }
 
 // AddControls makes every synth of app — cdk synth, cdk deploy — run AWS
@@ -47,8 +60,22 @@ func AddControls(app awscdk.App, opts ControlsOptions) error {
 	if opts.Suppressions == nil {
 		opts.Suppressions = controls.Suppressions
 	}
-	awscdk.Validations_Of(app).AddPlugins(&controlsPlugin{binary: binary, rules: []string{shipped, opts.Rules}, suppressions: opts.Suppressions})
+	p := &controlsPlugin{binary: binary, rules: []string{shipped, opts.Rules}, suppressions: opts.Suppressions, ran: opts.Ran}
+	if opts.CacheDir != "" {
+		fp, err := controls.Fingerprint(binary, p.rules)
+		if err != nil {
+			return err
+		}
+		p.cache = checkcache.Open(opts.CacheDir, "controls "+fp)
+	}
+	awscdk.Validations_Of(app).AddPlugins(p)
 	return nil
+}
+
+// controlsVerdict is what the cache keeps of one template.
+type controlsVerdict struct {
+	Applied  []string           // the controls that applied to it
+	Findings []controls.Finding // its failing resources, suppressed or not
 }
 
 // controlsPlugin is an awscdk.IPolicyValidationPlugin.
@@ -56,6 +83,8 @@ type controlsPlugin struct {
 	binary       string
 	rules        []string
 	suppressions []controls.Suppression
+	cache        *checkcache.Cache
+	ran          func(time.Duration, int, int)
 }
 
 func (p *controlsPlugin) Name() *string { return jsii.String(ControlsPluginName) }
@@ -66,18 +95,71 @@ func (p *controlsPlugin) RuleIds() *[]*string { return nil }
 func (p *controlsPlugin) Version() *string { return jsii.String("1.0.0") }
 
 func (p *controlsPlugin) Validate(ctx awscdk.IPolicyValidationContext) *awscdk.PolicyValidationPluginReport {
-	var paths []string
-	var templates []controls.Template
-	for _, t := range *ctx.TemplatePaths() {
-		tpl, err := controls.LoadTemplate(*t)
+	start := time.Now()
+	var templates, misses []controls.Template
+	keys := map[string]string{}
+	rep := controls.Report{Applied: map[string][]string{}}
+	ran := map[string]bool{}
+	merge := func(t controls.Template, v controlsVerdict) {
+		for _, c := range v.Applied {
+			ran[c] = true
+		}
+		for _, f := range v.Findings {
+			f.Stage, f.Stack = t.Stage, t.Stack // the same bytes may be another stack's
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
+	for _, path := range *ctx.TemplatePaths() {
+		t, err := controls.LoadTemplate(*path)
 		if err != nil {
 			return controlsReport(controls.Report{}, err, nil, nil)
 		}
-		paths = append(paths, *t)
-		templates = append(templates, tpl)
+		templates = append(templates, t)
+		if p.cache != nil {
+			if key, err := p.cache.Key(t.Path); err == nil {
+				keys[t.Path] = key
+				var v controlsVerdict
+				if p.cache.Get(key, &v) {
+					merge(t, v)
+					continue
+				}
+			}
+		}
+		misses = append(misses, t)
 	}
-	rep, err := controls.Run(p.binary, p.rules, templates)
-	return controlsReport(rep, err, p.suppressions, templates)
+	if len(misses) > 0 {
+		fresh, err := controls.Run(p.binary, p.rules, misses)
+		if err != nil {
+			return controlsReport(controls.Report{}, err, nil, nil)
+		}
+		rep.Files, rep.Skipped = fresh.Files, fresh.Skipped
+		for _, t := range misses {
+			v := controlsVerdict{Applied: fresh.Applied[t.Path]}
+			for _, f := range fresh.Findings {
+				if f.Stage == t.Stage && f.Stack == t.Stack {
+					v.Findings = append(v.Findings, f)
+				}
+			}
+			merge(t, v)
+			if key, ok := keys[t.Path]; ok {
+				// A verdict not kept is only checked again next time.
+				_ = p.cache.Put(key, v)
+			}
+		}
+	}
+	if p.cache != nil {
+		_ = p.cache.Prune()
+	}
+	rep.Ran = slices.Sorted(maps.Keys(ran))
+	describe, err := controls.Descriptions(p.rules)
+	if err != nil {
+		return controlsReport(controls.Report{}, err, nil, nil)
+	}
+	rep.Descriptions = describe
+	if p.ran != nil {
+		p.ran(time.Since(start), len(misses), len(templates))
+	}
+	return controlsReport(rep, nil, p.suppressions, templates)
 }
 
 // controlsReport turns the findings no suppression covers into violations,

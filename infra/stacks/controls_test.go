@@ -2,8 +2,10 @@ package stacks
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -14,7 +16,7 @@ import (
 
 // cliApp is an app synthesized the way the CLI runs it: validation failures
 // go into the report instead of failing the synth, so the app must read it.
-func cliApp(t *testing.T) awscdk.App {
+func cliApp(t *testing.T, outdir string) awscdk.App {
 	t.Helper()
 	path, err := cdktest.FindCDKJSON()
 	if err != nil {
@@ -25,13 +27,16 @@ func cliApp(t *testing.T) awscdk.App {
 		t.Fatal(err)
 	}
 	ctx["@aws-cdk/core:failSynthOnValidationErrors"] = false
-	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
+	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(outdir), BuiltinCloudFormationValidation: jsii.Bool(false)})
 }
 
 // A queue without a dead-letter queue fails CT.SQS.PR.1; a property
 // CloudFormation does not know fails its schema.
 func nonCompliantStage(app awscdk.App) {
-	stage := awscdk.NewStage(app, jsii.String("prod"), nil)
+	// A concrete environment: an agnostic one hands the validator the
+	// account and region as tokens, whose numbers differ between two apps
+	// of one process, and a changed input is a cache miss.
+	stage := awscdk.NewStage(app, jsii.String("prod"), &awscdk.StageProps{Env: &awscdk.Environment{Account: jsii.String("123456789012"), Region: jsii.String("eu-west-1")}})
 	stack := awscdk.NewStack(stage, jsii.String("svc"), nil)
 	q := awssqs.NewQueue(stack, jsii.String("Queue"), nil)
 	q.Node().DefaultChild().(awscdk.CfnResource).AddPropertyOverride(jsii.String("Bogus"), 1)
@@ -61,31 +66,45 @@ func TestControlsAndValidationFailTheSynth(t *testing.T) {
 		absent:       []string{"CT.SQS.PR.1"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			app := cliApp(t)
-			nonCompliantStage(app)
-			// Test binaries run with CDK_VALIDATION=false, which turns off
-			// the built-in validation; the same validator as a plugin shows
-			// that its errors are read too.
-			awscdk.Validations_Of(app).AddPlugins(awscdk.NewCloudFormationValidatePlugin(nil))
-			opts := ControlsPackage(root)
-			opts.Suppressions = tc.suppressions
-			if err := AddControls(app, opts); err != nil {
-				t.Fatal(err)
-			}
-			asm := app.Synth(nil)
-			errs, err := ValidationErrors(*asm.Directory())
-			if err != nil {
-				t.Fatal(err)
-			}
-			all := strings.Join(errs, "\n")
-			for _, w := range tc.want {
-				if !strings.Contains(all, w) {
-					t.Errorf("validation errors lack %q; got:\n%s", w, all)
+			outdir := t.TempDir()
+			var first []string
+			// The second synth into the same cloud assembly reads both
+			// verdicts from the cache: same errors, no template checked.
+			for run, checked := range []int{1, 0} {
+				app := cliApp(t, outdir)
+				nonCompliantStage(app)
+				ran := map[string]int{}
+				AddCachedValidation(app, filepath.Join(outdir, "checks", "validate"), func(_ time.Duration, n, _ int) { ran["validate"] = n })
+				opts := ControlsPackage(root)
+				opts.Suppressions = tc.suppressions
+				opts.CacheDir = filepath.Join(outdir, "checks", "controls")
+				opts.Ran = func(_ time.Duration, n, _ int) { ran["controls"] = n }
+				if err := AddControls(app, opts); err != nil {
+					t.Fatal(err)
 				}
-			}
-			for _, a := range tc.absent {
-				if strings.Contains(all, a) {
-					t.Errorf("validation errors name %q; got:\n%s", a, all)
+				asm := app.Synth(nil)
+				errs, err := ValidationErrors(*asm.Directory())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ran["validate"] != checked || ran["controls"] != checked {
+					t.Errorf("synth %d checked %v templates, want %d by each", run+1, ran, checked)
+				}
+				all := strings.Join(errs, "\n")
+				for _, w := range tc.want {
+					if !strings.Contains(all, w) {
+						t.Errorf("synth %d: validation errors lack %q; got:\n%s", run+1, w, all)
+					}
+				}
+				for _, a := range tc.absent {
+					if strings.Contains(all, a) {
+						t.Errorf("synth %d: validation errors name %q; got:\n%s", run+1, a, all)
+					}
+				}
+				if run == 0 {
+					first = errs
+				} else if !slices.Equal(errs, first) {
+					t.Errorf("cached verdicts differ:\n%s\nfirst:\n%s", all, strings.Join(first, "\n"))
 				}
 			}
 		})
@@ -93,7 +112,7 @@ func TestControlsAndValidationFailTheSynth(t *testing.T) {
 }
 
 func TestControlsNeedTheRules(t *testing.T) {
-	err := AddControls(cliApp(t), ControlsOptions{Package: t.TempDir(), Rules: "rules"})
+	err := AddControls(cliApp(t, t.TempDir()), ControlsOptions{Package: t.TempDir(), Rules: "rules"})
 	if err == nil || !strings.Contains(err.Error(), "run make deps") {
 		t.Fatalf("AddControls without the npm package: %v, want an error saying to run make deps", err)
 	}
@@ -102,5 +121,47 @@ func TestControlsNeedTheRules(t *testing.T) {
 func TestValidationErrorsWithoutReport(t *testing.T) {
 	if errs, err := ValidationErrors(t.TempDir()); err != nil || len(errs) != 0 {
 		t.Fatalf("no report: %v, %v; want nothing", errs, err)
+	}
+}
+
+// A changed template is validated again, alone; the unchanged one keeps its
+// cached verdict, and the report names both templates' violations.
+func TestCachedValidationChecksOnlyChangedTemplates(t *testing.T) {
+	outdir := t.TempDir()
+	cache := filepath.Join(outdir, "checks", "validate")
+	synth := func(extra bool) ([]string, int) {
+		app := cliApp(t, outdir)
+		stage := awscdk.NewStage(app, jsii.String("dev"), &awscdk.StageProps{Env: &awscdk.Environment{Account: jsii.String("123456789012"), Region: jsii.String("eu-west-1")}})
+		for _, id := range []string{"a", "b"} {
+			q := awssqs.NewQueue(awscdk.NewStack(stage, jsii.String(id), nil), jsii.String("Queue"), nil)
+			q.Node().DefaultChild().(awscdk.CfnResource).AddPropertyOverride(jsii.String("Bogus"), 1)
+			if id == "b" && extra {
+				q.Node().DefaultChild().(awscdk.CfnResource).AddPropertyOverride(jsii.String("Other"), 1)
+			}
+		}
+		validated := -1
+		AddCachedValidation(app, cache, func(_ time.Duration, n, _ int) { validated = n })
+		errs, err := ValidationErrors(*app.Synth(nil).Directory())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return errs, validated
+	}
+	if _, n := synth(false); n != 2 {
+		t.Fatalf("cold synth validated %d templates, want 2", n)
+	}
+	errs, n := synth(true)
+	if n != 1 {
+		t.Errorf("after changing b, %d templates validated, want 1", n)
+	}
+	all := strings.Join(errs, "\n")
+	for _, want := range []string{
+		"F3002: Bogus: Additional properties are not allowed ('Bogus' was unexpected) (dev/a/Queue/Resource)",
+		"F3002: Bogus: Additional properties are not allowed ('Bogus' was unexpected) (dev/b/Queue/Resource)",
+		"F3002: Other: Additional properties are not allowed ('Other' was unexpected) (dev/b/Queue/Resource)",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("errors lack %q; got:\n%s", want, all)
+		}
 	}
 }

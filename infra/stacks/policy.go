@@ -10,16 +10,19 @@ import (
 )
 
 // ApplyPolicy adds the checks every synth runs: cdk-nag's AwsSolutions and
-// Serverless packs, and dynastack's own table checks for what cdk-nag does
-// not inspect (it only knows AWS::DynamoDB::Table, not the GlobalTable that
-// TableV2 synthesizes). Findings are error annotations; SynthErrors turns
-// them into a failed synth.
+// Serverless packs as aspects, and CheckPolicy's. Findings are error
+// annotations; SynthErrors turns them into a failed synth.
 func ApplyPolicy(scope constructs.IConstruct) {
 	aspects := awscdk.Aspects_Of(scope)
 	aspects.Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
-	aspects.Add(table.NewPolicyChecks(), nil)
 }
+
+// CheckPolicy runs dynastack's own table and IAM checks over a complete
+// stage, for what cdk-nag does not inspect (it only knows
+// AWS::DynamoDB::Table, not the GlobalTable that TableV2 synthesizes):
+// table.CheckPolicies, the one-pass form of table.NewPolicyChecks.
+func CheckPolicy(stage constructs.IConstruct) { table.CheckPolicies(stage) }
 
 // suppression is a reviewed exception to a cdk-nag rule. Reason says why the
 // rule does not apply here, not that it was noisy.

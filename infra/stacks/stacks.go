@@ -62,6 +62,8 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 		}
 		wireAlarms(stack, cfg)
 	}
+	// The stage is complete: nothing after this point adds or overrides.
+	CheckPolicy(stage)
 	return stage, errors.Join(errs...)
 }
 
