@@ -63,17 +63,25 @@ func Context(cdkJSON string, bundle bool) (map[string]any, error) {
 	return ctx, nil
 }
 
-// NewApp returns an app with the project's context and no bundling.
-func NewApp(t testing.TB) awscdk.App {
+// TestContext is Context of the project's cdk.json, failing t when it
+// cannot be read.
+func TestContext(t testing.TB, bundle bool) map[string]any {
 	t.Helper()
 	path, err := FindCDKJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, err := Context(path, false)
+	ctx, err := Context(path, bundle)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx
+}
+
+// NewApp returns an app with the project's context and no bundling.
+func NewApp(t testing.TB) awscdk.App {
+	t.Helper()
+	ctx := TestContext(t, false)
 	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
 }
 

@@ -103,14 +103,7 @@ func TestDefaultsPerStage(t *testing.T) {
 
 // bundlingApp enables bundling, which the other tests skip.
 func bundlingApp(t *testing.T, outdir string) awscdk.App {
-	path, err := cdktest.FindCDKJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := cdktest.Context(path, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := cdktest.TestContext(t, true)
 	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(outdir)})
 }
 

@@ -18,14 +18,7 @@ import (
 // go into the report instead of failing the synth, so the app must read it.
 func cliApp(t *testing.T, outdir string) awscdk.App {
 	t.Helper()
-	path, err := cdktest.FindCDKJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := cdktest.Context(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := cdktest.TestContext(t, false)
 	ctx["@aws-cdk/core:failSynthOnValidationErrors"] = false
 	return awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(outdir), BuiltinCloudFormationValidation: jsii.Bool(false)})
 }
