@@ -91,7 +91,8 @@ func (p *controlsPlugin) Name() *string { return jsii.String(ControlsPluginName)
 
 func (p *controlsPlugin) RuleIds() *[]*string { return nil }
 
-// Version follows the pinned rules package, which is what changes verdicts.
+// Version is the plugin's own (CDK records it only for analytics); what
+// changes verdicts, the binary and the rules, keys the cache.
 func (p *controlsPlugin) Version() *string { return jsii.String("1.0.0") }
 
 func (p *controlsPlugin) Validate(ctx awscdk.IPolicyValidationContext) *awscdk.PolicyValidationPluginReport {
