@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,7 +25,7 @@ func main() {
 		}
 	}
 	defer jsii.Close()
-	// CDK's CloudFormation validation runs as AddCachedValidation adds it.
+	// CDK's CloudFormation validation runs as AddSynthChecks adds it.
 	app := awscdk.NewApp(&awscdk.AppProps{BuiltinCloudFormationValidation: jsii.Bool(false)})
 	times.mark("jsii kernel and app")
 	if err := stacks.Build(app, config.Stages()); err != nil {
@@ -34,24 +33,11 @@ func main() {
 		os.Exit(1)
 	}
 	times.mark("stacks built (Lambda bootstraps included)")
-	// CloudFormation validation and the Control Tower controls run inside
-	// the synth as validation plugins, so cdk deploy is gated by them too.
-	// Each keeps its verdict per template in the cloud assembly, so a synth
-	// checks only the templates that changed.
-	checks := filepath.Join(*app.Outdir(), ".dynastack-checks")
-	if os.Getenv("CDK_VALIDATION") != "false" {
-		stacks.AddCachedValidation(app, filepath.Join(checks, "cloudformation-validate"), func(d time.Duration, n, total int) {
-			times.part(fmt.Sprintf("of which CloudFormation validation (%d/%d templates)", n, total), d)
-		})
-	}
 	root, err := config.RepoRoot()
 	if err == nil {
-		opts := stacks.ControlsPackage(root)
-		opts.CacheDir = filepath.Join(checks, "controls")
-		opts.Ran = func(d time.Duration, n, total int) {
-			times.part(fmt.Sprintf("of which Control Tower controls (%d/%d templates)", n, total), d)
-		}
-		err = stacks.AddControls(app, opts)
+		err = stacks.AddSynthChecks(app, root, func(check string, d time.Duration, n, total int) {
+			times.part(fmt.Sprintf("of which %s (%d/%d templates)", check, n, total), d)
+		})
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused:\n%v\n", err)
@@ -60,12 +46,7 @@ func main() {
 	asm := app.Synth(nil)
 	times.mark("synth (aspects, validation, controls, files)")
 	times.print()
-	errs := stacks.SynthErrors(asm)
-	verrs, err := stacks.ValidationErrors(*asm.Directory())
-	if err != nil {
-		verrs = append(verrs, err.Error())
-	}
-	if errs = append(errs, verrs...); len(errs) > 0 {
+	if errs := stacks.Failures(asm); len(errs) > 0 {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused, %d policy errors:\n", len(errs))
 		for _, e := range errs {
 			fmt.Fprintln(os.Stderr, "  "+e)

@@ -22,11 +22,13 @@ import (
 	"sync"
 )
 
-// Cache is one check's verdicts in a folder.
+// Cache is one check's verdicts in a folder. A nil *Cache keeps nothing:
+// every Verdict misses, Keep and Prune do nothing.
 type Cache struct {
 	dir, salt string
 	mu        sync.Mutex
 	used      map[string]bool
+	keys      map[string]string // template path → key, from Verdict
 }
 
 // Open returns the cache of one check in dir. Salt names the check and
@@ -34,7 +36,39 @@ type Cache struct {
 // the checker and of its rules, its configuration. A different salt never
 // reads another's entries.
 func Open(dir, salt string) *Cache {
-	return &Cache{dir: dir, salt: salt, used: map[string]bool{}}
+	return &Cache{dir: dir, salt: salt, used: map[string]bool{}, keys: map[string]string{}}
+}
+
+// Verdict reads the verdict kept for the template at path into v, and
+// reports whether there was one. Extra are the per-template inputs of the
+// key (Key). The key is remembered for Keep.
+func (c *Cache) Verdict(path string, v any, extra ...string) bool {
+	if c == nil {
+		return false
+	}
+	key, err := c.Key(path, extra...)
+	if err != nil {
+		return false // an unreadable template is checked, and fails there
+	}
+	c.mu.Lock()
+	c.keys[path] = key
+	c.mu.Unlock()
+	return c.Get(key, v)
+}
+
+// Keep stores v as the verdict of the template at path, under the key its
+// Verdict call computed. A verdict that cannot be kept is only checked
+// again next time, so Keep reports nothing.
+func (c *Cache) Keep(path string, v any) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	key, ok := c.keys[path]
+	c.mu.Unlock()
+	if ok {
+		_ = c.Put(key, v)
+	}
 }
 
 // Key is the entry of the template at path: a hash of the salt, extra (the
@@ -96,6 +130,9 @@ func (c *Cache) Put(key string, v any) error {
 
 // Prune removes the entries that no Get or Put of this Cache touched.
 func (c *Cache) Prune() error {
+	if c == nil {
+		return nil
+	}
 	entries, err := os.ReadDir(c.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

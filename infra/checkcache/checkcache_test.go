@@ -90,3 +90,39 @@ func TestGetPutPrune(t *testing.T) {
 		t.Errorf("Prune of a cache never written: %v", err)
 	}
 }
+
+func TestVerdictKeep(t *testing.T) {
+	dir := t.TempDir()
+	tpl := filepath.Join(dir, "a.template.json")
+	if err := os.WriteFile(tpl, []byte(`{"Resources":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var v []string
+	c := checkcache.Open(filepath.Join(dir, "cache"), "controls")
+	if c.Verdict(tpl, &v, "eu-west-1") {
+		t.Fatal("verdict in an empty cache")
+	}
+	c.Keep(tpl, []string{"CT.SQS.PR.1"})
+	next := checkcache.Open(filepath.Join(dir, "cache"), "controls")
+	if !next.Verdict(tpl, &v, "eu-west-1") || len(v) != 1 || v[0] != "CT.SQS.PR.1" {
+		t.Fatalf("kept verdict not read back: %v", v)
+	}
+	if next.Verdict(tpl, &v, "us-east-1") {
+		t.Error("verdict read under other inputs")
+	}
+	// Keep without a Verdict call for the path has no key: nothing is kept.
+	other := filepath.Join(dir, "b.template.json")
+	next.Keep(other, []string{"x"})
+	if next.Verdict(other, &v) {
+		t.Error("a verdict kept without a key")
+	}
+
+	var none *checkcache.Cache
+	if none.Verdict(tpl, &v) {
+		t.Error("a nil cache has a verdict")
+	}
+	none.Keep(tpl, v)
+	if err := none.Prune(); err != nil {
+		t.Error(err)
+	}
+}

@@ -291,7 +291,6 @@ func Run(binary string, ruleDirs []string, templates []Template) (Report, error)
 		}
 		slices.Sort(rep.Applied[t.Path])
 	}
-	delete(ran, "")
 	for c := range ran {
 		rep.Ran = append(rep.Ran, c)
 	}

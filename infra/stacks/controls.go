@@ -98,7 +98,6 @@ func (p *controlsPlugin) Version() *string { return jsii.String("1.0.0") }
 func (p *controlsPlugin) Validate(ctx awscdk.IPolicyValidationContext) *awscdk.PolicyValidationPluginReport {
 	start := time.Now()
 	var templates, misses []controls.Template
-	keys := map[string]string{}
 	rep := controls.Report{Applied: map[string][]string{}}
 	ran := map[string]bool{}
 	merge := func(t controls.Template, v controlsVerdict) {
@@ -116,17 +115,12 @@ func (p *controlsPlugin) Validate(ctx awscdk.IPolicyValidationContext) *awscdk.P
 			return controlsReport(controls.Report{}, err, nil, nil)
 		}
 		templates = append(templates, t)
-		if p.cache != nil {
-			if key, err := p.cache.Key(t.Path); err == nil {
-				keys[t.Path] = key
-				var v controlsVerdict
-				if p.cache.Get(key, &v) {
-					merge(t, v)
-					continue
-				}
-			}
+		var v controlsVerdict
+		if p.cache.Verdict(t.Path, &v) {
+			merge(t, v)
+		} else {
+			misses = append(misses, t)
 		}
-		misses = append(misses, t)
 	}
 	if len(misses) > 0 {
 		fresh, err := controls.Run(p.binary, p.rules, misses)
@@ -142,15 +136,10 @@ func (p *controlsPlugin) Validate(ctx awscdk.IPolicyValidationContext) *awscdk.P
 				}
 			}
 			merge(t, v)
-			if key, ok := keys[t.Path]; ok {
-				// A verdict not kept is only checked again next time.
-				_ = p.cache.Put(key, v)
-			}
+			p.cache.Keep(t.Path, v)
 		}
 	}
-	if p.cache != nil {
-		_ = p.cache.Prune()
-	}
+	_ = p.cache.Prune()
 	rep.Ran = slices.Sorted(maps.Keys(ran))
 	describe, err := controls.Descriptions(p.rules)
 	if err != nil {

@@ -6,23 +6,17 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 	"github.com/dynastack/dynastack/constructs/gofunction"
-	"github.com/dynastack/dynastack/constructs/table"
 )
 
-// ApplyPolicy adds the checks every synth runs: cdk-nag's AwsSolutions and
-// Serverless packs as aspects, and CheckPolicy's. Findings are error
-// annotations; SynthErrors turns them into a failed synth.
+// ApplyPolicy adds cdk-nag's AwsSolutions and Serverless packs to scope as
+// aspects (NewStage also runs table.CheckPolicies over the complete stage).
+// Findings are error annotations; SynthErrors turns them into a failed
+// synth.
 func ApplyPolicy(scope constructs.IConstruct) {
 	aspects := awscdk.Aspects_Of(scope)
 	aspects.Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 }
-
-// CheckPolicy runs dynastack's own table and IAM checks over a complete
-// stage, for what cdk-nag does not inspect (it only knows
-// AWS::DynamoDB::Table, not the GlobalTable that TableV2 synthesizes):
-// table.CheckPolicies, the one-pass form of table.NewPolicyChecks.
-func CheckPolicy(stage constructs.IConstruct) { table.CheckPolicies(stage) }
 
 // suppression is a reviewed exception to a cdk-nag rule. Reason says why the
 // rule does not apply here, not that it was noisy.

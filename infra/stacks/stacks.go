@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
@@ -62,8 +63,10 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 		}
 		wireAlarms(stack, cfg)
 	}
-	// The stage is complete: nothing after this point adds or overrides.
-	CheckPolicy(stage)
+	// dynastack's own table and IAM checks, for what cdk-nag does not
+	// inspect (it knows AWS::DynamoDB::Table, not TableV2's GlobalTable), in
+	// one pass: the stage is complete, nothing after this adds or overrides.
+	table.CheckPolicies(stage)
 	return stage, errors.Join(errs...)
 }
 

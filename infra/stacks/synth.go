@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 )
 
@@ -97,4 +99,42 @@ func ValidationErrors(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// AddSynthChecks adds the checks that run over the templates every synth of
+// app writes, as validation plugins, so cdk deploy is gated by them too:
+// CDK's CloudFormation validation (AddCachedValidation; off with
+// CDK_VALIDATION=false, as CDK's built-in one) and the Control Tower
+// controls (AddControls, with the npm package under the repository root).
+// Each keeps its verdict per template in the cloud assembly
+// (<outdir>/.dynastack-checks), so a synth checks only the templates that
+// changed. Create app with BuiltinCloudFormationValidation false. ran, when
+// set, is told each check's time and how many templates it checked.
+func AddSynthChecks(app awscdk.App, root string, ran func(check string, d time.Duration, checked, total int)) error {
+	dir := filepath.Join(*app.Outdir(), ".dynastack-checks")
+	report := func(check string) func(time.Duration, int, int) {
+		if ran == nil {
+			return nil
+		}
+		return func(d time.Duration, n, total int) { ran(check, d, n, total) }
+	}
+	if os.Getenv("CDK_VALIDATION") != "false" {
+		AddCachedValidation(app, filepath.Join(dir, "cloudformation-validate"), report("CloudFormation validation"))
+	}
+	opts := ControlsPackage(root)
+	opts.CacheDir = filepath.Join(dir, "controls")
+	opts.Ran = report("Control Tower controls")
+	return AddControls(app, opts)
+}
+
+// Failures lists why the synth of asm failed: the error annotations
+// (SynthErrors) and the error violations of the validation report
+// (ValidationErrors).
+func Failures(asm cxapi.CloudAssembly) []string {
+	out := SynthErrors(asm)
+	verrs, err := ValidationErrors(*asm.Directory())
+	if err != nil {
+		verrs = append(verrs, err.Error())
+	}
+	return append(out, verrs...)
 }

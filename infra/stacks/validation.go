@@ -75,19 +75,14 @@ func (p *cachedValidation) Validate(ctx awscdk.IPolicyValidationContext) *awscdk
 	start := time.Now()
 	var violations []*awscdk.PolicyViolation
 	var misses []*awscdk.PolicyValidationStack
-	keys := map[string]string{}
 	stacks := *ctx.StackTemplates()
 	for _, st := range stacks {
-		key, err := p.cache.Key(*st.TemplatePath, str(st.AccountId), str(st.Region))
-		if err == nil {
-			keys[*st.TemplatePath] = key
-			var v validationVerdict
-			if p.cache.Get(key, &v) {
-				violations = append(violations, v.violations(*st.TemplatePath)...)
-				continue
-			}
+		var v validationVerdict
+		if p.cache.Verdict(*st.TemplatePath, &v, str(st.AccountId), str(st.Region)) {
+			violations = append(violations, v.violations(*st.TemplatePath)...)
+		} else {
+			misses = append(misses, st)
 		}
-		misses = append(misses, st)
 	}
 	if len(misses) > 0 {
 		rep := p.inner.Validate(&validationContext{stacks: misses, app: ctx.AppConstruct()})
@@ -108,9 +103,7 @@ func (p *cachedValidation) Validate(ctx awscdk.IPolicyValidationContext) *awscdk
 		}
 		for path, v := range byTemplate {
 			violations = append(violations, v.violations(path)...)
-			if key, ok := keys[path]; ok {
-				_ = p.cache.Put(key, v) // a verdict not kept is only checked again
-			}
+			p.cache.Keep(path, v)
 		}
 	}
 	_ = p.cache.Prune()

@@ -63,17 +63,11 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 	if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
 		return nil, err
 	}
-	var pos feedPosition
 	scope := feedScope(tenant, inbox, uid)
-	if after != "" {
-		var err error
-		if pos, err = s.decodePosition(scope, after); err != nil {
-			return nil, err
-		}
+	user, public, err := s.sources(tenant, inbox, uid, scope, after, feedPosition{}, limit)
+	if err != nil {
+		return nil, err
 	}
-	now := s.now().Unix()
-	user := &source{s: s, pk: userPK(tenant, uid, inbox), pos: pos.User, now: now, limit: limit}
-	public := &source{s: s, pk: publicPK(tenant, inbox), pos: pos.Public, now: now, limit: limit}
 	page := &Page{Messages: []Message{}}
 	size := pageOverhead
 	for len(page.Messages) < limit {
@@ -209,6 +203,21 @@ func sortKey(item map[string]types.AttributeValue) string {
 }
 
 // source reads one partition's m# items newest first, a buffer at a time.
+// sources opens the user and the public partition of uid's view of inbox
+// at the cursor after, decoded in scope, or at start when after is empty.
+func (s *Store) sources(tenant, inbox, uid, scope, after string, start feedPosition, limit int) (user, public *source, err error) {
+	pos := start
+	if after != "" {
+		if pos, err = s.decodePosition(scope, after); err != nil {
+			return nil, nil, err
+		}
+	}
+	now := s.now().Unix()
+	user = &source{s: s, pk: userPK(tenant, uid, inbox), pos: pos.User, now: now, limit: limit}
+	public = &source{s: s, pk: publicPK(tenant, inbox), pos: pos.Public, now: now, limit: limit}
+	return user, public, nil
+}
+
 type source struct {
 	s     *Store
 	pk    string

@@ -87,16 +87,11 @@ func (s *Store) MarkAllRead(ctx context.Context, tenant, inbox, uid string, boun
 	}
 	limit = min(max(limit, 1), MaxReadAll)
 	scope := readAllScope(tenant, inbox, uid)
-	pos := feedPosition{User: bound.start(), Public: bound.start()}
-	if after != "" {
-		var err error
-		if pos, err = s.decodePosition(scope, after); err != nil {
-			return nil, err
-		}
+	start := feedPosition{User: bound.start(), Public: bound.start()}
+	user, public, err := s.sources(tenant, inbox, uid, scope, after, start, limit)
+	if err != nil {
+		return nil, err
 	}
-	now := s.now().Unix()
-	user := &source{s: s, pk: userPK(tenant, uid, inbox), pos: pos.User, now: now, limit: limit}
-	public := &source{s: s, pk: publicPK(tenant, inbox), pos: pos.Public, now: now, limit: limit}
 	res := &ReadAll{}
 	var unread []Message
 	for len(unread) < limit && res.Examined < MaxReadAllScan {
