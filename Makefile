@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin bench bench-synth deploy synth controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -98,6 +98,10 @@ deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials (STAGE=
 # them too).
 synth: deps ## every stage through the pinned CLI into cdk.out/: cdk-nag, CloudFormation validation, Control Tower controls
 	$(CDK) synth --quiet --output cdk.out
+
+nag-report: deps ## make synth plus cdk-nag's CSV compliance reports, every rule and resource: cdk.out/*-NagReport.csv
+	$(CDK) synth --quiet --output cdk.out -c dynastack:nagReports=true
+	@ls cdk.out/*-NagReport.csv
 
 # AWS Control Tower's proactive controls: the cfn-guard binary and rules of
 # the pinned npm package @cdklabs/cdk-validator-cfnguard, plus dynastack's

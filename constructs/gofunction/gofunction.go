@@ -163,25 +163,13 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	}
 	removal := LogRemovalPolicy(props.Stage)
 
+	code, err := assetCode(scope, moduleDir, props.Package)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	logs := awslogs.NewLogGroup(scope, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     retention,
 		RemovalPolicy: removal,
-	})
-	code := awslambda.Code_FromAsset(jsii.String(moduleDir), &awss3assets.AssetOptions{
-		// OUTPUT hashing: the binary is what deploys, and a source hash of
-		// one module misses changes in the modules it depends on.
-		AssetHashType: awscdk.AssetHashType_OUTPUT,
-		Bundling: &awscdk.BundlingOptions{
-			// Never pulled: local bundling either succeeds or fails synth.
-			Image: awscdk.DockerImage_FromRegistry(jsii.String("public.ecr.aws/docker/library/golang:1")),
-			Local: &goBuild{moduleDir: moduleDir, pkg: props.Package},
-			// What the local bundler runs, spelled out: CDK keys its asset
-			// cache on the source directory and these options, not on the
-			// Go bundler. Without the package here, every function of one
-			// module would share the first function's binary.
-			Command:     jsii.Strings(goBuildArgs(props.Package, "/asset-output/bootstrap")...),
-			Environment: &map[string]*string{"GOOS": jsii.String("linux"), "GOARCH": jsii.String("arm64"), "CGO_ENABLED": jsii.String("0")},
-		},
 	})
 	var desc *string
 	if props.Description != "" {
@@ -219,7 +207,45 @@ func New(scope constructs.Construct, id string, props Props) (*Function, error) 
 	return &Function{Function: fn, LogGroup: logs, Role: role}, nil
 }
 
-// newFunction turns a bundling panic (a compile error) into an error: the
+// assetCode is the function's code: a directory holding the bootstrap.
+//
+// When the stack bundles (the CLI selected it, or the app asked for all),
+// the bootstrap is built before the asset is made and its SHA-256 is the
+// asset hash (CUSTOM: still a hash of the output, the binary that deploys,
+// never of the sources). CDK names the staged folder asset.<hash>, so a
+// synth whose binaries did not change finds the folders of the last one
+// and bundles nothing: no copy, no hashing of the folder in the kernel, no
+// callback into Go. A compile error fails here, before any construct of
+// the function exists, with the compiler's output.
+//
+// When the stack skips bundling (`cdk deploy -e` of another stack, tests
+// that do not bundle), nothing is built: CDK stages a placeholder, as it
+// does for an OUTPUT hash.
+func assetCode(scope constructs.Construct, moduleDir, pkg string) (awslambda.AssetCode, error) {
+	bundling := &awscdk.BundlingOptions{
+		// Never pulled: local bundling either succeeds or fails synth.
+		Image: awscdk.DockerImage_FromRegistry(jsii.String("public.ecr.aws/docker/library/golang:1")),
+		Local: &goBuild{moduleDir: moduleDir, pkg: pkg},
+		// What the local bundler runs, spelled out: CDK keys its asset
+		// cache on the source directory and these options, not on the Go
+		// bundler. Without the package here, every function of one module
+		// would share the first function's binary.
+		Command:     jsii.Strings(goBuildArgs(pkg, "/asset-output/bootstrap")...),
+		Environment: &map[string]*string{"GOOS": jsii.String("linux"), "GOARCH": jsii.String("arm64"), "CGO_ENABLED": jsii.String("0")},
+	}
+	opts := &awss3assets.AssetOptions{AssetHashType: awscdk.AssetHashType_OUTPUT, Bundling: bundling}
+	if *awscdk.Stack_Of(scope).BundlingRequired() {
+		bin, err := bootstrap(moduleDir, pkg, *awscdk.Stage_Of(scope).AssetOutdir())
+		if err != nil {
+			return nil, err
+		}
+		opts.AssetHashType = awscdk.AssetHashType_CUSTOM
+		opts.AssetHash = jsii.String(bin.sum)
+	}
+	return awslambda.Code_FromAsset(jsii.String(moduleDir), opts), nil
+}
+
+// newFunction turns a bundling panic (a failed copy) into an error: the
 // asset is bundled while the function is constructed.
 func newFunction(scope constructs.Construct, id string, props *awslambda.FunctionProps) (fn awslambda.Function, err error) {
 	defer func() {
@@ -234,31 +260,90 @@ func goBuildArgs(pkg, out string) []string {
 	return []string{"go", "build", "-tags", BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, pkg}
 }
 
-// goBuild implements awscdk.ILocalBundling with `go build`.
+// goBuild implements awscdk.ILocalBundling: it copies the bootstrap that
+// assetCode built and hashed.
 type goBuild struct {
 	moduleDir, pkg string
 }
 
-// TryBundle puts the bootstrap of the package into outputDir: from the
-// module's batch build (below) when the package is one of its Lambda mains,
-// else from a build of its own. It never returns false: false makes CDK fall
-// back to Docker, which is absent here and would hide the real compile
-// error, so a failed build panics with the compiler output.
+// TryBundle puts the bootstrap of the package into outputDir. It never
+// returns false: false makes CDK fall back to Docker, which is absent here
+// and would hide the real error, so a failure panics (CDK turns it into a
+// synth error).
 func (g *goBuild) TryBundle(outputDir *string, _ *awscdk.BundlingOptions) *bool {
-	out := filepath.Join(*outputDir, "bootstrap")
-	b := batchFor(g.moduleDir, filepath.Dir(*outputDir))
-	if bin, ok := b.binary(g.pkg); ok {
-		if err := copyFile(bin, out); err != nil {
-			panic(fmt.Sprintf("gofunction: %s: %v", g.pkg, err))
-		}
-		return jsii.Bool(true)
+	bundles.Add(1)
+	bin, err := bootstrap(g.moduleDir, g.pkg, filepath.Dir(*outputDir))
+	if err == nil {
+		err = copyFile(bin.path, filepath.Join(*outputDir, "bootstrap"))
 	}
-	singleBuilds.Add(1)
-	args := goBuildArgs(g.pkg, out)
-	if out, err := goCommand(g.moduleDir, args...).CombinedOutput(); err != nil {
-		panic(fmt.Sprintf("gofunction: go build %s in %s failed: %v\n%s", g.pkg, g.moduleDir, err, out))
+	if err != nil {
+		panic(fmt.Sprintf("gofunction: %s: %v", g.pkg, err))
 	}
 	return jsii.Bool(true)
+}
+
+// binary is a built bootstrap and its SHA-256, the asset hash.
+type binary struct {
+	path, sum string
+}
+
+// built holds the bootstraps of this process, one build and one hash per
+// output root, module and package.
+var built sync.Map // builtKey → *builtOnce
+
+type builtKey struct{ outRoot, moduleDir, pkg string }
+
+type builtOnce struct {
+	once sync.Once
+	bin  binary
+	err  error
+}
+
+// bootstrap is the binary of package pkg of the module in moduleDir for a
+// synth into outRoot: from the module's batch build when pkg is one of its
+// Lambda mains, else from a build of its own beside the batch.
+func bootstrap(moduleDir, pkg, outRoot string) (binary, error) {
+	if abs, err := filepath.Abs(outRoot); err == nil {
+		outRoot = abs
+	}
+	v, _ := built.LoadOrStore(builtKey{outRoot, moduleDir, path.Clean(pkg)}, &builtOnce{})
+	b := v.(*builtOnce)
+	b.once.Do(func() {
+		batch := batchFor(moduleDir, outRoot)
+		p, ok := batch.binary(pkg)
+		if !ok {
+			singleBuilds.Add(1)
+			// Beside the batch folder, never in it: a package may be named
+			// like any folder there.
+			dir := filepath.Join(batch.dir+".single", strings.ReplaceAll(path.Clean(pkg), "/", "_"))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.err = err
+				return
+			}
+			p = filepath.Join(dir, "bootstrap")
+			args := goBuildArgs(pkg, p)
+			if out, err := goCommand(moduleDir, args...).CombinedOutput(); err != nil {
+				b.err = fmt.Errorf("go build %s in %s failed: %v\n%s", pkg, moduleDir, err, out)
+				return
+			}
+		}
+		b.bin.path = p
+		b.bin.sum, b.err = fileSHA256(p)
+	})
+	return b.bin, b.err
+}
+
+func fileSHA256(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // goCommand runs the go tool in dir for linux/arm64, outside any go.work:
@@ -305,6 +390,9 @@ var (
 	// singleBuilds counts builds of one package (a test hook: a Lambda
 	// main of the batch must not need one).
 	singleBuilds atomic.Int64
+	// bundles counts TryBundle calls (a test hook: a synth whose binaries
+	// did not change must copy none).
+	bundles atomic.Int64
 )
 
 func batchFor(moduleDir, outRoot string) *batch {

@@ -211,3 +211,57 @@ func TestLocalBundlingFailsLoudly(t *testing.T) {
 		t.Fatalf("New() of a broken function = %v, want the compiler error", err)
 	}
 }
+
+// The asset hash is the binary's: a second synth into the same folder with
+// unchanged binaries finds its assets and bundles nothing, and a change to
+// the code changes the hash.
+func TestAssetHashFollowsTheBinary(t *testing.T) {
+	module := t.TempDir()
+	if err := os.CopyFS(module, os.DirFS("testdata/hello")); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	synth := func() (s3Key string, bundled int64) {
+		t.Helper()
+		before := gofunction.Bundles()
+		app := bundlingApp(t, out)
+		stack := awscdk.NewStack(app, jsii.String("Test"), nil)
+		if _, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: module, Package: "./cmd/hello"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range cdktest.JSON(t, stack)["Resources"].(map[string]any) {
+			r := r.(map[string]any)
+			if r["Type"] == "AWS::Lambda::Function" {
+				s3Key = fmt.Sprint(r["Properties"].(map[string]any)["Code"].(map[string]any)["S3Key"])
+			}
+		}
+		return s3Key, gofunction.Bundles() - before
+	}
+	first, n := synth()
+	if n != 1 {
+		t.Fatalf("first synth bundled %d times, want 1", n)
+	}
+	bins, _ := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
+	if len(bins) != 1 {
+		t.Fatalf("bundled %v, want one bootstrap", bins)
+	}
+	if !strings.Contains(first, strings.TrimPrefix(filepath.Base(filepath.Dir(bins[0])), "asset.")) {
+		t.Errorf("S3Key %s is not the staged folder %s", first, filepath.Dir(bins[0]))
+	}
+	// A new process would start with an empty memo: so does this test.
+	gofunction.ForgetBuilds()
+	again, n := synth()
+	if n != 0 || again != first {
+		t.Errorf("unchanged binary: bundled %d times, S3Key %s → %s; want no bundling and the same key", n, first, again)
+	}
+
+	main := filepath.Join(module, "cmd", "hello", "main.go")
+	if err := os.WriteFile(main, []byte("package main\n\nimport \"github.com/aws/aws-lambda-go/lambda\"\n\nfunc main() { lambda.Start(func() (string, error) { return \"changed\", nil }) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gofunction.ForgetBuilds()
+	changed, n := synth()
+	if n != 1 || changed == first {
+		t.Errorf("changed code: bundled %d times, S3Key %s → %s; want one bundle and a new key", n, first, changed)
+	}
+}

@@ -3,6 +3,7 @@ package stacks
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -58,7 +59,10 @@ var systemErrorOperations = []awsdynamodb.Operation{
 	awsdynamodb.Operation_BATCH_WRITE_ITEM, awsdynamodb.Operation_TRANSACT_WRITE_ITEMS, awsdynamodb.Operation_GET_RECORDS,
 }
 
-func alarmPeriod() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes)) }
+// alarmPeriod is one Duration for every alarm and metric of the app: a
+// Duration is an immutable value, and each new one is a round trip to the
+// jsii kernel (about 400 of them per synth).
+var alarmPeriod = sync.OnceValue(func() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(alarmPeriodMinutes)) })
 
 // newAlarm is every alarm of the app: treat missing data as fine (no
 // traffic is not a fault) and compare with >=. Actions are added by
@@ -151,7 +155,8 @@ func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv
 // alarmTable watches a table: read and write throttle events of the table
 // and its indexes (an on-demand cap reached, or a hot partition), and
 // DynamoDB's own 500s.
-func alarmTable(scope constructs.Construct, id string, t awsdynamodb.TableV2) {
+func alarmTable(scope constructs.Construct, id string, t awsdynamodb.TableV2) []awscloudwatch.Alarm {
+	var alarms []awscloudwatch.Alarm
 	path := *t.Node().Path()
 	indexes := tableIndexNames(t)
 	for _, kind := range []string{"Read", "Write"} {
@@ -169,16 +174,16 @@ func alarmTable(scope constructs.Construct, id string, t awsdynamodb.TableV2) {
 			})
 			terms = append(terms, name)
 		}
-		newAlarm(scope, id+kind+"Throttles", fmt.Sprintf("%s: %s throttle events on the table or an index for %d periods of %d minutes (on-demand cap reached or hot partition)", path, strings.ToLower(kind), throttlePeriods, alarmPeriodMinutes),
+		alarms = append(alarms, newAlarm(scope, id+kind+"Throttles", fmt.Sprintf("%s: %s throttle events on the table or an index for %d periods of %d minutes (on-demand cap reached or hot partition)", path, strings.ToLower(kind), throttlePeriods, alarmPeriodMinutes),
 			awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 				Expression: jsii.String(strings.Join(terms, " + ")), UsingMetrics: &metrics,
 				Label: jsii.String(kind + "ThrottleEvents"), Period: alarmPeriod(),
-			}), 1, throttlePeriods)
+			}), 1, throttlePeriods))
 	}
-	newAlarm(scope, id+"SystemErrors", fmt.Sprintf("%s: %d or more DynamoDB system errors (500) in %d minutes", path, systemErrorsLimit, alarmPeriodMinutes),
+	return append(alarms, newAlarm(scope, id+"SystemErrors", fmt.Sprintf("%s: %d or more DynamoDB system errors (500) in %d minutes", path, systemErrorsLimit, alarmPeriodMinutes),
 		t.MetricSystemErrorsForOperations(&awsdynamodb.SystemErrorsForOperationsMetricOptions{
 			Operations: &systemErrorOperations, Period: alarmPeriod(), Statistic: jsii.String("Sum"),
-		}), systemErrorsLimit, 1)
+		}), systemErrorsLimit, 1))
 }
 
 // tableIndexNames reads the index names from the synthesized properties,
@@ -208,17 +213,21 @@ func tableIndexNames(t awsdynamodb.TableV2) []string {
 // those each service's build added — the stack's alarm topic as its ALARM
 // and OK action. A topic per stack keeps stacks deployable one by one.
 func wireAlarms(stack awscdk.Stack, cfg config.Stage) {
+	// One walk of the tree (each construct it returns is a proxy the jsii
+	// runtime builds): the tables' alarms are added to what it found.
+	var alarms []awscloudwatch.Alarm
 	for _, c := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-		if t, ok := c.(awsdynamodb.TableV2); ok {
-			alarmTable(stack, *t.Node().Id(), t)
+		switch c := c.(type) {
+		case awscloudwatch.Alarm:
+			alarms = append(alarms, c)
+		case awsdynamodb.TableV2:
+			alarms = append(alarms, alarmTable(stack, *c.Node().Id(), c)...)
 		}
 	}
 	action := awscloudwatchactions.NewSnsAction(newAlarmTopic(stack, cfg))
-	for _, c := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-		if a, ok := c.(awscloudwatch.Alarm); ok {
-			a.AddAlarmAction(action)
-			a.AddOkAction(action)
-		}
+	for _, a := range alarms {
+		a.AddAlarmAction(action)
+		a.AddOkAction(action)
 	}
 }
 

@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -8,14 +10,27 @@ import (
 	"github.com/dynastack/dynastack/constructs/gofunction"
 )
 
+// NagReportsContext is the context key that turns on cdk-nag's CSV
+// compliance reports, one per pack and stack in the output folder
+// (AwsSolutions-<stage>-<service>-<stage>-NagReport.csv): a line for every
+// rule and resource, compliant, suppressed or not applicable. `make
+// nag-report` sets it.
+//
+// Off by default: findings fail the synth as error annotations either way,
+// nothing in the build reads the files, and writing them line by line took
+// about 0.35 s of every synth.
+const NagReportsContext = "dynastack:nagReports"
+
 // ApplyPolicy adds cdk-nag's AwsSolutions and Serverless packs to scope as
 // aspects (NewStage also runs table.CheckPolicies over the complete stage).
 // Findings are error annotations; SynthErrors turns them into a failed
 // synth.
 func ApplyPolicy(scope constructs.IConstruct) {
+	reports := fmt.Sprint(scope.Node().TryGetContext(jsii.String(NagReportsContext))) == "true"
+	props := &cdknag.NagPackProps{Verbose: jsii.Bool(true), Reports: jsii.Bool(reports)}
 	aspects := awscdk.Aspects_Of(scope)
-	aspects.Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
-	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	aspects.Add(cdknag.NewAwsSolutionsChecks(props), nil)
+	aspects.Add(cdknag.NewServerlessChecks(props), nil)
 }
 
 // suppression is a reviewed exception to a cdk-nag rule. Reason says why the
