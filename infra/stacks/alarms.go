@@ -158,21 +158,22 @@ func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv
 func alarmTable(scope constructs.Construct, id string, t awsdynamodb.TableV2) []awscloudwatch.Alarm {
 	var alarms []awscloudwatch.Alarm
 	path := *t.Node().Path()
+	name := t.TableName()
 	indexes := tableIndexNames(t)
 	for _, kind := range []string{"Read", "Write"} {
 		metrics := map[string]awscloudwatch.IMetric{}
 		var terms []string
 		for i, ix := range append([]string{""}, indexes...) {
-			dims := map[string]*string{"TableName": t.TableName()}
+			dims := map[string]*string{"TableName": name}
 			if ix != "" {
 				dims["GlobalSecondaryIndexName"] = jsii.String(ix)
 			}
-			name := fmt.Sprintf("t%d", i)
-			metrics[name] = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			term := fmt.Sprintf("t%d", i)
+			metrics[term] = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 				Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String(kind + "ThrottleEvents"),
 				DimensionsMap: &dims, Period: alarmPeriod(), Statistic: jsii.String("Sum"),
 			})
-			terms = append(terms, name)
+			terms = append(terms, term)
 		}
 		alarms = append(alarms, newAlarm(scope, id+kind+"Throttles", fmt.Sprintf("%s: %s throttle events on the table or an index for %d periods of %d minutes (on-demand cap reached or hot partition)", path, strings.ToLower(kind), throttlePeriods, alarmPeriodMinutes),
 			awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
