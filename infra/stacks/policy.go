@@ -1,7 +1,11 @@
 package stacks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -26,11 +30,32 @@ const NagReportsContext = "dynastack:nagReports"
 // Findings are error annotations; SynthErrors turns them into a failed
 // synth.
 func ApplyPolicy(scope constructs.IConstruct) {
-	reports := fmt.Sprint(scope.Node().TryGetContext(jsii.String(NagReportsContext))) == "true"
-	props := &cdknag.NagPackProps{Verbose: jsii.Bool(true), Reports: jsii.Bool(reports)}
+	props := &cdknag.NagPackProps{Verbose: jsii.Bool(true), Reports: jsii.Bool(NagReports(scope))}
 	aspects := awscdk.Aspects_Of(scope)
 	aspects.Add(cdknag.NewAwsSolutionsChecks(props), nil)
 	aspects.Add(cdknag.NewServerlessChecks(props), nil)
+}
+
+// NagReports tells whether the synth of scope writes cdk-nag's reports
+// (NagReportsContext).
+func NagReports(scope constructs.IConstruct) bool {
+	return fmt.Sprint(scope.Node().TryGetContext(jsii.String(NagReportsContext))) == "true"
+}
+
+// RemoveNagReports deletes the reports of an earlier synth from outdir: a
+// synth that does not write them must not leave reports behind that
+// describe templates as they were.
+func RemoveNagReports(outdir string) error {
+	old, err := filepath.Glob(filepath.Join(outdir, "*-NagReport.csv"))
+	if err != nil {
+		return err
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // suppression is a reviewed exception to a cdk-nag rule. Reason says why the

@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,24 +13,37 @@ import (
 	"github.com/dynastack/dynastack/constructs/cdktest"
 )
 
-// cdk-nag writes its CSV reports only when NagReportsContext asks for them;
-// its findings are annotations either way.
+// cdk-nag writes its CSV reports only when NagReportsContext asks for them,
+// and a synth without them removes those of an earlier one (as app/main.go
+// does); its findings are annotations either way.
 func TestNagReportsOnlyWhenAsked(t *testing.T) {
 	for _, tc := range []struct {
 		context any
 		reports int
 	}{{nil, 0}, {"false", 0}, {"true", 2}, {true, 2}} {
 		out := t.TempDir()
+		stale := filepath.Join(out, "AwsSolutions-old-NagReport.csv")
+		if err := os.WriteFile(stale, []byte("Rule ID\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		ctx := cdktest.TestContext(t, false)
 		ctx["@aws-cdk/core:failSynthOnValidationErrors"] = false // the CLI's setting: findings go to the report
 		if tc.context != nil {
 			ctx[NagReportsContext] = tc.context
 		}
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(out)})
+		if !NagReports(app) {
+			if err := RemoveNagReports(out); err != nil {
+				t.Fatal(err)
+			}
+		}
 		stack := awscdk.NewStack(app, jsii.String("svc"), nil)
 		ApplyPolicy(stack)
 		awssqs.NewQueue(stack, jsii.String("Queue"), nil) // no DLQ, no TLS policy: AwsSolutions-SQS3, -SQS4
 		asm := app.Synth(nil)
+		if tc.reports > 0 {
+			os.Remove(stale) // kept when reports are written: cdk-nag rewrites its own
+		}
 		csv, _ := filepath.Glob(filepath.Join(out, "*-NagReport.csv"))
 		if len(csv) != tc.reports {
 			t.Errorf("%s=%v: reports %v, want %d (AwsSolutions and Serverless)", NagReportsContext, tc.context, csv, tc.reports)
