@@ -35,11 +35,9 @@ func main() {
 	// CDK's CloudFormation validation runs as AddSynthChecks adds it.
 	app := awscdk.NewApp(&awscdk.AppProps{BuiltinCloudFormationValidation: jsii.Bool(false)})
 	times.mark("jsii kernel and app")
-	if outdir := os.Getenv("CDK_OUTDIR"); outdir != "" && !stacks.NagReports(app) {
-		if err := stacks.RemoveNagReports(outdir); err != nil {
-			fmt.Fprintf(os.Stderr, "dynastack: %v\n", err)
-			os.Exit(1)
-		}
+	if err := stacks.RemoveStaleNagReports(app); err != nil {
+		fmt.Fprintf(os.Stderr, "dynastack: %v\n", err)
+		os.Exit(1)
 	}
 	if err := stacks.Build(app, config.Stages()); err != nil {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused:\n%v\n", err)

@@ -61,6 +61,10 @@ func AddControls(app awscdk.App, opts ControlsOptions) error {
 		opts.Suppressions = controls.Suppressions
 	}
 	p := &controlsPlugin{binary: binary, rules: []string{shipped, opts.Rules}, suppressions: opts.Suppressions, ran: opts.Ran}
+	// What each control requires: read once, for every synth's report.
+	if p.describe, err = controls.Descriptions(p.rules); err != nil {
+		return err
+	}
 	if opts.CacheDir != "" {
 		fp, err := controls.Fingerprint(binary, p.rules)
 		if err != nil {
@@ -83,6 +87,7 @@ type controlsPlugin struct {
 	binary       string
 	rules        []string
 	suppressions []controls.Suppression
+	describe     map[string]string // control → what it requires
 	cache        *checkcache.Cache
 	ran          func(time.Duration, int, int)
 }
@@ -141,11 +146,7 @@ func (p *controlsPlugin) Validate(ctx awscdk.IPolicyValidationContext) *awscdk.P
 	}
 	_ = p.cache.Prune()
 	rep.Ran = slices.Sorted(maps.Keys(ran))
-	describe, err := controls.Descriptions(p.rules)
-	if err != nil {
-		return controlsReport(controls.Report{}, err, nil, nil)
-	}
-	rep.Descriptions = describe
+	rep.Descriptions = p.describe
 	if p.ran != nil {
 		p.ran(time.Since(start), len(misses), len(templates))
 	}

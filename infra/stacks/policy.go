@@ -42,11 +42,14 @@ func NagReports(scope constructs.IConstruct) bool {
 	return fmt.Sprint(scope.Node().TryGetContext(jsii.String(NagReportsContext))) == "true"
 }
 
-// RemoveNagReports deletes the reports of an earlier synth from outdir: a
-// synth that does not write them must not leave reports behind that
-// describe templates as they were.
-func RemoveNagReports(outdir string) error {
-	old, err := filepath.Glob(filepath.Join(outdir, "*-NagReport.csv"))
+// RemoveStaleNagReports deletes cdk-nag's reports of an earlier synth from
+// the output folder of app when this synth does not write them (NagReports):
+// no report may outlive the templates it describes.
+func RemoveStaleNagReports(app awscdk.App) error {
+	if NagReports(app) {
+		return nil // cdk-nag rewrites them
+	}
+	old, err := filepath.Glob(filepath.Join(*app.Outdir(), "*-NagReport.csv"))
 	if err != nil {
 		return err
 	}

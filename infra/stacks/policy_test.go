@@ -32,10 +32,8 @@ func TestNagReportsOnlyWhenAsked(t *testing.T) {
 			ctx[NagReportsContext] = tc.context
 		}
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(out)})
-		if !NagReports(app) {
-			if err := RemoveNagReports(out); err != nil {
-				t.Fatal(err)
-			}
+		if err := RemoveStaleNagReports(app); err != nil {
+			t.Fatal(err)
 		}
 		stack := awscdk.NewStack(app, jsii.String("svc"), nil)
 		ApplyPolicy(stack)
