@@ -14,6 +14,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/infra/stacks"
+	"github.com/dynastack/dynastack/infra/synth"
 )
 
 func main() {
@@ -32,10 +33,10 @@ func main() {
 		}
 	}
 	defer jsii.Close()
-	// CDK's CloudFormation validation runs as AddSynthChecks adds it.
+	// CDK's CloudFormation validation runs as synth.AddChecks adds it.
 	app := awscdk.NewApp(&awscdk.AppProps{BuiltinCloudFormationValidation: jsii.Bool(false)})
 	times.mark("jsii kernel and app")
-	if err := stacks.RemoveStaleNagReports(app); err != nil {
+	if err := synth.RemoveStaleNagReports(app); err != nil {
 		fmt.Fprintf(os.Stderr, "dynastack: %v\n", err)
 		os.Exit(1)
 	}
@@ -46,7 +47,7 @@ func main() {
 	times.mark("stacks built (Lambda bootstraps included)")
 	root, err := config.RepoRoot()
 	if err == nil {
-		err = stacks.AddSynthChecks(app, root, func(check string, d time.Duration, n, total int) {
+		err = synth.AddChecks(app, root, func(check string, d time.Duration, n, total int) {
 			times.part(fmt.Sprintf("of which %s (%d/%d templates)", check, n, total), d)
 		})
 	}
@@ -57,7 +58,7 @@ func main() {
 	asm := app.Synth(nil)
 	times.mark("synth (aspects, validation, controls, files)")
 	times.print()
-	if errs := stacks.Failures(asm); len(errs) > 0 {
+	if errs := synth.Failures(asm); len(errs) > 0 {
 		fmt.Fprintf(os.Stderr, "dynastack: synth refused, %d policy errors:\n", len(errs))
 		for _, e := range errs {
 			fmt.Fprintln(os.Stderr, "  "+e)

@@ -17,6 +17,7 @@ import (
 	"github.com/dynastack/dynastack/infra/assembly"
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/infra/stacks"
+	"github.com/dynastack/dynastack/infra/synth"
 )
 
 // Assembly holds the synthesized templates by stage and stack id.
@@ -78,7 +79,7 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 	if err := stacks.Build(app, stages); err != nil {
 		return nil, err
 	}
-	errs := stacks.SynthErrors(app.Synth(nil))
+	errs := synth.AnnotationErrors(app.Synth(nil))
 	asm, err := Read(outdir)
 	if asm != nil {
 		asm.Errors = errs

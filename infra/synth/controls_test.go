@@ -1,4 +1,4 @@
-package stacks
+package synth
 
 import (
 	"path/filepath"
@@ -49,7 +49,7 @@ func TestControlsAndValidationFailTheSynth(t *testing.T) {
 		// Nothing suppressed: CT.SQS.PR.1 is a violation on the queue.
 		suppressions: []controls.Suppression{},
 		want: []string{
-			ControlsPluginName + ": CT.SQS.PR.1: Require any Amazon SQS queue to have a dead-letter queue configured (prod/svc/Queue/Resource): Fix the resource, or suppress the control for it with a reason in infra/controls/suppressions.go.",
+			controlsPluginName + ": CT.SQS.PR.1: Require any Amazon SQS queue to have a dead-letter queue configured (prod/svc/Queue/Resource): Fix the resource, or suppress the control for it with a reason in infra/controls/suppressions.go.",
 			"CloudFormation Validate: F3002: Bogus: Additional properties are not allowed ('Bogus' was unexpected) (prod/svc/Queue/Resource)",
 		},
 	}, {
@@ -67,16 +67,16 @@ func TestControlsAndValidationFailTheSynth(t *testing.T) {
 				app := cliApp(t, outdir)
 				nonCompliantStage(app)
 				ran := map[string]int{}
-				AddCachedValidation(app, filepath.Join(outdir, "checks", "validate"), func(_ time.Duration, n, _ int) { ran["validate"] = n })
-				opts := ControlsPackage(root)
+				addCachedValidation(app, filepath.Join(outdir, "checks", "validate"), func(_ time.Duration, n, _ int) { ran["validate"] = n })
+				opts := controlsPackage(root)
 				opts.Suppressions = tc.suppressions
 				opts.CacheDir = filepath.Join(outdir, "checks", "controls")
 				opts.Ran = func(_ time.Duration, n, _ int) { ran["controls"] = n }
-				if err := AddControls(app, opts); err != nil {
+				if err := addControls(app, opts); err != nil {
 					t.Fatal(err)
 				}
 				asm := app.Synth(nil)
-				errs, err := ValidationErrors(*asm.Directory())
+				errs, err := validationErrors(*asm.Directory())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,14 +105,14 @@ func TestControlsAndValidationFailTheSynth(t *testing.T) {
 }
 
 func TestControlsNeedTheRules(t *testing.T) {
-	err := AddControls(cliApp(t, t.TempDir()), ControlsOptions{Package: t.TempDir(), Rules: "rules"})
+	err := addControls(cliApp(t, t.TempDir()), controlsOptions{Package: t.TempDir(), Rules: "rules"})
 	if err == nil || !strings.Contains(err.Error(), "run make deps") {
-		t.Fatalf("AddControls without the npm package: %v, want an error saying to run make deps", err)
+		t.Fatalf("addControls without the npm package: %v, want an error saying to run make deps", err)
 	}
 }
 
 func TestValidationErrorsWithoutReport(t *testing.T) {
-	if errs, err := ValidationErrors(t.TempDir()); err != nil || len(errs) != 0 {
+	if errs, err := validationErrors(t.TempDir()); err != nil || len(errs) != 0 {
 		t.Fatalf("no report: %v, %v; want nothing", errs, err)
 	}
 }
@@ -133,8 +133,8 @@ func TestCachedValidationChecksOnlyChangedTemplates(t *testing.T) {
 			}
 		}
 		validated := -1
-		AddCachedValidation(app, cache, func(_ time.Duration, n, _ int) { validated = n })
-		errs, err := ValidationErrors(*app.Synth(nil).Directory())
+		addCachedValidation(app, cache, func(_ time.Duration, n, _ int) { validated = n })
+		errs, err := validationErrors(*app.Synth(nil).Directory())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package stacks
+package synth
 
 import (
 	"fmt"
@@ -14,12 +14,12 @@ import (
 	"github.com/dynastack/dynastack/infra/controls"
 )
 
-// ControlsPluginName is the name CDK's validation report gives the Control
+// controlsPluginName is the name CDK's validation report gives the Control
 // Tower controls.
-const ControlsPluginName = "AWS Control Tower proactive controls (cfn-guard)"
+const controlsPluginName = "AWS Control Tower proactive controls (cfn-guard)"
 
-// ControlsOptions locate cfn-guard and the rules.
-type ControlsOptions struct {
+// controlsOptions locate cfn-guard and the rules.
+type controlsOptions struct {
 	// Package is the installed npm package @cdklabs/cdk-validator-cfnguard
 	// (the cfn-guard binary and Control Tower's rules).
 	Package string
@@ -42,17 +42,17 @@ type ControlsOptions struct {
 	Ran func(d time.Duration, checked, total int)
 }
 
-// AddControls makes every synth of app — cdk synth, cdk deploy — run AWS
+// addControls makes every synth of app — cdk synth, cdk deploy — run AWS
 // Control Tower's proactive controls (infra/controls) over the templates it
 // wrote, as a CDK validation plugin: a finding no suppression covers is a
 // violation in CDK's validation report, naming the control, what it
 // requires, the resource and its construct path, and fails the synth
-// (ValidationErrors). The plugin sits on the app, so it sees the stacks of
+// (validationErrors). The plugin sits on the app, so it sees the stacks of
 // every stage.
 //
 // A suppression that covers nothing is reported by `make controls` over the
 // golden files, not here: at synth it is no risk, only clutter.
-func AddControls(app awscdk.App, opts ControlsOptions) error {
+func addControls(app awscdk.App, opts controlsOptions) error {
 	binary, shipped, err := controls.Guard(opts.Package)
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ type controlsPlugin struct {
 	ran          func(time.Duration, int, int)
 }
 
-func (p *controlsPlugin) Name() *string { return jsii.String(ControlsPluginName) }
+func (p *controlsPlugin) Name() *string { return jsii.String(controlsPluginName) }
 
 func (p *controlsPlugin) RuleIds() *[]*string { return nil }
 
@@ -209,10 +209,10 @@ func controlsReport(rep controls.Report, err error, suppressions []controls.Supp
 	}
 }
 
-// ControlsPackage is where make deps installs cfn-guard and Control Tower's
+// controlsPackage is where make deps installs cfn-guard and Control Tower's
 // rules, under the repository root.
-func ControlsPackage(root string) ControlsOptions {
-	return ControlsOptions{
+func controlsPackage(root string) controlsOptions {
+	return controlsOptions{
 		Package: filepath.Join(root, "node_modules", "@cdklabs", "cdk-validator-cfnguard"),
 		Rules:   filepath.Join(root, "infra", "controls", "rules"),
 	}

@@ -1,4 +1,4 @@
-package stacks
+package synth
 
 import (
 	"crypto/sha256"
@@ -14,12 +14,12 @@ import (
 	"github.com/dynastack/dynastack/infra/checkcache"
 )
 
-// ValidationPluginName is CDK's name for its CloudFormation validation,
+// validationPluginName is CDK's name for its CloudFormation validation,
 // kept by the cached form so the report, and acknowledgements of its rules
 // ("CloudFormation-Validate::F3002"), read the same.
-const ValidationPluginName = "CloudFormation Validate"
+const validationPluginName = "CloudFormation Validate"
 
-// AddCachedValidation adds CDK's CloudFormation validation to app — the same
+// addCachedValidation adds CDK's CloudFormation validation to app — the same
 // validator with the same default rules (awscdk.CloudFormationValidatePlugin)
 // — behind a per-template cache in cacheDir (infra/checkcache): a synth
 // validates only the templates that changed since the last one, which is
@@ -32,7 +32,7 @@ const ValidationPluginName = "CloudFormation Validate"
 // and region (the validator's pseudo parameters) and the validator's
 // version, which comes with aws-cdk-lib. CDK_VALIDATION=false turns it off,
 // as it turns off the built-in validation.
-func AddCachedValidation(app awscdk.App, cacheDir string, ran func(d time.Duration, validated, total int)) {
+func addCachedValidation(app awscdk.App, cacheDir string, ran func(d time.Duration, validated, total int)) {
 	inner := awscdk.NewCloudFormationValidatePlugin(nil)
 	salt := "cloudformation-validate " + *inner.Version() + " aws-cdk-lib " + cdkVersion()
 	awscdk.Validations_Of(app).AddPlugins(&cachedValidation{
@@ -48,7 +48,7 @@ type cachedValidation struct {
 	ran   func(time.Duration, int, int)
 }
 
-func (p *cachedValidation) Name() *string { return jsii.String(ValidationPluginName) }
+func (p *cachedValidation) Name() *string { return jsii.String(validationPluginName) }
 
 func (p *cachedValidation) RuleIds() *[]*string { return p.inner.RuleIds() }
 

@@ -1,4 +1,4 @@
-package stacks
+package synth_test
 
 import (
 	"os"
@@ -11,11 +11,14 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/cdktest"
+	"github.com/dynastack/dynastack/infra/stacks"
+	"github.com/dynastack/dynastack/infra/synth"
 )
 
-// cdk-nag writes its CSV reports only when NagReportsContext asks for them,
-// and a synth without them removes those of an earlier one (as app/main.go
-// does); its findings are annotations either way.
+// cdk-nag, as stacks.ApplyPolicy adds it, writes its CSV reports only when
+// NagReportsContext asks for them, and a synth without them removes those of
+// an earlier one (as app/main.go does); its findings are annotations either
+// way.
 func TestNagReportsOnlyWhenAsked(t *testing.T) {
 	for _, tc := range []struct {
 		context any
@@ -29,14 +32,14 @@ func TestNagReportsOnlyWhenAsked(t *testing.T) {
 		ctx := cdktest.TestContext(t, false)
 		ctx["@aws-cdk/core:failSynthOnValidationErrors"] = false // the CLI's setting: findings go to the report
 		if tc.context != nil {
-			ctx[NagReportsContext] = tc.context
+			ctx[synth.NagReportsContext] = tc.context
 		}
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(out)})
-		if err := RemoveStaleNagReports(app); err != nil {
+		if err := synth.RemoveStaleNagReports(app); err != nil {
 			t.Fatal(err)
 		}
 		stack := awscdk.NewStack(app, jsii.String("svc"), nil)
-		ApplyPolicy(stack)
+		stacks.ApplyPolicy(stack)
 		awssqs.NewQueue(stack, jsii.String("Queue"), nil) // no DLQ, no TLS policy: AwsSolutions-SQS3, -SQS4
 		asm := app.Synth(nil)
 		if tc.reports > 0 {
@@ -44,10 +47,10 @@ func TestNagReportsOnlyWhenAsked(t *testing.T) {
 		}
 		csv, _ := filepath.Glob(filepath.Join(out, "*-NagReport.csv"))
 		if len(csv) != tc.reports {
-			t.Errorf("%s=%v: reports %v, want %d (AwsSolutions and Serverless)", NagReportsContext, tc.context, csv, tc.reports)
+			t.Errorf("%s=%v: reports %v, want %d (AwsSolutions and Serverless)", synth.NagReportsContext, tc.context, csv, tc.reports)
 		}
-		if errs := SynthErrors(asm); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "AwsSolutions-SQS3") }) {
-			t.Errorf("%s=%v: no error annotation for a queue without a dead-letter queue", NagReportsContext, tc.context)
+		if errs := synth.AnnotationErrors(asm); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "AwsSolutions-SQS3") }) {
+			t.Errorf("%s=%v: no error annotation for a queue without a dead-letter queue", synth.NagReportsContext, tc.context)
 		}
 	}
 }
