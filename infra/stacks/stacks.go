@@ -1,4 +1,6 @@
-// Package stacks builds one stack per service per stage.
+// Package stacks builds one stack per service per stage: resources only.
+// The checks every synth runs over them, and the verdict the app exits
+// with, are infra/synth's.
 package stacks
 
 import (
