@@ -21,6 +21,10 @@ const (
 
 	// IndexGSI1 is the one index of both tables.
 	IndexGSI1 = "GSI1"
+
+	// ExecutorName is the executor function's name, which is also its STS
+	// session name and the user of the audit entries it writes.
+	ExecutorName = "nucleus-executor"
 )
 
 // Variables of the functions.
@@ -74,10 +78,9 @@ var (
 			RecordExecution, Timeline, GlobalLog, EntityLog,
 		},
 	}
-	// Executor runs due schedules. Its name is also its STS session name
-	// and the user of the audit entries it writes.
+	// Executor runs due schedules.
 	Executor = service.Function{
-		Name: "nucleus-executor", Kind: service.Schedule,
+		Name: ExecutorName, Kind: service.Schedule,
 		Description: "Nucleus schedule executor: starts and stops the resources of due schedules",
 	}
 )
