@@ -1,6 +1,6 @@
 module github.com/dynastack/dynastack/lambdas
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/aws/aws-lambda-go v1.55.1
@@ -34,4 +34,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
+	github.com/dynastack/dynastack/constructs v0.0.0
 )
+
+replace github.com/dynastack/dynastack/constructs => ../constructs

@@ -3,11 +3,13 @@ package test
 import (
 	"encoding/json"
 	"fmt"
-	infrastacks "github.com/dynastack/dynastack/infra/stacks"
-	"github.com/dynastack/dynastack/test/cdkapp"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dynastack/dynastack/constructs/catalog"
+	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/test/cdkapp"
 )
 
 // Function and API contracts from the ITSM issue, applied to every service:
@@ -41,9 +43,9 @@ func TestFunctionContracts(t *testing.T) {
 			}
 			checkAlarms(t, stage+"/"+id, tmpl)
 			jwt := map[string]bool{}
-			if id == "stak" {
-				for _, r := range infrastacks.StakUserRoutes {
-					jwt[string(r)] = true
+			for _, fn := range catalog.Functions() {
+				for _, r := range fn.Routes {
+					jwt[r.Key()] = jwt[r.Key()] || r.Auth == service.JWT
 				}
 			}
 			for lid, r := range tmpl.Resources("AWS::ApiGatewayV2::Route") {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/infra/config"
-	"github.com/dynastack/dynastack/infra/stacks"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
 
@@ -17,9 +16,6 @@ import (
 // and redrive from config, the processor's mapping, IAM per function, the
 // DLQ alarm, and no secret in any environment.
 func TestRezAgentPipelineContract(t *testing.T) {
-	if stacks.ScheduleInput != schedule.Input {
-		t.Fatalf("infra's schedule input %s differs from the one the jobs decode, %s", stacks.ScheduleInput, schedule.Input)
-	}
 	for _, cfg := range config.Stages() {
 		stage := string(cfg.Name)
 		tmpl := asm.Templates[stage]["rezagent"]

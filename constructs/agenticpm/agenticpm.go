@@ -5,44 +5,25 @@ package agenticpm
 
 import (
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/constructs/table"
-)
-
-// Names fixed by the design document.
-const (
-	Service       = "agenticpm"
-	TableBaseName = "AgenticPM"
-
-	AttrPK     = "PK"
-	AttrSK     = "SK"
-	AttrGSI1PK = "GSI1PK"
-	AttrGSI1SK = "GSI1SK"
-	AttrTTL    = "TTL"
-
-	// IndexGSI1 serves pending escalations, projects by status, events by
-	// date and the hold queue (held actions by due time, and the outbox of
-	// released ones).
-	IndexGSI1 = "GSI1"
-
-	// EnvTableName carries the physical table name to the Lambda.
-	EnvTableName = "AGENTICPM_TABLE"
 )
 
 // Spec is the documented schema. The document enables point-in-time recovery
 // without naming a stage, so it is required in every stage.
 func Spec() table.Spec {
 	return table.Spec{
-		Service:      Service,
-		BaseName:     TableBaseName,
-		PartitionKey: table.Key{Name: AttrPK, Type: table.String},
-		SortKey:      &table.Key{Name: AttrSK, Type: table.String},
+		Service:      contract.Name,
+		BaseName:     contract.TableBaseName,
+		PartitionKey: table.Key{Name: contract.AttrPK, Type: table.String},
+		SortKey:      &table.Key{Name: contract.AttrSK, Type: table.String},
 		Indexes: []table.Index{{
-			Name:         IndexGSI1,
-			PartitionKey: table.Key{Name: AttrGSI1PK, Type: table.String},
-			SortKey:      &table.Key{Name: AttrGSI1SK, Type: table.String},
+			Name:         contract.IndexGSI1,
+			PartitionKey: table.Key{Name: contract.AttrGSI1PK, Type: table.String},
+			SortKey:      &table.Key{Name: contract.AttrGSI1SK, Type: table.String},
 			Projection:   table.ProjectAll,
 		}},
-		TTLAttribute:               AttrTTL,
+		TTLAttribute:               contract.AttrTTL,
 		RequirePointInTimeRecovery: true,
 	}
 }

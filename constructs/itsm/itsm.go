@@ -1,38 +1,25 @@
 // Package itsm holds the table of the ITSM ticket PoC (design document 003):
-// one ticket per item, listed per caller through CallerIdIndex.
+// one ticket per item, listed per caller through CallerIdIndex. Its names
+// come from the service's contract (constructs/itsm/contract), where a
+// team that imports this table finds the index and variable names too.
 package itsm
 
 import (
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/constructs/table"
-)
-
-// Names fixed by the design document.
-const (
-	Service       = "itsm"
-	TableBaseName = "poc-itsm-tickets"
-
-	AttrTicketID  = "ticket_id"
-	AttrCallerID  = "caller_id"
-	AttrCreatedAt = "created_at"
-
-	// IndexCallerID lists a caller's tickets by creation time.
-	IndexCallerID = "CallerIdIndex"
-
-	// EnvTableName carries the physical table name to the Lambda.
-	EnvTableName = "ITSM_TICKETS_TABLE"
 )
 
 // TicketsSpec is the documented schema of the tickets table.
 func TicketsSpec() table.Spec {
 	return table.Spec{
-		Service:      Service,
-		BaseName:     TableBaseName,
-		PartitionKey: table.Key{Name: AttrTicketID, Type: table.String},
+		Service:      contract.Name,
+		BaseName:     contract.TableBaseName,
+		PartitionKey: table.Key{Name: contract.AttrTicketID, Type: table.String},
 		Indexes: []table.Index{{
-			Name:         IndexCallerID,
-			PartitionKey: table.Key{Name: AttrCallerID, Type: table.String},
-			SortKey:      &table.Key{Name: AttrCreatedAt, Type: table.String},
+			Name:         contract.IndexCallerID,
+			PartitionKey: table.Key{Name: contract.AttrCallerID, Type: table.String},
+			SortKey:      &table.Key{Name: contract.AttrCreatedAt, Type: table.String},
 			Projection:   table.ProjectAll,
 		}},
 	}

@@ -5,37 +5,15 @@ package nucleus
 
 import (
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/constructs/table"
-)
-
-// Names fixed by the design document.
-const (
-	Service = "nucleus"
-
-	AppTableBaseName   = "NucleusAppTable"
-	AuditTableBaseName = "NucleusAuditTable"
-
-	AttrPK     = "pk"
-	AttrSK     = "sk"
-	AttrGSI1PK = "gsi1pk"
-	AttrGSI1SK = "gsi1sk"
-	// AttrExpireAt is the audit table's TTL attribute.
-	AttrExpireAt = "expire_at"
-
-	// IndexGSI1 lists entities by type on the app table, and is the global
-	// timeline (gsi1pk = AUDIT#GLOBAL) on the audit table.
-	IndexGSI1 = "GSI1"
-
-	// Environment variables carrying the physical table names.
-	EnvAppTableName   = "NUCLEUS_APP_TABLE"
-	EnvAuditTableName = "NUCLEUS_AUDIT_TABLE"
 )
 
 func gsi1() table.Index {
 	return table.Index{
-		Name:         IndexGSI1,
-		PartitionKey: table.Key{Name: AttrGSI1PK, Type: table.String},
-		SortKey:      &table.Key{Name: AttrGSI1SK, Type: table.String},
+		Name:         contract.IndexGSI1,
+		PartitionKey: table.Key{Name: contract.AttrGSI1PK, Type: table.String},
+		SortKey:      &table.Key{Name: contract.AttrGSI1SK, Type: table.String},
 		Projection:   table.ProjectAll,
 	}
 }
@@ -43,10 +21,10 @@ func gsi1() table.Index {
 // AppSpec is the documented schema of NucleusAppTable.
 func AppSpec() table.Spec {
 	return table.Spec{
-		Service:      Service,
-		BaseName:     AppTableBaseName,
-		PartitionKey: table.Key{Name: AttrPK, Type: table.String},
-		SortKey:      &table.Key{Name: AttrSK, Type: table.String},
+		Service:      contract.Name,
+		BaseName:     contract.AppTableBaseName,
+		PartitionKey: table.Key{Name: contract.AttrPK, Type: table.String},
+		SortKey:      &table.Key{Name: contract.AttrSK, Type: table.String},
 		Indexes:      []table.Index{gsi1()},
 	}
 }
@@ -54,12 +32,12 @@ func AppSpec() table.Spec {
 // AuditSpec is the documented schema of NucleusAuditTable.
 func AuditSpec() table.Spec {
 	return table.Spec{
-		Service:      Service,
-		BaseName:     AuditTableBaseName,
-		PartitionKey: table.Key{Name: AttrPK, Type: table.String},
-		SortKey:      &table.Key{Name: AttrSK, Type: table.String},
+		Service:      contract.Name,
+		BaseName:     contract.AuditTableBaseName,
+		PartitionKey: table.Key{Name: contract.AttrPK, Type: table.String},
+		SortKey:      &table.Key{Name: contract.AttrSK, Type: table.String},
 		Indexes:      []table.Index{gsi1()},
-		TTLAttribute: AttrExpireAt,
+		TTLAttribute: contract.AttrExpireAt,
 	}
 }
 

@@ -4,37 +4,8 @@ package rezagent
 
 import (
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/constructs/table"
-)
-
-// Names fixed by the design document.
-const (
-	Service       = "rezagent"
-	TableBaseName = "rez-agent-messages"
-
-	AttrMessageID   = "message_id"
-	AttrStage       = "stage"
-	AttrStatus      = "status"
-	AttrMessageType = "message_type"
-	AttrCreatedDate = "created_date"
-	AttrTTL         = "ttl"
-
-	IndexStageCreatedDate       = "stage-created_date-index"
-	IndexStatusCreatedDate      = "status-created_date-index"
-	IndexMessageTypeCreatedDate = "message_type-created_date-index"
-
-	// EnvTableName carries the physical table name to the Lambda.
-	EnvTableName = "REZ_AGENT_MESSAGES_TABLE"
-	// Pipeline environment (docs/schemas/rezagent.md, "Pipeline"): the
-	// topic the API and the scheduler publish to, the ntfy server and
-	// topic the processor delivers to, the SSM parameter of its token,
-	// the queue's redrive maximum, and the scheduler's republish threshold.
-	EnvTopicArn           = "REZ_AGENT_TOPIC_ARN"
-	EnvNtfyURL            = "NTFY_URL"
-	EnvNtfyTopic          = "NTFY_TOPIC"
-	EnvNtfyTokenParameter = "NTFY_TOKEN_PARAMETER"
-	EnvMaxReceiveCount    = "REZ_AGENT_MAX_RECEIVE_COUNT"
-	EnvRepublishAfter     = "REZ_AGENT_REPUBLISH_AFTER"
 )
 
 // MessagesProps configures the messages table.
@@ -50,21 +21,21 @@ type MessagesProps struct {
 
 // MessagesSpec is the documented schema; withTypeIndex adds the optional index.
 func MessagesSpec(withTypeIndex bool) table.Spec {
-	createdDate := &table.Key{Name: AttrCreatedDate, Type: table.String}
+	createdDate := &table.Key{Name: contract.AttrCreatedDate, Type: table.String}
 	s := table.Spec{
-		Service:      Service,
-		BaseName:     TableBaseName,
-		PartitionKey: table.Key{Name: AttrMessageID, Type: table.String},
+		Service:      contract.Name,
+		BaseName:     contract.TableBaseName,
+		PartitionKey: table.Key{Name: contract.AttrMessageID, Type: table.String},
 		Indexes: []table.Index{
-			{Name: IndexStageCreatedDate, PartitionKey: table.Key{Name: AttrStage, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll},
-			{Name: IndexStatusCreatedDate, PartitionKey: table.Key{Name: AttrStatus, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll},
+			{Name: contract.IndexStageCreatedDate, PartitionKey: table.Key{Name: contract.AttrStage, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll},
+			{Name: contract.IndexStatusCreatedDate, PartitionKey: table.Key{Name: contract.AttrStatus, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll},
 		},
-		TTLAttribute: AttrTTL,
+		TTLAttribute: contract.AttrTTL,
 		// Document 000: "Encryption at Rest: AWS-managed KMS key (default)".
 		Encryption: table.AWSManaged,
 	}
 	if withTypeIndex {
-		s.Indexes = append(s.Indexes, table.Index{Name: IndexMessageTypeCreatedDate, PartitionKey: table.Key{Name: AttrMessageType, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll})
+		s.Indexes = append(s.Indexes, table.Index{Name: contract.IndexMessageTypeCreatedDate, PartitionKey: table.Key{Name: contract.AttrMessageType, Type: table.String}, SortKey: createdDate, Projection: table.ProjectAll})
 	}
 	return s
 }

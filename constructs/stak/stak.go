@@ -5,22 +5,8 @@ package stak
 
 import (
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/constructs/table"
-)
-
-// Names fixed by the design document, except the table name, which the
-// document leaves open (see docs/schemas/stak.md).
-const (
-	Service       = "stak"
-	TableBaseName = "stak-inbox"
-
-	AttrPK = "pk"
-	AttrSK = "sk"
-	// AttrExpiredAt is the TTL attribute of messages and read receipts.
-	AttrExpiredAt = "expiredat"
-
-	// EnvTableName carries the physical table name to the Lambda.
-	EnvTableName = "STAK_INBOX_TABLE"
 )
 
 // InboxSpec is the documented schema. The stream carries old images because
@@ -30,11 +16,11 @@ const (
 // stream first.
 func InboxSpec() table.Spec {
 	return table.Spec{
-		Service:      Service,
-		BaseName:     TableBaseName,
-		PartitionKey: table.Key{Name: AttrPK, Type: table.String},
-		SortKey:      &table.Key{Name: AttrSK, Type: table.String},
-		TTLAttribute: AttrExpiredAt,
+		Service:      contract.Name,
+		BaseName:     contract.TableBaseName,
+		PartitionKey: table.Key{Name: contract.AttrPK, Type: table.String},
+		SortKey:      &table.Key{Name: contract.AttrSK, Type: table.String},
+		TTLAttribute: contract.AttrExpiredAt,
 		Stream:       table.NewAndOldImages,
 	}
 }

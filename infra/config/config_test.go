@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
 )
@@ -57,14 +60,18 @@ func TestGuardrails(t *testing.T) {
 	if limit := config.AccountConcurrency - config.UnreservedFloor; total > limit {
 		t.Errorf("the stages reserve %d concurrent executions together; one account allows %d", total, limit)
 	}
-	if got := (config.Stage{Name: table.Dev}).Concurrency("stak-stream"); got != config.StreamReservedConcurrency {
+	if got := (config.Stage{Name: table.Dev}).Concurrency(stakcontract.StreamConsumer); got != config.StreamReservedConcurrency {
 		t.Errorf("stak-stream reserves %d, want %d", got, config.StreamReservedConcurrency)
 	}
-	if got := (config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 0}}).Concurrency("itsm"); got != 0 {
+	if got := (config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 0}}).Concurrency(itsmcontract.API); got != 0 {
 		t.Errorf("an override to 0 reserves %d", got)
 	}
-	if got := (config.Stage{Name: table.Dev}).Concurrency("some-new-worker"); got != config.DefaultReservedConcurrency {
-		t.Errorf("an unlisted function reserves %d, want %d", got, config.DefaultReservedConcurrency)
+	if got := (config.Stage{Name: table.Dev}).Concurrency(service.Function{Name: "some-new-worker"}); got != config.DefaultReservedConcurrency {
+		t.Errorf("a function of no known kind reserves %d, want %d", got, config.DefaultReservedConcurrency)
+	}
+	// 5 APIs × 25, the stream consumer 5, the processor 5, 3 jobs × 2.
+	if got := (config.Stage{Name: table.Dev}).ReservedTotal(); got != 141 {
+		t.Errorf("a stage reserves %d, want 141 (the sum documented in guardrails.go)", got)
 	}
 
 	bad := []struct {
@@ -76,6 +83,7 @@ func TestGuardrails(t *testing.T) {
 		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{HTTPSEndpoints: []string{"http://hooks.example.com/x"}}}, `alarm endpoint "http://hooks.example.com/x": use an https:// URL`},
 		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 901}}, `ReservedConcurrency["itsm"]=901: use 1 to 900`},
 		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": -1}}, `ReservedConcurrency["itsm"]=-1`},
+		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"stak_stream": 3}}, `ReservedConcurrency key "stak_stream": use a function's name from its service contract, one of rezagent, rezagent-scheduler`},
 	}
 	for _, tt := range bad {
 		if err := tt.stage.ValidateGuardrails(); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/dynastack/dynastack/constructs/catalog"
+	"github.com/dynastack/dynastack/constructs/service"
 )
 
 // AlarmSubscribers are who the stage's alarms reach: every stack of the
@@ -45,19 +48,20 @@ func (a AlarmSubscribers) Validate() error {
 // Empty reports whether nobody would hear an alarm.
 func (a AlarmSubscribers) Empty() bool { return len(a.Emails)+len(a.HTTPSEndpoints) == 0 }
 
-// Reserved concurrency per function, keyed by the function's service name
-// (DYNASTACK_SERVICE). The numbers, per stage:
+// Reserved concurrency per function, by the function's kind in its
+// service contract unless the stage's ReservedConcurrency names the
+// function. The numbers, per stage:
 //
 //   - an API function: 25. Its API admits 100 requests/s (burst 200); at
 //     100 ms per request that is 10 executions, so 25 leave room for slow
 //     moments while a flood beyond it is throttled at this function instead
 //     of draining the account's pool.
-//   - Stak's stream consumer: 5, reserved so an API flood can never starve
-//     it (one execution per stream shard; a table of this size has few).
-//   - rez_agent's processor: the pipeline's MaxConcurrency (default 5), as
-//     its queue mapping never runs more.
-//   - scheduled jobs: 2 (one run per fire, one for an overlapping retry).
-//   - any other function: DefaultReservedConcurrency.
+//   - a stream consumer: 5, reserved so an API flood can never starve it
+//     (one execution per stream shard; a table of this size has few).
+//   - a queue consumer (rez_agent's processor): the pipeline's
+//     MaxConcurrency (default 5), as its queue mapping never runs more.
+//   - a scheduled job: 2 (one run per fire, one for an overlapping retry).
+//   - a function of no known kind: DefaultReservedConcurrency.
 //
 // One stage reserves 5×25 + 5 + 5 + 3×2 = 141; three stages in one account
 // 423 of Lambda's default 1000, leaving 577 unreserved (Lambda requires at
@@ -75,41 +79,32 @@ const (
 	UnreservedFloor    = 100
 )
 
-var defaultReservedConcurrency = map[string]int{
-	"rezagent": APIReservedConcurrency, "nucleus": APIReservedConcurrency, "stak": APIReservedConcurrency,
-	"itsm": APIReservedConcurrency, "agenticpm": APIReservedConcurrency,
-	"stak-stream":        StreamReservedConcurrency,
-	"rezagent-processor": DefaultMaxConcurrency,
-	"rezagent-scheduler": ScheduledReservedConcurrency,
-	"agenticpm-release":  ScheduledReservedConcurrency,
-	"nucleus-executor":   ScheduledReservedConcurrency,
+var reservedByKind = map[service.Kind]int{
+	service.HTTP:     APIReservedConcurrency,
+	service.Stream:   StreamReservedConcurrency,
+	service.Queue:    DefaultMaxConcurrency,
+	service.Schedule: ScheduledReservedConcurrency,
 }
 
-// Concurrency is the reserved concurrency of the function whose service
-// name is service: the stage's ReservedConcurrency entry, else the default
-// above. 0 means unreserved.
-func (s Stage) Concurrency(service string) int {
-	if n, ok := s.ReservedConcurrency[service]; ok {
+// Concurrency is the reserved concurrency of fn: the stage's
+// ReservedConcurrency entry for its name, else its kind's default above.
+// 0 means unreserved.
+func (s Stage) Concurrency(fn service.Function) int {
+	if n, ok := s.ReservedConcurrency[fn.Name]; ok {
 		return n
 	}
-	if n, ok := defaultReservedConcurrency[service]; ok {
+	if n, ok := reservedByKind[fn.Kind]; ok {
 		return n
 	}
 	return DefaultReservedConcurrency
 }
 
-// ReservedTotal is what every function named in the defaults or the
-// stage's entries reserves in the stage.
+// ReservedTotal is what every function of every service contract reserves
+// in the stage.
 func (s Stage) ReservedTotal() int {
-	names := slices.Collect(maps.Keys(defaultReservedConcurrency))
-	for k := range s.ReservedConcurrency {
-		if _, ok := defaultReservedConcurrency[k]; !ok {
-			names = append(names, k)
-		}
-	}
 	total := 0
-	for _, n := range names {
-		total += s.Concurrency(n)
+	for _, fn := range catalog.Functions() {
+		total += s.Concurrency(fn)
 	}
 	return total
 }
@@ -128,9 +123,17 @@ func (s Stage) ValidateGuardrails() error {
 		if n := s.ReservedConcurrency[k]; n < 0 || n > AccountConcurrency-UnreservedFloor {
 			errs = append(errs, fmt.Errorf("stage %s: ReservedConcurrency[%q]=%d: use 1 to %d, or 0 for unreserved", s.Name, k, n, AccountConcurrency-UnreservedFloor))
 		}
-		if strings.TrimSpace(k) != k || k == "" {
-			errs = append(errs, fmt.Errorf("stage %s: ReservedConcurrency key %q: use the function's service name, e.g. \"stak-stream\"", s.Name, k))
+		if _, ok := catalog.Function(k); !ok {
+			errs = append(errs, fmt.Errorf("stage %s: ReservedConcurrency key %q: use a function's name from its service contract, one of %s", s.Name, k, strings.Join(functionNames(), ", ")))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func functionNames() []string {
+	var names []string
+	for _, fn := range catalog.Functions() {
+		names = append(names, fn.Name)
+	}
+	return names
 }

@@ -3,7 +3,6 @@ package stacks
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
@@ -70,29 +70,25 @@ type accessLogSettings struct {
 func (a *accessLogSettings) Destination() awsapigatewayv2.IAccessLogDestination { return a.destination }
 func (a *accessLogSettings) Format() awsapigateway.AccessLogFormat              { return a.format }
 
-// Route is one method and path of a service API, as API Gateway spells it
-// ("GET /tickets/{id}").
-type Route string
-
-// tokenRoutes are routes of end users, who hold a token of an identity
-// provider instead of AWS credentials: they sit behind a JWT authorizer,
-// which checks signature (keys from the issuer's discovery document),
-// issuer, audience, exp and nbf before the function is invoked and passes
-// the claims in requestContext.authorizer.jwt.claims.
-type tokenRoutes struct {
-	routes           []Route
+// tokenIssuer is the identity provider of end users' routes (service.JWT),
+// who hold its token instead of AWS credentials: they sit behind a JWT
+// authorizer, which checks signature (keys from the issuer's discovery
+// document), issuer, audience, exp and nbf before the function is invoked
+// and passes the claims in requestContext.authorizer.jwt.claims.
+type tokenIssuer struct {
 	issuer, audience string
 }
 
-// newHTTPAPI fronts fn with an HTTP API (payload v2) whose routes require
-// IAM (SigV4) authorization, except the token routes, which require a JWT:
-// an unauthenticated route would be public on the internet. Routes are
-// listed one by one so a reviewer sees the API surface in the template and
-// unknown paths are refused by the gateway before they cost an invocation.
-func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslambda.IFunction, routes []Route, tokens ...tokenRoutes) (awsapigatewayv2.HttpApi, error) {
+// newHTTPAPI fronts fn with an HTTP API (payload v2) serving the routes of
+// its contract, each IAM (SigV4) or JWT authorized as the contract says: an
+// unauthenticated route would be public on the internet. Routes are listed
+// one by one so a reviewer sees the API surface in the template and unknown
+// paths are refused by the gateway before they cost an invocation.
+func newHTTPAPI(stack awscdk.Stack, contract service.Function, cfg config.Stage, fn awslambda.IFunction, tokens *tokenIssuer) (awsapigatewayv2.HttpApi, error) {
+	name := contract.Name
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
-		ApiName:            jsii.String(fmt.Sprintf("%s-%s", service, cfg.Name)),
-		Description:        jsii.String(fmt.Sprintf("dynastack %s API, stage %s", service, cfg.Name)),
+		ApiName:            jsii.String(fmt.Sprintf("%s-%s", name, cfg.Name)),
+		Description:        jsii.String(fmt.Sprintf("dynastack %s API, stage %s", name, cfg.Name)),
 		DefaultAuthorizer:  awsapigatewayv2authorizers.NewHttpIamAuthorizer(),
 		CreateDefaultStage: jsii.Bool(false),
 	})
@@ -116,38 +112,36 @@ func newHTTPAPI(stack awscdk.Stack, service string, cfg config.Stage, fn awslamb
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn, &awsapigatewayv2integrations.HttpLambdaIntegrationProps{
 		PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
 	})
-	add := func(r Route, authorizer awsapigatewayv2.IHttpRouteAuthorizer) error {
-		method, path, ok := strings.Cut(string(r), " ")
-		if !ok || !strings.HasPrefix(path, "/") {
-			return fmt.Errorf("route %q: write it as \"METHOD /path\", e.g. \"GET /tickets/{id}\"", r)
+	// The JWT authorizer is made at the first token route, after every IAM
+	// route before it, so the template keeps the contract's order.
+	var userToken awsapigatewayv2.IHttpRouteAuthorizer
+	for _, r := range contract.Routes {
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+		var authorizer awsapigatewayv2.IHttpRouteAuthorizer
+		if r.Auth == service.JWT {
+			if tokens == nil {
+				return nil, fmt.Errorf("route %q takes a JWT, and %s has no token issuer: pass the stage's (config.Stage.StakTokensFor)", r.Key(), name)
+			}
+			if userToken == nil {
+				userToken = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("UserToken0"), jsii.String(tokens.issuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+					JwtAudience:    &[]*string{jsii.String(tokens.audience)},
+					IdentitySource: &[]*string{jsii.String("$request.header.Authorization")},
+				})
+			}
+			authorizer = userToken
 		}
 		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
+			Path:        jsii.String(r.Path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(r.Method)},
 			Integration: integration,
 			Authorizer:  authorizer,
 		})
-		return nil
-	}
-	for _, r := range routes {
-		if err := add(r, nil); err != nil {
-			return nil, err
-		}
-	}
-	for i, tr := range tokens {
-		authorizer := awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String(fmt.Sprintf("UserToken%d", i)), jsii.String(tr.issuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
-			JwtAudience:    &[]*string{jsii.String(tr.audience)},
-			IdentitySource: &[]*string{jsii.String("$request.header.Authorization")},
-		})
-		for _, r := range tr.routes {
-			if err := add(r, authorizer); err != nil {
-				return nil, err
-			}
-		}
 	}
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
 		Value:       api.ApiEndpoint(),
-		Description: jsii.String(fmt.Sprintf("Base URL of the %s API (SigV4-signed requests; end-user routes take a bearer token)", service)),
+		Description: jsii.String(fmt.Sprintf("Base URL of the %s API (SigV4-signed requests; end-user routes take a bearer token)", name)),
 	})
 	return api, nil
 }

@@ -3,7 +3,6 @@ package stacks
 import (
 	"encoding/json"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +10,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/cdktest"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 )
 
 func TestMain(m *testing.M) {
@@ -27,11 +29,11 @@ func apiWithStage(stack awscdk.Stack, id string) awsapigatewayv2.HttpApi {
 
 func TestThrottleRoutes(t *testing.T) {
 	stack := cdktest.NewStack(t)
-	if err := throttleRoutes(apiWithStage(stack, "Stak"), "stak", append(slices.Clone(StakRoutes), StakUserRoutes...)); err != nil {
+	if err := throttleRoutes(apiWithStage(stack, "Stak"), stakcontract.API); err != nil {
 		t.Fatal(err)
 	}
 	// A service without fan-out routes is left alone.
-	if err := throttleRoutes(apiWithStage(stack, "Itsm"), "itsm", ITSMRoutes); err != nil {
+	if err := throttleRoutes(apiWithStage(stack, "Itsm"), itsmcontract.API); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(cdktest.JSON(t, stack)["Resources"])
@@ -49,13 +51,15 @@ func TestThrottleRoutes(t *testing.T) {
 
 	// A throttled route the API no longer serves, or a ceiling above the
 	// stage's, is an error naming it.
-	if err := throttleRoutes(apiWithStage(stack, "Renamed"), "stak", []Route{"GET /tenants/{tenant}/settings"}); err == nil ||
+	renamed := stakcontract.API
+	renamed.Routes = []service.Route{stakcontract.GetTenant}
+	if err := throttleRoutes(apiWithStage(stack, "Renamed"), renamed); err == nil ||
 		!strings.Contains(err.Error(), `route throttle for "POST /admin/tenants/{tenant}/inboxes/{inbox}/recount", which the API does not serve`) {
 		t.Errorf("renamed route: %v", err)
 	}
-	routeThrottles["test"] = map[Route]throttle{"GET /x": {rate: 500, burst: 1000}}
+	routeThrottles["test"] = map[string]throttle{"GET /x": {rate: 500, burst: 1000}}
 	defer delete(routeThrottles, "test")
-	if err := throttleRoutes(apiWithStage(stack, "TooHigh"), "test", []Route{"GET /x"}); err == nil ||
+	if err := throttleRoutes(apiWithStage(stack, "TooHigh"), service.Function{Name: "test", Routes: []service.Route{{Method: "GET", Path: "/x"}}}); err == nil ||
 		!strings.Contains(err.Error(), `route "GET /x" throttle 500/s burst 1000: use a rate of 1 to 100 and a burst of rate to 200`) {
 		t.Errorf("ceiling above the stage: %v", err)
 	}

@@ -8,41 +8,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/nucleus"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/infra/config"
-)
-
-// NucleusRoutes is the Nucleus API (document 001: accounts, schedules and
-// their targeted resources, and the audit log by entity and globally).
-var NucleusRoutes = []Route{
-	"POST /accounts",
-	"GET /accounts",
-	"GET /accounts/{id}",
-	"PATCH /accounts/{id}",
-	"DELETE /accounts/{id}",
-	"GET /accounts/{id}/resources",
-	"POST /accounts/{id}/test",
-	"POST /schedules",
-	"GET /schedules",
-	"GET /schedules/{id}",
-	"PATCH /schedules/{id}",
-	"DELETE /schedules/{id}",
-	"PUT /schedules/{id}/resources",
-	"DELETE /schedules/{id}/resources/{arn+}",
-	"POST /audit",
-	"GET /audit",
-	"GET /audit/global",
-	"GET /audit/{entityType}/{id}",
-}
-
-// NucleusExecutorService is the DYNASTACK_SERVICE of the schedule
-// executor (lambdas/cmd/nucleus-executor).
-const NucleusExecutorService = "nucleus-executor"
-
-// Environment of the Nucleus functions beside the tables
-// (lambdas/services/nucleus.EnvRolePattern, .EnvLookBack).
-const (
-	nucleusRolePatternEnv = "NUCLEUS_ROLE_NAME_PATTERN"
-	nucleusLookBackEnv    = "NUCLEUS_EXECUTOR_LOOKBACK"
 )
 
 // nucleusExecutorTimeoutSecs bounds one run: its AWS calls are sequential,
@@ -55,23 +22,23 @@ func buildNucleus(stack awscdk.Stack, cfg config.Stage) error {
 	if err := exec.Validate(); err != nil {
 		return err
 	}
-	app, appErr := nucleus.NewAppTable(stack, "App", props(cfg, nucleus.Service, "App"))
-	audit, auditErr := nucleus.NewAuditTable(stack, "Audit", props(cfg, nucleus.Service, "Audit"))
+	app, appErr := nucleus.NewAppTable(stack, "App", props(cfg, nucleuscontract.Name, "App"))
+	audit, auditErr := nucleus.NewAuditTable(stack, "Audit", props(cfg, nucleuscontract.Name, "Audit"))
 	if err := errors.Join(appErr, auditErr); err != nil {
 		return err
 	}
-	pattern := map[string]*string{nucleusRolePatternEnv: jsii.String(exec.RoleNamePattern)}
+	pattern := map[string]*string{nucleuscontract.EnvRolePattern: jsii.String(exec.RoleNamePattern)}
 	// Every change is written together with its audit entry, in one
 	// transaction. The audit log is append-only: put and query, never
 	// update or delete.
 	api, err := addAPI(stack, cfg, function{
-		id: "Handler", service: nucleus.Service, pkg: "./cmd/nucleus", description: "Nucleus accounts, schedules and audit API",
+		id: "Handler", fn: nucleuscontract.API,
 		tables: []access{
-			{app, nucleus.EnvAppTableName, exactly([]string{ddbCheck, ddbDelete, ddbGet, ddbPut, ddbQuery, ddbUpdate}, nucleus.IndexGSI1)},
-			{audit, nucleus.EnvAuditTableName, exactly([]string{ddbPut, ddbQuery}, nucleus.IndexGSI1)},
+			{app, nucleuscontract.EnvAppTable, exactly([]string{ddbCheck, ddbDelete, ddbGet, ddbPut, ddbQuery, ddbUpdate}, nucleuscontract.IndexGSI1)},
+			{audit, nucleuscontract.EnvAuditTable, exactly([]string{ddbPut, ddbQuery}, nucleuscontract.IndexGSI1)},
 		},
 		env: pattern,
-	}, NucleusRoutes)
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -81,13 +48,12 @@ func buildNucleus(stack awscdk.Stack, cfg config.Stage) error {
 	// marker Puts, the ECS count Update on the resource item); on the
 	// audit table it reads and claims markers. Nothing else.
 	executor, err := addScheduled(stack, cfg, function{
-		id: "Executor", service: NucleusExecutorService, pkg: "./cmd/nucleus-executor",
-		description: "Nucleus schedule executor: starts and stops the resources of due schedules",
+		id: "Executor", fn: nucleuscontract.Executor,
 		tables: []access{
-			{app, nucleus.EnvAppTableName, exactly([]string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, nucleus.IndexGSI1)},
-			{audit, nucleus.EnvAuditTableName, exactly([]string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"})},
+			{app, nucleuscontract.EnvAppTable, exactly([]string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, nucleuscontract.IndexGSI1)},
+			{audit, nucleuscontract.EnvAuditTable, exactly([]string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"})},
 		},
-		env:            map[string]*string{nucleusRolePatternEnv: jsii.String(exec.RoleNamePattern), nucleusLookBackEnv: jsii.String(exec.LookBack.String())},
+		env:            map[string]*string{nucleuscontract.EnvRolePattern: jsii.String(exec.RoleNamePattern), nucleuscontract.EnvLookBack: jsii.String(exec.LookBack.String())},
 		timeoutSeconds: nucleusExecutorTimeoutSecs,
 	}, exec.Schedule)
 	if err != nil {

@@ -13,23 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/rezagent"
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/infra/config"
-)
-
-// RezAgentRoutes is the rez_agent messages API (document 000: get by id,
-// list by stage or status, status updates, metrics).
-var RezAgentRoutes = []Route{
-	"POST /messages",
-	"GET /messages",
-	"GET /messages/{id}",
-	"PATCH /messages/{id}",
-	"GET /metrics",
-}
-
-// Service names (DYNASTACK_SERVICE) of rez_agent's workers.
-const (
-	RezAgentSchedulerService = "rezagent-scheduler"
-	RezAgentProcessorService = "rezagent-processor"
 )
 
 // The processor's time budget: one ntfy call is bounded well below it (the
@@ -47,7 +32,7 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 		return err
 	}
 	messages, err := rezagent.NewMessagesTable(stack, "Messages", rezagent.MessagesProps{
-		Props:            props(cfg, rezagent.Service, "Messages"),
+		Props:            props(cfg, rezagentcontract.Name, "Messages"),
 		MessageTypeIndex: cfg.RezAgentMessageTypeIndex,
 	})
 	if err != nil {
@@ -78,28 +63,27 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	alarmQueueAge(stack, "NotificationsQueue", queue)
 	alarmQueueDepth(stack, "NotificationsDLQ", dlq, "notification records were received "+strconv.Itoa(pipeline.MaxReceiveCount)+" times without success")
 
-	publishEnv := map[string]*string{rezagent.EnvTopicArn: topic.TopicArn()}
+	publishEnv := map[string]*string{rezagentcontract.EnvTopicArn: topic.TopicArn()}
 	api, err := addAPI(stack, cfg, function{
-		id: "Handler", service: rezagent.Service, pkg: "./cmd/rezagent", description: "rez_agent messages API",
+		id: "Handler", fn: rezagentcontract.API,
 		// Create (put), get, status changes (update), lists by stage and
 		// status, metrics (queries on both indexes): no delete, no scan.
-		tables: []access{{messages, rezagent.EnvTableName, exactly(
-			[]string{ddbGet, ddbPut, ddbUpdate}, rezagent.IndexStageCreatedDate, rezagent.IndexStatusCreatedDate)}},
+		tables: []access{{messages, rezagentcontract.EnvTable, exactly(
+			[]string{ddbGet, ddbPut, ddbUpdate}, rezagentcontract.IndexStageCreatedDate, rezagentcontract.IndexStatusCreatedDate)}},
 		env: publishEnv,
-	}, RezAgentRoutes)
+	}, nil)
 	if err != nil {
 		return err
 	}
 	grantPublish(topic, api.Function)
 
 	scheduler, err := addScheduled(stack, cfg, function{
-		id: "Scheduler", service: RezAgentSchedulerService, pkg: "./cmd/rezagent-scheduler",
-		description: "rez_agent scheduler: one scheduled_hello per fire, republishes stranded messages",
-		tables: []access{{messages, rezagent.EnvTableName, exactly(
-			[]string{"dynamodb:PutItem", "dynamodb:UpdateItem"}, rezagent.IndexStatusCreatedDate)}},
+		id: "Scheduler", fn: rezagentcontract.Scheduler,
+		tables: []access{{messages, rezagentcontract.EnvTable, exactly(
+			[]string{"dynamodb:PutItem", "dynamodb:UpdateItem"}, rezagentcontract.IndexStatusCreatedDate)}},
 		env: map[string]*string{
-			rezagent.EnvTopicArn:       topic.TopicArn(),
-			rezagent.EnvRepublishAfter: jsii.String(pipeline.RepublishAfter.String()),
+			rezagentcontract.EnvTopicArn:       topic.TopicArn(),
+			rezagentcontract.EnvRepublishAfter: jsii.String(pipeline.RepublishAfter.String()),
 		},
 	}, pipeline.Schedule)
 	if err != nil {
@@ -108,27 +92,26 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	grantPublish(topic, scheduler.Function)
 
 	procEnv := map[string]*string{
-		rezagent.EnvNtfyURL:         jsii.String(pipeline.NtfyURL),
-		rezagent.EnvNtfyTopic:       jsii.String(pipeline.NtfyTopic),
-		rezagent.EnvMaxReceiveCount: jsii.String(strconv.Itoa(pipeline.MaxReceiveCount)),
+		rezagentcontract.EnvNtfyURL:         jsii.String(pipeline.NtfyURL),
+		rezagentcontract.EnvNtfyTopic:       jsii.String(pipeline.NtfyTopic),
+		rezagentcontract.EnvMaxReceiveCount: jsii.String(strconv.Itoa(pipeline.MaxReceiveCount)),
 	}
 	if pipeline.NtfyTokenParameter != "" {
-		procEnv[rezagent.EnvNtfyTokenParameter] = jsii.String(pipeline.NtfyTokenParameter)
+		procEnv[rezagentcontract.EnvNtfyTokenParameter] = jsii.String(pipeline.NtfyTokenParameter)
 	}
 	// The mapping runs at most MaxConcurrency at once; reserving fewer
 	// would throttle the batches it hands over.
-	processorReserved := cfg.Concurrency(RezAgentProcessorService)
+	processorReserved := cfg.Concurrency(rezagentcontract.Processor)
 	if processorReserved > 0 {
 		processorReserved = max(processorReserved, pipeline.MaxConcurrency)
 	}
 	processor, err := addFunction(stack, cfg, function{
-		id: "Processor", service: RezAgentProcessorService, pkg: "./cmd/rezagent-processor",
-		description:    "rez_agent processor: delivers queued messages to ntfy",
+		id: "Processor", fn: rezagentcontract.Processor,
 		timeoutSeconds: rezAgentProcessorTimeoutSecs,
 		reserved:       processorReserved,
 		// Claim, finish and release are conditional updates that return the
 		// item (ReturnValuesOnConditionCheckFailure): no read of its own.
-		tables: []access{{messages, rezagent.EnvTableName, exactly([]string{ddbUpdate})}},
+		tables: []access{{messages, rezagentcontract.EnvTable, exactly([]string{ddbUpdate})}},
 		env:    procEnv,
 	})
 	if err != nil {

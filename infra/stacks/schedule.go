@@ -12,14 +12,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/infra/config"
 )
-
-// ScheduleInput is the target input of every schedule: EventBridge
-// Scheduler replaces the context attributes, so a job learns the fire time
-// it serves and keys its work on it. It must equal
-// lambdas/platform/schedule.Input (test/e2e compares them).
-const ScheduleInput = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>","execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
 
 // Retry settings of scheduled invocations. Scheduler retries a failed
 // Invoke call (throttling, service errors); Lambda retries a function error
@@ -32,7 +27,7 @@ const (
 )
 
 // addScheduled is addFunction invoked by an EventBridge Scheduler schedule
-// with ScheduleInput. The schedule gets its own role, allowed to invoke
+// with service.ScheduleInput. The schedule gets its own role, allowed to invoke
 // only this function; invocations that still fail after the retries land in
 // a failure queue with an alarm.
 func addScheduled(stack awscdk.Stack, cfg config.Stage, fn function, sched config.Schedule) (*gofunction.Function, error) {
@@ -59,10 +54,10 @@ func addScheduled(stack awscdk.Stack, cfg config.Stage, fn function, sched confi
 		Description: jsii.String(fmt.Sprintf("EventBridge Scheduler invokes %s (%s)", fn.id, cfg.Name)),
 	})
 	awsscheduler.NewSchedule(stack, jsii.String(fn.id+"Schedule"), &awsscheduler.ScheduleProps{
-		Description: jsii.String(fmt.Sprintf("%s (%s)", fn.description, cfg.Name)),
+		Description: jsii.String(fmt.Sprintf("%s (%s)", fn.fn.Description, cfg.Name)),
 		Schedule:    awsscheduler.ScheduleExpression_Expression(jsii.String(sched.Expression), awscdk.TimeZone_Of(jsii.String(sched.Zone()))),
 		Target: awsschedulertargets.NewLambdaInvoke(f.Function, &awsschedulertargets.ScheduleTargetBaseProps{
-			Input:           awsscheduler.ScheduleTargetInput_FromText(jsii.String(ScheduleInput)),
+			Input:           awsscheduler.ScheduleTargetInput_FromText(jsii.String(service.ScheduleInput)),
 			Role:            role,
 			RetryAttempts:   jsii.Number(scheduleRetries),
 			MaxEventAge:     maxAge,

@@ -2,22 +2,14 @@ package stacks
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
-)
-
-// Environment variables every service function gets; the local runner reads
-// them from the synthesized template to wire the same code to the same
-// tables.
-const (
-	ServiceEnv = "DYNASTACK_SERVICE"
-	StageEnv   = "DYNASTACK_STAGE"
 )
 
 // access is what a function may do with one table, and under which
@@ -50,19 +42,18 @@ func exactly(actions []string, indexes ...string) func(*table.Table, awsiam.IGra
 	}
 }
 
-// function describes one Go Lambda function of a service.
+// function is one Go Lambda function of a service: its contract (name,
+// kind, routes, main package) and what the stack adds to it.
 type function struct {
-	id          string // construct id
-	service     string // DYNASTACK_SERVICE
-	pkg         string // main package in the lambdas module
-	description string
-	tables      []access
+	id     string // construct id
+	fn     service.Function
+	tables []access
 	// env is added to the function's environment (after the tables').
 	env map[string]*string
 	// timeoutSeconds of one invocation; 0 is gofunction's default.
 	timeoutSeconds int
 	// reserved concurrency; 0 takes the stage's (config.Stage.Concurrency
-	// of the service name).
+	// of the function).
 	reserved int
 }
 
@@ -74,8 +65,8 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 		return nil, err
 	}
 	env := map[string]*string{
-		ServiceEnv: jsii.String(fn.service),
-		StageEnv:   jsii.String(string(cfg.Name)),
+		service.EnvFunction: jsii.String(fn.fn.Name),
+		service.EnvStage:    jsii.String(string(cfg.Name)),
 	}
 	for _, a := range fn.tables {
 		for k, v := range a.table.Environment(a.envVar) {
@@ -93,16 +84,16 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 	}
 	reserved := fn.reserved
 	if reserved == 0 {
-		reserved = cfg.Concurrency(fn.service)
+		reserved = cfg.Concurrency(fn.fn)
 	}
 	f, err := gofunction.New(stack, fn.id, gofunction.Props{
 		ReservedConcurrency: reserved,
 		TimeoutSeconds:      fn.timeoutSeconds,
 		Stage:               cfg.Name,
 		ModuleDir:           lambdas,
-		Package:             fn.pkg,
+		Package:             fn.fn.Package(),
 		Environment:         env,
-		Description:         fn.description,
+		Description:         fn.fn.Description,
 	})
 	if err != nil {
 		return nil, err
@@ -113,24 +104,20 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 	return f, nil
 }
 
-// addAPI is addFunction behind an HTTP API: routes IAM-authorized, tokens'
-// routes JWT-authorized.
-func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, routes []Route, tokens ...tokenRoutes) (*gofunction.Function, error) {
+// addAPI is addFunction behind an HTTP API serving the function's contract
+// routes: IAM-authorized, or JWT-authorized by tokens' issuer.
+func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssuer) (*gofunction.Function, error) {
 	f, err := addFunction(stack, cfg, fn)
 	if err != nil {
 		return nil, err
 	}
 	suppressAPIFunction(f)
 	alarmErrors(stack, fn.id, f.Function)
-	api, err := newHTTPAPI(stack, fn.service, cfg, f.Function, routes, tokens...)
+	api, err := newHTTPAPI(stack, fn.fn, cfg, f.Function, tokens)
 	if err != nil {
 		return nil, err
 	}
-	served := slices.Clone(routes)
-	for _, tr := range tokens {
-		served = append(served, tr.routes...)
-	}
-	if err := throttleRoutes(api, fn.service, served); err != nil {
+	if err := throttleRoutes(api, fn.fn); err != nil {
 		return nil, err
 	}
 	alarmServerErrors(stack, "Api", api)

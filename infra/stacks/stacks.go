@@ -10,27 +10,45 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	agenticpmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	"github.com/dynastack/dynastack/constructs/catalog"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
-// Service is one deployable service: its name (the stack id, the document's
-// short name) and how its stack is filled.
+// Service is one deployable service: its contract (the stack id is its
+// name) and how its stack is filled.
 type Service struct {
-	Name        string
-	Description string
-	Build       func(stack awscdk.Stack, cfg config.Stage) error
+	service.Contract
+	Build func(stack awscdk.Stack, cfg config.Stage) error
 }
 
-// Services lists every service in design-document order.
+// builders fill each service's stack, by contract name.
+var builders = map[string]func(awscdk.Stack, config.Stage) error{
+	agenticpmcontract.Name: buildAgenticPM,
+	itsmcontract.Name:      buildITSM,
+	nucleuscontract.Name:   buildNucleus,
+	rezagentcontract.Name:  buildRezAgent,
+	stakcontract.Name:      buildStak,
+}
+
+// Services lists every service of the catalog, in design-document order.
+// A contract without a builder panics: every synth and test finds it.
 func Services() []Service {
-	return []Service{
-		{Name: "rezagent", Description: "rez_agent messages (document 000)", Build: buildRezAgent},
-		{Name: "nucleus", Description: "Nucleus app and audit tables (document 001)", Build: buildNucleus},
-		{Name: "stak", Description: "Stak notification inbox (document 002)", Build: buildStak},
-		{Name: "itsm", Description: "ITSM ticket PoC (document 003)", Build: buildITSM},
-		{Name: "agenticpm", Description: "AgenticPM (document 004)", Build: buildAgenticPM},
+	var svcs []Service
+	for _, c := range catalog.Services() {
+		build, ok := builders[c.Name]
+		if !ok {
+			panic("stacks: service " + c.Name + " has a contract and no builder")
+		}
+		svcs = append(svcs, Service{Contract: c, Build: build})
 	}
+	return svcs
 }
 
 // NewStage adds the stage cfg.Name to app with one stack per service. All

@@ -8,38 +8,9 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/stak"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/infra/config"
 )
-
-// StakRoutes are the Stak inbox API's publisher and operator routes
-// (document 002: settings, inbox configs, publishing; the operators'
-// recount of counters), IAM-authorized: host systems sign with SigV4, and
-// stak.GrantTenantInvoke gives a host's role its own tenant's paths only.
-var StakRoutes = []Route{
-	"PUT /tenants/{tenant}/settings",
-	"GET /tenants/{tenant}/settings",
-	"PUT /tenants/{tenant}/inboxes/{inbox}",
-	"GET /tenants/{tenant}/inboxes/{inbox}",
-	"POST /tenants/{tenant}/inboxes/{inbox}/messages",
-	// Operators only: outside /tenants/, so no tenant grant reaches it
-	// (docs/schemas/stak.md).
-	"POST /admin/tenants/{tenant}/inboxes/{inbox}/recount",
-}
-
-// StakUserRoutes are the end users' routes (feed, mark read, counters,
-// mark all read), JWT-authorized: the handler serves a token only the
-// paths of its own tenant claim and subject (lambdas/services/stak,
-// UserRoutes, the same list).
-var StakUserRoutes = []Route{
-	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages",
-	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read",
-	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats",
-	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all",
-}
-
-// StakStreamService names the consumer that keeps the counters when
-// messages and read receipts expire.
-const StakStreamService = "stak-stream"
 
 // Stream consumer settings: batches are retried at most 10 times, halved on
 // error so one poisoned record cannot block the shard, and given up after
@@ -56,7 +27,7 @@ const (
 )
 
 func buildStak(stack awscdk.Stack, cfg config.Stage) error {
-	inbox, err := stak.NewInboxTable(stack, "Inbox", props(cfg, stak.Service, "Inbox"))
+	inbox, err := stak.NewInboxTable(stack, "Inbox", props(cfg, stakcontract.Name, "Inbox"))
 	if err != nil {
 		return err
 	}
@@ -65,17 +36,17 @@ func buildStak(stack awscdk.Stack, cfg config.Stage) error {
 		return err
 	}
 	if _, err := addAPI(stack, cfg, function{
-		id: "Handler", service: stak.Service, pkg: "./cmd/stak", description: "Stak inbox API",
-		tables: []access{{inbox, stak.EnvTableName, exactly([]string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate})}},
-	}, StakRoutes, tokenRoutes{routes: StakUserRoutes, issuer: tokens.Issuer, audience: tokens.Audience}); err != nil {
+		id: "Handler", fn: stakcontract.API,
+		tables: []access{{inbox, stakcontract.EnvTable, exactly([]string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate})}},
+	}, &tokenIssuer{issuer: tokens.Issuer, audience: tokens.Audience}); err != nil {
 		return err
 	}
 	// The consumer reads the stream and writes counters (in transactions,
 	// with a marker item per event for idempotency): put and update, never
 	// delete.
 	consumer, err := addFunction(stack, cfg, function{
-		id: "StreamConsumer", service: StakStreamService, pkg: "./cmd/stak-stream", description: "Stak counters from expired messages and read receipts",
-		tables: []access{{inbox, stak.EnvTableName, exactly([]string{ddbPut, ddbUpdate})}},
+		id: "StreamConsumer", fn: stakcontract.StreamConsumer,
+		tables: []access{{inbox, stakcontract.EnvTable, exactly([]string{ddbPut, ddbUpdate})}},
 	})
 	if err != nil {
 		return err

@@ -2,9 +2,12 @@ package services_test
 
 import (
 	"os/exec"
+	"path"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dynastack/dynastack/constructs/catalog"
 )
 
 // devOnly are the packages that serve tests and the local runner: every
@@ -36,10 +39,9 @@ func TestLambdaMainsLinkNoDevPackages(t *testing.T) {
 	mains := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, deps, _ := strings.Cut(line, " ")
-		// A Lambda main is one that links aws-lambda-go/lambda, as gofunction
-		// finds them; the local runner and operator tools (stak-replay) run
-		// on a workstation.
-		if strings.HasSuffix(pkg, "/cmd/local") || !slices.Contains(strings.Fields(deps), "github.com/aws/aws-lambda-go/lambda") {
+		// A Lambda main is a contract function's cmd/<name>; the local
+		// runner and operator tools (stak-replay) run on a workstation.
+		if _, ok := catalog.Function(path.Base(pkg)); !ok {
 			continue
 		}
 		mains++

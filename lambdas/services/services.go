@@ -1,14 +1,18 @@
-// Package services is the registry of dynastack HTTP services. Each entry
-// builds a service from a getenv, so the Lambda mains, the local runner and
-// tests configure services the same way: from the environment a CDK
-// template gives the function.
+// Package services is the registry of every dynastack function: each
+// service's bindings (its contract's functions with their constructors),
+// so the local runner and the tests build functions from a template's
+// environment exactly as the Lambda mains build them from the process's.
+// A Lambda main imports its own service package only, never this one.
 package services
 
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sort"
 
+	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
@@ -19,72 +23,65 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
-// Constructor builds a service's handler from its environment.
+// Functions lists every binding, service by service.
+func Functions() []fn.Binding {
+	return slices.Concat(rezagent.Functions(), nucleus.Functions(), stak.Functions(), itsm.Functions(), agenticpm.Functions())
+}
+
+// Binding returns the binding of the function named name.
+func Binding(name string) (fn.Binding, bool) {
+	for _, b := range Functions() {
+		if b.Function.Name == name {
+			return b, true
+		}
+	}
+	return fn.Binding{}, false
+}
+
+// Constructor builds an HTTP function's handler from its environment.
 type Constructor func(ctx context.Context, getenv func(string) string) (http.Handler, error)
 
-// registry maps DYNASTACK_SERVICE values to constructors.
-var registry = map[string]Constructor{
-	"agenticpm": agenticpm.New,
-	"itsm":      itsm.New,
-	"nucleus":   nucleus.New,
-	"rezagent":  rezagent.New,
-	"stak":      stak.New,
+// lookup returns name's constructor when the function is of kind k.
+func lookup[T any](name string, k service.Kind) (func(ctx context.Context, getenv func(string) string) (T, error), bool) {
+	b, ok := Binding(name)
+	if !ok || b.Function.Kind != k {
+		return nil, false
+	}
+	return func(ctx context.Context, getenv func(string) string) (T, error) {
+		v, err := b.Build(ctx, getenv)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return v.(T), nil
+	}, true
 }
 
-// consumers maps the DYNASTACK_SERVICE values of stream consumer functions
-// to their constructors; Lambda runs them through cmd/<name>, the local
-// runner through devtools/poller.
-var consumers = map[string]streams.Constructor{
-	"stak-stream": func(ctx context.Context, getenv func(string) string) (streams.Consumer, error) {
-		return stak.NewConsumer(ctx, getenv)
-	},
-}
+// Lookup returns the constructor of the named HTTP function.
+func Lookup(name string) (Constructor, bool) { return lookup[http.Handler](name, service.HTTP) }
 
-// jobs maps the DYNASTACK_SERVICE values of scheduled functions to their
-// constructors; Lambda runs them through schedule.Main in cmd/<name>, the
-// local runner on a local rate.
-var jobs = map[string]schedule.Constructor{
-	"nucleus-executor":       nucleus.NewExecutor,
-	"rezagent-scheduler":     rezagent.NewScheduler,
-	agenticpm.ReleaseService: agenticpm.NewReleaseJob,
-}
-
-// queueConsumers maps the DYNASTACK_SERVICE values of SQS-driven functions
-// to their constructors; the local runner feeds them from its emulated
-// queues.
-var queueConsumers = map[string]queue.Constructor{
-	"rezagent-processor": rezagent.NewProcessor,
+// LookupJob returns the constructor of the named scheduled function.
+func LookupJob(name string) (schedule.Constructor, bool) {
+	return lookup[schedule.Job](name, service.Schedule)
 }
 
 // LookupQueueConsumer returns the constructor of the named queue consumer.
 func LookupQueueConsumer(name string) (queue.Constructor, bool) {
-	c, ok := queueConsumers[name]
-	return c, ok
-}
-
-// LookupJob returns the constructor of the named scheduled job.
-func LookupJob(name string) (schedule.Constructor, bool) {
-	c, ok := jobs[name]
-	return c, ok
+	return lookup[queue.Consumer](name, service.Queue)
 }
 
 // LookupConsumer returns the constructor of the named stream consumer.
 func LookupConsumer(name string) (streams.Constructor, bool) {
-	c, ok := consumers[name]
-	return c, ok
+	return lookup[streams.Consumer](name, service.Stream)
 }
 
-// Lookup returns the constructor of the named service.
-func Lookup(name string) (Constructor, bool) {
-	c, ok := registry[name]
-	return c, ok
-}
-
-// Names lists the registered services, sorted.
+// Names lists the HTTP functions, sorted.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
+	var names []string
+	for _, b := range Functions() {
+		if b.Function.Kind == service.HTTP {
+			names = append(names, b.Function.Name)
+		}
 	}
 	sort.Strings(names)
 	return names

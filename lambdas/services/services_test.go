@@ -2,11 +2,50 @@ package services_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
+
+// TestEveryContractFunctionIsBound: each function of every contract has
+// exactly one binding, of its kind, and a main (cmd/<name>) that starts
+// that binding; no binding or main is outside a contract.
+func TestEveryContractFunctionIsBound(t *testing.T) {
+	bound := map[string]int{}
+	for _, b := range services.Functions() {
+		bound[b.Function.Name]++
+		if want, ok := catalog.Function(b.Function.Name); !ok {
+			t.Errorf("binding %s is in no contract", b.Function.Name)
+		} else if want.Kind != b.Function.Kind {
+			t.Errorf("binding %s is of kind %s; its contract says %s", b.Function.Name, b.Function.Kind, want.Kind)
+		}
+	}
+	for _, f := range catalog.Functions() {
+		if bound[f.Name] != 1 {
+			t.Errorf("function %s has %d bindings, want 1", f.Name, bound[f.Name])
+		}
+		main, err := os.ReadFile(filepath.Join("..", f.Package(), "main.go"))
+		if err != nil {
+			t.Errorf("function %s: %v", f.Name, err)
+			continue
+		}
+		if !strings.Contains(string(main), "fn.Main(") {
+			t.Errorf("%s/main.go does not start its binding with fn.Main", f.Package())
+		}
+	}
+	mains, _ := filepath.Glob("../cmd/*/main.go")
+	for _, m := range mains {
+		name := filepath.Base(filepath.Dir(m))
+		src, _ := os.ReadFile(m)
+		if _, ok := catalog.Function(name); !ok && strings.Contains(string(src), "fn.Main(") {
+			t.Errorf("cmd/%s starts a function that no contract declares", name)
+		}
+	}
+}
 
 func TestRegistry(t *testing.T) {
 	if got := strings.Join(services.Names(), ","); got != "agenticpm,itsm,nucleus,rezagent,stak" {

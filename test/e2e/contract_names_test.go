@@ -1,28 +1,53 @@
 package e2e
 
 import (
+	"slices"
 	"testing"
 
-	constructsitsm "github.com/dynastack/dynastack/constructs/itsm"
-	"github.com/dynastack/dynastack/infra/stacks"
+	"github.com/dynastack/dynastack/constructs/catalog"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
-	"github.com/dynastack/dynastack/lambdas/services"
-	lambdaitsm "github.com/dynastack/dynastack/lambdas/services/itsm"
+	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 
-// The lambdas module cannot import the constructs (it has no CDK
-// dependency), so the names both sides agree on are checked here.
-func TestSharedNames(t *testing.T) {
-	pairs := []struct{ what, infra, code string }{
-		{"ITSM table env var", constructsitsm.EnvTableName, lambdaitsm.EnvTable},
-		{"service env var", stacks.ServiceEnv, cfntables.EnvService},
-	}
-	for _, p := range pairs {
-		if p.infra != p.code {
-			t.Errorf("%s: infrastructure sets %q, code reads %q", p.what, p.infra, p.code)
+// TestTemplatesFollowTheContracts: in every stage, each service's stack
+// deploys exactly its contract's functions, each with its tables'
+// variables. The code reads the same contract, so the names agree by
+// construction; this proves the stacks built from it.
+func TestTemplatesFollowTheContracts(t *testing.T) {
+	for _, stage := range []string{"dev", "stage", "prod"} {
+		for _, c := range catalog.Services() {
+			t.Run(stage+"/"+c.Name, func(t *testing.T) {
+				tmpl, err := cfntables.Load(testenv.Template(t, stage, c.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				fns, err := tmpl.Functions()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var deployed []string
+				for _, fn := range fns {
+					deployed = append(deployed, fn.Service())
+					want, ok := c.Function(fn.Service())
+					if !ok {
+						t.Errorf("function %s (%s=%q) is not in the contract", fn.LogicalID, service.EnvFunction, fn.Service())
+						continue
+					}
+					env, err := fn.Environment(nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if env[service.EnvStage] != stage {
+						t.Errorf("function %s: %s=%q, want %q", want.Name, service.EnvStage, env[service.EnvStage], stage)
+					}
+				}
+				for _, f := range c.Functions {
+					if !slices.Contains(deployed, f.Name) {
+						t.Errorf("contract function %s is not deployed (deployed: %v)", f.Name, deployed)
+					}
+				}
+			})
 		}
-	}
-	if _, ok := services.Lookup(constructsitsm.Service); !ok {
-		t.Errorf("service %q has a stack but no registered handler", constructsitsm.Service)
 	}
 }

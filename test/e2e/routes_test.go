@@ -92,7 +92,7 @@ func checkSameRoutes(t *testing.T, h http.Handler, deployed []route) {
 	}
 	for p := range got {
 		if !want[p] {
-			t.Errorf("%s is served but not deployed: add it to the service's route list in infra/stacks", p)
+			t.Errorf("%s is served but not deployed: declare it in the service's contract (constructs/<service>/contract)", p)
 		}
 	}
 	for p := range want {

@@ -5,8 +5,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
-func main() { schedule.Main(agenticpm.ReleaseService, agenticpm.NewReleaseJob) }
+func main() { fn.Main(agenticpm.ReleaseFunction()) }

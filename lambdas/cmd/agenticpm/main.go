@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
-func main() { lambdahttp.Main("agenticpm", agenticpm.New) }
+func main() { fn.Main(agenticpm.APIFunction()) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"log/slog"
 	"net/http"
 	"os"
@@ -32,7 +33,7 @@ const (
 	EnvVisibility = "LOCAL_VISIBILITY_TIMEOUT"
 	// EnvNtfyURL sends notifications to a real ntfy server instead of the
 	// local sink (NTFY_TOKEN goes with it).
-	EnvNtfyURL = "NTFY_URL"
+	EnvNtfyURL = rezagentcontract.EnvNtfyURL
 
 	defaultScheduleEvery = 30 * time.Second
 	defaultVisibility    = 5 * time.Second

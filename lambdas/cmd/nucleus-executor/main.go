@@ -5,8 +5,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
-func main() { schedule.Main("nucleus-executor", nucleus.NewExecutor) }
+func main() { fn.Main(nucleus.ExecutorFunction()) }

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
-func main() { lambdahttp.Main("nucleus", nucleus.New) }
+func main() { fn.Main(nucleus.APIFunction()) }

@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/queue"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
-func main() { queue.Main("rezagent-processor", rezagent.NewProcessor) }
+func main() { fn.Main(rezagent.ProcessorFunction()) }

@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
-func main() { schedule.Main("rezagent-scheduler", rezagent.NewScheduler) }
+func main() { fn.Main(rezagent.SchedulerFunction()) }

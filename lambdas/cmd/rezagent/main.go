@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
-func main() { lambdahttp.Main("rezagent", rezagent.New) }
+func main() { fn.Main(rezagent.APIFunction()) }

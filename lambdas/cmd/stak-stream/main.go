@@ -6,23 +6,8 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
-func main() {
-	log := logx.New(os.Stdout, slog.LevelInfo).With("service", "stak-stream")
-	logx.SetDefault(log)
-	c, err := stak.NewConsumer(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambda.Start(c.Handle)
-}
+func main() { fn.Main(stak.StreamFunction()) }

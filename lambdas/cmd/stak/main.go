@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
-func main() { lambdahttp.Main("stak", stak.New) }
+func main() { fn.Main(stak.APIFunction()) }

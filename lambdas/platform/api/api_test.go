@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
@@ -141,8 +143,9 @@ func TestValidator(t *testing.T) {
 }
 
 func TestRouterAndMiddleware(t *testing.T) {
-	rt := api.NewRouter()
-	rt.Handle("GET /things/{id}", func(w http.ResponseWriter, r *http.Request) error {
+	things := service.Route{Method: "GET", Path: "/things/{id}"}
+	rt := api.NewRouter(service.Function{Name: "things", Kind: service.HTTP, Routes: []service.Route{things}})
+	rt.Handle(things, func(w http.ResponseWriter, r *http.Request) error {
 		switch r.PathValue("id") {
 		case "missing":
 			return api.NotFound("no thing")
@@ -220,10 +223,11 @@ func TestRouterAndMiddleware(t *testing.T) {
 }
 
 func TestRoutedThroughInstrument(t *testing.T) {
-	r := api.NewRouter()
-	r.Handle("GET /a", func(http.ResponseWriter, *http.Request) error { return nil })
-	r.Handle("POST /a/{id}", func(http.ResponseWriter, *http.Request) error { return nil })
-	h := api.Instrument(slog.New(slog.DiscardHandler), r)
+	a, post := service.Route{Method: "GET", Path: "/a"}, service.Route{Method: "POST", Path: "/a/{id}"}
+	r := api.NewRouter(service.Function{Name: "a", Kind: service.HTTP, Routes: []service.Route{a, post}})
+	r.Handle(a, func(http.ResponseWriter, *http.Request) error { return nil })
+	r.Handle(post, func(http.ResponseWriter, *http.Request) error { return nil })
+	h := api.Instrument(slog.New(slog.DiscardHandler), r.Done())
 	routed, ok := h.(api.Routed)
 	if !ok {
 		t.Fatal("Instrument hides the router's patterns")
@@ -233,5 +237,53 @@ func TestRoutedThroughInstrument(t *testing.T) {
 	}
 	if _, ok := api.Instrument(slog.New(slog.DiscardHandler), http.NotFoundHandler()).(api.Routed); ok {
 		t.Error("a plain handler became Routed")
+	}
+}
+
+// TestRouterHoldsToTheContract: a handler for a route outside the contract,
+// a route handled twice and a contract route without a handler all panic
+// when the handler is built, naming the route.
+func TestRouterHoldsToTheContract(t *testing.T) {
+	get, put := service.Route{Method: "GET", Path: "/files/{path+}"}, service.Route{Method: "PUT", Path: "/files/{path+}"}
+	fn := service.Function{Name: "files", Kind: service.HTTP, Routes: []service.Route{get, put}}
+	nop := func(http.ResponseWriter, *http.Request) error { return nil }
+	for _, tt := range []struct {
+		name, want string
+		build      func()
+	}{
+		{"outside", "DELETE /files/{path+} is not a route of files's contract", func() {
+			api.NewRouter(fn).Handle(service.Route{Method: "DELETE", Path: "/files/{path+}"}, nop)
+		}},
+		{"twice", "GET /files/{path+} handled twice", func() {
+			r := api.NewRouter(fn)
+			r.Handle(get, nop)
+			r.Handle(get, nop)
+		}},
+		{"missing", "files's contract routes without a handler: PUT /files/{path+}", func() {
+			r := api.NewRouter(fn)
+			r.Handle(get, nop)
+			r.Done()
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if p := fmt.Sprint(recover()); !strings.Contains(p, tt.want) {
+					t.Errorf("panic %q, want %q", p, tt.want)
+				}
+			}()
+			tt.build()
+		})
+	}
+	// A greedy path segment is served as the mux's {path...}.
+	r := api.NewRouter(fn)
+	r.Handle(get, func(w http.ResponseWriter, r *http.Request) error {
+		api.WriteJSON(w, 200, map[string]string{"path": r.PathValue("path")})
+		return nil
+	})
+	r.Handle(put, nop)
+	rec := httptest.NewRecorder()
+	r.Done().ServeHTTP(rec, httptest.NewRequest("GET", "/files/a/b/c", nil))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"a/b/c"`) {
+		t.Errorf("GET /files/a/b/c = %d %s", rec.Code, rec.Body)
 	}
 }

@@ -2,19 +2,32 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/dynastack/dynastack/constructs/service"
 )
 
 // HandlerFunc is an HTTP handler that returns its failure instead of writing
 // it; the Router writes it with WriteError.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// Router is a net/http ServeMux (Go 1.22 patterns, e.g. "GET /tickets/{id}")
-// whose unmatched requests are answered with the JSON error shape instead of
-// the mux's text/plain 404 and 405 pages.
+// Router serves the routes of one function's contract: a net/http
+// ServeMux (the contract's routes as Go 1.22 patterns, e.g. "GET
+// /tickets/{id}") whose unmatched requests are answered with the JSON error
+// shape instead of the mux's text/plain 404 and 405 pages.
+//
+// Routes come from the contract only: a handler for a route the contract
+// does not declare panics in Handle, and Done panics naming every contract
+// route without a handler, so what API Gateway forwards and what the
+// function serves cannot drift apart (both happen when the handler is
+// built: at init in Lambda, in every test).
 type Router struct {
 	mux      *http.ServeMux
+	fn       service.Function
 	patterns []string
 }
 
@@ -27,14 +40,23 @@ type Routed interface {
 // Patterns lists the registered patterns in registration order.
 func (rt *Router) Patterns() []string { return append([]string(nil), rt.patterns...) }
 
-// NewRouter returns an empty Router.
-func NewRouter() *Router { return &Router{mux: http.NewServeMux()} }
+// NewRouter returns a Router for the routes of fn's contract, none handled
+// yet.
+func NewRouter(fn service.Function) *Router { return &Router{mux: http.NewServeMux(), fn: fn} }
 
-// Handle registers h for pattern. query lists the query parameters the
-// route takes; any other parameter, a parameter given twice or a query that
-// does not parse is a 400 before h runs, so no route silently ignores a
-// misspelt ?limt= (and h never acts on a request it misread).
-func (rt *Router) Handle(pattern string, h HandlerFunc, query ...string) {
+// Handle registers h for route, which must be one of the contract's. The
+// route's Query lists the query parameters it takes; any other parameter, a
+// parameter given twice or a query that does not parse is a 400 before h
+// runs, so no route silently ignores a misspelt ?limt= (and h never acts on
+// a request it misread).
+func (rt *Router) Handle(route service.Route, h HandlerFunc) {
+	if !slices.ContainsFunc(rt.fn.Routes, func(r service.Route) bool { return r.Key() == route.Key() }) {
+		panic(fmt.Sprintf("api: %s is not a route of %s's contract: declare it there first", route.Key(), rt.fn.Name))
+	}
+	pattern, query := route.Pattern(), route.Query
+	if slices.Contains(rt.patterns, pattern) {
+		panic(fmt.Sprintf("api: %s handled twice", route.Key()))
+	}
 	rt.patterns = append(rt.patterns, pattern)
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery != "" {
@@ -49,6 +71,21 @@ func (rt *Router) Handle(pattern string, h HandlerFunc, query ...string) {
 			WriteError(w, r, err)
 		}
 	})
+}
+
+// Done returns rt once every route of the contract has a handler, and
+// panics naming the routes that have none.
+func (rt *Router) Done() *Router {
+	var missing []string
+	for _, r := range rt.fn.Routes {
+		if !slices.Contains(rt.patterns, r.Pattern()) {
+			missing = append(missing, r.Key())
+		}
+	}
+	if len(missing) > 0 {
+		panic(fmt.Sprintf("api: %s's contract routes without a handler: %s", rt.fn.Name, strings.Join(missing, ", ")))
+	}
+	return rt
 }
 
 // ServeHTTP implements http.Handler.

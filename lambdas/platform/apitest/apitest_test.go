@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 )
@@ -17,8 +18,9 @@ import (
 // echo answers POST /echo with the body and the X-Test header it got, and
 // anything else with platform/api errors.
 func echo() http.Handler {
-	r := api.NewRouter()
-	r.Handle("POST /echo", func(w http.ResponseWriter, r *http.Request) error {
+	route := service.Route{Method: "POST", Path: "/echo"}
+	r := api.NewRouter(service.Function{Name: "echo", Kind: service.HTTP, Routes: []service.Route{route}})
+	r.Handle(route, func(w http.ResponseWriter, r *http.Request) error {
 		b, _ := io.ReadAll(r.Body)
 		if len(b) == 0 {
 			return api.Invalid(api.FieldError{Field: "body", Message: "is empty"})
@@ -26,7 +28,7 @@ func echo() http.Handler {
 		api.WriteJSON(w, http.StatusOK, map[string]string{"body": string(b), "header": r.Header.Get("X-Test")})
 		return nil
 	})
-	return api.Instrument(slog.New(slog.DiscardHandler), r)
+	return api.Instrument(slog.New(slog.DiscardHandler), r.Done())
 }
 
 func TestDo(t *testing.T) {

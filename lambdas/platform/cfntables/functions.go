@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/service"
 	"sort"
 )
 
-// EnvService is the environment variable naming the dynastack service a
-// function runs (e.g. "itsm"); the local runner and tests select functions by
-// it.
-const EnvService = "DYNASTACK_SERVICE"
+// EnvService is the environment variable naming the function (its
+// contract's name, e.g. "itsm"); the local runner and tests select
+// functions by it.
+const EnvService = service.EnvFunction
 
 // Function is an AWS::Lambda::Function of a template.
 type Function struct {

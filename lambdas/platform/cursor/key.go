@@ -1,10 +1,14 @@
 package cursor
 
-import "crypto/sha256"
+import (
+	"crypto/sha256"
+
+	"github.com/dynastack/dynastack/constructs/service"
+)
 
 // EnvKey names the environment variable that optionally sets the key every
 // service signs its cursors with (any string).
-const EnvKey = "DYNASTACK_CURSOR_KEY"
+const EnvKey = service.EnvCursorKey
 
 // KeyFromEnv returns the key set in EnvKey or, when that is unset, the
 // SHA-256 of seed. A derived key still detects tampering and binds cursors

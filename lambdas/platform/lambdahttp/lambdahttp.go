@@ -3,10 +3,7 @@
 package lambdahttp
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -15,22 +12,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
-
-// Main is the whole main of a service's Lambda function: JSON logs on
-// stdout, the handler built once per execution environment (outside the
-// invocation, so warm invocations reuse its client and connections), then
-// Start. A configuration error is logged and exits 1, which Lambda reports
-// as a failed init.
-func Main(service string, build func(ctx context.Context, getenv func(string) string) (http.Handler, error)) {
-	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
-	logx.SetDefault(log)
-	h, err := build(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	Start(h)
-}
 
 // Start serves h for API Gateway v2 events; it does not return.
 func Start(h http.Handler) {

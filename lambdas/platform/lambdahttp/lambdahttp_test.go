@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
@@ -24,8 +25,9 @@ import (
 // JWT claims) is on every log line and reaches the handler as api.Caller.
 func TestAPIGatewayV2(t *testing.T) {
 	var seen api.Caller
-	rt := api.NewRouter()
-	rt.Handle("GET /tickets/{id}", func(w http.ResponseWriter, r *http.Request) error {
+	route := service.Route{Method: "GET", Path: "/tickets/{id}"}
+	rt := api.NewRouter(service.Function{Name: "tickets", Kind: service.HTTP, Routes: []service.Route{route}})
+	rt.Handle(route, func(w http.ResponseWriter, r *http.Request) error {
 		seen, _ = api.CallerFrom(r.Context())
 		api.Logger(r.Context()).InfoContext(r.Context(), "looking up", "id", r.PathValue("id"))
 		return api.NotFound("ticket %q not found", r.PathValue("id"))

@@ -14,15 +14,10 @@ package queue
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Outcome is what a consumer did with one record.
@@ -85,20 +80,6 @@ func ReceiveCount(rec events.SQSMessage) int {
 		return 1
 	}
 	return n
-}
-
-// Main is the whole main of a queue-driven function: JSON logs on stdout,
-// the consumer built once per execution environment, then Start. A
-// configuration error exits 1 (a failed init).
-func Main(service string, build Constructor) {
-	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
-	logx.SetDefault(log)
-	c, err := build(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambda.Start(c.Handle)
 }
 
 // String names an outcome in logs.

@@ -16,17 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/constructs/service"
 )
 
 // Input is the target input of every schedule: JSON with EventBridge
 // Scheduler's context attributes, decoded into Event.
-const Input = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>","execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
+const Input = service.ScheduleInput
 
 // Event is one invocation of a scheduled function.
 type Event struct {
@@ -61,20 +58,6 @@ type Job interface {
 // Constructor builds a job from its function's environment, like a service
 // constructor.
 type Constructor func(ctx context.Context, getenv func(string) string) (Job, error)
-
-// Main is the whole main of a scheduled function: JSON logs on stdout, the
-// job built once per execution environment, then Start. A configuration
-// error exits 1, which Lambda reports as a failed init.
-func Main(service string, build Constructor) {
-	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
-	logx.SetDefault(log)
-	job, err := build(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
-	lambda.Start(Handler(job, log))
-}
 
 // Handler adapts job to a Lambda handler: it refuses an event without a
 // fire time and logs the outcome of each run at the right level.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
@@ -24,7 +25,7 @@ import (
 const (
 	// EnvTable names the table; CDK sets it (constructs/agenticpm
 	// EnvTableName) to the table's Ref.
-	EnvTable = "AGENTICPM_TABLE"
+	EnvTable = contract.EnvTable
 	// EnvCursorKey optionally sets the key that signs list cursors (any
 	// string). Without it the key is derived from the table name, which
 	// still detects tampering and binds cursors to their query, but is not
@@ -33,7 +34,7 @@ const (
 	// EnvEventBus names the EventBridge bus that released actions are put
 	// on (name or ARN). Without it releases still happen and wait in the
 	// outbox.
-	EnvEventBus = "AGENTICPM_EVENT_BUS"
+	EnvEventBus = contract.EnvEventBus
 )
 
 // Config configures NewHandler.
@@ -55,7 +56,7 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required("agenticpm", getenv, service.Var{Name: EnvTable, Names: "AgenticPM-<stage>"})
+	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
 	if err != nil {
 		return Config{}, err
 	}
@@ -106,41 +107,41 @@ func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 	return store
 }
 
-// NewHandler returns the HTTP API; docs/schemas/agenticpm.md ("HTTP API")
-// describes each route. infra/stacks deploys the same list (test/e2e
-// compares the two).
+// NewHandler returns the HTTP API of the contract (routes in
+// constructs/agenticpm/contract); docs/schemas/agenticpm.md ("HTTP API")
+// describes each route.
 func NewHandler(cfg Config) http.Handler {
-	log := service.Logger("agenticpm", cfg.Client, cfg.Logger)
+	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
 	h := &handler{store: storeFromConfig(cfg, log)}
-	r := api.NewRouter()
-	r.Handle("POST /projects", h.createProject)
-	r.Handle("GET /projects", h.listProjects, "status", "limit", "cursor")
-	r.Handle("GET /projects/{id}", h.getProject)
-	r.Handle("PATCH /projects/{id}", h.updateProject)
-	r.Handle("GET /projects/{id}/artefacts", h.listArtefacts)
-	r.Handle("GET /projects/{id}/artefacts/{type}", h.getArtefact)
-	r.Handle("PUT /projects/{id}/artefacts/{type}", h.putArtefact)
-	r.Handle("POST /projects/{id}/events", h.recordProjectEvent)
-	r.Handle("GET /projects/{id}/events", h.listProjectEvents, "limit", "cursor")
-	r.Handle("POST /events", h.recordGlobalEvent)
-	r.Handle("GET /events", h.listEvents, "date", "limit", "cursor")
-	r.Handle("POST /projects/{id}/escalations", h.createEscalation)
-	r.Handle("GET /projects/{id}/escalations", h.listProjectEscalations, "limit", "cursor")
-	r.Handle("POST /projects/{id}/escalations/{eid}/decision", h.decide)
-	r.Handle("GET /escalations", h.listEscalations, "status", "limit", "cursor")
-	r.Handle("POST /projects/{id}/actions", h.recordAction)
-	r.Handle("GET /projects/{id}/actions", h.listActions, "limit", "cursor")
-	r.Handle("POST /projects/{id}/actions/{aid}/release", h.releaseAction)
-	r.Handle("POST /projects/{id}/actions/{aid}/cancel", h.cancelAction)
-	r.Handle("GET /actions/held", h.listHeldActions, "limit", "cursor")
-	r.Handle("PUT /projects/{id}/checkpoints/{integration}/{key}", h.putCheckpoint)
-	r.Handle("GET /projects/{id}/checkpoints/{integration}/{key}", h.getCheckpoint)
-	r.Handle("PUT /integrations/{name}", h.putIntegration)
-	r.Handle("GET /integrations/{name}", h.getIntegration)
-	r.Handle("PUT /agent/config/{key}", h.putAgentConfig)
-	r.Handle("GET /agent/config/{key}", h.getAgentConfig)
-	r.Handle("GET /agent/config", h.listAgentConfig, "limit", "cursor")
-	return api.Instrument(log, r)
+	r := api.NewRouter(contract.API)
+	r.Handle(contract.CreateProject, h.createProject)
+	r.Handle(contract.ListProjects, h.listProjects)
+	r.Handle(contract.GetProject, h.getProject)
+	r.Handle(contract.UpdateProject, h.updateProject)
+	r.Handle(contract.ListArtefacts, h.listArtefacts)
+	r.Handle(contract.GetArtefact, h.getArtefact)
+	r.Handle(contract.PutArtefact, h.putArtefact)
+	r.Handle(contract.RecordProjectEvent, h.recordProjectEvent)
+	r.Handle(contract.ListProjectEvents, h.listProjectEvents)
+	r.Handle(contract.RecordGlobalEvent, h.recordGlobalEvent)
+	r.Handle(contract.ListEvents, h.listEvents)
+	r.Handle(contract.CreateEscalation, h.createEscalation)
+	r.Handle(contract.ListProjectEscalations, h.listProjectEscalations)
+	r.Handle(contract.Decide, h.decide)
+	r.Handle(contract.ListEscalations, h.listEscalations)
+	r.Handle(contract.RecordAction, h.recordAction)
+	r.Handle(contract.ListActions, h.listActions)
+	r.Handle(contract.ReleaseAction, h.releaseAction)
+	r.Handle(contract.CancelAction, h.cancelAction)
+	r.Handle(contract.ListHeldActions, h.listHeldActions)
+	r.Handle(contract.PutCheckpoint, h.putCheckpoint)
+	r.Handle(contract.GetCheckpoint, h.getCheckpoint)
+	r.Handle(contract.PutIntegration, h.putIntegration)
+	r.Handle(contract.GetIntegration, h.getIntegration)
+	r.Handle(contract.PutAgentConfig, h.putAgentConfig)
+	r.Handle(contract.GetAgentConfig, h.getAgentConfig)
+	r.Handle(contract.ListAgentConfig, h.listAgentConfig)
+	return api.Instrument(log, r.Done())
 }
 
 type handler struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
@@ -50,7 +51,7 @@ func newHoldService(t *testing.T, withBus bool) *holdService {
 			o.BaseEndpoint = aws.String(fake.URL())
 		})
 	})
-	return &holdService{service: s, clock: clock, events: fake, jobClient: testenv.ServiceClient(t, agenticpm.ReleaseService)}
+	return &holdService{service: s, clock: clock, events: fake, jobClient: testenv.ServiceClient(t, contract.Release.Name)}
 }
 
 // job is a release job as its own Lambda would build it: a fresh instance

@@ -1,5 +1,7 @@
 package agenticpm
 
+import "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+
 import (
 	"regexp"
 	"time"
@@ -16,7 +18,7 @@ const (
 	attrGSI1PK = "GSI1PK"
 	attrGSI1SK = "GSI1SK"
 	attrTTL    = "TTL"
-	gsi1       = "GSI1"
+	gsi1       = contract.IndexGSI1
 
 	skMetadata        = "METADATA"
 	skConfig          = "CONFIG"

@@ -4,11 +4,9 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
-
-// ReleaseService is the DYNASTACK_SERVICE of the release job's function.
-const ReleaseService = "agenticpm-release"
 
 // ReleaseJob is the scheduled worker of the hold queue: each run releases
 // the held actions due by then and sends the events the outbox still
@@ -39,7 +37,7 @@ func NewReleaseJobFromConfig(cfg Config) *ReleaseJob {
 	}
 	log := cfg.Logger
 	if log == nil {
-		log = slog.Default().With("service", ReleaseService)
+		log = slog.Default().With("service", contract.Release.Name)
 	}
 	return &ReleaseJob{store: storeFromConfig(cfg, log), log: log}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
@@ -18,7 +19,7 @@ import (
 // Environment variables of the service.
 const (
 	// EnvTable names the tickets table; CDK sets it to the table's Ref.
-	EnvTable = "ITSM_TICKETS_TABLE"
+	EnvTable = contract.EnvTable
 	// EnvCursorKey optionally sets the key that signs list cursors (any
 	// string). Without it the key is derived from the table name, which
 	// still detects tampering and binds cursors to their caller (the
@@ -41,30 +42,27 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required("itsm", getenv, service.Var{Name: EnvTable, Names: "poc-itsm-tickets-<stage>"})
+	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
 	if err != nil {
 		return Config{}, err
 	}
 	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/itsm/cursor/"+v[0])}, nil
 }
 
-// New builds the service from the environment: the constructor the service
-// registry and the Lambda main use.
+// New builds the service from the environment: the constructor of its
+// function (Function).
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
 	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
 }
 
 func (c *Config) setClient(client API) { c.Client = client }
 
-// NewHandler returns the HTTP API:
-//
-//	POST  /tickets                 create a ticket
-//	GET   /tickets?caller=…        a caller's tickets, newest first (cursor=… for more)
-//	GET   /tickets/{id}            a ticket with its comments
-//	POST  /tickets/{id}/comments   add a comment
-//	PATCH /tickets/{id}            change the status
+// NewHandler returns the HTTP API of the contract (routes in
+// constructs/itsm/contract; docs/schemas/itsm.md): create a ticket, a
+// caller's tickets newest first, a ticket with its comments, add a comment,
+// change the status.
 func NewHandler(cfg Config) http.Handler {
-	log := service.Logger("itsm", cfg.Client, cfg.Logger)
+	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
@@ -73,13 +71,13 @@ func NewHandler(cfg Config) http.Handler {
 		store.newID = cfg.NewID
 	}
 	h := &handler{store: store}
-	r := api.NewRouter()
-	r.Handle("POST /tickets", h.create)
-	r.Handle("GET /tickets", h.list, "caller", "cursor")
-	r.Handle("GET /tickets/{id}", h.get)
-	r.Handle("PATCH /tickets/{id}", h.setStatus)
-	r.Handle("POST /tickets/{id}/comments", h.comment)
-	return api.Instrument(log, r)
+	r := api.NewRouter(contract.API)
+	r.Handle(contract.CreateTicket, h.create)
+	r.Handle(contract.ListTickets, h.list)
+	r.Handle(contract.GetTicket, h.get)
+	r.Handle(contract.SetStatus, h.setStatus)
+	r.Handle(contract.AddComment, h.comment)
+	return api.Instrument(log, r.Done())
 }
 
 type handler struct {

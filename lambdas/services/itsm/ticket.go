@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -72,7 +73,7 @@ const (
 	PageSize             = 10
 	maxRequestBodyBytes  = 32 << 10
 	ticketIDLen          = 36
-	callerIndexName      = "CallerIdIndex"
+	callerIndexName      = contract.IndexCallerID
 	statusConflictPrefix = "itsm: cannot change status"
 )
 

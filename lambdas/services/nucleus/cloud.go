@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 )
 
@@ -31,7 +32,7 @@ var cloudServices = []string{"STS", "EC2", "RDS", "ECS"}
 
 // Role session names, as CloudTrail in the target account shows them.
 const (
-	SessionExecutor = "nucleus-executor"
+	SessionExecutor = contract.ExecutorName
 	SessionTest     = "nucleus-connection-test"
 )
 

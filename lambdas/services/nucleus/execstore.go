@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -31,7 +32,7 @@ const (
 	// 15-minute limit, so a live run never loses its claim.
 	ClaimLease = 15 * time.Minute
 	// ExecutorUser is the user_id of the executor's audit entries.
-	ExecutorUser = "nucleus-executor"
+	ExecutorUser = contract.ExecutorName
 )
 
 // Operation is what an action does to a schedule's resources.

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/rds"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
@@ -21,7 +22,7 @@ import (
 
 // EnvLookBack optionally sets the executor's look-back window (a Go
 // duration such as "1h"); DefaultLookBack when unset.
-const EnvLookBack = "NUCLEUS_EXECUTOR_LOOKBACK"
+const EnvLookBack = contract.EnvLookBack
 
 // DefaultLookBack is how far back a run looks for fires: a fire is
 // executed by the first successful run within this time, so this many
@@ -95,7 +96,7 @@ func NewExecutorFromConfig(cfg ExecutorConfig) (*Executor, error) {
 		x.newRunID = cfg.NewRunID
 	}
 	if x.log == nil {
-		x.log = slog.Default().With("service", "nucleus-executor")
+		x.log = slog.Default().With("service", contract.Executor.Name)
 	}
 	return x, nil
 }

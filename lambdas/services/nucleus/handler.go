@@ -15,6 +15,7 @@ import (
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
@@ -24,9 +25,9 @@ import (
 const (
 	// EnvAppTable names the app table (NucleusAppTable-<stage>); CDK sets
 	// it with Table.Environment (constructs/nucleus.EnvAppTableName).
-	EnvAppTable = "NUCLEUS_APP_TABLE"
+	EnvAppTable = contract.EnvAppTable
 	// EnvAuditTable names the audit table (NucleusAuditTable-<stage>).
-	EnvAuditTable = "NUCLEUS_AUDIT_TABLE"
+	EnvAuditTable = contract.EnvAuditTable
 	// EnvCursorKey optionally sets the key that signs list cursors (any
 	// string). Without it the key is derived from the table names: still
 	// tamper-evident and bound to the query, but not secret.
@@ -35,7 +36,7 @@ const (
 	// pattern of the part of a role ARN after "role/", with * and ?);
 	// infra sets it to the pattern its IAM policy allows, and the API
 	// refuses accounts whose role_arn it does not match.
-	EnvRolePattern = "NUCLEUS_ROLE_NAME_PATTERN"
+	EnvRolePattern = contract.EnvRolePattern
 )
 
 // HeaderUserID names the user of a write when API Gateway has no IAM
@@ -64,9 +65,9 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required("nucleus", getenv,
-		service.Var{Name: EnvAppTable, Names: "NucleusAppTable-<stage>"},
-		service.Var{Name: EnvAuditTable, Names: "NucleusAuditTable-<stage>"})
+	v, err := service.Required(contract.Name, getenv,
+		service.Var{Name: EnvAppTable, Names: contract.AppTableBaseName + "-<stage>"},
+		service.Var{Name: EnvAuditTable, Names: contract.AuditTableBaseName + "-<stage>"})
 	if err != nil {
 		return Config{}, err
 	}
@@ -94,7 +95,7 @@ func (c *Config) setClient(client API) { c.Client = client }
 // infra/stacks deploys the same routes (test/e2e compares the two); Go's
 // greedy {arn...} is API Gateway's {arn+}.
 func NewHandler(cfg Config) http.Handler {
-	log := service.Logger("nucleus", cfg.Client, cfg.Logger)
+	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Tables, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
@@ -106,26 +107,26 @@ func NewHandler(cfg Config) http.Handler {
 		store.newEntryID = cfg.NewEntryID
 	}
 	h := &handler{store: store, cloud: cfg.Cloud, rolePattern: cfg.RolePattern, assumable: iamPattern(cfg.RolePattern)}
-	r := api.NewRouter()
-	r.Handle("POST /accounts", h.createAccount)
-	r.Handle("GET /accounts", h.listAccounts, "status", "limit", "cursor")
-	r.Handle("GET /accounts/{id}", h.getAccount)
-	r.Handle("PATCH /accounts/{id}", h.updateAccount)
-	r.Handle("DELETE /accounts/{id}", h.deleteAccount)
-	r.Handle("GET /accounts/{id}/resources", h.accountResources, "limit", "cursor")
-	r.Handle("POST /accounts/{id}/test", h.testAccount)
-	r.Handle("POST /schedules", h.createSchedule)
-	r.Handle("GET /schedules", h.listSchedules, "limit", "cursor")
-	r.Handle("GET /schedules/{id}", h.getSchedule, "limit", "cursor")
-	r.Handle("PATCH /schedules/{id}", h.updateSchedule)
-	r.Handle("DELETE /schedules/{id}", h.deleteSchedule)
-	r.Handle("PUT /schedules/{id}/resources", h.attachResource)
-	r.Handle("DELETE /schedules/{id}/resources/{arn...}", h.detachResource)
-	r.Handle("POST /audit", h.recordExecution)
-	r.Handle("GET /audit", h.timeline, "since", "until", "limit", "cursor")
-	r.Handle("GET /audit/global", h.globalLog, "since", "until", "limit", "cursor")
-	r.Handle("GET /audit/{entityType}/{id}", h.entityLog, "since", "until", "limit", "cursor")
-	return api.Instrument(log, r)
+	r := api.NewRouter(contract.API)
+	r.Handle(contract.CreateAccount, h.createAccount)
+	r.Handle(contract.ListAccounts, h.listAccounts)
+	r.Handle(contract.GetAccount, h.getAccount)
+	r.Handle(contract.UpdateAccount, h.updateAccount)
+	r.Handle(contract.DeleteAccount, h.deleteAccount)
+	r.Handle(contract.AccountResources, h.accountResources)
+	r.Handle(contract.TestAccount, h.testAccount)
+	r.Handle(contract.CreateSchedule, h.createSchedule)
+	r.Handle(contract.ListSchedules, h.listSchedules)
+	r.Handle(contract.GetSchedule, h.getSchedule)
+	r.Handle(contract.UpdateSchedule, h.updateSchedule)
+	r.Handle(contract.DeleteSchedule, h.deleteSchedule)
+	r.Handle(contract.AttachResource, h.attachResource)
+	r.Handle(contract.DetachResource, h.detachResource)
+	r.Handle(contract.RecordExecution, h.recordExecution)
+	r.Handle(contract.Timeline, h.timeline)
+	r.Handle(contract.GlobalLog, h.globalLog)
+	r.Handle(contract.EntityLog, h.entityLog)
+	return api.Instrument(log, r.Done())
 }
 
 type handler struct {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -29,7 +30,7 @@ const (
 	gsiSchedules    = "TYPE#SCHEDULE"
 	gsiAuditGlobal  = "AUDIT#GLOBAL"
 	pkGlobal        = "GLOBAL"
-	indexName       = "GSI1"
+	indexName       = contract.IndexGSI1
 )
 
 // Limits. Names are index sort keys (at most 1,024 bytes) and ARNs are

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
@@ -23,10 +25,10 @@ import (
 // Environment variables of the service.
 const (
 	// EnvTable names the messages table; CDK sets it to the table's Ref.
-	EnvTable = "REZ_AGENT_MESSAGES_TABLE"
+	EnvTable = contract.EnvTable
 	// EnvStage is the stage the deployment serves (dev, stage or prod):
 	// written to each message's stage attribute and listed by default.
-	EnvStage = "DYNASTACK_STAGE"
+	EnvStage = dynastack.EnvStage
 	// EnvCursorKey optionally sets the key that signs list cursors (any
 	// string). Without it the key is derived from the table name, which
 	// still detects tampering and binds cursors to their query (the store
@@ -58,7 +60,7 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required("rezagent", getenv, service.Var{Name: EnvTable, Names: "rez-agent-messages-<stage>"})
+	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
 	if err != nil {
 		return Config{}, err
 	}
@@ -91,19 +93,19 @@ func NewHandler(cfg Config) http.Handler {
 	if !slices.Contains(Stages, cfg.Stage) {
 		panic(fmt.Sprintf("rezagent: Config.Stage %q is not one of %s", cfg.Stage, strings.Join(Stages, ", ")))
 	}
-	log := service.Logger("rezagent", cfg.Client, cfg.Logger)
+	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := storeFromConfig(cfg)
 	h := &handler{store: store, log: log}
 	if cfg.Topic != "" && cfg.SNS != nil {
 		h.pub = NewPublisher(cfg.SNS, cfg.Topic, store)
 	}
-	r := api.NewRouter()
-	r.Handle("POST /messages", h.create)
-	r.Handle("GET /messages", h.list, "stage", "status", "from", "to", "limit", "cursor")
-	r.Handle("GET /messages/{id}", h.get)
-	r.Handle("PATCH /messages/{id}", h.setStatus)
-	r.Handle("GET /metrics", h.metrics, "since")
-	return api.Instrument(log, r)
+	r := api.NewRouter(contract.API)
+	r.Handle(contract.CreateMessage, h.create)
+	r.Handle(contract.ListMessages, h.list)
+	r.Handle(contract.GetMessage, h.get)
+	r.Handle(contract.SetStatus, h.setStatus)
+	r.Handle(contract.Metrics, h.metrics)
+	return api.Instrument(log, r.Done())
 }
 
 type handler struct {

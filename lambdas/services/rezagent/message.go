@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
@@ -83,8 +84,8 @@ var Stages = []string{"dev", "stage", "prod"}
 // Names fixed by the deployed schema (constructs/rezagent, which this
 // module cannot import: it has no CDK dependency).
 const (
-	stageIndex  = "stage-created_date-index"
-	statusIndex = "status-created_date-index"
+	stageIndex  = contract.IndexStageCreatedDate
+	statusIndex = contract.IndexStatusCreatedDate
 	attrID      = "message_id"
 	attrTTL     = "ttl"
 	attrStatus  = "status"

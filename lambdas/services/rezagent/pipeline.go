@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -22,7 +23,7 @@ import (
 // Pipeline environment (set by infra/stacks/rezagent.go).
 const (
 	// EnvTopicArn is the SNS topic the API and the scheduler publish to.
-	EnvTopicArn = "REZ_AGENT_TOPIC_ARN"
+	EnvTopicArn = contract.EnvTopicArn
 )
 
 // Notice is what travels through SNS and SQS: a reference to a message,

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
@@ -25,20 +26,20 @@ import (
 
 // Processor environment (set by infra/stacks/rezagent.go).
 const (
-	EnvNtfyURL   = "NTFY_URL"
-	EnvNtfyTopic = "NTFY_TOPIC"
+	EnvNtfyURL   = contract.EnvNtfyURL
+	EnvNtfyTopic = contract.EnvNtfyTopic
 	// EnvNtfyTokenParameter names an SSM SecureString holding the ntfy
 	// access token, read once per execution environment.
-	EnvNtfyTokenParameter = "NTFY_TOKEN_PARAMETER"
+	EnvNtfyTokenParameter = contract.EnvNtfyTokenParameter
 	// EnvNtfyToken is the token itself, for the local runner only: a
 	// template never carries it.
-	EnvNtfyToken = "NTFY_TOKEN"
+	EnvNtfyToken = contract.EnvNtfyToken
 	// EnvNtfyTimeout bounds one publish (a Go duration); default
 	// ntfy.DefaultTimeout.
-	EnvNtfyTimeout = "NTFY_TIMEOUT"
+	EnvNtfyTimeout = contract.EnvNtfyTimeout
 	// EnvMaxReceiveCount is the queue's redrive maximum: the delivery with
 	// this receive count is the last, and a failure then is final.
-	EnvMaxReceiveCount = "REZ_AGENT_MAX_RECEIVE_COUNT"
+	EnvMaxReceiveCount = contract.EnvMaxReceiveCount
 )
 
 // Processor limits.

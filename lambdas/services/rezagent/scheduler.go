@@ -9,13 +9,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
 
 // EnvRepublishAfter is how long a message may stay created before a
 // scheduler run publishes it again (a Go duration, e.g. "5m").
-const EnvRepublishAfter = "REZ_AGENT_REPUBLISH_AFTER"
+const EnvRepublishAfter = contract.EnvRepublishAfter
 
 // Scheduler settings.
 const (

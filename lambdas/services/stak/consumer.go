@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
@@ -44,7 +45,7 @@ func NewConsumer(ctx context.Context, getenv func(string) string) (*Consumer, er
 // NewConsumerFromConfig builds the consumer from cfg (Table, Client, and
 // optionally Now and Logger).
 func NewConsumerFromConfig(cfg Config) *Consumer {
-	c := &Consumer{client: cfg.Client, table: cfg.Table, now: cfg.Now, log: service.Logger("stak-stream", cfg.Client, cfg.Logger)}
+	c := &Consumer{client: cfg.Client, table: cfg.Table, now: cfg.Now, log: service.Logger(contract.StreamConsumer.Name, cfg.Client, cfg.Logger)}
 	if c.now == nil {
 		c.now = time.Now
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -30,7 +32,7 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required("stak", getenv, service.Var{Name: EnvTable, Names: "stak-inbox-<stage>"})
+	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
 	if err != nil {
 		return Config{}, err
 	}
@@ -39,60 +41,54 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 func (c *Config) setClient(client API) { c.Client = client }
 
-// New builds the HTTP API from the environment: the constructor of the
-// service registry and the Lambda main.
+// New builds the HTTP API from the environment: the constructor of its
+// function (APIFunction).
 func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
 	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
 }
 
-// NewHandler returns the HTTP API:
-//
-//	PUT  /tenants/{tenant}/settings                                   tenant settings
-//	GET  /tenants/{tenant}/settings
-//	PUT  /tenants/{tenant}/inboxes/{inbox}                            inbox config
-//	GET  /tenants/{tenant}/inboxes/{inbox}
-//	POST /tenants/{tenant}/inboxes/{inbox}/messages                   publish
-//	GET  /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages       feed (?limit=, ?cursor=)
-//	POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read
-//	GET  /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats
-//	POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all       mark all read (bounded, resumable)
-//	POST /admin/tenants/{tenant}/inboxes/{inbox}/recount              operators: rebuild counters from items
+// NewHandler returns the HTTP API of the contract (routes in
+// constructs/stak/contract; docs/schemas/stak.md): tenant settings and
+// inbox configs, publishing, an end user's feed, read marks, counters and
+// mark-all-read, and the operators' recount.
 func NewHandler(cfg Config) http.Handler {
-	log := service.Logger("stak", cfg.Client, cfg.Logger)
+	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	if cfg.Now != nil {
 		store.now = cfg.Now
 	}
 	h := &handler{store: store}
-	r := api.NewRouter()
-	const inbox = "/tenants/{tenant}/inboxes/{inbox}"
-	r.Handle("PUT /tenants/{tenant}/settings", h.putTenant)
-	r.Handle("GET /tenants/{tenant}/settings", h.getTenant)
-	r.Handle("PUT "+inbox, h.putInbox)
-	r.Handle("GET "+inbox, h.getInbox)
-	r.Handle("POST "+inbox+"/messages", h.publish)
-	r.Handle("GET "+inbox+"/users/{uid}/messages", h.feed, "limit", "cursor")
-	r.Handle("POST "+inbox+"/users/{uid}/messages/{id}/read", h.markRead)
-	r.Handle("GET "+inbox+"/users/{uid}/stats", h.stats)
-	r.Handle("POST "+inbox+"/users/{uid}/read-all", h.readAll)
-	r.Handle("POST /admin"+inbox+"/recount", h.recount)
-	return api.Instrument(log, r)
+	r := api.NewRouter(contract.API)
+	r.Handle(contract.PutTenant, h.putTenant)
+	r.Handle(contract.GetTenant, h.getTenant)
+	r.Handle(contract.PutInbox, h.putInbox)
+	r.Handle(contract.GetInbox, h.getInbox)
+	r.Handle(contract.Publish, h.publish)
+	r.Handle(contract.Feed, h.feed)
+	r.Handle(contract.MarkRead, h.markRead)
+	r.Handle(contract.Stats, h.stats)
+	r.Handle(contract.ReadAll, h.readAll)
+	r.Handle(contract.Recount, h.recount)
+	return api.Instrument(log, r.Done())
 }
 
 type handler struct {
 	store *Store
 }
 
-// UserRoutes are the end-user routes: in AWS behind the API's JWT
-// authorizer (infra/stacks/stak.go, StakUserRoutes), locally behind the
+// UserRoutes are the patterns of the contract's end-user (service.JWT)
+// routes: in AWS behind the API's JWT authorizer, locally behind the
 // runner's verifier; each binds the path to the token (userKeys). The
 // others are for publishers and operators, signed with SigV4.
-var UserRoutes = []string{
-	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages",
-	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read",
-	"GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats",
-	"POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all",
-}
+var UserRoutes = func() []string {
+	var patterns []string
+	for _, r := range contract.API.Routes {
+		if r.Auth == dynastack.JWT {
+			patterns = append(patterns, r.Pattern())
+		}
+	}
+	return patterns
+}()
 
 // Claims of an end user's token (docs/schemas/stak.md, "Who may call
 // what"): API Gateway's JWT authorizer has checked signature, issuer,

@@ -17,13 +17,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 )
 
 // Environment variables of the service.
 const (
 	// EnvTable names the inbox table; CDK sets it to the table's Ref.
-	EnvTable = "STAK_INBOX_TABLE"
+	EnvTable = contract.EnvTable
 	// EnvCursorKey optionally sets the key that signs feed cursors. Without
 	// it the key is derived from the table name (tamper-evident, not
 	// secret).

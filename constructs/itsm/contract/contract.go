@@ -1,0 +1,48 @@
+// Package contract is the ITSM ticket PoC's contract (design document 003,
+// docs/schemas/itsm.md): its table's names, its function and its routes,
+// declared once for the stacks and the Lambda code alike.
+package contract
+
+import "github.com/dynastack/dynastack/constructs/service"
+
+// Names fixed by the design document.
+const (
+	Name          = "itsm"
+	TableBaseName = "poc-itsm-tickets"
+
+	AttrTicketID  = "ticket_id"
+	AttrCallerID  = "caller_id"
+	AttrCreatedAt = "created_at"
+
+	// IndexCallerID lists a caller's tickets by creation time.
+	IndexCallerID = "CallerIdIndex"
+
+	// EnvTable carries the tickets table's physical name.
+	EnvTable = "ITSM_TICKETS_TABLE"
+)
+
+// Tickets is the tickets table.
+var Tickets = service.Table{BaseName: TableBaseName, Env: EnvTable}
+
+// The API's routes: document 003 plus the status change that "get ticket
+// status" implies.
+var (
+	CreateTicket = service.Route{Method: "POST", Path: "/tickets"}
+	ListTickets  = service.Route{Method: "GET", Path: "/tickets", Query: []string{"caller", "cursor"}}
+	GetTicket    = service.Route{Method: "GET", Path: "/tickets/{id}"}
+	SetStatus    = service.Route{Method: "PATCH", Path: "/tickets/{id}"}
+	AddComment   = service.Route{Method: "POST", Path: "/tickets/{id}/comments"}
+)
+
+// API is the tickets API function.
+var API = service.Function{
+	Name: Name, Kind: service.HTTP, Description: "ITSM tickets API",
+	Routes: []service.Route{CreateTicket, ListTickets, GetTicket, SetStatus, AddComment},
+}
+
+// Service is the whole contract.
+var Service = service.Contract{
+	Name: Name, Description: "ITSM ticket PoC (document 003)",
+	Tables:    []service.Table{Tickets},
+	Functions: []service.Function{API},
+}

@@ -1,0 +1,86 @@
+// Package contract is rez_agent's contract (design document 000,
+// docs/schemas/rezagent.md): its table's names, its functions and its
+// routes, declared once for the stacks and the Lambda code alike.
+package contract
+
+import "github.com/dynastack/dynastack/constructs/service"
+
+// Names fixed by the design document.
+const (
+	Name          = "rezagent"
+	TableBaseName = "rez-agent-messages"
+
+	AttrMessageID   = "message_id"
+	AttrStage       = "stage"
+	AttrStatus      = "status"
+	AttrMessageType = "message_type"
+	AttrCreatedDate = "created_date"
+	// AttrTTL is the document's "TTL (optional)": a Number of epoch
+	// seconds, set on delivered and failed messages.
+	AttrTTL = "ttl"
+
+	IndexStageCreatedDate  = "stage-created_date-index"
+	IndexStatusCreatedDate = "status-created_date-index"
+	// IndexMessageTypeCreatedDate is the document's optional index, off
+	// unless a stage enables it.
+	IndexMessageTypeCreatedDate = "message_type-created_date-index"
+)
+
+// Variables of the functions.
+const (
+	// EnvTable carries the messages table's physical name.
+	EnvTable = "REZ_AGENT_MESSAGES_TABLE"
+	// EnvTopicArn is the SNS topic new messages are published to.
+	EnvTopicArn = "REZ_AGENT_TOPIC_ARN"
+	// EnvNtfyURL, EnvNtfyTopic: where the processor delivers.
+	EnvNtfyURL   = "NTFY_URL"
+	EnvNtfyTopic = "NTFY_TOPIC"
+	// EnvNtfyTokenParameter names an SSM SecureString holding an ntfy
+	// access token; EnvNtfyToken gives the token itself (local runs).
+	EnvNtfyTokenParameter = "NTFY_TOKEN_PARAMETER"
+	EnvNtfyToken          = "NTFY_TOKEN"
+	// EnvNtfyTimeout bounds one ntfy call (a Go duration).
+	EnvNtfyTimeout = "NTFY_TIMEOUT"
+	// EnvMaxReceiveCount is the queue's redrive maximum: the processor's
+	// attempt with this receive count is the last.
+	EnvMaxReceiveCount = "REZ_AGENT_MAX_RECEIVE_COUNT"
+	// EnvRepublishAfter is how long a created message waits before a
+	// scheduler run publishes it again (a Go duration).
+	EnvRepublishAfter = "REZ_AGENT_REPUBLISH_AFTER"
+)
+
+// Messages is the messages table.
+var Messages = service.Table{BaseName: TableBaseName, Env: EnvTable}
+
+// The messages API (document 000: get by id, list by stage or status,
+// status updates, metrics).
+var (
+	CreateMessage = service.Route{Method: "POST", Path: "/messages"}
+	ListMessages  = service.Route{Method: "GET", Path: "/messages", Query: []string{"stage", "status", "from", "to", "limit", "cursor"}}
+	GetMessage    = service.Route{Method: "GET", Path: "/messages/{id}"}
+	SetStatus     = service.Route{Method: "PATCH", Path: "/messages/{id}"}
+	Metrics       = service.Route{Method: "GET", Path: "/metrics", Query: []string{"since"}}
+)
+
+// The functions.
+var (
+	API = service.Function{
+		Name: Name, Kind: service.HTTP, Description: "rez_agent messages API",
+		Routes: []service.Route{CreateMessage, ListMessages, GetMessage, SetStatus, Metrics},
+	}
+	Scheduler = service.Function{
+		Name: "rezagent-scheduler", Kind: service.Schedule,
+		Description: "rez_agent scheduler: one scheduled_hello per fire, republishes stranded messages",
+	}
+	Processor = service.Function{
+		Name: "rezagent-processor", Kind: service.Queue,
+		Description: "rez_agent processor: delivers queued messages to ntfy",
+	}
+)
+
+// Service is the whole contract.
+var Service = service.Contract{
+	Name: Name, Description: "rez_agent messages (document 000)",
+	Tables:    []service.Table{Messages},
+	Functions: []service.Function{API, Scheduler, Processor},
+}

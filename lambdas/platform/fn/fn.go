@@ -1,0 +1,103 @@
+// Package fn is the one way a dynastack Lambda function is built and
+// started, whatever invokes it. A service binds each function of its
+// contract to the constructor of what the function runs (HTTP, Schedule,
+// Queue, Stream); a function's main is then one statement:
+//
+//	func main() { fn.Main(rezagent.SchedulerFunction()) }
+//
+// and the local runner and the tests build the same bindings from a
+// template's environment instead of the process's.
+package fn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/queue"
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/streams"
+)
+
+// Constructor builds what a function runs from its environment: os.Getenv
+// in Lambda, the template's environment in the local runner and tests.
+type Constructor[T any] func(ctx context.Context, getenv func(string) string) (T, error)
+
+// Binding is one function of a service contract with its constructor.
+//
+// Services hand out bindings from functions, not package variables: a
+// binding refers to its constructor, and a variable's would be linked into
+// every binary of the package (the stream consumer would carry the whole
+// HTTP API), where a function's is linked only into the main that calls it.
+type Binding struct {
+	// Function is the function's contract.
+	Function service.Function
+	build    func(ctx context.Context, getenv func(string) string) (any, error)
+	// start runs the Lambda loop of the function's kind; each kind's
+	// binder sets it, so a main links only its own kind's runtime.
+	start func(v any, log *slog.Logger)
+}
+
+func bind[T any](f service.Function, want service.Kind, build Constructor[T], start func(T, *slog.Logger)) Binding {
+	if f.Kind != want {
+		// A programming error: every binding is made at package init,
+		// so any test or start of the package finds it.
+		panic(fmt.Sprintf("fn: function %s is of kind %q in its contract, bound as %q", f.Name, f.Kind, want))
+	}
+	return Binding{
+		Function: f,
+		build: func(ctx context.Context, getenv func(string) string) (any, error) {
+			return build(ctx, getenv)
+		},
+		start: func(v any, log *slog.Logger) { start(v.(T), log) },
+	}
+}
+
+// HTTP binds an HTTP function to its handler's constructor.
+func HTTP(f service.Function, build Constructor[http.Handler]) Binding {
+	return bind(f, service.HTTP, build, func(h http.Handler, _ *slog.Logger) { lambdahttp.Start(h) })
+}
+
+// Schedule binds a scheduled function to its job's constructor.
+func Schedule(f service.Function, build Constructor[schedule.Job]) Binding {
+	return bind(f, service.Schedule, build, func(job schedule.Job, log *slog.Logger) { lambda.Start(schedule.Handler(job, log)) })
+}
+
+// Queue binds an SQS-driven function to its consumer's constructor.
+func Queue(f service.Function, build Constructor[queue.Consumer]) Binding {
+	return bind(f, service.Queue, build, func(c queue.Consumer, _ *slog.Logger) { lambda.Start(c.Handle) })
+}
+
+// Stream binds a DynamoDB stream function to its consumer's constructor.
+func Stream(f service.Function, build Constructor[streams.Consumer]) Binding {
+	return bind(f, service.Stream, build, func(c streams.Consumer, _ *slog.Logger) { lambda.Start(c.Handle) })
+}
+
+// Build constructs what the function runs; its type follows the kind:
+// http.Handler, schedule.Job, queue.Consumer or streams.Consumer.
+func (b Binding) Build(ctx context.Context, getenv func(string) string) (any, error) {
+	return b.build(ctx, getenv)
+}
+
+// Main is the whole main of every function: JSON logs on stdout, what the
+// function runs built once per execution environment (outside the
+// invocation, so warm invocations reuse its clients and connections), then
+// the Lambda loop of its kind. A configuration error is logged and exits 1,
+// which Lambda reports as a failed init.
+func Main(b Binding) {
+	log := logx.New(os.Stdout, slog.LevelInfo).With("service", b.Function.Name)
+	logx.SetDefault(log)
+	v, err := b.Build(context.Background(), os.Getenv)
+	if err != nil {
+		log.Error("configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	b.start(v, log)
+}

@@ -1,0 +1,20 @@
+package rezagent
+
+import (
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
+)
+
+// The service's functions, each bound to its constructor: cmd/<name> runs
+// one in Lambda, the local runner and the tests build them all.
+
+func APIFunction() fn.Binding { return fn.HTTP(contract.API, New) }
+
+func SchedulerFunction() fn.Binding { return fn.Schedule(contract.Scheduler, NewScheduler) }
+
+func ProcessorFunction() fn.Binding { return fn.Queue(contract.Processor, NewProcessor) }
+
+// Functions lists every function of the contract.
+func Functions() []fn.Binding {
+	return []fn.Binding{APIFunction(), SchedulerFunction(), ProcessorFunction()}
+}
