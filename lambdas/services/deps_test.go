@@ -15,12 +15,12 @@ const devOnlyTree = "github.com/dynastack/dynastack/lambdas/devtools/"
 
 var devOnly = []string{
 	"github.com/dynastack/dynastack/lambdas/cmd/local",
-	"github.com/dynastack/dynastack/lambdas/platform/apitest",
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables",
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal",
-	"github.com/dynastack/dynastack/lambdas/platform/jwtauth",
-	"github.com/dynastack/dynastack/lambdas/platform/repo",
-	"github.com/dynastack/dynastack/lambdas/platform/testenv",
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest",
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables",
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal",
+	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth",
+	"github.com/dynastack/dynastack/lambdas/devtools/repo",
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv",
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams",
 	"testing",
 }

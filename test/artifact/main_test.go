@@ -29,10 +29,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 )
 
 // Stage is what the tests found and started, shared by every test.

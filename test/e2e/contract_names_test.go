@@ -5,7 +5,7 @@ import (
 
 	constructsitsm "github.com/dynastack/dynastack/constructs/itsm"
 	"github.com/dynastack/dynastack/infra/stacks"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/services"
 	lambdaitsm "github.com/dynastack/dynastack/lambdas/services/itsm"
 )

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )

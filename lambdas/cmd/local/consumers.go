@@ -10,8 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
 

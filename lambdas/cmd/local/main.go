@@ -36,13 +36,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
 

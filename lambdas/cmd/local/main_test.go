@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
 

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )

@@ -16,7 +16,7 @@ import (
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

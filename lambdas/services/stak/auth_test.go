@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
-	"github.com/dynastack/dynastack/lambdas/platform/apitest"
-	"github.com/dynastack/dynastack/lambdas/platform/jwtauth"
+	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
