@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
@@ -20,7 +21,7 @@ import (
 )
 
 // Constructor builds a service's handler from its environment.
-type Constructor func(ctx context.Context, getenv func(string) string) (http.Handler, error)
+type Constructor func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error)
 
 // registry maps DYNASTACK_SERVICE values to constructors.
 var registry = map[string]Constructor{
@@ -35,8 +36,8 @@ var registry = map[string]Constructor{
 // to their constructors; Lambda runs them through cmd/<name>, the local
 // runner through devtools/poller.
 var consumers = map[string]streams.Constructor{
-	"stak-stream": func(ctx context.Context, getenv func(string) string) (streams.Consumer, error) {
-		return stak.NewConsumer(ctx, getenv)
+	"stak-stream": func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (streams.Consumer, error) {
+		return stak.NewConsumer(ctx, getenv, opts...)
 	},
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
@@ -86,7 +87,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Construct
 	if err != nil {
 		return err
 	}
-	c, err := ctor(ctx, getenv)
+	c, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@
 // take only a token signed with the local key (.dev/token-key.pem, made on
 // first use) for the authorizer's issuer and audience, as API Gateway
 // takes only the identity provider's; `token` mints one.
-// DynamoDB Local is started unless DYNAMODB_ENDPOINT is set. One line on
+// DynamoDB Local is started unless AWS_ENDPOINT_URL_DYNAMODB is set. One line on
 // stdout announces readiness; logs go to stderr. SIGINT/SIGTERM stop the
 // server and DynamoDB Local.
 package main
@@ -101,7 +101,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	}
 	defer ln.Close()
 
-	endpoint := os.Getenv(ddb.EnvEndpoint)
+	endpoint := os.Getenv(ddblocal.EnvEndpoint)
 	external := endpoint != ""
 	if !external {
 		var out io.Writer
@@ -119,13 +119,14 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	}
 	// With DYNASTACK_CALLS_DIR set (the cmd/local tests under make
 	// test), every DynamoDB request a function makes is recorded for
-	// test/iamcalls, as in testenv.Main.
+	// test/iamcalls, as in testenv.Main: each constructor is given
+	// ddbrecord.ClientOptions.
 	stopCalls, err := ddbrecord.StartCallLog(os.Getenv)
 	if err != nil {
 		return err
 	}
 	defer stopCalls()
-	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(endpoint, os.Getenv))
+	client, err := ddb.NewClient(ctx, ddblocal.WithEndpoint(endpoint, os.Getenv))
 	if err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		for k, v := range wk.env() {
 			fnEnv[k] = v
 		}
-		return ddb.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv))
+		return ddblocal.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv))
 	}
 
 	mux := http.NewServeMux()
@@ -220,7 +221,8 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return err
 			}
-			h, err := ctor(ctx, fnGetenv(fnEnv))
+			getenv := fnGetenv(fnEnv)
+			h, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}

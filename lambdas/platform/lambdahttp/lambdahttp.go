@@ -13,6 +13,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
@@ -21,7 +22,7 @@ import (
 // invocation, so warm invocations reuse its client and connections), then
 // Start. A configuration error is logged and exits 1, which Lambda reports
 // as a failed init.
-func Main(service string, build func(ctx context.Context, getenv func(string) string) (http.Handler, error)) {
+func Main(service string, build func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error)) {
 	log := logx.New(os.Stdout, slog.LevelInfo).With("service", service)
 	logx.SetDefault(log)
 	h, err := build(context.Background(), os.Getenv)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
@@ -60,7 +61,7 @@ type Job interface {
 
 // Constructor builds a job from its function's environment, like a service
 // constructor.
-type Constructor func(ctx context.Context, getenv func(string) string) (Job, error)
+type Constructor func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Job, error)
 
 // Main is the whole main of a scheduled function: JSON logs on stdout, the
 // job built once per execution environment, then Start. A configuration

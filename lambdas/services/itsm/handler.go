@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -50,8 +51,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
-func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler, opts...)
 }
 
 func (c *Config) setClient(client API) { c.Client = client }
