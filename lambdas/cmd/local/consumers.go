@@ -14,6 +14,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 )
 
 const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
@@ -100,7 +101,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Construct
 		start = poller.TrimHorizon
 	}
 	p, err := poller.New(poller.Config{
-		Client: poller.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch,
+		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch,
 		Handler: c.Handle, Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	})
 	if err != nil {

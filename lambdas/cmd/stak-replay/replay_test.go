@@ -18,6 +18,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -67,7 +68,7 @@ func TestReplay(t *testing.T) {
 		return fmt.Sprintf("%d/%d", st.Published, st.Read)
 	}
 
-	streams := poller.NewClient(client)
+	streams := streamsapi.NewClient(client)
 	arn, err := poller.StreamARN(ctx, client, table)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -27,7 +28,7 @@ func (s *service) poller(t testing.TB, h streams.Handler) *poller.Poller {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := poller.Config{Client: poller.NewClient(s.client), StreamARN: arn, Handler: h, Start: poller.Latest}
+	cfg := poller.Config{Client: streamsapi.NewClient(s.client), StreamARN: arn, Handler: h, Start: poller.Latest}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
