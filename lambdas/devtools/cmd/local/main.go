@@ -2,10 +2,10 @@
 // Local, configured from the CDK templates exactly as the Lambda functions
 // are in AWS:
 //
-//	go run ./cmd/local                         # cdk.out/assembly-dev
-//	go run ./cmd/local -templates ../test/snapshots/dev
+//	go run ./devtools/cmd/local                         # cdk.out/assembly-dev
+//	go run ./devtools/cmd/local -templates ../test/snapshots/dev
 //
-//	go run ./cmd/local token -tenant acme -user u1   # an end-user token
+//	go run ./devtools/cmd/local token -tenant acme -user u1   # an end-user token
 //
 // It creates the tables of every *.template.json in the directory, then
 // mounts each function whose environment has DYNASTACK_SERVICE=<name> at
@@ -117,7 +117,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		endpoint = srv.Endpoint
 		log.Info("dynamodb local started", "endpoint", endpoint, "pid", srv.PID())
 	}
-	// With DYNASTACK_CALLS_DIR set (the cmd/local tests under make
+	// With DYNASTACK_CALLS_DIR set (the devtools/cmd/local tests under make
 	// test), every DynamoDB request a function makes is recorded for
 	// test/iamcalls, as in testenv.Main: each constructor is given
 	// ddbrecord.ClientOptions.
