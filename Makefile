@@ -59,7 +59,7 @@ deps: node_modules/.package-lock.json
 token: ## an end-user token for make dev's JWT routes (Stak's feed, read, stats): make token TENANT=acme USER=u1
 	@# USER must come from the command line: the shell's login name is no uid.
 	@if [ "$(origin USER)" != "command line" ] || [ -z "$(TENANT)" ]; then echo "usage: make token TENANT=<tenant> USER=<uid>" >&2; exit 2; fi
-	@cd lambdas && go run ./cmd/local token -tenant "$(TENANT)" -user "$(USER)"
+	@cd lambdas && go run ./devtools/cmd/local token -tenant "$(TENANT)" -user "$(USER)"
 
 dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8080 (PORT=9090 make dev)
 	@port=$${PORT:-8080}; if (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; then \
@@ -68,7 +68,7 @@ dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8
 	@echo "dev: synthesizing dev with its Lambda bootstraps (first run builds the CDK app: about a minute)"
 	@$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null
 	@echo "dev: building the local runner"
-	@mkdir -p bin && cd lambdas && go build -o ../bin/local ./cmd/local
+	@mkdir -p bin && cd lambdas && go build -o ../bin/local ./devtools/cmd/local
 	exec bin/local -templates cdk.out/assembly-dev
 
 # Browse the tables of a running `make dev` (its ready line names the endpoint).

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 )
 
 // What a newcomer meets first: the README's commands, make's answers and

@@ -1,6 +1,8 @@
 package services_test
 
 import (
+	"encoding/json"
+	"io"
 	"os/exec"
 	"path"
 	"slices"
@@ -10,48 +12,78 @@ import (
 	"github.com/dynastack/dynastack/constructs/catalog"
 )
 
-// devOnly are the packages that serve tests and the local runner: every
-// package under devtools/ (devOnlyTree), and these. A Lambda binary that
-// linked one would carry its dependencies (the DynamoDB Streams client, a
-// java launcher, template parsing) into every cold start.
-const devOnlyTree = "github.com/dynastack/dynastack/lambdas/devtools/"
+// The boundary between what deploys and what serves development is the
+// folder: everything under devtools/ (tests' harnesses, the local runner,
+// loopback fakes) is dev-only, everything else is runtime. A runtime
+// package that imported a dev-only one would carry its dependencies (the
+// DynamoDB Streams client, a java launcher, template parsing) into every
+// cold start; tests may import them, so only non-test imports count.
+const (
+	module  = "github.com/dynastack/dynastack/lambdas"
+	devTree = module + "/devtools/"
+)
 
-var devOnly = []string{
-	"github.com/dynastack/dynastack/lambdas/cmd/local",
-	"github.com/dynastack/dynastack/lambdas/platform/apitest",
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables",
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal",
-	"github.com/dynastack/dynastack/lambdas/platform/jwtauth",
-	"github.com/dynastack/dynastack/lambdas/platform/repo",
-	"github.com/dynastack/dynastack/lambdas/platform/testenv",
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams",
-	"testing",
+// lambdaMainBans are what no Lambda main may link, wherever it comes from:
+// the test framework, and the Streams client (Lambda's event source mapping
+// reads the stream; only the operator tool stak-replay and the dev poller
+// do).
+var lambdaMainBans = []string{"testing", "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"}
+
+type listed struct {
+	ImportPath string
+	Name       string
+	Imports    []string
+	Deps       []string
 }
 
-// TestLambdaMainsLinkNoDevPackages builds the dependency list of every
-// Lambda main as `go build -tags lambda.norpc` sees it.
-func TestLambdaMainsLinkNoDevPackages(t *testing.T) {
-	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-f",
-		`{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "../cmd/...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
+// TestDevtoolsOnlyImportedFromDevtools checks every package of the module
+// as `go build -tags lambda.norpc` sees it.
+func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 	mains := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, deps, _ := strings.Cut(line, " ")
-		// A Lambda main is a contract function's cmd/<name>; the local
-		// runner and operator tools (stak-replay) run on a workstation.
-		if _, ok := catalog.Function(path.Base(pkg)); !ok {
+	for _, p := range list(t) {
+		if !strings.HasPrefix(p.ImportPath+"/", devTree) {
+			for _, imp := range p.Imports {
+				if strings.HasPrefix(imp, devTree) {
+					t.Errorf("%s imports the dev-only %s: move the code it needs out of devtools/, or the package under it", p.ImportPath, imp)
+				}
+			}
+		}
+		// A Lambda main is a contract function's cmd/<name>; stak-replay
+		// runs on a workstation, the local runner is a dev tool.
+		if _, ok := catalog.Function(path.Base(p.ImportPath)); p.Name != "main" || !ok {
 			continue
 		}
 		mains++
-		for _, d := range strings.Fields(deps) {
-			if strings.HasPrefix(d, devOnlyTree) || slices.Contains(devOnly, d) {
-				t.Errorf("%s links the dev-only package %s", pkg, d)
+		for _, d := range p.Deps {
+			if slices.Contains(lambdaMainBans, d) {
+				t.Errorf("Lambda main %s links %s", p.ImportPath, d)
 			}
 		}
 	}
-	if mains < 6 {
-		t.Errorf("checked %d Lambda mains, want at least 6:\n%s", mains, out)
+	if want := len(catalog.Functions()); mains != want {
+		t.Errorf("checked %d Lambda mains, want one per contract function (%d)", mains, want)
 	}
+}
+
+func list(t *testing.T) []listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-json=ImportPath,Name,Imports,Deps", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages in %s", len(pkgs), module)
+	}
+	return pkgs
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
@@ -39,16 +40,16 @@ func Binding(name string) (fn.Binding, bool) {
 }
 
 // Constructor builds an HTTP function's handler from its environment.
-type Constructor func(ctx context.Context, getenv func(string) string) (http.Handler, error)
+type Constructor func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error)
 
 // lookup returns name's constructor when the function is of kind k.
-func lookup[T any](name string, k service.Kind) (func(ctx context.Context, getenv func(string) string) (T, error), bool) {
+func lookup[T any](name string, k service.Kind) (func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (T, error), bool) {
 	b, ok := Binding(name)
 	if !ok || b.Function.Kind != k {
 		return nil, false
 	}
-	return func(ctx context.Context, getenv func(string) string) (T, error) {
-		v, err := b.Build(ctx, getenv)
+	return func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (T, error) {
+		v, err := b.Build(ctx, getenv, opts...)
 		if err != nil {
 			var zero T
 			return zero, err

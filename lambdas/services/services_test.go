@@ -67,7 +67,7 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("constructor without env: %v", err)
 	}
 	h, err := ctor(context.Background(), func(k string) string {
-		return map[string]string{"ITSM_TICKETS_TABLE": "t", "DYNAMODB_ENDPOINT": "http://127.0.0.1:1"}[k]
+		return map[string]string{"ITSM_TICKETS_TABLE": "t", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1"}[k]
 	})
 	if err != nil || h == nil {
 		t.Errorf("constructor: %v", err)
@@ -86,7 +86,7 @@ func TestJobs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "NUCLEUS_APP_TABLE") {
 		t.Errorf("constructor without env: %v", err)
 	}
-	env := map[string]string{"NUCLEUS_APP_TABLE": "a", "NUCLEUS_AUDIT_TABLE": "b", "DYNAMODB_ENDPOINT": "http://127.0.0.1:1",
+	env := map[string]string{"NUCLEUS_APP_TABLE": "a", "NUCLEUS_AUDIT_TABLE": "b", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1",
 		"AWS_ENDPOINT_URL_STS": "http://127.0.0.1:2", "NUCLEUS_EXECUTOR_LOOKBACK": "soon"}
 	if _, err := ctor(context.Background(), func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "NUCLEUS_EXECUTOR_LOOKBACK") {
 		t.Errorf("bad look-back: %v", err)

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 )
 
 // Mode is how the bootstraps run here.

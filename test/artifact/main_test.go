@@ -29,10 +29,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
 )
 
 // Stage is what the tests found and started, shared by every test.
@@ -162,7 +162,7 @@ func setup(dir string) (*Stage, func(), error) {
 			if err != nil {
 				return nil, cleanup, err
 			}
-			env[ddb.EnvEndpoint] = srv.Endpoint
+			env[ddblocal.EnvEndpoint] = srv.Endpoint
 			fn := &Function{
 				LogicalID: f.LogicalID, Service: name, Env: env,
 				Bootstrap: filepath.Join(asset, "bootstrap"),

@@ -6,8 +6,8 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
 // TestTemplatesFollowTheContracts: in every stage, each service's stack

@@ -15,8 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
@@ -115,7 +116,8 @@ func TestEveryDeployedRouteIsServed(t *testing.T) {
 				tmpl, tables := testenv.Tables(t, path)
 				env := testenv.ServiceEnv(t, tmpl, tables, name)
 				build, _ := services.Lookup(name)
-				h, err := build(t.Context(), testenv.Getenv(t, env))
+				getenv := testenv.Getenv(t, env)
+				h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
 				if err != nil {
 					t.Fatal(err)
 				}

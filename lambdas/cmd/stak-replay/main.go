@@ -18,8 +18,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -44,7 +44,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	streams := poller.NewClient(client)
+	streams := streamsapi.NewClient(client)
 	bad := 0
 	enc := json.NewEncoder(os.Stdout)
 	for _, f := range failures {

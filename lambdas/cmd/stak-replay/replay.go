@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 )
 
 // Failure is what Lambda sends to a stream event source mapping's
@@ -80,7 +80,7 @@ func Decode(r io.Reader) ([]Failure, error) {
 // them to h exactly as Lambda would have. The consumer is idempotent per
 // record (its dedupe markers live 48 hours), so a record that did succeed
 // in some attempt is not counted twice.
-func Replay(ctx context.Context, client poller.API, h streams.Handler, b BatchInfo) (Result, error) {
+func Replay(ctx context.Context, client streamsapi.API, h streams.Handler, b BatchInfo) (Result, error) {
 	res := Result{Shard: b.ShardID}
 	it, err := client.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
 		StreamArn: aws.String(b.StreamArn), ShardId: aws.String(b.ShardID),
@@ -102,7 +102,7 @@ func Replay(ctx context.Context, client poller.API, h streams.Handler, b BatchIn
 				res.Complete = true
 				break
 			}
-			rec, err := poller.EventRecord(r, b.StreamArn)
+			rec, err := streamsapi.EventRecord(r, b.StreamArn)
 			if err != nil {
 				return res, fmt.Errorf("stak-replay: record %s: %w", seq, err)
 			}

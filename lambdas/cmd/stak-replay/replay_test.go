@@ -16,8 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -67,7 +68,7 @@ func TestReplay(t *testing.T) {
 		return fmt.Sprintf("%d/%d", st.Published, st.Read)
 	}
 
-	streams := poller.NewClient(client)
+	streams := streamsapi.NewClient(client)
 	arn, err := poller.StreamARN(ctx, client, table)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -98,23 +98,16 @@ func (l *CallLog) write(v line) error {
 	return err
 }
 
-// Instrument is a dynamodb.Options function that logs the permissions of
-// every request as function's. A request is logged before it is sent:
+// log writes the permissions the request of operation ctx names with
+// params needs, as function's. A request is logged before it is sent:
 // one that IAM would refuse is exactly what the log must show.
-func (l *CallLog) Instrument(function string) func(*dynamodb.Options) {
-	handle := func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-		for _, a := range Needs(awsmiddleware.GetOperationName(ctx), in.Parameters) {
-			if err := l.write(line{Call: &FunctionCall{Function: function, Access: a}}); err != nil {
-				return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("ddbrecord: call log: %w", err)
-			}
+func (l *CallLog) log(ctx context.Context, function string, params any) error {
+	for _, a := range Needs(awsmiddleware.GetOperationName(ctx), params) {
+		if err := l.write(line{Call: &FunctionCall{Function: function, Access: a}}); err != nil {
+			return fmt.Errorf("ddbrecord: call log: %w", err)
 		}
-		return next.HandleInitialize(ctx, in)
 	}
-	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("ddbrecord.CallLog", handle), middleware.After)
-		})
-	}
+	return nil
 }
 
 // Tables logs the origin of the tables created from tmpl (names maps
@@ -137,13 +130,10 @@ func (l *CallLog) Tables(tmpl *cfntables.Template, names map[string]string) erro
 // active is the call log StartCallLog opened, if any.
 var active atomic.Pointer[CallLog]
 
-// StartCallLog opens a call log in getenv(EnvCallsDir) when it is set and
-// instruments every client that ddb.NewClient makes from an environment
-// naming a function (DYNASTACK_SERVICE). Clients made without one — the
-// fixtures and assertions of tests, the runner's own — are not logged:
-// their calls are nobody's permissions. Only the latest log started logs;
-// stop removes the hook, hands over to the log started before it, if any,
-// and closes the file. With the variable unset, stop does nothing.
+// StartCallLog opens a call log in getenv(EnvCallsDir) when it is set.
+// Only the latest log started logs; stop hands over to the log started
+// before it, if any, and closes the file. With the variable unset, stop
+// does nothing.
 func StartCallLog(getenv func(string) string) (stop func() error, err error) {
 	dir := getenv(EnvCallsDir)
 	if dir == "" {
@@ -153,17 +143,38 @@ func StartCallLog(getenv func(string) string) (stop func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	remove := ddb.AddClientHook(func(getenv func(string) string, o *dynamodb.Options) {
-		if fn := getenv(cfntables.EnvService); fn != "" && active.Load() == l {
-			l.Instrument(fn)(o)
-		}
-	})
 	prev := active.Swap(l)
 	return func() error {
-		remove()
 		active.CompareAndSwap(l, prev)
 		return l.Close()
 	}, nil
+}
+
+// ClientOptions are the options under which ddb.NewClient makes a client
+// whose requests the call log StartCallLog opened records as the
+// function's that getenv names (DYNASTACK_SERVICE): what a test or the
+// local runner passes to a function's constructor. Without an open log,
+// or for an environment of no function (the fixtures and assertions of
+// tests, the runner's own client), there are none: those calls are
+// nobody's permissions. The client stays with the log open when it was
+// made: once that log is closed its requests fail rather than go
+// unrecorded.
+func ClientOptions(getenv func(string) string) []ddb.Option {
+	fn, l := getenv(cfntables.EnvService), active.Load()
+	if fn == "" || l == nil {
+		return nil
+	}
+	handle := func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		if err := l.log(ctx, fn, in.Parameters); err != nil {
+			return middleware.InitializeOutput{}, middleware.Metadata{}, err
+		}
+		return next.HandleInitialize(ctx, in)
+	}
+	return []ddb.Option{func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("ddbrecord.CallLog", handle), middleware.After)
+		})
+	}}
 }
 
 // LogTables logs the origin of tables created from tmpl in the call log

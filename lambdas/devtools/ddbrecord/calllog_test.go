@@ -9,10 +9,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 
 func TestCallLog(t *testing.T) {
@@ -28,8 +28,10 @@ func TestCallLog(t *testing.T) {
 	}
 	defer stop()
 
-	// A function's client, made the way its constructor makes it.
-	fn, err := ddb.NewClient(ctx, testenv.Getenv(t, map[string]string{cfntables.EnvService: "fn"}))
+	// A function's client, made the way its constructor makes it when
+	// the dev side passes the recorder.
+	getenv := testenv.Getenv(t, map[string]string{cfntables.EnvService: "fn"})
+	fn, err := ddb.NewClient(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +50,8 @@ func TestCallLog(t *testing.T) {
 		t.Fatal("delete from a missing table succeeded")
 	}
 	// A client of no function (a test's fixtures) is not logged.
-	if _, err := ddb.NewClient(ctx, testenv.Getenv(t, nil)); err != nil {
-		t.Fatal(err)
+	if opts := ddbrecord.ClientOptions(testenv.Getenv(t, nil)); len(opts) != 0 {
+		t.Errorf("%d recording options for a client of no function", len(opts))
 	}
 	if _, err := testenv.Client(t).GetItem(ctx, &dynamodb.GetItemInput{TableName: &tbl, Key: map[string]types.AttributeValue{"pk": s("1")}}); err != nil {
 		t.Fatal(err)

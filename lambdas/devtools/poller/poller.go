@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 )
 
 // Position is where a poller starts on the shards open when it starts.
@@ -48,29 +49,6 @@ const (
 
 // ErrNoStream: the table has no stream enabled.
 var ErrNoStream = errors.New("poller: table has no stream")
-
-// API is the part of *dynamodbstreams.Client the poller uses.
-type API interface {
-	DescribeStream(context.Context, *dynamodbstreams.DescribeStreamInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
-	GetShardIterator(context.Context, *dynamodbstreams.GetShardIteratorInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
-	GetRecords(context.Context, *dynamodbstreams.GetRecordsInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
-}
-
-// NewClient returns a DynamoDB Streams client with the region, credentials,
-// endpoint and HTTP client of c: DynamoDB Local serves both APIs on one
-// endpoint, and in AWS a nil endpoint resolves to the streams endpoint.
-func NewClient(c *dynamodb.Client) *dynamodbstreams.Client {
-	o := c.Options()
-	return dynamodbstreams.New(dynamodbstreams.Options{
-		Region:           o.Region,
-		Credentials:      o.Credentials,
-		BaseEndpoint:     o.BaseEndpoint,
-		HTTPClient:       o.HTTPClient,
-		RetryMaxAttempts: o.RetryMaxAttempts,
-		RetryMode:        o.RetryMode,
-		AppID:            o.AppID,
-	})
-}
 
 // StreamARN returns the ARN of table's latest stream.
 func StreamARN(ctx context.Context, c interface {
@@ -88,7 +66,7 @@ func StreamARN(ctx context.Context, c interface {
 
 // Config configures a Poller.
 type Config struct {
-	Client    API
+	Client    streamsapi.API
 	StreamARN string
 	Handler   streams.Handler
 	// Start is Latest (default) or TrimHorizon.
@@ -227,7 +205,7 @@ func (p *Poller) refresh(ctx context.Context) error {
 			return fmt.Errorf("poller: describe stream: no description")
 		}
 		for _, sh := range out.StreamDescription.Shards {
-			id := deref(sh.ShardId)
+			id := aws.ToString(sh.ShardId)
 			if _, known := p.shards[id]; known || id == "" {
 				continue
 			}
@@ -241,7 +219,7 @@ func (p *Poller) refresh(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("poller: shard iterator %s: %w", id, err)
 			}
-			p.shards[id] = &shard{id: id, parent: deref(sh.ParentShardId), iterator: it.ShardIterator, closed: it.ShardIterator == nil}
+			p.shards[id] = &shard{id: id, parent: aws.ToString(sh.ParentShardId), iterator: it.ShardIterator, closed: it.ShardIterator == nil}
 		}
 		start = out.StreamDescription.LastEvaluatedShardId
 		if start == nil {
@@ -277,9 +255,9 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 	batch := s.pending
 	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, len(batch))}
 	for i, r := range batch {
-		rec, err := EventRecord(r, p.cfg.StreamARN)
+		rec, err := streamsapi.EventRecord(r, p.cfg.StreamARN)
 		if err != nil {
-			return 0, fmt.Errorf("poller: record %s: %w", deref(r.EventID), err)
+			return 0, fmt.Errorf("poller: record %s: %w", aws.ToString(r.EventID), err)
 		}
 		ev.Records[i] = rec
 	}
@@ -339,7 +317,7 @@ func (p *Poller) unseen(s *shard, recs []types.Record) []types.Record {
 		return recs
 	}
 	for i, r := range recs {
-		if seqAfter(deref(r.Dynamodb.SequenceNumber), s.skipThrough) {
+		if seqAfter(aws.ToString(r.Dynamodb.SequenceNumber), s.skipThrough) {
 			s.skipThrough = ""
 			return recs[i:]
 		}
@@ -382,7 +360,7 @@ func (p *Poller) advance(s *shard, handled []types.Record) {
 	if len(handled) == 0 {
 		return
 	}
-	s.lastSeq = deref(handled[len(handled)-1].Dynamodb.SequenceNumber)
+	s.lastSeq = aws.ToString(handled[len(handled)-1].Dynamodb.SequenceNumber)
 	s.pending = s.pending[len(handled):]
 	if len(s.pending) == 0 {
 		s.pending = nil

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 )
 
 // fakeStream is one shard of records with sequence numbers 1..n, served
@@ -166,7 +167,7 @@ func TestPollerRepositions(t *testing.T) {
 // refuses it (ValidationException "Invalid ShardIterator"): an iterator
 // error that, unlike expiry, retrying never clears.
 type corrupting struct {
-	poller.API
+	streamsapi.API
 	arm  bool
 	errs []error
 }
@@ -190,7 +191,7 @@ func (c *corrupting) GetRecords(ctx context.Context, in *dynamodbstreams.GetReco
 func TestPollerRecoversOnDynamoDBLocal(t *testing.T) {
 	ctx := context.Background()
 	table, client, arn := stakStream(t)
-	api := &corrupting{API: poller.NewClient(client)}
+	api := &corrupting{API: streamsapi.NewClient(client)}
 	var got []string
 	p, err := poller.New(poller.Config{
 		Client: api, StreamARN: arn, BatchSize: 2, Logger: slog.New(slog.DiscardHandler),

@@ -29,11 +29,17 @@ const (
 // underscores: "SNS", "SQS", "STS", "EventBridge" → EVENTBRIDGE), else
 // AWS_ENDPOINT_URL, else "" (the service's real endpoint).
 func Endpoint(getenv func(string) string, serviceID string) string {
-	key := EnvEndpoint + "_" + strings.ToUpper(strings.ReplaceAll(serviceID, " ", "_"))
-	if v := getenv(key); v != "" {
+	if v := getenv(EndpointVar(serviceID)); v != "" {
 		return v
 	}
 	return getenv(EnvEndpoint)
+}
+
+// EndpointVar is the variable that overrides serviceID's endpoint alone,
+// e.g. AWS_ENDPOINT_URL_DYNAMODB for dynamodb.ServiceID: what the local
+// runner and tests set to point a function at their loopback servers.
+func EndpointVar(serviceID string) string {
+	return EnvEndpoint + "_" + strings.ToUpper(strings.ReplaceAll(serviceID, " ", "_"))
 }
 
 // Load returns the SDK configuration for getenv's region. When some

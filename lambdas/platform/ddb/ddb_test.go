@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -14,8 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -127,41 +127,39 @@ func TestConditionFailedAndOldItem(t *testing.T) {
 }
 
 func TestNewClientFromEnv(t *testing.T) {
-	env := map[string]string{ddb.EnvEndpoint: testenv.Endpoint(t)}
+	env := map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": testenv.Endpoint(t), "AWS_ENDPOINT_URL": "http://127.0.0.1:1"}
 	c, err := ddb.NewClient(context.Background(), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Options().Region != ddb.DefaultRegion || *c.Options().BaseEndpoint != env[ddb.EnvEndpoint] {
-		t.Errorf("options: region %q endpoint %v", c.Options().Region, c.Options().BaseEndpoint)
+	if c.Options().Region != awsconf.DefaultRegion || *c.Options().BaseEndpoint != env["AWS_ENDPOINT_URL_DYNAMODB"] || !c.Options().DisableValidateResponseChecksum {
+		t.Errorf("options: region %q endpoint %v checksum off %v", c.Options().Region, c.Options().BaseEndpoint, c.Options().DisableValidateResponseChecksum)
 	}
 	if _, err := c.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
 		t.Errorf("dummy credentials rejected: %v", err)
 	}
+	// The SDK's convention: without the service's own variable, the
+	// endpoint of every service applies.
+	delete(env, "AWS_ENDPOINT_URL_DYNAMODB")
+	if c, err = ddb.NewClient(context.Background(), func(k string) string { return env[k] }); err != nil || *c.Options().BaseEndpoint != env["AWS_ENDPOINT_URL"] {
+		t.Errorf("AWS_ENDPOINT_URL alone: %v, %v", err, c.Options().BaseEndpoint)
+	}
 }
 
-func TestClientHook(t *testing.T) {
-	var seen []string
-	remove := ddb.AddClientHook(func(getenv func(string) string, o *dynamodb.Options) {
-		seen = append(seen, getenv("DYNASTACK_SERVICE"))
-		o.AppID = "hooked"
+func TestClientOptionsApplyLast(t *testing.T) {
+	env := map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1"}
+	c, err := ddb.NewClient(context.Background(), func(k string) string { return env[k] }, func(o *dynamodb.Options) {
+		o.AppID = "recorded"
+		o.DisableValidateResponseChecksum = false
 	})
-	env := map[string]string{ddb.EnvEndpoint: "http://127.0.0.1:1", "DYNASTACK_SERVICE": "itsm"}
-	getenv := func(k string) string { return env[k] }
-	c, err := ddb.NewClient(context.Background(), getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Options().AppID != "hooked" || !slices.Equal(seen, []string{"itsm"}) {
-		t.Errorf("hook not applied: app id %q, saw %q", c.Options().AppID, seen)
+	if c.Options().AppID != "recorded" || c.Options().DisableValidateResponseChecksum {
+		t.Errorf("option not applied last: app id %q, checksum off %v", c.Options().AppID, c.Options().DisableValidateResponseChecksum)
 	}
-	remove()
-	c, err = ddb.NewClient(context.Background(), getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Options().AppID == "hooked" || len(seen) != 1 {
-		t.Errorf("hook still applied after remove: app id %q, saw %q", c.Options().AppID, seen)
+	if c, err = ddb.NewClient(context.Background(), func(k string) string { return env[k] }); err != nil || c.Options().AppID != "" {
+		t.Errorf("an option leaked into the next client: %v, app id %q", err, c.Options().AppID)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
@@ -27,8 +28,9 @@ import (
 )
 
 // Constructor builds what a function runs from its environment: os.Getenv
-// in Lambda, the template's environment in the local runner and tests.
-type Constructor[T any] func(ctx context.Context, getenv func(string) string) (T, error)
+// in Lambda, the template's environment in the local runner and tests,
+// which also pass options for the DynamoDB client (call recording).
+type Constructor[T any] func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (T, error)
 
 // Binding is one function of a service contract with its constructor.
 //
@@ -39,7 +41,7 @@ type Constructor[T any] func(ctx context.Context, getenv func(string) string) (T
 type Binding struct {
 	// Function is the function's contract.
 	Function service.Function
-	build    func(ctx context.Context, getenv func(string) string) (any, error)
+	build    func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (any, error)
 	// start runs the Lambda loop of the function's kind; each kind's
 	// binder sets it, so a main links only its own kind's runtime.
 	start func(v any, log *slog.Logger)
@@ -53,8 +55,8 @@ func bind[T any](f service.Function, want service.Kind, build Constructor[T], st
 	}
 	return Binding{
 		Function: f,
-		build: func(ctx context.Context, getenv func(string) string) (any, error) {
-			return build(ctx, getenv)
+		build: func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (any, error) {
+			return build(ctx, getenv, opts...)
 		},
 		start: func(v any, log *slog.Logger) { start(v.(T), log) },
 	}
@@ -82,8 +84,8 @@ func Stream(f service.Function, build Constructor[streams.Consumer]) Binding {
 
 // Build constructs what the function runs; its type follows the kind:
 // http.Handler, schedule.Job, queue.Consumer or streams.Consumer.
-func (b Binding) Build(ctx context.Context, getenv func(string) string) (any, error) {
-	return b.build(ctx, getenv)
+func (b Binding) Build(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (any, error) {
+	return b.build(ctx, getenv, opts...)
 }
 
 // Main is the whole main of every function: JSON logs on stdout, what the

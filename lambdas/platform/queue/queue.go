@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Outcome is what a consumer did with one record.
@@ -42,7 +43,7 @@ type Consumer interface {
 }
 
 // Constructor builds a consumer from its function's environment.
-type Constructor func(ctx context.Context, getenv func(string) string) (Consumer, error)
+type Constructor func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Consumer, error)
 
 // Batch runs h on every record of ev, at most parallel at a time, and
 // reports the records to retry. It never returns an error: an invocation

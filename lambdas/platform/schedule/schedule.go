@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Input is the target input of every schedule: JSON with EventBridge
@@ -57,7 +58,7 @@ type Job interface {
 
 // Constructor builds a job from its function's environment, like a service
 // constructor.
-type Constructor func(ctx context.Context, getenv func(string) string) (Job, error)
+type Constructor func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Job, error)
 
 // Handler adapts job to a Lambda handler: it refuses an event without a
 // fire time and logs the outcome of each run at the right level.

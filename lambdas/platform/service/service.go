@@ -42,17 +42,18 @@ func Required(service string, getenv func(string) string, vars ...Var) ([]string
 }
 
 // New builds a service from the environment: its configuration
-// (configFromEnv), a DynamoDB client (ddb.NewClient, so DYNAMODB_ENDPOINT
-// and AWS_REGION apply), then build. setClient puts the client into the
-// configuration. A configuration error comes before any client is made.
+// (configFromEnv), a DynamoDB client (ddb.NewClient with opts, so
+// AWS_ENDPOINT_URL_DYNAMODB and AWS_REGION apply), then build. setClient
+// puts the client into the configuration. A configuration error comes
+// before any client is made.
 func New[C, S any](ctx context.Context, getenv func(string) string,
-	configFromEnv func(func(string) string) (C, error), setClient func(*C, ddb.API), build func(C) S) (S, error) {
+	configFromEnv func(func(string) string) (C, error), setClient func(*C, ddb.API), build func(C) S, opts ...ddb.Option) (S, error) {
 	var zero S
 	cfg, err := configFromEnv(getenv)
 	if err != nil {
 		return zero, err
 	}
-	client, err := ddb.NewClient(ctx, getenv)
+	client, err := ddb.NewClient(ctx, getenv, opts...)
 	if err != nil {
 		return zero, err
 	}

@@ -59,7 +59,9 @@ func TestNew(t *testing.T) {
 	if _, err := service.New(context.Background(), func(string) string { return "" }, fromEnv, set, build); err == nil {
 		t.Fatal("configuration error not returned")
 	}
-	getenv := ddb.WithEndpoint("http://127.0.0.1:1", func(k string) string { return map[string]string{"T": "t1"}[k] })
+	getenv := func(k string) string {
+		return map[string]string{"T": "t1", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1"}[k]
+	}
 	got, err := service.New(context.Background(), getenv, fromEnv, set, build)
 	if err != nil {
 		t.Fatal(err)

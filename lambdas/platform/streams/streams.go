@@ -9,6 +9,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Handler is a stream consumer with the signature of a Lambda handler for
@@ -23,4 +25,4 @@ type Consumer interface {
 
 // Constructor builds a consumer from its function's environment, like a
 // service constructor.
-type Constructor func(ctx context.Context, getenv func(string) string) (Consumer, error)
+type Constructor func(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Consumer, error)

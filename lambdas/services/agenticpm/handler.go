@@ -18,6 +18,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -65,8 +66,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
-func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	cfg, err := configWithClients(ctx, getenv)
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
+	cfg, err := configWithClients(ctx, getenv, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +80,8 @@ func (c *Config) setClient(client API) { c.Client = client }
 // EventBridge client (its endpoint overridable by
 // AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does): the API and the
 // release job build their configuration with it.
-func configWithClients(ctx context.Context, getenv func(string) string) (Config, error) {
-	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, func(c Config) Config { return c })
+func configWithClients(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
+	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, func(c Config) Config { return c }, opts...)
 	if err != nil || cfg.EventBus == "" {
 		return cfg, err
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
 
@@ -21,8 +22,8 @@ var _ schedule.Job = (*ReleaseJob)(nil)
 // NewReleaseJob builds the job from its function's environment
 // (AGENTICPM_TABLE, AGENTICPM_EVENT_BUS): the constructor of the job
 // registry and of cmd/agenticpm-release.
-func NewReleaseJob(ctx context.Context, getenv func(string) string) (schedule.Job, error) {
-	cfg, err := configWithClients(ctx, getenv)
+func NewReleaseJob(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+	cfg, err := configWithClients(ctx, getenv, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func BenchmarkCreateTicket(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		rec.Reset()
 		for b.Loop() {
-			if r := s.do(b, "POST", "/tickets", body); r.Status != 201 {
+			if r := s.Do(b, "POST", "/tickets", body); r.Status != 201 {
 				b.Fatal(r.Status)
 			}
 		}
@@ -42,14 +42,14 @@ func BenchmarkCreateTicket(b *testing.B) {
 	})
 	cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
 	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.client)
+		client := rec.Client(s.Client)
 		rec.Reset()
 		for b.Loop() {
 			item, err := attributevalue.MarshalMap(ticketFor("poc-user-001"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+			if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item,
 				ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names()}); err != nil {
 				b.Fatal(err)
 			}
@@ -65,18 +65,18 @@ func BenchmarkGetTicket(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		rec.Reset()
 		for b.Loop() {
-			if r := s.do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
+			if r := s.Do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
 		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.client)
+		client := rec.Client(s.Client)
 		rec.Reset()
 		key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": tk.TicketID})
 		for b.Loop() {
-			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
+			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -106,14 +106,14 @@ func BenchmarkAddComment(b *testing.B) {
 				b.StartTimer()
 			}
 			i++
-			if r := s.do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.Status != 201 {
+			if r := s.Do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.Status != 201 {
 				b.Fatal(r.Status, string(r.Body))
 			}
 		}
 		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.client)
+		client := rec.Client(s.Client)
 		rec.Reset()
 		var key map[string]types.AttributeValue
 		i := 0
@@ -136,7 +136,7 @@ func BenchmarkAddComment(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			out, err := client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: key,
+			out, err := client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: key,
 				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ReturnValues: types.ReturnValueAllNew})
 			if err != nil {
@@ -160,20 +160,20 @@ func BenchmarkListByCaller(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		rec.Reset()
 		for b.Loop() {
-			if r := s.do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
+			if r := s.Do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
 		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.client)
+		client := rec.Client(s.Client)
 		rec.Reset()
 		proj := expression.NamesList(expression.Name("ticket_id"), expression.Name("caller_id"), expression.Name("issue_description"),
 			expression.Name("status"), expression.Name("created_at"), expression.Name("updated_at"))
 		expr, _ := expression.NewBuilder().WithKeyCondition(expression.Key("caller_id").Equal(expression.Value("poc-user-001"))).WithProjection(proj).Build()
 		for b.Loop() {
-			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String("CallerIdIndex"),
+			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.Table), IndexName: aws.String("CallerIdIndex"),
 				KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(itsm.PageSize + 1)})
 			if err != nil {

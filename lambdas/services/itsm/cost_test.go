@@ -13,14 +13,14 @@ import (
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg, err := itsm.ConfigFromEnv(func(k string) string { return map[string]string{itsm.EnvTable: s.table}[k] })
+	cfg, err := itsm.ConfigFromEnv(func(k string) string { return map[string]string{itsm.EnvTable: s.Table}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Client = rec.Client(s.client)
+	cfg.Client = rec.Client(s.Client)
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s
-	r.h = itsm.NewHandler(cfg)
+	r.H = itsm.NewHandler(cfg)
 	return &r, rec
 }
 
@@ -34,10 +34,10 @@ func TestCost(t *testing.T) {
 		s.create(t, "cost-caller", fmt.Sprintf("issue %d", i))
 	}
 	var first itsm.Page
-	s.do(t, "GET", "/tickets?caller=cost-caller", "").JSON(t, &first)
+	s.Do(t, "GET", "/tickets?caller=cost-caller", "").JSON(t, &first)
 	id := func() string { return "/tickets/" + tk.TicketID }
 	write := ddbrecord.Cost{Requests: 1, Write: 2}
-	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+	rows := ddbrecord.Measure(t, s.H, rec, []ddbrecord.Case{
 		{Operation: "POST /tickets", Method: "POST", Path: func() string { return "/tickets" },
 			Body: `{"caller_id":"cost-caller","issue_description":"Printer jam"}`, Status: 201, Min: write,
 			Note: "one conditional PutItem; CallerIdIndex (ALL) holds a copy: 1 WCU each"},

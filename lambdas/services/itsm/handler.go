@@ -13,6 +13,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -50,9 +51,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 }
 
 // New builds the service from the environment: the constructor of its
-// function (Function).
-func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
+// function (APIFunction).
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler, opts...)
 }
 
 func (c *Config) setClient(client API) { c.Client = client }

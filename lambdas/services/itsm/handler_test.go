@@ -13,22 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/dynastack/dynastack/lambdas/platform/apitest"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 )
 
 var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
-
-func (s *service) count(t *testing.T) int {
-	t.Helper()
-	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(out.Items)
-}
 
 func (s *service) put(t *testing.T, tk itsm.Ticket) {
 	t.Helper()
@@ -36,7 +27,7 @@ func (s *service) put(t *testing.T, tk itsm.Ticket) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -76,7 +67,7 @@ func TestCreateTicket(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "POST", "/tickets", tt.body)
+			r := s.Do(t, "POST", "/tickets", tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -98,7 +89,7 @@ func TestCreateTicket(t *testing.T) {
 			}
 		})
 	}
-	if n := s.count(t); n != created {
+	if n := s.Count(t); n != created {
 		t.Errorf("table holds %d items, want %d: a rejected request wrote", n, created)
 	}
 }
@@ -119,7 +110,7 @@ func TestGetTicket(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "GET", "/tickets/"+tt.id, "")
+			r := s.Do(t, "GET", "/tickets/"+tt.id, "")
 			if tt.status != 200 {
 				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
@@ -132,14 +123,14 @@ func TestGetTicket(t *testing.T) {
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		r := s.do(t, "DELETE", "/tickets/"+tk.TicketID, "")
+		r := s.Do(t, "DELETE", "/tickets/"+tk.TicketID, "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
 		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
 			t.Errorf("Allow = %q", r.Header.Get("Allow"))
 		}
 	})
 	t.Run("unknown route", func(t *testing.T) {
-		apitest.WantError(t, s.do(t, "GET", "/tickets/"+tk.TicketID+"/history", ""), 404, "not_found", "", "")
+		apitest.WantError(t, s.Do(t, "GET", "/tickets/"+tk.TicketID+"/history", ""), 404, "not_found", "", "")
 	})
 }
 
@@ -148,11 +139,11 @@ func TestAddComment(t *testing.T) {
 	s := newService(t, options{now: c.Now})
 	tk := s.create(t, "poc-user-001", "VPN drops")
 
-	r := s.do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`)
+	r := s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`)
 	if r.Status != 201 {
 		t.Fatalf("status %d %s", r.Status, r.Body)
 	}
-	r = s.do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Still broken"}`)
+	r = s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Still broken"}`)
 	var got itsm.Ticket
 	r.JSON(t, &got)
 	if len(got.Comments) != 2 || got.Comments[0].CommentText != "Tried restarting" || got.Comments[1].CommentText != "Still broken" {
@@ -180,17 +171,17 @@ func TestAddComment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "POST", "/tickets/"+tt.id+"/comments", tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "POST", "/tickets/"+tt.id+"/comments", tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// The comment on a missing ticket must not have created one.
-	if n := s.count(t); n != 1 {
+	if n := s.Count(t); n != 1 {
 		t.Errorf("table holds %d items, want 1 (phantom ticket created?)", n)
 	}
-	if r := s.do(t, "GET", "/tickets/"+missing, ""); r.Status != 404 {
+	if r := s.Do(t, "GET", "/tickets/"+missing, ""); r.Status != 404 {
 		t.Errorf("GET unknown ticket after comment = %d %s", r.Status, r.Body)
 	}
-	r = s.do(t, "GET", "/tickets/"+tk.TicketID, "")
+	r = s.Do(t, "GET", "/tickets/"+tk.TicketID, "")
 	r.JSON(t, &got)
 	if len(got.Comments) != 2 {
 		t.Errorf("rejected comments were stored: %+v", got.Comments)
@@ -202,7 +193,7 @@ func TestCommentLimits(t *testing.T) {
 	closed := itsm.Ticket{TicketID: "3f1d7e3a-3333-4000-8000-000000000000", CallerID: "c", IssueDescription: "d",
 		Status: itsm.StatusClosed, CreatedAt: "2026-02-09T12:00:00.000000Z", UpdatedAt: "2026-02-09T12:00:00.000000Z", Comments: []itsm.Comment{}}
 	s.put(t, closed)
-	apitest.WantError(t, s.do(t, "POST", "/tickets/"+closed.TicketID+"/comments", `{"comment_text":"hello"}`), 409, "conflict", "", "closed")
+	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+closed.TicketID+"/comments", `{"comment_text":"hello"}`), 409, "conflict", "", "closed")
 
 	// The largest ticket the limits allow: 4-byte characters everywhere.
 	full := itsm.Ticket{TicketID: "3f1d7e3a-4444-4000-8000-000000000000", CallerID: strings.Repeat("c", itsm.MaxCallerIDLen),
@@ -212,8 +203,8 @@ func TestCommentLimits(t *testing.T) {
 		full.Comments = append(full.Comments, itsm.Comment{CommentText: strings.Repeat("😀", itsm.MaxCommentBytes/4), AddedAt: fmt.Sprintf("2026-02-09T12:00:%02d.000000Z", i%60)})
 	}
 	s.put(t, full) // fails if the limits allowed an item over 400 KB
-	apitest.WantError(t, s.do(t, "POST", "/tickets/"+full.TicketID+"/comments", `{"comment_text":"one more"}`), 413, "too_large", "", "maximum of 100 comments")
-	r := s.do(t, "GET", "/tickets/"+full.TicketID, "")
+	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+full.TicketID+"/comments", `{"comment_text":"one more"}`), 413, "too_large", "", "maximum of 100 comments")
+	r := s.Do(t, "GET", "/tickets/"+full.TicketID, "")
 	var got itsm.Ticket
 	r.JSON(t, &got)
 	if len(got.Comments) != itsm.MaxComments {
@@ -243,7 +234,7 @@ func TestStatusTransitions(t *testing.T) {
 					t.Fatalf("CanTransition(%s, %s) = %v", from, to, !allowed)
 				}
 				s.setState(t, id, from)
-				r := s.do(t, "PATCH", "/tickets/"+id, `{"status":"`+string(to)+`"}`)
+				r := s.Do(t, "PATCH", "/tickets/"+id, `{"status":"`+string(to)+`"}`)
 				var got itsm.Ticket
 				if allowed {
 					if r.Status != 200 {
@@ -256,7 +247,7 @@ func TestStatusTransitions(t *testing.T) {
 					return
 				}
 				apitest.WantError(t, r, 409, "conflict", "", "from "+string(from)+" to "+string(to))
-				r = s.do(t, "GET", "/tickets/"+id, "")
+				r = s.Do(t, "GET", "/tickets/"+id, "")
 				r.JSON(t, &got)
 				if got.Status != from {
 					t.Errorf("refused change still changed status to %s", got.Status)
@@ -266,7 +257,7 @@ func TestStatusTransitions(t *testing.T) {
 	}
 
 	tk := s.create(t, "c", "d")
-	before := s.count(t)
+	before := s.Count(t)
 	tests := []struct {
 		name, id, body string
 		status         int
@@ -281,10 +272,10 @@ func TestStatusTransitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "PATCH", "/tickets/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "PATCH", "/tickets/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: a refused status change created an item", before, after)
 	}
 }
@@ -293,12 +284,12 @@ func TestLifecycle(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "poc-user-002", "Printer jams")
 	for _, st := range []string{"in_progress", "resolved", "open", "in_progress", "resolved", "closed"} {
-		if r := s.do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`); r.Status != 200 {
+		if r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`); r.Status != 200 {
 			t.Fatalf("→ %s: %d %s", st, r.Status, r.Body)
 		}
 	}
-	apitest.WantError(t, s.do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"open"}`), 409, "conflict", "", "closed is final")
-	apitest.WantError(t, s.do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"hi"}`), 409, "conflict", "", "closed")
+	apitest.WantError(t, s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"open"}`), 409, "conflict", "", "closed is final")
+	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"hi"}`), 409, "conflict", "", "closed")
 }
 
 // Concurrent close and reopen of a resolved ticket: the conditional update
@@ -314,7 +305,7 @@ func TestConcurrentStatusChanges(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.do(t, "PATCH", "/tickets/"+id, `{"status":"`+to+`"}`).Status
+				codes[j] = s.Do(t, "PATCH", "/tickets/"+id, `{"status":"`+to+`"}`).Status
 			}()
 		}
 		wg.Wait()
@@ -335,7 +326,7 @@ func (s *service) list(t *testing.T, caller, cursor string) page {
 	if cursor != "" {
 		path += "&cursor=" + cursor
 	}
-	r := s.do(t, "GET", path, "")
+	r := s.Do(t, "GET", path, "")
 	if r.Status != 200 {
 		t.Fatalf("list: %d %s", r.Status, r.Body)
 	}
@@ -357,7 +348,7 @@ func TestListByCaller(t *testing.T) {
 		s.create(t, "caller-exact", "x")
 	}
 	s.create(t, "caller-b", "b's ticket")
-	s.do(t, "POST", "/tickets/"+want[0]+"/comments", `{"comment_text":"not in listings"}`)
+	s.Do(t, "POST", "/tickets/"+want[0]+"/comments", `{"comment_text":"not in listings"}`)
 
 	var got []string
 	var cursors []string
@@ -414,7 +405,7 @@ func TestListByCaller(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "GET", "/tickets?"+tt.query, "")
+			r := s.Do(t, "GET", "/tickets?"+tt.query, "")
 			if tt.field != "" {
 				apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
 				return
@@ -447,9 +438,9 @@ func TestRenamedIndexBreaksListing(t *testing.T) {
 	}
 	s := newService(t, options{tmpl: tmpl})
 	s.create(t, "caller-a", "x")
-	r := s.do(t, "GET", "/tickets?caller=caller-a", "")
+	r := s.Do(t, "GET", "/tickets?caller=caller-a", "")
 	apitest.WantError(t, r, 500, "internal", "", "")
-	if strings.Contains(string(r.Body), "CallerIdIndex") || strings.Contains(string(r.Body), s.table) {
+	if strings.Contains(string(r.Body), "CallerIdIndex") || strings.Contains(string(r.Body), s.Table) {
 		t.Errorf("500 leaks internals: %s", r.Body)
 	}
 }

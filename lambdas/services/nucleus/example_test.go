@@ -8,11 +8,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -64,11 +64,11 @@ func ExampleStore() {
 
 // exampleTables creates the Nucleus tables for an Example, which has no
 // testing.TB for testenv: it reuses the tests' DynamoDB Local (or
-// DYNAMODB_ENDPOINT) and starts its own when run alone.
+// AWS_ENDPOINT_URL_DYNAMODB) and starts its own when run alone.
 func exampleTables(ctx context.Context) (*dynamodb.Client, nucleus.Tables, func()) {
 	ep := endpoint
 	if ep == "" {
-		ep = os.Getenv(ddb.EnvEndpoint)
+		ep = os.Getenv(ddblocal.EnvEndpoint)
 	}
 	var stop func()
 	if ep == "" {
@@ -78,7 +78,7 @@ func exampleTables(ctx context.Context) (*dynamodb.Client, nucleus.Tables, func(
 		}
 		ep, stop = srv.Endpoint, func() { _ = srv.Close() }
 	}
-	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(ep, nil))
+	client, err := ddb.NewClient(ctx, ddblocal.WithEndpoint(ep, nil))
 	if err != nil {
 		panic(err)
 	}

@@ -56,7 +56,7 @@ type Executor struct {
 
 // NewExecutor builds the executor from its function's environment: the
 // constructor of the job registry and of cmd/nucleus-executor.
-func NewExecutor(ctx context.Context, getenv func(string) string) (schedule.Job, error) {
+func NewExecutor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
 	cfg, err := ConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func NewExecutor(ctx context.Context, getenv func(string) string) (schedule.Job,
 			return nil, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", EnvLookBack, v, err)
 		}
 	}
-	if ec.Client, err = ddb.NewClient(ctx, getenv); err != nil {
+	if ec.Client, err = ddb.NewClient(ctx, getenv, opts...); err != nil {
 		return nil, err
 	}
 	if ec.Cloud, err = NewCloud(ctx, getenv); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -78,7 +79,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
-func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
 	withCloud := func(getenv func(string) string) (Config, error) {
 		cfg, err := ConfigFromEnv(getenv)
 		if err == nil {
@@ -86,7 +87,7 @@ func New(ctx context.Context, getenv func(string) string) (http.Handler, error) 
 		}
 		return cfg, err
 	}
-	return service.New(ctx, getenv, withCloud, (*Config).setClient, NewHandler)
+	return service.New(ctx, getenv, withCloud, (*Config).setClient, NewHandler, opts...)
 }
 
 func (c *Config) setClient(client API) { c.Client = client }

@@ -3,9 +3,9 @@ package nucleus_test
 import (
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/apitest"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 
 // TestHostileInput: every hostile input of apitest.Hostile is a 4xx that

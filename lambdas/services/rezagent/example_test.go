@@ -11,11 +11,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -71,7 +71,7 @@ func ExampleStore() {
 // exampleTable creates the messages table from the dev golden template in
 // DynamoDB Local. Examples get no testing.TB for testenv: this reuses the
 // endpoint the tests ran against (tests run before examples), else
-// DYNAMODB_ENDPOINT, else starts a server of its own.
+// AWS_ENDPOINT_URL_DYNAMODB, else starts a server of its own.
 func exampleTable() (client *dynamodb.Client, table string, done func()) {
 	root, err := repo.Root("")
 	if err != nil {
@@ -79,8 +79,8 @@ func exampleTable() (client *dynamodb.Client, table string, done func()) {
 	}
 	getenv := func(string) string { return "" }
 	stop := func() {}
-	if ep := cmp.Or(testEndpoint, os.Getenv(ddb.EnvEndpoint)); ep != "" {
-		getenv = ddb.WithEndpoint(ep, nil)
+	if ep := cmp.Or(testEndpoint, os.Getenv(ddblocal.EnvEndpoint)); ep != "" {
+		getenv = ddblocal.WithEndpoint(ep, nil)
 	} else {
 		srv, err := ddblocal.Start(context.Background(), ddblocal.Options{Root: root})
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
@@ -74,7 +75,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // New builds the service from the environment: the constructor the service
 // registry and the Lambda main use.
-func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
 	// The API publishes what it creates when the stack gives it a topic.
 	withSNS := func(getenv func(string) string) (Config, error) {
 		cfg, err := ConfigFromEnv(getenv)
@@ -83,7 +84,7 @@ func New(ctx context.Context, getenv func(string) string) (http.Handler, error) 
 		}
 		return cfg, err
 	}
-	return service.New(ctx, getenv, withSNS, (*Config).setClient, NewHandler)
+	return service.New(ctx, getenv, withSNS, (*Config).setClient, NewHandler, opts...)
 }
 
 func (c *Config) setClient(client API) { c.Client = client }

@@ -18,14 +18,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
-	"github.com/dynastack/dynastack/lambdas/platform/apitest"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -105,15 +106,17 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 		}
 		return testenv.Getenv(t, env)
 	}
-	h, err := rezagent.New(ctx, getenv("rezagent"))
+	// Each function's requests are recorded as its own (testenv.Main).
+	apiEnv, schedEnv, procEnv := getenv("rezagent"), getenv("rezagent-scheduler"), getenv("rezagent-processor")
+	h, err := rezagent.New(ctx, apiEnv, ddbrecord.ClientOptions(apiEnv)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.api = h
-	if p.scheduler, err = rezagent.NewScheduler(ctx, getenv("rezagent-scheduler")); err != nil {
+	if p.scheduler, err = rezagent.NewScheduler(ctx, schedEnv, ddbrecord.ClientOptions(schedEnv)...); err != nil {
 		t.Fatal(err)
 	}
-	if p.processor, err = rezagent.NewProcessor(ctx, getenv("rezagent-processor")); err != nil {
+	if p.processor, err = rezagent.NewProcessor(ctx, procEnv, ddbrecord.ClientOptions(procEnv)...); err != nil {
 		t.Fatal(err)
 	}
 	if !o.noMapping {

@@ -83,7 +83,7 @@ type SSMAPI interface {
 
 // NewProcessor builds the processor from the environment; the ntfy token
 // comes from SSM (NTFY_TOKEN_PARAMETER) or, locally, NTFY_TOKEN.
-func NewProcessor(ctx context.Context, getenv func(string) string) (queue.Consumer, error) {
+func NewProcessor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (queue.Consumer, error) {
 	cfg, err := ConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func NewProcessor(ctx context.Context, getenv func(string) string) (queue.Consum
 			return nil, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 10s", EnvNtfyTimeout, v)
 		}
 	}
-	if pc.Client, err = ddb.NewClient(ctx, getenv); err != nil {
+	if pc.Client, err = ddb.NewClient(ctx, getenv, opts...); err != nil {
 		return nil, err
 	}
 	return NewProcessorFromConfig(pc), nil

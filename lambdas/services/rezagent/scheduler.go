@@ -63,7 +63,7 @@ type SchedulerConfig struct {
 }
 
 // NewScheduler builds the scheduler from the environment.
-func NewScheduler(ctx context.Context, getenv func(string) string) (schedule.Job, error) {
+func NewScheduler(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
 	cfg, err := ConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func NewScheduler(ctx context.Context, getenv func(string) string) (schedule.Job
 			return nil, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 5m", EnvRepublishAfter, v)
 		}
 	}
-	if sc.Client, err = ddb.NewClient(ctx, getenv); err != nil {
+	if sc.Client, err = ddb.NewClient(ctx, getenv, opts...); err != nil {
 		return nil, err
 	}
 	if sc.SNS, err = NewSNSClient(ctx, getenv); err != nil {

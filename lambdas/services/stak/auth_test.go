@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
-	"github.com/dynastack/dynastack/lambdas/platform/apitest"
-	"github.com/dynastack/dynastack/lambdas/platform/jwtauth"
+	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -80,7 +80,7 @@ func TestAuthorization(t *testing.T) {
 	if len(routes) != len(stak.UserRoutes) {
 		t.Fatalf("%d routes tested, %d user routes", len(routes), len(stak.UserRoutes))
 	}
-	before := s.digest(t)
+	before := s.Digest(t)
 	for _, tok := range tokens {
 		for _, rt := range routes {
 			t.Run(tok.name+" "+rt.method+" "+rt.path, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestAuthorization(t *testing.T) {
 			})
 		}
 	}
-	if after := s.digest(t); after != before {
+	if after := s.Digest(t); after != before {
 		t.Errorf("refused tokens changed the table")
 	}
 	// The same routes with the user's own token: served.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -23,11 +24,11 @@ import (
 func (s *service) poller(t testing.TB, h streams.Handler) *poller.Poller {
 	t.Helper()
 	ctx := context.Background()
-	arn, err := poller.StreamARN(ctx, s.client, s.table)
+	arn, err := poller.StreamARN(ctx, s.Client, s.Table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := poller.Config{Client: poller.NewClient(s.client), StreamARN: arn, Handler: h, Start: poller.Latest}
+	cfg := poller.Config{Client: streamsapi.NewClient(s.Client), StreamARN: arn, Handler: h, Start: poller.Latest}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -55,7 +56,7 @@ func (s *service) removals(t *testing.T, keys ...[2]string) []events.DynamoDBEve
 		return events.DynamoDBEventResponse{}, nil
 	})
 	for _, k := range keys {
-		_, err := s.client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: map[string]types.AttributeValue{
+		_, err := s.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: k[0]}, "sk": &types.AttributeValueMemberS{Value: k[1]},
 		}})
 		if err != nil {
@@ -83,7 +84,7 @@ func scenario(t *testing.T, s *service) (um, pm stak.Published) {
 	um = s.toUsers(t, "hello", "billing", "u1", "u2")
 	pm = s.toEveryone(t, "news", "promo")
 	for _, id := range []string{um.Header.ID, pm.Header.ID} {
-		s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", "", nil)
+		s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", "", nil)
 	}
 	wantCounts(t, "u1 before", s.stats(t, "u1").Counts, 2, 2)
 	return um, pm
@@ -175,8 +176,8 @@ func TestConsumerPartialBatchFailure(t *testing.T) {
 	for i := range recs {
 		recs[i] = shapes["aws"](recs[i])
 	}
-	cfg, _ := stak.ConfigFromEnv(func(string) string { return s.table })
-	f := &failing{API: s.client, eventID: recs[1].EventID}
+	cfg, _ := stak.ConfigFromEnv(func(string) string { return s.Table })
+	f := &failing{API: s.Client, eventID: recs[1].EventID}
 	cfg.Client = f
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	c := stak.NewConsumerFromConfig(cfg)
@@ -218,7 +219,7 @@ func TestConsumerIgnores(t *testing.T) {
 	if st := s.stats(t, "u1"); st.Published != 1 {
 		t.Errorf("u1 = %+v", st.Counts)
 	}
-	if n := s.count(t); n != 3 { // inbox, message, c#*
+	if n := s.Count(t); n != 3 { // inbox, message, c#*
 		t.Errorf("table holds %d items, want 3", n)
 	}
 }
@@ -254,7 +255,7 @@ func TestRealTTLExpiry(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.Table)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,16 +12,16 @@ import (
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: s.table}[k] })
+	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: s.Table}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Client = rec.Client(s.client)
+	cfg.Client = rec.Client(s.Client)
 	cfg.Now = s.clock.Now
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s
 	r.api = stak.NewHandler(cfg)
-	r.h = asPathUser(r.api)
+	r.H = asPathUser(r.api)
 	return &r, rec
 }
 
@@ -36,7 +36,7 @@ func TestCost(t *testing.T) {
 	public := s.toEveryone(t, "Everyone", "news")
 	path := func(p string) func() string { return func() string { return p } }
 	const inbox = "/tenants/acme/inboxes/main"
-	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+	rows := ddbrecord.Measure(t, s.H, rec, []ddbrecord.Case{
 		{Operation: "PUT /tenants/{tenant}/settings", Method: "PUT", Path: path("/tenants/acme/settings"),
 			Body: `{"title":"Acme","ttl":"10d"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one PutItem"},
 		{Operation: "GET /tenants/{tenant}/settings", Method: "GET", Path: path("/tenants/acme/settings"), Status: 200,

@@ -17,7 +17,7 @@ func TestForgedCursor(t *testing.T) {
 	s.setup(t)
 	s.toUsers(t, "one", "", "u1")
 	s.toUsers(t, "two", "", "u1")
-	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: s.table}[k] })
+	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: s.Table}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,12 @@ func TestForgedCursor(t *testing.T) {
 		{"read-all position outside m#", "POST", "/tenants/acme/inboxes/main/users/u1/read-all", `{"cursor":"` + forge(readAll, position{User: "a", Public: "m#1"}) + `"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			before := s.count(t)
-			r := s.do(t, tt.method, tt.path, tt.body)
+			before := s.Count(t)
+			r := s.Do(t, tt.method, tt.path, tt.body)
 			if r.Status != 400 {
 				t.Fatalf("%d %s, want 400", r.Status, r.Body)
 			}
-			if after := s.count(t); after != before {
+			if after := s.Count(t); after != before {
 				t.Errorf("items %d → %d", before, after)
 			}
 		})

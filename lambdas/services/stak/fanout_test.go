@@ -49,12 +49,12 @@ func TestPublishFanOutCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := s.count(t)
-			r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", tt.body)
+			before := s.Count(t)
+			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", tt.body)
 			if r.Status != tt.status {
 				t.Fatalf("%d %.300s, want %d", r.Status, r.Body, tt.status)
 			}
-			after := s.count(t)
+			after := s.Count(t)
 			if tt.status != 201 {
 				var e struct {
 					Error struct{ Code, Message string } `json:"error"`

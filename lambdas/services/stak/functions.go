@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
@@ -19,6 +20,6 @@ func StreamFunction() fn.Binding { return fn.Stream(contract.StreamConsumer, new
 func Functions() []fn.Binding { return []fn.Binding{APIFunction(), StreamFunction()} }
 
 // newStreamConsumer is NewConsumer as a streams.Consumer.
-func newStreamConsumer(ctx context.Context, getenv func(string) string) (streams.Consumer, error) {
-	return NewConsumer(ctx, getenv)
+func newStreamConsumer(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (streams.Consumer, error) {
+	return NewConsumer(ctx, getenv, opts...)
 }

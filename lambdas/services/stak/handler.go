@@ -43,8 +43,8 @@ func (c *Config) setClient(client API) { c.Client = client }
 
 // New builds the HTTP API from the environment: the constructor of its
 // function (APIFunction).
-func New(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler)
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler, opts...)
 }
 
 // NewHandler returns the HTTP API of the contract (routes in

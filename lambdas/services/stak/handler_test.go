@@ -40,28 +40,28 @@ func TestSettingsAndInboxes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, tt.method, tt.path, tt.body)
+			r := s.Do(t, tt.method, tt.path, tt.body)
 			if r.Status != tt.status {
 				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
 			}
 		})
 	}
 	var ic stak.InboxConfig
-	s.must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
+	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
 	if ic.Title != "Main" || ic.TTL["flash"] != "60s" || ic.Tenant != "acme" || ic.Inbox != "main" {
 		t.Errorf("inbox = %+v", ic)
 	}
 	// tenant settings, one inbox: rejected requests wrote nothing.
-	if n := s.count(t); n != 2 {
+	if n := s.Count(t); n != 2 {
 		t.Errorf("table holds %d items, want 2", n)
 	}
 }
 
 func TestPublish(t *testing.T) {
 	s := newService(t)
-	s.must(t, 404, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, nil)
+	s.Must(t, 404, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, nil)
 	s.setup(t)
-	before := s.count(t)
+	before := s.Count(t)
 	invalid := map[string]string{
 		"empty":            ``,
 		"null":             `null`,
@@ -84,12 +84,12 @@ func TestPublish(t *testing.T) {
 	}
 	for name, body := range invalid {
 		t.Run(name, func(t *testing.T) {
-			if r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", body); r.Status != 400 {
+			if r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", body); r.Status != 400 {
 				t.Errorf("%d %s, want 400", r.Status, r.Body)
 			}
 		})
 	}
-	if n := s.count(t); n != before {
+	if n := s.Count(t); n != before {
 		t.Fatalf("rejected publishes wrote %d items", n-before)
 	}
 
@@ -115,9 +115,9 @@ func TestPublish(t *testing.T) {
 	wantCounts(t, "u3", s.stats(t, "u3").Counts, 1, 0) // the public message only
 
 	// A tenant TTL applies when the inbox has none.
-	s.must(t, 200, "PUT", "/tenants/acme/inboxes/plain", `{"title":"Plain","description":""}`, nil)
+	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/plain", `{"title":"Plain","description":""}`, nil)
 	var p stak.Published
-	s.must(t, 201, "POST", "/tenants/acme/inboxes/plain/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, &p)
+	s.Must(t, 201, "POST", "/tenants/acme/inboxes/plain/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, &p)
 	if want := s.clock.Now().Add(10 * 24 * time.Hour).Unix(); p.ExpiredAt < want-1 || p.ExpiredAt > want {
 		t.Errorf("plain expiredat = %d, want %d (tenant ttl)", p.ExpiredAt, want)
 	}
@@ -131,7 +131,7 @@ type page struct {
 func (s *service) feed(t *testing.T, uid, query string) page {
 	t.Helper()
 	var p page
-	s.must(t, 200, "GET", "/tenants/acme/inboxes/main/users/"+uid+"/messages"+query, "", &p)
+	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main/users/"+uid+"/messages"+query, "", &p)
 	return p
 }
 
@@ -193,7 +193,7 @@ func TestFeed(t *testing.T) {
 	}
 
 	// Read state of a public message comes from the user's receipt.
-	s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+p2.Header.ID+"/read", "", nil)
+	s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+p2.Header.ID+"/read", "", nil)
 	for _, m := range s.feed(t, "u1", "").Messages {
 		if (m.ReadAt != nil) != (m.Message.Title == "p2") {
 			t.Errorf("%s readat = %v", m.Message.Title, m.ReadAt)
@@ -217,12 +217,12 @@ func TestFeed(t *testing.T) {
 		"/tenants/acme/inboxes/main/users/a%23b/messages",
 		"/tenants/acme/inboxes/main/users/$public/messages",
 	} {
-		if r := s.do(t, "GET", path, ""); r.Status != 400 {
+		if r := s.Do(t, "GET", path, ""); r.Status != 400 {
 			t.Errorf("GET %s: %d %s, want 400", path, r.Status, r.Body)
 		}
 	}
-	s.must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/messages", "", nil)
-	s.must(t, 404, "GET", "/tenants/nope/inboxes/main/users/u1/messages", "", nil)
+	s.Must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/messages", "", nil)
+	s.Must(t, 404, "GET", "/tenants/nope/inboxes/main/users/u1/messages", "", nil)
 }
 
 func TestFeedHidesExpired(t *testing.T) {
@@ -259,11 +259,11 @@ func TestMarkRead(t *testing.T) {
 
 	for i, want := range []bool{true, false} {
 		var r stak.ReadResult
-		s.must(t, 200, "POST", base+um.Header.ID+"/read", "", &r)
+		s.Must(t, 200, "POST", base+um.Header.ID+"/read", "", &r)
 		if r.Changed != want || r.ReadAt == nil || r.Header.ID != um.Header.ID {
 			t.Errorf("user mark %d: changed %v readat %v", i, r.Changed, r.ReadAt)
 		}
-		s.must(t, 200, "POST", base+pm.Header.ID+"/read", "", &r)
+		s.Must(t, 200, "POST", base+pm.Header.ID+"/read", "", &r)
 		if r.Changed != want || r.ReadAt == nil || r.UID != stak.PublicUID {
 			t.Errorf("public mark %d: changed %v readat %v uid %q", i, r.Changed, r.ReadAt, r.UID)
 		}
@@ -275,14 +275,14 @@ func TestMarkRead(t *testing.T) {
 	wantCounts(t, "u2", s.stats(t, "u2").Counts, 2, 0)
 
 	// Nothing a failed mark could create: no phantom message or receipt.
-	before := s.count(t)
+	before := s.Count(t)
 	unknown := "0000000000000000000"
-	s.must(t, 404, "POST", base+unknown+"/read", "", nil)
-	s.must(t, 404, "POST", base+"not-an-id/read", "", nil)
-	s.must(t, 404, "POST", "/tenants/acme/inboxes/main/users/u3/messages/"+um.Header.ID+"/read", "", nil) // not u3's
-	s.must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/messages/"+um.Header.ID+"/read", "", nil)
-	s.must(t, 400, "POST", "/tenants/acme/inboxes/main/users/a%23b/messages/"+um.Header.ID+"/read", "", nil)
-	if n := s.count(t); n != before {
+	s.Must(t, 404, "POST", base+unknown+"/read", "", nil)
+	s.Must(t, 404, "POST", base+"not-an-id/read", "", nil)
+	s.Must(t, 404, "POST", "/tenants/acme/inboxes/main/users/u3/messages/"+um.Header.ID+"/read", "", nil) // not u3's
+	s.Must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/messages/"+um.Header.ID+"/read", "", nil)
+	s.Must(t, 400, "POST", "/tenants/acme/inboxes/main/users/a%23b/messages/"+um.Header.ID+"/read", "", nil)
+	if n := s.Count(t); n != before {
 		t.Errorf("failed marks wrote %d items", n-before)
 	}
 	wantCounts(t, "u3", s.stats(t, "u3").Counts, 1, 0)
@@ -290,8 +290,8 @@ func TestMarkRead(t *testing.T) {
 	// An expired message cannot be marked.
 	fl := s.toUsers(t, "flash", "flash", "u1")
 	s.clock.Set(s.clock.Now().Add(2 * time.Minute))
-	s.must(t, 404, "POST", base+fl.Header.ID+"/read", "", nil)
-	s.must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/stats", "", nil)
+	s.Must(t, 404, "POST", base+fl.Header.ID+"/read", "", nil)
+	s.Must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/stats", "", nil)
 }
 
 func TestParsePartition(t *testing.T) {

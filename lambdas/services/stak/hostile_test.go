@@ -11,24 +11,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/apitest"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
-
-// digest is every item of the table, for "nothing changed" checks.
-func (s *service) digest(t testing.TB) string {
-	t.Helper()
-	return testenv.Digest(t, s.client, s.table)
-}
 
 func TestHostileInput(t *testing.T) {
 	s := newService(t)
 	s.setup(t)
 	const publish = `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"t","body":{"n":1}}}`
-	routed := s.api.(api.Routed)
-	apitest.Hostile(t, s.h, routed.Patterns(), s.digest,
+	s.Hostile(t, s.api,
 		apitest.Write{Method: "PUT", Path: "/tenants/acme/settings", Body: `{"title":"Acme","ttl":"10d"}`},
 		apitest.Write{Method: "PUT", Path: "/tenants/acme/inboxes/main", Body: `{"title":"Main","ttl":{"default":"7d"}}`},
 		apitest.Write{Method: "POST", Path: "/tenants/acme/inboxes/main/messages", Body: publish},
@@ -49,12 +40,12 @@ func TestHostileInput(t *testing.T) {
 		{"body over MaxBodyBytes", `"` + strings.Repeat("x", stak.MaxBodyBytes) + `"`, 413},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			before := s.digest(t)
-			r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u9"]},"message":{"title":"t","body":`+tt.body+`}}`)
+			before := s.Digest(t)
+			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u9"]},"message":{"title":"t","body":`+tt.body+`}}`)
 			if r.Status != tt.status {
 				t.Fatalf("%d %.300s, want %d", r.Status, r.Body, tt.status)
 			}
-			if tt.status >= 400 && s.digest(t) != before {
+			if tt.status >= 400 && s.Digest(t) != before {
 				t.Error("a refused publish changed the table")
 			}
 		})
@@ -67,7 +58,7 @@ func TestBodyKeptExactly(t *testing.T) {
 	s := newService(t)
 	s.setup(t)
 	const body = `{"big":12345678901234567890123,"small":1.50,"neg":-0.000001,"html":"<b>&amp;</b>","list":[1e5,99999999999999999999999999999999999999]}`
-	r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"<i>","body":`+body+`}}`)
+	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"<i>","body":`+body+`}}`)
 	if r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
@@ -76,7 +67,7 @@ func TestBodyKeptExactly(t *testing.T) {
 			t.Errorf("publish answer lacks %s: %s", want, r.Body)
 		}
 	}
-	feed := s.do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages", "")
+	feed := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages", "")
 	for _, want := range []string{"12345678901234567890123", "99999999999999999999999999999999999999", `"<b>&amp;</b>"`} {
 		if !strings.Contains(string(feed.Body), want) {
 			t.Errorf("feed lacks %s: %s", want, feed.Body)
@@ -86,7 +77,7 @@ func TestBodyKeptExactly(t *testing.T) {
 		t.Errorf("feed altered the body: %s", feed.Body)
 	}
 	// Stored as DynamoDB numbers, digit for digit.
-	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.Table)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +109,7 @@ func TestFeedPageBytes(t *testing.T) {
 		p := s.toUsers(t, fmt.Sprintf("m%02d", i), "", "u1")
 		_ = p
 	}
-	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.Table)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +117,8 @@ func TestFeedPageBytes(t *testing.T) {
 		if k, ok := it["kind"].(*types.AttributeValueMemberS); !ok || k.Value != "UM" {
 			continue
 		}
-		_, err := s.client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(s.table),
+		_, err := s.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.Table),
 			Key:                       map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]},
 			UpdateExpression:          aws.String("SET #m.#b = :b"),
 			ExpressionAttributeNames:  map[string]string{"#m": "message", "#b": "body"},
@@ -140,7 +131,7 @@ func TestFeedPageBytes(t *testing.T) {
 	seen := map[string]bool{}
 	q, pages := "?limit=100", 0
 	for {
-		r := s.do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages"+q, "")
+		r := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages"+q, "")
 		if r.Status != 200 {
 			t.Fatalf("%d %.200s", r.Status, r.Body)
 		}

@@ -22,7 +22,7 @@ const readAllPath = "/tenants/acme/inboxes/main/users/u1/read-all"
 func (s *service) readAll(t testing.TB, uid, body string) stak.ReadAll {
 	t.Helper()
 	var r stak.ReadAll
-	s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/"+uid+"/read-all", body, &r)
+	s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/"+uid+"/read-all", body, &r)
 	return r
 }
 
@@ -49,9 +49,9 @@ func TestReadAll(t *testing.T) {
 			ids = append(ids, s.toEveryone(t, fmt.Sprint("m", i), cat).Header.ID)
 		}
 	}
-	s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[5]+"/read", "", nil)
+	s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[5]+"/read", "", nil)
 
-	before := s.count(t)
+	before := s.Count(t)
 	for name, body := range map[string]string{
 		"empty body":      ``,
 		"unknown field":   `{"all":true}`,
@@ -63,17 +63,17 @@ func TestReadAll(t *testing.T) {
 		"cursor":          `{"cursor":"abc"}`,
 		"cursor + bound":  `{"cursor":"abc","up_to":"` + ids[3] + `"}`,
 	} {
-		if r := s.do(t, "POST", readAllPath, body); r.Status != 400 {
+		if r := s.Do(t, "POST", readAllPath, body); r.Status != 400 {
 			t.Errorf("%s: %d %s, want 400", name, r.Status, r.Body)
 		}
 	}
 	for _, path := range []string{"/tenants/acme/inboxes/main/users/a%23b/read-all", "/tenants/acme/inboxes/main/users/$public/read-all"} {
-		if r := s.do(t, "POST", path, `{}`); r.Status != 400 {
+		if r := s.Do(t, "POST", path, `{}`); r.Status != 400 {
 			t.Errorf("%s: %d, want 400", path, r.Status)
 		}
 	}
-	s.must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/read-all", `{}`, nil)
-	if n := s.count(t); n != before {
+	s.Must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/read-all", `{}`, nil)
+	if n := s.Count(t); n != before {
 		t.Fatalf("refused calls wrote %d items", n-before)
 	}
 
@@ -91,10 +91,10 @@ func TestReadAll(t *testing.T) {
 	}
 	// A cursor belongs to its user and route.
 	other := s.readAll(t, "u2", `{"limit":1}`)
-	if r := s.do(t, "POST", readAllPath, `{"cursor":"`+other.Next+`"}`); r.Status != 400 {
+	if r := s.Do(t, "POST", readAllPath, `{"cursor":"`+other.Next+`"}`); r.Status != 400 {
 		t.Errorf("u2's cursor for u1: %d", r.Status)
 	}
-	if r := s.do(t, "GET", "/tenants/acme/inboxes/main/users/u2/messages?cursor="+other.Next, ""); r.Status != 400 {
+	if r := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u2/messages?cursor="+other.Next, ""); r.Status != 400 {
 		t.Errorf("read-all cursor on the feed: %d", r.Status)
 	}
 
@@ -174,7 +174,7 @@ func TestReadAllRaces(t *testing.T) {
 			defer wg.Done()
 			body := fmt.Sprintf(`{"limit":%d}`, 5+w*3)
 			for range 100 {
-				r := s.do(t, "POST", readAllPath, body)
+				r := s.Do(t, "POST", readAllPath, body)
 				var res stak.ReadAll
 				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
 					fail("read-all: %d %s", r.Status, r.Body)
@@ -196,7 +196,7 @@ func TestReadAllRaces(t *testing.T) {
 			defer wg.Done()
 			order := rand.New(rand.NewPCG(uint64(w), 1)).Perm(len(ids))
 			for _, i := range order {
-				r := s.do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[i]+"/read", "")
+				r := s.Do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[i]+"/read", "")
 				var res stak.ReadResult
 				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
 					fail("mark %s: %d %s", ids[i], r.Status, r.Body)
@@ -238,14 +238,14 @@ func (s *service) breakCounter(t testing.TB, pk, sk string, published, read int)
 	if read >= 0 {
 		item["read"] = &types.AttributeValueMemberN{Value: fmt.Sprint(read)}
 	}
-	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (s *service) deleteCounter(t *testing.T, pk, sk string) {
 	t.Helper()
-	_, err := s.client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: map[string]types.AttributeValue{
+	_, err := s.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk},
 	}})
 	if err != nil {
@@ -261,7 +261,7 @@ const (
 func (s *service) recount(t testing.TB, body string) stak.Recount {
 	t.Helper()
 	var r stak.Recount
-	s.must(t, 200, "POST", "/admin/tenants/acme/inboxes/main/recount", body, &r)
+	s.Must(t, 200, "POST", "/admin/tenants/acme/inboxes/main/recount", body, &r)
 	return r
 }
 
@@ -271,19 +271,19 @@ func TestRecount(t *testing.T) {
 	for i := range 6 {
 		um := s.toUsers(t, fmt.Sprint("u", i), []string{"a", "b"}[i%2], "u1", "u2")
 		if i < 3 {
-			s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+um.Header.ID+"/read", "", nil)
+			s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+um.Header.ID+"/read", "", nil)
 		}
 		pm := s.toEveryone(t, fmt.Sprint("p", i), "a")
 		if i == 0 {
-			s.must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+pm.Header.ID+"/read", "", nil)
+			s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+pm.Header.ID+"/read", "", nil)
 		}
 	}
 	// Correct counters: a recount changes nothing and creates nothing.
-	items := s.count(t)
+	items := s.Count(t)
 	if r := s.recount(t, `{"uid":"u1"}`); len(r.Changes) != 0 || r.Examined != 13 {
 		t.Fatalf("recount of right counters = %+v", r)
 	}
-	if n := s.count(t); n != items {
+	if n := s.Count(t); n != items {
 		t.Fatalf("recount wrote %d items", n-items)
 	}
 	wantCounts(t, "u1", s.stats(t, "u1").Counts, 12, 4)
@@ -323,7 +323,7 @@ func TestRecount(t *testing.T) {
 	}
 	wantCounts(t, "u2", s.stats(t, "u2").Counts, 12, 0)
 
-	before := s.count(t)
+	before := s.Count(t)
 	for name, tc := range map[string]struct {
 		path, body string
 		status     int
@@ -335,11 +335,11 @@ func TestRecount(t *testing.T) {
 		"unknown inbox": {"/admin/tenants/acme/inboxes/nope/recount", `{"uid":"u1"}`, 404},
 		"bad tenant":    {"/admin/tenants/a%23b/inboxes/main/recount", `{}`, 400},
 	} {
-		if r := s.do(t, "POST", tc.path, tc.body); r.Status != tc.status {
+		if r := s.Do(t, "POST", tc.path, tc.body); r.Status != tc.status {
 			t.Errorf("%s: %d %s, want %d", name, r.Status, r.Body, tc.status)
 		}
 	}
-	if n := s.count(t); n != before {
+	if n := s.Count(t); n != before {
 		t.Errorf("refused recounts wrote %d items", n-before)
 	}
 }
@@ -372,7 +372,7 @@ func TestRecountRaces(t *testing.T) {
 				if w == 0 {
 					body = fmt.Sprintf(`{"sender":"s","audiences":{"kind":"everyone"},"taxonomy":{"category":"c%d"},"message":{"title":"w%d-%d"}}`, i%3, w, i)
 				}
-				r := s.do(t, "POST", "/tenants/acme/inboxes/main/messages", body)
+				r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", body)
 				var p stak.Published
 				if r.Status != 201 || json.Unmarshal([]byte(r.Body), &p) != nil {
 					fail("publish: %d %s", r.Status, r.Body)
@@ -388,7 +388,7 @@ func TestRecountRaces(t *testing.T) {
 		go func() {
 			defer markers.Done()
 			for id := range published {
-				if r := s.do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", ""); r.Status != 200 {
+				if r := s.Do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", ""); r.Status != 200 {
 					fail("mark: %d %s", r.Status, r.Body)
 				}
 			}
@@ -401,7 +401,7 @@ func TestRecountRaces(t *testing.T) {
 		go func() {
 			defer recounters.Done()
 			for {
-				r := s.do(t, "POST", "/admin/tenants/acme/inboxes/main/recount", `{"uid":"u1"}`)
+				r := s.Do(t, "POST", "/admin/tenants/acme/inboxes/main/recount", `{"uid":"u1"}`)
 				var res stak.Recount
 				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
 					fail("recount: %d %s", r.Status, r.Body)

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
 
@@ -65,7 +65,7 @@ func TestMain(m *testing.M) {
 }
 
 // start runs the runner on a template directory with its own DynamoDB
-// Local (DYNAMODB_ENDPOINT removed) and waits for the ready line.
+// Local (AWS_ENDPOINT_URL_DYNAMODB removed) and waits for the ready line.
 func start(t *testing.T, templates string) *runner {
 	t.Helper()
 	port, err := ddblocal.FreePort()
@@ -74,7 +74,7 @@ func start(t *testing.T, templates string) *runner {
 	}
 	cmd := exec.Command(build(t), "-templates", templates)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DYNAMODB_ENDPOINT=") && !strings.HasPrefix(kv, "PORT=") {
+		if !strings.HasPrefix(kv, "AWS_ENDPOINT_URL_DYNAMODB=") && !strings.HasPrefix(kv, "PORT=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
-	"github.com/dynastack/dynastack/lambdas/platform/jwtauth"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 )
 
 // keyFile is the local signing key of end-user tokens, made on first use

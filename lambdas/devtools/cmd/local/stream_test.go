@@ -14,8 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
 )
 
 // withStreamConsumer writes the ITSM template and the Stak template plus a
@@ -65,7 +66,7 @@ func TestStreamConsumer(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no endpoint in %q", r.ready)
 	}
-	client, err := ddb.NewClient(context.Background(), ddb.WithEndpoint(m[1], nil))
+	client, err := ddb.NewClient(context.Background(), ddblocal.WithEndpoint(m[1], nil))
 	if err != nil {
 		t.Fatal(err)
 	}

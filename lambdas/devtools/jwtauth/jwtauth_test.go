@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/jwtauth"
+	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
 )
 
 // The key is made once and read back; a token of it verifies with the

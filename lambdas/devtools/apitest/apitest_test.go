@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/apitest"
 )
 
 // echo answers POST /echo with the body and the X-Test header it got, and

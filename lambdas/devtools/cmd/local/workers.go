@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
@@ -185,7 +186,7 @@ func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, f
 		if !m.ReportBatchItemFailures {
 			return fmt.Errorf("%w: mapping of %s to %s without ReportBatchItemFailures", cfntables.ErrUnsupported, m.Queue, fn.LogicalID)
 		}
-		c, err := ctor(ctx, getenv)
+		c, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 		if err != nil {
 			return err
 		}
@@ -208,7 +209,7 @@ func (w *workers) addJob(ctx context.Context, t *cfntables.Template, fn cfntable
 		if s.Function != fn.LogicalID {
 			continue
 		}
-		job, err := ctor(ctx, getenv)
+		job, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 		if err != nil {
 			return err
 		}

@@ -10,9 +10,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 )
 
 const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
@@ -86,7 +88,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Construct
 	if err != nil {
 		return err
 	}
-	c, err := ctor(ctx, getenv)
+	c, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		return err
 	}
@@ -99,7 +101,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Construct
 		start = poller.TrimHorizon
 	}
 	p, err := poller.New(poller.Config{
-		Client: poller.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch,
+		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch,
 		Handler: c.Handle, Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	})
 	if err != nil {

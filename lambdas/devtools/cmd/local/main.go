@@ -2,10 +2,10 @@
 // Local, configured from the CDK templates exactly as the Lambda functions
 // are in AWS:
 //
-//	go run ./cmd/local                         # cdk.out/assembly-dev
-//	go run ./cmd/local -templates ../test/snapshots/dev
+//	go run ./devtools/cmd/local                         # cdk.out/assembly-dev
+//	go run ./devtools/cmd/local -templates ../test/snapshots/dev
 //
-//	go run ./cmd/local token -tenant acme -user u1   # an end-user token
+//	go run ./devtools/cmd/local token -tenant acme -user u1   # an end-user token
 //
 // It creates the tables of every *.template.json in the directory, then
 // mounts each function whose environment has DYNASTACK_SERVICE=<name> at
@@ -14,7 +14,7 @@
 // take only a token signed with the local key (.dev/token-key.pem, made on
 // first use) for the authorizer's issuer and audience, as API Gateway
 // takes only the identity provider's; `token` mints one.
-// DynamoDB Local is started unless DYNAMODB_ENDPOINT is set. One line on
+// DynamoDB Local is started unless AWS_ENDPOINT_URL_DYNAMODB is set. One line on
 // stdout announces readiness; logs go to stderr. SIGINT/SIGTERM stop the
 // server and DynamoDB Local.
 package main
@@ -36,13 +36,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
 
@@ -101,7 +101,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	}
 	defer ln.Close()
 
-	endpoint := os.Getenv(ddb.EnvEndpoint)
+	endpoint := os.Getenv(ddblocal.EnvEndpoint)
 	external := endpoint != ""
 	if !external {
 		var out io.Writer
@@ -117,15 +117,16 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		endpoint = srv.Endpoint
 		log.Info("dynamodb local started", "endpoint", endpoint, "pid", srv.PID())
 	}
-	// With DYNASTACK_CALLS_DIR set (the cmd/local tests under make
+	// With DYNASTACK_CALLS_DIR set (the devtools/cmd/local tests under make
 	// test), every DynamoDB request a function makes is recorded for
-	// test/iamcalls, as in testenv.Main.
+	// test/iamcalls, as in testenv.Main: each constructor is given
+	// ddbrecord.ClientOptions.
 	stopCalls, err := ddbrecord.StartCallLog(os.Getenv)
 	if err != nil {
 		return err
 	}
 	defer stopCalls()
-	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(endpoint, os.Getenv))
+	client, err := ddb.NewClient(ctx, ddblocal.WithEndpoint(endpoint, os.Getenv))
 	if err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		for k, v := range wk.env() {
 			fnEnv[k] = v
 		}
-		return ddb.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv))
+		return ddblocal.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv))
 	}
 
 	mux := http.NewServeMux()
@@ -220,7 +221,8 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return err
 			}
-			h, err := ctor(ctx, fnGetenv(fnEnv))
+			getenv := fnGetenv(fnEnv)
+			h, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
 // AgenticPM's hold queue as make dev runs it: an action held for two

@@ -3,7 +3,7 @@ package cfntables_test
 import (
 	"fmt"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 )
 
 // A function's environment, with the table Ref resolved to the name the

@@ -7,7 +7,8 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 //
-// With DYNAMODB_ENDPOINT set, that endpoint is used and nothing is started,
+// With AWS_ENDPOINT_URL_DYNAMODB set, that endpoint is used and nothing is
+// started,
 // e.g. to run several packages against one long-lived DynamoDB Local.
 package testenv
 
@@ -26,11 +27,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
-	"github.com/dynastack/dynastack/lambdas/platform/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ddblocal"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
 )
 
 const modulePath = "github.com/dynastack/dynastack/lambdas"
@@ -45,8 +46,8 @@ var shared struct {
 // Main runs m and stops the DynamoDB Local that the tests started, if any.
 // With DYNASTACK_CALLS_DIR set it records, in a file of that directory,
 // the permissions every DynamoDB request of a function's client needed
-// (a client made from an environment with DYNASTACK_SERVICE: a service's
-// constructor given ServiceEnv, or ServiceClient) and where each table
+// (ServiceClient, or a service's constructor given ServiceEnv and
+// ddbrecord.ClientOptions) and where each table
 // CreateTables made comes from; test/iamcalls checks them against each
 // function's IAM policy.
 func Main(m *testing.M) int {
@@ -72,7 +73,7 @@ func Main(m *testing.M) int {
 func Endpoint(t testing.TB) string {
 	t.Helper()
 	shared.once.Do(func() {
-		if ep := os.Getenv(ddb.EnvEndpoint); ep != "" {
+		if ep := os.Getenv(ddblocal.EnvEndpoint); ep != "" {
 			shared.endpoint = ep
 			return
 		}
@@ -93,11 +94,12 @@ func Endpoint(t testing.TB) string {
 	return shared.endpoint
 }
 
-// Getenv returns a getenv for services under test: DYNAMODB_ENDPOINT is the
-// test endpoint, env supplies the rest, and nothing leaks in from the
-// developer's shell.
+// Getenv returns a getenv for services under test: AWS_ENDPOINT_URL_DYNAMODB
+// is the test endpoint, env supplies the rest, and nothing leaks in from
+// the developer's shell. A function's constructor given it takes
+// ddbrecord.ClientOptions of it too, so its requests are recorded (Main).
 func Getenv(t testing.TB, env map[string]string) func(string) string {
-	return ddb.WithEndpoint(Endpoint(t), func(k string) string { return env[k] })
+	return ddblocal.WithEndpoint(Endpoint(t), func(k string) string { return env[k] })
 }
 
 // ServiceClient returns a DynamoDB client for the test endpoint made as
@@ -106,7 +108,8 @@ func Getenv(t testing.TB, env map[string]string) func(string) string {
 // function's (see Main). Fixtures and assertions use Client.
 func ServiceClient(t testing.TB, service string) *dynamodb.Client {
 	t.Helper()
-	c, err := ddb.NewClient(context.Background(), Getenv(t, map[string]string{cfntables.EnvService: service}))
+	getenv := Getenv(t, map[string]string{cfntables.EnvService: service})
+	c, err := ddb.NewClient(context.Background(), getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		t.Fatal(err)
 	}

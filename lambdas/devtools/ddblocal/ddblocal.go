@@ -22,8 +22,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/repo"
 )
 
 // Errors of a missing prerequisite; their messages say how to fix it.
@@ -47,7 +48,8 @@ type Options struct {
 
 // Server is a running DynamoDB Local.
 type Server struct {
-	// Endpoint is the URL for DYNAMODB_ENDPOINT, e.g. http://127.0.0.1:8000.
+	// Endpoint is the URL for AWS_ENDPOINT_URL_DYNAMODB, e.g.
+	// http://127.0.0.1:8000.
 	Endpoint string
 
 	cmd       *exec.Cmd
@@ -138,7 +140,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client, err := ddb.NewClient(ctx, ddb.WithEndpoint(s.Endpoint, nil))
+	client, err := ddb.NewClient(ctx, WithEndpoint(s.Endpoint, nil))
 	if err != nil {
 		return err
 	}
@@ -178,7 +180,28 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// Getenv wraps getenv so that DYNAMODB_ENDPOINT resolves to this server.
+// Getenv wraps getenv so that AWS_ENDPOINT_URL_DYNAMODB resolves to this
+// server.
 func (s *Server) Getenv(getenv func(string) string) func(string) string {
-	return ddb.WithEndpoint(s.Endpoint, getenv)
+	return WithEndpoint(s.Endpoint, getenv)
+}
+
+// EnvEndpoint is the SDK's variable for DynamoDB's endpoint, the one
+// ddb.NewClient reads: set, a client talks to that DynamoDB Local.
+var EnvEndpoint = awsconf.EndpointVar(dynamodb.ServiceID)
+
+// WithEndpoint returns a getenv in which EnvEndpoint is endpoint and every
+// other variable comes from getenv (nil reads as all unset). The local
+// runner and tests hand services their environment this way: the service
+// reads its endpoint exactly as in Lambda, where the variable is absent.
+func WithEndpoint(endpoint string, getenv func(string) string) func(string) string {
+	return func(k string) string {
+		if k == EnvEndpoint {
+			return endpoint
+		}
+		if getenv == nil {
+			return ""
+		}
+		return getenv(k)
+	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
 type notifications struct {

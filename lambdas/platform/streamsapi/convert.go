@@ -1,4 +1,4 @@
-package poller
+package streamsapi
 
 import (
 	"encoding/json"

@@ -1,0 +1,162 @@
+// Package servicetest is the harness the integration tests of every
+// service share: the service's tables created from its golden template,
+// its configuration read from the function's environment as in AWS, a
+// handler whose DynamoDB client is recorded as the function's
+// (testenv.Main) beside a client of the tests' own for fixtures and
+// assertions, and the requests and table reads every service's tests make.
+// A service's main_test.go keeps only what is its own: its options and
+// how they land in its Config.
+package servicetest
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+// Main is the TestMain of a service package: one DynamoDB Local for the
+// binary, and the call log test/iamcalls reads.
+func Main(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// Service is a service under test. It is a value: a test that copies it
+// and swaps the handler (a cost test's recorded client) leaves the
+// original alone.
+type Service struct {
+	// H is the API as the tests call it.
+	H http.Handler
+	// Client is the tests' own, not recorded as any function's.
+	Client *dynamodb.Client
+	// Table is the table, when the template has exactly one.
+	Table string
+	// Tables maps each table's logical id to its created name.
+	Tables   map[string]string
+	Template *cfntables.Template
+	// Headers (name, value pairs) go with every request of Do and Must.
+	Headers []string
+}
+
+// Start creates, under names unique to the test, the tables of tmpl, or
+// of the dev golden template of stack when tmpl is nil.
+func Start(t testing.TB, stack string, tmpl *cfntables.Template) Service {
+	t.Helper()
+	if tmpl == nil {
+		var err error
+		if tmpl, err = cfntables.Load(testenv.Template(t, "dev", stack)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := Service{Client: testenv.Client(t), Tables: testenv.CreateTables(t, tmpl), Template: tmpl}
+	if len(s.Tables) == 1 {
+		for _, name := range s.Tables {
+			s.Table = name
+		}
+	}
+	return s
+}
+
+// Env is the environment the template gives the function whose
+// DYNASTACK_SERVICE is function, table references resolved.
+func (s Service) Env(t testing.TB, function string) map[string]string {
+	t.Helper()
+	return testenv.ServiceEnv(t, s.Template, s.Tables, function)
+}
+
+// Config reads a service's configuration from env with its fromEnv
+// (ConfigFromEnv), failing the test on an error.
+func Config[C any](t testing.TB, fromEnv func(func(string) string) (C, error), env map[string]string) C {
+	t.Helper()
+	c, err := fromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// FunctionClient is the client the function whose DYNASTACK_SERVICE is
+// function makes: its requests are recorded as that function's.
+func FunctionClient(t testing.TB, function string) *dynamodb.Client {
+	t.Helper()
+	return testenv.ServiceClient(t, function)
+}
+
+// Logger is the logger for a service's Config: quiet unless -v, and then
+// nil, the service's default.
+func Logger() *slog.Logger {
+	if testing.Verbose() {
+		return nil
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Do sends a request with s.Headers and headers (name, value pairs).
+func (s Service) Do(t testing.TB, method, path, body string, headers ...string) apitest.Response {
+	t.Helper()
+	return apitest.Do(t, s.H, method, path, body, append(slices.Clip(s.Headers), headers...)...)
+}
+
+// Must sends a request that has to answer status and decodes the body
+// into v unless v is nil.
+func (s Service) Must(t testing.TB, status int, method, path, body string, v any) apitest.Response {
+	t.Helper()
+	r := s.Do(t, method, path, body)
+	if r.Status != status {
+		t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
+	}
+	if v != nil {
+		r.JSON(t, v)
+	}
+	return r
+}
+
+// Items returns every item of table, read consistently.
+func (s Service) Items(t testing.TB, table string) []map[string]types.AttributeValue {
+	t.Helper()
+	var all []map[string]types.AttributeValue
+	p := dynamodb.NewScanPaginator(s.Client, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, out.Items...)
+	}
+	return all
+}
+
+// Count is the number of items in s.Table.
+func (s Service) Count(t testing.TB) int {
+	t.Helper()
+	return len(s.Items(t, s.Table))
+}
+
+// Digest is every item of every table, for "nothing changed" checks.
+func (s Service) Digest(t testing.TB) string {
+	t.Helper()
+	return testenv.Digest(t, s.Client, slices.Sorted(maps.Values(s.Tables))...)
+}
+
+// Hostile sends every hostile input of apitest.Hostile to every route
+// that routes (the service's own handler, as it registers them) serves,
+// through s.H, and checks each is a 4xx that changes no table. writes are
+// the service's valid writes that the inputs are made from.
+func (s Service) Hostile(t *testing.T, routes http.Handler, writes ...apitest.Write) {
+	t.Helper()
+	r, ok := routes.(api.Routed)
+	if !ok {
+		t.Fatalf("%T does not list its routes (api.Routed): build it with api.Instrument over an api router", routes)
+	}
+	apitest.Hostile(t, s.H, r.Patterns(), s.Digest, writes...)
+}
