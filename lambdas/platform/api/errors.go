@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
@@ -99,13 +100,11 @@ type errorBody struct {
 }
 
 // WriteError writes err as the JSON error body. An *Error (anywhere in the
-// chain) is sent as is; anything else is logged and answered with a generic
-// 500 so that table names, SDK messages and stack details stay server-side.
+// chain) is sent as is and a [Coded] error as it says (see [ErrorFor]);
+// anything else is logged and answered with a generic 500 so that table
+// names, SDK messages and stack details stay server-side.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	var apiErr *Error
-	if !errors.As(err, &apiErr) {
-		apiErr = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", Err: err}
-	}
+	apiErr := ErrorFor(err)
 	ctx := r.Context()
 	if apiErr.Status >= 500 {
 		logger(ctx).ErrorContext(ctx, "request failed", "status", apiErr.Status, "error", err.Error())
@@ -142,4 +141,117 @@ func Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// Coded is a domain error that knows how it is answered over HTTP. Domain
+// packages declare the answer next to the failure (see [Kind]), and
+// [WriteError] finds it anywhere in an error's chain, so no service keeps a
+// switch translating its errors and the mapping is written here once.
+type Coded interface {
+	error
+	HTTPStatus() int
+	ErrorCode() string
+	// PublicMessage is what the client reads. id is the resource the
+	// handler named with [About] ("" when none); err is the whole chain,
+	// whose wrapped detail some messages quote (see [Detail]).
+	PublicMessage(id string, err error) string
+}
+
+// Kind is a sentinel error that is [Coded]. Its Error text is what logs and
+// errors.Is see; the client reads its public message, which may differ.
+type Kind struct {
+	text    string
+	status  int
+	code    string
+	message func(id string, err error) string
+	fields  []FieldError
+}
+
+// NewKind declares a sentinel answered with status and code; message
+// writes the client's message (see [Says] for a fixed one).
+func NewKind(text string, status int, code string, message func(id string, err error) string) *Kind {
+	return &Kind{text: text, status: status, code: code, message: message}
+}
+
+// InvalidKind declares a sentinel answered like [Invalid] with fields:
+// a domain rule that reads as a field error to the client.
+func InvalidKind(text string, fields ...FieldError) *Kind {
+	k := &Kind{text: text, status: http.StatusBadRequest, code: CodeValidation, fields: fields}
+	k.message = Says(Invalid(fields...).Message)
+	return k
+}
+
+func (k *Kind) Error() string     { return k.text }
+func (k *Kind) HTTPStatus() int   { return k.status }
+func (k *Kind) ErrorCode() string { return k.code }
+
+// PublicMessage implements [Coded].
+func (k *Kind) PublicMessage(id string, err error) string { return k.message(id, err) }
+
+// Says is a public message that does not depend on the request.
+func Says(msg string) func(string, error) string {
+	return func(string, error) string { return msg }
+}
+
+// Detail is what err says beyond sentinel's own text: for
+// fmt.Errorf("%w: 5 items", sentinel) it is "5 items".
+func Detail(err, sentinel error) string {
+	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
+}
+
+// scoped carries what the handler knows and a domain error does not.
+type scoped struct {
+	err        error
+	id         string
+	cursorHint string
+}
+
+func (s *scoped) Error() string { return s.err.Error() }
+func (s *scoped) Unwrap() error { return s.err }
+
+// About names the resource (the path's id) err is about, for public
+// messages that quote it. A nil err stays nil.
+func About(err error, id string) error {
+	if err == nil {
+		return nil
+	}
+	return &scoped{err: err, id: id}
+}
+
+// CursorHint makes an invalid page cursor in err a 400 whose message is
+// "invalid cursor; " + hint: what the client must pass along with it differs
+// per listing. A nil err stays nil.
+func CursorHint(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	return &scoped{err: err, cursorHint: hint}
+}
+
+// ErrorFor is err as the client sees it: the *Error in its chain, else the
+// answer of a [Coded] error in it, else a generic 500 whose cause is kept
+// for the log only.
+func ErrorFor(err error) *Error {
+	var apiErr *Error
+	if errors.As(err, &apiErr) {
+		return apiErr
+	}
+	var s *scoped
+	errors.As(err, &s)
+	if s != nil && s.cursorHint != "" && errors.Is(err, cursor.ErrInvalid) {
+		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: "invalid cursor; " + s.cursorHint, Err: err}
+	}
+	var c Coded
+	if errors.As(err, &c) {
+		id := ""
+		if s != nil {
+			id = s.id
+		}
+		e := &Error{Status: c.HTTPStatus(), Code: c.ErrorCode(), Message: c.PublicMessage(id, err), Err: err}
+		if k, ok := c.(*Kind); ok {
+			e.Fields = k.fields
+		}
+		return e
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", Err: err}
 }
