@@ -2,13 +2,9 @@ package itsm
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
@@ -104,7 +100,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := h.store.Create(r.Context(), NewTicket(in))
 	if err != nil {
-		return apiError(err, "")
+		return err
 	}
 	// Relative, so it resolves under whatever prefix the API is mounted at
 	// (/itsm locally, a stage path in API Gateway).
@@ -120,7 +116,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := h.store.Get(r.Context(), id)
 	if err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	api.WriteJSON(w, http.StatusOK, t)
 	return nil
@@ -146,7 +142,7 @@ func (h *handler) comment(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := h.store.AddComment(r.Context(), id, in.CommentText)
 	if err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	api.WriteJSON(w, http.StatusCreated, t)
 	return nil
@@ -176,7 +172,7 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := h.store.SetStatus(r.Context(), id, in.Status)
 	if err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	api.WriteJSON(w, http.StatusOK, t)
 	return nil
@@ -192,44 +188,16 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	page, err := h.store.ListByCaller(r.Context(), caller, q.Get("cursor"))
 	if err != nil {
-		return apiError(err, "")
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
 }
 
-// ticketID returns the path id. Ids are canonical UUIDs; anything else
-// cannot name a ticket, so it is a 404 without a DynamoDB call (which
-// would also reject keys over 2048 bytes with a 500-worthy error).
-func ticketID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
-	if u, err := uuid.Parse(id); err != nil || len(id) != ticketIDLen || u.String() != id {
-		return "", api.NotFound("ticket %q not found", api.Truncate(id, 64))
-	}
-	return id, nil
-}
+// ticketID returns the path id, a canonical UUID.
+func ticketID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "ticket") }
 
 func textField(v *api.Validator, field, s string, maxChars, maxBytes int) {
 	v.Text(field, s, 1, maxChars)
 	v.MaxBytes(field, s, maxBytes)
-}
-
-// apiError maps store errors to HTTP errors; anything unknown stays a 500.
-func apiError(err error, id string) error {
-	var te *TransitionError
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return api.NotFound("ticket %q not found", id)
-	case errors.Is(err, ErrClosed):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: fmt.Sprintf("ticket %q is closed; comments can no longer be added", id), Err: err}
-	case errors.As(err, &te):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: te.Error()[len("itsm: "):], Err: err}
-	case errors.Is(err, ErrTooManyComments):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: fmt.Sprintf("ticket %q already has the maximum of %d comments", id, MaxComments), Err: err}
-	case errors.Is(err, ErrTooLarge):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the ticket would exceed DynamoDB's 400 KB item size limit", Err: err}
-	case errors.Is(err, cursor.ErrInvalid):
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous page unchanged, with the same caller", Err: err}
-	}
-	return err
 }
