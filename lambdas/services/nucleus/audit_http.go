@@ -65,7 +65,7 @@ func (h *handler) recordExecution(w http.ResponseWriter, r *http.Request) error 
 			Message: fmt.Sprintf("entity_id: %s %q does not exist", in.EntityType, in.EntityID)}
 	}
 	if err != nil {
-		return apiError(err, "")
+		return err
 	}
 	api.WriteJSON(w, http.StatusCreated, e)
 	return nil
@@ -95,7 +95,7 @@ func (h *handler) entityLog(w http.ResponseWriter, r *http.Request) error {
 func (h *handler) auditLog(w http.ResponseWriter, r *http.Request, e *Entity) error {
 	var v api.Validator
 	q := v.Query(r, "since", "until", "limit", "cursor")
-	n := limit(&v, q)
+	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	since := timeQuery(&v, q, "since")
 	until := timeQuery(&v, q, "until")
 	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
@@ -106,7 +106,7 @@ func (h *handler) auditLog(w http.ResponseWriter, r *http.Request, e *Entity) er
 	}
 	page, err := h.store.AuditLog(r.Context(), AuditQuery{Entity: e, Since: since, Until: until, Limit: n, Cursor: q.Get("cursor")})
 	if err != nil {
-		return apiError(err, "")
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil

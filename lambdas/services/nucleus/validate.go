@@ -9,8 +9,6 @@ import (
 	// zoneinfo database, and validation must not depend on the host.
 	_ "time/tzdata"
 
-	"github.com/google/uuid"
-
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -36,10 +34,7 @@ func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
 
 // validScheduleID reports whether id is a canonical lower-case UUID, the
 // only form the service generates.
-func validScheduleID(id string) bool {
-	u, err := uuid.Parse(id)
-	return err == nil && len(id) == scheduleIDLen && u.String() == id
-}
+func validScheduleID(id string) bool { return api.CanonicalUUID(id) }
 
 // checkName checks a display name: it is an index sort key, so it is
 // bounded in bytes too, and surrounding blanks would sort it apart from its
