@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
@@ -193,10 +195,11 @@ func Says(msg string) func(string, error) string {
 	return func(string, error) string { return msg }
 }
 
-// Detail is what err says beyond sentinel's own text: for
-// fmt.Errorf("%w: 5 items", sentinel) it is "5 items".
-func Detail(err, sentinel error) string {
-	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
+// Detail is what err says beyond the text of the sentinel it wraps: for
+// fmt.Errorf("%w: 5 items", sentinel) it is "5 items". It takes the text,
+// not the sentinel, so a Kind's own message func can call it.
+func Detail(err error, sentinelText string) string {
+	return strings.TrimPrefix(err.Error(), sentinelText+": ")
 }
 
 // scoped carries what the handler knows and a domain error does not.
@@ -229,24 +232,30 @@ func CursorHint(err error, hint string) error {
 }
 
 // ErrorFor is err as the client sees it: the *Error in its chain, else the
-// answer of a [Coded] error in it, else a generic 500 whose cause is kept
-// for the log only.
+// answer of a [Coded] error in it, else the answer to a platform sentinel
+// (an invalid cursor under [CursorHint], [ddb.ErrItemTooLarge]), else a
+// generic 500 whose cause is kept for the log only.
 func ErrorFor(err error) *Error {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
 		return apiErr
 	}
-	var s *scoped
-	errors.As(err, &s)
-	if s != nil && s.cursorHint != "" && errors.Is(err, cursor.ErrInvalid) {
-		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: "invalid cursor; " + s.cursorHint, Err: err}
+	var id, hint string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if s, ok := e.(*scoped); ok {
+			id, hint = cmp.Or(id, s.id), cmp.Or(hint, s.cursorHint)
+		}
+	}
+	if hint != "" && errors.Is(err, cursor.ErrInvalid) {
+		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: "invalid cursor; " + hint, Err: err}
 	}
 	var c Coded
-	if errors.As(err, &c) {
-		id := ""
-		if s != nil {
-			id = s.id
-		}
+	if !errors.As(err, &c) && errors.Is(err, ddb.ErrItemTooLarge) {
+		// A service that names what was too large wraps this in its own
+		// Kind, which errors.As finds first.
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: "the item would exceed DynamoDB's 400 KB item size limit", Err: err}
+	}
+	if c != nil {
 		e := &Error{Status: c.HTTPStatus(), Code: c.ErrorCode(), Message: c.PublicMessage(id, err), Err: err}
 		if k, ok := c.(*Kind); ok {
 			e.Fields = k.fields
