@@ -48,7 +48,7 @@ func (h *handler) recordEvent(w http.ResponseWriter, r *http.Request, projectID 
 	e, err := h.store.RecordEvent(r.Context(), NewEvent{ProjectID: projectID, EventType: in.EventType,
 		Severity: in.Severity, Summary: in.Summary, Detail: in.Detail})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "", e)
 	return nil
@@ -66,7 +66,7 @@ func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) erro
 	}
 	page, err := h.store.ListProjectEvents(r.Context(), id, after, limit)
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
@@ -96,18 +96,18 @@ func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 		page, err = h.store.ListGlobalEvents(r.Context(), after, limit)
 	}
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
 }
 
 type escalationRequest struct {
-	Title               string      `json:"title"`
-	Context             Doc         `json:"context"`
-	Options             Doc         `json:"options"`
-	AgentRecommendation opt[string] `json:"agentRecommendation"`
-	AgentRationale      opt[string] `json:"agentRationale"`
+	Title               string               `json:"title"`
+	Context             Doc                  `json:"context"`
+	Options             Doc                  `json:"options"`
+	AgentRecommendation api.Optional[string] `json:"agentRecommendation"`
+	AgentRationale      api.Optional[string] `json:"agentRationale"`
 }
 
 func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error {
@@ -138,7 +138,7 @@ func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error
 	e, err := h.store.CreateEscalation(r.Context(), id, NewEscalation{Title: in.Title, Context: in.Context, Options: in.Options,
 		AgentRecommendation: in.AgentRecommendation.V, AgentRationale: in.AgentRationale.V})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "", e)
 	return nil
@@ -156,7 +156,7 @@ func (h *handler) listProjectEscalations(w http.ResponseWriter, r *http.Request)
 	}
 	page, err := h.store.ListProjectEscalations(r.Context(), id, after, limit)
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
@@ -171,15 +171,15 @@ func (h *handler) listEscalations(w http.ResponseWriter, r *http.Request) error 
 	}
 	page, err := h.store.ListEscalations(r.Context(), EscalationStatus(q.Get("status")), after, limit)
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
 }
 
 type decisionRequest struct {
-	UserDecision string      `json:"userDecision"`
-	UserNotes    opt[string] `json:"userNotes"`
+	UserDecision string               `json:"userDecision"`
+	UserNotes    api.Optional[string] `json:"userNotes"`
 }
 
 func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
@@ -187,9 +187,9 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	eid := r.PathValue("eid")
-	if !validUUID(eid) {
-		return api.NotFound("escalation %q not found", api.Truncate(eid, 64))
+	eid, err := api.PathUUID(r, "eid", "escalation")
+	if err != nil {
+		return err
 	}
 	var in decisionRequest
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
@@ -203,18 +203,18 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
 	}
 	e, err := h.store.Decide(r.Context(), id, eid, Decision{UserDecision: in.UserDecision, UserNotes: in.UserNotes.V})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, e)
 	return nil
 }
 
 type actionRequest struct {
-	ActionType  string      `json:"actionType"`
-	Description string      `json:"description"`
-	Detail      Doc         `json:"detail"`
-	Confidence  Doc         `json:"confidence"`
-	HeldUntil   opt[string] `json:"heldUntil"`
+	ActionType  string               `json:"actionType"`
+	Description string               `json:"description"`
+	Detail      Doc                  `json:"detail"`
+	Confidence  Doc                  `json:"confidence"`
+	HeldUntil   api.Optional[string] `json:"heldUntil"`
 }
 
 func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
@@ -238,7 +238,7 @@ func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
 	a, err := h.store.RecordAction(r.Context(), id, NewAction{ActionType: in.ActionType, Description: in.Description,
 		Detail: in.Detail, Confidence: in.Confidence, HeldUntil: held})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "", a)
 	return nil
@@ -256,7 +256,7 @@ func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
 	}
 	page, err := h.store.ListActions(r.Context(), id, after, limit)
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
@@ -298,7 +298,7 @@ func onAction[T any](w http.ResponseWriter, r *http.Request, op func(ctx context
 	}
 	out, err := op(r.Context(), id, aid)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -312,7 +312,7 @@ func (h *handler) listHeldActions(w http.ResponseWriter, r *http.Request) error 
 	}
 	page, err := h.store.ListHeldActions(r.Context(), after, limit)
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil

@@ -9,13 +9,13 @@ import (
 )
 
 type createProjectRequest struct {
-	Name             string             `json:"name"`
-	Description      opt[string]        `json:"description"`
-	Status           opt[ProjectStatus] `json:"status"`
-	Source           Source             `json:"source"`
-	SourceProjectKey string             `json:"sourceProjectKey"`
-	AutonomyLevel    AutonomyLevel      `json:"autonomyLevel"`
-	Config           Doc                `json:"config"`
+	Name             string                      `json:"name"`
+	Description      api.Optional[string]        `json:"description"`
+	Status           api.Optional[ProjectStatus] `json:"status"`
+	Source           Source                      `json:"source"`
+	SourceProjectKey string                      `json:"sourceProjectKey"`
+	AutonomyLevel    AutonomyLevel               `json:"autonomyLevel"`
+	Config           Doc                         `json:"config"`
 }
 
 func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
@@ -26,7 +26,7 @@ func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	text(&v, "name", in.Name, MaxNameChars)
 	optText(&v, "description", in.Description, MaxTextChars)
-	if notNull(&v, "status", in.Status) {
+	if in.Status.Present(&v, "status") {
 		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
 	}
 	v.OneOf("source", string(in.Source), strs(Sources)...)
@@ -41,7 +41,7 @@ func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
 		SourceProjectKey: in.SourceProjectKey, AutonomyLevel: in.AutonomyLevel, Config: in.Config,
 	})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "projects/"+p.ID, p)
 	return nil
@@ -54,7 +54,7 @@ func (h *handler) getProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	p, err := h.store.GetProject(r.Context(), id)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, p)
 	return nil
@@ -63,13 +63,13 @@ func (h *handler) getProject(w http.ResponseWriter, r *http.Request) error {
 // updateProjectRequest is a merge patch: absent fields stay, a null
 // description removes it, null elsewhere is refused.
 type updateProjectRequest struct {
-	Name             opt[string]        `json:"name"`
-	Description      opt[string]        `json:"description"`
-	Status           opt[ProjectStatus] `json:"status"`
-	Source           opt[Source]        `json:"source"`
-	SourceProjectKey opt[string]        `json:"sourceProjectKey"`
-	AutonomyLevel    opt[AutonomyLevel] `json:"autonomyLevel"`
-	Config           Doc                `json:"config"`
+	Name             api.Optional[string]        `json:"name"`
+	Description      api.Optional[string]        `json:"description"`
+	Status           api.Optional[ProjectStatus] `json:"status"`
+	Source           api.Optional[Source]        `json:"source"`
+	SourceProjectKey api.Optional[string]        `json:"sourceProjectKey"`
+	AutonomyLevel    api.Optional[AutonomyLevel] `json:"autonomyLevel"`
+	Config           Doc                         `json:"config"`
 }
 
 func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
@@ -83,7 +83,7 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	var v api.Validator
 	var patch ProjectPatch
-	if notNull(&v, "name", in.Name) {
+	if in.Name.Present(&v, "name") {
 		text(&v, "name", in.Name.V, MaxNameChars)
 		patch.Name = &in.Name.V
 	}
@@ -93,19 +93,19 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 		text(&v, "description", in.Description.V, MaxTextChars)
 		patch.Description = &in.Description.V
 	}
-	if notNull(&v, "status", in.Status) {
+	if in.Status.Present(&v, "status") {
 		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
 		patch.Status = &in.Status.V
 	}
-	if notNull(&v, "source", in.Source) {
+	if in.Source.Present(&v, "source") {
 		v.OneOf("source", string(in.Source.V), strs(Sources)...)
 		patch.Source = &in.Source.V
 	}
-	if notNull(&v, "sourceProjectKey", in.SourceProjectKey) {
+	if in.SourceProjectKey.Present(&v, "sourceProjectKey") {
 		v.Identifier("sourceProjectKey", in.SourceProjectKey.V, MaxNameChars)
 		patch.SourceProjectKey = &in.SourceProjectKey.V
 	}
-	if notNull(&v, "autonomyLevel", in.AutonomyLevel) {
+	if in.AutonomyLevel.Present(&v, "autonomyLevel") {
 		v.OneOf("autonomyLevel", string(in.AutonomyLevel.V), strs(AutonomyLevels)...)
 		patch.AutonomyLevel = &in.AutonomyLevel.V
 	}
@@ -119,7 +119,7 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	p, err := h.store.UpdateProject(r.Context(), id, patch)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, p)
 	return nil
@@ -134,7 +134,7 @@ func (h *handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	}
 	page, err := h.store.ListProjects(r.Context(), ProjectStatus(q.Get("status")), after, limit)
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
@@ -157,7 +157,7 @@ func (h *handler) listArtefacts(w http.ResponseWriter, r *http.Request) error {
 	}
 	items, err := h.store.ListArtefacts(r.Context(), id)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, Page[Artefact]{Items: items})
 	return nil
@@ -170,7 +170,7 @@ func (h *handler) getArtefact(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := h.store.GetArtefact(r.Context(), id, typ)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	w.Header().Set("ETag", etag(a.Version))
 	api.WriteJSON(w, http.StatusOK, a)
@@ -178,17 +178,17 @@ func (h *handler) getArtefact(w http.ResponseWriter, r *http.Request) error {
 }
 
 type putArtefactRequest struct {
-	Content         Doc      `json:"content"`
-	ExpectedVersion opt[int] `json:"expectedVersion"`
+	Content         Doc               `json:"content"`
+	ExpectedVersion api.Optional[int] `json:"expectedVersion"`
 }
 
 func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 
 // expectedVersion reads the version a write expects from If-Match (an
 // ETag of GET, e.g. "3") or the body; 0, or neither, means "create".
-func expectedVersion(v *api.Validator, r *http.Request, body opt[int]) int {
+func expectedVersion(v *api.Validator, r *http.Request, body api.Optional[int]) int {
 	fromBody := -1
-	if notNull(v, "expectedVersion", body) {
+	if body.Present(v, "expectedVersion") {
 		if body.V < 0 {
 			v.Add("expectedVersion", "must be 0 (create) or the current version")
 		}
@@ -230,7 +230,7 @@ func (h *handler) putArtefact(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := h.store.PutArtefact(r.Context(), id, typ, in.Content, expected)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	w.Header().Set("ETag", etag(a.Version))
 	if expected == 0 {

@@ -37,7 +37,7 @@ func (h *handler) putCheckpoint(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.store.PutCheckpoint(r.Context(), id, integration, k, in.CheckpointValue)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, c)
 	return nil
@@ -50,7 +50,7 @@ func (h *handler) getCheckpoint(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.store.GetCheckpoint(r.Context(), id, integration, k)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, c)
 	return nil
@@ -63,9 +63,9 @@ func integrationName(r *http.Request) (Integration, error) {
 }
 
 type integrationRequest struct {
-	ConfigEncrypted string            `json:"configEncrypted"`
-	Status          IntegrationStatus `json:"status"`
-	LastHealthCheck opt[string]       `json:"lastHealthCheck"`
+	ConfigEncrypted string               `json:"configEncrypted"`
+	Status          IntegrationStatus    `json:"status"`
+	LastHealthCheck api.Optional[string] `json:"lastHealthCheck"`
 }
 
 // putIntegration stores credentials. Nothing here logs the body, and
@@ -98,7 +98,7 @@ func (h *handler) putIntegration(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.store.PutIntegration(r.Context(), name, IntegrationUpdate{ConfigEncrypted: in.ConfigEncrypted,
 		Status: in.Status, LastHealthCheck: health})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, c)
 	return nil
@@ -111,7 +111,7 @@ func (h *handler) getIntegration(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.store.GetIntegration(r.Context(), name)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, c)
 	return nil
@@ -137,7 +137,7 @@ func (h *handler) putAgentConfig(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.store.PutAgentConfig(r.Context(), k, in.Value)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, c)
 	return nil
@@ -151,7 +151,7 @@ func (h *handler) getAgentConfig(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.store.GetAgentConfig(r.Context(), k)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, c)
 	return nil
@@ -165,7 +165,7 @@ func (h *handler) listAgentConfig(w http.ResponseWriter, r *http.Request) error 
 	}
 	page, err := h.store.ListAgentConfig(r.Context(), after, limit)
 	if err != nil {
-		return apiError(err)
+		return api.CursorHint(err, cursorHint)
 	}
 	api.WriteJSON(w, http.StatusOK, page)
 	return nil
