@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -266,3 +267,11 @@ func strs[T ~string](set []T) []string {
 	}
 	return out
 }
+
+// Doc is a free-form JSON value stored as a DynamoDB document: artefact
+// content, project config, event detail, escalation context and options,
+// agent config values.
+type Doc = jsondoc.Doc
+
+// docError is a document DynamoDB would refuse.
+type docError = jsondoc.InvalidError

@@ -205,7 +205,7 @@ func doc(v *api.Validator, field string, d Doc, required bool, kinds ...string) 
 		v.Add(field, "must be a JSON %s, not a JSON %s", strings.Join(kinds, " or "), d.Kind())
 		return
 	}
-	if _, err := d.attributeValue(); err != nil {
+	if _, err := d.AttributeValue(); err != nil {
 		v.Add(field, "%s", err.Error())
 	}
 }

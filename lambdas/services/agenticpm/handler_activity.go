@@ -124,7 +124,7 @@ func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error
 	doc(&v, "context", in.Context, true, "object")
 	doc(&v, "options", in.Options, true, "array")
 	if in.Options.Kind() == "array" && len(in.Options) > 0 {
-		if n, ok := arrayOfObjects(in.Options); !ok {
+		if n, ok := in.Options.ArrayOfObjects(); !ok {
 			v.Add("options", "must be an array of objects (each option with its pros and cons)")
 		} else if n == 0 {
 			v.Add("options", "must offer at least one option")
