@@ -10,6 +10,7 @@ import (
 	_ "time/tzdata"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cron"
 )
 
 var (
@@ -174,7 +175,7 @@ func checkCron(v *api.Validator, field, expr string) {
 		v.Add(field, "must be at most %d characters", MaxCronChars)
 		return
 	}
-	if _, err := ParseCron(expr); err != nil {
+	if _, err := cron.Parse(expr); err != nil {
 		v.Add(field, "invalid cron expression: %v", err)
 	}
 }
