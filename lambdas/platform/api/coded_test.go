@@ -152,3 +152,23 @@ func ExampleNewKind() {
 	// 404 not_found ticket "t-42" not found
 	// true get: tickets: ticket not found
 }
+
+func TestReply(t *testing.T) {
+	w := httptest.NewRecorder()
+	if err := api.Reply(w, http.StatusCreated, map[string]int{"n": 1}, api.About(nil, "x")); err != nil || w.Code != 201 || w.Body.String() != `{"n":1}`+"\n" {
+		t.Errorf("Reply without error = %v, %d %s", err, w.Code, w.Body)
+	}
+	w = httptest.NewRecorder()
+	if err := api.Reply(w, http.StatusOK, "unused", errGone); err != errGone || w.Body.Len() != 0 {
+		t.Errorf("Reply with error = %v, wrote %q", err, w.Body)
+	}
+}
+
+func TestStrings(t *testing.T) {
+	type status string
+	var v api.Validator
+	v.OneOf("status", "gone", api.Strings([]status{"open", "closed"})...)
+	if got := fmt.Sprint(v.Err()); got != "400 validation_failed: status: must be one of open, closed" {
+		t.Errorf("Err() = %s", got)
+	}
+}

@@ -133,6 +133,20 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
+// Reply ends a handler: it returns err for the router to answer, or writes
+// v with status when err is nil. [About] and [CursorHint] keep a nil error
+// nil, so a handler can pass what its store returned through them:
+//
+//	page, err := h.store.List(ctx, q)
+//	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, hint))
+func Reply(w http.ResponseWriter, status int, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, status, v)
+	return nil
+}
+
 // Marshal is v as WriteJSON sends it: JSON without HTML escaping, ending in
 // a newline. Services measure response sizes with it.
 func Marshal(v any) ([]byte, error) {

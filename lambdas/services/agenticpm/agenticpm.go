@@ -260,14 +260,6 @@ func (e *StatusConflictError) HTTPStatus() int                    { return http.
 func (e *StatusConflictError) ErrorCode() string                  { return api.CodeConflict }
 func (e *StatusConflictError) PublicMessage(string, error) string { return public(e) }
 
-func strs[T ~string](set []T) []string {
-	out := make([]string, len(set))
-	for i, v := range set {
-		out[i] = string(v)
-	}
-	return out
-}
-
 // Doc is a free-form JSON value stored as a DynamoDB document: artefact
 // content, project config, event detail, escalation context and options,
 // agent config values.

@@ -19,7 +19,7 @@ type eventRequest struct {
 func (in eventRequest) validate() error {
 	var v api.Validator
 	typeName(&v, "eventType", in.EventType)
-	v.OneOf("severity", string(in.Severity), strs(Severities)...)
+	v.OneOf("severity", string(in.Severity), api.Strings(Severities)...)
 	text(&v, "summary", in.Summary, MaxTextChars)
 	doc(&v, "detail", in.Detail, false, "object")
 	return v.Err()
@@ -65,11 +65,7 @@ func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	page, err := h.store.ListProjectEvents(r.Context(), id, after, limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // listEvents is the global feed, or with ?date= the events of that UTC
@@ -95,11 +91,7 @@ func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		page, err = h.store.ListGlobalEvents(r.Context(), after, limit)
 	}
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 type escalationRequest struct {
@@ -155,26 +147,18 @@ func (h *handler) listProjectEscalations(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	page, err := h.store.ListProjectEscalations(r.Context(), id, after, limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) listEscalations(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q, after, limit := listParams(r, &v, "status")
-	v.OneOf("status", q.Get("status"), strs(EscalationStatuses)...)
+	v.OneOf("status", q.Get("status"), api.Strings(EscalationStatuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.ListEscalations(r.Context(), EscalationStatus(q.Get("status")), after, limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 type decisionRequest struct {
@@ -202,11 +186,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := h.store.Decide(r.Context(), id, eid, Decision{UserDecision: in.UserDecision, UserNotes: in.UserNotes.V})
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, e)
-	return nil
+	return api.Reply(w, http.StatusOK, e, err)
 }
 
 type actionRequest struct {
@@ -255,11 +235,7 @@ func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.ListActions(r.Context(), id, after, limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // actionID returns the {aid} path value: a ULID, else a 404 without a
@@ -297,11 +273,7 @@ func onAction[T any](w http.ResponseWriter, r *http.Request, op func(ctx context
 		return err
 	}
 	out, err := op(r.Context(), id, aid)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return api.Reply(w, http.StatusOK, out, err)
 }
 
 func (h *handler) listHeldActions(w http.ResponseWriter, r *http.Request) error {
@@ -311,9 +283,5 @@ func (h *handler) listHeldActions(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	page, err := h.store.ListHeldActions(r.Context(), after, limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }

@@ -27,11 +27,11 @@ func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
 	text(&v, "name", in.Name, MaxNameChars)
 	optText(&v, "description", in.Description, MaxTextChars)
 	if in.Status.Present(&v, "status") {
-		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
+		v.OneOf("status", string(in.Status.V), api.Strings(ProjectStatuses)...)
 	}
-	v.OneOf("source", string(in.Source), strs(Sources)...)
+	v.OneOf("source", string(in.Source), api.Strings(Sources)...)
 	v.Identifier("sourceProjectKey", in.SourceProjectKey, MaxNameChars)
-	v.OneOf("autonomyLevel", string(in.AutonomyLevel), strs(AutonomyLevels)...)
+	v.OneOf("autonomyLevel", string(in.AutonomyLevel), api.Strings(AutonomyLevels)...)
 	doc(&v, "config", in.Config, false, "object")
 	if err := v.Err(); err != nil {
 		return err
@@ -53,11 +53,7 @@ func (h *handler) getProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := h.store.GetProject(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return api.Reply(w, http.StatusOK, p, err)
 }
 
 // updateProjectRequest is a merge patch: absent fields stay, a null
@@ -94,11 +90,11 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 		patch.Description = &in.Description.V
 	}
 	if in.Status.Present(&v, "status") {
-		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
+		v.OneOf("status", string(in.Status.V), api.Strings(ProjectStatuses)...)
 		patch.Status = &in.Status.V
 	}
 	if in.Source.Present(&v, "source") {
-		v.OneOf("source", string(in.Source.V), strs(Sources)...)
+		v.OneOf("source", string(in.Source.V), api.Strings(Sources)...)
 		patch.Source = &in.Source.V
 	}
 	if in.SourceProjectKey.Present(&v, "sourceProjectKey") {
@@ -106,7 +102,7 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 		patch.SourceProjectKey = &in.SourceProjectKey.V
 	}
 	if in.AutonomyLevel.Present(&v, "autonomyLevel") {
-		v.OneOf("autonomyLevel", string(in.AutonomyLevel.V), strs(AutonomyLevels)...)
+		v.OneOf("autonomyLevel", string(in.AutonomyLevel.V), api.Strings(AutonomyLevels)...)
 		patch.AutonomyLevel = &in.AutonomyLevel.V
 	}
 	doc(&v, "config", in.Config, false, "object")
@@ -118,26 +114,18 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 		return api.BadRequest("nothing to change; send at least one of name, description, status, source, sourceProjectKey, autonomyLevel, config")
 	}
 	p, err := h.store.UpdateProject(r.Context(), id, patch)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return api.Reply(w, http.StatusOK, p, err)
 }
 
 func (h *handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q, after, limit := listParams(r, &v, "status")
-	v.OneOf("status", q.Get("status"), strs(ProjectStatuses)...)
+	v.OneOf("status", q.Get("status"), api.Strings(ProjectStatuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.ListProjects(r.Context(), ProjectStatus(q.Get("status")), after, limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func artefactPath(r *http.Request) (string, ArtefactType, error) {
@@ -146,7 +134,7 @@ func artefactPath(r *http.Request) (string, ArtefactType, error) {
 		return "", "", err
 	}
 	var v api.Validator
-	typ := pathPart(&v, r, "type", strs(ArtefactTypes)...)
+	typ := pathPart(&v, r, "type", api.Strings(ArtefactTypes)...)
 	return id, ArtefactType(typ), v.Err()
 }
 

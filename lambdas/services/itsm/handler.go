@@ -115,11 +115,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := h.store.Get(r.Context(), id)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, t)
-	return nil
+	return api.Reply(w, http.StatusOK, t, api.About(err, id))
 }
 
 type commentRequest struct {
@@ -141,11 +137,7 @@ func (h *handler) comment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := h.store.AddComment(r.Context(), id, in.CommentText)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusCreated, t)
-	return nil
+	return api.Reply(w, http.StatusCreated, t, api.About(err, id))
 }
 
 type statusRequest struct {
@@ -161,21 +153,13 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
 		return err
 	}
-	allowed := make([]string, len(Statuses))
-	for i, s := range Statuses {
-		allowed[i] = string(s)
-	}
 	var v api.Validator
-	v.OneOf("status", string(in.Status), allowed...)
+	v.OneOf("status", string(in.Status), api.Strings(Statuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	t, err := h.store.SetStatus(r.Context(), id, in.Status)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, t)
-	return nil
+	return api.Reply(w, http.StatusOK, t, api.About(err, id))
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
@@ -187,11 +171,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.ListByCaller(r.Context(), caller, q.Get("cursor"))
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // ticketID returns the path id, a canonical UUID.

@@ -59,11 +59,7 @@ func (h *handler) getAccount(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := h.store.Account(r.Context(), id)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, a)
-	return nil
+	return api.Reply(w, http.StatusOK, a, api.About(err, id))
 }
 
 type updateAccountRequest struct {
@@ -110,11 +106,7 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := h.store.UpdateAccount(r.Context(), u, id, p)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, a)
-	return nil
+	return api.Reply(w, http.StatusOK, a, api.About(err, id))
 }
 
 func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
@@ -129,11 +121,7 @@ func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.Accounts(r.Context(), AccountQuery{Status: AccountStatus(status), Limit: n, Cursor: q.Get("cursor")})
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error {
@@ -148,11 +136,7 @@ func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	page, err := h.store.AccountResources(r.Context(), id, q.Get("cursor"), n)
-	if err != nil {
-		return api.CursorHint(api.About(err, id), cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(api.About(err, id), cursorHint))
 }
 
 // TestResult is the answer of POST /accounts/{id}/test.

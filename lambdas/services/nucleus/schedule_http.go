@@ -58,11 +58,7 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d, err := h.store.Schedule(r.Context(), id, q.Get("cursor"), n)
-	if err != nil {
-		return api.CursorHint(api.About(err, id), cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, d)
-	return nil
+	return api.Reply(w, http.StatusOK, d, api.CursorHint(api.About(err, id), cursorHint))
 }
 
 type updateScheduleRequest struct {
@@ -110,11 +106,7 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sc, err := h.store.UpdateSchedule(r.Context(), u, id, p)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, sc)
-	return nil
+	return api.Reply(w, http.StatusOK, sc, api.About(err, id))
 }
 
 func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
@@ -125,11 +117,7 @@ func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.Schedules(r.Context(), q.Get("cursor"), n)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) deleteSchedule(w http.ResponseWriter, r *http.Request) error {

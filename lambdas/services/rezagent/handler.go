@@ -196,11 +196,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m, err := h.store.Get(r.Context(), id)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return api.Reply(w, http.StatusOK, m, api.About(err, id))
 }
 
 type statusRequest struct {
@@ -247,11 +243,7 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m, err := h.store.SetStatus(r.Context(), id, ch)
-	if err != nil {
-		return api.About(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return api.Reply(w, http.StatusOK, m, api.About(err, id))
 }
 
 // parseTime accepts RFC 3339 (any precision and offset) or a bare date,
@@ -286,11 +278,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if st := p.Get("status"); p.Has("status") {
-		all := make([]string, len(Statuses))
-		for i, s := range Statuses {
-			all[i] = string(s)
-		}
-		v.OneOf("status", st, all...)
+		v.OneOf("status", st, api.Strings(Statuses)...)
 		q.Status = Status(st)
 	}
 	q.From = parseTime(&v, "from", p.Get("from"))
@@ -304,11 +292,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.List(r.Context(), q)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
@@ -327,11 +311,7 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m, err := h.store.Metrics(r.Context(), since)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return api.Reply(w, http.StatusOK, m, err)
 }
 
 // messageID returns the path id, a canonical UUID: v4 from the API, v5

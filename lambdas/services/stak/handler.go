@@ -174,11 +174,7 @@ func (h *handler) putTenant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ts, err := h.store.PutTenant(r.Context(), TenantSettings{Tenant: p.tenant, Title: in.Title, TTL: in.TTL})
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, ts)
-	return nil
+	return api.Reply(w, http.StatusOK, ts, err)
 }
 
 func checkTTL(v *api.Validator, field, s string) {
@@ -196,11 +192,7 @@ func (h *handler) getTenant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ts, err := h.store.Tenant(r.Context(), p.tenant)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, ts)
-	return nil
+	return api.Reply(w, http.StatusOK, ts, err)
 }
 
 type inboxRequest struct {
@@ -238,11 +230,7 @@ func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ic, err := h.store.PutInbox(r.Context(), InboxConfig{Tenant: p.tenant, Inbox: p.inbox, Title: in.Title, Description: in.Description, TTL: in.TTL})
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, ic)
-	return nil
+	return api.Reply(w, http.StatusOK, ic, err)
 }
 
 func (h *handler) getInbox(w http.ResponseWriter, r *http.Request) error {
@@ -251,11 +239,7 @@ func (h *handler) getInbox(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ic, err := h.store.Inbox(r.Context(), p.tenant, p.inbox)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, ic)
-	return nil
+	return api.Reply(w, http.StatusOK, ic, err)
 }
 
 type publishRequest struct {
@@ -292,11 +276,7 @@ func (h *handler) publish(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.Received = received
 	m, err := h.store.Publish(r.Context(), p.tenant, p.inbox, d)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusCreated, m)
-	return nil
+	return api.Reply(w, http.StatusCreated, m, err)
 }
 
 func (in *publishRequest) draft() (Draft, error) {
@@ -372,11 +352,7 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, q.Get("cursor"), limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // ReadResult is the answer of mark-read.
@@ -409,11 +385,7 @@ func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st, err := h.store.Stats(r.Context(), p.tenant, p.inbox, p.uid)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, st)
-	return nil
+	return api.Reply(w, http.StatusOK, st, err)
 }
 
 type readAllRequest struct {
@@ -456,11 +428,7 @@ func (h *handler) readAll(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := h.store.MarkAllRead(r.Context(), p.tenant, p.inbox, p.uid, Bound{UpTo: in.UpTo, UpToTime: in.UpToTime}, in.Cursor, limit)
-	if err != nil {
-		return api.CursorHint(err, cursorHint)
-	}
-	api.WriteJSON(w, http.StatusOK, res)
-	return nil
+	return api.Reply(w, http.StatusOK, res, api.CursorHint(err, cursorHint))
 }
 
 type recountRequest struct {
@@ -488,9 +456,5 @@ func (h *handler) recount(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	res, err := h.store.Recount(r.Context(), p.tenant, p.inbox, in.UID)
-	if err != nil {
-		return err
-	}
-	api.WriteJSON(w, http.StatusOK, res)
-	return nil
+	return api.Reply(w, http.StatusOK, res, err)
 }
