@@ -116,7 +116,7 @@ func TestCronFires(t *testing.T) {
 	}
 }
 
-func TestParseCronErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	for expr, want := range map[string]string{
 		"0 8 * *":         "want 5 fields",
 		"0 8 ? * 0 *":     "1-7 from SUN",
