@@ -1,9 +1,14 @@
 // Package api holds what every dynastack HTTP service shares: one JSON error
-// shape, strict JSON request decoding, field validation, a router whose 404
-// and 405 answers use that error shape, and the request-id/logging/recovery
+// shape, strict JSON request decoding, field validation, path-id, page-limit
+// and optional-field helpers with one wording, a router whose 404 and 405
+// answers use that error shape, and the request-id/logging/recovery
 // middleware.
 //
 // Handlers are plain net/http. A handler of this package returns an error
 // instead of writing one, so each failure is mapped to a status code in one
-// place ([WriteError]) and internals never leak into a response.
+// place ([ErrorFor], used by [WriteError]) and internals never leak into a
+// response. Domain errors carry their own answer ([Coded], usually a [Kind]
+// declared next to the failure), so services keep no translation switch;
+// a handler adds only what the domain does not know: the id the path named
+// ([About]) and what a listing's cursor must come with ([CursorHint]).
 package api

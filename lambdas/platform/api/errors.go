@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -99,13 +98,11 @@ type errorBody struct {
 }
 
 // WriteError writes err as the JSON error body. An *Error (anywhere in the
-// chain) is sent as is; anything else is logged and answered with a generic
-// 500 so that table names, SDK messages and stack details stay server-side.
+// chain) is sent as is and a [Coded] error as it says (see [ErrorFor]);
+// anything else is logged and answered with a generic 500 so that table
+// names, SDK messages and stack details stay server-side.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	var apiErr *Error
-	if !errors.As(err, &apiErr) {
-		apiErr = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", Err: err}
-	}
+	apiErr := ErrorFor(err)
 	ctx := r.Context()
 	if apiErr.Status >= 500 {
 		logger(ctx).ErrorContext(ctx, "request failed", "status", apiErr.Status, "error", err.Error())
@@ -130,6 +127,20 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// Reply ends a handler: it returns err for the router to answer, or writes
+// v with status when err is nil. [About] and [CursorHint] keep a nil error
+// nil, so a handler can pass what its store returned through them:
+//
+//	page, err := h.store.List(ctx, q)
+//	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, hint))
+func Reply(w http.ResponseWriter, status int, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, status, v)
+	return nil
 }
 
 // Marshal is v as WriteJSON sends it: JSON without HTML escaping, ending in

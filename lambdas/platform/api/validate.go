@@ -72,6 +72,16 @@ func (v *Validator) has(field string) bool {
 	return false
 }
 
+// Strings converts a set of string-kinded values (a status enum) for
+// [Validator.OneOf].
+func Strings[S ~string](set []S) []string {
+	out := make([]string, len(set))
+	for i, s := range set {
+		out[i] = string(s)
+	}
+	return out
+}
+
 // OneOf checks that s is one of allowed.
 func (v *Validator) OneOf(field, s string, allowed ...string) {
 	for _, a := range allowed {

@@ -1,7 +1,8 @@
 // Package jsondoc holds what services need to store free-form JSON as a
-// DynamoDB document (M, L, S, N, BOOL, NULL) without losing digits: the
-// range check DynamoDB applies to numbers, and the conversion of a stored
-// document back to JSON values.
+// DynamoDB document (M, L, S, N, BOOL, NULL) without losing digits: [Doc],
+// a JSON value that converts itself both ways and says why DynamoDB would
+// refuse it, the range check DynamoDB applies to numbers, and the
+// conversion of a stored document back to JSON values.
 //
 // Numbers are json.Number both ways. Going through float64, as
 // attributevalue does for map[string]any, would round integers above 2^53

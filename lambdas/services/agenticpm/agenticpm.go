@@ -11,8 +11,12 @@ package agenticpm
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -158,8 +162,8 @@ const (
 // that keys built from it sort as times (decision 8).
 func Timestamp(t time.Time) string { return sortable.Time(t) }
 
-// Errors of the store; the handler maps each to a status code. Match them
-// with errors.Is; the typed errors below carry the details.
+// Errors of the store. Match them with errors.Is; the typed errors below
+// carry the details. Each is answered over HTTP as it says (api.Coded).
 var (
 	// ErrNotFound: the item (or the project it belongs to) does not exist.
 	ErrNotFound = errors.New("agenticpm: not found")
@@ -168,10 +172,19 @@ var (
 	// ErrStatusConflict: the item is not in the status a change requires.
 	ErrStatusConflict = errors.New("agenticpm: status conflict")
 	// ErrTooLarge: the item would exceed DynamoDB's 400 KB item limit.
-	ErrTooLarge = errors.New("agenticpm: item would exceed the 400 KB item limit")
+	ErrTooLarge = api.NewKind("agenticpm: item would exceed the 400 KB item limit", http.StatusRequestEntityTooLarge, api.CodeTooLarge,
+		api.Says("the item would exceed DynamoDB's 400 KB item size limit"))
 	// ErrBusy: a concurrent transaction touched the same items; retry.
-	ErrBusy = errors.New("agenticpm: concurrent update, retry")
+	ErrBusy = api.NewKind("agenticpm: concurrent update, retry", http.StatusConflict, api.CodeConflict,
+		api.Says("a concurrent request changed the same items; retry"))
 )
+
+// cursorHint says what a listing's cursor must come with.
+const cursorHint = "pass nextCursor of the previous page unchanged, to the same route with the same filters"
+
+// public is a typed error's text as a client reads it: the service prefix
+// is for logs.
+func public(e error) string { return strings.TrimPrefix(e.Error(), "agenticpm: ") }
 
 // NotFoundError names what is missing. It matches ErrNotFound.
 type NotFoundError struct {
@@ -186,6 +199,10 @@ func (e *NotFoundError) Error() string {
 // Is implements errors.Is.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
+func (e *NotFoundError) HTTPStatus() int                    { return http.StatusNotFound }
+func (e *NotFoundError) ErrorCode() string                  { return api.CodeNotFound }
+func (e *NotFoundError) PublicMessage(string, error) string { return public(e) }
+
 // TooLargeError is a write refused before it was sent: What would take
 // Size bytes of an item, over Limit. It matches ErrTooLarge.
 type TooLargeError struct {
@@ -199,6 +216,10 @@ func (e *TooLargeError) Error() string {
 
 // Is implements errors.Is.
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+func (e *TooLargeError) HTTPStatus() int                    { return http.StatusRequestEntityTooLarge }
+func (e *TooLargeError) ErrorCode() string                  { return api.CodeTooLarge }
+func (e *TooLargeError) PublicMessage(string, error) string { return public(e) }
 
 // VersionConflictError is a refused artefact write: the artefact is at
 // Current (0: it does not exist) instead of Expected (0: create).
@@ -217,6 +238,10 @@ func (e *VersionConflictError) Error() string {
 // Is implements errors.Is.
 func (e *VersionConflictError) Is(target error) bool { return target == ErrVersionConflict }
 
+func (e *VersionConflictError) HTTPStatus() int                    { return http.StatusConflict }
+func (e *VersionConflictError) ErrorCode() string                  { return api.CodeConflict }
+func (e *VersionConflictError) PublicMessage(string, error) string { return public(e) }
+
 // StatusConflictError is a refused status change: the item is in Current,
 // the change requires Want.
 type StatusConflictError struct {
@@ -231,10 +256,14 @@ func (e *StatusConflictError) Error() string {
 // Is implements errors.Is.
 func (e *StatusConflictError) Is(target error) bool { return target == ErrStatusConflict }
 
-func strs[T ~string](set []T) []string {
-	out := make([]string, len(set))
-	for i, v := range set {
-		out[i] = string(v)
-	}
-	return out
-}
+func (e *StatusConflictError) HTTPStatus() int                    { return http.StatusConflict }
+func (e *StatusConflictError) ErrorCode() string                  { return api.CodeConflict }
+func (e *StatusConflictError) PublicMessage(string, error) string { return public(e) }
+
+// Doc is a free-form JSON value stored as a DynamoDB document: artefact
+// content, project config, event detail, escalation context and options,
+// agent config values.
+type Doc = jsondoc.Doc
+
+// docError is a document DynamoDB would refuse.
+type docError = jsondoc.InvalidError

@@ -41,7 +41,7 @@ func artefactSK(t ArtefactType) string { return prefixArtefact + string(t) }
 // item, which a transaction cannot. The same update copies the old content
 // to previousVersion: right-hand sides read the item before the write.
 func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactType, content Doc, expected int) (*Artefact, error) {
-	if n, err := docSize(content); err != nil {
+	if n, err := content.Size(); err != nil {
 		return nil, err
 	} else if n > MaxArtefactContentBytes {
 		return nil, &TooLargeError{What: "content", Size: n, Limit: MaxArtefactContentBytes}

@@ -2,13 +2,10 @@ package agenticpm
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -149,15 +146,8 @@ type handler struct {
 	store *Store
 }
 
-// projectID returns the {id} path value. Ids are canonical UUIDs; anything
-// else cannot name a project, so it is a 404 without a DynamoDB call.
-func projectID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
-	if !validUUID(id) {
-		return "", api.NotFound("project %q not found", api.Truncate(id, 64))
-	}
-	return id, nil
-}
+// projectID returns the {id} path value, a canonical UUID.
+func projectID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "project") }
 
 // pathPart validates a caller-named key part of the path (an enum value or
 // a name): unlike a malformed id it says what is wrong with it.
@@ -176,47 +166,13 @@ func pathPart(v *api.Validator, r *http.Request, name string, allowed ...string)
 // useful without saying why).
 func listParams(r *http.Request, v *api.Validator, extra ...string) (q url.Values, after string, limit int) {
 	q = v.Query(r, append([]string{"limit", "cursor"}, extra...)...)
-	limit = DefaultPageSize
-	if s := q.Get("limit"); q.Has("limit") {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxPageSize {
-			v.Add("limit", "must be an integer from 1 to %d", MaxPageSize)
-		}
-		limit = n
-	}
-	return q, q.Get("cursor"), limit
-}
-
-// opt is a request field that may be absent, null or set; PATCH and
-// optional fields need the difference, which a pointer loses (null and
-// absent both leave it nil).
-type opt[T any] struct {
-	Set, Null bool
-	V         T
-}
-
-func (o *opt[T]) UnmarshalJSON(b []byte) error {
-	o.Set = true
-	if string(b) == "null" {
-		o.Null = true
-		return nil
-	}
-	return json.Unmarshal(b, &o.V)
-}
-
-// notNull reports a field sent as null; absent is fine.
-func notNull[T any](v *api.Validator, field string, o opt[T]) bool {
-	if o.Null {
-		v.Add(field, "must not be null; omit it instead")
-		return false
-	}
-	return o.Set
+	return q, q.Get("cursor"), api.PageLimit(v, q, DefaultPageSize, MaxPageSize)
 }
 
 func text(v *api.Validator, field, s string, maxChars int) { v.Text(field, s, 1, maxChars) }
 
-func optText(v *api.Validator, field string, o opt[string], maxChars int) {
-	if notNull(v, field, o) {
+func optText(v *api.Validator, field string, o api.Optional[string], maxChars int) {
+	if o.Present(v, field) {
 		text(v, field, o.V, maxChars)
 	}
 }
@@ -252,14 +208,14 @@ func doc(v *api.Validator, field string, d Doc, required bool, kinds ...string) 
 		v.Add(field, "must be a JSON %s, not a JSON %s", strings.Join(kinds, " or "), d.Kind())
 		return
 	}
-	if _, err := d.attributeValue(); err != nil {
+	if _, err := d.AttributeValue(); err != nil {
 		v.Add(field, "%s", err.Error())
 	}
 }
 
 // timestamp checks an RFC 3339 time and returns it as a Timestamp.
-func timestamp(v *api.Validator, field string, o opt[string]) string {
-	if !notNull(v, field, o) {
+func timestamp(v *api.Validator, field string, o api.Optional[string]) string {
+	if !o.Present(v, field) {
 		return ""
 	}
 	t, err := time.Parse(time.RFC3339Nano, o.V)
@@ -277,32 +233,4 @@ func created(w http.ResponseWriter, location string, v any) {
 		w.Header().Set("Location", location)
 	}
 	api.WriteJSON(w, http.StatusCreated, v)
-}
-
-// apiError maps store errors to HTTP errors; anything unknown stays a 500.
-func apiError(err error) error {
-	var (
-		nf *NotFoundError
-		vc *VersionConflictError
-		sc *StatusConflictError
-		tl *TooLargeError
-	)
-	msg := func(e error) string { return strings.TrimPrefix(e.Error(), "agenticpm: ") }
-	switch {
-	case errors.As(err, &nf):
-		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: msg(nf), Err: err}
-	case errors.As(err, &vc):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: msg(vc), Err: err}
-	case errors.As(err, &sc):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: msg(sc), Err: err}
-	case errors.As(err, &tl):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: msg(tl), Err: err}
-	case errors.Is(err, ErrTooLarge):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the item would exceed DynamoDB's 400 KB item size limit", Err: err}
-	case errors.Is(err, ErrBusy):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: "a concurrent request changed the same items; retry", Err: err}
-	case errors.Is(err, cursor.ErrInvalid):
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass nextCursor of the previous page unchanged, to the same route with the same filters", Err: err}
-	}
-	return err
 }

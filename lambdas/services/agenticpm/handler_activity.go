@@ -19,7 +19,7 @@ type eventRequest struct {
 func (in eventRequest) validate() error {
 	var v api.Validator
 	typeName(&v, "eventType", in.EventType)
-	v.OneOf("severity", string(in.Severity), strs(Severities)...)
+	v.OneOf("severity", string(in.Severity), api.Strings(Severities)...)
 	text(&v, "summary", in.Summary, MaxTextChars)
 	doc(&v, "detail", in.Detail, false, "object")
 	return v.Err()
@@ -48,7 +48,7 @@ func (h *handler) recordEvent(w http.ResponseWriter, r *http.Request, projectID 
 	e, err := h.store.RecordEvent(r.Context(), NewEvent{ProjectID: projectID, EventType: in.EventType,
 		Severity: in.Severity, Summary: in.Summary, Detail: in.Detail})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "", e)
 	return nil
@@ -65,11 +65,7 @@ func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	page, err := h.store.ListProjectEvents(r.Context(), id, after, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // listEvents is the global feed, or with ?date= the events of that UTC
@@ -95,19 +91,15 @@ func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		page, err = h.store.ListGlobalEvents(r.Context(), after, limit)
 	}
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 type escalationRequest struct {
-	Title               string      `json:"title"`
-	Context             Doc         `json:"context"`
-	Options             Doc         `json:"options"`
-	AgentRecommendation opt[string] `json:"agentRecommendation"`
-	AgentRationale      opt[string] `json:"agentRationale"`
+	Title               string               `json:"title"`
+	Context             Doc                  `json:"context"`
+	Options             Doc                  `json:"options"`
+	AgentRecommendation api.Optional[string] `json:"agentRecommendation"`
+	AgentRationale      api.Optional[string] `json:"agentRationale"`
 }
 
 func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error {
@@ -124,7 +116,7 @@ func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error
 	doc(&v, "context", in.Context, true, "object")
 	doc(&v, "options", in.Options, true, "array")
 	if in.Options.Kind() == "array" && len(in.Options) > 0 {
-		if n, ok := arrayOfObjects(in.Options); !ok {
+		if n, ok := in.Options.ArrayOfObjects(); !ok {
 			v.Add("options", "must be an array of objects (each option with its pros and cons)")
 		} else if n == 0 {
 			v.Add("options", "must offer at least one option")
@@ -138,7 +130,7 @@ func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error
 	e, err := h.store.CreateEscalation(r.Context(), id, NewEscalation{Title: in.Title, Context: in.Context, Options: in.Options,
 		AgentRecommendation: in.AgentRecommendation.V, AgentRationale: in.AgentRationale.V})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "", e)
 	return nil
@@ -155,31 +147,23 @@ func (h *handler) listProjectEscalations(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	page, err := h.store.ListProjectEscalations(r.Context(), id, after, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) listEscalations(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q, after, limit := listParams(r, &v, "status")
-	v.OneOf("status", q.Get("status"), strs(EscalationStatuses)...)
+	v.OneOf("status", q.Get("status"), api.Strings(EscalationStatuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.ListEscalations(r.Context(), EscalationStatus(q.Get("status")), after, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 type decisionRequest struct {
-	UserDecision string      `json:"userDecision"`
-	UserNotes    opt[string] `json:"userNotes"`
+	UserDecision string               `json:"userDecision"`
+	UserNotes    api.Optional[string] `json:"userNotes"`
 }
 
 func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
@@ -187,9 +171,9 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	eid := r.PathValue("eid")
-	if !validUUID(eid) {
-		return api.NotFound("escalation %q not found", api.Truncate(eid, 64))
+	eid, err := api.PathUUID(r, "eid", "escalation")
+	if err != nil {
+		return err
 	}
 	var in decisionRequest
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
@@ -202,19 +186,15 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := h.store.Decide(r.Context(), id, eid, Decision{UserDecision: in.UserDecision, UserNotes: in.UserNotes.V})
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, e)
-	return nil
+	return api.Reply(w, http.StatusOK, e, err)
 }
 
 type actionRequest struct {
-	ActionType  string      `json:"actionType"`
-	Description string      `json:"description"`
-	Detail      Doc         `json:"detail"`
-	Confidence  Doc         `json:"confidence"`
-	HeldUntil   opt[string] `json:"heldUntil"`
+	ActionType  string               `json:"actionType"`
+	Description string               `json:"description"`
+	Detail      Doc                  `json:"detail"`
+	Confidence  Doc                  `json:"confidence"`
+	HeldUntil   api.Optional[string] `json:"heldUntil"`
 }
 
 func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
@@ -238,7 +218,7 @@ func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
 	a, err := h.store.RecordAction(r.Context(), id, NewAction{ActionType: in.ActionType, Description: in.Description,
 		Detail: in.Detail, Confidence: in.Confidence, HeldUntil: held})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "", a)
 	return nil
@@ -255,11 +235,7 @@ func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.ListActions(r.Context(), id, after, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // actionID returns the {aid} path value: a ULID, else a 404 without a
@@ -297,11 +273,7 @@ func onAction[T any](w http.ResponseWriter, r *http.Request, op func(ctx context
 		return err
 	}
 	out, err := op(r.Context(), id, aid)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return api.Reply(w, http.StatusOK, out, err)
 }
 
 func (h *handler) listHeldActions(w http.ResponseWriter, r *http.Request) error {
@@ -311,9 +283,5 @@ func (h *handler) listHeldActions(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	page, err := h.store.ListHeldActions(r.Context(), after, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }

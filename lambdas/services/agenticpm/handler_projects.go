@@ -9,13 +9,13 @@ import (
 )
 
 type createProjectRequest struct {
-	Name             string             `json:"name"`
-	Description      opt[string]        `json:"description"`
-	Status           opt[ProjectStatus] `json:"status"`
-	Source           Source             `json:"source"`
-	SourceProjectKey string             `json:"sourceProjectKey"`
-	AutonomyLevel    AutonomyLevel      `json:"autonomyLevel"`
-	Config           Doc                `json:"config"`
+	Name             string                      `json:"name"`
+	Description      api.Optional[string]        `json:"description"`
+	Status           api.Optional[ProjectStatus] `json:"status"`
+	Source           Source                      `json:"source"`
+	SourceProjectKey string                      `json:"sourceProjectKey"`
+	AutonomyLevel    AutonomyLevel               `json:"autonomyLevel"`
+	Config           Doc                         `json:"config"`
 }
 
 func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
@@ -26,12 +26,12 @@ func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	text(&v, "name", in.Name, MaxNameChars)
 	optText(&v, "description", in.Description, MaxTextChars)
-	if notNull(&v, "status", in.Status) {
-		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
+	if in.Status.Present(&v, "status") {
+		v.OneOf("status", string(in.Status.V), api.Strings(ProjectStatuses)...)
 	}
-	v.OneOf("source", string(in.Source), strs(Sources)...)
+	v.OneOf("source", string(in.Source), api.Strings(Sources)...)
 	v.Identifier("sourceProjectKey", in.SourceProjectKey, MaxNameChars)
-	v.OneOf("autonomyLevel", string(in.AutonomyLevel), strs(AutonomyLevels)...)
+	v.OneOf("autonomyLevel", string(in.AutonomyLevel), api.Strings(AutonomyLevels)...)
 	doc(&v, "config", in.Config, false, "object")
 	if err := v.Err(); err != nil {
 		return err
@@ -41,7 +41,7 @@ func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
 		SourceProjectKey: in.SourceProjectKey, AutonomyLevel: in.AutonomyLevel, Config: in.Config,
 	})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	created(w, "projects/"+p.ID, p)
 	return nil
@@ -53,23 +53,19 @@ func (h *handler) getProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := h.store.GetProject(r.Context(), id)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return api.Reply(w, http.StatusOK, p, err)
 }
 
 // updateProjectRequest is a merge patch: absent fields stay, a null
 // description removes it, null elsewhere is refused.
 type updateProjectRequest struct {
-	Name             opt[string]        `json:"name"`
-	Description      opt[string]        `json:"description"`
-	Status           opt[ProjectStatus] `json:"status"`
-	Source           opt[Source]        `json:"source"`
-	SourceProjectKey opt[string]        `json:"sourceProjectKey"`
-	AutonomyLevel    opt[AutonomyLevel] `json:"autonomyLevel"`
-	Config           Doc                `json:"config"`
+	Name             api.Optional[string]        `json:"name"`
+	Description      api.Optional[string]        `json:"description"`
+	Status           api.Optional[ProjectStatus] `json:"status"`
+	Source           api.Optional[Source]        `json:"source"`
+	SourceProjectKey api.Optional[string]        `json:"sourceProjectKey"`
+	AutonomyLevel    api.Optional[AutonomyLevel] `json:"autonomyLevel"`
+	Config           Doc                         `json:"config"`
 }
 
 func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
@@ -83,7 +79,7 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	var v api.Validator
 	var patch ProjectPatch
-	if notNull(&v, "name", in.Name) {
+	if in.Name.Present(&v, "name") {
 		text(&v, "name", in.Name.V, MaxNameChars)
 		patch.Name = &in.Name.V
 	}
@@ -93,20 +89,20 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 		text(&v, "description", in.Description.V, MaxTextChars)
 		patch.Description = &in.Description.V
 	}
-	if notNull(&v, "status", in.Status) {
-		v.OneOf("status", string(in.Status.V), strs(ProjectStatuses)...)
+	if in.Status.Present(&v, "status") {
+		v.OneOf("status", string(in.Status.V), api.Strings(ProjectStatuses)...)
 		patch.Status = &in.Status.V
 	}
-	if notNull(&v, "source", in.Source) {
-		v.OneOf("source", string(in.Source.V), strs(Sources)...)
+	if in.Source.Present(&v, "source") {
+		v.OneOf("source", string(in.Source.V), api.Strings(Sources)...)
 		patch.Source = &in.Source.V
 	}
-	if notNull(&v, "sourceProjectKey", in.SourceProjectKey) {
+	if in.SourceProjectKey.Present(&v, "sourceProjectKey") {
 		v.Identifier("sourceProjectKey", in.SourceProjectKey.V, MaxNameChars)
 		patch.SourceProjectKey = &in.SourceProjectKey.V
 	}
-	if notNull(&v, "autonomyLevel", in.AutonomyLevel) {
-		v.OneOf("autonomyLevel", string(in.AutonomyLevel.V), strs(AutonomyLevels)...)
+	if in.AutonomyLevel.Present(&v, "autonomyLevel") {
+		v.OneOf("autonomyLevel", string(in.AutonomyLevel.V), api.Strings(AutonomyLevels)...)
 		patch.AutonomyLevel = &in.AutonomyLevel.V
 	}
 	doc(&v, "config", in.Config, false, "object")
@@ -118,26 +114,18 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 		return api.BadRequest("nothing to change; send at least one of name, description, status, source, sourceProjectKey, autonomyLevel, config")
 	}
 	p, err := h.store.UpdateProject(r.Context(), id, patch)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return api.Reply(w, http.StatusOK, p, err)
 }
 
 func (h *handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q, after, limit := listParams(r, &v, "status")
-	v.OneOf("status", q.Get("status"), strs(ProjectStatuses)...)
+	v.OneOf("status", q.Get("status"), api.Strings(ProjectStatuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.ListProjects(r.Context(), ProjectStatus(q.Get("status")), after, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func artefactPath(r *http.Request) (string, ArtefactType, error) {
@@ -146,7 +134,7 @@ func artefactPath(r *http.Request) (string, ArtefactType, error) {
 		return "", "", err
 	}
 	var v api.Validator
-	typ := pathPart(&v, r, "type", strs(ArtefactTypes)...)
+	typ := pathPart(&v, r, "type", api.Strings(ArtefactTypes)...)
 	return id, ArtefactType(typ), v.Err()
 }
 
@@ -157,7 +145,7 @@ func (h *handler) listArtefacts(w http.ResponseWriter, r *http.Request) error {
 	}
 	items, err := h.store.ListArtefacts(r.Context(), id)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, Page[Artefact]{Items: items})
 	return nil
@@ -170,7 +158,7 @@ func (h *handler) getArtefact(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := h.store.GetArtefact(r.Context(), id, typ)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	w.Header().Set("ETag", etag(a.Version))
 	api.WriteJSON(w, http.StatusOK, a)
@@ -178,17 +166,17 @@ func (h *handler) getArtefact(w http.ResponseWriter, r *http.Request) error {
 }
 
 type putArtefactRequest struct {
-	Content         Doc      `json:"content"`
-	ExpectedVersion opt[int] `json:"expectedVersion"`
+	Content         Doc               `json:"content"`
+	ExpectedVersion api.Optional[int] `json:"expectedVersion"`
 }
 
 func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 
 // expectedVersion reads the version a write expects from If-Match (an
 // ETag of GET, e.g. "3") or the body; 0, or neither, means "create".
-func expectedVersion(v *api.Validator, r *http.Request, body opt[int]) int {
+func expectedVersion(v *api.Validator, r *http.Request, body api.Optional[int]) int {
 	fromBody := -1
-	if notNull(v, "expectedVersion", body) {
+	if body.Present(v, "expectedVersion") {
 		if body.V < 0 {
 			v.Add("expectedVersion", "must be 0 (create) or the current version")
 		}
@@ -230,7 +218,7 @@ func (h *handler) putArtefact(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := h.store.PutArtefact(r.Context(), id, typ, in.Content, expected)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	w.Header().Set("ETag", etag(a.Version))
 	if expected == 0 {

@@ -36,11 +36,7 @@ func (h *handler) putCheckpoint(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c, err := h.store.PutCheckpoint(r.Context(), id, integration, k, in.CheckpointValue)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return api.Reply(w, http.StatusOK, c, err)
 }
 
 func (h *handler) getCheckpoint(w http.ResponseWriter, r *http.Request) error {
@@ -49,23 +45,19 @@ func (h *handler) getCheckpoint(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c, err := h.store.GetCheckpoint(r.Context(), id, integration, k)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return api.Reply(w, http.StatusOK, c, err)
 }
 
 func integrationName(r *http.Request) (Integration, error) {
 	var v api.Validator
-	name := pathPart(&v, r, "name", strs(Integrations)...)
+	name := pathPart(&v, r, "name", api.Strings(Integrations)...)
 	return Integration(name), v.Err()
 }
 
 type integrationRequest struct {
-	ConfigEncrypted string            `json:"configEncrypted"`
-	Status          IntegrationStatus `json:"status"`
-	LastHealthCheck opt[string]       `json:"lastHealthCheck"`
+	ConfigEncrypted string               `json:"configEncrypted"`
+	Status          IntegrationStatus    `json:"status"`
+	LastHealthCheck api.Optional[string] `json:"lastHealthCheck"`
 }
 
 // putIntegration stores credentials. Nothing here logs the body, and
@@ -90,18 +82,14 @@ func (h *handler) putIntegration(w http.ResponseWriter, r *http.Request) error {
 			v.Add("configEncrypted", "must be standard base64 (with padding)")
 		}
 	}
-	v.OneOf("status", string(in.Status), strs(IntegrationStatuses)...)
+	v.OneOf("status", string(in.Status), api.Strings(IntegrationStatuses)...)
 	health := timestamp(&v, "lastHealthCheck", in.LastHealthCheck)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	c, err := h.store.PutIntegration(r.Context(), name, IntegrationUpdate{ConfigEncrypted: in.ConfigEncrypted,
 		Status: in.Status, LastHealthCheck: health})
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return api.Reply(w, http.StatusOK, c, err)
 }
 
 func (h *handler) getIntegration(w http.ResponseWriter, r *http.Request) error {
@@ -110,11 +98,7 @@ func (h *handler) getIntegration(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c, err := h.store.GetIntegration(r.Context(), name)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return api.Reply(w, http.StatusOK, c, err)
 }
 
 type agentConfigRequest struct {
@@ -136,11 +120,7 @@ func (h *handler) putAgentConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c, err := h.store.PutAgentConfig(r.Context(), k, in.Value)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return api.Reply(w, http.StatusOK, c, err)
 }
 
 func (h *handler) getAgentConfig(w http.ResponseWriter, r *http.Request) error {
@@ -150,11 +130,7 @@ func (h *handler) getAgentConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c, err := h.store.GetAgentConfig(r.Context(), k)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return api.Reply(w, http.StatusOK, c, err)
 }
 
 func (h *handler) listAgentConfig(w http.ResponseWriter, r *http.Request) error {
@@ -164,9 +140,5 @@ func (h *handler) listAgentConfig(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	page, err := h.store.ListAgentConfig(r.Context(), after, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }

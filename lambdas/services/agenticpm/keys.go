@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"time"
 	"unicode/utf8"
-
-	"github.com/google/uuid"
 )
 
 // Key attribute names and constant key values (docs/schemas/agenticpm.md,
@@ -66,13 +64,6 @@ var (
 	// (heartbeat, signal_detected, email_sent, …): an open set.
 	typeNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
-
-// validUUID reports whether s is a canonical lowercase UUID, the only form
-// the service generates; anything else cannot name an item.
-func validUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && len(s) == 36 && u.String() == s
-}
 
 func validKeyPart(s string) bool {
 	return utf8.RuneCountInString(s) <= MaxIdentifierChars && keyPartPattern.MatchString(s)

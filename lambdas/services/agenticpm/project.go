@@ -53,7 +53,7 @@ func (s *Store) CreateProject(ctx context.Context, in NewProject) (*Project, err
 	if p.Config.IsNull() {
 		p.Config = Doc("{}")
 	}
-	if n, err := docSize(p.Config); err != nil {
+	if n, err := p.Config.Size(); err != nil {
 		return nil, err
 	} else if n > MaxProjectConfigBytes {
 		return nil, &TooLargeError{What: "config", Size: n, Limit: MaxProjectConfigBytes}
@@ -135,7 +135,7 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 	if !patch.Config.IsNull() {
 		// Bounded so that no patch can grow the item past the limit: the
 		// other fields are bounded in characters.
-		if n, err := docSize(patch.Config); err != nil {
+		if n, err := patch.Config.Size(); err != nil {
 			return nil, err
 		} else if n > MaxProjectConfigBytes {
 			return nil, &TooLargeError{What: "config", Size: n, Limit: MaxProjectConfigBytes}

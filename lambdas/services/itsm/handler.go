@@ -2,13 +2,9 @@ package itsm
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -103,7 +99,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, err := h.store.Create(r.Context(), NewTicket(in))
 	if err != nil {
-		return apiError(err, "")
+		return err
 	}
 	// Relative, so it resolves under whatever prefix the API is mounted at
 	// (/itsm locally, a stage path in API Gateway).
@@ -118,11 +114,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := h.store.Get(r.Context(), id)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, t)
-	return nil
+	return api.Reply(w, http.StatusOK, t, api.About(err, id))
 }
 
 type commentRequest struct {
@@ -144,11 +136,7 @@ func (h *handler) comment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := h.store.AddComment(r.Context(), id, in.CommentText)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusCreated, t)
-	return nil
+	return api.Reply(w, http.StatusCreated, t, api.About(err, id))
 }
 
 type statusRequest struct {
@@ -164,21 +152,13 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
 		return err
 	}
-	allowed := make([]string, len(Statuses))
-	for i, s := range Statuses {
-		allowed[i] = string(s)
-	}
 	var v api.Validator
-	v.OneOf("status", string(in.Status), allowed...)
+	v.OneOf("status", string(in.Status), api.Strings(Statuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	t, err := h.store.SetStatus(r.Context(), id, in.Status)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, t)
-	return nil
+	return api.Reply(w, http.StatusOK, t, api.About(err, id))
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
@@ -190,45 +170,13 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.ListByCaller(r.Context(), caller, q.Get("cursor"))
-	if err != nil {
-		return apiError(err, "")
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
-// ticketID returns the path id. Ids are canonical UUIDs; anything else
-// cannot name a ticket, so it is a 404 without a DynamoDB call (which
-// would also reject keys over 2048 bytes with a 500-worthy error).
-func ticketID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
-	if u, err := uuid.Parse(id); err != nil || len(id) != ticketIDLen || u.String() != id {
-		return "", api.NotFound("ticket %q not found", api.Truncate(id, 64))
-	}
-	return id, nil
-}
+// ticketID returns the path id, a canonical UUID.
+func ticketID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "ticket") }
 
 func textField(v *api.Validator, field, s string, maxChars, maxBytes int) {
 	v.Text(field, s, 1, maxChars)
 	v.MaxBytes(field, s, maxBytes)
-}
-
-// apiError maps store errors to HTTP errors; anything unknown stays a 500.
-func apiError(err error, id string) error {
-	var te *TransitionError
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return api.NotFound("ticket %q not found", id)
-	case errors.Is(err, ErrClosed):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: fmt.Sprintf("ticket %q is closed; comments can no longer be added", id), Err: err}
-	case errors.As(err, &te):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: te.Error()[len("itsm: "):], Err: err}
-	case errors.Is(err, ErrTooManyComments):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: fmt.Sprintf("ticket %q already has the maximum of %d comments", id, MaxComments), Err: err}
-	case errors.Is(err, ErrTooLarge):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the ticket would exceed DynamoDB's 400 KB item size limit", Err: err}
-	case errors.Is(err, cursor.ErrInvalid):
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous page unchanged, with the same caller", Err: err}
-	}
-	return err
 }

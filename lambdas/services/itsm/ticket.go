@@ -9,11 +9,12 @@ package itsm
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
+	"net/http"
 	"time"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/lifecycle"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -31,32 +32,32 @@ const (
 // Statuses lists every status in lifecycle order.
 var Statuses = []Status{StatusOpen, StatusInProgress, StatusResolved, StatusClosed}
 
-// transitions is the state machine: open → in_progress → resolved → closed,
+// machine is the state machine: open → in_progress → resolved → closed,
 // and resolved → open when the caller says the fix did not work. closed is
 // final: a closed ticket is history, a new problem is a new ticket.
-var transitions = map[Status][]Status{
-	StatusOpen:       {StatusInProgress},
-	StatusInProgress: {StatusResolved},
-	StatusResolved:   {StatusClosed, StatusOpen},
-	StatusClosed:     nil,
+var machine = &lifecycle.Machine[Status]{
+	Service: "itsm",
+	Order:   Statuses,
+	Next: map[Status][]Status{
+		StatusOpen:       {StatusInProgress},
+		StatusInProgress: {StatusResolved},
+		StatusResolved:   {StatusClosed, StatusOpen},
+		StatusClosed:     nil,
+	},
+	ErrInvalid: ErrInvalidTransition,
 }
 
+// Lifecycle is the machine a ticket's status moves in.
+func (Status) Lifecycle() *lifecycle.Machine[Status] { return machine }
+
 // CanTransition reports whether a ticket in from may move to to.
-func CanTransition(from, to Status) bool { return slices.Contains(transitions[from], to) }
+func CanTransition(from, to Status) bool { return machine.Can(from, to) }
 
 // sourcesOf lists the statuses from which to can be reached; the update is
 // conditioned on the stored status being one of them.
-func sourcesOf(to Status) []Status {
-	var out []Status
-	for _, from := range Statuses {
-		if CanTransition(from, to) {
-			out = append(out, from)
-		}
-	}
-	return out
-}
+func sourcesOf(to Status) []Status { return machine.Sources(to) }
 
-func (s Status) valid() bool { return slices.Contains(Statuses, s) }
+func (s Status) valid() bool { return machine.Valid(s) }
 
 // Limits. Lengths are bounded in characters (what the user sees) and in
 // UTF-8 bytes (what DynamoDB counts); together with MaxComments they keep
@@ -64,17 +65,15 @@ func (s Status) valid() bool { return slices.Contains(Statuses, s) }
 // comment can be appended without reading the item first. TestWorstCaseItem
 // checks the arithmetic.
 const (
-	MaxCallerIDLen       = 128
-	MaxDescriptionChars  = 4000
-	MaxDescriptionBytes  = 8000
-	MaxCommentChars      = 2000
-	MaxCommentBytes      = 3000
-	MaxComments          = 100
-	PageSize             = 10
-	maxRequestBodyBytes  = 32 << 10
-	ticketIDLen          = 36
-	callerIndexName      = contract.IndexCallerID
-	statusConflictPrefix = "itsm: cannot change status"
+	MaxCallerIDLen      = 128
+	MaxDescriptionChars = 4000
+	MaxDescriptionBytes = 8000
+	MaxCommentChars     = 2000
+	MaxCommentBytes     = 3000
+	MaxComments         = 100
+	PageSize            = 10
+	maxRequestBodyBytes = 32 << 10
+	callerIndexName     = contract.IndexCallerID
 )
 
 // Timestamp formats t for created_at, the sort key of CallerIdIndex, so that
@@ -108,36 +107,31 @@ type Comment struct {
 	AddedAt     string `dynamodbav:"added_at" json:"added_at"`
 }
 
-// Errors of the store; the handler maps each to a status code.
+// Errors of the store, each with its HTTP answer.
 var (
 	// ErrNotFound: no ticket with that id.
-	ErrNotFound = errors.New("itsm: ticket not found")
+	ErrNotFound = api.NewKind("itsm: ticket not found", http.StatusNotFound, api.CodeNotFound,
+		func(id string, _ error) string { return fmt.Sprintf("ticket %q not found", id) })
 	// ErrClosed: the ticket is closed and takes no more comments.
-	ErrClosed = errors.New("itsm: ticket is closed")
+	ErrClosed = api.NewKind("itsm: ticket is closed", http.StatusConflict, api.CodeConflict,
+		func(id string, _ error) string {
+			return fmt.Sprintf("ticket %q is closed; comments can no longer be added", id)
+		})
 	// ErrTooManyComments: the ticket has MaxComments comments.
-	ErrTooManyComments = errors.New("itsm: ticket has the maximum number of comments")
+	ErrTooManyComments = api.NewKind("itsm: ticket has the maximum number of comments", http.StatusRequestEntityTooLarge, api.CodeTooLarge,
+		func(id string, _ error) string {
+			return fmt.Sprintf("ticket %q already has the maximum of %d comments", id, MaxComments)
+		})
 	// ErrTooLarge: the item would exceed DynamoDB's item size limit.
-	ErrTooLarge = errors.New("itsm: ticket would exceed the 400 KB item limit")
+	ErrTooLarge = api.NewKind("itsm: ticket would exceed the 400 KB item limit", http.StatusRequestEntityTooLarge, api.CodeTooLarge,
+		api.Says("the ticket would exceed DynamoDB's 400 KB item size limit"))
 	// ErrInvalidTransition: see TransitionError.
 	ErrInvalidTransition = errors.New("itsm: invalid status transition")
 )
 
 // TransitionError is a refused status change. It matches
-// ErrInvalidTransition with errors.Is.
-type TransitionError struct {
-	From, To Status
-}
+// ErrInvalidTransition with errors.Is and is answered with 409.
+type TransitionError = lifecycle.TransitionError[Status]
 
-func (e *TransitionError) Error() string {
-	allowed := make([]string, 0, 2)
-	for _, s := range transitions[e.From] {
-		allowed = append(allowed, string(s))
-	}
-	if len(allowed) == 0 {
-		return fmt.Sprintf("%s from %s to %s: %s is final", statusConflictPrefix, e.From, e.To, e.From)
-	}
-	return fmt.Sprintf("%s from %s to %s; allowed from %s: %s", statusConflictPrefix, e.From, e.To, e.From, strings.Join(allowed, ", "))
-}
-
-// Is implements errors.Is.
-func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTransition }
+// cursorHint says what a listing's cursor must come with.
+const cursorHint = "pass next_cursor of the previous page unchanged, with the same caller"

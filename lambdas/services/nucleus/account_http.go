@@ -46,7 +46,7 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := h.store.CreateAccount(r.Context(), u, NewAccount(in))
 	if err != nil {
-		return apiError(err, in.AccountID)
+		return api.About(err, in.AccountID)
 	}
 	w.Header().Set("Location", "accounts/"+a.AccountID)
 	api.WriteJSON(w, http.StatusCreated, a)
@@ -59,18 +59,14 @@ func (h *handler) getAccount(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := h.store.Account(r.Context(), id)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, a)
-	return nil
+	return api.Reply(w, http.StatusOK, a, api.About(err, id))
 }
 
 type updateAccountRequest struct {
-	AccountName optional[string]        `json:"account_name"`
-	RoleARN     optional[string]        `json:"role_arn"`
-	ExternalID  optional[string]        `json:"external_id"`
-	Status      optional[AccountStatus] `json:"status"`
+	AccountName api.Optional[string]        `json:"account_name"`
+	RoleARN     api.Optional[string]        `json:"role_arn"`
+	ExternalID  api.Optional[string]        `json:"external_id"`
+	Status      api.Optional[AccountStatus] `json:"status"`
 }
 
 func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
@@ -88,10 +84,10 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	u := user(&v, r)
 	p := AccountPatch{
-		AccountName: ptr(&v, "account_name", in.AccountName),
-		RoleARN:     ptr(&v, "role_arn", in.RoleARN),
-		ExternalID:  ptr(&v, "external_id", in.ExternalID),
-		Status:      ptr(&v, "status", in.Status),
+		AccountName: in.AccountName.Ptr(&v, "account_name"),
+		RoleARN:     in.RoleARN.Ptr(&v, "role_arn"),
+		ExternalID:  in.ExternalID.Ptr(&v, "external_id"),
+		Status:      in.Status.Ptr(&v, "status"),
 	}
 	if p.ExternalID != nil && *p.ExternalID != "" {
 		// "" removes the external id.
@@ -110,17 +106,13 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := h.store.UpdateAccount(r.Context(), u, id, p)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, a)
-	return nil
+	return api.Reply(w, http.StatusOK, a, api.About(err, id))
 }
 
 func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q := v.Query(r, "status", "limit", "cursor")
-	n := limit(&v, q)
+	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	status := q.Get("status")
 	if q.Has("status") {
 		v.OneOf("status", status, accountStatuses()...)
@@ -129,11 +121,7 @@ func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := h.store.Accounts(r.Context(), AccountQuery{Status: AccountStatus(status), Limit: n, Cursor: q.Get("cursor")})
-	if err != nil {
-		return apiError(err, "")
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error {
@@ -143,16 +131,12 @@ func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error
 	}
 	var v api.Validator
 	q := v.Query(r, "limit", "cursor")
-	n := limit(&v, q)
+	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.AccountResources(r.Context(), id, q.Get("cursor"), n)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(api.About(err, id), cursorHint))
 }
 
 // TestResult is the answer of POST /accounts/{id}/test.
@@ -178,7 +162,7 @@ func (h *handler) testAccount(w http.ResponseWriter, r *http.Request) error {
 	}
 	a, err := h.store.Account(r.Context(), id)
 	if err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	status, details := StatusSuccess, map[string]any{"role_arn": a.RoleARN, "external_id_used": a.ExternalID != ""}
 	role, err := h.cloud.Assume(r.Context(), a.RoleARN, a.ExternalID, SessionTest)
@@ -198,7 +182,7 @@ func (h *handler) testAccount(w http.ResponseWriter, r *http.Request) error {
 	}
 	e, err := h.store.RecordTest(r.Context(), u, id, status, details)
 	if err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	api.WriteJSON(w, http.StatusOK, TestResult{AccountID: id, Status: e.Status, TestedAt: e.Timestamp, EntryID: e.EntryID, Details: e.Details})
 	return nil

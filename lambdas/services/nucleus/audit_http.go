@@ -64,11 +64,7 @@ func (h *handler) recordExecution(w http.ResponseWriter, r *http.Request) error 
 		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Err: err,
 			Message: fmt.Sprintf("entity_id: %s %q does not exist", in.EntityType, in.EntityID)}
 	}
-	if err != nil {
-		return apiError(err, "")
-	}
-	api.WriteJSON(w, http.StatusCreated, e)
-	return nil
+	return api.Reply(w, http.StatusCreated, e, err)
 }
 
 func (h *handler) timeline(w http.ResponseWriter, r *http.Request) error {
@@ -95,7 +91,7 @@ func (h *handler) entityLog(w http.ResponseWriter, r *http.Request) error {
 func (h *handler) auditLog(w http.ResponseWriter, r *http.Request, e *Entity) error {
 	var v api.Validator
 	q := v.Query(r, "since", "until", "limit", "cursor")
-	n := limit(&v, q)
+	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	since := timeQuery(&v, q, "since")
 	until := timeQuery(&v, q, "until")
 	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
@@ -105,11 +101,7 @@ func (h *handler) auditLog(w http.ResponseWriter, r *http.Request, e *Entity) er
 		return err
 	}
 	page, err := h.store.AuditLog(r.Context(), AuditQuery{Entity: e, Since: since, Until: until, Limit: n, Cursor: q.Get("cursor")})
-	if err != nil {
-		return apiError(err, "")
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // timeQuery parses an RFC 3339 time parameter (any offset; stored times

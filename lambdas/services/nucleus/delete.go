@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
 // maxTransactItems is DynamoDB's limit on items per TransactWriteItems.
@@ -22,12 +24,21 @@ const maxTransactItems = 100
 // that is 97; each further account takes one off.
 const MaxDeleteResources = maxTransactItems - 3
 
+const tooManyResources = "nucleus: too many resources to delete in one transaction"
+
 var (
 	// ErrAccountInUse: the account has resources attached to schedules.
-	ErrAccountInUse = errors.New("nucleus: account has attached resources")
+	ErrAccountInUse = api.NewKind("nucleus: account has attached resources", http.StatusConflict, api.CodeConflict,
+		func(id string, _ error) string {
+			return fmt.Sprintf("account %q has resources attached to schedules; detach them (GET /accounts/%s/resources lists them) first", id, id)
+		})
 	// ErrTooManyResources: a schedule has more resources than one delete
 	// transaction can remove.
-	ErrTooManyResources = errors.New("nucleus: too many resources to delete in one transaction")
+	ErrTooManyResources = api.NewKind(tooManyResources, http.StatusConflict, api.CodeConflict,
+		func(id string, err error) string {
+			return fmt.Sprintf("schedule %q: %s; detach resources first (at most %d in one account can go with the schedule)",
+				id, api.Detail(err, tooManyResources), MaxDeleteResources)
+		})
 )
 
 // DeleteSchedule deletes a schedule and every resource attached to it in

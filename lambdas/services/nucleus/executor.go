@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/cron"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
@@ -155,13 +156,13 @@ func (x *Executor) latestFire(it *scheduleItem, at time.Time) (due, bool) {
 		op   Operation
 		expr string
 	}{{OperationStart, sc.StartCron}, {OperationStop, sc.EndCron}} {
-		cron, err := ParseCron(c.expr)
+		compiled, err := cron.Parse(c.expr)
 		if err != nil {
 			x.log.Error("schedule skipped: cron", "schedule_id", sc.ScheduleID, "cron", c.expr, "error", err.Error())
 			return due{}, false
 		}
-		fires := cron.Fires(loc, from, at)
-		if later := cron.Fires(loc, at, now); len(later) > 0 {
+		fires := compiled.Fires(loc, from, at)
+		if later := compiled.Fires(loc, at, now); len(later) > 0 {
 			// A newer action of this cron is due already; its run decides.
 			fires = append(fires, later[len(later)-1])
 		}

@@ -2,14 +2,9 @@ package nucleus
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -199,54 +194,10 @@ func (h *handler) remove(w http.ResponseWriter, r *http.Request, pathID func(*ht
 		return err
 	}
 	if err := del(r.Context(), u, id); err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// optional is a PATCH field: absent, null, or a value. null is refused
-// rather than read as "absent", so a client cannot believe it cleared a
-// field.
-type optional[T any] struct {
-	Set, Null bool
-	V         T
-}
-
-func (o *optional[T]) UnmarshalJSON(b []byte) error {
-	o.Set = true
-	if string(b) == "null" {
-		o.Null = true
-		return nil
-	}
-	return json.Unmarshal(b, &o.V)
-}
-
-// ptr returns the value of a set field, nil for an absent one, and records
-// null as invalid.
-func ptr[T any](v *api.Validator, field string, o optional[T]) *T {
-	if o.Null {
-		v.Add(field, "must not be null; omit the field to leave it unchanged")
-		return nil
-	}
-	if !o.Set {
-		return nil
-	}
-	return &o.V
-}
-
-// limit parses the optional page size.
-func limit(v *api.Validator, q url.Values) int {
-	s := q.Get("limit")
-	if s == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxPageSize {
-		v.Add("limit", "must be a whole number from 1 to %d", MaxPageSize)
-		return 0
-	}
-	return n
 }
 
 // pathAccountID returns the path's account id. Anything but 12 digits
@@ -260,37 +211,4 @@ func pathAccountID(r *http.Request) (string, error) {
 }
 
 // pathScheduleID returns the path's schedule id, a canonical UUID.
-func pathScheduleID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
-	if !validScheduleID(id) {
-		return "", api.NotFound("schedule %q not found", api.Truncate(id, 64))
-	}
-	return id, nil
-}
-
-// apiError maps store errors to HTTP errors; anything unknown stays a 500.
-func apiError(err error, id string) error {
-	switch {
-	case errors.Is(err, ErrAccountNotFound):
-		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: fmt.Sprintf("account %q not found", id), Err: err}
-	case errors.Is(err, ErrScheduleNotFound):
-		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: fmt.Sprintf("schedule %q not found", id), Err: err}
-	case errors.Is(err, ErrAccountExists):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: fmt.Sprintf("account %q is already registered", id), Err: err}
-	case errors.Is(err, ErrConcurrentUpdate):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Message: "the item was changed by a concurrent request; retry", Err: err}
-	case errors.Is(err, ErrTooLarge):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the item would exceed DynamoDB's 400 KB item size limit", Err: err}
-	case errors.Is(err, ErrAccountInUse):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Err: err,
-			Message: fmt.Sprintf("account %q has resources attached to schedules; detach them (GET /accounts/%s/resources lists them) first", id, id)}
-	case errors.Is(err, ErrTooManyResources):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Err: err,
-			Message: fmt.Sprintf("schedule %q: %s; detach resources first (at most %d in one account can go with the schedule)", id, strings.TrimPrefix(err.Error(), ErrTooManyResources.Error()+": "), MaxDeleteResources)}
-	case errors.Is(err, ErrSameCron):
-		return api.Invalid(api.FieldError{Field: "end_cron", Message: "must differ from start_cron"})
-	case errors.Is(err, cursor.ErrInvalid):
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous page unchanged, with the same filters", Err: err}
-	}
-	return err
-}
+func pathScheduleID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "schedule") }

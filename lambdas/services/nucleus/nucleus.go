@@ -12,10 +12,13 @@ package nucleus
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -49,7 +52,6 @@ const (
 	Retention = 30 * 24 * time.Hour
 
 	maxRequestBodyBytes = 64 << 10
-	scheduleIDLen       = 36
 	// maxRounds bounds the queries behind one page when a filter drops
 	// items, so one request cannot scan a whole partition.
 	maxRounds = 10
@@ -62,25 +64,33 @@ const (
 // string order is time order (audit sort keys compare as strings).
 func Timestamp(t time.Time) string { return sortable.Time(t) }
 
-// Errors of the store; the handler maps each to a status code.
+// Errors of the store, with their HTTP answers where a handler can meet them.
 var (
 	// ErrAccountNotFound: no account with that id.
-	ErrAccountNotFound = errors.New("nucleus: account not found")
+	ErrAccountNotFound = api.NewKind("nucleus: account not found", http.StatusNotFound, api.CodeNotFound,
+		func(id string, _ error) string { return fmt.Sprintf("account %q not found", id) })
 	// ErrAccountExists: an account with that id is already registered.
-	ErrAccountExists = errors.New("nucleus: account already exists")
+	ErrAccountExists = api.NewKind("nucleus: account already exists", http.StatusConflict, api.CodeConflict,
+		func(id string, _ error) string { return fmt.Sprintf("account %q is already registered", id) })
 	// ErrScheduleNotFound: no schedule with that id.
-	ErrScheduleNotFound = errors.New("nucleus: schedule not found")
+	ErrScheduleNotFound = api.NewKind("nucleus: schedule not found", http.StatusNotFound, api.CodeNotFound,
+		func(id string, _ error) string { return fmt.Sprintf("schedule %q not found", id) })
 	// ErrResourceNotFound: the resource is not attached to the schedule.
 	ErrResourceNotFound = errors.New("nucleus: resource not attached to schedule")
 	// ErrConcurrentUpdate: another request changed the item at the same
 	// time, more often than the store retries.
-	ErrConcurrentUpdate = errors.New("nucleus: concurrent update")
+	ErrConcurrentUpdate = api.NewKind("nucleus: concurrent update", http.StatusConflict, api.CodeConflict,
+		api.Says("the item was changed by a concurrent request; retry"))
 	// ErrTooLarge: an item would exceed DynamoDB's 400 KB item limit.
-	ErrTooLarge = errors.New("nucleus: item would exceed the 400 KB item limit")
+	ErrTooLarge = api.NewKind("nucleus: item would exceed the 400 KB item limit", http.StatusRequestEntityTooLarge, api.CodeTooLarge,
+		api.Says("the item would exceed DynamoDB's 400 KB item size limit"))
 	// ErrAuditCollision: an audit entry with the same key exists. Keys
 	// carry a ULID, so this means a broken ID source, never a busy entity.
 	ErrAuditCollision = errors.New("nucleus: audit entry key already exists")
 )
+
+// cursorHint says what a listing's cursor must come with.
+const cursorHint = "pass next_cursor of the previous page unchanged, with the same filters"
 
 // EntityType names what an audit entry is about.
 type EntityType string

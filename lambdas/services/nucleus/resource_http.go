@@ -41,7 +41,7 @@ func (h *handler) attachResource(w http.ResponseWriter, r *http.Request) error {
 			Message: fmt.Sprintf("account_id: account %q is not registered; POST /accounts first", in.AccountID)}
 	}
 	if err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	status := http.StatusOK
 	if created {
@@ -73,7 +73,7 @@ func (h *handler) detachResource(w http.ResponseWriter, r *http.Request) error {
 			Message: fmt.Sprintf("resource %q is not attached to schedule %q", arn, id)}
 	}
 	if err != nil {
-		return apiError(err, id)
+		return api.About(err, id)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

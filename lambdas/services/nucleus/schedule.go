@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
 // Schedule is a user-defined start/stop schedule, as stored and returned.
@@ -235,7 +236,8 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 
 // ErrSameCron: start_cron and end_cron would be equal, so the schedule
 // would start and stop its resources at the same moment.
-var ErrSameCron = errors.New("nucleus: start_cron and end_cron are equal")
+var ErrSameCron = api.InvalidKind("nucleus: start_cron and end_cron are equal",
+	api.FieldError{Field: "end_cron", Message: "must differ from start_cron"})
 
 // SchedulePage is one page of schedules, by name.
 type SchedulePage struct {

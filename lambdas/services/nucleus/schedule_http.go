@@ -39,7 +39,7 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	sc, err := h.store.CreateSchedule(r.Context(), u, NewSchedule{ScheduleName: in.ScheduleName, StartCron: in.StartCron,
 		EndCron: in.EndCron, Timezone: in.Timezone, Enabled: *in.Enabled})
 	if err != nil {
-		return apiError(err, "")
+		return err
 	}
 	w.Header().Set("Location", "schedules/"+sc.ScheduleID)
 	api.WriteJSON(w, http.StatusCreated, sc)
@@ -53,24 +53,20 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	}
 	var v api.Validator
 	q := v.Query(r, "limit", "cursor")
-	n := limit(&v, q)
+	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	d, err := h.store.Schedule(r.Context(), id, q.Get("cursor"), n)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, d)
-	return nil
+	return api.Reply(w, http.StatusOK, d, api.CursorHint(api.About(err, id), cursorHint))
 }
 
 type updateScheduleRequest struct {
-	ScheduleName optional[string] `json:"schedule_name"`
-	StartCron    optional[string] `json:"start_cron"`
-	EndCron      optional[string] `json:"end_cron"`
-	Timezone     optional[string] `json:"timezone"`
-	Enabled      optional[bool]   `json:"enabled"`
+	ScheduleName api.Optional[string] `json:"schedule_name"`
+	StartCron    api.Optional[string] `json:"start_cron"`
+	EndCron      api.Optional[string] `json:"end_cron"`
+	Timezone     api.Optional[string] `json:"timezone"`
+	Enabled      api.Optional[bool]   `json:"enabled"`
 }
 
 func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
@@ -88,11 +84,11 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	u := user(&v, r)
 	p := SchedulePatch{
-		ScheduleName: ptr(&v, "schedule_name", in.ScheduleName),
-		StartCron:    ptr(&v, "start_cron", in.StartCron),
-		EndCron:      ptr(&v, "end_cron", in.EndCron),
-		Timezone:     ptr(&v, "timezone", in.Timezone),
-		Enabled:      ptr(&v, "enabled", in.Enabled),
+		ScheduleName: in.ScheduleName.Ptr(&v, "schedule_name"),
+		StartCron:    in.StartCron.Ptr(&v, "start_cron"),
+		EndCron:      in.EndCron.Ptr(&v, "end_cron"),
+		Timezone:     in.Timezone.Ptr(&v, "timezone"),
+		Enabled:      in.Enabled.Ptr(&v, "enabled"),
 	}
 	if p.ScheduleName != nil {
 		checkName(&v, "schedule_name", *p.ScheduleName)
@@ -110,26 +106,18 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sc, err := h.store.UpdateSchedule(r.Context(), u, id, p)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, sc)
-	return nil
+	return api.Reply(w, http.StatusOK, sc, api.About(err, id))
 }
 
 func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q := v.Query(r, "limit", "cursor")
-	n := limit(&v, q)
+	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.Schedules(r.Context(), q.Get("cursor"), n)
-	if err != nil {
-		return apiError(err, "")
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) deleteSchedule(w http.ResponseWriter, r *http.Request) error {

@@ -9,9 +9,8 @@ import (
 	// zoneinfo database, and validation must not depend on the host.
 	_ "time/tzdata"
 
-	"github.com/google/uuid"
-
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/cron"
 )
 
 var (
@@ -36,10 +35,7 @@ func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
 
 // validScheduleID reports whether id is a canonical lower-case UUID, the
 // only form the service generates.
-func validScheduleID(id string) bool {
-	u, err := uuid.Parse(id)
-	return err == nil && len(id) == scheduleIDLen && u.String() == id
-}
+func validScheduleID(id string) bool { return api.CanonicalUUID(id) }
 
 // checkName checks a display name: it is an index sort key, so it is
 // bounded in bytes too, and surrounding blanks would sort it apart from its
@@ -179,7 +175,7 @@ func checkCron(v *api.Validator, field, expr string) {
 		v.Add(field, "must be at most %d characters", MaxCronChars)
 		return
 	}
-	if _, err := ParseCron(expr); err != nil {
+	if _, err := cron.Parse(expr); err != nil {
 		v.Add(field, "invalid cron expression: %v", err)
 	}
 }

@@ -3,16 +3,12 @@ package rezagent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	dynastack "github.com/dynastack/dynastack/constructs/service"
@@ -165,7 +161,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	m, err := h.store.Create(r.Context(), NewMessage{MessageType: in.MessageType, CreatedBy: in.CreatedBy, Payload: payload, CorrelationID: correlationID(r)})
 	if err != nil {
-		return apiError(err, "")
+		return err
 	}
 	if h.pub != nil {
 		// The message is stored: a failed publish is not the caller's
@@ -203,11 +199,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m, err := h.store.Get(r.Context(), id)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return api.Reply(w, http.StatusOK, m, api.About(err, id))
 }
 
 type statusRequest struct {
@@ -254,11 +246,7 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m, err := h.store.SetStatus(r.Context(), id, ch)
-	if err != nil {
-		return apiError(err, id)
-	}
-	api.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return api.Reply(w, http.StatusOK, m, api.About(err, id))
 }
 
 // parseTime accepts RFC 3339 (any precision and offset) or a bare date,
@@ -293,11 +281,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if st := p.Get("status"); p.Has("status") {
-		all := make([]string, len(Statuses))
-		for i, s := range Statuses {
-			all[i] = string(s)
-		}
-		v.OneOf("status", st, all...)
+		v.OneOf("status", st, api.Strings(Statuses)...)
 		q.Status = Status(st)
 	}
 	q.From = parseTime(&v, "from", p.Get("from"))
@@ -305,23 +289,13 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		v.Add("to", "must be after from")
 	}
-	if s := p.Get("limit"); p.Has("limit") {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxPageSize {
-			v.Add("limit", "must be an integer from 1 to %d", MaxPageSize)
-		}
-		q.Limit = n
-	}
+	q.Limit = api.PageLimit(&v, p, 0, MaxPageSize)
 	q.Cursor = p.Get("cursor")
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.List(r.Context(), q)
-	if err != nil {
-		return apiError(err, "")
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
@@ -340,49 +314,9 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m, err := h.store.Metrics(r.Context(), since)
-	if err != nil {
-		return apiError(err, "")
-	}
-	api.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return api.Reply(w, http.StatusOK, m, err)
 }
 
-// messageID returns the path id. Ids are canonical UUIDs; anything else
-// cannot name a message, so it is a 404 without a DynamoDB call (which
-// would also reject keys over 2048 bytes with a 500-worthy error).
-func messageID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
-	if !validID(id) {
-		return "", api.NotFound("message %q not found", api.Truncate(id, 64))
-	}
-	return id, nil
-}
-
-// validID reports whether id is a canonical lowercase UUID: v4 from the
-// API, v5 from the scheduler.
-func validID(id string) bool {
-	u, err := uuid.Parse(id)
-	return err == nil && len(id) == messageIDLen && u.String() == id
-}
-
-// apiError maps store errors to HTTP errors; anything unknown stays a 500.
-func apiError(err error, id string) error {
-	var te *TransitionError
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return api.NotFound("message %q not found", id)
-	case errors.As(err, &te):
-		return &api.Error{Status: http.StatusConflict, Code: api.CodeConflict,
-			Message: fmt.Sprintf("message %q is %s: %s", id, te.From, strings.TrimPrefix(te.Error(), "rezagent: ")), Err: err}
-	case errors.Is(err, ErrTooLarge):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge,
-			Message: fmt.Sprintf("the message would exceed the item size limit (%d bytes, leaving room for status changes within DynamoDB's 400 KB)", MaxMessageBytes), Err: err}
-	case errors.Is(err, cursor.ErrInvalid):
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest,
-			Message: "invalid cursor; pass next_cursor of the previous page unchanged, with the same stage, status, from and to", Err: err}
-	case errors.Is(err, ErrInvalidInput):
-		// The handler validates first; this is a backstop, not a path.
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: strings.TrimPrefix(err.Error(), "rezagent: "), Err: err}
-	}
-	return err
-}
+// messageID returns the path id, a canonical UUID: v4 from the API, v5
+// from the scheduler.
+func messageID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "message") }

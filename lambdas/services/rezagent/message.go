@@ -24,12 +24,14 @@ package rezagent
 import (
 	"errors"
 	"fmt"
-	"slices"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/lifecycle"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -48,35 +50,34 @@ const (
 // Statuses lists every status in lifecycle order.
 var Statuses = []Status{StatusCreated, StatusQueued, StatusProcessing, StatusCompleted, StatusFailed}
 
-// transitions is the state machine of the design document, plus
+// machine is the state machine of the design document, plus
 // processing → processing: SQS delivers at least once, and a processor that
 // crashed mid-way gets the message again; refusing that would strand it in
 // processing forever. The redelivery counts in retry_count. Nothing moves
 // backwards, and completed and failed are final.
-var transitions = map[Status][]Status{
-	StatusCreated:    {StatusQueued, StatusProcessing},
-	StatusQueued:     {StatusProcessing},
-	StatusProcessing: {StatusProcessing, StatusCompleted, StatusFailed},
-	StatusCompleted:  nil,
-	StatusFailed:     nil,
+var machine = &lifecycle.Machine[Status]{
+	Service: "rezagent",
+	Subject: "message",
+	Order:   Statuses,
+	Next: map[Status][]Status{
+		StatusCreated:    {StatusQueued, StatusProcessing},
+		StatusQueued:     {StatusProcessing},
+		StatusProcessing: {StatusProcessing, StatusCompleted, StatusFailed},
+		StatusCompleted:  nil,
+		StatusFailed:     nil,
+	},
+	ErrInvalid: ErrInvalidTransition,
 }
+
+// Lifecycle is the machine a message's status moves in.
+func (Status) Lifecycle() *lifecycle.Machine[Status] { return machine }
 
 // CanTransition reports whether a message in from may move to to.
-func CanTransition(from, to Status) bool { return slices.Contains(transitions[from], to) }
+func CanTransition(from, to Status) bool { return machine.Can(from, to) }
 
-// sourcesOf lists the statuses from which to can be reached, in lifecycle
-// order.
-func sourcesOf(to Status) []Status {
-	var out []Status
-	for _, from := range Statuses {
-		if CanTransition(from, to) {
-			out = append(out, from)
-		}
-	}
-	return out
-}
+func sourcesOf(to Status) []Status { return machine.Sources(to) }
 
-func (s Status) valid() bool { return slices.Contains(Statuses, s) }
+func (s Status) valid() bool { return machine.Valid(s) }
 
 // Stages a deployment can serve; the table of each holds only its own.
 var Stages = []string{"dev", "stage", "prod"}
@@ -116,8 +117,6 @@ const (
 	MaxNotificationIDLen = 256
 	MaxPayloadDepth      = 16
 	maxRequestBodyBytes  = 512 << 10 // above the item limit, so size errors name the item, not the body
-	messageIDLen         = 36
-	statusConflictPrefix = "rezagent: cannot change status"
 
 	// updateHeadroom is what status changes can add to an item after
 	// Create: both processing timestamps, the longest error_message and
@@ -166,37 +165,28 @@ type Message struct {
 	Payload Payload `dynamodbav:"payload" json:"payload"`
 }
 
-// Errors of the store; the handler maps each to a status code.
+// Errors of the store, each with its HTTP answer.
 var (
 	// ErrNotFound: no message with that id, or it has expired.
-	ErrNotFound = errors.New("rezagent: message not found")
+	ErrNotFound = api.NewKind("rezagent: message not found", http.StatusNotFound, api.CodeNotFound,
+		func(id string, _ error) string { return fmt.Sprintf("message %q not found", id) })
 	// ErrTooLarge: the item would exceed MaxMessageBytes (on create) or
 	// DynamoDB's item size limit.
-	ErrTooLarge = errors.New("rezagent: message would exceed the item size limit")
+	ErrTooLarge = api.NewKind("rezagent: message would exceed the item size limit", http.StatusRequestEntityTooLarge, api.CodeTooLarge,
+		api.Says(fmt.Sprintf("the message would exceed the item size limit (%d bytes, leaving room for status changes within DynamoDB's 400 KB)", MaxMessageBytes)))
 	// ErrInvalidTransition: see TransitionError.
 	ErrInvalidTransition = errors.New("rezagent: invalid status transition")
 	// ErrInvalidInput: a store argument breaks a rule the handler checks
-	// first (e.g. failed without error_message); for direct Store users.
-	ErrInvalidInput = errors.New("rezagent: invalid input")
+	// first (e.g. failed without error_message); for direct Store users,
+	// and a backstop, not a path, behind the handler.
+	ErrInvalidInput = api.NewKind("rezagent: invalid input", http.StatusBadRequest, api.CodeBadRequest,
+		func(_ string, err error) string { return strings.TrimPrefix(err.Error(), "rezagent: ") })
 )
+
+// cursorHint says what a listing's cursor must come with.
+const cursorHint = "pass next_cursor of the previous page unchanged, with the same stage, status, from and to"
 
 // TransitionError is a refused status change; From is the status the
 // message had when the write was refused. It matches ErrInvalidTransition
-// with errors.Is.
-type TransitionError struct {
-	From, To Status
-}
-
-func (e *TransitionError) Error() string {
-	var allowed []string
-	for _, s := range transitions[e.From] {
-		allowed = append(allowed, string(s))
-	}
-	if len(allowed) == 0 {
-		return fmt.Sprintf("%s from %s to %s: %s is final", statusConflictPrefix, e.From, e.To, e.From)
-	}
-	return fmt.Sprintf("%s from %s to %s; allowed from %s: %s", statusConflictPrefix, e.From, e.To, e.From, strings.Join(allowed, ", "))
-}
-
-// Is implements errors.Is.
-func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTransition }
+// with errors.Is and is answered with 409.
+type TransitionError = lifecycle.TransitionError[Status]

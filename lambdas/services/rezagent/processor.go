@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
@@ -220,7 +221,7 @@ func parseNotice(body string) (string, error) {
 	if dec.More() {
 		return "", errors.New("body has data after the notice")
 	}
-	if !validID(n.MessageID) {
+	if !api.CanonicalUUID(n.MessageID) {
 		return "", fmt.Errorf("message_id %q is not a canonical UUID", truncateRunes(n.MessageID, 64))
 	}
 	return n.MessageID, nil

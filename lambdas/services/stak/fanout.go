@@ -1,11 +1,12 @@
 package stak
 
 import (
-	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -21,7 +22,10 @@ const MaxPublishWriteUnits = 1000
 
 // ErrPublishTooCostly is returned by Publish when the message, times its
 // recipients, would exceed MaxPublishWriteUnits. Nothing is written.
-var ErrPublishTooCostly = errors.New("stak: publish exceeds the write units of one request")
+var ErrPublishTooCostly = api.NewKind("stak: publish exceeds the write units of one request", http.StatusRequestEntityTooLarge, api.CodeTooLarge,
+	func(_ string, err error) string {
+		return strings.TrimPrefix(err.Error(), "stak: ") + "; split the recipients over several publishes or shorten the message"
+	})
 
 // transactWriteUnits is what one transactional write of an item of size
 // bytes costs: 2 units per started KB.

@@ -2,12 +2,9 @@ package stak
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	dynastack "github.com/dynastack/dynastack/constructs/service"
@@ -174,11 +171,7 @@ func (h *handler) putTenant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ts, err := h.store.PutTenant(r.Context(), TenantSettings{Tenant: p.tenant, Title: in.Title, TTL: in.TTL})
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, ts)
-	return nil
+	return api.Reply(w, http.StatusOK, ts, err)
 }
 
 func checkTTL(v *api.Validator, field, s string) {
@@ -196,11 +189,7 @@ func (h *handler) getTenant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ts, err := h.store.Tenant(r.Context(), p.tenant)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, ts)
-	return nil
+	return api.Reply(w, http.StatusOK, ts, err)
 }
 
 type inboxRequest struct {
@@ -238,11 +227,7 @@ func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ic, err := h.store.PutInbox(r.Context(), InboxConfig{Tenant: p.tenant, Inbox: p.inbox, Title: in.Title, Description: in.Description, TTL: in.TTL})
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, ic)
-	return nil
+	return api.Reply(w, http.StatusOK, ic, err)
 }
 
 func (h *handler) getInbox(w http.ResponseWriter, r *http.Request) error {
@@ -251,11 +236,7 @@ func (h *handler) getInbox(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ic, err := h.store.Inbox(r.Context(), p.tenant, p.inbox)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, ic)
-	return nil
+	return api.Reply(w, http.StatusOK, ic, err)
 }
 
 type publishRequest struct {
@@ -292,11 +273,7 @@ func (h *handler) publish(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.Received = received
 	m, err := h.store.Publish(r.Context(), p.tenant, p.inbox, d)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusCreated, m)
-	return nil
+	return api.Reply(w, http.StatusCreated, m, err)
 }
 
 func (in *publishRequest) draft() (Draft, error) {
@@ -367,23 +344,12 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 	}
 	var v api.Validator
 	q := v.Query(r, "limit", "cursor")
+	limit := api.PageLimit(&v, q, DefaultPageSize, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	limit := DefaultPageSize
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxPageSize {
-			return api.Invalid(api.FieldError{Field: "limit", Message: fmt.Sprintf("must be an integer from 1 to %d", MaxPageSize)})
-		}
-		limit = n
-	}
 	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, q.Get("cursor"), limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // ReadResult is the answer of mark-read.
@@ -404,7 +370,7 @@ func (h *handler) markRead(w http.ResponseWriter, r *http.Request) error {
 	}
 	m, changed, err := h.store.MarkRead(r.Context(), p.tenant, p.inbox, p.uid, id)
 	if err != nil {
-		return apiError(err)
+		return err
 	}
 	api.WriteJSON(w, http.StatusOK, ReadResult{Message: *m, Changed: changed})
 	return nil
@@ -416,11 +382,7 @@ func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st, err := h.store.Stats(r.Context(), p.tenant, p.inbox, p.uid)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, st)
-	return nil
+	return api.Reply(w, http.StatusOK, st, err)
 }
 
 type readAllRequest struct {
@@ -463,11 +425,7 @@ func (h *handler) readAll(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := h.store.MarkAllRead(r.Context(), p.tenant, p.inbox, p.uid, Bound{UpTo: in.UpTo, UpToTime: in.UpToTime}, in.Cursor, limit)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, res)
-	return nil
+	return api.Reply(w, http.StatusOK, res, api.CursorHint(err, cursorHint))
 }
 
 type recountRequest struct {
@@ -495,28 +453,5 @@ func (h *handler) recount(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	res, err := h.store.Recount(r.Context(), p.tenant, p.inbox, in.UID)
-	if err != nil {
-		return apiError(err)
-	}
-	api.WriteJSON(w, http.StatusOK, res)
-	return nil
-}
-
-// apiError maps store errors to HTTP errors; anything unknown stays a 500.
-func apiError(err error) error {
-	switch {
-	case errors.Is(err, ErrTenantNotFound):
-		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "tenant not found; PUT its settings first", Err: err}
-	case errors.Is(err, ErrInboxNotFound):
-		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "inbox not found; PUT its config first", Err: err}
-	case errors.Is(err, ErrMessageNotFound):
-		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "message not found (or expired)", Err: err}
-	case errors.Is(err, cursor.ErrInvalid):
-		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Message: "invalid cursor; pass next_cursor of the previous answer unchanged, for the same user, inbox and route", Err: err}
-	case errors.Is(err, ErrPublishTooCostly):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: strings.TrimPrefix(err.Error(), "stak: ") + "; split the recipients over several publishes or shorten the message", Err: err}
-	case errors.Is(err, ddb.ErrItemTooLarge):
-		return &api.Error{Status: http.StatusRequestEntityTooLarge, Code: api.CodeTooLarge, Message: "the message exceeds DynamoDB's 400 KB item size limit", Err: err}
-	}
-	return err
+	return api.Reply(w, http.StatusOK, res, err)
 }

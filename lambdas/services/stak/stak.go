@@ -13,11 +13,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 )
 
@@ -86,16 +88,22 @@ const (
 	AudienceEveryone = "everyone"
 )
 
-// Errors of the store; the handler maps each to a status code.
+// Errors of the store, with their HTTP answers where a handler can meet them.
 var (
-	ErrTenantNotFound  = errors.New("stak: tenant not found")
-	ErrInboxNotFound   = errors.New("stak: inbox not found")
-	ErrMessageNotFound = errors.New("stak: message not found")
+	ErrTenantNotFound = api.NewKind("stak: tenant not found", http.StatusNotFound, api.CodeNotFound,
+		api.Says("tenant not found; PUT its settings first"))
+	ErrInboxNotFound = api.NewKind("stak: inbox not found", http.StatusNotFound, api.CodeNotFound,
+		api.Says("inbox not found; PUT its config first"))
+	ErrMessageNotFound = api.NewKind("stak: message not found", http.StatusNotFound, api.CodeNotFound,
+		api.Says("message not found (or expired)"))
 	// ErrInvalidKey: a key part is empty, too long or contains '#'.
 	ErrInvalidKey = errors.New("stak: invalid key")
 	// ErrInvalidTTL: a TTL is not <n>d, <n>m or <n>s, or exceeds MaxTTL.
 	ErrInvalidTTL = errors.New("stak: invalid ttl")
 )
+
+// cursorHint says what a cursor must come with.
+const cursorHint = "pass next_cursor of the previous answer unchanged, for the same user, inbox and route"
 
 // Key layout (docs/schemas/stak.md, "Items").
 const (

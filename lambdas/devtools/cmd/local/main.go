@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
@@ -175,44 +176,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if prev, dup := mounted[name]; dup {
 				return fmt.Errorf("service %s is defined by both %s and %s", name, prev, t.Path)
 			}
-			if cons, ok := services.LookupConsumer(name); ok {
-				fnEnv, err := fn.Environment(names)
-				if err != nil {
-					return err
-				}
-				err = startConsumer(ctx, log, cons, t, fn, names, client, fnGetenv(fnEnv))
-				if err != nil {
-					return fmt.Errorf("stream consumer %s: %w", name, err)
-				}
-				consuming++
-				served++
-				continue
-			}
-			if job, ok := services.LookupJob(name); ok {
-				fnEnv, err := fn.Environment(names)
-				if err != nil {
-					return err
-				}
-				if err := wk.addJob(ctx, t, fn, job, fnGetenv(fnEnv)); err != nil {
-					return fmt.Errorf("scheduled job %s: %w", name, err)
-				}
-				working++
-				served++
-				continue
-			}
-			if qc, ok := services.LookupQueueConsumer(name); ok {
-				fnEnv, err := fn.Environment(names)
-				if err != nil {
-					return err
-				}
-				if err := wk.addQueueConsumer(ctx, t, fn, qc, fnGetenv(fnEnv)); err != nil {
-					return fmt.Errorf("queue consumer %s: %w", name, err)
-				}
-				working++
-				served++
-				continue
-			}
-			ctor, ok := services.Lookup(name)
+			b, ok := services.Binding(name)
 			if !ok {
 				log.Warn("skipping function of unknown service", "template", t.Stack, "function", fn.LogicalID, "service", name, "known", services.Names())
 				continue
@@ -222,6 +186,31 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 				return err
 			}
 			getenv := fnGetenv(fnEnv)
+			served++
+			switch b.Function.Kind {
+			case service.Stream:
+				cons, _ := services.LookupConsumer(name)
+				if err := startConsumer(ctx, log, cons, t, fn, names, client, getenv); err != nil {
+					return fmt.Errorf("stream consumer %s: %w", name, err)
+				}
+				consuming++
+				continue
+			case service.Schedule:
+				job, _ := services.LookupJob(name)
+				if err := wk.addJob(ctx, t, fn, job, getenv); err != nil {
+					return fmt.Errorf("scheduled job %s: %w", name, err)
+				}
+				working++
+				continue
+			case service.Queue:
+				qc, _ := services.LookupQueueConsumer(name)
+				if err := wk.addQueueConsumer(ctx, t, fn, qc, getenv); err != nil {
+					return fmt.Errorf("queue consumer %s: %w", name, err)
+				}
+				working++
+				continue
+			}
+			ctor, _ := services.Lookup(name)
 			h, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
@@ -236,7 +225,6 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, guarded))
 			mounted[name] = t.Path
 			handlers[name] = h
-			served++
 		}
 		if served == 0 {
 			log.Info("template has no service function yet; tables created, nothing served", "template", t.Stack, "tables", names)

@@ -1,4 +1,4 @@
-package nucleus
+package cron
 
 import (
 	"strings"
@@ -97,7 +97,7 @@ func TestCronFires(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := ParseCron(tt.expr)
+			c, err := Parse(tt.expr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestCronFires(t *testing.T) {
 	}
 }
 
-func TestParseCronErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	for expr, want := range map[string]string{
 		"0 8 * *":         "want 5 fields",
 		"0 8 ? * 0 *":     "1-7 from SUN",
@@ -126,9 +126,9 @@ func TestParseCronErrors(t *testing.T) {
 		"0 8 ? * MON#6 *": "occurrence must be 1-5",
 		"0 8 32W * ? *":   "day-of-month",
 	} {
-		_, err := ParseCron(expr)
+		_, err := Parse(expr)
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseCron(%q) = %v, want %q", expr, err, want)
+			t.Errorf("Parse(%q) = %v, want %q", expr, err, want)
 		}
 	}
 }

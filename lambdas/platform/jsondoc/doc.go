@@ -1,4 +1,4 @@
-package agenticpm
+package jsondoc
 
 import (
 	"bytes"
@@ -9,23 +9,18 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 )
 
 // Doc is a free-form JSON value stored as a DynamoDB document (M, L, S, N,
-// BOOL, NULL): artefact content, project config, event detail, escalation
-// context and options, agent config values.
+// BOOL, NULL), such as AgenticPM's artefact content, project config and
+// event detail.
 //
 // It converts between JSON and attribute values itself instead of going
 // through map[string]any, because that route turns every number into a
 // float64: 12345678901234567890 would come back rounded. Numbers are kept
 // as their decimal text both ways.
 type Doc json.RawMessage
-
-// MaxDocDepth is DynamoDB's nesting limit for document attributes.
-const MaxDocDepth = jsondoc.MaxDepth
 
 // MarshalJSON implements json.Marshaler; an empty Doc is null.
 func (d Doc) MarshalJSON() ([]byte, error) {
@@ -72,30 +67,33 @@ func (d Doc) Kind() string {
 
 // MarshalDynamoDBAttributeValue implements attributevalue.Marshaler.
 func (d Doc) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
-	return d.attributeValue()
+	return d.AttributeValue()
 }
 
 // UnmarshalDynamoDBAttributeValue implements attributevalue.Unmarshaler.
 func (d *Doc) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
-	v, err := jsondoc.FromAttributeValue(av)
+	v, err := FromAttributeValue(av)
 	if err != nil {
 		return err
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("agenticpm: document to JSON: %w", err)
+		return fmt.Errorf("jsondoc: document to JSON: %w", err)
 	}
 	*d = b
 	return nil
 }
 
-// docError is a document DynamoDB would refuse; its message completes
-// "<field>: …".
-type docError struct{ msg string }
+// InvalidError is a document DynamoDB would refuse; its message completes
+// "<field>: …", so a service can answer 400 naming the field instead of
+// failing the write.
+type InvalidError struct{ msg string }
 
-func (e *docError) Error() string { return e.msg }
+func (e *InvalidError) Error() string { return e.msg }
 
-func (d Doc) attributeValue() (types.AttributeValue, error) {
+// AttributeValue is d as DynamoDB stores it, numbers kept as their decimal
+// text; an *InvalidError says why DynamoDB would refuse it.
+func (d Doc) AttributeValue() (types.AttributeValue, error) {
 	if d.IsNull() {
 		return &types.AttributeValueMemberNULL{Value: true}, nil
 	}
@@ -106,7 +104,7 @@ func (d Doc) attributeValue() (types.AttributeValue, error) {
 		return nil, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &docError{"must be a single JSON value"}
+		return nil, &InvalidError{"must be a single JSON value"}
 	}
 	return av, nil
 }
@@ -114,12 +112,12 @@ func (d Doc) attributeValue() (types.AttributeValue, error) {
 func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, &docError{"is not valid JSON"}
+		return nil, &InvalidError{"is not valid JSON"}
 	}
 	switch t := tok.(type) {
 	case json.Delim:
-		if depth > MaxDocDepth {
-			return nil, &docError{fmt.Sprintf("must not nest deeper than %d levels", MaxDocDepth)}
+		if depth > MaxDepth {
+			return nil, &InvalidError{fmt.Sprintf("must not nest deeper than %d levels", MaxDepth)}
 		}
 		if t == '[' {
 			l := []types.AttributeValue{}
@@ -137,12 +135,12 @@ func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return nil, &docError{"is not valid JSON"}
+				return nil, &InvalidError{"is not valid JSON"}
 			}
 			k := kt.(string)
 			if k == "" {
 				// DynamoDB refuses empty map keys; saying so beats a 500.
-				return nil, &docError{"must not contain empty object keys"}
+				return nil, &InvalidError{"must not contain empty object keys"}
 			}
 			v, err := decodeAV(dec, depth+1)
 			if err != nil {
@@ -155,8 +153,8 @@ func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
 	case string:
 		return &types.AttributeValueMemberS{Value: t}, nil
 	case json.Number:
-		if !jsondoc.ValidNumber(string(t)) {
-			return nil, &docError{fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", api.Truncate(string(t), 40))}
+		if !ValidNumber(string(t)) {
+			return nil, &InvalidError{fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", truncateNumber(string(t)))}
 		}
 		return &types.AttributeValueMemberN{Value: string(t)}, nil
 	case bool:
@@ -164,21 +162,21 @@ func decodeAV(dec *json.Decoder, depth int) (types.AttributeValue, error) {
 	case nil:
 		return &types.AttributeValueMemberNULL{Value: true}, nil
 	}
-	return nil, &docError{"is not valid JSON"}
+	return nil, &InvalidError{"is not valid JSON"}
 }
 
-// docSize is the number of bytes d adds to an item (without its name).
-func docSize(d Doc) (int, error) {
-	av, err := d.attributeValue()
+// Size is the number of bytes d adds to an item (without its name).
+func (d Doc) Size() (int, error) {
+	av, err := d.AttributeValue()
 	if err != nil {
 		return 0, err
 	}
 	return ddb.ItemSize(map[string]types.AttributeValue{"": av}), nil
 }
 
-// arrayOfObjects reports the length of the JSON array d and whether every
+// ArrayOfObjects reports the length of the JSON array d and whether every
 // element is an object.
-func arrayOfObjects(d Doc) (int, bool) {
+func (d Doc) ArrayOfObjects() (int, bool) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(d, &elems); err != nil {
 		return 0, false
@@ -189,4 +187,13 @@ func arrayOfObjects(d Doc) (int, bool) {
 		}
 	}
 	return len(elems), true
+}
+
+// truncateNumber shortens a number's text for a message. The text is
+// ASCII, so bytes are characters.
+func truncateNumber(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return s[:40] + "…"
 }

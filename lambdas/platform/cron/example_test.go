@@ -1,16 +1,16 @@
-package nucleus_test
+package cron_test
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/dynastack/dynastack/lambdas/platform/cron"
 )
 
 // A daily 02:30 in New York around the spring change: on the day 02:30
 // does not exist, it fires when the gap ends.
-func ExampleCron_Fires() {
-	c, err := nucleus.ParseCron("30 2 * * *")
+func ExampleExpr_Fires() {
+	c, err := cron.Parse("30 2 * * *")
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,8 @@
-package nucleus
+// Package cron parses cron expressions in the two forms people write for
+// AWS schedules and lists when they fire in a time zone's wall time,
+// daylight saving changes included. Nucleus checks and runs its schedules'
+// start_cron and end_cron with it (docs/schemas/nucleus.md, Decision 20).
+package cron
 
 import (
 	"errors"
@@ -9,8 +13,7 @@ import (
 	"time"
 )
 
-// Cron is a compiled start_cron or end_cron in either form the API accepts
-// (docs/schemas/nucleus.md, Decision 20):
+// Expr is a compiled cron expression in either form:
 //
 //   - 5 fields, crontab: minute hour day-of-month month day-of-week, with
 //     day-of-week 0-7 (0 and 7 are Sunday). When both day fields are
@@ -20,16 +23,16 @@ import (
 //     day-of-week 1-7 counted from Sunday, and exactly one day field ?.
 //
 // Both take names (JAN, MON), lists, ranges, steps, and L, LW, nW in
-// day-of-month and L, nL, n#k in day-of-week. A Cron is evaluated in wall
+// day-of-month and L, nL, n#k in day-of-week. An Expr is evaluated in wall
 // time of a time zone by Fires.
-type Cron struct {
+type Expr struct {
 	minute [60]bool
 	hour   [24]bool
 	dom    [32]bool // 1-31
 	month  [13]bool // 1-12
 	dow    [7]bool  // time.Weekday
 	// year is nil in the 5-field form (every year).
-	year []bool // year-cronYearMin
+	year []bool // year-yearMin
 
 	lastDay, lastWeekday bool
 	nearestWeekday       []int
@@ -41,11 +44,11 @@ type Cron struct {
 }
 
 const (
-	cronYearMin = 1970
-	cronYearMax = 2199
+	yearMin = 1970
+	yearMax = 2199
 )
 
-type cronField struct {
+type field struct {
 	name     string
 	min, max int
 	names    []string // names[i] is min+i
@@ -57,32 +60,32 @@ type cronField struct {
 var months = []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}
 
 var (
-	minuteField = cronField{name: "minute", min: 0, max: 59}
-	hourField   = cronField{name: "hour", min: 0, max: 23}
-	domField    = cronField{name: "day-of-month", min: 1, max: 31, dom: true}
-	monthField  = cronField{name: "month", min: 1, max: 12, names: months}
+	minuteField = field{name: "minute", min: 0, max: 59}
+	hourField   = field{name: "hour", min: 0, max: 23}
+	domField    = field{name: "day-of-month", min: 1, max: 31, dom: true}
+	monthField  = field{name: "month", min: 1, max: 12, names: months}
 	// crontab: 0-7, Sunday both 0 and 7.
-	dowCrontab = cronField{name: "day-of-week", min: 0, max: 7, dow: true,
+	dowCrontab = field{name: "day-of-week", min: 0, max: 7, dow: true,
 		names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"}, weekday: func(v int) int { return v % 7 }}
 	// EventBridge: 1-7 from Sunday.
-	dowEventBridge = cronField{name: "day-of-week", min: 1, max: 7, dow: true,
+	dowEventBridge = field{name: "day-of-week", min: 1, max: 7, dow: true,
 		names: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}, weekday: func(v int) int { return v - 1 }}
-	yearField = cronField{name: "year", min: cronYearMin, max: cronYearMax}
+	yearField = field{name: "year", min: yearMin, max: yearMax}
 )
 
-// ParseCron compiles a cron expression; the error names the field at fault.
+// Parse compiles a cron expression; the error names the field at fault.
 // It checks syntax and ranges, not that the expression ever fires.
-func ParseCron(expr string) (*Cron, error) {
+func Parse(expr string) (*Expr, error) {
 	parts := strings.Fields(expr)
 	if len(parts) != 5 && len(parts) != 6 {
 		return nil, fmt.Errorf("want 5 fields (minute hour day-of-month month day-of-week) or 6 (plus year), got %d", len(parts))
 	}
-	c := &Cron{eventBridge: len(parts) == 6}
+	c := &Expr{eventBridge: len(parts) == 6}
 	dow := dowCrontab
 	if c.eventBridge {
 		dow = dowEventBridge
 	}
-	fields := []cronField{minuteField, hourField, domField, monthField, dow, yearField}
+	fields := []field{minuteField, hourField, domField, monthField, dow, yearField}
 	sets := make([][]bool, len(parts))
 	for i, p := range parts {
 		f := fields[i]
@@ -115,7 +118,7 @@ func ParseCron(expr string) (*Cron, error) {
 	return c, nil
 }
 
-func (f cronField) parse(s string, set []bool, c *Cron) error {
+func (f field) parse(s string, set []bool, c *Expr) error {
 	if s == "?" {
 		if !f.dom && !f.dow {
 			return errors.New("? is allowed only in day-of-month and day-of-week")
@@ -133,7 +136,7 @@ func (f cronField) parse(s string, set []bool, c *Cron) error {
 	return nil
 }
 
-func (f cronField) item(s string, set []bool, c *Cron) error {
+func (f field) item(s string, set []bool, c *Expr) error {
 	switch {
 	case s == "":
 		return errors.New("empty list element")
@@ -209,7 +212,7 @@ func (f cronField) item(s string, set []bool, c *Cron) error {
 	return nil
 }
 
-func (f cronField) value(s string) (int, error) {
+func (f field) value(s string) (int, error) {
 	for i, n := range f.names {
 		if strings.EqualFold(s, n) {
 			return f.min + i, nil
@@ -233,11 +236,11 @@ func boolInt(b bool) int {
 }
 
 // matchDay reports whether c fires on the civil date y-m-d.
-func (c *Cron) matchDay(y int, m time.Month, d int) bool {
+func (c *Expr) matchDay(y int, m time.Month, d int) bool {
 	if !c.month[m] {
 		return false
 	}
-	if c.year != nil && (y < cronYearMin || y > cronYearMax || !c.year[y-cronYearMin]) {
+	if c.year != nil && (y < yearMin || y > yearMax || !c.year[y-yearMin]) {
 		return false
 	}
 	last := daysIn(y, m)
@@ -293,7 +296,7 @@ func nearestWeekday(y int, m time.Month, n int) int {
 }
 
 // Fires returns the instants in (after, until] at which c fires in loc,
-// ascending. Cron fields are wall time in loc, and daylight saving time is
+// ascending. The fields are wall time in loc, and daylight saving time is
 // resolved so that every matching wall time fires exactly once:
 //
 //   - a wall time that occurs twice (clocks go back) fires at its first
@@ -306,7 +309,7 @@ func nearestWeekday(y int, m time.Month, n int) int {
 //
 // EventBridge Scheduler skips a non-existent time instead; for switching
 // resources on and off, a missed day is the worse outcome.
-func (c *Cron) Fires(loc *time.Location, after, until time.Time) []time.Time {
+func (c *Expr) Fires(loc *time.Location, after, until time.Time) []time.Time {
 	if !until.After(after) {
 		return nil
 	}
