@@ -3,6 +3,11 @@ package controls
 import (
 	"regexp"
 	"slices"
+
+	agenticpm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleus "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	stak "github.com/dynastack/dynastack/constructs/stak/contract"
 )
 
 // Suppression is a reviewed exception to one control. It covers a finding
@@ -55,7 +60,7 @@ var Suppressions = []Suppression{
 		Reason: "Stage policy: dev tables hold disposable data and are destroyed with the stack, so point-in-time recovery is off in dev only (on, 35 days, in stage and prod; AgenticPM's document requires it everywhere and has it).",
 	},
 	{
-		Control: "DYNASTACK.GLOBALTABLE.PR.2", Type: "AWS::DynamoDB::GlobalTable", Stacks: []string{"nucleus", "stak", "itsm", "agenticpm"},
+		Control: "DYNASTACK.GLOBALTABLE.PR.2", Type: "AWS::DynamoDB::GlobalTable", Stacks: []string{nucleus.Name, stak.Name, itsm.Name, agenticpm.Name},
 		Reason: "Documents 001–004 name no key, so these tables keep DynamoDB's AWS-owned key (encrypted at rest, no KMS cost, no per-use CloudTrail record); rez_agent's document 000 names the AWS-managed key and gets it. A stage that must audit key use sets Overrides.Encryption.",
 	},
 }

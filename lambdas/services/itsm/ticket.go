@@ -36,7 +36,7 @@ var Statuses = []Status{StatusOpen, StatusInProgress, StatusResolved, StatusClos
 // and resolved → open when the caller says the fix did not work. closed is
 // final: a closed ticket is history, a new problem is a new ticket.
 var machine = &lifecycle.Machine[Status]{
-	Service: "itsm",
+	Service: contract.Name,
 	Order:   Statuses,
 	Next: map[Status][]Status{
 		StatusOpen:       {StatusInProgress},

@@ -56,7 +56,7 @@ var Statuses = []Status{StatusCreated, StatusQueued, StatusProcessing, StatusCom
 // processing forever. The redelivery counts in retry_count. Nothing moves
 // backwards, and completed and failed are final.
 var machine = &lifecycle.Machine[Status]{
-	Service: "rezagent",
+	Service: contract.Name,
 	Subject: "message",
 	Order:   Statuses,
 	Next: map[Status][]Status{
