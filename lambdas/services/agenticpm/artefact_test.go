@@ -14,8 +14,8 @@ func TestArtefactLifecycle(t *testing.T) {
 	p := s.project(t, "")
 	path := "/projects/" + p.ID + "/artefacts/raid_log"
 
-	apitest.WantError(t, s.do(t, "GET", path, ""), 404, "not_found", "", "artefact")
-	r := s.do(t, "PUT", path, `{"content":{"items":[{"id":"R001","n":1}]}}`)
+	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "artefact")
+	r := s.Do(t, "PUT", path, `{"content":{"items":[{"id":"R001","n":1}]}}`)
 	if r.Status != 201 || r.Header.Get("ETag") != `"1"` || r.Header.Get("Location") != "projects/"+p.ID+"/artefacts/raid_log" {
 		t.Fatalf("create: %d %v %s", r.Status, r.Header, r.Body)
 	}
@@ -26,7 +26,7 @@ func TestArtefactLifecycle(t *testing.T) {
 	}
 
 	// Update with If-Match, then with expectedVersion in the body.
-	r = s.do(t, "PUT", path, `{"content":{"items":[]}}`, "If-Match", `"1"`)
+	r = s.Do(t, "PUT", path, `{"content":{"items":[]}}`, "If-Match", `"1"`)
 	if r.Status != 200 || r.Header.Get("ETag") != `"2"` {
 		t.Fatalf("update: %d %s", r.Status, r.Body)
 	}
@@ -37,29 +37,29 @@ func TestArtefactLifecycle(t *testing.T) {
 		t.Errorf("v2 %+v", v2)
 	}
 	var v3 agenticpm.Artefact
-	s.must(t, 200, "PUT", path, `{"content":{"items":["x"]},"expectedVersion":2}`, &v3)
+	s.Must(t, 200, "PUT", path, `{"content":{"items":["x"]},"expectedVersion":2}`, &v3)
 	if v3.Version != 3 || string(v3.PreviousVersion) != `{"items":[]}` {
 		t.Errorf("v3 %+v: the undo copy is one deep", v3)
 	}
 	var got agenticpm.Artefact
-	r = s.must(t, 200, "GET", path, "", &got)
+	r = s.Must(t, 200, "GET", path, "", &got)
 	if got.Version != 3 || r.Header.Get("ETag") != `"3"` {
 		t.Errorf("get %+v %v", got, r.Header)
 	}
 
-	s.must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/delivery_state", `{"content":{"overall_status":"green"}}`, nil)
+	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/delivery_state", `{"content":{"overall_status":"green"}}`, nil)
 	var list page[agenticpm.Artefact]
-	s.must(t, 200, "GET", "/projects/"+p.ID+"/artefacts", "", &list)
+	s.Must(t, 200, "GET", "/projects/"+p.ID+"/artefacts", "", &list)
 	if len(list.Items) != 2 || list.NextCursor != "" || list.Items[0].Type != agenticpm.ArtefactDeliveryState || list.Items[1].Type != agenticpm.ArtefactRAIDLog {
 		t.Errorf("list %+v", list)
 	}
 	other := s.project(t, "")
-	s.must(t, 200, "GET", "/projects/"+other.ID+"/artefacts", "", &list)
+	s.Must(t, 200, "GET", "/projects/"+other.ID+"/artefacts", "", &list)
 	if list.Items == nil || len(list.Items) != 0 {
 		t.Errorf("empty list = %+v", list)
 	}
 
-	before := s.count(t)
+	before := s.Count(t)
 	huge := `{"content":{"x":"` + strings.Repeat("x", agenticpm.MaxArtefactContentBytes) + `"}}`
 	for _, tt := range []struct {
 		name, path, body, ifMatch string
@@ -90,19 +90,19 @@ func TestArtefactLifecycle(t *testing.T) {
 			if tt.ifMatch != "" {
 				h = []string{"If-Match", tt.ifMatch}
 			}
-			apitest.WantError(t, s.do(t, "PUT", tt.path, tt.body, h...), tt.status, tt.code, tt.field, tt.msg)
+			apitest.WantError(t, s.Do(t, "PUT", tt.path, tt.body, h...), tt.status, tt.code, tt.field, tt.msg)
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: a refused write wrote (orphan or phantom artefact)", before, after)
 	}
-	s.must(t, 200, "GET", path, "", &got)
+	s.Must(t, 200, "GET", path, "", &got)
 	if got.Version != 3 || string(got.Content) != `{"items":["x"]}` {
 		t.Errorf("refused writes changed the artefact: %+v", got)
 	}
-	apitest.WantError(t, s.do(t, "GET", "/projects/"+missingID+"/artefacts/raid_log", ""), 404, "not_found", "", "project")
-	apitest.WantError(t, s.do(t, "GET", "/projects/"+missingID+"/artefacts", ""), 404, "not_found", "", "project")
-	apitest.WantError(t, s.do(t, "GET", "/projects/"+p.ID+"/artefacts/nope", ""), 400, "validation_failed", "type", "")
+	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/artefacts/raid_log", ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/artefacts", ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.Do(t, "GET", "/projects/"+p.ID+"/artefacts/nope", ""), 400, "validation_failed", "type", "")
 }
 
 // Concurrent writers of the same version: exactly one wins, the other gets
@@ -111,7 +111,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
 	path := "/projects/" + p.ID + "/artefacts/decision_log"
-	s.must(t, 201, "PUT", path, `{"content":{"decisions":[]}}`, nil)
+	s.Must(t, 201, "PUT", path, `{"content":{"decisions":[]}}`, nil)
 	for round := 1; round <= 5; round++ {
 		var wg sync.WaitGroup
 		codes := make([]int, 3)
@@ -119,7 +119,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.do(t, "PUT", path, `{"content":{"writer":`+string(rune('0'+j))+`}}`, "If-Match", `"`+string(rune('0'+round))+`"`).Status
+				codes[j] = s.Do(t, "PUT", path, `{"content":{"writer":`+string(rune('0'+j))+`}}`, "If-Match", `"`+string(rune('0'+round))+`"`).Status
 			}()
 		}
 		wg.Wait()
@@ -136,7 +136,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		}
 	}
 	var got agenticpm.Artefact
-	s.must(t, 200, "GET", path, "", &got)
+	s.Must(t, 200, "GET", path, "", &got)
 	if got.Version != 6 {
 		t.Errorf("version %d, want 6", got.Version)
 	}
@@ -147,7 +147,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[j] = s.do(t, "PUT", "/projects/"+p.ID+"/artefacts/backlog_summary", `{"content":{}}`).Status
+			codes[j] = s.Do(t, "PUT", "/projects/"+p.ID+"/artefacts/backlog_summary", `{"content":{}}`).Status
 		}()
 	}
 	wg.Wait()

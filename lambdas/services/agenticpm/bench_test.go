@@ -44,7 +44,7 @@ func BenchmarkReleaseRun(b *testing.B) {
 		b.StopTimer()
 		for i := range releasePerRun {
 			body := fmt.Sprintf(`{"actionType":"email_sent","description":"d%d","heldUntil":%q}`, i, clock.Now().Add(-time.Minute).Format(time.RFC3339Nano))
-			s.must(b, 201, "POST", "/projects/"+p.ID+"/actions", body, nil)
+			s.Must(b, 201, "POST", "/projects/"+p.ID+"/actions", body, nil)
 		}
 		m.Reset()
 		b.StartTimer()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -13,14 +14,11 @@ import (
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg, err := agenticpm.ConfigFromEnv(func(k string) string { return map[string]string{agenticpm.EnvTable: s.table}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Client = rec.Client(s.client)
+	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Table})
+	cfg.Client = rec.Client(s.Client)
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s
-	r.h = agenticpm.NewHandler(cfg)
+	r.H = agenticpm.NewHandler(cfg)
 	return &r, rec
 }
 
@@ -32,17 +30,17 @@ func TestCost(t *testing.T) {
 	s, rec := recorded(t, newService(t, nil))
 	p := s.project(t, "")
 	e := s.escalation(t, p.ID)
-	s.must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/raid_log", `{"content":{"risks":[]}}`, nil)
+	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/raid_log", `{"content":{"risks":[]}}`, nil)
 	path := func(p string) func() string { return func() string { return p } }
 	proj := "/projects/" + p.ID
 	heldBody := `{"actionType":"email_sent","description":"weekly status","heldUntil":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`
 	var release, cancel agenticpm.Action
-	s.must(t, 201, "POST", proj+"/actions", heldBody, &release)
-	s.must(t, 201, "POST", proj+"/actions", heldBody, &cancel)
+	s.Must(t, 201, "POST", proj+"/actions", heldBody, &release)
+	s.Must(t, 201, "POST", proj+"/actions", heldBody, &cancel)
 	get := func(op, p string, min ddbrecord.Cost, note string) ddbrecord.Case {
 		return ddbrecord.Case{Operation: op, Method: "GET", Path: path(p), Status: 200, Min: min, Note: note}
 	}
-	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+	rows := ddbrecord.Measure(t, s.H, rec, []ddbrecord.Case{
 		{Operation: "POST /projects", Method: "POST", Path: path("/projects"), Body: projectBody, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 2}, Note: "one PutItem only if new; GSI1 (`STATUS#<status>`) holds a copy"},
 		get("GET /projects?status=", "/projects?status=active", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `STATUS#<status>`"),
 		get("GET /projects/{id}", proj, ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),

@@ -14,7 +14,7 @@ const escalationBody = `{"title":"Delay beta?","context":{"risk":"vendor EOL"},"
 func (s *service) escalation(t *testing.T, projectID string) agenticpm.Escalation {
 	t.Helper()
 	var e agenticpm.Escalation
-	s.must(t, 201, "POST", "/projects/"+projectID+"/escalations", escalationBody, &e)
+	s.Must(t, 201, "POST", "/projects/"+projectID+"/escalations", escalationBody, &e)
 	return e
 }
 
@@ -36,14 +36,14 @@ func TestEscalations(t *testing.T) {
 		t.Errorf("pending (newest first) %+v", pending)
 	}
 	var mine page[agenticpm.Escalation]
-	s.must(t, 200, "GET", "/projects/"+p.ID+"/escalations", "", &mine)
+	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations", "", &mine)
 	if len(mine.Items) != 1 || mine.Items[0].ID != e.ID || string(mine.Items[0].Options) == "" {
 		t.Errorf("project escalations %+v", mine)
 	}
 
 	decide := "/projects/" + p.ID + "/escalations/" + e.ID + "/decision"
 	var d agenticpm.Escalation
-	s.must(t, 200, "POST", decide, `{"userDecision":"Delay","userNotes":"agreed with sponsor"}`, &d)
+	s.Must(t, 200, "POST", decide, `{"userDecision":"Delay","userNotes":"agreed with sponsor"}`, &d)
 	if d.Status != agenticpm.EscalationDecided || d.UserDecision != "Delay" || d.UserNotes != "agreed with sponsor" || d.DecidedAt == "" || d.Title != e.Title {
 		t.Errorf("decided %+v", d)
 	}
@@ -57,7 +57,7 @@ func TestEscalations(t *testing.T) {
 		t.Errorf("decided %+v", got)
 	}
 
-	before := s.count(t)
+	before := s.Count(t)
 	unknown := "3f1d7e3a-9999-4000-8000-000000000000"
 	for _, tt := range []struct {
 		name, method, path, body string
@@ -84,10 +84,10 @@ func TestEscalations(t *testing.T) {
 		{"list unknown project", "GET", "/projects/" + missingID + "/escalations", "", 404, "not_found", "", "project"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
+			apitest.WantError(t, s.Do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: a refused request wrote (phantom escalation?)", before, after)
 	}
 	if s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+unknown) != nil {
@@ -109,7 +109,7 @@ func TestConcurrentDecisions(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := s.do(t, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/decision", fmt.Sprintf(`{"userDecision":"choice %d"}`, j))
+				r := s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/decision", fmt.Sprintf(`{"userDecision":"choice %d"}`, j))
 				codes[j] = r.Status
 				if r.Status == 200 {
 					r.JSON(t, &bodies[j])

@@ -15,7 +15,7 @@ func TestRecordEvent(t *testing.T) {
 	s := newService(t, c.Now)
 	p := s.project(t, "")
 	var e agenticpm.Event
-	s.must(t, 201, "POST", "/projects/"+p.ID+"/events", `{"eventType":"signal_detected","severity":"warning","summary":"Sprint at risk","detail":{"points":5}}`, &e)
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/events", `{"eventType":"signal_detected","severity":"warning","summary":"Sprint at risk","detail":{"points":5}}`, &e)
 	if len(e.ID) != 26 || e.ProjectID != p.ID || string(e.Detail) != `{"points":5}` {
 		t.Errorf("event %+v", e)
 	}
@@ -46,32 +46,32 @@ func TestRecordEvent(t *testing.T) {
 
 	// An event without a project: written once, under GLOBAL, indexed.
 	var g agenticpm.Event
-	s.must(t, 201, "POST", "/events", `{"eventType":"heartbeat","severity":"info","summary":"tick"}`, &g)
+	s.Must(t, 201, "POST", "/events", `{"eventType":"heartbeat","severity":"info","summary":"tick"}`, &g)
 	if g.ProjectID != "" || s.raw(t, "GLOBAL", "EVENT#"+g.CreatedAt+"#"+g.ID)["GSI1PK"] != "EVENT#"+g.CreatedAt[:10] {
 		t.Errorf("global event %+v", g)
 	}
 
 	var feed page[agenticpm.Event]
-	s.must(t, 200, "GET", "/events", "", &feed)
+	s.Must(t, 200, "GET", "/events", "", &feed)
 	if len(feed.Items) != 2 || feed.Items[0].ID != g.ID || feed.Items[1].ID != e.ID || feed.Items[1].Detail != nil {
 		t.Errorf("global feed %+v", feed)
 	}
 	// The clock crossed midnight between the two events: one per date.
 	var day page[agenticpm.Event]
-	s.must(t, 200, "GET", "/events?date="+e.CreatedAt[:10], "", &day)
+	s.Must(t, 200, "GET", "/events?date="+e.CreatedAt[:10], "", &day)
 	if len(day.Items) != 1 || day.Items[0].ID != e.ID || string(day.Items[0].Detail) != `{"points":5}` {
 		t.Errorf("events of %s: %+v", e.CreatedAt[:10], day)
 	}
-	s.must(t, 200, "GET", "/events?date="+g.CreatedAt[:10], "", &day)
+	s.Must(t, 200, "GET", "/events?date="+g.CreatedAt[:10], "", &day)
 	if len(day.Items) != 1 || day.Items[0].ID != g.ID || e.CreatedAt[:10] == g.CreatedAt[:10] {
 		t.Errorf("events of %s: %+v", g.CreatedAt[:10], day)
 	}
-	s.must(t, 200, "GET", "/events?date=2020-01-01", "", &day)
+	s.Must(t, 200, "GET", "/events?date=2020-01-01", "", &day)
 	if day.Items == nil || len(day.Items) != 0 {
 		t.Errorf("empty day %+v", day)
 	}
 
-	before := s.count(t)
+	before := s.Count(t)
 	for _, tt := range []struct {
 		name, path, body string
 		status           int
@@ -89,14 +89,14 @@ func TestRecordEvent(t *testing.T) {
 		{"detail too large", "/projects/" + p.ID + "/events", `{"eventType":"error","severity":"error","summary":"s","detail":{"x":"` + strings.Repeat("x", 400<<10) + `"}}`, 413, "too_large", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: a refused event wrote", before, after)
 	}
 	for _, q := range []string{"date=2026-2-4", "date=2026-02-30", "date=", "day=2026-02-04"} {
-		r := s.do(t, "GET", "/events?"+q, "")
+		r := s.Do(t, "GET", "/events?"+q, "")
 		if r.Status != 400 {
 			t.Errorf("GET /events?%s = %d %s", q, r.Status, r.Body)
 		}
@@ -112,17 +112,17 @@ func TestEventFeedsHideExpired(t *testing.T) {
 	start := future()
 	c.Set(start)
 	for i := range 40 {
-		s.must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"old %d"}`, i), nil)
+		s.Must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"old %d"}`, i), nil)
 	}
 	c.Set(start.Add(20 * 24 * time.Hour))
 	var want []string
 	for i := range 7 {
 		var e agenticpm.Event
-		s.must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"new %d"}`, i), &e)
+		s.Must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"new %d"}`, i), &e)
 		want = append([]string{e.ID}, want...)
 	}
 	c.Set(start.Add(31 * 24 * time.Hour)) // the first 40 have expired
-	if n := s.count(t); n != 1+2*47 {
+	if n := s.Count(t); n != 1+2*47 {
 		t.Fatalf("%d items: expired items should still be stored", n)
 	}
 	for _, path := range []string{"/projects/" + p.ID + "/events?limit=3", "/events?limit=3"} {
@@ -136,11 +136,11 @@ func TestEventFeedsHideExpired(t *testing.T) {
 		}
 	}
 	var day page[agenticpm.Event]
-	s.must(t, 200, "GET", "/events?date="+start.Format(time.DateOnly), "", &day)
+	s.Must(t, 200, "GET", "/events?date="+start.Format(time.DateOnly), "", &day)
 	if len(day.Items) != 0 || day.NextCursor != "" {
 		t.Errorf("expired day lists %d events, cursor %q", len(day.Items), day.NextCursor)
 	}
-	s.must(t, 200, "GET", "/events?date="+start.Add(20*24*time.Hour).Format(time.DateOnly)+"&limit=7", "", &day)
+	s.Must(t, 200, "GET", "/events?date="+start.Add(20*24*time.Hour).Format(time.DateOnly)+"&limit=7", "", &day)
 	if len(day.Items) != 7 || day.NextCursor != "" {
 		t.Errorf("live day: %d events, cursor %q", len(day.Items), day.NextCursor)
 	}
@@ -156,7 +156,7 @@ func TestPagesSkipExpiredInTheMiddle(t *testing.T) {
 	var want []string
 	for i := range 10 {
 		var e agenticpm.Event
-		s.must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"%d"}`, i), &e)
+		s.Must(t, 201, "POST", "/projects/"+p.ID+"/events", fmt.Sprintf(`{"eventType":"heartbeat","severity":"info","summary":"%d"}`, i), &e)
 		want = append([]string{e.ID}, want...)
 		for j := range 6 {
 			s.putRaw(t, map[string]any{"PK": "PROJECT#" + p.ID, "SK": fmt.Sprintf("EVENT#%s#%02d", e.CreatedAt, j),
@@ -177,10 +177,10 @@ func TestEventCursors(t *testing.T) {
 	s := newService(t, nil)
 	a, b := s.project(t, ""), s.project(t, "")
 	for range 3 {
-		s.must(t, 201, "POST", "/projects/"+a.ID+"/events", `{"eventType":"heartbeat","severity":"info","summary":"s"}`, nil)
+		s.Must(t, 201, "POST", "/projects/"+a.ID+"/events", `{"eventType":"heartbeat","severity":"info","summary":"s"}`, nil)
 	}
 	var pa page[agenticpm.Event]
-	s.must(t, 200, "GET", "/projects/"+a.ID+"/events?limit=1", "", &pa)
+	s.Must(t, 200, "GET", "/projects/"+a.ID+"/events?limit=1", "", &pa)
 	if pa.NextCursor == "" {
 		t.Fatal("no cursor")
 	}
@@ -191,14 +191,14 @@ func TestEventCursors(t *testing.T) {
 		"/projects/" + a.ID + "/events?cursor=" + tamper(pa.NextCursor),
 		"/projects/" + a.ID + "/events?cursor=%%%",
 	} {
-		r := s.do(t, "GET", path, "")
+		r := s.Do(t, "GET", path, "")
 		if r.Status != 400 {
 			t.Errorf("%s: %d %s", path, r.Status, r.Body)
 		}
 	}
-	apitest.WantError(t, s.do(t, "GET", "/projects/"+missingID+"/events", ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/events", ""), 404, "not_found", "", "project")
 	var pb page[agenticpm.Event]
-	s.must(t, 200, "GET", "/projects/"+b.ID+"/events", "", &pb)
+	s.Must(t, 200, "GET", "/projects/"+b.ID+"/events", "", &pb)
 	if pb.Items == nil || len(pb.Items) != 0 {
 		t.Errorf("project without events: %+v", pb)
 	}

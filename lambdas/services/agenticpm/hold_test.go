@@ -66,7 +66,7 @@ func (s *holdService) hold(t *testing.T, projectID, desc string, until time.Time
 	t.Helper()
 	var a agenticpm.Action
 	body := fmt.Sprintf(`{"actionType":"email_sent","description":%q,"heldUntil":%q}`, desc, until.Format(time.RFC3339Nano))
-	s.must(t, 201, "POST", "/projects/"+projectID+"/actions", body, &a)
+	s.Must(t, 201, "POST", "/projects/"+projectID+"/actions", body, &a)
 	return a
 }
 
@@ -124,7 +124,7 @@ func TestHoldQueue(t *testing.T) {
 	soon := s.hold(t, p.ID, "soon", now.Add(time.Hour))
 	gone := s.hold(t, p.ID, "cancel me", now.Add(-2*time.Minute))
 	var plain agenticpm.Action
-	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"not held"}`, &plain)
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"not held"}`, &plain)
 
 	// The hold queue lists held actions by due time, across projects.
 	if got := strings.Join(s.held(t), ","); got != "cancel me,due,soon,later" {
@@ -134,17 +134,17 @@ func TestHoldQueue(t *testing.T) {
 
 	// Cancel takes it out for good.
 	var c agenticpm.Action
-	s.must(t, 200, "POST", base+gone.ID+"/cancel", "", &c)
+	s.Must(t, 200, "POST", base+gone.ID+"/cancel", "", &c)
 	if c.CancelledAt == "" || c.Executed {
 		t.Errorf("cancelled = %+v", c)
 	}
-	apitest.WantError(t, s.do(t, "POST", base+gone.ID+"/cancel", ""), 409, "conflict", "", "cancelled")
-	apitest.WantError(t, s.do(t, "POST", base+gone.ID+"/release", ""), 409, "conflict", "", "cancelled")
-	apitest.WantError(t, s.do(t, "POST", base+plain.ID+"/release", ""), 409, "conflict", "", "not held")
-	apitest.WantError(t, s.do(t, "POST", base+plain.ID+"/cancel", ""), 409, "conflict", "", "not held")
+	apitest.WantError(t, s.Do(t, "POST", base+gone.ID+"/cancel", ""), 409, "conflict", "", "cancelled")
+	apitest.WantError(t, s.Do(t, "POST", base+gone.ID+"/release", ""), 409, "conflict", "", "cancelled")
+	apitest.WantError(t, s.Do(t, "POST", base+plain.ID+"/release", ""), 409, "conflict", "", "not held")
+	apitest.WantError(t, s.Do(t, "POST", base+plain.ID+"/cancel", ""), 409, "conflict", "", "not held")
 
 	// Refused requests change nothing.
-	before := s.items(t)
+	before := s.Items(t, s.Table)
 	for _, tc := range []struct {
 		path   string
 		status int
@@ -162,21 +162,21 @@ func TestHoldQueue(t *testing.T) {
 		if strings.HasPrefix(tc.path, "/actions/held") {
 			method = "GET"
 		}
-		if r := s.do(t, method, tc.path, ""); r.Status != tc.status {
+		if r := s.Do(t, method, tc.path, ""); r.Status != tc.status {
 			t.Errorf("%s %s: %d %s, want %d", method, tc.path, r.Status, r.Body, tc.status)
 		}
 	}
-	if after := s.items(t); len(after) != len(before) {
+	if after := s.Items(t, s.Table); len(after) != len(before) {
 		t.Errorf("refused requests changed the item count %d → %d", len(before), len(after))
 	}
 
 	// Release now: not due yet, released all the same, event on the bus.
 	var rel agenticpm.Released
-	s.must(t, 200, "POST", base+soon.ID+"/release", "", &rel)
+	s.Must(t, 200, "POST", base+soon.ID+"/release", "", &rel)
 	if !rel.Executed || rel.ExecutedAt == "" || rel.ReleasedBy != agenticpm.ReleasedByAPI || !rel.Dispatched {
 		t.Errorf("released = %+v", rel)
 	}
-	apitest.WantError(t, s.do(t, "POST", base+soon.ID+"/release", ""), 409, "conflict", "", "released")
+	apitest.WantError(t, s.Do(t, "POST", base+soon.ID+"/release", ""), 409, "conflict", "", "released")
 	d := s.details(t)
 	if len(d) != 1 || d[0].IdempotencyKey != "agenticpm/action/"+soon.ID || d[0].Action.ID != soon.ID || !d[0].Action.Executed || d[0].Action.Description != "soon" {
 		t.Errorf("event details = %+v", d)
@@ -256,7 +256,7 @@ func TestReleaseRace(t *testing.T) {
 				jobWins += rep.Released
 				return
 			}
-			r := s.do(t, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "")
+			r := s.Do(t, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "")
 			mu.Lock()
 			defer mu.Unlock()
 			switch r.Status {
@@ -301,7 +301,7 @@ func TestOutbox(t *testing.T) {
 	a := s.hold(t, p.ID, "flaky", s.clock.Now().Add(time.Hour))
 	s.events.FailEntries(1)
 	var rel agenticpm.Released
-	s.must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
+	s.Must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
 	if !rel.Executed || rel.Dispatched {
 		t.Fatalf("released = %+v, want executed and not dispatched", rel)
 	}
@@ -341,7 +341,7 @@ func TestReleaseWithoutBus(t *testing.T) {
 	p := s.project(t, "")
 	a := s.hold(t, p.ID, "no bus", s.clock.Now().Add(-time.Second))
 	var rel agenticpm.Released
-	s.must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
+	s.Must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
 	if !rel.Executed || rel.Dispatched {
 		t.Errorf("released = %+v", rel)
 	}
@@ -360,7 +360,7 @@ func TestReleaseOfALargeAction(t *testing.T) {
 	p := s.project(t, "")
 	past := s.clock.Now().Add(-time.Second).Format(time.RFC3339Nano)
 	big := fmt.Sprintf(`{"actionType":"email_sent","description":"big","detail":{"body":%q},"heldUntil":%q}`, strings.Repeat("x", 300<<10), past)
-	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", big, nil)
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", big, nil)
 	small := s.hold(t, p.ID, "small", s.clock.Now().Add(-time.Second))
 	rep, err := s.job().RunOnce(context.Background())
 	if err != nil || rep.Sent != 2 {

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
-	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
 // TestHostileInput: every hostile input of apitest.Hostile is a 4xx that
@@ -14,7 +12,7 @@ import (
 func TestHostileInput(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
-	apitest.Hostile(t, s.h, s.h.(api.Routed).Patterns(), func(t testing.TB) string { return testenv.Digest(t, s.client, s.table) },
+	s.Hostile(t, s.H,
 		apitest.Write{Method: "POST", Path: "/projects", Body: `{"name":"n","source":"jira","sourceProjectKey":"K","autonomyLevel":"monitoring","config":{"a":1}}`, Doc: "config"},
 		apitest.Write{Method: "PATCH", Path: "/projects/" + p.ID, Body: `{"description":"d"}`},
 		apitest.Write{Method: "PUT", Path: "/projects/" + p.ID + "/artefacts/delivery_state", Body: `{"content":{"overall_status":"green"}}`, Doc: "content"},

@@ -2,9 +2,7 @@ package agenticpm_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -13,21 +11,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
-	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // service is the API on a fresh table created from the deployed template.
 // The template has no function yet, so the environment is built here the
 // way Table.Environment sets it.
 type service struct {
-	h      http.Handler
-	client *dynamodb.Client
-	table  string
-	cfg    agenticpm.Config
+	servicetest.Service
+	cfg agenticpm.Config
 }
 
 func newService(t testing.TB, now func() time.Time) *service {
@@ -38,24 +33,15 @@ func newService(t testing.TB, now func() time.Time) *service {
 // newServiceWith is newService with a last say on the configuration.
 func newServiceWith(t testing.TB, now func() time.Time, configure func(*agenticpm.Config)) *service {
 	t.Helper()
-	_, names := testenv.Tables(t, testenv.Template(t, "dev", "agenticpm"))
-	env := map[string]string{agenticpm.EnvTable: names["TableCD117FA1"]}
-	cfg, err := agenticpm.ConfigFromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The handler's client is recorded as the function's (testenv.Main);
-	// fixtures and assertions use their own.
-	client := testenv.Client(t)
-	cfg.Client = testenv.ServiceClient(t, "agenticpm")
+	s := servicetest.Start(t, "agenticpm", nil)
+	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Tables["TableCD117FA1"]})
+	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "agenticpm"), servicetest.Logger()
 	cfg.Now = now
-	if !testing.Verbose() {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
 	if configure != nil {
 		configure(&cfg)
 	}
-	return &service{h: agenticpm.NewHandler(cfg), client: client, table: cfg.Table, cfg: cfg}
+	s.H = agenticpm.NewHandler(cfg)
+	return &service{Service: s, cfg: cfg}
 }
 
 // future is a day a year ahead. DynamoDB Local deletes expired items like
@@ -66,48 +52,10 @@ func future() time.Time {
 	return time.Now().UTC().AddDate(1, 0, 0).Truncate(24 * time.Hour)
 }
 
-func (s *service) do(t testing.TB, method, path, body string, header ...string) apitest.Response {
-	t.Helper()
-	return apitest.Do(t, s.h, method, path, body, header...)
-}
-
-// must does a request that has to answer want and decodes the body into v.
-func (s *service) must(t testing.TB, want int, method, path, body string, v any) apitest.Response {
-	t.Helper()
-	r := s.do(t, method, path, body)
-	if r.Status != want {
-		t.Fatalf("%s %s: %d, want %d: %s", method, path, r.Status, want, r.Body)
-	}
-	if v != nil {
-		r.JSON(t, v)
-	}
-	return r
-}
-
-// items returns every item of the table, read consistently.
-func (s *service) items(t testing.TB) []map[string]types.AttributeValue {
-	t.Helper()
-	var all []map[string]types.AttributeValue
-	var start map[string]types.AttributeValue
-	for {
-		out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table),
-			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start})
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, out.Items...)
-		if start = out.LastEvaluatedKey; len(start) == 0 {
-			return all
-		}
-	}
-}
-
-func (s *service) count(t testing.TB) int { return len(s.items(t)) }
-
 // raw reads one item as a generic map (nil when missing).
 func (s *service) raw(t testing.TB, pk, sk string) map[string]any {
 	t.Helper()
-	out, err := s.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+	out, err := s.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +76,7 @@ func (s *service) putRaw(t testing.TB, item map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
+	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: av}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -141,7 +89,7 @@ func (s *service) project(t testing.TB, body string) agenticpm.Project {
 		body = projectBody
 	}
 	var p agenticpm.Project
-	s.must(t, http.StatusCreated, "POST", "/projects", body, &p)
+	s.Must(t, http.StatusCreated, "POST", "/projects", body, &p)
 	return p
 }
 
@@ -163,7 +111,7 @@ func all[T any](t testing.TB, s *service, path string) ([]T, []int) {
 			p += "&cursor=" + cur
 		}
 		var pg page[T]
-		s.must(t, 200, "GET", p, "", &pg)
+		s.Must(t, 200, "GET", p, "", &pg)
 		items = append(items, pg.Items...)
 		sizes = append(sizes, len(pg.Items))
 		if pg.NextCursor == "" {

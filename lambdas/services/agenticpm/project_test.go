@@ -65,7 +65,7 @@ func TestCreateProject(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "POST", "/projects", tt.body)
+			r := s.Do(t, "POST", "/projects", tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -85,15 +85,15 @@ func TestCreateProject(t *testing.T) {
 			}
 		})
 	}
-	if n := s.count(t); n != created {
+	if n := s.Count(t); n != created {
 		t.Errorf("table holds %d items, want %d: a rejected request wrote", n, created)
 	}
 
 	// Defaults, and numbers that survive the round trip exactly.
 	var p agenticpm.Project
-	s.must(t, 201, "POST", "/projects", body("config", `{"big":12345678901234567890,"f":0.33}`), &p)
+	s.Must(t, 201, "POST", "/projects", body("config", `{"big":12345678901234567890,"f":0.33}`), &p)
 	var got agenticpm.Project
-	s.must(t, 200, "GET", "/projects/"+p.ID, "", &got)
+	s.Must(t, 200, "GET", "/projects/"+p.ID, "", &got)
 	if got.Status != agenticpm.ProjectActive || string(got.Config) != `{"big":12345678901234567890,"f":0.33}` {
 		t.Errorf("got status %s config %s", got.Status, got.Config)
 	}
@@ -117,7 +117,7 @@ func TestGetProject(t *testing.T) {
 		{"huge", strings.Repeat("a", 3000), 404},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "GET", "/projects/"+tt.id, "")
+			r := s.Do(t, "GET", "/projects/"+tt.id, "")
 			if tt.status != 200 {
 				apitest.WantError(t, r, 404, "not_found", "", "project")
 				return
@@ -129,8 +129,8 @@ func TestGetProject(t *testing.T) {
 			}
 		})
 	}
-	apitest.WantError(t, s.do(t, "DELETE", "/projects/"+p.ID, ""), 405, "method_not_allowed", "", "")
-	apitest.WantError(t, s.do(t, "GET", "/nowhere", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", "/projects/"+p.ID, ""), 405, "method_not_allowed", "", "")
+	apitest.WantError(t, s.Do(t, "GET", "/nowhere", ""), 404, "not_found", "", "")
 }
 
 func TestUpdateProject(t *testing.T) {
@@ -139,7 +139,7 @@ func TestUpdateProject(t *testing.T) {
 	path := "/projects/" + p.ID
 
 	var got agenticpm.Project
-	s.must(t, 200, "PATCH", path, `{"status":"paused","autonomyLevel":"artefact","config":{"k":"v"}}`, &got)
+	s.Must(t, 200, "PATCH", path, `{"status":"paused","autonomyLevel":"artefact","config":{"k":"v"}}`, &got)
 	if got.Status != agenticpm.ProjectPaused || got.AutonomyLevel != agenticpm.AutonomyArtefact || string(got.Config) != `{"k":"v"}` ||
 		got.Name != "P" || got.Description != "old" || got.UpdatedAt == got.CreatedAt {
 		t.Errorf("after patch: %+v", got)
@@ -148,7 +148,7 @@ func TestUpdateProject(t *testing.T) {
 		t.Errorf("GSI1PK = %v: the index still lists the old status", item["GSI1PK"])
 	}
 	got = agenticpm.Project{}
-	s.must(t, 200, "PATCH", path, `{"description":null,"name":"Renamed"}`, &got)
+	s.Must(t, 200, "PATCH", path, `{"description":null,"name":"Renamed"}`, &got)
 	if got.Description != "" || got.Name != "Renamed" || got.Status != agenticpm.ProjectPaused {
 		t.Errorf("after clearing description: %+v", got)
 	}
@@ -156,7 +156,7 @@ func TestUpdateProject(t *testing.T) {
 		t.Error("description still stored")
 	}
 
-	before := s.count(t)
+	before := s.Count(t)
 	for _, tt := range []struct {
 		name, id, body string
 		status         int
@@ -178,10 +178,10 @@ func TestUpdateProject(t *testing.T) {
 		{"config too large", p.ID, `{"config":{"x":"` + strings.Repeat("x", agenticpm.MaxProjectConfigBytes) + `"}}`, 413, "too_large", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "PATCH", "/projects/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "PATCH", "/projects/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: a refused patch wrote", before, after)
 	}
 	if s.raw(t, "PROJECT#"+missingID, "METADATA") != nil {
@@ -201,7 +201,7 @@ func TestConcurrentProjectStatusChanges(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.do(t, "PATCH", "/projects/"+p.ID, `{"status":"`+to+`"}`).Status
+				codes[j] = s.Do(t, "PATCH", "/projects/"+p.ID, `{"status":"`+to+`"}`).Status
 			}()
 		}
 		wg.Wait()
@@ -227,7 +227,7 @@ func TestListProjectsByStatus(t *testing.T) {
 	}
 	paused := s.project(t, `{"name":"P","status":"paused","source":"asana","sourceProjectKey":"123","autonomyLevel":"monitoring"}`)
 	moved := s.project(t, "")
-	s.must(t, 200, "PATCH", "/projects/"+moved.ID, `{"status":"archived"}`, nil)
+	s.Must(t, 200, "PATCH", "/projects/"+moved.ID, `{"status":"archived"}`, nil)
 
 	got, sizes := all[agenticpm.Project](t, s, "/projects?status=active&limit=3")
 	if fmt.Sprint(sizes) != "[3 3 1]" || len(got) != 7 {
@@ -245,11 +245,11 @@ func TestListProjectsByStatus(t *testing.T) {
 		t.Errorf("archived: %+v", got)
 	}
 	var pg page[agenticpm.Project]
-	s.must(t, 200, "GET", "/projects?status=active&limit=7", "", &pg)
+	s.Must(t, 200, "GET", "/projects?status=active&limit=7", "", &pg)
 	if len(pg.Items) != 7 || pg.NextCursor != "" {
 		t.Errorf("exactly one full page: %d items, cursor %q", len(pg.Items), pg.NextCursor)
 	}
-	s.must(t, 200, "GET", "/projects?status=active&limit=2", "", &pg)
+	s.Must(t, 200, "GET", "/projects?status=active&limit=2", "", &pg)
 	cur := pg.NextCursor
 	for _, tt := range []struct{ name, query, field string }{
 		{"missing status", "", "status"},
@@ -260,7 +260,7 @@ func TestListProjectsByStatus(t *testing.T) {
 		{"limit not a number", "status=active&limit=ten", "limit"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "GET", "/projects?"+tt.query, ""), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.Do(t, "GET", "/projects?"+tt.query, ""), 400, "validation_failed", tt.field, "")
 		})
 	}
 	for _, tt := range []struct{ name, query string }{
@@ -269,7 +269,7 @@ func TestListProjectsByStatus(t *testing.T) {
 		{"tampered cursor", "status=active&cursor=" + tamper(cur)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "GET", "/projects?"+tt.query, ""), 400, "bad_request", "", "cursor")
+			apitest.WantError(t, s.Do(t, "GET", "/projects?"+tt.query, ""), 400, "bad_request", "", "cursor")
 		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
-	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -18,7 +17,7 @@ func TestActions(t *testing.T) {
 	s := newService(t, c.Now)
 	p := s.project(t, "")
 	var a agenticpm.Action
-	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"2026-02-04T20:30:00+11:00"}`, &a)
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"2026-02-04T20:30:00+11:00"}`, &a)
 	if a.Executed || a.HeldUntil != "2026-02-04T09:30:00.000000Z" || len(a.ID) != 26 || string(a.Confidence) != `{"overall":0.92}` {
 		t.Errorf("action %+v", a)
 	}
@@ -29,7 +28,7 @@ func TestActions(t *testing.T) {
 	}
 	c.Advance(10 * 24 * time.Hour)
 	var b agenticpm.Action
-	s.must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"Moved MCU-1"}`, &b)
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"Moved MCU-1"}`, &b)
 	got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?limit=1")
 	if len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
 		t.Errorf("newest first %+v", got)
@@ -39,7 +38,7 @@ func TestActions(t *testing.T) {
 		t.Errorf("after 91 days %+v", got)
 	}
 
-	before := s.count(t)
+	before := s.Count(t)
 	for _, tt := range []struct {
 		name, path, body string
 		status           int
@@ -54,10 +53,10 @@ func TestActions(t *testing.T) {
 		{"confidence list", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","confidence":[1]}`, 400, "validation_failed", "confidence"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d", before, after)
 	}
 }
@@ -66,16 +65,16 @@ func TestCheckpoints(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
 	path := "/projects/" + p.ID + "/checkpoints/jira/last_sync"
-	apitest.WantError(t, s.do(t, "GET", path, ""), 404, "not_found", "", "checkpoint")
+	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "checkpoint")
 	var c agenticpm.Checkpoint
-	s.must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:30:00Z"}`, &c)
-	s.must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:45:00Z"}`, &c)
+	s.Must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:30:00Z"}`, &c)
+	s.Must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:45:00Z"}`, &c)
 	var got agenticpm.Checkpoint
-	s.must(t, 200, "GET", path, "", &got)
+	s.Must(t, 200, "GET", path, "", &got)
 	if got != c || got.CheckpointValue != "2026-02-04T10:45:00Z" || got.Integration != "jira" || got.CheckpointKey != "last_sync" || got.ProjectID != p.ID {
 		t.Errorf("got %+v, put %+v", got, c)
 	}
-	before := s.count(t)
+	before := s.Count(t)
 	for _, tt := range []struct {
 		name, method, path, body string
 		status                   int
@@ -89,38 +88,33 @@ func TestCheckpoints(t *testing.T) {
 		{"numeric value", "PUT", path, `{"checkpointValue":5}`, 400, "validation_failed", "checkpointValue"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: orphan checkpoint?", before, after)
 	}
 }
 
 func TestIntegrations(t *testing.T) {
 	var logs bytes.Buffer
-	_, names := testenv.Tables(t, testenv.Template(t, "dev", "agenticpm"))
-	cfg, err := agenticpm.ConfigFromEnv(func(k string) string { return map[string]string{agenticpm.EnvTable: names["TableCD117FA1"]}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Client = testenv.ServiceClient(t, "agenticpm")
-	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := &service{h: agenticpm.NewHandler(cfg), client: testenv.Client(t), table: cfg.Table}
+	s := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
+		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 
 	secret := "c2VjcmV0LWNpcGhlcnRleHQtZG8tbm90LWxvZw=="
-	apitest.WantError(t, s.do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
+	apitest.WantError(t, s.Do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
 	var first, second agenticpm.IntegrationConfig
-	s.must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
+	s.Must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
 	if first.ConfigEncrypted != secret || first.LastHealthCheck != "2026-02-04T10:00:00.000000Z" || len(first.ID) != 36 {
 		t.Errorf("first %+v", first)
 	}
-	s.must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"error"}`, &second)
+	s.Must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"error"}`, &second)
 	if second.ID != first.ID || second.CreatedAt != first.CreatedAt || second.Status != agenticpm.IntegrationError || second.LastHealthCheck != "" {
 		t.Errorf("replace kept id/createdAt and dropped lastHealthCheck? %+v", second)
 	}
 	var got agenticpm.IntegrationConfig
-	s.must(t, 200, "GET", "/integrations/jira", "", &got)
+	s.Must(t, 200, "GET", "/integrations/jira", "", &got)
 	if got != second {
 		t.Errorf("get %+v", got)
 	}
@@ -135,7 +129,7 @@ func TestIntegrations(t *testing.T) {
 		{"unknown field", "/integrations/asana", `{"configEncrypted":"` + secret + `","status":"active","id":"x"}`, "id"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "PUT", tt.path, tt.body)
+			r := s.Do(t, "PUT", tt.path, tt.body)
 			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
 			if strings.Contains(string(r.Body), "c2VjcmV0") {
 				t.Errorf("response echoes the ciphertext: %s", r.Body)
@@ -173,25 +167,25 @@ func TestAgentConfig(t *testing.T) {
 	s := newService(t, nil)
 	// Nothing stored: the documented defaults are served, marked.
 	var c agenticpm.AgentConfig
-	s.must(t, 200, "GET", "/agent/config/polling_interval_minutes", "", &c)
+	s.Must(t, 200, "GET", "/agent/config/polling_interval_minutes", "", &c)
 	if string(c.Value) != "15" || !c.Default || c.Key != "polling_interval_minutes" {
 		t.Errorf("default = %+v", c)
 	}
-	apitest.WantError(t, s.do(t, "GET", "/agent/config/greeting", ""), 404, "not_found", "", "agent config")
+	apitest.WantError(t, s.Do(t, "GET", "/agent/config/greeting", ""), 404, "not_found", "", "agent config")
 	const defaults = `budget_ceiling_daily_usd=0.33* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
 	for _, limit := range []int{1, 3, 4, 25} {
 		if got, sizes := listConfig(t, s, limit); got != defaults || len(sizes) != (4+limit-1)/limit {
 			t.Errorf("limit %d: %s, pages %v", limit, got, sizes)
 		}
 	}
-	if n := s.count(t); n != 0 {
+	if n := s.Count(t); n != 0 {
 		t.Errorf("serving defaults wrote %d items", n)
 	}
 	// Stored values override; defaults fill the key order around them.
-	s.must(t, 200, "PUT", "/agent/config/hold_queue_minutes", `{"value":45}`, nil)
-	s.must(t, 200, "PUT", "/agent/config/greeting", `{"value":"hello"}`, nil)
-	s.must(t, 200, "PUT", "/agent/config/aaa", `{"value":1}`, nil)
-	s.must(t, 200, "GET", "/agent/config/hold_queue_minutes", "", &c)
+	s.Must(t, 200, "PUT", "/agent/config/hold_queue_minutes", `{"value":45}`, nil)
+	s.Must(t, 200, "PUT", "/agent/config/greeting", `{"value":"hello"}`, nil)
+	s.Must(t, 200, "PUT", "/agent/config/aaa", `{"value":1}`, nil)
+	s.Must(t, 200, "GET", "/agent/config/hold_queue_minutes", "", &c)
 	if string(c.Value) != "45" || c.Default || c.UpdatedAt == "" {
 		t.Errorf("override = %+v", c)
 	}
@@ -203,7 +197,7 @@ func TestAgentConfig(t *testing.T) {
 	}
 	for k, v := range agenticpm.DefaultAgentConfig {
 		var c agenticpm.AgentConfig
-		s.must(t, 200, "PUT", "/agent/config/"+k, `{"value":`+string(v)+`}`, &c)
+		s.Must(t, 200, "PUT", "/agent/config/"+k, `{"value":`+string(v)+`}`, &c)
 		if c.Key != k || string(c.Value) != string(v) || c.Default {
 			t.Errorf("put %s: %+v", k, c)
 		}
@@ -211,7 +205,7 @@ func TestAgentConfig(t *testing.T) {
 	if got, _ := listConfig(t, s, 2); strings.Contains(got, "*") {
 		t.Errorf("stored keys still served as defaults: %s", got)
 	}
-	before := s.count(t)
+	before := s.Count(t)
 	for _, tt := range []struct{ name, key, body, field string }{
 		{"array", "k", `{"value":[1]}`, "value"},
 		{"boolean", "k", `{"value":true}`, "value"},
@@ -221,10 +215,10 @@ func TestAgentConfig(t *testing.T) {
 		{"key too long", strings.Repeat("k", 65), `{"value":1}`, "key"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "PUT", "/agent/config/"+tt.key, tt.body), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.Do(t, "PUT", "/agent/config/"+tt.key, tt.body), 400, "validation_failed", tt.field, "")
 		})
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d", before, after)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 )
 
@@ -13,10 +14,7 @@ import (
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg, err := itsm.ConfigFromEnv(func(k string) string { return map[string]string{itsm.EnvTable: s.Table}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := servicetest.Config(t, itsm.ConfigFromEnv, map[string]string{itsm.EnvTable: s.Table})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s

@@ -151,7 +151,7 @@ func TestGetAccount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "GET", "/accounts/"+tt.id, "")
+			r := s.Do(t, "GET", "/accounts/"+tt.id, "")
 			if tt.status != 200 {
 				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
@@ -164,7 +164,7 @@ func TestGetAccount(t *testing.T) {
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		r := s.do(t, "PUT", "/accounts/"+a.AccountID, "")
+		r := s.Do(t, "PUT", "/accounts/"+a.AccountID, "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
 		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
 			t.Errorf("Allow = %q", r.Header.Get("Allow"))
@@ -180,13 +180,13 @@ func TestUpdateAccount(t *testing.T) {
 	s.createAccount(t, "210987654321", "Beta", "active")
 
 	var got nucleus.Account
-	s.must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha","status":"inactive"}`, &got)
+	s.Must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha","status":"inactive"}`, &got)
 	if got.AccountName != "Alpha" || got.Status != nucleus.AccountInactive || got.RoleARN != a.RoleARN ||
 		got.CreatedAt != a.CreatedAt || got.UpdatedAt <= a.UpdatedAt {
 		t.Errorf("updated = %+v", got)
 	}
 	var g2 nucleus.Account
-	s.must(t, 200, "GET", "/accounts/"+id, "", &g2)
+	s.Must(t, 200, "GET", "/accounts/"+id, "", &g2)
 	if g2 != got {
 		t.Errorf("GET after PATCH = %+v, want %+v", g2, got)
 	}
@@ -201,7 +201,7 @@ func TestUpdateAccount(t *testing.T) {
 	}
 
 	_, auditBefore := s.counts(t)
-	s.must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha"}`, &got)
+	s.Must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha"}`, &got)
 	if _, after := s.counts(t); after != auditBefore {
 		t.Error("a patch that changes nothing wrote an audit entry")
 	}
@@ -225,7 +225,7 @@ func TestUpdateAccount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "PATCH", "/accounts/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "PATCH", "/accounts/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// A refused update creates no phantom account and no audit entry.
@@ -237,7 +237,7 @@ func accountNames(t *testing.T, s *service, query string) []string {
 	var names []string
 	for cur := ""; ; {
 		var p nucleus.AccountPage
-		s.must(t, 200, "GET", "/accounts?"+query+"&cursor="+cur, "", &p)
+		s.Must(t, 200, "GET", "/accounts?"+query+"&cursor="+cur, "", &p)
 		for _, a := range p.Accounts {
 			names = append(names, a.AccountName)
 		}
@@ -283,7 +283,7 @@ func TestListAccounts(t *testing.T) {
 			cur := ""
 			for i := 0; ; i++ {
 				var p nucleus.AccountPage
-				s.must(t, 200, "GET", "/accounts?"+tt.query+"&cursor="+cur, "", &p)
+				s.Must(t, 200, "GET", "/accounts?"+tt.query+"&cursor="+cur, "", &p)
 				if i >= len(tt.sizes) || len(p.Accounts) != tt.sizes[i] {
 					t.Fatalf("page %d has %d accounts, want sizes %v", i, len(p.Accounts), tt.sizes)
 				}
@@ -308,14 +308,14 @@ func TestListAccounts(t *testing.T) {
 	}
 
 	var p nucleus.AccountPage
-	s.must(t, 200, "GET", "/accounts?limit=2&status=active", "", &p)
+	s.Must(t, 200, "GET", "/accounts?limit=2&status=active", "", &p)
 	filtered := p.Next
-	s.must(t, 200, "GET", "/accounts?limit=2", "", &p)
+	s.Must(t, 200, "GET", "/accounts?limit=2", "", &p)
 	unfiltered := p.Next
 	var sp nucleus.SchedulePage
 	sc := s.createSchedule(t, "a")
 	s.createSchedule(t, "b")
-	s.must(t, 200, "GET", "/schedules?limit=1", "", &sp)
+	s.Must(t, 200, "GET", "/schedules?limit=1", "", &sp)
 	_ = sc
 	tampered := []byte(unfiltered)
 	tampered[len(tampered)/2] ^= 0x01
@@ -343,11 +343,11 @@ func TestListAccounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "GET", "/accounts?"+tt.query, ""), 400, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "GET", "/accounts?"+tt.query, ""), 400, tt.code, tt.field, "")
 		})
 	}
 	if p := (nucleus.AccountPage{}); true {
-		s.must(t, 200, "GET", "/accounts?cursor="+unfiltered+"&limit=50", "", &p)
+		s.Must(t, 200, "GET", "/accounts?cursor="+unfiltered+"&limit=50", "", &p)
 		if len(p.Accounts) != 21 || p.Next != "" {
 			t.Errorf("cursor with another limit: %d accounts, next %q", len(p.Accounts), p.Next)
 		}
@@ -357,7 +357,7 @@ func TestListAccounts(t *testing.T) {
 func TestEmptyLists(t *testing.T) {
 	s := newService(t, options{})
 	for _, path := range []string{"/accounts", "/accounts?status=active", "/schedules", "/audit", "/audit/global"} {
-		r := s.do(t, "GET", path, "")
+		r := s.Do(t, "GET", path, "")
 		if r.Status != 200 || !regexp.MustCompile(`^\{"\w+":\[\]\}\n$`).Match(r.Body) {
 			t.Errorf("GET %s: %d %s", path, r.Status, r.Body)
 		}
@@ -379,7 +379,7 @@ func TestListAccountsBoundedScan(t *testing.T) {
 	var got []string
 	for cur := ""; ; pages++ {
 		var p nucleus.AccountPage
-		s.must(t, 200, "GET", "/accounts?status=active&limit=1&cursor="+cur, "", &p)
+		s.Must(t, 200, "GET", "/accounts?status=active&limit=1&cursor="+cur, "", &p)
 		for _, a := range p.Accounts {
 			got = append(got, a.AccountName)
 		}

@@ -28,9 +28,9 @@ func TestAuditLog(t *testing.T) {
 	s.createAccount(t, acct, "Dev", "active")
 	sc := s.createSchedule(t, "Nightly")
 	for i := range 10 {
-		s.must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil)
+		s.Must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil)
 	}
-	s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1)), nil)
+	s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1)), nil)
 
 	// One entity: 12 entries newest first, paged.
 	var all []nucleus.AuditEntry
@@ -104,7 +104,7 @@ func TestAuditLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "GET", tt.path, ""), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "GET", tt.path, ""), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// The log is history: an id that never existed has an empty one.
@@ -119,7 +119,7 @@ func TestAuditExpiry(t *testing.T) {
 	c := newClock(time.Second)
 	s := newService(t, options{now: c.Now})
 	sc := s.createSchedule(t, "Nightly")
-	s.must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, `{"enabled":false}`, nil)
+	s.Must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, `{"enabled":false}`, nil)
 	// An entry whose expire_at lies in the past although its timestamp is
 	// recent (written by another tool): the filter hides it.
 	ts := nucleus.Timestamp(c.Now())
@@ -128,7 +128,7 @@ func TestAuditExpiry(t *testing.T) {
 		"gsi1pk": "AUDIT#GLOBAL", "gsi1sk": "TIMESTAMP#" + ts + "#01J0000000000000000000000X",
 		"action": "EXECUTE", "user_id": "scheduler", "details": "{}", "status": "SUCCESS", "expire_at": time.Now().Add(-time.Hour).Unix(),
 	})
-	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.Audit), Item: item}); err != nil {
+	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.Audit), Item: item}); err != nil {
 		t.Fatal(err)
 	}
 	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); len(p.Entries) != 2 {
@@ -160,7 +160,7 @@ func TestSameInstantAudit(t *testing.T) {
 	s := newService(t, options{now: c.Now})
 	sc := s.createSchedule(t, "Nightly")
 	for i := range 5 {
-		s.must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil)
+		s.Must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil)
 	}
 	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
 	ids := map[string]bool{}
@@ -182,15 +182,15 @@ func TestAuditAtomicWithChange(t *testing.T) {
 	c := newClock(0)
 	s := newService(t, options{now: c.Now, newEntryID: func(time.Time) string { return "01J00000000000000000000000" }})
 	sc := s.createSchedule(t, "Nightly")
-	r := s.do(t, "PATCH", "/schedules/"+sc.ScheduleID, `{"schedule_name":"Renamed"}`)
+	r := s.Do(t, "PATCH", "/schedules/"+sc.ScheduleID, `{"schedule_name":"Renamed"}`)
 	apitest.WantError(t, r, 500, "internal", "", "")
 	var d nucleus.ScheduleDetail
-	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
 	if d.Schedule.ScheduleName != "Nightly" {
 		t.Errorf("change applied without its audit entry: %+v", d.Schedule)
 	}
 	s.createAccount(t, "123456789012", "Dev", "active")
-	apitest.WantError(t, s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody("123456789012", ec2ARN("123456789012", 1))), 500, "internal", "", "")
+	apitest.WantError(t, s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody("123456789012", ec2ARN("123456789012", 1))), 500, "internal", "", "")
 	// Two creates worked (their entries went to different partitions);
 	// nothing else was written.
 	s.wantCounts(t, 2, 2)
@@ -244,7 +244,7 @@ func TestRecordExecution(t *testing.T) {
 	app, audit := s.counts(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "POST", "/audit", tt.body)
+			r := s.Do(t, "POST", "/audit", tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				s.wantCounts(t, app, audit)
@@ -266,7 +266,7 @@ func TestRecordExecution(t *testing.T) {
 		})
 	}
 	var a nucleus.Account
-	s.must(t, 200, "GET", "/accounts/"+acct, "", &a)
+	s.Must(t, 200, "GET", "/accounts/"+acct, "", &a)
 	p := s.audit(t, "/audit/account/"+acct)
 	if a.LastTestRunAt == "" || a.LastTestRunAt != p.Entries[0].Timestamp || a.UpdatedAt == a.LastTestRunAt {
 		t.Errorf("last_test_run_at %q, entry %+v", a.LastTestRunAt, p.Entries[0])
@@ -281,7 +281,7 @@ func TestRecordExecution(t *testing.T) {
 // and a header cannot override it.
 func TestIAMCaller(t *testing.T) {
 	s := newService(t, options{})
-	adapter := httpadapter.NewV2(s.h)
+	adapter := httpadapter.NewV2(s.H)
 	const caller = "arn:aws:sts::123456789012:assumed-role/Ops/alice"
 	ev := events.APIGatewayV2HTTPRequest{
 		RawPath: "/schedules",
@@ -325,11 +325,11 @@ func TestIAMCaller(t *testing.T) {
 // deployed routes) answers: no "no route" 404, no 405, no 5xx.
 func TestRoutes(t *testing.T) {
 	s := newService(t, options{})
-	for _, route := range s.h.(api.Routed).Patterns() {
+	for _, route := range s.H.(api.Routed).Patterns() {
 		method, path, _ := strings.Cut(route, " ")
 		path = strings.NewReplacer("{id}", "3f1d7e3a-1111-4000-8000-000000000000", "{entityType}", "schedule",
 			"{arn...}", url.PathEscape(ec2ARN("123456789012", 1))).Replace(path)
-		r := s.do(t, method, path, "{}")
+		r := s.Do(t, method, path, "{}")
 		var e apitest.ErrorBody
 		_ = json.Unmarshal(r.Body, &e)
 		if r.Status == 405 || strings.Contains(e.Error.Message, "no route") || r.Status >= 500 {

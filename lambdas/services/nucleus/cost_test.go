@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -14,16 +15,12 @@ import (
 func recorded(t testing.TB, s *service, cloud *nucleus.Cloud) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	env := map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit}
-	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Client = rec.Client(s.client)
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit})
+	cfg.Client = rec.Client(s.Client)
 	cfg.Cloud = cloud
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s
-	r.h = nucleus.NewHandler(cfg)
+	r.H = nucleus.NewHandler(cfg)
 	return &r, rec
 }
 
@@ -40,11 +37,11 @@ func TestCost(t *testing.T) {
 		s.createAccount(t, fmt.Sprintf("10000000000%d", i), fmt.Sprintf("Acct %d", i), "active")
 	}
 	sc := s.createSchedule(t, "Office hours")
-	s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 1)), nil)
+	s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct.AccountID, ec2ARN(acct.AccountID, 1)), nil)
 	user := []string{nucleus.HeaderUserID, testUser}
 	path := func(p string) func() string { return func() string { return p } }
 	schedule := path("/schedules/" + sc.ScheduleID)
-	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+	rows := ddbrecord.Measure(t, s.H, rec, []ddbrecord.Case{
 		{Operation: "POST /accounts", Method: "POST", Path: path("/accounts"), Header: user,
 			Body:   `{"account_id":"210987654321","account_name":"Prod","role_arn":"arn:aws:iam::210987654321:role/NucleusRole"}`,
 			Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 8},

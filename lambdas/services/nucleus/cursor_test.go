@@ -39,7 +39,7 @@ func TestForgedCursor(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			app, audit := s.counts(t)
-			r := s.do(t, "GET", tt.path, "")
+			r := s.Do(t, "GET", tt.path, "")
 			if r.Status != 400 {
 				t.Fatalf("%d %s, want 400", r.Status, r.Body)
 			}

@@ -17,7 +17,7 @@ import (
 // requests m counts.
 func (e *execEnv) meteredExecutor(t testing.TB, m *ddbrecord.Recorder) *nucleus.Executor {
 	t.Helper()
-	x, err := nucleus.NewExecutorFromConfig(nucleus.ExecutorConfig{Tables: e.tables, Client: m.Client(e.client),
+	x, err := nucleus.NewExecutorFromConfig(nucleus.ExecutorConfig{Tables: e.tables, Client: m.Client(e.Client),
 		Cloud: nucleus.NewCloudFromConfig(awsloop.Config(executorKey), map[string]string{
 			nucleus.EnvEndpointSTS: e.sts.URL(), nucleus.EnvEndpointEC2: e.ec2.URL(),
 			nucleus.EnvEndpointRDS: e.rds.URL(), nucleus.EnvEndpointECS: e.ecs.URL(),
@@ -33,9 +33,9 @@ func (e *execEnv) meteredExecutor(t testing.TB, m *ddbrecord.Recorder) *nucleus.
 func (e *execEnv) everyMinute(t testing.TB, resources int) {
 	t.Helper()
 	e.accountWithRole(t, acctA, "")
-	e.must(t, 201, "POST", "/schedules", `{"schedule_name":"every minute","start_cron":"* * * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, nil)
+	e.Must(t, 201, "POST", "/schedules", `{"schedule_name":"every minute","start_cron":"* * * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, nil)
 	var page nucleus.SchedulePage
-	e.must(t, 200, "GET", "/schedules", "", &page)
+	e.Must(t, 200, "GET", "/schedules", "", &page)
 	for i := range resources {
 		id := fmt.Sprintf("i-%017x", i+1)
 		e.ec2.AddInstance(id, awsloop.InstanceStopped)

@@ -100,7 +100,7 @@ func (e *execEnv) accountWithRole(t testing.TB, id, externalID string) string {
 		body["external_id"] = externalID
 	}
 	b, _ := json.Marshal(body)
-	e.must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
+	e.Must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
 	e.sts.Trust(role, externalID)
 	return role
 }
@@ -124,7 +124,7 @@ func (e *execEnv) scheduleAt(t testing.TB, zone string, starts, stops []time.Tim
 	b, _ := json.Marshal(map[string]any{"schedule_name": "exec " + zone, "start_cron": cron(starts), "end_cron": cron(stops),
 		"timezone": zone, "enabled": true})
 	var sc nucleus.Schedule
-	e.must(t, http.StatusCreated, "POST", "/schedules", string(b), &sc)
+	e.Must(t, http.StatusCreated, "POST", "/schedules", string(b), &sc)
 	return sc.ScheduleID
 }
 
@@ -147,7 +147,7 @@ func join(set map[int]bool) string {
 func (e *execEnv) attach(t testing.TB, scheduleID, typ, region, account, arn string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"resource_arn": arn, "resource_type": typ, "region": region, "account_id": account})
-	e.must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", string(b), nil)
+	e.Must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", string(b), nil)
 }
 
 // executions returns the schedule's EXECUTE entries by resource ARN.
@@ -335,7 +335,7 @@ func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 	var detail struct {
 		Resources []nucleus.Resource `json:"resources"`
 	}
-	e.must(t, http.StatusOK, "GET", "/schedules/"+sid, "", &detail)
+	e.Must(t, http.StatusOK, "GET", "/schedules/"+sid, "", &detail)
 	for _, r := range detail.Resources {
 		want := map[string]int32{serviceB: 3, legacySvcB: 2}[r.ResourceARN]
 		if got := r.PreviousDesiredCount; (want == 0) != (got == nil) || got != nil && *got != want {
@@ -437,7 +437,7 @@ func TestExecutorTakesOverAnExpiredClaim(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(e.tables.Audit), Item: av}); err != nil {
+		if _, err := e.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(e.tables.Audit), Item: av}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -483,7 +483,7 @@ func TestExecutorWhatIsDue(t *testing.T) {
 		ids = append(ids, sid)
 	}
 	// Disabled: never.
-	e.must(t, http.StatusOK, "PATCH", "/schedules/"+ids[4], `{"enabled":false}`, nil)
+	e.Must(t, http.StatusOK, "PATCH", "/schedules/"+ids[4], `{"enabled":false}`, nil)
 
 	// Past the look-back: neither fire is executed.
 	e.run(t, fire.Add(2*time.Minute+nucleus.DefaultLookBack+time.Second))
@@ -500,7 +500,7 @@ func TestExecutorWhatIsDue(t *testing.T) {
 	}
 	// A schedule edited after the stop fired does not replay it.
 	e.setClock(fire.Add(2*time.Minute + 10*time.Second))
-	e.must(t, http.StatusOK, "PATCH", "/schedules/"+ids[0], `{"schedule_name":"renamed"}`, nil)
+	e.Must(t, http.StatusOK, "PATCH", "/schedules/"+ids[0], `{"schedule_name":"renamed"}`, nil)
 	// The stop's own run: the three other enabled schedules, across pages.
 	e.run(t, fire.Add(2*time.Minute+20*time.Second))
 	if n := len(e.ec2.CallsOf("StopInstances")); n != 3 {
@@ -526,7 +526,7 @@ func TestExecutorAccountFailures(t *testing.T) {
 	e.createAccount(t, acctB, "untrusted", "active") // role not trusted by the fake STS
 	const acctC = "333333333333"
 	e.accountWithRole(t, acctC, "")
-	e.must(t, http.StatusOK, "PATCH", "/accounts/"+acctC, `{"status":"inactive"}`, nil)
+	e.Must(t, http.StatusOK, "PATCH", "/accounts/"+acctC, `{"status":"inactive"}`, nil)
 	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
 	arns := map[string]string{}

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
-	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
 // TestHostileInput: every hostile input of apitest.Hostile is a 4xx that
@@ -15,8 +13,7 @@ func TestHostileInput(t *testing.T) {
 	s := newService(t, options{})
 	acct := s.createAccount(t, "111111111111", "one", "active")
 	sc := s.createSchedule(t, "office hours")
-	digest := func(t testing.TB) string { return testenv.Digest(t, s.client, s.tables.App, s.tables.Audit) }
-	apitest.Hostile(t, s.h, s.h.(api.Routed).Patterns(), digest,
+	s.Hostile(t, s.H,
 		apitest.Write{Method: "POST", Path: "/accounts", Body: `{"account_id":"222222222222","account_name":"two","role_arn":"` + roleARN("222222222222") + `","status":"active"}`},
 		apitest.Write{Method: "PATCH", Path: "/accounts/" + acct.AccountID, Body: `{"account_name":"Alpha"}`},
 		apitest.Write{Method: "POST", Path: "/schedules", Body: `{"schedule_name":"n","start_cron":"0 8 * * MON-FRI","end_cron":"0 18 * * MON-FRI","timezone":"Europe/Berlin","enabled":true}`},

@@ -45,12 +45,12 @@ func TestConnectionTest(t *testing.T) {
 	s := newService(t, options{cloud: cloud})
 	role := "arn:aws:iam::" + acctA + ":role/nucleus-executor-ok"
 	b, _ := json.Marshal(map[string]string{"account_id": acctA, "account_name": "A", "role_arn": role, "external_id": "tenant:a/1"})
-	s.must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
+	s.Must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
 	fake.Trust(role, "tenant:a/1")
 	s.createAccount(t, acctB, "B", "active") // its role is not trusted
 
 	var ok testResult
-	s.must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &ok)
+	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &ok)
 	if ok.Status != "SUCCESS" || ok.Details["assumed_role_arn"] != "arn:aws:sts::"+acctA+":assumed-role/nucleus-executor-ok/"+nucleus.SessionTest ||
 		ok.Details["caller_arn"] != ok.Details["assumed_role_arn"] || !tsPattern.MatchString(ok.TestedAt) {
 		t.Errorf("result %+v", ok)
@@ -64,13 +64,13 @@ func TestConnectionTest(t *testing.T) {
 		t.Errorf("GetCallerIdentity signed by %s", who.AccessKeyID)
 	}
 	var a nucleus.Account
-	s.must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
+	s.Must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
 	if a.LastTestRunAt != ok.TestedAt || a.LastTestStatus != nucleus.StatusSuccess || a.ExternalID != "tenant:a/1" {
 		t.Errorf("account after test %+v", a)
 	}
 
 	var denied testResult
-	s.must(t, http.StatusOK, "POST", "/accounts/"+acctB+"/test", "", &denied)
+	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctB+"/test", "", &denied)
 	if e, _ := denied.Details["error"].(map[string]any); denied.Status != "FAIL" || e["code"] != "AccessDenied" || denied.Details["call"] != "sts:AssumeRole" {
 		t.Errorf("untrusted role: %+v", denied)
 	}
@@ -79,12 +79,12 @@ func TestConnectionTest(t *testing.T) {
 	}
 
 	calls := len(fake.Calls())
-	apitest.WantError(t, s.do(t, "POST", "/accounts/999999999999/test", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "POST", "/accounts/999999999999/test", ""), 404, "not_found", "", "")
 	apitest.WantError(t, s.doAs(t, "", "POST", "/accounts/"+acctA+"/test", ""), 400, "validation_failed", nucleus.HeaderUserID, "")
 	if len(fake.Calls()) != calls {
 		t.Error("refused tests called STS")
 	}
-	apitest.WantError(t, newService(t, options{}).do(t, "POST", "/accounts/"+acctA+"/test", ""), 503, "unavailable", "", "")
+	apitest.WantError(t, newService(t, options{}).Do(t, "POST", "/accounts/"+acctA+"/test", ""), 503, "unavailable", "", "")
 }
 
 // Concurrent tests whose times run backwards relative to their start (an
@@ -108,10 +108,10 @@ func TestLastTestRunAtOnlyMovesForward(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			if i%2 == 0 {
-				s.must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", nil)
+				s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", nil)
 				return
 			}
-			s.must(t, http.StatusCreated, "POST", "/audit", `{"entity_type":"account","entity_id":"`+acctA+`","action":"EXECUTE","status":"FAIL"}`, nil)
+			s.Must(t, http.StatusCreated, "POST", "/audit", `{"entity_type":"account","entity_id":"`+acctA+`","action":"EXECUTE","status":"FAIL"}`, nil)
 		})
 	}
 	wg.Wait()
@@ -125,7 +125,7 @@ func TestLastTestRunAtOnlyMovesForward(t *testing.T) {
 		}
 	}
 	var a nucleus.Account
-	s.must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
+	s.Must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
 	if tests != n || a.LastTestRunAt != newest {
 		t.Errorf("%d tests logged; last_test_run_at %s, newest test %s", tests, a.LastTestRunAt, newest)
 	}
@@ -133,13 +133,13 @@ func TestLastTestRunAtOnlyMovesForward(t *testing.T) {
 
 func (s *service) attachTo(t *testing.T, scheduleID, account string, n int) {
 	t.Helper()
-	s.must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", resourceBody(account, ec2ARN(account, n)), nil)
+	s.Must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", resourceBody(account, ec2ARN(account, n)), nil)
 }
 
 func (s *service) resourceCount(t *testing.T, account string) int64 {
 	t.Helper()
 	var a nucleus.Account
-	s.must(t, http.StatusOK, "GET", "/accounts/"+account, "", &a)
+	s.Must(t, http.StatusOK, "GET", "/accounts/"+account, "", &a)
 	return a.ResourceCount
 }
 
@@ -159,16 +159,16 @@ func TestDeleteSchedule(t *testing.T) {
 	app, audit := s.counts(t)
 
 	apitest.WantError(t, s.doAs(t, "", "DELETE", "/schedules/"+sc.ScheduleID, ""), 400, "validation_failed", nucleus.HeaderUserID, "")
-	apitest.WantError(t, s.do(t, "DELETE", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "DELETE", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
 	s.wantCounts(t, app, audit)
 
-	if r := s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != http.StatusNoContent {
+	if r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	s.wantCounts(t, app-4, audit+1)
-	apitest.WantError(t, s.do(t, "GET", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
 	if a, b := s.resourceCount(t, acctA), s.resourceCount(t, acctB); a != 1 || b != 0 {
 		t.Errorf("after delete resource_count A %d B %d", a, b)
 	}
@@ -193,14 +193,14 @@ func TestDeleteScheduleRacingAttaches(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 8 {
 			wg.Go(func() {
-				r := s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acctA, ec2ARN(acctA, 1000*round+i+1)))
+				r := s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acctA, ec2ARN(acctA, 1000*round+i+1)))
 				if r.Status != 201 && r.Status != 404 && r.Status != 409 {
 					t.Errorf("attach: %d %s", r.Status, r.Body)
 				}
 			})
 		}
 		wg.Go(func() {
-			if r := s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != 204 && r.Status != 409 {
+			if r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != 204 && r.Status != 409 {
 				t.Errorf("delete: %d %s", r.Status, r.Body)
 			}
 		})
@@ -234,10 +234,10 @@ func TestDeleteScheduleTooManyResources(t *testing.T) {
 		s.attachTo(t, sc.ScheduleID, acctA, i+1)
 	}
 	app, audit := s.counts(t)
-	apitest.WantError(t, s.do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 409, "conflict", "", "detach")
+	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 409, "conflict", "", "detach")
 	s.wantCounts(t, app, audit)
-	s.must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
-	s.must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID, "", nil)
+	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
+	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID, "", nil)
 	s.wantCounts(t, 1, audit+2)
 	if c := s.resourceCount(t, acctA); c != 0 {
 		t.Errorf("resource_count %d", c)
@@ -250,15 +250,15 @@ func TestDeleteAccount(t *testing.T) {
 	sc := s.createSchedule(t, "S")
 	s.attachTo(t, sc.ScheduleID, acctA, 1)
 	app, audit := s.counts(t)
-	apitest.WantError(t, s.do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "detach")
-	apitest.WantError(t, s.do(t, "DELETE", "/accounts/999999999999", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "DELETE", "/accounts/x", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "detach")
+	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/999999999999", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/x", ""), 404, "not_found", "", "")
 	apitest.WantError(t, s.doAs(t, "", "DELETE", "/accounts/"+acctA, ""), 400, "validation_failed", nucleus.HeaderUserID, "")
 	s.wantCounts(t, app, audit)
 
-	s.must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
-	s.must(t, http.StatusNoContent, "DELETE", "/accounts/"+acctA, "", nil)
-	apitest.WantError(t, s.do(t, "GET", "/accounts/"+acctA, ""), 404, "not_found", "", "")
+	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
+	s.Must(t, http.StatusNoContent, "DELETE", "/accounts/"+acctA, "", nil)
+	apitest.WantError(t, s.Do(t, "GET", "/accounts/"+acctA, ""), 404, "not_found", "", "")
 	if e := s.audit(t, "/audit/account/"+acctA).Entries[0]; e.Action != nucleus.ActionDelete || !strings.Contains(string(e.Details), `"account_name":"A"`) {
 		t.Errorf("DELETE entry %+v", e)
 	}
@@ -277,10 +277,10 @@ func TestDeleteAccountWithUncountedResource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.App), Item: av}); err != nil {
+	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.App), Item: av}); err != nil {
 		t.Fatal(err)
 	}
-	apitest.WantError(t, s.do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "")
 }
 
 // An account delete racing attaches to it: either the attach lands first
@@ -295,9 +295,9 @@ func TestDeleteAccountRacingAttach(t *testing.T) {
 		var wg sync.WaitGroup
 		var attached, deleted bool
 		wg.Go(func() {
-			attached = s.do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1))).Status == 201
+			attached = s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1))).Status == 201
 		})
-		wg.Go(func() { deleted = s.do(t, "DELETE", "/accounts/"+acct, "").Status == 204 })
+		wg.Go(func() { deleted = s.Do(t, "DELETE", "/accounts/"+acct, "").Status == 204 })
 		wg.Wait()
 		if attached == deleted {
 			t.Errorf("round %d: attached %v, deleted %v: want exactly one", round, attached, deleted)

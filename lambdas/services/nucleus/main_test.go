@@ -1,36 +1,32 @@
 package nucleus_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // endpoint is the DynamoDB Local the tests use, for the Example (which has
 // no testing.TB to ask testenv with).
 var endpoint string
 
 // service is a Nucleus API on fresh tables created from the dev golden
-// template, configured from the environment variables as in AWS.
+// template, configured from the environment variables as in AWS. Its
+// requests are testUser's.
 type service struct {
-	h      http.Handler
-	client *dynamodb.Client
+	servicetest.Service
 	tables nucleus.Tables
 }
 
@@ -44,6 +40,12 @@ type options struct {
 func tableNames(t testing.TB) nucleus.Tables {
 	t.Helper()
 	_, names := testenv.Tables(t, testenv.Template(t, "dev", "nucleus"))
+	return byRole(t, names)
+}
+
+// byRole finds the tables among names (logical id → name) by role.
+func byRole(t testing.TB, names map[string]string) nucleus.Tables {
+	t.Helper()
 	var tables nucleus.Tables
 	for id, name := range names {
 		switch {
@@ -62,23 +64,14 @@ func tableNames(t testing.TB) nucleus.Tables {
 func newService(t testing.TB, opts options) *service {
 	t.Helper()
 	endpoint = testenv.Endpoint(t)
-	tables := tableNames(t)
-	env := map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit}
-	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The handler's client is recorded as the function's (testenv.Main);
-	// fixtures and assertions use their own.
-	client := testenv.Client(t)
-	cfg.Client = testenv.ServiceClient(t, "nucleus")
-	cfg.Now = opts.now
-	cfg.NewEntryID = opts.newEntryID
-	cfg.Cloud = opts.cloud
-	if !testing.Verbose() {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &service{h: nucleus.NewHandler(cfg), client: client, tables: cfg.Tables}
+	s := servicetest.Start(t, "nucleus", nil)
+	tables := byRole(t, s.Tables)
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit})
+	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "nucleus"), servicetest.Logger()
+	cfg.Now, cfg.NewEntryID, cfg.Cloud = opts.now, opts.newEntryID, opts.cloud
+	s.H = nucleus.NewHandler(cfg)
+	s.Headers = []string{nucleus.HeaderUserID, testUser}
+	return &service{Service: s, tables: cfg.Tables}
 }
 
 // newClock starts at the real time: DynamoDB Local runs TTL deletion, so
@@ -89,43 +82,20 @@ func newClock(step time.Duration) *apitest.Clock {
 
 const testUser = "alice@example.com"
 
-// do sends a request as testUser.
-func (s *service) do(t testing.TB, method, path, body string) apitest.Response {
-	t.Helper()
-	return s.doAs(t, testUser, method, path, body)
-}
-
 // doAs sends a request with X-User-Id user ("" for none).
 func (s *service) doAs(t testing.TB, user, method, path, body string) apitest.Response {
 	t.Helper()
 	if user == "" {
-		return apitest.Do(t, s.h, method, path, body)
+		return apitest.Do(t, s.H, method, path, body)
 	}
-	return apitest.Do(t, s.h, method, path, body, nucleus.HeaderUserID, user)
-}
-
-// must sends a request and fails unless it answers status; it decodes the
-// body into v when v is not nil.
-func (s *service) must(t testing.TB, status int, method, path, body string, v any) {
-	t.Helper()
-	r := s.do(t, method, path, body)
-	if r.Status != status {
-		t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
-	}
-	if v != nil {
-		r.JSON(t, v)
-	}
+	return apitest.Do(t, s.H, method, path, body, nucleus.HeaderUserID, user)
 }
 
 // items returns every item of table, read consistently.
 func (s *service) items(t *testing.T, table string) []map[string]any {
 	t.Helper()
-	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var items []map[string]any
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+	if err := attributevalue.UnmarshalListOfMaps(s.Items(t, table), &items); err != nil {
 		t.Fatal(err)
 	}
 	return items
@@ -155,7 +125,7 @@ func (s *service) createAccount(t testing.TB, id, name, status string) nucleus.A
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"account_id": id, "account_name": name, "role_arn": roleARN(id), "status": status})
 	var a nucleus.Account
-	s.must(t, http.StatusCreated, "POST", "/accounts", string(b), &a)
+	s.Must(t, http.StatusCreated, "POST", "/accounts", string(b), &a)
 	return a
 }
 
@@ -164,7 +134,7 @@ func (s *service) createSchedule(t testing.TB, name string) nucleus.Schedule {
 	b, _ := json.Marshal(map[string]any{"schedule_name": name, "start_cron": "0 8 * * MON-FRI", "end_cron": "0 18 * * MON-FRI",
 		"timezone": "Europe/Berlin", "enabled": true})
 	var sc nucleus.Schedule
-	s.must(t, http.StatusCreated, "POST", "/schedules", string(b), &sc)
+	s.Must(t, http.StatusCreated, "POST", "/schedules", string(b), &sc)
 	return sc
 }
 
@@ -181,6 +151,6 @@ type auditPage struct {
 func (s *service) audit(t testing.TB, path string) auditPage {
 	t.Helper()
 	var p auditPage
-	s.must(t, http.StatusOK, "GET", path, "", &p)
+	s.Must(t, http.StatusOK, "GET", path, "", &p)
 	return p
 }

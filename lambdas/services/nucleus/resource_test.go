@@ -56,7 +56,7 @@ func TestAttachResource(t *testing.T) {
 	app, audit := s.counts(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "PUT", tt.path, tt.body)
+			r := s.Do(t, "PUT", tt.path, tt.body)
 			if tt.status >= 400 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				s.wantCounts(t, app, audit) // neither resource nor audit entry
@@ -80,7 +80,7 @@ func TestAttachResource(t *testing.T) {
 		})
 	}
 	t.Run("unknown account names account_id", func(t *testing.T) {
-		apitest.WantError(t, s.do(t, "PUT", path, body("ec2", ec2ARN(other, 2), "us-east-1", other)), 409, "conflict", "", "account_id")
+		apitest.WantError(t, s.Do(t, "PUT", path, body("ec2", ec2ARN(other, 2), "us-east-1", other)), 409, "conflict", "", "account_id")
 	})
 	t.Run("missing user", func(t *testing.T) {
 		apitest.WantError(t, s.doAs(t, "", "PUT", path, body("ec2", ec2ARN(acct, 7), "us-east-1", acct)), 400, "validation_failed", nucleus.HeaderUserID, "")
@@ -99,9 +99,9 @@ func TestDetachResource(t *testing.T) {
 	sc := s.createSchedule(t, "Nightly")
 	ecs := "arn:aws:ecs:us-east-1:" + acct + ":service/cluster/web"
 	for _, arn := range []string{ec2ARN(acct, 1), ec2ARN(acct, 2)} {
-		s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arn), nil)
+		s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arn), nil)
 	}
-	s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources",
+	s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources",
 		`{"resource_arn":"`+ecs+`","resource_type":"ecs","region":"us-east-1","account_id":"`+acct+`"}`, nil)
 	base := "/schedules/" + sc.ScheduleID + "/resources/"
 
@@ -120,7 +120,7 @@ func TestDetachResource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "DELETE", tt.path, "")
+			r := s.Do(t, "DELETE", tt.path, "")
 			if tt.status == 204 {
 				if r.Status != 204 || len(r.Body) != 0 {
 					t.Fatalf("status %d %s", r.Status, r.Body)
@@ -131,7 +131,7 @@ func TestDetachResource(t *testing.T) {
 		})
 	}
 	var d nucleus.ScheduleDetail
-	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
 	if len(d.Resources) != 0 {
 		t.Errorf("resources left: %+v", d.Resources)
 	}
@@ -159,16 +159,16 @@ func TestAccountResources(t *testing.T) {
 	for i := range 3 {
 		sc := s.createSchedule(t, fmt.Sprint("s", i))
 		for j := range 2 {
-			s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(a, ec2ARN(a, i*10+j)), nil)
+			s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(a, ec2ARN(a, i*10+j)), nil)
 			want = append(want, sc.ScheduleID+" "+ec2ARN(a, i*10+j))
 		}
-		s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(b, ec2ARN(b, i)), nil)
+		s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(b, ec2ARN(b, i)), nil)
 	}
 	var got []string
 	cur := ""
 	for {
 		var p nucleus.ResourcePage
-		s.must(t, 200, "GET", "/accounts/"+a+"/resources?limit=4&cursor="+cur, "", &p)
+		s.Must(t, 200, "GET", "/accounts/"+a+"/resources?limit=4&cursor="+cur, "", &p)
 		for _, r := range p.Resources {
 			if r.AccountID != a {
 				t.Errorf("foreign resource %+v", r)
@@ -184,13 +184,13 @@ func TestAccountResources(t *testing.T) {
 		t.Errorf("got %d resources, want %d: %v", len(got), len(want), got)
 	}
 	var p nucleus.ResourcePage
-	s.must(t, 200, "GET", "/accounts/"+a+"/resources?limit=1", "", &p)
-	apitest.WantError(t, s.do(t, "GET", "/accounts/"+b+"/resources?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
-	apitest.WantError(t, s.do(t, "GET", "/accounts/999999999999/resources", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "GET", "/accounts/1/resources", ""), 404, "not_found", "", "")
+	s.Must(t, 200, "GET", "/accounts/"+a+"/resources?limit=1", "", &p)
+	apitest.WantError(t, s.Do(t, "GET", "/accounts/"+b+"/resources?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	apitest.WantError(t, s.Do(t, "GET", "/accounts/999999999999/resources", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "GET", "/accounts/1/resources", ""), 404, "not_found", "", "")
 	s.createAccount(t, "111111111111", "Empty", "active")
 	p = nucleus.ResourcePage{}
-	s.must(t, 200, "GET", "/accounts/111111111111/resources", "", &p)
+	s.Must(t, 200, "GET", "/accounts/111111111111/resources", "", &p)
 	if p.Resources == nil || len(p.Resources) != 0 || p.Next != "" {
 		t.Errorf("empty account: %+v", p)
 	}

@@ -77,7 +77,7 @@ func TestCreateSchedule(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "POST", "/schedules", tt.body)
+			r := s.Do(t, "POST", "/schedules", tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -109,13 +109,13 @@ func TestGetSchedule(t *testing.T) {
 	var arns []string
 	for i := range 7 {
 		arns = append(arns, ec2ARN(acct, i))
-		s.must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arns[i]), nil)
+		s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arns[i]), nil)
 	}
-	s.must(t, 201, "PUT", "/schedules/"+other.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 99)), nil)
+	s.Must(t, 201, "PUT", "/schedules/"+other.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 99)), nil)
 
 	// One call: the schedule and all its resources.
 	var d nucleus.ScheduleDetail
-	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
 	if *d.Schedule != sc || len(d.Resources) != 7 || d.Next != "" {
 		t.Fatalf("detail = %+v", d)
 	}
@@ -130,7 +130,7 @@ func TestGetSchedule(t *testing.T) {
 	cur := ""
 	for i := 0; ; i++ {
 		var p nucleus.ScheduleDetail
-		s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=3&cursor="+cur, "", &p)
+		s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=3&cursor="+cur, "", &p)
 		if p.Schedule == nil || p.Schedule.ScheduleID != sc.ScheduleID || len(p.Resources) != []int{3, 3, 1}[i] {
 			t.Fatalf("page %d = %+v", i, p)
 		}
@@ -146,23 +146,23 @@ func TestGetSchedule(t *testing.T) {
 		t.Errorf("paged resources %v", got)
 	}
 	var p nucleus.ScheduleDetail
-	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=7", "", &p)
+	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=7", "", &p)
 	if len(p.Resources) != 7 || p.Next != "" {
 		t.Errorf("exact page: %d resources, next %q", len(p.Resources), p.Next)
 	}
-	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=2", "", &p)
+	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=2", "", &p)
 
 	var empty nucleus.ScheduleDetail
-	s.must(t, 200, "GET", "/schedules/"+s.createSchedule(t, "Empty").ScheduleID, "", &empty)
+	s.Must(t, 200, "GET", "/schedules/"+s.createSchedule(t, "Empty").ScheduleID, "", &empty)
 	if empty.Resources == nil || len(empty.Resources) != 0 {
 		t.Errorf("empty schedule resources = %#v", empty.Resources)
 	}
 
-	apitest.WantError(t, s.do(t, "GET", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "GET", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "GET", "/schedules/"+strings.ToUpper(sc.ScheduleID), ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "GET", "/schedules/"+other.ScheduleID+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
-	apitest.WantError(t, s.do(t, "GET", "/schedules/"+sc.ScheduleID+"?page=2", ""), 400, "validation_failed", "page", "")
+	apitest.WantError(t, s.Do(t, "GET", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "GET", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+strings.ToUpper(sc.ScheduleID), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+other.ScheduleID+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+sc.ScheduleID+"?page=2", ""), 400, "validation_failed", "page", "")
 }
 
 func TestUpdateSchedule(t *testing.T) {
@@ -172,14 +172,14 @@ func TestUpdateSchedule(t *testing.T) {
 	s.createSchedule(t, "Gamma")
 
 	var got nucleus.Schedule
-	s.must(t, 200, "PATCH", "/schedules/"+a.ScheduleID, `{"schedule_name":"Zulu","enabled":false,"timezone":"UTC"}`, &got)
+	s.Must(t, 200, "PATCH", "/schedules/"+a.ScheduleID, `{"schedule_name":"Zulu","enabled":false,"timezone":"UTC"}`, &got)
 	if got.ScheduleName != "Zulu" || got.Enabled || got.Timezone != "UTC" || got.StartCron != a.StartCron || got.UpdatedAt <= a.UpdatedAt {
 		t.Errorf("updated = %+v", got)
 	}
 	// The rename is in the alphabetical list at once (gsi1sk changed with
 	// the name; DynamoDB Local updates indexes synchronously).
 	var list nucleus.SchedulePage
-	s.must(t, 200, "GET", "/schedules", "", &list)
+	s.Must(t, 200, "GET", "/schedules", "", &list)
 	var names []string
 	for _, sc := range list.Schedules {
 		names = append(names, sc.ScheduleName)
@@ -215,7 +215,7 @@ func TestUpdateSchedule(t *testing.T) {
 	app, audit := s.counts(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "PATCH", "/schedules/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "PATCH", "/schedules/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	s.wantCounts(t, app, audit)
@@ -232,7 +232,7 @@ func TestConcurrentScheduleUpdates(t *testing.T) {
 	codes := make([]int, 6)
 	for i := range codes {
 		wg.Go(func() {
-			codes[i] = s.do(t, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i+1)).Status
+			codes[i] = s.Do(t, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i+1)).Status
 		})
 	}
 	wg.Wait()
@@ -266,7 +266,7 @@ func TestConcurrentScheduleUpdates(t *testing.T) {
 		prev = c.New
 	}
 	var d nucleus.ScheduleDetail
-	s.must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
 	if d.Schedule.ScheduleName != prev {
 		t.Errorf("stored name %q, last audited %q", d.Schedule.ScheduleName, prev)
 	}

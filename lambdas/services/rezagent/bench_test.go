@@ -27,18 +27,18 @@ func BenchmarkGetMessage(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		rec.Reset()
 		for b.Loop() {
-			if r := s.do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+			if r := s.Do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
 		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.client)
+		client := rec.Client(s.Client)
 		rec.Reset()
 		key, _ := attributevalue.MarshalMap(map[string]string{"message_id": m.MessageID})
 		for b.Loop() {
-			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
+			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -59,14 +59,14 @@ func BenchmarkListMessages(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		rec.Reset()
 		for b.Loop() {
-			if r := s.do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
+			if r := s.Do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
 				b.Fatal(r.Status)
 			}
 		}
 		rec.Report(b, b.N)
 	})
 	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.client)
+		client := rec.Client(s.Client)
 		rec.Reset()
 		ttl := expression.Name("ttl")
 		expr, _ := expression.NewBuilder().
@@ -74,7 +74,7 @@ func BenchmarkListMessages(b *testing.B) {
 			WithFilter(expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(time.Now().Unix())))).
 			Build()
 		for b.Loop() {
-			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String("stage-created_date-index"),
+			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.Table), IndexName: aws.String("stage-created_date-index"),
 				KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(21)})
 			if err != nil {

@@ -14,8 +14,8 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
 	r := *s
-	r.h = rezagent.NewHandler(rezagent.Config{Table: s.table, Stage: "dev", CursorKey: []byte("test-key"),
-		Client: rec.Client(s.client), Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", CursorKey: []byte("test-key"),
+		Client: rec.Client(s.Client), Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler)})
 	return &r, rec
 }
 
@@ -30,10 +30,10 @@ func TestCost(t *testing.T) {
 		s.create(t, "scheduled_hello", fmt.Sprintf(`{"text":"message %d"}`, i))
 	}
 	var first rezagent.Page
-	s.do(t, "GET", "/messages", "").JSON(t, &first)
+	s.Do(t, "GET", "/messages", "").JSON(t, &first)
 	id := func() string { return "/messages/" + m.MessageID }
 	const statusWrite = "one conditional UpdateItem: the table item, its stage-index copy, and the status-index copy moved to the new status (a delete and a put) "
-	rows := ddbrecord.Measure(t, s.h, rec, []ddbrecord.Case{
+	rows := ddbrecord.Measure(t, s.H, rec, []ddbrecord.Case{
 		{Operation: "POST /messages", Method: "POST", Path: func() string { return "/messages" },
 			Body: `{"message_type":"manual_notification","created_by":"ops","payload":{"text":"hi"}}`, Status: 201,
 			Min: ddbrecord.Cost{Requests: 1, Write: 3}, Note: "one conditional PutItem; both indexes hold a copy: 1 WCU each"},
@@ -47,7 +47,7 @@ func TestCost(t *testing.T) {
 			Min:  ddbrecord.Cost{Requests: 1, Write: 3},
 			Note: "a redelivery, the rare path: the first UpdateItem's condition (a status other than processing) fails, and DynamoDB bills that as a write; then one UpdateItem adds 1 to retry_count (the status index copy stays). Reading first would take two requests as well, and leave a race between the read and the write"},
 		{Operation: "PATCH /messages/{id} (refused: completed is final)", Method: "PATCH", Path: func() string {
-			if r := s.do(t, "PATCH", id(), `{"status":"completed"}`); r.Status != 200 {
+			if r := s.Do(t, "PATCH", id(), `{"status":"completed"}`); r.Status != 200 {
 				t.Fatalf("complete: %d %s", r.Status, r.Body)
 			}
 			rec.Reset()

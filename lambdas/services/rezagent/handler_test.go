@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
@@ -75,7 +76,7 @@ func TestCreateMessage(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "POST", "/messages", tt.body)
+			r := s.Do(t, "POST", "/messages", tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -104,7 +105,7 @@ func TestCreateMessage(t *testing.T) {
 			}
 		})
 	}
-	if n := s.count(t); n != created {
+	if n := s.Count(t); n != created {
 		t.Errorf("table holds %d items, want %d: a rejected request wrote", n, created)
 	}
 }
@@ -114,7 +115,7 @@ func TestPayloadFidelity(t *testing.T) {
 	s := newService(t, options{})
 	payload := `{"big":123456789012345678901234567890,"small":0.000001,"neg":-42,"list":[true,null,"s",{"m":1e10}],"unicode":"héllo 😀"}`
 	m := s.create(t, "custom", payload)
-	r := s.do(t, "GET", "/messages/"+m.MessageID, "")
+	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
 	var got struct {
 		Payload json.RawMessage `json:"payload"`
 	}
@@ -179,7 +180,7 @@ func TestCorrelationID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "POST", "/messages", body, tt.headers...)
+			r := s.Do(t, "POST", "/messages", body, tt.headers...)
 			var m rezagent.Message
 			r.JSON(t, &m)
 			want := tt.want
@@ -209,12 +210,12 @@ func TestItemSizeLimit(t *testing.T) {
 	mk := func(n int) string {
 		return `{"message_type":"custom","created_by":"scheduler","payload":{"text":"` + strings.Repeat("x", n) + `"}}`
 	}
-	before := s.count(t)
-	apitest.WantError(t, s.do(t, "POST", "/messages", mk(room+1)), 413, "too_large", "", "item size limit")
-	if n := s.count(t); n != before {
+	before := s.Count(t)
+	apitest.WantError(t, s.Do(t, "POST", "/messages", mk(room+1)), 413, "too_large", "", "item size limit")
+	if n := s.Count(t); n != before {
 		t.Fatalf("a refused create wrote: %d → %d items", before, n)
 	}
-	r := s.do(t, "POST", "/messages", mk(room))
+	r := s.Do(t, "POST", "/messages", mk(room))
 	if r.Status != 201 {
 		t.Fatalf("largest message: %d %s", r.Status, r.Body[:min(len(r.Body), 300)])
 	}
@@ -222,7 +223,7 @@ func TestItemSizeLimit(t *testing.T) {
 	r.JSON(t, &m)
 	longest := strings.Repeat("😀", rezagent.MaxErrorMessageBytes/4)
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"processing"}`, `{"status":"failed","error_message":"` + longest + `"}`} {
-		if r := s.do(t, "PATCH", "/messages/"+m.MessageID, b); r.Status != 200 {
+		if r := s.Do(t, "PATCH", "/messages/"+m.MessageID, b); r.Status != 200 {
 			t.Fatalf("%s: %d %s", b, r.Status, r.Body)
 		}
 	}
@@ -244,7 +245,7 @@ func TestGetMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "GET", "/messages/"+tt.id, "")
+			r := s.Do(t, "GET", "/messages/"+tt.id, "")
 			if tt.status != 200 {
 				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
@@ -257,14 +258,14 @@ func TestGetMessage(t *testing.T) {
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		r := s.do(t, "DELETE", "/messages/"+m.MessageID, "")
+		r := s.Do(t, "DELETE", "/messages/"+m.MessageID, "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
 		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
 			t.Errorf("Allow = %q", r.Header.Get("Allow"))
 		}
 	})
 	t.Run("unknown route", func(t *testing.T) {
-		apitest.WantError(t, s.do(t, "GET", "/messages/"+m.MessageID+"/history", ""), 404, "not_found", "", "")
+		apitest.WantError(t, s.Do(t, "GET", "/messages/"+m.MessageID+"/history", ""), 404, "not_found", "", "")
 	})
 }
 
@@ -275,14 +276,14 @@ func TestExpiredMessage(t *testing.T) {
 	m := s.create(t, "scheduled_hello", `{"text":"x"}`)
 	ttl := time.Unix(m.TTL, 0)
 	s.clock.Set(ttl.Add(-time.Second))
-	if r := s.do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+	if r := s.Do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
 		t.Fatalf("a second before ttl: %d %s", r.Status, r.Body)
 	}
 	s.clock.Set(ttl)
-	apitest.WantError(t, s.do(t, "GET", "/messages/"+m.MessageID, ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.do(t, "PATCH", "/messages/"+m.MessageID, `{"status":"queued"}`), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "GET", "/messages/"+m.MessageID, ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+m.MessageID, `{"status":"queued"}`), 404, "not_found", "", "")
 	var p page
-	s.do(t, "GET", "/messages", "").JSON(t, &p)
+	s.Do(t, "GET", "/messages", "").JSON(t, &p)
 	if len(p.Messages) != 0 {
 		t.Errorf("listing shows expired message: %+v", p.Messages)
 	}
@@ -290,7 +291,7 @@ func TestExpiredMessage(t *testing.T) {
 		t.Fatal("the item is gone from the table; the test proves nothing")
 	}
 	s.clock.Set(ttl.Add(-time.Second))
-	r := s.do(t, "GET", "/messages/"+m.MessageID, "")
+	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
 	var got rezagent.Message
 	r.JSON(t, &got)
 	if got.Status != rezagent.StatusCreated {
@@ -326,7 +327,7 @@ func TestStatusTransitions(t *testing.T) {
 				if to == rezagent.StatusFailed {
 					body = `{"status":"failed","error_message":"ntfy.sh returned 503"}`
 				}
-				r := s.do(t, "PATCH", "/messages/"+mid, body)
+				r := s.Do(t, "PATCH", "/messages/"+mid, body)
 				if to == rezagent.StatusCreated {
 					apitest.WantError(t, r, 400, "validation_failed", "status", "")
 					return
@@ -334,7 +335,7 @@ func TestStatusTransitions(t *testing.T) {
 				var got rezagent.Message
 				if !ok {
 					apitest.WantError(t, r, 409, "conflict", "", fmt.Sprintf("is %s: cannot change status from %s to %s", from, from, to))
-					s.do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
+					s.Do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
 					if got.Status != from || got.UpdatedDate != stored.UpdatedDate {
 						t.Errorf("refused change still changed the message: %+v", got)
 					}
@@ -381,7 +382,7 @@ func TestStatusValidation(t *testing.T) {
 	processing := id(3, 1)
 	s.put(t, message(processing, rezagent.StatusProcessing, epoch))
 	missing := id(3, 99)
-	before := s.count(t)
+	before := s.Count(t)
 	tests := []struct {
 		name, id, body string
 		status         int
@@ -409,17 +410,17 @@ func TestStatusValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "PATCH", "/messages/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	if s.exists(t, missing) {
 		t.Error("a status change of an unknown id created a phantom item")
 	}
-	if after := s.count(t); after != before {
+	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: a refused change wrote", before, after)
 	}
 	var got rezagent.Message
-	s.do(t, "GET", "/messages/"+processing, "").JSON(t, &got)
+	s.Do(t, "GET", "/messages/"+processing, "").JSON(t, &got)
 	if got.Status != rezagent.StatusProcessing || got.UpdatedDate != rezagent.Timestamp(epoch) {
 		t.Errorf("refused changes modified the message: %+v", got)
 	}
@@ -430,7 +431,7 @@ func TestLifecycle(t *testing.T) {
 	m := s.create(t, "scheduled_hello", `{"text":"hello world"}`)
 	var got rezagent.Message
 	for _, b := range []string{`{"status":"queued"}`, `{"status":"processing"}`, `{"status":"processing"}`, `{"status":"completed","notification_id":"ntfy_abc123"}`} {
-		r := s.do(t, "PATCH", "/messages/"+m.MessageID, b)
+		r := s.Do(t, "PATCH", "/messages/"+m.MessageID, b)
 		if r.Status != 200 {
 			t.Fatalf("%s: %d %s", b, r.Status, r.Body)
 		}
@@ -440,7 +441,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("final message = %+v", got)
 	}
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"completed"}`, `{"status":"failed","error_message":"x"}`, `{"status":"queued"}`} {
-		apitest.WantError(t, s.do(t, "PATCH", "/messages/"+m.MessageID, b), 409, "conflict", "", "completed is final")
+		apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+m.MessageID, b), 409, "conflict", "", "completed is final")
 	}
 }
 
@@ -454,7 +455,7 @@ func TestConcurrentTransitions(t *testing.T) {
 		var wg sync.WaitGroup
 		rs := make([]apitest.Response, 2)
 		for j, b := range []string{`{"status":"completed"}`, `{"status":"failed","error_message":"boom"}`} {
-			wg.Go(func() { rs[j] = s.do(t, "PATCH", "/messages/"+mid, b) })
+			wg.Go(func() { rs[j] = s.Do(t, "PATCH", "/messages/"+mid, b) })
 		}
 		wg.Wait()
 		if rs[0].Status+rs[1].Status != 200+409 {
@@ -470,7 +471,7 @@ func TestConcurrentTransitions(t *testing.T) {
 			t.Errorf("round %d: loser's error does not name %s: %s", i, winner, e.Error.Message)
 		}
 		var got rezagent.Message
-		s.do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
+		s.Do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
 		if got.Status != winner || (winner == rezagent.StatusCompleted) != (got.ErrorMessage == "") {
 			t.Errorf("round %d: stored %+v, winner %s", i, got, winner)
 		}
@@ -492,7 +493,7 @@ func (p page) ids() []string {
 
 func (s *service) list(t *testing.T, query string) page {
 	t.Helper()
-	r := s.do(t, "GET", "/messages?"+query, "")
+	r := s.Do(t, "GET", "/messages?"+query, "")
 	if r.Status != 200 {
 		t.Fatalf("list %s: %d %s", query, r.Status, r.Body)
 	}
@@ -666,7 +667,7 @@ func TestListValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.do(t, "GET", "/messages?"+tt.query, "")
+			r := s.Do(t, "GET", "/messages?"+tt.query, "")
 			if tt.code == "bad_request" {
 				apitest.WantError(t, r, 400, tt.code, "", "cursor")
 				return
@@ -746,7 +747,7 @@ func TestMetrics(t *testing.T) {
 		Truncated bool `json:"truncated"`
 	}
 	var m metrics
-	r := s.do(t, "GET", "/metrics", "")
+	r := s.Do(t, "GET", "/metrics", "")
 	r.JSON(t, &m)
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
@@ -771,12 +772,12 @@ func TestMetrics(t *testing.T) {
 	}
 
 	m = metrics{}
-	s.do(t, "GET", "/metrics?since="+now.Add(-30*time.Hour).Format(time.RFC3339), "").JSON(t, &m)
+	s.Do(t, "GET", "/metrics?since="+now.Add(-30*time.Hour).Format(time.RFC3339), "").JSON(t, &m)
 	if m.Counts["completed"] != 8 || m.Total != 15 {
 		t.Errorf("30 h window: %+v", m)
 	}
 	m = metrics{}
-	r = s.do(t, "GET", "/metrics?since="+now.Add(-30*time.Second).Format(time.RFC3339Nano), "")
+	r = s.Do(t, "GET", "/metrics?since="+now.Add(-30*time.Second).Format(time.RFC3339Nano), "")
 	r.JSON(t, &m)
 	if m.Total != 0 || m.SuccessRate != nil || !strings.Contains(string(r.Body), `"success_rate":null`) || len(m.Recent) != 10 {
 		t.Errorf("empty window: %s", r.Body)
@@ -790,7 +791,7 @@ func TestMetrics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.do(t, "GET", "/metrics?"+tt.query, ""), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.Do(t, "GET", "/metrics?"+tt.query, ""), 400, "validation_failed", tt.field, "")
 		})
 	}
 }
@@ -834,9 +835,9 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &service{h: h}
+	s := &service{Service: servicetest.Service{H: h}}
 	m := s.create(t, "scheduled_hello", `{"text":"hi"}`)
-	if r := s.do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+	if r := s.Do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
 		t.Errorf("get: %d %s", r.Status, r.Body)
 	}
 }
@@ -869,8 +870,8 @@ func TestOneMegabytePages(t *testing.T) {
 	if len(p.Messages) != 5 || p.NextCursor == "" {
 		t.Errorf("page of %d, cursor %q", len(p.Messages), p.NextCursor)
 	}
-	api := &countingAPI{Client: s.client}
-	store := rezagent.NewStore(api, s.table, "dev", []byte("k"))
+	api := &countingAPI{Client: s.Client}
+	store := rezagent.NewStore(api, s.Table, "dev", []byte("k"))
 	m, err := store.Metrics(context.Background(), epoch)
 	if err != nil {
 		t.Fatal(err)

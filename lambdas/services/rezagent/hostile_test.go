@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
-	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
 // TestHostileInput: every hostile input of apitest.Hostile is a 4xx that
@@ -13,7 +11,7 @@ import (
 func TestHostileInput(t *testing.T) {
 	s := newService(t, options{})
 	m := s.create(t, "manual_notification", `{"text":"hi"}`)
-	apitest.Hostile(t, s.h, s.h.(api.Routed).Patterns(), func(t testing.TB) string { return testenv.Digest(t, s.client, s.table) },
+	s.Hostile(t, s.H,
 		apitest.Write{Method: "POST", Path: "/messages", Body: `{"message_type":"custom_event","created_by":"scheduler","payload":{"text":"hi"}}`, Doc: "payload"},
 		apitest.Write{Method: "PATCH", Path: "/messages/" + m.MessageID, Body: `{"status":"queued"}`},
 	)

@@ -3,9 +3,7 @@ package rezagent_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -14,11 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // epoch is where test clocks start. It lies years ahead of the real clock on
 // purpose: ttl values derived from it are in the real future, so DynamoDB
@@ -29,10 +28,8 @@ var epoch = time.Date(2031, 3, 1, 12, 0, 0, 0, time.UTC)
 // service is the rezagent API on fresh tables created from the dev golden
 // template (the schema that deploys).
 type service struct {
-	h      http.Handler
-	client *dynamodb.Client
-	table  string
-	clock  *apitest.Clock
+	servicetest.Service
+	clock *apitest.Clock
 }
 
 type options struct {
@@ -46,37 +43,22 @@ var testEndpoint string
 func newService(t testing.TB, opts options) *service {
 	t.Helper()
 	testEndpoint = testenv.Endpoint(t)
-	_, names := testenv.Tables(t, testenv.Template(t, "dev", "rezagent"))
-	if len(names) != 1 {
-		t.Fatalf("rezagent template has %d tables, want 1: %v", len(names), names)
-	}
-	var table string
-	for _, n := range names {
-		table = n
+	s := servicetest.Start(t, "rezagent", nil)
+	if s.Table == "" {
+		t.Fatalf("rezagent template has %d tables, want 1: %v", len(s.Tables), s.Tables)
 	}
 	if opts.step == 0 {
 		opts.step = time.Millisecond
 	}
 	c := apitest.NewClock(epoch, opts.step)
-	// The handler's client is recorded as the function's (testenv.Main);
-	// fixtures and assertions use their own.
-	client := testenv.Client(t)
-	cfg := rezagent.Config{Table: table, Stage: "dev", CursorKey: []byte("test-key"), Client: testenv.ServiceClient(t, "rezagent"), Now: c.Now, ScanBudget: opts.scanBudget}
-	if !testing.Verbose() {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &service{h: rezagent.NewHandler(cfg), client: client, table: table, clock: c}
-}
-
-// do sends a request; headers are name, value pairs.
-func (s *service) do(t testing.TB, method, path, body string, headers ...string) apitest.Response {
-	t.Helper()
-	return apitest.Do(t, s.h, method, path, body, headers...)
+	s.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", CursorKey: []byte("test-key"), Client: servicetest.FunctionClient(t, "rezagent"),
+		Logger: servicetest.Logger(), Now: c.Now, ScanBudget: opts.scanBudget})
+	return &service{Service: s, clock: c}
 }
 
 func (s *service) create(t testing.TB, messageType, payload string) rezagent.Message {
 	t.Helper()
-	r := s.do(t, "POST", "/messages", `{"message_type":"`+messageType+`","created_by":"scheduler","payload":`+payload+`}`)
+	r := s.Do(t, "POST", "/messages", `{"message_type":"`+messageType+`","created_by":"scheduler","payload":`+payload+`}`)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
@@ -92,7 +74,7 @@ func (s *service) put(t testing.TB, m rezagent.Message) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,20 +90,11 @@ func message(id string, st rezagent.Status, created time.Time) rezagent.Message 
 	}
 }
 
-func (s *service) count(t testing.TB) int {
-	t.Helper()
-	out, err := s.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(out.Items)
-}
-
 // exists reads the table directly, bypassing the service's expiry rule.
 func (s *service) exists(t testing.TB, id string) bool {
 	t.Helper()
 	key, _ := attributevalue.MarshalMap(map[string]string{"message_id": id})
-	out, err := s.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
+	out, err := s.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -12,10 +13,7 @@ import (
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: s.Table}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Now = s.clock.Now
 	cfg.Logger = slog.New(slog.DiscardHandler)
