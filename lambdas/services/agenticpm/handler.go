@@ -161,11 +161,10 @@ func pathPart(v *api.Validator, r *http.Request, name string, allowed ...string)
 	return s
 }
 
-// listParams reads limit and cursor, and refuses query parameters the
-// route does not take (a misspelt ?stauts= would otherwise list nothing
-// useful without saying why).
-func listParams(r *http.Request, v *api.Validator, extra ...string) (q url.Values, after string, limit int) {
-	q = v.Query(r, append([]string{"limit", "cursor"}, extra...)...)
+// listParams reads limit and cursor. The router has refused any query
+// parameter the route's contract does not list.
+func listParams(r *http.Request, v *api.Validator) (q url.Values, after string, limit int) {
+	q = r.URL.Query()
 	return q, q.Get("cursor"), api.PageLimit(v, q, DefaultPageSize, MaxPageSize)
 }
 

@@ -72,7 +72,7 @@ func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) erro
 // date from GSI1.
 func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q, after, limit := listParams(r, &v, "date")
+	q, after, limit := listParams(r, &v)
 	date := q.Get("date")
 	if q.Has("date") {
 		if d, err := time.Parse(time.DateOnly, date); err != nil || d.Format(time.DateOnly) != date {
@@ -152,7 +152,7 @@ func (h *handler) listProjectEscalations(w http.ResponseWriter, r *http.Request)
 
 func (h *handler) listEscalations(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q, after, limit := listParams(r, &v, "status")
+	q, after, limit := listParams(r, &v)
 	v.OneOf("status", q.Get("status"), api.Strings(EscalationStatuses)...)
 	if err := v.Err(); err != nil {
 		return err
@@ -265,11 +265,6 @@ func onAction[T any](w http.ResponseWriter, r *http.Request, op func(ctx context
 	}
 	aid, err := actionID(r)
 	if err != nil {
-		return err
-	}
-	var v api.Validator
-	v.Query(r)
-	if err := v.Err(); err != nil {
 		return err
 	}
 	out, err := op(r.Context(), id, aid)

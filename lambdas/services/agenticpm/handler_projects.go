@@ -119,7 +119,7 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q, after, limit := listParams(r, &v, "status")
+	q, after, limit := listParams(r, &v)
 	v.OneOf("status", q.Get("status"), api.Strings(ProjectStatuses)...)
 	if err := v.Err(); err != nil {
 		return err

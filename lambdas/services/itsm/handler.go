@@ -163,7 +163,7 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q := v.Query(r, "caller", "cursor")
+	q := r.URL.Query()
 	caller := q.Get("caller")
 	v.Identifier("caller", caller, MaxCallerIDLen)
 	if err := v.Err(); err != nil {

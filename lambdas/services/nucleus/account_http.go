@@ -111,7 +111,7 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q := v.Query(r, "status", "limit", "cursor")
+	q := r.URL.Query()
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	status := q.Get("status")
 	if q.Has("status") {
@@ -130,7 +130,7 @@ func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var v api.Validator
-	q := v.Query(r, "limit", "cursor")
+	q := r.URL.Query()
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err

@@ -90,7 +90,7 @@ func (h *handler) entityLog(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) auditLog(w http.ResponseWriter, r *http.Request, e *Entity) error {
 	var v api.Validator
-	q := v.Query(r, "since", "until", "limit", "cursor")
+	q := r.URL.Query()
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	since := timeQuery(&v, q, "since")
 	until := timeQuery(&v, q, "until")

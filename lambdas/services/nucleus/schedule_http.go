@@ -52,7 +52,7 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var v api.Validator
-	q := v.Query(r, "limit", "cursor")
+	q := r.URL.Query()
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
@@ -111,7 +111,7 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q := v.Query(r, "limit", "cursor")
+	q := r.URL.Query()
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err

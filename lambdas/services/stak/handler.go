@@ -343,7 +343,7 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var v api.Validator
-	q := v.Query(r, "limit", "cursor")
+	q := r.URL.Query()
 	limit := api.PageLimit(&v, q, DefaultPageSize, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
