@@ -61,6 +61,10 @@ func New[C, S any](ctx context.Context, getenv func(string) string,
 	return build(cfg), nil
 }
 
+// Same is a build step that keeps the configuration as it is, for a
+// constructor that finishes the build itself (one that can fail).
+func Same[C any](c C) C { return c }
+
 // Logger checks the client of a service's handler (a nil client is a
 // programming error, so it panics at construction rather than at the first
 // request) and returns log, or slog.Default with the service's name when

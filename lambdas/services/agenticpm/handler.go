@@ -78,7 +78,7 @@ func (c *Config) setClient(client API) { c.Client = client }
 // AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does): the API and the
 // release job build their configuration with it.
 func configWithClients(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
-	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, func(c Config) Config { return c }, opts...)
+	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, service.Same[Config], opts...)
 	if err != nil || cfg.EventBus == "" {
 		return cfg, err
 	}

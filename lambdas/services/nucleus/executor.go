@@ -18,6 +18,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/cron"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
@@ -58,20 +59,22 @@ type Executor struct {
 // NewExecutor builds the executor from its function's environment: the
 // constructor of the job registry and of cmd/nucleus-executor.
 func NewExecutor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	ec := ExecutorConfig{Tables: cfg.Tables}
-	if v := getenv(EnvLookBack); v != "" {
-		if ec.LookBack, err = time.ParseDuration(v); err != nil {
-			return nil, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", EnvLookBack, v, err)
+	fromEnv := func(getenv func(string) string) (ExecutorConfig, error) {
+		cfg, err := ConfigFromEnv(getenv)
+		if err != nil {
+			return ExecutorConfig{}, err
 		}
+		ec := ExecutorConfig{Tables: cfg.Tables}
+		if v := getenv(EnvLookBack); v != "" {
+			if ec.LookBack, err = time.ParseDuration(v); err != nil {
+				return ExecutorConfig{}, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", EnvLookBack, v, err)
+			}
+		}
+		ec.Cloud, err = NewCloud(ctx, getenv)
+		return ec, err
 	}
-	if ec.Client, err = ddb.NewClient(ctx, getenv, opts...); err != nil {
-		return nil, err
-	}
-	if ec.Cloud, err = NewCloud(ctx, getenv); err != nil {
+	ec, err := service.New(ctx, getenv, fromEnv, func(c *ExecutorConfig, client API) { c.Client = client }, service.Same[ExecutorConfig], opts...)
+	if err != nil {
 		return nil, err
 	}
 	return NewExecutorFromConfig(ec)

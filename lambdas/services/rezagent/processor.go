@@ -23,6 +23,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Processor environment (set by infra/stacks/rezagent.go).
@@ -85,39 +86,48 @@ type SSMAPI interface {
 // NewProcessor builds the processor from the environment; the ntfy token
 // comes from SSM (NTFY_TOKEN_PARAMETER) or, locally, NTFY_TOKEN.
 func NewProcessor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (queue.Consumer, error) {
-	cfg, err := ConfigFromEnv(getenv)
+	p, err := service.New(ctx, getenv, func(getenv func(string) string) (ProcessorConfig, error) {
+		return processorConfigFromEnv(ctx, getenv)
+	}, (*ProcessorConfig).setClient, NewProcessorFromConfig, opts...)
 	if err != nil {
 		return nil, err
+	}
+	return p, nil
+}
+
+// processorConfigFromEnv reads the processor's configuration (not the
+// DynamoDB client) from getenv.
+func processorConfigFromEnv(ctx context.Context, getenv func(string) string) (ProcessorConfig, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return ProcessorConfig{}, err
 	}
 	pc := ProcessorConfig{Config: cfg, NtfyTopic: getenv(EnvNtfyTopic)}
 	server := getenv(EnvNtfyURL)
 	if server == "" || pc.NtfyTopic == "" {
-		return nil, fmt.Errorf("rezagent: %s and %s must be set: the ntfy server and topic notifications go to", EnvNtfyURL, EnvNtfyTopic)
+		return ProcessorConfig{}, fmt.Errorf("rezagent: %s and %s must be set: the ntfy server and topic notifications go to", EnvNtfyURL, EnvNtfyTopic)
 	}
 	if pc.MaxReceiveCount, err = strconv.Atoi(getenv(EnvMaxReceiveCount)); err != nil || pc.MaxReceiveCount < 1 {
-		return nil, fmt.Errorf("rezagent: %s is %q; want the queue's maxReceiveCount (a positive integer)", EnvMaxReceiveCount, getenv(EnvMaxReceiveCount))
+		return ProcessorConfig{}, fmt.Errorf("rezagent: %s is %q; want the queue's maxReceiveCount (a positive integer)", EnvMaxReceiveCount, getenv(EnvMaxReceiveCount))
 	}
 	token := getenv(EnvNtfyToken)
 	if name := getenv(EnvNtfyTokenParameter); name != "" {
 		awsCfg, err := awsconf.Load(ctx, getenv, "SSM")
 		if err != nil {
-			return nil, err
+			return ProcessorConfig{}, err
 		}
 		client := ssm.NewFromConfig(awsCfg, func(o *ssm.Options) { o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "SSM") })
 		if token, err = NtfyToken(ctx, client, name); err != nil {
-			return nil, err
+			return ProcessorConfig{}, err
 		}
 	}
 	pc.Ntfy = &ntfy.Client{Server: server, Token: token, HTTP: &http.Client{}}
 	if v := getenv(EnvNtfyTimeout); v != "" {
 		if pc.Ntfy.Timeout, err = time.ParseDuration(v); err != nil || pc.Ntfy.Timeout <= 0 {
-			return nil, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 10s", EnvNtfyTimeout, v)
+			return ProcessorConfig{}, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 10s", EnvNtfyTimeout, v)
 		}
 	}
-	if pc.Client, err = ddb.NewClient(ctx, getenv, opts...); err != nil {
-		return nil, err
-	}
-	return NewProcessorFromConfig(pc), nil
+	return pc, nil
 }
 
 // NtfyToken reads the ntfy access token from an SSM SecureString.

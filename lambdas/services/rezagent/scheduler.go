@@ -12,6 +12,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // EnvRepublishAfter is how long a message may stay created before a
@@ -64,26 +65,28 @@ type SchedulerConfig struct {
 
 // NewScheduler builds the scheduler from the environment.
 func NewScheduler(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
-	cfg, err := ConfigFromEnv(getenv)
+	fromEnv := func(getenv func(string) string) (SchedulerConfig, error) {
+		cfg, err := ConfigFromEnv(getenv)
+		if err != nil {
+			return SchedulerConfig{}, err
+		}
+		sc := SchedulerConfig{Config: cfg, Topic: getenv(EnvTopicArn), RepublishAfter: DefaultRepublishAfter}
+		if sc.Topic == "" {
+			return SchedulerConfig{}, fmt.Errorf("rezagent: %s is not set; it names the topic scheduled messages are published to", EnvTopicArn)
+		}
+		if v := getenv(EnvRepublishAfter); v != "" {
+			if sc.RepublishAfter, err = time.ParseDuration(v); err != nil || sc.RepublishAfter <= 0 {
+				return SchedulerConfig{}, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 5m", EnvRepublishAfter, v)
+			}
+		}
+		sc.SNS, err = NewSNSClient(ctx, getenv)
+		return sc, err
+	}
+	sc, err := service.New(ctx, getenv, fromEnv, (*SchedulerConfig).setClient, NewSchedulerFromConfig, opts...)
 	if err != nil {
 		return nil, err
 	}
-	sc := SchedulerConfig{Config: cfg, Topic: getenv(EnvTopicArn), RepublishAfter: DefaultRepublishAfter}
-	if sc.Topic == "" {
-		return nil, fmt.Errorf("rezagent: %s is not set; it names the topic scheduled messages are published to", EnvTopicArn)
-	}
-	if v := getenv(EnvRepublishAfter); v != "" {
-		if sc.RepublishAfter, err = time.ParseDuration(v); err != nil || sc.RepublishAfter <= 0 {
-			return nil, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 5m", EnvRepublishAfter, v)
-		}
-	}
-	if sc.Client, err = ddb.NewClient(ctx, getenv, opts...); err != nil {
-		return nil, err
-	}
-	if sc.SNS, err = NewSNSClient(ctx, getenv); err != nil {
-		return nil, err
-	}
-	return NewSchedulerFromConfig(sc), nil
+	return sc, nil
 }
 
 // NewSchedulerFromConfig builds the scheduler from cfg.
