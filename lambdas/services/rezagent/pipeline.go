@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
@@ -126,15 +125,13 @@ func (s *Store) CreateWithID(ctx context.Context, id string, in NewMessage) (m *
 	if err == nil {
 		return m, true, nil
 	}
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) || len(ccf.Item) == 0 {
+	var old Message
+	if found, uerr := ddb.OldItem(err, &old); uerr != nil {
+		return nil, false, uerr
+	} else if !found {
 		return nil, false, err
 	}
-	old, err := unmarshalMessage(ccf.Item)
-	if err != nil {
-		return nil, false, err
-	}
-	return old, false, nil
+	return &old, false, nil
 }
 
 // Stranded lists up to limit live messages still created (stored, never

@@ -270,19 +270,13 @@ func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue
 		m, err := unmarshalMessage(out.Attributes)
 		return m, nil, err
 	}
-	err = storeError("UpdateItem", err)
-	if !ddb.IsConditionFailed(err) {
-		return nil, nil, err
-	}
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) || len(ccf.Item) == 0 || expired(ccf.Item, now) {
-		return nil, nil, nil
-	}
-	var old Summary
-	if found, err := ddb.OldItem(err, &old); err != nil || !found {
-		return nil, nil, err
-	}
-	return nil, &Message{Summary: old}, nil
+	err = ddb.IfConditionFailed(storeError("UpdateItem", err), func(old *Summary) error {
+		if old != nil && (old.TTL == 0 || old.TTL > now.Unix()) {
+			current = &Message{Summary: *old}
+		}
+		return nil
+	})
+	return nil, current, err
 }
 
 func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
@@ -398,10 +392,6 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, err := s.startKey(l, q.Cursor)
-	if err != nil {
-		return nil, err
-	}
 	key := expression.Key(l.partAttr).Equal(expression.Value(l.part))
 	created := expression.Key(attrCreated)
 	switch {
@@ -420,55 +410,56 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rezagent: build expression: %w", err)
 	}
-	// Later rounds double their Limit, since a filtered-out round suggests
-	// more expired items follow; the budget bounds what one page reads.
-	read, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(l.index),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ProjectionExpression:      expr.Projection(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(false),
-		ExclusiveStartKey:         start,
-	})
-	if err != nil {
-		return nil, storeError("Query", err)
-	}
-	page := &Page{Messages: []Summary{}}
-	if err := attributevalue.UnmarshalListOfMaps(read.Items, &page.Messages); err != nil {
-		return nil, fmt.Errorf("rezagent: unmarshal messages: %w", err)
-	}
-	if read.Next != nil {
-		// An item of the page and a LastEvaluatedKey both carry the index
-		// key and the table key.
-		var k map[string]string
-		if err := attributevalue.UnmarshalMap(read.Next, &k); err != nil {
-			return nil, fmt.Errorf("rezagent: unmarshal page key: %w", err)
-		}
-		if page.Next, err = cursor.Encode(s.codec, l.scope(), pageKey{ID: k[attrID], Part: k[l.partAttr], Created: k[attrCreated]}); err != nil {
-			return nil, err
-		}
-	}
-	return page, nil
-}
-
-// startKey decodes a cursor of listing l into ExclusiveStartKey. The MAC
-// binds the cursor to l's scope; the key is checked against l as well so
-// that a forged cursor could still not leave l's partition and range.
-func (s *Store) startKey(l listing, token string) (map[string]types.AttributeValue, error) {
-	if token == "" {
-		return nil, nil
-	}
-	k, err := cursor.Decode[pageKey](s.codec, l.scope(), token)
+	page, err := ddb.Query[Summary, pageKey]{
+		Input: &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(l.index),
+			KeyConditionExpression:    expr.KeyCondition(),
+			FilterExpression:          expr.Filter(),
+			ProjectionExpression:      expr.Projection(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ScanIndexForward:          aws.Bool(false),
+		},
+		// Later rounds double their Limit, since a filtered-out round
+		// suggests more expired items follow; the budget bounds what one
+		// page reads.
+		Pager:    ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget},
+		Codec:    s.codec,
+		Scope:    l.scope(),
+		Check:    l.check,
+		StartKey: l.startKey,
+		KeyOf:    l.keyOf,
+	}.Page(ctx, s.client, q.Cursor)
 	if err != nil {
 		return nil, err
 	}
+	return &Page{Messages: page.Items, Next: page.Next}, nil
+}
+
+// check keeps a cursor, which the MAC binds to l's scope, inside l's
+// partition and range even if it were forged.
+func (l listing) check(k pageKey) error {
 	if k.Part != l.part || k.ID == "" || k.Created == "" || (l.from != "" && k.Created < l.from) || (l.to != "" && k.Created > l.to) {
-		return nil, cursor.ErrInvalid
+		return cursor.ErrInvalid
 	}
+	return nil
+}
+
+// startKey and keyOf convert by hand: the partition attribute differs
+// between the two indexes while the cursor's json stays the same.
+func (l listing) startKey(k pageKey) (map[string]types.AttributeValue, error) {
 	return attributevalue.MarshalMap(map[string]string{attrID: k.ID, l.partAttr: k.Part, attrCreated: k.Created})
+}
+
+// keyOf reads a position from an item of the page, which carries the
+// index key and the table key, as a LastEvaluatedKey does.
+func (l listing) keyOf(item map[string]types.AttributeValue) (pageKey, error) {
+	var k map[string]string
+	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+		return pageKey{}, fmt.Errorf("rezagent: unmarshal page key: %w", err)
+	}
+	return pageKey{ID: k[attrID], Part: k[l.partAttr], Created: k[attrCreated]}, nil
 }
 
 // Metrics summarises the messages created since a time.
