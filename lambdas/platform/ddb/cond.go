@@ -102,17 +102,7 @@ func IfConditionFailed[T any](err error, decide func(old *T) error) error {
 // exist. This lets a single conditional write tell "missing" from "wrong
 // state" without a read before the write.
 func OldItem(err error, out any) (bool, error) {
-	var item map[string]types.AttributeValue
-	var (
-		ce  *ConditionError
-		ccf *types.ConditionalCheckFailedException
-	)
-	switch {
-	case errors.As(err, &ce):
-		item = ce.Item
-	case errors.As(err, &ccf):
-		item = ccf.Item
-	}
+	item, _ := FailedItem(err)
 	if len(item) == 0 {
 		return false, nil
 	}
@@ -120,4 +110,22 @@ func OldItem(err error, out any) (bool, error) {
 		return false, fmt.Errorf("ddb: unmarshal item of failed condition: %w", uerr)
 	}
 	return true, nil
+}
+
+// FailedItem reports whether err is a failed condition, of a single write
+// or of a transaction's operation, and returns the item the condition saw
+// as stored (nil when there was none or it was not asked for), for
+// callers that judge it by attributes before unmarshalling.
+func FailedItem(err error) (map[string]types.AttributeValue, bool) {
+	var (
+		ce  *ConditionError
+		ccf *types.ConditionalCheckFailedException
+	)
+	switch {
+	case errors.As(err, &ce):
+		return ce.Item, true
+	case errors.As(err, &ccf):
+		return ccf.Item, true
+	}
+	return nil, false
 }

@@ -1,6 +1,10 @@
 package agenticpm
 
-import "context"
+import (
+	"context"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
 
 // Action is something the agent did or holds for later (PK PROJECT#<id>,
 // SK ACTION#<ts>#<id>); it expires after ActionRetention.
@@ -60,11 +64,11 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 	if err != nil {
 		return nil, err
 	}
-	put, err := s.putNew(item)
+	put, err := s.putNew(item, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.transactInProject(ctx, projectID, put); err != nil {
+	if err := s.transactInProject(ctx, projectID, ddb.Tx{put}); err != nil {
 		return nil, err
 	}
 	return &a, nil
