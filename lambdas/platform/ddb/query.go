@@ -88,6 +88,16 @@ func (q Query[T, K]) Page(ctx context.Context, client QueryAPI, token string) (*
 	return page, err
 }
 
+// Valid checks token as Page would, without a read: for a query that
+// needs none (an empty range) but must still refuse a bad cursor.
+func (q Query[T, K]) Valid(token string) error {
+	_, err := q.start(token)
+	if errors.Is(err, ErrPastEnd) {
+		return nil
+	}
+	return err
+}
+
 func (q Query[T, K]) start(token string) (map[string]types.AttributeValue, error) {
 	if token == "" {
 		return nil, nil

@@ -130,9 +130,7 @@ func (s *Store) claim(ctx context.Context, k execKey, run string, now time.Time)
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: types.ReturnValueAllOld,
 	})
-	if err = storeError("PutItem", err); ddb.IsConditionFailed(err) {
-		return false, errClaimed
-	} else if err != nil {
+	if err = storeError("PutItem", ddb.WrapCond("PutItem", err, errClaimed)); err != nil {
 		return false, err
 	}
 	return len(out.Attributes) > 0, nil
@@ -158,10 +156,7 @@ func (s *Store) finish(ctx context.Context, k execKey, run string, now time.Time
 		TableName: aws.String(s.tables.Audit), Item: item,
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	if err = storeError("PutItem", err); ddb.IsConditionFailed(err) {
-		return errLostClaim
-	}
-	return err
+	return storeError("PutItem", ddb.WrapCond("PutItem", err, errLostClaim))
 }
 
 // recordedResources returns the ARNs whose action an execution recorded,
@@ -274,7 +269,7 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	if err != nil {
 		return fmt.Errorf("nucleus: marshal marker: %w", err)
 	}
-	put, err := s.put(s.tables.Audit, marker, notExists(), always(errActionRecorded))
+	put, err := s.put(s.tables.Audit, marker, notExists(), errActionRecorded)
 	if err != nil {
 		return err
 	}
@@ -282,10 +277,10 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	if err != nil {
 		return err
 	}
-	ops := []txOp{put}
+	ops := []ddb.TxOp{put}
 	if keepCount != nil {
 		upd, err := s.update(itemKey{PK: r.PK, SK: r.SK},
-			expression.Set(expression.Name("previous_desired_count"), expression.Value(*keepCount)), exists(), always(errResourceGone))
+			expression.Set(expression.Name("previous_desired_count"), expression.Value(*keepCount)), exists(), errResourceGone)
 		if err != nil {
 			return err
 		}
