@@ -22,7 +22,11 @@ type ConditionError struct {
 	// Index is the position of the refused operation in its transaction,
 	// 0 for a single write.
 	Index int
-	cause error // the classified SDK error
+	// Failed are the positions of every operation of the transaction
+	// whose condition failed, in order ([0] for a single write), for a
+	// caller that drops the refused operations and tries the rest again.
+	Failed []int
+	cause  error // the classified SDK error
 }
 
 func (e *ConditionError) Error() string {
@@ -73,7 +77,7 @@ func WrapCond(op string, err error, onFail error) error {
 	if err == nil || !errors.As(err, &ccf) {
 		return err
 	}
-	return &ConditionError{Err: meaning(onFail, ccf.Item), Item: ccf.Item, cause: err}
+	return &ConditionError{Err: meaning(onFail, ccf.Item), Item: ccf.Item, Failed: []int{0}, cause: err}
 }
 
 // IfConditionFailed hands a failed condition's old item, unmarshalled

@@ -81,28 +81,26 @@ func (t Tx) Err(err error) error {
 		return Wrap(op, err)
 	}
 	first := -1
+	var failed []int
 	for i, r := range tc.CancellationReasons {
 		if aws.ToString(r.Code) != "ConditionalCheckFailed" {
 			continue
 		}
-		if i < len(t) && t[i].OnFail != nil {
-			first = i
-			break
-		}
-		if first < 0 {
+		failed = append(failed, i)
+		if first < 0 || t.meant(i) && !t.meant(first) {
 			first = i
 		}
 	}
 	if first < 0 {
 		return Wrap(op, err)
 	}
-	r := tc.CancellationReasons[first]
 	var onFail error
-	if first < len(t) {
+	if t.meant(first) {
 		onFail = t[first].OnFail
 	}
-	if onFail != nil {
-		onFail = meaning(onFail, r.Item)
-	}
-	return &ConditionError{Err: onFail, Item: r.Item, Index: first, cause: Wrap(op, err)}
+	item := tc.CancellationReasons[first].Item
+	return &ConditionError{Err: meaning(onFail, item), Item: item, Index: first, Failed: failed, cause: Wrap(op, err)}
 }
+
+// meant reports whether operation i has a failure meaning.
+func (t Tx) meant(i int) bool { return i < len(t) && t[i].OnFail != nil }

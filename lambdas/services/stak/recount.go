@@ -2,6 +2,7 @@ package stak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -110,7 +111,7 @@ func (s *Store) recountPartition(ctx context.Context, p Partition, res *Recount)
 				continue
 			}
 			err := s.counterSet(ctx, p, sk, cur, w)
-			if ddb.IsConditionFailed(err) {
+			if errors.Is(err, errCounterMoved) {
 				lost[sk] = true
 				continue
 			}
@@ -263,8 +264,12 @@ func (s *Store) counterSet(ctx context.Context, p Partition, sk string, cur stor
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	return ddb.Wrap("UpdateItem", err)
+	return ddb.WrapCond("UpdateItem", err, errCounterMoved)
 }
+
+// errCounterMoved: a counter changed between the recount's read and its
+// write; the recount reads it again.
+var errCounterMoved = errors.New("stak: counter changed during recount")
 
 // held is "attribute still has the value read".
 func held(name string, has bool, v int64) expression.ConditionBuilder {
