@@ -31,17 +31,24 @@ func TestWrapCond(t *testing.T) {
 			if (err == nil) != (tt.err == nil) {
 				t.Fatalf("error %v", err)
 			}
-			for _, w := range tt.want {
-				if !errors.Is(err, w) {
-					t.Errorf("errors.Is(%v, %v) = false", err, w)
-				}
-			}
-			for _, w := range tt.notWant {
-				if errors.Is(err, w) {
-					t.Errorf("errors.Is(%v, %v) = true", err, w)
-				}
-			}
+			checkIs(t, err, tt.want, tt.notWant)
 		})
+	}
+}
+
+// checkIs fails t unless errors.Is(err, w) holds for each of want and for
+// none of notWant.
+func checkIs(t *testing.T, err error, want, notWant []error) {
+	t.Helper()
+	for _, w := range want {
+		if !errors.Is(err, w) {
+			t.Errorf("errors.Is(%v, %v) = false", err, w)
+		}
+	}
+	for _, w := range notWant {
+		if errors.Is(err, w) {
+			t.Errorf("errors.Is(%v, %v) = true", err, w)
+		}
 	}
 }
 

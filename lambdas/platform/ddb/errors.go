@@ -71,6 +71,17 @@ func Wrap(op string, err error) error {
 	return &Error{Op: op, Kind: classify(err), Err: err}
 }
 
+// WrapAs is Wrap that also makes an error classified as kind the caller's
+// own error as, ahead of it in the chain: a store answers in its domain's
+// errors while ddb's stay testable with errors.Is.
+func WrapAs(op string, err error, kind, as error) error {
+	err = Wrap(op, err)
+	if err != nil && errors.Is(err, kind) {
+		return fmt.Errorf("%w: %w", as, err)
+	}
+	return err
+}
+
 func classify(err error) error {
 	var (
 		ccf   *types.ConditionalCheckFailedException

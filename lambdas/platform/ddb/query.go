@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -96,6 +97,16 @@ func (q Query[T, K]) Valid(token string) error {
 		return nil
 	}
 	return err
+}
+
+// Projection is the ProjectionExpression of names, for a listing that
+// leaves out large attributes.
+func Projection(names ...string) expression.ProjectionBuilder {
+	var p expression.ProjectionBuilder
+	for _, n := range names {
+		p = p.AddNames(expression.Name(n))
+	}
+	return p
 }
 
 func (q Query[T, K]) start(token string) (map[string]types.AttributeValue, error) {

@@ -68,16 +68,7 @@ func TestTxErr(t *testing.T) {
 			if tt.wantNoErr != (err == nil) {
 				t.Fatalf("error %v", err)
 			}
-			for _, w := range tt.want {
-				if !errors.Is(err, w) {
-					t.Errorf("errors.Is(%v, %v) = false", err, w)
-				}
-			}
-			for _, w := range tt.notWant {
-				if errors.Is(err, w) {
-					t.Errorf("errors.Is(%v, %v) = true", err, w)
-				}
-			}
+			checkIs(t, err, tt.want, tt.notWant)
 			var ce *ddb.ConditionError
 			if ok := errors.As(err, &ce); ok != (tt.index >= 0) {
 				t.Fatalf("ConditionError %v, want index %d", ok, tt.index)

@@ -205,17 +205,7 @@ func (s *Store) put(ctx context.Context, item map[string]types.AttributeValue) e
 }
 
 func storeError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	err = ddb.Wrap(op, err)
-	switch {
-	case ddb.IsItemTooLarge(err):
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	case errors.Is(err, ddb.ErrConflict):
-		return fmt.Errorf("%w: %w", ErrBusy, err)
-	}
-	return err
+	return ddb.WrapAs(op, ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge), ddb.ErrConflict, ErrBusy)
 }
 
 // pageKey is a position in a listing: the table key, plus the index key

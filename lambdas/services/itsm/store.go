@@ -206,11 +206,7 @@ func unmarshalTicket(item map[string]types.AttributeValue) (*Ticket, error) {
 }
 
 func storeError(op string, err error) error {
-	err = ddb.Wrap(op, err)
-	if ddb.IsItemTooLarge(err) {
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	return err
+	return ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge)
 }
 
 // Page is one page of a listing.
@@ -241,13 +237,9 @@ var summaryAttributes = []string{"ticket_id", "caller_id", "issue_description", 
 // CallerIdIndex is a GSI, so the listing is eventually consistent: a ticket
 // created a moment ago may be missing from it.
 func (s *Store) ListByCaller(ctx context.Context, caller, after string) (*Page, error) {
-	proj := expression.NamesList(expression.Name(summaryAttributes[0]))
-	for _, a := range summaryAttributes[1:] {
-		proj = proj.AddNames(expression.Name(a))
-	}
 	expr, err := expression.NewBuilder().
 		WithKeyCondition(expression.Key("caller_id").Equal(expression.Value(caller))).
-		WithProjection(proj).
+		WithProjection(ddb.Projection(summaryAttributes...)).
 		Build()
 	if err != nil {
 		return nil, fmt.Errorf("itsm: build expression: %w", err)

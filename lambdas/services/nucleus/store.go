@@ -94,64 +94,49 @@ func (s *Store) put(table string, item map[string]types.AttributeValue, cond exp
 	if ddb.ItemSize(item) > ddb.MaxItemBytes {
 		return ddb.TxOp{}, ErrTooLarge
 	}
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return ddb.TxOp{}, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{Put: &types.Put{
-		TableName:                           aws.String(table),
-		Item:                                item,
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}}, nil
+	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item,
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
 }
 
 func (s *Store) check(key itemKey, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return ddb.TxOp{}, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:                           aws.String(s.tables.App),
-		Key:                                 key.av(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}}, nil
+	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.tables.App), Key: key.av(),
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
 }
 
 func (s *Store) update(key itemKey, upd expression.UpdateBuilder, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return ddb.TxOp{}, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{Update: &types.Update{
-		TableName:                           aws.String(s.tables.App),
-		Key:                                 key.av(),
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}}, nil
+	return op(&upd, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.tables.App), Key: key.av(), UpdateExpression: e.Update(),
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
 }
 
 func (s *Store) delete(key itemKey, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.tables.App), Key: key.av(),
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
+}
+
+// op builds the expressions of one operation (upd nil but for an update)
+// and the operation from them.
+func op(upd *expression.UpdateBuilder, cond expression.ConditionBuilder, onFail error, item func(expression.Expression) types.TransactWriteItem) (ddb.TxOp, error) {
+	b := expression.NewBuilder().WithCondition(cond)
+	if upd != nil {
+		b = b.WithUpdate(*upd)
+	}
+	e, err := b.Build()
 	if err != nil {
 		return ddb.TxOp{}, fmt.Errorf("nucleus: build expression: %w", err)
 	}
-	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{Delete: &types.Delete{
-		TableName:                           aws.String(s.tables.App),
-		Key:                                 key.av(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}}, nil
+	return ddb.TxOp{Item: item(e), OnFail: onFail}, nil
 }
 
 // transact writes ops and the audit entry in one TransactWriteItems: the
@@ -172,11 +157,7 @@ func (s *Store) transact(ctx context.Context, entry *AuditEntry, ops ...ddb.TxOp
 }
 
 func storeError(op string, err error) error {
-	err = ddb.Wrap(op, err)
-	if ddb.IsItemTooLarge(err) {
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	return err
+	return ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge)
 }
 
 func notExists() expression.ConditionBuilder {

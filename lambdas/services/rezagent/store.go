@@ -288,11 +288,7 @@ func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
 }
 
 func storeError(op string, err error) error {
-	err = ddb.Wrap(op, err)
-	if ddb.IsItemTooLarge(err) {
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	return err
+	return ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge)
 }
 
 // Query selects a listing.
@@ -402,11 +398,7 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	case l.to != "":
 		key = key.And(created.LessThanEqual(expression.Value(l.to)))
 	}
-	proj := expression.NamesList(expression.Name(summaryAttributes[0]))
-	for _, a := range summaryAttributes[1:] {
-		proj = proj.AddNames(expression.Name(a))
-	}
-	expr, err := expression.NewBuilder().WithKeyCondition(key).WithFilter(live(s.now())).WithProjection(proj).Build()
+	expr, err := expression.NewBuilder().WithKeyCondition(key).WithFilter(live(s.now())).WithProjection(ddb.Projection(summaryAttributes...)).Build()
 	if err != nil {
 		return nil, fmt.Errorf("rezagent: build expression: %w", err)
 	}
