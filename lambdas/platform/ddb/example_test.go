@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -143,4 +144,29 @@ func ExampleQuery() {
 	// page 2 [{c} {d}] true
 	// page 3 [{e}] false
 	// cursor: invalid cursor
+}
+
+// closed answers UpdateItem as DynamoDB does when the condition failed on
+// a closed ticket, with ReturnValuesOnConditionCheckFailure=ALL_OLD.
+type closed struct{}
+
+func (closed) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return nil, &types.ConditionalCheckFailedException{Item: map[string]types.AttributeValue{"status": &types.AttributeValueMemberS{Value: "closed"}}}
+}
+
+func ExampleUpdate() {
+	key := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "t-1"}}
+	status := expression.Name("status")
+	notClosed := expression.AttributeExists(expression.Name("id")).And(status.NotEqual(expression.Value("closed")))
+	_, err := ddb.Update(context.Background(), closed{}, "tickets", key, expression.Set(status, expression.Value("open")), &notClosed)
+	err = ddb.IfConditionFailed(err, func(old *struct {
+		Status string `dynamodbav:"status"`
+	}) error {
+		if old == nil {
+			return errors.New("no such ticket")
+		}
+		return fmt.Errorf("cannot reopen a %s ticket", old.Status)
+	})
+	fmt.Println(err)
+	// Output: cannot reopen a closed ticket
 }

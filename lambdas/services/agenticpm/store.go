@@ -66,18 +66,14 @@ func live(item map[string]types.AttributeValue, now time.Time) bool {
 // get reads one item strongly consistently into out; found is false for a
 // missing or expired item.
 func (s *Store) get(ctx context.Context, pk, sk string, out any) (bool, error) {
-	res, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(pk, sk),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.table, key(pk, sk))
 	if err != nil {
 		return false, storeError("GetItem", err)
 	}
-	if len(res.Item) == 0 || !live(res.Item, s.now()) {
+	if item == nil || !live(item, s.now()) {
 		return false, nil
 	}
-	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+	if err := attributevalue.UnmarshalMap(item, out); err != nil {
 		return false, fmt.Errorf("agenticpm: unmarshal %s/%s: %w", pk, sk, err)
 	}
 	return true, nil
@@ -171,28 +167,11 @@ func (s *Store) transactInProject(ctx context.Context, projectID string, tx ddb.
 // callers tell "missing" from "wrong state" without reading first.
 // A nil cond makes it an upsert.
 func (s *Store) update(ctx context.Context, pk, sk string, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, out any) error {
-	b := expression.NewBuilder().WithUpdate(upd)
-	if cond != nil {
-		b = b.WithCondition(*cond)
-	}
-	expr, err := b.Build()
-	if err != nil {
-		return fmt.Errorf("agenticpm: build expression: %w", err)
-	}
-	res, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key(pk, sk),
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	item, err := ddb.Update(ctx, s.client, s.table, key(pk, sk), upd, cond)
 	if err != nil {
 		return storeError("UpdateItem", err)
 	}
-	if err := attributevalue.UnmarshalMap(res.Attributes, out); err != nil {
+	if err := attributevalue.UnmarshalMap(item, out); err != nil {
 		return fmt.Errorf("agenticpm: unmarshal %s/%s: %w", pk, sk, err)
 	}
 	return nil

@@ -92,18 +92,14 @@ func (s *Store) Get(ctx context.Context, id string) (*Ticket, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.table, key)
 	if err != nil {
 		return nil, storeError("GetItem", err)
 	}
-	if len(out.Item) == 0 {
+	if item == nil {
 		return nil, ErrNotFound
 	}
-	return unmarshalTicket(out.Item)
+	return unmarshalTicket(item)
 }
 
 // AddComment appends a comment and returns the updated ticket.
@@ -174,24 +170,11 @@ func (s *Store) update(ctx context.Context, id string, update expression.UpdateB
 	if err != nil {
 		return nil, err
 	}
-	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("itsm: build expression: %w", err)
-	}
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key,
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	item, err := ddb.Update(ctx, s.client, s.table, key, update, &cond)
 	if err != nil {
 		return nil, storeError("UpdateItem", err)
 	}
-	return unmarshalTicket(out.Attributes)
+	return unmarshalTicket(item)
 }
 
 func unmarshalTicket(item map[string]types.AttributeValue) (*Ticket, error) {

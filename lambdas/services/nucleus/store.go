@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -70,18 +69,14 @@ func (k itemKey) av() map[string]types.AttributeValue {
 // get reads one app-table item strongly consistent, so an item is visible
 // right after the write that created it. It reports false when absent.
 func (s *Store) get(ctx context.Context, key itemKey, out any) (bool, error) {
-	res, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.App),
-		Key:            key.av(),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.tables.App, key.av())
 	if err != nil {
 		return false, storeError("GetItem", err)
 	}
-	if len(res.Item) == 0 {
+	if item == nil {
 		return false, nil
 	}
-	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+	if err := attributevalue.UnmarshalMap(item, out); err != nil {
 		return false, fmt.Errorf("nucleus: unmarshal item: %w", err)
 	}
 	return true, nil

@@ -119,18 +119,14 @@ func (s *Store) Get(ctx context.Context, id string) (*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.table, key)
 	if err != nil {
 		return nil, storeError("GetItem", err)
 	}
-	if len(out.Item) == 0 || expired(out.Item, s.now()) {
+	if item == nil || expired(item, s.now()) {
 		return nil, ErrNotFound
 	}
-	return unmarshalMessage(out.Item)
+	return unmarshalMessage(item)
 }
 
 // expired reports whether item's ttl has passed. DynamoDB deletes such items
@@ -252,22 +248,9 @@ func inStatus(from []Status) expression.ConditionBuilder {
 // message must also exist and be live.
 func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue, when expression.ConditionBuilder, update expression.UpdateBuilder, now time.Time) (updated, current *Message, err error) {
 	cond := expression.AttributeExists(expression.Name(attrID)).And(when).And(live(now))
-	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
-	if err != nil {
-		return nil, nil, fmt.Errorf("rezagent: build expression: %w", err)
-	}
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key,
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	item, err := ddb.Update(ctx, s.client, s.table, key, update, &cond)
 	if err == nil {
-		m, err := unmarshalMessage(out.Attributes)
+		m, err := unmarshalMessage(item)
 		return m, nil, err
 	}
 	err = ddb.IfConditionFailed(storeError("UpdateItem", err), func(old *Summary) error {

@@ -52,14 +52,7 @@ func withKey(item map[string]types.AttributeValue, pk, sk, kind string) map[stri
 
 // get reads one item strongly consistent; nil when absent.
 func (s *Store) get(ctx context.Context, pk, sk string) (map[string]types.AttributeValue, error) {
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(pk, sk), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, ddb.Wrap("GetItem", err)
-	}
-	if len(out.Item) == 0 {
-		return nil, nil
-	}
-	return out.Item, nil
+	return ddb.Get(ctx, s.client, s.table, key(pk, sk))
 }
 
 // PutTenant creates or replaces a tenant's settings.
