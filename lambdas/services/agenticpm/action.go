@@ -2,8 +2,6 @@ package agenticpm
 
 import (
 	"context"
-
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Action is something the agent did or holds for later (PK PROJECT#<id>,
@@ -60,15 +58,7 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 		// The hold queue's sparse entry (decision 9).
 		k.GSI1PK, k.GSI1SK = heldKeys(a.HeldUntil, a.ID)
 	}
-	item, err := marshalItem(actionItem{keys: k, Action: a})
-	if err != nil {
-		return nil, err
-	}
-	put, err := s.putNew(item, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transactInProject(ctx, projectID, ddb.Tx{put}); err != nil {
+	if err := s.createInProject(ctx, projectID, actionItem{keys: k, Action: a}, nil); err != nil {
 		return nil, err
 	}
 	return &a, nil

@@ -54,15 +54,7 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 	now := Timestamp(s.now())
 	if expected == 0 {
 		a := Artefact{ID: s.newID(), ProjectID: projectID, Type: typ, Content: content, Version: 1, CreatedAt: now, UpdatedAt: now}
-		item, err := marshalItem(artefactItem{keys: keys{PK: pk, SK: sk}, Artefact: a})
-		if err != nil {
-			return nil, err
-		}
-		put, err := s.putNew(item, errArtefactExists)
-		if err != nil {
-			return nil, err
-		}
-		err = s.transactInProject(ctx, projectID, ddb.Tx{put})
+		err := s.createInProject(ctx, projectID, artefactItem{keys: keys{PK: pk, SK: sk}, Artefact: a}, errArtefactExists)
 		if errors.Is(err, errArtefactExists) {
 			var cur Artefact
 			_, _ = ddb.OldItem(err, &cur)

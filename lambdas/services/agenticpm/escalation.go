@@ -44,18 +44,11 @@ func (s *Store) CreateEscalation(ctx context.Context, projectID string, in NewEs
 	e := Escalation{ID: s.newID(), ProjectID: projectID, Title: in.Title, Context: in.Context, Options: in.Options,
 		AgentRecommendation: in.AgentRecommendation, AgentRationale: in.AgentRationale,
 		Status: EscalationPending, CreatedAt: ts}
-	item, err := marshalItem(escalationItem{
+	err := s.createInProject(ctx, projectID, escalationItem{
 		keys:       keys{PK: projectPK(projectID), SK: prefixEscalation + e.ID, GSI1PK: escalationGSI1PK(e.Status), GSI1SK: ts + "#" + e.ID},
 		Escalation: e,
-	})
+	}, nil)
 	if err != nil {
-		return nil, err
-	}
-	put, err := s.putNew(item, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transactInProject(ctx, projectID, ddb.Tx{put}); err != nil {
 		return nil, err
 	}
 	return &e, nil

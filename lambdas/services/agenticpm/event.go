@@ -77,32 +77,20 @@ func (s *Store) eventWrites(in NewEvent, t time.Time) (*Event, ddb.Tx, error) {
 	dated := keys{SK: sk, GSI1PK: eventDateGSI1PK(dateOf(ts)), GSI1SK: ts + "#" + id, TTL: ttl}
 	if in.ProjectID == "" {
 		dated.PK = pkGlobal
-		item, err := marshalItem(eventItem{keys: dated, Event: e})
-		if err != nil {
-			return nil, nil, err
-		}
-		put, err := s.putNew(item, nil)
+		put, err := s.putNew(eventItem{keys: dated, Event: e}, nil)
 		if err != nil {
 			return nil, nil, err
 		}
 		return &e, ddb.Tx{put}, nil
 	}
 	dated.PK = projectPK(in.ProjectID)
-	own, err := marshalItem(eventItem{keys: dated, Event: e})
+	putOwn, err := s.putNew(eventItem{keys: dated, Event: e}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	ref := e
 	ref.Detail = nil
-	global, err := marshalItem(eventItem{keys: keys{PK: pkGlobal, SK: sk, TTL: ttl}, Event: ref})
-	if err != nil {
-		return nil, nil, err
-	}
-	putOwn, err := s.putNew(own, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	putGlobal, err := s.putNew(global, nil)
+	putGlobal, err := s.putNew(eventItem{keys: keys{PK: pkGlobal, SK: sk, TTL: ttl}, Event: ref}, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -103,9 +103,13 @@ func notExists() (expression.Expression, error) {
 	return expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrPK))).Build()
 }
 
-// putNew is the transaction Put writing a new item; onFail is what an
-// existing one means (nil: a collision, which cannot happen).
-func (s *Store) putNew(item map[string]types.AttributeValue, onFail error) (ddb.TxOp, error) {
+// putNew is the transaction Put writing v as a new item; onFail is what
+// an existing one means (nil: a collision, which cannot happen).
+func (s *Store) putNew(v any, onFail error) (ddb.TxOp, error) {
+	item, err := marshalItem(v)
+	if err != nil {
+		return ddb.TxOp{}, err
+	}
 	cond, err := notExists()
 	if err != nil {
 		return ddb.TxOp{}, err
@@ -141,6 +145,15 @@ func (s *Store) create(ctx context.Context, item map[string]types.AttributeValue
 		ExpressionAttributeValues: cond.Values(),
 	})
 	return storeError("PutItem", err)
+}
+
+// createInProject writes v as a new item under an existing project.
+func (s *Store) createInProject(ctx context.Context, projectID string, v any, onFail error) error {
+	put, err := s.putNew(v, onFail)
+	if err != nil {
+		return err
+	}
+	return s.transactInProject(ctx, projectID, ddb.Tx{put})
 }
 
 // transactInProject runs tx in one transaction behind a ConditionCheck
