@@ -96,11 +96,7 @@ func (s *Store) CreateAccount(ctx context.Context, user string, in NewAccount) (
 		return nil, err
 	}
 	a := it.account()
-	entry, err := s.entry(now, user, Entity{EntityAccount, a.AccountID}, ActionCreate, StatusSuccess, a)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transact(ctx, entry, put); err != nil {
+	if err := s.commit(ctx, now, user, Entity{EntityAccount, a.AccountID}, ActionCreate, a, put); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -190,11 +186,7 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		if err != nil {
 			return nil, err
 		}
-		entry, err := s.entry(now, user, Entity{EntityAccount, id}, ActionUpdate, StatusSuccess, map[string]any{"changes": ch})
-		if err != nil {
-			return nil, err
-		}
-		err = s.transact(ctx, entry, op)
+		err = s.commit(ctx, now, user, Entity{EntityAccount, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {
 			continue
 		}

@@ -162,11 +162,7 @@ func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
 		if err != nil {
 			return err
 		}
-		entry, err := s.entry(s.now(), user, Entity{EntityAccount, id}, ActionDelete, StatusSuccess, it.account())
-		if err != nil {
-			return err
-		}
-		err = s.transact(ctx, entry, del)
+		err = s.commit(ctx, s.now(), user, Entity{EntityAccount, id}, ActionDelete, it.account(), del)
 		if errors.Is(err, errStale) {
 			// Attached meanwhile, or only changed: which, the item tells.
 			var cur accountItem

@@ -105,11 +105,7 @@ func (s *Store) AttachResource(ctx context.Context, user, scheduleID string, in 
 	if err != nil {
 		return nil, false, err
 	}
-	entry, err := s.entry(now, user, Entity{EntitySchedule, scheduleID}, ActionCreate, StatusSuccess, map[string]any{"resource": it.Resource})
-	if err != nil {
-		return nil, false, err
-	}
-	switch err := s.transact(ctx, entry, schedule, account, put); {
+	switch err := s.commit(ctx, now, user, Entity{EntitySchedule, scheduleID}, ActionCreate, map[string]any{"resource": it.Resource}, schedule, account, put); {
 	case errors.Is(err, errAttached):
 		old, _ := ddb.FailedItem(err)
 		existing, err := unmarshalResource(old)

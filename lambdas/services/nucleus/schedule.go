@@ -77,11 +77,7 @@ func (s *Store) CreateSchedule(ctx context.Context, user string, in NewSchedule)
 		return nil, err
 	}
 	sc := it.schedule()
-	entry, err := s.entry(now, user, Entity{EntitySchedule, sc.ScheduleID}, ActionCreate, StatusSuccess, sc)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transact(ctx, entry, put); err != nil {
+	if err := s.commit(ctx, now, user, Entity{EntitySchedule, sc.ScheduleID}, ActionCreate, sc, put); err != nil {
 		return nil, err
 	}
 	return sc, nil
@@ -219,11 +215,7 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 		if err != nil {
 			return nil, err
 		}
-		entry, err := s.entry(now, user, Entity{EntitySchedule, id}, ActionUpdate, StatusSuccess, map[string]any{"changes": ch})
-		if err != nil {
-			return nil, err
-		}
-		err = s.transact(ctx, entry, op)
+		err = s.commit(ctx, now, user, Entity{EntitySchedule, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {
 			continue
 		}

@@ -134,6 +134,15 @@ func op(upd *expression.UpdateBuilder, cond expression.ConditionBuilder, onFail 
 	return ddb.TxOp{Item: item(e), OnFail: onFail}, nil
 }
 
+// commit writes ops with a successful audit entry of action on e by user.
+func (s *Store) commit(ctx context.Context, now time.Time, user string, e Entity, action Action, details any, ops ...ddb.TxOp) error {
+	entry, err := s.entry(now, user, e, action, StatusSuccess, details)
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, entry, ops...)
+}
+
 // transact writes ops and the audit entry in one TransactWriteItems: the
 // change and its audit record commit together or not at all. A failed
 // condition is the meaning of its operation; a conflict with another
