@@ -170,3 +170,21 @@ func ExampleUpdate() {
 	fmt.Println(err)
 	// Output: cannot reopen a closed ticket
 }
+
+func ExampleAll() {
+	client := memory{"a", "b", "c", "d", "e"}
+	in := &dynamodb.QueryInput{TableName: aws.String("app"), Limit: aws.Int32(2)}
+	n := 0
+	for item, err := range ddb.All(context.Background(), client, in) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		n++
+		if item["sk"].(*types.AttributeValueMemberS).Value == "d" {
+			break // the fifth item's page is never read
+		}
+	}
+	fmt.Println(n)
+	// Output: 4
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -97,6 +98,31 @@ func (q Query[T, K]) Valid(token string) error {
 		return nil
 	}
 	return err
+}
+
+// All yields every item of in, page after page, for reads that need the
+// whole range (counts, executors), not a page of it. Breaking out of the
+// loop reads no further page. A failed Query is yielded Wrapped, last.
+func All(ctx context.Context, client QueryAPI, in *dynamodb.QueryInput) iter.Seq2[map[string]types.AttributeValue, error] {
+	return func(yield func(map[string]types.AttributeValue, error) bool) {
+		req := *in
+		for {
+			out, err := client.Query(ctx, &req)
+			if err != nil {
+				yield(nil, Wrap("Query", err))
+				return
+			}
+			for _, item := range out.Items {
+				if !yield(item, nil) {
+					return
+				}
+			}
+			if len(out.LastEvaluatedKey) == 0 {
+				return
+			}
+			req.ExclusiveStartKey = out.LastEvaluatedKey
+		}
+	}
 }
 
 // Projection is the ProjectionExpression of names, for a listing that

@@ -129,3 +129,48 @@ func TestQueryChain(t *testing.T) {
 		t.Errorf("chain %q", got)
 	}
 }
+
+func TestAll(t *testing.T) {
+	client, table := pagerTable(t, 5, nil)
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String("pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
+		Limit:                     aws.Int32(2),
+	}
+	for _, tt := range []struct {
+		name    string
+		stop    int // break after this many items, 0 for none
+		want    string
+		queries int
+	}{
+		{"every page", 0, "000 001 002 003 004 ", 3},
+		{"a break reads no further page", 3, "000 001 002 ", 2},
+		{"a break at a page's end too", 2, "000 001 ", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &countingQuery{client: client}
+			var items []map[string]types.AttributeValue
+			for item, err := range ddb.All(context.Background(), c, in) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if items = append(items, item); len(items) == tt.stop {
+					break
+				}
+			}
+			if got := sks(items); got != tt.want || len(c.limits) != tt.queries {
+				t.Errorf("items %q in %d queries, want %q in %d", got, len(c.limits), tt.want, tt.queries)
+			}
+		})
+	}
+	if in.ExclusiveStartKey != nil {
+		t.Error("All changed the caller's input")
+	}
+	for _, err := range ddb.All(context.Background(), client, &dynamodb.QueryInput{TableName: aws.String("missing"),
+		KeyConditionExpression: in.KeyConditionExpression, ExpressionAttributeValues: in.ExpressionAttributeValues}) {
+		if !errors.Is(err, ddb.ErrTableNotFound) {
+			t.Errorf("error %v, want ErrTableNotFound", err)
+		}
+	}
+}

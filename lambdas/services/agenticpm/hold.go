@@ -430,24 +430,20 @@ func (s *Store) queryHold(ctx context.Context, pk string, sk expression.KeyCondi
 	if err != nil {
 		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
 	}
-	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+	var out []actionItem
+	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
 		TableName: aws.String(s.table), IndexName: aws.String(gsi1), KeyConditionExpression: expr.KeyCondition(),
 		FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	var out []actionItem
-	for pages.HasMorePages() && len(out) < MaxReleasePerRun {
-		page, err := pages.NextPage(ctx)
+	}) {
 		if err != nil {
 			return nil, storeError("Query", err)
 		}
-		for _, item := range page.Items {
-			var a actionItem
-			if err := attributevalue.UnmarshalMap(item, &a); err != nil {
-				return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
-			}
-			if len(out) < MaxReleasePerRun {
-				out = append(out, a)
-			}
+		var a actionItem
+		if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+			return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
+		}
+		if out = append(out, a); len(out) == MaxReleasePerRun {
+			break
 		}
 	}
 	return out, nil

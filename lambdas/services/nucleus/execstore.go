@@ -184,16 +184,12 @@ func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, fn func(m
 	if s.pageLimit > 0 {
 		in.Limit = aws.Int32(s.pageLimit)
 	}
-	pages := dynamodb.NewQueryPaginator(s.client, in)
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return storeError("Query", err)
+	for item, err := range ddb.All(ctx, s.client, in) {
+		if err == nil {
+			err = fn(item)
 		}
-		for _, item := range out.Items {
-			if err := fn(item); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

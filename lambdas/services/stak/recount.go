@@ -207,19 +207,15 @@ func (s *Store) queryAll(ctx context.Context, pk, prefix string, proj *expressio
 	if err != nil {
 		return err
 	}
-	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
 		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return ddb.Wrap("Query", err)
+	}) {
+		if err == nil {
+			err = each(item)
 		}
-		for _, item := range out.Items {
-			if err := each(item); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -566,34 +566,30 @@ func (s *Store) Stats(ctx context.Context, tenant, inbox, uid string) (*Stats, e
 		if err != nil {
 			return nil, err
 		}
-		p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+		for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
 			TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-		})
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx)
+		}) {
 			if err != nil {
-				return nil, ddb.Wrap("Query", err)
+				return nil, err
 			}
-			for _, item := range out.Items {
-				var c struct {
-					SK string `dynamodbav:"sk"`
-					Counts
-				}
-				if err := attributevalue.UnmarshalMap(item, &c); err != nil {
-					return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
-				}
-				if c.SK == skStatsAll {
-					st.Published += c.Published
-					st.Read += c.Read
-					continue
-				}
-				cat := c.SK[len(skStatsPfx):]
-				sum := st.Categories[cat]
-				sum.Published += c.Published
-				sum.Read += c.Read
-				st.Categories[cat] = sum
+			var c struct {
+				SK string `dynamodbav:"sk"`
+				Counts
 			}
+			if err := attributevalue.UnmarshalMap(item, &c); err != nil {
+				return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
+			}
+			if c.SK == skStatsAll {
+				st.Published += c.Published
+				st.Read += c.Read
+				continue
+			}
+			cat := c.SK[len(skStatsPfx):]
+			sum := st.Categories[cat]
+			sum.Published += c.Published
+			sum.Read += c.Read
+			st.Categories[cat] = sum
 		}
 	}
 	st.Unread = max(0, st.Published-st.Read)
