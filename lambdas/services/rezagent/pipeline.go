@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
@@ -145,14 +144,7 @@ func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Su
 	if err != nil {
 		return nil, err
 	}
-	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(statusIndex),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
+	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, s.byStatus(expr))
 	if err != nil {
 		return nil, storeError("Query", err)
 	}

@@ -517,25 +517,30 @@ func (s *Store) count(ctx context.Context, st Status, from string, now time.Time
 	if err != nil {
 		return 0, false, fmt.Errorf("rezagent: build expression: %w", err)
 	}
-	var start map[string]types.AttributeValue
+	in := s.byStatus(expr)
+	in.Select = types.SelectCount
 	for range maxCountPages {
-		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(statusIndex),
-			KeyConditionExpression:    expr.KeyCondition(),
-			FilterExpression:          expr.Filter(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			Select:                    types.SelectCount,
-			ExclusiveStartKey:         start,
-		})
+		out, err := s.client.Query(ctx, in)
 		if err != nil {
 			return 0, false, storeError("Query", err)
 		}
 		n += int(out.Count)
-		if start = out.LastEvaluatedKey; len(start) == 0 {
+		if in.ExclusiveStartKey = out.LastEvaluatedKey; len(in.ExclusiveStartKey) == 0 {
 			return n, true, nil
 		}
 	}
 	return n, false, nil
+}
+
+// byStatus is the Query of status-created_date-index with expr's key
+// condition and filter.
+func (s *Store) byStatus(expr expression.Expression) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(statusIndex),
+		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
 }
