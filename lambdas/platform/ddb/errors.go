@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
@@ -62,12 +61,25 @@ func (e *Error) Is(target error) bool { return e.Kind != nil && errors.Is(e.Kind
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Wrap classifies an SDK error of operation op. nil stays nil.
+// Wrap classifies an SDK error of operation op. nil stays nil, and so does
+// an error Wrapped already, so a store may Wrap what a helper returned.
 func Wrap(op string, err error) error {
-	if err == nil {
-		return nil
+	var done *Error
+	if err == nil || errors.As(err, &done) {
+		return err
 	}
 	return &Error{Op: op, Kind: classify(err), Err: err}
+}
+
+// WrapAs is Wrap that also makes an error classified as kind the caller's
+// own error as, ahead of it in the chain: a store answers in its domain's
+// errors while ddb's stay testable with errors.Is.
+func WrapAs(op string, err error, kind, as error) error {
+	err = Wrap(op, err)
+	if err != nil && errors.Is(err, kind) {
+		return fmt.Errorf("%w: %w", as, err)
+	}
+	return err
 }
 
 func classify(err error) error {
@@ -144,20 +156,4 @@ func classifyCancellation(reasons []types.CancellationReason) error {
 func IsSizeMessage(msg string) bool {
 	msg = strings.ToLower(msg)
 	return strings.Contains(msg, "item size") && strings.Contains(msg, "exceeded")
-}
-
-// OldItem unmarshals the item that a failed condition was evaluated against,
-// as returned with ReturnValuesOnConditionCheckFailure=ALL_OLD. It reports
-// false when the error carries no item, i.e. the item did not exist. This
-// lets a single conditional write tell "missing" from "wrong state" without
-// a read before the write.
-func OldItem(err error, out any) (bool, error) {
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) || len(ccf.Item) == 0 {
-		return false, nil
-	}
-	if uerr := attributevalue.UnmarshalMap(ccf.Item, out); uerr != nil {
-		return false, fmt.Errorf("ddb: unmarshal item of failed condition: %w", uerr)
-	}
-	return true, nil
 }

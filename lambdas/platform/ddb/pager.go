@@ -44,8 +44,9 @@ type Pager struct {
 	Budget int
 }
 
-// Page is what Pager.Fill read.
-type Page struct {
+// RawPage is what Pager.Fill read, before Query decodes its items and
+// turns Next into a cursor.
+type RawPage struct {
 	// Items are the page's items, at most Pager.Size, in Query order.
 	Items []map[string]types.AttributeValue
 	// Next is where the next page starts ("" cursor when nil): the page's
@@ -62,7 +63,7 @@ type Page struct {
 // Fill queries in, starting at in.ExclusiveStartKey, and returns the page.
 // It sets in.Limit and in.ExclusiveStartKey for each round. Errors are the
 // SDK's, for the caller to Wrap.
-func (p Pager) Fill(ctx context.Context, client QueryAPI, in *dynamodb.QueryInput) (*Page, error) {
+func (p Pager) Fill(ctx context.Context, client QueryAPI, in *dynamodb.QueryInput) (*RawPage, error) {
 	var (
 		items   []map[string]types.AttributeValue
 		scanned int
@@ -86,11 +87,11 @@ func (p Pager) Fill(ctx context.Context, client QueryAPI, in *dynamodb.QueryInpu
 		start = out.LastEvaluatedKey
 		switch {
 		case len(items) > p.Size:
-			return &Page{Items: items[:p.Size], Next: items[p.Size-1], Rounds: round}, nil
+			return &RawPage{Items: items[:p.Size], Next: items[p.Size-1], Rounds: round}, nil
 		case len(start) == 0:
-			return &Page{Items: items, Rounds: round}, nil
+			return &RawPage{Items: items, Rounds: round}, nil
 		case round == p.MaxRounds, p.Budget > 0 && scanned >= p.Budget:
-			return &Page{Items: items, Next: start, Rounds: round}, nil
+			return &RawPage{Items: items, Next: start, Rounds: round}, nil
 		}
 	}
 }

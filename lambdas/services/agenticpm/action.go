@@ -1,6 +1,8 @@
 package agenticpm
 
-import "context"
+import (
+	"context"
+)
 
 // Action is something the agent did or holds for later (PK PROJECT#<id>,
 // SK ACTION#<ts>#<id>); it expires after ActionRetention.
@@ -56,15 +58,7 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 		// The hold queue's sparse entry (decision 9).
 		k.GSI1PK, k.GSI1SK = heldKeys(a.HeldUntil, a.ID)
 	}
-	item, err := marshalItem(actionItem{keys: k, Action: a})
-	if err != nil {
-		return nil, err
-	}
-	put, err := s.putNew(item)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transactInProject(ctx, projectID, put); err != nil {
+	if err := s.createInProject(ctx, projectID, actionItem{keys: k, Action: a}, nil); err != nil {
 		return nil, err
 	}
 	return &a, nil

@@ -2,9 +2,9 @@ package agenticpm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -39,6 +39,10 @@ func artefactSK(t ArtefactType) string { return prefixArtefact + string(t) }
 // that version exists, so its project was checked when it was created
 // (projects are archived, never deleted), and the update returns the new
 // item, which a transaction cannot. The same update copies the old content
+// errArtefactExists: a create (expected version 0) found the artefact
+// written already.
+var errArtefactExists = errors.New("agenticpm: artefact exists")
+
 // to previousVersion: right-hand sides read the item before the write.
 func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactType, content Doc, expected int) (*Artefact, error) {
 	if n, err := content.Size(); err != nil {
@@ -50,20 +54,10 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 	now := Timestamp(s.now())
 	if expected == 0 {
 		a := Artefact{ID: s.newID(), ProjectID: projectID, Type: typ, Content: content, Version: 1, CreatedAt: now, UpdatedAt: now}
-		item, err := marshalItem(artefactItem{keys: keys{PK: pk, SK: sk}, Artefact: a})
-		if err != nil {
-			return nil, err
-		}
-		put, err := s.putNew(item)
-		if err != nil {
-			return nil, err
-		}
-		err = s.transactInProject(ctx, projectID, put)
-		if failed, old := failedAt(err, 1); failed {
+		err := s.createInProject(ctx, projectID, artefactItem{keys: keys{PK: pk, SK: sk}, Artefact: a}, errArtefactExists)
+		if errors.Is(err, errArtefactExists) {
 			var cur Artefact
-			if old != nil {
-				_ = attributevalue.UnmarshalMap(old, &cur)
-			}
+			_, _ = ddb.OldItem(err, &cur)
 			return nil, &VersionConflictError{Type: typ, Expected: 0, Current: cur.Version}
 		}
 		if err != nil {
@@ -82,20 +76,15 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 	if err == nil {
 		return &it.Artefact, nil
 	}
-	if !ddb.IsConditionFailed(err) {
-		return nil, err
-	}
-	var old Artefact
-	found, uerr := ddb.OldItem(err, &old)
-	switch {
-	case uerr != nil:
-		return nil, uerr
-	case !found:
-		return nil, s.missingUnder(ctx, projectID, "artefact", string(typ))
-	case old.Version != expected:
-		return nil, &VersionConflictError{Type: typ, Expected: expected, Current: old.Version}
-	}
-	return nil, fmt.Errorf("agenticpm: update artefact %s: condition failed", typ)
+	return nil, ddb.IfConditionFailed(err, func(old *Artefact) error {
+		switch {
+		case old == nil:
+			return s.missingUnder(ctx, projectID, "artefact", string(typ))
+		case old.Version != expected:
+			return &VersionConflictError{Type: typ, Expected: expected, Current: old.Version}
+		}
+		return fmt.Errorf("agenticpm: update artefact %s: condition failed", typ)
+	})
 }
 
 // missingUnder tells which of a project and its child is missing.

@@ -44,18 +44,11 @@ func (s *Store) CreateEscalation(ctx context.Context, projectID string, in NewEs
 	e := Escalation{ID: s.newID(), ProjectID: projectID, Title: in.Title, Context: in.Context, Options: in.Options,
 		AgentRecommendation: in.AgentRecommendation, AgentRationale: in.AgentRationale,
 		Status: EscalationPending, CreatedAt: ts}
-	item, err := marshalItem(escalationItem{
+	err := s.createInProject(ctx, projectID, escalationItem{
 		keys:       keys{PK: projectPK(projectID), SK: prefixEscalation + e.ID, GSI1PK: escalationGSI1PK(e.Status), GSI1SK: ts + "#" + e.ID},
 		Escalation: e,
-	})
+	}, nil)
 	if err != nil {
-		return nil, err
-	}
-	put, err := s.putNew(item)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transactInProject(ctx, projectID, put); err != nil {
 		return nil, err
 	}
 	return &e, nil
@@ -89,20 +82,15 @@ func (s *Store) Decide(ctx context.Context, projectID, id string, d Decision) (*
 	if err == nil {
 		return &it.Escalation, nil
 	}
-	if !ddb.IsConditionFailed(err) {
-		return nil, err
-	}
-	var old Escalation
-	found, uerr := ddb.OldItem(err, &old)
-	switch {
-	case uerr != nil:
-		return nil, uerr
-	case !found:
-		return nil, s.missingUnder(ctx, projectID, "escalation", id)
-	case old.Status != EscalationPending:
-		return nil, &StatusConflictError{Entity: "escalation", ID: id, Want: string(EscalationPending), Current: string(old.Status)}
-	}
-	return nil, fmt.Errorf("agenticpm: decide escalation %s: condition failed", id)
+	return nil, ddb.IfConditionFailed(err, func(old *Escalation) error {
+		switch {
+		case old == nil:
+			return s.missingUnder(ctx, projectID, "escalation", id)
+		case old.Status != EscalationPending:
+			return &StatusConflictError{Entity: "escalation", ID: id, Want: string(EscalationPending), Current: string(old.Status)}
+		}
+		return fmt.Errorf("agenticpm: decide escalation %s: condition failed", id)
+	})
 }
 
 // ListProjectEscalations returns a project's escalations in key (id) order.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Event is an entry of a project's activity feed (PK PROJECT#<id>, SK
@@ -50,12 +50,12 @@ func (s *Store) RecordEvent(ctx context.Context, in NewEvent) (*Event, error) {
 		return nil, err
 	}
 	if in.ProjectID == "" {
-		if err := s.create(ctx, writes[0].Put.Item); err != nil {
+		if err := s.create(ctx, writes[0].Item.Put.Item); err != nil {
 			return nil, err
 		}
 		return e, nil
 	}
-	if err := s.transactInProject(ctx, in.ProjectID, writes...); err != nil {
+	if err := s.transactInProject(ctx, in.ProjectID, writes); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -64,7 +64,7 @@ func (s *Store) RecordEvent(ctx context.Context, in NewEvent) (*Event, error) {
 // eventWrites builds the Puts of an event recorded at t: the project copy
 // and its GLOBAL reference, or the one GLOBAL item of an event without a
 // project.
-func (s *Store) eventWrites(in NewEvent, t time.Time) (*Event, []*types.TransactWriteItem, error) {
+func (s *Store) eventWrites(in NewEvent, t time.Time) (*Event, ddb.Tx, error) {
 	ts := Timestamp(t)
 	id := s.newULID(t)
 	e := Event{ID: id, ProjectID: in.ProjectID, EventType: in.EventType, Severity: in.Severity,
@@ -77,36 +77,24 @@ func (s *Store) eventWrites(in NewEvent, t time.Time) (*Event, []*types.Transact
 	dated := keys{SK: sk, GSI1PK: eventDateGSI1PK(dateOf(ts)), GSI1SK: ts + "#" + id, TTL: ttl}
 	if in.ProjectID == "" {
 		dated.PK = pkGlobal
-		item, err := marshalItem(eventItem{keys: dated, Event: e})
+		put, err := s.putNew(eventItem{keys: dated, Event: e}, nil)
 		if err != nil {
 			return nil, nil, err
 		}
-		put, err := s.putNew(item)
-		if err != nil {
-			return nil, nil, err
-		}
-		return &e, []*types.TransactWriteItem{put}, nil
+		return &e, ddb.Tx{put}, nil
 	}
 	dated.PK = projectPK(in.ProjectID)
-	own, err := marshalItem(eventItem{keys: dated, Event: e})
+	putOwn, err := s.putNew(eventItem{keys: dated, Event: e}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	ref := e
 	ref.Detail = nil
-	global, err := marshalItem(eventItem{keys: keys{PK: pkGlobal, SK: sk, TTL: ttl}, Event: ref})
+	putGlobal, err := s.putNew(eventItem{keys: keys{PK: pkGlobal, SK: sk, TTL: ttl}, Event: ref}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	putOwn, err := s.putNew(own)
-	if err != nil {
-		return nil, nil, err
-	}
-	putGlobal, err := s.putNew(global)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &e, []*types.TransactWriteItem{putOwn, putGlobal}, nil
+	return &e, ddb.Tx{putOwn, putGlobal}, nil
 }
 
 // ListProjectEvents returns a project's live events, newest first.

@@ -17,6 +17,7 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ulid"
 )
 
@@ -192,6 +193,10 @@ type outboxEntry struct {
 	lease int64 // epoch milliseconds the lease ends; identifies the holder
 }
 
+// errNotHeld: the release's condition refused the action, which heldState
+// explains from the item the condition saw.
+var errNotHeld = errors.New("agenticpm: action not held")
+
 // release is the gate: one transaction that marks the action executed
 // (conditioned on not executed, not cancelled, still in the hold queue,
 // and, for the job, due), moves its GSI1 entry from the hold queue to the
@@ -228,13 +233,16 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 	if err != nil {
 		return nil, err
 	}
-	err = s.transact(ctx, append([]*types.TransactWriteItem{{Update: &types.Update{
+	var tx ddb.Tx
+	tx.Update(&types.Update{
 		TableName: aws.String(s.table), Key: key(a.PK, a.SK),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}}, events...)...)
-	if failed, old := failedAt(err, 0); failed {
+	}, errNotHeld)
+	err = storeError("TransactWriteItems", append(tx, events...).Run(ctx, s.client))
+	if errors.Is(err, errNotHeld) {
+		old, _ := ddb.FailedItem(err)
 		return nil, heldState(old, a.ID, now, due)
 	}
 	if err != nil {
@@ -305,7 +313,7 @@ func (s *Store) dispatched(ctx context.Context, e outboxEntry, eventID string) e
 		And(expression.Name("dispatchLease").Equal(expression.Value(e.lease)))
 	var out actionItem
 	err := s.update(ctx, e.a.PK, e.a.SK, upd, &cond, &out)
-	if failed := conditionFailed(err); failed {
+	if ddb.IsConditionFailed(err) {
 		return nil
 	}
 	return err
@@ -402,7 +410,7 @@ func (s *Store) claim(ctx context.Context, a actionItem, now time.Time) (outboxE
 		And(expression.Name("dispatchLease").Equal(expression.Value(a.DispatchLease)))
 	var out actionItem
 	err := s.update(ctx, a.PK, a.SK, expression.Set(expression.Name("dispatchLease"), expression.Value(lease)), &cond, &out)
-	if conditionFailed(err) {
+	if ddb.IsConditionFailed(err) {
 		return outboxEntry{}, false, nil
 	}
 	if err != nil {
@@ -422,24 +430,20 @@ func (s *Store) queryHold(ctx context.Context, pk string, sk expression.KeyCondi
 	if err != nil {
 		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
 	}
-	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+	var out []actionItem
+	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
 		TableName: aws.String(s.table), IndexName: aws.String(gsi1), KeyConditionExpression: expr.KeyCondition(),
 		FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	var out []actionItem
-	for pages.HasMorePages() && len(out) < MaxReleasePerRun {
-		page, err := pages.NextPage(ctx)
+	}) {
 		if err != nil {
 			return nil, storeError("Query", err)
 		}
-		for _, item := range page.Items {
-			var a actionItem
-			if err := attributevalue.UnmarshalMap(item, &a); err != nil {
-				return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
-			}
-			if len(out) < MaxReleasePerRun {
-				out = append(out, a)
-			}
+		var a actionItem
+		if err := attributevalue.UnmarshalMap(item, &a); err != nil {
+			return nil, fmt.Errorf("agenticpm: unmarshal action: %w", err)
+		}
+		if out = append(out, a); len(out) == MaxReleasePerRun {
+			break
 		}
 	}
 	return out, nil
@@ -460,12 +464,7 @@ func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action
 		Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
 	var out actionItem
 	err = s.update(ctx, a.PK, a.SK, upd, &cond, &out)
-	if conditionFailed(err) {
-		var old map[string]types.AttributeValue
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
-			old = ccf.Item
-		}
+	if old, failed := ddb.FailedItem(err); failed {
 		return nil, heldState(old, id, now, false)
 	}
 	if err != nil {
@@ -479,11 +478,6 @@ func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action
 // still show.
 func (s *Store) ListHeldActions(ctx context.Context, after string, limit int) (*Page[Action], error) {
 	return listPage[Action](ctx, s, listing{view: "held-actions", index: true, pk: gsi1HoldPending}, after, limit)
-}
-
-func conditionFailed(err error) bool {
-	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
 }
 
 func mustJSON(v any) []byte {

@@ -156,23 +156,18 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 	}
 	var it projectItem
 	err := s.update(ctx, projectPK(id), skMetadata, upd, &cond, &it)
-	if err == nil || !ddb.IsConditionFailed(err) {
-		if err != nil {
-			return nil, err
-		}
+	if err == nil {
 		return &it.Project, nil
 	}
-	var old projectItem
-	found, uerr := ddb.OldItem(err, &old)
-	switch {
-	case uerr != nil:
-		return nil, uerr
-	case !found:
-		return nil, &NotFoundError{Entity: "project", ID: id}
-	case patch.Status != nil && old.Status != from:
-		return nil, &StatusConflictError{Entity: "project", ID: id, Want: string(from), Current: string(old.Status)}
-	}
-	return nil, fmt.Errorf("agenticpm: update project %s: condition failed", id)
+	return nil, ddb.IfConditionFailed(err, func(old *projectItem) error {
+		switch {
+		case old == nil:
+			return &NotFoundError{Entity: "project", ID: id}
+		case patch.Status != nil && old.Status != from:
+			return &StatusConflictError{Entity: "project", ID: id, Want: string(from), Current: string(old.Status)}
+		}
+		return fmt.Errorf("agenticpm: update project %s: condition failed", id)
+	})
 }
 
 // ListProjects returns the projects in status, GSI1 order (by id).

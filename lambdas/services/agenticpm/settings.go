@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Checkpoint is an integration's sync position for a project (PK
@@ -37,7 +38,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, projectID, integration, k, va
 	if err != nil {
 		return nil, err
 	}
-	if err := s.transactInProject(ctx, projectID, s.putAny(item)); err != nil {
+	if err := s.transactInProject(ctx, projectID, ddb.Tx{s.putAny(item)}); err != nil {
 		return nil, err
 	}
 	return &c, nil

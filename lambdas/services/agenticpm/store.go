@@ -66,18 +66,14 @@ func live(item map[string]types.AttributeValue, now time.Time) bool {
 // get reads one item strongly consistently into out; found is false for a
 // missing or expired item.
 func (s *Store) get(ctx context.Context, pk, sk string, out any) (bool, error) {
-	res, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(pk, sk),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.table, key(pk, sk))
 	if err != nil {
 		return false, storeError("GetItem", err)
 	}
-	if len(res.Item) == 0 || !live(res.Item, s.now()) {
+	if item == nil || !live(item, s.now()) {
 		return false, nil
 	}
-	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+	if err := attributevalue.UnmarshalMap(item, out); err != nil {
 		return false, fmt.Errorf("agenticpm: unmarshal %s/%s: %w", pk, sk, err)
 	}
 	return true, nil
@@ -100,22 +96,6 @@ func marshalItem(v any) (map[string]types.AttributeValue, error) {
 	return item, nil
 }
 
-// projectExists is the ConditionCheck that keeps a transaction from
-// writing a child item under a project that does not exist.
-func (s *Store) projectExists(projectID string) (*types.TransactWriteItem, error) {
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(attrPK))).Build()
-	if err != nil {
-		return nil, err
-	}
-	return &types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:                 aws.String(s.table),
-		Key:                       key(projectPK(projectID), skMetadata),
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	}}, nil
-}
-
 // notExists is the condition of items that must not overwrite: their keys
 // are unique by construction (UUIDs, ULIDs), so a collision is an error,
 // not an update.
@@ -123,26 +103,31 @@ func notExists() (expression.Expression, error) {
 	return expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrPK))).Build()
 }
 
-// putNew is the transaction action writing a new item.
-func (s *Store) putNew(item map[string]types.AttributeValue) (*types.TransactWriteItem, error) {
+// putNew is the transaction Put writing v as a new item; onFail is what
+// an existing one means (nil: a collision, which cannot happen).
+func (s *Store) putNew(v any, onFail error) (ddb.TxOp, error) {
+	item, err := marshalItem(v)
+	if err != nil {
+		return ddb.TxOp{}, err
+	}
 	cond, err := notExists()
 	if err != nil {
-		return nil, err
+		return ddb.TxOp{}, err
 	}
-	return &types.TransactWriteItem{Put: &types.Put{
+	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{Put: &types.Put{
 		TableName:                           aws.String(s.table),
 		Item:                                item,
 		ConditionExpression:                 cond.Condition(),
 		ExpressionAttributeNames:            cond.Names(),
 		ExpressionAttributeValues:           cond.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, nil
+	}}}, nil
 }
 
-// putAny is the transaction action writing an item whether or not it
-// exists (an upsert of a caller-named item).
-func (s *Store) putAny(item map[string]types.AttributeValue) *types.TransactWriteItem {
-	return &types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}
+// putAny is the transaction Put writing an item whether or not it exists
+// (an upsert of a caller-named item).
+func (s *Store) putAny(item map[string]types.AttributeValue) ddb.TxOp {
+	return ddb.TxOp{Item: types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}}
 }
 
 // create writes a new item outside a transaction (which would cost
@@ -162,44 +147,32 @@ func (s *Store) create(ctx context.Context, item map[string]types.AttributeValue
 	return storeError("PutItem", err)
 }
 
-func (s *Store) transact(ctx context.Context, items ...*types.TransactWriteItem) error {
-	in := &dynamodb.TransactWriteItemsInput{}
-	for _, it := range items {
-		in.TransactItems = append(in.TransactItems, *it)
-	}
-	_, err := s.client.TransactWriteItems(ctx, in)
-	return storeError("TransactWriteItems", err)
-}
-
-// transactInProject runs writes in one transaction with a check that the
-// project exists, so that nothing is written under a missing or deleted
-// project; that check failing is a NotFoundError. Any other error is
-// returned as is: failedAt(err, i+1) tells whether writes[i] failed.
-func (s *Store) transactInProject(ctx context.Context, projectID string, writes ...*types.TransactWriteItem) error {
-	check, err := s.projectExists(projectID)
+// createInProject writes v as a new item under an existing project.
+func (s *Store) createInProject(ctx context.Context, projectID string, v any, onFail error) error {
+	put, err := s.putNew(v, onFail)
 	if err != nil {
 		return err
 	}
-	err = s.transact(ctx, append([]*types.TransactWriteItem{check}, writes...)...)
-	if failed, _ := failedAt(err, 0); failed {
-		return &NotFoundError{Entity: "project", ID: projectID}
-	}
-	return err
+	return s.transactInProject(ctx, projectID, ddb.Tx{put})
 }
 
-// failedAt returns, for a cancelled transaction, whether its i-th action
-// failed its condition and the item it was evaluated against (nil when it
-// did not exist).
-func failedAt(err error, i int) (bool, map[string]types.AttributeValue) {
-	var tc *types.TransactionCanceledException
-	if !errors.As(err, &tc) || i >= len(tc.CancellationReasons) {
-		return false, nil
+// transactInProject runs tx in one transaction behind a ConditionCheck
+// that the project exists, so that nothing is written under a missing or
+// deleted project; that check failing is a NotFoundError.
+func (s *Store) transactInProject(ctx context.Context, projectID string, tx ddb.Tx) error {
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(attrPK))).Build()
+	if err != nil {
+		return err
 	}
-	r := tc.CancellationReasons[i]
-	if r.Code == nil || *r.Code != "ConditionalCheckFailed" {
-		return false, nil
-	}
-	return true, r.Item
+	var all ddb.Tx
+	all.Check(&types.ConditionCheck{
+		TableName:                 aws.String(s.table),
+		Key:                       key(projectPK(projectID), skMetadata),
+		ConditionExpression:       cond.Condition(),
+		ExpressionAttributeNames:  cond.Names(),
+		ExpressionAttributeValues: cond.Values(),
+	}, &NotFoundError{Entity: "project", ID: projectID})
+	return storeError("TransactWriteItems", append(all, tx...).Run(ctx, s.client))
 }
 
 // update runs one conditional UpdateItem returning the new item into out.
@@ -207,28 +180,11 @@ func failedAt(err error, i int) (bool, map[string]types.AttributeValue) {
 // callers tell "missing" from "wrong state" without reading first.
 // A nil cond makes it an upsert.
 func (s *Store) update(ctx context.Context, pk, sk string, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, out any) error {
-	b := expression.NewBuilder().WithUpdate(upd)
-	if cond != nil {
-		b = b.WithCondition(*cond)
-	}
-	expr, err := b.Build()
-	if err != nil {
-		return fmt.Errorf("agenticpm: build expression: %w", err)
-	}
-	res, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key(pk, sk),
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	item, err := ddb.Update(ctx, s.client, s.table, key(pk, sk), upd, cond)
 	if err != nil {
 		return storeError("UpdateItem", err)
 	}
-	if err := attributevalue.UnmarshalMap(res.Attributes, out); err != nil {
+	if err := attributevalue.UnmarshalMap(item, out); err != nil {
 		return fmt.Errorf("agenticpm: unmarshal %s/%s: %w", pk, sk, err)
 	}
 	return nil
@@ -241,17 +197,7 @@ func (s *Store) put(ctx context.Context, item map[string]types.AttributeValue) e
 }
 
 func storeError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	err = ddb.Wrap(op, err)
-	switch {
-	case ddb.IsItemTooLarge(err):
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	case errors.Is(err, ddb.ErrConflict):
-		return fmt.Errorf("%w: %w", ErrBusy, err)
-	}
-	return err
+	return ddb.WrapAs(op, ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge), ddb.ErrConflict, ErrBusy)
 }
 
 // pageKey is a position in a listing: the table key, plus the index key
@@ -287,40 +233,25 @@ func (l listing) contains(k pageKey) bool {
 	return k.PK == l.pk && strings.HasPrefix(k.SK, l.prefix) && k.GSI1PK == "" && k.GSI1SK == ""
 }
 
-func (l listing) positionOf(item map[string]types.AttributeValue) (pageKey, error) {
-	var k pageKey
-	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
-		return k, fmt.Errorf("agenticpm: page key: %w", err)
-	}
-	if !l.index {
-		k.GSI1PK, k.GSI1SK = "", ""
-	}
-	return k, nil
+// Page is one page of a listing of T.
+type Page[T any] struct {
+	Items []T `json:"items"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"nextCursor,omitempty"`
 }
 
-// list returns up to limit live items of l after the position in cursor
-// after ("" for the first page), and the cursor of the next page ("" when
-// there is none).
+// listPage returns up to limit live items of l after the position in
+// cursor after ("" for the first page), and the cursor of the next page.
 //
 // Expired items are dropped by a FilterExpression, which DynamoDB applies
-// after Limit: a Query asked for 26 items can return 3. So the loop keeps
+// after Limit: a Query asked for 26 items can return 3. So the pager keeps
 // querying, with growing limits, until it has one item more than the page
-// (then there is a next page, and the cursor is the key of the page's last
-// item) or the partition is exhausted (no cursor). Only when maxQueryRounds
-// run out first is the page short; its cursor then points past the skipped
-// expired items, so the next page continues exactly there.
-func (s *Store) list(ctx context.Context, l listing, after string, limit int) ([]map[string]types.AttributeValue, string, error) {
-	start, err := cursor.StartKey[pageKey](s.codec, l.scope(), after)
-	if err != nil {
-		return nil, "", err
-	}
-	if start != nil {
-		// The MAC binds the cursor to the scope already; checking the key
-		// keeps that true if the scope format ever changes.
-		var k pageKey
-		if err := attributevalue.UnmarshalMap(start, &k); err != nil || !l.contains(k) {
-			return nil, "", cursor.ErrInvalid
-		}
+// or the partition is exhausted. Only when maxQueryRounds run out first is
+// the page short; its cursor then points past the skipped expired items, so
+// the next page continues exactly there.
+func listPage[T any](ctx context.Context, s *Store, l listing, after string, limit int) (*Page[T], error) {
+	if limit <= 0 || limit > MaxPageSize {
+		limit = DefaultPageSize
 	}
 	pkName, skName := attrPK, attrSK
 	if l.index {
@@ -335,7 +266,7 @@ func (s *Store) list(ctx context.Context, l listing, after string, limit int) ([
 	filter := expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(now.Unix())))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).WithFilter(filter).Build()
 	if err != nil {
-		return nil, "", fmt.Errorf("agenticpm: build expression: %w", err)
+		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
@@ -351,46 +282,38 @@ func (s *Store) list(ctx context.Context, l listing, after string, limit int) ([
 	if l.index {
 		in.IndexName = aws.String(gsi1)
 	}
-	in.ExclusiveStartKey = start
-	pager := ddb.Pager{Size: limit, Grow: true, MaxLimit: maxRoundLimit, MaxRounds: maxQueryRounds,
-		// The filter saw the same clock; belt and braces.
-		Keep: func(it map[string]types.AttributeValue) bool { return live(it, now) }}
-	read, err := pager.Fill(ctx, s.client, in)
+	page, err := ddb.Query[T, pageKey]{
+		Input: in,
+		Pager: ddb.Pager{Size: limit, Grow: true, MaxLimit: maxRoundLimit, MaxRounds: maxQueryRounds,
+			// The filter saw the same clock; belt and braces.
+			Keep: func(it map[string]types.AttributeValue) bool { return live(it, now) }},
+		Codec: s.codec,
+		Scope: l.scope(),
+		// The MAC binds the cursor to the scope already; checking the key
+		// keeps that true if the scope format ever changes.
+		Check: func(k pageKey) error {
+			if !l.contains(k) {
+				return cursor.ErrInvalid
+			}
+			return nil
+		},
+		KeyOf: l.positionOf,
+	}.Page(ctx, s.client, after)
 	if err != nil {
-		return nil, "", storeError("Query", err)
+		return nil, storeError("Query", err)
 	}
-	if read.Next == nil {
-		return read.Items, "", nil
-	}
-	pos, err := l.positionOf(read.Next)
-	if err != nil {
-		return nil, "", err
-	}
-	next, err := cursor.Encode(s.codec, l.scope(), pos)
-	if err != nil {
-		return nil, "", err
-	}
-	return read.Items, next, nil
+	return &Page[T]{Items: page.Items, Next: page.Next}, nil
 }
 
-// Page is one page of a listing of T.
-type Page[T any] struct {
-	Items []T `json:"items"`
-	// Next is the cursor of the next page, "" on the last page.
-	Next string `json:"nextCursor,omitempty"`
-}
-
-func listPage[T any](ctx context.Context, s *Store, l listing, after string, limit int) (*Page[T], error) {
-	if limit <= 0 || limit > MaxPageSize {
-		limit = DefaultPageSize
+// positionOf is the cursor key of an item: a table position must not carry
+// the index key, or DynamoDB rejects it as a start key.
+func (l listing) positionOf(item map[string]types.AttributeValue) (pageKey, error) {
+	var k pageKey
+	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+		return k, fmt.Errorf("agenticpm: page key: %w", err)
 	}
-	items, next, err := s.list(ctx, l, after, limit)
-	if err != nil {
-		return nil, err
+	if !l.index {
+		k.GSI1PK, k.GSI1SK = "", ""
 	}
-	out := make([]T, 0, len(items))
-	if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
-		return nil, fmt.Errorf("agenticpm: unmarshal %s: %w", l.view, err)
-	}
-	return &Page[T]{Items: out, Next: next}, nil
+	return k, nil
 }

@@ -92,18 +92,14 @@ func (s *Store) Get(ctx context.Context, id string) (*Ticket, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.table, key)
 	if err != nil {
 		return nil, storeError("GetItem", err)
 	}
-	if len(out.Item) == 0 {
+	if item == nil {
 		return nil, ErrNotFound
 	}
-	return unmarshalTicket(out.Item)
+	return unmarshalTicket(item)
 }
 
 // AddComment appends a comment and returns the updated ticket.
@@ -123,21 +119,17 @@ func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error
 		And(expression.Name("status").NotEqual(expression.Value(StatusClosed))).
 		And(comments.Size().LessThan(expression.Value(MaxComments)))
 	t, err := s.update(ctx, id, update, cond)
-	if err == nil || !ddb.IsConditionFailed(err) {
-		return t, err
-	}
-	old, err := s.oldItem(err)
-	switch {
-	case err != nil:
-		return nil, err
-	case old == nil:
-		return nil, ErrNotFound
-	case old.Status == StatusClosed:
-		return nil, ErrClosed
-	case len(old.Comments) >= MaxComments:
-		return nil, ErrTooManyComments
-	}
-	return nil, fmt.Errorf("itsm: add comment: condition failed on ticket in state %s", old.Status)
+	return t, ddb.IfConditionFailed(err, func(old *Ticket) error {
+		switch {
+		case old == nil:
+			return ErrNotFound
+		case old.Status == StatusClosed:
+			return ErrClosed
+		case len(old.Comments) >= MaxComments:
+			return ErrTooManyComments
+		}
+		return fmt.Errorf("itsm: add comment: condition failed on ticket in state %s", old.Status)
+	})
 }
 
 // SetStatus moves the ticket to status to and returns the updated ticket.
@@ -165,17 +157,12 @@ func (s *Store) SetStatus(ctx context.Context, id string, to Status) (*Ticket, e
 		Set(expression.Name("status"), expression.Value(to)).
 		Set(expression.Name("updated_at"), expression.Value(now))
 	t, err := s.update(ctx, id, update, cond)
-	if err == nil || !ddb.IsConditionFailed(err) {
-		return t, err
-	}
-	old, err := s.oldItem(err)
-	switch {
-	case err != nil:
-		return nil, err
-	case old == nil:
-		return nil, ErrNotFound
-	}
-	return nil, &TransitionError{From: old.Status, To: to}
+	return t, ddb.IfConditionFailed(err, func(old *Ticket) error {
+		if old == nil {
+			return ErrNotFound
+		}
+		return &TransitionError{From: old.Status, To: to}
+	})
 }
 
 func (s *Store) update(ctx context.Context, id string, update expression.UpdateBuilder, cond expression.ConditionBuilder) (*Ticket, error) {
@@ -183,24 +170,11 @@ func (s *Store) update(ctx context.Context, id string, update expression.UpdateB
 	if err != nil {
 		return nil, err
 	}
-	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("itsm: build expression: %w", err)
-	}
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key,
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	item, err := ddb.Update(ctx, s.client, s.table, key, update, &cond)
 	if err != nil {
 		return nil, storeError("UpdateItem", err)
 	}
-	return unmarshalTicket(out.Attributes)
+	return unmarshalTicket(item)
 }
 
 func unmarshalTicket(item map[string]types.AttributeValue) (*Ticket, error) {
@@ -214,25 +188,8 @@ func unmarshalTicket(item map[string]types.AttributeValue) (*Ticket, error) {
 	return &t, nil
 }
 
-// oldItem returns the item a condition failed on, nil if there was none.
-func (s *Store) oldItem(err error) (*Ticket, error) {
-	var old Ticket
-	found, uerr := ddb.OldItem(err, &old)
-	if uerr != nil {
-		return nil, uerr
-	}
-	if !found {
-		return nil, nil
-	}
-	return &old, nil
-}
-
 func storeError(op string, err error) error {
-	err = ddb.Wrap(op, err)
-	if ddb.IsItemTooLarge(err) {
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	return err
+	return ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge)
 }
 
 // Page is one page of a listing.
@@ -263,56 +220,40 @@ var summaryAttributes = []string{"ticket_id", "caller_id", "issue_description", 
 // CallerIdIndex is a GSI, so the listing is eventually consistent: a ticket
 // created a moment ago may be missing from it.
 func (s *Store) ListByCaller(ctx context.Context, caller, after string) (*Page, error) {
-	start, err := cursor.StartKey[callerPageKey](s.codec, callerScope(caller), after)
-	if err != nil {
-		return nil, err
-	}
-	if start != nil {
-		// The MAC already binds the cursor to caller; checking the key too
-		// keeps that true even if the scope format ever changes.
-		var k callerPageKey
-		if err := attributevalue.UnmarshalMap(start, &k); err != nil || k.CallerID != caller {
-			return nil, cursor.ErrInvalid
-		}
-	}
-	proj := expression.NamesList(expression.Name(summaryAttributes[0]))
-	for _, a := range summaryAttributes[1:] {
-		proj = proj.AddNames(expression.Name(a))
-	}
 	expr, err := expression.NewBuilder().
 		WithKeyCondition(expression.Key("caller_id").Equal(expression.Value(caller))).
-		WithProjection(proj).
+		WithProjection(ddb.Projection(summaryAttributes...)).
 		Build()
 	if err != nil {
 		return nil, fmt.Errorf("itsm: build expression: %w", err)
 	}
 	// No filter and no bound: the pager queries until it has a page and one
 	// ticket more, or the caller's tickets run out.
-	read, err := ddb.Pager{Size: PageSize}.Fill(ctx, s.client, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(callerIndexName),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ProjectionExpression:      expr.Projection(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(false),
-		ExclusiveStartKey:         start,
-	})
+	q := ddb.Query[Summary, callerPageKey]{
+		Input: &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(callerIndexName),
+			KeyConditionExpression:    expr.KeyCondition(),
+			ProjectionExpression:      expr.Projection(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ScanIndexForward:          aws.Bool(false),
+		},
+		Pager: ddb.Pager{Size: PageSize},
+		Codec: s.codec,
+		Scope: callerScope(caller),
+		// The MAC already binds the cursor to caller; checking the key too
+		// keeps that true even if the scope format ever changes.
+		Check: func(k callerPageKey) error {
+			if k.CallerID != caller {
+				return cursor.ErrInvalid
+			}
+			return nil
+		},
+	}
+	page, err := q.Page(ctx, s.client, after)
 	if err != nil {
-		return nil, storeError("Query", err)
+		return nil, err
 	}
-	page := &Page{Tickets: []Summary{}}
-	if err := attributevalue.UnmarshalListOfMaps(read.Items, &page.Tickets); err != nil {
-		return nil, fmt.Errorf("itsm: unmarshal tickets: %w", err)
-	}
-	if read.Next != nil {
-		var k callerPageKey
-		if err := attributevalue.UnmarshalMap(read.Next, &k); err != nil {
-			return nil, fmt.Errorf("itsm: unmarshal page key: %w", err)
-		}
-		if page.Next, err = cursor.Encode(s.codec, callerScope(caller), k); err != nil {
-			return nil, err
-		}
-	}
-	return page, nil
+	return &Page{Tickets: page.Items, Next: page.Next}, nil
 }

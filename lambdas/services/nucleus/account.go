@@ -9,7 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // AccountStatus is whether the platform acts in an account.
@@ -90,16 +91,12 @@ func (s *Store) CreateAccount(ctx context.Context, user string, in NewAccount) (
 	if err != nil {
 		return nil, fmt.Errorf("nucleus: marshal account: %w", err)
 	}
-	put, err := s.put(s.tables.App, item, notExists(), always(ErrAccountExists))
+	put, err := s.put(s.tables.App, item, notExists(), ErrAccountExists)
 	if err != nil {
 		return nil, err
 	}
 	a := it.account()
-	entry, err := s.entry(now, user, Entity{EntityAccount, a.AccountID}, ActionCreate, StatusSuccess, a)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transact(ctx, entry, put); err != nil {
+	if err := s.commit(ctx, now, user, Entity{EntityAccount, a.AccountID}, ActionCreate, a, put); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -185,15 +182,11 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		} else {
 			upd = upd.Set(expression.Name("external_id"), expression.Value(next.ExternalID))
 		}
-		op, err := s.update(accountKey(id), upd, versionIs(cur.Version), staleOr(ErrAccountNotFound))
+		op, err := s.update(accountKey(id), upd, versionIs(cur.Version), ddb.MissingOr(ErrAccountNotFound, errStale))
 		if err != nil {
 			return nil, err
 		}
-		entry, err := s.entry(now, user, Entity{EntityAccount, id}, ActionUpdate, StatusSuccess, map[string]any{"changes": ch})
-		if err != nil {
-			return nil, err
-		}
-		err = s.transact(ctx, entry, op)
+		err = s.commit(ctx, now, user, Entity{EntityAccount, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {
 			continue
 		}
@@ -275,14 +268,4 @@ var errStale = errors.New("nucleus: item changed since read")
 
 func versionIs(v int64) expression.ConditionBuilder {
 	return expression.Name("version").Equal(expression.Value(v))
-}
-
-// staleOr tells a vanished item (notFound) from one whose version moved on.
-func staleOr(notFound error) func(map[string]types.AttributeValue) error {
-	return func(old map[string]types.AttributeValue) error {
-		if len(old) == 0 {
-			return notFound
-		}
-		return errStale
-	}
 }

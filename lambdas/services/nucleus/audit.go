@@ -11,7 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Action is what an audit entry records.
@@ -97,16 +98,16 @@ func (s *Store) entry(now time.Time, user string, e Entity, action Action, statu
 
 // auditPut is the conditional Put of an audit entry: attribute_not_exists
 // keeps an entry from ever being overwritten (Decision 5).
-func (s *Store) auditPut(e *AuditEntry) (txOp, error) {
+func (s *Store) auditPut(e *AuditEntry) (ddb.TxOp, error) {
 	sk := prefixTimestamp + e.Timestamp + "#" + e.EntryID
 	item, err := attributevalue.MarshalMap(auditItem{
 		PK: Entity{e.EntityType, e.EntityID}.key(), SK: sk, GSI1PK: gsiAuditGlobal, GSI1SK: sk,
 		Action: e.Action, UserID: e.UserID, Details: string(e.Details), Status: e.Status, ExpireAt: e.ExpireAt,
 	})
 	if err != nil {
-		return txOp{}, fmt.Errorf("nucleus: marshal audit entry: %w", err)
+		return ddb.TxOp{}, fmt.Errorf("nucleus: marshal audit entry: %w", err)
 	}
-	return s.put(s.tables.Audit, item, notExists(), always(ErrAuditCollision))
+	return s.put(s.tables.Audit, item, notExists(), ErrAuditCollision)
 }
 
 func (it *auditItem) entry() *AuditEntry {
@@ -147,10 +148,10 @@ func (s *Store) RecordExecution(ctx context.Context, user string, in Execution) 
 	if err != nil {
 		return nil, err
 	}
-	var ops []txOp
+	var ops []ddb.TxOp
 	switch in.Entity.Type {
 	case EntitySchedule:
-		op, err := s.check(scheduleKey(in.Entity.ID), exists(), always(ErrScheduleNotFound))
+		op, err := s.check(scheduleKey(in.Entity.ID), exists(), ErrScheduleNotFound)
 		if err != nil {
 			return nil, err
 		}
@@ -184,13 +185,13 @@ func (s *Store) RecordTest(ctx context.Context, user, accountID string, status A
 		expression.Set(expression.Name("last_test_run_at"), expression.Value(entry.Timestamp)).
 			Set(expression.Name("last_test_status"), expression.Value(status)),
 		exists().And(expression.AttributeNotExists(expression.Name("last_test_run_at")).Or(newer)),
-		staleOrNewer)
+		ddb.MissingOr(ErrAccountNotFound, errNewerTest))
 	if err != nil {
 		return nil, err
 	}
 	err = s.transact(ctx, entry, op)
 	if errors.Is(err, errNewerTest) {
-		check, cerr := s.check(accountKey(accountID), exists(), always(ErrAccountNotFound))
+		check, cerr := s.check(accountKey(accountID), exists(), ErrAccountNotFound)
 		if cerr != nil {
 			return nil, cerr
 		}
@@ -200,13 +201,6 @@ func (s *Store) RecordTest(ctx context.Context, user, accountID string, status A
 		return nil, err
 	}
 	return entry, nil
-}
-
-func staleOrNewer(old map[string]types.AttributeValue) error {
-	if len(old) == 0 {
-		return ErrAccountNotFound
-	}
-	return errNewerTest
 }
 
 // AuditQuery selects a page of audit entries, newest first.
@@ -263,7 +257,7 @@ func (s *Store) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) 
 		if upper <= lower {
 			// BETWEEN with bounds the wrong way round is a
 			// ValidationException; the range is empty anyway.
-			if _, err := s.startKey(l, q.Cursor); err != nil {
+			if err := s.query(l).Valid(q.Cursor); err != nil {
 				return nil, err
 			}
 			return &AuditPage{Entries: []AuditEntry{}}, nil

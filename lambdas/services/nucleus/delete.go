@@ -8,11 +8,12 @@ import (
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // maxTransactItems is DynamoDB's limit on items per TransactWriteItems.
@@ -64,13 +65,13 @@ func (s *Store) DeleteSchedule(ctx context.Context, user, id string) error {
 			return fmt.Errorf("%w: %d resources in %d accounts need %d items, DynamoDB allows %d", ErrTooManyResources,
 				len(resources), len(perAccount), n, maxTransactItems)
 		}
-		del, err := s.delete(scheduleKey(id), versionIs(sc.Version).And(resourceVersionIs(sc.ResourceVersion)), staleOr(ErrScheduleNotFound))
+		del, err := s.delete(scheduleKey(id), versionIs(sc.Version).And(resourceVersionIs(sc.ResourceVersion)), ddb.MissingOr(ErrScheduleNotFound, errStale))
 		if err != nil {
 			return err
 		}
-		ops := []txOp{del}
+		ops := []ddb.TxOp{del}
 		for _, r := range resources {
-			op, err := s.delete(itemKey{PK: r.PK, SK: r.SK}, exists(), always(errStale))
+			op, err := s.delete(itemKey{PK: r.PK, SK: r.SK}, exists(), errStale)
 			if err != nil {
 				return err
 			}
@@ -82,7 +83,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, user, id string) error {
 		}
 		sort.Strings(accounts)
 		for _, a := range accounts {
-			op, err := s.update(accountKey(a), addResources(-perAccount[a]), exists(), always(errAccountGone))
+			op, err := s.update(accountKey(a), addResources(-perAccount[a]), exists(), errAccountGone)
 			if err != nil {
 				return err
 			}
@@ -114,7 +115,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, user, id string) error {
 
 // deleteWithoutGoneAccounts retries a schedule delete without the count
 // updates (the last len(accounts) ops) of accounts that no longer exist.
-func (s *Store) deleteWithoutGoneAccounts(ctx context.Context, entry *AuditEntry, ops []txOp, accounts []string) error {
+func (s *Store) deleteWithoutGoneAccounts(ctx context.Context, entry *AuditEntry, ops []ddb.TxOp, accounts []string) error {
 	first := len(ops) - len(accounts)
 	keep := ops[:first]
 	for i, a := range accounts {
@@ -168,25 +169,17 @@ func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
 		}
 		cond := versionIs(it.Version).And(expression.AttributeNotExists(expression.Name("resource_count")).
 			Or(expression.Name("resource_count").LessThanEqual(expression.Value(0))))
-		del, err := s.delete(accountKey(id), cond, func(old map[string]types.AttributeValue) error {
+		del, err := s.delete(accountKey(id), cond, ddb.MissingOr(ErrAccountNotFound, errStale))
+		if err != nil {
+			return err
+		}
+		err = s.commit(ctx, s.now(), user, Entity{EntityAccount, id}, ActionDelete, it.account(), del)
+		if errors.Is(err, errStale) {
+			// Attached meanwhile, or only changed: which, the item tells.
 			var cur accountItem
-			if len(old) == 0 {
-				return ErrAccountNotFound
-			}
-			if err := attributevalue.UnmarshalMap(old, &cur); err == nil && cur.ResourceCount > 0 {
+			if found, uerr := ddb.OldItem(err, &cur); uerr == nil && found && cur.ResourceCount > 0 {
 				return ErrAccountInUse
 			}
-			return errStale
-		})
-		if err != nil {
-			return err
-		}
-		entry, err := s.entry(s.now(), user, Entity{EntityAccount, id}, ActionDelete, StatusSuccess, it.account())
-		if err != nil {
-			return err
-		}
-		err = s.transact(ctx, entry, del)
-		if errors.Is(err, errStale) {
 			continue
 		}
 		return err

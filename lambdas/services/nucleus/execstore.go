@@ -131,9 +131,7 @@ func (s *Store) claim(ctx context.Context, k execKey, run string, now time.Time)
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: types.ReturnValueAllOld,
 	})
-	if err = storeError("PutItem", err); ddb.IsConditionFailed(err) {
-		return false, errClaimed
-	} else if err != nil {
+	if err = storeError("PutItem", ddb.WrapCond("PutItem", err, errClaimed)); err != nil {
 		return false, err
 	}
 	return len(out.Attributes) > 0, nil
@@ -159,10 +157,7 @@ func (s *Store) finish(ctx context.Context, k execKey, run string, now time.Time
 		TableName: aws.String(s.tables.Audit), Item: item,
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	if err = storeError("PutItem", err); ddb.IsConditionFailed(err) {
-		return errLostClaim
-	}
-	return err
+	return storeError("PutItem", ddb.WrapCond("PutItem", err, errLostClaim))
 }
 
 // recordedResources returns the ARNs whose action an execution recorded,
@@ -190,16 +185,12 @@ func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, fn func(m
 	if s.pageLimit > 0 {
 		in.Limit = aws.Int32(s.pageLimit)
 	}
-	pages := dynamodb.NewQueryPaginator(s.client, in)
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return storeError("Query", err)
+	for item, err := range ddb.All(ctx, s.client, in) {
+		if err == nil {
+			err = fn(item)
 		}
-		for _, item := range out.Items {
-			if err := fn(item); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -275,7 +266,7 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	if err != nil {
 		return fmt.Errorf("nucleus: marshal marker: %w", err)
 	}
-	put, err := s.put(s.tables.Audit, marker, notExists(), always(errActionRecorded))
+	put, err := s.put(s.tables.Audit, marker, notExists(), errActionRecorded)
 	if err != nil {
 		return err
 	}
@@ -283,10 +274,10 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	if err != nil {
 		return err
 	}
-	ops := []txOp{put}
+	ops := []ddb.TxOp{put}
 	if keepCount != nil {
 		upd, err := s.update(itemKey{PK: r.PK, SK: r.SK},
-			expression.Set(expression.Name("previous_desired_count"), expression.Value(*keepCount)), exists(), always(errResourceGone))
+			expression.Set(expression.Name("previous_desired_count"), expression.Value(*keepCount)), exists(), errResourceGone)
 		if err != nil {
 			return err
 		}

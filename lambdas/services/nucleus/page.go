@@ -61,10 +61,6 @@ type listing struct {
 // returns what it has with a cursor at LastEvaluatedKey: a short page, but
 // an honest cursor, since more items remain to be examined.
 func (s *Store) list(ctx context.Context, l listing, token string) ([]map[string]types.AttributeValue, string, error) {
-	start, err := s.startKey(l, token)
-	if err != nil || (token != "" && start == nil) {
-		return nil, "", err
-	}
 	b := expression.NewBuilder().WithKeyCondition(l.key)
 	if l.filter != nil {
 		b = b.WithFilter(*l.filter)
@@ -89,61 +85,54 @@ func (s *Store) list(ctx context.Context, l listing, token string) ([]map[string
 	if l.filter != nil {
 		slack = max(slack, l.size)
 	}
-	in.ExclusiveStartKey = start
-	read, err := ddb.Pager{Size: l.size, Keep: l.keep, Slack: slack, MaxRounds: maxRounds}.Fill(ctx, s.client, in)
+	q := s.query(l)
+	q.Input, q.Pager = in, ddb.Pager{Size: l.size, Keep: l.keep, Slack: slack, MaxRounds: maxRounds}
+	page, err := q.Page(ctx, s.client, token)
 	if err != nil {
 		return nil, "", storeError("Query", err)
 	}
-	if read.Next == nil {
-		return read.Items, "", nil
-	}
-	next, err := s.cursorAt(l, read.Next)
-	return read.Items, next, err
+	return page.Items, page.Next, nil
 }
 
-// startKey decodes token into an ExclusiveStartKey. nil with a non-empty
-// token means the cursor points past the end of the range.
-func (s *Store) startKey(l listing, token string) (map[string]types.AttributeValue, error) {
-	if token == "" {
-		return nil, nil
-	}
-	k, err := cursor.Decode[pageKey](s.codec, l.scope, token)
-	if err != nil {
-		return nil, err
-	}
-	// Cursors are not secret (docs/functions.md): this check is what keeps
-	// a forged one inside the query's partition and sort-key range.
+// query is l's cursor handling, for list and for checking the cursor of a
+// range known to be empty.
+func (s *Store) query(l listing) ddb.Query[map[string]types.AttributeValue, pageKey] {
+	return ddb.Query[map[string]types.AttributeValue, pageKey]{Codec: s.codec, Scope: l.scope, Check: l.check, KeyOf: l.keyOf}
+}
+
+// check keeps a cursor inside the query's partition and sort-key range:
+// cursors are not secret (docs/functions.md), so this is what stops a
+// forged one.
+func (l listing) check(k pageKey) error {
 	partition, sort := k.PK, k.SK
 	if l.index {
 		partition, sort = k.GSI1PK, k.GSI1SK
 		if k.GSI1SK == "" {
-			return nil, cursor.ErrInvalid
+			return cursor.ErrInvalid
 		}
 	} else if k.GSI1PK != "" || k.GSI1SK != "" {
-		return nil, cursor.ErrInvalid
+		return cursor.ErrInvalid
 	}
 	if partition != l.partition || k.PK == "" || k.SK == "" || (l.above != "" && sort > l.above) {
-		return nil, cursor.ErrInvalid
+		return cursor.ErrInvalid
 	}
 	if l.below != "" && sort < l.below {
-		return nil, nil
+		return ddb.ErrPastEnd
 	}
-	av, err := attributevalue.MarshalMap(k)
-	if err != nil {
-		return nil, fmt.Errorf("nucleus: marshal start key: %w", err)
-	}
-	return av, nil
+	return nil
 }
 
-func (s *Store) cursorAt(l listing, item map[string]types.AttributeValue) (string, error) {
+// keyOf is the cursor key of an item; a table position must not carry the
+// index key, or DynamoDB rejects it as a start key.
+func (l listing) keyOf(item map[string]types.AttributeValue) (pageKey, error) {
 	var k pageKey
 	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
-		return "", fmt.Errorf("nucleus: unmarshal page key: %w", err)
+		return k, fmt.Errorf("nucleus: unmarshal page key: %w", err)
 	}
 	if !l.index {
 		k.GSI1PK, k.GSI1SK = "", ""
 	}
-	return cursor.Encode(s.codec, l.scope, k)
+	return k, nil
 }
 
 // pageSize returns n clamped to 1..MaxPageSize, DefaultPageSize for 0.

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // ResourceType is the kind of AWS resource a schedule starts and stops.
@@ -91,30 +93,25 @@ func (s *Store) AttachResource(ctx context.Context, user, scheduleID string, in 
 	if err != nil {
 		return nil, false, fmt.Errorf("nucleus: marshal resource: %w", err)
 	}
-	var existing *Resource
-	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), always(ErrScheduleNotFound))
+	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), ErrScheduleNotFound)
 	if err != nil {
 		return nil, false, err
 	}
-	account, err := s.update(accountKey(in.AccountID), addResources(1), exists(), always(ErrAccountNotFound))
+	account, err := s.update(accountKey(in.AccountID), addResources(1), exists(), ErrAccountNotFound)
 	if err != nil {
 		return nil, false, err
 	}
-	put, err := s.put(s.tables.App, item, notExists(), func(old map[string]types.AttributeValue) error {
-		if existing, err = unmarshalResource(old); err != nil {
-			return err
-		}
-		return errAttached
-	})
+	put, err := s.put(s.tables.App, item, notExists(), errAttached)
 	if err != nil {
 		return nil, false, err
 	}
-	entry, err := s.entry(now, user, Entity{EntitySchedule, scheduleID}, ActionCreate, StatusSuccess, map[string]any{"resource": it.Resource})
-	if err != nil {
-		return nil, false, err
-	}
-	switch err := s.transact(ctx, entry, schedule, account, put); {
+	switch err := s.commit(ctx, now, user, Entity{EntitySchedule, scheduleID}, ActionCreate, map[string]any{"resource": it.Resource}, schedule, account, put); {
 	case errors.Is(err, errAttached):
+		old, _ := ddb.FailedItem(err)
+		existing, err := unmarshalResource(old)
+		if err != nil {
+			return nil, false, err
+		}
 		return existing, false, nil
 	case err != nil:
 		return nil, false, err
@@ -131,11 +128,11 @@ var errAttached = errors.New("nucleus: resource already attached")
 // a resource that is not attached are told apart (ErrScheduleNotFound,
 // ErrResourceNotFound).
 func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string) error {
-	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), always(ErrScheduleNotFound))
+	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), ErrScheduleNotFound)
 	if err != nil {
 		return err
 	}
-	del, err := s.delete(resourceKey(scheduleID, arn), exists(), always(ErrResourceNotFound))
+	del, err := s.delete(resourceKey(scheduleID, arn), exists(), ErrResourceNotFound)
 	if err != nil {
 		return err
 	}
@@ -143,10 +140,10 @@ func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string
 	// old values on success, and the ARN carries type, region and account.
 	parsed := resourceARNPattern.FindStringSubmatch(arn)
 	detail := map[string]any{"resource_arn": arn}
-	ops := []txOp{schedule, del}
+	ops := []ddb.TxOp{schedule, del}
 	if parsed != nil {
 		detail["resource_type"], detail["region"], detail["account_id"] = parsed[2], parsed[3], parsed[4]
-		account, err := s.update(accountKey(parsed[4]), addResources(-1), exists(), always(errAccountGone))
+		account, err := s.update(accountKey(parsed[4]), addResources(-1), exists(), errAccountGone)
 		if err != nil {
 			return err
 		}

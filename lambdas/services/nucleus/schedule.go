@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Schedule is a user-defined start/stop schedule, as stored and returned.
@@ -71,16 +73,12 @@ func (s *Store) CreateSchedule(ctx context.Context, user string, in NewSchedule)
 	}
 	// A v4 UUID does not collide in practice; the condition makes the
 	// impossible case an error instead of a silent overwrite.
-	put, err := s.put(s.tables.App, item, notExists(), always(errors.New("nucleus: schedule id collision")))
+	put, err := s.put(s.tables.App, item, notExists(), errors.New("nucleus: schedule id collision"))
 	if err != nil {
 		return nil, err
 	}
 	sc := it.schedule()
-	entry, err := s.entry(now, user, Entity{EntitySchedule, sc.ScheduleID}, ActionCreate, StatusSuccess, sc)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.transact(ctx, entry, put); err != nil {
+	if err := s.commit(ctx, now, user, Entity{EntitySchedule, sc.ScheduleID}, ActionCreate, sc, put); err != nil {
 		return nil, err
 	}
 	return sc, nil
@@ -214,15 +212,11 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 			Set(expression.Name("enabled"), expression.Value(next.Enabled)).
 			Set(expression.Name("updated_at"), expression.Value(next.UpdatedAt)).
 			Set(expression.Name("version"), expression.Value(next.Version))
-		op, err := s.update(scheduleKey(id), upd, versionIs(cur.Version), staleOr(ErrScheduleNotFound))
+		op, err := s.update(scheduleKey(id), upd, versionIs(cur.Version), ddb.MissingOr(ErrScheduleNotFound, errStale))
 		if err != nil {
 			return nil, err
 		}
-		entry, err := s.entry(now, user, Entity{EntitySchedule, id}, ActionUpdate, StatusSuccess, map[string]any{"changes": ch})
-		if err != nil {
-			return nil, err
-		}
-		err = s.transact(ctx, entry, op)
+		err = s.commit(ctx, now, user, Entity{EntitySchedule, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {
 			continue
 		}

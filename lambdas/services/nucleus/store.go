@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -69,144 +69,99 @@ func (k itemKey) av() map[string]types.AttributeValue {
 // get reads one app-table item strongly consistent, so an item is visible
 // right after the write that created it. It reports false when absent.
 func (s *Store) get(ctx context.Context, key itemKey, out any) (bool, error) {
-	res, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.tables.App),
-		Key:            key.av(),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.tables.App, key.av())
 	if err != nil {
 		return false, storeError("GetItem", err)
 	}
-	if len(res.Item) == 0 {
+	if item == nil {
 		return false, nil
 	}
-	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+	if err := attributevalue.UnmarshalMap(item, out); err != nil {
 		return false, fmt.Errorf("nucleus: unmarshal item: %w", err)
 	}
 	return true, nil
 }
 
-// txOp is one item of a transaction plus what to answer when its condition
-// fails: onFail gets the item the condition saw (nil when it did not exist)
-// and returns the error for the caller.
-type txOp struct {
-	item   types.TransactWriteItem
-	onFail func(old map[string]types.AttributeValue) error
-}
-
-func (s *Store) put(table string, item map[string]types.AttributeValue, cond expression.ConditionBuilder, onFail func(map[string]types.AttributeValue) error) (txOp, error) {
+// put, check, update and delete make the operations of a transaction; each
+// carries the error its failed condition means (ddb.MissingOr when that
+// depends on whether the item existed) and asks for the old item.
+func (s *Store) put(table string, item map[string]types.AttributeValue, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
 	if ddb.ItemSize(item) > ddb.MaxItemBytes {
-		return txOp{}, ErrTooLarge
+		return ddb.TxOp{}, ErrTooLarge
 	}
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return txOp{}, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	return txOp{item: types.TransactWriteItem{Put: &types.Put{
-		TableName:                           aws.String(table),
-		Item:                                item,
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, onFail: onFail}, nil
+	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item,
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
 }
 
-func (s *Store) check(key itemKey, cond expression.ConditionBuilder, onFail func(map[string]types.AttributeValue) error) (txOp, error) {
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return txOp{}, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	return txOp{item: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:                           aws.String(s.tables.App),
-		Key:                                 key.av(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, onFail: onFail}, nil
+func (s *Store) check(key itemKey, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
+	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.tables.App), Key: key.av(),
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
 }
 
-func (s *Store) update(key itemKey, upd expression.UpdateBuilder, cond expression.ConditionBuilder, onFail func(map[string]types.AttributeValue) error) (txOp, error) {
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return txOp{}, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	return txOp{item: types.TransactWriteItem{Update: &types.Update{
-		TableName:                           aws.String(s.tables.App),
-		Key:                                 key.av(),
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, onFail: onFail}, nil
+func (s *Store) update(key itemKey, upd expression.UpdateBuilder, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
+	return op(&upd, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.tables.App), Key: key.av(), UpdateExpression: e.Update(),
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
 }
 
-func (s *Store) delete(key itemKey, cond expression.ConditionBuilder, onFail func(map[string]types.AttributeValue) error) (txOp, error) {
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return txOp{}, fmt.Errorf("nucleus: build expression: %w", err)
+func (s *Store) delete(key itemKey, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
+	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.tables.App), Key: key.av(),
+			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
+	})
+}
+
+// op builds the expressions of one operation (upd nil but for an update)
+// and the operation from them.
+func op(upd *expression.UpdateBuilder, cond expression.ConditionBuilder, onFail error, item func(expression.Expression) types.TransactWriteItem) (ddb.TxOp, error) {
+	b := expression.NewBuilder().WithCondition(cond)
+	if upd != nil {
+		b = b.WithUpdate(*upd)
 	}
-	return txOp{item: types.TransactWriteItem{Delete: &types.Delete{
-		TableName:                           aws.String(s.tables.App),
-		Key:                                 key.av(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, onFail: onFail}, nil
+	e, err := b.Build()
+	if err != nil {
+		return ddb.TxOp{}, fmt.Errorf("nucleus: build expression: %w", err)
+	}
+	return ddb.TxOp{Item: item(e), OnFail: onFail}, nil
+}
+
+// commit writes ops with a successful audit entry of action on e by user.
+func (s *Store) commit(ctx context.Context, now time.Time, user string, e Entity, action Action, details any, ops ...ddb.TxOp) error {
+	entry, err := s.entry(now, user, e, action, StatusSuccess, details)
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, entry, ops...)
 }
 
 // transact writes ops and the audit entry in one TransactWriteItems: the
-// change and its audit record commit together or not at all.
-func (s *Store) transact(ctx context.Context, entry *AuditEntry, ops ...txOp) error {
+// change and its audit record commit together or not at all. A failed
+// condition is the meaning of its operation; a conflict with another
+// transaction is ErrConcurrentUpdate.
+func (s *Store) transact(ctx context.Context, entry *AuditEntry, ops ...ddb.TxOp) error {
 	audit, err := s.auditPut(entry)
 	if err != nil {
 		return err
 	}
-	ops = append(ops, audit)
-	items := make([]types.TransactWriteItem, len(ops))
-	for i, op := range ops {
-		items[i] = op.item
-	}
-	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if err == nil {
-		return nil
-	}
-	var tc *types.TransactionCanceledException
-	if !errors.As(err, &tc) {
-		return storeError("TransactWriteItems", err)
-	}
-	// The reasons are read here, in order, because a failed condition must
-	// be answered by the operation it belongs to.
-	conflict := false
-	for i, r := range tc.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "ConditionalCheckFailed":
-			if i < len(ops) && ops[i].onFail != nil {
-				return ops[i].onFail(r.Item)
-			}
-		case "TransactionConflict":
-			conflict = true
-		case "ValidationError":
-			if r.Message != nil && ddb.IsSizeMessage(*r.Message) {
-				return fmt.Errorf("%w: %w", ErrTooLarge, err)
-			}
-		}
-	}
-	if conflict {
+	tx := append(ddb.Tx(slices.Clone(ops)), audit)
+	err = storeError("TransactWriteItems", tx.Run(ctx, s.client))
+	if errors.Is(err, ddb.ErrConflict) {
 		return fmt.Errorf("%w: %w", ErrConcurrentUpdate, err)
 	}
-	return ddb.Wrap("TransactWriteItems", err)
+	return err
 }
 
 func storeError(op string, err error) error {
-	err = ddb.Wrap(op, err)
-	if ddb.IsItemTooLarge(err) {
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	return err
+	return ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge)
 }
 
 func notExists() expression.ConditionBuilder {
@@ -215,9 +170,4 @@ func notExists() expression.ConditionBuilder {
 
 func exists() expression.ConditionBuilder {
 	return expression.AttributeExists(expression.Name("pk"))
-}
-
-// always returns err whatever the old item was.
-func always(err error) func(map[string]types.AttributeValue) error {
-	return func(map[string]types.AttributeValue) error { return err }
 }

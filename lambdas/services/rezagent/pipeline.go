@@ -10,8 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
@@ -127,15 +125,13 @@ func (s *Store) CreateWithID(ctx context.Context, id string, in NewMessage) (m *
 	if err == nil {
 		return m, true, nil
 	}
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) || len(ccf.Item) == 0 {
+	var old Message
+	if found, uerr := ddb.OldItem(err, &old); uerr != nil {
+		return nil, false, uerr
+	} else if !found {
 		return nil, false, err
 	}
-	old, err := unmarshalMessage(ccf.Item)
-	if err != nil {
-		return nil, false, err
-	}
-	return old, false, nil
+	return &old, false, nil
 }
 
 // Stranded lists up to limit live messages still created (stored, never
@@ -149,14 +145,7 @@ func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Su
 	if err != nil {
 		return nil, err
 	}
-	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(statusIndex),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
+	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, s.byStatus(expr))
 	if err != nil {
 		return nil, storeError("Query", err)
 	}

@@ -119,18 +119,14 @@ func (s *Store) Get(ctx context.Context, id string) (*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := ddb.Get(ctx, s.client, s.table, key)
 	if err != nil {
 		return nil, storeError("GetItem", err)
 	}
-	if len(out.Item) == 0 || expired(out.Item, s.now()) {
+	if item == nil || expired(item, s.now()) {
 		return nil, ErrNotFound
 	}
-	return unmarshalMessage(out.Item)
+	return unmarshalMessage(item)
 }
 
 // expired reports whether item's ttl has passed. DynamoDB deletes such items
@@ -252,37 +248,18 @@ func inStatus(from []Status) expression.ConditionBuilder {
 // message must also exist and be live.
 func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue, when expression.ConditionBuilder, update expression.UpdateBuilder, now time.Time) (updated, current *Message, err error) {
 	cond := expression.AttributeExists(expression.Name(attrID)).And(when).And(live(now))
-	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
-	if err != nil {
-		return nil, nil, fmt.Errorf("rezagent: build expression: %w", err)
-	}
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key,
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	item, err := ddb.Update(ctx, s.client, s.table, key, update, &cond)
 	if err == nil {
-		m, err := unmarshalMessage(out.Attributes)
+		m, err := unmarshalMessage(item)
 		return m, nil, err
 	}
-	err = storeError("UpdateItem", err)
-	if !ddb.IsConditionFailed(err) {
-		return nil, nil, err
-	}
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) || len(ccf.Item) == 0 || expired(ccf.Item, now) {
-		return nil, nil, nil
-	}
-	var old Summary
-	if found, err := ddb.OldItem(err, &old); err != nil || !found {
-		return nil, nil, err
-	}
-	return nil, &Message{Summary: old}, nil
+	err = ddb.IfConditionFailed(storeError("UpdateItem", err), func(old *Summary) error {
+		if old != nil && (old.TTL == 0 || old.TTL > now.Unix()) {
+			current = &Message{Summary: *old}
+		}
+		return nil
+	})
+	return nil, current, err
 }
 
 func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
@@ -294,11 +271,7 @@ func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
 }
 
 func storeError(op string, err error) error {
-	err = ddb.Wrap(op, err)
-	if ddb.IsItemTooLarge(err) {
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	return err
+	return ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge)
 }
 
 // Query selects a listing.
@@ -398,10 +371,6 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, err := s.startKey(l, q.Cursor)
-	if err != nil {
-		return nil, err
-	}
 	key := expression.Key(l.partAttr).Equal(expression.Value(l.part))
 	created := expression.Key(attrCreated)
 	switch {
@@ -412,63 +381,60 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	case l.to != "":
 		key = key.And(created.LessThanEqual(expression.Value(l.to)))
 	}
-	proj := expression.NamesList(expression.Name(summaryAttributes[0]))
-	for _, a := range summaryAttributes[1:] {
-		proj = proj.AddNames(expression.Name(a))
-	}
-	expr, err := expression.NewBuilder().WithKeyCondition(key).WithFilter(live(s.now())).WithProjection(proj).Build()
+	expr, err := expression.NewBuilder().WithKeyCondition(key).WithFilter(live(s.now())).WithProjection(ddb.Projection(summaryAttributes...)).Build()
 	if err != nil {
 		return nil, fmt.Errorf("rezagent: build expression: %w", err)
 	}
-	// Later rounds double their Limit, since a filtered-out round suggests
-	// more expired items follow; the budget bounds what one page reads.
-	read, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(l.index),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ProjectionExpression:      expr.Projection(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(false),
-		ExclusiveStartKey:         start,
-	})
-	if err != nil {
-		return nil, storeError("Query", err)
-	}
-	page := &Page{Messages: []Summary{}}
-	if err := attributevalue.UnmarshalListOfMaps(read.Items, &page.Messages); err != nil {
-		return nil, fmt.Errorf("rezagent: unmarshal messages: %w", err)
-	}
-	if read.Next != nil {
-		// An item of the page and a LastEvaluatedKey both carry the index
-		// key and the table key.
-		var k map[string]string
-		if err := attributevalue.UnmarshalMap(read.Next, &k); err != nil {
-			return nil, fmt.Errorf("rezagent: unmarshal page key: %w", err)
-		}
-		if page.Next, err = cursor.Encode(s.codec, l.scope(), pageKey{ID: k[attrID], Part: k[l.partAttr], Created: k[attrCreated]}); err != nil {
-			return nil, err
-		}
-	}
-	return page, nil
-}
-
-// startKey decodes a cursor of listing l into ExclusiveStartKey. The MAC
-// binds the cursor to l's scope; the key is checked against l as well so
-// that a forged cursor could still not leave l's partition and range.
-func (s *Store) startKey(l listing, token string) (map[string]types.AttributeValue, error) {
-	if token == "" {
-		return nil, nil
-	}
-	k, err := cursor.Decode[pageKey](s.codec, l.scope(), token)
+	page, err := ddb.Query[Summary, pageKey]{
+		Input: &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(l.index),
+			KeyConditionExpression:    expr.KeyCondition(),
+			FilterExpression:          expr.Filter(),
+			ProjectionExpression:      expr.Projection(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ScanIndexForward:          aws.Bool(false),
+		},
+		// Later rounds double their Limit, since a filtered-out round
+		// suggests more expired items follow; the budget bounds what one
+		// page reads.
+		Pager:    ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget},
+		Codec:    s.codec,
+		Scope:    l.scope(),
+		Check:    l.check,
+		StartKey: l.startKey,
+		KeyOf:    l.keyOf,
+	}.Page(ctx, s.client, q.Cursor)
 	if err != nil {
 		return nil, err
 	}
+	return &Page{Messages: page.Items, Next: page.Next}, nil
+}
+
+// check keeps a cursor, which the MAC binds to l's scope, inside l's
+// partition and range even if it were forged.
+func (l listing) check(k pageKey) error {
 	if k.Part != l.part || k.ID == "" || k.Created == "" || (l.from != "" && k.Created < l.from) || (l.to != "" && k.Created > l.to) {
-		return nil, cursor.ErrInvalid
+		return cursor.ErrInvalid
 	}
+	return nil
+}
+
+// startKey and keyOf convert by hand: the partition attribute differs
+// between the two indexes while the cursor's json stays the same.
+func (l listing) startKey(k pageKey) (map[string]types.AttributeValue, error) {
 	return attributevalue.MarshalMap(map[string]string{attrID: k.ID, l.partAttr: k.Part, attrCreated: k.Created})
+}
+
+// keyOf reads a position from an item of the page, which carries the
+// index key and the table key, as a LastEvaluatedKey does.
+func (l listing) keyOf(item map[string]types.AttributeValue) (pageKey, error) {
+	var k map[string]string
+	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+		return pageKey{}, fmt.Errorf("rezagent: unmarshal page key: %w", err)
+	}
+	return pageKey{ID: k[attrID], Part: k[l.partAttr], Created: k[attrCreated]}, nil
 }
 
 // Metrics summarises the messages created since a time.
@@ -551,25 +517,30 @@ func (s *Store) count(ctx context.Context, st Status, from string, now time.Time
 	if err != nil {
 		return 0, false, fmt.Errorf("rezagent: build expression: %w", err)
 	}
-	var start map[string]types.AttributeValue
+	in := s.byStatus(expr)
+	in.Select = types.SelectCount
 	for range maxCountPages {
-		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(statusIndex),
-			KeyConditionExpression:    expr.KeyCondition(),
-			FilterExpression:          expr.Filter(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			Select:                    types.SelectCount,
-			ExclusiveStartKey:         start,
-		})
+		out, err := s.client.Query(ctx, in)
 		if err != nil {
 			return 0, false, storeError("Query", err)
 		}
 		n += int(out.Count)
-		if start = out.LastEvaluatedKey; len(start) == 0 {
+		if in.ExclusiveStartKey = out.LastEvaluatedKey; len(in.ExclusiveStartKey) == 0 {
 			return n, true, nil
 		}
 	}
 	return n, false, nil
+}
+
+// byStatus is the Query of status-created_date-index with expr's key
+// condition and filter.
+func (s *Store) byStatus(expr expression.Expression) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(statusIndex),
+		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
 }

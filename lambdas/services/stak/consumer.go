@@ -2,6 +2,7 @@ package stak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
@@ -147,6 +147,10 @@ func (c *Consumer) handle(ctx context.Context, r events.DynamoDBEventRecord) err
 	return c.apply(ctx, r, p, doc.Taxonomy.Category, published, read)
 }
 
+// errApplied: the record's marker exists, so a delivery before this one
+// applied it.
+var errApplied = errors.New("stak: stream record already applied")
+
 // apply writes the counter changes of one record together with its dedupe
 // marker; a redelivered record fails the marker's condition and changes
 // nothing (decision 4).
@@ -170,14 +174,15 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 	if err != nil {
 		return err
 	}
-	items := append([]types.TransactWriteItem{{Put: &types.Put{
+	var tx ddb.Tx
+	tx.Put(&types.Put{
 		TableName: aws.String(c.table), Item: marker,
 		ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
-	}}}, counters...)
-	_, err = c.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if failed := cancelled(err); len(failed) > 0 && failed[0] {
+	}, errApplied)
+	err = append(tx, counters...).Run(ctx, c.client)
+	if errors.Is(err, errApplied) {
 		c.log.InfoContext(ctx, "stream record already applied", "event_id", r.EventID)
 		return nil
 	}
-	return ddb.Wrap("TransactWriteItems", err)
+	return err
 }

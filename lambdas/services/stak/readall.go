@@ -2,6 +2,7 @@ package stak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -159,28 +160,28 @@ func (s *Store) markGroup(ctx context.Context, up Partition, ms []Message, now i
 		if len(ms) == 0 {
 			return 0, nil
 		}
-		items, owner, err := s.markActions(up, ms, now)
+		tx, owner, err := s.markActions(up, ms, now)
 		if err != nil {
 			return 0, err
 		}
-		err = s.transact(ctx, items)
+		err = s.transact(ctx, tx)
 		if err == nil {
 			return len(ms), nil
 		}
-		failed := cancelled(err)
-		if len(failed) == 0 {
-			return 0, ddb.Wrap("TransactWriteItems", err)
+		var ce *ddb.ConditionError
+		if !errors.As(err, &ce) {
+			return 0, err
 		}
 		drop := map[int]bool{}
-		for i, f := range failed {
-			if f && owner[i] >= 0 {
+		for _, i := range ce.Failed {
+			if owner[i] >= 0 {
 				drop[owner[i]] = true
 			}
 		}
 		if len(drop) == 0 {
-			// Cancelled for a reason no message explains (throttling,
-			// validation): not something a re-send can fix.
-			return 0, ddb.Wrap("TransactWriteItems", err)
+			// Cancelled for a reason no message explains: not something
+			// a re-send can fix.
+			return 0, err
 		}
 		kept := ms[:0:0]
 		for i, m := range ms {
@@ -195,7 +196,7 @@ func (s *Store) markGroup(ctx context.Context, up Partition, ms []Message, now i
 
 // markActions builds the transaction of markGroup; owner[i] is the index in
 // ms of the message that action i marks, -1 for counter updates.
-func (s *Store) markActions(up Partition, ms []Message, now int64) ([]types.TransactWriteItem, []int, error) {
+func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []int, error) {
 	unreadUser, err := expression.NewBuilder().
 		WithUpdate(expression.Set(expression.Name("readat"), expression.Value(now))).
 		WithCondition(expression.AttributeExists(expression.Name("pk")).And(expression.AttributeNotExists(expression.Name("readat")))).
@@ -212,7 +213,7 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) ([]types.Tran
 		return nil, nil, err
 	}
 	var (
-		items []types.TransactWriteItem
+		tx    ddb.Tx
 		owner []int
 		cats  = map[string]int{}
 		order []string
@@ -224,22 +225,21 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) ([]types.Tran
 			if err != nil {
 				return nil, nil, fmt.Errorf("stak: marshal receipt: %w", err)
 			}
-			items = append(items,
-				types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-					TableName: aws.String(s.table), Key: key(publicPK(up.Tenant, up.Inbox), sk),
-					ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
-				}},
-				types.TransactWriteItem{Put: &types.Put{
+			tx.Check(&types.ConditionCheck{
+				TableName: aws.String(s.table), Key: key(publicPK(up.Tenant, up.Inbox), sk),
+				ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
+			}, nil).
+				Put(&types.Put{
 					TableName: aws.String(s.table), Item: rc,
 					ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
-				}})
+				}, nil)
 			owner = append(owner, i, i)
 		} else {
-			items = append(items, types.TransactWriteItem{Update: &types.Update{
+			tx.Update(&types.Update{
 				TableName: aws.String(s.table), Key: key(up.PK(), sk),
 				UpdateExpression: unreadUser.Update(), ConditionExpression: unreadUser.Condition(),
 				ExpressionAttributeNames: unreadUser.Names(), ExpressionAttributeValues: unreadUser.Values(),
-			}})
+			}, nil)
 			owner = append(owner, i)
 		}
 		if c := m.Taxonomy.Category; c != "" {
@@ -264,8 +264,8 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) ([]types.Tran
 		if err != nil {
 			return nil, nil, err
 		}
-		items = append(items, u)
+		tx.Update(u, nil)
 		owner = append(owner, -1)
 	}
-	return items, owner, nil
+	return tx, owner, nil
 }

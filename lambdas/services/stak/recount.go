@@ -2,6 +2,7 @@ package stak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -110,7 +111,7 @@ func (s *Store) recountPartition(ctx context.Context, p Partition, res *Recount)
 				continue
 			}
 			err := s.counterSet(ctx, p, sk, cur, w)
-			if ddb.IsConditionFailed(err) {
+			if errors.Is(err, errCounterMoved) {
 				lost[sk] = true
 				continue
 			}
@@ -206,19 +207,15 @@ func (s *Store) queryAll(ctx context.Context, pk, prefix string, proj *expressio
 	if err != nil {
 		return err
 	}
-	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
 		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return ddb.Wrap("Query", err)
+	}) {
+		if err == nil {
+			err = each(item)
 		}
-		for _, item := range out.Items {
-			if err := each(item); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -263,8 +260,12 @@ func (s *Store) counterSet(ctx context.Context, p Partition, sk string, cur stor
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	return ddb.Wrap("UpdateItem", err)
+	return ddb.WrapCond("UpdateItem", err, errCounterMoved)
 }
+
+// errCounterMoved: a counter changed between the recount's read and its
+// write; the recount reads it again.
+var errCounterMoved = errors.New("stak: counter changed during recount")
 
 // held is "attribute still has the value read".
 func held(name string, has bool, v int64) expression.ConditionBuilder {

@@ -52,14 +52,7 @@ func withKey(item map[string]types.AttributeValue, pk, sk, kind string) map[stri
 
 // get reads one item strongly consistent; nil when absent.
 func (s *Store) get(ctx context.Context, pk, sk string) (map[string]types.AttributeValue, error) {
-	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(pk, sk), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, ddb.Wrap("GetItem", err)
-	}
-	if len(out.Item) == 0 {
-		return nil, nil
-	}
-	return out.Item, nil
+	return ddb.Get(ctx, s.client, s.table, key(pk, sk))
 }
 
 // PutTenant creates or replaces a tenant's settings.
@@ -103,18 +96,14 @@ func (s *Store) PutInbox(ctx context.Context, ic InboxConfig) (*InboxConfig, err
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{ConditionCheck: &types.ConditionCheck{
-			TableName: aws.String(s.table), Key: key(tenantPK(ic.Tenant), skSettings),
-			ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
-		}},
-		{Put: &types.Put{TableName: aws.String(s.table), Item: withKey(item, tenantPK(ic.Tenant), skInboxPfx+ic.Inbox, kindInbox)}},
-	}})
-	if failed := cancelled(err); len(failed) > 0 && failed[0] {
-		return nil, ErrTenantNotFound
-	}
-	if err != nil {
-		return nil, ddb.Wrap("TransactWriteItems", err)
+	var tx ddb.Tx
+	tx.Check(&types.ConditionCheck{
+		TableName: aws.String(s.table), Key: key(tenantPK(ic.Tenant), skSettings),
+		ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
+	}, ErrTenantNotFound).
+		Put(&types.Put{TableName: aws.String(s.table), Item: withKey(item, tenantPK(ic.Tenant), skInboxPfx+ic.Inbox, kindInbox)}, nil)
+	if err := tx.Run(ctx, s.client); err != nil {
+		return nil, err
 	}
 	return &ic, nil
 }
@@ -133,20 +122,6 @@ func (s *Store) Inbox(ctx context.Context, tenant, inbox string) (*InboxConfig, 
 		return nil, fmt.Errorf("stak: unmarshal inbox: %w", err)
 	}
 	return &ic, nil
-}
-
-// cancelled reports, per transaction item, whether its condition failed;
-// nil when err is not a cancelled transaction.
-func cancelled(err error) []bool {
-	var tc *types.TransactionCanceledException
-	if !errors.As(err, &tc) {
-		return nil
-	}
-	out := make([]bool, len(tc.CancellationReasons))
-	for i, r := range tc.CancellationReasons {
-		out[i] = r.Code != nil && *r.Code == "ConditionalCheckFailed"
-	}
-	return out
 }
 
 // Draft is the input of Publish.
@@ -290,38 +265,39 @@ func (s *Store) deliver(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	items := []types.TransactWriteItem{{Put: &types.Put{
+	var tx ddb.Tx
+	tx.Put(&types.Put{
 		TableName: aws.String(s.table), Item: withKey(item, p.PK(), skMsgPfx+m.Header.ID, ""),
 		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(),
-	}}}
+	}, nil)
 	counters, err := s.counterUpdates(p, m.Taxonomy.Category, 1, 0)
 	if err != nil {
 		return err
 	}
-	return ddb.Wrap("TransactWriteItems", s.transact(ctx, append(items, counters...)))
+	return s.transact(ctx, append(tx, counters...))
 }
 
 // counterUpdates adds published and read to p's c#* and, with a category,
 // c#<category>. A user's counters always carry read (0 included) so stats
 // show it; the public partition has no read count.
-func (s *Store) counterUpdates(p Partition, category string, published, read int) ([]types.TransactWriteItem, error) {
+func (s *Store) counterUpdates(p Partition, category string, published, read int) (ddb.Tx, error) {
 	sks := []string{skStatsAll}
 	if category != "" {
 		sks = append(sks, skStatsPfx+category)
 	}
-	out := make([]types.TransactWriteItem, 0, len(sks))
+	out := make(ddb.Tx, 0, len(sks))
 	for _, sk := range sks {
 		u, err := s.counterUpdate(p, sk, published, read)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, u)
+		out.Update(u, nil)
 	}
 	return out, nil
 }
 
 // counterUpdate adds published and read to one counter item of p.
-func (s *Store) counterUpdate(p Partition, sk string, published, read int) (types.TransactWriteItem, error) {
+func (s *Store) counterUpdate(p Partition, sk string, published, read int) (*types.Update, error) {
 	upd := counterOwner(p)
 	if published != 0 || p.Public() {
 		upd = upd.Add(expression.Name("published"), expression.Value(published))
@@ -331,12 +307,12 @@ func (s *Store) counterUpdate(p Partition, sk string, published, read int) (type
 	}
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("stak: build counter update: %w", err)
+		return nil, fmt.Errorf("stak: build counter update: %w", err)
 	}
-	return types.TransactWriteItem{Update: &types.Update{
+	return &types.Update{
 		TableName: aws.String(s.table), Key: key(p.PK(), sk),
 		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}, nil
+	}, nil
 }
 
 // counterOwner sets the documented attributes of a stats item, so that an
@@ -353,13 +329,13 @@ func counterOwner(p Partition) expression.UpdateBuilder {
 // items: a read-all and a single mark of one user touch the same c#*).
 const transactAttempts = 8
 
-// transact runs TransactWriteItems, retrying with jittered backoff while it
-// is cancelled for conflicts alone. A failed condition is returned at once:
-// it is an answer, not a conflict.
-func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) error {
+// transact runs tx, retrying with jittered backoff while it is cancelled
+// for conflicts alone. A failed condition is returned at once: it is an
+// answer, not a conflict.
+func (s *Store) transact(ctx context.Context, tx ddb.Tx) error {
 	for attempt := 1; ; attempt++ {
-		_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil || attempt == transactAttempts || !errors.Is(ddb.Wrap("TransactWriteItems", err), ddb.ErrConflict) {
+		err := tx.Run(ctx, s.client)
+		if err == nil || attempt == transactAttempts || !errors.Is(err, ddb.ErrConflict) {
 			return err
 		}
 		if err := backoff(ctx, attempt); err != nil {
@@ -461,6 +437,10 @@ func (s *Store) MarkRead(ctx context.Context, tenant, inbox, uid, id string) (m 
 	return s.markPublicMessage(ctx, up, m)
 }
 
+// errMarked: a concurrent mark read the message first (or it expired
+// away); the mark reports what is stored now.
+var errMarked = errors.New("stak: message marked meanwhile")
+
 func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[string]types.AttributeValue) (*Message, bool, error) {
 	m, err := unmarshalMessage(item)
 	if err != nil {
@@ -481,12 +461,14 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 	if err != nil {
 		return nil, false, err
 	}
-	err = s.transact(ctx, append([]types.TransactWriteItem{{Update: &types.Update{
+	var tx ddb.Tx
+	tx.Update(&types.Update{
 		TableName: aws.String(s.table), Key: key(up.PK(), skMsgPfx+m.Header.ID),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}}, counters...))
-	if failed := cancelled(err); len(failed) > 0 && failed[0] {
+	}, errMarked)
+	err = s.transact(ctx, append(tx, counters...))
+	if errors.Is(err, errMarked) {
 		// A concurrent mark won (or the item expired away): report what
 		// is stored now.
 		item, err := s.get(ctx, up.PK(), skMsgPfx+m.Header.ID)
@@ -500,7 +482,7 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 		return m, false, err
 	}
 	if err != nil {
-		return nil, false, ddb.Wrap("TransactWriteItems", err)
+		return nil, false, err
 	}
 	m.ReadAt = &now
 	return m, true, nil
@@ -525,22 +507,17 @@ func (s *Store) markPublicMessage(ctx context.Context, up Partition, m *Message)
 	if err != nil {
 		return nil, false, err
 	}
-	items := []types.TransactWriteItem{
-		{ConditionCheck: &types.ConditionCheck{
-			TableName: aws.String(s.table), Key: key(publicPK(up.Tenant, up.Inbox), sk),
-			ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
-		}},
-		{Put: &types.Put{
+	var tx ddb.Tx
+	tx.Check(&types.ConditionCheck{
+		TableName: aws.String(s.table), Key: key(publicPK(up.Tenant, up.Inbox), sk),
+		ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
+	}, ErrMessageNotFound).
+		Put(&types.Put{
 			TableName: aws.String(s.table), Item: rc,
 			ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
-		}},
-	}
-	err = s.transact(ctx, append(items, counters...))
-	failed := cancelled(err)
-	switch {
-	case len(failed) > 1 && failed[0]:
-		return nil, false, ErrMessageNotFound
-	case len(failed) > 1 && failed[1]:
+		}, errMarked)
+	switch err := s.transact(ctx, append(tx, counters...)); {
+	case errors.Is(err, errMarked):
 		item, err := s.get(ctx, up.PK(), sk)
 		if err != nil {
 			return nil, false, err
@@ -549,7 +526,7 @@ func (s *Store) markPublicMessage(ctx context.Context, up Partition, m *Message)
 		m.ReadAt = &readAt
 		return m, false, nil
 	case err != nil:
-		return nil, false, ddb.Wrap("TransactWriteItems", err)
+		return nil, false, err
 	}
 	m.ReadAt = &now
 	return m, true, nil
@@ -589,34 +566,30 @@ func (s *Store) Stats(ctx context.Context, tenant, inbox, uid string) (*Stats, e
 		if err != nil {
 			return nil, err
 		}
-		p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
+		for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
 			TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-		})
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx)
+		}) {
 			if err != nil {
-				return nil, ddb.Wrap("Query", err)
+				return nil, err
 			}
-			for _, item := range out.Items {
-				var c struct {
-					SK string `dynamodbav:"sk"`
-					Counts
-				}
-				if err := attributevalue.UnmarshalMap(item, &c); err != nil {
-					return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
-				}
-				if c.SK == skStatsAll {
-					st.Published += c.Published
-					st.Read += c.Read
-					continue
-				}
-				cat := c.SK[len(skStatsPfx):]
-				sum := st.Categories[cat]
-				sum.Published += c.Published
-				sum.Read += c.Read
-				st.Categories[cat] = sum
+			var c struct {
+				SK string `dynamodbav:"sk"`
+				Counts
 			}
+			if err := attributevalue.UnmarshalMap(item, &c); err != nil {
+				return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
+			}
+			if c.SK == skStatsAll {
+				st.Published += c.Published
+				st.Read += c.Read
+				continue
+			}
+			cat := c.SK[len(skStatsPfx):]
+			sum := st.Categories[cat]
+			sum.Published += c.Published
+			sum.Read += c.Read
+			st.Categories[cat] = sum
 		}
 	}
 	st.Unread = max(0, st.Published-st.Read)

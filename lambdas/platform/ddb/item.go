@@ -1,0 +1,63 @@
+package ddb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// GetAPI is the one call Get makes.
+type GetAPI interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// UpdateAPI is the one call Update makes.
+type UpdateAPI interface {
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+}
+
+// Get reads the item at key strongly consistently, so that a store reads
+// its own writes; nil when there is none. Errors are Wrapped.
+func Get(ctx context.Context, client GetAPI, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, Wrap("GetItem", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}
+
+// Update runs one UpdateItem conditioned on cond (nil: an upsert) and
+// returns the item after it. It asks for the item as it was when the
+// condition fails, so that the caller tells "missing" from "wrong state"
+// without a read first (IfConditionFailed, OldItem). Errors are Wrapped.
+func Update(ctx context.Context, client UpdateAPI, table string, key map[string]types.AttributeValue, upd expression.UpdateBuilder, cond *expression.ConditionBuilder) (map[string]types.AttributeValue, error) {
+	b := expression.NewBuilder().WithUpdate(upd)
+	if cond != nil {
+		b = b.WithCondition(*cond)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("ddb: build update: %w", err)
+	}
+	out, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(table),
+		Key:                                 key,
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return nil, Wrap("UpdateItem", err)
+	}
+	return out.Attributes, nil
+}

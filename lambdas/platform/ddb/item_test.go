@@ -1,0 +1,62 @@
+package ddb_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+func TestGetAndUpdate(t *testing.T) {
+	client, table := pagerTable(t, 1, nil)
+	ctx := context.Background()
+	k := func(sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "p"}, "sk": &types.AttributeValueMemberS{Value: sk}}
+	}
+	dead := expression.Name("dead")
+	alive := dead.Equal(expression.Value(false))
+	tests := []struct {
+		name    string
+		sk      string
+		cond    *expression.ConditionBuilder
+		wantErr error
+		want    string // the old item's sk on a failed condition, or the new item's
+	}{
+		{"the condition holds: the new item", "000", &alive, nil, "000"},
+		{"it failed on the item: the old one", "000", &alive, errGone, "000"},
+		{"it failed without an item", "009", &alive, errTaken, ""},
+		{"an upsert", "010", nil, nil, "010"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			item, err := ddb.Update(ctx, client, table, k(tt.sk), expression.Set(dead, expression.Value(true)), tt.cond)
+			err = ddb.IfConditionFailed(err, func(old *row) error {
+				if old == nil {
+					return errTaken
+				}
+				item = map[string]types.AttributeValue{"sk": &types.AttributeValueMemberS{Value: old.SK}}
+				return errGone
+			})
+			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			got := ""
+			if item != nil {
+				got = item["sk"].(*types.AttributeValueMemberS).Value
+			}
+			if got != tt.want {
+				t.Errorf("item %q, want %q", got, tt.want)
+			}
+		})
+	}
+	for sk, want := range map[string]bool{"000": true, "001": false, "010": true} {
+		item, err := ddb.Get(ctx, client, table, k(sk))
+		if err != nil || (item != nil) != want {
+			t.Errorf("Get(%s) = %v, %v; want found %v", sk, item, err, want)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package ddb_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// pos is a position in the pager table, as a service's page key is.
+type pos struct {
+	PK string `json:"p" dynamodbav:"pk"`
+	SK string `json:"s" dynamodbav:"sk"`
+}
+
+type row struct {
+	SK   string `dynamodbav:"sk"`
+	Dead bool   `dynamodbav:"dead"`
+}
+
+func TestQueryPage(t *testing.T) {
+	dead := map[int]bool{3: true, 4: true}
+	client, table := pagerTable(t, 8, dead)
+	codec := cursor.NewCodec([]byte("k"))
+	query := func() ddb.Query[row, pos] {
+		return ddb.Query[row, pos]{
+			Input: &dynamodb.QueryInput{
+				TableName:                 aws.String(table),
+				KeyConditionExpression:    aws.String("pk = :p"),
+				FilterExpression:          aws.String("dead = :f"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}, ":f": &types.AttributeValueMemberBOOL{Value: false}},
+				ConsistentRead:            aws.Bool(true),
+			},
+			Pager: ddb.Pager{Size: 3, Slack: 3},
+			Codec: codec,
+			Scope: "test/p",
+			Check: func(k pos) error {
+				switch {
+				case k.PK != "p":
+					return cursor.ErrInvalid
+				case k.SK > "006":
+					return ddb.ErrPastEnd
+				}
+				return nil
+			},
+		}
+	}
+	mint := func(scope string, k pos) string {
+		tok, err := cursor.Encode(codec, scope, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	tests := []struct {
+		name    string
+		token   string
+		want    string // the items' sort keys
+		next    bool
+		wantErr error
+	}{
+		{"first page", "", "000 001 002 ", true, nil},
+		{"filtered items are skipped and the page still fills", mint("test/p", pos{"p", "002"}), "005 006 007 ", false, nil},
+		{"past the end is an empty last page", mint("test/p", pos{"p", "007"}), "", false, nil},
+		{"a cursor the check refuses", mint("test/p", pos{"q", "002"}), "", false, cursor.ErrInvalid},
+		{"a cursor of another scope", mint("test/q", pos{"p", "002"}), "", false, cursor.ErrInvalid},
+		{"a tampered cursor", "x" + mint("test/p", pos{"p", "002"}), "", false, cursor.ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := query()
+			if err := q.Valid(tt.token); !errors.Is(err, tt.wantErr) {
+				t.Errorf("Valid = %v, want %v", err, tt.wantErr)
+			}
+			page, err := q.Page(context.Background(), client, tt.token)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr != nil) != (err != nil) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			got := ""
+			for _, r := range page.Items {
+				got += r.SK + " "
+			}
+			if got != tt.want || (page.Next != "") != tt.next || page.Items == nil {
+				t.Errorf("items %q next %q, want %q next %v", got, page.Next, tt.want, tt.next)
+			}
+		})
+	}
+}
+
+// The cursors of a chain of pages visit every live item once, raw items
+// (T a map) included, and a cursor is the key of the page's last item.
+func TestQueryChain(t *testing.T) {
+	client, table := pagerTable(t, 7, nil)
+	q := ddb.Query[map[string]types.AttributeValue, pos]{
+		Input: &dynamodb.QueryInput{
+			TableName:                 aws.String(table),
+			KeyConditionExpression:    aws.String("pk = :p"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
+		},
+		Pager: ddb.Pager{Size: 2},
+		Codec: cursor.NewCodec([]byte("k")),
+		Scope: "test/chain",
+	}
+	var got, token string
+	for range 10 {
+		page, err := q.Page(context.Background(), client, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += sks(page.Items)
+		if token = page.Next; token == "" {
+			break
+		}
+		k, err := cursor.Decode[pos](q.Codec, q.Scope, token)
+		if last := page.Items[len(page.Items)-1]["sk"].(*types.AttributeValueMemberS).Value; err != nil || k.SK != last {
+			t.Errorf("cursor %+v (%v), want the last item %s", k, err, last)
+		}
+	}
+	if got != "000 001 002 003 004 005 006 " {
+		t.Errorf("chain %q", got)
+	}
+}
+
+func TestAll(t *testing.T) {
+	client, table := pagerTable(t, 5, nil)
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String("pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
+		Limit:                     aws.Int32(2),
+	}
+	for _, tt := range []struct {
+		name    string
+		stop    int // break after this many items, 0 for none
+		want    string
+		queries int
+	}{
+		{"every page", 0, "000 001 002 003 004 ", 3},
+		{"a break reads no further page", 3, "000 001 002 ", 2},
+		{"a break at a page's end too", 2, "000 001 ", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &countingQuery{client: client}
+			var items []map[string]types.AttributeValue
+			for item, err := range ddb.All(context.Background(), c, in) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if items = append(items, item); len(items) == tt.stop {
+					break
+				}
+			}
+			if got := sks(items); got != tt.want || len(c.limits) != tt.queries {
+				t.Errorf("items %q in %d queries, want %q in %d", got, len(c.limits), tt.want, tt.queries)
+			}
+		})
+	}
+	if in.ExclusiveStartKey != nil {
+		t.Error("All changed the caller's input")
+	}
+	for _, err := range ddb.All(context.Background(), client, &dynamodb.QueryInput{TableName: aws.String("missing"),
+		KeyConditionExpression: in.KeyConditionExpression, ExpressionAttributeValues: in.ExpressionAttributeValues}) {
+		if !errors.Is(err, ddb.ErrTableNotFound) {
+			t.Errorf("error %v, want ErrTableNotFound", err)
+		}
+	}
+}
