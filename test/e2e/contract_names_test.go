@@ -11,8 +11,8 @@ import (
 )
 
 // TestTemplatesFollowTheContracts: in every stage, each service's stack
-// deploys exactly its contract's functions, each with its tables'
-// variables. The code reads the same contract, so the names agree by
+// deploys exactly its contract's functions, each told its stage and
+// finding its tables under the contract's variables. The code reads the same contract, so the names agree by
 // construction; this proves the stacks built from it.
 func TestTemplatesFollowTheContracts(t *testing.T) {
 	for _, stage := range []string{"dev", "stage", "prod"} {
@@ -26,6 +26,13 @@ func TestTemplatesFollowTheContracts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				tables, err := tmpl.Tables()
+				if err != nil {
+					t.Fatal(err)
+				}
+				isTable := func(id string) bool {
+					return slices.ContainsFunc(tables, func(tb cfntables.Table) bool { return tb.LogicalID == id })
+				}
 				var deployed []string
 				for _, fn := range fns {
 					deployed = append(deployed, fn.Service())
@@ -34,12 +41,15 @@ func TestTemplatesFollowTheContracts(t *testing.T) {
 						t.Errorf("function %s (%s=%q) is not in the contract", fn.LogicalID, service.EnvFunction, fn.Service())
 						continue
 					}
-					env, err := fn.Environment(nil)
-					if err != nil {
-						t.Fatal(err)
+					if got := fn.Env[service.EnvStage].Literal; got != stage {
+						t.Errorf("function %s: %s=%q, want %q", want.Name, service.EnvStage, got, stage)
 					}
-					if env[service.EnvStage] != stage {
-						t.Errorf("function %s: %s=%q, want %q", want.Name, service.EnvStage, env[service.EnvStage], stage)
+					// A variable naming a table (a Ref to it) is one of the
+					// contract's table variables.
+					for k, v := range fn.Env {
+						if isTable(v.Ref) && !slices.ContainsFunc(c.Tables, func(tb service.Table) bool { return tb.Env == k }) {
+							t.Errorf("function %s: %s refers to %s and is no table variable of the contract", want.Name, k, v.Ref)
+						}
 					}
 				}
 				for _, f := range c.Functions {
