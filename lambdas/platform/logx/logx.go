@@ -62,7 +62,7 @@ func SetDefault(l *slog.Logger) {
 // keeps the first of logger attributes with the same key.
 //
 // Why the first: a Lambda main names its logger's service once
-// (lambdahttp.Main), and a service's constructor derives its own logger
+// (fn.Main), and a service's constructor derives its own logger
 // from the default with the same key; slog's JSON handler would write both,
 // and a JSON line with a key twice is read differently by each log tool.
 type Handler struct {

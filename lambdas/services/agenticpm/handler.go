@@ -21,8 +21,7 @@ import (
 
 // Environment variables of the service.
 const (
-	// EnvTable names the table; CDK sets it (constructs/agenticpm
-	// EnvTableName) to the table's Ref.
+	// EnvTable names the table; CDK sets it to the table's Ref.
 	EnvTable = contract.EnvTable
 	// EnvCursorKey optionally sets the key that signs list cursors (any
 	// string). Without it the key is derived from the table name, which
