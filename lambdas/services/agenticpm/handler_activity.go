@@ -54,7 +54,9 @@ func (h *handler) recordEvent(w http.ResponseWriter, r *http.Request, projectID 
 	return nil
 }
 
-func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) error {
+// inProject answers one page of a project's children: the shape of every
+// per-project listing route.
+func inProject[T any](w http.ResponseWriter, r *http.Request, list func(ctx context.Context, project, after string, limit int) (*Page[T], error)) error {
 	id, err := projectID(r)
 	if err != nil {
 		return err
@@ -64,8 +66,12 @@ func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) erro
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.ListProjectEvents(r.Context(), id, after, limit)
+	page, err := list(r.Context(), id, after, limit)
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
+}
+
+func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) error {
+	return inProject(w, r, h.store.ListProjectEvents)
 }
 
 // listEvents is the global feed, or with ?date= the events of that UTC
@@ -137,17 +143,7 @@ func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *handler) listProjectEscalations(w http.ResponseWriter, r *http.Request) error {
-	id, err := projectID(r)
-	if err != nil {
-		return err
-	}
-	var v api.Validator
-	_, after, limit := listParams(r, &v)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	page, err := h.store.ListProjectEscalations(r.Context(), id, after, limit)
-	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
+	return inProject(w, r, h.store.ListProjectEscalations)
 }
 
 func (h *handler) listEscalations(w http.ResponseWriter, r *http.Request) error {
@@ -225,17 +221,7 @@ func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
-	id, err := projectID(r)
-	if err != nil {
-		return err
-	}
-	var v api.Validator
-	_, after, limit := listParams(r, &v)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	page, err := h.store.ListActions(r.Context(), id, after, limit)
-	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
+	return inProject(w, r, h.store.ListActions)
 }
 
 // actionID returns the {aid} path value: a ULID, else a 404 without a
