@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -60,6 +61,25 @@ func New[C, S any](ctx context.Context, getenv func(string) string,
 	setClient(&cfg, client)
 	return build(cfg), nil
 }
+
+// Common is the part of every service's Config that is not the service's
+// own: its client, its cursor key, and what tests pin. A service's Config
+// embeds it.
+type Common struct {
+	// CursorKey signs list cursors (ConfigFromEnv sets it: DYNASTACK_CURSOR_KEY
+	// or a key derived from the table names).
+	CursorKey []byte
+	// Client is required; New sets it from the environment.
+	Client ddb.API
+	// Logger defaults to slog.Default (the mains install a logx logger).
+	Logger *slog.Logger
+	// Now and NewID default to time.Now and random ids; tests pin them.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// SetClient puts the client New made into the configuration.
+func (c *Common) SetClient(client ddb.API) { c.Client = client }
 
 // Same is a build step that keeps the configuration as it is, for a
 // constructor that finishes the build itself (one that can fail).

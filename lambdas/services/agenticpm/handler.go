@@ -36,15 +36,8 @@ const (
 
 // Config configures NewHandler.
 type Config struct {
-	Table     string
-	CursorKey []byte
-	// Client is required; New sets it from the environment.
-	Client API
-	// Logger defaults to slog.Default (the mains install a logx logger).
-	Logger *slog.Logger
-	// Now and NewID default to time.Now and random UUIDs; tests pin them.
-	Now   func() time.Time
-	NewID func() string
+	Table string
+	service.Common
 	// EventBus and Events are where released actions go (PutEvents);
 	// New sets Events when EventBus is set.
 	EventBus string
@@ -57,7 +50,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0]), EventBus: getenv(EnvEventBus)}, nil
+	return Config{Table: v[0], Common: service.Common{CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0])}, EventBus: getenv(EnvEventBus)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
@@ -70,14 +63,12 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 	return NewHandler(cfg), nil
 }
 
-func (c *Config) setClient(client API) { c.Client = client }
-
 // configWithClients is the shared preamble plus, with a bus, the
 // EventBridge client (its endpoint overridable by
 // AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does): the API and the
 // release job build their configuration with it.
 func configWithClients(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
-	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, service.Same[Config], opts...)
+	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, service.Same[Config], opts...)
 	if err != nil || cfg.EventBus == "" {
 		return cfg, err
 	}

@@ -2,9 +2,7 @@ package itsm
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -26,15 +24,8 @@ const (
 
 // Config configures NewHandler.
 type Config struct {
-	Table     string
-	CursorKey []byte
-	// Client is required; New sets it from the environment.
-	Client API
-	// Logger defaults to slog.Default (the mains install a logx logger).
-	Logger *slog.Logger
-	// Now and NewID default to time.Now and random UUIDs; tests pin them.
-	Now   func() time.Time
-	NewID func() string
+	Table string
+	service.Common
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
@@ -43,16 +34,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/itsm/cursor/"+v[0])}, nil
+	return Config{Table: v[0], Common: service.Common{CursorKey: cursor.KeyFromEnv(getenv, "dynastack/itsm/cursor/"+v[0])}}, nil
 }
 
 // New builds the service from the environment: the constructor of its
 // function (APIFunction).
 func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler, opts...)
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewHandler, opts...)
 }
-
-func (c *Config) setClient(client API) { c.Client = client }
 
 // NewHandler returns the HTTP API of the contract (routes in
 // constructs/itsm/contract; docs/schemas/itsm.md): create a ticket, a

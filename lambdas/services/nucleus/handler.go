@@ -2,7 +2,6 @@ package nucleus
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -41,21 +40,14 @@ const HeaderUserID = "X-User-Id"
 
 // Config configures NewHandler.
 type Config struct {
-	Tables    Tables
-	CursorKey []byte
-	// Client is required; New sets it from the environment.
-	Client API
+	Tables Tables
+	service.Common
 	// Cloud runs connection tests (POST /accounts/{id}/test); without it
 	// that route answers 503. New sets it from the environment.
 	Cloud *Cloud
 	// RolePattern is EnvRolePattern's value; "" accepts any role.
 	RolePattern string
-	// Logger defaults to slog.Default (the mains install a logx logger).
-	Logger *slog.Logger
-	// Now, NewID and NewEntryID default to time.Now, random UUIDs and
-	// ULIDs; tests pin them.
-	Now        func() time.Time
-	NewID      func() string
+	// NewEntryID defaults to ULIDs; tests pin it.
 	NewEntryID func(time.Time) string
 }
 
@@ -69,7 +61,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	t := Tables{App: v[0], Audit: v[1]}
 	key := cursor.KeyFromEnv(getenv, "dynastack/nucleus/cursor/"+t.App+"/"+t.Audit)
-	return Config{Tables: t, CursorKey: key, RolePattern: getenv(EnvRolePattern)}, nil
+	return Config{Tables: t, Common: service.Common{CursorKey: key}, RolePattern: getenv(EnvRolePattern)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
@@ -82,10 +74,8 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 		}
 		return cfg, err
 	}
-	return service.New(ctx, getenv, withCloud, (*Config).setClient, NewHandler, opts...)
+	return service.New(ctx, getenv, withCloud, (*Config).SetClient, NewHandler, opts...)
 }
-
-func (c *Config) setClient(client API) { c.Client = client }
 
 // NewHandler returns the HTTP API (docs/schemas/nucleus.md, "HTTP API").
 // infra/stacks deploys the same routes (test/e2e compares the two); Go's

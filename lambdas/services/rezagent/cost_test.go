@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -14,8 +15,8 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
 	r := *s
-	r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", CursorKey: []byte("test-key"),
-		Client: rec.Client(s.Client), Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
+		Client: rec.Client(s.Client), Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler)}})
 	return &r, rec
 }
 

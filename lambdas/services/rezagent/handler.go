@@ -35,16 +35,9 @@ const (
 
 // Config configures NewHandler.
 type Config struct {
-	Table     string
-	Stage     string
-	CursorKey []byte
-	// Client is required; New sets it from the environment.
-	Client API
-	// Logger defaults to slog.Default (the mains install a logx logger).
-	Logger *slog.Logger
-	// Now and NewID default to time.Now and random UUIDs; tests pin them.
-	Now   func() time.Time
-	NewID func() string
+	Table string
+	Stage string
+	service.Common
 	// ScanBudget bounds the items one listing reads while skipping expired
 	// messages; 0 means DefaultScanBudget.
 	ScanBudget int
@@ -66,7 +59,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
 	}
 	key := cursor.KeyFromEnv(getenv, "dynastack/rezagent/cursor/"+table)
-	return Config{Table: table, Stage: stage, CursorKey: key, Topic: getenv(EnvTopicArn)}, nil
+	return Config{Table: table, Stage: stage, Common: service.Common{CursorKey: key}, Topic: getenv(EnvTopicArn)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
@@ -80,10 +73,8 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 		}
 		return cfg, err
 	}
-	return service.New(ctx, getenv, withSNS, (*Config).setClient, NewHandler, opts...)
+	return service.New(ctx, getenv, withSNS, (*Config).SetClient, NewHandler, opts...)
 }
-
-func (c *Config) setClient(client API) { c.Client = client }
 
 // NewHandler returns the HTTP API (routes in the package documentation).
 func NewHandler(cfg Config) http.Handler {

@@ -22,6 +22,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
+	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkProcessor(b *testing.B) {
 			f := newBenchFixture(b)
 			meter, direct := &ddbrecord.Recorder{}, &ddbrecord.Recorder{}
 			proc := rezagent.NewProcessorFromConfig(rezagent.ProcessorConfig{
-				Config:    rezagent.Config{Table: f.table, Stage: "dev", Client: meter.Client(testenv.Client(b)), Logger: slog.New(slog.DiscardHandler)},
+				Config:    rezagent.Config{Table: f.table, Stage: "dev", Common: platformservice.Common{Client: meter.Client(testenv.Client(b)), Logger: slog.New(slog.DiscardHandler)}},
 				Ntfy:      &ntfy.Client{Server: f.sink.URL, HTTP: f.http},
 				NtfyTopic: "rez-agent-dev", MaxReceiveCount: 5,
 			})
@@ -122,7 +123,7 @@ func newBenchFixture(b *testing.B) *benchFixture {
 	f.got = ntfysink.New("", nil)
 	f.sink = httptest.NewServer(f.got)
 	b.Cleanup(f.sink.Close)
-	f.api = rezagent.NewHandler(rezagent.Config{Table: f.table, Stage: "dev", Client: testenv.Client(b), Logger: slog.New(slog.DiscardHandler)})
+	f.api = rezagent.NewHandler(rezagent.Config{Table: f.table, Stage: "dev", Common: platformservice.Common{Client: testenv.Client(b), Logger: slog.New(slog.DiscardHandler)}})
 	return f
 }
 

@@ -88,7 +88,7 @@ type SSMAPI interface {
 func NewProcessor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (queue.Consumer, error) {
 	p, err := service.New(ctx, getenv, func(getenv func(string) string) (ProcessorConfig, error) {
 		return processorConfigFromEnv(ctx, getenv)
-	}, (*ProcessorConfig).setClient, NewProcessorFromConfig, opts...)
+	}, (*ProcessorConfig).SetClient, NewProcessorFromConfig, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func NewScheduler(ctx context.Context, getenv func(string) string, opts ...ddb.O
 		sc.SNS, err = NewSNSClient(ctx, getenv)
 		return sc, err
 	}
-	sc, err := service.New(ctx, getenv, fromEnv, (*SchedulerConfig).setClient, NewSchedulerFromConfig, opts...)
+	sc, err := service.New(ctx, getenv, fromEnv, (*SchedulerConfig).SetClient, NewSchedulerFromConfig, opts...)
 	if err != nil {
 		return nil, err
 	}

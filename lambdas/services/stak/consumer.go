@@ -39,7 +39,7 @@ type Consumer struct {
 // NewConsumer builds the consumer from the environment (STAK_INBOX_TABLE;
 // DYNASTACK_CURSOR_KEY is not used).
 func NewConsumer(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (*Consumer, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewConsumerFromConfig, opts...)
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewConsumerFromConfig, opts...)
 }
 
 // NewConsumerFromConfig builds the consumer from cfg (Table, Client, and

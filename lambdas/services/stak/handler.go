@@ -2,7 +2,6 @@ package stak
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,14 +16,8 @@ import (
 
 // Config configures NewHandler and NewConsumerFromConfig.
 type Config struct {
-	Table     string
-	CursorKey []byte
-	// Client is required; New sets it from the environment.
-	Client API
-	// Logger defaults to slog.Default.
-	Logger *slog.Logger
-	// Now defaults to time.Now; tests pin it.
-	Now func() time.Time
+	Table string
+	service.Common
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
@@ -33,15 +26,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], CursorKey: cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+v[0])}, nil
+	return Config{Table: v[0], Common: service.Common{CursorKey: cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+v[0])}}, nil
 }
-
-func (c *Config) setClient(client API) { c.Client = client }
 
 // New builds the HTTP API from the environment: the constructor of its
 // function (APIFunction).
 func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).setClient, NewHandler, opts...)
+	return service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewHandler, opts...)
 }
 
 // NewHandler returns the HTTP API of the contract (routes in
