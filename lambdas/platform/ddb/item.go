@@ -33,6 +33,25 @@ func Get(ctx context.Context, client GetAPI, table string, key map[string]types.
 	return out.Item, nil
 }
 
+// PutNew is the PutItem of an item that must not overwrite one: it is
+// conditioned on keyAttr, the partition key, not existing. Keys made
+// unique by construction (UUIDs, ULIDs) turn the impossible collision
+// into ErrConditionFailed instead of a silent overwrite; a caller that
+// wants the item it collided with asks for ALL_OLD on the input.
+func PutNew(table string, item map[string]types.AttributeValue, keyAttr string) (*dynamodb.PutItemInput, error) {
+	expr, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(keyAttr))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("ddb: build condition: %w", err)
+	}
+	return &dynamodb.PutItemInput{
+		TableName:                 aws.String(table),
+		Item:                      item,
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}, nil
+}
+
 // Update runs one UpdateItem conditioned on cond (nil: an upsert) and
 // returns the item after it. It asks for the item as it was when the
 // condition fails, so that the caller tells "missing" from "wrong state"

@@ -60,3 +60,18 @@ func TestGetAndUpdate(t *testing.T) {
 		}
 	}
 }
+
+func TestPutNew(t *testing.T) {
+	client, table := pagerTable(t, 0, nil)
+	item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "p"}, "sk": &types.AttributeValueMemberS{Value: "000"}}
+	put, err := ddb.PutNew(table, item, "pk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []error{nil, ddb.ErrConditionFailed} {
+		_, err := client.PutItem(context.Background(), put)
+		if err = ddb.WrapCond("PutItem", err, nil); !errors.Is(err, want) || (want == nil) != (err == nil) {
+			t.Errorf("put %d: error %v, want %v", i, err, want)
+		}
+	}
+}

@@ -133,17 +133,11 @@ func (s *Store) putAny(item map[string]types.AttributeValue) ddb.TxOp {
 // create writes a new item outside a transaction (which would cost
 // double for a single write).
 func (s *Store) create(ctx context.Context, item map[string]types.AttributeValue) error {
-	cond, err := notExists()
+	put, err := ddb.PutNew(s.table, item, attrPK)
 	if err != nil {
 		return err
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      item,
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	})
+	_, err = s.client.PutItem(ctx, put)
 	return storeError("PutItem", err)
 }
 

@@ -58,20 +58,11 @@ func (s *Store) Create(ctx context.Context, in NewTicket) (*Ticket, error) {
 	if ddb.ItemSize(item) > ddb.MaxItemBytes {
 		return nil, ErrTooLarge
 	}
-	// A v4 UUID does not collide in practice; the condition makes the
-	// impossible case an error instead of a silent overwrite.
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
+	put, err := ddb.PutNew(s.table, item, "ticket_id")
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      item,
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	})
-	if err != nil {
+	if _, err = s.client.PutItem(ctx, put); err != nil {
 		return nil, storeError("PutItem", err)
 	}
 	return t, nil

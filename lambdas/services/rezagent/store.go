@@ -87,21 +87,12 @@ func (s *Store) create(ctx context.Context, in NewMessage, id string) (*Message,
 	if ddb.ItemSize(item) > MaxMessageBytes {
 		return nil, ErrTooLarge
 	}
-	// A v4 UUID does not collide in practice; the condition turns the
-	// impossible case into an error instead of a silent overwrite.
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrID))).Build()
+	put, err := ddb.PutNew(s.table, item, attrID)
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           aws.String(s.table),
-		Item:                                item,
-		ConditionExpression:                 cond.Condition(),
-		ExpressionAttributeNames:            cond.Names(),
-		ExpressionAttributeValues:           cond.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if err != nil {
+	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	if _, err = s.client.PutItem(ctx, put); err != nil {
 		return nil, storeError("PutItem", err)
 	}
 	return m, nil
