@@ -2,7 +2,7 @@
 // its required variables, building it from the environment with a DynamoDB
 // client (the constructor the service registry, the local runner and the
 // Lambda mains call), and the defaults of its handler. A service's
-// handler.go then holds only what is its own: its variables, its Config and
+// http.go then holds only what is its own: its variables, its Config and
 // its routes.
 package service
 
