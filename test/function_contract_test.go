@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/policyjson"
+
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/test/cdkapp"
@@ -84,7 +86,7 @@ func checkDynamoGrants(t *testing.T, where string, tmpl map[string]any) {
 		for _, s := range statements {
 			st := s.(map[string]any)
 			var dynamo []string
-			for _, a := range asList(st["Action"]) {
+			for _, a := range policyjson.Strings(st["Action"]) {
 				if strings.HasPrefix(a, "dynamodb:") {
 					dynamo = append(dynamo, a)
 					if strings.Contains(a, "*") {
@@ -108,22 +110,6 @@ func checkDynamoGrants(t *testing.T, where string, tmpl map[string]any) {
 			}
 		}
 	}
-}
-
-func asList(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 var regexpGetAtt = regexp.MustCompile(`"Fn::GetAtt":\["([A-Za-z0-9]+)","(?:Arn|StreamArn)"\]`)

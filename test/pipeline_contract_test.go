@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/policyjson"
+
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
@@ -170,7 +172,7 @@ func policyActions(tmpl map[string]any) map[string]map[string]string {
 			for _, s := range doc["Statement"].([]any) {
 				st := s.(map[string]any)
 				raw, _ := json.Marshal(st["Resource"])
-				for _, a := range asList(st["Action"]) {
+				for _, a := range policyjson.Strings(st["Action"]) {
 					out[name][a] += string(raw)
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dynastack/dynastack/constructs/policyjson"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -145,7 +147,7 @@ func checkPolicy(n constructs.IConstruct, doc any) {
 		if field(sm, "effect") != "Allow" {
 			continue
 		}
-		for _, a := range asStrings(field(sm, "action")) {
+		for _, a := range policyjson.Strings(field(sm, "action")) {
 			if a == "*" || (strings.HasPrefix(strings.ToLower(a), "dynamodb:") && strings.Contains(a, "*")) {
 				fail(n, "IAM action %q is a wildcard over DynamoDB: grant by intent (Table.GrantRead, GrantWrite, GrantReadWrite, GrantStreamRead)", a)
 			}
@@ -164,22 +166,6 @@ func field(v any, key string) any {
 		if strings.EqualFold(k, key) {
 			return val
 		}
-	}
-	return nil
-}
-
-func asStrings(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
 	}
 	return nil
 }
