@@ -45,10 +45,12 @@ func FuzzValidNumber(f *testing.F) {
 		if len(s) > 200 || !json.Valid([]byte(s)) || json.Unmarshal([]byte(s), &n) != nil || string(n) != s {
 			return // not a JSON number: only the absence of a panic is checked
 		}
-		// Exponents beyond int range are for ValidNumber alone (big.Float
-		// would take long to scale them); its own tests cover them.
+		// Large exponents are for ValidNumber alone: big.Float takes seconds
+		// to scale 1e-92233, which the fuzzer's hang detection reads as a
+		// hung worker on a loaded machine; DynamoDB's range ends at 1e±130,
+		// and ValidNumber's own tests cover the far exponents.
 		if i := strings.IndexAny(s, "eE"); i >= 0 {
-			if e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+")); err != nil || e > 100000 || e < -100000 {
+			if e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+")); err != nil || e > 10000 || e < -10000 {
 				return
 			}
 		}
