@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -40,6 +43,23 @@ func Required(service string, getenv func(string) string, vars ...Var) ([]string
 		return nil, fmt.Errorf("%s: not set: %s", service, strings.Join(missing, ", "))
 	}
 	return vals, nil
+}
+
+// Tables reads the physical names of a service's tables from getenv, under
+// the variables its contract names (every missing one named at once, with
+// what it names), and the Common holding the cursor key they seed:
+// DYNASTACK_CURSOR_KEY, else derived from the service and table names.
+func Tables(service string, getenv func(string) string, tables ...dynastack.Table) ([]string, Common, error) {
+	vars := make([]Var, len(tables))
+	for i, t := range tables {
+		vars[i] = Var{Name: t.Env, Names: t.BaseName + "-<stage>"}
+	}
+	names, err := Required(service, getenv, vars...)
+	if err != nil {
+		return nil, Common{}, err
+	}
+	seed := "dynastack/" + service + "/cursor/" + strings.Join(names, "/")
+	return names, Common{CursorKey: cursor.KeyFromEnv(getenv, seed)}, nil
 }
 
 // New builds a service from the environment: its configuration

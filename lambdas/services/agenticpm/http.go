@@ -46,11 +46,11 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
+	v, common, err := service.Tables(contract.Name, getenv, contract.Table)
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], Common: service.Common{CursorKey: cursor.KeyFromEnv(getenv, "dynastack/agenticpm/cursor/"+v[0])}, EventBus: getenv(EnvEventBus)}, nil
+	return Config{Table: v[0], Common: common, EventBus: getenv(EnvEventBus)}, nil
 }
 
 // New builds the service from the environment: the constructor the service

@@ -30,11 +30,11 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
+	v, common, err := service.Tables(contract.Name, getenv, contract.Tickets)
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], Common: service.Common{CursorKey: cursor.KeyFromEnv(getenv, "dynastack/itsm/cursor/"+v[0])}}, nil
+	return Config{Table: v[0], Common: common}, nil
 }
 
 // New builds the service from the environment: the constructor of its

@@ -53,15 +53,11 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required(contract.Name, getenv,
-		service.Var{Name: EnvAppTable, Names: contract.AppTableBaseName + "-<stage>"},
-		service.Var{Name: EnvAuditTable, Names: contract.AuditTableBaseName + "-<stage>"})
+	v, common, err := service.Tables(contract.Name, getenv, contract.App, contract.Audit)
 	if err != nil {
 		return Config{}, err
 	}
-	t := Tables{App: v[0], Audit: v[1]}
-	key := cursor.KeyFromEnv(getenv, "dynastack/nucleus/cursor/"+t.App+"/"+t.Audit)
-	return Config{Tables: t, Common: service.Common{CursorKey: key}, RolePattern: getenv(EnvRolePattern)}, nil
+	return Config{Tables: Tables{App: v[0], Audit: v[1]}, Common: common, RolePattern: getenv(EnvRolePattern)}, nil
 }
 
 // New builds the service from the environment: the constructor the service
@@ -198,6 +194,25 @@ func pathAccountID(r *http.Request) (string, error) {
 		return "", api.NotFound("account %q not found", api.Truncate(id, 64))
 	}
 	return id, nil
+}
+
+// pageUnder answers one page of what lies under the item the path names
+// (an account's resources, a schedule with its targets): the shape of
+// both routes.
+func pageUnder[T any](w http.ResponseWriter, r *http.Request, pathID func(*http.Request) (string, error),
+	page func(ctx context.Context, id, cursor string, limit int) (T, error)) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	q := r.URL.Query()
+	n := api.PageLimit(&v, q, 0, MaxPageSize)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	out, err := page(r.Context(), id, q.Get("cursor"), n)
+	return api.Reply(w, http.StatusOK, out, api.CursorHint(api.About(err, id), cursorHint))
 }
 
 // pathScheduleID returns the path's schedule id, a canonical UUID.

@@ -125,18 +125,7 @@ func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) accountResources(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathAccountID(r)
-	if err != nil {
-		return err
-	}
-	var v api.Validator
-	q := r.URL.Query()
-	n := api.PageLimit(&v, q, 0, MaxPageSize)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	page, err := h.store.AccountResources(r.Context(), id, q.Get("cursor"), n)
-	return api.Reply(w, http.StatusOK, page, api.CursorHint(api.About(err, id), cursorHint))
+	return pageUnder(w, r, pathAccountID, h.store.AccountResources)
 }
 
 // TestResult is the answer of POST /accounts/{id}/test.

@@ -47,18 +47,7 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathScheduleID(r)
-	if err != nil {
-		return err
-	}
-	var v api.Validator
-	q := r.URL.Query()
-	n := api.PageLimit(&v, q, 0, MaxPageSize)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	d, err := h.store.Schedule(r.Context(), id, q.Get("cursor"), n)
-	return api.Reply(w, http.StatusOK, d, api.CursorHint(api.About(err, id), cursorHint))
+	return pageUnder(w, r, pathScheduleID, h.store.Schedule)
 }
 
 type updateScheduleRequest struct {

@@ -50,7 +50,7 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
+	v, common, err := service.Tables(contract.Name, getenv, contract.Messages)
 	if err != nil {
 		return Config{}, err
 	}
@@ -58,8 +58,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if !slices.Contains(Stages, stage) {
 		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
 	}
-	key := cursor.KeyFromEnv(getenv, "dynastack/rezagent/cursor/"+table)
-	return Config{Table: table, Stage: stage, Common: service.Common{CursorKey: key}, Topic: getenv(EnvTopicArn)}, nil
+	return Config{Table: table, Stage: stage, Common: common, Topic: getenv(EnvTopicArn)}, nil
 }
 
 // New builds the service from the environment: the constructor the service

@@ -9,7 +9,6 @@ import (
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
@@ -22,11 +21,11 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, err := service.Required(contract.Name, getenv, service.Var{Name: EnvTable, Names: contract.TableBaseName + "-<stage>"})
+	v, common, err := service.Tables(contract.Name, getenv, contract.Inbox)
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], Common: service.Common{CursorKey: cursor.KeyFromEnv(getenv, "dynastack/stak/cursor/"+v[0])}}, nil
+	return Config{Table: v[0], Common: common}, nil
 }
 
 // New builds the HTTP API from the environment: the constructor of its
