@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 )
@@ -97,41 +98,7 @@ func TestCreateTicket(t *testing.T) {
 func TestGetTicket(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "poc-user-001", "Email not working in Outlook")
-	tests := []struct {
-		name, id string
-		status   int
-	}{
-		{"existing", tk.TicketID, 200},
-		{"unknown uuid", "3f1d7e3a-1111-4000-8000-000000000000", 404},
-		{"not a uuid", "abc", 404},
-		{"uppercase uuid", strings.ToUpper(tk.TicketID), 404},
-		{"braced uuid", "{" + tk.TicketID + "}", 404},
-		{"huge id", strings.Repeat("a", 3000), 404},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "GET", "/tickets/"+tt.id, "")
-			if tt.status != 200 {
-				apitest.WantError(t, r, tt.status, "not_found", "", "")
-				return
-			}
-			var got itsm.Ticket
-			r.JSON(t, &got)
-			if fmt.Sprint(got) != fmt.Sprint(tk) {
-				t.Errorf("got %+v, want %+v", got, tk)
-			}
-		})
-	}
-	t.Run("wrong method", func(t *testing.T) {
-		r := s.Do(t, "DELETE", "/tickets/"+tk.TicketID, "")
-		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
-		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
-			t.Errorf("Allow = %q", r.Header.Get("Allow"))
-		}
-	})
-	t.Run("unknown route", func(t *testing.T) {
-		apitest.WantError(t, s.Do(t, "GET", "/tickets/"+tk.TicketID+"/history", ""), 404, "not_found", "", "")
-	})
+	servicetest.GetByID(t, s.Service, "/tickets", tk.TicketID, tk, "PATCH")
 }
 
 func TestAddComment(t *testing.T) {

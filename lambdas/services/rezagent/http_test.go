@@ -232,41 +232,7 @@ func TestItemSizeLimit(t *testing.T) {
 func TestGetMessage(t *testing.T) {
 	s := newService(t, options{})
 	m := s.create(t, "scheduled_hello", `{"text":"hello world","tags":["a"]}`)
-	tests := []struct {
-		name, id string
-		status   int
-	}{
-		{"existing", m.MessageID, 200},
-		{"unknown uuid", id(1, 1), 404},
-		{"not a uuid", "abc", 404},
-		{"uppercase uuid", strings.ToUpper(m.MessageID), 404},
-		{"braced uuid", "{" + m.MessageID + "}", 404},
-		{"huge id", strings.Repeat("a", 3000), 404},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "GET", "/messages/"+tt.id, "")
-			if tt.status != 200 {
-				apitest.WantError(t, r, tt.status, "not_found", "", "")
-				return
-			}
-			var got rezagent.Message
-			r.JSON(t, &got)
-			if fmt.Sprint(got) != fmt.Sprint(m) {
-				t.Errorf("got %+v, want %+v", got, m)
-			}
-		})
-	}
-	t.Run("wrong method", func(t *testing.T) {
-		r := s.Do(t, "DELETE", "/messages/"+m.MessageID, "")
-		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
-		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
-			t.Errorf("Allow = %q", r.Header.Get("Allow"))
-		}
-	})
-	t.Run("unknown route", func(t *testing.T) {
-		apitest.WantError(t, s.Do(t, "GET", "/messages/"+m.MessageID+"/history", ""), 404, "not_found", "", "")
-	})
+	servicetest.GetByID(t, s.Service, "/messages", m.MessageID, m, "PATCH")
 }
 
 // TTL deletion lags, so the service hides an expired item itself, from

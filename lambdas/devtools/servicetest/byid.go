@@ -1,0 +1,53 @@
+package servicetest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+)
+
+// GetByID checks a route that reads one item by a UUID in its path,
+// collection+"/"+id: the item answers 200 with want (compared after
+// decoding into a new T); an unknown UUID, one in upper case or braces, a
+// non-UUID and a huge id all answer 404 not_found without a read that
+// could tell them apart; DELETE answers 405 naming allow in Allow; a
+// sub-path the API does not have answers 404.
+func GetByID[T any](t *testing.T, s Service, collection, id string, want T, allow string) {
+	t.Helper()
+	for _, tt := range []struct {
+		name, id string
+		status   int
+	}{
+		{"existing", id, 200},
+		{"unknown uuid", "3f1d7e3a-1111-4000-8000-000000000000", 404},
+		{"not a uuid", "abc", 404},
+		{"uppercase uuid", strings.ToUpper(id), 404},
+		{"braced uuid", "{" + id + "}", 404},
+		{"huge id", strings.Repeat("a", 3000), 404},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Do(t, "GET", collection+"/"+tt.id, "")
+			if tt.status != 200 {
+				apitest.WantError(t, r, tt.status, "not_found", "", "")
+				return
+			}
+			var got T
+			r.JSON(t, &got)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+	t.Run("wrong method", func(t *testing.T) {
+		r := s.Do(t, "DELETE", collection+"/"+id, "")
+		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
+		if !strings.Contains(r.Header.Get("Allow"), allow) {
+			t.Errorf("Allow = %q, want it to name %s", r.Header.Get("Allow"), allow)
+		}
+	})
+	t.Run("unknown route", func(t *testing.T) {
+		apitest.WantError(t, s.Do(t, "GET", collection+"/"+id+"/history", ""), 404, "not_found", "", "")
+	})
+}
