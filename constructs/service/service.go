@@ -34,7 +34,7 @@ const (
 // Contract is one service: the stack id and the short name of its design
 // document.
 type Contract struct {
-	// Name is the stack id and the service tag of its tables, e.g. "itsm".
+	// Name is the stack id and the service tag of its tables, e.g. itsm.
 	Name string
 	// Description names the document, e.g. "ITSM ticket PoC (document 003)".
 	Description string
@@ -81,7 +81,7 @@ const (
 
 // Function is one Lambda function. Its main package is lambdas/cmd/<Name>.
 type Function struct {
-	// Name is the function's name in the service, e.g. "rezagent-scheduler".
+	// Name is the function's name in the service, e.g. rezagent-scheduler.
 	Name string
 	// Kind says what invokes it.
 	Kind Kind

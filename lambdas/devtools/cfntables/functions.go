@@ -9,7 +9,7 @@ import (
 )
 
 // EnvService is the environment variable naming the function (its
-// contract's name, e.g. "itsm"); the local runner and tests select
+// contract's name, e.g. itsm); the local runner and tests select
 // functions by it.
 const EnvService = service.EnvFunction
 

@@ -15,7 +15,7 @@ import (
 
 // Machine is the allowed status changes of one kind of item.
 type Machine[S ~string] struct {
-	// Service prefixes error texts ("rezagent"), as the service's own
+	// Service prefixes error texts (rezagent: …), as the service's own
 	// errors are prefixed.
 	Service string
 	// Subject names the item in a client message ("message" makes
