@@ -59,8 +59,10 @@ type Stage struct {
 	// Default: none in dev; OnCallEmail in stage and prod.
 	Alarms AlarmSubscribers
 	// ReservedConcurrency overrides the reserved concurrency of a function,
-	// keyed by its service name (DYNASTACK_SERVICE); 0 leaves it
-	// unreserved. See Concurrency for the defaults and their sum.
+	// keyed by its name in its service contract (DYNASTACK_SERVICE); 0
+	// leaves it unreserved. A name no contract declares is an error (a
+	// misspelt key would otherwise change nothing). See Concurrency for the
+	// defaults by kind and their sum.
 	//
 	// Default: none.
 	ReservedConcurrency map[string]int
