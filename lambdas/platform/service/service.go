@@ -98,6 +98,17 @@ type Common struct {
 	NewID func() string
 }
 
+// Pin sets a store's clock and id source to the ones a test pinned in the
+// Config, and leaves the store's defaults otherwise (newID may be nil).
+func (c Common) Pin(now *func() time.Time, newID *func() string) {
+	if c.Now != nil {
+		*now = c.Now
+	}
+	if newID != nil && c.NewID != nil {
+		*newID = c.NewID
+	}
+}
+
 // SetClient puts the client New made into the configuration.
 func (c *Common) SetClient(client ddb.API) { c.Client = client }
 

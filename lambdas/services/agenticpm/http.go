@@ -85,12 +85,7 @@ func configWithClients(ctx context.Context, getenv func(string) string, opts ...
 // storeFromConfig is the store of the API and of the release job.
 func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
-	if cfg.Now != nil {
-		store.now = cfg.Now
-	}
-	if cfg.NewID != nil {
-		store.newID = cfg.NewID
-	}
+	cfg.Pin(&store.now, &store.newID)
 	store.events, store.bus, store.log = cfg.Events, cfg.EventBus, log
 	return store
 }

@@ -104,12 +104,7 @@ type handler struct {
 // storeFromConfig is the store of every rez_agent function.
 func storeFromConfig(cfg Config) *Store {
 	store := NewStore(cfg.Client, cfg.Table, cfg.Stage, cfg.CursorKey)
-	if cfg.Now != nil {
-		store.now = cfg.Now
-	}
-	if cfg.NewID != nil {
-		store.newID = cfg.NewID
-	}
+	cfg.Pin(&store.now, &store.newID)
 	if cfg.ScanBudget > 0 {
 		store.scanBudget = cfg.ScanBudget
 	}

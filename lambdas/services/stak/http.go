@@ -41,9 +41,7 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 func NewHandler(cfg Config) http.Handler {
 	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
-	if cfg.Now != nil {
-		store.now = cfg.Now
-	}
+	cfg.Pin(&store.now, nil)
 	h := &handler{store: store}
 	r := api.NewRouter(contract.API)
 	r.Handle(contract.PutTenant, h.putTenant)
