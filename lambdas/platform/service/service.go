@@ -1,7 +1,7 @@
 // Package service is the preamble every dynastack service shares: reading
 // its required variables, building it from the environment with a DynamoDB
-// client (the constructor the service registry, the local runner and the
-// Lambda mains call), and the defaults of its handler. A service's
+// client (what every function's constructor does, in Lambda, the local
+// runner and the tests alike), and the defaults of its handler. A service's
 // http.go then holds only what is its own: its variables, its Config and
 // its routes.
 package service

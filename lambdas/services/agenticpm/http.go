@@ -53,8 +53,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{Table: v[0], Common: common, EventBus: getenv(EnvEventBus)}, nil
 }
 
-// New builds the service from the environment: the constructor the service
-// registry and the Lambda main use.
+// New builds the service from the environment: the constructor of its
+// function (APIFunction).
 func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
 	cfg, err := configWithClients(ctx, getenv, opts...)
 	if err != nil {

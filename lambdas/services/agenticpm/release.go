@@ -20,8 +20,7 @@ type ReleaseJob struct {
 var _ schedule.Job = (*ReleaseJob)(nil)
 
 // NewReleaseJob builds the job from its function's environment
-// (AGENTICPM_TABLE, AGENTICPM_EVENT_BUS): the constructor of the job
-// registry and of cmd/agenticpm-release.
+// (its table and bus variables): the constructor of ReleaseFunction.
 func NewReleaseJob(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
 	cfg, err := configWithClients(ctx, getenv, opts...)
 	if err != nil {

@@ -57,7 +57,7 @@ type Executor struct {
 }
 
 // NewExecutor builds the executor from its function's environment: the
-// constructor of the job registry and of cmd/nucleus-executor.
+// constructor of ExecutorFunction.
 func NewExecutor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
 	fromEnv := func(getenv func(string) string) (ExecutorConfig, error) {
 		cfg, err := ConfigFromEnv(getenv)

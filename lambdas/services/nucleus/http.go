@@ -60,8 +60,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{Tables: Tables{App: v[0], Audit: v[1]}, Common: common, RolePattern: getenv(EnvRolePattern)}, nil
 }
 
-// New builds the service from the environment: the constructor the service
-// registry and the Lambda main use.
+// New builds the service from the environment: the constructor of its
+// function (APIFunction).
 func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
 	withCloud := func(getenv func(string) string) (Config, error) {
 		cfg, err := ConfigFromEnv(getenv)

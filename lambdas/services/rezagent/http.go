@@ -61,8 +61,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{Table: table, Stage: stage, Common: common, Topic: getenv(EnvTopicArn)}, nil
 }
 
-// New builds the service from the environment: the constructor the service
-// registry and the Lambda main use.
+// New builds the service from the environment: the constructor of its
+// function (APIFunction).
 func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
 	// The API publishes what it creates when the stack gives it a topic.
 	withSNS := func(getenv func(string) string) (Config, error) {
