@@ -49,8 +49,8 @@ type Binding struct {
 
 func bind[T any](f service.Function, want service.Kind, build Constructor[T], start func(T, *slog.Logger)) Binding {
 	if f.Kind != want {
-		// A programming error: every binding is made at package init,
-		// so any test or start of the package finds it.
+		// A programming error: a main makes its binding at start and the
+		// services test makes every one, so neither gets past it.
 		panic(fmt.Sprintf("fn: function %s is of kind %q in its contract, bound as %q", f.Name, f.Kind, want))
 	}
 	return Binding{
