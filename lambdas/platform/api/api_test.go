@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
@@ -285,5 +289,23 @@ func TestRouterHoldsToTheContract(t *testing.T) {
 	r.Done().ServeHTTP(rec, httptest.NewRequest("GET", "/files/a/b/c", nil))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"a/b/c"`) {
 		t.Errorf("GET /files/a/b/c = %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A DynamoDB throttle, server error or deadline that outlasted the
+// client's retries is 503 unavailable with Retry-After, not 500: the
+// request was fine and may be sent again.
+func TestUnavailableIs503(t *testing.T) {
+	for _, err := range []error{
+		ddb.Wrap("GetItem", &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")}),
+		fmt.Errorf("store: %w", &types.InternalServerError{}),
+		api.About(ddb.Wrap("Query", context.DeadlineExceeded), "x"),
+	} {
+		rec := httptest.NewRecorder()
+		api.WriteError(rec, httptest.NewRequest("GET", "/", nil), err)
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "2" ||
+			!strings.Contains(rec.Body.String(), `"code":"unavailable"`) || strings.Contains(rec.Body.String(), "slow down") {
+			t.Errorf("%v: %d Retry-After=%q %s", err, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+		}
 	}
 }

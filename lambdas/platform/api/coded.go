@@ -114,6 +114,12 @@ func ErrorFor(err error) *Error {
 	if hint != "" && errors.Is(err, cursor.ErrInvalid) {
 		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: "invalid cursor; " + hint, Err: err}
 	}
+	if ddb.IsUnavailable(err) {
+		// Throttled, failing or unreachable after the client's retries:
+		// the client's request was fine and may be sent again.
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the service is busy or its database is unavailable; retry after the Retry-After header's seconds", Err: err}
+	}
 	var c Coded
 	if !errors.As(err, &c) && errors.Is(err, ddb.ErrItemTooLarge) {
 		// A service that names what was too large wraps this in its own

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
@@ -21,6 +24,10 @@ const (
 	CodeConflict         = "conflict"
 	CodeTooLarge         = "too_large"
 	CodeInternal         = "internal"
+	// CodeUnavailable: a dependency (DynamoDB) could not serve the request
+	// now; the answer is 503 with Retry-After, and the same request may be
+	// sent again after it.
+	CodeUnavailable = "unavailable"
 )
 
 // FieldError names one invalid input field.
@@ -108,6 +115,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		logger(ctx).ErrorContext(ctx, "request failed", "status", apiErr.Status, "error", err.Error())
 	} else if apiErr.Err != nil {
 		logger(ctx).InfoContext(ctx, "request rejected", "status", apiErr.Status, "error", err.Error())
+	}
+	if apiErr.Status == http.StatusServiceUnavailable {
+		// Whole seconds (RFC 9110): what the client's own retries would
+		// otherwise guess.
+		w.Header().Set("Retry-After", strconv.Itoa(int(ddb.RetryAfter/time.Second)))
 	}
 	WriteJSON(w, apiErr.Status, errorBody{Error: apiErr, RequestID: logx.RequestID(ctx)})
 }

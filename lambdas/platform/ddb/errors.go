@@ -103,6 +103,8 @@ func classify(err error) error {
 		return ErrItemTooLarge
 	case errors.As(err, &api) && api.ErrorCode() == "ValidationException" && IsStartKeyMessage(api.ErrorMessage()):
 		return ErrStartKey
+	case IsUnavailable(err):
+		return ErrUnavailable
 	}
 	return nil
 }

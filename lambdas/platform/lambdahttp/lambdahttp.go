@@ -3,7 +3,9 @@
 package lambdahttp
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -12,6 +14,10 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
+
+// AnswerMargin is the part of an invocation's time kept for writing the
+// answer after the handler's work ran out of time.
+const AnswerMargin = 500 * time.Millisecond
 
 // Start serves h for API Gateway v2 events; it does not return.
 func Start(h http.Handler) {
@@ -29,6 +35,15 @@ func Start(h http.Handler) {
 // verified: signature, issuer, audience, exp, nbf).
 func Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The invocation's deadline, less the time to write an answer,
+		// bounds every DynamoDB attempt and retry of the request: a
+		// request that runs out answers 503 instead of being cut off by
+		// Lambda with a 502 from the gateway.
+		if dl, ok := r.Context().Deadline(); ok {
+			ctx, cancel := context.WithDeadline(r.Context(), dl.Add(-AnswerMargin))
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
 		if ok && rc.RequestID != "" {
 			r = r.WithContext(logx.WithRequestID(r.Context(), rc.RequestID))

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -99,3 +101,19 @@ func TestAPIGatewayV2(t *testing.T) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// The handler's deadline is the invocation's less AnswerMargin, so a
+// DynamoDB call that runs out of time leaves room to answer 503.
+func TestDeadlineKeepsTimeToAnswer(t *testing.T) {
+	var got time.Time
+	h := lambdahttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = r.Context().Deadline()
+	}))
+	invocation := time.Now().Add(3 * time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), invocation)
+	defer cancel()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+	if want := invocation.Add(-lambdahttp.AnswerMargin); !got.Equal(want) {
+		t.Errorf("handler deadline %v, want %v", got, want)
+	}
+}

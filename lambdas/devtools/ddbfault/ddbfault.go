@@ -1,0 +1,126 @@
+// Package ddbfault is a loopback proxy in front of a DynamoDB endpoint
+// (DynamoDB Local) that injects the faults DynamoDB really produces, so
+// tests see how functions behave when it throttles, fails or loses an
+// answer: every request is forwarded untouched unless a fault is drawn,
+// and a drawn fault is answered in DynamoDB's own wire format (JSON 1.0
+// error bodies), which the SDK parses and retries as it would in AWS.
+package ddbfault
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
+)
+
+// Fault is what the proxy does to a request it draws.
+type Fault string
+
+const (
+	// Throttle answers 400 ProvisionedThroughputExceededException, as a
+	// table past its on-demand maximum does.
+	Throttle Fault = "throttle"
+	// ServerError answers 500 InternalServerError.
+	ServerError Fault = "5xx"
+	// DropAnswer forwards the request, lets DynamoDB apply it, then closes
+	// the connection instead of answering: the client cannot tell whether
+	// the write happened.
+	DropAnswer Fault = "drop"
+)
+
+// Proxy is a running fault proxy.
+type Proxy struct {
+	// URL is the endpoint to give the client (AWS_ENDPOINT_URL_DYNAMODB).
+	URL string
+
+	srv      *httptest.Server
+	mu       sync.Mutex
+	fault    Fault
+	rate     float64
+	requests atomic.Int64
+	faults   atomic.Int64
+}
+
+// Start runs a proxy forwarding to target (an http:// endpoint) with no
+// fault set. Close stops it.
+func Start(target string) (*Proxy, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		fault := p.draw()
+		switch fault {
+		case Throttle:
+			p.faults.Add(1)
+			answer(w, http.StatusBadRequest, "ProvisionedThroughputExceededException",
+				"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.")
+			return
+		case ServerError:
+			p.faults.Add(1)
+			answer(w, http.StatusInternalServerError, "InternalServerError", "Internal server error")
+			return
+		case DropAnswer:
+			p.faults.Add(1)
+			rp.ServeHTTP(discard{header: http.Header{}}, r)
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+					return
+				}
+			}
+			panic(http.ErrAbortHandler)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	p.URL = p.srv.URL
+	return p, nil
+}
+
+// Set makes the proxy answer a share rate (0 to 1) of the requests from
+// now on with fault; rate 0 forwards everything.
+func (p *Proxy) Set(fault Fault, rate float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fault, p.rate = fault, rate
+}
+
+// Requests is how many requests reached the proxy, Faults how many of them
+// it answered with a fault.
+func (p *Proxy) Requests() int { return int(p.requests.Load()) }
+
+// Faults is how many requests the proxy answered with a fault.
+func (p *Proxy) Faults() int { return int(p.faults.Load()) }
+
+// Close stops the proxy.
+func (p *Proxy) Close() { p.srv.Close() }
+
+func (p *Proxy) draw() Fault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rate > 0 && rand.Float64() < p.rate {
+		return p.fault
+	}
+	return ""
+}
+
+// answer writes a DynamoDB (JSON 1.0 protocol) error.
+func answer(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("x-amzn-RequestId", "ddbfault")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#` + code + `","message":"` + msg + `"}`))
+}
+
+// discard is where a dropped answer goes.
+type discard struct{ header http.Header }
+
+func (d discard) Header() http.Header         { return d.header }
+func (d discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d discard) WriteHeader(int)             {}

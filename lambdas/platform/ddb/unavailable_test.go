@@ -1,0 +1,100 @@
+package ddb_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// faultyClient is a client made by ddb.NewClient whose DynamoDB is
+// DynamoDB Local behind a fault proxy.
+func faultyClient(t *testing.T) (*dynamodb.Client, *ddbfault.Proxy) {
+	t.Helper()
+	p, err := ddbfault.Start(testenv.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	c, err := ddb.NewClient(context.Background(), func(k string) string {
+		return map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": p.URL}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, p
+}
+
+// A throttle or a server error that outlasts the client's retries is
+// ErrUnavailable after exactly MaxAttempts attempts; a burst of them does
+// not leave later requests with fewer attempts (no client-side retry
+// quota); a scattered fault is retried away.
+func TestUnavailableAfterRetries(t *testing.T) {
+	table := scratchTable(t)
+	c, p := faultyClient(t)
+	get := func() error {
+		_, err := c.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String(table),
+			Key: map[string]types.AttributeValue{"ticket_id": &types.AttributeValueMemberS{Value: "x"}}})
+		return ddb.Wrap("GetItem", err)
+	}
+	// 40 requests, 120 retries: the SDK's default quota (500 tokens, 5 per
+	// retry) would be empty after 100 of them, and the last requests would
+	// get one attempt each.
+	for _, burst := range []struct {
+		fault ddbfault.Fault
+		n     int
+	}{{ddbfault.Throttle, 36}, {ddbfault.ServerError, 4}} {
+		fault := burst.fault
+		p.Set(fault, 1)
+		for i := range burst.n {
+			before := p.Requests()
+			err := get()
+			if !errors.Is(err, ddb.ErrUnavailable) || !ddb.IsUnavailable(err) {
+				t.Fatalf("%s, request %d: %v, want ErrUnavailable", fault, i, err)
+			}
+			if n := p.Requests() - before; n != ddb.MaxAttempts {
+				t.Fatalf("%s, request %d: %d attempts, want %d (a drained retry quota gives 1)", fault, i, n, ddb.MaxAttempts)
+			}
+		}
+	}
+	p.Set(ddbfault.Throttle, 0.2)
+	for i := range 50 {
+		if err := get(); err != nil {
+			t.Fatalf("request %d at a 20%% throttle rate: %v (retries should hide it)", i, err)
+		}
+	}
+	if p.Faults() == 0 {
+		t.Fatal("the proxy injected nothing")
+	}
+}
+
+func TestIsUnavailable(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"deadline", context.DeadlineExceeded, true},
+		{"canceled by the client", context.Canceled, false},
+		{"condition failed", &types.ConditionalCheckFailedException{}, false},
+		{"throttled", &types.ProvisionedThroughputExceededException{}, true},
+		{"request limit", &types.RequestLimitExceeded{}, true},
+		{"server error", &types.InternalServerError{}, true},
+		{"transaction throttled", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{
+			{Code: aws.String("None")}, {Code: aws.String("ThrottlingError")}}}, true},
+		{"transaction condition", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{
+			{Code: aws.String("ConditionalCheckFailed")}}}, false},
+	} {
+		if got := ddb.IsUnavailable(tt.err); got != tt.want {
+			t.Errorf("%s: IsUnavailable = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

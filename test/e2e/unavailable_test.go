@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/services"
+)
+
+// TestThrottledRoutesAnswer503: when DynamoDB throttles every request (a
+// table at its on-demand maximum, all retries spent), no route of any
+// service answers 500: a route that reaches the table answers 503
+// unavailable with Retry-After, one that refuses its input first answers
+// as it always does.
+func TestThrottledRoutesAnswer503(t *testing.T) {
+	for _, name := range services.Names() {
+		t.Run(name, func(t *testing.T) {
+			path := testenv.Template(t, "dev", name)
+			tmpl, tables := testenv.Tables(t, path)
+			env := testenv.ServiceEnv(t, tmpl, tables, name)
+			proxy, err := ddbfault.Start(testenv.Endpoint(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			base := testenv.Getenv(t, env)
+			getenv := func(k string) string {
+				if k == "AWS_ENDPOINT_URL_DYNAMODB" {
+					return proxy.URL
+				}
+				return base(k)
+			}
+			build, _ := services.Lookup(name)
+			h, err := build(t.Context(), getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy.Set(ddbfault.Throttle, 1)
+			unavailable := 0
+			for _, r := range apiRoutes(t, path) {
+				target := pathParam.ReplaceAllString(r.path, "00000000-0000-4000-8000-000000000000")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(r.method, target, bytes.NewReader([]byte(`{}`))))
+				switch {
+				case rec.Code == http.StatusServiceUnavailable:
+					unavailable++
+					var body struct{ Error api.Error }
+					_ = json.Unmarshal(rec.Body.Bytes(), &body)
+					if body.Error.Code != api.CodeUnavailable || rec.Header().Get("Retry-After") != strconv.Itoa(int(ddb.RetryAfter.Seconds())) {
+						t.Errorf("%s %s: 503 with code %q, Retry-After %q", r.method, r.path, body.Error.Code, rec.Header().Get("Retry-After"))
+					}
+				case rec.Code >= 500:
+					t.Errorf("%s %s under a throttle: %d %s", r.method, r.path, rec.Code, rec.Body)
+				}
+			}
+			if unavailable == 0 || proxy.Faults() == 0 {
+				t.Errorf("no route reached the throttled table (%d answers 503, %d throttled requests)", unavailable, proxy.Faults())
+			}
+		})
+	}
+}
