@@ -40,6 +40,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	fault    Fault
 	rate     float64
+	next     []Fault
 	requests atomic.Int64
 	faults   atomic.Int64
 }
@@ -91,6 +92,16 @@ func (p *Proxy) Set(fault Fault, rate float64) {
 	p.fault, p.rate = fault, rate
 }
 
+// Next makes the next n requests meet fault, whatever the rate says: the
+// test of one write whose answer is lost.
+func (p *Proxy) Next(fault Fault, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for range n {
+		p.next = append(p.next, fault)
+	}
+}
+
 // Requests is how many requests reached the proxy, Faults how many of them
 // it answered with a fault.
 func (p *Proxy) Requests() int { return int(p.requests.Load()) }
@@ -104,6 +115,11 @@ func (p *Proxy) Close() { p.srv.Close() }
 func (p *Proxy) draw() Fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.next) > 0 {
+		f := p.next[0]
+		p.next = p.next[1:]
+		return f
+	}
 	if p.rate > 0 && rand.Float64() < p.rate {
 		return p.fault
 	}

@@ -23,8 +23,12 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Main is the TestMain of a service package: one DynamoDB Local for the
@@ -159,4 +163,24 @@ func (s Service) Hostile(t *testing.T, routes http.Handler, writes ...apitest.Wr
 		t.Fatalf("%T does not list its routes (api.Routed): build it with api.Instrument over an api router", routes)
 	}
 	apitest.Hostile(t, s.H, r.Patterns(), s.Digest, writes...)
+}
+
+// FaultyClient is FunctionClient through a ddbfault proxy in front of the
+// test DynamoDB: the proxy injects DynamoDB's own faults where the test
+// says (Set, Next), and the function's requests are still recorded as its.
+func FaultyClient(t testing.TB, function string) (*dynamodb.Client, *ddbfault.Proxy) {
+	t.Helper()
+	p, err := ddbfault.Start(testenv.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	getenv := ddblocal.WithEndpoint(p.URL, func(k string) string {
+		return map[string]string{cfntables.EnvService: function}[k]
+	})
+	c, err := ddb.NewClient(context.Background(), getenv, ddbrecord.ClientOptions(getenv)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, p
 }

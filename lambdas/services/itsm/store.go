@@ -102,18 +102,29 @@ func (s *Store) Get(ctx context.Context, id string) (*Ticket, error) {
 // the three cases apart without a read beforehand.
 func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error) {
 	now := Timestamp(s.now())
-	comments := expression.Name("comments")
+	// The append is not idempotent: if DynamoDB applied it and its answer
+	// was lost, the SDK's retry of the same request would append the
+	// comment again. The write's token makes the retry fail its condition
+	// instead, and the token in the item it finds says the comment is in.
+	token := uuid.NewString()
+	comments, written := expression.Name("comments"), expression.Name("write_token")
 	update := expression.
 		Set(comments, expression.ListAppend(comments, expression.Value([]Comment{{CommentText: text, AddedAt: now}}))).
-		Set(expression.Name("updated_at"), expression.Value(now))
+		Set(expression.Name("updated_at"), expression.Value(now)).
+		Set(written, expression.Value(token))
 	cond := expression.AttributeExists(expression.Name("ticket_id")).
 		And(expression.Name("status").NotEqual(expression.Value(StatusClosed))).
-		And(comments.Size().LessThan(expression.Value(MaxComments)))
+		And(comments.Size().LessThan(expression.Value(MaxComments))).
+		And(expression.Or(expression.AttributeNotExists(written), written.NotEqual(expression.Value(token))))
 	t, err := s.update(ctx, id, update, cond)
-	return t, ddb.IfConditionFailed(err, func(old *Ticket) error {
+	var applied *Ticket
+	err = ddb.IfConditionFailed(err, func(old *Ticket) error {
 		switch {
 		case old == nil:
 			return ErrNotFound
+		case old.WriteToken == token:
+			applied = old // this request's own earlier attempt
+			return nil
 		case old.Status == StatusClosed:
 			return ErrClosed
 		case len(old.Comments) >= MaxComments:
@@ -121,6 +132,10 @@ func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error
 		}
 		return fmt.Errorf("itsm: add comment: condition failed on ticket in state %s", old.Status)
 	})
+	if applied != nil {
+		return applied, nil
+	}
+	return t, err
 }
 
 // SetStatus moves the ticket to status to and returns the updated ticket.
@@ -144,16 +159,30 @@ func (s *Store) SetStatus(ctx context.Context, id string, to Status) (*Ticket, e
 	}
 	cond = cond.And(expression.Name("status").In(expression.Value(sources[0]), others...))
 	now := Timestamp(s.now())
+	// No status moves to itself, so the SDK's retry of a change whose
+	// answer was lost fails its condition; the write's token in the item
+	// it finds tells that apart from another request's change.
+	token := uuid.NewString()
 	update := expression.
 		Set(expression.Name("status"), expression.Value(to)).
-		Set(expression.Name("updated_at"), expression.Value(now))
+		Set(expression.Name("updated_at"), expression.Value(now)).
+		Set(expression.Name("write_token"), expression.Value(token))
 	t, err := s.update(ctx, id, update, cond)
-	return t, ddb.IfConditionFailed(err, func(old *Ticket) error {
-		if old == nil {
+	var applied *Ticket
+	err = ddb.IfConditionFailed(err, func(old *Ticket) error {
+		switch {
+		case old == nil:
 			return ErrNotFound
+		case old.WriteToken == token:
+			applied = old
+			return nil
 		}
 		return &TransitionError{From: old.Status, To: to}
 	})
+	if applied != nil {
+		return applied, nil
+	}
+	return t, err
 }
 
 func (s *Store) update(ctx context.Context, id string, update expression.UpdateBuilder, cond expression.ConditionBuilder) (*Ticket, error) {

@@ -89,6 +89,10 @@ type Ticket struct {
 	CreatedAt        string    `dynamodbav:"created_at" json:"created_at"`
 	UpdatedAt        string    `dynamodbav:"updated_at" json:"updated_at"`
 	Comments         []Comment `dynamodbav:"comments" json:"comments"`
+	// WriteToken is the token of the last comment or status change
+	// written, never shown: a retry of that write finds it and knows the
+	// write is already in.
+	WriteToken string `dynamodbav:"write_token,omitempty" json:"-"`
 }
 
 // Summary is a ticket without its comments, as listings return it.

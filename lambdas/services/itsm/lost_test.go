@@ -1,0 +1,66 @@
+package itsm_test
+
+import (
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/services/itsm"
+)
+
+// A comment that DynamoDB applied but whose answer was lost on the way
+// back is stored once, and the client gets its 201: the SDK's retry of the
+// append fails its condition on the write's own token, and the ticket it
+// finds is the answer. (Before, the retry appended the comment again.)
+func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
+	s := newService(t, options{})
+	tk := s.create(t, "poc-user-001", "VPN drops")
+
+	client, proxy := servicetest.FaultyClient(t, "itsm")
+	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
+	cfg.Client, cfg.Logger = client, servicetest.Logger()
+	lossy := s.Service
+	lossy.H = itsm.NewHandler(cfg)
+
+	proxy.Next(ddbfault.DropAnswer, 1)
+	var answered itsm.Ticket
+	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"still down"}`, &answered)
+	if proxy.Faults() != 1 || proxy.Requests() != 2 {
+		t.Fatalf("%d requests, %d faults: the lost answer was not retried", proxy.Requests(), proxy.Faults())
+	}
+	var stored itsm.Ticket
+	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
+	if len(stored.Comments) != 1 || len(answered.Comments) != 1 || stored.Comments[0] != answered.Comments[0] {
+		t.Errorf("answered %+v, stored %+v: want the one comment in both", answered.Comments, stored.Comments)
+	}
+
+	// A second comment, with nothing lost, is appended as usual.
+	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"now it works"}`, &answered)
+	if len(answered.Comments) != 2 {
+		t.Errorf("second comment: %+v", answered.Comments)
+	}
+}
+
+// A status change whose answer was lost answers 200 with the new status,
+// not the 409 its own earlier attempt would otherwise cause.
+func TestStatusChangeWithLostAnswerSucceeds(t *testing.T) {
+	s := newService(t, options{})
+	tk := s.create(t, "poc-user-001", "VPN drops")
+	client, proxy := servicetest.FaultyClient(t, "itsm")
+	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
+	cfg.Client, cfg.Logger = client, servicetest.Logger()
+	lossy := s.Service
+	lossy.H = itsm.NewHandler(cfg)
+
+	proxy.Next(ddbfault.DropAnswer, 1)
+	var got itsm.Ticket
+	lossy.Must(t, 200, "PATCH", "/tickets/"+tk.TicketID, `{"status":"in_progress"}`, &got)
+	if got.Status != itsm.StatusInProgress || proxy.Requests() != 2 {
+		t.Errorf("answered %s after %d requests", got.Status, proxy.Requests())
+	}
+	// Another caller's change is still refused with the status it found.
+	r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"in_progress"}`)
+	if r.Status != 409 {
+		t.Errorf("a second change to in_progress: %d %s", r.Status, r.Body)
+	}
+}
