@@ -2,7 +2,9 @@ package ddb
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -79,4 +81,65 @@ func Update(ctx context.Context, client UpdateAPI, table string, key map[string]
 		return nil, Wrap("UpdateItem", err)
 	}
 	return out.Attributes, nil
+}
+
+// PutAPI is the part of a client Create calls.
+type PutAPI interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+// Create writes item, whose key keyAttr must not exist yet (PutNew), and
+// survives a lost answer: when DynamoDB applied the Put and its answer was
+// lost, the SDK's retry of the same request fails the condition, and the
+// item it finds (ALL_OLD) is the one this call wrote, so Create succeeds
+// as the first attempt would have. A different item under the key is
+// ErrConditionFailed, as from PutNew. Errors are Wrapped.
+func Create(ctx context.Context, client PutAPI, table string, item map[string]types.AttributeValue, keyAttr string) error {
+	put, err := PutNew(table, item, keyAttr)
+	if err != nil {
+		return err
+	}
+	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	_, err = client.PutItem(ctx, put)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && SameItem(ccf.Item, item) {
+		return nil
+	}
+	return Wrap("PutItem", err)
+}
+
+// SameItem reports whether two items hold the same attributes and values,
+// reading an empty list, map or set and an absent one alike (the SDK
+// decodes DynamoDB's [] as either).
+func SameItem(a, b map[string]types.AttributeValue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok || !sameValue(av, bv) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameValue(a, b types.AttributeValue) bool {
+	switch a := a.(type) {
+	case *types.AttributeValueMemberL:
+		b, ok := b.(*types.AttributeValueMemberL)
+		if !ok || len(a.Value) != len(b.Value) {
+			return false
+		}
+		for i := range a.Value {
+			if !sameValue(a.Value[i], b.Value[i]) {
+				return false
+			}
+		}
+		return true
+	case *types.AttributeValueMemberM:
+		b, ok := b.(*types.AttributeValueMemberM)
+		return ok && SameItem(a.Value, b.Value)
+	}
+	return reflect.DeepEqual(a, b)
 }

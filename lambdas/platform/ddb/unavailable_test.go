@@ -98,3 +98,24 @@ func TestIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// Create treats the item its own lost attempt wrote as success, and any
+// other item under the key as a taken key.
+func TestCreateSurvivesALostAnswer(t *testing.T) {
+	table := scratchTable(t)
+	c, p := faultyClient(t)
+	item := func(desc string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"ticket_id": &types.AttributeValueMemberS{Value: "t1"},
+			"issue_description": &types.AttributeValueMemberS{Value: desc}, "comments": &types.AttributeValueMemberL{Value: []types.AttributeValue{}}}
+	}
+	p.Next(ddbfault.DropAnswer, 1)
+	if err := ddb.Create(t.Context(), c, table, item("VPN drops"), "ticket_id"); err != nil {
+		t.Fatalf("create with a lost answer: %v", err)
+	}
+	if p.Requests() != 2 {
+		t.Fatalf("%d requests, want the Put and its retry", p.Requests())
+	}
+	if err := ddb.Create(t.Context(), c, table, item("another"), "ticket_id"); !ddb.IsConditionFailed(err) {
+		t.Errorf("a different item under a taken key: %v, want ErrConditionFailed", err)
+	}
+}

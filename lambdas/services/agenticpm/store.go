@@ -133,12 +133,7 @@ func (s *Store) putAny(item map[string]types.AttributeValue) ddb.TxOp {
 // create writes a new item outside a transaction (which would cost
 // double for a single write).
 func (s *Store) create(ctx context.Context, item map[string]types.AttributeValue) error {
-	put, err := ddb.PutNew(s.table, item, attrPK)
-	if err != nil {
-		return err
-	}
-	_, err = s.client.PutItem(ctx, put)
-	return storeError("PutItem", err)
+	return storeError("PutItem", ddb.Create(ctx, s.client, s.table, item, attrPK))
 }
 
 // createInProject writes v as a new item under an existing project.

@@ -64,3 +64,26 @@ func TestStatusChangeWithLostAnswerSucceeds(t *testing.T) {
 		t.Errorf("a second change to in_progress: %d %s", r.Status, r.Body)
 	}
 }
+
+// A create whose answer was lost answers 201 with the ticket, not 500, and
+// stores one ticket: the retried Put finds the very item it wrote.
+func TestCreateWithLostAnswerSucceedsOnce(t *testing.T) {
+	s := newService(t, options{})
+	client, proxy := servicetest.FaultyClient(t, "itsm")
+	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
+	cfg.Client, cfg.Logger = client, servicetest.Logger()
+	lossy := s.Service
+	lossy.H = itsm.NewHandler(cfg)
+
+	proxy.Next(ddbfault.DropAnswer, 1)
+	var tk itsm.Ticket
+	lossy.Must(t, 201, "POST", "/tickets", `{"caller_id":"poc-user-001","issue_description":"VPN drops"}`, &tk)
+	if proxy.Requests() != 2 {
+		t.Fatalf("%d requests: the lost answer was not retried", proxy.Requests())
+	}
+	var stored itsm.Ticket
+	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
+	if n := s.Count(t); n != 1 {
+		t.Errorf("%d tickets stored, want 1", n)
+	}
+}

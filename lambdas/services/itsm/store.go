@@ -58,11 +58,7 @@ func (s *Store) Create(ctx context.Context, in NewTicket) (*Ticket, error) {
 	if ddb.ItemSize(item) > ddb.MaxItemBytes {
 		return nil, ErrTooLarge
 	}
-	put, err := ddb.PutNew(s.table, item, "ticket_id")
-	if err != nil {
-		return nil, err
-	}
-	if _, err = s.client.PutItem(ctx, put); err != nil {
+	if err := ddb.Create(ctx, s.client, s.table, item, "ticket_id"); err != nil {
 		return nil, storeError("PutItem", err)
 	}
 	return t, nil

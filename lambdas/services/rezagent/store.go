@@ -87,12 +87,7 @@ func (s *Store) create(ctx context.Context, in NewMessage, id string) (*Message,
 	if ddb.ItemSize(item) > MaxMessageBytes {
 		return nil, ErrTooLarge
 	}
-	put, err := ddb.PutNew(s.table, item, attrID)
-	if err != nil {
-		return nil, err
-	}
-	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	if _, err = s.client.PutItem(ctx, put); err != nil {
+	if err := ddb.Create(ctx, s.client, s.table, item, attrID); err != nil {
 		return nil, storeError("PutItem", err)
 	}
 	return m, nil
