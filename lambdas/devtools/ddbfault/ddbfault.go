@@ -7,11 +7,14 @@
 package ddbfault
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -140,3 +143,20 @@ type discard struct{ header http.Header }
 func (d discard) Header() http.Header         { return d.header }
 func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
+
+// EnvFaults is the variable that turns faults on for a whole `make dev`
+// session: "<fault>:<rate>", e.g. "throttle:0.2", "5xx:1" or "drop:0.05".
+const EnvFaults = "FAULTS"
+
+// Parse reads an EnvFaults value, naming the value and the fix of a bad
+// one.
+func Parse(v string) (Fault, float64, error) {
+	name, rate, ok := strings.Cut(v, ":")
+	f := Fault(name)
+	r, err := strconv.ParseFloat(rate, 64)
+	if !ok || err != nil || r < 0 || r > 1 || (f != Throttle && f != ServerError && f != DropAnswer) {
+		return "", 0, fmt.Errorf("%s=%q: write <fault>:<rate> with a fault of %s, %s or %s and a rate from 0 to 1, e.g. throttle:0.2",
+			EnvFaults, v, Throttle, ServerError, DropAnswer)
+	}
+	return f, r, nil
+}

@@ -14,7 +14,9 @@
 // take only a token signed with the local key (.dev/token-key.pem, made on
 // first use) for the authorizer's issuer and audience, as API Gateway
 // takes only the identity provider's; `token` mints one.
-// DynamoDB Local is started unless AWS_ENDPOINT_URL_DYNAMODB is set. One line on
+// DynamoDB Local is started unless AWS_ENDPOINT_URL_DYNAMODB is set;
+// FAULTS=throttle:0.2 (or 5xx:…, drop:…) puts DynamoDB's own faults between
+// the functions and it (devtools/ddbfault). One line on
 // stdout announces readiness; logs go to stderr. SIGINT/SIGTERM stop the
 // server and DynamoDB Local.
 package main
@@ -38,6 +40,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
@@ -136,13 +139,31 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		return err
 	}
 	defer wk.close()
+	// With FAULTS set, the functions reach DynamoDB Local through a proxy
+	// that throttles, fails or drops answers at the given rate (the
+	// runner's own table setup goes straight).
+	fnEndpoint := endpoint
+	if v := os.Getenv(ddbfault.EnvFaults); v != "" {
+		fault, rate, err := ddbfault.Parse(v)
+		if err != nil {
+			return err
+		}
+		proxy, err := ddbfault.Start(endpoint)
+		if err != nil {
+			return err
+		}
+		defer proxy.Close()
+		proxy.Set(fault, rate)
+		fnEndpoint = proxy.URL
+		log.Warn("functions reach DynamoDB through a fault proxy", "fault", fault, "rate", rate, "proxy", proxy.URL)
+	}
 	// fnGetenv is a function's getenv: its template environment, the
 	// local endpoints, then the runner's own environment.
 	fnGetenv := func(fnEnv map[string]string) func(string) string {
 		for k, v := range wk.env() {
 			fnEnv[k] = v
 		}
-		return ddblocal.WithEndpoint(endpoint, overlay(fnEnv, os.Getenv))
+		return ddblocal.WithEndpoint(fnEndpoint, overlay(fnEnv, os.Getenv))
 	}
 
 	mux := http.NewServeMux()
