@@ -156,6 +156,10 @@ type Summary struct {
 	// LeaseToken and LeaseUntil (epoch milliseconds) mark the processor
 	// delivery that owns a message in processing; internal, never served.
 	LeaseToken string `dynamodbav:"lease_token,omitempty" json:"-"`
+	// WriteToken is the token of the last status change, never shown: the
+	// SDK's retry of a change whose answer was lost finds it and answers
+	// as the first attempt would have.
+	WriteToken string `dynamodbav:"write_token,omitempty" json:"-"`
 	LeaseUntil int64  `dynamodbav:"lease_until,omitempty" json:"-"`
 }
 

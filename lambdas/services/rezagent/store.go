@@ -172,9 +172,11 @@ func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Mes
 	}
 	now := s.now()
 	ts := Timestamp(now)
+	token := uuid.NewString()
 	update := expression.
 		Set(expression.Name(attrStatus), expression.Value(ch.To)).
-		Set(expression.Name("updated_date"), expression.Value(ts))
+		Set(expression.Name("updated_date"), expression.Value(ts)).
+		Set(expression.Name("write_token"), expression.Value(token))
 	switch ch.To {
 	case StatusProcessing:
 		update = update.Set(expression.Name("processing_started_at"), expression.Value(ts))
@@ -197,10 +199,27 @@ func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Mes
 	if err != nil || m != nil {
 		return m, err
 	}
+	if cur != nil && cur.WriteToken == token {
+		// This request's own earlier attempt, whose answer was lost: no
+		// status moves to itself, so its retry failed the condition.
+		return cur, nil
+	}
 	if cur != nil && ch.To == StatusProcessing && cur.Status == StatusProcessing {
+		// processing → processing counts a redelivery: ADD is not
+		// idempotent, so the write's token keeps the SDK's retry of a
+		// lost answer from counting it twice.
+		key, err := s.key(id)
+		if err != nil {
+			return nil, err
+		}
+		written := expression.Name("write_token")
+		notMine := expression.Or(expression.AttributeNotExists(written), written.NotEqual(expression.Value(token)))
 		retry := update.Add(expression.Name("retry_count"), expression.Value(1))
-		if m, cur, err = s.apply(ctx, id, []Status{StatusProcessing}, retry, now); err != nil || m != nil {
+		if m, cur, err = s.applyIf(ctx, key, inStatus([]Status{StatusProcessing}).And(notMine), retry, now); err != nil || m != nil {
 			return m, err
+		}
+		if cur != nil && cur.WriteToken == token {
+			return cur, nil
 		}
 	}
 	if cur == nil {
@@ -239,9 +258,9 @@ func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue
 		m, err := unmarshalMessage(item)
 		return m, nil, err
 	}
-	err = ddb.IfConditionFailed(storeError("UpdateItem", err), func(old *Summary) error {
+	err = ddb.IfConditionFailed(storeError("UpdateItem", err), func(old *Message) error {
 		if old != nil && (old.TTL == 0 || old.TTL > now.Unix()) {
-			current = &Message{Summary: *old}
+			current = old
 		}
 		return nil
 	})
