@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -21,6 +22,11 @@ type Artefact struct {
 	Version         int          `dynamodbav:"version" json:"version"`
 	CreatedAt       string       `dynamodbav:"createdAt" json:"createdAt"`
 	UpdatedAt       string       `dynamodbav:"updatedAt" json:"updatedAt"`
+	// WriteToken is the token of the last update, never shown: the SDK's
+	// retry of an update whose answer was lost finds it (the version has
+	// moved on, by its own first attempt) and answers as that attempt
+	// would have, instead of a version conflict.
+	WriteToken string `dynamodbav:"writeToken,omitempty" json:"-"`
 }
 
 type artefactItem struct {
@@ -65,26 +71,35 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 		}
 		return &a, nil
 	}
-	version := expression.Name("version")
+	version, token := expression.Name("version"), uuid.NewString()
 	upd := expression.Set(expression.Name("previousVersion"), expression.Name("content")).
 		Set(expression.Name("content"), expression.Value(content)).
 		Set(version, expression.Plus(version, expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(now))
+		Set(expression.Name("updatedAt"), expression.Value(now)).
+		Set(expression.Name("writeToken"), expression.Value(token))
 	cond := expression.AttributeExists(expression.Name(attrPK)).And(version.Equal(expression.Value(expected)))
 	var it artefactItem
 	err := s.update(ctx, pk, sk, upd, &cond, &it)
 	if err == nil {
 		return &it.Artefact, nil
 	}
-	return nil, ddb.IfConditionFailed(err, func(old *Artefact) error {
+	var applied *Artefact
+	err = ddb.IfConditionFailed(err, func(old *Artefact) error {
 		switch {
 		case old == nil:
 			return s.missingUnder(ctx, projectID, "artefact", string(typ))
+		case old.WriteToken == token:
+			applied = old
+			return nil
 		case old.Version != expected:
 			return &VersionConflictError{Type: typ, Expected: expected, Current: old.Version}
 		}
 		return fmt.Errorf("agenticpm: update artefact %s: condition failed", typ)
 	})
+	if applied != nil {
+		return applied, nil
+	}
+	return nil, err
 }
 
 // missingUnder tells which of a project and its child is missing.

@@ -1,0 +1,41 @@
+package agenticpm_test
+
+import (
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+)
+
+// An artefact update whose answer DynamoDB lost after applying it answers
+// 200 with the new version, not the 409 its own first attempt would cause
+// (the version moved on); a create goes in one transaction, which the
+// SDK's client request token already makes idempotent.
+func TestArtefactWritesWithLostAnswers(t *testing.T) {
+	s := newService(t, nil)
+	p := s.project(t, "")
+	client, proxy := servicetest.FaultyClient(t, "agenticpm")
+	cfg := s.cfg
+	cfg.Client = client
+	lossy := s.Service
+	lossy.H = agenticpm.NewHandler(cfg)
+	path := "/projects/" + p.ID + "/artefacts/raid_log"
+
+	proxy.Next(ddbfault.DropAnswer, 1)
+	var v1 agenticpm.Artefact
+	lossy.Must(t, 201, "PUT", path, `{"content":{"items":[]}}`, &v1)
+
+	proxy.Next(ddbfault.DropAnswer, 1)
+	before := proxy.Requests()
+	var v2 agenticpm.Artefact
+	lossy.Must(t, 200, "PUT", path, `{"content":{"items":["x"]},"expectedVersion":1}`, &v2)
+	if proxy.Requests()-before != 2 {
+		t.Fatalf("%d requests for the update: the lost answer was not retried", proxy.Requests()-before)
+	}
+	var stored agenticpm.Artefact
+	s.Must(t, 200, "GET", path, "", &stored)
+	if v1.Version != 1 || v2.Version != 2 || stored.Version != 2 || string(stored.PreviousVersion) != `{"items":[]}` {
+		t.Errorf("versions %d, %d, stored %d (previous %s): want 1, 2 and 2 with the first content", v1.Version, v2.Version, stored.Version, stored.PreviousVersion)
+	}
+}
