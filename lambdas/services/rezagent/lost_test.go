@@ -1,7 +1,9 @@
 package rezagent_test
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -33,5 +35,40 @@ func TestStatusChangeWithLostAnswer(t *testing.T) {
 		if got.Status != rezagent.StatusProcessing || stored.RetryCount != want || got.RetryCount != want {
 			t.Errorf("change %d: answered %s retry %d, stored retry %d; want retry %d", i, got.Status, got.RetryCount, stored.RetryCount, want)
 		}
+	}
+}
+
+// A claim whose answer was lost is the delivery's own: the processor goes
+// on with the lease it holds instead of standing down before its own
+// lease, and a retried claim of an expired lease counts the retry once.
+func TestClaimWithLostAnswerIsOwn(t *testing.T) {
+	s := newService(t, options{})
+	m := s.create(t, "scheduled_hello", `{"text":"x"}`)
+	client, proxy := servicetest.FaultyClient(t, "rezagent-processor")
+	store := rezagent.NewStore(client, s.Table, "dev", []byte("k"))
+
+	proxy.Next(ddbfault.DropAnswer, 1)
+	got, err := store.Claim(t.Context(), m.MessageID, "delivery-1", time.Now().Add(time.Minute))
+	if err != nil || got.Status != rezagent.StatusProcessing || got.LeaseToken != "delivery-1" {
+		t.Fatalf("claim with a lost answer: %+v, %v; want the delivery's own lease", got, err)
+	}
+	if proxy.Requests() != 2 {
+		t.Fatalf("%d requests: the lost answer was not retried", proxy.Requests())
+	}
+	// Another delivery still finds the lease held.
+	if _, err := store.Claim(t.Context(), m.MessageID, "delivery-2", time.Now().Add(time.Minute)); !errors.Is(err, rezagent.ErrBusy) {
+		t.Errorf("a second delivery's claim: %v, want ErrBusy", err)
+	}
+
+	// The lease ends; a redelivery's claim whose answer is lost counts one
+	// retry.
+	m2 := s.create(t, "scheduled_hello", `{"text":"y"}`)
+	if _, err := store.Claim(t.Context(), m2.MessageID, "d1", time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	proxy.Next(ddbfault.DropAnswer, 1)
+	got, err = store.Claim(t.Context(), m2.MessageID, "d2", time.Now().Add(time.Minute))
+	if err != nil || got.LeaseToken != "d2" || got.RetryCount != 1 {
+		t.Errorf("claim of an expired lease with a lost answer: %+v, %v; want d2's lease and one retry", got, err)
 	}
 }

@@ -183,6 +183,16 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 	if err != nil || m != nil {
 		return m, err
 	}
+	// The claim is this delivery's own when the item holds its token: the
+	// SDK retried a claim that DynamoDB applied and whose answer was lost.
+	// Standing down then would leave the message processing until the
+	// lease ends (a redelivery would find the lease held as well).
+	mine := func(cur *Message) bool {
+		return cur != nil && cur.Status == StatusProcessing && cur.LeaseToken == token
+	}
+	if mine(cur) {
+		return cur, nil
+	}
 	if cur != nil && cur.Status == StatusProcessing && cur.LeaseUntil <= now.UnixMilli() {
 		lease := expression.Name(attrLeaseUntil)
 		free := expression.Name(attrStatus).Equal(expression.Value(StatusProcessing)).
@@ -190,6 +200,9 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 		retry := update.Add(expression.Name("retry_count"), expression.Value(1))
 		if m, cur, err = s.applyIf(ctx, key, free, retry, now); err != nil || m != nil {
 			return m, err
+		}
+		if mine(cur) {
+			return cur, nil
 		}
 	}
 	switch {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -172,7 +173,11 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Out
 	if d, ok := ctx.Deadline(); ok {
 		leaseUntil = d
 	}
-	token := rec.MessageId + "/" + strconv.Itoa(receives)
+	// The token names the record and its receive, for the logs and the
+	// check below, and is unique per handling: two copies of one record in
+	// a batch must not read each other's claim as their own (Claim takes a
+	// lease holding its own token for its answer, lost and retried).
+	token := rec.MessageId + "/" + strconv.Itoa(receives) + "/" + uuid.NewString()
 	m, err := p.store.Claim(ctx, id, token, leaseUntil)
 	switch {
 	case errors.Is(err, ErrBusy) && strings.HasPrefix(m.LeaseToken, rec.MessageId+"/"):
