@@ -43,7 +43,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	fault    Fault
 	rate     float64
-	next     []Fault
+	next     []planned
 	requests atomic.Int64
 	faults   atomic.Int64
 }
@@ -59,7 +59,10 @@ func Start(target string) (*Proxy, error) {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
-		fault := p.draw()
+		// The JSON protocol names the operation in X-Amz-Target:
+		// DynamoDB_20120810.PutItem.
+		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+		fault := p.draw(op)
 		switch fault {
 		case Throttle:
 			p.faults.Add(1)
@@ -95,13 +98,23 @@ func (p *Proxy) Set(fault Fault, rate float64) {
 	p.fault, p.rate = fault, rate
 }
 
+// planned is a fault for the next request of an operation ("" any).
+type planned struct {
+	op    string
+	fault Fault
+}
+
 // Next makes the next n requests meet fault, whatever the rate says: the
 // test of one write whose answer is lost.
-func (p *Proxy) Next(fault Fault, n int) {
+func (p *Proxy) Next(fault Fault, n int) { p.NextOn("", fault, n) }
+
+// NextOn is Next for requests of one DynamoDB operation only ("PutItem",
+// "TransactWriteItems", …); requests of other operations pass.
+func (p *Proxy) NextOn(op string, fault Fault, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for range n {
-		p.next = append(p.next, fault)
+		p.next = append(p.next, planned{op, fault})
 	}
 }
 
@@ -115,11 +128,11 @@ func (p *Proxy) Faults() int { return int(p.faults.Load()) }
 // Close stops the proxy.
 func (p *Proxy) Close() { p.srv.Close() }
 
-func (p *Proxy) draw() Fault {
+func (p *Proxy) draw(op string) Fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.next) > 0 {
-		f := p.next[0]
+	if len(p.next) > 0 && (p.next[0].op == "" || p.next[0].op == op) {
+		f := p.next[0].fault
 		p.next = p.next[1:]
 		return f
 	}

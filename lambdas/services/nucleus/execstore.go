@@ -129,8 +129,17 @@ func (s *Store) claim(ctx context.Context, k execKey, run string, now time.Time)
 	out, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.tables.Audit), Item: item,
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValues: types.ReturnValueAllOld,
+		ReturnValues:                        types.ReturnValueAllOld,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	var held claimItem
+	if found, _ := ddb.OldItem(err, &held); found && held.Owner == run && held.State == markerRunning {
+		// This run's own claim: DynamoDB applied it and the answer was
+		// lost, so the SDK's retry found it. Whether the first attempt
+		// took over an expired claim is unknown: say it did, and the run
+		// reads what was recorded before acting.
+		return true, nil
+	}
 	if err = storeError("PutItem", ddb.WrapCond("PutItem", err, errClaimed)); err != nil {
 		return false, err
 	}

@@ -27,6 +27,7 @@ import (
 type execEnv struct {
 	*service
 	x   *nucleus.Executor
+	cfg nucleus.ExecutorConfig
 	sts *awsloop.STS
 	ec2 *awsloop.EC2
 	rds *awsloop.RDS
@@ -66,7 +67,7 @@ func newExecEnv(t testing.TB) *execEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.x = x
+	e.x, e.cfg = x, cfg
 	return e
 }
 
