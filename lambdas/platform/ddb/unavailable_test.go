@@ -35,7 +35,7 @@ func faultyClient(t *testing.T) (*dynamodb.Client, *ddbfault.Proxy) {
 // A throttle or a server error that outlasts the client's retries is
 // ErrUnavailable after exactly MaxAttempts attempts; a burst of them does
 // not leave later requests with fewer attempts (no client-side retry
-// quota); a scattered fault is retried away.
+// quota); fewer faults than attempts are retried away.
 func TestUnavailableAfterRetries(t *testing.T) {
 	table := scratchTable(t)
 	c, p := faultyClient(t)
@@ -64,10 +64,12 @@ func TestUnavailableAfterRetries(t *testing.T) {
 			}
 		}
 	}
-	p.Set(ddbfault.Throttle, 0.2)
-	for i := range 50 {
+	// Three faults in a row are retried away: the fourth attempt answers.
+	p.Set("", 0)
+	for i := range 5 {
+		p.Next(ddbfault.Throttle, ddb.MaxAttempts-1)
 		if err := get(); err != nil {
-			t.Fatalf("request %d at a 20%% throttle rate: %v (retries should hide it)", i, err)
+			t.Fatalf("request %d after %d throttles: %v (the last attempt should answer)", i, ddb.MaxAttempts-1, err)
 		}
 	}
 	if p.Faults() == 0 {
