@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/catalog"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 )
 
@@ -38,7 +40,7 @@ const snapshots = "../snapshots"
 const eventSourceMapping = "Lambda's event source mapping reads the stream with the function's role (the function's code never calls it); DynamoDB Local's stream is read by the runner's poller, not recorded"
 
 var unused = map[string]map[grant]string{
-	"stak-stream": {
+	stakcontract.StreamConsumer.Name: {
 		{"dynamodb:DescribeStream", "InboxA8E05DC3 stream"}:   eventSourceMapping,
 		{"dynamodb:GetRecords", "InboxA8E05DC3 stream"}:       eventSourceMapping,
 		{"dynamodb:GetShardIterator", "InboxA8E05DC3 stream"}: eventSourceMapping,
@@ -254,8 +256,8 @@ func TestStageFunctions(t *testing.T) {
 	}
 	// A function whose role the loader missed would pass every check.
 	for _, st := range stages {
-		for _, fn := range []string{"agenticpm", "agenticpm-release", "itsm", "nucleus", "rezagent", "rezagent-processor", "rezagent-scheduler", "stak", "stak-stream"} {
-			if len(st.functions[fn]) == 0 {
+		for _, f := range catalog.Functions() {
+			if fn := f.Name; len(st.functions[fn]) == 0 {
 				t.Errorf("%s: no DynamoDB grants found in %s", fn, st.name)
 			}
 		}
