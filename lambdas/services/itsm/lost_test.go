@@ -16,11 +16,7 @@ func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "poc-user-001", "VPN drops")
 
-	client, proxy := servicetest.FaultyClient(t, "itsm")
-	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
-	cfg.Client, cfg.Logger = client, servicetest.Logger()
-	lossy := s.Service
-	lossy.H = itsm.NewHandler(cfg)
+	lossy, proxy := s.throughFaults(t)
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var answered itsm.Ticket
@@ -46,11 +42,7 @@ func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
 func TestStatusChangeWithLostAnswerSucceeds(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "poc-user-001", "VPN drops")
-	client, proxy := servicetest.FaultyClient(t, "itsm")
-	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
-	cfg.Client, cfg.Logger = client, servicetest.Logger()
-	lossy := s.Service
-	lossy.H = itsm.NewHandler(cfg)
+	lossy, proxy := s.throughFaults(t)
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var got itsm.Ticket
@@ -69,11 +61,7 @@ func TestStatusChangeWithLostAnswerSucceeds(t *testing.T) {
 // stores one ticket: the retried Put finds the very item it wrote.
 func TestCreateWithLostAnswerSucceedsOnce(t *testing.T) {
 	s := newService(t, options{})
-	client, proxy := servicetest.FaultyClient(t, "itsm")
-	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
-	cfg.Client, cfg.Logger = client, servicetest.Logger()
-	lossy := s.Service
-	lossy.H = itsm.NewHandler(cfg)
+	lossy, proxy := s.throughFaults(t)
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var tk itsm.Ticket
@@ -86,4 +74,16 @@ func TestCreateWithLostAnswerSucceedsOnce(t *testing.T) {
 	if n := s.Count(t); n != 1 {
 		t.Errorf("%d tickets stored, want 1", n)
 	}
+}
+
+// throughFaults is the service on the same tables, its DynamoDB client
+// behind a fault proxy the test plans faults on.
+func (s *service) throughFaults(t *testing.T) (servicetest.Service, *ddbfault.Proxy) {
+	t.Helper()
+	client, proxy := servicetest.FaultyClient(t, "itsm")
+	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
+	cfg.Client, cfg.Logger = client, servicetest.Logger()
+	lossy := s.Service
+	lossy.H = itsm.NewHandler(cfg)
+	return lossy, proxy
 }
