@@ -124,6 +124,12 @@ type Route struct {
 	//
 	// Default: none.
 	Query []string
+	// Idempotent routes take an Idempotency-Key header: a client that
+	// retries a create with the same key gets the first answer again
+	// instead of a second item (lambdas/platform/idempotency).
+	//
+	// Default: false.
+	Idempotent bool
 }
 
 // Key is the route as API Gateway names it: "GET /tickets/{id}".

@@ -36,22 +36,22 @@ var Table = service.Table{BaseName: TableBaseName, Env: EnvTable}
 // writes that create those items; the hold queue's list, release and
 // cancel).
 var (
-	CreateProject          = service.Route{Method: "POST", Path: "/projects"}
+	CreateProject          = service.Route{Method: "POST", Path: "/projects", Idempotent: true}
 	ListProjects           = service.Route{Method: "GET", Path: "/projects", Query: []string{"status", "limit", "cursor"}}
 	GetProject             = service.Route{Method: "GET", Path: "/projects/{id}"}
 	UpdateProject          = service.Route{Method: "PATCH", Path: "/projects/{id}"}
 	ListArtefacts          = service.Route{Method: "GET", Path: "/projects/{id}/artefacts"}
 	GetArtefact            = service.Route{Method: "GET", Path: "/projects/{id}/artefacts/{type}"}
 	PutArtefact            = service.Route{Method: "PUT", Path: "/projects/{id}/artefacts/{type}"}
-	RecordProjectEvent     = service.Route{Method: "POST", Path: "/projects/{id}/events"}
+	RecordProjectEvent     = service.Route{Method: "POST", Path: "/projects/{id}/events", Idempotent: true}
 	ListProjectEvents      = service.Route{Method: "GET", Path: "/projects/{id}/events", Query: []string{"limit", "cursor"}}
-	RecordGlobalEvent      = service.Route{Method: "POST", Path: "/events"}
+	RecordGlobalEvent      = service.Route{Method: "POST", Path: "/events", Idempotent: true}
 	ListEvents             = service.Route{Method: "GET", Path: "/events", Query: []string{"date", "limit", "cursor"}}
-	CreateEscalation       = service.Route{Method: "POST", Path: "/projects/{id}/escalations"}
+	CreateEscalation       = service.Route{Method: "POST", Path: "/projects/{id}/escalations", Idempotent: true}
 	ListProjectEscalations = service.Route{Method: "GET", Path: "/projects/{id}/escalations", Query: []string{"limit", "cursor"}}
 	Decide                 = service.Route{Method: "POST", Path: "/projects/{id}/escalations/{eid}/decision"}
 	ListEscalations        = service.Route{Method: "GET", Path: "/escalations", Query: []string{"status", "limit", "cursor"}}
-	RecordAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions"}
+	RecordAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions", Idempotent: true}
 	ListActions            = service.Route{Method: "GET", Path: "/projects/{id}/actions", Query: []string{"limit", "cursor"}}
 	ReleaseAction          = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/release"}
 	CancelAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/cancel"}

@@ -27,7 +27,7 @@ var Tickets = service.Table{BaseName: TableBaseName, Env: EnvTable}
 // The API's routes: document 003 plus the status change that "get ticket
 // status" implies.
 var (
-	CreateTicket = service.Route{Method: "POST", Path: "/tickets"}
+	CreateTicket = service.Route{Method: "POST", Path: "/tickets", Idempotent: true}
 	ListTickets  = service.Route{Method: "GET", Path: "/tickets", Query: []string{"caller", "cursor"}}
 	GetTicket    = service.Route{Method: "GET", Path: "/tickets/{id}"}
 	SetStatus    = service.Route{Method: "PATCH", Path: "/tickets/{id}"}

@@ -48,14 +48,14 @@ var (
 // The API (document 001: accounts, schedules and their targeted
 // resources, and the audit log by entity and globally).
 var (
-	CreateAccount    = service.Route{Method: "POST", Path: "/accounts"}
+	CreateAccount    = service.Route{Method: "POST", Path: "/accounts", Idempotent: true}
 	ListAccounts     = service.Route{Method: "GET", Path: "/accounts", Query: []string{"status", "limit", "cursor"}}
 	GetAccount       = service.Route{Method: "GET", Path: "/accounts/{id}"}
 	UpdateAccount    = service.Route{Method: "PATCH", Path: "/accounts/{id}"}
 	DeleteAccount    = service.Route{Method: "DELETE", Path: "/accounts/{id}"}
 	AccountResources = service.Route{Method: "GET", Path: "/accounts/{id}/resources", Query: []string{"limit", "cursor"}}
 	TestAccount      = service.Route{Method: "POST", Path: "/accounts/{id}/test"}
-	CreateSchedule   = service.Route{Method: "POST", Path: "/schedules"}
+	CreateSchedule   = service.Route{Method: "POST", Path: "/schedules", Idempotent: true}
 	ListSchedules    = service.Route{Method: "GET", Path: "/schedules", Query: []string{"limit", "cursor"}}
 	GetSchedule      = service.Route{Method: "GET", Path: "/schedules/{id}", Query: []string{"limit", "cursor"}}
 	UpdateSchedule   = service.Route{Method: "PATCH", Path: "/schedules/{id}"}

@@ -55,7 +55,7 @@ var Messages = service.Table{BaseName: TableBaseName, Env: EnvTable}
 // The messages API (document 000: get by id, list by stage or status,
 // status updates, metrics).
 var (
-	CreateMessage = service.Route{Method: "POST", Path: "/messages"}
+	CreateMessage = service.Route{Method: "POST", Path: "/messages", Idempotent: true}
 	ListMessages  = service.Route{Method: "GET", Path: "/messages", Query: []string{"stage", "status", "from", "to", "limit", "cursor"}}
 	GetMessage    = service.Route{Method: "GET", Path: "/messages/{id}"}
 	SetStatus     = service.Route{Method: "PATCH", Path: "/messages/{id}"}

@@ -33,7 +33,7 @@ var (
 	GetTenant = service.Route{Method: "GET", Path: "/tenants/{tenant}/settings"}
 	PutInbox  = service.Route{Method: "PUT", Path: inbox}
 	GetInbox  = service.Route{Method: "GET", Path: inbox}
-	Publish   = service.Route{Method: "POST", Path: inbox + "/messages"}
+	Publish   = service.Route{Method: "POST", Path: inbox + "/messages", Idempotent: true}
 	// Recount is for operators only: outside /tenants/, so no tenant
 	// grant reaches it.
 	Recount = service.Route{Method: "POST", Path: "/admin" + inbox + "/recount"}

@@ -29,6 +29,15 @@ type Router struct {
 	mux      *http.ServeMux
 	fn       service.Function
 	patterns []string
+	around   func(service.Route, http.Handler) http.Handler
+}
+
+// Around wraps the handler of every route registered after it with mw,
+// which learns the route from the contract (idempotency.Table.Middleware
+// acts on the routes marked Idempotent).
+func (rt *Router) Around(mw func(service.Route, http.Handler) http.Handler) *Router {
+	rt.around = mw
+	return rt
 }
 
 // Routed is a handler that can list its route patterns, so tests can check
@@ -58,6 +67,14 @@ func (rt *Router) Handle(route service.Route, h HandlerFunc) {
 		panic(fmt.Sprintf("api: %s handled twice", route.Key()))
 	}
 	rt.patterns = append(rt.patterns, pattern)
+	var serve http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			WriteError(w, r, err)
+		}
+	})
+	if rt.around != nil {
+		serve = rt.around(route, serve)
+	}
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery != "" {
 			var v Validator
@@ -67,9 +84,7 @@ func (rt *Router) Handle(route service.Route, h HandlerFunc) {
 				return
 			}
 		}
-		if err := h(w, r); err != nil {
-			WriteError(w, r, err)
-		}
+		serve.ServeHTTP(w, r)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -96,7 +97,8 @@ func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 func NewHandler(cfg Config) http.Handler {
 	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
 	h := &handler{store: storeFromConfig(cfg, log)}
-	r := api.NewRouter(contract.API)
+	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrTTL, Now: cfg.Now}
+	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateProject, h.createProject)
 	r.Handle(contract.ListProjects, h.listProjects)
 	r.Handle(contract.GetProject, h.getProject)

@@ -8,6 +8,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -52,7 +53,8 @@ func NewHandler(cfg Config) http.Handler {
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	cfg.Pin(&store.now, &store.newID)
 	h := &handler{store: store}
-	r := api.NewRouter(contract.API)
+	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrTicketID, Now: cfg.Now}
+	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateTicket, h.create)
 	r.Handle(contract.ListTickets, h.list)
 	r.Handle(contract.GetTicket, h.get)

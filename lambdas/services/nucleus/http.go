@@ -13,6 +13,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -84,7 +85,8 @@ func NewHandler(cfg Config) http.Handler {
 		store.newEntryID = cfg.NewEntryID
 	}
 	h := &handler{store: store, cloud: cfg.Cloud, rolePattern: cfg.RolePattern, assumable: iamPattern(cfg.RolePattern)}
-	r := api.NewRouter(contract.API)
+	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Tables.App, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, Now: cfg.Now}
+	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateAccount, h.createAccount)
 	r.Handle(contract.ListAccounts, h.listAccounts)
 	r.Handle(contract.GetAccount, h.getAccount)

@@ -15,6 +15,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
@@ -86,7 +87,8 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.Topic != "" && cfg.SNS != nil {
 		h.pub = NewPublisher(cfg.SNS, cfg.Topic, store)
 	}
-	r := api.NewRouter(contract.API)
+	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrMessageID, TTL: contract.AttrTTL, Now: cfg.Now}
+	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateMessage, h.create)
 	r.Handle(contract.ListMessages, h.list)
 	r.Handle(contract.GetMessage, h.get)

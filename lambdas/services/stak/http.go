@@ -10,6 +10,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
@@ -43,7 +44,8 @@ func NewHandler(cfg Config) http.Handler {
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	cfg.Pin(&store.now, nil)
 	h := &handler{store: store}
-	r := api.NewRouter(contract.API)
+	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrExpiredAt, Now: cfg.Now}
+	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.PutTenant, h.putTenant)
 	r.Handle(contract.GetTenant, h.getTenant)
 	r.Handle(contract.PutInbox, h.putInbox)
