@@ -204,3 +204,14 @@ func (c Contract) Validate() error {
 // the fire time it serves and keys its work on it (platform/schedule
 // decodes it).
 const ScheduleInput = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>","execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
+
+// The metric a function emits (CloudWatch embedded metric format, in its
+// log) for each answer of 503 unavailable, with the dimension
+// MetricDimension = the function's name. The stacks subtract it from the
+// API's 5xx count: a throttled table is a client's back-off, alarmed as
+// the table's throttle events, not a server error.
+const (
+	MetricNamespace   = "dynastack"
+	MetricUnavailable = "Unavailable"
+	MetricDimension   = "service"
+)

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
@@ -147,9 +148,24 @@ func alarmQueueAge(scope constructs.Construct, id string, q awssqs.IQueue) awscl
 // alarmServerErrors raises when errorRatePercent or more of at least
 // minSamples requests of an API answer 5xx in a period: the services answer
 // 4xx for every client mistake and keep 5xx for faults.
-func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv2.HttpApi) {
-	newAlarm(scope, id+"ServerErrors", fmt.Sprintf("%s: %d%% or more of at least %d requests answered 5xx in %d minutes", *api.Node().Path(), errorRatePercent, minSamples, alarmPeriodMinutes),
-		ratePercent("5xx rate (%)", sum(api.MetricServerError), sum(api.MetricCount)), errorRatePercent, 1)
+func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv2.HttpApi, function string) {
+	// 503 unavailable answers (DynamoDB throttled or failed after the
+	// function's retries: the client backs off and retries) are counted by
+	// the function (service.MetricUnavailable) and left out: the table's
+	// throttle alarms report those.
+	unavailable := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(service.MetricNamespace), MetricName: jsii.String(service.MetricUnavailable),
+		DimensionsMap: &map[string]*string{service.MetricDimension: jsii.String(function)},
+		Period:        alarmPeriod(), Statistic: jsii.String("Sum"),
+	})
+	serverErrors := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("FILL(errors, 0) - FILL(unavailable, 0)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"errors": sum(api.MetricServerError), "unavailable": unavailable},
+		Label:        jsii.String("5xx other than 503 unavailable"),
+		Period:       alarmPeriod(),
+	})
+	newAlarm(scope, id+"ServerErrors", fmt.Sprintf("%s: %d%% or more of at least %d requests answered 5xx (503 unavailable aside) in %d minutes", *api.Node().Path(), errorRatePercent, minSamples, alarmPeriodMinutes),
+		ratePercent("5xx rate (%)", serverErrors, sum(api.MetricCount)), errorRatePercent, 1)
 }
 
 // alarmTable watches a table: read and write throttle events of the table

@@ -120,6 +120,6 @@ func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssu
 	if err := throttleRoutes(api, fn.fn); err != nil {
 		return nil, err
 	}
-	alarmServerErrors(stack, "Api", api)
+	alarmServerErrors(stack, "Api", api, fn.fn.Name)
 	return f, nil
 }

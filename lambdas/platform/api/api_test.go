@@ -302,7 +302,15 @@ func TestUnavailableIs503(t *testing.T) {
 		api.About(ddb.Wrap("Query", context.DeadlineExceeded), "x"),
 	} {
 		rec := httptest.NewRecorder()
-		api.WriteError(rec, httptest.NewRequest("GET", "/", nil), err)
+		var logs bytes.Buffer
+		req := httptest.NewRequest("GET", "/", nil)
+		req = req.WithContext(api.WithLogger(req.Context(), logx.New(&logs, slog.LevelInfo).With("service", "itsm")))
+		api.WriteError(rec, req, err)
+		// One Unavailable metric in the embedded metric format, by service.
+		if !strings.Contains(logs.String(), `"CloudWatchMetrics":[{"Dimensions":[["service"]],"Metrics":[{"Name":"Unavailable","Unit":"Count"}],"Namespace":"dynastack"}]`) ||
+			!strings.Contains(logs.String(), `"Unavailable":1`) || !strings.Contains(logs.String(), `"service":"itsm"`) {
+			t.Errorf("no Unavailable metric in the log: %s", logs.String())
+		}
 		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "2" ||
 			!strings.Contains(rec.Body.String(), `"code":"unavailable"`) || strings.Contains(rec.Body.String(), "slow down") {
 			t.Errorf("%v: %d Retry-After=%q %s", err, rec.Code, rec.Header().Get("Retry-After"), rec.Body)

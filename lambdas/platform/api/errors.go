@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
@@ -120,6 +122,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		// Whole seconds (RFC 9110): what the client's own retries would
 		// otherwise guess.
 		w.Header().Set("Retry-After", strconv.Itoa(int(ddb.RetryAfter/time.Second)))
+		countUnavailable(ctx)
 	}
 	WriteJSON(w, apiErr.Status, errorBody{Error: apiErr, RequestID: logx.RequestID(ctx)})
 }
@@ -165,4 +168,21 @@ func Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// countUnavailable emits one Unavailable metric in CloudWatch's embedded
+// metric format: a log line Lambda's log group turns into a metric, by
+// the logger's service attribute (the function's name). The 5xx alarm
+// subtracts these answers (infra/stacks, alarmServerErrors).
+func countUnavailable(ctx context.Context) {
+	logger(ctx).InfoContext(ctx, "answered unavailable",
+		"_aws", map[string]any{
+			"Timestamp": time.Now().UnixMilli(),
+			"CloudWatchMetrics": []any{map[string]any{
+				"Namespace":  service.MetricNamespace,
+				"Dimensions": [][]string{{service.MetricDimension}},
+				"Metrics":    []any{map[string]any{"Name": service.MetricUnavailable, "Unit": "Count"}},
+			}},
+		},
+		service.MetricUnavailable, 1)
 }
