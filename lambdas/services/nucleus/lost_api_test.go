@@ -1,0 +1,32 @@
+package nucleus_test
+
+import (
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+// Nucleus writes every change with its audit entry in one transaction;
+// the SDK gives each transaction a client request token, so a retry after
+// a lost answer is DynamoDB's no-op: the account is created once, with
+// one audit entry, and the client gets its 201.
+func TestCreateAccountWithLostAnswer(t *testing.T) {
+	s := newService(t, options{})
+	client, proxy := servicetest.FaultyClient(t, "nucleus")
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit})
+	cfg.Client, cfg.Logger = client, servicetest.Logger()
+	lossy := s.Service
+	lossy.H = nucleus.NewHandler(cfg)
+
+	const id = "222222222222"
+	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
+	lossy.Must(t, 201, "POST", "/accounts", `{"account_id":"`+id+`","account_name":"acct","role_arn":"arn:aws:iam::`+id+`:role/nucleus-executor-target"}`, nil)
+	if proxy.Faults() != 1 {
+		t.Fatalf("%d answers dropped, want the transaction's", proxy.Faults())
+	}
+	if p := s.audit(t, "/audit/account/"+id); len(p.Entries) != 1 {
+		t.Errorf("%d audit entries for one create, want 1", len(p.Entries))
+	}
+}
