@@ -167,7 +167,8 @@ func (s Service) Hostile(t *testing.T, routes http.Handler, writes ...apitest.Wr
 
 // FaultyClient is FunctionClient through a ddbfault proxy in front of the
 // test DynamoDB: the proxy injects DynamoDB's own faults where the test
-// says (Set, Next), and the function's requests are still recorded as its.
+// says (Set, Next), and the function's requests are still recorded as its
+// ("" for a client of no function, whose requests nobody's policy needs).
 func FaultyClient(t testing.TB, function string) (*dynamodb.Client, *ddbfault.Proxy) {
 	t.Helper()
 	p, err := ddbfault.Start(testenv.Endpoint(t))

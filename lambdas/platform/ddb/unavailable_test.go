@@ -10,26 +10,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
-	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // faultyClient is a client made by ddb.NewClient whose DynamoDB is
 // DynamoDB Local behind a fault proxy.
 func faultyClient(t *testing.T) (*dynamodb.Client, *ddbfault.Proxy) {
-	t.Helper()
-	p, err := ddbfault.Start(testenv.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	c, err := ddb.NewClient(context.Background(), func(k string) string {
-		return map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": p.URL}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, p
+	return servicetest.FaultyClient(t, "")
 }
 
 // A throttle or a server error that outlasts the client's retries is

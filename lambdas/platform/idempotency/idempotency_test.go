@@ -1,7 +1,6 @@
 package idempotency_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,8 +10,8 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 )
 
@@ -29,17 +28,7 @@ func keys(t *testing.T) (idempotency.Table, *ddbfault.Proxy) {
 	for _, n := range names {
 		table = n
 	}
-	p, err := ddbfault.Start(testenv.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	c, err := ddb.NewClient(context.Background(), func(k string) string {
-		return map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": p.URL}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, p := servicetest.FaultyClient(t, "")
 	return idempotency.Table{Client: c, Name: table, PartitionKey: "ticket_id"}, p
 }
 
