@@ -2,11 +2,17 @@ package rezagent_test
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
 	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
@@ -70,5 +76,38 @@ func TestClaimWithLostAnswerIsOwn(t *testing.T) {
 	got, err = store.Claim(t.Context(), m2.MessageID, "d2", time.Now().Add(time.Minute))
 	if err != nil || got.LeaseToken != "d2" || got.RetryCount != 1 {
 		t.Errorf("claim of an expired lease with a lost answer: %+v, %v; want d2's lease and one retry", got, err)
+	}
+}
+
+// A throttled table is never poison for the processor: on its last
+// receive as on its first, a record whose claim DynamoDB throttled is
+// handed back to SQS (a batch item failure), the message is not marked
+// failed and nothing is sent.
+func TestProcessorRetriesAThrottledTable(t *testing.T) {
+	s := newService(t, options{})
+	m := s.create(t, "scheduled_hello", `{"text":"x"}`)
+	client, proxy := servicetest.FaultyClient(t, "rezagent-processor")
+	sink := ntfysink.New("", nil)
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	proc := rezagent.NewProcessorFromConfig(rezagent.ProcessorConfig{
+		Config:    rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{Client: client, Logger: servicetest.Logger()}},
+		Ntfy:      &ntfy.Client{Server: srv.URL, HTTP: &http.Client{}},
+		NtfyTopic: "rez-agent-dev", MaxReceiveCount: 2,
+	})
+	proxy.Set(ddbfault.Throttle, 1)
+	for _, receives := range []int{1, 2} {
+		resp, err := proc.Handle(t.Context(), events.SQSEvent{Records: []events.SQSMessage{{
+			MessageId: "r1", Body: `{"message_id":"` + m.MessageID + `"}`,
+			Attributes: map[string]string{"ApproximateReceiveCount": fmt.Sprint(receives)},
+		}}})
+		if err != nil || len(resp.BatchItemFailures) != 1 {
+			t.Errorf("receive %d under a throttle: %+v %v, want the record handed back", receives, resp, err)
+		}
+	}
+	var stored rezagent.Message
+	s.Must(t, 200, "GET", "/messages/"+m.MessageID, "", &stored)
+	if stored.Status != rezagent.StatusCreated || len(sink.Notifications()) != 0 {
+		t.Errorf("after the throttle: status %s, %d notifications; want created and none", stored.Status, len(sink.Notifications()))
 	}
 }
