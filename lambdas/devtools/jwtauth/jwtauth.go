@@ -1,10 +1,14 @@
-// Package jwtauth verifies RS256 JSON Web Tokens as an API Gateway HTTP
-// API JWT authorizer does, for the routes the gateway would, so that the
-// local runner (make dev) and tests enforce what AWS enforces: a valid
-// signature by the stage's key, alg RS256 and nothing else (never "none"),
-// the issuer and an audience of the stage, exp and nbf. A verified token's
-// claims reach the handler the way lambdahttp passes API Gateway's: as an
-// api.Caller in the request context.
+// Package jwtauth verifies JSON Web Tokens as an API Gateway HTTP API JWT
+// authorizer does, for the routes the gateway would, so that the local
+// runner (make dev) and tests enforce what AWS documents its authorizer
+// enforcing: a kid naming a key of the issuer's JWKS (locally: the one
+// key, by its RFC 7638 thumbprint), a valid signature with an RSA
+// algorithm (RS256, RS384, RS512; never "none" or an HMAC), the issuer, an
+// audience of the authorizer in aud, or in client_id when aud is absent,
+// exp after now, and nbf and iat before it. A verified token's claims
+// reach the handler the way lambdahttp passes API Gateway's: as an
+// api.Caller in the request context. Which claims the service needs (sub,
+// tenant) is the handler's business, as in AWS.
 //
 // In AWS the gateway verifies tokens (against the issuer's JWKS); this
 // package is not in the Lambda path.
@@ -15,12 +19,14 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	_ "crypto/sha512" // RS384 and RS512
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,22 +68,28 @@ func (v Verifier) Verify(token string) (Claims, error) {
 	}
 	var header struct {
 		Alg string `json:"alg"`
+		Kid string `json:"kid"`
 		Typ string `json:"typ"`
 	}
 	if err := decodePart(parts[0], &header); err != nil {
 		return nil, invalid("header: %v", err)
 	}
-	if header.Alg != "RS256" {
+	hash, ok := rsaHashes[header.Alg]
+	if !ok {
 		// "none", HS256 keyed with the public key, and every other
-		// algorithm: the gateway takes RS256 only.
-		return nil, invalid("alg %q; only RS256 is accepted", header.Alg)
+		// algorithm: the gateway takes RSA-based ones only.
+		return nil, invalid("alg %q; only RS256, RS384 and RS512 are accepted", header.Alg)
+	}
+	if want := KeyID(v.Key); header.Kid != want {
+		return nil, invalid("kid %q names no key of the issuer's JWKS (want %q)", header.Kid, want)
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
 		return nil, invalid("signature is not base64url")
 	}
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if err := rsa.VerifyPKCS1v15(v.Key, crypto.SHA256, sum[:], sig); err != nil {
+	h := hash.New()
+	h.Write([]byte(parts[0] + "." + parts[1]))
+	if err := rsa.VerifyPKCS1v15(v.Key, hash, h.Sum(nil), sig); err != nil {
 		return nil, invalid("bad signature")
 	}
 	var raw map[string]any
@@ -92,8 +104,14 @@ func (v Verifier) Verify(token string) (Claims, error) {
 	if iss, _ := raw["iss"].(string); iss != v.Issuer {
 		return nil, invalid("issuer %q, want %q", iss, v.Issuer)
 	}
-	if !hasAudience(raw["aud"], v.Audience) {
-		return nil, invalid("audience is not %q", v.Audience)
+	// The gateway checks client_id only when aud is absent, and aud
+	// when both are there.
+	if aud, ok := raw["aud"]; ok {
+		if !hasAudience(aud, v.Audience) {
+			return nil, invalid("audience is not %q", v.Audience)
+		}
+	} else if cid, _ := raw["client_id"].(string); cid != v.Audience {
+		return nil, invalid("no aud, and client_id %q is not %q", cid, v.Audience)
 	}
 	exp, ok := number(raw["exp"])
 	if !ok {
@@ -105,8 +123,8 @@ func (v Verifier) Verify(token string) (Claims, error) {
 	if nbf, ok := number(raw["nbf"]); ok && t < nbf {
 		return nil, invalid("not valid before %d", nbf)
 	}
-	if sub, _ := raw["sub"].(string); sub == "" {
-		return nil, invalid("no sub")
+	if iat, ok := number(raw["iat"]); ok && t < iat {
+		return nil, invalid("issued in the future, at %d", iat)
 	}
 	claims := Claims{}
 	for k, val := range raw {
@@ -173,14 +191,27 @@ func claimString(v any) string {
 	return string(b)
 }
 
-// Sign returns an RS256 token of claims: what `make token` mints and tests
-// send.
-func Sign(key *rsa.PrivateKey, claims map[string]any) (string, error) {
-	return SignWithHeader(key, map[string]any{"alg": "RS256", "typ": "JWT"}, claims)
+// rsaHashes are the algorithms the gateway accepts, with their hashes.
+var rsaHashes = map[string]crypto.Hash{"RS256": crypto.SHA256, "RS384": crypto.SHA384, "RS512": crypto.SHA512}
+
+// KeyID is the kid of pub in the local JWKS: its RFC 7638 thumbprint
+// (the SHA-256 of {"e","kty","n"}, base64url).
+func KeyID(pub *rsa.PublicKey) string {
+	enc := base64.RawURLEncoding
+	e := enc.EncodeToString(big.NewInt(int64(pub.E)).Bytes())
+	sum := sha256.Sum256([]byte(`{"e":"` + e + `","kty":"RSA","n":"` + enc.EncodeToString(pub.N.Bytes()) + `"}`))
+	return enc.EncodeToString(sum[:])
 }
 
-// SignWithHeader signs with RS256 whatever the header says, for tests of
-// tokens that lie about their algorithm.
+// Sign returns an RS256 token of claims with the key's kid: what `make
+// token` mints and tests send.
+func Sign(key *rsa.PrivateKey, claims map[string]any) (string, error) {
+	return SignWithHeader(key, map[string]any{"alg": "RS256", "typ": "JWT", "kid": KeyID(&key.PublicKey)}, claims)
+}
+
+// SignWithHeader signs with the RSA algorithm the header names (RS256 for
+// any other, for tests of tokens that lie about their algorithm) and
+// adds nothing to the header.
 func SignWithHeader(key *rsa.PrivateKey, header, claims map[string]any) (string, error) {
 	h, err := json.Marshal(header)
 	if err != nil {
@@ -191,8 +222,14 @@ func SignWithHeader(key *rsa.PrivateKey, header, claims map[string]any) (string,
 		return "", err
 	}
 	signing := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
-	sum := sha256.Sum256([]byte(signing))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	alg, _ := header["alg"].(string)
+	hash, ok := rsaHashes[alg]
+	if !ok {
+		hash = crypto.SHA256
+	}
+	sum := hash.New()
+	sum.Write([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, hash, sum.Sum(nil))
 	if err != nil {
 		return "", err
 	}

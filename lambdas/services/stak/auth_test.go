@@ -47,7 +47,8 @@ func TestAuthorization(t *testing.T) {
 		}
 		return tok
 	}
-	rs256 := map[string]any{"alg": "RS256", "typ": "JWT"}
+	kid := jwtauth.KeyID(&key.PublicKey)
+	rs256 := map[string]any{"alg": "RS256", "typ": "JWT", "kid": kid}
 	valid := sign(key, rs256, claims(nil))
 	noneParts := strings.Split(sign(key, map[string]any{"alg": "none"}, claims(nil)), ".")
 	tokens := []struct {
@@ -70,6 +71,14 @@ func TestAuthorization(t *testing.T) {
 		{"no tenant claim", sign(key, rs256, claims(map[string]any{"tenant": nil})), 403},
 		{"other user", sign(key, rs256, claims(map[string]any{"sub": "u2"})), 403},
 		{"audience list without ours", sign(key, rs256, claims(map[string]any{"aud": []string{"a", "b"}})), 401},
+		// API Gateway's documented rules beyond those: the kid names a key
+		// of the JWKS, iat is not in the future, and client_id stands in
+		// for aud only when aud is absent.
+		{"no kid", sign(key, map[string]any{"alg": "RS256"}, claims(nil)), 401},
+		{"unknown kid", sign(key, map[string]any{"alg": "RS256", "kid": "other-key"}, claims(nil)), 401},
+		{"issued in the future", sign(key, rs256, claims(map[string]any{"iat": now + 300})), 401},
+		{"no aud, other client_id", sign(key, rs256, claims(map[string]any{"aud": nil, "client_id": "other-api"})), 401},
+		{"wrong aud, our client_id", sign(key, rs256, claims(map[string]any{"aud": "other-api", "client_id": aud})), 401},
 	}
 	routes := []struct{ method, path, body string }{
 		{"GET", "/tenants/acme/inboxes/main/users/u1/messages", ""},
@@ -107,13 +116,23 @@ func TestAuthorization(t *testing.T) {
 	if after := s.Digest(t); after != before {
 		t.Errorf("refused tokens changed the table")
 	}
-	// The same routes with the user's own token: served.
-	for _, rt := range routes {
-		r := apitest.Do(t, h, rt.method, rt.path, rt.body, "Authorization", "Bearer "+valid)
-		if r.Status != http.StatusOK {
-			t.Errorf("own token %s %s: %d %s", rt.method, rt.path, r.Status, r.Body)
+	// The same routes with the user's own token: served, also signed with
+	// RS512, and with client_id in place of an absent aud.
+	for _, tok := range []string{valid,
+		sign(key, map[string]any{"alg": "RS512", "kid": kid}, claims(nil)),
+		sign(key, rs256, claims(map[string]any{"aud": nil, "client_id": aud})),
+	} {
+		for _, rt := range routes {
+			r := apitest.Do(t, h, rt.method, rt.path, rt.body, "Authorization", "Bearer "+tok)
+			if r.Status != http.StatusOK {
+				t.Errorf("own token %s %s: %d %s", rt.method, rt.path, r.Status, r.Body)
+			}
 		}
 	}
+	// The gateway does not require sub; the handler does (it binds the
+	// path's uid to it), so a token without one is the handler's 401.
+	noSub := sign(key, rs256, claims(map[string]any{"sub": nil}))
+	apitest.WantError(t, apitest.Do(t, h, "GET", routes[0].path, "", "Authorization", "Bearer "+noSub), 401, "unauthorized", "", "")
 	// Publisher routes are not the verifier's: they pass through to the
 	// handler without a token (in AWS, SigV4 guards them).
 	if r := apitest.Do(t, h, "GET", "/tenants/acme/settings", ""); r.Status != http.StatusOK {
