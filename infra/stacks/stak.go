@@ -72,8 +72,9 @@ func buildStak(stack awscdk.Stack, cfg config.Stage) error {
 		ReportBatchItemFailures: jsii.Bool(true),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(failures),
 		// Only TTL deletions of messages and receipts (sort key m#…) invoke
-		// the consumer; the code applies the same rule, since DynamoDB Local
-		// reports TTL deletions differently and has no filters.
+		// the consumer; the code applies the same rule too. The local
+		// poller applies this filter after giving DynamoDB Local's TTL
+		// deletions AWS's shape.
 		Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
 			"eventName": awslambda.FilterRule_IsEqual(jsii.String("REMOVE")),
 			"userIdentity": map[string]any{

@@ -76,6 +76,12 @@ type Config struct {
 	// MaxRetries is how often a failing batch is retried before it is
 	// dropped; 10 when 0, none when negative.
 	MaxRetries int
+	// Filters are the mapping's FilterCriteria patterns: records that
+	// match none are dropped before the handler, as Lambda drops them.
+	// TTL deletions are given AWS's shape first (asLambdaSees).
+	//
+	// Default: none, every record is delivered.
+	Filters []string
 	// Logger defaults to slog.Default.
 	Logger *slog.Logger
 }
@@ -83,6 +89,7 @@ type Config struct {
 // Poller reads one stream. It is not safe for concurrent use; Run owns it.
 type Poller struct {
 	cfg     Config
+	filters []filter
 	log     *slog.Logger
 	shards  map[string]*shard
 	started bool
@@ -118,11 +125,15 @@ func New(cfg Config) (*Poller, error) {
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 10
 	}
+	filters, err := parseFilters(cfg.Filters)
+	if err != nil {
+		return nil, err
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Poller{cfg: cfg, log: log.With("stream", cfg.StreamARN), shards: map[string]*shard{}}, nil
+	return &Poller{cfg: cfg, filters: filters, log: log.With("stream", cfg.StreamARN), shards: map[string]*shard{}}, nil
 }
 
 // Run polls every interval until ctx ends. Errors are logged, not fatal: a
@@ -253,18 +264,28 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 		}
 	}
 	batch := s.pending
-	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, len(batch))}
+	var ev events.DynamoDBEvent
+	var kept []int // the batch index of each record delivered
 	for i, r := range batch {
 		rec, err := streamsapi.EventRecord(r, p.cfg.StreamARN)
 		if err != nil {
 			return 0, fmt.Errorf("poller: record %s: %w", aws.ToString(r.EventID), err)
 		}
-		ev.Records[i] = rec
+		if rec = asLambdaSees(rec); keep(p.filters, rec) {
+			ev.Records = append(ev.Records, rec)
+			kept = append(kept, i)
+		}
+	}
+	if len(ev.Records) == 0 {
+		p.advance(s, batch)
+		return 0, nil
 	}
 	resp, err := p.cfg.Handler(ctx, ev)
 	failed := len(batch) // index of the first record to retry
 	if err == nil {
-		failed = firstFailure(ev.Records, resp)
+		if f := firstFailure(ev.Records, resp); f < len(kept) {
+			failed = kept[f]
+		}
 	}
 	if failed == len(batch) && err == nil {
 		p.advance(s, batch)

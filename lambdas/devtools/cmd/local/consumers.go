@@ -21,9 +21,10 @@ const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
 
 // streamSource is what an event source mapping tells the local poller.
 type streamSource struct {
-	table string // logical id
-	start poller.Position
-	batch int32
+	table   string // logical id
+	start   poller.Position
+	batch   int32
+	filters []string // FilterCriteria patterns
 }
 
 // sourceOf finds the table whose stream feeds fn: the template's event
@@ -46,6 +47,9 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 			EventSourceArn   json.RawMessage `json:"EventSourceArn"`
 			StartingPosition string          `json:"StartingPosition"`
 			BatchSize        int32           `json:"BatchSize"`
+			FilterCriteria   struct {
+				Filters []struct{ Pattern string } `json:"Filters"`
+			} `json:"FilterCriteria"`
 		}
 		if err := json.Unmarshal(r.Properties, &p); err != nil {
 			return streamSource{}, fmt.Errorf("event source mapping %s: %w", id, err)
@@ -61,7 +65,11 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 		if _, ok := names[arn.GetAtt[0]]; !ok {
 			continue
 		}
-		return streamSource{table: arn.GetAtt[0], start: poller.Position(p.StartingPosition), batch: p.BatchSize}, nil
+		src := streamSource{table: arn.GetAtt[0], start: poller.Position(p.StartingPosition), batch: p.BatchSize}
+		for _, f := range p.FilterCriteria.Filters {
+			src.filters = append(src.filters, f.Pattern)
+		}
+		return src, nil
 	}
 	keys := make([]string, 0, len(fn.Env))
 	for k := range fn.Env {
@@ -101,7 +109,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Construct
 		start = poller.TrimHorizon
 	}
 	p, err := poller.New(poller.Config{
-		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch,
+		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
 		Handler: c.Handle, Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	})
 	if err != nil {
