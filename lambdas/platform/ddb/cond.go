@@ -133,3 +133,21 @@ func FailedItem(err error) (map[string]types.AttributeValue, bool) {
 	}
 	return nil, false
 }
+
+// OwnWrite is IfConditionFailed for a write that puts a random token in
+// its item: when the item the failed condition found holds the token
+// (tokenOf reads it), the write is this request's own earlier attempt,
+// applied by DynamoDB with its answer lost and sent again by the SDK, and
+// that item is the write's result. Any other failed condition goes to
+// decide. A nil error and a nil item mean err was nil.
+func OwnWrite[T any](err error, tokenOf func(*T) string, token string, decide func(old *T) error) (*T, error) {
+	var mine *T
+	err = IfConditionFailed(err, func(old *T) error {
+		if old != nil && tokenOf(old) == token {
+			mine = old
+			return nil
+		}
+		return decide(old)
+	})
+	return mine, err
+}

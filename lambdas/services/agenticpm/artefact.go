@@ -83,23 +83,15 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 	if err == nil {
 		return &it.Artefact, nil
 	}
-	var applied *Artefact
-	err = ddb.IfConditionFailed(err, func(old *Artefact) error {
+	return ddb.OwnWrite(err, func(a *Artefact) string { return a.WriteToken }, token, func(old *Artefact) error {
 		switch {
 		case old == nil:
 			return s.missingUnder(ctx, projectID, "artefact", string(typ))
-		case old.WriteToken == token:
-			applied = old
-			return nil
 		case old.Version != expected:
 			return &VersionConflictError{Type: typ, Expected: expected, Current: old.Version}
 		}
 		return fmt.Errorf("agenticpm: update artefact %s: condition failed", typ)
 	})
-	if applied != nil {
-		return applied, nil
-	}
-	return nil, err
 }
 
 // missingUnder tells which of a project and its child is missing.

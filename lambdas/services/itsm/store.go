@@ -113,26 +113,23 @@ func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error
 		And(comments.Size().LessThan(expression.Value(MaxComments))).
 		And(expression.Or(expression.AttributeNotExists(written), written.NotEqual(expression.Value(token))))
 	t, err := s.update(ctx, id, update, cond)
-	var applied *Ticket
-	err = ddb.IfConditionFailed(err, func(old *Ticket) error {
+	if mine, err := ddb.OwnWrite(err, writeToken, token, func(old *Ticket) error {
 		switch {
 		case old == nil:
 			return ErrNotFound
-		case old.WriteToken == token:
-			applied = old // this request's own earlier attempt
-			return nil
 		case old.Status == StatusClosed:
 			return ErrClosed
 		case len(old.Comments) >= MaxComments:
 			return ErrTooManyComments
 		}
 		return fmt.Errorf("itsm: add comment: condition failed on ticket in state %s", old.Status)
-	})
-	if applied != nil {
-		return applied, nil
+	}); mine != nil || err != nil {
+		return mine, err
 	}
-	return t, err
+	return t, nil
 }
+
+func writeToken(t *Ticket) string { return t.WriteToken }
 
 // SetStatus moves the ticket to status to and returns the updated ticket.
 //
@@ -164,21 +161,15 @@ func (s *Store) SetStatus(ctx context.Context, id string, to Status) (*Ticket, e
 		Set(expression.Name("updated_at"), expression.Value(now)).
 		Set(expression.Name("write_token"), expression.Value(token))
 	t, err := s.update(ctx, id, update, cond)
-	var applied *Ticket
-	err = ddb.IfConditionFailed(err, func(old *Ticket) error {
-		switch {
-		case old == nil:
+	if mine, err := ddb.OwnWrite(err, writeToken, token, func(old *Ticket) error {
+		if old == nil {
 			return ErrNotFound
-		case old.WriteToken == token:
-			applied = old
-			return nil
 		}
 		return &TransitionError{From: old.Status, To: to}
-	})
-	if applied != nil {
-		return applied, nil
+	}); mine != nil || err != nil {
+		return mine, err
 	}
-	return t, err
+	return t, nil
 }
 
 func (s *Store) update(ctx context.Context, id string, update expression.UpdateBuilder, cond expression.ConditionBuilder) (*Ticket, error) {
