@@ -9,7 +9,13 @@
 // The retry rules follow an event source mapping with
 // ReportBatchItemFailures: a batch is retried from its earliest failed
 // record (an error retries all of it), at most MaxRetries times, after
-// which it is dropped and logged as Lambda would after MaximumRetryAttempts.
+// which it is dropped as Lambda drops it after MaximumRetryAttempts. With
+// Bisect (BisectBatchOnFunctionError) a batch whose invocation fails is
+// split in two and the halves are retried first, without counting against
+// the retries. Records older than MaxRecordAge (MaximumRecordAgeInSeconds)
+// are dropped unread. A dropped batch is described to OnFailure in the
+// shape of Lambda's on-failure destination record (the records themselves
+// are not sent: the destination gets their shard and sequence range).
 //
 // A shard iterator that fails (expired, pointing into trimmed data, refused)
 // is replaced at once rather than retried: after the last record handed
@@ -20,6 +26,7 @@ package poller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,8 +89,80 @@ type Config struct {
 	//
 	// Default: none, every record is delivered.
 	Filters []string
+	// Bisect splits a batch whose invocation returns an error in two and
+	// retries the first half alone, as BisectBatchOnFunctionError does;
+	// splitting does not count as a retry. A reported item failure is not
+	// an invocation error: the batch resumes from that record either way.
+	//
+	// Default: false.
+	Bisect bool
+	// MaxRecordAge drops records older than this (by their approximate
+	// creation time) instead of delivering them, as
+	// MaximumRecordAgeInSeconds does; they go to OnFailure with the
+	// condition RecordAgeExceeded.
+	//
+	// Default: 0, records never age out (Lambda's -1).
+	MaxRecordAge time.Duration
+	// OnFailure receives every batch that is dropped (retries exhausted or
+	// records too old), as a mapping's on-failure destination does. An
+	// error from it is logged; the shard moves on regardless, as Lambda's
+	// does when its destination refuses the record.
+	//
+	// Default: nil, dropped batches are only logged.
+	OnFailure func(context.Context, Failure) error
+	// Now is the clock for MaxRecordAge; time.Now when nil.
+	Now func() time.Time
 	// Logger defaults to slog.Default.
 	Logger *slog.Logger
+}
+
+// Failure conditions of Lambda's on-failure destination records.
+const (
+	RetryAttemptsExhausted = "RetryAttemptsExhausted"
+	RecordAgeExceeded      = "RecordAgeExceeded"
+)
+
+// Failure describes a dropped batch as Lambda's on-failure invocation
+// record for a DynamoDB stream does: the condition and the batch's place
+// in its shard, so that an operator can read the records again while the
+// stream still keeps them.
+type Failure struct {
+	Condition string
+	// Attempts is how often the batch was delivered (Lambda's
+	// approximateInvokeCount); 0 for records that aged out unread.
+	Attempts int
+	// Err is the last invocation error, if the function returned one.
+	Err   error
+	Batch BatchInfo
+}
+
+// BatchInfo is the DDBStreamBatchInfo object of the destination record.
+type BatchInfo struct {
+	ShardID                         string    `json:"shardId"`
+	StartSequenceNumber             string    `json:"startSequenceNumber"`
+	EndSequenceNumber               string    `json:"endSequenceNumber"`
+	ApproximateArrivalOfFirstRecord time.Time `json:"approximateArrivalOfFirstRecord"`
+	ApproximateArrivalOfLastRecord  time.Time `json:"approximateArrivalOfLastRecord"`
+	BatchSize                       int       `json:"batchSize"`
+	StreamARN                       string    `json:"streamArn"`
+}
+
+// Record is the JSON body Lambda sends to an on-failure destination for a
+// stream batch (a subset: the fields a reader of the queue acts on).
+func (f Failure) Record(functionARN string, at time.Time) ([]byte, error) {
+	fnErr := ""
+	if f.Err != nil {
+		fnErr = "Unhandled"
+	}
+	return json.Marshal(map[string]any{
+		"version":   "1.0",
+		"timestamp": at.UTC().Format(time.RFC3339Nano),
+		"requestContext": map[string]any{
+			"functionArn": functionARN, "condition": f.Condition, "approximateInvokeCount": f.Attempts,
+		},
+		"responseContext":    map[string]any{"statusCode": 200, "executedVersion": "$LATEST", "functionError": fnErr},
+		"DDBStreamBatchInfo": f.Batch,
+	})
 }
 
 // Poller reads one stream. It is not safe for concurrent use; Run owns it.
@@ -102,6 +181,9 @@ type shard struct {
 	pending    []types.Record
 	lastSeq    string // last record handed over or dropped
 	attempts   int
+	// window caps the next delivery after a bisected failure; 0: the
+	// batch size.
+	window int
 	// stale: the iterator failed and could not be replaced yet.
 	stale bool
 	// skipThrough: after a TRIM_HORIZON repositioning, records up to this
@@ -124,6 +206,9 @@ func New(cfg Config) (*Poller, error) {
 	}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 10
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	filters, err := parseFilters(cfg.Filters)
 	if err != nil {
@@ -263,7 +348,13 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 			return 0, nil
 		}
 	}
+	if n, err := p.expire(ctx, s); n > 0 || err != nil || len(s.pending) == 0 {
+		return 0, err
+	}
 	batch := s.pending
+	if s.window > 0 && s.window < len(batch) {
+		batch = batch[:s.window]
+	}
 	var ev events.DynamoDBEvent
 	var kept []int // the batch index of each record delivered
 	for i, r := range batch {
@@ -281,25 +372,79 @@ func (p *Poller) pollShard(ctx context.Context, s *shard) (int, error) {
 		return 0, nil
 	}
 	resp, err := p.cfg.Handler(ctx, ev)
-	failed := len(batch) // index of the first record to retry
+	// failed: the index of the first record to retry. An invocation error
+	// retries the whole batch.
+	failed := 0
 	if err == nil {
+		failed = len(batch)
 		if f := firstFailure(ev.Records, resp); f < len(kept) {
 			failed = kept[f]
 		}
 	}
 	if failed == len(batch) && err == nil {
 		p.advance(s, batch)
+		if s.window > 0 {
+			s.attempts = 0 // a bisected half went through: the next one is a new batch
+		}
 		return len(batch), nil
 	}
 	p.advance(s, batch[:failed])
+	if err != nil && p.cfg.Bisect && len(batch) > 1 {
+		s.window = (len(batch) + 1) / 2
+		p.log.Warn("stream batch failed; bisecting", "shard", s.id, "records", len(batch), "next", s.window, "error", err.Error())
+		return 0, nil
+	}
 	s.attempts++
 	if p.cfg.MaxRetries < 0 || s.attempts > p.cfg.MaxRetries {
-		p.log.Error("dropping stream records after retries", "shard", s.id, "records", len(s.pending), "attempts", s.attempts, "error", fmt.Sprint(err))
-		p.advance(s, s.pending)
+		rest := batch[failed:]
+		p.log.Error("dropping stream records after retries", "shard", s.id, "records", len(rest), "attempts", s.attempts, "error", fmt.Sprint(err))
+		p.drop(ctx, s, rest, Failure{Condition: RetryAttemptsExhausted, Attempts: s.attempts, Err: err})
 		return failed, nil
 	}
 	p.log.Warn("stream batch failed; will retry", "shard", s.id, "retry_from", failed, "records", len(batch), "attempt", s.attempts, "error", fmt.Sprint(err))
 	return failed, nil
+}
+
+// expire drops the records at the head of s that are older than
+// MaxRecordAge (records of a shard arrive in order of creation).
+func (p *Poller) expire(ctx context.Context, s *shard) (int, error) {
+	if p.cfg.MaxRecordAge <= 0 {
+		return 0, nil
+	}
+	oldest := p.cfg.Now().Add(-p.cfg.MaxRecordAge)
+	n := 0
+	for n < len(s.pending) && aws.ToTime(s.pending[n].Dynamodb.ApproximateCreationDateTime).Before(oldest) {
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	p.log.Warn("dropping stream records older than the maximum record age", "shard", s.id, "records", n, "max_age", p.cfg.MaxRecordAge.String())
+	p.drop(ctx, s, s.pending[:n], Failure{Condition: RecordAgeExceeded})
+	return n, nil
+}
+
+// drop moves s past recs (the head of its pending records) and hands
+// their description to OnFailure.
+func (p *Poller) drop(ctx context.Context, s *shard, recs []types.Record, f Failure) {
+	if len(recs) == 0 {
+		return
+	}
+	first, last := recs[0].Dynamodb, recs[len(recs)-1].Dynamodb
+	f.Batch = BatchInfo{
+		ShardID: s.id, StreamARN: p.cfg.StreamARN, BatchSize: len(recs),
+		StartSequenceNumber: aws.ToString(first.SequenceNumber), EndSequenceNumber: aws.ToString(last.SequenceNumber),
+		ApproximateArrivalOfFirstRecord: aws.ToTime(first.ApproximateCreationDateTime).UTC(),
+		ApproximateArrivalOfLastRecord:  aws.ToTime(last.ApproximateCreationDateTime).UTC(),
+	}
+	p.advance(s, recs)
+	s.attempts = 0
+	if p.cfg.OnFailure == nil {
+		return
+	}
+	if err := p.cfg.OnFailure(ctx, f); err != nil {
+		p.log.Error("on-failure destination refused a dropped batch", "shard", s.id, "error", err.Error())
+	}
 }
 
 // getRecords reads the next batch of s. Any error leaves the iterator in
@@ -386,6 +531,7 @@ func (p *Poller) advance(s *shard, handled []types.Record) {
 	if len(s.pending) == 0 {
 		s.pending = nil
 		s.attempts = 0
+		s.window = 0
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
@@ -25,6 +26,11 @@ type streamSource struct {
 	start   poller.Position
 	batch   int32
 	filters []string // FilterCriteria patterns
+	bisect  bool
+	retries int           // MaximumRetryAttempts; -1 (Lambda's default) is "until the record expires"
+	maxAge  time.Duration // MaximumRecordAgeInSeconds; 0 when -1 or unset
+	// onFailure is the logical id of the mapping's on-failure SQS queue.
+	onFailure string
 }
 
 // sourceOf finds the table whose stream feeds fn: the template's event
@@ -50,6 +56,14 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 			FilterCriteria   struct {
 				Filters []struct{ Pattern string } `json:"Filters"`
 			} `json:"FilterCriteria"`
+			Bisect            bool   `json:"BisectBatchOnFunctionError"`
+			MaxRetryAttempts  *int   `json:"MaximumRetryAttempts"`
+			MaxRecordAgeSecs  *int64 `json:"MaximumRecordAgeInSeconds"`
+			DestinationConfig struct {
+				OnFailure struct {
+					Destination json.RawMessage `json:"Destination"`
+				} `json:"OnFailure"`
+			} `json:"DestinationConfig"`
 		}
 		if err := json.Unmarshal(r.Properties, &p); err != nil {
 			return streamSource{}, fmt.Errorf("event source mapping %s: %w", id, err)
@@ -65,7 +79,22 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 		if _, ok := names[arn.GetAtt[0]]; !ok {
 			continue
 		}
-		src := streamSource{table: arn.GetAtt[0], start: poller.Position(p.StartingPosition), batch: p.BatchSize}
+		src := streamSource{table: arn.GetAtt[0], start: poller.Position(p.StartingPosition), batch: p.BatchSize, bisect: p.Bisect, retries: -1}
+		if p.MaxRetryAttempts != nil {
+			src.retries = *p.MaxRetryAttempts
+		}
+		if p.MaxRecordAgeSecs != nil && *p.MaxRecordAgeSecs > 0 {
+			src.maxAge = time.Duration(*p.MaxRecordAgeSecs) * time.Second
+		}
+		if len(p.DestinationConfig.OnFailure.Destination) > 0 {
+			var dest struct {
+				GetAtt []string `json:"Fn::GetAtt"`
+			}
+			if json.Unmarshal(p.DestinationConfig.OnFailure.Destination, &dest) != nil || len(dest.GetAtt) != 2 || dest.GetAtt[1] != "Arn" {
+				return streamSource{}, fmt.Errorf("%w: event source mapping %s: an on-failure destination other than a queue of the template", cfntables.ErrUnsupported, id)
+			}
+			src.onFailure = dest.GetAtt[0]
+		}
 		for _, f := range p.FilterCriteria.Filters {
 			src.filters = append(src.filters, f.Pattern)
 		}
@@ -91,7 +120,13 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 
 // startConsumer builds the consumer of fn and polls its table's stream
 // until ctx ends, feeding it the batches Lambda would.
-func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Constructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string) error {
+//
+// The mapping's retry attempts, bisection, maximum record age and
+// on-failure queue apply as in Lambda: a dropped batch's destination
+// record lands on the template's local queue (GET /_local/queues shows its
+// depth). Lambda's default of unlimited retries (-1) is 10 here, so that a
+// poison record cannot stall a developer's shard for the stream's 24 hours.
+func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Constructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string, queue func(logicalID string) *localqueue.Queue) error {
 	src, err := sourceOf(ctx, t, fn, names, client)
 	if err != nil {
 		return err
@@ -108,10 +143,32 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Construct
 	if src.start == poller.TrimHorizon {
 		start = poller.TrimHorizon
 	}
-	p, err := poller.New(poller.Config{
+	cfg := poller.Config{
 		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
+		Bisect: src.bisect, MaxRetries: src.retries, MaxRecordAge: src.maxAge,
 		Handler: c.Handle, Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
-	})
+	}
+	if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0 // the poller's default
+	} else if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = -1 // the poller's "no retries"
+	}
+	if src.onFailure != "" {
+		q := queue(src.onFailure)
+		if q == nil {
+			return fmt.Errorf("event source mapping of %s: on-failure queue %s is not in the template", fn.LogicalID, src.onFailure)
+		}
+		fnARN := fmt.Sprintf("arn:aws:lambda:us-east-1:%s:function:%s", cfntables.LocalAccount, fn.LogicalID)
+		cfg.OnFailure = func(_ context.Context, f poller.Failure) error {
+			body, err := f.Record(fnARN, time.Now())
+			if err != nil {
+				return err
+			}
+			q.Send(string(body), nil)
+			return nil
+		}
+	}
+	p, err := poller.New(cfg)
 	if err != nil {
 		return err
 	}

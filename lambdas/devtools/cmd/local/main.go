@@ -211,7 +211,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			switch b.Function.Kind {
 			case service.Stream:
 				cons, _ := services.LookupConsumer(name)
-				if err := startConsumer(ctx, log, cons, t, fn, names, client, getenv); err != nil {
+				if err := startConsumer(ctx, log, cons, t, fn, names, client, getenv, wk.queueOf(t)); err != nil {
 					return fmt.Errorf("stream consumer %s: %w", name, err)
 				}
 				consuming++

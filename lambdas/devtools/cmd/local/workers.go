@@ -106,6 +106,15 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 	return w, nil
 }
 
+// queueOf finds t's local queues by logical id.
+func (w *workers) queueOf(t *cfntables.Template) func(string) *localqueue.Queue {
+	return func(id string) *localqueue.Queue {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.queues[t.Path+"#"+id]
+	}
+}
+
 func (w *workers) close() { _ = w.sns.Close(); _ = w.events.Close(); _ = w.aws.Close() }
 
 // env is what every local function gets on top of its template
