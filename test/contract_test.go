@@ -46,6 +46,7 @@ var contracts = []contract{
 		doc: "001 Nucleus app", stack: "nucleus", baseName: "NucleusAppTable",
 		keys: []key{{"pk", "HASH", "S"}, {"sk", "RANGE", "S"}},
 		gsis: []gsi{{"GSI1", []key{{"gsi1pk", "HASH", "S"}, {"gsi1sk", "RANGE", "S"}}, "ALL"}},
+		ttl:  "expire_at", // not in the document: expires the API's idempotency records (docs/schemas/nucleus.md)
 		pitr: defaultPITR,
 	},
 	{
@@ -66,6 +67,7 @@ var contracts = []contract{
 		doc: "003 ITSM", stack: "itsm", baseName: "poc-itsm-tickets",
 		keys: []key{{"ticket_id", "HASH", "S"}},
 		gsis: []gsi{{"CallerIdIndex", []key{{"caller_id", "HASH", "S"}, {"created_at", "RANGE", "S"}}, "ALL"}},
+		ttl:  "expires_at", // not in the document: expires the API's idempotency records (docs/schemas/itsm.md)
 		pitr: defaultPITR,
 	},
 	{

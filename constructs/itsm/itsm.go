@@ -22,6 +22,7 @@ func TicketsSpec() table.Spec {
 			SortKey:      &table.Key{Name: contract.AttrCreatedAt, Type: table.String},
 			Projection:   table.ProjectAll,
 		}},
+		TTLAttribute: contract.AttrExpiresAt,
 	}
 }
 

@@ -26,6 +26,7 @@ func AppSpec() table.Spec {
 		PartitionKey: table.Key{Name: contract.AttrPK, Type: table.String},
 		SortKey:      &table.Key{Name: contract.AttrSK, Type: table.String},
 		Indexes:      []table.Index{gsi1()},
+		TTLAttribute: contract.AttrExpireAt,
 	}
 }
 

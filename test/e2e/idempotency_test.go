@@ -3,7 +3,16 @@ package e2e
 import (
 	"bytes"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
@@ -47,10 +56,61 @@ func TestIdempotentRoutesHonourTheKey(t *testing.T) {
 				if other := do(`{"other":true}`); other.Code != 422 {
 					t.Errorf("the key with another body: %d %s, want 422", other.Code, other.Body)
 				}
+				recordsExpire(t, tmpl, tables)
 			})
 		}
 	}
 	if routes == 0 {
 		t.Fatal("no contract route is Idempotent")
 	}
+}
+
+// recordsExpire: every idempotency record the route stored carries its
+// table's TTL attribute, set to the end of the key's window, so DynamoDB
+// deletes it (a table without TTL kept them forever).
+func recordsExpire(t *testing.T, tmpl *cfntables.Template, names map[string]string) {
+	t.Helper()
+	specs, err := tmpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, spec := range specs {
+		out, err := testenv.Client(t).Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(names[spec.LogicalID])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range out.Items {
+			if !isRecord(item, spec.Input.KeySchema) {
+				continue
+			}
+			found++
+			if spec.TTL == nil {
+				t.Errorf("table %s holds idempotency records but has no TTL", spec.LogicalID)
+				continue
+			}
+			n, _ := item[aws.ToString(spec.TTL.AttributeName)].(*types.AttributeValueMemberN)
+			at := int64(-1)
+			if n != nil {
+				at, _ = strconv.ParseInt(n.Value, 10, 64)
+			}
+			if left := time.Until(time.Unix(at, 0)); left < idempotency.Window-time.Hour || left > idempotency.Window+time.Minute {
+				t.Errorf("record in %s: %s = %v, want the end of the %s window", spec.LogicalID, aws.ToString(spec.TTL.AttributeName), item[aws.ToString(spec.TTL.AttributeName)], idempotency.Window)
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no idempotency record stored")
+	}
+}
+
+func isRecord(item map[string]types.AttributeValue, keys []types.KeySchemaElement) bool {
+	for _, k := range keys {
+		if k.KeyType != types.KeyTypeHash {
+			continue
+		}
+		s, _ := item[aws.ToString(k.AttributeName)].(*types.AttributeValueMemberS)
+		return s != nil && strings.HasPrefix(s.Value, "idempotency#")
+	}
+	return false
 }

@@ -13,6 +13,11 @@ const (
 	AttrTicketID  = "ticket_id"
 	AttrCallerID  = "caller_id"
 	AttrCreatedAt = "created_at"
+	// AttrExpiresAt expires the API's idempotency records (epoch seconds).
+	// Document 003 expires nothing and no ticket carries it: TTL is on so
+	// that a retried create's record goes after its 24-hour window instead
+	// of staying forever (docs/schemas/itsm.md, decisions).
+	AttrExpiresAt = "expires_at"
 
 	// IndexCallerID lists a caller's tickets by creation time.
 	IndexCallerID = "CallerIdIndex"

@@ -16,7 +16,9 @@ const (
 	AttrSK     = "sk"
 	AttrGSI1PK = "gsi1pk"
 	AttrGSI1SK = "gsi1sk"
-	// AttrExpireAt expires audit entries (epoch seconds).
+	// AttrExpireAt expires audit entries (epoch seconds), and on the app
+	// table only the API's idempotency records: no account, schedule or
+	// execution carries it (docs/schemas/nucleus.md, decisions).
 	AttrExpireAt = "expire_at"
 
 	// IndexGSI1 is the one index of both tables.

@@ -53,7 +53,7 @@ func NewHandler(cfg Config) http.Handler {
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	cfg.Pin(&store.now, &store.newID)
 	h := &handler{store: store}
-	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrTicketID, Now: cfg.Now}
+	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrTicketID, TTL: contract.AttrExpiresAt, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateTicket, h.create)
 	r.Handle(contract.ListTickets, h.list)

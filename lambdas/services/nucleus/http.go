@@ -85,7 +85,7 @@ func NewHandler(cfg Config) http.Handler {
 		store.newEntryID = cfg.NewEntryID
 	}
 	h := &handler{store: store, cloud: cfg.Cloud, rolePattern: cfg.RolePattern, assumable: iamPattern(cfg.RolePattern)}
-	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Tables.App, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, Now: cfg.Now}
+	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Tables.App, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrExpireAt, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateAccount, h.createAccount)
 	r.Handle(contract.ListAccounts, h.listAccounts)
