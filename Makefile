@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin load bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -87,6 +87,16 @@ bench: deps ## per operation: DynamoDB requests and capacity beside the minimum,
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost
+
+# A bounded load test of a running make dev (devtools/load): per service a
+# mix of creates, reads, updates and list pages, then integrity checks
+# (acknowledged creates readable and listed once, no list item twice, the
+# services' counts equal to the acknowledged writes). Run make dev first;
+# with FAULTS=drop:0.1 make dev it proves the same under lost answers.
+# make test runs its short form (devtools/cmd/local TestLoad).
+load: ## load test a running make dev, then check integrity (N=400 C=8 SERVICES=itsm,stak BASE_URL=http://127.0.0.1:8080)
+	@cd lambdas && tok=$$(go run ./devtools/cmd/local token -tenant load -user u1) && \
+		go run ./devtools/cmd/load -base "$${BASE_URL:-http://127.0.0.1:$${PORT:-8080}}" -n $${N:-400} -c $${C:-8} -services "$${SERVICES:-}" -stak-token "$$tok"
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
 # widening asks for confirmation.

@@ -1,0 +1,59 @@
+package main_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/load"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+)
+
+// TestLoad is make load's short form: every service's mix against the
+// runner, first as it is, then with one in ten DynamoDB answers lost after
+// the write was applied (FAULTS=drop:0.1). Either way no operation fails
+// and every integrity check holds: acknowledged creates readable and
+// listed once, no list returning an item twice, and the services' counts
+// (comments, audit entries, events, Stak's counters) equal to the
+// acknowledged writes. The figures are logged, not asserted.
+func TestLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the runner twice")
+	}
+	dir := filepath.Dir(testenv.Template(t, "dev", "itsm"))
+	for _, faults := range []string{"", "drop:0.1"} {
+		t.Run("faults="+faults, func(t *testing.T) {
+			if faults != "" {
+				t.Setenv(ddbfault.EnvFaults, faults)
+			}
+			r := start(t, dir)
+			out, err := exec.Command(build(t), "token", "-tenant", load.StakTenant, "-user", load.StakUser, "-templates", dir).Output()
+			if err != nil {
+				t.Fatalf("token: %v", err)
+			}
+			var reports []load.Report
+			for _, sc := range load.Scenarios(strings.TrimSpace(string(out))) {
+				rep, err := load.Run(t.Context(), r.base, sc, load.Options{Count: 60, Concurrency: 6})
+				if err != nil {
+					t.Fatal(err)
+				}
+				reports = append(reports, rep)
+				if rep.Errors() > 0 {
+					t.Errorf("%s: %d failed operations, first: %s", rep.Service, rep.Errors(), rep.FirstError)
+				}
+				for _, p := range rep.Problems {
+					t.Errorf("%s: %s", rep.Service, p)
+				}
+				if rep.Acked == 0 {
+					t.Errorf("%s: no create acknowledged", rep.Service)
+				}
+			}
+			if len(reports) != 5 {
+				t.Errorf("%d services loaded, want 5", len(reports))
+			}
+			t.Logf("\n%s", load.Table(reports))
+		})
+	}
+}

@@ -1,0 +1,315 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// Scenarios returns the mix of every service as make dev serves it. The
+// Stak scenario needs an end-user token of tenant StakTenant and user
+// StakUser (make token TENANT=load USER=u1); without one it is left out.
+func Scenarios(stakToken string) []Scenario {
+	out := []Scenario{ITSM(), RezAgent(), Nucleus(), AgenticPM()}
+	if stakToken != "" {
+		out = append(out, Stak(stakToken))
+	}
+	return out
+}
+
+// ITSM: tickets of one caller (the run's tag); updates append comments,
+// which must each be stored exactly once.
+func ITSM() Scenario {
+	type ticket struct {
+		TicketID string           `json:"ticket_id"`
+		Comments []map[string]any `json:"comments"`
+	}
+	return Scenario{
+		Service: "itsm",
+		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
+			var t ticket
+			a, err := c.Do(ctx, "POST", "/tickets", map[string]any{"caller_id": run, "issue_description": fmt.Sprintf("load ticket %d", i)}, &t)
+			return t.TicketID, a, err
+		},
+		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
+			return c.Do(ctx, "GET", "/tickets/"+id, nil, nil)
+		},
+		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
+			return c.Do(ctx, "POST", "/tickets/"+id+"/comments", map[string]any{"comment_text": fmt.Sprintf("load comment %d", i)}, nil)
+		},
+		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
+			var page struct {
+				Tickets []ticket `json:"tickets"`
+				Next    string   `json:"next_cursor"`
+			}
+			a, err := c.Do(ctx, "GET", "/tickets?"+query("caller", run, "cursor", cursor), nil, &page)
+			ids := make([]string, len(page.Tickets))
+			for i, t := range page.Tickets {
+				ids[i] = t.TicketID
+			}
+			return ids, page.Next, a, err
+		},
+		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
+			var problems []string
+			for id, n := range updates {
+				var t ticket
+				if a, err := c.Do(ctx, "GET", "/tickets/"+id, nil, &t); err != nil || a.Status != 200 {
+					problems = append(problems, fmt.Sprintf("ticket %s: %d %v", id, a.Status, err))
+				} else if len(t.Comments) != n {
+					problems = append(problems, fmt.Sprintf("ticket %s holds %d comments, %d were acknowledged", id, len(t.Comments), n))
+				}
+			}
+			return problems
+		},
+	}
+}
+
+// RezAgent: messages created by the run's tag, listed over the stage (the
+// pipeline in make dev moves them on meanwhile); no update of its own, as
+// the processor owns the status.
+func RezAgent() Scenario {
+	type message struct {
+		MessageID string `json:"message_id"`
+		CreatedBy string `json:"created_by"`
+	}
+	return Scenario{
+		Service: "rezagent",
+		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
+			var m message
+			a, err := c.Do(ctx, "POST", "/messages", map[string]any{"message_type": "load_test", "created_by": run, "payload": map[string]any{"text": fmt.Sprintf("load %d", i)}}, &m)
+			return m.MessageID, a, err
+		},
+		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
+			return c.Do(ctx, "GET", "/messages/"+id, nil, nil)
+		},
+		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
+			var page struct {
+				Messages []message `json:"messages"`
+				Next     string    `json:"next_cursor"`
+			}
+			a, err := c.Do(ctx, "GET", "/messages?"+query("limit", "100", "cursor", cursor), nil, &page)
+			var ids []string
+			for _, m := range page.Messages {
+				if m.CreatedBy == run {
+					ids = append(ids, m.MessageID)
+				}
+			}
+			return ids, page.Next, a, err
+		},
+	}
+}
+
+// Nucleus: schedules named after the run; every create and rename must
+// leave exactly one audit entry in the schedule's log.
+func Nucleus() Scenario {
+	type schedule struct {
+		ID   string `json:"schedule_id"`
+		Name string `json:"schedule_name"`
+	}
+	h := http.Header{}
+	h.Set("X-User-Id", "load@example.com")
+	prefix := func(run string) string { return run + " " }
+	return Scenario{
+		Service: "nucleus", Header: h,
+		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
+			var s schedule
+			a, err := c.Do(ctx, "POST", "/schedules", map[string]any{
+				"schedule_name": fmt.Sprintf("%s%d", prefix(run), i), "start_cron": "0 8 * * MON-FRI", "end_cron": "0 18 * * MON-FRI",
+				"timezone": "Europe/Berlin", "enabled": false,
+			}, &s)
+			return s.ID, a, err
+		},
+		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
+			return c.Do(ctx, "GET", "/schedules/"+id, nil, nil)
+		},
+		// An end time not used before in this run (each acknowledged change
+		// must write one audit entry: a PATCH that changes nothing writes
+		// none, by design). Not a rename: the list is by name, and a
+		// schedule renamed during a walk can be met at its old and its new
+		// place (docs/schemas/nucleus.md).
+		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
+			return c.Do(ctx, "PATCH", "/schedules/"+id, map[string]any{"end_cron": fmt.Sprintf("%d %d * * SAT", i%60, (i/60)%24)}, nil)
+		},
+		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
+			var page struct {
+				Schedules []schedule `json:"schedules"`
+				Next      string     `json:"next_cursor"`
+			}
+			a, err := c.Do(ctx, "GET", "/schedules?"+query("limit", "100", "cursor", cursor), nil, &page)
+			var ids []string
+			for _, s := range page.Schedules {
+				if len(s.Name) > len(prefix(run)) && s.Name[:len(prefix(run))] == prefix(run) {
+					ids = append(ids, s.ID)
+				}
+			}
+			return ids, page.Next, a, err
+		},
+		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
+			var problems []string
+			for id, n := range updates {
+				var log struct {
+					Entries []map[string]any `json:"entries"`
+					Next    string           `json:"next_cursor"`
+				}
+				a, err := c.Do(ctx, "GET", "/audit/schedule/"+id+"?limit=100", nil, &log)
+				if err != nil || a.Status != 200 {
+					problems = append(problems, fmt.Sprintf("audit of schedule %s: %d %v", id, a.Status, err))
+				} else if len(log.Entries) != n+1 || log.Next != "" {
+					problems = append(problems, fmt.Sprintf("schedule %s has %d audit entries, want %d (its create and %d acknowledged changes)", id, len(log.Entries), n+1, n))
+				}
+			}
+			return problems
+		},
+	}
+}
+
+// AgenticPM: projects named after the run; updates record project events,
+// each of which must be stored exactly once.
+func AgenticPM() Scenario {
+	type item struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	return Scenario{
+		Service: "agenticpm",
+		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
+			var p item
+			a, err := c.Do(ctx, "POST", "/projects", map[string]any{"name": run, "source": "jira", "sourceProjectKey": fmt.Sprintf("L%d", i), "autonomyLevel": "monitoring"}, &p)
+			return p.ID, a, err
+		},
+		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
+			return c.Do(ctx, "GET", "/projects/"+id, nil, nil)
+		},
+		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
+			return c.Do(ctx, "POST", "/projects/"+id+"/events", map[string]any{"eventType": "heartbeat", "severity": "info", "summary": fmt.Sprintf("load %d", i)}, nil)
+		},
+		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
+			var page struct {
+				Items []item `json:"items"`
+				Next  string `json:"nextCursor"`
+			}
+			a, err := c.Do(ctx, "GET", "/projects?"+query("status", "active", "limit", "100", "cursor", cursor), nil, &page)
+			var ids []string
+			for _, p := range page.Items {
+				if p.Name == run {
+					ids = append(ids, p.ID)
+				}
+			}
+			return ids, page.Next, a, err
+		},
+		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
+			var problems []string
+			for id, n := range updates {
+				var page struct {
+					Items []item `json:"items"`
+					Next  string `json:"nextCursor"`
+				}
+				a, err := c.Do(ctx, "GET", "/projects/"+id+"/events?limit=100", nil, &page)
+				if err != nil || a.Status != 200 {
+					problems = append(problems, fmt.Sprintf("events of project %s: %d %v", id, a.Status, err))
+				} else if len(page.Items) != n || page.Next != "" {
+					problems = append(problems, fmt.Sprintf("project %s has %d events, %d were acknowledged", id, len(page.Items), n))
+				}
+			}
+			return problems
+		},
+	}
+}
+
+// Stak's scenario publishes to one user of tenant StakTenant, in an inbox
+// of the run; its token must be of that tenant and user.
+const (
+	StakTenant = "load"
+	StakUser   = "u1"
+)
+
+// Stak: the run's inbox gets messages for one user; reading marks a
+// message read (the only read by id Stak has). The feed lists them, and
+// the user's counters must equal the acknowledged publishes and reads.
+func Stak(token string) Scenario {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+token)
+	inbox := func(run string) string { return "/tenants/" + StakTenant + "/inboxes/" + run }
+	user := func(run string) string { return inbox(run) + "/users/" + StakUser }
+	page := func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
+		var page struct {
+			Messages []stakMessage `json:"messages"`
+			Next     string        `json:"next_cursor"`
+		}
+		a, err := c.Do(ctx, "GET", user(run)+"/messages?"+query("limit", "100", "cursor", cursor), nil, &page)
+		ids := make([]string, len(page.Messages))
+		for i, m := range page.Messages {
+			ids[i] = m.Header.ID
+		}
+		return ids, page.Next, a, err
+	}
+	return Scenario{
+		Service: "stak", Header: h,
+		Setup: func(ctx context.Context, c *Client, run string) error {
+			for _, put := range []struct {
+				path string
+				body map[string]any
+			}{{"/tenants/" + StakTenant + "/settings", map[string]any{"title": "load test"}}, {inbox(run), map[string]any{"title": "load " + run}}} {
+				a, err := c.Do(ctx, "PUT", put.path, put.body, nil)
+				if err != nil {
+					return err
+				}
+				if a.Status != 200 {
+					return fmt.Errorf("PUT %s: %d %s", put.path, a.Status, cut(a.Body))
+				}
+			}
+			return nil
+		},
+		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
+			var m stakMessage
+			a, err := c.Do(ctx, "POST", inbox(run)+"/messages", map[string]any{
+				"sender": "load", "audiences": map[string]any{"kind": "users", "uids": []string{StakUser}},
+				"message": map[string]any{"title": fmt.Sprintf("load %d", i)},
+			}, &m)
+			return m.Header.ID, a, err
+		},
+		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
+			return c.Do(ctx, "POST", user(c.run)+"/messages/"+id+"/read", nil, nil)
+		},
+		Page: page,
+		// verify has read every acknowledged message by now: published
+		// and read both equal the acknowledged publishes.
+		Verify: func(ctx context.Context, c *Client, run string, _ map[string]int) []string {
+			var walked int
+			if ids, err := walk(ctx, c, Scenario{Page: page}, run); err == nil {
+				walked = len(ids)
+			}
+			var stats struct {
+				Published, Read, Unread int64
+			}
+			a, err := c.Do(ctx, "GET", user(run)+"/stats", nil, &stats)
+			if err != nil || a.Status != 200 {
+				return []string{fmt.Sprintf("stats: %d %v", a.Status, err)}
+			}
+			if stats.Published != int64(walked) || stats.Read != stats.Published || stats.Unread != 0 {
+				return []string{fmt.Sprintf("stats %+v, want published = read = %d (the messages listed, all read), unread 0", stats, walked)}
+			}
+			return nil
+		},
+	}
+}
+
+// stakMessage: a Stak message's id is in the document's outer
+// "audiences" object.
+type stakMessage struct {
+	Header struct {
+		ID string `json:"id"`
+	} `json:"audiences"`
+}
+
+// query encodes name, value pairs, leaving out empty values.
+func query(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	return v.Encode()
+}
