@@ -108,14 +108,28 @@ type planned struct {
 // test of one write whose answer is lost.
 func (p *Proxy) Next(fault Fault, n int) { p.NextOn("", fault, n) }
 
+// AnyWrite, given to NextOn as the operation, matches every write:
+// PutItem, UpdateItem, DeleteItem, TransactWriteItems, BatchWriteItem.
+const AnyWrite = "*write"
+
+var writes = map[string]bool{"PutItem": true, "UpdateItem": true, "DeleteItem": true, "TransactWriteItems": true, "BatchWriteItem": true}
+
 // NextOn is Next for requests of one DynamoDB operation only ("PutItem",
-// "TransactWriteItems", …); requests of other operations pass.
+// "TransactWriteItems", …, or AnyWrite); requests of other operations
+// pass.
 func (p *Proxy) NextOn(op string, fault Fault, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for range n {
 		p.next = append(p.next, planned{op, fault})
 	}
+}
+
+// Clear drops the faults planned by Next and NextOn that no request met.
+func (p *Proxy) Clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next = nil
 }
 
 // Requests is how many requests reached the proxy, Faults how many of them
@@ -131,7 +145,7 @@ func (p *Proxy) Close() { p.srv.Close() }
 func (p *Proxy) draw(op string) Fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.next) > 0 && (p.next[0].op == "" || p.next[0].op == op) {
+	if len(p.next) > 0 && (p.next[0].op == "" || p.next[0].op == op || p.next[0].op == AnyWrite && writes[op]) {
 		f := p.next[0].fault
 		p.next = p.next[1:]
 		return f

@@ -32,6 +32,10 @@ type actionItem struct {
 	// DispatchLease (epoch ms) is set while the action waits in the
 	// outbox: until then only the holder sends its event.
 	DispatchLease int64 `dynamodbav:"dispatchLease,omitempty" json:"-"`
+	// WriteToken is the token of the last conditional change, never
+	// shown: a change whose answer was lost finds it in the item its
+	// retried condition fails on, and succeeds as its first attempt did.
+	WriteToken string `dynamodbav:"writeToken,omitempty" json:"-"`
 }
 
 // NewAction is the input of RecordAction. HeldUntil is a Timestamp or "".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -29,6 +30,10 @@ type Escalation struct {
 type escalationItem struct {
 	keys
 	Escalation
+	// WriteToken is the token of the last conditional change, never
+	// shown: a change whose answer was lost finds it in the item its
+	// retried condition fails on, and succeeds as its first attempt did.
+	WriteToken string `dynamodbav:"writeToken,omitempty" json:"-"`
 }
 
 // NewEscalation is the input of CreateEscalation.
@@ -72,6 +77,8 @@ func (s *Store) Decide(ctx context.Context, projectID, id string, d Decision) (*
 		Set(expression.Name(attrGSI1PK), expression.Value(escalationGSI1PK(EscalationDecided))).
 		Set(expression.Name("userDecision"), expression.Value(d.UserDecision)).
 		Set(expression.Name("decidedAt"), expression.Value(now))
+	token := uuid.NewString()
+	upd = upd.Set(expression.Name("writeToken"), expression.Value(token))
 	if d.UserNotes != "" {
 		upd = upd.Set(expression.Name("userNotes"), expression.Value(d.UserNotes))
 	}
@@ -82,7 +89,7 @@ func (s *Store) Decide(ctx context.Context, projectID, id string, d Decision) (*
 	if err == nil {
 		return &it.Escalation, nil
 	}
-	return nil, ddb.IfConditionFailed(err, func(old *Escalation) error {
+	mine, err := ddb.OwnWrite(err, func(e *escalationItem) string { return e.WriteToken }, token, func(old *escalationItem) error {
 		switch {
 		case old == nil:
 			return s.missingUnder(ctx, projectID, "escalation", id)
@@ -91,6 +98,10 @@ func (s *Store) Decide(ctx context.Context, projectID, id string, d Decision) (*
 		}
 		return fmt.Errorf("agenticpm: decide escalation %s: condition failed", id)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &mine.Escalation, nil
 }
 
 // ListProjectEscalations returns a project's escalations in key (id) order.

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -460,11 +461,17 @@ func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action
 		And(expression.Name("executed").Equal(expression.Value(false))).
 		And(expression.AttributeNotExists(expression.Name("cancelledAt"))).
 		And(expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldPending)))
+	token := uuid.NewString()
 	upd := expression.Set(expression.Name("cancelledAt"), expression.Value(Timestamp(now))).
+		Set(expression.Name("writeToken"), expression.Value(token)).
 		Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
 	var out actionItem
 	err = s.update(ctx, a.PK, a.SK, upd, &cond, &out)
 	if old, failed := ddb.FailedItem(err); failed {
+		var mine actionItem
+		if attributevalue.UnmarshalMap(old, &mine) == nil && mine.WriteToken == token {
+			return &mine.Action, nil // this request's own cancel, its answer lost
+		}
 		return nil, heldState(old, id, now, false)
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -26,6 +27,10 @@ type Project struct {
 type projectItem struct {
 	keys
 	Project
+	// WriteToken is the token of the last conditional change, never
+	// shown: a change whose answer was lost finds it in the item its
+	// retried condition fails on, and succeeds as its first attempt did.
+	WriteToken string `dynamodbav:"writeToken,omitempty" json:"-"`
 }
 
 // NewProject is the input of CreateProject. Status defaults to active,
@@ -143,6 +148,8 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 		set("config", patch.Config)
 	}
 	cond := expression.AttributeExists(expression.Name(attrPK))
+	token := uuid.NewString()
+	set("writeToken", token)
 	var from ProjectStatus
 	if patch.Status != nil {
 		cur, err := s.GetProject(ctx, id)
@@ -159,7 +166,7 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 	if err == nil {
 		return &it.Project, nil
 	}
-	return nil, ddb.IfConditionFailed(err, func(old *projectItem) error {
+	mine, err := ddb.OwnWrite(err, func(p *projectItem) string { return p.WriteToken }, token, func(old *projectItem) error {
 		switch {
 		case old == nil:
 			return &NotFoundError{Entity: "project", ID: id}
@@ -168,6 +175,10 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 		}
 		return fmt.Errorf("agenticpm: update project %s: condition failed", id)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &mine.Project, nil
 }
 
 // ListProjects returns the projects in status, GSI1 order (by id).
