@@ -390,7 +390,8 @@ func TestSafeChanges(t *testing.T) {
 		},
 		{
 			name: "enable TTL", stage: "prod", stack: "itsm",
-			edit: func(_, n tpl) {
+			edit: func(o, n tpl) {
+				delete(props(o, tickets), "TimeToLiveSpecification")
 				props(n, tickets)["TimeToLiveSpecification"] = map[string]any{"AttributeName": "expires_at", "Enabled": true}
 			},
 			want: []string{"prod/itsm Tickets83B11BB2: TTL enabled on expires_at"},
