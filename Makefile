@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin load bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin load test-fast synth-dev bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -65,8 +65,7 @@ dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8
 	@port=$${PORT:-8080}; if (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; then \
 		free=$$port; while [ $$free -lt $$((port + 100)) ] && (exec 3<>/dev/tcp/127.0.0.1/$$free) 2>/dev/null; do free=$$((free + 1)); done; \
 		echo "dev: port $$port on 127.0.0.1 is in use (another make dev?); choose another: PORT=$$free make dev" >&2; exit 1; fi
-	@echo "dev: synthesizing dev with its Lambda bootstraps (first run builds the CDK app: about a minute)"
-	@$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null
+	@$(MAKE) -s synth-dev
 	@echo "dev: building the local runner"
 	@mkdir -p bin && cd lambdas && go build -o ../bin/local ./devtools/cmd/local
 	exec bin/local -templates cdk.out/assembly-dev
@@ -135,9 +134,12 @@ test: deps test-go test-fuzz test-consumer test-workflows controls test-artifact
 # runs as its own step after them (it skips inside the first run).
 CALLS_DIR := $(CURDIR)/bin/calls
 
+# Every package shares one DynamoDB Local (devtools/cmd/ddblocal starts it
+# and passes its endpoint): each test creates tables of its own names, and
+# one Java process replaces one per package.
 test-go:
 	rm -rf $(CALLS_DIR) && mkdir -p $(CALLS_DIR)
-	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go test -count=1 $(GO_PACKAGES)
+	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
 	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test -count=1 -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
 
 # A short fuzzing run of what parses client input: cursors, request bodies,
@@ -159,6 +161,14 @@ test-fuzz:
 		pkg=$${t%%:*}; rest=$${t#*:}; target=$${rest%%:*}; budget=$${FUZZTIME:-$${rest#*:}}; \
 		go test -run '^$$' -fuzz "^$$target$$" -fuzztime=$$budget -fuzzminimizetime=200x ./$$pkg || exit 1; \
 	done
+
+# The inner loop: one service's Lambda code, unit and DynamoDB Local tests,
+# with the server started once. make test runs these too, beside
+# everything else.
+SERVICES_DIRS := $(notdir $(patsubst %/,%,$(wildcard lambdas/services/*/)))
+test-fast: deps ## one service's unit and integration tests in seconds (SERVICE=itsm)
+	@case " $(SERVICES_DIRS) " in *" $(SERVICE) "*) ;; *) echo "test-fast: SERVICE='$(SERVICE)' is no service; one of: $(SERVICES_DIRS)" >&2; exit 2;; esac
+	cd lambdas && $(TEST_ENV) go run ./devtools/cmd/ddblocal -- go test -count=1 ./services/$(SERVICE)/...
 
 # The consumer is built outside the workspace, as another team's module would be.
 test-consumer:
@@ -190,9 +200,23 @@ qemu:
 # The bundled assets of a real synth of dev (the files cdk deploy uploads),
 # run under the Runtime Interface Emulator with API Gateway and DynamoDB
 # Streams events (test/artifact).
+# The dev stage's cloud assembly with its bundled bootstraps, synthesized
+# again only when an input changed: every tracked or new file under
+# constructs, lambdas, infra and app, the workspace and lock files, the Go
+# and Node versions. The synth is deterministic (the golden files prove
+# it), so the same inputs give the same assembly; a warm make test or make
+# dev skips a synth of a minute or more.
+SYNTH_INPUTS := constructs lambdas infra app cdk.json go.work go.work.sum package.json package-lock.json
+synth-dev: deps
+	@mkdir -p bin; h=$$( { go version; node --version; git ls-files -z -co --exclude-standard -- $(SYNTH_INPUTS) | xargs -0 sha256sum; } | sha256sum | cut -c1-64); \
+	if [ -f cdk.out/assembly-dev/.inputs ] && [ "$$(cat cdk.out/assembly-dev/.inputs)" = "$$h" ]; then \
+		echo "synth: dev assembly up to date (inputs unchanged since its synth)"; exit 0; fi; \
+	echo "synth: synthesizing dev with its Lambda bootstraps (about a minute)"; \
+	$(CDK) synth --quiet --output cdk.out 'dev/*' >bin/synth-dev.log 2>&1 || { cat bin/synth-dev.log; exit 1; }; \
+	echo "$$h" > cdk.out/assembly-dev/.inputs
+
 test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
-	@echo "artifact: synthesizing dev (bundled assets)"
-	@mkdir -p bin && $(CDK) synth --quiet --output cdk.out 'dev/*' >bin/synth-dev.log 2>&1 || { cat bin/synth-dev.log; exit 1; }
+	@$(MAKE) -s synth-dev
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -count=1 -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
