@@ -147,11 +147,15 @@ func TestGetAccount(t *testing.T) {
 		{"existing", a.AccountID, 200},
 		{"unknown", "999999999999", 404},
 		{"malformed", "abc", 404},
-		{"too long", strings.Repeat("1", 3000), 404},
+		{"too long", strings.Repeat("1", 3000), 400}, // over the platform's key bound
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "GET", "/accounts/"+tt.id, "")
+			if tt.status == 400 {
+				apitest.WantError(t, r, 400, "validation_failed", "id", "")
+				return
+			}
 			if tt.status != 200 {
 				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
