@@ -25,6 +25,9 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	asm, err = cdkapp.Synth(dir, cdkapp.Options{})
+	if err == nil {
+		hostGrants, err = synthHostGrants()
+	}
 	jsii.Close()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "synth failed: %v\n", err)

@@ -108,6 +108,11 @@ const (
 	JWT Auth = "jwt"
 )
 
+// APIStage is the one stage of every HTTP API (API Gateway's $default,
+// served at the API's root): execute-api:Invoke grants name it rather than
+// "*".
+const APIStage = "$default"
+
 // Route is one method and path of an HTTP API.
 type Route struct {
 	// Method is the HTTP method, e.g. "GET".

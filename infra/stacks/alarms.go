@@ -250,7 +250,8 @@ func wireAlarms(stack awscdk.Stack, cfg config.Stage) {
 
 // newAlarmTopic is the stack's alarm topic: encrypted with a key of its
 // own (CloudWatch cannot use the AWS-managed aws/sns key, whose policy
-// nobody can extend), TLS only, subscribed by cfg.Alarms.
+// nobody can extend), TLS only, published to by this account's CloudWatch
+// alarms, subscribed by cfg.Alarms.
 func newAlarmTopic(stack awscdk.Stack, cfg config.Stage) awssns.Topic {
 	key := awskms.NewKey(stack, jsii.String("AlarmsKey"), &awskms.KeyProps{
 		Description:       jsii.String(fmt.Sprintf("Encrypts the alarm topic of %s", *stack.StackName())),
@@ -282,6 +283,25 @@ func newAlarmTopic(stack awscdk.Stack, cfg config.Stage) awssns.Topic {
 		MasterKey:   key,
 		EnforceSSL:  jsii.Bool(true),
 	})
+	// A topic policy replaces SNS's default one, which let the account's
+	// principals publish: EnforceSSL's TLS-only deny alone leaves CloudWatch
+	// nothing that allows sns:Publish, and every alarm would fail to
+	// notify ("not authorized to perform: SNS:Publish"). CloudWatch may
+	// publish for this account's alarms of this region only (confused
+	// deputy: aws:SourceAccount and aws:SourceArn).
+	topic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("CloudWatchAlarmsPublish"),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)},
+		Actions:    jsii.Strings("sns:Publish"),
+		Resources:  &[]*string{topic.TopicArn()},
+		Conditions: &map[string]any{
+			"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()},
+			"ArnLike": map[string]any{"aws:SourceArn": stack.FormatArn(&awscdk.ArnComponents{
+				Service: jsii.String("cloudwatch"), Resource: jsii.String("alarm"), ResourceName: jsii.String("*"),
+				ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+			})},
+		},
+	}))
 	for _, e := range cfg.Alarms.Emails {
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(e), nil))
 	}

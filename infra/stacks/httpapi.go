@@ -97,7 +97,7 @@ func newHTTPAPI(stack awscdk.Stack, contract service.Function, cfg config.Stage,
 		RemovalPolicy: gofunction.LogRemovalPolicy(cfg.Name),
 	})
 	api.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{
-		StageName:  jsii.String("$default"),
+		StageName:  jsii.String(service.APIStage),
 		AutoDeploy: jsii.Bool(true),
 		// Structured access logs: one JSON object per request, joinable with
 		// the function's logs by requestId (the functions' request_id).

@@ -73,6 +73,18 @@ func grantAssumeRoles(stack awscdk.Stack, fn *gofunction.Function, pattern, why 
 		Actions:   jsii.Strings("sts:AssumeRole"),
 		Resources: &[]*string{arn},
 	}))
+	// IAM's * spans '/': role/nucleus-executor-* also matches a role under
+	// a path (role/nucleus-executor-x/OrgAdmin is OrgAdmin under the path
+	// /nucleus-executor-x/). A role name holds no '/', so role/*/* is
+	// exactly the roles with a path, and an explicit deny wins over the
+	// allow. The API refuses such ARNs too.
+	fn.Function.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:     jsii.String("NoRoleUnderAPath"),
+		Effect:  awsiam.Effect_DENY,
+		Actions: jsii.Strings("sts:AssumeRole"),
+		Resources: &[]*string{stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("iam"), Region: jsii.String(""), Account: jsii.String("*"),
+			Resource: jsii.String("role"), ResourceName: jsii.String("*/*")})},
+	}))
 	suppress(fn.Role, suppression{
 		id: "AwsSolutions-IAM5",
 		reason: "sts:AssumeRole for " + why + ": the accounts Nucleus manages are registered at run time, so the account is *; " +

@@ -11,6 +11,31 @@ import (
 	"unicode/utf8"
 )
 
+// BadPathKeys are path segments (as sent, percent-encoded) that no path
+// parameter takes (api.CheckKey): each must be a 400 naming the parameter.
+var BadPathKeys = map[string]string{
+	"invalid UTF-8":       "%FEx",
+	"'#'":                 "a%23b",
+	"'/'":                 "a%2Fb",
+	"'*'":                 "a*",
+	"'?'":                 "a%3Fb",
+	"a control character": "a%00b",
+	"whitespace":          "a%20b",
+	"129 bytes":           strings.Repeat("k", 129),
+}
+
+// BadGreedyPathKeys are those of a greedy parameter ({arn+}), which may
+// hold '/' and up to 1,024 bytes.
+var BadGreedyPathKeys = map[string]string{
+	"invalid UTF-8":       "%FEx",
+	"'#'":                 "a%23b",
+	"'*'":                 "a*",
+	"'?'":                 "a%3Fb",
+	"a control character": "a%00b",
+	"whitespace":          "a%20b",
+	"1,025 bytes":         strings.Repeat("k", 1025),
+}
+
 // Write is one write route of a service for Hostile.
 type Write struct {
 	Method, Path string
@@ -24,20 +49,41 @@ type Write struct {
 // Hostile sends each route the inputs a hostile or careless client sends
 // and fails unless every one is answered 4xx and state, a digest of what the
 // service stores, is unchanged. Every route pattern of routes (the
-// service's router) gets an unknown query parameter; every write gets
+// service's router) gets an unknown query parameter, and
+// each of its path parameters each of BadPathKeys (a 400 naming the
+// parameter); every write gets
 // bytes that are not UTF-8, an unpaired surrogate escape, a duplicate key,
 // a field name in another case, an unknown query parameter and a huge
 // unknown field name (whose echo must stay short); and a free-form field,
 // nesting deeper than DynamoDB's 32 levels and numbers DynamoDB cannot hold.
 func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.TB) string, writes ...Write) {
 	t.Helper()
-	type input struct{ name, method, path, body string }
+	type input struct {
+		name, method, path, body string
+		// field is the path parameter a 400 must name, "" for any 4xx.
+		field string
+	}
 	var inputs []input
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	for _, p := range routes {
 		method, path, _ := strings.Cut(p, " ")
-		path = param.ReplaceAllString(path, "x")
-		inputs = append(inputs, input{"unknown query parameter " + p, method, path + "?x_unknown=1", ""})
+		sample := param.ReplaceAllString(path, "x")
+		inputs = append(inputs,
+			input{name: "unknown query parameter " + p, method: method, path: sample + "?x_unknown=1"},
+		)
+		// Every path parameter, in turn, gets each key the platform
+		// refuses (api.CheckKey), the others a valid one: a 400 naming it.
+		for _, name := range param.FindAllString(path, -1) {
+			field := strings.TrimSuffix(strings.TrimSuffix(strings.Trim(name, "{}"), "..."), "+")
+			bads := BadPathKeys
+			if strings.HasSuffix(name, "...}") {
+				bads = BadGreedyPathKeys
+			}
+			for what, bad := range bads {
+				at := strings.Replace(path, name, bad, 1)
+				inputs = append(inputs, input{name: p + " " + field + ": " + what, method: method, path: param.ReplaceAllString(at, "x"), field: field})
+			}
+		}
 	}
 	for _, w := range writes {
 		keys, values := fields(t, w.Body)
@@ -58,13 +104,13 @@ func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.T
 		}
 		with := func(k []string, v []json.RawMessage) string { return object(k, v) }
 		inputs = append(inputs,
-			input{at("invalid UTF-8"), w.Method, w.Path, with(keys, replace(values, str, json.RawMessage("\"a\xffb\"")))},
-			input{at("lone high surrogate"), w.Method, w.Path, with(keys, replace(values, str, json.RawMessage(`"a\ud800b"`)))},
-			input{at("lone low surrogate"), w.Method, w.Path, with(keys, replace(values, str, json.RawMessage(`"\udc00"`)))},
-			input{at("duplicate key"), w.Method, w.Path, with(append([]string{keys[0]}, keys...), append([]json.RawMessage{values[0]}, values...))},
-			input{at("field name in another case"), w.Method, w.Path, with(append([]string{string(upper)}, keys[1:]...), values)},
-			input{at("unknown query parameter"), w.Method, w.Path + "?x_unknown=1", w.Body},
-			input{at("huge unknown field name"), w.Method, w.Path, with(append([]string{strings.Repeat("k", 5000)}, keys...), append([]json.RawMessage{json.RawMessage("1")}, values...))},
+			input{name: at("invalid UTF-8"), method: w.Method, path: w.Path, body: with(keys, replace(values, str, json.RawMessage("\"a\xffb\"")))},
+			input{name: at("lone high surrogate"), method: w.Method, path: w.Path, body: with(keys, replace(values, str, json.RawMessage(`"a\ud800b"`)))},
+			input{name: at("lone low surrogate"), method: w.Method, path: w.Path, body: with(keys, replace(values, str, json.RawMessage(`"\udc00"`)))},
+			input{name: at("duplicate key"), method: w.Method, path: w.Path, body: with(append([]string{keys[0]}, keys...), append([]json.RawMessage{values[0]}, values...))},
+			input{name: at("field name in another case"), method: w.Method, path: w.Path, body: with(append([]string{string(upper)}, keys[1:]...), values)},
+			input{name: at("unknown query parameter"), method: w.Method, path: w.Path + "?x_unknown=1", body: w.Body},
+			input{name: at("huge unknown field name"), method: w.Method, path: w.Path, body: with(append([]string{strings.Repeat("k", 5000)}, keys...), append([]json.RawMessage{json.RawMessage("1")}, values...))},
 		)
 		if w.Doc != "" {
 			i := indexOf(t, keys, w.Doc)
@@ -77,7 +123,7 @@ func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.T
 				"1e-131":             `{"n":1e-131}`,
 				"33 levels of lists": strings.Repeat("[", 33) + strings.Repeat("]", 33),
 			} {
-				inputs = append(inputs, input{at(w.Doc + " " + name), w.Method, w.Path, with(keys, replace(values, i, json.RawMessage(doc)))})
+				inputs = append(inputs, input{name: at(w.Doc + " " + name), method: w.Method, path: w.Path, body: with(keys, replace(values, i, json.RawMessage(doc)))})
 			}
 		}
 	}
@@ -87,6 +133,13 @@ func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.T
 		if r.Status < 400 || r.Status > 499 {
 			t.Errorf("%s: %d %.300s, want 4xx", in.name, r.Status, r.Body)
 			continue
+		}
+		if in.field != "" {
+			var e ErrorBody
+			_ = json.Unmarshal(r.Body, &e)
+			if r.Status != http.StatusBadRequest || len(e.Error.Fields) == 0 || e.Error.Fields[0].Field != in.field {
+				t.Errorf("%s: %d %.300s, want 400 naming path parameter %s", in.name, r.Status, r.Body, in.field)
+			}
 		}
 		if len(r.Body) > 2048 {
 			t.Errorf("%s: a %d-byte error; echoed input is not truncated", in.name, len(r.Body))

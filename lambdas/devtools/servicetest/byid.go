@@ -10,9 +10,10 @@ import (
 
 // GetByID checks a route that reads one item by a UUID in its path,
 // collection+"/"+id: the item answers 200 with want (compared after
-// decoding into a new T); an unknown UUID, one in upper case or braces, a
-// non-UUID and a huge id all answer 404 not_found without a read that
-// could tell them apart; DELETE answers 405 naming allow in Allow; a
+// decoding into a new T); an unknown UUID, one in upper case or braces and
+// a non-UUID all answer 404 not_found without a read that could tell them
+// apart, and an id over the platform's 128-byte key bound a 400 naming
+// id (api.CheckKey); DELETE answers 405 naming allow in Allow; a
 // sub-path the API does not have answers 404.
 func GetByID[T any](t *testing.T, s Service, collection, id string, want T, allow string) {
 	t.Helper()
@@ -25,10 +26,14 @@ func GetByID[T any](t *testing.T, s Service, collection, id string, want T, allo
 		{"not a uuid", "abc", 404},
 		{"uppercase uuid", strings.ToUpper(id), 404},
 		{"braced uuid", "{" + id + "}", 404},
-		{"huge id", strings.Repeat("a", 3000), 404},
+		{"huge id", strings.Repeat("a", 3000), 400},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "GET", collection+"/"+tt.id, "")
+			if tt.status == 400 {
+				apitest.WantError(t, r, 400, "validation_failed", "id", "")
+				return
+			}
 			if tt.status != 200 {
 				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return

@@ -53,8 +53,10 @@ func (rt *Router) Patterns() []string { return append([]string(nil), rt.patterns
 // yet.
 func NewRouter(fn service.Function) *Router { return &Router{mux: http.NewServeMux(), fn: fn} }
 
-// Handle registers h for route, which must be one of the contract's. The
-// route's Query lists the query parameters it takes; any other parameter, a
+// Handle registers h for route, which must be one of the contract's. Every
+// path parameter must be a key (see [CheckKey]: UTF-8, bounded, none of
+// '#', '/', '*', '?', whitespace or control characters), else the request
+// is a 400 naming the parameter before h runs. The route's Query lists the query parameters it takes; any other parameter, a
 // parameter given twice or a query that does not parse is a 400 before h
 // runs, so no route silently ignores a misspelt ?limt= (and h never acts on
 // a request it misread).
@@ -75,14 +77,16 @@ func (rt *Router) Handle(route service.Route, h HandlerFunc) {
 	if rt.around != nil {
 		serve = rt.around(route, serve)
 	}
+	params := pathParams(route)
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		var v Validator
+		checkPath(&v, r, params)
 		if r.URL.RawQuery != "" {
-			var v Validator
 			v.Query(r, query...)
-			if err := v.Err(); err != nil {
-				WriteError(w, r, err)
-				return
-			}
+		}
+		if err := v.Err(); err != nil {
+			WriteError(w, r, err)
+			return
 		}
 		serve.ServeHTTP(w, r)
 	})

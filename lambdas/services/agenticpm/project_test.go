@@ -114,10 +114,14 @@ func TestGetProject(t *testing.T) {
 		{"unknown", missingID, 404},
 		{"not a uuid", "abc", 404},
 		{"uppercase", strings.ToUpper(p.ID), 404},
-		{"huge", strings.Repeat("a", 3000), 404},
+		{"huge", strings.Repeat("a", 3000), 400}, // over the platform's key bound
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "GET", "/projects/"+tt.id, "")
+			if tt.status == 400 {
+				apitest.WantError(t, r, 400, "validation_failed", "id", "")
+				return
+			}
 			if tt.status != 200 {
 				apitest.WantError(t, r, 404, "not_found", "", "project")
 				return

@@ -2,6 +2,8 @@ package nucleus
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -34,8 +36,14 @@ type Account struct {
 	RoleARN     string `dynamodbav:"role_arn" json:"role_arn"`
 	// ExternalID is passed to STS AssumeRole when set: the value the
 	// role's trust policy requires in its sts:ExternalId condition.
-	ExternalID string        `dynamodbav:"external_id,omitempty" json:"external_id,omitempty"`
-	Status     AccountStatus `dynamodbav:"status" json:"status"`
+	// Nucleus generates it (NewExternalID) when the account is created or
+	// rotated and shows it only in that answer (CreatedAccount): never in
+	// reads, lists or the audit log.
+	ExternalID string `dynamodbav:"external_id,omitempty" json:"-"`
+	// ExternalIDSet tells whether the account has one (accounts created
+	// before Nucleus generated them may have none until rotated).
+	ExternalIDSet bool          `dynamodbav:"-" json:"external_id_set"`
+	Status        AccountStatus `dynamodbav:"status" json:"status"`
 	// LastTestRunAt is the time of the latest connection test (POST
 	// /accounts/{id}/test, or an EXECUTE entry on the account); it only
 	// moves forward. LastTestStatus is that test's outcome.
@@ -65,7 +73,36 @@ func accountKey(id string) itemKey { return itemKey{PK: prefixAccount + id, SK: 
 func (it *accountItem) account() *Account {
 	a := it.Account
 	a.AccountID = strings.TrimPrefix(it.PK, prefixAccount)
+	a.ExternalIDSet = a.ExternalID != ""
 	return &a
+}
+
+// CreatedAccount is the answer that shows an account's external id: the
+// create's, and a rotation's. It is the only time Nucleus shows it; the
+// account owner puts it in the role's trust policy (sts:ExternalId).
+type CreatedAccount struct {
+	*Account
+	ExternalID string `json:"external_id"`
+}
+
+// Shown returns a with its external id shown.
+func (a *Account) Shown() *CreatedAccount {
+	if a == nil {
+		return nil
+	}
+	return &CreatedAccount{Account: a, ExternalID: a.ExternalID}
+}
+
+// externalIDBytes is the entropy of a generated external id.
+const externalIDBytes = 24
+
+// NewExternalID returns a fresh external id: "nucleus-" and 48 hex digits
+// of crypto/rand, within STS's ExternalId rules (2-1,224 characters of
+// [\w+=,.@:/-]).
+func NewExternalID() string {
+	b := make([]byte, externalIDBytes)
+	_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
+	return "nucleus-" + hex.EncodeToString(b)
 }
 
 // NewAccount is the input of CreateAccount.
@@ -73,7 +110,6 @@ type NewAccount struct {
 	AccountID   string
 	AccountName string
 	RoleARN     string
-	ExternalID  string
 	Status      AccountStatus
 }
 
@@ -86,7 +122,7 @@ func (s *Store) CreateAccount(ctx context.Context, user string, in NewAccount) (
 	ts := Timestamp(now)
 	key := accountKey(in.AccountID)
 	it := accountItem{PK: key.PK, SK: key.SK, GSI1PK: gsiAccounts, GSI1SK: in.AccountName, Version: 1,
-		Account: Account{AccountName: in.AccountName, RoleARN: in.RoleARN, ExternalID: in.ExternalID, Status: in.Status, CreatedAt: ts, UpdatedAt: ts}}
+		Account: Account{AccountName: in.AccountName, RoleARN: in.RoleARN, ExternalID: s.newExternalID(), Status: in.Status, CreatedAt: ts, UpdatedAt: ts}}
 	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return nil, fmt.Errorf("nucleus: marshal account: %w", err)
@@ -127,9 +163,10 @@ func (s *Store) accountItem(ctx context.Context, id string) (*accountItem, error
 type AccountPatch struct {
 	AccountName *string
 	RoleARN     *string
-	// ExternalID "" removes the external id.
-	ExternalID *string
-	Status     *AccountStatus
+	// RotateExternalID replaces the external id with a new one, which the
+	// answer shows once.
+	RotateExternalID bool
+	Status           *AccountStatus
 }
 
 // UpdateAccount changes an account and records the old and new values in
@@ -156,8 +193,10 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		if p.RoleARN != nil && ch.add("role_arn", cur.RoleARN, *p.RoleARN) {
 			next.RoleARN = *p.RoleARN
 		}
-		if p.ExternalID != nil && ch.add("external_id", cur.ExternalID, *p.ExternalID) {
-			next.ExternalID = *p.ExternalID
+		if p.RotateExternalID {
+			// The audit says that it changed, never the value.
+			next.ExternalID = s.newExternalID()
+			ch["external_id"] = change{Old: map[bool]string{true: "(set, not shown)", false: "(none)"}[cur.ExternalID != ""], New: "(rotated, not shown)"}
 		}
 		if p.Status != nil && ch.add("status", cur.Status, *p.Status) {
 			next.Status = *p.Status

@@ -74,7 +74,13 @@ func TestCreateAccount(t *testing.T) {
 	}{
 		{"valid", testUser, valid(), 201, "", ""},
 		{"inactive", testUser, valid("account_id", "210987654321", "role_arn", roleARN("210987654321"), "status", "inactive"), 201, "", ""},
-		{"role with path, gov partition", testUser, valid("account_id", "111111111111", "role_arn", "arn:aws-us-gov:iam::111111111111:role/ops/team/Nucleus-Role_1"), 201, "", ""},
+		{"gov partition", testUser, valid("account_id", "111111111111", "role_arn", "arn:aws-us-gov:iam::111111111111:role/Nucleus-Role_1"), 201, "", ""},
+		// IAM's * spans '/': a role under a path would match the executor's
+		// role pattern while naming another role.
+		{"role with path", testUser, valid("account_id", "222222222222", "role_arn", "arn:aws:iam::222222222222:role/ops/team/Nucleus-Role_1"), 400, "validation_failed", "role_arn"},
+		{"role under a pattern-matching path", testUser, valid("account_id", "222222222222", "role_arn", "arn:aws:iam::222222222222:role/nucleus-executor-x/OrgAdmin"), 400, "validation_failed", "role_arn"},
+		{"caller-chosen external id", testUser, valid("account_id", "222222222222", "role_arn", roleARN("222222222222"), "external_id", "tenant-a"), 400, "validation_failed", "external_id"},
+		{"empty external id", testUser, valid("account_id", "222222222222", "role_arn", roleARN("222222222222"), "external_id", ""), 400, "validation_failed", "external_id"},
 		{"duplicate", testUser, valid("account_name", "Other"), 409, "conflict", ""},
 		{"empty body", testUser, ``, 400, "bad_request", ""},
 		{"null body", testUser, `null`, 400, "bad_request", ""},
@@ -116,6 +122,13 @@ func TestCreateAccount(t *testing.T) {
 			}
 			var a nucleus.Account
 			r.JSON(t, &a)
+			var shown struct {
+				ExternalID string `json:"external_id"`
+			}
+			r.JSON(t, &shown)
+			if !regexp.MustCompile(`^nucleus-[0-9a-f]{48}$`).MatchString(shown.ExternalID) || !a.ExternalIDSet {
+				t.Errorf("external id %q (set %v), want a generated one, shown once", shown.ExternalID, a.ExternalIDSet)
+			}
 			if r.Header.Get("Location") != "accounts/"+a.AccountID {
 				t.Errorf("Location = %q", r.Header.Get("Location"))
 			}
@@ -147,11 +160,15 @@ func TestGetAccount(t *testing.T) {
 		{"existing", a.AccountID, 200},
 		{"unknown", "999999999999", 404},
 		{"malformed", "abc", 404},
-		{"too long", strings.Repeat("1", 3000), 404},
+		{"too long", strings.Repeat("1", 3000), 400}, // over the platform's key bound
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "GET", "/accounts/"+tt.id, "")
+			if tt.status == 400 {
+				apitest.WantError(t, r, 400, "validation_failed", "id", "")
+				return
+			}
 			if tt.status != 200 {
 				apitest.WantError(t, r, tt.status, "not_found", "", "")
 				return
@@ -222,6 +239,10 @@ func TestUpdateAccount(t *testing.T) {
 		{"bad status", id, `{"status":"gone"}`, 400, "validation_failed", "status"},
 		{"key field", id, `{"account_id":"999999999999"}`, 400, "validation_failed", "account_id"},
 		{"last_test_run_at is not writable", id, `{"last_test_run_at":"2026-01-01T00:00:00.000000Z"}`, 400, "validation_failed", "last_test_run_at"},
+		{"caller-chosen external id", id, `{"external_id":"mine"}`, 400, "validation_failed", "external_id"},
+		{"external id removed", id, `{"external_id":""}`, 400, "validation_failed", "external_id"},
+		{"rotate false", id, `{"rotate_external_id":false}`, 400, "validation_failed", "rotate_external_id"},
+		{"role with path", id, `{"role_arn":"arn:aws:iam::` + id + `:role/nucleus-executor-x/OrgAdmin"}`, 400, "validation_failed", "role_arn"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -410,8 +431,13 @@ func TestRolePattern(t *testing.T) {
 	post := func(role string) apitest.Response {
 		return apitest.Do(t, h, "POST", "/accounts", `{"account_id":"123456789012","account_name":"A","role_arn":"`+role+`"}`, nucleus.HeaderUserID, testUser)
 	}
-	for _, role := range []string{"arn:aws:iam::123456789012:role/NucleusRole", "arn:aws:iam::123456789012:role/ops/nucleus-executor-a", "arn:aws:iam::123456789012:role/nucleus-executor"} {
+	for _, role := range []string{"arn:aws:iam::123456789012:role/NucleusRole", "arn:aws:iam::123456789012:role/nucleus-executor"} {
 		apitest.WantError(t, post(role), 400, "validation_failed", "role_arn", "nucleus-executor-*")
+	}
+	// A path is refused whatever the pattern: nucleus-executor-* matches
+	// nucleus-executor-x/OrgAdmin in IAM.
+	for _, role := range []string{"arn:aws:iam::123456789012:role/ops/nucleus-executor-a", "arn:aws:iam::123456789012:role/nucleus-executor-x/OrgAdmin"} {
+		apitest.WantError(t, post(role), 400, "validation_failed", "role_arn", "without a path")
 	}
 	if r := post("arn:aws:iam::123456789012:role/nucleus-executor-dev.ops"); r.Status != 201 {
 		t.Errorf("matching role: %d %s", r.Status, r.Body)

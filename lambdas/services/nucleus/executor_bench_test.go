@@ -32,7 +32,7 @@ func (e *execEnv) meteredExecutor(t testing.TB, m *ddbrecord.Recorder) *nucleus.
 // EC2 instances of one account.
 func (e *execEnv) everyMinute(t testing.TB, resources int) {
 	t.Helper()
-	e.accountWithRole(t, acctA, "")
+	e.accountWithRole(t, acctA)
 	e.Must(t, 201, "POST", "/schedules", `{"schedule_name":"every minute","start_cron":"* * * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, nil)
 	var page nucleus.SchedulePage
 	e.Must(t, 200, "GET", "/schedules", "", &page)

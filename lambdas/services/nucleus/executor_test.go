@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,18 +93,22 @@ func (e *execEnv) run(t *testing.T, at time.Time) {
 	}
 }
 
-// accountWithRole registers an account whose role the fake STS trusts.
-func (e *execEnv) accountWithRole(t testing.TB, id, externalID string) string {
+// accountWithRole registers an account whose role the fake STS trusts
+// with the external id Nucleus generated (the create's answer shows it):
+// the trust policy an account owner writes.
+func (e *execEnv) accountWithRole(t testing.TB, id string) (role, externalID string) {
 	t.Helper()
-	role := "arn:aws:iam::" + id + ":role/nucleus-executor-target"
-	body := map[string]string{"account_id": id, "account_name": "acct " + id, "role_arn": role}
-	if externalID != "" {
-		body["external_id"] = externalID
+	role = "arn:aws:iam::" + id + ":role/nucleus-executor-target"
+	b, _ := json.Marshal(map[string]string{"account_id": id, "account_name": "acct " + id, "role_arn": role})
+	var created struct {
+		ExternalID string `json:"external_id"`
 	}
-	b, _ := json.Marshal(body)
-	e.Must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
-	e.sts.Trust(role, externalID)
-	return role
+	e.Must(t, http.StatusCreated, "POST", "/accounts", string(b), &created)
+	if !strings.HasPrefix(created.ExternalID, "nucleus-") {
+		t.Fatalf("external id %q, want a generated one", created.ExternalID)
+	}
+	e.sts.Trust(role, created.ExternalID)
+	return role, created.ExternalID
 }
 
 // scheduleAt creates a schedule in zone whose start_cron fires at the
@@ -203,8 +208,8 @@ var (
 // does nothing. ECS goes to 0 and back to the count it had.
 func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 	e := newExecEnv(t)
-	roleA := e.accountWithRole(t, acctA, "ext-tenant-a")
-	roleB := e.accountWithRole(t, acctB, "")
+	roleA, extA := e.accountWithRole(t, acctA)
+	roleB, extB := e.accountWithRole(t, acctB)
 	e.ec2.AddInstance("i-0000000000000000a", awsloop.InstanceStopped)
 	e.rds.AddInstance("orders", awsloop.DBStopped)
 	e.rds.AddCluster("reports", awsloop.DBStopped)
@@ -233,9 +238,9 @@ func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 		t.Fatalf("%d AssumeRole calls, want one per account", len(assumes))
 	}
 	for _, c := range assumes {
-		want := map[string]string{"RoleArn": roleA, "ExternalId": "ext-tenant-a"}
+		want := map[string]string{"RoleArn": roleA, "ExternalId": extA}
 		if c.Get("RoleArn") == roleB {
-			want = map[string]string{"RoleArn": roleB, "ExternalId": ""}
+			want = map[string]string{"RoleArn": roleB, "ExternalId": extB}
 		}
 		if c.Get("RoleArn") != want["RoleArn"] || c.Get("ExternalId") != want["ExternalId"] || c.Params.Has("ExternalId") != (want["ExternalId"] != "") ||
 			c.Get("RoleSessionName") != nucleus.SessionExecutor || c.AccessKeyID != executorKey {
@@ -374,7 +379,7 @@ func countEntries(m map[string][]map[string]any) int {
 // entry each.
 func TestExecutorOverlappingRunsExecuteOnce(t *testing.T) {
 	e := newExecEnv(t)
-	role := e.accountWithRole(t, acctA, "")
+	role, _ := e.accountWithRole(t, acctA)
 	const n = 8
 	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
@@ -421,7 +426,7 @@ func TestExecutorOverlappingRunsExecuteOnce(t *testing.T) {
 // acts on the rest only.
 func TestExecutorTakesOverAnExpiredClaim(t *testing.T) {
 	e := newExecEnv(t)
-	e.accountWithRole(t, acctA, "")
+	e.accountWithRole(t, acctA)
 	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
 	arns := []string{}
@@ -473,7 +478,7 @@ func TestExecutorTakesOverAnExpiredClaim(t *testing.T) {
 func TestExecutorWhatIsDue(t *testing.T) {
 	e := newExecEnv(t)
 	e.x.SetPageLimit(2)
-	e.accountWithRole(t, acctA, "")
+	e.accountWithRole(t, acctA)
 	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	var ids []string
 	for i := range 5 {
@@ -523,10 +528,10 @@ func TestExecutorWhatIsDue(t *testing.T) {
 // its FAIL entry and the healthy account's resource still starts.
 func TestExecutorAccountFailures(t *testing.T) {
 	e := newExecEnv(t)
-	e.accountWithRole(t, acctA, "")
+	e.accountWithRole(t, acctA)
 	e.createAccount(t, acctB, "untrusted", "active") // role not trusted by the fake STS
 	const acctC = "333333333333"
-	e.accountWithRole(t, acctC, "")
+	e.accountWithRole(t, acctC)
 	e.Must(t, http.StatusOK, "PATCH", "/accounts/"+acctC, `{"status":"inactive"}`, nil)
 	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})

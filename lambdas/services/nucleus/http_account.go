@@ -16,11 +16,12 @@ func accountStatuses() []string {
 }
 
 type createAccountRequest struct {
-	AccountID   string        `json:"account_id"`
-	AccountName string        `json:"account_name"`
-	RoleARN     string        `json:"role_arn"`
-	ExternalID  string        `json:"external_id"`
-	Status      AccountStatus `json:"status"`
+	AccountID   string `json:"account_id"`
+	AccountName string `json:"account_name"`
+	RoleARN     string `json:"role_arn"`
+	// ExternalID is declared to be refused by name (refuseExternalID).
+	ExternalID api.Optional[string] `json:"external_id"`
+	Status     AccountStatus        `json:"status"`
 }
 
 func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
@@ -33,9 +34,7 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	checkAccountID(&v, "account_id", in.AccountID)
 	checkName(&v, "account_name", in.AccountName)
 	h.checkRole(&v, "role_arn", in.RoleARN, in.AccountID)
-	if in.ExternalID != "" {
-		checkExternalID(&v, "external_id", in.ExternalID)
-	}
+	refuseExternalID(&v, in.ExternalID.Set)
 	if in.Status == "" {
 		// New accounts are active unless the caller says otherwise.
 		in.Status = AccountActive
@@ -44,12 +43,12 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	a, err := h.store.CreateAccount(r.Context(), u, NewAccount(in))
+	a, err := h.store.CreateAccount(r.Context(), u, NewAccount{AccountID: in.AccountID, AccountName: in.AccountName, RoleARN: in.RoleARN, Status: in.Status})
 	if err != nil {
 		return api.About(err, in.AccountID)
 	}
 	w.Header().Set("Location", "accounts/"+a.AccountID)
-	api.WriteJSON(w, http.StatusCreated, a)
+	api.WriteJSON(w, http.StatusCreated, a.Shown())
 	return nil
 }
 
@@ -63,10 +62,12 @@ func (h *handler) getAccount(w http.ResponseWriter, r *http.Request) error {
 }
 
 type updateAccountRequest struct {
-	AccountName api.Optional[string]        `json:"account_name"`
-	RoleARN     api.Optional[string]        `json:"role_arn"`
-	ExternalID  api.Optional[string]        `json:"external_id"`
-	Status      api.Optional[AccountStatus] `json:"status"`
+	AccountName api.Optional[string] `json:"account_name"`
+	RoleARN     api.Optional[string] `json:"role_arn"`
+	// ExternalID is declared to be refused by name (refuseExternalID).
+	ExternalID       api.Optional[string]        `json:"external_id"`
+	RotateExternalID api.Optional[bool]          `json:"rotate_external_id"`
+	Status           api.Optional[AccountStatus] `json:"status"`
 }
 
 func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
@@ -78,20 +79,21 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
 		return err
 	}
-	if !in.AccountName.Set && !in.RoleARN.Set && !in.ExternalID.Set && !in.Status.Set {
-		return api.BadRequest("nothing to change; give at least one of account_name, role_arn, external_id, status")
+	if !in.AccountName.Set && !in.RoleARN.Set && !in.ExternalID.Set && !in.RotateExternalID.Set && !in.Status.Set {
+		return api.BadRequest("nothing to change; give at least one of account_name, role_arn, rotate_external_id, status")
 	}
 	var v api.Validator
 	u := user(&v, r)
-	p := AccountPatch{
-		AccountName: in.AccountName.Ptr(&v, "account_name"),
-		RoleARN:     in.RoleARN.Ptr(&v, "role_arn"),
-		ExternalID:  in.ExternalID.Ptr(&v, "external_id"),
-		Status:      in.Status.Ptr(&v, "status"),
+	refuseExternalID(&v, in.ExternalID.Set)
+	rotate := in.RotateExternalID.Ptr(&v, "rotate_external_id")
+	if rotate != nil && !*rotate {
+		v.Add("rotate_external_id", "must be true when given (omit it to keep the external id)")
 	}
-	if p.ExternalID != nil && *p.ExternalID != "" {
-		// "" removes the external id.
-		checkExternalID(&v, "external_id", *p.ExternalID)
+	p := AccountPatch{
+		AccountName:      in.AccountName.Ptr(&v, "account_name"),
+		RoleARN:          in.RoleARN.Ptr(&v, "role_arn"),
+		RotateExternalID: rotate != nil && *rotate,
+		Status:           in.Status.Ptr(&v, "status"),
 	}
 	if p.AccountName != nil {
 		checkName(&v, "account_name", *p.AccountName)
@@ -106,6 +108,11 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := h.store.UpdateAccount(r.Context(), u, id, p)
+	if err == nil && p.RotateExternalID {
+		// The rotation's answer is the one place the new id is shown.
+		api.WriteJSON(w, http.StatusOK, a.Shown())
+		return nil
+	}
 	return api.Reply(w, http.StatusOK, a, api.About(err, id))
 }
 

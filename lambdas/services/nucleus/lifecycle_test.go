@@ -44,9 +44,13 @@ func TestConnectionTest(t *testing.T) {
 	fake, cloud := startFakeSTS(t)
 	s := newService(t, options{cloud: cloud})
 	role := "arn:aws:iam::" + acctA + ":role/nucleus-executor-ok"
-	b, _ := json.Marshal(map[string]string{"account_id": acctA, "account_name": "A", "role_arn": role, "external_id": "tenant:a/1"})
-	s.Must(t, http.StatusCreated, "POST", "/accounts", string(b), nil)
-	fake.Trust(role, "tenant:a/1")
+	b, _ := json.Marshal(map[string]string{"account_id": acctA, "account_name": "A", "role_arn": role})
+	var created struct {
+		ExternalID string `json:"external_id"`
+	}
+	s.Must(t, http.StatusCreated, "POST", "/accounts", string(b), &created)
+	ext := created.ExternalID
+	fake.Trust(role, ext)                    // the trust policy the account owner writes
 	s.createAccount(t, acctB, "B", "active") // its role is not trusted
 
 	var ok testResult
@@ -56,7 +60,7 @@ func TestConnectionTest(t *testing.T) {
 		t.Errorf("result %+v", ok)
 	}
 	ar := fake.CallsOf("AssumeRole")[0]
-	if ar.Get("RoleArn") != role || ar.Get("ExternalId") != "tenant:a/1" || ar.Get("RoleSessionName") != nucleus.SessionTest || ar.AccessKeyID != executorKey {
+	if ar.Get("RoleArn") != role || ar.Get("ExternalId") != ext || ar.Get("RoleSessionName") != nucleus.SessionTest || ar.AccessKeyID != executorKey {
 		t.Errorf("AssumeRole %v by %s", ar.Params, ar.AccessKeyID)
 	}
 	who := fake.CallsOf("GetCallerIdentity")[0]
@@ -64,9 +68,43 @@ func TestConnectionTest(t *testing.T) {
 		t.Errorf("GetCallerIdentity signed by %s", who.AccessKeyID)
 	}
 	var a nucleus.Account
-	s.Must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
-	if a.LastTestRunAt != ok.TestedAt || a.LastTestStatus != nucleus.StatusSuccess || a.ExternalID != "tenant:a/1" {
+	read := s.Do(t, "GET", "/accounts/"+acctA, "")
+	read.JSON(t, &a)
+	if a.LastTestRunAt != ok.TestedAt || a.LastTestStatus != nucleus.StatusSuccess || !a.ExternalIDSet {
 		t.Errorf("account after test %+v", a)
+	}
+	// Shown once: not in a read, a list, a test's details or the audit log.
+	list := s.Do(t, "GET", "/accounts", "")
+	audit := s.Do(t, "GET", "/audit/account/"+acctA, "")
+	for what, body := range map[string][]byte{"read": read.Body, "list": list.Body, "test": mustJSON(t, ok), "audit": audit.Body} {
+		if strings.Contains(string(body), ext) || strings.Contains(string(body), `"external_id":`) {
+			t.Errorf("the %s shows the external id: %s", what, body)
+		}
+	}
+
+	// A rotation shows the new id once; the old trust policy no longer
+	// lets Nucleus in, the new one does; the audit says it changed, not
+	// the value.
+	var rotated struct {
+		ExternalID string `json:"external_id"`
+	}
+	s.Must(t, http.StatusOK, "PATCH", "/accounts/"+acctA, `{"rotate_external_id":true}`, &rotated)
+	if rotated.ExternalID == ext || !strings.HasPrefix(rotated.ExternalID, "nucleus-") {
+		t.Fatalf("rotated external id %q (was %q)", rotated.ExternalID, ext)
+	}
+	var stale testResult
+	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &stale)
+	if stale.Status != "FAIL" {
+		t.Errorf("test with the old trust policy after a rotation: %+v", stale)
+	}
+	fake.Trust(role, rotated.ExternalID)
+	var fresh testResult
+	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &fresh)
+	if fresh.Status != "SUCCESS" {
+		t.Errorf("test with the new trust policy: %+v", fresh)
+	}
+	if audit := s.Do(t, "GET", "/audit/account/"+acctA, ""); strings.Contains(string(audit.Body), rotated.ExternalID) || !strings.Contains(string(audit.Body), "rotated, not shown") {
+		t.Errorf("audit after rotation: %s", audit.Body)
 	}
 
 	var denied testResult
@@ -303,4 +341,13 @@ func TestDeleteAccountRacingAttach(t *testing.T) {
 			t.Errorf("round %d: attached %v, deleted %v: want exactly one", round, attached, deleted)
 		}
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

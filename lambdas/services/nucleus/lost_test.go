@@ -17,7 +17,7 @@ import (
 // once, instead of standing down until its own 15-minute lease ends.
 func TestExecutorClaimWithLostAnswer(t *testing.T) {
 	e := newExecEnv(t)
-	e.accountWithRole(t, acctA, "")
+	e.accountWithRole(t, acctA)
 	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
 	e.ec2.AddInstance("i-0000000000000001a", awsloop.InstanceStopped)

@@ -35,6 +35,8 @@ type Store struct {
 	codec  *cursor.Codec
 	now    func() time.Time
 	newID  func() string
+	// newExternalID generates accounts' external ids (NewExternalID).
+	newExternalID func() string
 	// newEntryID makes the unique suffix of audit sort keys.
 	newEntryID func(time.Time) string
 	// pageLimit caps the items per page of queryAll (0: DynamoDB's 1 MB
@@ -45,12 +47,13 @@ type Store struct {
 // NewStore returns a Store on tables. cursorKey signs list cursors.
 func NewStore(client API, tables Tables, cursorKey []byte) *Store {
 	return &Store{
-		client:     client,
-		tables:     tables,
-		codec:      cursor.NewCodec(cursorKey),
-		now:        time.Now,
-		newID:      uuid.NewString,
-		newEntryID: ulid.New,
+		client:        client,
+		tables:        tables,
+		codec:         cursor.NewCodec(cursorKey),
+		now:           time.Now,
+		newID:         uuid.NewString,
+		newExternalID: NewExternalID,
+		newEntryID:    ulid.New,
 	}
 }
 

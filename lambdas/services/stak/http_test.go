@@ -21,6 +21,13 @@ func TestSettingsAndInboxes(t *testing.T) {
 		{"get tenant", "GET", "/tenants/acme/settings", "", 200},
 		{"tenant with #", "PUT", "/tenants/a%23b/settings", `{"title":"x"}`, 400},
 		{"get tenant with #", "GET", "/tenants/a%23b/settings", "", 400},
+		// Bytes that are not UTF-8 would be stored as U+FFFD: %FEx and
+		// %EF%BF%BDx (U+FFFD itself) must not reach the same item.
+		{"tenant not UTF-8", "PUT", "/tenants/%FEx/settings", `{"title":"x"}`, 400},
+		{"tenant U+FFFD", "GET", "/tenants/%EF%BF%BDx/settings", "", 404},
+		{"tenant with /", "PUT", "/tenants/a%2Fb/settings", `{"title":"x"}`, 400},
+		{"tenant with *", "PUT", "/tenants/a*/settings", `{"title":"x"}`, 400},
+		{"tenant with ?", "PUT", "/tenants/a%3F/settings", `{"title":"x"}`, 400},
 		{"empty body", "PUT", "/tenants/acme/settings", ``, 400},
 		{"null body", "PUT", "/tenants/acme/settings", `null`, 400},
 		{"malformed body", "PUT", "/tenants/acme/settings", `{"title":`, 400},

@@ -38,8 +38,9 @@ const (
 	// PublicUID is the user part of the public partition key.
 	PublicUID = "$public"
 	// MaxKeyLen bounds tenant, inbox, user and category keys, which all
-	// end up in key attributes (2048 bytes for pk, 1024 for sk).
-	MaxKeyLen = 128
+	// end up in key attributes (2048 bytes for pk, 1024 for sk): the
+	// platform's bound on every path key.
+	MaxKeyLen = api.MaxPathKeyBytes
 	// MaxRecipients bounds the uids of one publish: each costs one
 	// transaction.
 	MaxRecipients = 100
@@ -159,20 +160,10 @@ func ParsePartition(pk string) (Partition, error) {
 }
 
 // checkKey reports why s cannot be a tenant, inbox, user or category key,
-// or "" when it can.
-func checkKey(s string) string {
-	switch {
-	case s == "":
-		return "is required"
-	case len(s) > MaxKeyLen:
-		return fmt.Sprintf("must be at most %d bytes", MaxKeyLen)
-	case strings.Contains(s, "#"):
-		return "must not contain '#'"
-	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-		return "must not contain whitespace or control characters"
-	}
-	return ""
-}
+// or "" when it can: the platform's key rule (api.CheckKey), which the
+// router applies to every path key too, so a user id published to is one
+// a feed path can name.
+func checkKey(s string) string { return api.CheckKey(s, MaxKeyLen) }
 
 // newMessageID returns a fixed-width base36 millisecond timestamp followed
 // by 10 random base36 digits: ids sort by time as strings, and the random

@@ -1,0 +1,90 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+)
+
+// Every path parameter is a key before the handler runs: a segment that
+// would collapse onto another key (invalid UTF-8 becomes U+FFFD), split
+// one ('/', '#') or act as an IAM wildcard ('*', '?') is a 400 naming it.
+func TestPathKeys(t *testing.T) {
+	one := service.Route{Method: "GET", Path: "/tenants/{tenant}/inboxes/{inbox}"}
+	greedy := service.Route{Method: "GET", Path: "/files/{path+}"}
+	fn := service.Function{Name: "keys", Kind: service.HTTP, Routes: []service.Route{one, greedy}}
+	ran := 0
+	h := func(w http.ResponseWriter, r *http.Request) error {
+		ran++
+		api.WriteJSON(w, 200, map[string]string{"tenant": r.PathValue("tenant"), "path": r.PathValue("path")})
+		return nil
+	}
+	r := api.NewRouter(fn)
+	r.Handle(one, h)
+	r.Handle(greedy, h)
+	rt := r.Done()
+	for _, tt := range []struct {
+		path  string
+		field string // "" when served
+	}{
+		{"/tenants/acme/inboxes/main", ""},
+		{"/tenants/%EF%BF%BDx/inboxes/main", ""}, // U+FFFD itself is a character
+		{"/tenants/caf%C3%A9/inboxes/main", ""},
+		{"/tenants/%FEx/inboxes/main", "tenant"},
+		{"/tenants/a%23b/inboxes/main", "tenant"},
+		{"/tenants/a%2Fb/inboxes/main", "tenant"},
+		{"/tenants/a*/inboxes/main", "tenant"},
+		{"/tenants/a%3Fb/inboxes/main", "tenant"},
+		{"/tenants/a%00b/inboxes/main", "tenant"},
+		{"/tenants/a%20b/inboxes/main", "tenant"},
+		{"/tenants/a%C2%A0b/inboxes/main", "tenant"}, // no-break space
+		{"/tenants/acme/inboxes/" + strings.Repeat("k", api.MaxPathKeyBytes), ""},
+		{"/tenants/acme/inboxes/" + strings.Repeat("k", api.MaxPathKeyBytes+1), "inbox"},
+		{"/files/a/b/c", ""},
+		{"/files/" + strings.Repeat("k", api.MaxGreedyPathBytes), ""},
+		{"/files/" + strings.Repeat("k", api.MaxGreedyPathBytes+1), "path"},
+		{"/files/a/%FF", "path"},
+		{"/files/a/*", "path"},
+		{"/files/a%23b", "path"},
+	} {
+		ran = 0
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, httptest.NewRequest("GET", tt.path, nil))
+		if tt.field == "" {
+			if rec.Code != 200 || ran != 1 {
+				t.Errorf("GET %.60s: %d %s, want it served", tt.path, rec.Code, rec.Body)
+			}
+			continue
+		}
+		var body struct {
+			Error struct {
+				Code   string           `json:"code"`
+				Fields []api.FieldError `json:"fields"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != 400 || ran != 0 || len(body.Error.Fields) != 1 || body.Error.Fields[0].Field != tt.field || body.Error.Code != api.CodeValidation {
+			t.Errorf("GET %.60s: %d %s (handler ran %d times), want 400 naming %s", tt.path, rec.Code, rec.Body, ran, tt.field)
+		}
+	}
+}
+
+func TestCheckKey(t *testing.T) {
+	for s, want := range map[string]string{
+		"acme":                  "",
+		"":                      "is required",
+		"a\xffb":                "must be valid UTF-8",
+		"a#b":                   "must not contain '#', '/', '*', '?'",
+		"a\tb":                  "must not contain whitespace or control characters",
+		strings.Repeat("é", 65): "must be at most 128 bytes of UTF-8 (got 130)",
+	} {
+		if got := api.CheckKey(s, 128); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("CheckKey(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/dynastack/dynastack/constructs/stak"
+	"github.com/dynastack/dynastack/test/iameval"
+)
+
+// grantTenants are the tenants granted in the host stack: a plain key,
+// one that extends it, one it extends, and one of every character a key
+// may hold.
+var grantTenants = []string{"acme", "acme2", "ac", "a.b-c_d:e@f+g=h,i~j"}
+
+// hostAPIID stands for the Stak API's id in the host stack's grants; the
+// test writes each stage template's API in its place.
+const hostAPIID = "STAKAPI"
+
+// hostGrants maps each tenant of grantTenants to the policy document
+// stak.GrantTenantInvoke gave its role (intrinsics resolved), synthesized
+// by TestMain beside the app (jsii runs once per test binary).
+var hostGrants map[string]any
+
+// synthHostGrants builds a host stack as another team would: one role per
+// tenant, each granted with stak.GrantTenantInvoke on the imported API.
+func synthHostGrants() (map[string]any, error) {
+	dir, err := os.MkdirTemp("", "dynastack-host-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(dir)})
+	stack := awscdk.NewStack(app, jsii.String("Host"), nil)
+	api := awsapigatewayv2.HttpApi_FromHttpApiAttributes(stack, jsii.String("Stak"), &awsapigatewayv2.HttpApiAttributes{HttpApiId: jsii.String(hostAPIID)})
+	for i, tenant := range grantTenants {
+		role := awsiam.NewRole(stack, jsii.String(fmt.Sprintf("Host%dRole", i)), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+		if _, err := stak.GrantTenantInvoke(api, role, tenant); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := json.Marshal(app.Synth(nil).GetStackArtifact(jsii.String("Host")).Template())
+	if err != nil {
+		return nil, err
+	}
+	var tmpl map[string]any
+	if err := json.Unmarshal(raw, &tmpl); err != nil {
+		return nil, err
+	}
+	resources, _ := tmpl["Resources"].(map[string]any)
+	out := map[string]any{}
+	for _, r := range resources {
+		r := r.(map[string]any)
+		if r["Type"] != "AWS::IAM::Policy" {
+			continue
+		}
+		p := r["Properties"].(map[string]any)
+		roles := p["Roles"].([]any)
+		ref := roles[0].(map[string]any)["Ref"].(string)
+		m := regexp.MustCompile(`^Host(\d+)Role[0-9A-F]{8}$`).FindStringSubmatch(ref)
+		if m == nil {
+			return nil, fmt.Errorf("policy of %s", ref)
+		}
+		i, _ := strconv.Atoi(m[1])
+		doc, err := iameval.Resolve(p["PolicyDocument"], resources, deployEnv)
+		if err != nil {
+			return nil, err
+		}
+		out[grantTenants[i]] = doc
+	}
+	if len(out) != len(grantTenants) {
+		return nil, fmt.Errorf("%d host policies for %d tenants", len(out), len(grantTenants))
+	}
+	return out, nil
+}
+
+// TestHostGrantsReachOnlyTheirTenant evaluates every execute-api:Invoke
+// resource stak.GrantTenantInvoke generates against every route of every
+// stage's Stak template, with IAM's wildcard semantics (test/iameval):
+// a tenant's grant allows a SigV4 route exactly when it is a host route
+// (IAM-authorized, under /tenants/{tenant}/) and the path's tenant is the
+// grant's. Not the operators' /admin/… routes, not another tenant's paths
+// (one that extends the tenant or that it extends included). JWT routes
+// are authorized by the token alone, IAM policies are not consulted for
+// them; the test checks that they are JWT routes.
+func TestHostGrantsReachOnlyTheirTenant(t *testing.T) {
+	param := regexp.MustCompile(`\{[^}+]+\+?\}`)
+	samples := append([]string{"acme-evil"}, grantTenants...)
+	evaluated := 0
+	for stage, stacks := range asm.Templates {
+		tmpl, ok := stacks["stak"]
+		if !ok {
+			t.Fatalf("%s: no stak stack", stage)
+		}
+		var apiID, stageName string
+		for lid := range tmpl.Resources("AWS::ApiGatewayV2::Api") {
+			apiID = lid
+		}
+		for _, st := range tmpl.Resources("AWS::ApiGatewayV2::Stage") {
+			stageName, _ = props(st)["StageName"].(string)
+		}
+		if apiID == "" || stageName == "" {
+			t.Fatalf("%s/stak: API %q stage %q", stage, apiID, stageName)
+		}
+		hostRoutes := 0
+		for _, r := range tmpl.Resources("AWS::ApiGatewayV2::Route") {
+			key, _ := props(r)["RouteKey"].(string)
+			method, path, _ := strings.Cut(key, " ")
+			auth := props(r)["AuthorizationType"]
+			if auth == "JWT" {
+				if !strings.Contains(path, "/users/{uid}") {
+					t.Errorf("%s/stak: route %s is JWT-authorized but no end user's route", stage, key)
+				}
+				continue
+			}
+			if auth != "AWS_IAM" {
+				t.Errorf("%s/stak: route %s is %v-authorized", stage, key, auth)
+				continue
+			}
+			host := strings.HasPrefix(path, "/tenants/{tenant}/")
+			if host {
+				hostRoutes++
+			}
+			for _, pathTenant := range samples {
+				concrete := strings.Replace(path, "{tenant}", pathTenant, 1)
+				concrete = param.ReplaceAllStringFunc(concrete, func(p string) string { return strings.Trim(p, "{}+") + "1" })
+				arn := iameval.ARN(deployEnv, "execute-api", apiID+"/"+stageName+"/"+method+concrete)
+				for _, grantTenant := range grantTenants {
+					doc := withAPI(hostGrants[grantTenant], apiID)
+					d, err := iameval.Evaluate(doc, iameval.Request{Action: "execute-api:Invoke", Resource: arn})
+					if err != nil {
+						t.Fatalf("%s: grant of %s: %v", stage, grantTenant, err)
+					}
+					evaluated++
+					if want := host && pathTenant == grantTenant; (d == iameval.Allow) != want {
+						t.Errorf("%s: the grant of tenant %q on %s: %v, want allowed %v", stage, grantTenant, arn, d, want)
+					}
+				}
+			}
+		}
+		if hostRoutes < 5 {
+			t.Errorf("%s/stak: %d host routes; the contract has 5", stage, hostRoutes)
+		}
+	}
+	// Every resource names the stage and a method: nothing before the
+	// path is a wildcard.
+	for tenant, doc := range hostGrants {
+		raw, _ := json.Marshal(doc)
+		if strings.Contains(string(raw), hostAPIID+"/*") || strings.Contains(string(raw), "/$default/*") {
+			t.Errorf("grant of %s has a wildcard stage or method: %s", tenant, raw)
+		}
+	}
+	t.Logf("%d evaluations", evaluated)
+}
+
+// withAPI writes the stage template's API id into a host grant.
+func withAPI(doc any, apiID string) any {
+	raw, _ := json.Marshal(doc)
+	var out any
+	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(raw), hostAPIID, apiID)), &out)
+	return out
+}
