@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin adopt bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -75,6 +75,20 @@ dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8
 admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_ENDPOINT=<its dynamodb URL>, ADMIN_PORT=8001)
 	@test -n "$${DYNAMO_ENDPOINT:-}" || { echo "set DYNAMO_ENDPOINT to the DynamoDB Local URL printed by make dev"; exit 2; }
 	node_modules/.bin/dynamodb-admin --host 127.0.0.1 --port $${ADMIN_PORT:-8001}
+
+# Offline: a live table's `aws dynamodb describe-table` output (and
+# optionally describe-time-to-live, describe-continuous-backups and
+# list-tags-of-resource outputs) against the table of SERVICE in the STAGE
+# templates: the golden files, or TEMPLATES=cdk.out after a make synth.
+# bin/adopt exits 0 (mapping file written, its path on stdout), 1 (a line
+# per difference) or 2 (bad input); make turns any failure into its own 2,
+# the printed lines say which. docs/adopting-tables.md is the runbook.
+TEMPLATES ?= test/snapshots
+adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERVICE= DESCRIBE="describe-table.json [ttl.json pitr.json tags.json]")
+	@if [ "$(origin STAGE)" != "command line" ] || [ -z "$(SERVICE)" ] || [ -z "$(DESCRIBE)" ]; then \
+		echo "usage: make adopt STAGE=<stage> SERVICE=<service> DESCRIBE=\"<describe-table.json> [describe-time-to-live.json] [describe-continuous-backups.json] [list-tags-of-resource.json]\" [TEMPLATES=test/snapshots]" >&2; exit 2; fi
+	@mkdir -p bin && go build -o bin/adopt ./infra/cmd/adopt
+	@bin/adopt -stage "$(STAGE)" -service "$(SERVICE)" -templates "$(TEMPLATES)" -out cdk.out/adopt $(DESCRIBE)
 
 # Cost, then time, against DynamoDB Local. First each service's TestCost
 # table: per API operation the DynamoDB requests and consumed capacity
