@@ -103,9 +103,12 @@ bench: deps ## per operation: DynamoDB requests and capacity beside the minimum,
 		| go run ./devtools/ddbrecord/cmd/benchcost
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
-# widening asks for confirmation.
-deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials (STAGE=dev)
-	$(CDK) deploy --require-approval broadening '$(STAGE)/*'
+# widening asks for confirmation. The app refuses, before any stack exists
+# (so before any CloudFormation call), a stage whose settings are still
+# placeholders: -c dynastack:deploy names the stage (a bare cdk deploy is
+# recognised too; docs/stage-policy.md, "Deploy preflight").
+deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials; refuses placeholder settings outside dev (STAGE=dev)
+	$(CDK) deploy -c dynastack:deploy=$(STAGE) --require-approval broadening '$(STAGE)/*'
 
 # The app fails the synth on cdk-nag errors, on CloudFormation validation
 # errors and on Control Tower findings (a validation plugin: cdk deploy runs
