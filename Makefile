@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin adopt bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -213,6 +213,18 @@ guard: ## DynamoDB change hazards between the golden files at BASE and now
 		echo "guard: no golden files at $(BASE); nothing to compare"; exit 0; fi; \
 	echo "guard: $(BASE) -> working tree"; \
 	go build -o "$$tmp/ddbguard" ./infra/cmd/ddbguard && "$$tmp/ddbguard" $(GUARD_FLAGS) "$$tmp/test/snapshots" test/snapshots
+
+# The constructs module's exported API at BASE against the working tree,
+# with the pinned golang.org/x/exp/cmd/apidiff (infra/apicheck, installed
+# into bin/ once). An incompatible change fails unless the top version of
+# constructs/CHANGELOG.md bumps for it. make test runs the same check on a
+# deliberate change in a test copy (infra/apicheck's tests).
+apidiff: ## constructs' exported API at BASE vs now: fails on an incompatible change the CHANGELOG's version does not bump for (BASE=<rev>)
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	if ! git archive "$(BASE)" constructs 2>/dev/null | tar -x -C "$$tmp" 2>/dev/null || [ ! -f "$$tmp/constructs/go.mod" ]; then \
+		echo "apidiff: no constructs module at $(BASE); nothing to compare"; exit 0; fi; \
+	echo "apidiff: constructs at $(BASE) -> working tree"; \
+	go run ./infra/cmd/apicheck -old "$$tmp/constructs" -new constructs -bin bin
 
 # Offline: the fresh synth against the golden files. With AWS credentials:
 # the real cdk diff against the deployed stage as well (--fail). A
