@@ -256,6 +256,12 @@ func TestDifferenceClasses(t *testing.T) {
 		{"aws: tags are not compared", rez, func(l *Live) { *l.Tags = append(*l.Tags, Tag{"aws:cloudformation:stack-name", "Old"}) }, []string{}},
 		{"replicas", rez, func(l *Live) { l.Table.Replicas = []struct{ RegionName string }{{"us-east-1"}, {"eu-west-1"}} },
 			[]string{"replicas: template one replica, the stack's Region, table us-east-1, eu-west-1"}},
+		{"a colder table than the template's warm throughput", warm(rez), func(l *Live) {
+			l.Table.WarmThroughput = &struct{ ReadUnitsPerSecond, WriteUnitsPerSecond int64 }{12000, 4000}
+		}, []string{"warm throughput: template read 20000/write 4000, table read 12000/write 4000", "--warm-throughput ReadUnitsPerSecond=20000,WriteUnitsPerSecond=4000"}},
+		{"a warmer table is fine", warm(rez), func(l *Live) {
+			l.Table.WarmThroughput = &struct{ ReadUnitsPerSecond, WriteUnitsPerSecond int64 }{30000, 9000}
+		}, []string{}},
 		{"a table being updated", rez, func(l *Live) { l.Table.TableStatus = "UPDATING" },
 			[]string{"table status: template ACTIVE, table UPDATING: CloudFormation imports only an ACTIVE table"}},
 		{"a stage that deletes its tables", devITSM, func(*Live) {},
@@ -285,6 +291,12 @@ func TestDifferenceClasses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// warm is the target with a warm throughput set, as an override would.
+func warm(t Target) Target {
+	t.WarmRead, t.WarmWrite = 20000, 4000
+	return t
 }
 
 // liveFrom describes the table exactly as the target would create it, the
@@ -317,6 +329,9 @@ func liveFrom(t Target) *Live {
 		OnDemandThroughput:        caps(t.MaxRead, t.MaxWrite),
 		DeletionProtectionEnabled: &t.DeletionProtection,
 	}}
+	if t.WarmRead > 0 || t.WarmWrite > 0 {
+		l.Table.WarmThroughput = &struct{ ReadUnitsPerSecond, WriteUnitsPerSecond int64 }{t.WarmRead, t.WarmWrite}
+	}
 	for _, n := range union(t.GSIs, t.GSIs) {
 		ix := t.GSIs[n]
 		d := IndexDescription{IndexName: n, KeySchema: parseKeys(ix.Keys), OnDemandThroughput: caps(ix.MaxRead, ix.MaxWrite)}

@@ -49,6 +49,7 @@ func Compare(t Target, live *Live) Result {
 	c.lsis()
 	c.gsis()
 	c.billing()
+	c.warmThroughput()
 	c.stream()
 	c.encryption()
 	c.tableClass()
@@ -69,7 +70,7 @@ func Compare(t Target, live *Live) Result {
 		c.notChecked("tags (add the output of aws dynamodb list-tags-of-resource --resource-arn %s)", orArn(live.Table.TableArn))
 	}
 	// What no describe output shows.
-	c.notChecked("contributor insights, resource-based policy, warm throughput and auto scaling policies (describe-table does not show them; the template sets none of them%s)", map[bool]string{true: " except contributor insights", false: ""}[t.ContributorInsightsInTarget])
+	c.notChecked("contributor insights, resource-based policy and auto scaling policies (describe-table does not show them; the template sets none of them%s)", map[bool]string{true: " but contributor insights: compare aws dynamodb describe-contributor-insights by hand", false: ""}[t.ContributorInsightsInTarget])
 	if region := arnRegion(live.Table.TableArn); region != "" {
 		c.notChecked("region: the table is in %s; deploy the stack %s/%s to that account and Region (dynastack's stacks are environment-agnostic unless infra/config pins Account/Region)", region, t.Stage, t.Stack)
 	}
@@ -267,6 +268,25 @@ func (c *comparer) onDemandCaps(what string, maxRead, maxWrite int64, live *OnDe
 	c.diff(what+" on-demand maximums", caps(maxRead, maxWrite), caps(lr, lw),
 		"import records the template's maximums without applying them: the table keeps its own while CloudFormation believes otherwise, until a deploy changes the value",
 		safe)
+}
+
+// warmThroughput: the template's warm throughput is a floor (DynamoDB never
+// lowers it), so only a live table colder than the template differs.
+func (c *comparer) warmThroughput() {
+	if c.t.WarmRead == 0 && c.t.WarmWrite == 0 {
+		return
+	}
+	c.checked++
+	var r, w int64
+	if lw := c.l.WarmThroughput; lw != nil {
+		r, w = lw.ReadUnitsPerSecond, lw.WriteUnitsPerSecond
+	}
+	if r >= c.t.WarmRead && w >= c.t.WarmWrite {
+		return
+	}
+	c.diff("warm throughput", fmt.Sprintf("read %d/write %d", c.t.WarmRead, c.t.WarmWrite), fmt.Sprintf("read %d/write %d", r, w),
+		"import records the template's warm throughput without applying it: the table is colder than CloudFormation believes",
+		fmt.Sprintf("raise it on the live table first (aws dynamodb update-table --table-name %s --warm-throughput ReadUnitsPerSecond=%d,WriteUnitsPerSecond=%d; billed once)", c.name, max(r, c.t.WarmRead), max(w, c.t.WarmWrite)))
 }
 
 func (c *comparer) stream() {

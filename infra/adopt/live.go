@@ -51,6 +51,9 @@ type TableDescription struct {
 	// then it is not checked.
 	DeletionProtectionEnabled *bool
 	Replicas                  []struct{ RegionName string }
+	WarmThroughput            *struct {
+		ReadUnitsPerSecond, WriteUnitsPerSecond int64
+	}
 }
 
 // AttributeDefinition names a key attribute's type (S, N or B).

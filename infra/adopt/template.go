@@ -43,6 +43,9 @@ type Target struct {
 	TableClass                  string
 	Tags                        map[string]string
 	ContributorInsightsInTarget bool
+	// WarmRead and WarmWrite are the warm throughput the template sets
+	// (0: none).
+	WarmRead, WarmWrite int64
 }
 
 // Index is a GSI or LSI reduced to what adoption compares.
@@ -107,6 +110,7 @@ func parseTarget(id string, res ddbguard.Resource) (Target, error) {
 			SSEType    string
 		}
 		WriteOnDemandThroughputSettings    *struct{ MaxWriteRequestUnits int64 }
+		WarmThroughput                     *struct{ ReadUnitsPerSecond, WriteUnitsPerSecond int64 }
 		WriteProvisionedThroughputSettings *struct {
 			WriteCapacityAutoScalingSettings *struct{ MinCapacity, MaxCapacity int64 }
 		}
@@ -190,6 +194,9 @@ func parseTarget(id string, res ddbguard.Resource) (Target, error) {
 	}
 	if s := p.WriteOnDemandThroughputSettings; s != nil {
 		t.MaxWrite = s.MaxWriteRequestUnits
+	}
+	if s := p.WarmThroughput; s != nil {
+		t.WarmRead, t.WarmWrite = s.ReadUnitsPerSecond, s.WriteUnitsPerSecond
 	}
 	if s := r.ReadOnDemandThroughputSettings; s != nil {
 		t.MaxRead = s.MaxReadRequestUnits
