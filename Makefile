@@ -32,7 +32,7 @@ RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin load test-fast synth-dev bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin load test-fast synth-dev adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -75,6 +75,20 @@ admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_E
 	@test -n "$${DYNAMO_ENDPOINT:-}" || { echo "set DYNAMO_ENDPOINT to the DynamoDB Local URL printed by make dev"; exit 2; }
 	node_modules/.bin/dynamodb-admin --host 127.0.0.1 --port $${ADMIN_PORT:-8001}
 
+# Offline: a live table's `aws dynamodb describe-table` output (and
+# optionally describe-time-to-live, describe-continuous-backups and
+# list-tags-of-resource outputs) against the table of SERVICE in the STAGE
+# templates: the golden files, or TEMPLATES=cdk.out after a make synth.
+# bin/adopt exits 0 (mapping file written, its path on stdout), 1 (a line
+# per difference) or 2 (bad input); make turns any failure into its own 2,
+# the printed lines say which. docs/adopting-tables.md is the runbook.
+TEMPLATES ?= test/snapshots
+adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERVICE= DESCRIBE="describe-table.json [ttl.json pitr.json tags.json]")
+	@if [ "$(origin STAGE)" != "command line" ] || [ -z "$(SERVICE)" ] || [ -z "$(DESCRIBE)" ]; then \
+		echo "usage: make adopt STAGE=<stage> SERVICE=<service> DESCRIBE=\"<describe-table.json> [describe-time-to-live.json] [describe-continuous-backups.json] [list-tags-of-resource.json]\" [TEMPLATES=test/snapshots]" >&2; exit 2; fi
+	@mkdir -p bin && go build -o bin/adopt ./infra/cmd/adopt
+	@bin/adopt -stage "$(STAGE)" -service "$(SERVICE)" -templates "$(TEMPLATES)" -out cdk.out/adopt $(DESCRIBE)
+
 # Cost, then time, against DynamoDB Local. First each service's TestCost
 # table: per API operation the DynamoDB requests and consumed capacity
 # (devtools/ddbrecord) beside the least its access pattern needs (make test
@@ -98,9 +112,12 @@ load: ## load test a running make dev, then check integrity (N=400 C=8 SERVICES=
 		go run ./devtools/cmd/load -base "$${BASE_URL:-http://127.0.0.1:$${PORT:-8080}}" -n $${N:-400} -c $${C:-8} -services "$${SERVICES:-}" -stak-token "$$tok"
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
-# widening asks for confirmation.
-deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials (STAGE=dev)
-	$(CDK) deploy --require-approval broadening '$(STAGE)/*'
+# widening asks for confirmation. The app refuses, before any stack exists
+# (so before any CloudFormation call), a stage whose settings are still
+# placeholders: -c dynastack:deploy names the stage (a bare cdk deploy is
+# recognised too; docs/stage-policy.md, "Deploy preflight").
+deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials; refuses placeholder settings outside dev (STAGE=dev)
+	$(CDK) deploy -c dynastack:deploy=$(STAGE) --require-approval broadening '$(STAGE)/*'
 
 # The app fails the synth on cdk-nag errors, on CloudFormation validation
 # errors and on Control Tower findings (a validation plugin: cdk deploy runs
@@ -230,6 +247,18 @@ guard: ## DynamoDB change hazards between the golden files at BASE and now
 		echo "guard: no golden files at $(BASE); nothing to compare"; exit 0; fi; \
 	echo "guard: $(BASE) -> working tree"; \
 	go build -o "$$tmp/ddbguard" ./infra/cmd/ddbguard && "$$tmp/ddbguard" $(GUARD_FLAGS) "$$tmp/test/snapshots" test/snapshots
+
+# The constructs module's exported API at BASE against the working tree,
+# with the pinned golang.org/x/exp/cmd/apidiff (infra/apicheck, installed
+# into bin/ once). An incompatible change fails unless the top version of
+# constructs/CHANGELOG.md bumps for it. make test runs the same check on a
+# deliberate change in a test copy (infra/apicheck's tests).
+apidiff: ## constructs' exported API at BASE vs now: fails on an incompatible change the CHANGELOG's version does not bump for (BASE=<rev>)
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	if ! git archive "$(BASE)" constructs 2>/dev/null | tar -x -C "$$tmp" 2>/dev/null || [ ! -f "$$tmp/constructs/go.mod" ]; then \
+		echo "apidiff: no constructs module at $(BASE); nothing to compare"; exit 0; fi; \
+	echo "apidiff: constructs at $(BASE) -> working tree"; \
+	go run ./infra/cmd/apicheck -old "$$tmp/constructs" -new constructs -bin bin
 
 # Offline: the fresh synth against the golden files. With AWS credentials:
 # the real cdk diff against the deployed stage as well (--fail). A

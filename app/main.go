@@ -36,6 +36,12 @@ func main() {
 	// CDK's CloudFormation validation runs as synth.AddChecks adds it.
 	app := awscdk.NewApp(&awscdk.AppProps{BuiltinCloudFormationValidation: jsii.Bool(false)})
 	times.mark("jsii kernel and app")
+	// A deploy of a stage whose settings are still placeholders stops here,
+	// before any stack exists, so the CLI never reaches CloudFormation.
+	if err := preflight(app); err != nil {
+		fmt.Fprintf(os.Stderr, "dynastack: deploy refused, settings still placeholders or missing (docs/stage-policy.md, \"Deploy preflight\"):\n%v\n", err)
+		os.Exit(1)
+	}
 	if err := synth.RemoveStaleNagReports(app); err != nil {
 		fmt.Fprintf(os.Stderr, "dynastack: %v\n", err)
 		os.Exit(1)
@@ -65,6 +71,28 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// preflight refuses a deploy (make deploy's context, or a cdk deploy among
+// the app's ancestors) of a stage with placeholder settings.
+func preflight(app awscdk.App) error {
+	var names []string
+	for _, s := range config.Stages() {
+		names = append(names, string(s.Name))
+	}
+	value := ""
+	if v := app.Node().TryGetContext(jsii.String(synth.DeployContext)); v != nil {
+		value = fmt.Sprint(v)
+	}
+	var ancestors [][]string
+	if value == "" {
+		ancestors = synth.Ancestors()
+	}
+	deploying, err := synth.DeployingStages(value, ancestors, names)
+	if err != nil {
+		return err
+	}
+	return synth.Preflight(config.Stages(), deploying)
 }
 
 // timer collects where a synth's time goes, printed to stderr when on.

@@ -25,6 +25,10 @@ const (
 	// quota for on-demand tables (reads and writes alike): a cap above it is
 	// refused, since the quota binds first.
 	MaxOnDemandRequestUnits = 40000
+	// MinWarmReadUnits and MinWarmWriteUnits are the warm throughput every
+	// new on-demand table has: a lower WarmThroughput buys nothing.
+	MinWarmReadUnits  = 12000
+	MinWarmWriteUnits = 4000
 )
 
 // On-demand throughput caps of the stage policy (request units per second,

@@ -85,6 +85,31 @@ type Billing struct {
 	ReadCapacity, WriteCapacity int
 }
 
+// ContributorInsights selects what CloudWatch Contributor Insights records
+// for a table: its most accessed and most throttled keys, the first thing
+// to look at when one partition is hot.
+type ContributorInsights string
+
+// Contributor Insights modes.
+const (
+	// NoContributorInsights records nothing.
+	NoContributorInsights ContributorInsights = ""
+	// AccessedAndThrottledKeys records every request's key: CloudWatch
+	// charges per event, so it costs with every request.
+	AccessedAndThrottledKeys ContributorInsights = "ACCESSED_AND_THROTTLED_KEYS"
+	// ThrottledKeys records throttled requests only: it costs nothing until
+	// a key is throttled, then names it.
+	ThrottledKeys ContributorInsights = "THROTTLED_KEYS"
+)
+
+// WarmThroughput is the throughput a table serves at once, without
+// DynamoDB's gradual scaling: set it before a known peak (a launch, a
+// migration). It can be raised, never lowered, and each raise is billed
+// once. Zero fields keep DynamoDB's value.
+type WarmThroughput struct {
+	ReadUnitsPerSecond, WriteUnitsPerSecond int
+}
+
 // Policy is what a stage decides for a table.
 type Policy struct {
 	// Stage the policy is for.
@@ -129,6 +154,16 @@ type Policy struct {
 	//
 	// Default: none.
 	Tags map[string]string
+	// ContributorInsights records the table's hot keys.
+	//
+	// Default: NoContributorInsights in every stage (a stage turns it on
+	// per table; ThrottledKeys costs nothing until a key is throttled).
+	ContributorInsights ContributorInsights
+	// WarmThroughput pre-warms the table.
+	//
+	// Default: none (DynamoDB's own: 12,000 reads and 4,000 writes per
+	// second for a new on-demand table).
+	WarmThroughput WarmThroughput
 }
 
 // DefaultPolicy is the platform default for a stage. Billing is always
@@ -172,6 +207,9 @@ type Overrides struct {
 	EncryptionKey       awskms.IKey
 	// Tags are merged over the policy tags.
 	Tags map[string]string
+	// ContributorInsights and WarmThroughput replace the stage's.
+	ContributorInsights *ContributorInsights
+	WarmThroughput      *WarmThroughput
 }
 
 // Apply returns the policy with the overrides applied. It does not validate;
@@ -216,6 +254,12 @@ func (p Policy) Apply(o Overrides) Policy {
 	}
 	if o.EncryptionKey != nil {
 		p.EncryptionKey = o.EncryptionKey
+	}
+	if o.ContributorInsights != nil {
+		p.ContributorInsights = *o.ContributorInsights
+	}
+	if o.WarmThroughput != nil {
+		p.WarmThroughput = *o.WarmThroughput
 	}
 	if len(o.Tags) > 0 {
 		tags := maps.Clone(p.Tags)
@@ -300,12 +344,46 @@ func (p Policy) check(spec Spec) error {
 	default:
 		errs.addf("%s: Encryption=%q is not one of AWS_OWNED, AWS_MANAGED, CUSTOMER_MANAGED", where, p.Encryption)
 	}
+	switch p.ContributorInsights {
+	case NoContributorInsights, AccessedAndThrottledKeys, ThrottledKeys:
+	default:
+		errs.addf("%s: ContributorInsights=%q is not a mode: use THROTTLED_KEYS (records only throttled keys), ACCESSED_AND_THROTTLED_KEYS or none", where, p.ContributorInsights)
+	}
+	errs = append(errs, p.warmProblems(where)...)
 	for _, k := range reservedTags {
 		if _, ok := p.Tags[k]; ok {
 			errs.addf("%s: tag %q is set by the construct from the spec and stage: remove it from Tags", where, k)
 		}
 	}
 	return errs.err()
+}
+
+// warmProblems refuses warm throughput that buys nothing or that DynamoDB
+// refuses: below what a new on-demand table already has, above the table
+// quota, or above the table's own on-demand cap (the cap throttles first).
+func (p Policy) warmProblems(where string) []string {
+	var errs errorList
+	w := p.WarmThroughput
+	for _, f := range []struct {
+		name     string
+		v, floor int
+		cap      int
+		capName  string
+	}{
+		{"ReadUnitsPerSecond", w.ReadUnitsPerSecond, MinWarmReadUnits, p.Billing.MaxReadRequestUnits, "MaxReadRequestUnits"},
+		{"WriteUnitsPerSecond", w.WriteUnitsPerSecond, MinWarmWriteUnits, p.Billing.MaxWriteRequestUnits, "MaxWriteRequestUnits"},
+	} {
+		switch {
+		case f.v == 0:
+		case f.v < f.floor:
+			errs.addf("%s: WarmThroughput.%s=%d is below the %d every new on-demand table already has: it would buy nothing; use %d to %d, or 0 to keep DynamoDB's", where, f.name, f.v, f.floor, f.floor, MaxOnDemandRequestUnits)
+		case f.v > MaxOnDemandRequestUnits:
+			errs.addf("%s: WarmThroughput.%s=%d is above DynamoDB's default per-table quota of %d: use at most %d", where, f.name, f.v, MaxOnDemandRequestUnits, MaxOnDemandRequestUnits)
+		case p.Billing.Mode == OnDemand && f.cap > 0 && f.v > f.cap:
+			errs.addf("%s: WarmThroughput.%s=%d is above Billing.%s=%d: the cap throttles first, so the warm throughput buys nothing; raise the cap in the same override, or lower the warm throughput", where, f.name, f.v, f.capName, f.cap)
+		}
+	}
+	return errs
 }
 
 func (b Billing) problems(where string) []string {

@@ -133,6 +133,28 @@ func TestResolve(t *testing.T) {
 		{name: "recovery off where required", spec: pitrSpec, stage: table.Prod, o: table.Overrides{PointInTimeRecovery: ptr(false)}, want: "PointInTimeRecovery=false, but the orders design requires point-in-time recovery in every stage: remove the override"},
 		{name: "stream turned off", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.NoStream)}, want: `Stream="", but the orders code consumes a OLD_IMAGE stream: remove the Stream override`},
 		{name: "stream view changed", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.KeysOnly)}, want: `Stream="KEYS_ONLY", but the orders code consumes a OLD_IMAGE stream`},
+		{name: "contributor insights on throttled keys", spec: validSpec(), stage: table.Prod, o: table.Overrides{ContributorInsights: ptr(table.ThrottledKeys)}, check: func(t *testing.T, p table.Policy) {
+			if p.ContributorInsights != table.ThrottledKeys {
+				t.Errorf("contributor insights = %q", p.ContributorInsights)
+			}
+		}},
+		{name: "no contributor insights by default", spec: validSpec(), stage: table.Prod, check: func(t *testing.T, p table.Policy) {
+			if p.ContributorInsights != table.NoContributorInsights || p.WarmThroughput != (table.WarmThroughput{}) {
+				t.Errorf("defaults = %q, %+v", p.ContributorInsights, p.WarmThroughput)
+			}
+		}},
+		{name: "warm throughput under raised caps", spec: validSpec(), stage: table.Prod, o: table.Overrides{
+			Billing:        &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 20000, MaxWriteRequestUnits: 8000},
+			WarmThroughput: &table.WarmThroughput{ReadUnitsPerSecond: 20000, WriteUnitsPerSecond: 8000},
+		}, check: func(t *testing.T, p table.Policy) {
+			if p.WarmThroughput.ReadUnitsPerSecond != 20000 || p.WarmThroughput.WriteUnitsPerSecond != 8000 {
+				t.Errorf("warm = %+v", p.WarmThroughput)
+			}
+		}},
+		{name: "unknown contributor insights mode", spec: validSpec(), stage: table.Dev, o: table.Overrides{ContributorInsights: ptr(table.ContributorInsights("HOT_KEYS"))}, want: `ContributorInsights="HOT_KEYS" is not a mode: use THROTTLED_KEYS`},
+		{name: "warm throughput that buys nothing", spec: validSpec(), stage: table.Dev, o: table.Overrides{WarmThroughput: &table.WarmThroughput{ReadUnitsPerSecond: 500}}, want: "WarmThroughput.ReadUnitsPerSecond=500 is below the 12000 every new on-demand table already has"},
+		{name: "warm throughput above the quota", spec: validSpec(), stage: table.Prod, o: table.Overrides{WarmThroughput: &table.WarmThroughput{WriteUnitsPerSecond: 50000}}, want: "WarmThroughput.WriteUnitsPerSecond=50000 is above DynamoDB's default per-table quota of 40000"},
+		{name: "warm throughput above the cap", spec: validSpec(), stage: table.Prod, o: table.Overrides{WarmThroughput: &table.WarmThroughput{ReadUnitsPerSecond: 15000}}, want: "WarmThroughput.ReadUnitsPerSecond=15000 is above Billing.MaxReadRequestUnits=10000: the cap throttles first"},
 		{name: "unknown stream view", spec: validSpec(), stage: table.Dev, o: table.Overrides{Stream: ptr(table.StreamView("BOTH"))}, want: `Stream="BOTH" is not a stream view`},
 		{name: "protected but destroyed", spec: validSpec(), stage: table.Stg, o: table.Overrides{DeletionProtection: ptr(true), RemovalPolicy: ptr(awscdk.RemovalPolicy_DESTROY)}, want: "DeletionProtection=true with RemovalPolicy=DESTROY"},
 		{name: "destroy in prod", spec: validSpec(), stage: table.Prod, o: table.Overrides{DeletionProtection: ptr(false), RemovalPolicy: ptr(awscdk.RemovalPolicy_DESTROY)}, want: "RemovalPolicy=DESTROY in prod"},

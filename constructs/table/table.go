@@ -118,6 +118,21 @@ func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table,
 	if policy.Stream != NoStream {
 		tp.DynamoStream = awsdynamodb.StreamViewType(policy.Stream)
 	}
+	if policy.ContributorInsights != NoContributorInsights {
+		tp.ContributorInsightsSpecification = &awsdynamodb.ContributorInsightsSpecification{
+			Enabled: jsii.Bool(true),
+			Mode:    awsdynamodb.ContributorInsightsMode(policy.ContributorInsights),
+		}
+	}
+	if w := policy.WarmThroughput; w != (WarmThroughput{}) {
+		tp.WarmThroughput = &awsdynamodb.WarmThroughput{}
+		if w.ReadUnitsPerSecond > 0 {
+			tp.WarmThroughput.ReadUnitsPerSecond = jsii.Number(float64(w.ReadUnitsPerSecond))
+		}
+		if w.WriteUnitsPerSecond > 0 {
+			tp.WarmThroughput.WriteUnitsPerSecond = jsii.Number(float64(w.WriteUnitsPerSecond))
+		}
+	}
 	if len(spec.Indexes) > 0 {
 		gsis := make([]*awsdynamodb.GlobalSecondaryIndexPropsV2, 0, len(spec.Indexes))
 		for _, ix := range spec.Indexes {

@@ -93,6 +93,37 @@ func TestNewAppliesPolicyAndOverrides(t *testing.T) {
 	}
 }
 
+// TestContributorInsightsAndWarmThroughput: both reach the table's replica
+// as TableV2 writes them; without them the template has neither.
+func TestContributorInsightsAndWarmThroughput(t *testing.T) {
+	app := cdktest.NewApp(t)
+	stack := awscdk.NewStack(app, jsii.String("With"), nil)
+	if _, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Stg, Overrides: table.Overrides{
+		ContributorInsights: ptr(table.ThrottledKeys),
+		Billing:             &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 15000},
+		WarmThroughput:      &table.WarmThroughput{ReadUnitsPerSecond: 15000},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	plainStack := awscdk.NewStack(app, jsii.String("Without"), nil)
+	if _, err := table.New(plainStack, "Orders", validSpec(), table.Props{Stage: table.Stg}); err != nil {
+		t.Fatal(err)
+	}
+	with := only(t, cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable")
+	replica := with["Replicas"].([]any)[0].(map[string]any)
+	if ci := fmt.Sprint(replica["ContributorInsightsSpecification"]); ci != "map[Enabled:true Mode:THROTTLED_KEYS]" {
+		t.Errorf("ContributorInsightsSpecification = %s", ci)
+	}
+	if w := fmt.Sprint(with["WarmThroughput"]); w != "map[ReadUnitsPerSecond:15000]" {
+		t.Errorf("WarmThroughput = %s", w)
+	}
+	without := only(t, cdktest.JSON(t, plainStack), "AWS::DynamoDB::GlobalTable")
+	plain := without["Replicas"].([]any)[0].(map[string]any)
+	if plain["ContributorInsightsSpecification"] != nil || without["WarmThroughput"] != nil {
+		t.Errorf("a table without the settings has them: %v, %v", plain["ContributorInsightsSpecification"], without["WarmThroughput"])
+	}
+}
+
 func TestCustomerKeyNeedsRegion(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	key := awskms.NewKey(stack, jsii.String("Key"), nil)

@@ -28,6 +28,17 @@ type Stage struct {
 	//
 	// Default: none.
 	Tables map[string]table.Overrides
+	// TableNames replaces the physical name of a table, keyed by TableKey
+	// ("itsm/Tickets"): how a stage adopts a table that already runs under
+	// another name (prod ITSM as "poc-itsm-tickets"; docs/adopting-tables.md).
+	// Changing the name of a table dynastack already deploys replaces it,
+	// losing its data: set it before the table's first deploy (or import)
+	// in the stage, never after. A key naming no table of the stage fails
+	// the synth.
+	//
+	// Default: none, every table is <base name>-<stage>
+	// (table.Spec.PhysicalName).
+	TableNames map[string]string
 	// RezAgentMessageTypeIndex adds rez_agent's optional message type index.
 	//
 	// Default: false in every stage (see docs/schemas/rezagent.md).
@@ -75,6 +86,12 @@ const OnCallEmail = "dynastack-oncall@example.com"
 
 // TableKey names a table in Stage.Tables: service and construct id.
 func TableKey(service, id string) string { return service + "/" + id }
+
+// TableName returns the physical-name override of one table of the stage,
+// "" when the table keeps its default name.
+func (s Stage) TableName(service, id string) string {
+	return s.TableNames[TableKey(service, id)]
+}
 
 // Overrides returns the overrides for one table of the stage.
 func (s Stage) Overrides(service, id string) table.Overrides {

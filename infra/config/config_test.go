@@ -91,3 +91,38 @@ func TestGuardrails(t *testing.T) {
 		}
 	}
 }
+
+func TestTableNames(t *testing.T) {
+	s := config.Stage{Name: table.Prod, Alarms: config.AlarmSubscribers{Emails: []string{"ops@example.com"}},
+		TableNames: map[string]string{config.TableKey("itsm", "Tickets"): "poc-itsm-tickets"}}
+	if err := s.ValidateGuardrails(); err != nil {
+		t.Fatalf("a valid override is refused: %v", err)
+	}
+	if got := s.TableName("itsm", "Tickets"); got != "poc-itsm-tickets" {
+		t.Errorf("TableName(itsm, Tickets) = %q", got)
+	}
+	if got := s.TableName("nucleus", "App"); got != "" {
+		t.Errorf("an override leaked to another table: %q", got)
+	}
+	for _, s := range config.Stages() {
+		if len(s.TableNames) != 0 {
+			t.Errorf("%s: TableNames %v: the committed stages keep today's names (golden files); a team sets its own when it adopts a table", s.Name, s.TableNames)
+		}
+	}
+	bad := []struct {
+		names map[string]string
+		want  string
+	}{
+		{map[string]string{"itsm/Tickets": "poc itsm"}, `TableNames["itsm/Tickets"] = "poc itsm": use the live table's exact name`},
+		{map[string]string{"itsm/Tickets": "ab"}, `TableNames["itsm/Tickets"] = "ab"`},
+		{map[string]string{"Tickets": "poc-itsm-tickets"}, `TableNames key "Tickets": write service/construct id (config.TableKey), e.g. "itsm/Tickets"; services: rezagent, nucleus, stak, itsm, agenticpm`},
+		{map[string]string{"helpdesk/Tickets": "poc-itsm-tickets"}, `TableNames key "helpdesk/Tickets"`},
+		{map[string]string{"nucleus/App": "shared", "nucleus/Audit": "shared"}, `TableNames["nucleus/App"] and TableNames["nucleus/Audit"] both name "shared"`},
+	}
+	for _, tt := range bad {
+		s := config.Stage{Name: table.Dev, TableNames: tt.names}
+		if err := s.ValidateGuardrails(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ValidateGuardrails() = %v, want %q", err, tt.want)
+		}
+	}
+}

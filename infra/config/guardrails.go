@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/mail"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -109,8 +110,9 @@ func (s Stage) ReservedTotal() int {
 	return total
 }
 
-// ValidateGuardrails checks the stage's alarm subscribers and reserved
-// concurrency: a deployed stage (stage, prod) must reach someone.
+// ValidateGuardrails checks the stage's alarm subscribers, reserved
+// concurrency and table-name overrides: a deployed stage (stage, prod) must
+// reach someone.
 func (s Stage) ValidateGuardrails() error {
 	var errs []error
 	if err := s.Alarms.Validate(); err != nil {
@@ -127,7 +129,47 @@ func (s Stage) ValidateGuardrails() error {
 			errs = append(errs, fmt.Errorf("stage %s: ReservedConcurrency key %q: use a function's name from its service contract, one of %s", s.Name, k, strings.Join(functionNames(), ", ")))
 		}
 	}
+	errs = append(errs, s.validateTableNames()...)
 	return errors.Join(errs...)
+}
+
+// tableNamePattern is DynamoDB's rule for table names (3 to 255 of these).
+var tableNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+
+// validateTableNames checks each TableNames entry: a key of a known
+// service, a name DynamoDB accepts, and no name given to two tables. That
+// the key's construct id is a table of its service is checked where the
+// stacks are built (stacks.NewStage), which knows the ids.
+func (s Stage) validateTableNames() []error {
+	var errs []error
+	services := serviceNames()
+	owner := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(s.TableNames)) {
+		name := s.TableNames[k]
+		svc, id, ok := strings.Cut(k, "/")
+		if !ok || id == "" || !slices.Contains(services, svc) {
+			errs = append(errs, fmt.Errorf("stage %s: TableNames key %q: write service/construct id (config.TableKey), e.g. \"itsm/Tickets\"; services: %s", s.Name, k, strings.Join(services, ", ")))
+			continue
+		}
+		if !tableNamePattern.MatchString(name) {
+			errs = append(errs, fmt.Errorf("stage %s: TableNames[%q] = %q: use the live table's exact name, 3 to 255 of a-z, A-Z, 0-9, '_', '-', '.'", s.Name, k, name))
+			continue
+		}
+		if other, dup := owner[name]; dup {
+			errs = append(errs, fmt.Errorf("stage %s: TableNames[%q] and TableNames[%q] both name %q: one live table can back one table only", s.Name, other, k, name))
+			continue
+		}
+		owner[name] = k
+	}
+	return errs
+}
+
+func serviceNames() []string {
+	var names []string
+	for _, c := range catalog.Services() {
+		names = append(names, c.Name)
+	}
+	return names
 }
 
 func functionNames() []string {

@@ -229,7 +229,73 @@ func (c *comparer) compareTables(oldKey, newKey stackKey, o, n *table) {
 	d.checkTTL()
 	d.checkReplicas()
 	d.checkUnits()
+	d.checkWarmThroughput()
 	d.checkOther()
+}
+
+// checkWarmThroughput: DynamoDB raises a table's or an index's warm
+// throughput, never lowers it, so an update that lowers it fails; removing
+// the setting leaves the table as warm as it is (safe).
+func (d *diff) checkWarmThroughput() {
+	type warm struct{ ReadUnitsPerSecond, WriteUnitsPerSecond float64 }
+	read := func(v any) (warm, bool) {
+		var w warm
+		m, ok := v.(map[string]any)
+		if !ok {
+			return w, false
+		}
+		w.ReadUnitsPerSecond, _ = m["ReadUnitsPerSecond"].(float64)
+		w.WriteUnitsPerSecond, _ = m["WriteUnitsPerSecond"].(float64)
+		return w, true
+	}
+	check := func(what string, o, n any) {
+		ow, okO := read(o)
+		nw, okN := read(n)
+		switch {
+		case !okO && okN:
+			d.change(what + " warm throughput set")
+			return
+		case okO && !okN:
+			d.change(what + " warm throughput setting removed (the table stays as warm as it is)")
+			return
+		case !okO:
+			return
+		}
+		var lowered []string
+		for _, f := range []struct {
+			name   string
+			ov, nv float64
+		}{{"reads", ow.ReadUnitsPerSecond, nw.ReadUnitsPerSecond}, {"writes", ow.WriteUnitsPerSecond, nw.WriteUnitsPerSecond}} {
+			if f.nv > 0 && f.nv < f.ov {
+				lowered = append(lowered, fmt.Sprintf("%s %g → %g per second", f.name, f.ov, f.nv))
+			}
+		}
+		if len(lowered) > 0 {
+			d.hazard(WarmThroughputLowered,
+				what+" warm throughput lowered ("+strings.Join(lowered, ", ")+"): DynamoDB can raise warm throughput, never lower it, so the update fails",
+				"keep the current value in the template (or drop WarmThroughput: the table stays as warm as it is); warm throughput is billed once per raise, not per hour")
+		} else if render(o) != render(n) {
+			d.change(what + " warm throughput raised")
+		}
+	}
+	check("table", d.o.res.Properties["WarmThroughput"], d.n.res.Properties["WarmThroughput"])
+	indexWarm := func(t *table) map[string]any {
+		out := map[string]any{}
+		var specs []map[string]any
+		_ = decode(t.res.Properties, "GlobalSecondaryIndexes", &specs)
+		for _, s := range specs {
+			if name, _ := s["IndexName"].(string); name != "" {
+				out[name] = s["WarmThroughput"]
+			}
+		}
+		return out
+	}
+	ow, nw := indexWarm(d.o), indexWarm(d.n)
+	for _, name := range slices.Sorted(maps.Keys(nw)) {
+		if o, ok := ow[name]; ok {
+			check("index "+name, o, nw[name])
+		}
+	}
 }
 
 func (d *diff) logicalIDChanged() {
@@ -593,6 +659,7 @@ var handled = map[string]bool{
 	"GlobalSecondaryIndexes": true, "LocalSecondaryIndexes": true,
 	"StreamSpecification": true, "TimeToLiveSpecification": true, "Replicas": true,
 	"DeletionProtectionEnabled": true, "PointInTimeRecoverySpecification": true,
+	"WarmThroughput": true,
 }
 
 func (d *diff) checkOther() {

@@ -280,6 +280,24 @@ func TestHazards(t *testing.T) {
 			want: []Class{PITRDisabled},
 			in:   "point-in-time recovery turned off in stage",
 		},
+		{
+			name: "warm-throughput-lowered/table reads", stage: "prod", stack: "itsm",
+			edit: func(o, n tpl) {
+				props(o, tickets)["WarmThroughput"] = map[string]any{"ReadUnitsPerSecond": 20000.0, "WriteUnitsPerSecond": 8000.0}
+				props(n, tickets)["WarmThroughput"] = map[string]any{"ReadUnitsPerSecond": 15000.0, "WriteUnitsPerSecond": 8000.0}
+			},
+			want: []Class{WarmThroughputLowered},
+			in:   "table warm throughput lowered (reads 20000 → 15000 per second): DynamoDB can raise warm throughput, never lower it",
+		},
+		{
+			name: "warm-throughput-lowered/index writes", stage: "dev", stack: "itsm",
+			edit: func(o, n tpl) {
+				gsi(o, tickets, "CallerIdIndex")["WarmThroughput"] = map[string]any{"WriteUnitsPerSecond": 9000.0}
+				gsi(n, tickets, "CallerIdIndex")["WarmThroughput"] = map[string]any{"WriteUnitsPerSecond": 4000.0}
+			},
+			want: []Class{WarmThroughputLowered},
+			in:   "index CallerIdIndex warm throughput lowered (writes 9000 → 4000 per second)",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := compareEdited(t, tc.stage, tc.stack, tc.edit)
@@ -323,6 +341,22 @@ func TestSafeChanges(t *testing.T) {
 			name: "delete one GSI", stage: "dev", stack: "rezagent",
 			edit: func(_, n tpl) { deleteGSI(n, messages, "status-created_date-index") },
 			want: []string{"dev/rezagent Messages804FA4EB: index status-created_date-index deleted"},
+		},
+		{
+			name: "warm throughput set, raised, removed", stage: "prod", stack: "itsm",
+			edit: func(o, n tpl) {
+				props(n, tickets)["WarmThroughput"] = map[string]any{"ReadUnitsPerSecond": 20000.0}
+				gsi(o, tickets, "CallerIdIndex")["WarmThroughput"] = map[string]any{"ReadUnitsPerSecond": 13000.0}
+				gsi(n, tickets, "CallerIdIndex")["WarmThroughput"] = map[string]any{"ReadUnitsPerSecond": 14000.0}
+			},
+			want: []string{"prod/itsm Tickets83B11BB2: table warm throughput set", "prod/itsm Tickets83B11BB2: index CallerIdIndex warm throughput raised"},
+		},
+		{
+			name: "warm throughput setting removed", stage: "prod", stack: "itsm",
+			edit: func(o, _ tpl) {
+				props(o, tickets)["WarmThroughput"] = map[string]any{"ReadUnitsPerSecond": 20000.0}
+			},
+			want: []string{"prod/itsm Tickets83B11BB2: table warm throughput setting removed (the table stays as warm as it is)"},
 		},
 		{
 			name: "enable PITR", stage: "dev", stack: "itsm",

@@ -37,6 +37,7 @@ const (
 	MultipleReplicaChanges Class = "multiple-replica-changes"
 	TableRemoved           Class = "table-removed"
 	PITRDisabled           Class = "pitr-disabled"
+	WarmThroughputLowered  Class = "warm-throughput-lowered"
 )
 
 // Classes lists every hazard class; an acknowledgement naming anything else
@@ -44,7 +45,7 @@ const (
 var Classes = []Class{
 	MultipleGSIChanges, GSIReplaced, LSIChange, StreamChange, TTLChange,
 	TableReplacement, LogicalIDChange, TableTypeChange, ProtectionDropped,
-	MultipleReplicaChanges, TableRemoved, PITRDisabled,
+	MultipleReplicaChanges, TableRemoved, PITRDisabled, WarmThroughputLowered,
 }
 
 // Known reports whether c is one of Classes.

@@ -163,6 +163,7 @@ func parseIndexes(p map[string]any, key string, types map[string]string) (map[st
 		delete(rest, "IndexName")
 		delete(rest, "KeySchema")
 		delete(rest, "Projection")
+		delete(rest, "WarmThroughput") // checkWarmThroughput judges it
 		proj := s.Projection.ProjectionType
 		if len(s.Projection.NonKeyAttributes) > 0 {
 			// The order of non-key attributes means nothing to DynamoDB.

@@ -83,6 +83,9 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 		}
 		wireAlarms(stack, cfg)
 	}
+	if err := checkTableKeys(stage, cfg); err != nil {
+		errs = append(errs, err)
+	}
 	// dynastack's own table and IAM checks, for what cdk-nag does not
 	// inspect (it knows AWS::DynamoDB::Table, not TableV2's GlobalTable), in
 	// one pass: the stage is complete, nothing after this adds or overrides.

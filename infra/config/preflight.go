@@ -1,0 +1,92 @@
+package config
+
+import (
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/dynastack/dynastack/constructs/table"
+)
+
+var (
+	accountID = regexp.MustCompile(`^[0-9]{12}$`)
+	regionID  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]$`)
+)
+
+// DeployProblems lists every setting of the stage that is still a
+// placeholder or missing for a real deploy, one line each naming where to
+// set it. The committed stages synthesize with these placeholders on
+// purpose (synth and tests run offline, without anyone's account); a
+// deploy refuses them (infra/synth.Preflight, docs/stage-policy.md). dev
+// has none: it deploys with the local defaults.
+func (s Stage) DeployProblems() []string {
+	if s.Name == table.Dev {
+		return nil
+	}
+	var out []string
+	add := func(format string, args ...any) {
+		out = append(out, fmt.Sprintf("stage %s: ", s.Name)+fmt.Sprintf(format, args...))
+	}
+	where := fmt.Sprintf("in infra/config/config.go (Stages(), stage %s", s.Name)
+	switch {
+	case s.Account == "":
+		add("Account is not set, so the deploy lands in whichever account the credentials reach: pin the stage's 12-digit AWS account id %s, Account)", where)
+	case !accountID.MatchString(s.Account):
+		add("Account %q is not a 12-digit AWS account id: set the stage's account %s, Account)", s.Account, where)
+	}
+	switch {
+	case s.Region == "":
+		add("Region is not set, so the deploy lands in the credentials' default Region: pin it (e.g. us-east-1) %s, Region)", where)
+	case !regionID.MatchString(s.Region):
+		add("Region %q is not an AWS Region name: set one such as us-east-1 %s, Region)", s.Region, where)
+	}
+	tokens, _ := s.StakTokensFor()
+	if s.StakTokens.Issuer == "" || placeholderURL(tokens.Issuer) {
+		add("StakTokens.Issuer is the placeholder %s: set the issuer URL of the stage's identity provider, exactly as its tokens spell iss, %s, StakTokens.Issuer)", tokens.Issuer, where)
+	}
+	if s.StakTokens.Audience == "" {
+		add("StakTokens.Audience is the default %s, which no identity provider was asked to issue: set the client id (or API identifier) the provider puts in aud for Stak's front ends %s, StakTokens.Audience)", tokens.Audience, where)
+	}
+	for _, e := range s.Alarms.Emails {
+		if addr, err := mail.ParseAddress(e); err == nil && placeholderHost(addr.Address[strings.LastIndex(addr.Address, "@")+1:]) {
+			add("alarm email %s is a placeholder (its domain never delivers): set the on-call address %s, Alarms.Emails; config.OnCallEmail)", e, where)
+		}
+	}
+	for _, u := range s.Alarms.HTTPSEndpoints {
+		if placeholderURL(u) {
+			add("alarm endpoint %s is a placeholder: set the chat or paging webhook %s, Alarms.HTTPSEndpoints)", u, where)
+		}
+	}
+	p := s.RezAgent.WithDefaults(string(s.Name))
+	switch {
+	case s.RezAgent.NtfyURL == "":
+		add("RezAgent.NtfyURL is unset, so notifications go to the public server %s: set the stage's ntfy server (https://ntfy.sh only on purpose) %s, RezAgent.NtfyURL)", p.NtfyURL, where)
+	case placeholderURL(p.NtfyURL):
+		add("RezAgent.NtfyURL %s is a placeholder: set the stage's ntfy server %s, RezAgent.NtfyURL)", p.NtfyURL, where)
+	}
+	if s.RezAgent.NtfyTopic == "" && s.RezAgent.NtfyTokenParameter == "" {
+		add("RezAgent.NtfyTopic is the guessable default %s and no NtfyTokenParameter protects it, so anyone can read and post the stage's notifications: set an unguessable topic or an SSM token parameter %s, RezAgent.NtfyTopic or RezAgent.NtfyTokenParameter)", p.NtfyTopic, where)
+	}
+	return out
+}
+
+// placeholderURL reports a URL whose host is a placeholder.
+func placeholderURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err != nil || placeholderHost(u.Hostname())
+}
+
+// placeholderHost reports the names RFC 2606 and RFC 6761 reserve for
+// examples and tests (example.com, *.example, *.test, *.invalid,
+// localhost): nothing real answers there.
+func placeholderHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, d := range []string{"example.com", "example.net", "example.org", "example", "test", "invalid", "localhost"} {
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return true
+		}
+	}
+	return host == ""
+}

@@ -1,0 +1,72 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/dynastack/dynastack/infra/config"
+)
+
+// TestDeployProblems: the committed stage and prod are placeholders (so
+// synth and tests run offline), each setting named once with where to set
+// it; dev has none; a stage configured for real has none.
+func TestDeployProblems(t *testing.T) {
+	want := []string{
+		"Account is not set",
+		"Region is not set",
+		"StakTokens.Issuer is the placeholder https://auth.%s.stak.dynastack.example/",
+		"StakTokens.Audience is the default stak-%s",
+		"alarm email dynastack-oncall@example.com is a placeholder",
+		"RezAgent.NtfyURL is unset, so notifications go to the public server https://ntfy.sh",
+		"RezAgent.NtfyTopic is the guessable default rez-agent-%s and no NtfyTokenParameter protects it",
+	}
+	for _, s := range config.Stages() {
+		got := s.DeployProblems()
+		if s.Name == table.Dev {
+			if len(got) != 0 {
+				t.Errorf("dev: %v, want none (dev deploys with the local defaults)", got)
+			}
+			continue
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d problems, want %d:\n%s", s.Name, len(got), len(want), strings.Join(got, "\n"))
+		}
+		for i, w := range want {
+			w = strings.ReplaceAll(w, "%s", string(s.Name))
+			if !strings.HasPrefix(got[i], "stage "+string(s.Name)+": "+w) || !strings.Contains(got[i], "in infra/config/config.go (Stages(), stage "+string(s.Name)) {
+				t.Errorf("%s: line %d = %q\nwant %q and where to set it", s.Name, i+1, got[i], w)
+			}
+		}
+	}
+
+	real := config.Stage{Name: table.Prod, Account: "123456789012", Region: "eu-central-1",
+		StakTokens: config.StakTokens{Issuer: "https://login.acme.io/", Audience: "stak-web"},
+		Alarms:     config.AlarmSubscribers{Emails: []string{"oncall@acme.io"}, HTTPSEndpoints: []string{"https://hooks.acme.io/x"}},
+		RezAgent:   config.RezAgentPipeline{NtfyURL: "https://ntfy.acme.io", NtfyTopic: "rez-prod-4f9c2e"}}
+	if got := real.DeployProblems(); len(got) != 0 {
+		t.Errorf("a configured prod: %v", got)
+	}
+	token := real
+	token.RezAgent = config.RezAgentPipeline{NtfyURL: "https://ntfy.sh", NtfyTokenParameter: "/rez-agent/prod/ntfy-token"}
+	if got := token.DeployProblems(); len(got) != 0 {
+		t.Errorf("the public server chosen on purpose, with a token: %v", got)
+	}
+
+	for _, tt := range []struct {
+		change func(*config.Stage)
+		want   string
+	}{
+		{func(s *config.Stage) { s.Account = "12345" }, `Account "12345" is not a 12-digit AWS account id`},
+		{func(s *config.Stage) { s.Region = "Frankfurt" }, `Region "Frankfurt" is not an AWS Region name`},
+		{func(s *config.Stage) { s.StakTokens.Issuer = "https://idp.example.com/" }, "StakTokens.Issuer is the placeholder https://idp.example.com/"},
+		{func(s *config.Stage) { s.Alarms.HTTPSEndpoints = []string{"https://hooks.test/x"} }, "alarm endpoint https://hooks.test/x is a placeholder"},
+		{func(s *config.Stage) { s.RezAgent.NtfyURL = "https://ntfy.invalid" }, "RezAgent.NtfyURL https://ntfy.invalid is a placeholder"},
+	} {
+		s := real
+		tt.change(&s)
+		if got := s.DeployProblems(); len(got) != 1 || !strings.Contains(got[0], tt.want) {
+			t.Errorf("DeployProblems() = %v, want one line with %q", got, tt.want)
+		}
+	}
+}

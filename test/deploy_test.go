@@ -1,0 +1,84 @@
+package test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestDeployRefusesPlaceholders: `make deploy STAGE=prod`, and a bare `cdk
+// deploy` of stage, stop in the app with one line per placeholder setting
+// (infra/config.Stage.DeployProblems) before the CLI calls CloudFormation:
+// every AWS endpoint points at a recorder here, with credentials the CLI
+// would use.
+func TestDeployRefusesPlaceholders(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	credential := regexp.MustCompile(`Credential=[^/]+/[^/]+/[^/]+/([^/]+)/aws4_request`)
+	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		svc := "unsigned"
+		if m := credential.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
+			svc = m[1]
+		}
+		mu.Lock()
+		calls = append(calls, svc)
+		mu.Unlock()
+		http.Error(w, "recorder", http.StatusInternalServerError)
+	}))
+	defer rec.Close()
+	dir := root(t)
+	env := []string{"PATH=" + filepath.Join(dir, "node_modules", ".bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"AWS_ENDPOINT_URL=" + rec.URL, "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true", "CDK_DISABLE_CLI_TELEMETRY=true"}
+	for _, tt := range []struct {
+		name  string
+		argv  []string
+		stage string
+	}{
+		{"make deploy STAGE=prod", []string{"make", "-s", "deploy", "STAGE=prod"}, "prod"},
+		{"bare cdk deploy of stage", []string{"node_modules/.bin/cdk", "deploy", "--require-approval", "never", "stage/*"}, "stage"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(tt.argv[0], tt.argv[1:]...)
+			cmd.Dir = dir
+			for _, kv := range os.Environ() {
+				k, _, _ := strings.Cut(kv, "=")
+				if !strings.HasPrefix(k, "AWS_") && !slices.Contains([]string{"MAKEFLAGS", "MAKELEVEL", "MFLAGS", "PATH", "CDK_VALIDATION"}, k) {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			cmd.Env = append(cmd.Env, env...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("%s succeeded with placeholder settings:\n%s", tt.name, out)
+			}
+			var lines []string
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(l, "stage "+tt.stage+": ") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != 7 || !strings.Contains(string(out), "dynastack: deploy refused, settings still placeholders or missing") {
+				t.Errorf("%d placeholder lines, want 7 (account, region, issuer, audience, alarm email, ntfy server, ntfy topic):\n%s", len(lines), out)
+			}
+			for _, l := range lines {
+				if !strings.Contains(l, "in infra/config/config.go (Stages(), stage "+tt.stage) {
+					t.Errorf("line does not say where to set it: %s", l)
+				}
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.Contains(calls, "cloudformation") {
+		t.Errorf("the CLI called CloudFormation before the refusal: %v", calls)
+	}
+	t.Logf("AWS calls before the refusal: %v", calls)
+}
