@@ -80,11 +80,13 @@ func TestFixtures(t *testing.T) {
 		lines []string
 	}{
 		// Document 003's create-table command as it ran: no maximums, no
-		// recovery, no protection, none of dynastack's tags.
+		// TTL (dynastack's expires idempotency records), no recovery, no
+		// protection, none of dynastack's tags.
 		{"itsm-cli", "itsm", 1, []string{
 			"index CallerIdIndex on-demand maximums: template read 10000/write 5000, table none",
 			"table on-demand maximums: template read 10000/write 5000, table none",
 			"deletion protection: template on, table off",
+			"time to live: template on expires_at, table off",
 			"point-in-time recovery: template on (35 days), table off",
 			"tag service: template itsm, table none",
 			"tag stage: template prod, table none",

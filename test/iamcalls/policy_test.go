@@ -137,7 +137,14 @@ func (st stage) add(resources map[string]resource) error {
 			}
 			for _, s := range p.PolicyDocument.Statement {
 				if s.Effect != "Allow" {
-					return fmt.Errorf("policy %s: a %s statement: the check knows Allow only", id, s.Effect)
+					// A Deny of other services' actions (the Nucleus executor
+					// denies assuming roles under a path) leaves DynamoDB's
+					// grants as they are; one that could touch DynamoDB
+					// would need evaluating, which this check does not.
+					if deniesDynamoDB(s) {
+						return fmt.Errorf("policy %s: a %s statement on DynamoDB actions: the check knows Allow only", id, s.Effect)
+					}
+					continue
 				}
 				for _, rawAction := range list(s.Action) {
 					var a string
@@ -165,10 +172,29 @@ func (st stage) add(resources map[string]resource) error {
 	return nil
 }
 
+// deniesDynamoDB: the statement names a DynamoDB action or a wildcard that
+// covers one (NotAction counts as covering every action).
+func deniesDynamoDB(s statement) bool {
+	if len(s.NotAction) > 0 {
+		return true
+	}
+	for _, raw := range list(s.Action) {
+		var a string
+		if json.Unmarshal(raw, &a) != nil {
+			return true
+		}
+		if a == "*" || strings.HasPrefix(strings.ToLower(a), "dynamodb:") || strings.HasPrefix(a, "dynamo*") {
+			return true
+		}
+	}
+	return false
+}
+
 type statement struct {
-	Effect   string
-	Action   json.RawMessage
-	Resource json.RawMessage
+	Effect    string
+	Action    json.RawMessage
+	NotAction json.RawMessage
+	Resource  json.RawMessage
 }
 
 // list reads a policy field that is one value or a list of them.
