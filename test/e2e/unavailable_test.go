@@ -44,8 +44,8 @@ func TestThrottledRoutesAnswer503(t *testing.T) {
 				t.Fatal(err)
 			}
 			proxy.Set(ddbfault.Throttle, 1)
-			unavailable := 0
-			for _, r := range apiRoutes(t, path) {
+			unavailable, routes := 0, apiRoutes(t, path)
+			for _, r := range routes {
 				target := pathParam.ReplaceAllString(r.path, "00000000-0000-4000-8000-000000000000")
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest(r.method, target, bytes.NewReader([]byte(`{}`))))
@@ -61,6 +61,8 @@ func TestThrottledRoutesAnswer503(t *testing.T) {
 					t.Errorf("%s %s under a throttle: %d %s", r.method, r.path, rec.Code, rec.Body)
 				}
 			}
+			t.Logf("%s under a sustained throttle: %d routes, %d answered 503 unavailable with Retry-After %s, %d refused the request before DynamoDB (4xx), none 500",
+				name, len(routes), unavailable, strconv.Itoa(int(ddb.RetryAfter.Seconds())), len(routes)-unavailable)
 			if unavailable == 0 || proxy.Faults() == 0 {
 				t.Errorf("no route reached the throttled table (%d answers 503, %d throttled requests)", unavailable, proxy.Faults())
 			}

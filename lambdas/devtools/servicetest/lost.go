@@ -1,31 +1,65 @@
 package servicetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
-// Measure runs a service's cost cases. Without a proxy it is
-// ddbrecord.Measure: each case's DynamoDB cost beside its minimum. With
-// one (FaultyClient's, whose client the handler uses) it runs the same
-// cases in the same order with the answer to each write case's first
-// DynamoDB write lost: the proxy forwards the write, DynamoDB applies it,
-// the connection closes, and the SDK sends it again. Every case must then
-// answer exactly the status it answers without the fault, and every later
-// case still its own, so a retry that did anything twice (a second comment,
-// a 409 over its own change, a phantom item) shows up as a wrong status
-// here or further down. It returns the cost rows, or nil with a proxy.
-func Measure(t *testing.T, h http.Handler, rec *ddbrecord.Recorder, proxy *ddbfault.Proxy, cases []ddbrecord.Case) []ddbrecord.Row {
+// Mode is how Measure runs a service's cost cases.
+type Mode int
+
+const (
+	// Cost measures each case's DynamoDB cost beside its minimum.
+	Cost Mode = iota
+	// LostAnswers runs each write case with its first write's answer lost.
+	LostAnswers
+	// Throttled runs each case with every DynamoDB request throttled.
+	Throttled
+)
+
+// Faults is the proxy a handler's client goes through, and the mode.
+type Faults struct {
+	Proxy *ddbfault.Proxy
+	Mode  Mode
+}
+
+// Measure runs a service's cost cases in order, as the mode says:
+//
+//   - Cost (f nil): ddbrecord.Measure, each case's DynamoDB cost beside
+//     its minimum; it returns the rows.
+//   - LostAnswers: the answer to each write case's first DynamoDB write is
+//     lost (the proxy forwards the write, DynamoDB applies it, the
+//     connection closes, the SDK sends it again). Every case must answer
+//     exactly the status it answers without the fault, and every later
+//     case still its own, so a retry that did anything twice (a second
+//     comment, a 409 over its own change, a phantom item) shows up as a
+//     wrong status here or further down.
+//   - Throttled: every DynamoDB request is throttled, as a table past its
+//     on-demand maximum is. A case that reaches DynamoDB must answer 503
+//     unavailable with Retry-After once the client's retries are spent, one
+//     that does not its usual status; never a 500. Each case is then sent
+//     again without the throttle and must answer as usual: the throttled
+//     attempt changed nothing.
+func Measure(t *testing.T, h http.Handler, rec *ddbrecord.Recorder, f *Faults, cases []ddbrecord.Case) []ddbrecord.Row {
 	t.Helper()
-	if proxy == nil {
+	switch {
+	case f == nil || f.Mode == Cost:
 		return ddbrecord.Measure(t, h, rec, cases)
+	case f.Mode == Throttled:
+		throttled(t, h, f.Proxy, cases)
+		return nil
 	}
+	proxy := f.Proxy
 	var b strings.Builder
 	b.WriteString("| operation | status | first write's answer lost |\n|---|---:|---|\n")
 	lost := 0
@@ -57,15 +91,56 @@ func Measure(t *testing.T, h http.Handler, rec *ddbrecord.Recorder, proxy *ddbfa
 	return nil
 }
 
-// Lose, when lose is set, points s.Client at a FaultyClient of function
-// and returns its proxy (for Measure); otherwise it changes nothing and
-// returns nil. A handler built on s.Client afterwards meets the faults.
-func (s *Service) Lose(t testing.TB, function string, lose bool) *ddbfault.Proxy {
+// Faults, for LostAnswers and Throttled, points s.Client at a
+// FaultyClient of function and returns it with its proxy (for Measure);
+// for Cost it changes nothing and returns nil. A handler built on s.Client
+// afterwards meets the faults.
+func (s *Service) Faults(t testing.TB, function string, mode Mode) *Faults {
 	t.Helper()
-	if !lose {
+	if mode == Cost {
 		return nil
 	}
 	c, p := FaultyClient(t, function)
 	s.Client = c
-	return p
+	return &Faults{Proxy: p, Mode: mode}
+}
+
+// throttled runs cases with every DynamoDB request throttled.
+func throttled(t *testing.T, h http.Handler, proxy *ddbfault.Proxy, cases []ddbrecord.Case) {
+	t.Helper()
+	defer proxy.Set("", 0)
+	unavailable := 0
+	for _, c := range cases {
+		// A case's path may prepare what it needs through the API first:
+		// that runs unthrottled.
+		proxy.Set("", 0)
+		path := c.Path()
+		proxy.Set(ddbfault.Throttle, 1)
+		before := proxy.Requests()
+		r := apitest.Do(t, h, c.Method, path, c.Body, c.Header...)
+		reached := proxy.Requests() > before
+		switch {
+		case reached && r.Status == http.StatusServiceUnavailable:
+			unavailable++
+			var body apitest.ErrorBody
+			if json.Unmarshal(r.Body, &body) != nil || body.Error.Code != api.CodeUnavailable || r.Header.Get("Retry-After") != strconv.Itoa(int(ddb.RetryAfter.Seconds())) {
+				t.Errorf("%s under a throttle: 503 %s, Retry-After %q; want code %s and Retry-After %d", c.Operation, r.Body, r.Header.Get("Retry-After"), api.CodeUnavailable, int(ddb.RetryAfter.Seconds()))
+			}
+		case reached:
+			t.Errorf("%s under a throttle: %d %s, want 503 unavailable", c.Operation, r.Status, r.Body)
+		case r.Status != c.Status:
+			t.Errorf("%s refused before DynamoDB: %d %s, want %d as without the fault", c.Operation, r.Status, r.Body, c.Status)
+		}
+		// Then as without the fault, so that the next cases find the
+		// state they were written for; the throttled attempt changed
+		// nothing, so it answers as usual.
+		proxy.Set("", 0)
+		if r := apitest.Do(t, h, c.Method, path, c.Body, c.Header...); r.Status != c.Status {
+			t.Fatalf("%s after the throttle lifted: %d %s, want %d", c.Operation, r.Status, r.Body, c.Status)
+		}
+	}
+	if unavailable == 0 {
+		t.Error("no case reached DynamoDB: nothing was proven")
+	}
+	t.Logf("under a sustained throttle: %d of %d operations reached DynamoDB and answered 503 unavailable with Retry-After %d; the rest refused their input first", unavailable, len(cases), int(ddb.RetryAfter.Seconds()))
 }

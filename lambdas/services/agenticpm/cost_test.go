@@ -26,16 +26,20 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 // capacity beside the least its access pattern needs, and keeps the Cost
 // table of docs/schemas/agenticpm.md equal to it. Items here are under
 // 1 KB; GSI1 projects every attribute.
-func TestCost(t *testing.T) { runCost(t, false) }
+func TestCost(t *testing.T) { runCost(t, servicetest.Cost) }
 
 // TestLostAnswers runs every write operation of TestCost again, on the
 // same setup and in the same order, with the answer to its first DynamoDB
 // write lost (servicetest.Measure): each must answer as it does without.
-func TestLostAnswers(t *testing.T) { runCost(t, true) }
+func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 
-func runCost(t *testing.T, lose bool) {
+// TestThrottled runs every operation of TestCost against a DynamoDB that
+// throttles everything: 503 unavailable with Retry-After, never a 500.
+func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
+
+func runCost(t *testing.T, mode servicetest.Mode) {
 	base := newService(t, nil)
-	proxy := base.Lose(t, "agenticpm", lose)
+	faults := base.Faults(t, "agenticpm", mode)
 	s, rec := recorded(t, base)
 	p := s.project(t, "")
 	e := s.escalation(t, p.ID)
@@ -49,7 +53,7 @@ func runCost(t *testing.T, lose bool) {
 	get := func(op, p string, min ddbrecord.Cost, note string) ddbrecord.Case {
 		return ddbrecord.Case{Operation: op, Method: "GET", Path: path(p), Status: 200, Min: min, Note: note}
 	}
-	rows := servicetest.Measure(t, s.H, rec, proxy, []ddbrecord.Case{
+	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
 		{Operation: "POST /projects", Method: "POST", Path: path("/projects"), Body: projectBody, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 2}, Note: "one PutItem only if new; GSI1 (`STATUS#<status>`) holds a copy"},
 		get("GET /projects?status=", "/projects?status=active", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `STATUS#<status>`"),
 		get("GET /projects/{id}", proj, ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
@@ -92,7 +96,7 @@ func runCost(t *testing.T, lose bool) {
 		get("GET /agent/config/{key}", "/agent/config/poll_interval", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
 		get("GET /agent/config", "/agent/config", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `CONFIG#`"),
 	})
-	if !lose {
+	if mode == servicetest.Cost {
 		ddbrecord.CheckServiceDoc(t, "agenticpm", rows)
 	}
 }

@@ -25,16 +25,20 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 // TestCost pins what each operation costs in DynamoDB requests and
 // capacity beside the least its access pattern needs, and keeps the Cost
 // table of docs/schemas/itsm.md equal to it. Tickets here are under 1 KB.
-func TestCost(t *testing.T) { runCost(t, false) }
+func TestCost(t *testing.T) { runCost(t, servicetest.Cost) }
 
 // TestLostAnswers runs every write operation of TestCost again, on the
 // same setup and in the same order, with the answer to its first DynamoDB
 // write lost (servicetest.Measure): each must answer as it does without.
-func TestLostAnswers(t *testing.T) { runCost(t, true) }
+func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 
-func runCost(t *testing.T, lose bool) {
+// TestThrottled runs every operation of TestCost against a DynamoDB that
+// throttles everything: 503 unavailable with Retry-After, never a 500.
+func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
+
+func runCost(t *testing.T, mode servicetest.Mode) {
 	base := newService(t, options{})
-	proxy := base.Lose(t, "itsm", lose)
+	faults := base.Faults(t, "itsm", mode)
 	s, rec := recorded(t, base)
 	tk := s.create(t, "cost-caller", "My laptop won't turn on")
 	for i := range itsm.PageSize {
@@ -44,7 +48,7 @@ func runCost(t *testing.T, lose bool) {
 	s.Do(t, "GET", "/tickets?caller=cost-caller", "").JSON(t, &first)
 	id := func() string { return "/tickets/" + tk.TicketID }
 	write := ddbrecord.Cost{Requests: 1, Write: 2}
-	rows := servicetest.Measure(t, s.H, rec, proxy, []ddbrecord.Case{
+	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
 		{Operation: "POST /tickets", Method: "POST", Path: func() string { return "/tickets" },
 			Body: `{"caller_id":"cost-caller","issue_description":"Printer jam"}`, Status: 201, Min: write,
 			Note: "one conditional PutItem; CallerIdIndex (ALL) holds a copy: 1 WCU each"},
@@ -67,7 +71,7 @@ func runCost(t *testing.T, lose bool) {
 		{Operation: "GET /tickets?caller= (last page)", Method: "GET", Path: func() string { return "/tickets?caller=cost-caller&cursor=" + first.Next },
 			Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one Query from the cursor"},
 	})
-	if !lose {
+	if mode == servicetest.Cost {
 		ddbrecord.CheckServiceDoc(t, "itsm", rows)
 	}
 }

@@ -28,18 +28,22 @@ func recorded(t testing.TB, s *service, cloud *nucleus.Cloud) (*service, *ddbrec
 // capacity beside the least its access pattern needs, and keeps the Cost
 // table of docs/schemas/nucleus.md equal to it. Items here are under 1 KB;
 // both GSI1s project every attribute.
-func TestCost(t *testing.T) { runCost(t, false) }
+func TestCost(t *testing.T) { runCost(t, servicetest.Cost) }
 
 // TestLostAnswers runs every write operation of TestCost again, on the
 // same setup and in the same order, with the answer to its first DynamoDB
 // write lost (servicetest.Measure): each must answer as it does without.
-func TestLostAnswers(t *testing.T) { runCost(t, true) }
+func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 
-func runCost(t *testing.T, lose bool) {
+// TestThrottled runs every operation of TestCost against a DynamoDB that
+// throttles everything: 503 unavailable with Retry-After, never a 500.
+func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
+
+func runCost(t *testing.T, mode servicetest.Mode) {
 	fake, cloud := startFakeSTS(t)
 	fake.TrustAll()
 	base := newService(t, options{})
-	proxy := base.Lose(t, "nucleus", lose)
+	faults := base.Faults(t, "nucleus", mode)
 	s, rec := recorded(t, base, cloud)
 	acct := s.createAccount(t, "123456789012", "Dev", "active")
 	for i := range 3 {
@@ -50,7 +54,7 @@ func runCost(t *testing.T, lose bool) {
 	user := []string{nucleus.HeaderUserID, testUser}
 	path := func(p string) func() string { return func() string { return p } }
 	schedule := path("/schedules/" + sc.ScheduleID)
-	rows := servicetest.Measure(t, s.H, rec, proxy, []ddbrecord.Case{
+	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
 		{Operation: "POST /accounts", Method: "POST", Path: path("/accounts"), Header: user,
 			Body:   `{"account_id":"210987654321","account_name":"Prod","role_arn":"arn:aws:iam::210987654321:role/NucleusRole"}`,
 			Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 8},
@@ -103,7 +107,7 @@ func runCost(t *testing.T, lose bool) {
 		{Operation: "GET /audit", Method: "GET", Path: path("/audit"), Status: 200,
 			Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "one eventually consistent Query of GSI1 `AUDIT#GLOBAL`: every entry so far, 4 to 8 KB"},
 	})
-	if !lose {
+	if mode == servicetest.Cost {
 		ddbrecord.CheckServiceDoc(t, "nucleus", rows)
 	}
 }

@@ -25,16 +25,20 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 // capacity beside the least its access pattern needs, and keeps the Cost
 // table of docs/schemas/rezagent.md equal to it. Messages here are under
 // 1 KB; both indexes project every attribute.
-func TestCost(t *testing.T) { runCost(t, false) }
+func TestCost(t *testing.T) { runCost(t, servicetest.Cost) }
 
 // TestLostAnswers runs every write operation of TestCost again, on the
 // same setup and in the same order, with the answer to its first DynamoDB
 // write lost (servicetest.Measure): each must answer as it does without.
-func TestLostAnswers(t *testing.T) { runCost(t, true) }
+func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 
-func runCost(t *testing.T, lose bool) {
+// TestThrottled runs every operation of TestCost against a DynamoDB that
+// throttles everything: 503 unavailable with Retry-After, never a 500.
+func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
+
+func runCost(t *testing.T, mode servicetest.Mode) {
 	base := newService(t, options{})
-	proxy := base.Lose(t, "rezagent", lose)
+	faults := base.Faults(t, "rezagent", mode)
 	s, rec := recorded(t, base)
 	m := s.create(t, "scheduled_hello", `{"text":"hello world"}`)
 	for i := range 25 {
@@ -44,7 +48,7 @@ func runCost(t *testing.T, lose bool) {
 	s.Do(t, "GET", "/messages", "").JSON(t, &first)
 	id := func() string { return "/messages/" + m.MessageID }
 	const statusWrite = "one conditional UpdateItem: the table item, its stage-index copy, and the status-index copy moved to the new status (a delete and a put) "
-	rows := servicetest.Measure(t, s.H, rec, proxy, []ddbrecord.Case{
+	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
 		{Operation: "POST /messages", Method: "POST", Path: func() string { return "/messages" },
 			Body: `{"message_type":"manual_notification","created_by":"ops","payload":{"text":"hi"}}`, Status: 201,
 			Min: ddbrecord.Cost{Requests: 1, Write: 3}, Note: "one conditional PutItem; both indexes hold a copy: 1 WCU each"},
@@ -74,7 +78,7 @@ func runCost(t *testing.T, lose bool) {
 			Min:  ddbrecord.Cost{Requests: 6, Read: 2},
 			Note: "five Select=COUNT Queries on the status index, one per status (COUNT reads, and pays for, every item it counts: the cost grows with the window), and one Query for the recent messages, run concurrently; three statuses have no messages here"},
 	})
-	if !lose {
+	if mode == servicetest.Cost {
 		ddbrecord.CheckServiceDoc(t, "rezagent", rows)
 	}
 }

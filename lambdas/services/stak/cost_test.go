@@ -27,23 +27,27 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 // capacity beside the least its access pattern needs, and keeps the Cost
 // table of docs/schemas/stak.md equal to it. Items here are under 1 KB;
 // the table has no index.
-func TestCost(t *testing.T) { runCost(t, false) }
+func TestCost(t *testing.T) { runCost(t, servicetest.Cost) }
 
 // TestLostAnswers runs every write operation of TestCost again, on the
 // same setup and in the same order, with the answer to its first DynamoDB
 // write lost (servicetest.Measure): each must answer as it does without.
-func TestLostAnswers(t *testing.T) { runCost(t, true) }
+func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 
-func runCost(t *testing.T, lose bool) {
+// TestThrottled runs every operation of TestCost against a DynamoDB that
+// throttles everything: 503 unavailable with Retry-After, never a 500.
+func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
+
+func runCost(t *testing.T, mode servicetest.Mode) {
 	base := newService(t)
-	proxy := base.Lose(t, "stak", lose)
+	faults := base.Faults(t, "stak", mode)
 	s, rec := recorded(t, base)
 	s.setup(t)
 	mine := s.toUsers(t, "Yours", "news", "alice")
 	public := s.toEveryone(t, "Everyone", "news")
 	path := func(p string) func() string { return func() string { return p } }
 	const inbox = "/tenants/acme/inboxes/main"
-	rows := servicetest.Measure(t, s.H, rec, proxy, []ddbrecord.Case{
+	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
 		{Operation: "PUT /tenants/{tenant}/settings", Method: "PUT", Path: path("/tenants/acme/settings"),
 			Body: `{"title":"Acme","ttl":"10d"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one PutItem"},
 		{Operation: "GET /tenants/{tenant}/settings", Method: "GET", Path: path("/tenants/acme/settings"), Status: 200,
@@ -81,7 +85,7 @@ func runCost(t *testing.T, lose bool) {
 		{Operation: "GET …/users/{uid}/stats", Method: "GET", Path: path(inbox + "/users/alice/stats"), Status: 200,
 			Min: ddbrecord.Cost{Requests: 3, Read: 3}, Note: "a GetItem of the inbox (404 when unknown), then two strongly consistent Queries of the `c#` counters, user and public"},
 	})
-	if !lose {
+	if mode == servicetest.Cost {
 		ddbrecord.CheckServiceDoc(t, "stak", rows)
 	}
 }
