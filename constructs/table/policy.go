@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 
@@ -110,6 +111,22 @@ type WarmThroughput struct {
 	ReadUnitsPerSecond, WriteUnitsPerSecond int
 }
 
+// Access is one principal's data-plane access in a table's resource-based
+// policy: how a role of another account (or that account as a whole)
+// reads or writes the table without a role in this one.
+type Access struct {
+	// Principal is an IAM role ARN (arn:aws:iam::<account>:role/<name>) or
+	// a 12-digit account id, whose own IAM policies then decide which of
+	// its principals may use the access. Never "*".
+	Principal string
+	// Actions are item actions, as GrantExactly takes them
+	// (dynamodb:GetItem, dynamodb:PutItem, …); no control-plane action
+	// (DeleteTable, UpdateTable, …), no Scan, no wildcard.
+	Actions []string
+	// Indexes the principal may Query, by name from the spec.
+	Indexes []string
+}
+
 // Policy is what a stage decides for a table.
 type Policy struct {
 	// Stage the policy is for.
@@ -164,6 +181,11 @@ type Policy struct {
 	// Default: none (DynamoDB's own: 12,000 reads and 4,000 writes per
 	// second for a new on-demand table).
 	WarmThroughput WarmThroughput
+	// ResourceAccess is the table's resource-based policy, one Allow
+	// statement per entry (and one for its index queries).
+	//
+	// Default: none (no resource-based policy).
+	ResourceAccess []Access
 }
 
 // DefaultPolicy is the platform default for a stage. Billing is always
@@ -207,9 +229,11 @@ type Overrides struct {
 	EncryptionKey       awskms.IKey
 	// Tags are merged over the policy tags.
 	Tags map[string]string
-	// ContributorInsights and WarmThroughput replace the stage's.
+	// ContributorInsights, WarmThroughput and ResourceAccess (when not
+	// nil) replace the stage's.
 	ContributorInsights *ContributorInsights
 	WarmThroughput      *WarmThroughput
+	ResourceAccess      []Access
 }
 
 // Apply returns the policy with the overrides applied. It does not validate;
@@ -260,6 +284,9 @@ func (p Policy) Apply(o Overrides) Policy {
 	}
 	if o.WarmThroughput != nil {
 		p.WarmThroughput = *o.WarmThroughput
+	}
+	if o.ResourceAccess != nil {
+		p.ResourceAccess = o.ResourceAccess
 	}
 	if len(o.Tags) > 0 {
 		tags := maps.Clone(p.Tags)
@@ -350,6 +377,7 @@ func (p Policy) check(spec Spec) error {
 		errs.addf("%s: ContributorInsights=%q is not a mode: use THROTTLED_KEYS (records only throttled keys), ACCESSED_AND_THROTTLED_KEYS or none", where, p.ContributorInsights)
 	}
 	errs = append(errs, p.warmProblems(where)...)
+	errs = append(errs, p.accessProblems(spec, where)...)
 	for _, k := range reservedTags {
 		if _, ok := p.Tags[k]; ok {
 			errs.addf("%s: tag %q is set by the construct from the spec and stage: remove it from Tags", where, k)
@@ -381,6 +409,39 @@ func (p Policy) warmProblems(where string) []string {
 			errs.addf("%s: WarmThroughput.%s=%d is above DynamoDB's default per-table quota of %d: use at most %d", where, f.name, f.v, MaxOnDemandRequestUnits, MaxOnDemandRequestUnits)
 		case p.Billing.Mode == OnDemand && f.cap > 0 && f.v > f.cap:
 			errs.addf("%s: WarmThroughput.%s=%d is above Billing.%s=%d: the cap throttles first, so the warm throughput buys nothing; raise the cap in the same override, or lower the warm throughput", where, f.name, f.v, f.capName, f.cap)
+		}
+	}
+	return errs
+}
+
+var (
+	accountPrincipal = regexp.MustCompile(`^[0-9]{12}$`)
+	rolePrincipal    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}$`)
+)
+
+// accessProblems keeps a resource-based policy to the data plane of named
+// principals: a wildcard principal would open the table to every AWS
+// account, and a control-plane action (DeleteTable, UpdateTable,
+// PutResourcePolicy) would let another account change or delete it.
+func (p Policy) accessProblems(spec Spec, where string) []string {
+	var errs errorList
+	for i, a := range p.ResourceAccess {
+		at := fmt.Sprintf("%s: ResourceAccess[%d]", where, i)
+		if !accountPrincipal.MatchString(a.Principal) && !rolePrincipal.MatchString(a.Principal) {
+			errs.addf("%s: Principal %q: name an IAM role ARN (arn:aws:iam::123456789012:role/reader) or a 12-digit account id; never \"*\", a user or a service", at, a.Principal)
+		}
+		if len(a.Actions) == 0 && len(a.Indexes) == 0 {
+			errs.addf("%s: no Actions and no Indexes grant nothing: list the item actions the principal calls", at)
+		}
+		for _, act := range a.Actions {
+			if !itemActions[act] {
+				errs.addf("%s: action %q is not a data-plane item action: use dynamodb:GetItem, dynamodb:Query, dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:DeleteItem, dynamodb:BatchGetItem, dynamodb:BatchWriteItem or dynamodb:ConditionCheckItem (no control plane, no Scan, no wildcard)", at, act)
+			}
+		}
+		for _, ix := range a.Indexes {
+			if !slices.Contains(spec.IndexNames(), ix) {
+				errs.addf("%s: %s has no index %q: use one of %v", at, spec.BaseName, ix, spec.IndexNames())
+			}
 		}
 	}
 	return errs

@@ -151,6 +151,21 @@ func TestResolve(t *testing.T) {
 				t.Errorf("warm = %+v", p.WarmThroughput)
 			}
 		}},
+		{name: "resource access for a role of another account", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{
+			{Principal: "arn:aws:iam::210987654321:role/reporting", Actions: []string{"dynamodb:GetItem"}, Indexes: []string{"GSI1"}},
+			{Principal: "210987654321", Actions: []string{"dynamodb:Query"}},
+		}}, check: func(t *testing.T, p table.Policy) {
+			if len(p.ResourceAccess) != 2 {
+				t.Errorf("access = %+v", p.ResourceAccess)
+			}
+		}},
+		{name: "resource access for everyone", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "*", Actions: []string{"dynamodb:GetItem"}}}}, want: `ResourceAccess[0]: Principal "*": name an IAM role ARN`},
+		{name: "resource access for a user", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "arn:aws:iam::210987654321:user/bob", Actions: []string{"dynamodb:GetItem"}}}}, want: `Principal "arn:aws:iam::210987654321:user/bob"`},
+		{name: "resource access to the control plane", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "210987654321", Actions: []string{"dynamodb:DeleteTable"}}}}, want: `action "dynamodb:DeleteTable" is not a data-plane item action`},
+		{name: "resource access to scan", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "210987654321", Actions: []string{"dynamodb:Scan"}}}}, want: `action "dynamodb:Scan" is not a data-plane item action`},
+		{name: "resource access by wildcard", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "210987654321", Actions: []string{"dynamodb:*"}}}}, want: `action "dynamodb:*"`},
+		{name: "resource access to an unknown index", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "210987654321", Indexes: []string{"ByDate"}}}}, want: `orders has no index "ByDate": use one of [GSI1]`},
+		{name: "resource access granting nothing", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "210987654321"}}}, want: "no Actions and no Indexes grant nothing"},
 		{name: "unknown contributor insights mode", spec: validSpec(), stage: table.Dev, o: table.Overrides{ContributorInsights: ptr(table.ContributorInsights("HOT_KEYS"))}, want: `ContributorInsights="HOT_KEYS" is not a mode: use THROTTLED_KEYS`},
 		{name: "warm throughput that buys nothing", spec: validSpec(), stage: table.Dev, o: table.Overrides{WarmThroughput: &table.WarmThroughput{ReadUnitsPerSecond: 500}}, want: "WarmThroughput.ReadUnitsPerSecond=500 is below the 12000 every new on-demand table already has"},
 		{name: "warm throughput above the quota", spec: validSpec(), stage: table.Prod, o: table.Overrides{WarmThroughput: &table.WarmThroughput{WriteUnitsPerSecond: 50000}}, want: "WarmThroughput.WriteUnitsPerSecond=50000 is above DynamoDB's default per-table quota of 40000"},

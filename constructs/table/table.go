@@ -133,6 +133,9 @@ func New(scope constructs.Construct, id string, spec Spec, props Props) (*Table,
 			tp.WarmThroughput.WriteUnitsPerSecond = jsii.Number(float64(w.WriteUnitsPerSecond))
 		}
 	}
+	if len(policy.ResourceAccess) > 0 {
+		tp.ResourcePolicy = resourcePolicy(name, policy.ResourceAccess)
+	}
 	if len(spec.Indexes) > 0 {
 		gsis := make([]*awsdynamodb.GlobalSecondaryIndexPropsV2, 0, len(spec.Indexes))
 		for _, ix := range spec.Indexes {
@@ -341,6 +344,43 @@ func encryption(p Policy) awsdynamodb.TableEncryptionV2 {
 	default:
 		return awsdynamodb.TableEncryptionV2_DynamoOwnedKey()
 	}
+}
+
+// resourcePolicy is the table's resource-based policy: one Allow statement
+// per principal for its item actions on the table, one for its queries on
+// the named indexes. The ARNs are built from the table's name and the
+// stack's pseudo parameters: a reference to the table itself would be
+// circular.
+func resourcePolicy(name string, access []Access) awsiam.PolicyDocument {
+	arn := "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/" + name
+	principal := func(p string) awsiam.IPrincipal {
+		if accountPrincipal.MatchString(p) {
+			return awsiam.NewAccountPrincipal(jsii.String(p))
+		}
+		return awsiam.NewArnPrincipal(jsii.String(p))
+	}
+	doc := awsiam.NewPolicyDocument(nil)
+	for _, a := range access {
+		if len(a.Actions) > 0 {
+			doc.AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Principals: &[]awsiam.IPrincipal{principal(a.Principal)},
+				Actions:    jsii.Strings(slices.Sorted(slices.Values(a.Actions))...),
+				Resources:  &[]*string{awscdk.Fn_Sub(jsii.String(arn), nil)},
+			}))
+		}
+		if len(a.Indexes) > 0 {
+			var arns []*string
+			for _, ix := range a.Indexes {
+				arns = append(arns, awscdk.Fn_Sub(jsii.String(arn+"/index/"+ix), nil))
+			}
+			doc.AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Principals: &[]awsiam.IPrincipal{principal(a.Principal)},
+				Actions:    jsii.Strings("dynamodb:Query"),
+				Resources:  &arns,
+			}))
+		}
+	}
+	return doc
 }
 
 func located(err error, path string) error {

@@ -124,6 +124,31 @@ func TestContributorInsightsAndWarmThroughput(t *testing.T) {
 	}
 }
 
+// TestResourceAccess: the resource-based policy names the principal, its
+// item actions on the table and Query on its indexes, by ARNs built from the
+// table's name (a reference to the table itself would be circular).
+func TestResourceAccess(t *testing.T) {
+	stack := awscdk.NewStack(cdktest.NewApp(t), jsii.String("Test"), nil)
+	if _, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Prod, Overrides: table.Overrides{ResourceAccess: []table.Access{
+		{Principal: "arn:aws:iam::210987654321:role/reporting", Actions: []string{"dynamodb:Query", "dynamodb:GetItem"}, Indexes: []string{"GSI1"}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	replica := only(t, cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable")["Replicas"].([]any)[0].(map[string]any)
+	doc, err := json.Marshal(replica["ResourcePolicy"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"Action":["dynamodb:GetItem","dynamodb:Query"],"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::210987654321:role/reporting"},"Resource":{"Fn::Sub":"arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/orders-prod"}`,
+		`"Action":"dynamodb:Query","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::210987654321:role/reporting"},"Resource":{"Fn::Sub":"arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/orders-prod/index/GSI1"}`,
+	} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("resource policy %s\nlacks %s", doc, want)
+		}
+	}
+}
+
 func TestCustomerKeyNeedsRegion(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	key := awskms.NewKey(stack, jsii.String("Key"), nil)

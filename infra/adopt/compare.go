@@ -70,7 +70,13 @@ func Compare(t Target, live *Live) Result {
 		c.notChecked("tags (add the output of aws dynamodb list-tags-of-resource --resource-arn %s)", orArn(live.Table.TableArn))
 	}
 	// What no describe output shows.
-	c.notChecked("contributor insights, resource-based policy and auto scaling policies (describe-table does not show them; the template sets none of them%s)", map[bool]string{true: " but contributor insights: compare aws dynamodb describe-contributor-insights by hand", false: ""}[t.ContributorInsightsInTarget])
+	c.notChecked("contributor insights, resource-based policy and auto scaling policies: none of the four outputs shows them")
+	if t.ContributorInsightsInTarget {
+		c.notChecked("the template enables contributor insights: compare aws dynamodb describe-contributor-insights --table-name %s by hand", c.name)
+	}
+	if t.ResourcePolicyInTarget {
+		c.notChecked("the template sets a resource-based policy: compare aws dynamodb get-resource-policy --resource-arn %s by hand", orArn(live.Table.TableArn))
+	}
 	if region := arnRegion(live.Table.TableArn); region != "" {
 		c.notChecked("region: the table is in %s; deploy the stack %s/%s to that account and Region (dynastack's stacks are environment-agnostic unless infra/config pins Account/Region)", region, t.Stage, t.Stack)
 	}

@@ -43,6 +43,7 @@ type Target struct {
 	TableClass                  string
 	Tags                        map[string]string
 	ContributorInsightsInTarget bool
+	ResourcePolicyInTarget      bool
 	// WarmRead and WarmWrite are the warm throughput the template sets
 	// (0: none).
 	WarmRead, WarmWrite int64
@@ -126,6 +127,7 @@ func parseTarget(id string, res ddbguard.Resource) (Target, error) {
 			ReadProvisionedThroughputSettings *struct{ ReadCapacityUnits int64 }
 			SSESpecification                  *struct{ KMSMasterKeyId any }
 			ContributorInsightsSpecification  any
+			ResourcePolicy                    any
 			GlobalSecondaryIndexes            []struct {
 				IndexName                      string
 				ReadOnDemandThroughputSettings *struct{ MaxReadRequestUnits int64 }
@@ -163,6 +165,7 @@ func parseTarget(id string, res ddbguard.Resource) (Target, error) {
 
 		DeletionProtection:          r.DeletionProtectionEnabled,
 		ContributorInsightsInTarget: r.ContributorInsightsSpecification != nil,
+		ResourcePolicyInTarget:      r.ResourcePolicy != nil,
 	}
 	if t.BillingMode == "" {
 		t.BillingMode = "PROVISIONED"

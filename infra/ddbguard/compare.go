@@ -551,6 +551,13 @@ func (d *diff) checkReplicas() {
 			steps = append(steps, step{"remove", r})
 		}
 	}
+	for _, st := range steps {
+		if st.verb == "add" && d.n.units[st.name]["ResourcePolicy"] != nil {
+			d.hazard(PolicyOnNewReplica,
+				"replica "+st.name+" added with a resource-based policy in the same update: CloudFormation does not support a replica and its resource policy in one update",
+				"two deploys: add replica "+st.name+" without ResourcePolicy, then add its policy")
+		}
+	}
 	switch {
 	case len(steps) > 1:
 		d.hazard(MultipleReplicaChanges,

@@ -251,6 +251,19 @@ func TestHazards(t *testing.T) {
 			in:   "add replica us-east-2, then remove replica eu-west-1",
 		},
 		{
+			name: "resource-policy-on-new-replica/added together", stage: "prod", stack: "agenticpm",
+			edit: func(_, n tpl) {
+				addReplica(n, pmTable, "eu-west-1")
+				for _, r := range list(props(n, pmTable)["Replicas"]) {
+					if m := r.(map[string]any); m["Region"] == "eu-west-1" {
+						m["ResourcePolicy"] = map[string]any{"PolicyDocument": map[string]any{"Version": "2012-10-17"}}
+					}
+				}
+			},
+			want: []Class{PolicyOnNewReplica},
+			in:   "two deploys: add replica eu-west-1 without ResourcePolicy, then add its policy",
+		},
+		{
 			name: "table-removed/deleted with its data", stage: "dev", stack: "itsm",
 			edit: func(_, n tpl) { delete(resources(n), tickets) },
 			want: []Class{TableRemoved},

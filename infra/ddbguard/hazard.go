@@ -38,6 +38,7 @@ const (
 	TableRemoved           Class = "table-removed"
 	PITRDisabled           Class = "pitr-disabled"
 	WarmThroughputLowered  Class = "warm-throughput-lowered"
+	PolicyOnNewReplica     Class = "resource-policy-on-new-replica"
 )
 
 // Classes lists every hazard class; an acknowledgement naming anything else
@@ -46,6 +47,7 @@ var Classes = []Class{
 	MultipleGSIChanges, GSIReplaced, LSIChange, StreamChange, TTLChange,
 	TableReplacement, LogicalIDChange, TableTypeChange, ProtectionDropped,
 	MultipleReplicaChanges, TableRemoved, PITRDisabled, WarmThroughputLowered,
+	PolicyOnNewReplica,
 }
 
 // Known reports whether c is one of Classes.
