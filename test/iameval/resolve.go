@@ -126,7 +126,7 @@ func intrinsic(fn string, arg any, resources map[string]any, env Env) (any, erro
 func typeOf(resources map[string]any, name string) (string, error) {
 	r, ok := resources[name].(map[string]any)
 	if !ok {
-		return "", fmt.Errorf("Ref to %s: no such resource", name)
+		return "", fmt.Errorf("resource %s: no such resource in the template (Ref, Fn::GetAtt)", name)
 	}
 	typ, _ := r["Type"].(string)
 	return typ, nil

@@ -3,6 +3,7 @@ package apitest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -49,10 +50,10 @@ type Write struct {
 // Hostile sends each route the inputs a hostile or careless client sends
 // and fails unless every one is answered 4xx and state, a digest of what the
 // service stores, is unchanged. Every route pattern of routes (the
-// service's router) gets an unknown query parameter, and
-// each of its path parameters each of BadPathKeys (a 400 naming the
-// parameter); every write gets
-// bytes that are not UTF-8, an unpaired surrogate escape, a duplicate key,
+// service's router) gets an unknown query parameter and 10,000 of them
+// (one 400 naming "query", api.MaxQueryParams), and each of its path
+// parameters each of BadPathKeys (a 400 naming the parameter); every write
+// gets bytes that are not UTF-8, an unpaired surrogate escape, a duplicate key,
 // a field name in another case, an unknown query parameter and a huge
 // unknown field name (whose echo must stay short); and a free-form field,
 // nesting deeper than DynamoDB's 32 levels and numbers DynamoDB cannot hold.
@@ -65,11 +66,16 @@ func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.T
 	}
 	var inputs []input
 	param := regexp.MustCompile(`\{[^}]+\}`)
+	var many strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&many, "&x_unknown_%d=1", i)
+	}
 	for _, p := range routes {
 		method, path, _ := strings.Cut(p, " ")
 		sample := param.ReplaceAllString(path, "x")
 		inputs = append(inputs,
 			input{name: "unknown query parameter " + p, method: method, path: sample + "?x_unknown=1"},
+			input{name: "10,000 query parameters " + p, method: method, path: sample + "?a=1" + many.String()},
 		)
 		// Every path parameter, in turn, gets each key the platform
 		// refuses (api.CheckKey), the others a valid one: a 400 naming it.

@@ -191,6 +191,7 @@ type Server struct {
 	mu       sync.Mutex
 	handlers map[string]Handler
 	calls    []Call
+	keep     int // recorded calls kept, newest first out (DefaultKeep)
 	seq      atomic.Int64
 	ln       net.Listener
 	srv      *http.Server
@@ -238,11 +239,19 @@ func (s *Server) Close() error {
 }
 
 // Calls returns the calls served so far, in arrival order, including
-// refused ones.
+// refused ones: the newest DefaultKeep of them (SetKeep).
 func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Call(nil), s.calls...)
+	return newest(s.calls, s.keep)
+}
+
+// SetKeep sets how many of the newest calls the server keeps (n <= 0:
+// DefaultKeep).
+func (s *Server) SetKeep(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = n
 }
 
 // CallsOf returns the calls of one action.
@@ -269,7 +278,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		RequestID: fmt.Sprintf("%08x-0000-4000-8000-%012x", s.seq.Add(1), time.Now().UnixNano()&0xffffffffffff)}
 	result, err := s.serve(c, r)
 	s.mu.Lock()
-	s.calls = append(s.calls, *c)
+	s.calls = keepNewest(s.calls, *c, s.keep)
 	s.mu.Unlock()
 	if err != nil {
 		s.writeError(w, c, err)

@@ -79,11 +79,12 @@ func (e *Events) FailEntries(n int) {
 	e.failEntries = n
 }
 
-// Events returns the accepted events in arrival order.
+// Events returns the accepted events in arrival order: the newest
+// DefaultKeep.
 func (e *Events) Events() []Event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]Event(nil), e.events...)
+	return newest(e.events, DefaultKeep)
 }
 
 type putEventsEntry struct {
@@ -153,8 +154,8 @@ func (e *Events) putEvents(c *Call) (any, error) {
 		if en.Time != nil {
 			at = time.Unix(0, int64(*en.Time*1e9)).UTC()
 		}
-		e.events = append(e.events, Event{ID: id, Bus: bus, Source: *en.Source, DetailType: *en.DetailType, Detail: *en.Detail,
-			Resources: en.Resources, Time: at, AccessKeyID: c.AccessKeyID})
+		e.events = keepNewest(e.events, Event{ID: id, Bus: bus, Source: *en.Source, DetailType: *en.DetailType, Detail: *en.Detail,
+			Resources: en.Resources, Time: at, AccessKeyID: c.AccessKeyID}, DefaultKeep)
 		out.Entries[i] = putEventsResultEntry{EventID: id}
 	}
 	return out, nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -93,6 +94,9 @@ func TestFunctions(t *testing.T) {
 	}
 	names := map[string]string{"EventsTableA1B2C3D4": "events-x", "PlainTable12345678": "plain-x"}
 	worker := fns[2]
+	if fns[1].Timeout != 3*time.Second {
+		t.Errorf("a function without Timeout: %v, want Lambda's default 3s", fns[1].Timeout)
+	}
 	if worker.Service() != "demo" {
 		t.Errorf("Service = %q", worker.Service())
 	}
@@ -218,6 +222,10 @@ func TestStackTemplate(t *testing.T) {
 	}
 	if len(svc) != 1 || svc[0].Env["ITSM_TICKETS_TABLE"].Ref != tbl.LogicalID {
 		t.Errorf("itsm function env does not Ref the table: %+v", svc)
+	}
+	// The local runner enforces the template's timeout on each invocation.
+	if len(svc) == 1 && svc[0].Timeout != 10*time.Second {
+		t.Errorf("itsm function timeout %v, want the template's 10s", svc[0].Timeout)
 	}
 }
 

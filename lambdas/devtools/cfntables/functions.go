@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/dynastack/dynastack/constructs/service"
 	"sort"
+	"time"
+
+	"github.com/dynastack/dynastack/constructs/service"
 )
 
 // EnvService is the environment variable naming the function (its
@@ -18,7 +20,13 @@ type Function struct {
 	LogicalID string
 	// Env holds the environment variables as written in the template.
 	Env map[string]EnvValue
+	// Timeout is the template's Timeout (Lambda's default of 3 s when the
+	// template has none): how long one invocation may run.
+	Timeout time.Duration
 }
+
+// defaultTimeout is Lambda's default function timeout.
+const defaultTimeout = 3 * time.Second
 
 // EnvValue is the value of one environment variable: a literal, or a Ref to
 // another resource of the template (for a table, its name).
@@ -57,13 +65,18 @@ func (t *Template) Functions() ([]Function, error) {
 			Environment struct {
 				Variables map[string]EnvValue `json:"Variables"`
 			} `json:"Environment"`
+			Timeout float64 `json:"Timeout"`
 		}
 		if raw := t.Resources[id].Properties; len(raw) > 0 {
 			if err := json.Unmarshal(raw, &p); err != nil {
 				return nil, fmt.Errorf("cfntables: function %s: %w", id, err)
 			}
 		}
-		out = append(out, Function{LogicalID: id, Env: p.Environment.Variables})
+		timeout := defaultTimeout
+		if p.Timeout > 0 {
+			timeout = time.Duration(p.Timeout * float64(time.Second))
+		}
+		out = append(out, Function{LogicalID: id, Env: p.Environment.Variables, Timeout: timeout})
 	}
 	return out, nil
 }

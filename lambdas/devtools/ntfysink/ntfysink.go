@@ -52,7 +52,8 @@ type Fault struct {
 // Sink is the server's state. The zero value is not usable: use New.
 type Sink struct {
 	mu     sync.Mutex
-	got    []Notification
+	got    []Notification // the newest Keep
+	keep   int
 	faults []Fault
 	token  string
 	log    *slog.Logger
@@ -63,8 +64,12 @@ type Sink struct {
 // "Authorization: Bearer <token>" (else 401, as ntfy answers); log may be
 // nil.
 func New(token string, log *slog.Logger) *Sink {
-	return &Sink{token: token, log: log}
+	return &Sink{token: token, log: log, keep: Keep}
 }
+
+// Keep is how many notifications a sink keeps, the newest: the local
+// runner's sink lives as long as a developer's session.
+const Keep = 1000
 
 // FailNext queues faults for the next requests, one per request.
 func (s *Sink) FailNext(f ...Fault) {
@@ -73,7 +78,7 @@ func (s *Sink) FailNext(f ...Fault) {
 	s.faults = append(s.faults, f...)
 }
 
-// Notifications returns what was accepted, oldest first.
+// Notifications returns what was accepted, oldest first: the newest Keep.
 func (s *Sink) Notifications() []Notification {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,6 +174,10 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n.ID = newID()
 	s.mu.Lock()
 	s.got = append(s.got, n)
+	if len(s.got) > s.keep {
+		// Copied, not resliced, so the dropped ones can be collected.
+		s.got = append([]Notification(nil), s.got[len(s.got)-s.keep:]...)
+	}
 	s.mu.Unlock()
 	if s.log != nil {
 		s.log.Info("ntfy notification", "topic", n.Topic, "id", n.ID, "title", n.Title, "message", n.Message, "priority", n.Priority, "tags", n.Tags)

@@ -106,12 +106,14 @@ type errorBody struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
-// WriteError writes err as the JSON error body. An *Error (anywhere in the
+// WriteError writes err as the JSON error body, bounded (at most
+// MaxFieldErrors fields, names cut at MaxEchoChars, at most
+// MaxErrorBodyBytes in all). An *Error (anywhere in the
 // chain) is sent as is and a [Coded] error as it says (see [ErrorFor]);
 // anything else is logged and answered with a generic 500 so that table
 // names, SDK messages and stack details stay server-side.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	apiErr := ErrorFor(err)
+	apiErr := bounded(ErrorFor(err))
 	ctx := r.Context()
 	if apiErr.Status >= 500 {
 		logger(ctx).ErrorContext(ctx, "request failed", "status", apiErr.Status, "error", err.Error())

@@ -19,11 +19,19 @@ import (
 //	if err := v.Err(); err != nil { return err }
 type Validator struct {
 	fields []FieldError
+	// more counts the invalid fields beyond MaxFieldErrors.
+	more int
 }
 
-// Add records an invalid field.
+// Add records an invalid field. The name is cut at MaxEchoChars (it may be
+// a caller's: a map key, a parameter), and past MaxFieldErrors fields only
+// the count is kept, so no request can make its error large.
 func (v *Validator) Add(field, format string, args ...any) {
-	v.fields = append(v.fields, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	if len(v.fields) >= MaxFieldErrors {
+		v.more++
+		return
+	}
+	v.fields = append(v.fields, FieldError{Field: Truncate(field, maxEchoChars), Message: Truncate(fmt.Sprintf(format, args...), maxFieldMessageChars)})
 }
 
 // Text checks that s is valid UTF-8, not blank when min > 0, between min and
@@ -64,6 +72,7 @@ func (v *Validator) MaxBytes(field, s string, max int) {
 }
 
 func (v *Validator) has(field string) bool {
+	field = Truncate(field, maxEchoChars)
 	for _, f := range v.fields {
 		if f.Field == field {
 			return true
@@ -101,7 +110,12 @@ func (v *Validator) Err() error {
 	if len(v.fields) == 0 {
 		return nil
 	}
-	return Invalid(v.fields...)
+	e := Invalid(v.fields...)
+	if v.more > 0 {
+		more := fmt.Sprintf("; and %d more invalid fields", v.more)
+		e.Message = Truncate(e.Message, maxMessageChars-len(more)-1) + more
+	}
+	return e
 }
 
 // Query returns the query of r and records a problem for every parameter
@@ -110,6 +124,10 @@ func (v *Validator) Err() error {
 // a problem too, since url.Values drops what it cannot parse and a mangled
 // cursor would then silently restart from the first page.
 func (v *Validator) Query(r *http.Request, allowed ...string) url.Values {
+	if n := queryParams(r.URL.RawQuery); n > MaxQueryParams {
+		v.Add("query", "has %d parameters; at most %d (allowed: %s)", n, MaxQueryParams, strings.Join(allowed, ", "))
+		return url.Values{}
+	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		v.Add("query", "is not a valid query string (percent-encode the values)")
@@ -117,9 +135,9 @@ func (v *Validator) Query(r *http.Request, allowed ...string) url.Values {
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		switch {
 		case !slices.Contains(allowed, k):
-			v.Add(Truncate(k, 64), "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
+			v.Add(k, "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
 		case len(q[k]) > 1:
-			v.Add(Truncate(k, 64), "must be given at most once")
+			v.Add(k, "must be given at most once")
 		}
 	}
 	return q

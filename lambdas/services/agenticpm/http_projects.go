@@ -170,6 +170,11 @@ type putArtefactRequest struct {
 	ExpectedVersion api.Optional[int] `json:"expectedVersion"`
 }
 
+// maxVersion bounds a version a caller names: each write adds one, so no
+// artefact gets near it, and a number a JSON client can hold exactly
+// (2^53 - 1) is the most that means anything.
+const maxVersion = 1<<53 - 1
+
 func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 
 // expectedVersion reads the version a write expects from If-Match (an
@@ -177,15 +182,15 @@ func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 func expectedVersion(v *api.Validator, r *http.Request, body api.Optional[int]) int {
 	fromBody := -1
 	if body.Present(v, "expectedVersion") {
-		if body.V < 0 {
-			v.Add("expectedVersion", "must be 0 (create) or the current version")
+		if body.V < 0 || body.V > maxVersion {
+			v.Add("expectedVersion", "must be 0 (create) or the current version (at most %d)", maxVersion)
 		}
 		fromBody = body.V
 	}
 	fromHeader := -1
 	if h := r.Header.Get("If-Match"); h != "" {
 		n, err := strconv.Atoi(strings.Trim(strings.TrimPrefix(h, "W/"), `"`))
-		if err != nil || n < 1 {
+		if err != nil || n < 1 || n > maxVersion {
 			v.Add("If-Match", `must be the artefact's ETag, e.g. "3"`)
 		}
 		fromHeader = n

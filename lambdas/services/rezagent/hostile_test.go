@@ -1,6 +1,7 @@
 package rezagent_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
@@ -15,4 +16,16 @@ func TestHostileInput(t *testing.T) {
 		apitest.Write{Method: "POST", Path: "/messages", Body: `{"message_type":"custom_event","created_by":"scheduler","payload":{"text":"hi"}}`, Doc: "payload"},
 		apitest.Write{Method: "PATCH", Path: "/messages/" + m.MessageID, Body: `{"status":"queued"}`},
 	)
+}
+
+// Names the caller chose are echoed cut at 64 characters: a payload key of
+// 3,000 characters once came back whole.
+func TestEchoedNamesAreCut(t *testing.T) {
+	s := newService(t, options{})
+	long := strings.Repeat("k", 3000)
+	r := s.Do(t, "POST", "/messages", `{"message_type":"custom_event","created_by":"scheduler","payload":{"`+long+`":{"":1}}}`)
+	apitest.WantError(t, r, 400, "validation_failed", "", "")
+	if len(r.Body) > 1024 || strings.Contains(string(r.Body), strings.Repeat("k", 65)) {
+		t.Errorf("a %d-byte error echoing the key: %.300s", len(r.Body), r.Body)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -158,5 +159,27 @@ func TestFeedPageBytes(t *testing.T) {
 	}
 	if len(seen) != n || pages < 2 {
 		t.Errorf("%d messages on %d pages, want %d on several", len(seen), pages, n)
+	}
+}
+
+// Names the caller chose are echoed cut at 64 characters, and at most
+// api.MaxFieldErrors of them: TTL type keys of 3,000 characters once came
+// back whole.
+func TestEchoedNamesAreCut(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	var ttl []string
+	for i := range 15 { // 45 KB, under the 64 KiB body limit
+		ttl = append(ttl, fmt.Sprintf(`"%s#%d":"1d"`, strings.Repeat("k", 3000), i))
+	}
+	r := s.Do(t, "PUT", "/tenants/acme/inboxes/other", `{"title":"x","description":"","ttl":{`+strings.Join(ttl, ",")+`}}`)
+	apitest.WantError(t, r, 400, "validation_failed", "", "")
+	if len(r.Body) > 4096 || strings.Contains(string(r.Body), strings.Repeat("k", 65)) {
+		t.Errorf("a %d-byte error echoing the keys: %.300s", len(r.Body), r.Body)
+	}
+	var e apitest.ErrorBody
+	r.JSON(t, &e)
+	if len(e.Error.Fields) != api.MaxFieldErrors || !strings.Contains(e.Error.Message, "more invalid fields") {
+		t.Errorf("%d fields listed; message %q", len(e.Error.Fields), e.Error.Message)
 	}
 }

@@ -395,9 +395,9 @@ func (h *handler) readAll(w http.ResponseWriter, r *http.Request) error {
 	if in.UpTo != "" && !validMessageID(in.UpTo) {
 		v.Add("up_to", "must be a message id (%d base36 characters)", messageIDLen)
 	}
-	if in.UpToTime < 0 {
-		v.Add("up_to_time", "must be epoch seconds, at least 0")
-	}
+	// Bounded: (up_to_time+1)*1000 past ~9.2e15 overflowed into a bound
+	// that marked nothing.
+	v.EpochSeconds("up_to_time", in.UpToTime)
 	if in.UpTo != "" && in.UpToTime != 0 {
 		v.Add("up_to_time", "give up_to or up_to_time, not both")
 	}

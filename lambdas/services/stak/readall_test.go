@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -53,15 +54,17 @@ func TestReadAll(t *testing.T) {
 
 	before := s.Count(t)
 	for name, body := range map[string]string{
-		"empty body":      ``,
-		"unknown field":   `{"all":true}`,
-		"bad id":          `{"up_to":"nope"}`,
-		"negative time":   `{"up_to_time":-1}`,
-		"both bounds":     `{"up_to":"` + ids[3] + `","up_to_time":1}`,
-		"limit 0":         `{"limit":0}`,
-		"limit too large": fmt.Sprintf(`{"limit":%d}`, stak.MaxReadAll+1),
-		"cursor":          `{"cursor":"abc"}`,
-		"cursor + bound":  `{"cursor":"abc","up_to":"` + ids[3] + `"}`,
+		"empty body":       ``,
+		"unknown field":    `{"all":true}`,
+		"bad id":           `{"up_to":"nope"}`,
+		"negative time":    `{"up_to_time":-1}`,
+		"time past 9999":   fmt.Sprintf(`{"up_to_time":%d}`, int64(api.MaxEpochSeconds)+1),
+		"overflowing time": `{"up_to_time":9300000000000000}`,
+		"both bounds":      `{"up_to":"` + ids[3] + `","up_to_time":1}`,
+		"limit 0":          `{"limit":0}`,
+		"limit too large":  fmt.Sprintf(`{"limit":%d}`, stak.MaxReadAll+1),
+		"cursor":           `{"cursor":"abc"}`,
+		"cursor + bound":   `{"cursor":"abc","up_to":"` + ids[3] + `"}`,
 	} {
 		if r := s.Do(t, "POST", readAllPath, body); r.Status != 400 {
 			t.Errorf("%s: %d %s, want 400", name, r.Status, r.Body)
@@ -111,8 +114,9 @@ func TestReadAll(t *testing.T) {
 	if got := s.unreadTitles(t, "u1"); strings.Contains(got, "m4") || r.Marked < 1 {
 		t.Errorf("after up_to_time of m4: unread %s, call %+v", got, r)
 	}
-	// No bound: the rest; then nothing is left and a call marks nothing.
-	s.readAll(t, "u1", `{}`)
+	// The latest time accepted is a bound that marks the rest (up to
+	// 9.2e15 it overflowed into one that marked nothing).
+	s.readAll(t, "u1", fmt.Sprintf(`{"up_to_time":%d}`, int64(api.MaxEpochSeconds)))
 	if got := s.unreadTitles(t, "u1"); got != "" {
 		t.Errorf("unread after read-all = %s", got)
 	}

@@ -236,7 +236,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
-			guarded, tokenRoutes, err := guard(t, h)
+			guarded, tokenRoutes, err := guard(t, withTimeout(name, fn.Timeout, log, h))
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
@@ -266,7 +266,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 
 	wk.mount(mux)
 	wk.start(ctx)
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	server := newServer(mux, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(ln) }()
 

@@ -305,6 +305,7 @@ func TestEndToEnd(t *testing.T) {
 	call(t, "POST", api+"/"+tk.TicketID+"/comments", `{"comment_text":"x"}`, 409, nil)
 	call(t, "GET", r.base+"/nothing/here", "", 404, nil)
 	checkTokens(t, r.base, filepath.Dir(testenv.Template(t, "dev", "itsm")))
+	checkLocalOnly(t, r.base)
 
 	runnerPID := r.cmd.Process.Pid
 	if !alive(r.javaPID) {
@@ -340,4 +341,58 @@ func TestJavaDiesWithKilledRunner(t *testing.T) {
 		t.Errorf("runner exit: %v", err)
 	}
 	waitGone(t, "java", r.javaPID)
+}
+
+// checkLocalOnly: through the running runner, what a web page could send
+// (another Host, a cross-origin or text/plain write) is refused and
+// creates nothing.
+func checkLocalOnly(t *testing.T, base string) {
+	t.Helper()
+	var before, after struct {
+		Tickets []any `json:"tickets"`
+	}
+	call(t, "GET", base+"/itsm/tickets?caller=web-page", "", 200, &before)
+	const body = `{"caller_id":"web-page","issue_description":"from a page"}`
+	for _, tt := range []struct {
+		name, host string
+		header     map[string]string
+		status     int
+	}{
+		{"DNS rebinding", "attacker.example:8080", map[string]string{"Content-Type": "application/json"}, 403},
+		{"cross-origin text/plain", "", map[string]string{"Content-Type": "text/plain", "Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"}, 403},
+		{"text/plain", "", map[string]string{"Content-Type": "text/plain"}, 415},
+		{"form", "", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
+	} {
+		req, err := http.NewRequest("POST", base+"/itsm/tickets", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.host != "" {
+			req.Host = tt.host
+		}
+		for k, v := range tt.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s: %d %s, want %d", tt.name, resp.StatusCode, b, tt.status)
+		}
+	}
+	call(t, "GET", base+"/itsm/tickets?caller=web-page", "", 200, &after)
+	if len(after.Tickets) != len(before.Tickets) {
+		t.Errorf("refused requests created %d tickets", len(after.Tickets)-len(before.Tickets))
+	}
+	// A schedule run from a page is refused too.
+	req, _ := http.NewRequest("POST", base+"/_local/schedules/rezagent-scheduler", nil)
+	req.Header.Set("Origin", "https://attacker.example")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 403 {
+		t.Errorf("cross-origin schedule run: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 }

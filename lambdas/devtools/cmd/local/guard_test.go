@@ -1,0 +1,106 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// What a web page the developer visits could send is refused before any
+// handler runs; curl, the tests and same-origin tools are served.
+func TestLocalOnly(t *testing.T) {
+	ran := 0
+	h := localOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }), slog.New(slog.DiscardHandler))
+	for _, tt := range []struct {
+		name, method, host, body string
+		header                   map[string]string
+		status                   int
+	}{
+		{"curl GET", "GET", "127.0.0.1:8080", "", nil, 200},
+		{"curl JSON POST", "POST", "127.0.0.1:8080", `{}`, map[string]string{"Content-Type": "application/json"}, 200},
+		{"JSON with charset", "PUT", "localhost:8080", `{}`, map[string]string{"Content-Type": "application/json; charset=utf-8"}, 200},
+		{"problem+json", "PATCH", "[::1]:8080", `{}`, map[string]string{"Content-Type": "application/merge-patch+json"}, 200},
+		{"POST without a body", "POST", "127.0.0.1:8080", "", nil, 200},
+		{"same-origin page", "POST", "127.0.0.1:8080", `{}`, map[string]string{"Content-Type": "application/json", "Origin": "http://127.0.0.1:8080", "Sec-Fetch-Site": "same-origin"}, 200},
+		{"typed in the address bar", "GET", "localhost:8080", "", map[string]string{"Sec-Fetch-Site": "none"}, 200},
+		{"DNS rebinding", "GET", "evil.example:8080", "", nil, 403},
+		{"LAN address", "GET", "192.168.1.5:8080", "", nil, 403},
+		{"no Host", "GET", "", "", nil, 403},
+		{"cross-origin text/plain POST", "POST", "127.0.0.1:8080", `{"message_type":"x"}`, map[string]string{"Content-Type": "text/plain", "Origin": "https://evil.example"}, 403},
+		{"cross-origin, no Origin but Sec-Fetch-Site", "POST", "127.0.0.1:8080", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"same-site subdomain", "GET", "127.0.0.1:8080", "", map[string]string{"Sec-Fetch-Site": "same-site"}, 403},
+		{"null origin (sandboxed frame)", "POST", "127.0.0.1:8080", "", map[string]string{"Origin": "null"}, 403},
+		{"text/plain POST without an Origin", "POST", "127.0.0.1:8080", `{}`, map[string]string{"Content-Type": "text/plain"}, 415},
+		{"form POST", "POST", "127.0.0.1:8080", `a=b`, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
+		{"body without a type", "PUT", "127.0.0.1:8080", `{}`, nil, 415},
+		{"multipart DELETE", "DELETE", "127.0.0.1:8080", `x`, map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, 415},
+	} {
+		ran = 0
+		var body io.Reader
+		if tt.body != "" {
+			body = strings.NewReader(tt.body)
+		}
+		r := httptest.NewRequest(tt.method, "http://127.0.0.1:8080/rezagent/messages", body)
+		r.Host = tt.host
+		for k, v := range tt.header {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.status || (tt.status == 200) != (ran == 1) {
+			t.Errorf("%s: %d %s (handler ran %d), want %d", tt.name, w.Code, w.Body, ran, tt.status)
+		}
+		if tt.status != 200 && (!strings.Contains(w.Body.String(), `"error"`) || w.Header().Get("Access-Control-Allow-Origin") != "") {
+			t.Errorf("%s: %s %v", tt.name, w.Body, w.Header())
+		}
+	}
+}
+
+// An invocation past the template's timeout answers as API Gateway does
+// for a function error (502 {"message":"Internal server error"}), at the
+// timeout; a handler sees the deadline; one in time is passed through
+// whole.
+func TestFunctionTimeout(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	release := make(chan struct{})
+	defer close(release)
+	var deadline time.Time
+	slow := withTimeout("slow", 200*time.Millisecond, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		deadline, _ = r.Context().Deadline()
+		w.WriteHeader(201)
+		_, _ = w.Write([]byte("partial"))
+		<-release // ignores its context, as a stuck handler would
+	}))
+	start := time.Now()
+	w := httptest.NewRecorder()
+	slow.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	took := time.Since(start)
+	if w.Code != http.StatusBadGateway || w.Body.String() != `{"message":"Internal server error"}` || took < 200*time.Millisecond || took > 2*time.Second {
+		t.Errorf("timed out: %d %s after %v", w.Code, w.Body, took)
+	}
+	if deadline.IsZero() || deadline.Sub(start) > 250*time.Millisecond {
+		t.Errorf("the handler's deadline %v, want the timeout after %v", deadline, start)
+	}
+	fast := withTimeout("fast", time.Second, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Thing", "1")
+		w.WriteHeader(201)
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	w = httptest.NewRecorder()
+	fast.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != 201 || w.Body.String() != `{"ok":true}` || w.Header().Get("X-Thing") != "1" {
+		t.Errorf("in time: %d %s %v", w.Code, w.Body, w.Header())
+	}
+}
+
+// The server bounds how long a slow client may hold a connection.
+func TestServerTimeouts(t *testing.T) {
+	s := newServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 {
+		t.Errorf("server %+v has an unbounded timeout", s)
+	}
+}
