@@ -86,15 +86,18 @@ admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_E
 # req/RCU/WCU per op as well, summed up in one table: the ratio is the
 # handler's overhead. Then the same pairs over recorded DynamoDB answers
 # (devtools/ddbcanned): the handler's own CPU beside the SDK's, with B/op,
-# allocs/op and the time at a 256 MB Lambda's CPU share. Timings are not
+# allocs/op and the time at a 256 MB Lambda's CPU share. Last, each
+# function's cold start under the Runtime Interface Emulator beside a
+# minimal aws-lambda-go function (devtools/cmd/coldstart). Timings are not
 # assertions, so this is not in make test.
-bench: deps ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=3000x)
+bench: deps $(RIE) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=3000x COLD_RUNS=7)
 	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench . -skip '/canned' -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost
 	cd lambdas && go test -p 1 -run '^$$' -bench '/canned' -benchtime=$${CPU_BENCHTIME:-3000x} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost
+	cd lambdas && go run ./devtools/cmd/coldstart -rie $(CURDIR)/$(RIE) -runs $${COLD_RUNS:-7}
 
 # A bounded load test of a running make dev (devtools/load): per service a
 # mix of creates, reads, updates and list pages, then integrity checks
