@@ -3,6 +3,7 @@ package nucleus
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	// Schedules name IANA zones; the Lambda runtime image need not carry a
@@ -17,18 +18,27 @@ var (
 	accountIDPattern = regexp.MustCompile(`^[0-9]{12}$`)
 	// IAM role ARN: partition, no region, 12-digit account, optional path,
 	// role name of 1-64 characters from IAM's set.
-	roleARNPattern = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):iam::([0-9]{12}):role/(?:[\x21-\x7e]*/)?([\w+=,.@-]{1,64})$`)
+	// Compiled on first use, as resourcePatterns: counted repetitions
+	// ({1,64}, {1,255}) expand into large programs, and compiling them at
+	// init cost every cold start about 1.5 ms (docs/functions.md, "Cold
+	// start"), the executor's too, which never validates a role ARN.
+	roleARNPattern = lazyRegexp(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):iam::([0-9]{12}):role/(?:[\x21-\x7e]*/)?([\w+=,.@-]{1,64})$`)
 	regionPattern  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
 	// resourceARNPattern splits an ARN: partition, service, region,
 	// account, resource.
 	resourceARNPattern = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):([a-z0-9-]+):([a-z0-9-]*):([0-9]*):(.+)$`)
 	// What a schedule can start and stop, per resource type.
-	resourcePatterns = map[ResourceType]*regexp.Regexp{
-		ResourceEC2: regexp.MustCompile(`^instance/i-[0-9a-f]{8}(?:[0-9a-f]{9})?$`),
-		ResourceECS: regexp.MustCompile(`^service/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,255}$`),
-		ResourceRDS: regexp.MustCompile(`^(?:db|cluster):[a-z](?:[a-z0-9]|-[a-z0-9]){0,62}$`),
+	resourcePatterns = map[ResourceType]func() *regexp.Regexp{
+		ResourceEC2: lazyRegexp(`^instance/i-[0-9a-f]{8}(?:[0-9a-f]{9})?$`),
+		ResourceECS: lazyRegexp(`^service/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,255}$`),
+		ResourceRDS: lazyRegexp(`^(?:db|cluster):[a-z](?:[a-z0-9]|-[a-z0-9]){0,62}$`),
 	}
 )
+
+// lazyRegexp compiles expr once, on first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // ValidAccountID reports whether id is a 12-digit AWS account id.
 func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
@@ -55,7 +65,7 @@ func checkRoleARN(v *api.Validator, field, arn, accountID string) {
 		v.Add(field, "is required")
 		return
 	}
-	m := roleARNPattern.FindStringSubmatch(arn)
+	m := roleARNPattern().FindStringSubmatch(arn)
 	switch {
 	case len(arn) > MaxRoleARNBytes || m == nil:
 		v.Add(field, "must be an IAM role ARN such as arn:aws:iam::123456789012:role/NucleusRole")
@@ -127,7 +137,7 @@ func checkResource(v *api.Validator, in NewResource) {
 	switch {
 	case service != string(in.ResourceType):
 		v.Add("resource_arn", "is an ARN of service %q, but resource_type is %s", service, in.ResourceType)
-	case !resourcePatterns[in.ResourceType].MatchString(resource):
+	case !resourcePatterns[in.ResourceType]().MatchString(resource):
 		v.Add("resource_arn", "must name %s", resourceShapes[in.ResourceType])
 	case region != in.Region:
 		v.Add("resource_arn", "is in region %q, but region is %q", region, in.Region)
