@@ -85,17 +85,18 @@ admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_E
 # asserts these too). Then the handler vs raw SDK benchmarks, which report
 # req/RCU/WCU per op as well, summed up in one table: the ratio is the
 # handler's overhead. Then the same pairs over recorded DynamoDB answers
-# (devtools/ddbcanned): the handler's own CPU beside the SDK's, with B/op,
+# (devtools/ddbcanned; medians of CPU_COUNT runs): the handler's own CPU
+# beside the SDK's, with B/op,
 # allocs/op and the time at a 256 MB Lambda's CPU share. Last, each
 # function's cold start under the Runtime Interface Emulator beside a
 # minimal aws-lambda-go function (devtools/cmd/coldstart). Timings are not
 # assertions, so this is not in make test.
-bench: deps $(RIE) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=3000x COLD_RUNS=7)
+bench: deps $(RIE) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=2000x CPU_COUNT=5 COLD_RUNS=7)
 	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench . -skip '/canned' -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost
-	cd lambdas && go test -p 1 -run '^$$' -bench '/canned' -benchtime=$${CPU_BENCHTIME:-3000x} -benchmem ./services/... \
+	cd lambdas && go test -p 1 -run '^$$' -bench '/canned' -benchtime=$${CPU_BENCHTIME:-2000x} -count=$${CPU_COUNT:-5} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost
 	cd lambdas && go run ./devtools/cmd/coldstart -rie $(CURDIR)/$(RIE) -runs $${COLD_RUNS:-7}
 

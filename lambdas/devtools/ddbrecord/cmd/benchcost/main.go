@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -33,7 +34,13 @@ func main() {
 }
 
 func run(in io.Reader, out io.Writer) error {
-	type pair struct{ handler, raw result }
+	// With -count, each side has several runs; the table shows each
+	// metric's median, so one run disturbed by the shared machine does
+	// not decide a ratio.
+	type pair struct {
+		handler, raw result
+		hs, rs       []result
+	}
 	var (
 		order []string
 		pairs = map[string]*pair{}
@@ -58,9 +65,11 @@ func run(in io.Reader, out io.Writer) error {
 		}
 		r := parse(m[3])
 		if m[2] == "handler" {
-			pairs[name].handler = r
+			pairs[name].hs = append(pairs[name].hs, r)
+			pairs[name].handler = medians(pairs[name].hs)
 		} else {
-			pairs[name].raw = r
+			pairs[name].rs = append(pairs[name].rs, r)
+			pairs[name].raw = medians(pairs[name].rs)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -119,6 +128,22 @@ func run(in io.Reader, out io.Writer) error {
 // cannedSuffix ends the name of a pair run by ddbcanned.Pair
 // (Benchmark<Operation>/canned/handler and …/canned/rawsdk).
 const cannedSuffix = "/canned"
+
+// medians is each metric's median over runs.
+func medians(runs []result) result {
+	out := result{}
+	for unit := range runs[0] {
+		var vs []float64
+		for _, r := range runs {
+			if v, ok := r[unit]; ok {
+				vs = append(vs, v)
+			}
+		}
+		slices.Sort(vs)
+		out[unit] = vs[len(vs)/2]
+	}
+	return out
+}
 
 func parse(fields string) result {
 	r := result{}

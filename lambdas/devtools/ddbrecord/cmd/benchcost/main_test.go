@@ -10,6 +10,8 @@ func TestRun(t *testing.T) {
 	in := `goos: linux
 pkg: github.com/dynastack/dynastack/lambdas/services/itsm
 BenchmarkGetTicket/handler-2         	      20	   3000000 ns/op	         1.000 RCU/op	         0 WCU/op	         1.000 req/op	 1024 B/op
+BenchmarkGetTicket/rawsdk-2          	      20	   9000000 ns/op	         1.000 RCU/op	         0 WCU/op	         1.000 req/op
+BenchmarkGetTicket/rawsdk-2          	      20	   2000000 ns/op	         1.000 RCU/op	         0 WCU/op	         1.000 req/op
 BenchmarkGetTicket/rawsdk-2          	      20	   2000000 ns/op	         1.000 RCU/op	         0 WCU/op	         1.000 req/op
 BenchmarkAddComment/handler-2        	      20	  16000000 ns/op	         0 RCU/op	         2.800 WCU/op	         1.000 req/op
 BenchmarkGetTicket/canned/handler-2  	    2000	     84000 ns/op	         1.000 calls/op	       270.0 recvB/op	       133.0 sentB/op	       580.4 µs@256MB/op	   35162 B/op	     372 allocs/op
