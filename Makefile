@@ -55,7 +55,10 @@ node_modules/.package-lock.json: package.json package-lock.json
 deps: node_modules/.package-lock.json
 
 # The local runner is built, then exec'd: make forwards SIGINT/SIGTERM to it,
-# and it stops DynamoDB Local (its own process group) before exiting.
+# and it stops DynamoDB Local (its own process group) before exiting. With
+# -reload it rebuilds and restarts the functions on a saved Go change and
+# re-runs the synth below on an infra change, keeping DynamoDB Local and its
+# data (lambdas/devtools/cmd/local/reload.go; DEVELOPERS.md "make dev reloads").
 token: ## an end-user token for make dev's JWT routes (Stak's feed, read, stats): make token TENANT=acme USER=u1
 	@# USER must come from the command line: the shell's login name is no uid.
 	@if [ "$(origin USER)" != "command line" ] || [ -z "$(TENANT)" ]; then echo "usage: make token TENANT=<tenant> USER=<uid>" >&2; exit 2; fi
@@ -67,8 +70,8 @@ dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8
 		echo "dev: port $$port on 127.0.0.1 is in use (another make dev?); choose another: PORT=$$free make dev" >&2; exit 1; fi
 	@$(MAKE) -s synth-dev
 	@echo "dev: building the local runner"
-	@mkdir -p bin && cd lambdas && go build -o ../bin/local ./devtools/cmd/local
-	exec bin/local -templates cdk.out/assembly-dev
+	@mkdir -p bin && cd lambdas && go build -trimpath -o ../bin/local ./devtools/cmd/local
+	exec bin/local -templates cdk.out/assembly-dev -reload -synth "$(CDK) synth --quiet --output cdk.out 'dev/*' >/dev/null"
 
 # Browse the tables of a running `make dev` (its ready line names the endpoint).
 admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_ENDPOINT=<its dynamodb URL>, ADMIN_PORT=8001)
@@ -94,12 +97,21 @@ adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERV
 # (devtools/ddbrecord) beside the least its access pattern needs (make test
 # asserts these too). Then the handler vs raw SDK benchmarks, which report
 # req/RCU/WCU per op as well, summed up in one table: the ratio is the
-# handler's overhead. Timings are not assertions, so this is not in make test.
-bench: deps ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time (BENCHTIME=300x)
+# handler's overhead. Then the same pairs over recorded DynamoDB answers
+# (devtools/ddbcanned; medians of CPU_COUNT runs): the handler's own CPU
+# beside the SDK's, with B/op,
+# allocs/op and the time at a 256 MB Lambda's CPU share. Last, each
+# function's cold start under the Runtime Interface Emulator beside a
+# minimal aws-lambda-go function (devtools/cmd/coldstart). Timings are not
+# assertions, so this is not in make test.
+bench: deps $(RIE) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=2000x CPU_COUNT=5 COLD_RUNS=7)
 	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
-	cd lambdas && go test -p 1 -run '^$$' -bench . -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
+	cd lambdas && go test -p 1 -run '^$$' -bench . -skip '/canned' -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost
+	cd lambdas && go test -p 1 -run '^$$' -bench '/canned' -benchtime=$${CPU_BENCHTIME:-2000x} -count=$${CPU_COUNT:-5} -benchmem ./services/... \
+		| go run ./devtools/ddbrecord/cmd/benchcost
+	cd lambdas && go run ./devtools/cmd/coldstart -rie $(CURDIR)/$(RIE) -runs $${COLD_RUNS:-7}
 
 # A bounded load test of a running make dev (devtools/load): per service a
 # mix of creates, reads, updates and list pages, then integrity checks

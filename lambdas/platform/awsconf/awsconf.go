@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
@@ -42,29 +41,41 @@ func EndpointVar(serviceID string) string {
 	return EnvEndpoint + "_" + strings.ToUpper(strings.ReplaceAll(serviceID, " ", "_"))
 }
 
-// Load returns the SDK configuration for getenv's region. When some
-// endpoint is overridden and no access key is set, it uses static dummy
-// credentials: loopback endpoints need a signature but check nothing, and
-// a developer machine should not reach for real credentials (or hang on
-// IMDS) to talk to them.
-func Load(ctx context.Context, getenv func(string) string, overridden ...string) (aws.Config, error) {
+// Load returns the SDK configuration for getenv's region, with the
+// credentials getenv holds (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN: what Lambda gives a function). When some endpoint is
+// overridden and no access key is set, it uses static dummy credentials:
+// loopback endpoints need a signature but check nothing, and a developer
+// machine should not reach for real credentials to talk to them.
+//
+// It builds the configuration itself instead of the SDK's
+// config.LoadDefaultConfig: that chain (shared config files, SSO, IMDS,
+// STS web identity) is never used in Lambda, and linking it costs every
+// function about 2 ms of init (the package initialisers of sso, ssooidc,
+// signin and sts) and 1 MiB of bootstrap (docs/functions.md, "Cold start").
+func Load(_ context.Context, getenv func(string) string, overridden ...string) (aws.Config, error) {
 	region := getenv(EnvRegion)
 	if region == "" {
 		region = DefaultRegion
 	}
-	opts := []func(*config.LoadOptions) error{config.WithRegion(region)}
 	local := false
 	for _, id := range overridden {
 		local = local || Endpoint(getenv, id) != ""
 	}
-	if local && getenv("AWS_ACCESS_KEY_ID") == "" {
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	var creds aws.CredentialsProvider
+	switch key := getenv("AWS_ACCESS_KEY_ID"); {
+	case key != "":
+		creds = credentials.NewStaticCredentialsProvider(key, getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SESSION_TOKEN"))
+	case local:
+		creds = credentials.NewStaticCredentialsProvider("local", "local", "")
+	default:
+		// Failing the first call, not the start: a function whose
+		// clients are never called needs none.
+		creds = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{}, fmt.Errorf("awsconf: no AWS_ACCESS_KEY_ID in the environment: functions take the credentials Lambda puts there (set AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or an AWS_ENDPOINT_URL_<SERVICE> for a local endpoint)")
+		})
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("awsconf: load AWS config: %w", err)
-	}
-	return cfg, nil
+	return aws.Config{Region: region, Credentials: aws.NewCredentialsCache(creds)}, nil
 }
 
 // BaseEndpoint is the value for a client's Options.BaseEndpoint: nil

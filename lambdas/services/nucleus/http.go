@@ -118,7 +118,7 @@ type handler struct {
 // checkRole checks role_arn, and that IAM lets Nucleus assume it.
 func (h *handler) checkRole(v *api.Validator, field, arn, accountID string) {
 	checkRoleARN(v, field, arn, accountID)
-	if h.assumable == nil || !roleARNPattern.MatchString(arn) {
+	if h.assumable == nil || !roleARNPattern().MatchString(arn) {
 		return
 	}
 	_, rest, _ := strings.Cut(arn, ":role/")

@@ -3,6 +3,7 @@ package nucleus
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	// Schedules name IANA zones; the Lambda runtime image need not carry a
@@ -20,7 +21,11 @@ var (
 	// role/nucleus-executor-* would also match role/nucleus-executor-x/OrgAdmin
 	// (a role under a path); Nucleus refuses such ARNs and its IAM policy
 	// denies assuming them (infra/stacks/nucleus.go).
-	roleARNPattern = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):iam::([0-9]{12}):role/([\w+=,.@-]{1,64})$`)
+	// Compiled on first use, as resourcePatterns: counted repetitions
+	// ({1,64}, {1,255}) expand into large programs, and compiling them at
+	// init cost every cold start about 1.5 ms (docs/functions.md, "Cold
+	// start"), the executor's too, which never validates a role ARN.
+	roleARNPattern = lazyRegexp(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):iam::([0-9]{12}):role/([\w+=,.@-]{1,64})$`)
 	// roleWithPath is a role ARN with a path, refused with its own message.
 	roleWithPath  = regexp.MustCompile(`^arn:[a-z-]+:iam::[0-9]{12}:role/.*/`)
 	regionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
@@ -28,12 +33,17 @@ var (
 	// account, resource.
 	resourceARNPattern = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):([a-z0-9-]+):([a-z0-9-]*):([0-9]*):(.+)$`)
 	// What a schedule can start and stop, per resource type.
-	resourcePatterns = map[ResourceType]*regexp.Regexp{
-		ResourceEC2: regexp.MustCompile(`^instance/i-[0-9a-f]{8}(?:[0-9a-f]{9})?$`),
-		ResourceECS: regexp.MustCompile(`^service/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,255}$`),
-		ResourceRDS: regexp.MustCompile(`^(?:db|cluster):[a-z](?:[a-z0-9]|-[a-z0-9]){0,62}$`),
+	resourcePatterns = map[ResourceType]func() *regexp.Regexp{
+		ResourceEC2: lazyRegexp(`^instance/i-[0-9a-f]{8}(?:[0-9a-f]{9})?$`),
+		ResourceECS: lazyRegexp(`^service/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,255}$`),
+		ResourceRDS: lazyRegexp(`^(?:db|cluster):[a-z](?:[a-z0-9]|-[a-z0-9]){0,62}$`),
 	}
 )
+
+// lazyRegexp compiles expr once, on first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // ValidAccountID reports whether id is a 12-digit AWS account id.
 func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
@@ -60,7 +70,7 @@ func checkRoleARN(v *api.Validator, field, arn, accountID string) {
 		v.Add(field, "is required")
 		return
 	}
-	m := roleARNPattern.FindStringSubmatch(arn)
+	m := roleARNPattern().FindStringSubmatch(arn)
 	switch {
 	case len(arn) <= MaxRoleARNBytes && roleWithPath.MatchString(arn):
 		v.Add(field, "must name a role without a path (arn:aws:iam::<account>:role/<name>): Nucleus may not assume a role under a path; create the role at the root path")
@@ -129,7 +139,7 @@ func checkResource(v *api.Validator, in NewResource) {
 	switch {
 	case service != string(in.ResourceType):
 		v.Add("resource_arn", "is an ARN of service %q, but resource_type is %s", service, in.ResourceType)
-	case !resourcePatterns[in.ResourceType].MatchString(resource):
+	case !resourcePatterns[in.ResourceType]().MatchString(resource):
 		v.Add("resource_arn", "must name %s", resourceShapes[in.ResourceType])
 	case region != in.Region:
 		v.Add("resource_arn", "is in region %q, but region is %q", region, in.Region)

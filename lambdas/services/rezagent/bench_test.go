@@ -3,6 +3,8 @@ package rezagent_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -11,8 +13,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
+
+// do is a canned handler operation (ddbcanned.Pair): s's handler on
+// client c, logging as in Lambda into io.Discard, answering one request
+// that must answer status.
+func do(s *service, method, path string, status int) func(b *testing.B, c *dynamodb.Client) func() {
+	return func(b *testing.B, c *dynamodb.Client) func() {
+		r := *s
+		r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
+			Client: c, Now: s.clock.Now, Logger: logx.New(io.Discard, slog.LevelInfo)}})
+		return func() {
+			if resp := r.Do(b, method, path, ""); resp.Status != status {
+				b.Fatal(resp.Status, string(resp.Body))
+			}
+		}
+	}
+}
 
 // Each benchmark pairs the HTTP handler (in process: routing, middleware,
 // validation, expiry check, JSON encoding) with the raw SDK call doing the
@@ -33,11 +54,9 @@ func BenchmarkGetMessage(b *testing.B) {
 		}
 		rec.Report(b, b.N)
 	})
-	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.Client)
-		rec.Reset()
+	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		key, _ := attributevalue.MarshalMap(map[string]string{"message_id": m.MessageID})
-		for b.Loop() {
+		return func() {
 			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil {
 				b.Fatal(err)
@@ -47,8 +66,16 @@ func BenchmarkGetMessage(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+	b.Run("rawsdk", func(b *testing.B) {
+		op := rawOp(b, rec.Client(s.Client))
+		rec.Reset()
+		for b.Loop() {
+			op()
+		}
 		rec.Report(b, b.N)
 	})
+	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages/"+m.MessageID, 200), rawOp)
 }
 
 func BenchmarkListMessages(b *testing.B) {
@@ -65,15 +92,13 @@ func BenchmarkListMessages(b *testing.B) {
 		}
 		rec.Report(b, b.N)
 	})
-	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.Client)
-		rec.Reset()
+	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		ttl := expression.Name("ttl")
 		expr, _ := expression.NewBuilder().
 			WithKeyCondition(expression.Key("stage").Equal(expression.Value("dev"))).
 			WithFilter(expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(time.Now().Unix())))).
 			Build()
-		for b.Loop() {
+		return func() {
 			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.Table), IndexName: aws.String("stage-created_date-index"),
 				KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(21)})
@@ -85,6 +110,14 @@ func BenchmarkListMessages(b *testing.B) {
 				b.Fatal(err, len(page))
 			}
 		}
+	}
+	b.Run("rawsdk", func(b *testing.B) {
+		op := rawOp(b, rec.Client(s.Client))
+		rec.Reset()
+		for b.Loop() {
+			op()
+		}
 		rec.Report(b, b.N)
 	})
+	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages?limit=20", 200), rawOp)
 }

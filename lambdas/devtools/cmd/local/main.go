@@ -61,13 +61,22 @@ func main() {
 	templates := flag.String("templates", "", "directory of *.template.json (default <repo>/cdk.out/assembly-dev)")
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address; PORT overrides the port")
 	verbose := flag.Bool("v", false, "pass DynamoDB Local's output through to stderr")
+	reload := flag.Bool("reload", false, "rebuild and restart the functions on a saved change, keeping DynamoDB Local and its data (reload.go)")
+	src := flag.String("src", "", "with -reload: the repository root to watch and build (default: the one holding the working directory)")
+	synth := flag.String("synth", "", "with -reload: shell command that re-synthesizes the templates on an infra change (make dev passes its cdk synth)")
 	flag.Parse()
 
 	log := logx.New(os.Stderr, slog.LevelInfo)
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *verbose); err != nil {
+	serve := func() error { return run(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *verbose) }
+	if *reload {
+		serve = func() error {
+			return supervise(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *src, *synth, *verbose)
+		}
+	}
+	if err := serve(); err != nil {
 		log.Error("local runner failed", "error", err.Error())
 		os.Exit(1)
 	}
@@ -85,12 +94,9 @@ func listenAddr(addr, port string) string {
 }
 
 func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) error {
-	if dir == "" {
-		root, err := repo.Root("")
-		if err != nil {
-			return err
-		}
-		dir = filepath.Join(root, "cdk.out", "assembly-dev")
+	dir, err := templateDir(dir)
+	if err != nil {
+		return err
 	}
 	// Templates first: a wrong directory should fail before java starts.
 	tmpls, err := cfntables.LoadDir(dir)
@@ -99,28 +105,18 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	}
 
 	// The port first: a busy one should fail before java starts.
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(addr)
 	if err != nil {
-		return fmt.Errorf("%w (another make dev? choose a port with PORT=…)", err)
+		return err
 	}
 	defer ln.Close()
 
-	endpoint := os.Getenv(ddblocal.EnvEndpoint)
-	external := endpoint != ""
-	if !external {
-		var out io.Writer
-		if verbose {
-			out = os.Stderr
-		}
-		log.Info("starting dynamodb local (java; a few seconds)")
-		srv, err := ddblocal.Start(ctx, ddblocal.Options{Output: out})
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
-		endpoint = srv.Endpoint
-		log.Info("dynamodb local started", "endpoint", endpoint, "pid", srv.PID())
+	external := os.Getenv(ddblocal.EnvEndpoint) != ""
+	endpoint, stopDynamo, err := dynamoEndpoint(ctx, log, verbose)
+	if err != nil {
+		return err
 	}
+	defer stopDynamo()
 	// With DYNASTACK_CALLS_DIR set (the devtools/cmd/local tests under make
 	// test), every DynamoDB request a function makes is recorded for
 	// test/iamcalls, as in testenv.Main: each constructor is given
@@ -292,6 +288,39 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		return err
 	}
 	return nil
+}
+
+// templateDir is dir, or the dev stage's assembly of the repository.
+func templateDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "cdk.out", "assembly-dev"), nil
+}
+
+func repoRoot() (string, error) { return repo.Root("") }
+
+// dynamoEndpoint is AWS_ENDPOINT_URL_DYNAMODB when set, otherwise a
+// DynamoDB Local it starts (stop ends it).
+func dynamoEndpoint(ctx context.Context, log *slog.Logger, verbose bool) (endpoint string, stop func(), err error) {
+	if endpoint := os.Getenv(ddblocal.EnvEndpoint); endpoint != "" {
+		return endpoint, func() {}, nil
+	}
+	var out io.Writer
+	if verbose {
+		out = os.Stderr
+	}
+	log.Info("starting dynamodb local (java; a few seconds)")
+	srv, err := ddblocal.Start(ctx, ddblocal.Options{Output: out})
+	if err != nil {
+		return "", nil, err
+	}
+	log.Info("dynamodb local started", "endpoint", srv.Endpoint, "pid", srv.PID())
+	return srv.Endpoint, func() { srv.Close() }, nil
 }
 
 // overlay reads env first and getenv for the rest: a function's template

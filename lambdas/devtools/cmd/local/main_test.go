@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +31,36 @@ type runner struct {
 	javaPID int
 	exited  chan error
 	ready   string // the ready line
+	stderr  *lines // its log
+}
+
+// lines collects a process's output lines; safe for concurrent use.
+type lines struct {
+	mu   sync.Mutex
+	text []string
+}
+
+func (l *lines) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.text = append(l.text, s)
+}
+
+// find returns the first line from the from'th on holding every one of
+// subs, and the index after it.
+func (l *lines) find(from int, subs ...string) (string, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+next:
+	for i := from; i < len(l.text); i++ {
+		for _, s := range subs {
+			if !strings.Contains(l.text[i], s) {
+				continue next
+			}
+		}
+		return l.text[i], i + 1
+	}
+	return "", from
 }
 
 var binary struct {
@@ -45,7 +76,9 @@ func build(t *testing.T) string {
 			t.Fatal(err)
 		}
 		binary.path = filepath.Join(dir, "local")
-		out, err := exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput()
+		// -trimpath as the reloading runner builds (reload.go): its
+		// builds in a copy of the tree then reuse this one's cache.
+		out, err := exec.Command("go", "build", "-trimpath", "-o", binary.path, ".").CombinedOutput()
 		if err != nil {
 			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -65,14 +98,15 @@ func TestMain(m *testing.M) {
 }
 
 // start runs the runner on a template directory with its own DynamoDB
-// Local (AWS_ENDPOINT_URL_DYNAMODB removed) and waits for the ready line.
-func start(t *testing.T, templates string) *runner {
+// Local (AWS_ENDPOINT_URL_DYNAMODB removed) and waits for the ready line;
+// extra are more flags.
+func start(t *testing.T, templates string, extra ...string) *runner {
 	t.Helper()
 	port, err := ddblocal.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(build(t), "-templates", templates)
+	cmd := exec.Command(build(t), append([]string{"-templates", templates}, extra...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_ENDPOINT_URL_DYNAMODB=") && !strings.HasPrefix(kv, "PORT=") {
 			cmd.Env = append(cmd.Env, kv)
@@ -84,7 +118,7 @@ func start(t *testing.T, templates string) *runner {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cmd: cmd, exited: make(chan error, 1)}
+	r := &runner{cmd: cmd, exited: make(chan error, 1), stderr: &lines{}}
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
 			r.cmd.Process.Kill()
@@ -98,6 +132,7 @@ func start(t *testing.T, templates string) *runner {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			r.stderr.add(sc.Text())
 			var rec struct {
 				Msg string `json:"msg"`
 				PID int    `json:"pid"`
@@ -115,7 +150,10 @@ func start(t *testing.T, templates string) *runner {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if strings.Contains(sc.Text(), "ready") {
-				ready <- sc.Text()
+				select { // a reloading runner prints one per reload
+				case ready <- sc.Text():
+				default:
+				}
 			}
 		}
 		r.exited <- cmd.Wait()

@@ -3,7 +3,9 @@
 // time beside the raw SDK call's (their ratio is the handler's overhead)
 // and the DynamoDB requests and capacity each reported (ddbrecord.Report).
 // Benchmarks come in pairs named Benchmark<Operation>/handler and
-// Benchmark<Operation>/rawsdk.
+// Benchmark<Operation>/rawsdk; pairs of Benchmark<Operation>/canned/…
+// (devtools/ddbcanned) make a second table, the handler's own CPU with
+// B/op, allocs/op and the time at a 256 MB Lambda's CPU share.
 //
 //	go test -run '^$' -bench . ./services/... | go run ./devtools/ddbrecord/cmd/benchcost
 package main
@@ -14,6 +16,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,7 +34,13 @@ func main() {
 }
 
 func run(in io.Reader, out io.Writer) error {
-	type pair struct{ handler, raw result }
+	// With -count, each side has several runs; the table shows each
+	// metric's median, so one run disturbed by the shared machine does
+	// not decide a ratio.
+	type pair struct {
+		handler, raw result
+		hs, rs       []result
+	}
 	var (
 		order []string
 		pairs = map[string]*pair{}
@@ -56,9 +65,11 @@ func run(in io.Reader, out io.Writer) error {
 		}
 		r := parse(m[3])
 		if m[2] == "handler" {
-			pairs[name].handler = r
+			pairs[name].hs = append(pairs[name].hs, r)
+			pairs[name].handler = medians(pairs[name].hs)
 		} else {
-			pairs[name].raw = r
+			pairs[name].rs = append(pairs[name].rs, r)
+			pairs[name].raw = medians(pairs[name].rs)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -67,21 +78,71 @@ func run(in io.Reader, out io.Writer) error {
 	if len(order) == 0 {
 		return nil
 	}
-	fmt.Fprintln(out)
-	fmt.Fprintln(out, "| operation | handler ms/op | raw SDK ms/op | handler ÷ raw | handler req / RCU / WCU per op | raw SDK req / RCU / WCU per op |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|")
+	var local, canned []string
 	for _, name := range order {
-		p := pairs[name]
-		if p.handler == nil || p.raw == nil {
+		if p := pairs[name]; p.handler == nil || p.raw == nil {
 			continue
 		}
+		if strings.HasSuffix(name, cannedSuffix) {
+			canned = append(canned, name)
+		} else {
+			local = append(local, name)
+		}
+	}
+	if len(local) > 0 {
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, "DynamoDB Local, end to end:")
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, "| operation | handler ms/op | raw SDK ms/op | handler ÷ raw | handler req / RCU / WCU per op | raw SDK req / RCU / WCU per op |")
+		fmt.Fprintln(out, "|---|---|---|---|---|---|")
+	}
+	for _, name := range local {
+		p := pairs[name]
 		ratio := "–"
 		if p.raw["ns/op"] > 0 {
 			ratio = fmt.Sprintf("%.2f", p.handler["ns/op"]/p.raw["ns/op"])
 		}
 		fmt.Fprintf(out, "| %s | %.2f | %.2f | %s | %s | %s |\n", name, p.handler["ns/op"]/1e6, p.raw["ns/op"]/1e6, ratio, cost(p.handler), cost(p.raw))
 	}
+	if len(canned) > 0 {
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, "Handler CPU over recorded DynamoDB answers (devtools/ddbcanned; no network, no DynamoDB Local); at 256 MB = this machine's time ÷ (256/1769 vCPU):")
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, "| operation | handler µs/op | raw SDK µs/op | handler ÷ raw | handler µs at 256 MB | raw SDK µs at 256 MB | handler B/op | raw SDK B/op | handler allocs/op | raw SDK allocs/op | sent / received bytes (handler; raw) |")
+		fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|")
+	}
+	for _, name := range canned {
+		p := pairs[name]
+		ratio := "–"
+		if p.raw["ns/op"] > 0 {
+			ratio = fmt.Sprintf("%.2f", p.handler["ns/op"]/p.raw["ns/op"])
+		}
+		fmt.Fprintf(out, "| %s | %.1f | %.1f | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f / %.0f; %.0f / %.0f |\n", strings.TrimSuffix(name, cannedSuffix),
+			p.handler["ns/op"]/1e3, p.raw["ns/op"]/1e3, ratio, p.handler["µs@256MB/op"], p.raw["µs@256MB/op"],
+			p.handler["B/op"], p.raw["B/op"], p.handler["allocs/op"], p.raw["allocs/op"],
+			p.handler["sentB/op"], p.handler["recvB/op"], p.raw["sentB/op"], p.raw["recvB/op"])
+	}
 	return nil
+}
+
+// cannedSuffix ends the name of a pair run by ddbcanned.Pair
+// (Benchmark<Operation>/canned/handler and …/canned/rawsdk).
+const cannedSuffix = "/canned"
+
+// medians is each metric's median over runs.
+func medians(runs []result) result {
+	out := result{}
+	for unit := range runs[0] {
+		var vs []float64
+		for _, r := range runs {
+			if v, ok := r[unit]; ok {
+				vs = append(vs, v)
+			}
+		}
+		slices.Sort(vs)
+		out[unit] = vs[len(vs)/2]
+	}
+	return out
 }
 
 func parse(fields string) result {

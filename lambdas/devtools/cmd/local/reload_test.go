@@ -1,0 +1,171 @@
+package main_test
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+)
+
+// copyTree copies what the runner is built from (the constructs and
+// lambdas modules) into a workspace of its own, for a test to edit.
+func copyTree(t *testing.T) string {
+	t.Helper()
+	root, err := repo.Root("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	for _, mod := range []string{"constructs", "lambdas"} {
+		err := filepath.WalkDir(filepath.Join(root, mod), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			if d.IsDir() {
+				if strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+					return filepath.SkipDir
+				}
+				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			}
+			if fi, err := d.Info(); err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+				return err // built binaries left in the tree are not sources
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := "go 1.26.0\n\nuse (\n\t./constructs\n\t./lambdas\n)\n"
+	if err := os.WriteFile(filepath.Join(dst, "go.work"), []byte(work), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "go.work.sum")); err == nil {
+		_ = os.WriteFile(filepath.Join(dst, "go.work.sum"), b, 0o644)
+	}
+	return dst
+}
+
+// get answers a GET with its status and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestReload: make dev's runner (-reload) rebuilds and restarts the
+// functions when a service's code is saved, keeping DynamoDB Local and
+// its data; a change that does not build keeps the last good server
+// serving and prints the compiler's error.
+func TestReload(t *testing.T) {
+	src := copyTree(t)
+	r := start(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), "-reload", "-src", src)
+	api := r.base + "/itsm/tickets"
+	var tk struct {
+		TicketID string `json:"ticket_id"`
+	}
+	call(t, "POST", api, `{"caller_id":"reload-user","issue_description":"kept across reloads"}`, 201, &tk)
+
+	// The change: the name ITSM gives a ticket in its 404.
+	file := filepath.Join(src, "lambdas", "services", "itsm", "http.go")
+	code, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from, to = `api.PathUUID(r, "id", "ticket")`, `api.PathUUID(r, "id", "reloaded ticket")`
+	if !strings.Contains(string(code), from) {
+		t.Fatalf("%s no longer holds %s: choose another visible change for this test", file, from)
+	}
+	if _, body := get(t, api+"/not-a-uuid"); strings.Contains(body, "reloaded ticket") {
+		t.Fatalf("before the change: %s", body)
+	}
+	saved := time.Now()
+	if err := os.WriteFile(file, []byte(strings.Replace(string(code), from, to, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitBody(t, api+"/not-a-uuid", 404, "reloaded ticket", 3*time.Minute)
+	t.Logf("reload: %s from save to serving the new code", time.Since(saved).Round(time.Millisecond))
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if line, _ := r.stderr.find(0, `"msg":"reloaded"`); line != "" {
+			t.Logf("runner: %s", line)
+			break
+		}
+	}
+
+	// Kept: the ticket, and the same DynamoDB Local.
+	if status, body := get(t, api+"/"+tk.TicketID); status != 200 || !strings.Contains(body, "kept across reloads") {
+		t.Errorf("ticket after the reload: %d %s", status, body)
+	}
+	if !alive(r.javaPID) {
+		t.Errorf("DynamoDB Local (pid %d) did not survive the reload", r.javaPID)
+	}
+
+	// A broken build: the compiler's error is printed, the last good
+	// server keeps serving.
+	_, after := r.stderr.find(0, `"msg":"reloaded"`)
+	broken := filepath.Join(src, "lambdas", "services", "itsm", "zz_broken.go")
+	if err := os.WriteFile(broken, []byte("package itsm\n\nfunc broken( {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if line, _ := r.stderr.find(after, "build failed", "zz_broken.go:3"); line != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no build failure naming zz_broken.go:3 printed in 3 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if status, body := get(t, api+"/not-a-uuid"); status != 404 || !strings.Contains(body, "reloaded ticket") {
+		t.Errorf("after a broken build the last good server must serve: %d %s", status, body)
+	}
+	if status, _ := get(t, api+"/"+tk.TicketID); status != 200 {
+		t.Errorf("ticket after a broken build: %d", status)
+	}
+	if _, n := r.stderr.find(after, `"msg":"reloaded"`); n != after {
+		t.Errorf("a broken build restarted the server")
+	}
+
+	// Fixed: it reloads again.
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(code), from, `api.PathUUID(r, "id", "fixed ticket")`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitBody(t, api+"/not-a-uuid", 404, "fixed ticket", 3*time.Minute)
+}
+
+// waitBody waits until url answers status with a body holding want.
+func waitBody(t *testing.T, url string, status int, want string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got, body := get(t, url)
+		if got == status && strings.Contains(body, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d %s after %s, want %d with %q", url, got, body, within, status, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,161 @@
+// Package ddbcanned measures the CPU a DynamoDB call costs in process:
+// its Transport records a call's HTTP exchanges once (against DynamoDB
+// Local) and then answers every repetition with the recorded bytes, so a
+// benchmark over it times the caller's own work — routing, validation,
+// marshalling, the SDK's serialization and signing — with no network and
+// no database in the loop.
+//
+// Pair benchmarks an API operation through its handler beside the raw SDK
+// call doing the same DynamoDB work, both over a canned transport. It is
+// dev-only: Lambda binaries never link it.
+package ddbcanned
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// exchange is one recorded answer.
+type exchange struct {
+	target string // X-Amz-Target of the request, e.g. DynamoDB_20120810.GetItem
+	status int
+	header http.Header
+	body   []byte
+}
+
+// Transport is an aws.HTTPClient. Recording, it passes requests to next
+// and keeps each answer; replaying, it answers the recorded exchanges in
+// order, round and round, failing a request whose operation is not the
+// one recorded at that place.
+type Transport struct {
+	next aws.HTTPClient
+
+	mu        sync.Mutex
+	recording bool
+	tape      []exchange
+	pos       int
+	// Bytes sent and received while replaying, for per-operation figures.
+	reqBytes, respBytes int64
+}
+
+// New returns a transport recording through next.
+func New(next aws.HTTPClient) *Transport { return &Transport{next: next, recording: true} }
+
+// Replay stops recording; from now on the tape answers.
+func (t *Transport) Replay() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.tape) == 0 {
+		return fmt.Errorf("ddbcanned: nothing recorded")
+	}
+	t.recording, t.pos, t.reqBytes, t.respBytes = false, 0, 0, 0
+	return nil
+}
+
+// Calls is how many exchanges the tape holds (one operation's requests).
+func (t *Transport) Calls() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.tape)
+}
+
+// Bytes is what replaying has sent and received so far.
+func (t *Transport) Bytes() (sent, received int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reqBytes, t.respBytes
+}
+
+// Do implements aws.HTTPClient.
+func (t *Transport) Do(req *http.Request) (*http.Response, error) {
+	t.mu.Lock()
+	recording := t.recording
+	t.mu.Unlock()
+	target := req.Header.Get("X-Amz-Target")
+	if recording {
+		resp, err := t.next.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		t.tape = append(t.tape, exchange{target: target, status: resp.StatusCode, header: resp.Header.Clone(), body: body})
+		t.mu.Unlock()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	// Reading the body is what a real transport does with it.
+	n, err := io.Copy(io.Discard, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body.Close()
+	t.mu.Lock()
+	ex := t.tape[t.pos]
+	t.pos = (t.pos + 1) % len(t.tape)
+	t.reqBytes += n
+	t.respBytes += int64(len(ex.body))
+	t.mu.Unlock()
+	if ex.target != target {
+		return nil, fmt.Errorf("ddbcanned: request %s where %s was recorded", target, ex.target)
+	}
+	return &http.Response{StatusCode: ex.status, Status: http.StatusText(ex.status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: ex.header, Body: io.NopCloser(bytes.NewReader(ex.body)), ContentLength: int64(len(ex.body)), Request: req}, nil
+}
+
+// Client is a copy of c whose requests go through a new recording
+// transport.
+func Client(c *dynamodb.Client) (*dynamodb.Client, *Transport) {
+	o := c.Options()
+	t := New(o.HTTPClient)
+	return dynamodb.New(o, func(o *dynamodb.Options) { o.HTTPClient = t }), t
+}
+
+// LambdaCPUShare is the share of a vCPU a 256 MB function gets: Lambda
+// gives CPU in proportion to memory, one vCPU at 1,769 MB
+// (docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). CPU-bound
+// time at 256 MB is this machine's time divided by it, assuming one of its
+// cores is as fast as a Lambda vCPU.
+const LambdaCPUShare = 256.0 / 1769.0
+
+// Pair runs b.Run("canned/handler") and b.Run("canned/rawsdk"): each side
+// gets a client of base over its own canned transport, makes its operation
+// from it, runs it once to record, then is timed replaying. Each reports
+// the bytes it sent and received per operation and its time at 256 MB.
+func Pair(b *testing.B, base *dynamodb.Client, handler, raw func(b *testing.B, c *dynamodb.Client) func()) {
+	b.Helper()
+	for _, side := range []struct {
+		name string
+		make func(b *testing.B, c *dynamodb.Client) func()
+	}{{"handler", handler}, {"rawsdk", raw}} {
+		b.Run("canned/"+side.name, func(b *testing.B) {
+			c, t := Client(base)
+			op := side.make(b, c)
+			op()
+			if err := t.Replay(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				op()
+			}
+			sent, received := t.Bytes()
+			n := float64(b.N)
+			b.ReportMetric(float64(sent)/n, "sentB/op")
+			b.ReportMetric(float64(received)/n, "recvB/op")
+			b.ReportMetric(float64(t.Calls()), "calls/op")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/LambdaCPUShare/1e3, "µs@256MB/op")
+		})
+	}
+}
