@@ -116,6 +116,11 @@ func (h *handler) putAgentConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	doc(&v, "value", in.Value, true, "string", "number", "object")
+	if r, ok := numericSettings[k]; ok && v.Err() == nil {
+		if _, ok := numberIn(in.Value, r[0], r[1]); !ok {
+			v.Add("value", "must be a number from %g to %g for %s (got %s)", r[0], r[1], k, api.Truncate(string(in.Value), 40))
+		}
+	}
 	if err := v.Err(); err != nil {
 		return err
 	}

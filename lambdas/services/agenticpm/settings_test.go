@@ -172,9 +172,9 @@ func TestAgentConfig(t *testing.T) {
 		t.Errorf("default = %+v", c)
 	}
 	apitest.WantError(t, s.Do(t, "GET", "/agent/config/greeting", ""), 404, "not_found", "", "agent config")
-	const defaults = `budget_ceiling_daily_usd=0.33* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
+	const defaults = `budget_ceiling_daily_usd=0.33* escalation_expiry_hours=72* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
 	for _, limit := range []int{1, 3, 4, 25} {
-		if got, sizes := listConfig(t, s, limit); got != defaults || len(sizes) != (4+limit-1)/limit {
+		if got, sizes := listConfig(t, s, limit); got != defaults || len(sizes) != (5+limit-1)/limit {
 			t.Errorf("limit %d: %s, pages %v", limit, got, sizes)
 		}
 	}
@@ -189,8 +189,8 @@ func TestAgentConfig(t *testing.T) {
 	if string(c.Value) != "45" || c.Default || c.UpdatedAt == "" {
 		t.Errorf("override = %+v", c)
 	}
-	want := `aaa=1 budget_ceiling_daily_usd=0.33* greeting="hello" hold_queue_minutes=45 polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
-	for limit, pages := range map[int]string{1: "[1 1 1 1 1 1]", 2: "[2 2 2]", 4: "[4 2]", 5: "[5 1]", 100: "[6]"} {
+	want := `aaa=1 budget_ceiling_daily_usd=0.33* escalation_expiry_hours=72* greeting="hello" hold_queue_minutes=45 polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
+	for limit, pages := range map[int]string{1: "[1 1 1 1 1 1 1]", 2: "[2 2 2 1]", 4: "[4 3]", 5: "[5 2]", 100: "[7]"} {
 		if got, sizes := listConfig(t, s, limit); got != want || fmt.Sprint(sizes) != pages {
 			t.Errorf("limit %d: %s, pages %v (want %s)", limit, got, sizes, pages)
 		}
