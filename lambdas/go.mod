@@ -25,6 +25,8 @@ require (
 	golang.org/x/text v0.14.0
 )
 
+require github.com/aws/aws-sdk-go-v2/service/kms v1.62.6
+
 require (
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect

@@ -27,7 +27,29 @@ const (
 	EnvTable = "AGENTICPM_TABLE"
 	// EnvEventBus names the EventBridge bus released actions go to.
 	EnvEventBus = "AGENTICPM_EVENT_BUS"
+	// EnvCredentialsKey names the KMS key (its alias, CredentialsKeyAlias)
+	// that PUT /integrations/{name} encrypts credentials with.
+	EnvCredentialsKey = "AGENTICPM_CREDENTIALS_KEY"
 )
+
+// Integration credentials under KMS (docs/schemas/agenticpm.md, decision
+// 10): the encryption context the API encrypts with and the IAM
+// conditions of the key's users are built from these, so the two cannot
+// drift apart.
+const (
+	// ContextIntegration is the encryption context key naming the
+	// integration (one of Integrations).
+	ContextIntegration = "integration"
+	// ContextStage is the encryption context key naming the stage.
+	ContextStage = "stage"
+)
+
+// Integrations are the integrations with stored credentials (document
+// 004: jira, asana, outlook, resend).
+var Integrations = []string{"jira", "asana", "outlook", "resend"}
+
+// CredentialsKeyAlias is the alias of a stage's credentials key.
+func CredentialsKeyAlias(stage string) string { return "alias/agenticpm-credentials-" + stage }
 
 // Table is the single table.
 var Table = service.Table{BaseName: TableBaseName, Env: EnvTable}

@@ -155,7 +155,6 @@ const (
 	MaxTextChars            = 10000 // description, summary, notes, rationale
 	MaxIdentifierChars      = 64    // key parts, event and action types
 	MaxCheckpointValueChars = 8192
-	MaxConfigEncryptedChars = 64 << 10
 	MaxArtefactContentBytes = 190 << 10
 	MaxProjectConfigBytes   = 64 << 10
 	DefaultPageSize         = 25

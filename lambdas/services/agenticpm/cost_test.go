@@ -17,6 +17,7 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Table})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Logger = slog.New(slog.DiscardHandler)
+	withCredentialsKey(t, &cfg)
 	r := *s
 	r.H = agenticpm.NewHandler(cfg)
 	return &r, rec
@@ -88,7 +89,7 @@ func TestCost(t *testing.T) {
 			Body: `{"checkpointValue":"2026-02-04T10:00:00Z"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the checkpoint upserted and the project check, billed twice"},
 		get("GET /projects/{id}/checkpoints/{integration}/{key}", proj+"/checkpoints/jira/last_sync", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
 		{Operation: "PUT /integrations/{name}", Method: "PUT", Path: path("/integrations/jira"),
-			Body: `{"configEncrypted":"c2VjcmV0","status":"active"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one UpdateItem upsert"},
+			Body: `{"config":{"token":"s3cret"},"status":"active"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one UpdateItem upsert of the ciphertext (after one KMS Encrypt, not counted here)"},
 		get("GET /integrations/{name}", "/integrations/jira", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
 		{Operation: "PUT /agent/config/{key}", Method: "PUT", Path: path("/agent/config/poll_interval"), Body: `{"value":15}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one PutItem upsert"},
 		get("GET /agent/config/{key}", "/agent/config/poll_interval", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),

@@ -1,9 +1,7 @@
 package agenticpm_test
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -93,54 +91,6 @@ func TestCheckpoints(t *testing.T) {
 	}
 	if after := s.Count(t); after != before {
 		t.Errorf("items %d → %d: orphan checkpoint?", before, after)
-	}
-}
-
-func TestIntegrations(t *testing.T) {
-	var logs bytes.Buffer
-	s := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
-		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
-
-	secret := "c2VjcmV0LWNpcGhlcnRleHQtZG8tbm90LWxvZw=="
-	apitest.WantError(t, s.Do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
-	var first, second agenticpm.IntegrationConfig
-	s.Must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
-	if first.ConfigEncrypted != secret || first.LastHealthCheck != "2026-02-04T10:00:00.000000Z" || len(first.ID) != 36 {
-		t.Errorf("first %+v", first)
-	}
-	s.Must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"error"}`, &second)
-	if second.ID != first.ID || second.CreatedAt != first.CreatedAt || second.Status != agenticpm.IntegrationError || second.LastHealthCheck != "" {
-		t.Errorf("replace kept id/createdAt and dropped lastHealthCheck? %+v", second)
-	}
-	var got agenticpm.IntegrationConfig
-	s.Must(t, 200, "GET", "/integrations/jira", "", &got)
-	if got != second {
-		t.Errorf("get %+v", got)
-	}
-	for _, tt := range []struct {
-		name, path, body string
-		field            string
-	}{
-		{"bad name", "/integrations/trello", `{"configEncrypted":"` + secret + `","status":"active"}`, "name"},
-		{"not base64", "/integrations/asana", `{"configEncrypted":"` + secret + `!","status":"active"}`, "configEncrypted"},
-		{"missing ciphertext", "/integrations/asana", `{"status":"active"}`, "configEncrypted"},
-		{"bad status", "/integrations/asana", `{"configEncrypted":"` + secret + `","status":"ok"}`, "status"},
-		{"unknown field", "/integrations/asana", `{"configEncrypted":"` + secret + `","status":"active","id":"x"}`, "id"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "PUT", tt.path, tt.body)
-			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
-			if strings.Contains(string(r.Body), "c2VjcmV0") {
-				t.Errorf("response echoes the ciphertext: %s", r.Body)
-			}
-		})
-	}
-	if strings.Contains(logs.String(), "c2VjcmV0") {
-		t.Errorf("ciphertext logged: %s", logs.String())
-	}
-	if !strings.Contains(logs.String(), "/integrations/jira") {
-		t.Error("no access log captured; the check above proves nothing")
 	}
 }
 
