@@ -309,6 +309,9 @@ func TestSupersede(t *testing.T) {
 	}
 	before := s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", path, body), 409, "conflict", "", "superseded")
+	if after := s.Count(t); after != before {
+		t.Errorf("items %d → %d: a refused supersede wrote", before, after)
+	}
 	s.Must(t, 200, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/decision", `{"userDecision":"ok"}`, nil)
 	before = s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/supersede", body), 409, "conflict", "", "decided")
