@@ -27,6 +27,12 @@ ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # 2026-10-30): pinned by it.
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 RIE         := bin/aws-lambda-rie-$(RIE_VERSION)
+# Local KMS (github.com/nsmithuk/local-kms), the KMS emulator make dev and
+# the Go tests start like DynamoDB Local (lambdas/devtools/kmslocal finds
+# it here). No semver tag either: pinned by its pseudo-version, which must
+# equal kmslocal.Version.
+LOCAL_KMS_VERSION := v0.0.0-20260228092603-2a5e92d09ab6
+LOCAL_KMS         := bin/local-kms-$(LOCAL_KMS_VERSION)
 
 # make guard compares the golden files at BASE with the working tree.
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
@@ -64,7 +70,7 @@ token: ## an end-user token for make dev's JWT routes (Stak's feed, read, stats)
 	@if [ "$(origin USER)" != "command line" ] || [ -z "$(TENANT)" ]; then echo "usage: make token TENANT=<tenant> USER=<uid>" >&2; exit 2; fi
 	@cd lambdas && go run ./devtools/cmd/local token -tenant "$(TENANT)" -user "$(USER)"
 
-dev: deps ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8080 (PORT=9090 make dev)
+dev: deps $(LOCAL_KMS) ## synth dev, start DynamoDB Local, serve every service on 127.0.0.1:8080 (PORT=9090 make dev)
 	@port=$${PORT:-8080}; if (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; then \
 		free=$$port; while [ $$free -lt $$((port + 100)) ] && (exec 3<>/dev/tcp/127.0.0.1/$$free) 2>/dev/null; do free=$$((free + 1)); done; \
 		echo "dev: port $$port on 127.0.0.1 is in use (another make dev?); choose another: PORT=$$free make dev" >&2; exit 1; fi
@@ -104,7 +110,7 @@ adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERV
 # function's cold start under the Runtime Interface Emulator beside a
 # minimal aws-lambda-go function (devtools/cmd/coldstart). Timings are not
 # assertions, so this is not in make test.
-bench: deps $(RIE) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=2000x CPU_COUNT=5 COLD_RUNS=7)
+bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=2000x CPU_COUNT=5 COLD_RUNS=7)
 	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench . -skip '/canned' -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
@@ -166,7 +172,7 @@ CALLS_DIR := $(CURDIR)/bin/calls
 # Every package shares one DynamoDB Local (devtools/cmd/ddblocal starts it
 # and passes its endpoint): each test creates tables of its own names, and
 # one Java process replaces one per package.
-test-go:
+test-go: $(LOCAL_KMS)
 	rm -rf $(CALLS_DIR) && mkdir -p $(CALLS_DIR)
 	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
 	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test -count=1 -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
@@ -195,7 +201,7 @@ test-fuzz:
 # with the server started once. make test runs these too, beside
 # everything else.
 SERVICES_DIRS := $(notdir $(patsubst %/,%,$(wildcard lambdas/services/*/)))
-test-fast: deps ## one service's unit and integration tests in seconds (SERVICE=itsm)
+test-fast: deps $(LOCAL_KMS) ## one service's unit and integration tests in seconds (SERVICE=itsm)
 	@case " $(SERVICES_DIRS) " in *" $(SERVICE) "*) ;; *) echo "test-fast: SERVICE='$(SERVICE)' is no service; one of: $(SERVICES_DIRS)" >&2; exit 2;; esac
 	cd lambdas && $(TEST_ENV) go run ./devtools/cmd/ddblocal -- go test -count=1 ./services/$(SERVICE)/...
 
@@ -208,6 +214,11 @@ test-consumer:
 test-workflows:
 	go run $(ACTIONLINT) .github/workflows/*.yml
 	go test -count=1 ./test/workflows
+
+$(LOCAL_KMS):
+	@echo "installing local-kms $(LOCAL_KMS_VERSION) (go install; first run only)"
+	@mkdir -p bin/lkms && GOBIN=$(CURDIR)/bin/lkms go install github.com/nsmithuk/local-kms@$(LOCAL_KMS_VERSION)
+	@mv bin/lkms/local-kms $@ && rmdir bin/lkms
 
 $(RIE):
 	@echo "installing aws-lambda-rie $(RIE_VERSION) (go install; first run only)"

@@ -22,9 +22,13 @@ require (
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/uuid v1.6.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	golang.org/x/text v0.14.0
 )
 
 require golang.org/x/sys v0.49.0 // indirect
+
+require github.com/aws/aws-sdk-go-v2/service/kms v1.62.6
 
 require (
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect

@@ -23,15 +23,34 @@ func buildAgenticPM(stack awscdk.Stack, cfg config.Stage) error {
 		Description:  jsii.String("AgenticPM: held agent actions released for integrations (AgentActionReleased)"),
 	})
 	busEnv := map[string]*string{agenticpmcontract.EnvEventBus: jsii.String(hold.EventBusName)}
+	// Integration credentials are encrypted by the API with the stage's
+	// own key (decision 10); the API may only encrypt, and only under the
+	// encryption context it uses. The alias is a literal per stage, so the
+	// function gets it as one (and the local runner can create it).
+	key, err := agenticpm.NewCredentialsKey(stack, "CredentialsKey", cfg.Name)
+	if err != nil {
+		return err
+	}
+	apiEnv := map[string]*string{
+		agenticpmcontract.EnvEventBus:       jsii.String(hold.EventBusName),
+		agenticpmcontract.EnvCredentialsKey: jsii.String(agenticpmcontract.CredentialsKeyAlias(string(cfg.Name))),
+	}
 	api, err := addAPI(stack, cfg, function{
 		id: "Handler", fn: agenticpmcontract.API,
 		tables: []access{{tbl, agenticpmcontract.EnvTable, exactly([]string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate}, agenticpmcontract.IndexGSI1)}},
-		env:    busEnv,
+		env:    apiEnv,
 	}, nil)
 	if err != nil {
 		return err
 	}
 	bus.GrantPutEventsTo(api.Function, nil)
+	agenticpm.GrantCredentialsEncrypt(key, api.Function, cfg.Name)
+	// Agent stacks import the key by this ARN and grant their role
+	// agenticpm.GrantCredentialsDecrypt.
+	awscdk.NewCfnOutput(stack, jsii.String("CredentialsKeyArn"), &awscdk.CfnOutputProps{
+		Value:       key.KeyArn(),
+		Description: jsii.String("AgenticPM credentials key: grant agent roles agenticpm.GrantCredentialsDecrypt on it"),
+	})
 	// The release job queries the hold queue and outbox on GSI1, releases
 	// in a transaction (an Update and two event Puts) and moves outbox
 	// leases with UpdateItem: nothing else.

@@ -27,14 +27,36 @@ const (
 	EnvTable = "AGENTICPM_TABLE"
 	// EnvEventBus names the EventBridge bus released actions go to.
 	EnvEventBus = "AGENTICPM_EVENT_BUS"
+	// EnvCredentialsKey names the KMS key (its alias, CredentialsKeyAlias)
+	// that PUT /integrations/{name} encrypts credentials with.
+	EnvCredentialsKey = "AGENTICPM_CREDENTIALS_KEY"
 )
+
+// Integration credentials under KMS (docs/schemas/agenticpm.md, decision
+// 10): the encryption context the API encrypts with and the IAM
+// conditions of the key's users are built from these, so the two cannot
+// drift apart.
+const (
+	// ContextIntegration is the encryption context key naming the
+	// integration (one of Integrations).
+	ContextIntegration = "integration"
+	// ContextStage is the encryption context key naming the stage.
+	ContextStage = "stage"
+)
+
+// Integrations are the integrations with stored credentials (document
+// 004: jira, asana, outlook, resend).
+var Integrations = []string{"jira", "asana", "outlook", "resend"}
+
+// CredentialsKeyAlias is the alias of a stage's credentials key.
+func CredentialsKeyAlias(stage string) string { return "alias/agenticpm-credentials-" + stage }
 
 // Table is the single table.
 var Table = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
 // The API (document 004: every primary and GSI1 access pattern, and the
 // writes that create those items; the hold queue's list, release and
-// cancel).
+// cancel; the escalation and artefact lifecycles).
 var (
 	CreateProject          = service.Route{Method: "POST", Path: "/projects", Idempotent: true}
 	ListProjects           = service.Route{Method: "GET", Path: "/projects", Query: []string{"status", "limit", "cursor"}}
@@ -43,18 +65,22 @@ var (
 	ListArtefacts          = service.Route{Method: "GET", Path: "/projects/{id}/artefacts"}
 	GetArtefact            = service.Route{Method: "GET", Path: "/projects/{id}/artefacts/{type}"}
 	PutArtefact            = service.Route{Method: "PUT", Path: "/projects/{id}/artefacts/{type}"}
+	UndoArtefact           = service.Route{Method: "POST", Path: "/projects/{id}/artefacts/{type}/undo"}
 	RecordProjectEvent     = service.Route{Method: "POST", Path: "/projects/{id}/events", Idempotent: true}
 	ListProjectEvents      = service.Route{Method: "GET", Path: "/projects/{id}/events", Query: []string{"limit", "cursor"}}
 	RecordGlobalEvent      = service.Route{Method: "POST", Path: "/events", Idempotent: true}
 	ListEvents             = service.Route{Method: "GET", Path: "/events", Query: []string{"date", "limit", "cursor"}}
 	CreateEscalation       = service.Route{Method: "POST", Path: "/projects/{id}/escalations", Idempotent: true}
 	ListProjectEscalations = service.Route{Method: "GET", Path: "/projects/{id}/escalations", Query: []string{"limit", "cursor"}}
+	GetEscalation          = service.Route{Method: "GET", Path: "/projects/{id}/escalations/{eid}"}
 	Decide                 = service.Route{Method: "POST", Path: "/projects/{id}/escalations/{eid}/decision"}
+	SupersedeEscalation    = service.Route{Method: "POST", Path: "/projects/{id}/escalations/{eid}/supersede", Idempotent: true}
 	ListEscalations        = service.Route{Method: "GET", Path: "/escalations", Query: []string{"status", "limit", "cursor"}}
 	RecordAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions", Idempotent: true}
 	ListActions            = service.Route{Method: "GET", Path: "/projects/{id}/actions", Query: []string{"limit", "cursor"}}
 	ReleaseAction          = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/release"}
 	CancelAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/cancel"}
+	MarkActionExecuted     = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/executed"}
 	ListHeldActions        = service.Route{Method: "GET", Path: "/actions/held", Query: []string{"limit", "cursor"}}
 	PutCheckpoint          = service.Route{Method: "PUT", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
 	GetCheckpoint          = service.Route{Method: "GET", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
@@ -71,19 +97,20 @@ var (
 		Name: Name, Kind: service.HTTP, Description: "AgenticPM projects, artefacts, events and escalations API",
 		Routes: []service.Route{
 			CreateProject, ListProjects, GetProject, UpdateProject,
-			ListArtefacts, GetArtefact, PutArtefact,
+			ListArtefacts, GetArtefact, PutArtefact, UndoArtefact,
 			RecordProjectEvent, ListProjectEvents, RecordGlobalEvent, ListEvents,
-			CreateEscalation, ListProjectEscalations, Decide, ListEscalations,
-			RecordAction, ListActions, ReleaseAction, CancelAction, ListHeldActions,
+			CreateEscalation, ListProjectEscalations, GetEscalation, Decide, SupersedeEscalation, ListEscalations,
+			RecordAction, ListActions, ReleaseAction, CancelAction, MarkActionExecuted, ListHeldActions,
 			PutCheckpoint, GetCheckpoint, PutIntegration, GetIntegration,
 			PutAgentConfig, GetAgentConfig, ListAgentConfig,
 		},
 	}
-	// Release is the hold queue's job: it releases due held actions and
-	// puts them on the bus.
+	// Release is the service's scheduled job: it releases due held
+	// actions and puts them on the bus, and expires overdue escalations
+	// (one job: the same exactly-once rules, schedule, role and alarms).
 	Release = service.Function{
 		Name: "agenticpm-release", Kind: service.Schedule,
-		Description: "AgenticPM hold queue: releases due held actions and puts them on the bus",
+		Description: "AgenticPM deadlines: releases due held actions to the bus, expires overdue escalations",
 	}
 )
 

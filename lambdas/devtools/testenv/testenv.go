@@ -30,6 +30,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -40,6 +41,14 @@ var shared struct {
 	once     sync.Once
 	endpoint string
 	server   *ddblocal.Server
+	err      error
+}
+
+// sharedKMS is the test binary's Local KMS, started on first use.
+var sharedKMS struct {
+	once     sync.Once
+	endpoint string
+	server   *kmslocal.Server
 	err      error
 }
 
@@ -64,7 +73,53 @@ func Main(m *testing.M) int {
 	if shared.server != nil {
 		shared.server.Close()
 	}
+	if sharedKMS.server != nil {
+		sharedKMS.server.Close()
+	}
 	return code
+}
+
+// KMSEndpoint returns the KMS endpoint for tests, starting Local KMS
+// (kmslocal) on first use, or AWS_ENDPOINT_URL_KMS when set. A missing
+// binary fails the test, as a missing DynamoDB Local does.
+func KMSEndpoint(t testing.TB) string {
+	t.Helper()
+	sharedKMS.once.Do(func() {
+		if ep := os.Getenv(kmslocal.EnvEndpoint); ep != "" {
+			sharedKMS.endpoint = ep
+			return
+		}
+		var out io.Writer
+		if os.Getenv("KMSLOCAL_LOG") != "" {
+			out = os.Stderr
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		sharedKMS.server, sharedKMS.err = kmslocal.Start(ctx, kmslocal.Options{Output: out})
+		if sharedKMS.err == nil {
+			sharedKMS.endpoint = sharedKMS.server.Endpoint
+		}
+	})
+	if sharedKMS.err != nil {
+		t.Fatalf("Local KMS is required for this test: %v", sharedKMS.err)
+	}
+	return sharedKMS.endpoint
+}
+
+// KMSKey makes alias a key of the test binary's Local KMS (once) and
+// returns the endpoint and the key's ARN.
+func KMSKey(t testing.TB, alias string) (endpoint, arn string) {
+	t.Helper()
+	endpoint = KMSEndpoint(t)
+	ctx := context.Background()
+	c, err := kmslocal.Client(ctx, endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arn, err = kmslocal.EnsureKey(ctx, c, alias); err != nil {
+		t.Fatal(err)
+	}
+	return endpoint, arn
 }
 
 // Endpoint returns the DynamoDB endpoint for tests, starting DynamoDB Local

@@ -2,6 +2,13 @@ package agenticpm
 
 import (
 	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Action is something the agent did or holds for later (PK PROJECT#<id>,
@@ -32,17 +39,29 @@ type actionItem struct {
 	// DispatchLease (epoch ms) is set while the action waits in the
 	// outbox: until then only the holder sends its event.
 	DispatchLease int64 `dynamodbav:"dispatchLease,omitempty" json:"-"`
-	// WriteToken is the token of the last conditional change, never
-	// shown: a change whose answer was lost finds it in the item its
-	// retried condition fails on, and succeeds as its first attempt did.
+	// WriteToken is the token of the last conditional change (a cancel,
+	// MarkExecuted), never shown: a change whose answer was lost finds it
+	// in the item its retried condition fails on, and succeeds as its
+	// first attempt did.
 	WriteToken string `dynamodbav:"writeToken,omitempty" json:"-"`
 }
 
-// NewAction is the input of RecordAction. HeldUntil is a Timestamp or "".
+// The hold's default: an action created held without a time waits
+// HoldQueueKey minutes (the agent setting, else its documented 30).
+const (
+	HoldQueueKey = "hold_queue_minutes"
+	// MaxHoldQueue bounds the setting (a week).
+	MaxHoldQueue = 7 * 24 * time.Hour
+)
+
+// NewAction is the input of RecordAction. HeldUntil is a Timestamp or "";
+// Held without HeldUntil holds the action for the configured
+// hold_queue_minutes.
 type NewAction struct {
 	ActionType, Description string
 	Detail, Confidence      Doc
 	HeldUntil               string
+	Held                    bool
 }
 
 // RecordAction stores a not yet executed action under an existing project.
@@ -57,6 +76,13 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 	if a.Confidence.IsNull() {
 		a.Confidence = nil
 	}
+	if in.Held && a.HeldUntil == "" {
+		minutes, err := s.settingNumber(ctx, HoldQueueKey, 1, MaxHoldQueue.Minutes())
+		if err != nil {
+			return nil, err
+		}
+		a.HeldUntil = Timestamp(t.Add(time.Duration(minutes * float64(time.Minute))))
+	}
 	k := keys{PK: projectPK(projectID), SK: prefixAction + ts + "#" + a.ID, TTL: expiry(t, ActionRetention)}
 	if a.HeldUntil != "" {
 		// The hold queue's sparse entry (decision 9).
@@ -66,6 +92,54 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 		return nil, err
 	}
 	return &a, nil
+}
+
+// MarkExecuted records that the agent carried out an action it recorded
+// without a hold: one UpdateItem sets executed and executedAt, conditioned
+// on the action being live, not executed, never held (held actions go
+// through release, whose transaction writes their feed event) and not
+// cancelled, so it happens once. A token in the item makes the SDK's
+// retry of a marking whose answer was lost a success, not a 409.
+func (s *Store) MarkExecuted(ctx context.Context, projectID, id string) (*Action, error) {
+	a, err := s.actionItemByID(ctx, projectID, id)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	token := uuid.NewString()
+	cond := expression.AttributeExists(expression.Name(attrPK)).
+		And(expression.Name("executed").Equal(expression.Value(false))).
+		And(expression.AttributeNotExists(expression.Name("heldUntil"))).
+		And(expression.AttributeNotExists(expression.Name("cancelledAt"))).
+		And(expression.AttributeNotExists(expression.Name(attrTTL)).Or(expression.Name(attrTTL).GreaterThan(expression.Value(now.Unix()))))
+	upd := expression.Set(expression.Name("executed"), expression.Value(true)).
+		Set(expression.Name("executedAt"), expression.Value(Timestamp(now))).
+		Set(expression.Name("writeToken"), expression.Value(token))
+	var out actionItem
+	err = s.update(ctx, a.PK, a.SK, upd, &cond, &out)
+	if err == nil {
+		return &out.Action, nil
+	}
+	mine, err := ddb.OwnWrite(err, func(a *actionItem) string { return a.WriteToken }, token, func(old *actionItem) error {
+		if old == nil || old.TTL != 0 && old.TTL <= now.Unix() {
+			return &NotFoundError{Entity: "action", ID: id}
+		}
+		cur := "executed"
+		switch {
+		case old.Executed:
+		case old.CancelledAt != "":
+			cur = "cancelled"
+		case old.HeldUntil != "":
+			cur = "held (release it instead)"
+		default:
+			return fmt.Errorf("agenticpm: mark action %s executed: condition failed", id)
+		}
+		return &StatusConflictError{Entity: "action", ID: id, Want: "recorded without a hold and not executed", Current: cur}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &mine.Action, nil
 }
 
 // ListActions returns a project's live actions, newest first, held,

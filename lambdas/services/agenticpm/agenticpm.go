@@ -125,6 +125,17 @@ var DefaultAgentConfig = map[string]Doc{
 	"budget_ceiling_daily_usd": Doc(`0.33`),
 	"hold_queue_minutes":       Doc(`30`),
 	"working_hours":            Doc(`{"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}`),
+	// Not in the document (decision 20): the deadline of an escalation
+	// created without expiresAt.
+	"escalation_expiry_hours": Doc(`72`),
+}
+
+// numericSettings are the agent settings the service itself reads, with
+// the range PUT accepts: a value outside it would make every hold or
+// escalation deadline wrong.
+var numericSettings = map[string][2]float64{
+	HoldQueueKey:        {1, MaxHoldQueue.Minutes()},
+	EscalationExpiryKey: {1, MaxEscalationExpiry.Hours()},
 }
 
 // Retention of the items that expire (decision 2).
@@ -144,7 +155,6 @@ const (
 	MaxTextChars            = 10000 // description, summary, notes, rationale
 	MaxIdentifierChars      = 64    // key parts, event and action types
 	MaxCheckpointValueChars = 8192
-	MaxConfigEncryptedChars = 64 << 10
 	MaxArtefactContentBytes = 190 << 10
 	MaxProjectConfigBytes   = 64 << 10
 	DefaultPageSize         = 25

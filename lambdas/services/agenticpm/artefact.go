@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/google/uuid"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -22,11 +27,6 @@ type Artefact struct {
 	Version         int          `dynamodbav:"version" json:"version"`
 	CreatedAt       string       `dynamodbav:"createdAt" json:"createdAt"`
 	UpdatedAt       string       `dynamodbav:"updatedAt" json:"updatedAt"`
-	// WriteToken is the token of the last update, never shown: the SDK's
-	// retry of an update whose answer was lost finds it (the version has
-	// moved on, by its own first attempt) and answers as that attempt
-	// would have, instead of a version conflict.
-	WriteToken string `dynamodbav:"writeToken,omitempty" json:"-"`
 }
 
 type artefactItem struct {
@@ -34,33 +34,59 @@ type artefactItem struct {
 	Artefact
 }
 
+// EventTypeArtefactUpdated is the feed event of every artefact write
+// (create, update, undo), in the transaction of the write (decision 20).
+const EventTypeArtefactUpdated = "artefact_updated"
+
 func artefactSK(t ArtefactType) string { return prefixArtefact + string(t) }
 
-// PutArtefact writes the artefact's content if it is at version expected,
-// and returns it at its new version. expected 0 creates it at version 1.
-//
-// Creation is a transaction with a ConditionCheck on the project, so no
-// artefact is written under a project that does not exist. An update is
-// one UpdateItem conditioned on the version (decision 7): an artefact at
-// that version exists, so its project was checked when it was created
-// (projects are archived, never deleted), and the update returns the new
-// item, which a transaction cannot. The same update copies the old content
 // errArtefactExists: a create (expected version 0) found the artefact
 // written already.
 var errArtefactExists = errors.New("agenticpm: artefact exists")
 
-// to previousVersion: right-hand sides read the item before the write.
+// errArtefactMoved: an update's or undo's condition on the version read
+// failed.
+var errArtefactMoved = errors.New("agenticpm: artefact version moved")
+
+// artefactEvent is the artefact_updated event of a write of a.
+func artefactEvent(a Artefact, how string) NewEvent {
+	return NewEvent{ProjectID: a.ProjectID, EventType: EventTypeArtefactUpdated, Severity: SeverityInfo,
+		Summary: "Artefact " + string(a.Type) + " " + how + " (version " + strconv.Itoa(a.Version) + ")",
+		Detail:  Doc(mustJSON(map[string]any{"artefactId": a.ID, "type": a.Type, "version": a.Version, "change": how}))}
+}
+
+// PutArtefact writes the artefact's content if it is at version expected,
+// and returns it at its new version. expected 0 creates it at version 1.
+// content must already satisfy the type's schema (validateContent).
+//
+// Every write is one transaction with its artefact_updated event (to the
+// project's feed and GLOBAL), so the feed never reports a write that did
+// not happen or misses one that did; DynamoDB's client request token makes
+// the SDK's retry after a lost answer succeed instead of conflicting with
+// its own first attempt. Creation adds the project check (decision 12). An
+// update first reads the artefact (consistent) for its answer, and is
+// conditioned on the version (decision 7): SET previousVersion = content
+// takes the undo copy in the same write, as right-hand sides read the item
+// before it.
 func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactType, content Doc, expected int) (*Artefact, error) {
 	if n, err := content.Size(); err != nil {
 		return nil, err
 	} else if n > MaxArtefactContentBytes {
 		return nil, &TooLargeError{What: "content", Size: n, Limit: MaxArtefactContentBytes}
 	}
-	pk, sk := projectPK(projectID), artefactSK(typ)
-	now := Timestamp(s.now())
+	t := s.now()
+	now := Timestamp(t)
 	if expected == 0 {
 		a := Artefact{ID: s.newID(), ProjectID: projectID, Type: typ, Content: content, Version: 1, CreatedAt: now, UpdatedAt: now}
-		err := s.createInProject(ctx, projectID, artefactItem{keys: keys{PK: pk, SK: sk}, Artefact: a}, errArtefactExists)
+		put, err := s.putNew(artefactItem{keys: keys{PK: projectPK(projectID), SK: artefactSK(typ)}, Artefact: a}, errArtefactExists)
+		if err != nil {
+			return nil, err
+		}
+		_, events, err := s.eventWrites(artefactEvent(a, "created"), t)
+		if err != nil {
+			return nil, err
+		}
+		err = s.transactInProject(ctx, projectID, append(ddb.Tx{put}, events...))
 		if errors.Is(err, errArtefactExists) {
 			var cur Artefact
 			_, _ = ddb.OldItem(err, &cur)
@@ -71,28 +97,120 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 		}
 		return &a, nil
 	}
-	version, token := expression.Name("version"), uuid.NewString()
-	upd := expression.Set(expression.Name("previousVersion"), expression.Name("content")).
-		Set(expression.Name("content"), expression.Value(content)).
-		Set(version, expression.Plus(version, expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(now)).
-		Set(expression.Name("writeToken"), expression.Value(token))
-	cond := expression.AttributeExists(expression.Name(attrPK)).And(version.Equal(expression.Value(expected)))
-	var it artefactItem
-	err := s.update(ctx, pk, sk, upd, &cond, &it)
-	if err == nil {
-		return &it.Artefact, nil
+	a, err := s.artefactAt(ctx, projectID, typ, expected)
+	if err != nil {
+		return nil, err
 	}
-	return ddb.OwnWrite(err, func(a *Artefact) string { return a.WriteToken }, token, func(old *Artefact) error {
+	a.PreviousVersion, a.Content, a.Version, a.UpdatedAt = a.Content, content, expected+1, now
+	upd := expression.Set(expression.Name("previousVersion"), expression.Name("content")).
+		Set(expression.Name("content"), expression.Value(content))
+	if err := s.writeArtefact(ctx, *a, upd, expected, "updated", t); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// UndoArtefact restores an artefact's previousVersion as its content, if
+// it is at version expected (the version the caller read: an undo must not
+// throw away a write it has not seen). One-deep, as the document says:
+// the undo removes previousVersion, so a second undo is a 409 until the
+// next update; the version moves on (expected + 1) like any write, with
+// its artefact_updated event in the same transaction.
+func (s *Store) UndoArtefact(ctx context.Context, projectID string, typ ArtefactType, expected int) (*Artefact, error) {
+	t := s.now()
+	a, err := s.artefactAt(ctx, projectID, typ, expected)
+	if err != nil {
+		return nil, err
+	}
+	if a.PreviousVersion == nil {
+		return nil, &NothingToUndoError{Type: typ, Version: a.Version}
+	}
+	a.Content, a.PreviousVersion, a.Version, a.UpdatedAt = a.PreviousVersion, nil, expected+1, Timestamp(t)
+	upd := expression.Set(expression.Name("content"), expression.Name("previousVersion")).
+		Remove(expression.Name("previousVersion"))
+	if err := s.writeArtefact(ctx, *a, upd, expected, "restored to its previous version", t); err != nil {
+		var nothing *NothingToUndoError
+		if errors.As(err, &nothing) {
+			nothing.Version = expected
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
+// artefactAt reads an artefact that a write expects at version expected.
+func (s *Store) artefactAt(ctx context.Context, projectID string, typ ArtefactType, expected int) (*Artefact, error) {
+	a, err := s.GetArtefact(ctx, projectID, typ)
+	if err != nil {
+		return nil, err
+	}
+	if a.Version != expected {
+		return nil, &VersionConflictError{Type: typ, Expected: expected, Current: a.Version}
+	}
+	return a, nil
+}
+
+// writeArtefact runs upd (plus the version and updatedAt) on a, which was
+// read at version expected, conditioned on that version, with the
+// artefact_updated event, in one transaction.
+func (s *Store) writeArtefact(ctx context.Context, a Artefact, upd expression.UpdateBuilder, expected int, how string, t time.Time) error {
+	version := expression.Name("version")
+	upd = upd.Set(version, expression.Plus(version, expression.Value(1))).
+		Set(expression.Name("updatedAt"), expression.Value(a.UpdatedAt))
+	cond := expression.AttributeExists(expression.Name(attrPK)).And(version.Equal(expression.Value(expected)))
+	if a.PreviousVersion == nil {
+		// An undo: the copy it restores must still be there.
+		cond = cond.And(expression.AttributeExists(expression.Name("previousVersion")))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	_, events, err := s.eventWrites(artefactEvent(a, how), t)
+	if err != nil {
+		return err
+	}
+	var tx ddb.Tx
+	tx.Update(&types.Update{
+		TableName: aws.String(s.table), Key: key(projectPK(a.ProjectID), artefactSK(a.Type)),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, errArtefactMoved)
+	err = storeError("TransactWriteItems", append(tx, events...).Run(ctx, s.client))
+	if !errors.Is(err, errArtefactMoved) {
+		return err
+	}
+	return ddb.IfConditionFailed(err, func(old *Artefact) error {
 		switch {
 		case old == nil:
-			return s.missingUnder(ctx, projectID, "artefact", string(typ))
+			return s.missingUnder(ctx, a.ProjectID, "artefact", string(a.Type))
 		case old.Version != expected:
-			return &VersionConflictError{Type: typ, Expected: expected, Current: old.Version}
+			return &VersionConflictError{Type: a.Type, Expected: expected, Current: old.Version}
+		case old.PreviousVersion == nil:
+			return &NothingToUndoError{Type: a.Type, Version: old.Version}
 		}
-		return fmt.Errorf("agenticpm: update artefact %s: condition failed", typ)
+		return fmt.Errorf("agenticpm: write artefact %s: condition failed", a.Type)
 	})
 }
+
+// NothingToUndoError is an undo of an artefact without a previous version
+// (never updated, or undone already: undo is one deep).
+type NothingToUndoError struct {
+	Type    ArtefactType
+	Version int
+}
+
+func (e *NothingToUndoError) Error() string {
+	return fmt.Sprintf("agenticpm: artefact %s at version %d has no previous version to restore (undo is one deep)", e.Type, e.Version)
+}
+
+// Is implements errors.Is: it is a version conflict of a kind.
+func (e *NothingToUndoError) Is(target error) bool { return target == ErrVersionConflict }
+
+func (e *NothingToUndoError) HTTPStatus() int                    { return http.StatusConflict }
+func (e *NothingToUndoError) ErrorCode() string                  { return api.CodeConflict }
+func (e *NothingToUndoError) PublicMessage(string, error) string { return public(e) }
 
 // missingUnder tells which of a project and its child is missing.
 func (s *Store) missingUnder(ctx context.Context, projectID, entity, id string) error {

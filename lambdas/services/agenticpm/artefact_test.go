@@ -15,7 +15,7 @@ func TestArtefactLifecycle(t *testing.T) {
 	path := "/projects/" + p.ID + "/artefacts/raid_log"
 
 	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "artefact")
-	r := s.Do(t, "PUT", path, `{"content":{"items":[{"id":"R001","n":1}]}}`)
+	r := s.Do(t, "PUT", path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}}`)
 	if r.Status != 201 || r.Header.Get("ETag") != `"1"` || r.Header.Get("Location") != "projects/"+p.ID+"/artefacts/raid_log" {
 		t.Fatalf("create: %d %v %s", r.Status, r.Header, r.Body)
 	}
@@ -32,12 +32,12 @@ func TestArtefactLifecycle(t *testing.T) {
 	}
 	var v2 agenticpm.Artefact
 	r.JSON(t, &v2)
-	if v2.Version != 2 || string(v2.PreviousVersion) != `{"items":[{"id":"R001","n":1}]}` || string(v2.Content) != `{"items":[]}` ||
+	if v2.Version != 2 || string(v2.PreviousVersion) != `{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}` || string(v2.Content) != `{"items":[]}` ||
 		v2.ID != a.ID || v2.CreatedAt != a.CreatedAt || v2.UpdatedAt == a.UpdatedAt {
 		t.Errorf("v2 %+v", v2)
 	}
 	var v3 agenticpm.Artefact
-	s.Must(t, 200, "PUT", path, `{"content":{"items":["x"]},"expectedVersion":2}`, &v3)
+	s.Must(t, 200, "PUT", path, `{"content":{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]},"expectedVersion":2}`, &v3)
 	if v3.Version != 3 || string(v3.PreviousVersion) != `{"items":[]}` {
 		t.Errorf("v3 %+v: the undo copy is one deep", v3)
 	}
@@ -47,7 +47,7 @@ func TestArtefactLifecycle(t *testing.T) {
 		t.Errorf("get %+v %v", got, r.Header)
 	}
 
-	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/delivery_state", `{"content":{"overall_status":"green"}}`, nil)
+	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/delivery_state", `{"content":{"overall_status":"green","status_summary":"on track"}}`, nil)
 	var list page[agenticpm.Artefact]
 	s.Must(t, 200, "GET", "/projects/"+p.ID+"/artefacts", "", &list)
 	if len(list.Items) != 2 || list.NextCursor != "" || list.Items[0].Type != agenticpm.ArtefactDeliveryState || list.Items[1].Type != agenticpm.ArtefactRAIDLog {
@@ -60,25 +60,25 @@ func TestArtefactLifecycle(t *testing.T) {
 	}
 
 	before := s.Count(t)
-	huge := `{"content":{"x":"` + strings.Repeat("x", agenticpm.MaxArtefactContentBytes) + `"}}`
+	huge := `{"content":{"items":[{"id":"R001","severity":"high","status":"open","type":"risk","title":"` + strings.Repeat("x", agenticpm.MaxArtefactContentBytes) + `"}]}}`
 	for _, tt := range []struct {
 		name, path, body, ifMatch string
 		status                    int
 		code, field, msg          string
 	}{
-		{"stale version", path, `{"content":{}}`, `"2"`, 409, "conflict", "", "at version 3, not 2"},
-		{"future version", path, `{"content":{}}`, `"9"`, 409, "conflict", "", "at version 3, not 9"},
-		{"create existing", path, `{"content":{}}`, "", 409, "conflict", "", "already exists at version 3"},
-		{"create under missing project", "/projects/" + missingID + "/artefacts/raid_log", `{"content":{}}`, "", 404, "not_found", "", "project"},
-		{"update under missing project", "/projects/" + missingID + "/artefacts/raid_log", `{"content":{}}`, `"1"`, 404, "not_found", "", "project"},
-		{"update missing artefact", "/projects/" + p.ID + "/artefacts/decision_log", `{"content":{}}`, `"1"`, 404, "not_found", "", "artefact"},
-		{"malformed project id", "/projects/x/artefacts/raid_log", `{"content":{}}`, "", 404, "not_found", "", ""},
-		{"bad type", "/projects/" + p.ID + "/artefacts/roadmap", `{"content":{}}`, "", 400, "validation_failed", "type", ""},
+		{"stale version", path, `{"content":{"items":[]}}`, `"2"`, 409, "conflict", "", "at version 3, not 2"},
+		{"future version", path, `{"content":{"items":[]}}`, `"9"`, 409, "conflict", "", "at version 3, not 9"},
+		{"create existing", path, `{"content":{"items":[]}}`, "", 409, "conflict", "", "already exists at version 3"},
+		{"create under missing project", "/projects/" + missingID + "/artefacts/raid_log", `{"content":{"items":[]}}`, "", 404, "not_found", "", "project"},
+		{"update under missing project", "/projects/" + missingID + "/artefacts/raid_log", `{"content":{"items":[]}}`, `"1"`, 404, "not_found", "", "project"},
+		{"update missing artefact", "/projects/" + p.ID + "/artefacts/decision_log", `{"content":{"decisions":[]}}`, `"1"`, 404, "not_found", "", "artefact"},
+		{"malformed project id", "/projects/x/artefacts/raid_log", `{"content":{"items":[]}}`, "", 404, "not_found", "", ""},
+		{"bad type", "/projects/" + p.ID + "/artefacts/roadmap", `{"content":{"items":[]}}`, "", 400, "validation_failed", "type", ""},
 		{"missing content", path, `{}`, `"3"`, 400, "validation_failed", "content", ""},
 		{"null content", path, `{"content":null}`, `"3"`, 400, "validation_failed", "content", ""},
 		{"array content", path, `{"content":[]}`, `"3"`, 400, "validation_failed", "content", ""},
-		{"unknown field", path, `{"content":{},"version":4}`, `"3"`, 400, "validation_failed", "version", ""},
-		{"bad If-Match", path, `{"content":{}}`, `*`, 400, "validation_failed", "If-Match", ""},
+		{"unknown field", path, `{"content":{"items":[]},"version":4}`, `"3"`, 400, "validation_failed", "version", ""},
+		{"bad If-Match", path, `{"content":{"items":[]}}`, `*`, 400, "validation_failed", "If-Match", ""},
 		{"negative expectedVersion", path, `{"content":{},"expectedVersion":-1}`, "", 400, "validation_failed", "expectedVersion", ""},
 		{"expectedVersion past 2^53-1", path, `{"content":{},"expectedVersion":9007199254740992}`, "", 400, "validation_failed", "expectedVersion", ""},
 		{"If-Match past 2^53-1", path, `{"content":{}}`, `"9223372036854775807"`, 400, "validation_failed", "If-Match", ""},
@@ -100,7 +100,7 @@ func TestArtefactLifecycle(t *testing.T) {
 		t.Errorf("items %d → %d: a refused write wrote (orphan or phantom artefact)", before, after)
 	}
 	s.Must(t, 200, "GET", path, "", &got)
-	if got.Version != 3 || string(got.Content) != `{"items":["x"]}` {
+	if got.Version != 3 || string(got.Content) != `{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]}` {
 		t.Errorf("refused writes changed the artefact: %+v", got)
 	}
 	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/artefacts/raid_log", ""), 404, "not_found", "", "project")
@@ -122,7 +122,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.Do(t, "PUT", path, `{"content":{"writer":`+string(rune('0'+j))+`}}`, "If-Match", `"`+string(rune('0'+round))+`"`).Status
+				codes[j] = s.Do(t, "PUT", path, `{"content":{"decisions":[{"id":"D`+string(rune('0'+j))+`","title":"t","decision":"d","status":"active"}]}}`, "If-Match", `"`+string(rune('0'+round))+`"`).Status
 			}()
 		}
 		wg.Wait()
@@ -150,7 +150,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[j] = s.Do(t, "PUT", "/projects/"+p.ID+"/artefacts/backlog_summary", `{"content":{}}`).Status
+			codes[j] = s.Do(t, "PUT", "/projects/"+p.ID+"/artefacts/backlog_summary", `{"content":{"source":"jira","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":1}}}`).Status
 		}()
 	}
 	wg.Wait()

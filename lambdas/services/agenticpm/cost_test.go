@@ -17,6 +17,7 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Table})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Logger = slog.New(slog.DiscardHandler)
+	withCredentialsKey(t, &cfg)
 	r := *s
 	r.H = agenticpm.NewHandler(cfg)
 	return &r, rec
@@ -43,13 +44,15 @@ func runCost(t *testing.T, mode servicetest.Mode) {
 	s, rec := recorded(t, base)
 	p := s.project(t, "")
 	e := s.escalation(t, p.ID)
-	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/raid_log", `{"content":{"risks":[]}}`, nil)
+	old := s.escalation(t, p.ID)
+	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/raid_log", `{"content":{"items":[]}}`, nil)
 	path := func(p string) func() string { return func() string { return p } }
 	proj := "/projects/" + p.ID
 	heldBody := `{"actionType":"email_sent","description":"weekly status","heldUntil":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`
-	var release, cancel agenticpm.Action
+	var release, cancel, plain agenticpm.Action
 	s.Must(t, 201, "POST", proj+"/actions", heldBody, &release)
 	s.Must(t, 201, "POST", proj+"/actions", heldBody, &cancel)
+	s.Must(t, 201, "POST", proj+"/actions", `{"actionType":"jira_update","description":"comment"}`, &plain)
 	get := func(op, p string, min ddbrecord.Cost, note string) ddbrecord.Case {
 		return ddbrecord.Case{Operation: op, Method: "GET", Path: path(p), Status: 200, Min: min, Note: note}
 	}
@@ -62,35 +65,44 @@ func runCost(t *testing.T, mode servicetest.Mode) {
 		get("GET /projects/{id}/artefacts", proj+"/artefacts", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `ARTEFACT#`"),
 		get("GET /projects/{id}/artefacts/{type}", proj+"/artefacts/raid_log", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
 		{Operation: "PUT /projects/{id}/artefacts/{type} (create)", Method: "PUT", Path: path(proj + "/artefacts/delivery_state"),
-			Body: `{"content":{"overall_status":"green"}}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the artefact put only if new and a check that the project exists (decision 12), billed twice"},
+			Body: `{"content":{"overall_status":"green","status_summary":"on track"}}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 10}, Note: "one TransactWriteItems, billed twice: the artefact put only if new, a check that the project exists (decision 12), and the `artefact_updated` event with its GSI1 copy and its `GLOBAL` reference (decision 20)"},
 		{Operation: "PUT /projects/{id}/artefacts/{type} (update)", Method: "PUT", Path: path(proj + "/artefacts/delivery_state"),
-			Body: `{"content":{"overall_status":"amber"},"expectedVersion":1}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one UpdateItem conditioned on the version (decision 7)"},
+			Body: `{"content":{"overall_status":"amber","status_summary":"at risk"},"expectedVersion":1}`, Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 8}, Note: "a strongly consistent GetItem (a transaction returns no item, and the answer is the artefact), then one TransactWriteItems, billed twice: the update conditioned on the version (decision 7) and the `artefact_updated` event with its GSI1 copy and `GLOBAL` reference"},
+		{Operation: "POST /projects/{id}/artefacts/{type}/undo", Method: "POST", Path: path(proj + "/artefacts/delivery_state/undo"), Header: []string{"If-Match", `"2"`},
+			Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 8}, Note: "the same GetItem, then one TransactWriteItems: `content = previousVersion`, `REMOVE previousVersion`, conditioned on the version read and on a previous version, with the `artefact_updated` event, billed twice"},
 		{Operation: "POST /projects/{id}/events", Method: "POST", Path: path(proj + "/events"),
 			Body: `{"eventType":"sync_done","severity":"info","summary":"synced"}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 8}, Note: "one TransactWriteItems (decision 3): the event with its GSI1 (`EVENT#<date>`) copy, its `GLOBAL` reference, and the project check, billed twice"},
 		get("GET /projects/{id}/events", proj+"/events", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `EVENT#`, newest first"),
 		{Operation: "POST /events", Method: "POST", Path: path("/events"),
 			Body: `{"eventType":"heartbeat","severity":"info","summary":"alive"}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 2}, Note: "one PutItem only if new under `GLOBAL`, with its GSI1 copy"},
 		get("GET /events", "/events", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `GLOBAL`, newest first"),
-		{Operation: "POST /projects/{id}/escalations", Method: "POST", Path: path(proj + "/escalations"), Body: escalationBody, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 6}, Note: "one TransactWriteItems: the escalation with its GSI1 copy and the project check, billed twice"},
+		{Operation: "POST /projects/{id}/escalations", Method: "POST", Path: path(proj + "/escalations"), Body: escalationBody, Status: 201, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 12}, Note: "a strongly consistent GetItem of `escalation_expiry_hours` (no `expiresAt` given; with one, this read is skipped), then one TransactWriteItems, billed twice: the escalation with its GSI1 copy, the project check and the `escalation_created` event with its GSI1 copy and `GLOBAL` reference"},
 		get("GET /projects/{id}/escalations", proj+"/escalations", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `ESCALATION#`"),
 		{Operation: "POST /projects/{id}/escalations/{eid}/decision", Method: "POST", Path: path(proj + "/escalations/" + e.ID + "/decision"),
-			Body: `{"userDecision":"Delay"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 3}, Note: "one UpdateItem conditioned on `pending` (decision 6), moving the GSI1 copy"},
+			Body: `{"userDecision":"Delay"}`, Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 12}, Note: "a strongly consistent GetItem (the answer, and a refusal before any write), then one TransactWriteItems, billed twice: the update conditioned on `pending` within its deadline (decision 6), moving the GSI1 copy, and the `escalation_decided` event with its GSI1 copy and `GLOBAL` reference"},
+		get("GET /projects/{id}/escalations/{eid}", proj+"/escalations/"+e.ID, ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
+		{Operation: "POST /projects/{id}/escalations/{eid}/supersede", Method: "POST", Path: path(proj + "/escalations/" + old.ID + "/supersede"),
+			Body: escalationBody, Status: 201, Min: ddbrecord.Cost{Requests: 3, Read: 2, Write: 16}, Note: "GetItems of the old escalation and of `escalation_expiry_hours` (skipped with `expiresAt`), then one TransactWriteItems, billed twice: the old one to `superseded` (a GSI1 move), the new one with its GSI1 copy, and `escalation_created` with its GSI1 copy and `GLOBAL` reference"},
 		get("GET /escalations?status=", "/escalations?status=pending", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `ESCALATION#<status>`"),
 		{Operation: "POST /projects/{id}/actions", Method: "POST", Path: path(proj + "/actions"),
 			Body: `{"actionType":"send_report","description":"weekly report"}`, Status: 201, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the action put only if new and the project check, billed twice"},
 		{Operation: "POST /projects/{id}/actions (held)", Method: "POST", Path: path(proj + "/actions"), Body: heldBody, Status: 201,
 			Min: ddbrecord.Cost{Requests: 1, Write: 6}, Note: "one TransactWriteItems: the action put only if new with its `HOLD#pending` GSI1 entry, and the project check, billed twice"},
+		{Operation: "POST /projects/{id}/actions (held, default time)", Method: "POST", Path: path(proj + "/actions"), Body: `{"actionType":"email_sent","description":"weekly status","held":true}`, Status: 201,
+			Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 6}, Note: "a strongly consistent GetItem of `hold_queue_minutes`, then the same TransactWriteItems"},
 		get("GET /actions/held", "/actions/held", ddbrecord.Cost{Requests: 1, Read: 0.5}, "one eventually consistent Query of GSI1 `HOLD#pending`, first due first"),
 		{Operation: "POST /projects/{id}/actions/{aid}/release", Method: "POST", Path: path(proj + "/actions/" + release.ID + "/release"),
 			Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 12}, Note: "a strongly consistent Query of the ULID's millisecond finds the action (its sort key carries a microsecond timestamp the ULID lacks), then the gate: one TransactWriteItems updating the action into `HOLD#dispatch` (a GSI1 move) with the `action_taken` event, its GSI1 copy and its `GLOBAL` reference, billed twice. No bus here; with one, PutEvents and one UpdateItem (2 WCU) follow"},
 		{Operation: "POST /projects/{id}/actions/{aid}/cancel", Method: "POST", Path: path(proj + "/actions/" + cancel.ID + "/cancel"),
 			Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 2}, Note: "the same Query for the action's key, then one UpdateItem conditioned on a pending hold, removing its GSI1 entry"},
+		{Operation: "POST /projects/{id}/actions/{aid}/executed", Method: "POST", Path: path(proj + "/actions/" + plain.ID + "/executed"),
+			Status: 200, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 1}, Note: "the same Query for the action's key, then one UpdateItem conditioned on not executed, never held, not cancelled (no index entry)"},
 		get("GET /projects/{id}/actions", proj+"/actions", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent Query of `ACTION#`, newest first"),
 		{Operation: "PUT /projects/{id}/checkpoints/{integration}/{key}", Method: "PUT", Path: path(proj + "/checkpoints/jira/last_sync"),
 			Body: `{"checkpointValue":"2026-02-04T10:00:00Z"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 4}, Note: "one TransactWriteItems: the checkpoint upserted and the project check, billed twice"},
 		get("GET /projects/{id}/checkpoints/{integration}/{key}", proj+"/checkpoints/jira/last_sync", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
 		{Operation: "PUT /integrations/{name}", Method: "PUT", Path: path("/integrations/jira"),
-			Body: `{"configEncrypted":"c2VjcmV0","status":"active"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one UpdateItem upsert"},
+			Body: `{"config":{"token":"s3cret"},"status":"active"}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one UpdateItem upsert of the ciphertext (after one KMS Encrypt, not counted here)"},
 		get("GET /integrations/{name}", "/integrations/jira", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),
 		{Operation: "PUT /agent/config/{key}", Method: "PUT", Path: path("/agent/config/poll_interval"), Body: `{"value":15}`, Status: 200, Min: ddbrecord.Cost{Requests: 1, Write: 1}, Note: "one PutItem upsert"},
 		get("GET /agent/config/{key}", "/agent/config/poll_interval", ddbrecord.Cost{Requests: 1, Read: 1}, "one strongly consistent GetItem"),

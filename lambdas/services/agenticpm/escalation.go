@@ -2,11 +2,18 @@ package agenticpm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/google/uuid"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -25,38 +32,113 @@ type Escalation struct {
 	UserNotes           string           `dynamodbav:"userNotes,omitempty" json:"userNotes,omitempty"`
 	DecidedAt           string           `dynamodbav:"decidedAt,omitempty" json:"decidedAt,omitempty"`
 	CreatedAt           string           `dynamodbav:"createdAt" json:"createdAt"`
+	// The lifecycle's attributes (not in the document, decision 20): the
+	// deadline after which the release job expires a pending escalation,
+	// when it did, and the escalations one replaced or was replaced by.
+	ExpiresAt    string `dynamodbav:"expiresAt,omitempty" json:"expiresAt,omitempty"`
+	ExpiredAt    string `dynamodbav:"expiredAt,omitempty" json:"expiredAt,omitempty"`
+	Supersedes   string `dynamodbav:"supersedes,omitempty" json:"supersedes,omitempty"`
+	SupersededBy string `dynamodbav:"supersededBy,omitempty" json:"supersededBy,omitempty"`
+	SupersededAt string `dynamodbav:"supersededAt,omitempty" json:"supersededAt,omitempty"`
 }
 
 type escalationItem struct {
 	keys
 	Escalation
-	// WriteToken is the token of the last conditional change, never
-	// shown: a change whose answer was lost finds it in the item its
-	// retried condition fails on, and succeeds as its first attempt did.
-	WriteToken string `dynamodbav:"writeToken,omitempty" json:"-"`
 }
 
-// NewEscalation is the input of CreateEscalation.
+// Feed events of the escalation lifecycle, written in the transaction of
+// the change they report (decision 20).
+const (
+	EventTypeEscalationCreated = "escalation_created"
+	EventTypeEscalationDecided = "escalation_decided"
+	EventTypeEscalationExpired = "escalation_expired"
+)
+
+// Escalation deadlines: without an expiresAt of its own an escalation
+// expires EscalationExpiryKey hours (the agent setting, else its
+// documented default) after it was created.
+const (
+	EscalationExpiryKey = "escalation_expiry_hours"
+	// MaxEscalationExpiry bounds a deadline, given or configured.
+	MaxEscalationExpiry = 365 * 24 * time.Hour
+)
+
+// NewEscalation is the input of CreateEscalation. ExpiresAt is a Timestamp
+// or "" (the configured deadline).
 type NewEscalation struct {
 	Title                               string
 	Context, Options                    Doc
 	AgentRecommendation, AgentRationale string
+	ExpiresAt                           string
 }
 
-// CreateEscalation stores a pending escalation under an existing project.
-func (s *Store) CreateEscalation(ctx context.Context, projectID string, in NewEscalation) (*Escalation, error) {
-	ts := Timestamp(s.now())
+// escalationKeys are the keys of an escalation in status.
+func escalationKeys(e Escalation) keys {
+	return keys{PK: projectPK(e.ProjectID), SK: prefixEscalation + e.ID, GSI1PK: escalationGSI1PK(e.Status), GSI1SK: e.CreatedAt + "#" + e.ID}
+}
+
+// newEscalation builds a pending escalation created at t, with its
+// deadline (ExpiresAt, else the configured one).
+func (s *Store) newEscalation(ctx context.Context, projectID string, in NewEscalation, t time.Time) (Escalation, error) {
 	e := Escalation{ID: s.newID(), ProjectID: projectID, Title: in.Title, Context: in.Context, Options: in.Options,
 		AgentRecommendation: in.AgentRecommendation, AgentRationale: in.AgentRationale,
-		Status: EscalationPending, CreatedAt: ts}
-	err := s.createInProject(ctx, projectID, escalationItem{
-		keys:       keys{PK: projectPK(projectID), SK: prefixEscalation + e.ID, GSI1PK: escalationGSI1PK(e.Status), GSI1SK: ts + "#" + e.ID},
-		Escalation: e,
-	}, nil)
+		Status: EscalationPending, CreatedAt: Timestamp(t), ExpiresAt: in.ExpiresAt}
+	if e.ExpiresAt == "" {
+		hours, err := s.settingNumber(ctx, EscalationExpiryKey, 1, MaxEscalationExpiry.Hours())
+		if err != nil {
+			return e, err
+		}
+		e.ExpiresAt = Timestamp(t.Add(time.Duration(hours * float64(time.Hour))))
+	}
+	return e, nil
+}
+
+// escalationEvent is the feed event of an escalation's change.
+func escalationEvent(e Escalation, eventType string, sev Severity, summary string, extra map[string]string) NewEvent {
+	detail := map[string]string{"escalationId": e.ID, "status": string(e.Status)}
+	for k, v := range extra {
+		detail[k] = v
+	}
+	return NewEvent{ProjectID: e.ProjectID, EventType: eventType, Severity: sev,
+		Summary: summary + ": " + api.Truncate(e.Title, 200), Detail: Doc(mustJSON(detail))}
+}
+
+// CreateEscalation stores a pending escalation under an existing project,
+// with its escalation_created event in the project's feed and GLOBAL, in
+// one transaction behind the project check (decisions 12 and 20).
+func (s *Store) CreateEscalation(ctx context.Context, projectID string, in NewEscalation) (*Escalation, error) {
+	t := s.now()
+	e, err := s.newEscalation(ctx, projectID, in, t)
 	if err != nil {
 		return nil, err
 	}
+	put, err := s.putNew(escalationItem{keys: escalationKeys(e), Escalation: e}, nil)
+	if err != nil {
+		return nil, err
+	}
+	_, events, err := s.eventWrites(escalationEvent(e, EventTypeEscalationCreated, SeverityWarning, "Escalation raised",
+		map[string]string{"expiresAt": e.ExpiresAt}), t)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.transactInProject(ctx, projectID, append(ddb.Tx{put}, events...)); err != nil {
+		return nil, err
+	}
 	return &e, nil
+}
+
+// GetEscalation returns one escalation of a project.
+func (s *Store) GetEscalation(ctx context.Context, projectID, id string) (*Escalation, error) {
+	var it escalationItem
+	found, err := s.get(ctx, projectPK(projectID), prefixEscalation+id, &it)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, s.missingUnder(ctx, projectID, "escalation", id)
+	}
+	return &it.Escalation, nil
 }
 
 // Decision is the user's answer to an escalation.
@@ -65,43 +147,254 @@ type Decision struct {
 	UserNotes    string
 }
 
-// Decide records the decision on a pending escalation and returns it.
-//
-// One conditional UpdateItem sets status, GSI1PK and the decision together
-// (decision 6), conditioned on the escalation existing and being pending:
-// of two concurrent decisions exactly one wins, the other gets a
-// StatusConflictError; a decision on a missing escalation creates nothing.
-func (s *Store) Decide(ctx context.Context, projectID, id string, d Decision) (*Escalation, error) {
-	now := Timestamp(s.now())
-	upd := expression.Set(expression.Name("status"), expression.Value(EscalationDecided)).
-		Set(expression.Name(attrGSI1PK), expression.Value(escalationGSI1PK(EscalationDecided))).
-		Set(expression.Name("userDecision"), expression.Value(d.UserDecision)).
-		Set(expression.Name("decidedAt"), expression.Value(now))
-	token := uuid.NewString()
-	upd = upd.Set(expression.Name("writeToken"), expression.Value(token))
-	if d.UserNotes != "" {
-		upd = upd.Set(expression.Name("userNotes"), expression.Value(d.UserNotes))
-	}
-	cond := expression.AttributeExists(expression.Name(attrPK)).
+// errNotPending: a status change's condition refused the escalation;
+// escalationState explains why from the item the condition saw.
+var errNotPending = errors.New("agenticpm: escalation not pending")
+
+// pendingCond is the condition of every change away from pending: the
+// escalation exists, is pending and, unless overdue is set (the expiry),
+// its deadline has not passed (an overdue escalation is as good as
+// expired, even before the job has run).
+func pendingCond(now string, overdue bool) expression.ConditionBuilder {
+	c := expression.AttributeExists(expression.Name(attrPK)).
 		And(expression.Name("status").Equal(expression.Value(EscalationPending)))
-	var it escalationItem
-	err := s.update(ctx, projectPK(projectID), prefixEscalation+id, upd, &cond, &it)
-	if err == nil {
-		return &it.Escalation, nil
+	exp := expression.Name("expiresAt")
+	if overdue {
+		return c.And(exp.LessThanEqual(expression.Value(now)))
 	}
-	mine, err := ddb.OwnWrite(err, func(e *escalationItem) string { return e.WriteToken }, token, func(old *escalationItem) error {
-		switch {
-		case old == nil:
-			return s.missingUnder(ctx, projectID, "escalation", id)
-		case old.Status != EscalationPending:
-			return &StatusConflictError{Entity: "escalation", ID: id, Want: string(EscalationPending), Current: string(old.Status)}
-		}
-		return fmt.Errorf("agenticpm: decide escalation %s: condition failed", id)
-	})
+	return c.And(expression.AttributeNotExists(exp).Or(exp.GreaterThan(expression.Value(now))))
+}
+
+// escalationState is the error of a change refused by pendingCond, from
+// the escalation the condition saw (nil: missing).
+func (s *Store) escalationState(ctx context.Context, projectID, id string, old *Escalation, now string) error {
+	switch {
+	case old == nil:
+		return s.missingUnder(ctx, projectID, "escalation", id)
+	case old.Status != EscalationPending:
+		return &StatusConflictError{Entity: "escalation", ID: id, Want: string(EscalationPending), Current: string(old.Status)}
+	case old.ExpiresAt != "" && old.ExpiresAt <= now:
+		return &StatusConflictError{Entity: "escalation", ID: id, Want: string(EscalationPending),
+			Current: "past its deadline " + old.ExpiresAt + " (expiring)"}
+	}
+	return fmt.Errorf("agenticpm: escalation %s: condition failed", id)
+}
+
+// changeEscalation moves escalation e from pending to e.Status in one
+// transaction: the Update (status and its GSI1 entry together, decision
+// 6, plus set), conditioned by pendingCond, and ops (its feed event, a
+// replacement). DynamoDB's client request token makes the transaction
+// idempotent, so an SDK retry after a lost answer succeeds instead of
+// finding its own change.
+func (s *Store) changeEscalation(ctx context.Context, e Escalation, now string, overdue bool, set map[string]string, ops ddb.Tx) error {
+	upd := expression.Set(expression.Name("status"), expression.Value(e.Status)).
+		Set(expression.Name(attrGSI1PK), expression.Value(escalationGSI1PK(e.Status)))
+	for k, v := range set {
+		upd = upd.Set(expression.Name(k), expression.Value(v))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(pendingCond(now, overdue)).Build()
+	if err != nil {
+		return fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	var tx ddb.Tx
+	tx.Update(&types.Update{
+		TableName: aws.String(s.table), Key: key(projectPK(e.ProjectID), prefixEscalation+e.ID),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, errNotPending)
+	return storeError("TransactWriteItems", append(tx, ops...).Run(ctx, s.client))
+}
+
+// refused turns a failed change into the client's error.
+func (s *Store) refused(ctx context.Context, projectID, id, now string, err error) error {
+	if !errors.Is(err, errNotPending) {
+		return err
+	}
+	return ddb.IfConditionFailed(err, func(old *Escalation) error { return s.escalationState(ctx, projectID, id, old, now) })
+}
+
+// pending reads an escalation that a change requires pending, refusing a
+// missing, decided or overdue one before any write.
+func (s *Store) pending(ctx context.Context, projectID, id, now string) (*Escalation, error) {
+	e, err := s.GetEscalation(ctx, projectID, id)
 	if err != nil {
 		return nil, err
 	}
-	return &mine.Escalation, nil
+	if e.Status != EscalationPending || e.ExpiresAt != "" && e.ExpiresAt <= now {
+		return nil, s.escalationState(ctx, projectID, id, e, now)
+	}
+	return e, nil
+}
+
+// Decide records the decision on a pending escalation and returns it.
+//
+// A consistent read finds the escalation (404, 409 before any write), then
+// one transaction moves it to decided with its escalation_decided event,
+// conditioned on it still being pending and within its deadline: of
+// concurrent decisions (and supersedes, and expiry runs) exactly one wins,
+// the others get a StatusConflictError.
+func (s *Store) Decide(ctx context.Context, projectID, id string, d Decision) (*Escalation, error) {
+	t := s.now()
+	now := Timestamp(t)
+	e, err := s.pending(ctx, projectID, id, now)
+	if err != nil {
+		return nil, err
+	}
+	e.Status, e.UserDecision, e.UserNotes, e.DecidedAt = EscalationDecided, d.UserDecision, d.UserNotes, now
+	set := map[string]string{"userDecision": d.UserDecision, "decidedAt": now}
+	if d.UserNotes != "" {
+		set["userNotes"] = d.UserNotes
+	}
+	_, events, err := s.eventWrites(escalationEvent(*e, EventTypeEscalationDecided, SeverityInfo, "Escalation decided",
+		map[string]string{"userDecision": api.Truncate(d.UserDecision, 200)}), t)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.changeEscalation(ctx, *e, now, false, set, events); err != nil {
+		return nil, s.refused(ctx, projectID, id, now, err)
+	}
+	return e, nil
+}
+
+// Supersede replaces a pending escalation with a new one that names it
+// (supersedes), in one transaction: the old one moves to superseded
+// (supersededBy, its GSI1 entry with it), conditioned as a decision is,
+// and the new one is put pending with its escalation_created event. Of
+// concurrent supersedes (and decisions, and expiry runs) one wins; the
+// others are a StatusConflictError and create nothing. It returns the new
+// escalation.
+func (s *Store) Supersede(ctx context.Context, projectID, id string, in NewEscalation) (*Escalation, error) {
+	t := s.now()
+	now := Timestamp(t)
+	old, err := s.pending(ctx, projectID, id, now)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.newEscalation(ctx, projectID, in, t)
+	if err != nil {
+		return nil, err
+	}
+	e.Supersedes = id
+	put, err := s.putNew(escalationItem{keys: escalationKeys(e), Escalation: e}, nil)
+	if err != nil {
+		return nil, err
+	}
+	_, events, err := s.eventWrites(escalationEvent(e, EventTypeEscalationCreated, SeverityWarning, "Escalation raised, superseding "+id,
+		map[string]string{"expiresAt": e.ExpiresAt, "supersedes": id}), t)
+	if err != nil {
+		return nil, err
+	}
+	old.Status = EscalationSuperseded
+	set := map[string]string{"supersededBy": e.ID, "supersededAt": now}
+	if err := s.changeEscalation(ctx, *old, now, false, set, append(ddb.Tx{put}, events...)); err != nil {
+		return nil, s.refused(ctx, projectID, id, now, err)
+	}
+	return &e, nil
+}
+
+// expire moves an overdue pending escalation to expired with its
+// escalation_expired event; a StatusConflictError when someone decided,
+// superseded or expired it first.
+func (s *Store) expire(ctx context.Context, e Escalation, t time.Time) error {
+	now := Timestamp(t)
+	e.Status, e.ExpiredAt = EscalationExpired, now
+	_, events, err := s.eventWrites(escalationEvent(e, EventTypeEscalationExpired, SeverityWarning, "Escalation expired undecided",
+		map[string]string{"expiresAt": e.ExpiresAt}), t)
+	if err != nil {
+		return err
+	}
+	err = s.changeEscalation(ctx, e, now, true, map[string]string{"expiredAt": now}, events)
+	if errors.Is(err, errNotPending) {
+		return &StatusConflictError{Entity: "escalation", ID: e.ID, Want: "pending and overdue", Current: "changed meanwhile"}
+	}
+	return err
+}
+
+// ExpiryReport is what one expiry pass did.
+type ExpiryReport struct {
+	// Overdue counts the pending escalations found past their deadline;
+	// Expired those this pass expired (the rest were decided, superseded
+	// or expired by someone else in between).
+	Overdue, Expired int
+}
+
+// ExpireOverdue expires every pending escalation whose deadline has
+// passed (up to MaxReleasePerRun per call). The pending view (GSI1
+// ESCALATION#pending) is read with a filter on expiresAt: pending
+// escalations are few, and their index key orders them by creation, not
+// deadline. Overlapping runs are safe: each expiry is a transaction
+// conditioned on pending and overdue, so one wins per escalation.
+func (s *Store) ExpireOverdue(ctx context.Context) (*ExpiryReport, error) {
+	t := s.now()
+	now := Timestamp(t)
+	rep := &ExpiryReport{}
+	overdue := expression.Name("expiresAt").LessThanEqual(expression.Value(now))
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(escalationGSI1PK(EscalationPending)))).
+		WithFilter(overdue).Build()
+	if err != nil {
+		return rep, fmt.Errorf("agenticpm: build expression: %w", err)
+	}
+	var due []Escalation
+	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), IndexName: aws.String(gsi1), KeyConditionExpression: expr.KeyCondition(),
+		FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}) {
+		if err != nil {
+			return rep, storeError("Query", err)
+		}
+		var e escalationItem
+		if err := attributevalue.UnmarshalMap(item, &e); err != nil {
+			return rep, fmt.Errorf("agenticpm: unmarshal escalation: %w", err)
+		}
+		if due = append(due, e.Escalation); len(due) == MaxReleasePerRun {
+			break
+		}
+	}
+	rep.Overdue = len(due)
+	var errs []error
+	for _, e := range due {
+		switch err := s.expire(ctx, e, t); {
+		case err == nil:
+			rep.Expired++
+		case errors.Is(err, ErrStatusConflict), errors.Is(err, ErrBusy):
+			// Decided, superseded or expired meanwhile, or the index was
+			// behind: nothing to do.
+		default:
+			errs = append(errs, fmt.Errorf("expire %s: %w", e.ID, err))
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+// settingNumber reads a numeric agent setting: the stored override, else
+// its documented default. A stored value that is not a number within
+// [lo, hi] (PUT refuses those now; an older item may hold one) falls back
+// to the default, logged.
+func (s *Store) settingNumber(ctx context.Context, k string, lo, hi float64) (float64, error) {
+	c, err := s.GetAgentConfig(ctx, k)
+	if err != nil {
+		return 0, err
+	}
+	if n, ok := numberIn(c.Value, lo, hi); ok {
+		return n, nil
+	}
+	s.log.WarnContext(ctx, "agent setting out of range; using the default", "key", k, "min", lo, "max", hi)
+	n, _ := numberIn(DefaultAgentConfig[k], lo, hi)
+	return n, nil
+}
+
+// numberIn reports whether d is a JSON number within [lo, hi].
+func numberIn(d Doc, lo, hi float64) (float64, bool) {
+	if d.Kind() != "number" {
+		return 0, false
+	}
+	n, err := strconv.ParseFloat(string(d), 64)
+	if err != nil || n < lo || n > hi {
+		return 0, false
+	}
+	return n, true
 }
 
 // ListProjectEscalations returns a project's escalations in key (id) order.

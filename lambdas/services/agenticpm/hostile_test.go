@@ -15,6 +15,6 @@ func TestHostileInput(t *testing.T) {
 	s.Hostile(t, s.H,
 		apitest.Write{Method: "POST", Path: "/projects", Body: `{"name":"n","source":"jira","sourceProjectKey":"K","autonomyLevel":"monitoring","config":{"a":1}}`, Doc: "config"},
 		apitest.Write{Method: "PATCH", Path: "/projects/" + p.ID, Body: `{"description":"d"}`},
-		apitest.Write{Method: "PUT", Path: "/projects/" + p.ID + "/artefacts/delivery_state", Body: `{"content":{"overall_status":"green"}}`, Doc: "content"},
+		apitest.Write{Method: "PUT", Path: "/projects/" + p.ID + "/artefacts/delivery_state", Body: `{"content":{"overall_status":"green","status_summary":"on track"}}`, Doc: "content"},
 	)
 }

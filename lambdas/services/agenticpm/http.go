@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
@@ -33,6 +35,12 @@ const (
 	// on (name or ARN). Without it releases still happen and wait in the
 	// outbox.
 	EnvEventBus = contract.EnvEventBus
+	// EnvCredentialsKey names the KMS key (alias or ARN) that PUT
+	// /integrations/{name} encrypts credentials with; EnvStage the stage
+	// its encryption context names. Without the key that route answers
+	// 500 naming the variable (the stack always sets it).
+	EnvCredentialsKey = contract.EnvCredentialsKey
+	EnvStage          = dynastack.EnvStage
 )
 
 // Config configures NewHandler.
@@ -43,6 +51,11 @@ type Config struct {
 	// New sets Events when EventBus is set.
 	EventBus string
 	Events   EventsAPI
+	// CredentialsKey, Stage and KMS encrypt integration credentials
+	// (decision 10); New sets KMS when CredentialsKey is set.
+	CredentialsKey string
+	Stage          string
+	KMS            KMSAPI
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
@@ -51,7 +64,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], Common: common, EventBus: getenv(EnvEventBus)}, nil
+	return Config{Table: v[0], Common: common, EventBus: getenv(EnvEventBus),
+		CredentialsKey: getenv(EnvCredentialsKey), Stage: getenv(EnvStage)}, nil
 }
 
 // New builds the service from the environment: the constructor of its
@@ -70,16 +84,27 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 // release job build their configuration with it.
 func configWithClients(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
 	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, service.Same[Config], opts...)
-	if err != nil || cfg.EventBus == "" {
-		return cfg, err
-	}
-	awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
-		o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
-	})
+	if cfg.EventBus != "" {
+		awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
+			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
+		})
+	}
+	if cfg.CredentialsKey != "" {
+		awsCfg, err := awsconf.Load(ctx, getenv, "KMS")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.KMS = kms.NewFromConfig(awsCfg, func(o *kms.Options) {
+			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "KMS")
+		})
+	}
 	return cfg, nil
 }
 
@@ -88,6 +113,7 @@ func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	cfg.Pin(&store.now, &store.newID)
 	store.events, store.bus, store.log = cfg.Events, cfg.EventBus, log
+	store.kms, store.credentialsKey, store.stage = cfg.KMS, cfg.CredentialsKey, cfg.Stage
 	return store
 }
 
@@ -106,18 +132,22 @@ func NewHandler(cfg Config) http.Handler {
 	r.Handle(contract.ListArtefacts, h.listArtefacts)
 	r.Handle(contract.GetArtefact, h.getArtefact)
 	r.Handle(contract.PutArtefact, h.putArtefact)
+	r.Handle(contract.UndoArtefact, h.undoArtefact)
 	r.Handle(contract.RecordProjectEvent, h.recordProjectEvent)
 	r.Handle(contract.ListProjectEvents, h.listProjectEvents)
 	r.Handle(contract.RecordGlobalEvent, h.recordGlobalEvent)
 	r.Handle(contract.ListEvents, h.listEvents)
 	r.Handle(contract.CreateEscalation, h.createEscalation)
 	r.Handle(contract.ListProjectEscalations, h.listProjectEscalations)
+	r.Handle(contract.GetEscalation, h.getEscalation)
 	r.Handle(contract.Decide, h.decide)
+	r.Handle(contract.SupersedeEscalation, h.supersede)
 	r.Handle(contract.ListEscalations, h.listEscalations)
 	r.Handle(contract.RecordAction, h.recordAction)
 	r.Handle(contract.ListActions, h.listActions)
 	r.Handle(contract.ReleaseAction, h.releaseAction)
 	r.Handle(contract.CancelAction, h.cancelAction)
+	r.Handle(contract.MarkActionExecuted, h.markExecuted)
 	r.Handle(contract.ListHeldActions, h.listHeldActions)
 	r.Handle(contract.PutCheckpoint, h.putCheckpoint)
 	r.Handle(contract.GetCheckpoint, h.getCheckpoint)

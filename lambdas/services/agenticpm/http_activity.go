@@ -106,17 +106,11 @@ type escalationRequest struct {
 	Options             Doc                  `json:"options"`
 	AgentRecommendation api.Optional[string] `json:"agentRecommendation"`
 	AgentRationale      api.Optional[string] `json:"agentRationale"`
+	ExpiresAt           api.Optional[string] `json:"expiresAt"`
 }
 
-func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error {
-	id, err := projectID(r)
-	if err != nil {
-		return err
-	}
-	var in escalationRequest
-	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
-		return err
-	}
+// validate checks an escalation to create at now and returns its input.
+func (in escalationRequest) validate(now time.Time) (NewEscalation, error) {
 	var v api.Validator
 	text(&v, "title", in.Title, MaxNameChars)
 	doc(&v, "context", in.Context, true, "object")
@@ -130,15 +124,79 @@ func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error
 	}
 	optText(&v, "agentRecommendation", in.AgentRecommendation, MaxTextChars)
 	optText(&v, "agentRationale", in.AgentRationale, MaxTextChars)
-	if err := v.Err(); err != nil {
-		return err
+	expires := timestamp(&v, "expiresAt", in.ExpiresAt)
+	if expires != "" {
+		switch t, _ := time.Parse(time.RFC3339Nano, in.ExpiresAt.V); {
+		case !t.After(now):
+			v.Add("expiresAt", "must be in the future (got %s, now is %s)", expires, Timestamp(now))
+		case t.Sub(now) > MaxEscalationExpiry:
+			v.Add("expiresAt", "must be within %d days", int(MaxEscalationExpiry.Hours()/24))
+		}
 	}
-	e, err := h.store.CreateEscalation(r.Context(), id, NewEscalation{Title: in.Title, Context: in.Context, Options: in.Options,
-		AgentRecommendation: in.AgentRecommendation.V, AgentRationale: in.AgentRationale.V})
+	return NewEscalation{Title: in.Title, Context: in.Context, Options: in.Options,
+		AgentRecommendation: in.AgentRecommendation.V, AgentRationale: in.AgentRationale.V, ExpiresAt: expires}, v.Err()
+}
+
+func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error {
+	id, err := projectID(r)
 	if err != nil {
 		return err
 	}
-	created(w, "", e)
+	var in escalationRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	ne, err := in.validate(h.store.now())
+	if err != nil {
+		return err
+	}
+	e, err := h.store.CreateEscalation(r.Context(), id, ne)
+	if err != nil {
+		return err
+	}
+	created(w, "projects/"+id+"/escalations/"+e.ID, e)
+	return nil
+}
+
+// escalationPath returns the {id} and {eid} path values.
+func escalationPath(r *http.Request) (string, string, error) {
+	id, err := projectID(r)
+	if err != nil {
+		return "", "", err
+	}
+	eid, err := api.PathUUID(r, "eid", "escalation")
+	return id, eid, err
+}
+
+func (h *handler) getEscalation(w http.ResponseWriter, r *http.Request) error {
+	id, eid, err := escalationPath(r)
+	if err != nil {
+		return err
+	}
+	e, err := h.store.GetEscalation(r.Context(), id, eid)
+	return api.Reply(w, http.StatusOK, e, err)
+}
+
+// supersede creates an escalation replacing {eid}: the body is a new
+// escalation's.
+func (h *handler) supersede(w http.ResponseWriter, r *http.Request) error {
+	id, eid, err := escalationPath(r)
+	if err != nil {
+		return err
+	}
+	var in escalationRequest
+	if err := api.DecodeJSON(w, r, maxRequestBodyBytes, &in); err != nil {
+		return err
+	}
+	ne, err := in.validate(h.store.now())
+	if err != nil {
+		return err
+	}
+	e, err := h.store.Supersede(r.Context(), id, eid, ne)
+	if err != nil {
+		return err
+	}
+	created(w, "projects/"+id+"/escalations/"+e.ID, e)
 	return nil
 }
 
@@ -163,11 +221,7 @@ type decisionRequest struct {
 }
 
 func (h *handler) decide(w http.ResponseWriter, r *http.Request) error {
-	id, err := projectID(r)
-	if err != nil {
-		return err
-	}
-	eid, err := api.PathUUID(r, "eid", "escalation")
+	id, eid, err := escalationPath(r)
 	if err != nil {
 		return err
 	}
@@ -191,6 +245,8 @@ type actionRequest struct {
 	Detail      Doc                  `json:"detail"`
 	Confidence  Doc                  `json:"confidence"`
 	HeldUntil   api.Optional[string] `json:"heldUntil"`
+	// Held without heldUntil holds the action for hold_queue_minutes.
+	Held api.Optional[bool] `json:"held"`
 }
 
 func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
@@ -208,11 +264,15 @@ func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
 	doc(&v, "detail", in.Detail, false, "object")
 	doc(&v, "confidence", in.Confidence, false, "object")
 	held := timestamp(&v, "heldUntil", in.HeldUntil)
+	hold := in.Held.Present(&v, "held") && in.Held.V
+	if in.Held.Set && !in.Held.V && in.HeldUntil.Set {
+		v.Add("held", "is false but heldUntil is given; omit held, or heldUntil")
+	}
 	if err := v.Err(); err != nil {
 		return err
 	}
 	a, err := h.store.RecordAction(r.Context(), id, NewAction{ActionType: in.ActionType, Description: in.Description,
-		Detail: in.Detail, Confidence: in.Confidence, HeldUntil: held})
+		Detail: in.Detail, Confidence: in.Confidence, HeldUntil: held, Held: hold})
 	if err != nil {
 		return err
 	}
@@ -240,6 +300,10 @@ func (h *handler) releaseAction(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) cancelAction(w http.ResponseWriter, r *http.Request) error {
 	return onAction(w, r, h.store.CancelAction)
+}
+
+func (h *handler) markExecuted(w http.ResponseWriter, r *http.Request) error {
+	return onAction(w, r, h.store.MarkExecuted)
 }
 
 // onAction runs op on the action the path names and answers 200 with its

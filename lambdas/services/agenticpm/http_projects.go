@@ -221,6 +221,12 @@ func (h *handler) putArtefact(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
+	// The schema is checked once the document is known to be an object
+	// DynamoDB can store, so its messages are about the artefact alone.
+	validateContent(&v, typ, in.Content)
+	if err := v.Err(); err != nil {
+		return err
+	}
 	a, err := h.store.PutArtefact(r.Context(), id, typ, in.Content, expected)
 	if err != nil {
 		return err
@@ -230,6 +236,31 @@ func (h *handler) putArtefact(w http.ResponseWriter, r *http.Request) error {
 		created(w, "projects/"+id+"/artefacts/"+string(typ), a)
 		return nil
 	}
+	api.WriteJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// undoArtefact restores the previous version. It requires the version the
+// client read, as If-Match (the route takes no body): undoing blind could
+// throw away a write the client has not seen.
+func (h *handler) undoArtefact(w http.ResponseWriter, r *http.Request) error {
+	id, typ, err := artefactPath(r)
+	if err != nil {
+		return err
+	}
+	var v api.Validator
+	expected := expectedVersion(&v, r, api.Optional[int]{})
+	if expected == 0 && v.Err() == nil {
+		v.Add("If-Match", `is required: the ETag of the version to undo, e.g. "3"`)
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	a, err := h.store.UndoArtefact(r.Context(), id, typ, expected)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag(a.Version))
 	api.WriteJSON(w, http.StatusOK, a)
 	return nil
 }

@@ -1,7 +1,6 @@
 package agenticpm
 
 import (
-	"encoding/base64"
 	"net/http"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -55,13 +54,17 @@ func integrationName(r *http.Request) (Integration, error) {
 }
 
 type integrationRequest struct {
-	ConfigEncrypted string               `json:"configEncrypted"`
+	// Config is the plaintext configuration (credentials), a JSON object
+	// of at most MaxConfigBytes: the service encrypts it (decision 10).
+	Config Doc `json:"config"`
+	// ConfigEncrypted is refused since issue 17, with the fix named.
+	ConfigEncrypted api.Optional[string] `json:"configEncrypted"`
 	Status          IntegrationStatus    `json:"status"`
 	LastHealthCheck api.Optional[string] `json:"lastHealthCheck"`
 }
 
-// putIntegration stores credentials. Nothing here logs the body, and
-// validation messages never quote configEncrypted.
+// putIntegration stores credentials, encrypted by the service. Nothing
+// here logs the body, and validation messages never quote config.
 func (h *handler) putIntegration(w http.ResponseWriter, r *http.Request) error {
 	name, err := integrationName(r)
 	if err != nil {
@@ -72,22 +75,23 @@ func (h *handler) putIntegration(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var v api.Validator
+	if in.ConfigEncrypted.Set {
+		v.Add("configEncrypted", "is no longer accepted: send the plaintext as config (a JSON object) over TLS; the service encrypts it with the stage's KMS key")
+	}
 	switch {
-	case in.ConfigEncrypted == "":
-		v.Add("configEncrypted", "is required; the KMS ciphertext, base64")
-	case len(in.ConfigEncrypted) > MaxConfigEncryptedChars:
-		v.Add("configEncrypted", "must be at most %d characters (got %d)", MaxConfigEncryptedChars, len(in.ConfigEncrypted))
-	default:
-		if _, err := base64.StdEncoding.DecodeString(in.ConfigEncrypted); err != nil {
-			v.Add("configEncrypted", "must be standard base64 (with padding)")
-		}
+	case in.Config == nil || in.Config.IsNull():
+		v.Add("config", "is required: the integration's credentials as a JSON object (plaintext; stored only encrypted)")
+	case in.Config.Kind() != "object":
+		v.Add("config", "must be a JSON object, not a JSON %s", in.Config.Kind())
+	case len(in.Config) > MaxConfigBytes:
+		v.Add("config", "must be at most %d bytes (KMS encrypts at most that much; got %d)", MaxConfigBytes, len(in.Config))
 	}
 	v.OneOf("status", string(in.Status), api.Strings(IntegrationStatuses)...)
 	health := timestamp(&v, "lastHealthCheck", in.LastHealthCheck)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	c, err := h.store.PutIntegration(r.Context(), name, IntegrationUpdate{ConfigEncrypted: in.ConfigEncrypted,
+	c, err := h.store.PutIntegration(r.Context(), name, IntegrationUpdate{Config: in.Config,
 		Status: in.Status, LastHealthCheck: health})
 	return api.Reply(w, http.StatusOK, c, err)
 }
@@ -116,6 +120,11 @@ func (h *handler) putAgentConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	doc(&v, "value", in.Value, true, "string", "number", "object")
+	if r, ok := numericSettings[k]; ok && v.Err() == nil {
+		if _, ok := numberIn(in.Value, r[0], r[1]); !ok {
+			v.Add("value", "must be a number from %g to %g for %s (got %s)", r[0], r[1], k, api.Truncate(string(in.Value), 40))
+		}
+	}
 	if err := v.Err(); err != nil {
 		return err
 	}

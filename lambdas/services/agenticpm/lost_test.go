@@ -29,9 +29,9 @@ func TestArtefactWritesWithLostAnswers(t *testing.T) {
 	proxy.Next(ddbfault.DropAnswer, 1)
 	before := proxy.Requests()
 	var v2 agenticpm.Artefact
-	lossy.Must(t, 200, "PUT", path, `{"content":{"items":["x"]},"expectedVersion":1}`, &v2)
-	if proxy.Requests()-before != 2 {
-		t.Fatalf("%d requests for the update: the lost answer was not retried", proxy.Requests()-before)
+	lossy.Must(t, 200, "PUT", path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]},"expectedVersion":1}`, &v2)
+	if proxy.Requests()-before != 3 {
+		t.Fatalf("%d requests for the update (a read, then the transaction twice): the lost answer was not retried", proxy.Requests()-before)
 	}
 	var stored agenticpm.Artefact
 	s.Must(t, 200, "GET", path, "", &stored)

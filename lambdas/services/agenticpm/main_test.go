@@ -11,7 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -37,11 +40,27 @@ func newServiceWith(t testing.TB, now func() time.Time, configure func(*agenticp
 	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Tables["TableCD117FA1"]})
 	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "agenticpm"), servicetest.Logger()
 	cfg.Now = now
+	withCredentialsKey(t, &cfg)
 	if configure != nil {
 		configure(&cfg)
 	}
 	s.H = agenticpm.NewHandler(cfg)
 	return &service{Service: s, cfg: cfg}
+}
+
+// credentialsAlias is the dev stage's key, as the stack names it.
+var credentialsAlias = contract.CredentialsKeyAlias("dev")
+
+// withCredentialsKey gives cfg the dev stage's credentials key on the
+// test binary's Local KMS, as the API's environment does in make dev.
+func withCredentialsKey(t testing.TB, cfg *agenticpm.Config) {
+	t.Helper()
+	endpoint, _ := testenv.KMSKey(t, credentialsAlias)
+	c, err := kmslocal.Client(context.Background(), endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.KMS, cfg.CredentialsKey, cfg.Stage = c, credentialsAlias, "dev"
 }
 
 // future is a day a year ahead. DynamoDB Local deletes expired items like

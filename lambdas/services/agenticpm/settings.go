@@ -58,8 +58,11 @@ func (s *Store) GetCheckpoint(ctx context.Context, projectID, integration, k str
 }
 
 // IntegrationConfig holds an integration's credentials (PK
-// INTEGRATION#<name>, SK CONFIG). ConfigEncrypted is encrypted by the
-// caller with KMS (decision 10); the service stores it as opaque text.
+// INTEGRATION#<name>, SK CONFIG). ConfigEncrypted is the KMS ciphertext
+// (base64) of the plaintext config PUT sent, encrypted by the service with
+// the stage's credentials key under EncryptionContext (decision 10); an
+// agent decrypts it with kms:Decrypt and that context. The plaintext is
+// never stored, returned or logged.
 type IntegrationConfig struct {
 	ID              string            `dynamodbav:"id" json:"id"`
 	Integration     Integration       `dynamodbav:"integration" json:"integration"`
@@ -68,6 +71,11 @@ type IntegrationConfig struct {
 	LastHealthCheck string            `dynamodbav:"lastHealthCheck,omitempty" json:"lastHealthCheck,omitempty"`
 	CreatedAt       string            `dynamodbav:"createdAt" json:"createdAt"`
 	UpdatedAt       string            `dynamodbav:"updatedAt" json:"updatedAt"`
+	// KMSKeyID is the ARN of the key that encrypted it; EncryptionContext
+	// what Decrypt must be given. Items stored before issue 17 (ciphertext
+	// the client made) have neither and are refused (LegacyCredentialsError).
+	KMSKeyID          string            `dynamodbav:"kmsKeyId,omitempty" json:"kmsKeyId"`
+	EncryptionContext map[string]string `dynamodbav:"encryptionContext,omitempty" json:"encryptionContext"`
 }
 
 // LogValue implements slog.LogValuer: even encrypted, credentials do not
@@ -81,23 +89,37 @@ type integrationItem struct {
 	IntegrationConfig
 }
 
-// IntegrationUpdate is the input of PutIntegration. LastHealthCheck is a
-// Timestamp or "" (removes it).
+// IntegrationUpdate is the input of PutIntegration. Config is the
+// plaintext configuration (a JSON object); LastHealthCheck is a Timestamp
+// or "" (removes it).
 type IntegrationUpdate struct {
-	ConfigEncrypted string
+	Config          []byte
 	Status          IntegrationStatus
 	LastHealthCheck string
 }
 
-// PutIntegration creates or replaces an integration's configuration. One
-// UpdateItem keeps id and createdAt of an existing item (if_not_exists)
-// without a read first.
+// LogValue keeps the plaintext out of any log line that names an update.
+func (u IntegrationUpdate) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("status", string(u.Status)), slog.Int("config_bytes", len(u.Config)))
+}
+
+// PutIntegration encrypts the configuration with the stage's credentials
+// key (encryption context: integration and stage) and creates or replaces
+// the item with the ciphertext. One UpdateItem keeps id and createdAt of
+// an existing item (if_not_exists) without a read first; sent again after
+// a lost answer it writes the same values, so it needs no token.
 func (s *Store) PutIntegration(ctx context.Context, name Integration, in IntegrationUpdate) (*IntegrationConfig, error) {
+	sealed, err := s.encryptCredentials(ctx, name, in.Config)
+	if err != nil {
+		return nil, err
+	}
 	now := Timestamp(s.now())
 	upd := expression.Set(expression.Name("id"), expression.IfNotExists(expression.Name("id"), expression.Value(s.newID()))).
 		Set(expression.Name("createdAt"), expression.IfNotExists(expression.Name("createdAt"), expression.Value(now))).
 		Set(expression.Name("integration"), expression.Value(name)).
-		Set(expression.Name("configEncrypted"), expression.Value(in.ConfigEncrypted)).
+		Set(expression.Name("configEncrypted"), expression.Value(sealed.ciphertext)).
+		Set(expression.Name("kmsKeyId"), expression.Value(sealed.keyID)).
+		Set(expression.Name("encryptionContext"), expression.Value(sealed.context)).
 		Set(expression.Name("status"), expression.Value(in.Status)).
 		Set(expression.Name("updatedAt"), expression.Value(now))
 	if in.LastHealthCheck != "" {
@@ -113,7 +135,10 @@ func (s *Store) PutIntegration(ctx context.Context, name Integration, in Integra
 	return &it.IntegrationConfig, nil
 }
 
-// GetIntegration returns an integration's configuration.
+// GetIntegration returns an integration's configuration, encrypted. One
+// stored before the service encrypted (no encryptionContext) is refused:
+// its ciphertext was made by a client, under no context this stage's key
+// users are granted, so no agent could decrypt it; PUT it again.
 func (s *Store) GetIntegration(ctx context.Context, name Integration) (*IntegrationConfig, error) {
 	var it integrationItem
 	found, err := s.get(ctx, prefixIntegration+string(name), skConfig, &it)
@@ -122,6 +147,9 @@ func (s *Store) GetIntegration(ctx context.Context, name Integration) (*Integrat
 	}
 	if !found {
 		return nil, &NotFoundError{Entity: "integration", ID: string(name)}
+	}
+	if len(it.EncryptionContext) == 0 {
+		return nil, &LegacyCredentialsError{Integration: name}
 	}
 	return &it.IntegrationConfig, nil
 }

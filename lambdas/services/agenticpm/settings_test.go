@@ -1,9 +1,7 @@
 package agenticpm_test
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -96,54 +94,6 @@ func TestCheckpoints(t *testing.T) {
 	}
 }
 
-func TestIntegrations(t *testing.T) {
-	var logs bytes.Buffer
-	s := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
-		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
-
-	secret := "c2VjcmV0LWNpcGhlcnRleHQtZG8tbm90LWxvZw=="
-	apitest.WantError(t, s.Do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
-	var first, second agenticpm.IntegrationConfig
-	s.Must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
-	if first.ConfigEncrypted != secret || first.LastHealthCheck != "2026-02-04T10:00:00.000000Z" || len(first.ID) != 36 {
-		t.Errorf("first %+v", first)
-	}
-	s.Must(t, 200, "PUT", "/integrations/jira", `{"configEncrypted":"`+secret+`","status":"error"}`, &second)
-	if second.ID != first.ID || second.CreatedAt != first.CreatedAt || second.Status != agenticpm.IntegrationError || second.LastHealthCheck != "" {
-		t.Errorf("replace kept id/createdAt and dropped lastHealthCheck? %+v", second)
-	}
-	var got agenticpm.IntegrationConfig
-	s.Must(t, 200, "GET", "/integrations/jira", "", &got)
-	if got != second {
-		t.Errorf("get %+v", got)
-	}
-	for _, tt := range []struct {
-		name, path, body string
-		field            string
-	}{
-		{"bad name", "/integrations/trello", `{"configEncrypted":"` + secret + `","status":"active"}`, "name"},
-		{"not base64", "/integrations/asana", `{"configEncrypted":"` + secret + `!","status":"active"}`, "configEncrypted"},
-		{"missing ciphertext", "/integrations/asana", `{"status":"active"}`, "configEncrypted"},
-		{"bad status", "/integrations/asana", `{"configEncrypted":"` + secret + `","status":"ok"}`, "status"},
-		{"unknown field", "/integrations/asana", `{"configEncrypted":"` + secret + `","status":"active","id":"x"}`, "id"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "PUT", tt.path, tt.body)
-			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
-			if strings.Contains(string(r.Body), "c2VjcmV0") {
-				t.Errorf("response echoes the ciphertext: %s", r.Body)
-			}
-		})
-	}
-	if strings.Contains(logs.String(), "c2VjcmV0") {
-		t.Errorf("ciphertext logged: %s", logs.String())
-	}
-	if !strings.Contains(logs.String(), "/integrations/jira") {
-		t.Error("no access log captured; the check above proves nothing")
-	}
-}
-
 // listConfig pages through the agent config and renders each entry as
 // key=value, with a * for a served default.
 func listConfig(t *testing.T, s *service, limit int) (string, []int) {
@@ -172,9 +122,9 @@ func TestAgentConfig(t *testing.T) {
 		t.Errorf("default = %+v", c)
 	}
 	apitest.WantError(t, s.Do(t, "GET", "/agent/config/greeting", ""), 404, "not_found", "", "agent config")
-	const defaults = `budget_ceiling_daily_usd=0.33* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
+	const defaults = `budget_ceiling_daily_usd=0.33* escalation_expiry_hours=72* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
 	for _, limit := range []int{1, 3, 4, 25} {
-		if got, sizes := listConfig(t, s, limit); got != defaults || len(sizes) != (4+limit-1)/limit {
+		if got, sizes := listConfig(t, s, limit); got != defaults || len(sizes) != (5+limit-1)/limit {
 			t.Errorf("limit %d: %s, pages %v", limit, got, sizes)
 		}
 	}
@@ -189,8 +139,8 @@ func TestAgentConfig(t *testing.T) {
 	if string(c.Value) != "45" || c.Default || c.UpdatedAt == "" {
 		t.Errorf("override = %+v", c)
 	}
-	want := `aaa=1 budget_ceiling_daily_usd=0.33* greeting="hello" hold_queue_minutes=45 polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
-	for limit, pages := range map[int]string{1: "[1 1 1 1 1 1]", 2: "[2 2 2]", 4: "[4 2]", 5: "[5 1]", 100: "[6]"} {
+	want := `aaa=1 budget_ceiling_daily_usd=0.33* escalation_expiry_hours=72* greeting="hello" hold_queue_minutes=45 polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
+	for limit, pages := range map[int]string{1: "[1 1 1 1 1 1 1]", 2: "[2 2 2 1]", 4: "[4 3]", 5: "[5 2]", 100: "[7]"} {
 		if got, sizes := listConfig(t, s, limit); got != want || fmt.Sprint(sizes) != pages {
 			t.Errorf("limit %d: %s, pages %v (want %s)", limit, got, sizes, pages)
 		}

@@ -25,15 +25,20 @@ type API = ddb.API
 
 // Store reads and writes the AgenticPM table.
 type Store struct {
-	client  API
-	events  EventsAPI // nil: released actions wait in the outbox
-	bus     string
-	log     *slog.Logger
-	table   string
-	codec   *cursor.Codec
-	now     func() time.Time
-	newID   func() string
-	newULID func(time.Time) string
+	client API
+	events EventsAPI // nil: released actions wait in the outbox
+	bus    string
+	// kms encrypts integration credentials with credentialsKey under an
+	// encryption context naming stage (nil: PUT /integrations fails).
+	kms            KMSAPI
+	credentialsKey string
+	stage          string
+	log            *slog.Logger
+	table          string
+	codec          *cursor.Codec
+	now            func() time.Time
+	newID          func() string
+	newULID        func(time.Time) string
 }
 
 // NewStore returns a Store on table. cursorKey signs list cursors.

@@ -15,6 +15,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -48,8 +49,9 @@ const (
 type workers struct {
 	log        *slog.Logger
 	sns        *awsloop.SNS
-	aws        *awsloop.Fakes  // STS, EC2, RDS, ECS for the Nucleus executor
-	events     *awsloop.Events // EventBridge: the buses of the templates
+	aws        *awsloop.Fakes   // STS, EC2, RDS, ECS for the Nucleus executor
+	events     *awsloop.Events  // EventBridge: the buses of the templates
+	kms        *kmslocal.Server // Local KMS: the keys of the templates, by alias
 	sink       *ntfysink.Sink
 	ntfyURL    string
 	every      time.Duration
@@ -98,6 +100,15 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 		return nil, err
 	}
 	w.aws = aws
+	// A real KMS emulator (local-kms, installed by the Makefile): AgenticPM
+	// encrypts integration credentials under its stage key's alias.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if w.kms, err = kmslocal.Start(ctx, kmslocal.Options{}); err != nil {
+		w.close()
+		return nil, err
+	}
+	log.Info("local kms started", "endpoint", w.kms.Endpoint, "pid", w.kms.PID())
 	w.ntfyURL = os.Getenv(EnvNtfyURL)
 	if w.ntfyURL == "" {
 		w.sink = ntfysink.New("", log.With("component", "ntfy-sink"))
@@ -115,20 +126,46 @@ func (w *workers) queueOf(t *cfntables.Template) func(string) *localqueue.Queue 
 	}
 }
 
-func (w *workers) close() { _ = w.sns.Close(); _ = w.events.Close(); _ = w.aws.Close() }
+func (w *workers) close() {
+	_ = w.sns.Close()
+	_ = w.events.Close()
+	_ = w.aws.Close()
+	if w.kms != nil {
+		_ = w.kms.Close()
+	}
+}
 
 // env is what every local function gets on top of its template
-// environment: the SNS, EventBridge, STS, EC2, RDS and ECS fakes and the
-// ntfy server.
+// environment: the SNS, EventBridge, STS, EC2, RDS and ECS fakes, Local
+// KMS and the ntfy server.
 func (w *workers) env() map[string]string {
 	env := w.aws.Env()
 	env["AWS_ENDPOINT_URL_SNS"], env[awsloop.EndpointEnv("EventBridge")], env[EnvNtfyURL] = w.sns.URL(), w.events.URL(), w.ntfyURL
+	env[kmslocal.EnvEndpoint] = w.kms.Endpoint
 	return env
 }
 
 // addTemplate creates the template's queues and routes its topics to the
 // queues subscribed to them.
 func (w *workers) addTemplate(t *cfntables.Template) error {
+	for _, r := range t.Resources {
+		if r.Type != "AWS::KMS::Alias" {
+			continue
+		}
+		var p struct{ AliasName string }
+		if err := json.Unmarshal(r.Properties, &p); err != nil || p.AliasName == "" {
+			return fmt.Errorf("%w: a KMS alias of %s without a literal AliasName", cfntables.ErrUnsupported, t.Stack)
+		}
+		c, err := w.kms.Client(context.Background())
+		if err != nil {
+			return err
+		}
+		arn, err := kmslocal.EnsureKey(context.Background(), c, p.AliasName)
+		if err != nil {
+			return err
+		}
+		w.log.Info("kms key", "alias", p.AliasName, "arn", arn)
+	}
 	for _, r := range t.Resources {
 		if r.Type != "AWS::Events::EventBus" {
 			continue

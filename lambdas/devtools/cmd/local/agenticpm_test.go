@@ -1,0 +1,75 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// Issue 17 as make dev runs it: an escalation expires on its own (the
+// release job's run after its deadline), and PUT /integrations/jira with
+// a plaintext config stores only ciphertext, made by Local KMS under the
+// template's key alias.
+func TestAgenticPMExpiryAndCredentials(t *testing.T) {
+	t.Setenv("LOCAL_SCHEDULE_EVERY", "1h") // only the first run, 2 s after start
+	r := start(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")))
+	var p struct {
+		ID string `json:"id"`
+	}
+	call(t, "POST", r.base+"/agenticpm/projects", `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
+	deadline := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	var e struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	call(t, "POST", r.base+"/agenticpm/projects/"+p.ID+"/escalations",
+		fmt.Sprintf(`{"title":"Quick?","context":{},"options":[{"option":"Yes"}],"expiresAt":%q}`, deadline), 201, &e)
+	time.Sleep(3 * time.Second)
+	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
+	call(t, "GET", r.base+"/agenticpm/projects/"+p.ID+"/escalations/"+e.ID, "", 200, &e)
+	if e.Status != "expired" {
+		t.Errorf("escalation %s after the job's run past its deadline, want expired", e.Status)
+	}
+
+	const marker = "PLAINTEXT-TOKEN-c41d"
+	var c struct {
+		ConfigEncrypted   string            `json:"configEncrypted"`
+		KMSKeyID          string            `json:"kmsKeyId"`
+		EncryptionContext map[string]string `json:"encryptionContext"`
+	}
+	call(t, "PUT", r.base+"/agenticpm/integrations/jira", `{"config":{"apiToken":"`+marker+`"},"status":"active"}`, 200, &c)
+	if c.ConfigEncrypted == "" || !strings.Contains(c.KMSKeyID, ":key/") || c.EncryptionContext["stage"] != "dev" || c.EncryptionContext["integration"] != "jira" {
+		t.Fatalf("stored %+v", c)
+	}
+	m := regexp.MustCompile(`dynamodb (http://[0-9.:]+)`).FindStringSubmatch(r.ready)
+	if m == nil {
+		t.Fatalf("no DynamoDB endpoint in the ready line %q", r.ready)
+	}
+	client, err := ddb.NewClient(context.Background(), ddblocal.WithEndpoint(m[1], nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("AgenticPM-dev"), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "INTEGRATION#jira"}, "SK": &types.AttributeValueMemberS{Value: "CONFIG"}}})
+	if err != nil || len(out.Item) == 0 {
+		t.Fatalf("raw item: %v %v", out, err)
+	}
+	var raw map[string]any
+	_ = attributevalue.UnmarshalMap(out.Item, &raw)
+	if s := fmt.Sprint(raw); strings.Contains(s, marker) || strings.Contains(s, "apiToken") {
+		t.Errorf("the raw item holds plaintext: %s", s)
+	}
+}

@@ -1,0 +1,116 @@
+package agenticpm_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+)
+
+// Undo restores previousVersion, conditioned on the version the client
+// read, one deep; every write (create, update, undo) writes
+// artefact_updated to both feeds.
+func TestArtefactUndo(t *testing.T) {
+	s := newService(t, nil)
+	p := s.project(t, "")
+	path := "/projects/" + p.ID + "/artefacts/raid_log"
+	v1 := `{"items":[]}`
+	v2 := `{"items":[` + raidItem + `]}`
+	s.Must(t, 201, "PUT", path, `{"content":`+v1+`}`, nil)
+	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"1"`), 409, "conflict", "", "no previous version")
+	s.Must(t, 200, "PUT", path, `{"content":`+v2+`,"expectedVersion":1}`, nil)
+
+	before := s.Count(t)
+	apitest.WantError(t, s.Do(t, "POST", path+"/undo", ""), 400, "validation_failed", "If-Match", "")
+	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"1"`), 409, "conflict", "", "at version 2, not 1")
+	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/artefacts/decision_log/undo", "", "If-Match", `"1"`), 404, "not_found", "", "artefact")
+	apitest.WantError(t, s.Do(t, "POST", "/projects/"+missingID+"/artefacts/raid_log/undo", "", "If-Match", `"1"`), 404, "not_found", "", "project")
+	if after := s.Count(t); after != before {
+		t.Errorf("items %d → %d: a refused undo wrote", before, after)
+	}
+
+	r := s.Do(t, "POST", path+"/undo", "", "If-Match", `"2"`)
+	var u agenticpm.Artefact
+	r.JSON(t, &u)
+	if r.Status != 200 || r.Header.Get("ETag") != `"3"` || u.Version != 3 || string(u.Content) != v1 || u.PreviousVersion != nil {
+		t.Fatalf("undo: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	var got agenticpm.Artefact
+	s.Must(t, 200, "GET", path, "", &got)
+	if got.Version != 3 || string(got.Content) != v1 || got.PreviousVersion != nil {
+		t.Errorf("stored after undo %+v", got)
+	}
+	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"3"`), 409, "conflict", "", "undo is one deep")
+	if pn, gn := s.feed(t, p.ID, agenticpm.EventTypeArtefactUpdated); pn != 3 || gn != 3 {
+		t.Errorf("artefact_updated: %d in the project feed, %d in GLOBAL; want 3 (create, update, undo) and 3", pn, gn)
+	}
+
+	// Twenty concurrent undos of one version: one restores.
+	s.Must(t, 200, "PUT", path, `{"content":`+v2+`,"expectedVersion":3}`, nil)
+	codes := make([]int, 20)
+	var wg sync.WaitGroup
+	for i := range codes {
+		wg.Go(func() { codes[i] = s.Do(t, "POST", path+"/undo", "", "If-Match", `"4"`).Status })
+	}
+	wg.Wait()
+	if n := strings.Count(fmt.Sprint(codes), "200"); n != 1 || strings.Count(fmt.Sprint(codes), "409") != 19 {
+		t.Errorf("%v: %d undos of one version, want 1 (the rest 409)", codes, n)
+	}
+	s.Must(t, 200, "GET", path, "", &got)
+	if got.Version != 5 || string(got.Content) != v1 {
+		t.Errorf("after the race %+v", got)
+	}
+}
+
+// Content is validated against its type's schema (section 4.2): each
+// violation is a 400 naming its JSON path, nothing is written.
+func TestArtefactSchemas(t *testing.T) {
+	s := newService(t, nil)
+	p := s.project(t, "")
+	valid := map[agenticpm.ArtefactType]string{
+		agenticpm.ArtefactDeliveryState:  `{"overall_status":"amber","status_summary":"Design assets late","current_sprint":{"name":"Sprint 12","start_date":"2026-02-03T00:00:00Z","end_date":"2026-02-14T00:00:00Z","goal":"Profile migration","progress":{"total_points":34,"completed_points":21,"in_progress_points":8,"blocked_points":5}},"milestones":[{"name":"Beta launch","due_date":"2026-03-15T00:00:00Z","status":"at_risk","notes":"API migration"}],"blockers":[{"id":"B001","description":"Design assets","owner":"Sarah K","raised_date":"2026-01-28T00:00:00Z","severity":"high","source_ticket":"MCU-142"}],"key_metrics":{"velocity_trend":"stable","avg_cycle_time_days":4.2,"open_blockers":1,"active_risks":3},"next_actions":["Follow up with Sarah"]}`,
+		agenticpm.ArtefactRAIDLog:        `{"items":[{"id":"R001","type":"risk","title":"API vendor EOL","description":"Vendor A API decommissioned June 2026","severity":"critical","status":"open","owner":"Damien","raised_date":"2026-01-15T00:00:00Z","due_date":"2026-03-01T00:00:00Z","mitigation":"Evaluate Vendor B","resolution":null,"resolved_date":null,"source":"agent_detected","source_reference":"MCU-156","last_reviewed":"2026-02-01T00:00:00Z"}]}`,
+		agenticpm.ArtefactDecisionLog:    `{"decisions":[{"id":"D001","title":"Delay beta","context":"Migration takes 3 weeks","options_considered":[{"option":"Delay","pros":["Lower risk"],"cons":["Late"]}],"decision":"Delay","rationale":"Lower risk","made_by":"user","date":"2026-02-03T00:00:00Z","status":"active","related_raid_items":["R001"]}]}`,
+		agenticpm.ArtefactBacklogSummary: `{"source":"jira","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":47,"by_status":{"to_do":22,"in_progress":8},"by_priority":{"critical":2,"high":11}},"highlights":[{"ticket_id":"MCU-142","title":"Profile page","flag":"blocked","detail":"No update in 7 days","suggested_action":"Escalate"}],"refinement_candidates":[{"ticket_id":"MCU-155","title":"LinkedIn import","issue":"Missing acceptance criteria"}],"scope_notes":"3 new tickets"}`,
+	}
+	for _, typ := range agenticpm.ArtefactTypes {
+		if agenticpm.ArtefactSchema(typ) == nil {
+			t.Errorf("no schema for %s", typ)
+		}
+		s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/"+string(typ), `{"content":`+valid[typ]+`}`, nil)
+	}
+	before := s.Digest(t)
+	for _, tt := range []struct {
+		typ          agenticpm.ArtefactType
+		content      string
+		field, words string
+	}{
+		{agenticpm.ArtefactDeliveryState, `{"status_summary":"x"}`, "content", "overall_status"},
+		{agenticpm.ArtefactDeliveryState, `{"overall_status":"purple","status_summary":"x"}`, "content.overall_status", "green"},
+		{agenticpm.ArtefactDeliveryState, `{"overall_status":"red","status_summary":"x","milestones":[{"name":"Beta","status":"late"}]}`, "content.milestones[0].status", "on_track"},
+		{agenticpm.ArtefactDeliveryState, `{"overall_status":"red","status_summary":"x","current_sprint":{"name":"S","progress":{"total_points":"34"}}}`, "content.current_sprint.progress.total_points", "want number"},
+		{agenticpm.ArtefactDeliveryState, `{"overall_status":"red","status_summary":"x","blockers":[{"id":"B1","description":"d","severity":"high","raised_date":"last week"}]}`, "content.blockers[0].raised_date", "date-time"},
+		{agenticpm.ArtefactDeliveryState, `{"overall_status":"red","status_summary":"x","overal_status":"red"}`, "content", "overal_status"},
+		{agenticpm.ArtefactRAIDLog, `{}`, "content", "items"},
+		{agenticpm.ArtefactRAIDLog, `{"items":[{"id":"R1","type":"rumour","title":"t","severity":"low","status":"open"}]}`, "content.items[0].type", "risk"},
+		{agenticpm.ArtefactRAIDLog, `{"items":[{"id":"R1","type":"risk","title":"t","severity":"low"}]}`, "content.items[0]", "status"},
+		{agenticpm.ArtefactDecisionLog, `{"decisions":{}}`, "content.decisions", "want array"},
+		{agenticpm.ArtefactDecisionLog, `{"decisions":[{"id":"D1","title":"t","decision":"d","status":"active","options_considered":[{"pros":["x"]}]}]}`, "content.decisions[0].options_considered[0]", "option"},
+		{agenticpm.ArtefactBacklogSummary, `{"source":"trello","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":1}}`, "content.source", "jira"},
+		{agenticpm.ArtefactBacklogSummary, `{"source":"jira","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":1,"by_status":{"to_do":-1}}}`, "content.summary.by_status.to_do", "minimum"},
+	} {
+		t.Run(string(tt.typ)+" "+tt.field, func(t *testing.T) {
+			r := s.Do(t, "PUT", "/projects/"+p.ID+"/artefacts/"+string(tt.typ), `{"content":`+tt.content+`,"expectedVersion":1}`)
+			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
+			if !strings.Contains(string(r.Body), tt.words) {
+				t.Errorf("%s: the message does not say %q", r.Body, tt.words)
+			}
+		})
+	}
+	if after := s.Digest(t); after != before {
+		t.Error("a refused artefact write changed the table")
+	}
+}
