@@ -79,6 +79,9 @@ func Compile(raw []byte) (*Schema, error) {
 	default:
 		return nil, &CompileError{Message: "must be a JSON object (or true/false)"}
 	}
+	if err := checkCounts(doc, ""); err != nil {
+		return nil, err
+	}
 	c := js.NewCompiler()
 	c.DefaultDraft(js.Draft2020)
 	c.UseLoader(noLoads{})
@@ -90,6 +93,43 @@ func Compile(raw []byte) (*Schema, error) {
 		return nil, compileError(doc, err)
 	}
 	return &Schema{s: s}, nil
+}
+
+// countKeywords take a non-negative integer that the library converts to
+// an int: 12345678901234567890 would wrap to a negative limit (seen with
+// v6.0.3: maxLength refused every string). They are refused above
+// MaxCount instead.
+var countKeywords = map[string]bool{
+	"maxLength": true, "minLength": true, "maxItems": true, "minItems": true,
+	"maxProperties": true, "minProperties": true, "maxContains": true, "minContains": true,
+}
+
+// MaxCount bounds the count keywords (maxLength and the like).
+const MaxCount = 1<<31 - 1
+
+func checkCounts(doc any, path string) error {
+	switch d := doc.(type) {
+	case map[string]any:
+		for k, v := range d {
+			p := Path(path, doc, []string{k})
+			if n, ok := v.(json.Number); ok && countKeywords[k] {
+				if f, err := strconv.ParseFloat(n.String(), 64); err != nil || f > MaxCount {
+					return &CompileError{Path: p, Message: fmt.Sprintf("must be at most %d", MaxCount)}
+				}
+				continue
+			}
+			if err := checkCounts(v, p); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, v := range d {
+			if err := checkCounts(v, Path(path, doc, []string{strconv.Itoa(i)})); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // compileError turns the library's error into a path and a message

@@ -93,6 +93,9 @@ func TestCompileRefuses(t *testing.T) {
 		{`{"$ref":"file:///etc/passwd"}`, "may refer only to itself"},
 		{`{"pattern":"(?<=a)b"}`, "is not a valid JSON Schema"},
 		{`[1]`, "must be a JSON object"},
+		{`{"maxLength":12345678901234567890}`, "maxLength: must be at most 2147483647"},
+		{`{"properties":{"a":{"items":{"minItems":1e30}}}}`, "properties.a.items.minItems: must be at most"},
+		{`{"allOf":[{"maxProperties":99999999999}]}`, "allOf[0].maxProperties: must be at most"},
 		{`{"a":`, "is not JSON"},
 	} {
 		_, err := jsonschema.Compile([]byte(tc.schema))
