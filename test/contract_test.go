@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -24,9 +25,12 @@ type contract struct {
 	baseName   string // physical name is baseName-<stage>
 	keys       []key
 	gsis       []gsi
-	ttl        string
-	stream     string          // stream view type in every stage, "" for none
-	pitr       map[string]bool // per stage
+	// stageGSIs are the document's optional indexes where a stage turns
+	// them on (infra/config), after gsis.
+	stageGSIs map[string][]gsi
+	ttl       string
+	stream    string          // stream view type in every stage, "" for none
+	pitr      map[string]bool // per stage
 }
 
 var defaultPITR = map[string]bool{"dev": false, "stage": true, "prod": true}
@@ -39,6 +43,10 @@ var contracts = []contract{
 			{"stage-created_date-index", []key{{"stage", "HASH", "S"}, {"created_date", "RANGE", "S"}}, "ALL"},
 			{"status-created_date-index", []key{{"status", "HASH", "S"}, {"created_date", "RANGE", "S"}}, "ALL"},
 		},
+		// "GSI 3 (Optional): MessageType-CreatedDate Index": on in prod.
+		stageGSIs: map[string][]gsi{"prod": {
+			{"message_type-created_date-index", []key{{"message_type", "HASH", "S"}, {"created_date", "RANGE", "S"}}, "ALL"},
+		}},
 		ttl:  "ttl",
 		pitr: defaultPITR, // "Enabled: Yes (for stage and prod)", "Disabled for: dev"
 	},
@@ -108,7 +116,7 @@ func TestSchemaContracts(t *testing.T) {
 				if got := p["BillingMode"]; got != "PAY_PER_REQUEST" {
 					t.Errorf("BillingMode = %v, want PAY_PER_REQUEST (on-demand in every document)", got)
 				}
-				checkGSIs(t, p, c.gsis)
+				checkGSIs(t, p, append(slices.Clone(c.gsis), c.stageGSIs[stage]...))
 				checkTTL(t, p, c.ttl)
 				gotStream := ""
 				if s, ok := p["StreamSpecification"].(map[string]any); ok {

@@ -39,9 +39,10 @@ type Stage struct {
 	// Default: none, every table is <base name>-<stage>
 	// (table.Spec.PhysicalName).
 	TableNames map[string]string
-	// RezAgentMessageTypeIndex adds rez_agent's optional message type index.
+	// RezAgentMessageTypeIndex adds rez_agent's optional message type
+	// index, and the API lists and counts by message type with it.
 	//
-	// Default: false in every stage (see docs/schemas/rezagent.md).
+	// Default: true in prod only (see docs/schemas/rezagent.md).
 	RezAgentMessageTypeIndex bool
 	// RezAgent configures rez_agent's notification pipeline; zero fields
 	// take the defaults of RezAgentPipeline.
@@ -105,7 +106,9 @@ func Stages() []Stage {
 		// pipeline working without waiting for 09:00.
 		{Name: table.Dev, RezAgent: RezAgentPipeline{Schedule: Schedule{Expression: "rate(15 minutes)"}}},
 		{Name: table.Stg, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}},
-		{Name: table.Prod, TerminationProtection: true, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}},
+		// prod lists and counts messages by type (issue 17: the index
+		// serves GET /messages?message_type= and the metrics by type).
+		{Name: table.Prod, TerminationProtection: true, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}, RezAgentMessageTypeIndex: true},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsxray"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/rezagent"
 	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
@@ -40,11 +41,16 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	}
 
 	// SNS → SQS, both encrypted and TLS-only. Raw delivery: the queue body
-	// is the published JSON, not SNS's envelope around it.
+	// is the published JSON, not SNS's envelope around it, and the
+	// publisher's message attributes (correlation_id) become the record's.
+	// Active tracing: SNS sends its own segments of a sampled publish to
+	// X-Ray, between the publishing function's and the processor's.
 	topic := awssns.NewTopic(stack, jsii.String("Notifications"), &awssns.TopicProps{
-		MasterKey:  awskms.Alias_FromAliasName(stack, jsii.String("SnsKey"), jsii.String("alias/aws/sns")),
-		EnforceSSL: jsii.Bool(true),
+		MasterKey:     awskms.Alias_FromAliasName(stack, jsii.String("SnsKey"), jsii.String("alias/aws/sns")),
+		EnforceSSL:    jsii.Bool(true),
+		TracingConfig: awssns.TracingConfig_ACTIVE,
 	})
+	allowSNSTracing(stack, cfg, topic)
 	dlq := newFailureQueue(stack, "NotificationsDLQ", cfg)
 	queue := awssqs.NewQueue(stack, jsii.String("NotificationsQueue"), &awssqs.QueueProps{
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
@@ -63,14 +69,20 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	alarmQueueAge(stack, "NotificationsQueue", queue)
 	alarmQueueDepth(stack, "NotificationsDLQ", dlq, "notification records were received "+strconv.Itoa(pipeline.MaxReceiveCount)+" times without success")
 
-	publishEnv := map[string]*string{rezagentcontract.EnvTopicArn: topic.TopicArn()}
+	apiEnv := map[string]*string{rezagentcontract.EnvTopicArn: topic.TopicArn()}
+	// Create (put), get, status changes (update), lists by stage and
+	// status, metrics (queries on both indexes): no delete, no scan. Where
+	// the stage deploys the type index, lists and counts by type query it.
+	apiIndexes := []string{rezagentcontract.IndexStageCreatedDate, rezagentcontract.IndexStatusCreatedDate}
+	if cfg.RezAgentMessageTypeIndex {
+		apiIndexes = append(apiIndexes, rezagentcontract.IndexMessageTypeCreatedDate)
+		apiEnv[rezagentcontract.EnvTypeIndex] = jsii.String(rezagentcontract.IndexMessageTypeCreatedDate)
+	}
 	api, err := addAPI(stack, cfg, function{
 		id: "Handler", fn: rezagentcontract.API,
-		// Create (put), get, status changes (update), lists by stage and
-		// status, metrics (queries on both indexes): no delete, no scan.
 		tables: []access{{messages, rezagentcontract.EnvTable, exactly(
-			[]string{ddbGet, ddbPut, ddbUpdate}, rezagentcontract.IndexStageCreatedDate, rezagentcontract.IndexStatusCreatedDate)}},
-		env: publishEnv,
+			[]string{ddbGet, ddbPut, ddbUpdate}, apiIndexes...)}},
+		env: apiEnv,
 	}, nil)
 	if err != nil {
 		return err
@@ -148,6 +160,32 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 		reason: fmt.Sprintf("Invoked by an SQS event source mapping, never asynchronously: records failing %d receives move to the queue's dead-letter queue (NotificationsDLQ).", pipeline.MaxReceiveCount),
 	})
 	return nil
+}
+
+// allowSNSTracing lets SNS send the segments of the topic's active
+// tracing to X-Ray: an X-Ray resource policy (one per account and name,
+// so the name carries the stage) for the SNS service principal, limited
+// to this account and this topic. Without it SNS drops its segments.
+func allowSNSTracing(stack awscdk.Stack, cfg config.Stage, topic awssns.ITopic) {
+	doc := stack.ToJsonString(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{map[string]any{
+			"Sid":       "SNSActiveTracing",
+			"Effect":    "Allow",
+			"Principal": map[string]any{"Service": "sns.amazonaws.com"},
+			"Action":    []string{"xray:PutTraceSegments", "xray:GetSamplingRules", "xray:GetSamplingTargets"},
+			// X-Ray's actions take no resource-level permissions.
+			"Resource": "*",
+			"Condition": map[string]any{
+				"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()},
+				"ArnLike":      map[string]any{"aws:SourceArn": topic.TopicArn()},
+			},
+		}},
+	}, nil)
+	awsxray.NewCfnResourcePolicy(stack, jsii.String("SnsTracingPolicy"), &awsxray.CfnResourcePolicyProps{
+		PolicyName:     jsii.String("rezagent-sns-tracing-" + string(cfg.Name)),
+		PolicyDocument: doc,
+	})
 }
 
 // grantPublish allows sns:Publish on topic only. Unlike Topic.GrantPublish

@@ -149,6 +149,7 @@ type Function struct {
 	Env                map[string]string
 	MemoryMB, Timeout  int
 	Main               string // main package, from the build info
+	Template           string // the template that defines it
 }
 
 // Lambda is a function running under the Runtime Interface Emulator.

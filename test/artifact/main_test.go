@@ -164,7 +164,7 @@ func setup(dir string) (*Stage, func(), error) {
 			}
 			env[ddblocal.EnvEndpoint] = srv.Endpoint
 			fn := &Function{
-				LogicalID: f.LogicalID, Service: name, Env: env,
+				LogicalID: f.LogicalID, Service: name, Env: env, Template: t.Path,
 				Bootstrap: filepath.Join(asset, "bootstrap"),
 				MemoryMB:  p.MemorySize, Timeout: p.Timeout,
 			}

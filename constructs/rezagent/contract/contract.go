@@ -18,6 +18,11 @@ const (
 	// AttrTTL is the document's "TTL (optional)": a Number of epoch
 	// seconds, set on delivered and failed messages.
 	AttrTTL = "ttl"
+	// AttrCorrelationID is the document's correlation_id: an item
+	// attribute, the SNS message attribute that carries it (raw delivery
+	// makes it the SQS record's), and the key of every log line about the
+	// message.
+	AttrCorrelationID = "correlation_id"
 
 	IndexStageCreatedDate  = "stage-created_date-index"
 	IndexStatusCreatedDate = "status-created_date-index"
@@ -47,6 +52,10 @@ const (
 	// EnvRepublishAfter is how long a created message waits before a
 	// scheduler run publishes it again (a Go duration).
 	EnvRepublishAfter = "REZ_AGENT_REPUBLISH_AFTER"
+	// EnvTypeIndex names IndexMessageTypeCreatedDate to the API when its
+	// stage deploys the index; unset, listing and counting by type answer
+	// 400.
+	EnvTypeIndex = "REZ_AGENT_TYPE_INDEX"
 )
 
 // Messages is the messages table.
@@ -56,10 +65,12 @@ var Messages = service.Table{BaseName: TableBaseName, Env: EnvTable}
 // status updates, metrics).
 var (
 	CreateMessage = service.Route{Method: "POST", Path: "/messages", Idempotent: true}
-	ListMessages  = service.Route{Method: "GET", Path: "/messages", Query: []string{"stage", "status", "from", "to", "limit", "cursor"}}
-	GetMessage    = service.Route{Method: "GET", Path: "/messages/{id}"}
-	SetStatus     = service.Route{Method: "PATCH", Path: "/messages/{id}"}
-	Metrics       = service.Route{Method: "GET", Path: "/metrics", Query: []string{"since"}}
+	// ListMessages lists the stage's messages, one status's, or, where
+	// the stage deploys IndexMessageTypeCreatedDate, one message type's.
+	ListMessages = service.Route{Method: "GET", Path: "/messages", Query: []string{"stage", "status", AttrMessageType, "from", "to", "limit", "cursor"}}
+	GetMessage   = service.Route{Method: "GET", Path: "/messages/{id}"}
+	SetStatus    = service.Route{Method: "PATCH", Path: "/messages/{id}"}
+	Metrics      = service.Route{Method: "GET", Path: "/metrics", Query: []string{"since", AttrMessageType}}
 )
 
 // The functions.

@@ -34,6 +34,9 @@ var (
 	PutInbox  = service.Route{Method: "PUT", Path: inbox}
 	GetInbox  = service.Route{Method: "GET", Path: inbox}
 	Publish   = service.Route{Method: "POST", Path: inbox + "/messages", Idempotent: true}
+	// PublicStats are the inbox's public counters: broadcasts ever
+	// published, expired and live.
+	PublicStats = service.Route{Method: "GET", Path: inbox + "/stats"}
 	// Recount is for operators only: outside /tenants/, so no tenant
 	// grant reaches it.
 	Recount = service.Route{Method: "POST", Path: "/admin" + inbox + "/recount"}
@@ -53,7 +56,7 @@ var (
 var (
 	API = service.Function{
 		Name: Name, Kind: service.HTTP, Description: "Stak inbox API",
-		Routes: []service.Route{PutTenant, GetTenant, PutInbox, GetInbox, Publish, Recount, Feed, MarkRead, Stats, ReadAll},
+		Routes: []service.Route{PutTenant, GetTenant, PutInbox, GetInbox, Publish, PublicStats, Recount, Feed, MarkRead, Stats, ReadAll},
 	}
 	// StreamConsumer keeps the counters when messages and read receipts
 	// expire.

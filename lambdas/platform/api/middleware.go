@@ -45,6 +45,7 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 		if client := ClientRequestID(r); client != "" {
 			ctx = logx.WithClientRequestID(ctx, client)
 		}
+		ctx = logx.WithCorrelationID(ctx, correlationID(r, id))
 		if c, ok := CallerFrom(ctx); ok && c.ID() != "" {
 			ctx = logx.WithCaller(ctx, c.ID())
 		}
@@ -77,6 +78,21 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 type instrumented struct {
 	http.HandlerFunc
 	Routed
+}
+
+// correlationID is the id the work of a request keeps beyond it (a
+// message through a queue to its last effect): the client's
+// X-Correlation-Id, the header meant for it, else its X-Request-Id, else
+// the request id. Every line of the request carries it as correlation_id,
+// so one query finds the request and what followed from it.
+func correlationID(r *http.Request, requestID string) string {
+	if id := r.Header.Get(HeaderCorrelationID); ValidID(id) {
+		return id
+	}
+	if id := ClientRequestID(r); id != "" {
+		return id
+	}
+	return requestID
 }
 
 // ClientRequestID is the id the client sent in X-Request-Id, else

@@ -8,14 +8,56 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
+	"strings"
 )
 
 type (
-	requestIDKey struct{}
-	callerKey    struct{}
-	clientIDKey  struct{}
+	requestIDKey     struct{}
+	callerKey        struct{}
+	clientIDKey      struct{}
+	correlationIDKey struct{}
 )
+
+// Where Lambda puts the X-Ray trace header of an invocation:
+// aws-lambda-go stores it in the invocation's context under this (string)
+// key and in the environment variable, both per invocation.
+const (
+	lambdaTraceKey = "x-amzn-trace-id"
+	// EnvTraceID is the environment variable of the trace header.
+	EnvTraceID = "_X_AMZN_TRACE_ID"
+)
+
+// WithCorrelationID returns a context whose log records carry id under
+// "correlation_id": the id one unit of work (a message) keeps across
+// functions, to follow it from an API call to its last effect.
+func WithCorrelationID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, correlationIDKey{}, id)
+}
+
+// CorrelationID returns the correlation id of ctx, or "" if there is none.
+func CorrelationID(ctx context.Context) string {
+	id, _ := ctx.Value(correlationIDKey{}).(string)
+	return id
+}
+
+// TraceID returns the X-Ray trace id (the Root of the trace header,
+// 1-5759e988-bd862e3fe1be46a994272793) of the Lambda invocation ctx
+// belongs to, or "" outside one. The context's header comes first; the
+// environment variable is Lambda's other copy of the same header.
+func TraceID(ctx context.Context) string {
+	h, _ := ctx.Value(lambdaTraceKey).(string)
+	if h == "" {
+		h = os.Getenv(EnvTraceID)
+	}
+	for part := range strings.SplitSeq(h, ";") {
+		if root, ok := strings.CutPrefix(strings.TrimSpace(part), "Root="); ok {
+			return root
+		}
+	}
+	return ""
+}
 
 // WithCaller returns a context whose log records name the caller (an IAM
 // ARN or a token subject) under "caller".
@@ -57,8 +99,8 @@ func SetDefault(l *slog.Logger) {
 	slog.SetLogLoggerLevel(slog.LevelError)
 }
 
-// Handler adds the request id, caller and client request id of the
-// record's context to each record, and
+// Handler adds the request id, caller, client request id, correlation id
+// and X-Ray trace id of the record's context to each record, and
 // keeps the first of logger attributes with the same key.
 //
 // Why the first: a Lambda main names its logger's service once
@@ -83,6 +125,12 @@ func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	if id, _ := ctx.Value(clientIDKey{}).(string); id != "" {
 		r.AddAttrs(slog.String("client_request_id", id))
+	}
+	if id := CorrelationID(ctx); id != "" {
+		r.AddAttrs(slog.String("correlation_id", id))
+	}
+	if id := TraceID(ctx); id != "" {
+		r.AddAttrs(slog.String("trace_id", id))
 	}
 	return h.Handler.Handle(ctx, r)
 }

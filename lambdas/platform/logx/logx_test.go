@@ -90,3 +90,39 @@ func TestSetDefaultLogPackageAtError(t *testing.T) {
 		t.Errorf("record = %v", rec)
 	}
 }
+
+// The correlation id of the context and the X-Ray trace id of the
+// invocation (aws-lambda-go's context value, else _X_AMZN_TRACE_ID) are on
+// every record logged with that context.
+func TestCorrelationAndTraceIDs(t *testing.T) {
+	const header = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+	//lint:ignore SA1029 the key is aws-lambda-go's, a plain string
+	invocation := context.WithValue(context.Background(), "x-amzn-trace-id", header)
+	for _, tc := range []struct {
+		name       string
+		ctx        context.Context
+		env, trace string
+	}{
+		{"lambda context", invocation, "", "1-5759e988-bd862e3fe1be46a994272793"},
+		{"environment", context.Background(), "Sampled=0;Root=1-00000001-000000000000000000000001", "1-00000001-000000000000000000000001"},
+		{"context first", invocation, "Root=1-00000001-000000000000000000000001", "1-5759e988-bd862e3fe1be46a994272793"},
+		{"none", context.Background(), "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(logx.EnvTraceID, tc.env)
+			var buf bytes.Buffer
+			log := logx.New(&buf, slog.LevelInfo)
+			log.InfoContext(logx.WithCorrelationID(tc.ctx, "corr-1"), "hello")
+			var rec map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec["correlation_id"] != "corr-1" {
+				t.Errorf("correlation_id = %v", rec["correlation_id"])
+			}
+			if got, _ := rec["trace_id"].(string); got != tc.trace {
+				t.Errorf("trace_id = %q, want %q", got, tc.trace)
+			}
+		})
+	}
+}

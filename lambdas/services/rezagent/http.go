@@ -32,6 +32,8 @@ const (
 	// still detects tampering and binds cursors to their query (the store
 	// also checks the position inside the cursor), but is not secret.
 	EnvCursorKey = cursor.EnvKey
+	// EnvTypeIndex names the type index where the stage deploys it.
+	EnvTypeIndex = contract.EnvTypeIndex
 )
 
 // Config configures NewHandler.
@@ -47,6 +49,9 @@ type Config struct {
 	// republish (or a client's PATCH).
 	Topic string
 	SNS   SNSAPI
+	// TypeIndex: the table has message_type-created_date-index, so the
+	// API lists and counts by message type (EnvTypeIndex).
+	TypeIndex bool
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
@@ -59,7 +64,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if !slices.Contains(Stages, stage) {
 		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
 	}
-	return Config{Table: table, Stage: stage, Common: common, Topic: getenv(EnvTopicArn)}, nil
+	cfg := Config{Table: table, Stage: stage, Common: common, Topic: getenv(EnvTopicArn)}
+	switch idx := getenv(EnvTypeIndex); idx {
+	case "":
+	case contract.IndexMessageTypeCreatedDate:
+		cfg.TypeIndex = true
+	default:
+		return Config{}, fmt.Errorf("rezagent: %s is %q; want %s (the stage deploys the index) or nothing", EnvTypeIndex, idx, contract.IndexMessageTypeCreatedDate)
+	}
+	return cfg, nil
 }
 
 // New builds the service from the environment: the constructor of its
@@ -110,6 +123,7 @@ func storeFromConfig(cfg Config) *Store {
 	if cfg.ScanBudget > 0 {
 		store.scanBudget = cfg.ScanBudget
 	}
+	store.typeIndex = cfg.TypeIndex
 	return store
 }
 
@@ -166,15 +180,11 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// correlationID is the client's own id of the request (X-Correlation-Id,
-// the header meant for it, else X-Request-Id), which the message carries
-// through the pipeline; without one, the request id (API Gateway's, or a
-// new UUID).
+// correlationID is the request's correlation id (api.Instrument: the
+// client's X-Correlation-Id, else X-Request-Id, else the request id),
+// which the message carries through the pipeline and every function logs.
 func correlationID(r *http.Request) string {
-	if id := r.Header.Get(api.HeaderCorrelationID); api.ValidID(id) {
-		return id
-	}
-	if id := api.ClientRequestID(r); id != "" {
+	if id := logx.CorrelationID(r.Context()); id != "" {
 		return id
 	}
 	return logx.RequestID(r.Context())
@@ -271,6 +281,12 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		v.OneOf("status", st, api.Strings(Statuses)...)
 		q.Status = Status(st)
 	}
+	if p.Has(contract.AttrMessageType) {
+		q.Type = messageType(&v, p.Get(contract.AttrMessageType))
+		if q.Status != "" {
+			v.Add(contract.AttrMessageType, "list by status or by message type, not both")
+		}
+	}
 	q.From = parseTime(&v, "from", p.Get("from"))
 	q.To = parseTime(&v, "to", p.Get("to"))
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
@@ -297,11 +313,26 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 			v.Add("since", "must not be in the future")
 		}
 	}
+	typ := ""
+	if p.Has(contract.AttrMessageType) {
+		typ = messageType(&v, p.Get(contract.AttrMessageType))
+	}
 	if err := v.Err(); err != nil {
 		return err
 	}
+	if typ != "" {
+		m, err := h.store.TypeMetrics(r.Context(), since, typ)
+		return api.Reply(w, http.StatusOK, m, err)
+	}
 	m, err := h.store.Metrics(r.Context(), since)
 	return api.Reply(w, http.StatusOK, m, err)
+}
+
+// messageType validates a ?message_type= value as create validates the
+// field.
+func messageType(v *api.Validator, s string) string {
+	v.Identifier(contract.AttrMessageType, s, MaxMessageTypeLen)
+	return s
 }
 
 // messageID returns the path id, a canonical UUID: v4 from the API, v5

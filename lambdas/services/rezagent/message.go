@@ -87,6 +87,8 @@ var Stages = []string{"dev", "stage", "prod"}
 const (
 	stageIndex  = contract.IndexStageCreatedDate
 	statusIndex = contract.IndexStatusCreatedDate
+	typeIndex   = contract.IndexMessageTypeCreatedDate
+	attrType    = contract.AttrMessageType
 	attrID      = "message_id"
 	attrTTL     = "ttl"
 	attrStatus  = "status"
@@ -185,6 +187,11 @@ var (
 	// and a backstop, not a path, behind the handler.
 	ErrInvalidInput = api.NewKind("rezagent: invalid input", http.StatusBadRequest, api.CodeBadRequest,
 		func(_ string, err error) string { return strings.TrimPrefix(err.Error(), "rezagent: ") })
+	// ErrNoTypeIndex: listing or counting by message type needs the
+	// optional index, which this stage does not deploy.
+	ErrNoTypeIndex = api.InvalidKind("rezagent: no message type index",
+		api.FieldError{Field: contract.AttrMessageType, Message: "this stage does not deploy " + contract.IndexMessageTypeCreatedDate +
+			" (infra/config: RezAgentMessageTypeIndex); list by stage or status instead"})
 )
 
 // cursorHint says what a listing's cursor must come with.

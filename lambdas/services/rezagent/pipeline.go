@@ -89,12 +89,19 @@ func (p *Publisher) Publish(ctx context.Context, m *Message) (*Message, error) {
 	if err != nil {
 		return m, err
 	}
+	attrs := map[string]snstypes.MessageAttributeValue{
+		contract.AttrMessageType: {DataType: aws.String("String"), StringValue: aws.String(m.MessageType)},
+	}
+	// The correlation id travels beside the notice (raw delivery makes it
+	// the SQS record's attribute), so the processor logs it before it
+	// reads the message; SNS refuses an empty string value.
+	if m.CorrelationID != "" {
+		attrs[contract.AttrCorrelationID] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.CorrelationID)}
+	}
 	_, err = p.sns.Publish(ctx, &sns.PublishInput{
-		TopicArn: aws.String(p.topic),
-		Message:  aws.String(string(body)),
-		MessageAttributes: map[string]snstypes.MessageAttributeValue{
-			"message_type": {DataType: aws.String("String"), StringValue: aws.String(m.MessageType)},
-		},
+		TopicArn:          aws.String(p.topic),
+		Message:           aws.String(string(body)),
+		MessageAttributes: attrs,
 	})
 	if err != nil {
 		return m, fmt.Errorf("rezagent: publish %s: %w", m.MessageID, err)

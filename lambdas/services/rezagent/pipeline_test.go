@@ -52,7 +52,8 @@ type pipeline struct {
 type pipelineOptions struct {
 	visibility time.Duration // default 500ms: above the ntfy timeout, as the template's 180 s is above the function's 30 s
 	env        map[string]string
-	noMapping  bool // deliver by calling the processor directly
+	noMapping  bool         // deliver by calling the processor directly
+	log        *slog.Logger // every function's logger (default: discarded unless -v)
 }
 
 func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
@@ -67,6 +68,12 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 	if !testing.Verbose() {
 		log = slog.New(slog.DiscardHandler)
 		slog.SetDefault(log)
+	}
+	if o.log != nil {
+		prev := slog.Default()
+		log = o.log
+		slog.SetDefault(log)
+		t.Cleanup(func() { slog.SetDefault(prev) })
 	}
 	p.sink = ntfysink.New(testToken, nil)
 	ntfy := httptest.NewServer(p.sink)

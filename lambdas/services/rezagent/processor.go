@@ -22,6 +22,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
@@ -161,6 +162,13 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Outcome {
 	receives := queue.ReceiveCount(rec)
 	log := p.log.With("sqs_message_id", rec.MessageId, "receive_count", receives)
+	// Every line about the record carries the message's correlation id:
+	// from the record's attribute at once, from the message once claimed
+	// (the table is the truth; a record published before the attribute
+	// existed has none).
+	if a, ok := rec.MessageAttributes[contract.AttrCorrelationID]; ok && a.StringValue != nil && api.ValidID(*a.StringValue) {
+		ctx = logx.WithCorrelationID(ctx, *a.StringValue)
+	}
 	id, err := parseNotice(rec.Body)
 	if err != nil {
 		// Redelivery cannot repair it: it reaches the dead-letter queue
@@ -179,6 +187,9 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Out
 	// lease holding its own token for its answer, lost and retried).
 	token := rec.MessageId + "/" + strconv.Itoa(receives) + "/" + uuid.NewString()
 	m, err := p.store.Claim(ctx, id, token, leaseUntil)
+	if m != nil && m.CorrelationID != "" && m.CorrelationID != logx.CorrelationID(ctx) {
+		ctx = logx.WithCorrelationID(ctx, m.CorrelationID)
+	}
 	switch {
 	case errors.Is(err, ErrBusy) && strings.HasPrefix(m.LeaseToken, rec.MessageId+"/"):
 		// This very record, handed out again while an earlier receive

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
@@ -107,7 +108,10 @@ func (s *Scheduler) Run(ctx context.Context, ev schedule.Event) error {
 		return err
 	}
 	id := ScheduledMessageID(ev.ScheduleARN, ev.ScheduledTime)
-	m, created, err := s.store.CreateWithID(ctx, id, NewMessage{
+	// The fire's message is correlated by its own id, which every retry
+	// of the fire derives again.
+	mctx := logx.WithCorrelationID(ctx, id)
+	m, created, err := s.store.CreateWithID(mctx, id, NewMessage{
 		MessageType: ScheduledType, CreatedBy: ScheduledBy, Payload: HelloPayload(), CorrelationID: id,
 	})
 	if err != nil {
@@ -115,11 +119,11 @@ func (s *Scheduler) Run(ctx context.Context, ev schedule.Event) error {
 	}
 	var errs []error
 	if m.Status == StatusCreated {
-		if _, err := s.pub.Publish(ctx, m); err != nil {
+		if _, err := s.pub.Publish(mctx, m); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	s.log.InfoContext(ctx, "scheduled message", "message_id", id, "created", created, "status", m.Status)
+	s.log.InfoContext(mctx, "scheduled message", "message_id", id, "created", created, "status", m.Status)
 	n, err := s.Republish(ctx)
 	if err != nil {
 		errs = append(errs, err)
@@ -139,9 +143,12 @@ func (s *Scheduler) Republish(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for i, sum := range stranded {
-		if _, err := s.pub.Publish(ctx, &Message{Summary: sum}); err != nil {
+		mctx := logx.WithCorrelationID(ctx, sum.CorrelationID)
+		if _, err := s.pub.Publish(mctx, &Message{Summary: sum}); err != nil {
+			s.log.WarnContext(mctx, "republish failed", "message_id", sum.MessageID, "error", err.Error())
 			return i, err
 		}
+		s.log.InfoContext(mctx, "republished stranded message", "message_id", sum.MessageID, "created_date", sum.CreatedDate)
 	}
 	return len(stranded), nil
 }

@@ -31,6 +31,9 @@ type Store struct {
 	now        func() time.Time
 	newID      func() string
 	scanBudget int
+	// typeIndex: the table has message_type-created_date-index (the
+	// stage deploys it and says so in EnvTypeIndex).
+	typeIndex bool
 }
 
 // NewStore returns a Store on table for stage (the value written to each
@@ -284,6 +287,9 @@ type Query struct {
 	// Status lists one status (status-created_date-index); "" lists the
 	// store's stage (stage-created_date-index).
 	Status Status
+	// Type lists one message type (message_type-created_date-index,
+	// where the stage deploys it); not with Status.
+	Type string
 	// From (inclusive) and To (exclusive) bound created_date; zero is
 	// unbounded. Half-open, so "October" is From 10-01, To 11-01.
 	From, To time.Time
@@ -333,11 +339,19 @@ func ceilMicro(t time.Time) time.Time {
 
 func (s *Store) resolve(q Query) (listing, error) {
 	l := listing{index: stageIndex, partAttr: attrStage, part: s.stage}
-	if q.Status != "" {
+	switch {
+	case q.Status != "" && q.Type != "":
+		return l, fmt.Errorf("%w: list by status or by message type, not both", ErrInvalidInput)
+	case q.Status != "":
 		if !q.Status.valid() {
 			return l, fmt.Errorf("%w: unknown status %q", ErrInvalidInput, q.Status)
 		}
 		l = listing{index: statusIndex, partAttr: attrStatus, part: string(q.Status)}
+	case q.Type != "":
+		if !s.typeIndex {
+			return l, ErrNoTypeIndex
+		}
+		l = listing{index: typeIndex, partAttr: attrType, part: q.Type}
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		return l, fmt.Errorf("%w: from must be before to", ErrInvalidInput)
@@ -455,6 +469,13 @@ type Metrics struct {
 	// Recent are the stage's newest messages (any age), at most
 	// RecentCount.
 	Recent []Summary `json:"recent"`
+	// MessageType is the type the metrics are limited to (?message_type=),
+	// "" for all.
+	MessageType string `json:"message_type,omitempty"`
+	// ByType counts the unexpired messages of each documented type
+	// created since, where the stage deploys the type index (the
+	// document's "type distribution"); absent otherwise.
+	ByType map[string]int `json:"by_type,omitempty"`
 	// Truncated means a count stopped at its page bound: the counts are
 	// lower bounds.
 	Truncated bool `json:"truncated,omitempty"`
@@ -467,6 +488,9 @@ type Metrics struct {
 // every page: it reads, and pays for, every matching item (COUNT saves
 // transfer, not read capacity), so the cost grows with the window. The five
 // counts and the recent listing run concurrently.
+//
+// Where the stage has the type index, ByType counts each documented type
+// with a COUNT Query of its partition.
 func (s *Store) Metrics(ctx context.Context, since time.Time) (*Metrics, error) {
 	now := s.now()
 	from := Timestamp(ceilMicro(since))
@@ -479,13 +503,26 @@ func (s *Store) Metrics(ctx context.Context, since time.Time) (*Metrics, error) 
 	)
 	for _, st := range Statuses {
 		wg.Go(func() {
-			n, complete, err := s.count(ctx, st, from, now)
+			n, complete, err := s.count(ctx, s.byStatus, attrStatus, string(st), from, now)
 			mu.Lock()
 			defer mu.Unlock()
 			m.Counts[st] = n
 			truncated = truncated || !complete
 			errs = append(errs, err)
 		})
+	}
+	if s.typeIndex {
+		m.ByType = make(map[string]int, len(notificationTypes))
+		for typ := range notificationTypes {
+			wg.Go(func() {
+				n, complete, err := s.count(ctx, s.byType, attrType, typ, from, now)
+				mu.Lock()
+				defer mu.Unlock()
+				m.ByType[typ] = n
+				truncated = truncated || !complete
+				errs = append(errs, err)
+			})
+		}
 	}
 	wg.Go(func() {
 		p, err := s.List(ctx, Query{Limit: RecentCount})
@@ -500,6 +537,12 @@ func (s *Store) Metrics(ctx context.Context, since time.Time) (*Metrics, error) 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	m.finish(truncated)
+	return m, nil
+}
+
+// finish derives the total and the success rate from the counts.
+func (m *Metrics) finish(truncated bool) {
 	for _, n := range m.Counts {
 		m.Total += n
 	}
@@ -508,21 +551,73 @@ func (s *Store) Metrics(ctx context.Context, since time.Time) (*Metrics, error) 
 		m.SuccessRate = &rate
 	}
 	m.Truncated = truncated
+}
+
+// TypeMetrics are the Metrics of one message type (it needs the type
+// index, ErrNoTypeIndex otherwise): the type's partition since, read once
+// with status projected and tallied by status, beside its newest
+// messages.
+func (s *Store) TypeMetrics(ctx context.Context, since time.Time, typ string) (*Metrics, error) {
+	if !s.typeIndex {
+		return nil, ErrNoTypeIndex
+	}
+	now := s.now()
+	from := Timestamp(ceilMicro(since))
+	m := &Metrics{Stage: s.stage, Since: from, MessageType: typ, Counts: make(map[Status]int, len(Statuses))}
+	for _, st := range Statuses {
+		m.Counts[st] = 0
+	}
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key(attrType).Equal(expression.Value(typ)).And(expression.Key(attrCreated).GreaterThanEqual(expression.Value(from)))).
+		WithFilter(live(now)).
+		WithProjection(expression.NamesList(expression.Name(attrStatus))).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("rezagent: build expression: %w", err)
+	}
+	in := s.byType(expr)
+	in.ProjectionExpression = expr.Projection()
+	truncated := true
+	for range maxCountPages {
+		out, err := s.client.Query(ctx, in)
+		if err != nil {
+			return nil, storeError("Query", err)
+		}
+		for _, item := range out.Items {
+			var st struct {
+				Status Status `dynamodbav:"status"`
+			}
+			if err := attributevalue.UnmarshalMap(item, &st); err == nil && st.Status.valid() {
+				m.Counts[st.Status]++
+			}
+		}
+		if in.ExclusiveStartKey = out.LastEvaluatedKey; len(in.ExclusiveStartKey) == 0 {
+			truncated = false
+			break
+		}
+	}
+	p, err := s.List(ctx, Query{Type: typ, Limit: RecentCount})
+	if err != nil {
+		return nil, err
+	}
+	m.Recent = p.Messages
+	m.finish(truncated)
 	return m, nil
 }
 
-// count sums Count over every page, up to maxCountPages; one page's Count
-// undercounts past 1 MB of items. complete is false when the bound stopped
-// it.
-func (s *Store) count(ctx context.Context, st Status, from string, now time.Time) (n int, complete bool, err error) {
+// count sums Count over every page of one index partition (attr = value,
+// created at or after from; query makes the index's Query), up to
+// maxCountPages; one page's Count undercounts past 1 MB of items.
+// complete is false when the bound stopped it.
+func (s *Store) count(ctx context.Context, query func(expression.Expression) *dynamodb.QueryInput, attr, value, from string, now time.Time) (n int, complete bool, err error) {
 	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key(attrStatus).Equal(expression.Value(st)).And(expression.Key(attrCreated).GreaterThanEqual(expression.Value(from)))).
+		WithKeyCondition(expression.Key(attr).Equal(expression.Value(value)).And(expression.Key(attrCreated).GreaterThanEqual(expression.Value(from)))).
 		WithFilter(live(now)).
 		Build()
 	if err != nil {
 		return 0, false, fmt.Errorf("rezagent: build expression: %w", err)
 	}
-	in := s.byStatus(expr)
+	in := query(expr)
 	in.Select = types.SelectCount
 	for range maxCountPages {
 		out, err := s.client.Query(ctx, in)
@@ -535,6 +630,14 @@ func (s *Store) count(ctx context.Context, st Status, from string, now time.Time
 		}
 	}
 	return n, false, nil
+}
+
+// byType is the Query of message_type-created_date-index with expr's key
+// condition and filter.
+func (s *Store) byType(expr expression.Expression) *dynamodb.QueryInput {
+	in := s.byStatus(expr)
+	in.IndexName = aws.String(typeIndex)
+	return in
 }
 
 // byStatus is the Query of status-created_date-index with expr's key

@@ -170,7 +170,14 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 		return err
 	}
 	store := Store{table: c.table}
-	counters, err := store.counterUpdates(p, category, published, read)
+	// An expired public message is counted as such in the same
+	// transaction as its marker, so the public stats' expired (and ever
+	// published) are exactly once under redelivery like the rest.
+	expired := 0
+	if p.Public() && published < 0 {
+		expired = -published
+	}
+	counters, err := store.counterUpdates(p, category, published, read, expired)
 	if err != nil {
 		return err
 	}

@@ -90,6 +90,20 @@ func scenario(t *testing.T, s *service) (um, pm stak.Published) {
 	return um, pm
 }
 
+func (s *service) publicStats(t testing.TB) stak.PublicStats {
+	t.Helper()
+	var st stak.PublicStats
+	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main/stats", "", &st)
+	return st
+}
+
+func wantPublic(t testing.TB, what string, got, want stak.PublicCounts) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %+v, want %+v", what, got, want)
+	}
+}
+
 func handle(t *testing.T, c *stak.Consumer, recs []events.DynamoDBEventRecord) []string {
 	t.Helper()
 	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: recs})
@@ -122,6 +136,7 @@ func TestConsumerExpiry(t *testing.T) {
 			s := newService(t)
 			um, pm := scenario(t, s)
 			u1 := "t#acmeU#u1#main"
+			wantPublic(t, "before", s.publicStats(t).PublicCounts, stak.PublicCounts{Published: 1, Live: 1})
 			recs := s.removals(t, [2]string{u1, "m#" + um.Header.ID}, [2]string{u1, "m#" + pm.Header.ID}, [2]string{"t#acmeG#$public#main", "m#" + pm.Header.ID})
 
 			// As delivered, these are user deletes: skipped (decision 5).
@@ -145,6 +160,10 @@ func TestConsumerExpiry(t *testing.T) {
 				wantCounts(t, "u1 promo", st.Categories["promo"], 0, 0)
 				// u2 loses the public message only.
 				wantCounts(t, "u2", s.stats(t, "u2").Counts, 1, 0)
+				// The public stats count it expired, once.
+				pub := s.publicStats(t)
+				wantPublic(t, "public", pub.PublicCounts, stak.PublicCounts{Published: 1, Expired: 1})
+				wantPublic(t, "public promo", pub.Categories["promo"], stak.PublicCounts{Published: 1, Expired: 1})
 			}
 		})
 	}
@@ -196,6 +215,7 @@ func TestConsumerPartialBatchFailure(t *testing.T) {
 		t.Fatalf("failed: %v", failed)
 	}
 	wantCounts(t, "u1 retried", s.stats(t, "u1").Counts, 0, 0)
+	wantPublic(t, "public retried", s.publicStats(t).PublicCounts, stak.PublicCounts{Published: 1, Expired: 1})
 }
 
 func TestConsumerIgnores(t *testing.T) {

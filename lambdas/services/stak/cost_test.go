@@ -84,6 +84,14 @@ func runCost(t *testing.T, mode servicetest.Mode) {
 			Body: `{"uid":"alice"}`, Status: 200, Min: ddbrecord.Cost{Requests: 5, Read: 5}, Note: "the inbox GetItem, then per partition (public, user) a Query of the `c#` counters and one of the `m#` items; nothing differs here, so nothing is written (one conditional UpdateItem per differing counter otherwise)"},
 		{Operation: "GET …/users/{uid}/stats", Method: "GET", Path: path(inbox + "/users/alice/stats"), Status: 200,
 			Min: ddbrecord.Cost{Requests: 3, Read: 3}, Note: "a GetItem of the inbox (404 when unknown), then two strongly consistent Queries of the `c#` counters, user and public"},
+		{Operation: "GET /tenants/{tenant}/inboxes/{inbox}/stats", Method: "GET", Path: path(inbox + "/stats"), Status: 200,
+			Min: ddbrecord.Cost{Requests: 2, Read: 2}, Note: "a GetItem of the inbox (404 when unknown), then one strongly consistent Query of the public `c#` counters"},
+		{Operation: "POST …/messages (to everyone, body checked by the inbox schema)", Method: "POST", Path: func() string {
+			s.Must(t, 200, "PUT", inbox, `{"title":"Main","description":"","ttl":{"default":"7d"},"schema":{"default":{"type":"object","required":["text"]}}}`, nil)
+			rec.Reset()
+			return inbox + "/messages"
+		}, Body: `{"sender":"admin","audiences":{"kind":"everyone"},"taxonomy":{"category":"news"},"message":{"title":"Hi all","body":{"text":"hello"}}}`,
+			Status: 201, Min: ddbrecord.Cost{Requests: 2, Read: 1, Write: 6}, Note: "as without a schema: the schema comes with the inbox GetItem, and the check costs no request"},
 	})
 	if mode == servicetest.Cost {
 		ddbrecord.CheckServiceDoc(t, "stak", rows)

@@ -54,6 +54,7 @@ func NewHandler(cfg Config) http.Handler {
 	r.Handle(contract.Feed, h.feed)
 	r.Handle(contract.MarkRead, h.markRead)
 	r.Handle(contract.Stats, h.stats)
+	r.Handle(contract.PublicStats, h.publicStats)
 	r.Handle(contract.ReadAll, h.readAll)
 	r.Handle(contract.Recount, h.recount)
 	return api.Instrument(log, r.Done())
@@ -186,6 +187,7 @@ type inboxRequest struct {
 	Title       string            `json:"title"`
 	Description string            `json:"description"`
 	TTL         map[string]string `json:"ttl"`
+	Schema      Schemas           `json:"schema"`
 }
 
 func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
@@ -200,8 +202,8 @@ func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	v.Text("title", in.Title, 1, maxTitleChars)
 	v.Text("description", in.Description, 0, maxDescriptionChars)
-	if len(in.TTL) > 50 {
-		v.Add("ttl", "must have at most 50 entries")
+	if len(in.TTL) > maxTTLs {
+		v.Add("ttl", "must have at most %d entries", maxTTLs)
 	}
 	for typ, ttl := range in.TTL {
 		if msg := checkKey(typ); msg != "" || typ == "*" {
@@ -213,10 +215,11 @@ func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		checkTTL(&v, "ttl."+typ, ttl)
 	}
+	checkSchemas(&v, in.Schema)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	ic, err := h.store.PutInbox(r.Context(), InboxConfig{Tenant: p.tenant, Inbox: p.inbox, Title: in.Title, Description: in.Description, TTL: in.TTL})
+	ic, err := h.store.PutInbox(r.Context(), InboxConfig{Tenant: p.tenant, Inbox: p.inbox, Title: in.Title, Description: in.Description, TTL: in.TTL, Schema: in.Schema})
 	return api.Reply(w, http.StatusOK, ic, err)
 }
 
@@ -372,6 +375,15 @@ func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st, err := h.store.Stats(r.Context(), p.tenant, p.inbox, p.uid)
+	return api.Reply(w, http.StatusOK, st, err)
+}
+
+func (h *handler) publicStats(w http.ResponseWriter, r *http.Request) error {
+	p, err := keys(r, "tenant", "inbox")
+	if err != nil {
+		return err
+	}
+	st, err := h.store.PublicStats(r.Context(), p.tenant, p.inbox)
 	return api.Reply(w, http.StatusOK, st, err)
 }
 

@@ -260,7 +260,7 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []in
 		}{skStatsPfx + c, cats[c]})
 	}
 	for _, c := range counters {
-		u, err := s.counterUpdate(up, c.sk, 0, c.n)
+		u, err := s.counterUpdate(up, c.sk, 0, c.n, 0)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -72,7 +72,14 @@ const (
 	maxDescriptionChars = 2000
 	maxURIChars         = 2048
 	messageIDLen        = 19 // 9 base36 digits of milliseconds + 10 random
+	// maxSchemas bounds the schemas of one inbox, as maxTTLs its TTLs;
+	// the request's 64 KiB bounds their size.
+	maxSchemas = 50
+	maxTTLs    = 50
 )
+
+// attrExpired counts a public partition's expired messages (public stats).
+const attrExpired = "expired"
 
 // Item kinds (the documented "kind" attribute).
 const (
@@ -235,6 +242,10 @@ type InboxConfig struct {
 	Description string `dynamodbav:"description" json:"description"`
 	// TTL maps "default" and message types (taxonomy categories) to TTLs.
 	TTL map[string]string `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
+	// Schema maps "default" and categories to a JSON Schema of
+	// message.body, as TTL does to TTLs (docs/schemas/stak.md, "Message
+	// schemas").
+	Schema Schemas `dynamodbav:"schema,omitempty" json:"schema,omitempty"`
 }
 
 // Audiences names who a message is for.

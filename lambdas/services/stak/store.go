@@ -17,6 +17,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
+	"github.com/dynastack/dynastack/lambdas/platform/jsonschema"
 )
 
 // API is the part of *dynamodb.Client the service calls.
@@ -29,11 +30,14 @@ type Store struct {
 	codec  *cursor.Codec
 	now    func() time.Time
 	newID  func(time.Time) string
+	// schemas keeps the compiled inbox schemas of this execution
+	// environment (by their text, so a changed schema compiles anew).
+	schemas *jsonschema.Cache
 }
 
 // NewStore returns a Store on table. cursorKey signs feed cursors.
 func NewStore(client API, table string, cursorKey []byte) *Store {
-	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: newMessageID}
+	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: newMessageID, schemas: &jsonschema.Cache{Max: 64}}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -187,6 +191,9 @@ func (s *Store) Publish(ctx context.Context, tenant, inbox string, d Draft) (*Pu
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkBody(ic, d.Category, d.Body); err != nil {
+		return nil, err
+	}
 	ttl, err := s.expiry(ctx, ic, d.Category)
 	if err != nil {
 		return nil, err
@@ -270,24 +277,26 @@ func (s *Store) deliver(ctx context.Context, m Message) error {
 		TableName: aws.String(s.table), Item: withKey(item, p.PK(), skMsgPfx+m.Header.ID, ""),
 		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(),
 	}, nil)
-	counters, err := s.counterUpdates(p, m.Taxonomy.Category, 1, 0)
+	counters, err := s.counterUpdates(p, m.Taxonomy.Category, 1, 0, 0)
 	if err != nil {
 		return err
 	}
 	return s.transact(ctx, append(tx, counters...))
 }
 
-// counterUpdates adds published and read to p's c#* and, with a category,
-// c#<category>. A user's counters always carry read (0 included) so stats
-// show it; the public partition has no read count.
-func (s *Store) counterUpdates(p Partition, category string, published, read int) (ddb.Tx, error) {
+// counterUpdates adds published, read and expired to p's c#* and, with a
+// category, c#<category>. A user's counters always carry read (0 included)
+// so stats show it; the public partition has no read count, and only it
+// counts expired messages (the public stats: ever published = published +
+// expired).
+func (s *Store) counterUpdates(p Partition, category string, published, read, expired int) (ddb.Tx, error) {
 	sks := []string{skStatsAll}
 	if category != "" {
 		sks = append(sks, skStatsPfx+category)
 	}
 	out := make(ddb.Tx, 0, len(sks))
 	for _, sk := range sks {
-		u, err := s.counterUpdate(p, sk, published, read)
+		u, err := s.counterUpdate(p, sk, published, read, expired)
 		if err != nil {
 			return nil, err
 		}
@@ -296,11 +305,14 @@ func (s *Store) counterUpdates(p Partition, category string, published, read int
 	return out, nil
 }
 
-// counterUpdate adds published and read to one counter item of p.
-func (s *Store) counterUpdate(p Partition, sk string, published, read int) (*types.Update, error) {
+// counterUpdate adds published, read and expired to one counter item of p.
+func (s *Store) counterUpdate(p Partition, sk string, published, read, expired int) (*types.Update, error) {
 	upd := counterOwner(p)
 	if published != 0 || p.Public() {
 		upd = upd.Add(expression.Name("published"), expression.Value(published))
+	}
+	if expired != 0 {
+		upd = upd.Add(expression.Name(attrExpired), expression.Value(expired))
 	}
 	if !p.Public() {
 		upd = upd.Add(expression.Name("read"), expression.Value(read))
@@ -457,7 +469,7 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 	if err != nil {
 		return nil, false, err
 	}
-	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1)
+	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -503,7 +515,7 @@ func (s *Store) markPublicMessage(ctx context.Context, up Partition, m *Message)
 	if err != nil {
 		return nil, false, fmt.Errorf("stak: marshal receipt: %w", err)
 	}
-	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1)
+	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -596,6 +608,65 @@ func (s *Store) Stats(ctx context.Context, tenant, inbox, uid string) (*Stats, e
 	for cat, c := range st.Categories {
 		c.Unread = max(0, c.Published-c.Read)
 		st.Categories[cat] = c
+	}
+	return st, nil
+}
+
+// PublicCounts are the counters of an inbox's public partition (design
+// document 002: "all messages ever published count, expired messages
+// count").
+type PublicCounts struct {
+	// Published counts broadcasts ever published: Live + Expired.
+	Published int64 `json:"published"`
+	// Expired counts those the stream consumer saw expire.
+	Expired int64 `json:"expired"`
+	// Live counts those not yet expired (deleted by TTL).
+	Live int64 `json:"live"`
+}
+
+// PublicStats are an inbox's public counters, in all and per category.
+type PublicStats struct {
+	Tenant string `json:"tenant_key"`
+	Inbox  string `json:"inbox_key"`
+	PublicCounts
+	Categories map[string]PublicCounts `json:"categories"`
+}
+
+// PublicStats reads the public partition's counters. The stored published
+// is the live count (a user's stats add it to theirs, and the consumer
+// takes one off when a broadcast expires, in the same transaction as it
+// adds one to expired), so ever published is the sum of the two.
+func (s *Store) PublicStats(ctx context.Context, tenant, inbox string) (*PublicStats, error) {
+	if _, err := s.Inbox(ctx, tenant, inbox); err != nil {
+		return nil, err
+	}
+	st := &PublicStats{Tenant: tenant, Inbox: inbox, Categories: map[string]PublicCounts{}}
+	expr, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key("pk").Equal(expression.Value(publicPK(tenant, inbox))).And(expression.Key("sk").BeginsWith(skStatsPfx))).Build()
+	if err != nil {
+		return nil, err
+	}
+	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	}) {
+		if err != nil {
+			return nil, err
+		}
+		var c struct {
+			SK      string `dynamodbav:"sk"`
+			Live    int64  `dynamodbav:"published"`
+			Expired int64  `dynamodbav:"expired"`
+		}
+		if err := attributevalue.UnmarshalMap(item, &c); err != nil {
+			return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
+		}
+		counts := PublicCounts{Published: c.Live + c.Expired, Expired: c.Expired, Live: c.Live}
+		if c.SK == skStatsAll {
+			st.PublicCounts = counts
+			continue
+		}
+		st.Categories[c.SK[len(skStatsPfx):]] = counts
 	}
 	return st, nil
 }

@@ -1,0 +1,129 @@
+package rezagent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+)
+
+// syncBuffer is a log sink the functions' goroutines share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(s.b.Bytes()), []byte("\n")) {
+		var rec map[string]any
+		if err := json.Unmarshal(l, &rec); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// The correlation id a client sends travels with the message (item,
+// SNS message attribute, SQS record attribute) and is on every line the
+// API and the processor log about it.
+func TestCorrelationIDFollowsTheMessage(t *testing.T) {
+	var buf syncBuffer
+	p := newPipeline(t, pipelineOptions{log: logx.New(&buf, slog.LevelInfo)})
+	const corr = "checkout-7f3a"
+	req := httptest.NewRequest("POST", "/messages", strings.NewReader(`{"message_type":"manual_notification","created_by":"user:me@example.com","payload":{"text":"Deploy done"}}`))
+	req.Header.Set("X-Correlation-Id", corr)
+	rec := httptest.NewRecorder()
+	p.api.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	var created rezagent.Message
+	if err := json.Unmarshal(rec.Body.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	m := p.await(t, created.MessageID)
+	if m.Status != rezagent.StatusCompleted || m.CorrelationID != corr {
+		t.Fatalf("message %+v", m.Summary)
+	}
+	sent := p.sns.CallsOf("Publish")
+	if len(sent) != 1 || !hasAttribute(&sent[0], "correlation_id", corr) {
+		t.Errorf("SNS publish %+v lacks the correlation_id attribute", sent)
+	}
+	// The processor logs "delivered" after it finishes; give its line a
+	// moment after the status shows.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		msgs := map[string]bool{}
+		for _, l := range buf.lines(t) {
+			if l["message_id"] == created.MessageID && l["correlation_id"] != corr {
+				t.Fatalf("line about the message without its correlation id: %v", l)
+			}
+			if l["correlation_id"] == corr {
+				msgs[l["msg"].(string)] = true
+			}
+		}
+		if msgs["request"] && msgs["delivered"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lines with the correlation id: %v; want the API's request and the processor's delivered", msgs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// A record without the attribute (published before it existed) takes
+	// the id from the message it claims.
+	m2, err := p.processor.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		record("again", `{"message_id":"`+created.MessageID+`"}`, 1)}})
+	if err != nil || len(m2.BatchItemFailures) != 0 {
+		t.Fatalf("redelivery: %+v %v", m2, err)
+	}
+	var found bool
+	for _, l := range buf.lines(t) {
+		if l["msg"] == "record acknowledged without delivery" {
+			found = true
+			if l["correlation_id"] != corr {
+				t.Errorf("redelivered record's line %v lacks the correlation id", l)
+			}
+		}
+	}
+	if !found {
+		t.Error("no line for the redelivered record")
+	}
+}
+
+// hasAttribute reports whether an SNS query-protocol Publish call carries
+// the string message attribute name=value.
+func hasAttribute(call *awsloop.Call, name, value string) bool {
+	for i := 1; i <= 10; i++ {
+		prefix := fmt.Sprintf("MessageAttributes.entry.%d", i)
+		if call.Get(prefix+".Name") == name {
+			return call.Get(prefix+".Value.StringValue") == value && call.Get(prefix+".Value.DataType") == "String"
+		}
+	}
+	return false
+}
