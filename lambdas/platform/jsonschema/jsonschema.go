@@ -27,11 +27,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
-// MaxErrors bounds the field errors one Check reports: enough to fix a
-// document in one round trip, not a page of noise for a wrong type at the
-// root.
-const MaxErrors = 10
-
 // location names the schema while it compiles; it never leaves the process.
 const location = "urn:dynastack:schema"
 
@@ -57,6 +52,16 @@ func (e *CompileError) Error() string {
 
 var printer = message.NewPrinter(language.English)
 
+// An Option changes how Compile compiles.
+type Option func(*options)
+
+type options struct{ formats bool }
+
+// AssertFormats makes "format" a check ("date-time", "email", …) instead
+// of an annotation: right for the repository's own schemas, whose formats
+// the code relies on. A client's schema keeps the standard's default.
+func AssertFormats() Option { return func(o *options) { o.formats = true } }
+
 // noLoads refuses every document but the schema itself and the
 // metaschemas the library embeds.
 type noLoads struct{}
@@ -69,7 +74,11 @@ func (noLoads) Load(url string) (any, error) {
 // digits (json.Number), and a schema that is not valid against its
 // metaschema, refers outside itself or has a pattern Go's regexp cannot
 // compile is a *CompileError.
-func Compile(raw []byte) (*Schema, error) {
+func Compile(raw []byte, opts ...Option) (*Schema, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	doc, err := js.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, &CompileError{Message: "is not JSON: " + err.Error()}
@@ -85,6 +94,9 @@ func Compile(raw []byte) (*Schema, error) {
 	c := js.NewCompiler()
 	c.DefaultDraft(js.Draft2020)
 	c.UseLoader(noLoads{})
+	if o.formats {
+		c.AssertFormat()
+	}
 	if err := c.AddResource(location, doc); err != nil {
 		return nil, &CompileError{Message: err.Error()}
 	}
@@ -153,8 +165,9 @@ func compileError(doc any, err error) error {
 	return &CompileError{Message: "is not a valid JSON Schema: " + msg}
 }
 
-// Check validates value and adds one field error per violation (at most
-// MaxErrors), each named field + the JSON path of the offending value.
+// Check validates value and adds one field error per violation, each named
+// field + the JSON path of the offending value; the validator lists the
+// first api.MaxFieldErrors and counts the rest.
 // value is what encoding/json decodes into an any (numbers as json.Number
 // or float64).
 func (s *Schema) Check(v *api.Validator, field string, value any) {
@@ -168,7 +181,6 @@ func (s *Schema) Check(v *api.Validator, field string, value any) {
 		return
 	}
 	seen := map[string]bool{}
-	n := 0
 	for _, l := range leafErrors(verr) {
 		path := Path(field, value, l.InstanceLocation)
 		msg := l.ErrorKind.LocalizedString(printer)
@@ -176,12 +188,7 @@ func (s *Schema) Check(v *api.Validator, field string, value any) {
 			continue
 		}
 		seen[path+msg] = true
-		if n == MaxErrors {
-			v.Add(field, "and more violations of the schema; fix these first")
-			return
-		}
 		v.Add(path, "%s", msg)
-		n++
 	}
 }
 
