@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ready"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
@@ -138,27 +140,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	client, err := ddb.NewClient(ctx, WithEndpoint(s.Endpoint, nil))
 	if err != nil {
 		return err
 	}
-	for {
-		attempt, cancelAttempt := context.WithTimeout(ctx, 2*time.Second)
-		_, err := client.ListTables(attempt, &dynamodb.ListTablesInput{}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
-		cancelAttempt()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-s.done:
-			return fmt.Errorf("ddblocal: java exited before serving: %v", s.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("ddblocal: not ready at %s after %s: %w", s.Endpoint, timeout, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+	err = ready.Wait(ctx, timeout, 100*time.Millisecond, s.done, func() error { return s.waitErr }, func(ctx context.Context) error {
+		_, err := client.ListTables(ctx, &dynamodb.ListTablesInput{}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("ddblocal: java at %s: %w", s.Endpoint, err)
 	}
+	return nil
 }
 
 // PID is the java process id.

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/ready"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
@@ -163,27 +165,18 @@ func Client(ctx context.Context, endpoint string) (*kms.Client, error) {
 }
 
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	client, err := s.Client(ctx)
 	if err != nil {
 		return err
 	}
-	for {
-		attempt, cancelAttempt := context.WithTimeout(ctx, 2*time.Second)
-		_, err := client.ListKeys(attempt, &kms.ListKeysInput{}, func(o *kms.Options) { o.RetryMaxAttempts = 1 })
-		cancelAttempt()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-s.done:
-			return fmt.Errorf("kmslocal: local-kms exited before serving: %v", s.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("kmslocal: not ready at %s after %s: %w", s.Endpoint, timeout, err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	err = ready.Wait(ctx, timeout, 50*time.Millisecond, s.done, func() error { return s.waitErr }, func(ctx context.Context) error {
+		_, err := client.ListKeys(ctx, &kms.ListKeysInput{}, func(o *kms.Options) { o.RetryMaxAttempts = 1 })
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("kmslocal: local-kms at %s: %w", s.Endpoint, err)
 	}
+	return nil
 }
 
 // EnsureKey makes alias name a symmetric key of its own, as the stack's

@@ -573,35 +573,24 @@ func (s *Store) Stats(ctx context.Context, tenant, inbox, uid string) (*Stats, e
 	}
 	st := &Stats{Tenant: tenant, Inbox: inbox, UID: uid, Categories: map[string]Counts{}}
 	for _, pk := range []string{userPK(tenant, uid, inbox), publicPK(tenant, inbox)} {
-		expr, err := expression.NewBuilder().WithKeyCondition(
-			expression.Key("pk").Equal(expression.Value(pk)).And(expression.Key("sk").BeginsWith(skStatsPfx))).Build()
-		if err != nil {
-			return nil, err
-		}
-		for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
-			TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-		}) {
-			if err != nil {
-				return nil, err
-			}
-			var c struct {
-				SK string `dynamodbav:"sk"`
-				Counts
-			}
+		err := s.counters(ctx, pk, func(cat string, item map[string]types.AttributeValue) error {
+			var c Counts
 			if err := attributevalue.UnmarshalMap(item, &c); err != nil {
-				return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
+				return fmt.Errorf("stak: unmarshal stats: %w", err)
 			}
-			if c.SK == skStatsAll {
+			if cat == "" {
 				st.Published += c.Published
 				st.Read += c.Read
-				continue
+				return nil
 			}
-			cat := c.SK[len(skStatsPfx):]
 			sum := st.Categories[cat]
 			sum.Published += c.Published
 			sum.Read += c.Read
 			st.Categories[cat] = sum
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	st.Unread = max(0, st.Published-st.Read)
@@ -641,32 +630,51 @@ func (s *Store) PublicStats(ctx context.Context, tenant, inbox string) (*PublicS
 		return nil, err
 	}
 	st := &PublicStats{Tenant: tenant, Inbox: inbox, Categories: map[string]PublicCounts{}}
-	expr, err := expression.NewBuilder().WithKeyCondition(
-		expression.Key("pk").Equal(expression.Value(publicPK(tenant, inbox))).And(expression.Key("sk").BeginsWith(skStatsPfx))).Build()
+	err := s.counters(ctx, publicPK(tenant, inbox), func(cat string, item map[string]types.AttributeValue) error {
+		var c struct {
+			Live    int64 `dynamodbav:"published"`
+			Expired int64 `dynamodbav:"expired"`
+		}
+		if err := attributevalue.UnmarshalMap(item, &c); err != nil {
+			return fmt.Errorf("stak: unmarshal stats: %w", err)
+		}
+		counts := PublicCounts{Published: c.Live + c.Expired, Expired: c.Expired, Live: c.Live}
+		if cat == "" {
+			st.PublicCounts = counts
+		} else {
+			st.Categories[cat] = counts
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	return st, nil
+}
+
+// counters reads the counter items of partition pk, strongly consistent,
+// and hands each to f with its category ("" for the inbox's total).
+func (s *Store) counters(ctx context.Context, pk string, f func(category string, item map[string]types.AttributeValue) error) error {
+	expr, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key("pk").Equal(expression.Value(pk)).And(expression.Key("sk").BeginsWith(skStatsPfx))).Build()
+	if err != nil {
+		return err
 	}
 	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
 		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
 	}) {
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var c struct {
-			SK      string `dynamodbav:"sk"`
-			Live    int64  `dynamodbav:"published"`
-			Expired int64  `dynamodbav:"expired"`
+		sk, _ := item["sk"].(*types.AttributeValueMemberS)
+		cat := ""
+		if sk != nil && sk.Value != skStatsAll {
+			cat = sk.Value[len(skStatsPfx):]
 		}
-		if err := attributevalue.UnmarshalMap(item, &c); err != nil {
-			return nil, fmt.Errorf("stak: unmarshal stats: %w", err)
+		if err := f(cat, item); err != nil {
+			return err
 		}
-		counts := PublicCounts{Published: c.Live + c.Expired, Expired: c.Expired, Live: c.Live}
-		if c.SK == skStatsAll {
-			st.PublicCounts = counts
-			continue
-		}
-		st.Categories[c.SK[len(skStatsPfx):]] = counts
 	}
-	return st, nil
+	return nil
 }
