@@ -44,6 +44,7 @@ type Proxy struct {
 	fault    Fault
 	rate     float64
 	next     []planned
+	onDrop   func()
 	requests atomic.Int64
 	faults   atomic.Int64
 }
@@ -76,6 +77,9 @@ func Start(target string) (*Proxy, error) {
 		case DropAnswer:
 			p.faults.Add(1)
 			rp.ServeHTTP(discard{header: http.Header{}}, r)
+			if f := p.afterDrop(); f != nil {
+				f()
+			}
 			if hj, ok := w.(http.Hijacker); ok {
 				if conn, _, err := hj.Hijack(); err == nil {
 					conn.Close()
@@ -123,6 +127,22 @@ func (p *Proxy) NextOn(op string, fault Fault, n int) {
 	for range n {
 		p.next = append(p.next, planned{op, fault})
 	}
+}
+
+// AfterDrop runs f after each write whose answer the proxy drops, once
+// DynamoDB applied it and before the client learns the connection closed:
+// the moment another request's write can land between the lost answer and
+// the SDK's retry. nil removes it.
+func (p *Proxy) AfterDrop(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onDrop = f
+}
+
+func (p *Proxy) afterDrop() func() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.onDrop
 }
 
 // Clear drops the faults planned by Next and NextOn that no request met.

@@ -1,6 +1,7 @@
 package itsm_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
@@ -34,6 +35,35 @@ func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
 	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"now it works"}`, &answered)
 	if len(answered.Comments) != 2 {
 		t.Errorf("second comment: %+v", answered.Comments)
+	}
+}
+
+// Another comment landing between the lost answer and the SDK's retry
+// does not make the retry append its comment again (a single last-write
+// token did: make load under FAULTS=drop stored three comments for two
+// acknowledged).
+func TestCommentWithLostAnswerAndAnotherWriteIsStoredOnce(t *testing.T) {
+	s := newService(t, options{})
+	tk := s.create(t, "poc-user-001", "VPN drops")
+	lossy, proxy := s.throughFaults(t)
+
+	proxy.AfterDrop(func() {
+		s.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"meanwhile"}`, nil)
+	})
+	proxy.Next(ddbfault.DropAnswer, 1)
+	var answered itsm.Ticket
+	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"still down"}`, &answered)
+	if proxy.Faults() != 1 {
+		t.Fatalf("%d faults: no answer was lost", proxy.Faults())
+	}
+	var stored itsm.Ticket
+	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
+	var texts []string
+	for _, c := range stored.Comments {
+		texts = append(texts, c.CommentText)
+	}
+	if got := strings.Join(texts, ","); got != "still down,meanwhile" {
+		t.Errorf("stored comments %s, want each once: still down,meanwhile", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package itsm
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -100,20 +101,27 @@ func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error
 	now := Timestamp(s.now())
 	// The append is not idempotent: if DynamoDB applied it and its answer
 	// was lost, the SDK's retry of the same request would append the
-	// comment again. The write's token makes the retry fail its condition
-	// instead, and the token in the item it finds says the comment is in.
+	// comment again. Each comment's token joins a set in the same update,
+	// so the retry fails its condition instead, and the set in the item
+	// it finds says the comment is in, whatever was written in between.
 	token := uuid.NewString()
-	comments, written := expression.Name("comments"), expression.Name("write_token")
+	comments, tokens := expression.Name("comments"), expression.Name("comment_tokens")
 	update := expression.
 		Set(comments, expression.ListAppend(comments, expression.Value([]Comment{{CommentText: text, AddedAt: now}}))).
 		Set(expression.Name("updated_at"), expression.Value(now)).
-		Set(written, expression.Value(token))
+		Add(tokens, expression.Value(&types.AttributeValueMemberSS{Value: []string{token}}))
 	cond := expression.AttributeExists(expression.Name("ticket_id")).
 		And(expression.Name("status").NotEqual(expression.Value(StatusClosed))).
 		And(comments.Size().LessThan(expression.Value(MaxComments))).
-		And(expression.Or(expression.AttributeNotExists(written), written.NotEqual(expression.Value(token))))
+		And(expression.Not(expression.Contains(tokens, token)))
 	t, err := s.update(ctx, id, update, cond)
-	if mine, err := ddb.OwnWrite(err, writeToken, token, func(old *Ticket) error {
+	hasComment := func(t *Ticket) string {
+		if slices.Contains(t.CommentTokens, token) {
+			return token
+		}
+		return ""
+	}
+	if mine, err := ddb.OwnWrite(err, hasComment, token, func(old *Ticket) error {
 		switch {
 		case old == nil:
 			return ErrNotFound

@@ -89,10 +89,16 @@ type Ticket struct {
 	CreatedAt        string    `dynamodbav:"created_at" json:"created_at"`
 	UpdatedAt        string    `dynamodbav:"updated_at" json:"updated_at"`
 	Comments         []Comment `dynamodbav:"comments" json:"comments"`
-	// WriteToken is the token of the last comment or status change
-	// written, never shown: a retry of that write finds it and knows the
-	// write is already in.
+	// WriteToken is the token of the last status change written, never
+	// shown: a retry of that write finds it and knows the write is in.
 	WriteToken string `dynamodbav:"write_token,omitempty" json:"-"`
+	// CommentTokens holds the token of every comment appended (a string
+	// set, at most MaxComments of 36 bytes), never shown. One slot like
+	// WriteToken is not enough for an append: another comment landing
+	// between a lost answer and the SDK's retry would replace the token,
+	// and the retry would append its comment a second time (make load
+	// under FAULTS=drop found it).
+	CommentTokens []string `dynamodbav:"comment_tokens,stringset,omitempty" json:"-"`
 }
 
 // Summary is a ticket without its comments, as listings return it.
