@@ -23,6 +23,8 @@ require (
 	github.com/google/uuid v1.6.0
 )
 
+require github.com/aws/aws-sdk-go-v2/service/cloudformation v1.83.0 // indirect
+
 require (
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
