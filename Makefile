@@ -118,13 +118,17 @@ load: ## load test a running make dev, then check integrity (N=400 C=8 SERVICES=
 # token minted as make token mints it. STAGE: a deployed stage, URLs from
 # its stacks' ApiUrl outputs, requests signed with SigV4 (AWS credentials
 # and region from the environment), STAK_TOKEN a token of the stage's
-# identity provider. make test runs the local form (cmd/local TestSmoke).
+# identity provider. bin/smoke exits 1 on a failed check, 2 when it cannot
+# start; make turns either into its own 2 (its error line names which).
+# make test runs the local form (cmd/local TestSmoke).
 smoke: ## end-to-end check of every service: make smoke LOCAL=<make dev URL> | make smoke STAGE=<stage> STAK_TOKEN=<token> (docs/smoke.md)
 	@if [ -n "$(LOCAL)" ] && [ "$(origin STAGE)" != "command line" ]; then \
-		cd lambdas && tok=$$(go run ./devtools/cmd/local token -tenant smoke -user smoke-user) && \
-		go run ./devtools/cmd/smoke -local "$(LOCAL)" -stak-token "$$tok" $(SMOKE_FLAGS); \
+		mkdir -p bin && go build -o bin/smoke ./lambdas/devtools/cmd/smoke && \
+		tok=$$(cd lambdas && go run ./devtools/cmd/local token -tenant smoke -user smoke-user) && \
+		bin/smoke -local "$(LOCAL)" -stak-token "$$tok" $(SMOKE_FLAGS); \
 	elif [ -z "$(LOCAL)" ] && [ "$(origin STAGE)" = "command line" ]; then \
-		cd lambdas && STAK_TOKEN="$(STAK_TOKEN)" go run ./devtools/cmd/smoke -stage "$(STAGE)" $(SMOKE_FLAGS); \
+		mkdir -p bin && go build -o bin/smoke ./lambdas/devtools/cmd/smoke && \
+		STAK_TOKEN="$(STAK_TOKEN)" bin/smoke -stage "$(STAGE)" $(SMOKE_FLAGS); \
 	else echo "usage: make smoke LOCAL=<make dev URL, e.g. http://127.0.0.1:8080> | make smoke STAGE=<stage> STAK_TOKEN=<token> [SMOKE_FLAGS='-region … -url <service>=<URL> -wait 60s']" >&2; exit 2; fi
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
