@@ -8,12 +8,14 @@
 // with X-Amz-Target), records it as a Call together with the access key id
 // that signed it (from the SigV4 Authorization header), and answers through
 // the Handler registered for the action, in the protocol's response shape.
-// Per-service fakes (sts.go, ec2.go, rds.go, ecs.go, …) are thin layers of
-// handlers with state on top of this core.
+// Per-service fakes (sts.go, ec2.go, rds.go, ecs.go, cloudformation.go, …)
+// are thin layers of handlers with state on top of this core.
 //
 // VerifySignatures (sigv4.go) makes a server recompute each signature with
 // the secret of its key, e.g. STS.Secrets for the sessions a fake STS
 // issued: a test then proves which credentials signed a call.
+// VerifyRequest applies the same check to any request, e.g. a REST call
+// signed for API Gateway's execute-api.
 //
 // Point a client at a server with its BaseEndpoint, or through the
 // service-specific environment variable the SDK reads

@@ -36,6 +36,30 @@ func (s *Server) VerifySignatures(secrets Secrets) {
 	s.secrets = secrets
 }
 
+// Credential is what a SigV4 Authorization header claims: the access key
+// id and the rest of its credential scope, and the session token sent
+// beside it.
+type Credential struct {
+	AccessKeyID, Region, Service, SessionToken string
+}
+
+// VerifyRequest checks r as an AWS endpoint of service checks any request,
+// whatever its protocol (e.g. API Gateway's execute-api, which serves
+// plain REST paths): an AWS4-HMAC-SHA256 Authorization header whose
+// credential is scoped to service, and, with secrets, a signature that
+// matches the one recomputed over the headers it names as signed. body is
+// the request body as read from r. The error is an *Error as AWS would
+// answer it (403 IncompleteSignature, SignatureDoesNotMatch, …).
+func VerifyRequest(r *http.Request, body []byte, service string, secrets Secrets) (Credential, error) {
+	s := &Server{svc: Service{Name: service, Protocol: AWSJSON11}, secrets: secrets}
+	c := &Call{}
+	if err := s.authenticate(c, r); err != nil {
+		return Credential{}, err
+	}
+	cred := Credential{AccessKeyID: c.AccessKeyID, Region: c.Region, Service: c.SigningName, SessionToken: c.SessionToken}
+	return cred, s.verify(c, r, body)
+}
+
 // verify recomputes the signature of r over the headers it names as
 // signed, with the secret secrets gives for its key, and compares.
 func (s *Server) verify(c *Call, r *http.Request, body []byte) error {

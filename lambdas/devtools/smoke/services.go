@@ -1,0 +1,437 @@
+package smoke
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// itsm: a ticket of caller <run>, its description saying it is smoke
+// data. ITSM has no delete: the ticket is walked to closed (the final
+// status), which is the cleanup the API allows.
+func itsm(ctx context.Context, s *suite) {
+	type ticket struct {
+		ID       string           `json:"ticket_id"`
+		Status   string           `json:"status"`
+		Comments []map[string]any `json:"comments"`
+	}
+	var t ticket
+	if !s.check("create ticket", func() error {
+		return s.c.do(ctx, "POST", "/tickets", map[string]any{"caller_id": s.t.Run,
+			"issue_description": "dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)"}, &t, s201)
+	}) {
+		return
+	}
+	path := "/tickets/" + url.PathEscape(t.ID)
+	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", t.ID, s.t.Run)
+	s.check("read ticket", func() error {
+		var got ticket
+		if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+			return err
+		}
+		return want("status", got.Status, "open")
+	})
+	s.check("list tickets of the caller", func() error {
+		return s.eventually(ctx, func() error {
+			var page struct {
+				Tickets []ticket `json:"tickets"`
+			}
+			if err := s.c.do(ctx, "GET", "/tickets?caller="+url.QueryEscape(s.t.Run), nil, &page, s200); err != nil {
+				return err
+			}
+			for _, x := range page.Tickets {
+				if x.ID == t.ID {
+					return nil
+				}
+			}
+			return fmt.Errorf("ticket %s not in the caller's list (%d tickets)", t.ID, len(page.Tickets))
+		})
+	})
+	s.check("comment", func() error {
+		var got ticket
+		if err := s.c.do(ctx, "POST", path+"/comments", map[string]any{"comment_text": "smoke comment"}, &got, []int{200, 201}); err != nil {
+			return err
+		}
+		if len(got.Comments) != 1 {
+			return fmt.Errorf("%d comments after one, want 1", len(got.Comments))
+		}
+		return nil
+	})
+	for _, to := range []string{"in_progress", "resolved", "closed"} {
+		s.check("status to "+to, func() error {
+			var got ticket
+			if err := s.c.do(ctx, "PATCH", path, map[string]any{"status": to}, &got, s200); err != nil {
+				return err
+			}
+			return want("status", got.Status, to)
+		})
+	}
+	s.check("closed ticket refuses a comment", func() error {
+		return s.c.do(ctx, "POST", path+"/comments", map[string]any{"comment_text": "after close"}, nil, []int{409})
+	})
+}
+
+// rezagent: a message created by <run>; the pipeline (SNS, queue,
+// processor, ntfy) must move it to completed. There is no delete: the
+// message expires with rez_agent's TTL (90 days), and its notification
+// reaches the stage's ntfy topic.
+func rezagent(ctx context.Context, s *suite) {
+	type message struct {
+		ID        string `json:"message_id"`
+		Status    string `json:"status"`
+		CreatedBy string `json:"created_by"`
+		Error     string `json:"error_message"`
+	}
+	var m message
+	if !s.check("create message", func() error {
+		return s.c.do(ctx, "POST", "/messages", map[string]any{"message_type": "smoke_test", "created_by": s.t.Run,
+			"payload": map[string]any{"text": "dynastack smoke test " + s.t.Run + " (ignore)"}}, &m, s201)
+	}) {
+		return
+	}
+	path := "/messages/" + url.PathEscape(m.ID)
+	s.note("message %s (created_by %s, message_type smoke_test) stays until its TTL (90 days; no delete); its notification went to the stage's ntfy topic (make dev: its ntfy sink)", m.ID, s.t.Run)
+	s.check("read message", func() error {
+		var got message
+		if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+			return err
+		}
+		return want("created_by", got.CreatedBy, s.t.Run)
+	})
+	s.check("list messages", func() error {
+		return s.eventually(ctx, func() error {
+			var page struct {
+				Messages []message `json:"messages"`
+			}
+			if err := s.c.do(ctx, "GET", "/messages?limit=100", nil, &page, s200); err != nil {
+				return err
+			}
+			for _, x := range page.Messages {
+				if x.ID == m.ID {
+					return nil
+				}
+			}
+			return fmt.Errorf("message %s not on the newest page (%d messages)", m.ID, len(page.Messages))
+		})
+	})
+	s.check("pipeline delivers (status completed)", func() error {
+		return s.eventually(ctx, func() error {
+			var got message
+			if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+				return err
+			}
+			if got.Status == "failed" {
+				return fmt.Errorf("status failed: %s (not retried)", got.Error)
+			}
+			return want("status", got.Status, "completed")
+		})
+	})
+	s.check("metrics", func() error { return s.c.do(ctx, "GET", "/metrics", nil, nil, s200) })
+}
+
+// nucleus: a disabled schedule named <run>, changed once (two audit
+// entries), then deleted: nothing stays but the audit entries of its
+// create, change and delete, which the audit log keeps by design.
+func nucleus(ctx context.Context, s *suite) {
+	type schedule struct {
+		ID      string `json:"schedule_id"`
+		Name    string `json:"schedule_name"`
+		EndCron string `json:"end_cron"`
+	}
+	user := []string{"X-User-Id", "smoke@dynastack.invalid"}
+	var sc schedule
+	if !s.check("create schedule", func() error {
+		return s.c.do(ctx, "POST", "/schedules", map[string]any{"schedule_name": s.t.Run, "start_cron": "0 8 * * MON-FRI",
+			"end_cron": "0 18 * * MON-FRI", "timezone": "UTC", "enabled": false}, &sc, s201, user...)
+	}) {
+		return
+	}
+	path := "/schedules/" + url.PathEscape(sc.ID)
+	deleted := false
+	s.cleanup("delete schedule", func() error {
+		if deleted {
+			return nil
+		}
+		return s.c.do(ctx, "DELETE", path, nil, nil, []int{204, 404}, user...)
+	})
+	s.note("schedule %s deleted; its audit entries stay (the audit log is append-only)", sc.ID)
+	s.check("read schedule", func() error {
+		var got struct {
+			Schedule schedule `json:"schedule"`
+		}
+		if err := s.c.do(ctx, "GET", path, nil, &got, s200, user...); err != nil {
+			return err
+		}
+		return want("schedule_name", got.Schedule.Name, s.t.Run)
+	})
+	s.check("list schedules", func() error {
+		return s.eventually(ctx, func() error {
+			found, n := false, 0
+			err := walk(ctx, s.c, "/schedules?limit=100", "next_cursor", func(raw json.RawMessage) error {
+				var page struct {
+					Schedules []schedule `json:"schedules"`
+				}
+				if err := json.Unmarshal(raw, &page); err != nil {
+					return err
+				}
+				n += len(page.Schedules)
+				found = found || slices.ContainsFunc(page.Schedules, func(x schedule) bool { return x.ID == sc.ID })
+				return nil
+			}, user...)
+			if err == nil && !found {
+				err = fmt.Errorf("schedule %s not listed (%d schedules)", sc.ID, n)
+			}
+			return err
+		})
+	})
+	s.check("change schedule", func() error {
+		var got schedule
+		if err := s.c.do(ctx, "PATCH", path, map[string]any{"end_cron": "0 19 * * MON-FRI"}, &got, s200, user...); err != nil {
+			return err
+		}
+		return want("end_cron", got.EndCron, "0 19 * * MON-FRI")
+	})
+	s.check("audit log of the schedule", func() error {
+		var log struct {
+			Entries []map[string]any `json:"entries"`
+		}
+		if err := s.c.do(ctx, "GET", "/audit/schedule/"+url.PathEscape(sc.ID)+"?limit=100", nil, &log, s200, user...); err != nil {
+			return err
+		}
+		if len(log.Entries) != 2 {
+			return fmt.Errorf("%d audit entries, want 2 (create and change)", len(log.Entries))
+		}
+		return nil
+	})
+	if s.check("delete schedule", func() error { return s.c.do(ctx, "DELETE", path, nil, nil, []int{204}, user...) }) {
+		deleted = true
+	}
+	s.check("deleted schedule is gone", func() error { return s.c.do(ctx, "GET", path, nil, nil, s404, user...) })
+}
+
+// stak: publishes to the token's own user in a new inbox <run> of the
+// token's tenant, reads the feed with the token, marks the message read
+// and checks the user's counters. Stak has no delete: the inbox stays,
+// its message expires after a day (the inbox's TTL); the tenant's
+// settings are created only when the tenant has none.
+func stak(ctx context.Context, s *suite) {
+	var tenant, uid string
+	if !s.check("end-user token", func() (err error) {
+		tenant, uid, err = claims(s.t.StakToken)
+		return err
+	}) {
+		return
+	}
+	bearer := []string{"Authorization", "Bearer " + s.t.StakToken}
+	tpath := "/tenants/" + url.PathEscape(tenant)
+	inbox := tpath + "/inboxes/" + url.PathEscape(s.t.Run)
+	user := inbox + "/users/" + url.PathEscape(uid)
+	s.check("tenant settings", func() error {
+		err := s.c.do(ctx, "GET", tpath+"/settings", nil, nil, s200)
+		if err == nil {
+			return nil
+		}
+		if e := s.c.do(ctx, "GET", tpath+"/settings", nil, nil, s404); e != nil {
+			return err
+		}
+		if err := s.c.do(ctx, "PUT", tpath+"/settings", map[string]any{"title": "dynastack smoke"}, nil, s200); err != nil {
+			return err
+		}
+		s.note("tenant %s had no settings: created them (title \"dynastack smoke\"); they stay", tenant)
+		return nil
+	})
+	s.check("create inbox", func() error {
+		return s.c.do(ctx, "PUT", inbox, map[string]any{"title": "dynastack smoke " + s.t.Run,
+			"description": "smoke data of a smoke test, kept (no delete); messages expire after a day", "ttl": map[string]any{"default": "1d"}}, nil, s200)
+	})
+	if !s.failed {
+		s.note("inbox %s of tenant %s stays (Stak has no delete); its message to user %s expires after a day", s.t.Run, tenant, uid)
+	}
+	s.check("read inbox", func() error { return s.c.do(ctx, "GET", inbox, nil, nil, s200) })
+	var id string
+	s.check("publish message", func() error {
+		var m struct {
+			Header struct {
+				ID string `json:"id"`
+			} `json:"audiences"`
+		}
+		err := s.c.do(ctx, "POST", inbox+"/messages", map[string]any{"sender": "dynastack-smoke",
+			"audiences": map[string]any{"kind": "users", "uids": []string{uid}},
+			"message":   map[string]any{"title": "dynastack smoke test " + s.t.Run}}, &m, s201)
+		id = m.Header.ID
+		if err == nil && id == "" {
+			err = errors.New("the answer has no message id (audiences.id)")
+		}
+		return err
+	})
+	s.check("feed lists the message", func() error {
+		var page struct {
+			Messages []struct {
+				Header struct {
+					ID string `json:"id"`
+				} `json:"audiences"`
+			} `json:"messages"`
+		}
+		if err := s.c.do(ctx, "GET", user+"/messages", nil, &page, s200, bearer...); err != nil {
+			return err
+		}
+		if len(page.Messages) != 1 || page.Messages[0].Header.ID != id {
+			return fmt.Errorf("feed holds %d messages, want just %s", len(page.Messages), id)
+		}
+		return nil
+	})
+	s.check("mark read", func() error {
+		var got struct {
+			Changed bool `json:"changed"`
+		}
+		if err := s.c.do(ctx, "POST", user+"/messages/"+url.PathEscape(id)+"/read", nil, &got, s200, bearer...); err != nil {
+			return err
+		}
+		if !got.Changed {
+			return errors.New("changed false on the first read")
+		}
+		return nil
+	})
+	s.check("user stats", func() error {
+		var st struct{ Published, Read, Unread int64 }
+		if err := s.c.do(ctx, "GET", user+"/stats", nil, &st, s200, bearer...); err != nil {
+			return err
+		}
+		if st.Published != 1 || st.Read != 1 || st.Unread != 0 {
+			return fmt.Errorf("stats %+v, want published 1, read 1, unread 0", st)
+		}
+		return nil
+	})
+	s.check("token of another user is refused", func() error {
+		return s.c.do(ctx, "GET", inbox+"/users/"+url.PathEscape(uid+"-other")+"/messages", nil, nil, []int{403}, bearer...)
+	})
+}
+
+// agenticpm: a project named <run>, an event on it, then archived — the
+// API's end of a project, which is never deleted (so it stays, archived).
+func agenticpm(ctx context.Context, s *suite) {
+	type project struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	}
+	var p project
+	if !s.check("create project", func() error {
+		return s.c.do(ctx, "POST", "/projects", map[string]any{"name": s.t.Run, "description": "dynastack smoke test (smoke data, archived by the test)",
+			"source": "jira", "sourceProjectKey": "SMOKE", "autonomyLevel": "monitoring"}, &p, s201)
+	}) {
+		return
+	}
+	path := "/projects/" + url.PathEscape(p.ID)
+	s.note("project %s (name %s) stays archived (AgenticPM never deletes projects)", p.ID, s.t.Run)
+	s.check("read project", func() error {
+		var got project
+		if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+			return err
+		}
+		return want("name", got.Name, s.t.Run)
+	})
+	s.check("list active projects", func() error {
+		return s.eventually(ctx, func() error {
+			found, n := false, 0
+			err := walk(ctx, s.c, "/projects?status=active&limit=100", "nextCursor", func(raw json.RawMessage) error {
+				var page struct {
+					Items []project `json:"items"`
+				}
+				if err := json.Unmarshal(raw, &page); err != nil {
+					return err
+				}
+				n += len(page.Items)
+				found = found || slices.ContainsFunc(page.Items, func(x project) bool { return x.ID == p.ID })
+				return nil
+			})
+			if err == nil && !found {
+				err = fmt.Errorf("project %s not among the %d active projects", p.ID, n)
+			}
+			return err
+		})
+	})
+	s.check("record event", func() error {
+		return s.c.do(ctx, "POST", path+"/events", map[string]any{"eventType": "heartbeat", "severity": "info", "summary": "smoke"}, nil, s201)
+	})
+	s.check("list events", func() error {
+		var page struct {
+			Items []map[string]any `json:"items"`
+		}
+		if err := s.c.do(ctx, "GET", path+"/events?limit=100", nil, &page, s200); err != nil {
+			return err
+		}
+		if len(page.Items) != 1 {
+			return fmt.Errorf("%d events, want 1", len(page.Items))
+		}
+		return nil
+	})
+	s.check("archive project", func() error {
+		var got project
+		if err := s.c.do(ctx, "PATCH", path, map[string]any{"status": "archived"}, &got, s200); err != nil {
+			return err
+		}
+		return want("status", got.Status, "archived")
+	})
+}
+
+// walk reads a list's pages (at most 50) through its cursor field.
+func walk(ctx context.Context, c client, first, cursorField string, page func(json.RawMessage) error, headers ...string) error {
+	path := first
+	for range 50 {
+		var raw json.RawMessage
+		if err := c.do(ctx, "GET", path, nil, &raw, s200, headers...); err != nil {
+			return err
+		}
+		if err := page(raw); err != nil {
+			return err
+		}
+		var next map[string]any
+		_ = json.Unmarshal(raw, &next)
+		cur, _ := next[cursorField].(string)
+		if cur == "" {
+			return nil
+		}
+		path = first + "&cursor=" + url.QueryEscape(cur)
+	}
+	return fmt.Errorf("more than 50 pages of %s", first)
+}
+
+func want(field, got, wanted string) error {
+	if got != wanted {
+		return fmt.Errorf("%s %q, want %q", field, got, wanted)
+	}
+	return nil
+}
+
+// claims reads the tenant and sub claims of a JWT without verifying it
+// (the API verifies it; the smoke test only needs to know whom it names).
+func claims(token string) (tenant, sub string, err error) {
+	if token == "" {
+		return "", "", errors.New("no Stak end-user token (make smoke: STAK_TOKEN=<a token of the stage's identity provider>; local: make token)")
+	}
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return "", "", fmt.Errorf("the Stak token is no JWT (%d dot-separated parts, want 3)", len(parts))
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return "", "", fmt.Errorf("the Stak token's payload: %w", err)
+	}
+	var c struct {
+		Tenant string `json:"tenant"`
+		Sub    string `json:"sub"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return "", "", fmt.Errorf("the Stak token's payload: %w", err)
+	}
+	if c.Tenant == "" || c.Sub == "" {
+		return "", "", fmt.Errorf("the Stak token needs a tenant and a sub claim (has tenant %q, sub %q)", c.Tenant, c.Sub)
+	}
+	return c.Tenant, c.Sub, nil
+}
