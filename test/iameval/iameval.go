@@ -6,10 +6,11 @@
 //
 // It implements the part of IAM's evaluation logic dynastack's policies
 // use: Allow and Deny statements (an explicit deny wins, nothing allowed is
-// an implicit deny), Principal ("*", AWS "*", Service), Action/NotAction and
-// Resource/NotResource with * and ? wildcards (an ARN is matched segment
+// an implicit deny), Principal ("*", AWS "*" or an IAM principal's ARN,
+// Service), Action/NotAction and Resource/NotResource with * and ? wildcards (an ARN is matched segment
 // by segment, the resource segment whole, so * spans '/'), and the
-// condition operators below with their ...IfExists forms. A statement it
+// condition operators below with their ...IfExists forms and, for
+// multivalued keys, their ForAllValues: and ForAnyValue: forms. A statement it
 // does not understand (an unknown element or operator, a value that is not
 // a plain string after intrinsic functions are resolved) is an error, never
 // a silent match or miss.
@@ -27,12 +28,24 @@ type Request struct {
 	// cloudwatch.amazonaws.com; "" for an IAM principal (whose identity
 	// policy is being evaluated, so Principal is absent).
 	Service string
+	// Principal is the calling IAM principal's ARN (a role's
+	// arn:aws:iam::<account>:role/<name>), for a resource policy that
+	// names it. It matches a Principal AWS value equal to it, and "*".
+	// An account's root ARN is matched only by itself: in a key policy
+	// that statement delegates to the account's IAM policies rather than
+	// naming the role, and evaluating that delegation is the caller's.
+	Principal string
 	// Action, e.g. sns:Publish.
 	Action string
 	// Resource is the ARN acted on.
 	Resource string
 	// Context holds the request's condition keys, e.g. aws:SourceAccount.
 	Context map[string]string
+	// Sets holds its multivalued condition keys, e.g.
+	// kms:EncryptionContextKeys; only ForAllValues: and ForAnyValue:
+	// operators test them (a plain operator on one is an error, as IAM's
+	// policy validator warns).
+	Sets map[string][]string
 }
 
 // Decision is the outcome of an evaluation.
@@ -118,7 +131,7 @@ func statementApplies(st map[string]any, req Request) (bool, error) {
 		return false, err
 	}
 	if c, ok := st["Condition"]; ok {
-		return conditionsHold(c, req.Context)
+		return conditionsHold(c, req)
 	}
 	return true, nil
 }
@@ -140,11 +153,11 @@ func principalMatches(p any, req Request) (bool, error) {
 		case "AWS":
 			// "*" is everyone, services included; an account or role
 			// ARN is never a service principal.
-			if slices.Contains(vals, "*") {
+			if slices.Contains(vals, "*") || (req.Principal != "" && slices.Contains(vals, req.Principal)) {
 				return true, nil
 			}
-			if req.Service == "" {
-				return false, fmt.Errorf("principal AWS %v: IAM principals other than * are not understood", vals)
+			if req.Service == "" && req.Principal == "" {
+				return false, fmt.Errorf("principal AWS %v: the request names no principal (Request.Principal)", vals)
 			}
 		case "Service":
 			if req.Service != "" && slices.Contains(vals, req.Service) {
@@ -228,7 +241,7 @@ func Glob(pattern, s string) bool {
 
 // conditionsHold evaluates a Condition block: every operator, every key
 // of it, must hold; a key's values are alternatives.
-func conditionsHold(c any, ctx map[string]string) (bool, error) {
+func conditionsHold(c any, req Request) (bool, error) {
 	block, ok := c.(map[string]any)
 	if !ok {
 		return false, fmt.Errorf("condition %v is not an object", c)
@@ -238,7 +251,13 @@ func conditionsHold(c any, ctx map[string]string) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("condition %s: %v is not an object", op, keys)
 		}
-		base, ifExists := strings.CutSuffix(op, "IfExists")
+		set, base := "", op
+		for _, prefix := range []string{"ForAllValues:", "ForAnyValue:"} {
+			if rest, ok := strings.CutPrefix(op, prefix); ok {
+				set, base = prefix, rest
+			}
+		}
+		base, ifExists := strings.CutSuffix(base, "IfExists")
 		test, ok := operators[base]
 		if !ok {
 			return false, fmt.Errorf("condition operator %s is not understood", op)
@@ -248,7 +267,20 @@ func conditionsHold(c any, ctx map[string]string) (bool, error) {
 			if err != nil {
 				return false, fmt.Errorf("condition %s %s: %w", op, key, err)
 			}
-			got, present := lookup(ctx, key)
+			if set != "" {
+				got := values(req, key)
+				if len(got) == 0 && ifExists {
+					continue
+				}
+				if !setHolds(set, test, got, want) {
+					return false, nil
+				}
+				continue
+			}
+			if _, multi := lookupSet(req.Sets, key); multi {
+				return false, fmt.Errorf("condition %s %s: a multivalued key needs ForAllValues: or ForAnyValue:", op, key)
+			}
+			got, present := lookup(req.Context, key)
 			if !present {
 				// A missing key satisfies ...IfExists; every other
 				// operator fails on it, the negated ones included (IAM:
@@ -265,6 +297,39 @@ func conditionsHold(c any, ctx map[string]string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// setHolds tests a multivalued key's values: ForAllValues: holds when
+// every value passes, so also when the key is absent or empty (IAM's
+// documented trap, which policies close with a second, single-valued
+// condition); ForAnyValue: when at least one does.
+func setHolds(set string, test func(string, []string) bool, got, want []string) bool {
+	pass := func(v string) bool { return test(v, want) }
+	if set == "ForAllValues:" {
+		return !slices.ContainsFunc(got, func(v string) bool { return !pass(v) })
+	}
+	return slices.ContainsFunc(got, pass)
+}
+
+// values are a key's values for a set operator: a multivalued key's, or
+// a single-valued key's one value, or none.
+func values(req Request, key string) []string {
+	if vs, ok := lookupSet(req.Sets, key); ok {
+		return vs
+	}
+	if v, ok := lookup(req.Context, key); ok {
+		return []string{v}
+	}
+	return nil
+}
+
+func lookupSet(sets map[string][]string, key string) ([]string, bool) {
+	for k, v := range sets {
+		if strings.EqualFold(k, key) {
+			return v, true
+		}
+	}
+	return nil, false
 }
 
 // lookup finds a condition key; IAM's keys are case-insensitive.

@@ -104,15 +104,20 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	res := map[string]any{"Topic": map[string]any{"Type": "AWS::SNS::Topic"}, "Key": map[string]any{"Type": "AWS::KMS::Key"}}
+	res := map[string]any{"Topic": map[string]any{"Type": "AWS::SNS::Topic"}, "Key": map[string]any{"Type": "AWS::KMS::Key"},
+		"Table": map[string]any{"Type": "AWS::DynamoDB::Table"}, "Bus": map[string]any{"Type": "AWS::Events::EventBus"}, "Logs": map[string]any{"Type": "AWS::Logs::LogGroup"}}
 	env := iameval.Env{Partition: "aws", Region: "eu-west-1", Account: "111122223333"}
 	got, err := iameval.Resolve([]any{
 		map[string]any{"Ref": "Topic"},
 		map[string]any{"Fn::GetAtt": []any{"Key", "Arn"}},
 		map[string]any{"Fn::Join": []any{"", []any{"arn:", map[string]any{"Ref": "AWS::Partition"}, ":x:", map[string]any{"Ref": "AWS::AccountId"}}}},
+		map[string]any{"Fn::GetAtt": []any{"Table", "Arn"}},
+		map[string]any{"Fn::GetAtt": []any{"Bus", "Arn"}},
+		map[string]any{"Fn::GetAtt": []any{"Logs", "Arn"}},
 	}, res, env)
-	want := []any{"arn:aws:sns:eu-west-1:111122223333:Topic", "arn:aws:kms:eu-west-1:111122223333:key/Key", "arn:aws:x:111122223333"}
-	if err != nil || len(got.([]any)) != 3 {
+	want := []any{"arn:aws:sns:eu-west-1:111122223333:Topic", "arn:aws:kms:eu-west-1:111122223333:key/Key", "arn:aws:x:111122223333",
+		"arn:aws:dynamodb:eu-west-1:111122223333:table/Table", "arn:aws:events:eu-west-1:111122223333:event-bus/Bus", "arn:aws:logs:eu-west-1:111122223333:log-group:Logs:*"}
+	if err != nil || len(got.([]any)) != len(want) {
 		t.Fatal(got, err)
 	}
 	for i, w := range want {
@@ -122,5 +127,100 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := iameval.Resolve(map[string]any{"Fn::ImportValue": "x"}, res, env); err == nil {
 		t.Error("Fn::ImportValue resolved")
+	}
+}
+
+// A key policy as GrantCredentialsEncrypt writes it: the role named as
+// Principal, the encryption context pinned by a single-valued operator
+// per key and by ForAllValues: over the multivalued key of its keys.
+func TestEncryptionContextConditions(t *testing.T) {
+	role := "arn:aws:iam::111122223333:role/HandlerRole"
+	key := "arn:aws:kms:eu-west-1:111122223333:key/Key"
+	doc := map[string]any{"Statement": []any{
+		map[string]any{"Effect": "Allow", "Principal": map[string]any{"AWS": "arn:aws:iam::111122223333:root"}, "Action": "kms:*", "Resource": "*"},
+		map[string]any{"Effect": "Allow", "Principal": map[string]any{"AWS": role}, "Action": "kms:Encrypt", "Resource": "*",
+			"Condition": map[string]any{
+				"StringEquals":              map[string]any{"kms:EncryptionContext:integration": []any{"jira", "asana"}, "kms:EncryptionContext:stage": "dev"},
+				"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": []any{"integration", "stage"}},
+			}},
+	}}
+	req := func(principal string, ec map[string]string) iameval.Request {
+		r := iameval.Request{Principal: principal, Action: "kms:Encrypt", Resource: key, Context: map[string]string{}, Sets: map[string][]string{"kms:EncryptionContextKeys": {}}}
+		for k, v := range ec {
+			r.Context["kms:EncryptionContext:"+k] = v
+			r.Sets["kms:EncryptionContextKeys"] = append(r.Sets["kms:EncryptionContextKeys"], k)
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		name string
+		req  iameval.Request
+		want iameval.Decision
+	}{
+		{"the context granted", req(role, map[string]string{"integration": "jira", "stage": "dev"}), iameval.Allow},
+		{"another integration", req(role, map[string]string{"integration": "trello", "stage": "dev"}), iameval.ImplicitDeny},
+		{"another stage", req(role, map[string]string{"integration": "jira", "stage": "prod"}), iameval.ImplicitDeny},
+		{"no stage", req(role, map[string]string{"integration": "jira"}), iameval.ImplicitDeny},
+		{"an extra key", req(role, map[string]string{"integration": "jira", "stage": "dev", "tenant": "acme"}), iameval.ImplicitDeny},
+		// kms:EncryptionContext:<key> names its key case-insensitively;
+		// the key set's StringEquals is what keeps the case.
+		{"a key in another case", req(role, map[string]string{"integration": "jira", "Stage": "dev"}), iameval.ImplicitDeny},
+		{"no context", req(role, nil), iameval.ImplicitDeny},
+		// The root statement delegates to IAM; it names no role.
+		{"another role", req("arn:aws:iam::111122223333:role/Other", map[string]string{"integration": "jira", "stage": "dev"}), iameval.ImplicitDeny},
+		{"the account itself", req("arn:aws:iam::111122223333:root", nil), iameval.Allow},
+	} {
+		got, err := iameval.Evaluate(doc, tt.req)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %v, %v; want %v", tt.name, got, err, tt.want)
+		}
+	}
+
+	set := func(op string, vals ...any) map[string]any {
+		return map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": "kms:Encrypt", "Resource": "*",
+			"Condition": map[string]any{op: map[string]any{"kms:EncryptionContextKeys": vals}}}}}
+	}
+	keys := func(ks ...string) iameval.Request {
+		r := iameval.Request{Action: "kms:Encrypt", Resource: key}
+		if ks != nil {
+			r.Sets = map[string][]string{"kms:EncryptionContextKeys": ks}
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		name string
+		doc  map[string]any
+		req  iameval.Request
+		want iameval.Decision
+	}{
+		{"ForAllValues: all listed", set("ForAllValues:StringEquals", "a", "b"), keys("b"), iameval.Allow},
+		{"ForAllValues: one not listed", set("ForAllValues:StringEquals", "a", "b"), keys("a", "c"), iameval.ImplicitDeny},
+		// IAM's trap: an absent multivalued key satisfies ForAllValues:.
+		{"ForAllValues: key absent", set("ForAllValues:StringEquals", "a"), keys(), iameval.Allow},
+		{"ForAnyValue: one listed", set("ForAnyValue:StringEquals", "a"), keys("c", "a"), iameval.Allow},
+		{"ForAnyValue: none listed", set("ForAnyValue:StringEquals", "a"), keys("c"), iameval.ImplicitDeny},
+		{"ForAnyValue: key absent", set("ForAnyValue:StringEquals", "a"), keys(), iameval.ImplicitDeny},
+		{"ForAnyValue:…IfExists: key absent", set("ForAnyValue:StringEqualsIfExists", "a"), keys(), iameval.Allow},
+		{"ForAllValues:StringLike", set("ForAllValues:StringLike", "a*"), keys("ab", "ac"), iameval.Allow},
+	} {
+		got, err := iameval.Evaluate(tt.doc, tt.req)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %v, %v; want %v", tt.name, got, err, tt.want)
+		}
+	}
+	// A plain operator on a multivalued key, an unknown set operator and
+	// a named principal without Request.Principal are errors.
+	for name, tt := range map[string]struct {
+		doc map[string]any
+		req iameval.Request
+	}{
+		"plain operator on a set": {set("StringEquals", "a"), keys("a")},
+		"unknown set operator":    {set("ForEachValue:StringEquals", "a"), keys("a")},
+		"no principal": {map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Principal": map[string]any{"AWS": role}, "Action": "kms:Encrypt", "Resource": "*"}}},
+			iameval.Request{Action: "kms:Encrypt", Resource: key}},
+	} {
+		if _, err := iameval.Evaluate(tt.doc, tt.req); err == nil {
+			t.Errorf("%s: evaluated without an error", name)
+		}
 	}
 }

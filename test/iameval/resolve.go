@@ -102,6 +102,13 @@ func intrinsic(fn string, arg any, resources map[string]any, env Env) (any, erro
 			return ARN(env, "lambda", "function:"+name), nil
 		case "AWS::IAM::Role":
 			return "arn:" + env.Partition + ":iam::" + env.Account + ":role/" + name, nil
+		case "AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable":
+			return ARN(env, "dynamodb", "table/"+name), nil
+		case "AWS::Events::EventBus":
+			return ARN(env, "events", "event-bus/"+name), nil
+		case "AWS::Logs::LogGroup":
+			// A log group's Arn attribute ends in :* (its streams).
+			return ARN(env, "logs", "log-group:"+name+":*"), nil
 		}
 		return nil, fmt.Errorf("Fn::GetAtt %s.Arn of a %s is not understood", name, typ)
 	case "Fn::Join":
