@@ -9,7 +9,9 @@
 //
 // A 5xx, a transport error or an unexpected status is an error of its
 // operation; a 503 with Retry-After (DynamoDB throttled, under FAULTS) is
-// counted apart as "unavailable", which is an answer, not a failure.
+// counted apart as "unavailable", and a 409 to an update (two clients
+// changed one item at once) as a conflict: answers, not failures. Only
+// acknowledged writes are counted by the integrity checks.
 package load
 
 import (
@@ -144,8 +146,12 @@ type Stat struct {
 	Count       int
 	Errors      int // 5xx other than 503, transport errors, unexpected statuses
 	Unavailable int // 503 with Retry-After
-	P50, P99    time.Duration
-	durations   []time.Duration
+	// Conflicts are updates answered 409: two clients changed one item
+	// at once and the service refused one (optimistic concurrency, e.g.
+	// Nucleus's versioned updates), an answer, not a failure.
+	Conflicts int
+	P50, P99  time.Duration
+	durations []time.Duration
 }
 
 // Report is one service's run.
@@ -203,6 +209,8 @@ func (s *state) record(op Op, d time.Duration, a Answer, err error, want func(in
 		return true
 	case err == nil && a.Status == http.StatusServiceUnavailable && a.Header.Get("Retry-After") != "":
 		st.Unavailable++
+	case err == nil && op == Update && a.Status == http.StatusConflict:
+		st.Conflicts++
 	default:
 		st.Errors++
 		if s.firstErr == "" {
@@ -445,15 +453,15 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // Table formats reports as a Markdown table, one row per operation kind.
 func Table(reports []Report) string {
 	var b strings.Builder
-	b.WriteString("| service | op | count | errors | 503 | p50 | p99 | ops/s (service) | acked creates | walks | integrity |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| service | op | count | errors | 503 | 409 | p50 | p99 | ops/s (service) | acked creates | walks | integrity |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range reports {
 		integrity := "ok"
 		if len(r.Problems) > 0 {
 			integrity = fmt.Sprintf("%d problem(s)", len(r.Problems))
 		}
 		for _, s := range r.Ops {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %s | %s | %.0f | %d | %d | %s |\n", r.Service, s.Op, s.Count, s.Errors, s.Unavailable,
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %s | %s | %.0f | %d | %d | %s |\n", r.Service, s.Op, s.Count, s.Errors, s.Unavailable, s.Conflicts,
 				s.P50.Round(100*time.Microsecond), s.P99.Round(100*time.Microsecond), r.Throughput(), r.Acked, r.Walks, integrity)
 		}
 	}

@@ -179,7 +179,15 @@ func run(rie, templates string, runs int, only string) error {
 	// every function instead of one.
 	for i := range runs {
 		for _, f := range fns {
-			if err := f.start(rie, i == 0); err != nil {
+			// A free port can be taken by another process between the
+			// look and the emulator's listen: such a start is retried.
+			var err error
+			for range 3 {
+				if err = f.start(rie, i == 0); err == nil {
+					break
+				}
+			}
+			if err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
 		}

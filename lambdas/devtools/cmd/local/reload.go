@@ -400,6 +400,10 @@ func (s *supervisor) reload(ctx context.Context, c change, since time.Time, file
 func (s *supervisor) start(ctx context.Context) (*child, error) {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Env, cmd.Stderr, cmd.ExtraFiles = s.env, os.Stderr, []*os.File{s.listener}
+	// Its own process group: Ctrl-C reaches the supervisor alone, which
+	// stops the child in order; the parent-death signal stops it should
+	// the supervisor be killed, so no child keeps serving the socket.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
