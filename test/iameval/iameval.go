@@ -278,7 +278,7 @@ func conditionsHold(c any, req Request) (bool, error) {
 				continue
 			}
 			if _, multi := lookupSet(req.Sets, key); multi {
-				return false, fmt.Errorf("condition %s %s: a multivalued key needs ForAllValues: or ForAnyValue:", op, key)
+				return false, fmt.Errorf("condition %s %s: a multivalued key needs a ForAllValues or ForAnyValue qualifier", op, key)
 			}
 			got, present := lookup(req.Context, key)
 			if !present {
