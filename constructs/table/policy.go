@@ -173,8 +173,8 @@ type Policy struct {
 	Tags map[string]string
 	// ContributorInsights records the table's hot keys.
 	//
-	// Default: NoContributorInsights in every stage (a stage turns it on
-	// per table; ThrottledKeys costs nothing until a key is throttled).
+	// Default: ThrottledKeys in prod (it costs nothing until a key is
+	// throttled), NoContributorInsights in dev and stage.
 	ContributorInsights ContributorInsights
 	// WarmThroughput pre-warms the table.
 	//
@@ -209,6 +209,10 @@ func DefaultPolicy(stage Stage) (Policy, error) {
 		p.RemovalPolicy = awscdk.RemovalPolicy_RETAIN
 		p.DeletionProtection = true
 		p.Billing.MaxReadRequestUnits, p.Billing.MaxWriteRequestUnits = ProdMaxReadRequestUnits, ProdMaxWriteRequestUnits
+		// The keys DynamoDB throttles are what an operator needs when the
+		// on-demand maximums above bite (503s to clients); recording only
+		// those costs nothing until a key is throttled.
+		p.ContributorInsights = ThrottledKeys
 	}
 	if p.PointInTimeRecovery {
 		p.RecoveryPeriodDays = MaxRecoveryPeriodDays

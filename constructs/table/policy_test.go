@@ -133,14 +133,24 @@ func TestResolve(t *testing.T) {
 		{name: "recovery off where required", spec: pitrSpec, stage: table.Prod, o: table.Overrides{PointInTimeRecovery: ptr(false)}, want: "PointInTimeRecovery=false, but the orders design requires point-in-time recovery in every stage: remove the override"},
 		{name: "stream turned off", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.NoStream)}, want: `Stream="", but the orders code consumes a OLD_IMAGE stream: remove the Stream override`},
 		{name: "stream view changed", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.KeysOnly)}, want: `Stream="KEYS_ONLY", but the orders code consumes a OLD_IMAGE stream`},
-		{name: "contributor insights on throttled keys", spec: validSpec(), stage: table.Prod, o: table.Overrides{ContributorInsights: ptr(table.ThrottledKeys)}, check: func(t *testing.T, p table.Policy) {
+		{name: "contributor insights on throttled keys", spec: validSpec(), stage: table.Stg, o: table.Overrides{ContributorInsights: ptr(table.ThrottledKeys)}, check: func(t *testing.T, p table.Policy) {
 			if p.ContributorInsights != table.ThrottledKeys {
 				t.Errorf("contributor insights = %q", p.ContributorInsights)
 			}
 		}},
-		{name: "no contributor insights by default", spec: validSpec(), stage: table.Prod, check: func(t *testing.T, p table.Policy) {
-			if p.ContributorInsights != table.NoContributorInsights || p.WarmThroughput != (table.WarmThroughput{}) {
+		{name: "contributor insights off by override", spec: validSpec(), stage: table.Prod, o: table.Overrides{ContributorInsights: ptr(table.NoContributorInsights)}, check: func(t *testing.T, p table.Policy) {
+			if p.ContributorInsights != table.NoContributorInsights {
+				t.Errorf("contributor insights = %q", p.ContributorInsights)
+			}
+		}},
+		{name: "throttled keys by default in prod only", spec: validSpec(), stage: table.Prod, check: func(t *testing.T, p table.Policy) {
+			if p.ContributorInsights != table.ThrottledKeys || p.WarmThroughput != (table.WarmThroughput{}) {
 				t.Errorf("defaults = %q, %+v", p.ContributorInsights, p.WarmThroughput)
+			}
+		}},
+		{name: "no contributor insights by default in stage", spec: validSpec(), stage: table.Stg, check: func(t *testing.T, p table.Policy) {
+			if p.ContributorInsights != table.NoContributorInsights {
+				t.Errorf("defaults = %q", p.ContributorInsights)
 			}
 		}},
 		{name: "warm throughput under raised caps", spec: validSpec(), stage: table.Prod, o: table.Overrides{
