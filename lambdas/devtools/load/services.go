@@ -3,6 +3,11 @@ package load
 import (
 	"context"
 	"fmt"
+	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"net/http"
 	"net/url"
 )
@@ -26,7 +31,7 @@ func ITSM() Scenario {
 		Comments []map[string]any `json:"comments"`
 	}
 	return Scenario{
-		Service: "itsm",
+		Service: itsmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var t ticket
 			a, err := c.Do(ctx, "POST", "/tickets", map[string]any{"caller_id": run, "issue_description": fmt.Sprintf("load ticket %d", i)}, &t)
@@ -74,7 +79,7 @@ func RezAgent() Scenario {
 		CreatedBy string `json:"created_by"`
 	}
 	return Scenario{
-		Service: "rezagent",
+		Service: rezcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var m message
 			a, err := c.Do(ctx, "POST", "/messages", map[string]any{"message_type": "load_test", "created_by": run, "payload": map[string]any{"text": fmt.Sprintf("load %d", i)}}, &m)
@@ -111,7 +116,7 @@ func Nucleus() Scenario {
 	h.Set("X-User-Id", "load@example.com")
 	prefix := func(run string) string { return run + " " }
 	return Scenario{
-		Service: "nucleus", Header: h,
+		Service: nucleuscontract.Name, Header: h,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var s schedule
 			a, err := c.Do(ctx, "POST", "/schedules", map[string]any{
@@ -172,7 +177,7 @@ func AgenticPM() Scenario {
 		Name string `json:"name"`
 	}
 	return Scenario{
-		Service: "agenticpm",
+		Service: pmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var p item
 			a, err := c.Do(ctx, "POST", "/projects", map[string]any{"name": run, "source": "jira", "sourceProjectKey": fmt.Sprintf("L%d", i), "autonomyLevel": "monitoring"}, &p)
@@ -245,7 +250,7 @@ func Stak(token string) Scenario {
 		return ids, page.Next, a, err
 	}
 	return Scenario{
-		Service: "stak", Header: h,
+		Service: stakcontract.Name, Header: h,
 		Setup: func(ctx context.Context, c *Client, run string) error {
 			for _, put := range []struct {
 				path string

@@ -16,6 +16,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"io"
 	"net/http"
 	"strings"
@@ -23,7 +28,7 @@ import (
 )
 
 // Services are the services checked, in this order.
-var Services = []string{"itsm", "rezagent", "nucleus", "stak", "agenticpm"}
+var Services = []string{itsmcontract.Name, rezcontract.Name, nucleuscontract.Name, stakcontract.Name, pmcontract.Name}
 
 // Target is what Run checks.
 type Target struct {
@@ -130,7 +135,7 @@ func Run(ctx context.Context, t Target) Report {
 }
 
 var checks = map[string]func(context.Context, *suite){
-	"itsm": itsm, "rezagent": rezagent, "nucleus": nucleus, "stak": stak, "agenticpm": agenticpm,
+	itsmcontract.Name: itsm, rezcontract.Name: rezagent, nucleuscontract.Name: nucleus, stakcontract.Name: stak, pmcontract.Name: agenticpm,
 }
 
 // NewRun returns a run tag: "smoke-" with the UTC time and 4 random bytes,
