@@ -24,8 +24,9 @@ import (
 // a plaintext config stores only ciphertext, made by Local KMS under the
 // template's key alias.
 func TestAgenticPMExpiryAndCredentials(t *testing.T) {
-	t.Setenv("LOCAL_SCHEDULE_EVERY", "1h") // only the first run, 2 s after start
-	r := start(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")))
+	t.Parallel()
+	// LOCAL_SCHEDULE_EVERY: only the first run, 2 s after start.
+	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")), []string{"LOCAL_SCHEDULE_EVERY=1h"})
 	var p struct {
 		ID string `json:"id"`
 	}
@@ -62,7 +63,7 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("AgenticPM-dev"), ConsistentRead: aws.Bool(true),
+	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("AgenticPM-dev" + r.suffix), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "INTEGRATION#jira"}, "SK": &types.AttributeValueMemberS{Value: "CONFIG"}}})
 	if err != nil || len(out.Item) == 0 {
 		t.Fatalf("raw item: %v %v", out, err)

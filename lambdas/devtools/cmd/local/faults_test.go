@@ -14,8 +14,8 @@ import (
 // the table answers 503 unavailable (the runner's own table setup is not
 // throttled, or it would not start).
 func TestFaultsReachTheFunctions(t *testing.T) {
-	t.Setenv(ddbfault.EnvFaults, "throttle:1")
-	r := start(t, filepath.Dir(testenv.Template(t, "dev", "itsm")))
+	t.Parallel()
+	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), []string{ddbfault.EnvFaults + "=throttle:1"})
 	var body struct{ Error struct{ Code string } }
 	call(t, "GET", r.base+"/itsm/tickets?caller=u1", "", 503, &body)
 	if body.Error.Code != "unavailable" {

@@ -14,8 +14,9 @@ import (
 // seconds is released by a run of the release job triggered after that,
 // and its event reaches the EventBridge fake on the stage's bus.
 func TestHoldQueueReleasedWhenDue(t *testing.T) {
-	t.Setenv("LOCAL_SCHEDULE_EVERY", "1h") // only the first run, 2 s after start
-	r := start(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")))
+	t.Parallel()
+	// LOCAL_SCHEDULE_EVERY: only the first run, 2 s after start.
+	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")), []string{"LOCAL_SCHEDULE_EVERY=1h"})
 	var p struct {
 		ID string `json:"id"`
 	}

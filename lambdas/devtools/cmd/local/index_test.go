@@ -16,6 +16,7 @@ import (
 // routes, GET /<service>/ one service's routes (its router's patterns under
 // the runner's prefix).
 func TestIndexPages(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Dir(testenv.Template(t, "dev", "itsm"))
 	r := start(t, dir)
 	type service struct {

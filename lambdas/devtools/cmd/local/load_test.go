@@ -19,16 +19,19 @@ import (
 // (comments, audit entries, events, Stak's counters) equal to the
 // acknowledged writes. The figures are logged, not asserted.
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the runner twice")
 	}
 	dir := filepath.Dir(testenv.Template(t, "dev", "itsm"))
 	for _, faults := range []string{"", "drop:0.1"} {
 		t.Run("faults="+faults, func(t *testing.T) {
+			t.Parallel()
+			var env []string
 			if faults != "" {
-				t.Setenv(ddbfault.EnvFaults, faults)
+				env = append(env, ddbfault.EnvFaults+"="+faults)
 			}
-			r := start(t, dir)
+			r := startEnv(t, dir, env)
 			out, err := exec.Command(build(t), "token", "-tenant", load.StakTenant, "-user", load.StakUser, "-templates", dir).Output()
 			if err != nil {
 				t.Fatalf("token: %v", err)

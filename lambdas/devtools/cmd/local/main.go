@@ -169,7 +169,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	// handlers are what the index pages list (index.go).
 	handlers := map[string]http.Handler{}
 	for _, t := range tmpls {
-		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external})
+		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external, Suffix: os.Getenv(EnvTableSuffix)})
 		if err != nil {
 			return err
 		}

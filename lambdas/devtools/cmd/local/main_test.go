@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ type runner struct {
 	javaPID int
 	exited  chan error
 	ready   string // the ready line
+	suffix  string // of its table names, in a shared DynamoDB Local
 	stderr  *lines // its log
 }
 
@@ -44,6 +46,13 @@ func (l *lines) add(s string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.text = append(l.text, s)
+}
+
+// tail is the last n lines.
+func (l *lines) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.text[max(0, len(l.text)-n):], "\n")
 }
 
 // find returns the first line from the from'th on holding every one of
@@ -64,12 +73,15 @@ next:
 }
 
 var binary struct {
+	sync.Mutex
 	path string
 	err  error
 }
 
 func build(t *testing.T) string {
 	t.Helper()
+	binary.Lock()
+	defer binary.Unlock()
 	if binary.path == "" && binary.err == nil {
 		dir, err := os.MkdirTemp("", "dynastack-local-*")
 		if err != nil {
@@ -90,35 +102,56 @@ func build(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testenv.Main(m)
 	if binary.path != "" {
 		os.RemoveAll(filepath.Dir(binary.path))
 	}
 	os.Exit(code)
 }
 
-// start runs the runner on a template directory with its own DynamoDB
-// Local (AWS_ENDPOINT_URL_DYNAMODB removed) and waits for the ready line;
-// extra are more flags.
+// start runs the runner on a template directory and waits for the ready
+// line; extra are more flags. The runner's tables, suffixed, are in the
+// tests' shared DynamoDB Local (testenv.Endpoint): the runner tests run in
+// parallel, and a Java process per runner would cost more than they do.
 func start(t *testing.T, templates string, extra ...string) *runner {
+	t.Helper()
+	return startEnv(t, templates, nil, extra...)
+}
+
+// ownJava is the env of a runner that starts its own DynamoDB Local, for
+// the tests of how the runner manages that process.
+var ownJava = []string{ddblocal.EnvEndpoint + "="}
+
+// startEnv is start with env (KEY=value) set in the runner's environment
+// only: the runner tests run in parallel, so none may t.Setenv.
+func startEnv(t *testing.T, templates string, env []string, extra ...string) *runner {
 	t.Helper()
 	port, err := ddblocal.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	suffix := ""
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, ddblocal.EnvEndpoint+"=") }) {
+		suffix = testenv.Suffix()
+		env = append(env, ddblocal.EnvEndpoint+"="+testenv.Endpoint(t), "LOCAL_TABLE_SUFFIX="+suffix)
+	}
 	cmd := exec.Command(build(t), append([]string{"-templates", templates}, extra...)...)
+	drop := []string{"PORT="}
+	for _, kv := range env {
+		drop = append(drop, kv[:strings.IndexByte(kv, '=')+1])
+	}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_ENDPOINT_URL_DYNAMODB=") && !strings.HasPrefix(kv, "PORT=") {
+		if !slices.ContainsFunc(drop, func(p string) bool { return strings.HasPrefix(kv, p) }) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", port))
+	cmd.Env = append(append(cmd.Env, env...), fmt.Sprintf("PORT=%d", port))
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cmd: cmd, exited: make(chan error, 1), stderr: &lines{}}
+	r := &runner{cmd: cmd, exited: make(chan error, 1), stderr: &lines{}, suffix: suffix}
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
 			r.cmd.Process.Kill()
@@ -166,11 +199,13 @@ func start(t *testing.T, templates string, extra ...string) *runner {
 			t.Errorf("ready line does not name the itsm URL: %s", line)
 		}
 	case err := <-r.exited:
-		t.Fatalf("runner exited before ready: %v", err)
+		t.Fatalf("runner exited before ready: %v\n%s", err, r.stderr.tail(10))
 	case <-time.After(2 * time.Minute):
 		t.Fatal("runner not ready after 2 minutes")
 	}
-	r.javaPID = <-pids
+	if slices.Contains(env, ddblocal.EnvEndpoint+"=") {
+		r.javaPID = <-pids
+	}
 	r.base = fmt.Sprintf("http://127.0.0.1:%d", port)
 	return r
 }
@@ -300,7 +335,8 @@ func servedServices(t *testing.T, dir string) string {
 }
 
 func TestEndToEnd(t *testing.T) {
-	r := start(t, filepath.Dir(testenv.Template(t, "dev", "itsm")))
+	t.Parallel()
+	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), ownJava)
 	api := r.base + "/itsm/tickets"
 
 	var health struct {
@@ -367,10 +403,11 @@ func TestEndToEnd(t *testing.T) {
 // A runner that dies without cleaning up (SIGKILL) must still not leave
 // java behind: the parent-death signal takes it down.
 func TestJavaDiesWithKilledRunner(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("parent-death signal is Linux-only")
 	}
-	r := start(t, filepath.Dir(testenv.Template(t, "dev", "itsm")))
+	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), ownJava)
 	if err := r.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -31,9 +31,9 @@ func (n notifications) count(message string) int {
 // local ntfy sink, through the SNS fake, the emulated queue and the
 // processor, with no action besides the requests.
 func TestPipeline(t *testing.T) {
-	t.Setenv("LOCAL_SCHEDULE_EVERY", "1h") // only the first run, 2 s after start
-	t.Setenv("NTFY_URL", "")
-	r := start(t, filepath.Dir(testenv.Template(t, "dev", "rezagent")))
+	t.Parallel()
+	// LOCAL_SCHEDULE_EVERY: only the first run, 2 s after start.
+	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "rezagent")), []string{"LOCAL_SCHEDULE_EVERY=1h", "NTFY_URL="})
 
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()

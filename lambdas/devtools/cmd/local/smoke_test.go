@@ -17,6 +17,7 @@ import (
 // services' base URLs pointing where nothing serves them, it exits 1 and
 // names the failed check of each (and only those).
 func TestSmoke(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the runner")
 	}

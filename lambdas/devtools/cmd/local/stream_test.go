@@ -61,7 +61,10 @@ func withStreamConsumer(t *testing.T) string {
 // TestStreamConsumer: the runner feeds the table's stream to the consumer,
 // so a message that DynamoDB Local expires takes its count with it.
 func TestStreamConsumer(t *testing.T) {
-	r := start(t, withStreamConsumer(t))
+	t.Parallel()
+	// Its own DynamoDB Local: the shared one's streams carry every other
+	// test's tables, and its TTL sweep is what this test waits for.
+	r := startEnv(t, withStreamConsumer(t), ownJava)
 	m := regexp.MustCompile(`\(dynamodb (\S+)\)`).FindStringSubmatch(r.ready)
 	if m == nil {
 		t.Fatalf("no endpoint in %q", r.ready)
@@ -71,7 +74,7 @@ func TestStreamConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	table := aws.String("stak-inbox-dev")
+	table := aws.String("stak-inbox-dev" + r.suffix)
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	pk := "t#acmeG#$public#main"
 	// A public message that expired a day ago, counted in the public

@@ -36,6 +36,10 @@ const (
 	// EnvNtfyURL sends notifications to a real ntfy server instead of the
 	// local sink (NTFY_TOKEN goes with it).
 	EnvNtfyURL = rezagentcontract.EnvNtfyURL
+	// EnvTableSuffix is added to every table name the runner creates, so
+	// that several runners can share one DynamoDB Local (its tests run in
+	// parallel against make test's; AWS_ENDPOINT_URL_DYNAMODB names it).
+	EnvTableSuffix = "LOCAL_TABLE_SUFFIX"
 
 	defaultScheduleEvery = 30 * time.Second
 	defaultVisibility    = 5 * time.Second
