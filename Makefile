@@ -196,10 +196,25 @@ CALLS_DIR := $(CURDIR)/bin/calls
 # Every package shares one DynamoDB Local (devtools/cmd/ddblocal starts it
 # and passes its endpoint): each test creates tables of its own names, and
 # one Java process replaces one per package.
+#
+# Go's test cache replays the result of a package whose test binary and
+# inputs are unchanged since it passed: its code and everything it
+# imports, the environment variables and files its tests read. What the
+# tests' other processes read is read by the tests too (repo.Inputs: the
+# tree for those that run make or the CDK CLI, the templates for the local
+# runner, the assembly for the artifact test), and the shared DynamoDB
+# Local keeps its port from run to run (its jar is an input as well). So a
+# warm run tests what changed and replays the rest; DEVELOPERS.md, "The
+# test cache", says what it keys on. FRESH=1 runs every test again (CI
+# starts from empty caches, so it always does), as does a run whose call
+# recordings are gone: test/iamcalls needs every package's.
+TEST_COUNT = $(if $(FRESH)$(if $(wildcard $(CALLS_DIR)),,missing),-count=1,)
 test-go: $(LOCAL_KMS)
-	rm -rf $(CALLS_DIR) && mkdir -p $(CALLS_DIR)
-	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test -count=1 $(GO_PACKAGES)
-	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test -count=1 -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
+	$(if $(FRESH),rm -rf $(CALLS_DIR))
+	@$(if $(TEST_COUNT),echo "test-go: every test runs (-count=1$(if $(FRESH),, : no call recordings yet))",echo "test-go: unchanged packages replay their cached results (FRESH=1 runs all)")
+	mkdir -p $(CALLS_DIR)
+	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test $(TEST_COUNT) $(GO_PACKAGES)
+	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test $(TEST_COUNT) -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
 
 # A short fuzzing run of what parses client input: cursors, request bodies,
 # DynamoDB number ranges. Their seed corpora also run in test-go. A finding
@@ -231,13 +246,13 @@ test-fast: deps $(LOCAL_KMS) ## one service's unit and integration tests in seco
 
 # The consumer is built outside the workspace, as another team's module would be.
 test-consumer:
-	cd test/consumer && GOWORK=off $(TEST_ENV) go test -count=1 ./...
+	cd test/consumer && GOWORK=off $(TEST_ENV) go test $(TEST_COUNT) ./...
 
 # actionlint, then test/workflows: actions pinned by SHA, the pull-request
 # workflow's permission split, Dependabot covering every module.
 test-workflows:
 	go run $(ACTIONLINT) .github/workflows/*.yml
-	go test -count=1 ./test/workflows
+	go test $(TEST_COUNT) ./test/workflows
 
 $(LOCAL_KMS):
 	@echo "installing local-kms $(LOCAL_KMS_VERSION) (go install; first run only)"
@@ -281,7 +296,7 @@ synth-dev: deps
 
 test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
 	@$(MAKE) -s synth-dev
-	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -count=1 -v ./test/artifact 2>&1 \
+	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test $(TEST_COUNT) -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing

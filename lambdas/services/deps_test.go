@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
 // The boundary between what deploys and what serves development is the
@@ -67,6 +69,11 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 
 func list(t *testing.T) []listed {
 	t.Helper()
+	// go list reads the module's sources in its own process: read here,
+	// they key this test's cached result (repo.Inputs).
+	if _, err := repo.Inputs(testenv.ModuleDir(t)); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-json=ImportPath,Name,Imports,Deps", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

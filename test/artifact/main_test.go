@@ -58,6 +58,12 @@ func run(m *testing.M) int {
 	if dir == "" {
 		return m.Run() // every test skips: see requireStage
 	}
+	// The bootstraps run in other processes: read here, the assembly's
+	// files are what Go's test cache keys this package's result on.
+	if _, err := repo.Inputs(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "artifact:", err)
+		return 1
+	}
 	s, cleanup, err := setup(dir)
 	defer cleanup()
 	if err != nil {

@@ -183,6 +183,11 @@ func (s *Server) Getenv(getenv func(string) string) func(string) string {
 // ddb.NewClient reads: set, a client talks to that DynamoDB Local.
 var EnvEndpoint = awsconf.EndpointVar(dynamodb.ServiceID)
 
+// EnvJar names, beside EnvEndpoint, the DynamoDBLocal.jar (relative to the
+// repository) serving it, for tests to read as an input of their results
+// (testenv.Endpoint): another DynamoDB Local version is another test run.
+const EnvJar = "DYNASTACK_DDBLOCAL_JAR"
+
 // WithEndpoint returns a getenv in which EnvEndpoint is endpoint and every
 // other variable comes from getenv (nil reads as all unset). The local
 // runner and tests hand services their environment this way: the service

@@ -17,12 +17,13 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // EnvCallsDir names the directory in which test binaries (testenv.Main)
 // and the local runner record the permissions each function's DynamoDB
-// requests needed, one file per process. Unset, nothing is recorded.
+// requests needed, one file per process, named for its package. Unset, nothing is recorded.
 // test/iamcalls checks the recordings against each function's policy.
 const EnvCallsDir = "DYNASTACK_CALLS_DIR"
 
@@ -66,7 +67,7 @@ func OpenCallLog(dir string) (*CallLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ddbrecord: call log: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "calls-*.jsonl")
+	f, err := os.CreateTemp(dir, "calls-"+packageKey()+".*.jsonl")
 	if err != nil {
 		return nil, fmt.Errorf("ddbrecord: call log: %w", err)
 	}
@@ -122,6 +123,50 @@ func (l *CallLog) Tables(tmpl *cfntables.Template, names map[string]string) erro
 			if err := l.write(line{Table: name, TableOrigin: &TableOrigin{LogicalID: t.LogicalID, TemplateName: t.Name}}); err != nil {
 				return fmt.Errorf("ddbrecord: call log: %w", err)
 			}
+		}
+	}
+	return nil
+}
+
+// packageKey names the files a process records: its working directory
+// relative to the repository, which under go test is the package's (the
+// runner processes a test starts inherit it). A package's next run
+// replaces its own files (ResetPackageCallLogs) and leaves those of the
+// packages whose results came from Go's test cache: the same code made the
+// same calls.
+func packageKey() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "unknown"
+	}
+	if root, err := repo.Root(wd); err == nil {
+		if rel, err := filepath.Rel(root, wd); err == nil {
+			wd = rel
+		}
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, wd)
+}
+
+// ResetPackageCallLogs removes the call logs earlier runs of this
+// process's package left in getenv(EnvCallsDir), before its tests record
+// again (testenv.Main).
+func ResetPackageCallLogs(getenv func(string) string) error {
+	dir := getenv(EnvCallsDir)
+	if dir == "" {
+		return nil
+	}
+	old, err := filepath.Glob(filepath.Join(dir, "calls-"+packageKey()+".*.jsonl"))
+	if err != nil {
+		return err
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("ddbrecord: call log: %w", err)
 		}
 	}
 	return nil

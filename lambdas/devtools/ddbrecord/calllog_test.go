@@ -2,7 +2,10 @@ package ddbrecord_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -95,5 +98,32 @@ func TestNoCallLogWithoutTheVariable(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A package's run replaces the logs its earlier runs left and keeps every
+// other package's: those stand for results Go's test cache replays.
+func TestResetPackageCallLogs(t *testing.T) {
+	dir := t.TempDir()
+	getenv := func(k string) string { return map[string]string{ddbrecord.EnvCallsDir: dir}[k] }
+	for range 2 {
+		l, err := ddbrecord.OpenCallLog(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+	}
+	// Another package's, whose key extends this one's.
+	own, _ := filepath.Glob(filepath.Join(dir, "calls-*.jsonl"))
+	other := strings.Replace(own[0], ".", "_x.", 1)
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ddbrecord.ResetPackageCallLogs(getenv); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "calls-*.jsonl"))
+	if len(own) != 2 || !strings.Contains(own[0], "calls-lambdas_devtools_ddbrecord.") || len(left) != 1 || left[0] != other {
+		t.Errorf("before %v, after %v; want only %s left", own, left, other)
 	}
 }

@@ -6,6 +6,7 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -35,4 +36,39 @@ func Root(dir string) (string, error) {
 			return "", fmt.Errorf("%w: started at %s", ErrNotFound, dir)
 		}
 	}
+}
+
+// Inputs reads every file under dir (skipping .git, node_modules, cdk.out,
+// bin and .dev) and returns how many. A test calls it for the files a
+// process it starts will read — make, the CDK CLI, go build or list, the
+// runner — because Go's test cache keys a result on the files the test
+// process itself opened: read here, a change to any of them runs the test
+// again instead of replaying a result of other inputs.
+func Inputs(dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "cdk.out", "bin", ".dev":
+				if path != dir {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		f.Close()
+		n++
+		return nil
+	})
+	return n, err
 }

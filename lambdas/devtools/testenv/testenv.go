@@ -60,6 +60,10 @@ var sharedKMS struct {
 // CreateTables made comes from; test/iamcalls checks them against each
 // function's IAM policy.
 func Main(m *testing.M) int {
+	if err := ddbrecord.ResetPackageCallLogs(os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
 	stop, err := ddbrecord.StartCallLog(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
@@ -129,6 +133,9 @@ func Endpoint(t testing.TB) string {
 	t.Helper()
 	shared.once.Do(func() {
 		if ep := os.Getenv(ddblocal.EnvEndpoint); ep != "" {
+			// Read for Go's test cache: a result holds for this server's
+			// version only (devtools/cmd/ddblocal sets both).
+			_ = os.Getenv(ddblocal.EnvJar)
 			shared.endpoint = ep
 			return
 		}

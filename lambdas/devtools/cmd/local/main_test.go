@@ -21,6 +21,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
@@ -134,6 +135,11 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, ddblocal.EnvEndpoint+"=") }) {
 		suffix = testenv.Suffix()
 		env = append(env, ddblocal.EnvEndpoint+"="+testenv.Endpoint(t), "LOCAL_TABLE_SUFFIX="+suffix)
+	}
+	// The runner reads the templates in its own process: read here, they
+	// key the package's cached result (repo.Inputs).
+	if _, err := repo.Inputs(templates); err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.Command(build(t), append([]string{"-templates", templates}, extra...)...)
 	drop := []string{"PORT="}
