@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
@@ -135,6 +138,10 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, ddblocal.EnvEndpoint+"=") }) {
 		suffix = testenv.Suffix()
 		env = append(env, ddblocal.EnvEndpoint+"="+testenv.Endpoint(t), "LOCAL_TABLE_SUFFIX="+suffix)
+		// Registered before the runner's own cleanup, so it runs after the
+		// runner is gone: the shared server's TTL sweep walks every table
+		// it holds, and other packages' tests wait for that sweep.
+		t.Cleanup(func() { dropTables(t, suffix) })
 	}
 	// The runner reads the templates in its own process: read here, they
 	// key the package's cached result (repo.Inputs).
@@ -475,5 +482,28 @@ func checkLocalOnly(t *testing.T, base string) {
 		t.Errorf("cross-origin schedule run: %v %v", resp, err)
 	} else {
 		resp.Body.Close()
+	}
+}
+
+// dropTables deletes the shared DynamoDB Local's tables named with suffix.
+func dropTables(t *testing.T, suffix string) {
+	ctx := context.Background()
+	client := testenv.Client(t)
+	names := map[string]string{}
+	p := dynamodb.NewListTablesPaginator(client, &dynamodb.ListTablesInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Logf("cleanup: %v", err)
+			return
+		}
+		for _, n := range page.TableNames {
+			if strings.HasSuffix(n, suffix) {
+				names[n] = n
+			}
+		}
+	}
+	if err := cfntables.Delete(ctx, client, names); err != nil {
+		t.Logf("cleanup: %v", err)
 	}
 }
