@@ -175,8 +175,11 @@ nag-report: deps ## make synth plus cdk-nag's CSV compliance reports, every rule
 # the pinned npm package @cdklabs/cdk-validator-cfnguard, plus dynastack's
 # rules for GlobalTables (infra/controls/rules), over every template under
 # CONTROLS_DIR. A finding is fixed, or suppressed with a reason in
-# infra/controls/suppressions.go; an unused suppression fails too (which
-# only this target checks: every synth runs the controls as well).
+# infra/controls/suppressions.go; an unused suppression fails too. make
+# test runs the same check over the golden files as a Go test
+# (infra/controls TestGoldenFilesPassControls, replayed from the test
+# cache while they, the rules and the package are unchanged), and every
+# synth runs the controls as a validation plugin.
 CONTROLS_DIR ?= test/snapshots
 controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONTROLS_DIR=cdk.out after a synth)
 	go run ./infra/cmd/controls $(CONTROLS_DIR)
@@ -184,7 +187,7 @@ controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONT
 bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI, in one run (RUNS=5)
 	test/synthbench/bench.sh
 
-test: deps test-go test-fuzz test-consumer test-workflows controls test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
+test: deps test-go test-fuzz test-consumer test-workflows test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
 
 # The Go tests record, per function, every DynamoDB call its code makes
 # (operation and table or index, lambdas/devtools/ddbrecord) into
