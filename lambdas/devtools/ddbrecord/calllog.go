@@ -67,7 +67,13 @@ func OpenCallLog(dir string) (*CallLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ddbrecord: call log: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "calls-"+packageKey()+".*.jsonl")
+	// A directory per package: a test process reads only its own (Go's
+	// test cache keys on a directory's listing once it is read).
+	dir = filepath.Join(dir, packageKey())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("ddbrecord: call log: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "calls-*.jsonl")
 	if err != nil {
 		return nil, fmt.Errorf("ddbrecord: call log: %w", err)
 	}
@@ -160,14 +166,8 @@ func ResetPackageCallLogs(getenv func(string) string) error {
 	if dir == "" {
 		return nil
 	}
-	old, err := filepath.Glob(filepath.Join(dir, "calls-"+packageKey()+".*.jsonl"))
-	if err != nil {
-		return err
-	}
-	for _, f := range old {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("ddbrecord: call log: %w", err)
-		}
+	if err := os.RemoveAll(filepath.Join(dir, packageKey())); err != nil {
+		return fmt.Errorf("ddbrecord: call log: %w", err)
 	}
 	return nil
 }
@@ -241,7 +241,7 @@ type CallLogs struct {
 // ReadCallLogs reads every call log in dir.
 func ReadCallLogs(dir string) (CallLogs, error) {
 	out := CallLogs{Tables: map[string]TableOrigin{}}
-	files, err := filepath.Glob(filepath.Join(dir, "calls-*.jsonl"))
+	files, err := filepath.Glob(filepath.Join(dir, "*", "calls-*.jsonl"))
 	if err != nil {
 		return out, err
 	}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -113,17 +112,19 @@ func TestResetPackageCallLogs(t *testing.T) {
 		}
 		l.Close()
 	}
-	// Another package's, whose key extends this one's.
-	own, _ := filepath.Glob(filepath.Join(dir, "calls-*.jsonl"))
-	other := strings.Replace(own[0], ".", "_x.", 1)
+	other := filepath.Join(dir, "lambdas_devtools_ddbrecord_x", "calls-1.jsonl")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(other, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	own, _ := filepath.Glob(filepath.Join(dir, "lambdas_devtools_ddbrecord", "calls-*.jsonl"))
 	if err := ddbrecord.ResetPackageCallLogs(getenv); err != nil {
 		t.Fatal(err)
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, "calls-*.jsonl"))
-	if len(own) != 2 || !strings.Contains(own[0], "calls-lambdas_devtools_ddbrecord.") || len(left) != 1 || left[0] != other {
+	left, _ := filepath.Glob(filepath.Join(dir, "*", "calls-*.jsonl"))
+	if len(own) != 2 || len(left) != 1 || left[0] != other {
 		t.Errorf("before %v, after %v; want only %s left", own, left, other)
 	}
 }
