@@ -208,16 +208,17 @@ CALLS_DIR := $(CURDIR)/bin/calls
 # runner, the assembly for the artifact test), and the shared DynamoDB
 # Local keeps its port from run to run (its jar is an input as well). So a
 # warm run tests what changed and replays the rest; DEVELOPERS.md, "The
-# test cache", says what it keys on. FRESH=1 runs every test again (CI
-# starts from empty caches, so it always does), as does a run whose call
+# test cache", says what it keys on. FRESH=1 runs every test again (go
+# clean -testcache first, so the new results are cached in turn; CI starts
+# from empty caches, so it always does), as does a run whose call
 # recordings are gone: test/iamcalls needs every package's.
-TEST_COUNT = $(if $(FRESH)$(if $(wildcard $(CALLS_DIR)),,missing),-count=1,)
 test-go: $(LOCAL_KMS)
-	$(if $(FRESH),rm -rf $(CALLS_DIR))
-	@$(if $(TEST_COUNT),echo "test-go: every test runs (-count=1$(if $(FRESH),, : no call recordings yet))",echo "test-go: unchanged packages replay their cached results (FRESH=1 runs all)")
+	@if [ -n "$(FRESH)" ] || [ ! -d $(CALLS_DIR) ]; then \
+		echo "test-go: every test runs$(if $(FRESH),, (no call recordings yet))"; rm -rf $(CALLS_DIR); go clean -testcache; \
+	else echo "test-go: unchanged packages replay their cached results (FRESH=1 runs all)"; fi
 	mkdir -p $(CALLS_DIR)
-	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test $(TEST_COUNT) $(GO_PACKAGES)
-	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test $(TEST_COUNT) -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
+	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test $(GO_PACKAGES)
+	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
 
 # A short fuzzing run of what parses client input: cursors, request bodies,
 # DynamoDB number ranges. Their seed corpora also run in test-go. A finding
@@ -249,13 +250,13 @@ test-fast: deps $(LOCAL_KMS) ## one service's unit and integration tests in seco
 
 # The consumer is built outside the workspace, as another team's module would be.
 test-consumer:
-	cd test/consumer && GOWORK=off $(TEST_ENV) go test $(TEST_COUNT) ./...
+	cd test/consumer && GOWORK=off $(TEST_ENV) go test ./...
 
 # actionlint, then test/workflows: actions pinned by SHA, the pull-request
 # workflow's permission split, Dependabot covering every module.
 test-workflows:
 	go run $(ACTIONLINT) .github/workflows/*.yml
-	go test $(TEST_COUNT) ./test/workflows
+	go test ./test/workflows
 
 $(LOCAL_KMS):
 	@echo "installing local-kms $(LOCAL_KMS_VERSION) (go install; first run only)"
@@ -299,7 +300,7 @@ synth-dev: deps
 
 test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
 	@$(MAKE) -s synth-dev
-	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test $(TEST_COUNT) -v ./test/artifact 2>&1 \
+	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
