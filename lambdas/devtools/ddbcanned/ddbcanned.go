@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -43,6 +44,7 @@ type Transport struct {
 	recording bool
 	tape      []exchange
 	pos       int
+	served    int // requests answered while replaying
 	// Bytes sent and received while replaying, for per-operation figures.
 	reqBytes, respBytes int64
 }
@@ -57,7 +59,46 @@ func (t *Transport) Replay() error {
 	if len(t.tape) == 0 {
 		return fmt.Errorf("ddbcanned: nothing recorded")
 	}
-	t.recording, t.pos, t.reqBytes, t.respBytes = false, 0, 0, 0
+	t.recording, t.pos, t.served, t.reqBytes, t.respBytes = false, 0, 0, 0, 0
+	return nil
+}
+
+// Tape is what a transport recorded: one operation's exchanges, in order.
+type Tape struct{ exchanges []exchange }
+
+// Len is the number of exchanges.
+func (tp Tape) Len() int { return len(tp.exchanges) }
+
+// Record starts a new tape: what was recorded so far is dropped, and from
+// now on requests pass to next and their answers are kept. A recording
+// transport serves fixtures too; Record before the operation to measure.
+func (t *Transport) Record() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recording, t.tape, t.pos = true, nil, 0
+}
+
+// Tape is what t has recorded since New or the last Record.
+func (t *Transport) Tape() Tape {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Tape{exchanges: slices.Clone(t.tape)}
+}
+
+// Play is a transport that replays tape, round and round. An empty tape
+// answers every request with an error: the operation it was recorded for
+// made no DynamoDB request.
+func Play(tape Tape) *Transport { return &Transport{tape: tape.exchanges} }
+
+// laps checks that replaying has answered whole tapes only, ops of them:
+// an operation that made fewer or more requests than it did recording
+// would otherwise be timed on the wrong answers.
+func (t *Transport) laps(ops int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.served != ops*len(t.tape) {
+		return fmt.Errorf("ddbcanned: %d operations made %d DynamoDB requests; recorded: %d each", ops, t.served, len(t.tape))
+	}
 	return nil
 }
 
@@ -104,6 +145,11 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 	}
 	req.Body.Close()
 	t.mu.Lock()
+	if len(t.tape) == 0 {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("ddbcanned: request %s where none was recorded", target)
+	}
+	t.served++
 	ex := t.tape[t.pos]
 	t.pos = (t.pos + 1) % len(t.tape)
 	t.reqBytes += n
@@ -149,24 +195,60 @@ func Pair(b *testing.B, base *dynamodb.Client, handler, raw func(b *testing.B, c
 			if err := t.Replay(); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				op()
-			}
-			cpu := cpuTime() - cpu0
-			sent, received := t.Bytes()
-			n := float64(b.N)
-			// The process's CPU time (user and system, the GC's
-			// included) per op: on a shared machine wall time also
-			// counts the waits for a core, CPU time only the work.
-			b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
-			b.ReportMetric(float64(sent)/n, "sentB/op")
-			b.ReportMetric(float64(received)/n, "recvB/op")
-			b.ReportMetric(float64(t.Calls()), "calls/op")
-			b.ReportMetric(float64(cpu.Nanoseconds())/n/LambdaCPUShare/1e3, "µs@256MB/op")
+			measure(b, t, op)
 		})
 	}
+}
+
+// PairTape runs b.Run("handler") and b.Run("rawsdk") over one recorded
+// tape: each side gets a client of base replaying its own copy of tape,
+// makes its operation from it, and is timed as in Pair.
+func PairTape(b *testing.B, base *dynamodb.Client, tape Tape, handler, raw func(b *testing.B, c *dynamodb.Client) func()) {
+	b.Helper()
+	for _, side := range []struct {
+		name string
+		make func(b *testing.B, c *dynamodb.Client) func()
+	}{{"handler", handler}, {"rawsdk", raw}} {
+		b.Run(side.name, func(b *testing.B) {
+			t := Play(tape)
+			c := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.HTTPClient = t })
+			op := side.make(b, c)
+			op()
+			if err := t.laps(1); err != nil {
+				b.Fatal(err)
+			}
+			t.mu.Lock()
+			t.served, t.pos, t.reqBytes, t.respBytes = 0, 0, 0, 0
+			t.mu.Unlock()
+			measure(b, t, op)
+		})
+	}
+}
+
+// measure times op, replaying on t, and reports its figures.
+func measure(b *testing.B, t *Transport, op func()) {
+	b.Helper()
+	b.ReportAllocs()
+	ops := 0
+	cpu0 := cpuTime()
+	for b.Loop() {
+		op()
+		ops++
+	}
+	cpu := cpuTime() - cpu0
+	if err := t.laps(ops); err != nil {
+		b.Fatal(err)
+	}
+	sent, received := t.Bytes()
+	n := float64(b.N)
+	// The process's CPU time (user and system, the GC's included) per
+	// op: on a shared machine wall time also counts the waits for a
+	// core, CPU time only the work.
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/op")
+	b.ReportMetric(float64(sent)/n, "sentB/op")
+	b.ReportMetric(float64(received)/n, "recvB/op")
+	b.ReportMetric(float64(t.Calls()), "calls/op")
+	b.ReportMetric(float64(cpu.Nanoseconds())/n/LambdaCPUShare/1e3, "µs@256MB/op")
 }
 
 // cpuTime is the CPU time the process has used so far.

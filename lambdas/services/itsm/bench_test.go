@@ -30,7 +30,7 @@ import (
 
 // cannedHandler is the handler of s on client c, logging as in Lambda
 // (JSON, info level) into io.Discard: its log line is part of its work.
-func cannedHandler(b *testing.B, s *service, c *dynamodb.Client) *service {
+func cannedHandler(b testing.TB, s *service, c *dynamodb.Client) *service {
 	cfg := servicetest.Config(b, itsm.ConfigFromEnv, map[string]string{itsm.EnvTable: s.Table})
 	cfg.Client, cfg.Logger = c, logx.New(io.Discard, slog.LevelInfo)
 	r := *s
