@@ -31,6 +31,9 @@ type exchange struct {
 	status int
 	header http.Header
 	body   []byte
+	// strs are the quoted strings of the request, for telling apart the
+	// answers to requests that were in flight together.
+	strs map[string]bool
 }
 
 // Transport is an aws.HTTPClient. Recording, it passes requests to next
@@ -45,6 +48,13 @@ type Transport struct {
 	tape      []exchange
 	pos       int
 	served    int // requests answered while replaying
+	// Requests in flight while recording; concurrent once they overlapped.
+	// A concurrent tape answers each request with the unused exchange of
+	// the lap whose request it resembles most, not in order: the order
+	// of concurrent requests changes from run to run.
+	inflight   int
+	concurrent bool
+	used       []bool
 	// Bytes sent and received while replaying, for per-operation figures.
 	reqBytes, respBytes int64
 }
@@ -64,7 +74,10 @@ func (t *Transport) Replay() error {
 }
 
 // Tape is what a transport recorded: one operation's exchanges, in order.
-type Tape struct{ exchanges []exchange }
+type Tape struct {
+	exchanges  []exchange
+	concurrent bool
+}
 
 // Len is the number of exchanges.
 func (tp Tape) Len() int { return len(tp.exchanges) }
@@ -75,20 +88,22 @@ func (tp Tape) Len() int { return len(tp.exchanges) }
 func (t *Transport) Record() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.recording, t.tape, t.pos = true, nil, 0
+	t.recording, t.tape, t.pos, t.concurrent = true, nil, 0, false
 }
 
 // Tape is what t has recorded since New or the last Record.
 func (t *Transport) Tape() Tape {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return Tape{exchanges: slices.Clone(t.tape)}
+	return Tape{exchanges: slices.Clone(t.tape), concurrent: t.concurrent}
 }
 
 // Play is a transport that replays tape, round and round. An empty tape
 // answers every request with an error: the operation it was recorded for
 // made no DynamoDB request.
-func Play(tape Tape) *Transport { return &Transport{tape: tape.exchanges} }
+func Play(tape Tape) *Transport {
+	return &Transport{tape: tape.exchanges, concurrent: tape.concurrent, used: make([]bool, len(tape.exchanges))}
+}
 
 // laps checks that replaying has answered whole tapes only, ops of them:
 // an operation that made fewer or more requests than it did recording
@@ -123,7 +138,23 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 	t.mu.Unlock()
 	target := req.Header.Get("X-Amz-Target")
 	if recording {
+		var sent []byte
+		if req.Body != nil {
+			var err error
+			if sent, err = io.ReadAll(req.Body); err != nil {
+				return nil, err
+			}
+			req.Body.Close()
+			req.Body = io.NopCloser(bytes.NewReader(sent))
+		}
+		t.mu.Lock()
+		t.inflight++
+		t.concurrent = t.concurrent || t.inflight > 1
+		t.mu.Unlock()
 		resp, err := t.next.Do(req)
+		t.mu.Lock()
+		t.inflight--
+		t.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
@@ -133,15 +164,25 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		t.mu.Lock()
-		t.tape = append(t.tape, exchange{target: target, status: resp.StatusCode, header: resp.Header.Clone(), body: body})
+		t.tape = append(t.tape, exchange{target: target, status: resp.StatusCode, header: resp.Header.Clone(), body: body, strs: quoted(sent)})
 		t.mu.Unlock()
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		return resp, nil
 	}
 	// Reading the body is what a real transport does with it.
-	n, err := io.Copy(io.Discard, req.Body)
-	if err != nil {
-		return nil, err
+	var n int64
+	var strs map[string]bool
+	if t.concurrent {
+		sent, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		n, strs = int64(len(sent)), quoted(sent)
+	} else {
+		var err error
+		if n, err = io.Copy(io.Discard, req.Body); err != nil {
+			return nil, err
+		}
 	}
 	req.Body.Close()
 	t.mu.Lock()
@@ -151,6 +192,9 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 	}
 	t.served++
 	ex := t.tape[t.pos]
+	if t.concurrent {
+		ex = t.tape[t.closest(target, strs)]
+	}
 	t.pos = (t.pos + 1) % len(t.tape)
 	t.reqBytes += n
 	t.respBytes += int64(len(ex.body))
@@ -160,6 +204,45 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 	}
 	return &http.Response{StatusCode: ex.status, Status: http.StatusText(ex.status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: ex.header, Body: io.NopCloser(bytes.NewReader(ex.body)), ContentLength: int64(len(ex.body)), Request: req}, nil
+}
+
+// closest marks as used, and returns, the unused exchange of this lap of
+// the tape for target whose request shares the most quoted strings with
+// strs. t.mu is held.
+func (t *Transport) closest(target string, strs map[string]bool) int {
+	if t.pos == 0 {
+		clear(t.used)
+	}
+	best, score := -1, -1
+	for i, ex := range t.tape {
+		if t.used[i] || ex.target != target {
+			continue
+		}
+		n := 0
+		for s := range strs {
+			if ex.strs[s] {
+				n++
+			}
+		}
+		if n > score {
+			best, score = i, n
+		}
+	}
+	if best < 0 {
+		best = t.pos // no unused exchange for target: the check of the target fails
+	}
+	t.used[best] = true
+	return best
+}
+
+// quoted is the set of quoted strings of a JSON text.
+func quoted(b []byte) map[string]bool {
+	out := map[string]bool{}
+	parts := bytes.Split(b, []byte{'"'})
+	for i := 1; i < len(parts); i += 2 {
+		out[string(parts[i])] = true
+	}
+	return out
 }
 
 // Client is a copy of c whose requests go through a new recording

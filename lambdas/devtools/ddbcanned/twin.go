@@ -174,7 +174,8 @@ type slot struct {
 // NewTwin builds the twin of an operation from its request body, the
 // calls the handler made and its response body.
 func NewTwin(reqBody []byte, calls []Call, respBody []byte) (*Twin, error) {
-	tw := &Twin{body: reqBody, HandlerRespBytes: len(respBody)}
+	// A handler writing with json.Encoder ends its body with a newline.
+	tw := &Twin{body: reqBody, HandlerRespBytes: len(bytes.TrimSuffix(respBody, []byte("\n")))}
 	if t := jsonShape(reqBody); t != nil {
 		tw.reqType = t
 	}

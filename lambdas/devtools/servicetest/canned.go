@@ -50,7 +50,7 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 			b.Fatalf("%s: %v", c.Operation, err)
 		}
 		if twin.RespBytes != twin.HandlerRespBytes || twin.Captured > 0 {
-			b.Logf("%s: the twin encodes %d response bytes (the handler %d) and sends %d attribute maps unmarshalled as captured", c.Operation, twin.RespBytes, twin.HandlerRespBytes, twin.Captured)
+			b.Logf("%s: the twin encodes %d response bytes (the handler %d; a shape with every field of a list's objects adds the missing ones) and sends %d attribute maps as captured (their shape marshals differently)", c.Operation, twin.RespBytes, twin.HandlerRespBytes, twin.Captured)
 		}
 		runs = append(runs, run{c: c, path: path, tape: tr.Tape(), twin: twin})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
@@ -25,14 +26,20 @@ import (
 func do(s *service, method, path string, status int) func(b *testing.B, c *dynamodb.Client) func() {
 	return func(b *testing.B, c *dynamodb.Client) func() {
 		r := *s
-		r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
-			Client: c, Now: s.clock.Now, Logger: logx.New(io.Discard, slog.LevelInfo)}})
+		r.H = cannedHandler(s, c)
 		return func() {
 			if resp := r.Do(b, method, path, ""); resp.Status != status {
 				b.Fatal(resp.Status, string(resp.Body))
 			}
 		}
 	}
+}
+
+// cannedHandler is s's handler on client c, logging as in Lambda into
+// io.Discard.
+func cannedHandler(s *service, c *dynamodb.Client) http.Handler {
+	return rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
+		Client: c, Now: s.clock.Now, Logger: logx.New(io.Discard, slog.LevelInfo)}})
 }
 
 // Each benchmark pairs the HTTP handler (in process: routing, middleware,
