@@ -284,29 +284,67 @@ func Pair(b *testing.B, base *dynamodb.Client, handler, raw func(b *testing.B, c
 }
 
 // PairTape runs b.Run("handler") and b.Run("rawsdk") over one recorded
-// tape: each side gets a client of base replaying its own copy of tape,
-// makes its operation from it, and is timed as in Pair.
+// tape: each side gets a client of base replaying its own copy of tape and
+// makes its operation from it. Each sub-benchmark times its own side in
+// Rounds blocks, running the other side's operation, untimed, between
+// them: on a shared machine whose load drifts, both sides then meet the
+// same load, which sub-benchmarks run one after the other do not. A block
+// is long enough (tens of operations) for the garbage collections its own
+// allocations cause to fall mostly within it.
 func PairTape(b *testing.B, base *dynamodb.Client, tape Tape, handler, raw func(b *testing.B, c *dynamodb.Client) func()) {
 	b.Helper()
-	for _, side := range []struct {
-		name string
-		make func(b *testing.B, c *dynamodb.Client) func()
-	}{{"handler", handler}, {"rawsdk", raw}} {
-		b.Run(side.name, func(b *testing.B) {
-			t := Play(tape)
-			c := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.HTTPClient = t })
-			op := side.make(b, c)
-			op()
-			if err := t.laps(1); err != nil {
-				b.Fatal(err)
+	makes := [2]func(b *testing.B, c *dynamodb.Client) func(){handler, raw}
+	for me, name := range []string{"handler", "rawsdk"} {
+		b.Run(name, func(b *testing.B) {
+			var (
+				ops [2]func()
+				ts  [2]*Transport
+			)
+			for i, mk := range makes {
+				t := Play(tape)
+				c := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.HTTPClient = t })
+				ops[i] = mk(b, c)
+				ops[i]()
+				if err := t.laps(1); err != nil {
+					b.Fatal(err)
+				}
+				t.mu.Lock()
+				t.served, t.pos, t.reqBytes, t.respBytes = 0, 0, 0, 0
+				t.mu.Unlock()
+				ts[i] = t
 			}
-			t.mu.Lock()
-			t.served, t.pos, t.reqBytes, t.respBytes = 0, 0, 0, 0
-			t.mu.Unlock()
-			measure(b, t, op)
+			other := 1 - me
+			b.ReportAllocs()
+			b.ResetTimer()
+			var cpu time.Duration
+			block := max(b.N/Rounds, 1)
+			for done := 0; done < b.N; {
+				n := min(block, b.N-done)
+				b.StopTimer()
+				for range n {
+					ops[other]()
+				}
+				b.StartTimer()
+				cpu0 := cpuTime()
+				for range n {
+					ops[me]()
+				}
+				cpu += cpuTime() - cpu0
+				done += n
+			}
+			b.StopTimer()
+			for i, t := range ts {
+				if err := t.laps(b.N); err != nil {
+					b.Fatalf("%s: %v", []string{"handler", "rawsdk"}[i], err)
+				}
+			}
+			report(b, ts[me], cpu)
 		})
 	}
 }
+
+// Rounds is how many blocks PairTape times each side in.
+const Rounds = 5
 
 // measure times op, replaying on t, and reports its figures.
 func measure(b *testing.B, t *Transport, op func()) {
@@ -322,6 +360,12 @@ func measure(b *testing.B, t *Transport, op func()) {
 	if err := t.laps(ops); err != nil {
 		b.Fatal(err)
 	}
+	report(b, t, cpu)
+}
+
+// report reports a side's figures: cpu is the process's CPU time over
+// b.N operations replaying on t.
+func report(b *testing.B, t *Transport, cpu time.Duration) {
 	sent, received := t.Bytes()
 	n := float64(b.N)
 	// The process's CPU time (user and system, the GC's included) per

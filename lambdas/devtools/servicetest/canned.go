@@ -1,13 +1,21 @@
 package servicetest
 
 import (
+	"context"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
 )
 
 // canned runs a service's cost cases as benchmarks of the handler's own
@@ -16,8 +24,9 @@ import (
 // client that records its HTTP exchanges (ddbcanned) and its typed SDK
 // calls (ddbcanned.Capture). Then each case is a pair of benchmarks,
 // canned/<operation>/handler and …/rawsdk, both replaying that case's
-// recorded answers: the same request through a new handler, and the
-// generic raw twin (ddbcanned.Twin) of what the handler did.
+// recorded answers: the same request through a new handler as Lambda runs
+// it (lambdaOp), and the generic raw twin (ddbcanned.Twin) of what the
+// handler did.
 func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 	t.Helper()
 	b, ok := t.(*testing.B)
@@ -58,12 +67,7 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 		b.Run("canned/"+r.c.Operation, func(b *testing.B) {
 			ddbcanned.PairTape(b, f.base, r.tape,
 				func(b *testing.B, c *dynamodb.Client) func() {
-					h := f.handler(c)
-					return func() {
-						if got := apitest.Do(b, h, r.c.Method, r.path, r.c.Body, r.c.Header...); got.Status != r.c.Status {
-							b.Fatalf("%d %s, want %d", got.Status, got.Body, r.c.Status)
-						}
-					}
+					return lambdaOp(b, f.handler(c), r.c.Method, r.path, r.c.Body, r.c.Header, r.c.Status)
 				},
 				func(b *testing.B, c *dynamodb.Client) func() {
 					op := r.twin.Op(c)
@@ -74,5 +78,36 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 					}
 				})
 		})
+	}
+}
+
+// lambdaOp is one request to h as a function serves it in Lambda: an API
+// Gateway (HTTP API, payload 2.0) event through the adapter and
+// lambdahttp.Handler that lambdahttp.Start runs, in an invocation context
+// with a deadline, the answer an event again. So the handler side pays
+// what a request costs there: the event made an http.Request, the
+// gateway's request id (no id of its own to make), the response writer,
+// and no more (httptest.NewRequest would parse the request from text
+// through a 4 KB buffer, which Lambda never does).
+func lambdaOp(b *testing.B, h http.Handler, method, target, body string, header []string, status int) func() {
+	path, query, _ := strings.Cut(target, "?")
+	event := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: path, RawQueryString: query, Body: body, Headers: map[string]string{"content-type": "application/json"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: "api.example.com", RequestID: "bench-0000000000000000",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, SourceIP: "192.0.2.1"}},
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		event.Headers[strings.ToLower(header[i])] = header[i+1]
+	}
+	adapter := httpadapter.NewV2(lambdahttp.Handler(h))
+	// One invocation's context, as aws-lambda-go makes it: its deadline is
+	// what lambdahttp.Handler bounds the request's work by.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	b.Cleanup(cancel)
+	return func() {
+		resp, err := adapter.ProxyWithContext(ctx, event)
+		if err != nil || resp.StatusCode != status {
+			b.Fatalf("%s %s: %d %s %v, want %d", method, target, resp.StatusCode, resp.Body, err, status)
+		}
 	}
 }
