@@ -227,6 +227,30 @@ func TestRouterAndMiddleware(t *testing.T) {
 	if !strings.Contains(logs.String(), "secret-table-name") {
 		t.Errorf("internal error was not logged: %s", logs.String())
 	}
+	// One access line per request, with every field, as numbers where
+	// they are numbers.
+	var lines int
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %s: %v", line, err)
+		}
+		if rec["msg"] != "request" {
+			continue
+		}
+		lines++
+		if rec["level"] != "INFO" || rec["method"] == nil || rec["path"] == nil || rec["route"] == nil || rec["request_id"] == nil {
+			t.Errorf("access line lacks a field: %s", line)
+		}
+		for _, k := range []string{"status", "bytes", "duration_ms"} {
+			if _, ok := rec[k].(float64); !ok {
+				t.Errorf("access line's %s is not a number: %s", k, line)
+			}
+		}
+	}
+	if lines != len(tests) {
+		t.Errorf("%d access lines for %d requests:\n%s", lines, len(tests), logs.String())
+	}
 }
 
 func TestRoutedThroughInstrument(t *testing.T) {
