@@ -160,7 +160,6 @@ func oldCheckFields(n *oldNode, t reflect.Type, path string) error {
 	return nil
 }
 
-
 type fuzzBody struct {
 	Name   string            `json:"name"`
 	Count  int               `json:"count"`
