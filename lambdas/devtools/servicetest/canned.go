@@ -25,7 +25,7 @@ import (
 // calls (ddbcanned.Capture). Then each case is a pair of benchmarks,
 // canned/<operation>/handler and …/rawsdk, both replaying that case's
 // recorded answers: the same request through a new handler as Lambda runs
-// it (lambdaOp), and the generic raw twin (ddbcanned.Twin) of what the
+// it (LambdaOp), and the generic raw twin (ddbcanned.Twin) of what the
 // handler did.
 func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 	t.Helper()
@@ -67,7 +67,7 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 		b.Run("canned/"+r.c.Operation, func(b *testing.B) {
 			ddbcanned.PairTape(b, f.base, r.tape,
 				func(b *testing.B, c *dynamodb.Client) func() {
-					return lambdaOp(b, f.handler(c), r.c.Method, r.path, r.c.Body, r.c.Header, r.c.Status)
+					return LambdaOp(b, f.handler(c), r.c.Method, r.path, r.c.Body, r.c.Header, r.c.Status)
 				},
 				func(b *testing.B, c *dynamodb.Client) func() {
 					op := r.twin.Op(c)
@@ -81,7 +81,7 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 	}
 }
 
-// lambdaOp is one request to h as a function serves it in Lambda: an API
+// LambdaOp is one request to h as a function serves it in Lambda: an API
 // Gateway (HTTP API, payload 2.0) event through the adapter and
 // lambdahttp.Handler that lambdahttp.Start runs, in an invocation context
 // with a deadline, the answer an event again. So the handler side pays
@@ -89,7 +89,7 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 // gateway's request id (no id of its own to make), the response writer,
 // and no more (httptest.NewRequest would parse the request from text
 // through a 4 KB buffer, which Lambda never does).
-func lambdaOp(b *testing.B, h http.Handler, method, target, body string, header []string, status int) func() {
+func LambdaOp(b *testing.B, h http.Handler, method, target, body string, header []string, status int) func() {
 	path, query, _ := strings.Cut(target, "?")
 	event := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RawPath: path, RawQueryString: query, Body: body, Headers: map[string]string{"content-type": "application/json"},
