@@ -118,13 +118,13 @@ adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERV
 # which for Stak's read-all is minutes of DynamoDB Local setup.
 CPU_BENCH_PKGS := ./services/itsm ./services/rezagent ./services/nucleus ./services/stak ./services/agenticpm
 CPU_PAIR_PKGS := ./services/itsm ./services/rezagent
-bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=450x CPU_COUNT=3 COLD_RUNS=7)
+bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=400x CPU_COUNT=3 COLD_RUNS=7)
 	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench . -skip '/canned' -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost
-	cd lambdas && { go test -p 1 -run '^$$' -bench '^BenchmarkAPI$$/canned' -benchtime=$${CPU_BENCHTIME:-450x} -count=$${CPU_COUNT:-3} -benchmem $(CPU_BENCH_PKGS) && \
-		go test -p 1 -run '^$$' -bench '^Benchmark(CreateTicket|GetTicket|AddComment|ListByCaller|GetMessage|ListMessages)$$/canned' -benchtime=$${CPU_BENCHTIME:-450x} -count=$${CPU_COUNT:-3} -benchmem $(CPU_PAIR_PKGS); } \
+	cd lambdas && { go test -p 1 -run '^$$' -bench '^BenchmarkAPI$$/canned' -benchtime=$${CPU_BENCHTIME:-400x} -count=$${CPU_COUNT:-3} -benchmem $(CPU_BENCH_PKGS) && \
+		go test -p 1 -run '^$$' -bench '^Benchmark(CreateTicket|GetTicket|AddComment|ListByCaller|GetMessage|ListMessages)$$/canned' -benchtime=$${CPU_BENCHTIME:-400x} -count=$${CPU_COUNT:-3} -benchmem $(CPU_PAIR_PKGS); } \
 		| go run ./devtools/ddbrecord/cmd/benchcost
 	cd lambdas && go run ./devtools/cmd/coldstart -rie $(CURDIR)/$(RIE) -runs $${COLD_RUNS:-7}
 
