@@ -103,10 +103,10 @@ adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERV
 # (devtools/ddbrecord) beside the least its access pattern needs (make test
 # asserts these too). Then the handler vs raw SDK benchmarks, which report
 # req/RCU/WCU per op as well, summed up in one table: the ratio is the
-# handler's overhead. Then the same pairs over recorded DynamoDB answers
-# (devtools/ddbcanned; medians of CPU_COUNT runs): the handler's own CPU
-# beside the SDK's, with B/op,
-# allocs/op and the time at a 256 MB Lambda's CPU share. Last, each
+# handler's overhead. Then every API operation over recorded DynamoDB
+# answers (devtools/ddbcanned; medians of CPU_COUNT runs): the handler's own
+# CPU beside its raw SDK twin's, with B/op, allocs/op and the time at a
+# 256 MB Lambda's CPU share. Last, each
 # function's cold start under the Runtime Interface Emulator beside a
 # minimal aws-lambda-go function (devtools/cmd/coldstart). Timings are not
 # assertions, so this is not in make test.
