@@ -77,8 +77,9 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 // logRequest writes the request's access line. It hands the record to
 // the logger's handler itself, with typed attributes: slog's Logger
 // methods would box each value and walk the stack for a source location
-// the JSON handler does not write (no AddSource). The line is still about
-// a quarter of a request's own CPU (docs/functions.md, "Request path").
+// the JSON handler does not write (no AddSource). The line is still a
+// fifth to a quarter of a request's own CPU (docs/functions.md, "Request
+// path"): it is what operations and support search by.
 func logRequest(ctx context.Context, log *slog.Logger, r *http.Request, sw *statusWriter, start time.Time) {
 	h := log.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
