@@ -35,7 +35,7 @@ type Case struct {
 // Measure sends each case to h once, in order, and returns what rec
 // recorded for it. The handler must use a client rec instruments.
 // A wrong status, or a cost above Min without a Note, fails t.
-func Measure(t *testing.T, h http.Handler, rec *Recorder, cases []Case) []Row {
+func Measure(t testing.TB, h http.Handler, rec *Recorder, cases []Case) []Row {
 	t.Helper()
 	var rows []Row
 	for _, c := range cases {
@@ -55,7 +55,7 @@ func Measure(t *testing.T, h http.Handler, rec *Recorder, cases []Case) []Row {
 
 // CheckServiceDoc compares the Cost table of docs/schemas/<service>.md with
 // rows (UPDATE_COST=1 rewrites it) and logs the table.
-func CheckServiceDoc(t *testing.T, service string, rows []Row) {
+func CheckServiceDoc(t testing.TB, service string, rows []Row) {
 	t.Helper()
 	table := Table(rows)
 	t.Logf("%s cost per operation (DynamoDB Local, ReturnConsumedCapacity=TOTAL):\n%s", service, table)

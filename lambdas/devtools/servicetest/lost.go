@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
@@ -25,12 +27,29 @@ const (
 	LostAnswers
 	// Throttled runs each case with every DynamoDB request throttled.
 	Throttled
+	// Canned benchmarks each case's handler beside its raw SDK twin over
+	// its recorded DynamoDB answers (canned.go); t must be a *testing.B.
+	Canned
 )
 
 // Faults is the proxy a handler's client goes through, and the mode.
 type Faults struct {
 	Proxy *ddbfault.Proxy
 	Mode  Mode
+	// For Canned: the client the handlers' clients copy, and the
+	// service's handler on a client (Serve).
+	base    *dynamodb.Client
+	handler func(*dynamodb.Client) http.Handler
+}
+
+// Serve gives Canned the service's handler on a client, built as the
+// function builds it (its logger writing JSON at info level into
+// io.Discard: its log line is part of its work). It does nothing in the
+// other modes, f nil (Cost) included.
+func (f *Faults) Serve(handler func(c *dynamodb.Client) http.Handler) {
+	if f != nil {
+		f.handler = handler
+	}
 }
 
 // Measure runs a service's cost cases in order, as the mode says:
@@ -50,13 +69,16 @@ type Faults struct {
 //     that does not its usual status; never a 500. Each case is then sent
 //     again without the throttle and must answer as usual: the throttled
 //     attempt changed nothing.
-func Measure(t *testing.T, h http.Handler, rec *ddbrecord.Recorder, f *Faults, cases []ddbrecord.Case) []ddbrecord.Row {
+func Measure(t testing.TB, h http.Handler, rec *ddbrecord.Recorder, f *Faults, cases []ddbrecord.Case) []ddbrecord.Row {
 	t.Helper()
 	switch {
 	case f == nil || f.Mode == Cost:
 		return ddbrecord.Measure(t, h, rec, cases)
 	case f.Mode == Throttled:
 		throttled(t, h, f.Proxy, cases)
+		return nil
+	case f.Mode == Canned:
+		canned(t, f, cases)
 		return nil
 	}
 	proxy := f.Proxy
@@ -93,12 +115,16 @@ func Measure(t *testing.T, h http.Handler, rec *ddbrecord.Recorder, f *Faults, c
 
 // Faults, for LostAnswers and Throttled, points s.Client at a
 // FaultyClient of function and returns it with its proxy (for Measure);
-// for Cost it changes nothing and returns nil. A handler built on s.Client
-// afterwards meets the faults.
+// for Cost it changes nothing and returns nil; for Canned it changes
+// nothing and returns the Faults that Serve completes. A handler built on
+// s.Client afterwards meets the faults.
 func (s *Service) Faults(t testing.TB, function string, mode Mode) *Faults {
 	t.Helper()
-	if mode == Cost {
+	switch mode {
+	case Cost:
 		return nil
+	case Canned:
+		return &Faults{Mode: Canned, base: s.Client}
 	}
 	c, p := FaultyClient(t, function)
 	s.Client = c
@@ -106,7 +132,7 @@ func (s *Service) Faults(t testing.TB, function string, mode Mode) *Faults {
 }
 
 // throttled runs cases with every DynamoDB request throttled.
-func throttled(t *testing.T, h http.Handler, proxy *ddbfault.Proxy, cases []ddbrecord.Case) {
+func throttled(t testing.TB, h http.Handler, proxy *ddbfault.Proxy, cases []ddbrecord.Case) {
 	t.Helper()
 	defer proxy.Set("", 0)
 	unavailable := 0

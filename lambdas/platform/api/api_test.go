@@ -55,6 +55,9 @@ func TestDecodeJSON(t *testing.T) {
 		{"surrogate pair", `{"name":"\ud83d\ude00"}`, 0, "", ""},
 		{"escaped backslash before u", `{"name":"\\ud800"}`, 0, "", ""},
 		{"duplicate key", `{"name":"a","name":"b"}`, 400, api.CodeValidation, "name: is given twice"},
+		{"duplicate key escaped", `{"name":"a","n\u0061me":"b"}`, 400, api.CodeValidation, "name: is given twice"},
+		{"duplicate reported before another case", `{"Name":"a","count":1,"count":2}`, 400, api.CodeValidation, "count: is given twice"},
+		{"control character in a string", "{\"name\":\"a\tb\"}", 400, api.CodeBadRequest, "malformed"},
 		{"field in another case", `{"Name":"a"}`, 400, api.CodeValidation, "Name: unknown field"},
 		{"number too large", `{"count":1e400}`, 400, api.CodeValidation, "count: number 1e400 is outside"},
 		{"39 digits", `{"count":123456789012345678901234567890123456789}`, 400, api.CodeValidation, "outside DynamoDB's range"},
@@ -223,6 +226,30 @@ func TestRouterAndMiddleware(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "secret-table-name") {
 		t.Errorf("internal error was not logged: %s", logs.String())
+	}
+	// One access line per request, with every field, as numbers where
+	// they are numbers.
+	var lines int
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %s: %v", line, err)
+		}
+		if rec["msg"] != "request" {
+			continue
+		}
+		lines++
+		if rec["level"] != "INFO" || rec["method"] == nil || rec["path"] == nil || rec["route"] == nil || rec["request_id"] == nil {
+			t.Errorf("access line lacks a field: %s", line)
+		}
+		for _, k := range []string{"status", "bytes", "duration_ms"} {
+			if _, ok := rec[k].(float64); !ok {
+				t.Errorf("access line's %s is not a number: %s", k, line)
+			}
+		}
+	}
+	if lines != len(tests) {
+		t.Errorf("%d access lines for %d requests:\n%s", lines, len(tests), logs.String())
 	}
 }
 

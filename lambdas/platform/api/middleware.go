@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -63,9 +64,7 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 					WriteError(sw, r, fmt.Errorf("panic: %v", p))
 				}
 			}
-			log.InfoContext(ctx, "request",
-				"method", r.Method, "route", routeOf(r), "path", r.URL.Path, "status", sw.status,
-				"bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+			logRequest(ctx, log, r, sw, start)
 		}()
 		h.ServeHTTP(sw, r)
 	})
@@ -73,6 +72,24 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 		return instrumented{HandlerFunc: fn, Routed: routed}
 	}
 	return fn
+}
+
+// logRequest writes the request's access line. It hands the record to
+// the logger's handler itself, with typed attributes: slog's Logger
+// methods would box each value and walk the stack for a source location
+// the JSON handler does not write (no AddSource). The line is still a
+// fifth to a quarter of a request's own CPU (docs/functions.md, "Request
+// path"): it is what operations and support search by.
+func logRequest(ctx context.Context, log *slog.Logger, r *http.Request, sw *statusWriter, start time.Time) {
+	h := log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rec.AddAttrs(slog.String("method", r.Method), slog.String("route", routeOf(r)), slog.String("path", r.URL.Path),
+		slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+	_ = h.Handle(ctx, rec)
 }
 
 type instrumented struct {

@@ -33,6 +33,13 @@ const maxEchoChars = 64
 // numbers DynamoDB cannot hold, and field names that differ from the
 // struct's only in case (encoding/json folds case, so {"Title":…} would
 // fill "title").
+//
+// It is one pass over the bytes (a scanner of its own, following dst's
+// type alongside): no tokens, no tree, and a key costs an allocation only
+// when it has escapes. Duplicates, depth and numbers are reported in the
+// order of the text; a field name another case of is reported after them
+// (the first in the text). At a syntax error it stops and reports nothing:
+// the decode that follows reports it, with its offset.
 func checkBody(body []byte, dst any) error {
 	if !utf8.Valid(body) {
 		return BadRequest("request body is not valid UTF-8")
@@ -40,82 +47,360 @@ func checkBody(body []byte, dst any) error {
 	if off := loneSurrogate(body); off >= 0 {
 		return BadRequest("request body has an unpaired UTF-16 surrogate escape at byte %d; send the character itself or a valid surrogate pair", off)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	v, err := walk(dec, "", 0)
-	if errors.Is(err, errSyntax) {
-		return nil // the decode that follows reports it, with its offset
-	}
-	if err != nil {
+	sc := scanner{b: body, path: make([]step, 0, 8)}
+	sc.skipSpace()
+	err := sc.value(0, reflect.TypeOf(dst))
+	switch {
+	case errors.Is(err, errSyntax):
+		return nil
+	case err != nil:
 		return err
 	}
-	return checkFields(v, reflect.TypeOf(dst), "")
+	return sc.fieldErr
 }
 
-// node is a decoded JSON value: an object keeps its keys' values; nil for
-// scalars.
-type node struct {
-	object map[string]*node
-	array  []*node
-}
-
-// errSyntax stops the walk at the first syntax error.
+// errSyntax stops the scan at the first syntax error.
 var errSyntax = errors.New("syntax")
 
-func walk(dec *json.Decoder, path string, depth int) (*node, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, errSyntax
+// scanner walks a JSON text.
+type scanner struct {
+	b   []byte
+	pos int
+	// path is where the scan is: the keys and indexes down to the value
+	// being scanned, made a string only for an error.
+	path []step
+	// fieldErr is the first key that names no field of its struct.
+	fieldErr error
+}
+
+// step is one step of a path: a key, or an index.
+type step struct {
+	isKey bool
+	key   []byte // unescaped
+	index int
+}
+
+// field is the path as an error names it: "a.b[2].c".
+func (sc *scanner) field() string {
+	var b strings.Builder
+	for _, st := range sc.path {
+		switch {
+		case !st.isKey:
+			b.WriteString("[" + strconv.Itoa(st.index) + "]")
+		case b.Len() > 0:
+			b.WriteString("." + string(st.key))
+		default:
+			b.Write(st.key)
+		}
 	}
-	switch t := tok.(type) {
-	case json.Delim:
+	return b.String()
+}
+
+// top is the path's top-level field.
+func (sc *scanner) top() string {
+	if len(sc.path) == 0 {
+		return ""
+	}
+	return string(sc.path[0].key)
+}
+
+func (sc *scanner) skipSpace() {
+	for sc.pos < len(sc.b) {
+		switch sc.b[sc.pos] {
+		case ' ', '\t', '\n', '\r':
+			sc.pos++
+		default:
+			return
+		}
+	}
+}
+
+// target is where the value at a path decodes: the struct whose keys
+// are checked, or the element type of a map or slice; nil below an
+// interface or a type that decodes itself.
+func target(t reflect.Type) reflect.Type {
+	if t == nil {
+		return nil
+	}
+	if c, ok := targetCache.Load(t); ok {
+		r, _ := c.(reflect.Type)
+		return r
+	}
+	c := findTarget(t)
+	targetCache.Store(t, c)
+	return c
+}
+
+// targetCache maps a type to its target (reflect.Type; a nil one for none).
+var targetCache sync.Map
+
+func findTarget(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		if t.Implements(unmarshalerType) {
+			return nil
+		}
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // the type decodes itself
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+		return t
+	}
+	return nil
+}
+
+// value scans one value at path, depth levels below the body, that
+// decodes into t (nil: unchecked).
+func (sc *scanner) value(depth int, t reflect.Type) error {
+	if sc.pos >= len(sc.b) {
+		return errSyntax
+	}
+	switch c := sc.b[sc.pos]; {
+	case c == '{' || c == '[':
 		if depth > MaxNesting {
 			// Named by its top-level field, the path being 33 levels long.
-			top, _, _ := strings.Cut(path, ".")
-			top, _, _ = strings.Cut(top, "[")
-			return nil, Invalid(FieldError{Field: echo(top), Message: fmt.Sprintf("nests deeper than %d levels of objects and arrays (DynamoDB's limit of 32 counts the item)", MaxNesting)})
+			return Invalid(FieldError{Field: echo(sc.top()), Message: fmt.Sprintf("nests deeper than %d levels of objects and arrays (DynamoDB's limit of 32 counts the item)", MaxNesting)})
 		}
-		n := &node{}
-		if t == '[' {
-			for i := 0; dec.More(); i++ {
-				e, err := walk(dec, path+"["+strconv.Itoa(i)+"]", depth+1)
-				if err != nil {
-					return nil, err
-				}
-				n.array = append(n.array, e)
-			}
-		} else {
-			n.object = map[string]*node{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, errSyntax
-				}
-				k, _ := kt.(string)
-				field := k
-				if path != "" {
-					field = path + "." + k
-				}
-				if _, dup := n.object[k]; dup {
-					return nil, Invalid(FieldError{Field: echo(field), Message: "is given twice; send each key once"})
-				}
-				e, err := walk(dec, field, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				n.object[k] = e
-			}
+		if c == '{' {
+			return sc.object(depth, target(t))
 		}
-		if _, err := dec.Token(); err != nil {
-			return nil, errSyntax
+		return sc.array(depth, target(t))
+	case c == '"':
+		_, err := sc.str(false)
+		return err
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := sc.pos
+		if err := sc.number(); err != nil {
+			return err
 		}
-		return n, nil
-	case json.Number:
-		if !jsondoc.ValidNumber(string(t)) {
-			return nil, Invalid(FieldError{Field: echo(path), Message: fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to below 1e126)", Truncate(string(t), 40))})
+		if n := string(sc.b[start:sc.pos]); !jsondoc.ValidNumber(n) {
+			return Invalid(FieldError{Field: echo(sc.field()), Message: fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to below 1e126)", Truncate(n, 40))})
+		}
+		return nil
+	case c == 't':
+		return sc.literal("true")
+	case c == 'f':
+		return sc.literal("false")
+	case c == 'n':
+		return sc.literal("null")
+	}
+	return errSyntax
+}
+
+func (sc *scanner) literal(word string) error {
+	if !bytes.HasPrefix(sc.b[sc.pos:], []byte(word)) {
+		return errSyntax
+	}
+	sc.pos += len(word)
+	return nil
+}
+
+// maxLinearKeys is how many keys of an object are compared one by one
+// for duplicates before a set is cheaper.
+const maxLinearKeys = 16
+
+func (sc *scanner) object(depth int, t reflect.Type) error {
+	sc.pos++ // {
+	sc.skipSpace()
+	if sc.pos < len(sc.b) && sc.b[sc.pos] == '}' {
+		sc.pos++
+		return nil
+	}
+	var (
+		fields map[string]reflect.Type
+		elem   reflect.Type
+		inline [maxLinearKeys][]byte
+		keys   = inline[:0]
+		set    map[string]bool
+	)
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Struct:
+			fields = jsonFields(t)
+		case reflect.Map:
+			elem = t.Elem()
 		}
 	}
-	return nil, nil
+	for {
+		if sc.pos >= len(sc.b) || sc.b[sc.pos] != '"' {
+			return errSyntax
+		}
+		k, err := sc.str(true)
+		if err != nil {
+			return err
+		}
+		sc.path = append(sc.path, step{isKey: true, key: k})
+		if set != nil {
+			if set[string(k)] {
+				return Invalid(FieldError{Field: echo(sc.field()), Message: "is given twice; send each key once"})
+			}
+			set[string(k)] = true
+		} else {
+			for _, seen := range keys {
+				if bytes.Equal(seen, k) {
+					return Invalid(FieldError{Field: echo(sc.field()), Message: "is given twice; send each key once"})
+				}
+			}
+			if keys = append(keys, k); len(keys) == maxLinearKeys {
+				set = make(map[string]bool, 2*maxLinearKeys)
+				for _, seen := range keys {
+					set[string(seen)] = true
+				}
+			}
+		}
+		vt := elem
+		if fields != nil {
+			ft, ok := fields[string(k)]
+			if !ok && sc.fieldErr == nil {
+				sc.fieldErr = Invalid(FieldError{Field: echo(sc.field()), Message: "unknown field (names are case-sensitive)"})
+			}
+			vt = ft
+		}
+		sc.skipSpace()
+		if sc.pos >= len(sc.b) || sc.b[sc.pos] != ':' {
+			return errSyntax
+		}
+		sc.pos++
+		sc.skipSpace()
+		if err := sc.value(depth+1, vt); err != nil {
+			return err
+		}
+		sc.path = sc.path[:len(sc.path)-1]
+		sc.skipSpace()
+		if sc.pos >= len(sc.b) {
+			return errSyntax
+		}
+		switch sc.b[sc.pos] {
+		case ',':
+			sc.pos++
+			sc.skipSpace()
+		case '}':
+			sc.pos++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+func (sc *scanner) array(depth int, t reflect.Type) error {
+	sc.pos++ // [
+	sc.skipSpace()
+	if sc.pos < len(sc.b) && sc.b[sc.pos] == ']' {
+		sc.pos++
+		return nil
+	}
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	for i := 0; ; i++ {
+		sc.path = append(sc.path, step{index: i})
+		if err := sc.value(depth+1, elem); err != nil {
+			return err
+		}
+		sc.path = sc.path[:len(sc.path)-1]
+		sc.skipSpace()
+		if sc.pos >= len(sc.b) {
+			return errSyntax
+		}
+		switch sc.b[sc.pos] {
+		case ',':
+			sc.pos++
+			sc.skipSpace()
+		case ']':
+			sc.pos++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// str scans a string; for a key it returns its content, unescaped (a new
+// slice only when it has escapes).
+func (sc *scanner) str(key bool) ([]byte, error) {
+	sc.pos++ // "
+	start, escaped := sc.pos, false
+	for sc.pos < len(sc.b) {
+		switch c := sc.b[sc.pos]; {
+		case c == '"':
+			raw := sc.b[start:sc.pos]
+			sc.pos++
+			if !escaped || !key {
+				return raw, nil
+			}
+			var s string
+			if err := json.Unmarshal(sc.b[start-1:sc.pos], &s); err != nil {
+				return nil, errSyntax
+			}
+			return []byte(s), nil
+		case c == '\\':
+			escaped = true
+			if sc.pos+1 >= len(sc.b) {
+				return nil, errSyntax
+			}
+			switch sc.b[sc.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				sc.pos += 2
+			case 'u':
+				if _, ok := hex4(sc.b, sc.pos+2); !ok {
+					return nil, errSyntax
+				}
+				sc.pos += 6
+			default:
+				return nil, errSyntax
+			}
+		case c < 0x20:
+			return nil, errSyntax
+		default:
+			sc.pos++
+		}
+	}
+	return nil, errSyntax
+}
+
+// number scans a number by JSON's grammar.
+func (sc *scanner) number() error {
+	b, i := sc.b, sc.pos
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return errSyntax
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return errSyntax
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return errSyntax
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	sc.pos = i
+	return nil
 }
 
 // echo shortens a caller-chosen name for an error message.
@@ -177,56 +462,6 @@ func hex4(b []byte, at int) (rune, bool) {
 	}
 	n, err := strconv.ParseUint(string(b[at:at+4]), 16, 32)
 	return rune(n), err == nil
-}
-
-// checkFields compares the keys of every object that decodes into a struct
-// with the struct's JSON names, exactly.
-func checkFields(n *node, t reflect.Type, path string) error {
-	if n == nil || t == nil {
-		return nil
-	}
-	for t.Kind() == reflect.Pointer {
-		if t.Implements(unmarshalerType) {
-			return nil
-		}
-		t = t.Elem()
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil // the type decodes itself
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.object == nil {
-			return nil // a type error, reported by the decoder
-		}
-		fields := jsonFields(t)
-		for k, e := range n.object {
-			field := k
-			if path != "" {
-				field = path + "." + k
-			}
-			ft, ok := fields[k]
-			if !ok {
-				return Invalid(FieldError{Field: echo(field), Message: "unknown field (names are case-sensitive)"})
-			}
-			if err := checkFields(e, ft, field); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		for k, e := range n.object {
-			if err := checkFields(e, t.Elem(), path+"."+k); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		for i, e := range n.array {
-			if err := checkFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 var (

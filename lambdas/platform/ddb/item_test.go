@@ -11,7 +11,16 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
+// TestGetAndUpdate runs the same cases through Update (expression
+// builders) and UpdateExpr (the update written out), each on a table of
+// its own: both must answer alike.
 func TestGetAndUpdate(t *testing.T) {
+	for _, form := range []string{"builder", "written out"} {
+		t.Run(form, func(t *testing.T) { testGetAndUpdate(t, form == "written out") })
+	}
+}
+
+func testGetAndUpdate(t *testing.T, writtenOut bool) {
 	client, table := pagerTable(t, 1, nil)
 	ctx := context.Background()
 	k := func(sk string) map[string]types.AttributeValue {
@@ -33,7 +42,21 @@ func TestGetAndUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			item, err := ddb.Update(ctx, client, table, k(tt.sk), expression.Set(dead, expression.Value(true)), tt.cond)
+			var (
+				item map[string]types.AttributeValue
+				err  error
+			)
+			if !writtenOut {
+				item, err = ddb.Update(ctx, client, table, k(tt.sk), expression.Set(dead, expression.Value(true)), tt.cond)
+			} else {
+				e := ddb.Expr{Update: "SET #dead = :true", Names: map[string]string{"#dead": "dead"},
+					Values: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}}}
+				if tt.cond != nil {
+					e.Condition = "#dead = :false"
+					e.Values[":false"] = &types.AttributeValueMemberBOOL{Value: false}
+				}
+				item, err = ddb.UpdateExpr(ctx, client, table, k(tt.sk), e)
+			}
 			err = ddb.IfConditionFailed(err, func(old *row) error {
 				if old == nil {
 					return errTaken

@@ -11,7 +11,7 @@ import (
 
 const escalationBody = `{"title":"Delay beta?","context":{"risk":"vendor EOL"},"options":[{"option":"Delay","pros":["low risk"],"cons":["late"]},{"option":"Rush"}],"agentRecommendation":"Delay"}`
 
-func (s *service) escalation(t *testing.T, projectID string) agenticpm.Escalation {
+func (s *service) escalation(t testing.TB, projectID string) agenticpm.Escalation {
 	t.Helper()
 	var e agenticpm.Escalation
 	s.Must(t, 201, "POST", "/projects/"+projectID+"/escalations", escalationBody, &e)

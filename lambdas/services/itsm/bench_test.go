@@ -30,7 +30,7 @@ import (
 
 // cannedHandler is the handler of s on client c, logging as in Lambda
 // (JSON, info level) into io.Discard: its log line is part of its work.
-func cannedHandler(b *testing.B, s *service, c *dynamodb.Client) *service {
+func cannedHandler(b testing.TB, s *service, c *dynamodb.Client) *service {
 	cfg := servicetest.Config(b, itsm.ConfigFromEnv, map[string]string{itsm.EnvTable: s.Table})
 	cfg.Client, cfg.Logger = c, logx.New(io.Discard, slog.LevelInfo)
 	r := *s
@@ -38,15 +38,11 @@ func cannedHandler(b *testing.B, s *service, c *dynamodb.Client) *service {
 	return &r
 }
 
-// do is a canned handler operation: one request that must answer status.
+// do is a canned handler operation: one request, as Lambda serves it
+// (servicetest.LambdaOp), that must answer status.
 func do(s *service, method, path, body string, status int) func(b *testing.B, c *dynamodb.Client) func() {
 	return func(b *testing.B, c *dynamodb.Client) func() {
-		h := cannedHandler(b, s, c)
-		return func() {
-			if r := h.Do(b, method, path, body); r.Status != status {
-				b.Fatal(r.Status, string(r.Body))
-			}
-		}
+		return servicetest.LambdaOp(b, cannedHandler(b, s, c).H, method, path, body, nil, status)
 	}
 }
 

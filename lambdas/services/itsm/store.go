@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -105,16 +107,23 @@ func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error
 	// so the retry fails its condition instead, and the set in the item
 	// it finds says the comment is in, whatever was written in between.
 	token := uuid.NewString()
-	comments, tokens := expression.Name("comments"), expression.Name("comment_tokens")
-	update := expression.
-		Set(comments, expression.ListAppend(comments, expression.Value([]Comment{{CommentText: text, AddedAt: now}}))).
-		Set(expression.Name("updated_at"), expression.Value(now)).
-		Add(tokens, expression.Value(&types.AttributeValueMemberSS{Value: []string{token}}))
-	cond := expression.AttributeExists(expression.Name("ticket_id")).
-		And(expression.Name("status").NotEqual(expression.Value(StatusClosed))).
-		And(comments.Size().LessThan(expression.Value(MaxComments))).
-		And(expression.Not(expression.Contains(tokens, token)))
-	t, err := s.update(ctx, id, update, cond)
+	comment, err := attributevalue.Marshal([]Comment{{CommentText: text, AddedAt: now}})
+	if err != nil {
+		return nil, fmt.Errorf("itsm: marshal comment: %w", err)
+	}
+	t, err := s.update(ctx, id, ddb.Expr{
+		Update:    "SET #comments = list_append(#comments, :comment), #updated = :now ADD #tokens :tokens",
+		Condition: "attribute_exists(#id) AND #status <> :closed AND size(#comments) < :max AND NOT contains(#tokens, :token)",
+		Names:     map[string]string{"#comments": "comments", "#updated": "updated_at", "#tokens": "comment_tokens", "#id": "ticket_id", "#status": "status"},
+		Values: map[string]types.AttributeValue{
+			":comment": comment,
+			":now":     &types.AttributeValueMemberS{Value: now},
+			":tokens":  &types.AttributeValueMemberSS{Value: []string{token}},
+			":closed":  &types.AttributeValueMemberS{Value: string(StatusClosed)},
+			":max":     &types.AttributeValueMemberN{Value: strconv.Itoa(MaxComments)},
+			":token":   &types.AttributeValueMemberS{Value: token},
+		},
+	})
 	hasComment := func(t *Ticket) string {
 		if slices.Contains(t.CommentTokens, token) {
 			return token
@@ -150,25 +159,30 @@ func (s *Store) SetStatus(ctx context.Context, id string, to Status) (*Ticket, e
 		return nil, fmt.Errorf("itsm: unknown status %q", to)
 	}
 	sources := sourcesOf(to)
-	cond := expression.AttributeExists(expression.Name("ticket_id"))
 	if len(sources) == 0 {
 		return nil, &TransitionError{From: "", To: to}
 	}
-	others := make([]expression.OperandBuilder, 0, len(sources)-1)
-	for _, st := range sources[1:] {
-		others = append(others, expression.Value(st))
-	}
-	cond = cond.And(expression.Name("status").In(expression.Value(sources[0]), others...))
 	now := Timestamp(s.now())
 	// No status moves to itself, so the SDK's retry of a change whose
 	// answer was lost fails its condition; the write's token in the item
 	// it finds tells that apart from another request's change.
 	token := uuid.NewString()
-	update := expression.
-		Set(expression.Name("status"), expression.Value(to)).
-		Set(expression.Name("updated_at"), expression.Value(now)).
-		Set(expression.Name("write_token"), expression.Value(token))
-	t, err := s.update(ctx, id, update, cond)
+	values := map[string]types.AttributeValue{
+		":to":    &types.AttributeValueMemberS{Value: string(to)},
+		":now":   &types.AttributeValueMemberS{Value: now},
+		":token": &types.AttributeValueMemberS{Value: token},
+	}
+	in := make([]string, len(sources))
+	for i, st := range sources {
+		in[i] = ":from" + strconv.Itoa(i)
+		values[in[i]] = &types.AttributeValueMemberS{Value: string(st)}
+	}
+	t, err := s.update(ctx, id, ddb.Expr{
+		Update:    "SET #status = :to, #updated = :now, #token = :token",
+		Condition: "attribute_exists(#id) AND #status IN (" + strings.Join(in, ", ") + ")",
+		Names:     map[string]string{"#status": "status", "#updated": "updated_at", "#token": "write_token", "#id": "ticket_id"},
+		Values:    values,
+	})
 	if mine, err := ddb.OwnWrite(err, writeToken, token, func(old *Ticket) error {
 		if old == nil {
 			return ErrNotFound
@@ -180,12 +194,15 @@ func (s *Store) SetStatus(ctx context.Context, id string, to Status) (*Ticket, e
 	return t, nil
 }
 
-func (s *Store) update(ctx context.Context, id string, update expression.UpdateBuilder, cond expression.ConditionBuilder) (*Ticket, error) {
+// update applies e, written out (ddb.Expr: an update's shape is the same
+// on every request, so the SDK's expression builder would only render
+// the same strings again), to the ticket id.
+func (s *Store) update(ctx context.Context, id string, e ddb.Expr) (*Ticket, error) {
 	key, err := s.key(id)
 	if err != nil {
 		return nil, err
 	}
-	item, err := ddb.Update(ctx, s.client, s.table, key, update, &cond)
+	item, err := ddb.UpdateExpr(ctx, s.client, s.table, key, e)
 	if err != nil {
 		return nil, storeError("UpdateItem", err)
 	}

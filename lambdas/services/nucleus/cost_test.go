@@ -2,14 +2,27 @@ package nucleus_test
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
+
+// cannedHandler is s's handler on client c, logging as in Lambda (JSON,
+// info level) into io.Discard.
+func cannedHandler(t testing.TB, s *service, cloud *nucleus.Cloud, c *dynamodb.Client) http.Handler {
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit})
+	cfg.Client, cfg.Cloud, cfg.Logger = c, cloud, logx.New(io.Discard, slog.LevelInfo)
+	return nucleus.NewHandler(cfg)
+}
 
 // recorded returns s with a handler whose DynamoDB calls rec records.
 func recorded(t testing.TB, s *service, cloud *nucleus.Cloud) (*service, *ddbrecord.Recorder) {
@@ -39,11 +52,17 @@ func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 // throttles everything: 503 unavailable with Retry-After, never a 500.
 func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
 
-func runCost(t *testing.T, mode servicetest.Mode) {
+// BenchmarkAPI runs every operation of TestCost through the handler
+// beside its raw SDK twin over recorded DynamoDB answers
+// (servicetest.Canned; make bench).
+func BenchmarkAPI(b *testing.B) { runCost(b, servicetest.Canned) }
+
+func runCost(t testing.TB, mode servicetest.Mode) {
 	fake, cloud := startFakeSTS(t)
 	fake.TrustAll()
 	base := newService(t, options{})
 	faults := base.Faults(t, "nucleus", mode)
+	faults.Serve(func(c *dynamodb.Client) http.Handler { return cannedHandler(t, base, cloud, c) })
 	s, rec := recorded(t, base, cloud)
 	acct := s.createAccount(t, "123456789012", "Dev", "active")
 	for i := range 3 {

@@ -19,7 +19,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
-func startFakeSTS(t *testing.T) (*awsloop.STS, *nucleus.Cloud) {
+func startFakeSTS(t testing.TB) (*awsloop.STS, *nucleus.Cloud) {
 	t.Helper()
 	fake := awsloop.NewSTS()
 	fake.VerifySignatures(fake.Secrets)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
@@ -21,18 +23,18 @@ import (
 
 // do is a canned handler operation (ddbcanned.Pair): s's handler on
 // client c, logging as in Lambda into io.Discard, answering one request
-// that must answer status.
+// as Lambda serves it (servicetest.LambdaOp) that must answer status.
 func do(s *service, method, path string, status int) func(b *testing.B, c *dynamodb.Client) func() {
 	return func(b *testing.B, c *dynamodb.Client) func() {
-		r := *s
-		r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
-			Client: c, Now: s.clock.Now, Logger: logx.New(io.Discard, slog.LevelInfo)}})
-		return func() {
-			if resp := r.Do(b, method, path, ""); resp.Status != status {
-				b.Fatal(resp.Status, string(resp.Body))
-			}
-		}
+		return servicetest.LambdaOp(b, cannedHandler(s, c), method, path, "", nil, status)
 	}
+}
+
+// cannedHandler is s's handler on client c, logging as in Lambda into
+// io.Discard.
+func cannedHandler(s *service, c *dynamodb.Client) http.Handler {
+	return rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
+		Client: c, Now: s.clock.Now, Logger: logx.New(io.Discard, slog.LevelInfo)}})
 }
 
 // Each benchmark pairs the HTTP handler (in process: routing, middleware,

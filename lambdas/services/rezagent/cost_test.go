@@ -3,7 +3,10 @@ package rezagent_test
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -36,9 +39,15 @@ func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 // throttles everything: 503 unavailable with Retry-After, never a 500.
 func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
 
-func runCost(t *testing.T, mode servicetest.Mode) {
+// BenchmarkAPI runs every operation of TestCost through the handler
+// beside its raw SDK twin over recorded DynamoDB answers
+// (servicetest.Canned; make bench).
+func BenchmarkAPI(b *testing.B) { runCost(b, servicetest.Canned) }
+
+func runCost(t testing.TB, mode servicetest.Mode) {
 	base := newService(t, options{})
 	faults := base.Faults(t, "rezagent", mode)
+	faults.Serve(func(c *dynamodb.Client) http.Handler { return cannedHandler(base, c) })
 	s, rec := recorded(t, base)
 	m := s.create(t, "scheduled_hello", `{"text":"hello world"}`)
 	for i := range 25 {

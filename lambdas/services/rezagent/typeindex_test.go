@@ -18,7 +18,7 @@ import (
 // configuration from the template's environment of the API function, so
 // the stage's EnvTypeIndex and the grant the recorded calls are checked
 // against are prod's.
-func newProdService(t *testing.T) *service {
+func newProdService(t testing.TB) *service {
 	t.Helper()
 	tmpl, err := cfntables.Load(testenv.Template(t, "prod", "rezagent"))
 	if err != nil {

@@ -1,13 +1,26 @@
 package stak_test
 
 import (
+	"io"
 	"log/slog"
+	"net/http"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
+
+// cannedHandler is s's handler on client c, logging as in Lambda (JSON,
+// info level) into io.Discard.
+func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
+	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
+	cfg.Client, cfg.Now, cfg.Logger = c, s.clock.Now, logx.New(io.Discard, slog.LevelInfo)
+	return asPathUser(stak.NewHandler(cfg))
+}
 
 // recorded returns s with a handler whose DynamoDB calls rec records.
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
@@ -38,9 +51,15 @@ func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
 // throttles everything: 503 unavailable with Retry-After, never a 500.
 func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
 
-func runCost(t *testing.T, mode servicetest.Mode) {
+// BenchmarkAPI runs every operation of TestCost through the handler
+// beside its raw SDK twin over recorded DynamoDB answers
+// (servicetest.Canned; make bench).
+func BenchmarkAPI(b *testing.B) { runCost(b, servicetest.Canned) }
+
+func runCost(t testing.TB, mode servicetest.Mode) {
 	base := newService(t)
 	faults := base.Faults(t, "stak", mode)
+	faults.Serve(func(c *dynamodb.Client) http.Handler { return cannedHandler(t, base, c) })
 	s, rec := recorded(t, base)
 	s.setup(t)
 	mine := s.toUsers(t, "Yours", "news", "alice")

@@ -6,6 +6,10 @@
 // Benchmark<Operation>/rawsdk; pairs of Benchmark<Operation>/canned/…
 // (devtools/ddbcanned) make a second table, the handler's own CPU with
 // B/op, allocs/op and the time at a 256 MB Lambda's CPU share.
+// BenchmarkAPI/canned/<operation>/… pairs (servicetest.Canned: every cost
+// case of a service, the raw side its generic twin) join that table under
+// the operation's name, its spaces given back; an operation that made no
+// DynamoDB request (refused before DynamoDB) gets no ratio.
 //
 //	go test -run '^$' -bench . ./services/... | go run ./devtools/ddbrecord/cmd/benchcost
 package main
@@ -19,6 +23,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 )
 
 // result is one benchmark line's metrics by unit (ns/op, req/op, …).
@@ -83,7 +89,7 @@ func run(in io.Reader, out io.Writer) error {
 		if p := pairs[name]; p.handler == nil || p.raw == nil {
 			continue
 		}
-		if strings.HasSuffix(name, cannedSuffix) {
+		if strings.HasSuffix(name, cannedSuffix) || strings.Contains(name, cannedInfix) {
 			canned = append(canned, name)
 		} else {
 			local = append(local, name)
@@ -106,7 +112,7 @@ func run(in io.Reader, out io.Writer) error {
 	}
 	if len(canned) > 0 {
 		fmt.Fprintln(out)
-		fmt.Fprintln(out, "Handler CPU over recorded DynamoDB answers (devtools/ddbcanned; no network, no DynamoDB Local). Wall µs/op is go test's ns/op; CPU µs/op is the process's CPU time per op, which a busy shared machine does not inflate, and the ratio is taken on it; at 256 MB = CPU time ÷ (256/1769 vCPU):")
+		fmt.Fprintln(out, "Handler CPU over recorded DynamoDB answers (devtools/ddbcanned; no network, no DynamoDB Local; each side timed in blocks interleaved with the other). Wall µs/op is go test's ns/op; CPU µs/op is the process's CPU time per op (the garbage collector's included), which a busy shared machine inflates less, and the ratio is taken on it; at 256 MB = that CPU time ÷ (256/1769 vCPU):")
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, "| operation | handler wall µs/op | raw SDK wall µs/op | handler CPU µs/op | raw SDK CPU µs/op | handler ÷ raw (CPU) | handler µs at 256 MB | raw SDK µs at 256 MB | handler B/op | raw SDK B/op | handler allocs/op | raw SDK allocs/op | sent / received bytes (handler; raw) |")
 		fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -114,11 +120,11 @@ func run(in io.Reader, out io.Writer) error {
 	for _, name := range canned {
 		p := pairs[name]
 		ratio := "–"
-		if p.raw["cpu-ns/op"] > 0 {
-			ratio = fmt.Sprintf("%.2f", p.handler["cpu-ns/op"]/p.raw["cpu-ns/op"])
+		if cpu(p.raw) > 0 && p.raw["calls/op"] > 0 {
+			ratio = fmt.Sprintf("%.2f", cpu(p.handler)/cpu(p.raw))
 		}
-		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.1f | %.1f | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f / %.0f; %.0f / %.0f |\n", strings.TrimSuffix(name, cannedSuffix),
-			p.handler["ns/op"]/1e3, p.raw["ns/op"]/1e3, p.handler["cpu-ns/op"]/1e3, p.raw["cpu-ns/op"]/1e3, ratio, p.handler["µs@256MB/op"], p.raw["µs@256MB/op"],
+		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.1f | %.1f | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f / %.0f; %.0f / %.0f |\n", display(name),
+			p.handler["ns/op"]/1e3, p.raw["ns/op"]/1e3, cpu(p.handler)/1e3, cpu(p.raw)/1e3, ratio, cpu(p.handler)/ddbcanned.LambdaCPUShare/1e3, cpu(p.raw)/ddbcanned.LambdaCPUShare/1e3,
 			p.handler["B/op"], p.raw["B/op"], p.handler["allocs/op"], p.raw["allocs/op"],
 			p.handler["sentB/op"], p.handler["recvB/op"], p.raw["sentB/op"], p.raw["recvB/op"])
 	}
@@ -128,6 +134,22 @@ func run(in io.Reader, out io.Writer) error {
 // cannedSuffix ends the name of a pair run by ddbcanned.Pair
 // (Benchmark<Operation>/canned/handler and …/canned/rawsdk).
 const cannedSuffix = "/canned"
+
+// cannedInfix is in the name of a generic pair (servicetest.Canned):
+// BenchmarkAPI/canned/<operation>/handler and …/rawsdk.
+const cannedInfix = "API/canned/"
+
+// display is a canned pair's row name: "<pkg> <operation>".
+func display(name string) string {
+	if pkg, op, ok := strings.Cut(name, " "+cannedInfix); ok {
+		// go test writes a sub-benchmark's spaces as underscores.
+		return pkg + " " + strings.ReplaceAll(op, "_", " ")
+	}
+	return strings.TrimSuffix(name, cannedSuffix)
+}
+
+// cpu is a canned side's CPU ns per op.
+func cpu(r result) float64 { return r["cpu-ns/op"] }
 
 // medians is each metric's median over runs.
 func medians(runs []result) result {
