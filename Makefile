@@ -227,8 +227,9 @@ test-go: $(LOCAL_KMS)
 	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test $(GO_PACKAGES)
 	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
 
-# A short fuzzing run of what parses client input: cursors, request bodies,
-# DynamoDB number ranges. Their seed corpora also run in test-go. A finding
+# A short fuzzing run of what parses client input: cursors, request bodies
+# (and the single-pass body check against the token walk it replaced, its
+# oracle), DynamoDB number ranges. Their seed corpora also run in test-go. A finding
 # is written to the package's testdata/fuzz and fails the run.
 # The budget is a count of executions per target (about 5 s each on this
 # machine), not a duration: with -fuzztime=<duration> Go 1.26's fuzz
@@ -238,7 +239,7 @@ test-go: $(LOCAL_KMS)
 # Minimizing each new-coverage input may take up to 60 s by default, which
 # stalls a short run (FuzzDecodeJSON: 7,700 executions instead of 110,000);
 # 200 attempts per input keep the run fuzzing.
-FUZZ_TARGETS := platform/cursor:FuzzDecode:120000x platform/api:FuzzDecodeJSON:60000x platform/jsondoc:FuzzValidNumber:45000x
+FUZZ_TARGETS := platform/cursor:FuzzDecode:120000x platform/api:FuzzDecodeJSON:60000x platform/api:FuzzCheckBody:30000x platform/jsondoc:FuzzValidNumber:45000x
 FUZZTIME     ?=
 
 test-fuzz:
