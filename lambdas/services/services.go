@@ -20,13 +20,23 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
-// Functions lists every binding, service by service.
+// Functions lists every binding, service by service. rez_agent's
+// processor and Nucleus's executor have theirs in packages of their own
+// (services/rezagent/processor, services/nucleus/executor), with the SDK
+// clients only they call (SSM; EC2, RDS and ECS), so that the other
+// functions' bootstraps do not link them: this is the one list of each
+// service's functions.
 func Functions() []fn.Binding {
-	return slices.Concat(rezagent.Functions(), nucleus.Functions(), stak.Functions(), itsm.Functions(), agenticpm.Functions())
+	return slices.Concat(
+		[]fn.Binding{rezagent.APIFunction(), rezagent.SchedulerFunction(), processor.Function()},
+		[]fn.Binding{nucleus.APIFunction(), executor.Function()},
+		stak.Functions(), itsm.Functions(), agenticpm.Functions())
 }
 
 // Binding returns the binding of the function named name.

@@ -6,7 +6,7 @@ package main
 
 import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 )
 
-func main() { fn.Main(nucleus.ExecutorFunction()) }
+func main() { fn.Main(executor.Function()) }

@@ -5,7 +5,7 @@ package main
 
 import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 )
 
-func main() { fn.Main(rezagent.ProcessorFunction()) }
+func main() { fn.Main(processor.Function()) }

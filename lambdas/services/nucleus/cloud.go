@@ -6,9 +6,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	"github.com/aws/aws-sdk-go-v2/service/rds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
@@ -37,8 +34,11 @@ const (
 )
 
 // Cloud reaches the accounts Nucleus manages: STS with the function's own
-// credentials, then EC2, RDS and ECS with the credentials of the account's
-// role.
+// credentials, then, in the executor (services/nucleus/executor), EC2, RDS
+// and ECS with the credentials of the account's role. Only STS is called
+// here: the API's connection test links no other client, and the
+// executor's live in its own package so that the API's bootstrap does not
+// run their initialisers (docs/functions.md, "Cold start").
 type Cloud struct {
 	base   aws.Config
 	getenv func(string) string
@@ -59,8 +59,6 @@ func NewCloud(ctx context.Context, getenv func(string) string) (*Cloud, error) {
 func NewCloudFromConfig(cfg aws.Config, endpoints map[string]string) *Cloud {
 	return &Cloud{base: cfg, getenv: func(k string) string { return endpoints[k] }}
 }
-
-func (c *Cloud) endpoint(serviceID string) *string { return awsconf.BaseEndpoint(c.getenv, serviceID) }
 
 // Role is an assumed account role.
 type Role struct {
@@ -103,39 +101,34 @@ func (c *Cloud) CallerIdentity(ctx context.Context, r *Role) (string, error) {
 func (c *Cloud) sts(creds aws.CredentialsProvider) *sts.Client {
 	cfg := c.base.Copy()
 	cfg.Credentials = creds
-	return sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = c.endpoint("STS") })
+	return sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = c.Endpoint("STS") })
 }
 
-// regional returns a configuration for region signed by the role.
-func (c *Cloud) regional(r *Role, region string) aws.Config {
+// Regional returns a configuration for region signed by the role: what
+// the executor builds its EC2, RDS and ECS clients from.
+func (c *Cloud) Regional(r *Role, region string) aws.Config {
 	cfg := c.base.Copy()
 	cfg.Region = region
 	cfg.Credentials = r.creds
 	return cfg
 }
 
-func (c *Cloud) ec2(r *Role, region string) *ec2.Client {
-	return ec2.NewFromConfig(c.regional(r, region), func(o *ec2.Options) { o.BaseEndpoint = c.endpoint("EC2") })
-}
+// Endpoint is a client's BaseEndpoint for serviceID (an SDK service id,
+// "EC2"): nil unless the environment points it at a loopback server.
+func (c *Cloud) Endpoint(serviceID string) *string { return awsconf.BaseEndpoint(c.getenv, serviceID) }
 
-func (c *Cloud) rds(r *Role, region string) *rds.Client {
-	return rds.NewFromConfig(c.regional(r, region), func(o *rds.Options) { o.BaseEndpoint = c.endpoint("RDS") })
-}
-
-func (c *Cloud) ecs(r *Role, region string) *ecs.Client {
-	return ecs.NewFromConfig(c.regional(r, region), func(o *ecs.Options) { o.BaseEndpoint = c.endpoint("ECS") })
-}
-
-// awsError is the part of an AWS error an audit entry records.
-type awsError struct {
+// AWSError is the part of an AWS error an audit entry records.
+type AWSError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-func describeError(err error) awsError {
+// DescribeError is err as an audit entry records it: the AWS error code
+// and message, or ClientError for a failure before AWS answered.
+func DescribeError(err error) AWSError {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
-		return awsError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage()}
+		return AWSError{Code: apiErr.ErrorCode(), Message: apiErr.ErrorMessage()}
 	}
-	return awsError{Code: "ClientError", Message: err.Error()}
+	return AWSError{Code: "ClientError", Message: err.Error()}
 }

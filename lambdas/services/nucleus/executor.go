@@ -5,13 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	"github.com/aws/aws-sdk-go-v2/service/rds"
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
@@ -36,6 +31,9 @@ type ExecutorConfig struct {
 	Tables Tables
 	Client API
 	Cloud  *Cloud
+	// Act performs the starts and stops: services/nucleus/executor.Act,
+	// with the EC2, RDS and ECS clients.
+	Act Actuator
 	// LookBack defaults to DefaultLookBack; it must be below
 	// MarkerRetention.
 	LookBack time.Duration
@@ -50,21 +48,73 @@ type ExecutorConfig struct {
 type Executor struct {
 	store    *Store
 	cloud    *Cloud
+	act      Actuator
 	lookBack time.Duration
 	now      func() time.Time
 	newRunID func() string
 	log      *slog.Logger
 }
 
-// NewExecutor builds the executor from its function's environment: the
-// constructor of ExecutorFunction.
-func NewExecutor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+// ResourceAction is one start or stop the executor asks its Actuator for, in the
+// account's assumed role.
+type ResourceAction struct {
+	Cloud *Cloud
+	Role  *Role
+	// Type, Region and Resource (the ARN's resource part: instance/i-…,
+	// db:…, cluster:…, service/<cluster>/<name>) name the resource.
+	Type     ResourceType
+	Region   string
+	Resource string
+	Start    bool
+	// PreviousDesiredCount is the ECS desired count an earlier stop kept.
+	PreviousDesiredCount *int32
+}
+
+// Outcome is what an action did: its audit entry's status and details
+// (the call, the error as DescribeError gives it, what the call
+// answered), and for an ECS stop the desired count to keep for the next
+// start.
+type Outcome struct {
+	Status    AuditStatus
+	Details   map[string]any
+	KeepCount *int32
+}
+
+// Actuator performs one action. It never fails: whatever happens is the
+// outcome the audit entry records. services/nucleus/executor.Act calls
+// EC2, RDS and ECS; it is a package of its own so that the API's bootstrap
+// links none of those clients.
+type Actuator func(ctx context.Context, a ResourceAction) Outcome
+
+// Failed is the outcome of an action that failed before or without a call.
+func Failed(details map[string]any) Outcome {
+	return Outcome{Status: StatusFail, Details: details}
+}
+
+// CallOutcome is the outcome of call: SUCCESS with details, or FAIL with
+// the error added to them.
+func CallOutcome(call string, err error, details map[string]any) Outcome {
+	if details == nil {
+		details = map[string]any{}
+	}
+	details["call"] = call
+	if err != nil {
+		details["error"] = DescribeError(err)
+		return Outcome{Status: StatusFail, Details: details}
+	}
+	return Outcome{Status: StatusSuccess, Details: details}
+}
+
+// NewExecutor builds the executor from its function's environment, with
+// act performing the actions: services/nucleus/executor.New, the
+// constructor of the executor function, passes its Act.
+func NewExecutor(ctx context.Context, getenv func(string) string, act Actuator, opts ...ddb.Option) (schedule.Job, error) {
 	fromEnv := func(getenv func(string) string) (ExecutorConfig, error) {
 		cfg, err := ConfigFromEnv(getenv)
 		if err != nil {
 			return ExecutorConfig{}, err
 		}
-		ec := ExecutorConfig{Tables: cfg.Tables}
+		ec := ExecutorConfig{Tables: cfg.Tables, Act: act}
 		if v := getenv(EnvLookBack); v != "" {
 			if ec.LookBack, err = time.ParseDuration(v); err != nil {
 				return ExecutorConfig{}, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", EnvLookBack, v, err)
@@ -82,8 +132,8 @@ func NewExecutor(ctx context.Context, getenv func(string) string, opts ...ddb.Op
 
 // NewExecutorFromConfig builds the executor from cfg.
 func NewExecutorFromConfig(cfg ExecutorConfig) (*Executor, error) {
-	if cfg.Client == nil || cfg.Cloud == nil {
-		return nil, errors.New("nucleus: executor needs a DynamoDB client and a Cloud")
+	if cfg.Client == nil || cfg.Cloud == nil || cfg.Act == nil {
+		return nil, errors.New("nucleus: executor needs a DynamoDB client, a Cloud and an Actuator (services/nucleus/executor.Act)")
 	}
 	if cfg.LookBack == 0 {
 		cfg.LookBack = DefaultLookBack
@@ -91,7 +141,7 @@ func NewExecutorFromConfig(cfg ExecutorConfig) (*Executor, error) {
 	if cfg.LookBack < time.Minute || cfg.LookBack >= MarkerRetention {
 		return nil, fmt.Errorf("nucleus: look-back %v must be from 1m to below the markers' retention %v", cfg.LookBack, MarkerRetention)
 	}
-	x := &Executor{store: NewStore(cfg.Client, cfg.Tables, nil), cloud: cfg.Cloud, lookBack: cfg.LookBack,
+	x := &Executor{store: NewStore(cfg.Client, cfg.Tables, nil), cloud: cfg.Cloud, act: cfg.Act, lookBack: cfg.LookBack,
 		now: time.Now, newRunID: uuid.NewString, log: cfg.Logger}
 	if cfg.Now != nil {
 		x.now, x.store.now = cfg.Now, cfg.Now
@@ -194,7 +244,7 @@ type execRun struct {
 type accountRole struct {
 	role *Role
 	// fail is why the account's resources are not acted on.
-	fail *actionResult
+	fail *Outcome
 }
 
 // execute runs one due action exactly once across runs: claim, read the
@@ -263,10 +313,10 @@ func (r *execRun) act(ctx context.Context, d due, takeover bool, log *slog.Logge
 		out := r.resourceAction(ctx, k, res)
 		details := map[string]any{"operation": k.Operation, "fire_time": k.FireTime.Format(time.RFC3339),
 			"resource_arn": res.arn(), "resource_type": res.ResourceType, "region": res.Region, "account_id": res.AccountID}
-		for key, v := range out.details {
+		for key, v := range out.Details {
 			details[key] = v
 		}
-		err := x.store.recordAction(ctx, k, res, out.status, details, out.keepCount)
+		err := x.store.recordAction(ctx, k, res, out.Status, details, out.KeepCount)
 		switch {
 		case errors.Is(err, errActionRecorded):
 			log.Warn("resource action recorded by another run", "resource_arn", res.arn())
@@ -275,24 +325,12 @@ func (r *execRun) act(ctx context.Context, d due, takeover bool, log *slog.Logge
 			return claimItem{}, err
 		}
 		sum.Resources++
-		if out.status == StatusFail {
+		if out.Status == StatusFail {
 			sum.Failed++
 			log.Warn("resource action failed", "resource_arn", res.arn(), "details", details)
 		}
 	}
 	return sum, nil
-}
-
-// actionResult is the outcome of one resource action.
-type actionResult struct {
-	status  AuditStatus
-	details map[string]any
-	// keepCount is an ECS desired count to keep for the next start.
-	keepCount *int32
-}
-
-func failed(details map[string]any) actionResult {
-	return actionResult{status: StatusFail, details: details}
 }
 
 // role assumes an account's role once per run; a missing or inactive
@@ -306,18 +344,18 @@ func (r *execRun) role(ctx context.Context, accountID string) *accountRole {
 	acct, err := r.x.store.accountItem(ctx, accountID)
 	switch {
 	case errors.Is(err, ErrAccountNotFound):
-		f := failed(map[string]any{"error": awsError{Code: "AccountNotRegistered", Message: "account " + accountID + " is not registered"}})
+		f := Failed(map[string]any{"error": AWSError{Code: "AccountNotRegistered", Message: "account " + accountID + " is not registered"}})
 		ar.fail = &f
 	case err != nil:
-		f := failed(map[string]any{"error": awsError{Code: "AccountRead", Message: err.Error()}})
+		f := Failed(map[string]any{"error": AWSError{Code: "AccountRead", Message: err.Error()}})
 		ar.fail = &f
 	case acct.Status != AccountActive:
-		f := failed(map[string]any{"error": awsError{Code: "AccountInactive", Message: "account " + accountID + " is " + string(acct.Status) + "; the executor acts only in active accounts"}})
+		f := Failed(map[string]any{"error": AWSError{Code: "AccountInactive", Message: "account " + accountID + " is " + string(acct.Status) + "; the executor acts only in active accounts"}})
 		ar.fail = &f
 	default:
 		role, err := r.x.cloud.Assume(ctx, acct.RoleARN, acct.ExternalID, SessionExecutor)
 		if err != nil {
-			f := failed(map[string]any{"role_arn": acct.RoleARN, "call": "sts:AssumeRole", "error": describeError(err)})
+			f := Failed(map[string]any{"role_arn": acct.RoleARN, "call": "sts:AssumeRole", "error": DescribeError(err)})
 			ar.fail = &f
 		} else {
 			ar.role = role
@@ -328,151 +366,20 @@ func (r *execRun) role(ctx context.Context, accountID string) *accountRole {
 
 // resourceAction performs one start or stop. It never returns an error:
 // whatever happens is the outcome the audit entry records.
-func (r *execRun) resourceAction(ctx context.Context, k execKey, res *resourceItem) actionResult {
+func (r *execRun) resourceAction(ctx context.Context, k execKey, res *resourceItem) Outcome {
 	ar := r.role(ctx, res.AccountID)
 	if ar.fail != nil {
 		return *ar.fail
 	}
 	m := resourceARNPattern.FindStringSubmatch(res.arn())
 	if m == nil {
-		return failed(map[string]any{"error": awsError{Code: "InvalidArn", Message: "not an ARN"}})
+		return Failed(map[string]any{"error": AWSError{Code: "InvalidArn", Message: "not an ARN"}})
 	}
-	resource := m[5]
-	base := map[string]any{"assumed_role": ar.role.AssumedRoleARN}
-	start := k.Operation == OperationStart
-	var out actionResult
-	switch res.ResourceType {
-	case ResourceEC2:
-		out = r.ec2(ctx, ar.role, res.Region, strings.TrimPrefix(resource, "instance/"), start)
-	case ResourceRDS:
-		out = r.rds(ctx, ar.role, res.Region, resource, start)
-	case ResourceECS:
-		out = r.ecs(ctx, ar.role, res, strings.TrimPrefix(resource, "service/"), start)
-	default:
-		out = failed(map[string]any{"error": awsError{Code: "UnknownResourceType", Message: string(res.ResourceType)}})
+	out := r.x.act(ctx, ResourceAction{Cloud: r.x.cloud, Role: ar.role, Type: res.ResourceType, Region: res.Region, Resource: m[5],
+		Start: k.Operation == OperationStart, PreviousDesiredCount: res.PreviousDesiredCount})
+	if out.Details == nil {
+		out.Details = map[string]any{}
 	}
-	for key, v := range base {
-		out.details[key] = v
-	}
-	return out
-}
-
-func outcome(call string, err error, details map[string]any) actionResult {
-	if details == nil {
-		details = map[string]any{}
-	}
-	details["call"] = call
-	if err != nil {
-		details["error"] = describeError(err)
-		return actionResult{status: StatusFail, details: details}
-	}
-	return actionResult{status: StatusSuccess, details: details}
-}
-
-func (r *execRun) ec2(ctx context.Context, role *Role, region, id string, start bool) actionResult {
-	client := r.x.cloud.ec2(role, region)
-	if start {
-		out, err := client.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{id}})
-		d := map[string]any{}
-		if err == nil && len(out.StartingInstances) == 1 {
-			ch := out.StartingInstances[0]
-			d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
-		}
-		return outcome("ec2:StartInstances", err, d)
-	}
-	out, err := client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{id}})
-	d := map[string]any{}
-	if err == nil && len(out.StoppingInstances) == 1 {
-		ch := out.StoppingInstances[0]
-		d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
-	}
-	return outcome("ec2:StopInstances", err, d)
-}
-
-// rds starts or stops a DB instance (…:db:<id>) or cluster (…:cluster:<id>).
-func (r *execRun) rds(ctx context.Context, role *Role, region, resource string, start bool) actionResult {
-	client := r.x.cloud.rds(role, region)
-	kind, id, _ := strings.Cut(resource, ":")
-	d := map[string]any{}
-	switch {
-	case kind == "cluster" && start:
-		out, err := client.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String(id)})
-		if err == nil {
-			d["current_status"] = aws.ToString(out.DBCluster.Status)
-		}
-		return outcome("rds:StartDBCluster", err, d)
-	case kind == "cluster":
-		out, err := client.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String(id)})
-		if err == nil {
-			d["current_status"] = aws.ToString(out.DBCluster.Status)
-		}
-		return outcome("rds:StopDBCluster", err, d)
-	case start:
-		out, err := client.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
-		if err == nil {
-			d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
-		}
-		return outcome("rds:StartDBInstance", err, d)
-	}
-	out, err := client.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
-	if err == nil {
-		d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
-	}
-	return outcome("rds:StopDBInstance", err, d)
-}
-
-// ecs scales a service to 0 and back. Stopping reads the desired count
-// first and keeps it on the resource item; a count of 0 (already stopped,
-// or a retry after a crash between the scale-down and its record) keeps
-// the stored value. Starting restores the stored count; without one, a
-// service already running is left alone and one at 0 fails.
-func (r *execRun) ecs(ctx context.Context, role *Role, res *resourceItem, path string, start bool) actionResult {
-	client := r.x.cloud.ecs(role, res.Region)
-	cluster, service, ok := strings.Cut(path, "/")
-	if !ok {
-		// service/<name>: the old ARN format, in the default cluster.
-		cluster, service = "default", path
-	}
-	describe := func() (int32, actionResult, bool) {
-		out, err := client.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(cluster), Services: []string{service}})
-		switch {
-		case err != nil:
-			return 0, outcome("ecs:DescribeServices", err, nil), false
-		case len(out.Services) != 1:
-			reason := "MISSING"
-			if len(out.Failures) > 0 {
-				reason = aws.ToString(out.Failures[0].Reason)
-			}
-			return 0, failed(map[string]any{"call": "ecs:DescribeServices", "error": awsError{Code: reason, Message: "service " + service + " not found in cluster " + cluster}}), false
-		}
-		return out.Services[0].DesiredCount, actionResult{}, true
-	}
-	update := func(n int32, d map[string]any) actionResult {
-		_, err := client.UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String(cluster), Service: aws.String(service), DesiredCount: aws.Int32(n)})
-		d["desired_count"] = n
-		return outcome("ecs:UpdateService", err, d)
-	}
-	if start {
-		if res.PreviousDesiredCount != nil {
-			return update(*res.PreviousDesiredCount, map[string]any{})
-		}
-		n, fail, ok := describe()
-		switch {
-		case !ok:
-			return fail
-		case n > 0:
-			return outcome("ecs:DescribeServices", nil, map[string]any{"desired_count": n, "unchanged": true})
-		}
-		return failed(map[string]any{"call": "ecs:DescribeServices", "error": awsError{Code: "NoDesiredCount",
-			Message: "the service is at desired count 0 and no earlier stop recorded the count to restore; set it once by hand"}})
-	}
-	n, fail, ok := describe()
-	if !ok {
-		return fail
-	}
-	out := update(0, map[string]any{"previous_desired_count": n})
-	if out.status == StatusSuccess && n > 0 {
-		out.keepCount = &n
-	}
+	out.Details["assumed_role"] = ar.role.AssumedRoleARN
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 )
 
 // meteredExecutor is an executor on e's tables and fakes whose DynamoDB
@@ -21,7 +22,7 @@ func (e *execEnv) meteredExecutor(t testing.TB, m *ddbrecord.Recorder) *nucleus.
 		Cloud: nucleus.NewCloudFromConfig(awsloop.Config(executorKey), map[string]string{
 			nucleus.EnvEndpointSTS: e.sts.URL(), nucleus.EnvEndpointEC2: e.ec2.URL(),
 			nucleus.EnvEndpointRDS: e.rds.URL(), nucleus.EnvEndpointECS: e.ecs.URL(),
-		}), Now: e.now, Logger: slog.New(slog.DiscardHandler)})
+		}), Act: executor.Act, Now: e.now, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 )
 
 // execEnv is the API and the executor on the same fresh tables, with the
@@ -60,7 +61,7 @@ func newExecEnv(t testing.TB) *execEnv {
 		nucleus.EnvEndpointRDS: e.rds.URL(), nucleus.EnvEndpointECS: e.ecs.URL(),
 	})
 	// The executor's client is recorded as its function's (testenv.Main).
-	cfg := nucleus.ExecutorConfig{Tables: e.tables, Client: testenv.ServiceClient(t, "nucleus-executor"), Cloud: cloud, Now: e.now}
+	cfg := nucleus.ExecutorConfig{Tables: e.tables, Client: testenv.ServiceClient(t, "nucleus-executor"), Cloud: cloud, Act: executor.Act, Now: e.now}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -5,12 +5,9 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
-// The service's functions, each bound to its constructor: cmd/<name> runs
-// one in Lambda, the local runner and the tests build them all.
+// The API's binding: cmd/nucleus runs it in Lambda. The executor's is
+// executor.Function (services/nucleus/executor), in a package of its own so
+// that this one links no EC2, RDS or ECS client; lambdas/services lists
+// both for the local runner and the tests.
 
 func APIFunction() fn.Binding { return fn.HTTP(contract.API, New) }
-
-func ExecutorFunction() fn.Binding { return fn.Schedule(contract.Executor, NewExecutor) }
-
-// Functions lists every function of the contract.
-func Functions() []fn.Binding { return []fn.Binding{APIFunction(), ExecutorFunction()} }

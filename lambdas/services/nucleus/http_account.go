@@ -174,7 +174,7 @@ func (h *handler) testAccount(w http.ResponseWriter, r *http.Request) error {
 		details["call"] = "sts:AssumeRole"
 	}
 	if err != nil {
-		status, details["error"] = StatusFail, describeError(err)
+		status, details["error"] = StatusFail, DescribeError(err)
 	}
 	e, err := h.store.RecordTest(r.Context(), u, id, status, details)
 	if err != nil {

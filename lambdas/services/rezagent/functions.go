@@ -5,16 +5,11 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
-// The service's functions, each bound to its constructor: cmd/<name> runs
-// one in Lambda, the local runner and the tests build them all.
+// The API's and the scheduler's bindings: cmd/<name> runs one in Lambda.
+// The processor's is processor.Function (services/rezagent/processor), in
+// a package of its own so that this one links no SSM client;
+// lambdas/services lists all three for the local runner and the tests.
 
 func APIFunction() fn.Binding { return fn.HTTP(contract.API, New) }
 
 func SchedulerFunction() fn.Binding { return fn.Schedule(contract.Scheduler, NewScheduler) }
-
-func ProcessorFunction() fn.Binding { return fn.Queue(contract.Processor, NewProcessor) }
-
-// Functions lists every function of the contract.
-func Functions() []fn.Binding {
-	return []fn.Binding{APIFunction(), SchedulerFunction(), ProcessorFunction()}
-}

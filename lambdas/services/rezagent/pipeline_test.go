@@ -28,6 +28,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 )
 
 const testToken = "tk_pipeline_test"
@@ -123,7 +124,7 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 	if p.scheduler, err = rezagent.NewScheduler(ctx, schedEnv, ddbrecord.ClientOptions(schedEnv)...); err != nil {
 		t.Fatal(err)
 	}
-	if p.processor, err = rezagent.NewProcessor(ctx, procEnv, ddbrecord.ClientOptions(procEnv)...); err != nil {
+	if p.processor, err = processor.New(ctx, procEnv, ddbrecord.ClientOptions(procEnv)...); err != nil {
 		t.Fatal(err)
 	}
 	if !o.noMapping {

@@ -14,13 +14,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
@@ -80,16 +77,19 @@ type ProcessorConfig struct {
 	MaxReceiveCount int
 }
 
-// SSMAPI is the part of *ssm.Client the processor's init uses.
-type SSMAPI interface {
-	GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
-}
+// TokenReader reads the ntfy access token from the SSM parameter named
+// name, with the AWS configuration getenv gives. processor.ReadToken
+// (services/rezagent/processor) is the one the processor function uses:
+// the SSM client lives there so that the API's and the scheduler's
+// bootstraps do not link it (docs/functions.md, "Cold start").
+type TokenReader func(ctx context.Context, getenv func(string) string, name string) (string, error)
 
 // NewProcessor builds the processor from the environment; the ntfy token
-// comes from SSM (NTFY_TOKEN_PARAMETER) or, locally, NTFY_TOKEN.
-func NewProcessor(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (queue.Consumer, error) {
+// comes from SSM (NTFY_TOKEN_PARAMETER, read by readToken) or, locally,
+// NTFY_TOKEN.
+func NewProcessor(ctx context.Context, getenv func(string) string, readToken TokenReader, opts ...ddb.Option) (queue.Consumer, error) {
 	p, err := service.New(ctx, getenv, func(getenv func(string) string) (ProcessorConfig, error) {
-		return processorConfigFromEnv(ctx, getenv)
+		return processorConfigFromEnv(ctx, getenv, readToken)
 	}, (*ProcessorConfig).SetClient, NewProcessorFromConfig, opts...)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func NewProcessor(ctx context.Context, getenv func(string) string, opts ...ddb.O
 
 // processorConfigFromEnv reads the processor's configuration (not the
 // DynamoDB client) from getenv.
-func processorConfigFromEnv(ctx context.Context, getenv func(string) string) (ProcessorConfig, error) {
+func processorConfigFromEnv(ctx context.Context, getenv func(string) string, readToken TokenReader) (ProcessorConfig, error) {
 	cfg, err := ConfigFromEnv(getenv)
 	if err != nil {
 		return ProcessorConfig{}, err
@@ -114,12 +114,10 @@ func processorConfigFromEnv(ctx context.Context, getenv func(string) string) (Pr
 	}
 	token := getenv(EnvNtfyToken)
 	if name := getenv(EnvNtfyTokenParameter); name != "" {
-		awsCfg, err := awsconf.Load(ctx, getenv, "SSM")
-		if err != nil {
-			return ProcessorConfig{}, err
+		if readToken == nil {
+			return ProcessorConfig{}, fmt.Errorf("rezagent: %s=%s needs a TokenReader (services/rezagent/processor.ReadToken)", EnvNtfyTokenParameter, name)
 		}
-		client := ssm.NewFromConfig(awsCfg, func(o *ssm.Options) { o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "SSM") })
-		if token, err = NtfyToken(ctx, client, name); err != nil {
+		if token, err = readToken(ctx, getenv, name); err != nil {
 			return ProcessorConfig{}, err
 		}
 	}
@@ -130,18 +128,6 @@ func processorConfigFromEnv(ctx context.Context, getenv func(string) string) (Pr
 		}
 	}
 	return pc, nil
-}
-
-// NtfyToken reads the ntfy access token from an SSM SecureString.
-func NtfyToken(ctx context.Context, client SSMAPI, name string) (string, error) {
-	out, err := client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
-	if err != nil {
-		return "", fmt.Errorf("rezagent: read ntfy token %s: %w", name, err)
-	}
-	if out.Parameter == nil || aws.ToString(out.Parameter.Value) == "" {
-		return "", fmt.Errorf("rezagent: ntfy token parameter %s is empty", name)
-	}
-	return aws.ToString(out.Parameter.Value), nil
 }
 
 // NewProcessorFromConfig builds the processor from cfg.

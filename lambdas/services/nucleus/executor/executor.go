@@ -1,0 +1,156 @@
+// Package executor is Nucleus's executor function: the schedule logic,
+// claims and audit of nucleus.Executor, with the EC2, RDS and ECS calls
+// that start and stop resources. Those clients live here, not in package
+// nucleus, so that the API's bootstrap does not link them: their package
+// initialisers (RDS's and ECS's schemas above all) took about 5 ms of
+// every API cold start (docs/functions.md, "Cold start").
+package executor
+
+import (
+	"context"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/rds"
+
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+// Function is the executor's binding: cmd/nucleus-executor runs it in
+// Lambda.
+func Function() fn.Binding { return fn.Schedule(contract.Executor, New) }
+
+// New builds the executor from its function's environment.
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+	return nucleus.NewExecutor(ctx, getenv, Act, opts...)
+}
+
+// Act performs one start or stop with the client of the resource's type.
+func Act(ctx context.Context, a nucleus.ResourceAction) nucleus.Outcome {
+	cfg := a.Cloud.Regional(a.Role, a.Region)
+	switch a.Type {
+	case nucleus.ResourceEC2:
+		client := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = a.Cloud.Endpoint("EC2") })
+		return ec2Action(ctx, client, strings.TrimPrefix(a.Resource, "instance/"), a.Start)
+	case nucleus.ResourceRDS:
+		client := rds.NewFromConfig(cfg, func(o *rds.Options) { o.BaseEndpoint = a.Cloud.Endpoint("RDS") })
+		return rdsAction(ctx, client, a.Resource, a.Start)
+	case nucleus.ResourceECS:
+		client := ecs.NewFromConfig(cfg, func(o *ecs.Options) { o.BaseEndpoint = a.Cloud.Endpoint("ECS") })
+		return ecsAction(ctx, client, strings.TrimPrefix(a.Resource, "service/"), a.PreviousDesiredCount, a.Start)
+	}
+	return nucleus.Failed(map[string]any{"error": nucleus.AWSError{Code: "UnknownResourceType", Message: string(a.Type)}})
+}
+
+func ec2Action(ctx context.Context, client *ec2.Client, id string, start bool) nucleus.Outcome {
+	if start {
+		out, err := client.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{id}})
+		d := map[string]any{}
+		if err == nil && len(out.StartingInstances) == 1 {
+			ch := out.StartingInstances[0]
+			d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
+		}
+		return nucleus.CallOutcome("ec2:StartInstances", err, d)
+	}
+	out, err := client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{id}})
+	d := map[string]any{}
+	if err == nil && len(out.StoppingInstances) == 1 {
+		ch := out.StoppingInstances[0]
+		d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
+	}
+	return nucleus.CallOutcome("ec2:StopInstances", err, d)
+}
+
+// rdsAction starts or stops a DB instance (db:<id>) or cluster
+// (cluster:<id>).
+func rdsAction(ctx context.Context, client *rds.Client, resource string, start bool) nucleus.Outcome {
+	kind, id, _ := strings.Cut(resource, ":")
+	d := map[string]any{}
+	switch {
+	case kind == "cluster" && start:
+		out, err := client.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String(id)})
+		if err == nil {
+			d["current_status"] = aws.ToString(out.DBCluster.Status)
+		}
+		return nucleus.CallOutcome("rds:StartDBCluster", err, d)
+	case kind == "cluster":
+		out, err := client.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String(id)})
+		if err == nil {
+			d["current_status"] = aws.ToString(out.DBCluster.Status)
+		}
+		return nucleus.CallOutcome("rds:StopDBCluster", err, d)
+	case start:
+		out, err := client.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
+		if err == nil {
+			d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
+		}
+		return nucleus.CallOutcome("rds:StartDBInstance", err, d)
+	}
+	out, err := client.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
+	if err == nil {
+		d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
+	}
+	return nucleus.CallOutcome("rds:StopDBInstance", err, d)
+}
+
+// ecsAction scales a service to 0 and back. Stopping reads the desired
+// count first and keeps it on the resource item; a count of 0 (already
+// stopped, or a retry after a crash between the scale-down and its
+// record) keeps the stored value. Starting restores the stored count
+// (previous); without one, a service already running is left alone and
+// one at 0 fails.
+func ecsAction(ctx context.Context, client *ecs.Client, path string, previous *int32, start bool) nucleus.Outcome {
+	cluster, service, ok := strings.Cut(path, "/")
+	if !ok {
+		// service/<name>: the old ARN format, in the default cluster.
+		cluster, service = "default", path
+	}
+	describe := func() (int32, nucleus.Outcome, bool) {
+		out, err := client.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(cluster), Services: []string{service}})
+		switch {
+		case err != nil:
+			return 0, nucleus.CallOutcome("ecs:DescribeServices", err, nil), false
+		case len(out.Services) != 1:
+			reason := "MISSING"
+			if len(out.Failures) > 0 {
+				reason = aws.ToString(out.Failures[0].Reason)
+			}
+			return 0, nucleus.Failed(map[string]any{"call": "ecs:DescribeServices", "error": nucleus.AWSError{Code: reason, Message: "service " + service + " not found in cluster " + cluster}}), false
+		}
+		return out.Services[0].DesiredCount, nucleus.Outcome{}, true
+	}
+	update := func(n int32, d map[string]any) nucleus.Outcome {
+		_, err := client.UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String(cluster), Service: aws.String(service), DesiredCount: aws.Int32(n)})
+		d["desired_count"] = n
+		return nucleus.CallOutcome("ecs:UpdateService", err, d)
+	}
+	if start {
+		if previous != nil {
+			return update(*previous, map[string]any{})
+		}
+		n, fail, ok := describe()
+		switch {
+		case !ok:
+			return fail
+		case n > 0:
+			return nucleus.CallOutcome("ecs:DescribeServices", nil, map[string]any{"desired_count": n, "unchanged": true})
+		}
+		return nucleus.Failed(map[string]any{"call": "ecs:DescribeServices", "error": nucleus.AWSError{Code: "NoDesiredCount",
+			Message: "the service is at desired count 0 and no earlier stop recorded the count to restore; set it once by hand"}})
+	}
+	n, fail, ok := describe()
+	if !ok {
+		return fail
+	}
+	out := update(0, map[string]any{"previous_desired_count": n})
+	if out.Status == nucleus.StatusSuccess && n > 0 {
+		out.KeepCount = &n
+	}
+	return out
+}
