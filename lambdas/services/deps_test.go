@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
+	nucleus "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezagent "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
@@ -30,6 +32,18 @@ const (
 // reads the stream; only the operator tool stak-replay and the dev poller
 // do).
 var lambdaMainBans = []string{"testing", "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"}
+
+// ownClients are SDK clients only one function calls, with that function:
+// their package initialisers cost milliseconds of a cold start (RDS's and
+// ECS's schemas 1.5-2 ms each, SSM's 3 ms), so they live in the function's
+// own package (services/nucleus/executor, services/rezagent/processor) and
+// no other bootstrap may link them (docs/functions.md, "Cold start").
+var ownClients = map[string]string{
+	"github.com/aws/aws-sdk-go-v2/service/ec2": nucleus.Executor.Name,
+	"github.com/aws/aws-sdk-go-v2/service/rds": nucleus.Executor.Name,
+	"github.com/aws/aws-sdk-go-v2/service/ecs": nucleus.Executor.Name,
+	"github.com/aws/aws-sdk-go-v2/service/ssm": rezagent.Processor.Name,
+}
 
 type listed struct {
 	ImportPath string
@@ -59,6 +73,9 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 		for _, d := range p.Deps {
 			if slices.Contains(lambdaMainBans, d) {
 				t.Errorf("Lambda main %s links %s", p.ImportPath, d)
+			}
+			if owner, ok := ownClients[d]; ok && owner != path.Base(p.ImportPath) {
+				t.Errorf("Lambda main %s links %s, which only %s calls: keep that client in %s's own package", p.ImportPath, d, owner, owner)
 			}
 		}
 	}

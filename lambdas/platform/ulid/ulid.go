@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -22,10 +21,6 @@ const Len = 26
 
 // crockford is the ULID alphabet: no I, L, O, U, so ids read aloud safely.
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-// pattern: 26 characters of 5 bits hold 130 bits, so the first character
-// carries only the top three bits of the timestamp.
-var pattern = regexp.MustCompile(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)
 
 // New returns a ULID for t with random bits from crypto/rand.
 func New(t time.Time) string { return NewFrom(t, rand.Reader) }
@@ -52,8 +47,22 @@ func NewFrom(t time.Time, random io.Reader) string {
 	return string(out[:])
 }
 
-// Valid reports whether s is a ULID in canonical (upper case) form.
-func Valid(s string) bool { return pattern.MatchString(s) }
+// Valid reports whether s is a ULID in canonical (upper case) form: 26
+// characters of the alphabet, the first 0-7 (26 characters of 5 bits hold
+// 130 bits, so the first carries only the top three bits of the
+// timestamp). A loop, not a regular expression: compiling one at init cost
+// every function that links this package 0.1 ms of its cold start.
+func Valid(s string) bool {
+	if len(s) != Len || s[0] > '7' {
+		return false
+	}
+	for i := range len(s) {
+		if strings.IndexByte(crockford, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // Time returns the millisecond a valid ULID was made for; false for
 // anything else. Services use it to find an item whose sort key starts

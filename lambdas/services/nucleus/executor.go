@@ -371,7 +371,7 @@ func (r *execRun) resourceAction(ctx context.Context, k execKey, res *resourceIt
 	if ar.fail != nil {
 		return *ar.fail
 	}
-	m := resourceARNPattern.FindStringSubmatch(res.arn())
+	m := resourceARNPattern().FindStringSubmatch(res.arn())
 	if m == nil {
 		return Failed(map[string]any{"error": AWSError{Code: "InvalidArn", Message: "not an ARN"}})
 	}

@@ -64,7 +64,7 @@ func (h *handler) detachResource(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if len(arn) > MaxResourceARNBytes || !resourceARNPattern.MatchString(arn) {
+	if len(arn) > MaxResourceARNBytes || !resourceARNPattern().MatchString(arn) {
 		return api.NotFound("resource %q is not attached to schedule %q", api.Truncate(arn, 256), id)
 	}
 	err = h.store.DetachResource(r.Context(), u, id, arn)

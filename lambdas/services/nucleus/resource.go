@@ -138,7 +138,7 @@ func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string
 	}
 	// The audit entry repeats what was detached; a transaction returns no
 	// old values on success, and the ARN carries type, region and account.
-	parsed := resourceARNPattern.FindStringSubmatch(arn)
+	parsed := resourceARNPattern().FindStringSubmatch(arn)
 	detail := map[string]any{"resource_arn": arn}
 	ops := []ddb.TxOp{schedule, del}
 	if parsed != nil {

@@ -14,24 +14,24 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/cron"
 )
 
+// The patterns compile on first use, each once: compiled at init they
+// cost every Nucleus cold start, the executor's too, which validates no
+// role ARN or region; the counted repetitions of roleARNPattern and
+// resourcePatterns ({1,64}, {1,255}) expand into large programs, which made
+// that 1.6 ms (docs/functions.md, "Cold start").
 var (
-	accountIDPattern = regexp.MustCompile(`^[0-9]{12}$`)
 	// IAM role ARN: partition, no region, 12-digit account, role name of
 	// 1-64 characters from IAM's set, and no path: IAM's * spans '/', so
 	// role/nucleus-executor-* would also match role/nucleus-executor-x/OrgAdmin
 	// (a role under a path); Nucleus refuses such ARNs and its IAM policy
 	// denies assuming them (infra/stacks/nucleus.go).
-	// Compiled on first use, as resourcePatterns: counted repetitions
-	// ({1,64}, {1,255}) expand into large programs, and compiling them at
-	// init cost every cold start about 1.5 ms (docs/functions.md, "Cold
-	// start"), the executor's too, which never validates a role ARN.
 	roleARNPattern = lazyRegexp(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):iam::([0-9]{12}):role/([\w+=,.@-]{1,64})$`)
 	// roleWithPath is a role ARN with a path, refused with its own message.
-	roleWithPath  = regexp.MustCompile(`^arn:[a-z-]+:iam::[0-9]{12}:role/.*/`)
-	regionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
+	roleWithPath  = lazyRegexp(`^arn:[a-z-]+:iam::[0-9]{12}:role/.*/`)
+	regionPattern = lazyRegexp(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
 	// resourceARNPattern splits an ARN: partition, service, region,
 	// account, resource.
-	resourceARNPattern = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):([a-z0-9-]+):([a-z0-9-]*):([0-9]*):(.+)$`)
+	resourceARNPattern = lazyRegexp(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):([a-z0-9-]+):([a-z0-9-]*):([0-9]*):(.+)$`)
 	// What a schedule can start and stop, per resource type.
 	resourcePatterns = map[ResourceType]func() *regexp.Regexp{
 		ResourceEC2: lazyRegexp(`^instance/i-[0-9a-f]{8}(?:[0-9a-f]{9})?$`),
@@ -46,7 +46,17 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 }
 
 // ValidAccountID reports whether id is a 12-digit AWS account id.
-func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
+func ValidAccountID(id string) bool {
+	if len(id) != 12 {
+		return false
+	}
+	for i := range len(id) {
+		if id[i] < '0' || id[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // validScheduleID reports whether id is a canonical lower-case UUID, the
 // only form the service generates.
@@ -72,7 +82,7 @@ func checkRoleARN(v *api.Validator, field, arn, accountID string) {
 	}
 	m := roleARNPattern().FindStringSubmatch(arn)
 	switch {
-	case len(arn) <= MaxRoleARNBytes && roleWithPath.MatchString(arn):
+	case len(arn) <= MaxRoleARNBytes && roleWithPath().MatchString(arn):
 		v.Add(field, "must name a role without a path (arn:aws:iam::<account>:role/<name>): Nucleus may not assume a role under a path; create the role at the root path")
 	case len(arn) > MaxRoleARNBytes || m == nil:
 		v.Add(field, "must be an IAM role ARN such as arn:aws:iam::123456789012:role/NucleusRole")
@@ -95,7 +105,7 @@ func checkRegion(v *api.Validator, field, region string) {
 	switch {
 	case region == "":
 		v.Add(field, "is required")
-	case len(region) > 32 || !regionPattern.MatchString(region):
+	case len(region) > 32 || !regionPattern().MatchString(region):
 		v.Add(field, "must be an AWS region such as us-east-1")
 	}
 }
@@ -127,7 +137,7 @@ func checkResource(v *api.Validator, in NewResource) {
 		v.Add("resource_arn", "is required")
 		return
 	}
-	m := resourceARNPattern.FindStringSubmatch(in.ResourceARN)
+	m := resourceARNPattern().FindStringSubmatch(in.ResourceARN)
 	if len(in.ResourceARN) > MaxResourceARNBytes || m == nil {
 		v.Add("resource_arn", "must be an ARN (arn:partition:service:region:account:resource) of at most %d bytes", MaxResourceARNBytes)
 		return
