@@ -57,13 +57,13 @@ func PutNew(table string, item map[string]types.AttributeValue, keyAttr string) 
 // Exists is the condition that the item has attr; of its partition key,
 // that the item exists.
 func Exists(attr string) Expr {
-	return Expr{Condition: "attribute_exists(#key)", Names: map[string]string{"#key": attr}}
+	return Expr{Condition: "attribute_exists(#k)", Names: map[string]string{"#k": attr}}
 }
 
 // NotExists is the condition that the item lacks attr; of its partition
 // key, that there is no item.
 func NotExists(attr string) Expr {
-	return Expr{Condition: "attribute_not_exists(#key)", Names: map[string]string{"#key": attr}}
+	return Expr{Condition: "attribute_not_exists(#k)", Names: map[string]string{"#k": attr}}
 }
 
 // Update runs one UpdateItem conditioned on cond (nil: an upsert) and
