@@ -45,12 +45,25 @@ func PutNew(table string, item map[string]types.AttributeValue, keyAttr string) 
 	// builder parses and renders on every call, which cost a create
 	// about a fifth of its handler CPU (docs/functions.md, "Request
 	// path") for a condition that never changes.
+	cond := NotExists(keyAttr)
 	return &dynamodb.PutItemInput{
 		TableName:                aws.String(table),
 		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#key)"),
-		ExpressionAttributeNames: map[string]string{"#key": keyAttr},
+		ConditionExpression:      aws.String(cond.Condition),
+		ExpressionAttributeNames: cond.Names,
 	}, nil
+}
+
+// Exists is the condition that the item has attr; of its partition key,
+// that the item exists.
+func Exists(attr string) Expr {
+	return Expr{Condition: "attribute_exists(#k)", Names: map[string]string{"#k": attr}}
+}
+
+// NotExists is the condition that the item lacks attr; of its partition
+// key, that there is no item.
+func NotExists(attr string) Expr {
+	return Expr{Condition: "attribute_not_exists(#k)", Names: map[string]string{"#k": attr}}
 }
 
 // Update runs one UpdateItem conditioned on cond (nil: an upsert) and
@@ -82,16 +95,19 @@ func Update(ctx context.Context, client UpdateAPI, table string, key map[string]
 	return out.Attributes, nil
 }
 
-// Expr is an update written out: its expressions, and the names and
-// values they refer to. A route's update has the same shape on every
+// Expr is an expression written out: an update and its condition, or a
+// query's key condition, filter and projection, and the names and values
+// they refer to. A route's expression has the same shape on every
 // request, so writing it once costs nothing per request; the SDK's
 // expression builder renders the same strings again each time, which is
 // the largest part of an update's handler CPU beside the SDK's own
-// (docs/functions.md, "Request path").
+// (docs/functions.md, "Request path"). Names and Values must hold exactly
+// the placeholders used: DynamoDB refuses unused ones.
 type Expr struct {
-	Update, Condition string
-	Names             map[string]string
-	Values            map[string]types.AttributeValue
+	Update, Condition                string
+	KeyCondition, Filter, Projection string
+	Names                            map[string]string
+	Values                           map[string]types.AttributeValue
 }
 
 // UpdateExpr is Update with the update and its condition written out.
@@ -100,19 +116,77 @@ func UpdateExpr(ctx context.Context, client UpdateAPI, table string, key map[str
 		TableName:                           aws.String(table),
 		Key:                                 key,
 		UpdateExpression:                    aws.String(e.Update),
-		ExpressionAttributeNames:            e.Names,
-		ExpressionAttributeValues:           e.Values,
+		ConditionExpression:                 e.str(e.Condition),
+		ExpressionAttributeNames:            e.names(),
+		ExpressionAttributeValues:           e.values(),
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
-	if e.Condition != "" {
-		in.ConditionExpression = aws.String(e.Condition)
 	}
 	out, err := client.UpdateItem(ctx, in)
 	if err != nil {
 		return nil, Wrap("UpdateItem", err)
 	}
 	return out.Attributes, nil
+}
+
+// TxUpdate is the transaction Update of e (its update and condition) on
+// key; the caller may set ReturnValuesOnConditionCheckFailure on it.
+func (e Expr) TxUpdate(table string, key map[string]types.AttributeValue) *types.Update {
+	return &types.Update{
+		TableName: aws.String(table), Key: key,
+		UpdateExpression: aws.String(e.Update), ConditionExpression: e.str(e.Condition),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
+// TxCheck is the transaction ConditionCheck of e's condition on key.
+func (e Expr) TxCheck(table string, key map[string]types.AttributeValue) *types.ConditionCheck {
+	return &types.ConditionCheck{
+		TableName: aws.String(table), Key: key, ConditionExpression: aws.String(e.Condition),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
+// TxPut is the transaction Put of item under e's condition (none when
+// it is "").
+func (e Expr) TxPut(table string, item map[string]types.AttributeValue) *types.Put {
+	return &types.Put{
+		TableName: aws.String(table), Item: item, ConditionExpression: e.str(e.Condition),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
+// Query is the QueryInput of e's key condition, filter and projection on
+// table; the index, order, consistency and limit are the caller's to set.
+func (e Expr) Query(table string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName: aws.String(table), KeyConditionExpression: aws.String(e.KeyCondition),
+		FilterExpression: e.str(e.Filter), ProjectionExpression: e.str(e.Projection),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
+// str is s as an optional field of an input: nil when empty.
+func (Expr) str(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return aws.String(s)
+}
+
+// names and values leave out an empty map: DynamoDB refuses one.
+func (e Expr) names() map[string]string {
+	if len(e.Names) == 0 {
+		return nil
+	}
+	return e.Names
+}
+
+func (e Expr) values() map[string]types.AttributeValue {
+	if len(e.Values) == 0 {
+		return nil
+	}
+	return e.Values
 }
 
 // PutAPI is the part of a client Create calls.

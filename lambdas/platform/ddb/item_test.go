@@ -3,8 +3,10 @@ package ddb_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -96,5 +98,72 @@ func TestPutNew(t *testing.T) {
 		if err = ddb.WrapCond("PutItem", err, nil); !errors.Is(err, want) || (want == nil) != (err == nil) {
 			t.Errorf("put %d: error %v, want %v", i, err, want)
 		}
+	}
+}
+
+// TestExprTx: a transaction of written-out operations (Expr's TxCheck,
+// TxPut, TxUpdate) applies as the builders' would, and each failed
+// condition still means what its operation said.
+func TestExprTx(t *testing.T) {
+	client, table := pagerTable(t, 2, nil)
+	ctx := context.Background()
+	k := func(sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "p"}, "sk": &types.AttributeValueMemberS{Value: sk}}
+	}
+	kill := ddb.Expr{Update: "SET #dead = :true", Condition: "#dead = :false", Names: map[string]string{"#dead": "dead"},
+		Values: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false}}}
+	tx := func(checked string) ddb.Tx {
+		var tx ddb.Tx
+		tx.Check(ddb.Exists("pk").TxCheck(table, k(checked)), errGone).
+			Put(ddb.NotExists("pk").TxPut(table, k("002")), errTaken).
+			Update(kill.TxUpdate(table, k("001")), errStale)
+		return tx
+	}
+	if err := tx("000").Run(ctx, client); err != nil {
+		t.Fatal(err)
+	}
+	item, err := ddb.Get(ctx, client, table, k("001"))
+	if err != nil || !reflect.DeepEqual(item["dead"], &types.AttributeValueMemberBOOL{Value: true}) {
+		t.Fatalf("001 after the update: %v, %v; want dead", item, err)
+	}
+	for _, tt := range []struct {
+		checked string
+		want    error
+	}{{"000", errTaken}, {"009", errGone}} {
+		if err := tx(tt.checked).Run(ctx, client); !errors.Is(err, tt.want) {
+			t.Errorf("checking %s again: %v, want %v", tt.checked, err, tt.want)
+		}
+	}
+	// A put without a condition sends none, and no empty maps.
+	if p := (ddb.Expr{}).TxPut(table, k("003")); p.ConditionExpression != nil || p.ExpressionAttributeNames != nil || p.ExpressionAttributeValues != nil {
+		t.Errorf("unconditional put %+v", p)
+	}
+}
+
+// TestExprQuery: Expr.Query sends the key condition, filter and
+// projection it holds, and leaves out those it does not.
+func TestExprQuery(t *testing.T) {
+	client, table := pagerTable(t, 4, map[int]bool{1: true})
+	e := ddb.Expr{KeyCondition: "#pk = :p AND begins_with(#sk, :pre)", Filter: "#dead = :false", Projection: "#sk",
+		Names: map[string]string{"#pk": "pk", "#sk": "sk", "#dead": "dead"},
+		Values: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}, ":pre": &types.AttributeValueMemberS{Value: "00"},
+			":false": &types.AttributeValueMemberBOOL{Value: false}}}
+	in := e.Query(table)
+	in.ConsistentRead = aws.Bool(true)
+	out, err := client.Query(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sks(out.Items); got != "000 002 003 " {
+		t.Errorf("items %q, want 000 002 003 (001 is dead)", got)
+	}
+	for _, it := range out.Items {
+		if len(it) != 1 {
+			t.Errorf("item %v, want only sk (the projection)", it)
+		}
+	}
+	bare := ddb.Expr{KeyCondition: "#pk = :p", Names: e.Names, Values: e.Values}.Query(table)
+	if bare.FilterExpression != nil || bare.ProjectionExpression != nil {
+		t.Errorf("a query without filter or projection sends %v, %v", bare.FilterExpression, bare.ProjectionExpression)
 	}
 }

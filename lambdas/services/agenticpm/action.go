@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -107,16 +107,18 @@ func (s *Store) MarkExecuted(ctx context.Context, projectID, id string) (*Action
 	}
 	now := s.now()
 	token := uuid.NewString()
-	cond := expression.AttributeExists(expression.Name(attrPK)).
-		And(expression.Name("executed").Equal(expression.Value(false))).
-		And(expression.AttributeNotExists(expression.Name("heldUntil"))).
-		And(expression.AttributeNotExists(expression.Name("cancelledAt"))).
-		And(expression.AttributeNotExists(expression.Name(attrTTL)).Or(expression.Name(attrTTL).GreaterThan(expression.Value(now.Unix()))))
-	upd := expression.Set(expression.Name("executed"), expression.Value(true)).
-		Set(expression.Name("executedAt"), expression.Value(Timestamp(now))).
-		Set(expression.Name("writeToken"), expression.Value(token))
 	var out actionItem
-	err = s.update(ctx, a.PK, a.SK, upd, &cond, &out)
+	err = s.update(ctx, a.PK, a.SK, ddb.Expr{
+		Update: "SET #executed = :true, #executedAt = :at, #token = :token",
+		Condition: "attribute_exists(#pk) AND #executed = :false AND attribute_not_exists(#heldUntil)" +
+			" AND attribute_not_exists(#cancelledAt) AND " + liveCond,
+		Names: map[string]string{"#executed": "executed", "#executedAt": "executedAt", "#token": "writeToken",
+			"#pk": attrPK, "#heldUntil": "heldUntil", "#cancelledAt": "cancelledAt", "#ttl": attrTTL},
+		Values: map[string]types.AttributeValue{
+			":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false},
+			":at": str(Timestamp(now)), ":token": str(token), ":now": unixNumber(now),
+		},
+	}, &out)
 	if err == nil {
 		return &out.Action, nil
 	}

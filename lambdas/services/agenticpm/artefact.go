@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -102,8 +100,14 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 		return nil, err
 	}
 	a.PreviousVersion, a.Content, a.Version, a.UpdatedAt = a.Content, content, expected+1, now
-	upd := expression.Set(expression.Name("previousVersion"), expression.Name("content")).
-		Set(expression.Name("content"), expression.Value(content))
+	// Content was checked by Size above, so it converts.
+	av, err := content.AttributeValue()
+	if err != nil {
+		return nil, err
+	}
+	upd := ddb.Expr{Update: "#previous = #content, #content = :content",
+		Names:  map[string]string{"#previous": "previousVersion", "#content": "content"},
+		Values: map[string]types.AttributeValue{":content": av}}
 	if err := s.writeArtefact(ctx, *a, upd, expected, "updated", t); err != nil {
 		return nil, err
 	}
@@ -126,8 +130,9 @@ func (s *Store) UndoArtefact(ctx context.Context, projectID string, typ Artefact
 		return nil, &NothingToUndoError{Type: typ, Version: a.Version}
 	}
 	a.Content, a.PreviousVersion, a.Version, a.UpdatedAt = a.PreviousVersion, nil, expected+1, Timestamp(t)
-	upd := expression.Set(expression.Name("content"), expression.Name("previousVersion")).
-		Remove(expression.Name("previousVersion"))
+	upd := ddb.Expr{Update: "#content = #previous REMOVE #previous",
+		Names:  map[string]string{"#previous": "previousVersion", "#content": "content"},
+		Values: map[string]types.AttributeValue{}}
 	if err := s.writeArtefact(ctx, *a, upd, expected, "restored to its previous version", t); err != nil {
 		var nothing *NothingToUndoError
 		if errors.As(err, &nothing) {
@@ -150,33 +155,28 @@ func (s *Store) artefactAt(ctx context.Context, projectID string, typ ArtefactTy
 	return a, nil
 }
 
-// writeArtefact runs upd (plus the version and updatedAt) on a, which was
-// read at version expected, conditioned on that version, with the
+// writeArtefact runs upd, written out (ddb.Expr: the SET of the content,
+// perhaps a REMOVE after it), plus the version and updatedAt on a, which
+// was read at version expected, conditioned on that version, with the
 // artefact_updated event, in one transaction.
-func (s *Store) writeArtefact(ctx context.Context, a Artefact, upd expression.UpdateBuilder, expected int, how string, t time.Time) error {
-	version := expression.Name("version")
-	upd = upd.Set(version, expression.Plus(version, expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(a.UpdatedAt))
-	cond := expression.AttributeExists(expression.Name(attrPK)).And(version.Equal(expression.Value(expected)))
+func (s *Store) writeArtefact(ctx context.Context, a Artefact, upd ddb.Expr, expected int, how string, t time.Time) error {
+	upd.Update = "SET #version = #version + :one, #updatedAt = :updatedAt, " + upd.Update
+	upd.Condition = "attribute_exists(#pk) AND #version = :expected"
+	upd.Names["#version"], upd.Names["#updatedAt"], upd.Names["#pk"] = "version", "updatedAt", attrPK
+	upd.Values[":one"], upd.Values[":updatedAt"] = &types.AttributeValueMemberN{Value: "1"}, str(a.UpdatedAt)
+	upd.Values[":expected"] = number(int64(expected))
 	if a.PreviousVersion == nil {
 		// An undo: the copy it restores must still be there.
-		cond = cond.And(expression.AttributeExists(expression.Name("previousVersion")))
-	}
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return fmt.Errorf("agenticpm: build expression: %w", err)
+		upd.Condition += " AND attribute_exists(#previous)"
 	}
 	_, events, err := s.eventWrites(artefactEvent(a, how), t)
 	if err != nil {
 		return err
 	}
+	u := upd.TxUpdate(s.table, key(projectPK(a.ProjectID), artefactSK(a.Type)))
+	u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	var tx ddb.Tx
-	tx.Update(&types.Update{
-		TableName: aws.String(s.table), Key: key(projectPK(a.ProjectID), artefactSK(a.Type)),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, errArtefactMoved)
+	tx.Update(u, errArtefactMoved)
 	err = storeError("TransactWriteItems", append(tx, events...).Run(ctx, s.client))
 	if !errors.Is(err, errArtefactMoved) {
 		return err

@@ -9,8 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -155,14 +153,15 @@ var errNotPending = errors.New("agenticpm: escalation not pending")
 // escalation exists, is pending and, unless overdue is set (the expiry),
 // its deadline has not passed (an overdue escalation is as good as
 // expired, even before the job has run).
-func pendingCond(now string, overdue bool) expression.ConditionBuilder {
-	c := expression.AttributeExists(expression.Name(attrPK)).
-		And(expression.Name("status").Equal(expression.Value(EscalationPending)))
-	exp := expression.Name("expiresAt")
+// Its names (#pk, #status, #expiresAt) and values (:pending, :now) are
+// added to e.
+func pendingCond(e ddb.Expr, now string, overdue bool) string {
+	e.Names["#pk"], e.Names["#status"], e.Names["#expiresAt"] = attrPK, "status", "expiresAt"
+	e.Values[":pending"], e.Values[":now"] = str(EscalationPending), str(now)
 	if overdue {
-		return c.And(exp.LessThanEqual(expression.Value(now)))
+		return "attribute_exists(#pk) AND #status = :pending AND #expiresAt <= :now"
 	}
-	return c.And(expression.AttributeNotExists(exp).Or(exp.GreaterThan(expression.Value(now))))
+	return "attribute_exists(#pk) AND #status = :pending AND (attribute_not_exists(#expiresAt) OR #expiresAt > :now)"
 }
 
 // escalationState is the error of a change refused by pendingCond, from
@@ -187,22 +186,25 @@ func (s *Store) escalationState(ctx context.Context, projectID, id string, old *
 // idempotent, so an SDK retry after a lost answer succeeds instead of
 // finding its own change.
 func (s *Store) changeEscalation(ctx context.Context, e Escalation, now string, overdue bool, set map[string]string, ops ddb.Tx) error {
-	upd := expression.Set(expression.Name("status"), expression.Value(e.Status)).
-		Set(expression.Name(attrGSI1PK), expression.Value(escalationGSI1PK(e.Status)))
+	upd := ddb.Expr{
+		Update: "SET #status = :status, #gsi1pk = :gsi1pk",
+		Names:  map[string]string{"#status": "status", "#gsi1pk": attrGSI1PK},
+		Values: map[string]types.AttributeValue{":status": str(e.Status), ":gsi1pk": str(escalationGSI1PK(e.Status))},
+	}
+	upd.Condition = pendingCond(upd, now, overdue)
+	// set's attributes, by position: their names are the callers' own
+	// (decidedAt, supersededBy, …), top-level, none of them above.
+	i := 0
 	for k, v := range set {
-		upd = upd.Set(expression.Name(k), expression.Value(v))
+		n := strconv.Itoa(i)
+		upd.Update += ", #set" + n + " = :set" + n
+		upd.Names["#set"+n], upd.Values[":set"+n] = k, str(v)
+		i++
 	}
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(pendingCond(now, overdue)).Build()
-	if err != nil {
-		return fmt.Errorf("agenticpm: build expression: %w", err)
-	}
+	u := upd.TxUpdate(s.table, key(projectPK(e.ProjectID), prefixEscalation+e.ID))
+	u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	var tx ddb.Tx
-	tx.Update(&types.Update{
-		TableName: aws.String(s.table), Key: key(projectPK(e.ProjectID), prefixEscalation+e.ID),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, errNotPending)
+	tx.Update(u, errNotPending)
 	return storeError("TransactWriteItems", append(tx, ops...).Run(ctx, s.client))
 }
 
@@ -329,18 +331,14 @@ func (s *Store) ExpireOverdue(ctx context.Context) (*ExpiryReport, error) {
 	t := s.now()
 	now := Timestamp(t)
 	rep := &ExpiryReport{}
-	overdue := expression.Name("expiresAt").LessThanEqual(expression.Value(now))
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(escalationGSI1PK(EscalationPending)))).
-		WithFilter(overdue).Build()
-	if err != nil {
-		return rep, fmt.Errorf("agenticpm: build expression: %w", err)
-	}
+	in := ddb.Expr{
+		KeyCondition: "#gsi1pk = :pending", Filter: "#expiresAt <= :now",
+		Names:  map[string]string{"#gsi1pk": attrGSI1PK, "#expiresAt": "expiresAt"},
+		Values: map[string]types.AttributeValue{":pending": str(escalationGSI1PK(EscalationPending)), ":now": str(now)},
+	}.Query(s.table)
+	in.IndexName = aws.String(gsi1)
 	var due []Escalation
-	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(gsi1), KeyConditionExpression: expr.KeyCondition(),
-		FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}) {
+	for item, err := range ddb.All(ctx, s.client, in) {
 		if err != nil {
 			return rep, storeError("Query", err)
 		}

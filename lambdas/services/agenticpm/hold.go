@@ -10,8 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
@@ -119,17 +117,13 @@ func (s *Store) actionByID(ctx context.Context, projectID, id string) (map[strin
 	}
 	from := prefixAction + Timestamp(at)
 	to := prefixAction + Timestamp(at.Add(time.Millisecond-time.Microsecond)) + "#~"
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(projectPK(projectID))).And(expression.Key(attrSK).Between(expression.Value(from), expression.Value(to)))).
-		WithFilter(expression.Name("id").Equal(expression.Value(id))).
-		Build()
-	if err != nil {
-		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
-	}
-	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
+	in := ddb.Expr{
+		KeyCondition: "#pk = :pk AND #sk BETWEEN :from AND :to", Filter: "#id = :id",
+		Names:  map[string]string{"#pk": attrPK, "#sk": attrSK, "#id": "id"},
+		Values: map[string]types.AttributeValue{":pk": str(projectPK(projectID)), ":from": str(from), ":to": str(to), ":id": str(id)},
+	}.Query(s.table)
+	in.ConsistentRead = aws.Bool(true)
+	out, err := s.client.Query(ctx, in)
 	if err != nil {
 		return nil, storeError("Query", err)
 	}
@@ -208,23 +202,21 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 	now := s.now()
 	ts := Timestamp(now)
 	lease := now.Add(DispatchLease).UnixMilli()
-	cond := expression.AttributeExists(expression.Name(attrPK)).
-		And(expression.Name("executed").Equal(expression.Value(false))).
-		And(expression.AttributeNotExists(expression.Name("cancelledAt"))).
-		And(expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldPending))).
-		And(expression.AttributeNotExists(expression.Name(attrTTL)).Or(expression.Name(attrTTL).GreaterThan(expression.Value(now.Unix()))))
-	if due {
-		cond = cond.And(expression.Name("heldUntil").LessThanEqual(expression.Value(ts)))
+	upd := ddb.Expr{
+		Update: "SET #executed = :true, #executedAt = :ts, #releasedBy = :by, #gsi1pk = :dispatch, #gsi1sk = :dispatchAt, #lease = :lease",
+		Condition: "attribute_exists(#pk) AND #executed = :false AND attribute_not_exists(#cancelledAt)" +
+			" AND #gsi1pk = :pending AND " + liveCond,
+		Names: map[string]string{"#executed": "executed", "#executedAt": "executedAt", "#releasedBy": "releasedBy",
+			"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK, "#lease": "dispatchLease", "#pk": attrPK, "#cancelledAt": "cancelledAt", "#ttl": attrTTL},
+		Values: map[string]types.AttributeValue{
+			":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false},
+			":ts": str(ts), ":by": str(by), ":dispatch": str(gsi1HoldDispatch), ":dispatchAt": str(ts + "#" + a.ID),
+			":lease": number(lease), ":pending": str(gsi1HoldPending), ":now": unixNumber(now),
+		},
 	}
-	upd := expression.Set(expression.Name("executed"), expression.Value(true)).
-		Set(expression.Name("executedAt"), expression.Value(ts)).
-		Set(expression.Name("releasedBy"), expression.Value(by)).
-		Set(expression.Name(attrGSI1PK), expression.Value(gsi1HoldDispatch)).
-		Set(expression.Name(attrGSI1SK), expression.Value(ts+"#"+a.ID)).
-		Set(expression.Name("dispatchLease"), expression.Value(lease))
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
+	if due {
+		upd.Condition += " AND #heldUntil <= :ts"
+		upd.Names["#heldUntil"] = "heldUntil"
 	}
 	_, events, err := s.eventWrites(NewEvent{
 		ProjectID: a.ProjectID, EventType: EventTypeActionTaken, Severity: SeverityInfo,
@@ -234,13 +226,10 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 	if err != nil {
 		return nil, err
 	}
+	u := upd.TxUpdate(s.table, key(a.PK, a.SK))
+	u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	var tx ddb.Tx
-	tx.Update(&types.Update{
-		TableName: aws.String(s.table), Key: key(a.PK, a.SK),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, errNotHeld)
+	tx.Update(u, errNotHeld)
 	err = storeError("TransactWriteItems", append(tx, events...).Run(ctx, s.client))
 	if errors.Is(err, errNotHeld) {
 		old, _ := ddb.FailedItem(err)
@@ -307,13 +296,15 @@ func (s *Store) dispatch(ctx context.Context, entries []outboxEntry) (int, error
 // means the lease ran out and another run took it over; that run sends the
 // event again under the same idempotency key, so it is not an error here.
 func (s *Store) dispatched(ctx context.Context, e outboxEntry, eventID string) error {
-	upd := expression.Set(expression.Name("dispatchedAt"), expression.Value(Timestamp(s.now()))).
-		Set(expression.Name("eventId"), expression.Value(eventID)).
-		Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK)).Remove(expression.Name("dispatchLease"))
-	cond := expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldDispatch)).
-		And(expression.Name("dispatchLease").Equal(expression.Value(e.lease)))
 	var out actionItem
-	err := s.update(ctx, e.a.PK, e.a.SK, upd, &cond, &out)
+	err := s.update(ctx, e.a.PK, e.a.SK, ddb.Expr{
+		Update:    "SET #dispatchedAt = :at, #eventId = :eventId REMOVE #gsi1pk, #gsi1sk, #lease",
+		Condition: "#gsi1pk = :dispatch AND #lease = :lease",
+		Names: map[string]string{"#dispatchedAt": "dispatchedAt", "#eventId": "eventId",
+			"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK, "#lease": "dispatchLease"},
+		Values: map[string]types.AttributeValue{":at": str(Timestamp(s.now())), ":eventId": str(eventID),
+			":dispatch": str(gsi1HoldDispatch), ":lease": number(e.lease)},
+	}, &out)
 	if ddb.IsConditionFailed(err) {
 		return nil
 	}
@@ -341,7 +332,7 @@ type ReleaseReport struct {
 func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
 	now := s.now()
 	rep := &ReleaseReport{}
-	due, err := s.queryHold(ctx, gsi1HoldPending, expression.Key(attrGSI1SK).LessThanEqual(expression.Value(Timestamp(now)+"#~")), nil)
+	due, err := s.queryHold(ctx, holdQuery(gsi1HoldPending, now))
 	if err != nil {
 		return rep, err
 	}
@@ -379,8 +370,10 @@ func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
 	close(work)
 	wg.Wait()
 	rep.Released = len(ready)
-	stale := expression.Name("dispatchLease").LessThan(expression.Value(now.UnixMilli()))
-	old, err := s.queryHold(ctx, gsi1HoldDispatch, expression.Key(attrGSI1SK).LessThanEqual(expression.Value(Timestamp(now)+"#~")), &stale)
+	stale := holdQuery(gsi1HoldDispatch, now)
+	stale.Filter = "#lease < :nowMilli"
+	stale.Names["#lease"], stale.Values[":nowMilli"] = "dispatchLease", number(now.UnixMilli())
+	old, err := s.queryHold(ctx, stale)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -407,10 +400,13 @@ func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
 // conditioned on the lease read, so one of several runs gets it.
 func (s *Store) claim(ctx context.Context, a actionItem, now time.Time) (outboxEntry, bool, error) {
 	lease := now.Add(DispatchLease).UnixMilli()
-	cond := expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldDispatch)).
-		And(expression.Name("dispatchLease").Equal(expression.Value(a.DispatchLease)))
 	var out actionItem
-	err := s.update(ctx, a.PK, a.SK, expression.Set(expression.Name("dispatchLease"), expression.Value(lease)), &cond, &out)
+	err := s.update(ctx, a.PK, a.SK, ddb.Expr{
+		Update: "SET #lease = :lease", Condition: "#gsi1pk = :dispatch AND #lease = :held",
+		Names: map[string]string{"#lease": "dispatchLease", "#gsi1pk": attrGSI1PK},
+		Values: map[string]types.AttributeValue{":lease": number(lease),
+			":dispatch": str(gsi1HoldDispatch), ":held": number(a.DispatchLease)},
+	}, &out)
 	if ddb.IsConditionFailed(err) {
 		return outboxEntry{}, false, nil
 	}
@@ -420,22 +416,24 @@ func (s *Store) claim(ctx context.Context, a actionItem, now time.Time) (outboxE
 	return outboxEntry{a: out, lease: lease}, true, nil
 }
 
-// queryHold reads GSI1 entries of one hold partition in key order (due
-// time, or release time for the outbox), up to MaxReleasePerRun.
-func (s *Store) queryHold(ctx context.Context, pk string, sk expression.KeyConditionBuilder, filter *expression.ConditionBuilder) ([]actionItem, error) {
-	b := expression.NewBuilder().WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(pk)).And(sk))
-	if filter != nil {
-		b = b.WithFilter(*filter)
+// holdQuery is the query of the GSI1 entries of hold partition pk up to
+// now (their sort key is a time, then "#" and the id), written out.
+func holdQuery(pk string, now time.Time) ddb.Expr {
+	return ddb.Expr{
+		KeyCondition: "#gsi1pk = :pk AND #gsi1sk <= :until",
+		Names:        map[string]string{"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK},
+		Values:       map[string]types.AttributeValue{":pk": str(pk), ":until": str(Timestamp(now) + "#~")},
 	}
-	expr, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
-	}
+}
+
+// queryHold reads the GSI1 entries of q (holdQuery, perhaps with a
+// filter) in key order (due time, or release time for the outbox), up to
+// MaxReleasePerRun.
+func (s *Store) queryHold(ctx context.Context, q ddb.Expr) ([]actionItem, error) {
+	in := q.Query(s.table)
+	in.IndexName = aws.String(gsi1)
 	var out []actionItem
-	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(gsi1), KeyConditionExpression: expr.KeyCondition(),
-		FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}) {
+	for item, err := range ddb.All(ctx, s.client, in) {
 		if err != nil {
 			return nil, storeError("Query", err)
 		}
@@ -457,16 +455,16 @@ func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action
 		return nil, err
 	}
 	now := s.now()
-	cond := expression.AttributeExists(expression.Name(attrPK)).
-		And(expression.Name("executed").Equal(expression.Value(false))).
-		And(expression.AttributeNotExists(expression.Name("cancelledAt"))).
-		And(expression.Name(attrGSI1PK).Equal(expression.Value(gsi1HoldPending)))
 	token := uuid.NewString()
-	upd := expression.Set(expression.Name("cancelledAt"), expression.Value(Timestamp(now))).
-		Set(expression.Name("writeToken"), expression.Value(token)).
-		Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
 	var out actionItem
-	err = s.update(ctx, a.PK, a.SK, upd, &cond, &out)
+	err = s.update(ctx, a.PK, a.SK, ddb.Expr{
+		Update:    "SET #cancelledAt = :at, #token = :token REMOVE #gsi1pk, #gsi1sk",
+		Condition: "attribute_exists(#pk) AND #executed = :false AND attribute_not_exists(#cancelledAt) AND #gsi1pk = :pending",
+		Names: map[string]string{"#cancelledAt": "cancelledAt", "#token": "writeToken", "#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK,
+			"#pk": attrPK, "#executed": "executed"},
+		Values: map[string]types.AttributeValue{":at": str(Timestamp(now)), ":token": str(token),
+			":false": &types.AttributeValueMemberBOOL{Value: false}, ":pending": str(gsi1HoldPending)},
+	}, &out)
 	if old, failed := ddb.FailedItem(err); failed {
 		var mine actionItem
 		if attributevalue.UnmarshalMap(old, &mine) == nil && mine.WriteToken == token {

@@ -1,11 +1,11 @@
 package agenticpm
 
-import "github.com/dynastack/dynastack/constructs/agenticpm/contract"
-
 import (
 	"regexp"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 )
 
 // Key attribute names and constant key values (docs/schemas/agenticpm.md,

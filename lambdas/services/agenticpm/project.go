@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -117,25 +117,36 @@ func (p ProjectPatch) empty() bool {
 // status need no read: they are conditioned on existence only.
 func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch) (*Project, error) {
 	now := Timestamp(s.now())
-	upd := expression.Set(expression.Name("updatedAt"), expression.Value(now))
-	set := func(name string, v any) { upd = upd.Set(expression.Name(name), expression.Value(v)) }
+	// Written out (ddb.Expr); each attribute set is #name = :name.
+	upd := ddb.Expr{
+		Update:    "SET #updatedAt = :updatedAt",
+		Condition: "attribute_exists(#pk)",
+		Names:     map[string]string{"#updatedAt": "updatedAt", "#pk": attrPK},
+		Values:    map[string]types.AttributeValue{":updatedAt": str(now)},
+	}
+	set := func(name string, v types.AttributeValue) {
+		upd.Update += ", #" + name + " = :" + name
+		upd.Names["#"+name], upd.Values[":"+name] = name, v
+	}
+	remove := ""
 	if patch.Name != nil {
-		set("name", *patch.Name)
+		set("name", str(*patch.Name))
 	}
 	switch {
 	case patch.ClearDescription:
-		upd = upd.Remove(expression.Name("description"))
+		remove = " REMOVE #description"
+		upd.Names["#description"] = "description"
 	case patch.Description != nil:
-		set("description", *patch.Description)
+		set("description", str(*patch.Description))
 	}
 	if patch.Source != nil {
-		set("source", *patch.Source)
+		set("source", str(*patch.Source))
 	}
 	if patch.SourceProjectKey != nil {
-		set("sourceProjectKey", *patch.SourceProjectKey)
+		set("sourceProjectKey", str(*patch.SourceProjectKey))
 	}
 	if patch.AutonomyLevel != nil {
-		set("autonomyLevel", *patch.AutonomyLevel)
+		set("autonomyLevel", str(*patch.AutonomyLevel))
 	}
 	if !patch.Config.IsNull() {
 		// Bounded so that no patch can grow the item past the limit: the
@@ -145,11 +156,14 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 		} else if n > MaxProjectConfigBytes {
 			return nil, &TooLargeError{What: "config", Size: n, Limit: MaxProjectConfigBytes}
 		}
-		set("config", patch.Config)
+		av, err := patch.Config.AttributeValue()
+		if err != nil {
+			return nil, err
+		}
+		set("config", av)
 	}
-	cond := expression.AttributeExists(expression.Name(attrPK))
 	token := uuid.NewString()
-	set("writeToken", token)
+	set("writeToken", str(token))
 	var from ProjectStatus
 	if patch.Status != nil {
 		cur, err := s.GetProject(ctx, id)
@@ -157,12 +171,14 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 			return nil, err
 		}
 		from = cur.Status
-		set("status", *patch.Status)
-		set(attrGSI1PK, statusGSI1PK(*patch.Status))
-		cond = cond.And(expression.Name("status").Equal(expression.Value(from)))
+		set("status", str(*patch.Status))
+		set(attrGSI1PK, str(statusGSI1PK(*patch.Status)))
+		upd.Condition += " AND #status = :from"
+		upd.Values[":from"] = str(from)
 	}
+	upd.Update += remove
 	var it projectItem
-	err := s.update(ctx, projectPK(id), skMetadata, upd, &cond, &it)
+	err := s.update(ctx, projectPK(id), skMetadata, upd, &it)
 	if err == nil {
 		return &it.Project, nil
 	}

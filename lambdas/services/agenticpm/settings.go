@@ -2,12 +2,13 @@ package agenticpm
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -114,22 +115,27 @@ func (s *Store) PutIntegration(ctx context.Context, name Integration, in Integra
 		return nil, err
 	}
 	now := Timestamp(s.now())
-	upd := expression.Set(expression.Name("id"), expression.IfNotExists(expression.Name("id"), expression.Value(s.newID()))).
-		Set(expression.Name("createdAt"), expression.IfNotExists(expression.Name("createdAt"), expression.Value(now))).
-		Set(expression.Name("integration"), expression.Value(name)).
-		Set(expression.Name("configEncrypted"), expression.Value(sealed.ciphertext)).
-		Set(expression.Name("kmsKeyId"), expression.Value(sealed.keyID)).
-		Set(expression.Name("encryptionContext"), expression.Value(sealed.context)).
-		Set(expression.Name("status"), expression.Value(in.Status)).
-		Set(expression.Name("updatedAt"), expression.Value(now))
+	encContext, err := attributevalue.Marshal(sealed.context)
+	if err != nil {
+		return nil, fmt.Errorf("agenticpm: marshal encryption context: %w", err)
+	}
+	upd := ddb.Expr{
+		Update: "SET #id = if_not_exists(#id, :id), #createdAt = if_not_exists(#createdAt, :now), #integration = :integration," +
+			" #config = :config, #key = :key, #context = :context, #status = :status, #updatedAt = :now",
+		Names: map[string]string{"#id": "id", "#createdAt": "createdAt", "#integration": "integration", "#config": "configEncrypted",
+			"#key": "kmsKeyId", "#context": "encryptionContext", "#status": "status", "#updatedAt": "updatedAt", "#health": "lastHealthCheck"},
+		Values: map[string]types.AttributeValue{":id": str(s.newID()), ":now": str(now), ":integration": str(name),
+			":config": str(sealed.ciphertext), ":key": str(sealed.keyID), ":context": encContext, ":status": str(in.Status)},
+	}
 	if in.LastHealthCheck != "" {
-		upd = upd.Set(expression.Name("lastHealthCheck"), expression.Value(in.LastHealthCheck))
+		upd.Update += ", #health = :health"
+		upd.Values[":health"] = str(in.LastHealthCheck)
 	} else {
-		upd = upd.Remove(expression.Name("lastHealthCheck"))
+		upd.Update += " REMOVE #health"
 	}
 	// Unconditional: the fields are bounded far below 400 KB.
 	var it integrationItem
-	if err := s.update(ctx, prefixIntegration+string(name), skConfig, upd, nil, &it); err != nil {
+	if err := s.update(ctx, prefixIntegration+string(name), skConfig, upd, &it); err != nil {
 		return nil, err
 	}
 	return &it.IntegrationConfig, nil

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
@@ -101,13 +101,6 @@ func marshalItem(v any) (map[string]types.AttributeValue, error) {
 	return item, nil
 }
 
-// notExists is the condition of items that must not overwrite: their keys
-// are unique by construction (UUIDs, ULIDs), so a collision is an error,
-// not an update.
-func notExists() (expression.Expression, error) {
-	return expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrPK))).Build()
-}
-
 // putNew is the transaction Put writing v as a new item; onFail is what
 // an existing one means (nil: a collision, which cannot happen).
 func (s *Store) putNew(v any, onFail error) (ddb.TxOp, error) {
@@ -115,18 +108,11 @@ func (s *Store) putNew(v any, onFail error) (ddb.TxOp, error) {
 	if err != nil {
 		return ddb.TxOp{}, err
 	}
-	cond, err := notExists()
-	if err != nil {
-		return ddb.TxOp{}, err
-	}
-	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{Put: &types.Put{
-		TableName:                           aws.String(s.table),
-		Item:                                item,
-		ConditionExpression:                 cond.Condition(),
-		ExpressionAttributeNames:            cond.Names(),
-		ExpressionAttributeValues:           cond.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}}, nil
+	// Keys are unique by construction (UUIDs, ULIDs), so a collision is
+	// an error, not an update.
+	put := ddb.NotExists(attrPK).TxPut(s.table, item)
+	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{Put: put}}, nil
 }
 
 // putAny is the transaction Put writing an item whether or not it exists
@@ -154,27 +140,19 @@ func (s *Store) createInProject(ctx context.Context, projectID string, v any, on
 // that the project exists, so that nothing is written under a missing or
 // deleted project; that check failing is a NotFoundError.
 func (s *Store) transactInProject(ctx context.Context, projectID string, tx ddb.Tx) error {
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(attrPK))).Build()
-	if err != nil {
-		return err
-	}
 	var all ddb.Tx
-	all.Check(&types.ConditionCheck{
-		TableName:                 aws.String(s.table),
-		Key:                       key(projectPK(projectID), skMetadata),
-		ConditionExpression:       cond.Condition(),
-		ExpressionAttributeNames:  cond.Names(),
-		ExpressionAttributeValues: cond.Values(),
-	}, &NotFoundError{Entity: "project", ID: projectID})
+	all.Check(ddb.Exists(attrPK).TxCheck(s.table, key(projectPK(projectID), skMetadata)), &NotFoundError{Entity: "project", ID: projectID})
 	return storeError("TransactWriteItems", append(all, tx...).Run(ctx, s.client))
 }
 
-// update runs one conditional UpdateItem returning the new item into out.
+// update runs one conditional UpdateItem, written out (ddb.Expr: its shape
+// is the same on every request, so the SDK's expression builder would
+// only render the same strings again), returning the new item into out.
 // When the condition fails, the error carries the old item (ALL_OLD), so
 // callers tell "missing" from "wrong state" without reading first.
-// A nil cond makes it an upsert.
-func (s *Store) update(ctx context.Context, pk, sk string, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, out any) error {
-	item, err := ddb.Update(ctx, s.client, s.table, key(pk, sk), upd, cond)
+// An empty e.Condition makes it an upsert.
+func (s *Store) update(ctx context.Context, pk, sk string, e ddb.Expr, out any) error {
+	item, err := ddb.UpdateExpr(ctx, s.client, s.table, key(pk, sk), e)
 	if err != nil {
 		return storeError("UpdateItem", err)
 	}
@@ -183,6 +161,21 @@ func (s *Store) update(ctx context.Context, pk, sk string, upd expression.Update
 	}
 	return nil
 }
+
+// liveCond is the condition (or filter) that an item has not expired:
+// no TTL, or one after :now (unixNumber), its name #ttl.
+const liveCond = "(attribute_not_exists(#ttl) OR #ttl > :now)"
+
+// unixNumber is t in Unix seconds as a DynamoDB number.
+func unixNumber(t time.Time) types.AttributeValue { return number(t.Unix()) }
+
+// number is n as a DynamoDB number, as attributevalue marshals an int64.
+func number(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// str is a DynamoDB string.
+func str[S ~string](s S) types.AttributeValue { return &types.AttributeValueMemberS{Value: string(s)} }
 
 // put writes item unconditionally (an upsert of a caller-named item).
 func (s *Store) put(ctx context.Context, item map[string]types.AttributeValue) error {
@@ -251,28 +244,22 @@ func listPage[T any](ctx context.Context, s *Store, l listing, after string, lim
 	if l.index {
 		pkName, skName = attrGSI1PK, attrGSI1SK
 	}
-	kc := expression.Key(pkName).Equal(expression.Value(l.pk))
-	if l.prefix != "" {
-		kc = kc.And(expression.Key(skName).BeginsWith(l.prefix))
-	}
-	ttl := expression.Name(attrTTL)
 	now := s.now()
-	filter := expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(now.Unix())))
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).WithFilter(filter).Build()
-	if err != nil {
-		return nil, fmt.Errorf("agenticpm: build expression: %w", err)
+	q := ddb.Expr{
+		KeyCondition: "#pk = :pk",
+		Filter:       liveCond,
+		Names:        map[string]string{"#pk": pkName, "#ttl": attrTTL},
+		Values:       map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: l.pk}, ":now": unixNumber(now)},
 	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(!l.newestFirst),
-		// GSIs only offer eventually consistent reads; the table reads
-		// its own writes.
-		ConsistentRead: aws.Bool(!l.index),
+	if l.prefix != "" {
+		q.KeyCondition = "#pk = :pk AND begins_with(#sk, :prefix)"
+		q.Names["#sk"], q.Values[":prefix"] = skName, &types.AttributeValueMemberS{Value: l.prefix}
 	}
+	in := q.Query(s.table)
+	in.ScanIndexForward = aws.Bool(!l.newestFirst)
+	// GSIs only offer eventually consistent reads; the table reads its
+	// own writes.
+	in.ConsistentRead = aws.Bool(!l.index)
 	if l.index {
 		in.IndexName = aws.String(gsi1)
 	}

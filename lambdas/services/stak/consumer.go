@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
@@ -165,10 +163,6 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 		"kind":      &types.AttributeValueMemberS{Value: kindMarker},
 		"expiredat": &types.AttributeValueMemberN{Value: fmt.Sprint(c.now().Add(MarkerTTL).Unix())},
 	}
-	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return err
-	}
 	store := Store{table: c.table}
 	// An expired public message is counted as such in the same
 	// transaction as its marker, so the public stats' expired (and ever
@@ -177,16 +171,10 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 	if p.Public() && published < 0 {
 		expired = -published
 	}
-	counters, err := store.counterUpdates(p, category, published, read, expired)
-	if err != nil {
-		return err
-	}
+	counters := store.counterUpdates(p, category, published, read, expired)
 	var tx ddb.Tx
-	tx.Put(&types.Put{
-		TableName: aws.String(c.table), Item: marker,
-		ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
-	}, errApplied)
-	err = append(tx, counters...).Run(ctx, c.client)
+	tx.Put(ddb.NotExists("pk").TxPut(c.table, marker), errApplied)
+	err := append(tx, counters...).Run(ctx, c.client)
 	if errors.Is(err, errApplied) {
 		c.log.InfoContext(ctx, "stream record already applied", "event_id", r.EventID)
 		return nil

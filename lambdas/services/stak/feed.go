@@ -7,8 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -242,24 +240,15 @@ func (src *source) head(ctx context.Context) (map[string]types.AttributeValue, e
 				src.start = key(src.pk, src.pos)
 			}
 		}
-		expr, err := expression.NewBuilder().
-			WithKeyCondition(expression.Key("pk").Equal(expression.Value(src.pk)).And(expression.Key("sk").BeginsWith(skMsgPfx))).
-			WithFilter(expression.Name("expiredat").GreaterThan(expression.Value(src.now))).
-			Build()
-		if err != nil {
-			return nil, fmt.Errorf("stak: build feed query: %w", err)
-		}
-		out, err := src.s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(src.s.table),
-			KeyConditionExpression:    expr.KeyCondition(),
-			FilterExpression:          expr.Filter(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			ScanIndexForward:          aws.Bool(false),
-			ConsistentRead:            aws.Bool(true),
-			Limit:                     aws.Int32(int32(src.limit + 1)),
-			ExclusiveStartKey:         src.start,
-		})
+		e := prefixQuery(src.pk, skMsgPfx)
+		e.Filter = "#expiredat > :now"
+		e.Names["#expiredat"], e.Values[":now"] = "expiredat", number(src.now)
+		in := e.Query(src.s.table)
+		in.ScanIndexForward = aws.Bool(false)
+		in.ConsistentRead = aws.Bool(true)
+		in.Limit = aws.Int32(int32(src.limit + 1))
+		in.ExclusiveStartKey = src.start
+		out, err := src.s.client.Query(ctx, in)
 		if err != nil {
 			return nil, ddb.Wrap("Query", err)
 		}

@@ -7,10 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -197,21 +194,7 @@ func (s *Store) markGroup(ctx context.Context, up Partition, ms []Message, now i
 // markActions builds the transaction of markGroup; owner[i] is the index in
 // ms of the message that action i marks, -1 for counter updates.
 func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []int, error) {
-	unreadUser, err := expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("readat"), expression.Value(now))).
-		WithCondition(expression.AttributeExists(expression.Name("pk")).And(expression.AttributeNotExists(expression.Name("readat")))).
-		Build()
-	if err != nil {
-		return nil, nil, err
-	}
-	exists, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return nil, nil, err
-	}
-	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return nil, nil, err
-	}
+	unreadUser, exists, absent := markRead(now), ddb.Exists("pk"), ddb.NotExists("pk")
 	var (
 		tx    ddb.Tx
 		owner []int
@@ -225,21 +208,11 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []in
 			if err != nil {
 				return nil, nil, fmt.Errorf("stak: marshal receipt: %w", err)
 			}
-			tx.Check(&types.ConditionCheck{
-				TableName: aws.String(s.table), Key: key(publicPK(up.Tenant, up.Inbox), sk),
-				ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
-			}, nil).
-				Put(&types.Put{
-					TableName: aws.String(s.table), Item: rc,
-					ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
-				}, nil)
+			tx.Check(exists.TxCheck(s.table, key(publicPK(up.Tenant, up.Inbox), sk)), nil).
+				Put(absent.TxPut(s.table, rc), nil)
 			owner = append(owner, i, i)
 		} else {
-			tx.Update(&types.Update{
-				TableName: aws.String(s.table), Key: key(up.PK(), sk),
-				UpdateExpression: unreadUser.Update(), ConditionExpression: unreadUser.Condition(),
-				ExpressionAttributeNames: unreadUser.Names(), ExpressionAttributeValues: unreadUser.Values(),
-			}, nil)
+			tx.Update(unreadUser.TxUpdate(s.table, key(up.PK(), sk)), nil)
 			owner = append(owner, i)
 		}
 		if c := m.Taxonomy.Category; c != "" {
@@ -260,11 +233,7 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []in
 		}{skStatsPfx + c, cats[c]})
 	}
 	for _, c := range counters {
-		u, err := s.counterUpdate(up, c.sk, 0, c.n, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		tx.Update(u, nil)
+		tx.Update(s.counterUpdate(up, c.sk, 0, c.n, 0), nil)
 		owner = append(owner, -1)
 	}
 	return tx, owner, nil

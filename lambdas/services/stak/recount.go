@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -147,7 +146,7 @@ func (s *Store) recountPartition(ctx context.Context, p Partition, res *Recount)
 // readCounters reads every c# item of p, strongly consistent.
 func (s *Store) readCounters(ctx context.Context, p Partition) (map[string]stored, error) {
 	out := map[string]stored{}
-	err := s.queryAll(ctx, p.PK(), skStatsPfx, nil, func(item map[string]types.AttributeValue) error {
+	err := s.queryAll(ctx, prefixQuery(p.PK(), skStatsPfx), func(item map[string]types.AttributeValue) error {
 		var c stored
 		c.exists = true
 		c.published, c.hasPubl = numberAttr(item, "published")
@@ -164,8 +163,12 @@ func (s *Store) readCounters(ctx context.Context, p Partition) (map[string]store
 func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts, int, error) {
 	want := map[string]Counts{skStatsAll: {}}
 	n := 0
-	proj := expression.NamesList(expression.Name("sk"), expression.Name("kind"), expression.Name("readat"), expression.Name("taxonomy"))
-	err := s.queryAll(ctx, p.PK(), skMsgPfx, &proj, func(item map[string]types.AttributeValue) error {
+	// Only what a count reads of a message or receipt (#sk is the key
+	// condition's).
+	q := prefixQuery(p.PK(), skMsgPfx)
+	q.Projection = "#sk, #kind, #readat, #taxonomy"
+	q.Names["#kind"], q.Names["#readat"], q.Names["#taxonomy"] = "kind", "readat", "taxonomy"
+	err := s.queryAll(ctx, q, func(item map[string]types.AttributeValue) error {
 		n++
 		var doc struct {
 			Kind     string   `dynamodbav:"kind"`
@@ -197,20 +200,12 @@ func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts,
 	return want, n, err
 }
 
-// queryAll reads every item of pk whose sort key begins with prefix.
-func (s *Store) queryAll(ctx context.Context, pk, prefix string, proj *expression.ProjectionBuilder, each func(map[string]types.AttributeValue) error) error {
-	b := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk)).And(expression.Key("sk").BeginsWith(prefix)))
-	if proj != nil {
-		b = b.WithProjection(*proj)
-	}
-	expr, err := b.Build()
-	if err != nil {
-		return err
-	}
-	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	}) {
+// queryAll reads every item of the query q (prefixQuery, perhaps with a
+// projection), strongly consistent.
+func (s *Store) queryAll(ctx context.Context, q ddb.Expr, each func(map[string]types.AttributeValue) error) error {
+	in := q.Query(s.table)
+	in.ConsistentRead = aws.Bool(true)
+	for item, err := range ddb.All(ctx, s.client, in) {
 		if err == nil {
 			err = each(item)
 		}
@@ -243,22 +238,23 @@ func counterKeys(current map[string]stored, want map[string]Counts) []string {
 // Each counter is its own conditional write: it depends only on its own
 // value, so one that lost a race does not undo the others.
 func (s *Store) counterSet(ctx context.Context, p Partition, sk string, cur stored, w Counts) error {
-	upd := counterOwner(p).Set(expression.Name("published"), expression.Value(w.Published))
+	e := counterOwner(p)
+	e.Update += ", #published = :published"
+	e.Names["#published"], e.Values[":published"] = "published", number(w.Published)
 	if !p.Public() {
-		upd = upd.Set(expression.Name("read"), expression.Value(w.Read))
+		e.Update += ", #read = :read"
+		e.Names["#read"], e.Values[":read"] = "read", number(w.Read)
 	}
-	cond := expression.AttributeNotExists(expression.Name("pk"))
-	if cur.exists {
-		cond = expression.AttributeExists(expression.Name("pk")).And(held("published", cur.hasPubl, cur.published), held("read", cur.hasRead, cur.read))
+	e.Names["#pk"] = "pk"
+	if !cur.exists {
+		e.Condition = "attribute_not_exists(#pk)"
+	} else {
+		e.Condition = "attribute_exists(#pk) AND " + held(e, "published", cur.hasPubl, cur.published) + " AND " + held(e, "read", cur.hasRead, cur.read)
 	}
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return fmt.Errorf("stak: build recount update: %w", err)
-	}
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(p.PK(), sk),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		UpdateExpression: aws.String(e.Update), ConditionExpression: aws.String(e.Condition),
+		ExpressionAttributeNames: e.Names, ExpressionAttributeValues: e.Values,
 	})
 	return ddb.WrapCond("UpdateItem", err, errCounterMoved)
 }
@@ -267,10 +263,13 @@ func (s *Store) counterSet(ctx context.Context, p Partition, sk string, cur stor
 // write; the recount reads it again.
 var errCounterMoved = errors.New("stak: counter changed during recount")
 
-// held is "attribute still has the value read".
-func held(name string, has bool, v int64) expression.ConditionBuilder {
+// held is "attribute name still has the value read" (absent when it was),
+// its name and value added to e.
+func held(e ddb.Expr, name string, has bool, v int64) string {
+	e.Names["#"+name] = name
 	if !has {
-		return expression.AttributeNotExists(expression.Name(name))
+		return "attribute_not_exists(#" + name + ")"
 	}
-	return expression.Name(name).Equal(expression.Value(v))
+	e.Values[":was"+name] = number(v)
+	return "#" + name + " = :was" + name
 }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -96,15 +96,8 @@ func (s *Store) PutInbox(ctx context.Context, ic InboxConfig) (*InboxConfig, err
 	if err != nil {
 		return nil, fmt.Errorf("stak: marshal inbox: %w", err)
 	}
-	exists, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return nil, err
-	}
 	var tx ddb.Tx
-	tx.Check(&types.ConditionCheck{
-		TableName: aws.String(s.table), Key: key(tenantPK(ic.Tenant), skSettings),
-		ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
-	}, ErrTenantNotFound).
+	tx.Check(ddb.Exists("pk").TxCheck(s.table, key(tenantPK(ic.Tenant), skSettings)), ErrTenantNotFound).
 		Put(&types.Put{TableName: aws.String(s.table), Item: withKey(item, tenantPK(ic.Tenant), skInboxPfx+ic.Inbox, kindInbox)}, nil)
 	if err := tx.Run(ctx, s.client); err != nil {
 		return nil, err
@@ -268,19 +261,9 @@ func (s *Store) deliver(ctx context.Context, m Message) error {
 	if err != nil {
 		return fmt.Errorf("stak: marshal message: %w", err)
 	}
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return err
-	}
 	var tx ddb.Tx
-	tx.Put(&types.Put{
-		TableName: aws.String(s.table), Item: withKey(item, p.PK(), skMsgPfx+m.Header.ID, ""),
-		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(),
-	}, nil)
-	counters, err := s.counterUpdates(p, m.Taxonomy.Category, 1, 0, 0)
-	if err != nil {
-		return err
-	}
+	tx.Put(ddb.NotExists("pk").TxPut(s.table, withKey(item, p.PK(), skMsgPfx+m.Header.ID, "")), nil)
+	counters := s.counterUpdates(p, m.Taxonomy.Category, 1, 0, 0)
 	return s.transact(ctx, append(tx, counters...))
 }
 
@@ -289,51 +272,83 @@ func (s *Store) deliver(ctx context.Context, m Message) error {
 // so stats show it; the public partition has no read count, and only it
 // counts expired messages (the public stats: ever published = published +
 // expired).
-func (s *Store) counterUpdates(p Partition, category string, published, read, expired int) (ddb.Tx, error) {
+func (s *Store) counterUpdates(p Partition, category string, published, read, expired int) ddb.Tx {
 	sks := []string{skStatsAll}
 	if category != "" {
 		sks = append(sks, skStatsPfx+category)
 	}
 	out := make(ddb.Tx, 0, len(sks))
 	for _, sk := range sks {
-		u, err := s.counterUpdate(p, sk, published, read, expired)
-		if err != nil {
-			return nil, err
-		}
-		out.Update(u, nil)
+		out.Update(s.counterUpdate(p, sk, published, read, expired), nil)
 	}
-	return out, nil
+	return out
 }
 
 // counterUpdate adds published, read and expired to one counter item of p.
-func (s *Store) counterUpdate(p Partition, sk string, published, read, expired int) (*types.Update, error) {
-	upd := counterOwner(p)
+// A user's counters always get read, the public ones always published,
+// so the ADD clause is never empty.
+func (s *Store) counterUpdate(p Partition, sk string, published, read, expired int) *types.Update {
+	e := counterOwner(p)
+	add := ""
 	if published != 0 || p.Public() {
-		upd = upd.Add(expression.Name("published"), expression.Value(published))
+		add += ", #published :published"
+		e.Names["#published"], e.Values[":published"] = "published", number(int64(published))
 	}
 	if expired != 0 {
-		upd = upd.Add(expression.Name(attrExpired), expression.Value(expired))
+		add += ", #expired :expired"
+		e.Names["#expired"], e.Values[":expired"] = attrExpired, number(int64(expired))
 	}
 	if !p.Public() {
-		upd = upd.Add(expression.Name("read"), expression.Value(read))
+		add += ", #read :read"
+		e.Names["#read"], e.Values[":read"] = "read", number(int64(read))
 	}
-	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
-	if err != nil {
-		return nil, fmt.Errorf("stak: build counter update: %w", err)
-	}
-	return &types.Update{
-		TableName: aws.String(s.table), Key: key(p.PK(), sk),
-		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, nil
+	e.Update += " ADD " + add[len(", "):]
+	return e.TxUpdate(s.table, key(p.PK(), sk))
 }
 
 // counterOwner sets the documented attributes of a stats item, so that an
-// ADD creating it leaves a complete item.
-func counterOwner(p Partition) expression.UpdateBuilder {
-	return expression.Set(expression.Name("kind"), expression.Value(kindStats)).
-		Set(expression.Name("tenant_key"), expression.Value(p.Tenant)).
-		Set(expression.Name("inbox_key"), expression.Value(p.Inbox)).
-		Set(expression.Name("uid"), expression.Value(p.UID))
+// ADD creating it leaves a complete item: the SET clause of an update
+// written out (ddb.Expr), to which the caller adds its own.
+func counterOwner(p Partition) ddb.Expr {
+	return ddb.Expr{
+		Update: "SET #kind = :kind, #tenant = :tenant, #inbox = :inbox, #uid = :uid",
+		Names:  map[string]string{"#kind": "kind", "#tenant": "tenant_key", "#inbox": "inbox_key", "#uid": "uid"},
+		Values: map[string]types.AttributeValue{
+			":kind":   &types.AttributeValueMemberS{Value: kindStats},
+			":tenant": &types.AttributeValueMemberS{Value: p.Tenant},
+			":inbox":  &types.AttributeValueMemberS{Value: p.Inbox},
+			":uid":    &types.AttributeValueMemberS{Value: p.UID},
+		},
+	}
+}
+
+// number is n as a DynamoDB number, as attributevalue marshals it.
+func number(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// markRead sets readat to now on a user message, only if it exists and
+// has none yet.
+func markRead(now int64) ddb.Expr {
+	return ddb.Expr{
+		Update:    "SET #readat = :now",
+		Condition: "attribute_exists(#pk) AND attribute_not_exists(#readat)",
+		Names:     map[string]string{"#readat": "readat", "#pk": "pk"},
+		Values:    map[string]types.AttributeValue{":now": number(now)},
+	}
+}
+
+// prefixQuery is the key condition of the items of partition pk whose
+// sort key begins with prefix, written out.
+func prefixQuery(pk, prefix string) ddb.Expr {
+	return ddb.Expr{
+		KeyCondition: "#pk = :pk AND begins_with(#sk, :prefix)",
+		Names:        map[string]string{"#pk": "pk", "#sk": "sk"},
+		Values: map[string]types.AttributeValue{
+			":pk":     &types.AttributeValueMemberS{Value: pk},
+			":prefix": &types.AttributeValueMemberS{Value: prefix},
+		},
+	}
 }
 
 // transactAttempts bounds how often transact retries a transaction that
@@ -462,23 +477,9 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 		return m, false, nil
 	}
 	now := s.now().Unix()
-	expr, err := expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("readat"), expression.Value(now))).
-		WithCondition(expression.AttributeExists(expression.Name("pk")).And(expression.AttributeNotExists(expression.Name("readat")))).
-		Build()
-	if err != nil {
-		return nil, false, err
-	}
-	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
-	if err != nil {
-		return nil, false, err
-	}
+	counters := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
 	var tx ddb.Tx
-	tx.Update(&types.Update{
-		TableName: aws.String(s.table), Key: key(up.PK(), skMsgPfx+m.Header.ID),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, errMarked)
+	tx.Update(markRead(now).TxUpdate(s.table, key(up.PK(), skMsgPfx+m.Header.ID)), errMarked)
 	err = s.transact(ctx, append(tx, counters...))
 	if errors.Is(err, errMarked) {
 		// A concurrent mark won (or the item expired away): report what
@@ -503,31 +504,14 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 func (s *Store) markPublicMessage(ctx context.Context, up Partition, m *Message) (*Message, bool, error) {
 	now := s.now().Unix()
 	sk := skMsgPfx + m.Header.ID
-	exists, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return nil, false, err
-	}
-	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return nil, false, err
-	}
 	rc, err := attributevalue.MarshalMap(receipt{PK: up.PK(), SK: sk, ReadAt: now, ExpiredAt: m.ExpiredAt, Taxonomy: m.Taxonomy})
 	if err != nil {
 		return nil, false, fmt.Errorf("stak: marshal receipt: %w", err)
 	}
-	counters, err := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
-	if err != nil {
-		return nil, false, err
-	}
+	counters := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
 	var tx ddb.Tx
-	tx.Check(&types.ConditionCheck{
-		TableName: aws.String(s.table), Key: key(publicPK(up.Tenant, up.Inbox), sk),
-		ConditionExpression: exists.Condition(), ExpressionAttributeNames: exists.Names(),
-	}, ErrMessageNotFound).
-		Put(&types.Put{
-			TableName: aws.String(s.table), Item: rc,
-			ConditionExpression: absent.Condition(), ExpressionAttributeNames: absent.Names(),
-		}, errMarked)
+	tx.Check(ddb.Exists("pk").TxCheck(s.table, key(publicPK(up.Tenant, up.Inbox), sk)), ErrMessageNotFound).
+		Put(ddb.NotExists("pk").TxPut(s.table, rc), errMarked)
 	switch err := s.transact(ctx, append(tx, counters...)); {
 	case errors.Is(err, errMarked):
 		item, err := s.get(ctx, up.PK(), sk)
@@ -655,15 +639,9 @@ func (s *Store) PublicStats(ctx context.Context, tenant, inbox string) (*PublicS
 // counters reads the counter items of partition pk, strongly consistent,
 // and hands each to f with its category ("" for the inbox's total).
 func (s *Store) counters(ctx context.Context, pk string, f func(category string, item map[string]types.AttributeValue) error) error {
-	expr, err := expression.NewBuilder().WithKeyCondition(
-		expression.Key("pk").Equal(expression.Value(pk)).And(expression.Key("sk").BeginsWith(skStatsPfx))).Build()
-	if err != nil {
-		return err
-	}
-	for item, err := range ddb.All(ctx, s.client, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	}) {
+	in := prefixQuery(pk, skStatsPfx).Query(s.table)
+	in.ConsistentRead = aws.Bool(true)
+	for item, err := range ddb.All(ctx, s.client, in) {
 		if err != nil {
 			return err
 		}
