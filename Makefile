@@ -209,23 +209,28 @@ CALLS_DIR := $(CURDIR)/bin/calls
 #
 # Go's test cache replays the result of a package whose test binary and
 # inputs are unchanged since it passed: its code and everything it
-# imports, the environment variables and files its tests read. What the
-# tests' other processes read is read by the tests too (repo.Inputs: the
-# tree for those that run make or the CDK CLI, the templates for the local
-# runner, the assembly for the artifact test), and the shared DynamoDB
-# Local keeps its port from run to run (its jar is an input as well). So a
-# warm run tests what changed and replays the rest; DEVELOPERS.md, "The
-# test cache", says what it keys on. FRESH=1 runs every test again (go
+# imports, the environment variables its tests read, and the files they
+# read inside their own module. The modules read each other's files
+# (golden templates, cdk.json, docs, the assembly), in other processes too,
+# so a test that finds the repository (repo.Root, config.RepoRoot,
+# cdktest's cdk.json) reads DYNASTACK_TREE_HASH: the hash of every file of
+# the tree (tracked, or untracked and not ignored) and of the Go and Node
+# versions, computed once per make run. The shared DynamoDB Local keeps its
+# port from run to run (its jar is an input as well). So an unchanged tree
+# replays every result, and a change runs the packages it can reach;
+# DEVELOPERS.md, "The test cache", says what it keys on. FRESH=1 runs every test again (go
 # clean -testcache first, so the new results are cached in turn; CI starts
 # from empty caches, so it always does), as does a run whose call
 # recordings are gone: test/iamcalls needs every package's.
+TREE_HASH = $(eval TREE_HASH := $(shell { go version; node --version; git ls-files -z -co --exclude-standard | xargs -0 sha256sum 2>/dev/null; } | sha256sum | cut -c1-64))$(TREE_HASH)
+TEST_ENV_TREE = $(TEST_ENV) DYNASTACK_TREE_HASH=$(TREE_HASH)
 test-go: $(LOCAL_KMS)
 	@if [ -n "$(FRESH)" ] || [ ! -d $(CALLS_DIR) ]; then \
 		echo "test-go: every test runs$(if $(FRESH),, (no call recordings yet))"; rm -rf $(CALLS_DIR); go clean -testcache; \
 	else echo "test-go: unchanged packages replay their cached results (FRESH=1 runs all)"; fi
 	mkdir -p $(CALLS_DIR)
-	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV) go run ./lambdas/devtools/cmd/ddblocal -- go test $(GO_PACKAGES)
-	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) go test -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
+	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV_TREE) go run ./lambdas/devtools/cmd/ddblocal -- go test $(GO_PACKAGES)
+	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
 
 # A short fuzzing run of what parses client input: cursors, request bodies
 # (and the single-pass body check against the token walk it replaced, its
@@ -258,13 +263,13 @@ test-fast: deps $(LOCAL_KMS) ## one service's unit and integration tests in seco
 
 # The consumer is built outside the workspace, as another team's module would be.
 test-consumer:
-	cd test/consumer && GOWORK=off $(TEST_ENV) go test ./...
+	cd test/consumer && GOWORK=off $(TEST_ENV_TREE) go test ./...
 
 # actionlint, then test/workflows: actions pinned by SHA, the pull-request
 # workflow's permission split, Dependabot covering every module.
 test-workflows:
 	go run $(ACTIONLINT) .github/workflows/*.yml
-	go test ./test/workflows
+	DYNASTACK_TREE_HASH=$(TREE_HASH) go test ./test/workflows
 
 $(LOCAL_KMS):
 	@echo "installing local-kms $(LOCAL_KMS_VERSION) (go install; first run only)"
@@ -308,7 +313,7 @@ synth-dev: deps
 
 test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda emulator (arm64 under qemu when present)
 	@$(MAKE) -s synth-dev
-	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) go test -v ./test/artifact 2>&1 \
+	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing

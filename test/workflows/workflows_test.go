@@ -14,8 +14,13 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 )
 
+// root is the repository's: the workflows and the go.mod files checked are
+// outside this module, so every test calls repo.DependOnTree and its
+// cached result holds for the same tree only.
 const root = "../.."
 
 type workflow struct {
@@ -54,6 +59,7 @@ func load(t *testing.T, name string) (workflow, string) {
 var pinned = regexp.MustCompile(`^\s*(?:-\s+)?uses:\s+([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(?:\.\d+){0,2}\s*$`)
 
 func TestActionsPinnedBySHA(t *testing.T) {
+	repo.DependOnTree()
 	files, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
 	if len(files) < 2 {
 		t.Fatalf("found %d workflows, want ci.yml and pull-request.yml", len(files))
@@ -116,6 +122,7 @@ func runsPullRequestCode(j job) bool {
 var cdkCommand = regexp.MustCompile(`^(node_modules/\.bin/)?cdk\s`)
 
 func TestPullRequestTrustBoundary(t *testing.T) {
+	repo.DependOnTree()
 	w, _ := load(t, "pull-request.yml")
 	if m, ok := w.Permissions.(map[string]any); !ok || len(m) != 0 {
 		t.Errorf("workflow permissions %v: set `permissions: {}` and give each job its own", w.Permissions)
@@ -228,6 +235,7 @@ func TestPullRequestTrustBoundary(t *testing.T) {
 }
 
 func TestCIReadOnly(t *testing.T) {
+	repo.DependOnTree()
 	w, _ := load(t, "ci.yml")
 	for name, j := range w.Jobs {
 		for scope, level := range grants(w, j) {
@@ -244,6 +252,7 @@ func TestCIReadOnly(t *testing.T) {
 }
 
 func TestDependabotCoversEveryModule(t *testing.T) {
+	repo.DependOnTree()
 	raw, err := os.ReadFile(filepath.Join(root, ".github", "dependabot.yml"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ package repo
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -17,6 +16,7 @@ var ErrNotFound = errors.New("repo: root not found (no go.work in any parent dir
 // Root walks up from dir (the working directory when empty) to the first
 // directory holding go.work, the marker of the monorepo root.
 func Root(dir string) (string, error) {
+	DependOnTree()
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -38,37 +38,20 @@ func Root(dir string) (string, error) {
 	}
 }
 
-// Inputs reads every file under dir (skipping .git, node_modules, cdk.out,
-// bin and .dev) and returns how many. A test calls it for the files a
-// process it starts will read — make, the CDK CLI, go build or list, the
-// runner — because Go's test cache keys a result on the files the test
-// process itself opened: read here, a change to any of them runs the test
-// again instead of replaying a result of other inputs.
-func Inputs(dir string) (int, error) {
-	n := 0
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", "cdk.out", "bin", ".dev":
-				if path != dir {
-					return filepath.SkipDir
-				}
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		f.Close()
-		n++
-		return nil
-	})
-	return n, err
-}
+// EnvTreeHash is the variable in which make test passes a hash of the
+// repository's files (tracked and untracked, not ignored) and of the Go and
+// Node versions. Go's test cache keys a result on the variables a test
+// reads but only on the files it reads inside its own module, and these
+// modules read each other's (golden templates, cdk.json, docs, the
+// Makefile, the synthesized assembly), in other processes too (make, the
+// CDK CLI, go list, the runner). So a test that finds the repository
+// through Root reads this variable, and its cached result holds for the
+// same tree only. (constructs/cdktest and infra/config read it the same
+// way; DEVELOPERS.md, "The test cache".)
+const EnvTreeHash = "DYNASTACK_TREE_HASH"
+
+// DependOnTree makes the calling test's cached result depend on the whole
+// tree (EnvTreeHash). Root calls it. It must run in a test, not in
+// TestMain or an init: Go records what the tests read, from the first
+// test on.
+func DependOnTree() { _ = os.Getenv(EnvTreeHash) }

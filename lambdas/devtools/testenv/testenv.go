@@ -133,9 +133,12 @@ func Endpoint(t testing.TB) string {
 	t.Helper()
 	shared.once.Do(func() {
 		if ep := os.Getenv(ddblocal.EnvEndpoint); ep != "" {
-			// Read for Go's test cache: a result holds for this server's
-			// version only (devtools/cmd/ddblocal sets both).
+			// Read for Go's test cache (which records what tests read, not
+			// TestMain): a result holds for this server's version only
+			// (devtools/cmd/ddblocal sets both), and for the recording
+			// Main started or not.
 			_ = os.Getenv(ddblocal.EnvJar)
+			_ = os.Getenv(ddbrecord.EnvCallsDir)
 			shared.endpoint = ep
 			return
 		}
