@@ -369,23 +369,6 @@ func interleaved(b *testing.B, ops [2]func(), ts [2]*Transport, me int) {
 // average, the handler's 80–90%).
 const Rounds = 10
 
-// measure times op, replaying on t, and reports its figures.
-func measure(b *testing.B, t *Transport, op func()) {
-	b.Helper()
-	b.ReportAllocs()
-	ops := 0
-	cpu0 := cpuTime()
-	for b.Loop() {
-		op()
-		ops++
-	}
-	cpu := cpuTime() - cpu0
-	if err := t.laps(ops); err != nil {
-		b.Fatal(err)
-	}
-	report(b, t, cpu)
-}
-
 // report reports a side's figures: cpu is the process's CPU time over
 // b.N operations replaying on t.
 func report(b *testing.B, t *Transport, cpu time.Duration) {
