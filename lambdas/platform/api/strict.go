@@ -268,21 +268,29 @@ func (sc *scanner) object(depth int, t reflect.Type) error {
 			return err
 		}
 		sc.path = sc.path[:len(sc.path)-1]
-		sc.skipSpace()
-		if sc.pos >= len(sc.b) {
-			return errSyntax
-		}
-		switch sc.b[sc.pos] {
-		case ',':
-			sc.pos++
-			sc.skipSpace()
-		case '}':
-			sc.pos++
-			return nil
-		default:
-			return errSyntax
+		if done, err := sc.separator('}'); err != nil || done {
+			return err
 		}
 	}
+}
+
+// separator reads what follows a member or an element: a comma (more to
+// come) or closer (the end).
+func (sc *scanner) separator(closer byte) (done bool, err error) {
+	sc.skipSpace()
+	if sc.pos >= len(sc.b) {
+		return false, errSyntax
+	}
+	switch sc.b[sc.pos] {
+	case ',':
+		sc.pos++
+		sc.skipSpace()
+		return false, nil
+	case closer:
+		sc.pos++
+		return true, nil
+	}
+	return false, errSyntax
 }
 
 func (sc *scanner) array(depth int, t reflect.Type) error {
@@ -302,19 +310,8 @@ func (sc *scanner) array(depth int, t reflect.Type) error {
 			return err
 		}
 		sc.path = sc.path[:len(sc.path)-1]
-		sc.skipSpace()
-		if sc.pos >= len(sc.b) {
-			return errSyntax
-		}
-		switch sc.b[sc.pos] {
-		case ',':
-			sc.pos++
-			sc.skipSpace()
-		case ']':
-			sc.pos++
-			return nil
-		default:
-			return errSyntax
+		if done, err := sc.separator(']'); err != nil || done {
+			return err
 		}
 	}
 }
