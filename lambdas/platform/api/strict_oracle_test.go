@@ -34,7 +34,7 @@ func oldCheckBody(body []byte, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	v, err := oldWalk(dec, "", 0)
+	v, err := oldWalk(dec, "", "", 0)
 	if errors.Is(err, errOldSyntax) {
 		return nil // the decode that follows reports it, with its offset
 	}
@@ -54,7 +54,11 @@ type oldNode struct {
 // errOldSyntax stops the walk at the first syntax error.
 var errOldSyntax = errors.New("old syntax")
 
-func oldWalk(dec *json.Decoder, path string, depth int) (*oldNode, error) {
+// top is the path's top-level field. (The walk as it shipped cut its
+// path at the first "." or "[" to find it, which names the wrong field, or
+// none, when a top-level key holds either character; the scanner names the
+// key itself, and the oracle keeps that one correction.)
+func oldWalk(dec *json.Decoder, path, top string, depth int) (*oldNode, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, errOldSyntax
@@ -63,14 +67,12 @@ func oldWalk(dec *json.Decoder, path string, depth int) (*oldNode, error) {
 	case json.Delim:
 		if depth > MaxNesting {
 			// Named by its top-level field, the path being 33 levels long.
-			top, _, _ := strings.Cut(path, ".")
-			top, _, _ = strings.Cut(top, "[")
 			return nil, Invalid(FieldError{Field: echo(top), Message: fmt.Sprintf("nests deeper than %d levels of objects and arrays (DynamoDB's limit of 32 counts the item)", MaxNesting)})
 		}
 		n := &oldNode{}
 		if t == '[' {
 			for i := 0; dec.More(); i++ {
-				e, err := oldWalk(dec, path+"["+strconv.Itoa(i)+"]", depth+1)
+				e, err := oldWalk(dec, path+"["+strconv.Itoa(i)+"]", top, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -91,7 +93,11 @@ func oldWalk(dec *json.Decoder, path string, depth int) (*oldNode, error) {
 				if _, dup := n.object[k]; dup {
 					return nil, Invalid(FieldError{Field: echo(field), Message: "is given twice; send each key once"})
 				}
-				e, err := oldWalk(dec, field, depth+1)
+				memberTop := top
+				if path == "" {
+					memberTop = k
+				}
+				e, err := oldWalk(dec, field, memberTop, depth+1)
 				if err != nil {
 					return nil, err
 				}
