@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ready"
@@ -160,16 +159,7 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 // Close stops the server: SIGTERM to its process group, SIGKILL after five
 // seconds, and waits for it so no zombie remains.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() {
-		pgid := s.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-s.done
-		}
-	})
+	s.closeOnce.Do(func() { ready.Stop(s.cmd.Process.Pid, s.done) })
 	return nil
 }
 

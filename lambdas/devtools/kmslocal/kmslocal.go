@@ -207,14 +207,7 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 // seconds) and removes its data.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		pgid := s.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-s.done
-		}
+		ready.Stop(s.cmd.Process.Pid, s.done)
 		_ = os.RemoveAll(s.dir)
 	})
 	return nil

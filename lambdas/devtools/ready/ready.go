@@ -1,10 +1,12 @@
 // Package ready waits for a local server a test or make dev started
-// (DynamoDB Local, Local KMS) to answer, or for it to die trying.
+// (DynamoDB Local, Local KMS) to answer, or for it to die trying, and
+// stops it.
 package ready
 
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 )
 
@@ -29,5 +31,18 @@ func Wait(ctx context.Context, timeout, interval time.Duration, exited <-chan st
 			return fmt.Errorf("not ready after %s: %w", timeout, err)
 		case <-time.After(interval):
 		}
+	}
+}
+
+// Stop ends the server started as the leader of process group pgid:
+// SIGTERM to the group, SIGKILL after five seconds, then it waits until
+// exited is closed, so that no zombie remains.
+func Stop(pgid int, exited <-chan struct{}) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
 	}
 }
