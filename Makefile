@@ -218,11 +218,12 @@ CALLS_DIR := $(CURDIR)/bin/calls
 # versions, computed once per make run. The shared DynamoDB Local keeps its
 # port from run to run (its jar is an input as well). So an unchanged tree
 # replays every result, and a change runs the packages it can reach;
-# DEVELOPERS.md, "The test cache", says what it keys on. FRESH=1 runs every test again (go
-# clean -testcache first, so the new results are cached in turn; CI starts
-# from empty caches, so it always does), as does a run whose call
-# recordings are gone: test/iamcalls needs every package's.
-TREE_HASH = $(eval TREE_HASH := $(shell { go version; node --version; git ls-files -z -co --exclude-standard | xargs -0 sha256sum 2>/dev/null; } | sha256sum | cut -c1-64))$(TREE_HASH)
+# DEVELOPERS.md, "The test cache", says what it keys on. FRESH=1 runs
+# every test again (go clean -testcache first, so the new results are
+# cached in turn; CI starts from empty caches, so it always does), as does
+# a run whose call recordings are gone: test/iamcalls needs every
+# package's.
+TREE_HASH = $(eval TREE_HASH := $(shell $(call inputs_hash)))$(TREE_HASH)
 TEST_ENV_TREE = $(TEST_ENV) DYNASTACK_TREE_HASH=$(TREE_HASH)
 test-go: $(LOCAL_KMS)
 	@if [ -n "$(FRESH)" ] || [ ! -d $(CALLS_DIR) ]; then \
@@ -303,8 +304,13 @@ qemu:
 # it), so the same inputs give the same assembly; a warm make test or make
 # dev skips a synth of a minute or more.
 SYNTH_INPUTS := constructs lambdas infra app cdk.json go.work go.work.sum package.json package-lock.json
+# inputs_hash is a shell command printing the content hash of the files
+# under $(1) (the whole tree when empty; tracked, or untracked and not
+# ignored) and of the Go and Node versions: the dev synth's cache key, and
+# the tree's for the test cache (TREE_HASH).
+inputs_hash = { go version; node --version; git ls-files -z -co --exclude-standard -- $(1) | xargs -0 sha256sum 2>/dev/null; } | sha256sum | cut -c1-64
 synth-dev: deps
-	@mkdir -p bin; h=$$( { go version; node --version; git ls-files -z -co --exclude-standard -- $(SYNTH_INPUTS) | xargs -0 sha256sum; } | sha256sum | cut -c1-64); \
+	@mkdir -p bin; h=$$($(call inputs_hash,$(SYNTH_INPUTS))); \
 	if [ -f cdk.out/assembly-dev/.inputs ] && [ "$$(cat cdk.out/assembly-dev/.inputs)" = "$$h" ]; then \
 		echo "synth: dev assembly up to date (inputs unchanged since its synth)"; exit 0; fi; \
 	echo "synth: synthesizing dev with its Lambda bootstraps (about a minute)"; \
