@@ -23,8 +23,9 @@ import (
 
 // EnvCallsDir names the directory in which test binaries (testenv.Main)
 // and the local runner record the permissions each function's DynamoDB
-// requests needed, one file per process, named for its package. Unset, nothing is recorded.
-// test/iamcalls checks the recordings against each function's policy.
+// requests needed, one file per process in a directory per package.
+// Unset, nothing is recorded. test/iamcalls checks the recordings against
+// each function's policy.
 const EnvCallsDir = "DYNASTACK_CALLS_DIR"
 
 // FunctionCall is a permission one function's request needed.
@@ -62,11 +63,9 @@ type CallLog struct {
 	seen map[string]bool
 }
 
-// OpenCallLog creates a new call log file in dir (created if missing).
+// OpenCallLog creates a new call log file in dir's directory for this
+// process's package (both created if missing).
 func OpenCallLog(dir string) (*CallLog, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("ddbrecord: call log: %w", err)
-	}
 	// A directory per package: a test process reads only its own (Go's
 	// test cache keys on a directory's listing once it is read).
 	dir = filepath.Join(dir, packageKey())
