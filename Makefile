@@ -194,7 +194,15 @@ controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONT
 bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI, in one run (RUNS=5)
 	test/synthbench/bench.sh
 
-test: deps test-go test-fuzz test-consumer test-workflows test-artifact ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
+# test-fuzz runs beside test-go: the Go tests spend much of their time
+# waiting (on DynamoDB Local, the CDK CLI, TTL sweeps, the runner's
+# processes), and fuzzing's instrumented build and its two workers fill
+# that time; on a fresh clone the instrumented build alone takes about
+# three minutes. --output-sync prints each target's output in one piece,
+# when it ends. The tree hash is computed once and handed down.
+test: deps ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
+	@$(MAKE) --no-print-directory -j2 --output-sync=target TREE_HASH=$(TREE_HASH) test-go test-fuzz
+	@$(MAKE) --no-print-directory TREE_HASH=$(TREE_HASH) test-consumer test-workflows test-artifact
 
 # The Go tests record, per function, every DynamoDB call its code makes
 # (operation and table or index, lambdas/devtools/ddbrecord) into

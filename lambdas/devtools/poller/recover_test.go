@@ -231,6 +231,11 @@ func TestPollerRecoversOnDynamoDBLocal(t *testing.T) {
 	put("c")
 	put("d")
 	put("e")
+	// Only what follows the corruption counts: DynamoDB Local, shared by
+	// every package of a make test, once answered TrimmedDataAccessException
+	// while the first two records were read (the poller repositioned and
+	// went on, as it should; that case has its own test above).
+	api.errs = nil
 	api.arm = true
 	polls := 0
 	for len(got) < 5 && polls < 50 {
