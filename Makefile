@@ -198,9 +198,11 @@ bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI,
 # waiting (on DynamoDB Local, the CDK CLI, TTL sweeps, the runner's
 # processes), and fuzzing's instrumented build and its two workers fill
 # that time; on a fresh clone the instrumented build alone takes about
-# three minutes. --output-sync prints each target's output in one piece,
-# when it ends. The tree hash is computed once and handed down.
-test: deps ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
+# three minutes, and npm ci (mostly waiting on the network and the disk)
+# runs beside Local KMS's build. --output-sync prints each target's output
+# in one piece, when it ends. The tree hash is computed once and handed
+# down.
+test: ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
 	@$(MAKE) --no-print-directory -j2 --output-sync=target TREE_HASH=$(TREE_HASH) test-go test-fuzz
 	@$(MAKE) --no-print-directory TREE_HASH=$(TREE_HASH) test-consumer test-workflows test-artifact
 
@@ -233,7 +235,7 @@ CALLS_DIR := $(CURDIR)/bin/calls
 # package's.
 TREE_HASH = $(eval TREE_HASH := $(shell $(call inputs_hash)))$(TREE_HASH)
 TEST_ENV_TREE = $(TEST_ENV) DYNASTACK_TREE_HASH=$(TREE_HASH)
-test-go: $(LOCAL_KMS)
+test-go: deps $(LOCAL_KMS)
 	@if [ -n "$(FRESH)" ] || [ ! -d $(CALLS_DIR) ]; then \
 		echo "test-go: every test runs$(if $(FRESH),, (no call recordings yet))"; rm -rf $(CALLS_DIR); go clean -testcache; \
 	else echo "test-go: unchanged packages replay their cached results (FRESH=1 runs all)"; fi
