@@ -156,6 +156,24 @@ func (e Expr) TxPut(table string, item map[string]types.AttributeValue) *types.P
 	}
 }
 
+// TxDelete is the transaction Delete of key under e's condition (none
+// when it is "").
+func (e Expr) TxDelete(table string, key map[string]types.AttributeValue) *types.Delete {
+	return &types.Delete{
+		TableName: aws.String(table), Key: key, ConditionExpression: e.str(e.Condition),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
+// Put is the PutItem of item under e's condition (none when it is ""); the
+// return values are the caller's to set.
+func (e Expr) Put(table string, item map[string]types.AttributeValue) *dynamodb.PutItemInput {
+	return &dynamodb.PutItemInput{
+		TableName: aws.String(table), Item: item, ConditionExpression: e.str(e.Condition),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
 // Query is the QueryInput of e's key condition, filter and projection on
 // table; the index, order, consistency and limit are the caller's to set.
 func (e Expr) Query(table string) *dynamodb.QueryInput {

@@ -167,3 +167,54 @@ func TestExprQuery(t *testing.T) {
 		t.Errorf("a query without filter or projection sends %v, %v", bare.FilterExpression, bare.ProjectionExpression)
 	}
 }
+
+// TestExprPutAndDelete: Expr.Put and Expr.TxDelete send e's condition, or
+// none when it is "", and a failed one means what the caller said.
+func TestExprPutAndDelete(t *testing.T) {
+	client, table := pagerTable(t, 2, nil)
+	ctx := context.Background()
+	k := func(sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "p"}, "sk": &types.AttributeValueMemberS{Value: sk}}
+	}
+	put := func(e ddb.Expr, sk string) error {
+		_, err := client.PutItem(ctx, e.Put(table, k(sk)))
+		return ddb.WrapCond("PutItem", err, errTaken)
+	}
+	del := func(e ddb.Expr, sk string) error {
+		var tx ddb.Tx
+		return tx.Delete(e.TxDelete(table, k(sk)), errGone).Run(ctx, client)
+	}
+	tests := []struct {
+		name  string
+		write func(ddb.Expr, string) error
+		e     ddb.Expr
+		sk    string
+		want  error
+		found bool // whether sk exists afterwards
+	}{
+		{"a put if new, of a new key", put, ddb.NotExists("pk"), "005", nil, true},
+		{"a put if new, of a taken key", put, ddb.NotExists("pk"), "005", errTaken, true},
+		{"an unconditional put overwrites", put, ddb.Expr{}, "005", nil, true},
+		{"a delete if present, of an item", del, ddb.Exists("pk"), "000", nil, false},
+		{"a delete if present, of none", del, ddb.Exists("pk"), "000", errGone, false},
+		{"an unconditional delete", del, ddb.Expr{}, "001", nil, false},
+		{"an unconditional delete of none", del, ddb.Expr{}, "001", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.write(tt.e, tt.sk); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+			if item, err := ddb.Get(ctx, client, table, k(tt.sk)); err != nil || (item != nil) != tt.found {
+				t.Errorf("Get(%s) = %v, %v; want found %v", tt.sk, item, err, tt.found)
+			}
+		})
+	}
+	// Without a condition, no condition and no empty maps are sent.
+	if p := (ddb.Expr{}).Put(table, k("009")); p.ConditionExpression != nil || p.ExpressionAttributeNames != nil || p.ExpressionAttributeValues != nil {
+		t.Errorf("unconditional put %+v", p)
+	}
+	if d := (ddb.Expr{}).TxDelete(table, k("009")); d.ConditionExpression != nil || d.ExpressionAttributeNames != nil || d.ExpressionAttributeValues != nil {
+		t.Errorf("unconditional delete %+v", d)
+	}
+}
