@@ -11,7 +11,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
-// TestValues: S, N and Bool make what attributevalue.Marshal makes of the
+// TestValues: S, N, Bool and B make what attributevalue.Marshal makes of the
 // same Go value, which is what the expression builder sent.
 func TestValues(t *testing.T) {
 	type status string
@@ -31,6 +31,9 @@ func TestValues(t *testing.T) {
 		{"the smallest int64", ddb.N(int64(math.MinInt64)), int64(math.MinInt64)},
 		{"true", ddb.Bool(true), true},
 		{"false", ddb.Bool(false), false},
+		{"bytes", ddb.B([]byte("{}")), []byte("{}")},
+		{"no bytes are an empty B", ddb.B([]byte{}), []byte{}},
+		{"nil bytes are NULL", ddb.B(nil), []byte(nil)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
