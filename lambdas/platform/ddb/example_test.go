@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -154,11 +153,15 @@ func (closed) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dy
 	return nil, &types.ConditionalCheckFailedException{Item: map[string]types.AttributeValue{"status": &types.AttributeValueMemberS{Value: "closed"}}}
 }
 
-func ExampleUpdate() {
+func ExampleUpdateExpr() {
 	key := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "t-1"}}
-	status := expression.Name("status")
-	notClosed := expression.AttributeExists(expression.Name("id")).And(status.NotEqual(expression.Value("closed")))
-	_, err := ddb.Update(context.Background(), closed{}, "tickets", key, expression.Set(status, expression.Value("open")), &notClosed)
+	reopen := ddb.Expr{
+		Update:    "SET #status = :open",
+		Condition: "attribute_exists(#id) AND #status <> :closed",
+		Names:     map[string]string{"#status": "status", "#id": "id"},
+		Values:    map[string]types.AttributeValue{":open": ddb.S("open"), ":closed": ddb.S("closed")},
+	}
+	_, err := ddb.UpdateExpr(context.Background(), closed{}, "tickets", key, reopen)
 	err = ddb.IfConditionFailed(err, func(old *struct {
 		Status string `dynamodbav:"status"`
 	}) error {

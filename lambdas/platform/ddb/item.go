@@ -3,11 +3,9 @@ package ddb
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -17,7 +15,7 @@ type GetAPI interface {
 	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
-// UpdateAPI is the one call Update makes.
+// UpdateAPI is the one call UpdateExpr makes.
 type UpdateAPI interface {
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 }
@@ -66,35 +64,6 @@ func NotExists(attr string) Expr {
 	return Expr{Condition: "attribute_not_exists(#k)", Names: map[string]string{"#k": attr}}
 }
 
-// Update runs one UpdateItem conditioned on cond (nil: an upsert) and
-// returns the item after it. It asks for the item as it was when the
-// condition fails, so that the caller tells "missing" from "wrong state"
-// without a read first (IfConditionFailed, OldItem). Errors are Wrapped.
-func Update(ctx context.Context, client UpdateAPI, table string, key map[string]types.AttributeValue, upd expression.UpdateBuilder, cond *expression.ConditionBuilder) (map[string]types.AttributeValue, error) {
-	b := expression.NewBuilder().WithUpdate(upd)
-	if cond != nil {
-		b = b.WithCondition(*cond)
-	}
-	expr, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("ddb: build update: %w", err)
-	}
-	out, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(table),
-		Key:                                 key,
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if err != nil {
-		return nil, Wrap("UpdateItem", err)
-	}
-	return out.Attributes, nil
-}
-
 // Expr is an expression written out: an update and its condition, or a
 // query's key condition, filter and projection, and the names and values
 // they refer to. A route's expression has the same shape on every
@@ -110,7 +79,11 @@ type Expr struct {
 	Values                           map[string]types.AttributeValue
 }
 
-// UpdateExpr is Update with the update and its condition written out.
+// UpdateExpr runs one UpdateItem of e's update, conditioned on e's
+// condition ("": an upsert), and returns the item after it. It asks for
+// the item as it was when the condition fails, so that the caller tells
+// "missing" from "wrong state" without a read first (IfConditionFailed,
+// OldItem). Errors are Wrapped.
 func UpdateExpr(ctx context.Context, client UpdateAPI, table string, key map[string]types.AttributeValue, e Expr) (map[string]types.AttributeValue, error) {
 	in := &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(table),
@@ -151,6 +124,24 @@ func (e Expr) TxCheck(table string, key map[string]types.AttributeValue) *types.
 // it is "").
 func (e Expr) TxPut(table string, item map[string]types.AttributeValue) *types.Put {
 	return &types.Put{
+		TableName: aws.String(table), Item: item, ConditionExpression: e.str(e.Condition),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
+// TxDelete is the transaction Delete of key under e's condition (none
+// when it is "").
+func (e Expr) TxDelete(table string, key map[string]types.AttributeValue) *types.Delete {
+	return &types.Delete{
+		TableName: aws.String(table), Key: key, ConditionExpression: e.str(e.Condition),
+		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
+	}
+}
+
+// Put is the PutItem of item under e's condition (none when it is ""); the
+// return values are the caller's to set.
+func (e Expr) Put(table string, item map[string]types.AttributeValue) *dynamodb.PutItemInput {
+	return &dynamodb.PutItemInput{
 		TableName: aws.String(table), Item: item, ConditionExpression: e.str(e.Condition),
 		ExpressionAttributeNames: e.names(), ExpressionAttributeValues: e.values(),
 	}

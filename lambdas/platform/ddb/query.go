@@ -7,7 +7,6 @@ import (
 	"iter"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -123,16 +122,6 @@ func All(ctx context.Context, client QueryAPI, in *dynamodb.QueryInput) iter.Seq
 			req.ExclusiveStartKey = out.LastEvaluatedKey
 		}
 	}
-}
-
-// Projection is the ProjectionExpression of names, for a listing that
-// leaves out large attributes.
-func Projection(names ...string) expression.ProjectionBuilder {
-	var p expression.ProjectionBuilder
-	for _, n := range names {
-		p = p.AddNames(expression.Name(n))
-	}
-	return p
 }
 
 func (q Query[T, K]) start(token string) (map[string]types.AttributeValue, error) {

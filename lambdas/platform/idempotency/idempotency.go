@@ -33,10 +33,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -199,17 +196,14 @@ func (t Table) begin(ctx context.Context, id, hash, token string) (*record, erro
 	if t.TTL != "" {
 		item[t.TTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(Window).Unix(), 10)}
 	}
-	expires := expression.Name("idem_expires")
-	cond := expression.AttributeNotExists(expression.Name(t.PartitionKey)).Or(expires.LessThan(expression.Value(now.Unix())))
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return nil, fmt.Errorf("idempotency: build condition: %w", err)
-	}
-	_, err = t.Client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(t.Name), Item: item,
-		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	// No record, or an expired one.
+	put := ddb.Expr{
+		Condition: "attribute_not_exists(#pk) OR #expires < :now",
+		Names:     map[string]string{"#pk": t.PartitionKey, "#expires": "idem_expires"},
+		Values:    map[string]types.AttributeValue{":now": ddb.N(now.Unix())},
+	}.Put(t.Name, item)
+	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	_, err = t.Client.PutItem(ctx, put)
 	if err == nil {
 		return nil, nil
 	}
@@ -227,23 +221,30 @@ func (t Table) begin(ctx context.Context, id, hash, token string) (*record, erro
 
 // complete stores the answer for replays.
 func (t Table) complete(ctx context.Context, id, token string, rec *recorder) error {
-	upd := expression.Set(expression.Name("idem_status"), expression.Value(completed)).
-		Set(expression.Name("idem_answer_status"), expression.Value(rec.status)).
-		Set(expression.Name("idem_answer_body"), expression.Value(rec.body.Bytes()))
-	if loc := rec.Header().Get("Location"); loc != "" {
-		upd = upd.Set(expression.Name("idem_answer_location"), expression.Value(loc))
+	e := ddb.Expr{
+		Update: "SET #status = :status, #answer = :answer, #body = :body",
+		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body"},
+		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(rec.body.Bytes())},
 	}
-	return t.update(ctx, id, token, upd)
+	if loc := rec.Header().Get("Location"); loc != "" {
+		e.Update += ", #location = :location"
+		e.Names["#location"], e.Values[":location"] = "idem_answer_location", ddb.S(loc)
+	}
+	return t.update(ctx, id, token, e)
 }
 
 // release lets a retry run again after a failed first request.
 func (t Table) release(ctx context.Context, id, token string) error {
-	return t.update(ctx, id, token, expression.Set(expression.Name("idem_expires"), expression.Value(t.now().Unix()-1)))
+	return t.update(ctx, id, token, ddb.Expr{Update: "SET #expires = :expired",
+		Names:  map[string]string{"#expires": "idem_expires"},
+		Values: map[string]types.AttributeValue{":expired": ddb.N(t.now().Unix() - 1)}})
 }
 
-func (t Table) update(ctx context.Context, id, token string, upd expression.UpdateBuilder) error {
-	cond := expression.Name("idem_token").Equal(expression.Value(token))
-	_, err := ddb.Update(ctx, t.Client, t.Name, t.key(id), upd, &cond)
+// update runs e's update if the record still holds token.
+func (t Table) update(ctx context.Context, id, token string, e ddb.Expr) error {
+	e.Condition = "#token = :token"
+	e.Names["#token"], e.Values[":token"] = "idem_token", ddb.S(token)
+	_, err := ddb.UpdateExpr(ctx, t.Client, t.Name, t.key(id), e)
 	return err
 }
 

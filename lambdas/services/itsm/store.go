@@ -10,8 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -241,9 +239,14 @@ type callerPageKey struct {
 
 func callerScope(caller string) string { return callerIndexName + "/" + caller }
 
-// summaryAttributes are what a listing returns: everything but comments,
-// which can make a ticket hundreds of KB; GET /tickets/{id} has them.
-var summaryAttributes = []string{"ticket_id", "caller_id", "issue_description", "status", "created_at", "updated_at"}
+// summaryProjection is what a listing returns, written out: everything
+// but comments, which can make a ticket hundreds of KB; GET /tickets/{id}
+// has them. Its names (summaryNames) serve the key condition too. Shared
+// by every request: never written to.
+const summaryProjection = "#id, #caller, #issue, #status, #created, #updated"
+
+var summaryNames = map[string]string{"#id": "ticket_id", "#caller": "caller_id", "#issue": "issue_description",
+	"#status": "status", "#created": "created_at", "#updated": "updated_at"}
 
 // ListByCaller returns the caller's tickets, newest first, PageSize per
 // page. after is the Next of the previous page, "" for the first; a cursor
@@ -252,25 +255,13 @@ var summaryAttributes = []string{"ticket_id", "caller_id", "issue_description", 
 // CallerIdIndex is a GSI, so the listing is eventually consistent: a ticket
 // created a moment ago may be missing from it.
 func (s *Store) ListByCaller(ctx context.Context, caller, after string) (*Page, error) {
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key("caller_id").Equal(expression.Value(caller))).
-		WithProjection(ddb.Projection(summaryAttributes...)).
-		Build()
-	if err != nil {
-		return nil, fmt.Errorf("itsm: build expression: %w", err)
-	}
+	in := ddb.Expr{KeyCondition: "#caller = :caller", Projection: summaryProjection, Names: summaryNames,
+		Values: map[string]types.AttributeValue{":caller": ddb.S(caller)}}.Query(s.table)
+	in.IndexName, in.ScanIndexForward = aws.String(callerIndexName), aws.Bool(false)
 	// No filter and no bound: the pager queries until it has a page and one
 	// ticket more, or the caller's tickets run out.
 	q := ddb.Query[Summary, callerPageKey]{
-		Input: &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(callerIndexName),
-			KeyConditionExpression:    expr.KeyCondition(),
-			ProjectionExpression:      expr.Projection(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			ScanIndexForward:          aws.Bool(false),
-		},
+		Input: in,
 		Pager: ddb.Pager{Size: PageSize},
 		Codec: s.codec,
 		Scope: callerScope(caller),

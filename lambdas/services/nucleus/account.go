@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -127,7 +127,7 @@ func (s *Store) CreateAccount(ctx context.Context, user string, in NewAccount) (
 	if err != nil {
 		return nil, fmt.Errorf("nucleus: marshal account: %w", err)
 	}
-	put, err := s.put(s.tables.App, item, notExists(), ErrAccountExists)
+	put, err := s.put(s.tables.App, item, pkAbsent, ErrAccountExists)
 	if err != nil {
 		return nil, err
 	}
@@ -209,22 +209,21 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		next.Version = cur.Version + 1
 		// The name is gsi1sk too: both change in the same write, so the
 		// alphabetical list never shows the old name for the new account.
-		upd := expression.
-			Set(expression.Name("account_name"), expression.Value(next.AccountName)).
-			Set(expression.Name("gsi1sk"), expression.Value(next.GSI1SK)).
-			Set(expression.Name("role_arn"), expression.Value(next.RoleARN)).
-			Set(expression.Name("status"), expression.Value(next.Status)).
-			Set(expression.Name("updated_at"), expression.Value(next.UpdatedAt)).
-			Set(expression.Name("version"), expression.Value(next.Version))
+		upd := ddb.Expr{
+			Update:    "SET #name = :name, #gsi1sk = :gsi1sk, #role = :role, #status = :status, #updated = :updated, #version = :version, #ext = :ext",
+			Condition: versionIs,
+			Names: map[string]string{"#name": "account_name", "#gsi1sk": "gsi1sk", "#role": "role_arn", "#status": "status",
+				"#updated": "updated_at", "#version": "version", "#ext": "external_id"},
+			Values: map[string]types.AttributeValue{":name": ddb.S(next.AccountName), ":gsi1sk": ddb.S(next.GSI1SK),
+				":role": ddb.S(next.RoleARN), ":status": ddb.S(next.Status), ":updated": ddb.S(next.UpdatedAt),
+				":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
+		}
 		if next.ExternalID == "" {
-			upd = upd.Remove(expression.Name("external_id"))
+			upd.Update = "SET #name = :name, #gsi1sk = :gsi1sk, #role = :role, #status = :status, #updated = :updated, #version = :version REMOVE #ext"
 		} else {
-			upd = upd.Set(expression.Name("external_id"), expression.Value(next.ExternalID))
+			upd.Values[":ext"] = ddb.S(next.ExternalID)
 		}
-		op, err := s.update(accountKey(id), upd, versionIs(cur.Version), ddb.MissingOr(ErrAccountNotFound, errStale))
-		if err != nil {
-			return nil, err
-		}
+		op := s.update(accountKey(id), upd, ddb.MissingOr(ErrAccountNotFound, errStale))
 		err = s.commit(ctx, now, user, Entity{EntityAccount, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {
 			continue
@@ -264,11 +263,11 @@ func (s *Store) Accounts(ctx context.Context, q AccountQuery) (*AccountPage, err
 	l := listing{
 		table: s.tables.App, index: true, partition: gsiAccounts, forward: true, size: pageSize(q.Limit),
 		scope: "nucleus/accounts?status=" + string(q.Status),
-		key:   expression.Key("gsi1pk").Equal(expression.Value(gsiAccounts)),
+		expr:  partition("gsi1pk", gsiAccounts),
 	}
 	if q.Status != "" {
-		f := expression.Name("status").Equal(expression.Value(q.Status))
-		l.filter = &f
+		l.expr.Filter = "#status = :status"
+		l.expr.Names["#status"], l.expr.Values[":status"] = "status", ddb.S(q.Status)
 	}
 	items, next, err := s.list(ctx, l, q.Cursor)
 	if err != nil {
@@ -305,6 +304,6 @@ func (c changes) add(field string, old, new any) bool {
 // errStale: the item changed between the read and the conditioned write.
 var errStale = errors.New("nucleus: item changed since read")
 
-func versionIs(v int64) expression.ConditionBuilder {
-	return expression.Name("version").Equal(expression.Value(v))
-}
+// versionIs is the condition that the item's version is still the one
+// read (:read, its name #version): a read-modify-write's guard.
+const versionIs = "#version = :read"

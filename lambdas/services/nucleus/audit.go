@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -107,7 +107,7 @@ func (s *Store) auditPut(e *AuditEntry) (ddb.TxOp, error) {
 	if err != nil {
 		return ddb.TxOp{}, fmt.Errorf("nucleus: marshal audit entry: %w", err)
 	}
-	return s.put(s.tables.Audit, item, notExists(), ErrAuditCollision)
+	return s.put(s.tables.Audit, item, pkAbsent, ErrAuditCollision)
 }
 
 func (it *auditItem) entry() *AuditEntry {
@@ -151,11 +151,7 @@ func (s *Store) RecordExecution(ctx context.Context, user string, in Execution) 
 	var ops []ddb.TxOp
 	switch in.Entity.Type {
 	case EntitySchedule:
-		op, err := s.check(scheduleKey(in.Entity.ID), exists(), ErrScheduleNotFound)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
+		ops = append(ops, s.check(scheduleKey(in.Entity.ID), pkPresent, ErrScheduleNotFound))
 	case EntityGlobal:
 	default:
 		return nil, fmt.Errorf("nucleus: unknown entity type %q", in.Entity.Type)
@@ -180,22 +176,16 @@ func (s *Store) RecordTest(ctx context.Context, user, accountID string, status A
 	if err != nil {
 		return nil, err
 	}
-	newer := expression.Name("last_test_run_at").LessThan(expression.Value(entry.Timestamp))
-	op, err := s.update(accountKey(accountID),
-		expression.Set(expression.Name("last_test_run_at"), expression.Value(entry.Timestamp)).
-			Set(expression.Name("last_test_status"), expression.Value(status)),
-		exists().And(expression.AttributeNotExists(expression.Name("last_test_run_at")).Or(newer)),
-		ddb.MissingOr(ErrAccountNotFound, errNewerTest))
-	if err != nil {
-		return nil, err
-	}
+	// The account exists, and has no test recorded or an older one.
+	op := s.update(accountKey(accountID), ddb.Expr{
+		Update:    "SET #at = :at, #status = :status",
+		Condition: "attribute_exists(#pk) AND (attribute_not_exists(#at) OR #at < :at)",
+		Names:     map[string]string{"#at": "last_test_run_at", "#status": "last_test_status", "#pk": "pk"},
+		Values:    map[string]types.AttributeValue{":at": ddb.S(entry.Timestamp), ":status": ddb.S(status)},
+	}, ddb.MissingOr(ErrAccountNotFound, errNewerTest))
 	err = s.transact(ctx, entry, op)
 	if errors.Is(err, errNewerTest) {
-		check, cerr := s.check(accountKey(accountID), exists(), ErrAccountNotFound)
-		if cerr != nil {
-			return nil, cerr
-		}
-		err = s.transact(ctx, entry, check)
+		err = s.transact(ctx, entry, s.check(accountKey(accountID), pkPresent, ErrAccountNotFound))
 	}
 	if err != nil {
 		return nil, err
@@ -239,18 +229,25 @@ func (s *Store) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) 
 		upper = prefixTimestamp + Timestamp(q.Until)
 	}
 	l := listing{table: s.tables.Audit, size: pageSize(q.Limit), below: lower}
-	sortAttr := "sk"
+	// The partition is pk, or gsi1pk in GSI1; the sort key is sk or
+	// gsi1sk. The filter hides expired entries.
+	l.expr = ddb.Expr{
+		KeyCondition: "#pk = :pk AND #sk >= :lower",
+		Filter:       "#expire > :now",
+		Names:        map[string]string{"#pk": "pk", "#sk": "sk", "#expire": "expire_at"},
+		Values:       map[string]types.AttributeValue{":lower": ddb.S(lower), ":now": ddb.N(now.Unix())},
+	}
 	if q.Entity == nil {
-		l.index, l.partition, sortAttr = true, gsiAuditGlobal, "gsi1sk"
+		l.index, l.partition = true, gsiAuditGlobal
 		l.scope = "nucleus/audit/timeline"
-		l.key = expression.Key("gsi1pk").Equal(expression.Value(gsiAuditGlobal))
+		l.expr.Names["#pk"], l.expr.Names["#sk"] = "gsi1pk", "gsi1sk"
 	} else {
 		l.partition = q.Entity.key()
 		l.scope = "nucleus/audit/entity/" + l.partition
-		l.key = expression.Key("pk").Equal(expression.Value(l.partition))
 		// The entity's own partition: read it as it is now.
 		l.consistent = true
 	}
+	l.expr.Values[":pk"] = ddb.S(l.partition)
 	l.scope += "?since=" + timeParam(q.Since) + "&until=" + timeParam(q.Until)
 	l.above = upper
 	if upper != "" {
@@ -262,12 +259,9 @@ func (s *Store) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) 
 			}
 			return &AuditPage{Entries: []AuditEntry{}}, nil
 		}
-		l.key = l.key.And(expression.Key(sortAttr).Between(expression.Value(lower), expression.Value(upper)))
-	} else {
-		l.key = l.key.And(expression.Key(sortAttr).GreaterThanEqual(expression.Value(lower)))
+		l.expr.KeyCondition = "#pk = :pk AND #sk BETWEEN :lower AND :upper"
+		l.expr.Values[":upper"] = ddb.S(upper)
 	}
-	f := expression.Name("expire_at").GreaterThan(expression.Value(now.Unix()))
-	l.filter = &f
 	items, next, err := s.list(ctx, l, q.Cursor)
 	if err != nil {
 		return nil, err

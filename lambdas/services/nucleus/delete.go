@@ -8,8 +8,6 @@ import (
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -65,17 +63,9 @@ func (s *Store) DeleteSchedule(ctx context.Context, user, id string) error {
 			return fmt.Errorf("%w: %d resources in %d accounts need %d items, DynamoDB allows %d", ErrTooManyResources,
 				len(resources), len(perAccount), n, maxTransactItems)
 		}
-		del, err := s.delete(scheduleKey(id), versionIs(sc.Version).And(resourceVersionIs(sc.ResourceVersion)), ddb.MissingOr(ErrScheduleNotFound, errStale))
-		if err != nil {
-			return err
-		}
-		ops := []ddb.TxOp{del}
+		ops := []ddb.TxOp{s.delete(scheduleKey(id), unchangedSchedule(sc), ddb.MissingOr(ErrScheduleNotFound, errStale))}
 		for _, r := range resources {
-			op, err := s.delete(itemKey{PK: r.PK, SK: r.SK}, exists(), errStale)
-			if err != nil {
-				return err
-			}
-			ops = append(ops, op)
+			ops = append(ops, s.delete(itemKey{PK: r.PK, SK: r.SK}, pkPresent, errStale))
 		}
 		accounts := make([]string, 0, len(perAccount))
 		for a := range perAccount {
@@ -83,11 +73,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, user, id string) error {
 		}
 		sort.Strings(accounts)
 		for _, a := range accounts {
-			op, err := s.update(accountKey(a), addResources(-perAccount[a]), exists(), errAccountGone)
-			if err != nil {
-				return err
-			}
-			ops = append(ops, op)
+			ops = append(ops, s.update(accountKey(a), addResources(-perAccount[a]), errAccountGone))
 		}
 		details := map[string]any{"schedule": sc.schedule(), "resources": arns}
 		entry, err := s.entry(s.now(), user, Entity{EntitySchedule, id}, ActionDelete, StatusSuccess, details)
@@ -135,11 +121,20 @@ func (s *Store) deleteWithoutGoneAccounts(ctx context.Context, entry *AuditEntry
 	return err
 }
 
-func resourceVersionIs(v int64) expression.ConditionBuilder {
-	if v == 0 {
-		return expression.AttributeNotExists(expression.Name("resource_version"))
+// unchangedSchedule is the condition that sc's version and
+// resource_version are as read: no edit, attach or detach since (no
+// resource_version before the first attach).
+func unchangedSchedule(sc *scheduleItem) ddb.Expr {
+	e := ddb.Expr{
+		Condition: versionIs + " AND attribute_not_exists(#rv)",
+		Names:     map[string]string{"#version": "version", "#rv": "resource_version"},
+		Values:    map[string]types.AttributeValue{":read": ddb.N(sc.Version)},
 	}
-	return expression.Name("resource_version").Equal(expression.Value(v))
+	if sc.ResourceVersion != 0 {
+		e.Condition = versionIs + " AND #rv = :rv"
+		e.Values[":rv"] = ddb.N(sc.ResourceVersion)
+	}
+	return e
 }
 
 // DeleteAccount deletes an account and writes its DELETE audit entry in one
@@ -167,12 +162,13 @@ func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
 		} else if used {
 			return ErrAccountInUse
 		}
-		cond := versionIs(it.Version).And(expression.AttributeNotExists(expression.Name("resource_count")).
-			Or(expression.Name("resource_count").LessThanEqual(expression.Value(0))))
-		del, err := s.delete(accountKey(id), cond, ddb.MissingOr(ErrAccountNotFound, errStale))
-		if err != nil {
-			return err
+		// Unchanged since the read, and no resource attached meanwhile.
+		cond := ddb.Expr{
+			Condition: versionIs + " AND (attribute_not_exists(#count) OR #count <= :zero)",
+			Names:     map[string]string{"#version": "version", "#count": "resource_count"},
+			Values:    map[string]types.AttributeValue{":read": ddb.N(it.Version), ":zero": ddb.N(0)},
 		}
+		del := s.delete(accountKey(id), cond, ddb.MissingOr(ErrAccountNotFound, errStale))
 		err = s.commit(ctx, s.now(), user, Entity{EntityAccount, id}, ActionDelete, it.account(), del)
 		if errors.Is(err, errStale) {
 			// Attached meanwhile, or only changed: which, the item tells.
@@ -189,13 +185,9 @@ func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
 
 // indexedResources reports whether GSI1 lists a resource of the account.
 func (s *Store) indexedResources(ctx context.Context, accountID string) (bool, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("gsi1pk").Equal(expression.Value(prefixAccount + accountID))).Build()
-	if err != nil {
-		return false, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	out, err := s.client.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(s.tables.App), IndexName: aws.String(indexName),
-		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		Limit: aws.Int32(1), Select: types.SelectCount})
+	in := partition("gsi1pk", prefixAccount+accountID).Query(s.tables.App)
+	in.IndexName, in.Limit, in.Select = aws.String(indexName), aws.Int32(1), types.SelectCount
+	out, err := s.client.Query(ctx, in)
 	if err != nil {
 		return false, storeError("Query", err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -120,18 +119,15 @@ func (s *Store) claim(ctx context.Context, k execKey, run string, now time.Time)
 	if err != nil {
 		return false, fmt.Errorf("nucleus: marshal claim: %w", err)
 	}
-	cond := notExists().Or(expression.Name("state").Equal(expression.Value(markerRunning)).
-		And(expression.Name("lease_until").LessThan(expression.Value(now.Unix()))))
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return false, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	out, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.tables.Audit), Item: item,
-		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValues:                        types.ReturnValueAllOld,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	// Nobody claimed it, or the holder's lease ran out unfinished.
+	in := ddb.Expr{
+		Condition: "attribute_not_exists(#pk) OR (#state = :running AND #lease < :now)",
+		Names:     map[string]string{"#pk": "pk", "#state": "state", "#lease": "lease_until"},
+		Values:    map[string]types.AttributeValue{":running": ddb.S(markerRunning), ":now": ddb.N(now.Unix())},
+	}.Put(s.tables.Audit, item)
+	in.ReturnValues = types.ReturnValueAllOld
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := s.client.PutItem(ctx, in)
 	var held claimItem
 	if found, _ := ddb.OldItem(err, &held); found && held.Owner == run && held.State == markerRunning {
 		// This run's own claim: DynamoDB applied it and the answer was
@@ -158,29 +154,22 @@ func (s *Store) finish(ctx context.Context, k execKey, run string, now time.Time
 	if err != nil {
 		return fmt.Errorf("nucleus: marshal claim: %w", err)
 	}
-	expr, err := expression.NewBuilder().WithCondition(expression.Name("owner").Equal(expression.Value(run))).Build()
-	if err != nil {
-		return fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.tables.Audit), Item: item,
-		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
+	_, err = s.client.PutItem(ctx, ddb.Expr{Condition: "#owner = :run", Names: map[string]string{"#owner": "owner"},
+		Values: map[string]types.AttributeValue{":run": ddb.S(run)}}.Put(s.tables.Audit, item))
 	return storeError("PutItem", ddb.WrapCond("PutItem", err, errLostClaim))
 }
 
 // recordedResources returns the ARNs whose action an execution recorded,
 // read consistently (only after a takeover).
 func (s *Store) recordedResources(ctx context.Context, k execKey) (map[string]bool, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(k.pk())).
-		And(expression.Key("sk").BeginsWith(prefixResource))).Build()
-	if err != nil {
-		return nil, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	in := &dynamodb.QueryInput{TableName: aws.String(s.tables.Audit), ConsistentRead: aws.Bool(true),
-		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	in := ddb.Expr{
+		KeyCondition: "#pk = :pk AND begins_with(#sk, :prefix)",
+		Names:        map[string]string{"#pk": "pk", "#sk": "sk"},
+		Values:       map[string]types.AttributeValue{":pk": ddb.S(k.pk()), ":prefix": ddb.S(prefixResource)},
+	}.Query(s.tables.Audit)
+	in.ConsistentRead = aws.Bool(true)
 	done := map[string]bool{}
-	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok {
 			done[sk.Value[len(prefixResource):]] = true
 		}
@@ -209,17 +198,13 @@ func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, fn func(m
 // every page. The index is eventually consistent; the executor reads each
 // due schedule again from the table before acting.
 func (s *Store) enabledSchedules(ctx context.Context) ([]scheduleItem, error) {
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key("gsi1pk").Equal(expression.Value(gsiSchedules))).
-		WithFilter(expression.Name("enabled").Equal(expression.Value(true))).Build()
-	if err != nil {
-		return nil, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	in := &dynamodb.QueryInput{TableName: aws.String(s.tables.App), IndexName: aws.String(indexName),
-		KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	q := partition("gsi1pk", gsiSchedules)
+	q.Filter = "#enabled = :true"
+	q.Names["#enabled"], q.Values[":true"] = "enabled", ddb.Bool(true)
+	in := q.Query(s.tables.App)
+	in.IndexName = aws.String(indexName)
 	var out []scheduleItem
-	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		var it scheduleItem
 		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 			return fmt.Errorf("nucleus: unmarshal schedule: %w", err)
@@ -234,17 +219,13 @@ func (s *Store) enabledSchedules(ctx context.Context) ([]scheduleItem, error) {
 // Resources": one strongly consistent query of the schedule's partition
 // (every page), METADATA first. ErrScheduleNotFound if it has no METADATA.
 func (s *Store) scheduleWithResources(ctx context.Context, id string) (*scheduleItem, []resourceItem, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(prefixSchedule + id))).Build()
-	if err != nil {
-		return nil, nil, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	in := &dynamodb.QueryInput{TableName: aws.String(s.tables.App), ConsistentRead: aws.Bool(true),
-		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+	in := partition("pk", prefixSchedule+id).Query(s.tables.App)
+	in.ConsistentRead = aws.Bool(true)
 	var (
 		sc        *scheduleItem
 		resources []resourceItem
 	)
-	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok && sk.Value == skMetadata {
 			sc = &scheduleItem{}
 			return attributevalue.UnmarshalMap(item, sc)
@@ -275,7 +256,7 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	if err != nil {
 		return fmt.Errorf("nucleus: marshal marker: %w", err)
 	}
-	put, err := s.put(s.tables.Audit, marker, notExists(), errActionRecorded)
+	put, err := s.put(s.tables.Audit, marker, pkAbsent, errActionRecorded)
 	if err != nil {
 		return err
 	}
@@ -285,12 +266,11 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	}
 	ops := []ddb.TxOp{put}
 	if keepCount != nil {
-		upd, err := s.update(itemKey{PK: r.PK, SK: r.SK},
-			expression.Set(expression.Name("previous_desired_count"), expression.Value(*keepCount)), exists(), errResourceGone)
-		if err != nil {
-			return err
-		}
-		ops = append(ops, upd)
+		ops = append(ops, s.update(itemKey{PK: r.PK, SK: r.SK}, ddb.Expr{
+			Update: "SET #count = :count", Condition: "attribute_exists(#pk)",
+			Names:  map[string]string{"#count": "previous_desired_count", "#pk": "pk"},
+			Values: map[string]types.AttributeValue{":count": ddb.N(*keepCount)},
+		}, errResourceGone))
 	}
 	err = s.transact(ctx, entry, ops...)
 	if errors.Is(err, errResourceGone) {

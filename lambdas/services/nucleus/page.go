@@ -6,8 +6,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
@@ -32,10 +30,11 @@ type listing struct {
 	index bool
 	// partition is the partition key value; a cursor must carry it.
 	partition string
-	key       expression.KeyConditionBuilder
-	filter    *expression.ConditionBuilder
-	forward   bool
-	size      int
+	// expr is the key condition and the filter ("" for none), written
+	// out.
+	expr    ddb.Expr
+	forward bool
+	size    int
 	// keep drops items after the read (e.g. a schedule's METADATA item
 	// among its resources); slack is added to each round's Limit for them.
 	keep       func(map[string]types.AttributeValue) bool
@@ -61,28 +60,14 @@ type listing struct {
 // returns what it has with a cursor at LastEvaluatedKey: a short page, but
 // an honest cursor, since more items remain to be examined.
 func (s *Store) list(ctx context.Context, l listing, token string) ([]map[string]types.AttributeValue, string, error) {
-	b := expression.NewBuilder().WithKeyCondition(l.key)
-	if l.filter != nil {
-		b = b.WithFilter(*l.filter)
-	}
-	expr, err := b.Build()
-	if err != nil {
-		return nil, "", fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(l.table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(l.forward),
-		ConsistentRead:            aws.Bool(l.consistent),
-	}
+	in := l.expr.Query(l.table)
+	in.ScanIndexForward = aws.Bool(l.forward)
+	in.ConsistentRead = aws.Bool(l.consistent)
 	if l.index {
 		in.IndexName = aws.String(indexName)
 	}
 	slack := l.slack
-	if l.filter != nil {
+	if l.expr.Filter != "" {
 		slack = max(slack, l.size)
 	}
 	q := s.query(l)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -93,15 +92,9 @@ func (s *Store) AttachResource(ctx context.Context, user, scheduleID string, in 
 	if err != nil {
 		return nil, false, fmt.Errorf("nucleus: marshal resource: %w", err)
 	}
-	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), ErrScheduleNotFound)
-	if err != nil {
-		return nil, false, err
-	}
-	account, err := s.update(accountKey(in.AccountID), addResources(1), exists(), ErrAccountNotFound)
-	if err != nil {
-		return nil, false, err
-	}
-	put, err := s.put(s.tables.App, item, notExists(), errAttached)
+	schedule := s.update(scheduleKey(scheduleID), bumpResourceVersion(), ErrScheduleNotFound)
+	account := s.update(accountKey(in.AccountID), addResources(1), ErrAccountNotFound)
+	put, err := s.put(s.tables.App, item, pkAbsent, errAttached)
 	if err != nil {
 		return nil, false, err
 	}
@@ -128,14 +121,8 @@ var errAttached = errors.New("nucleus: resource already attached")
 // a resource that is not attached are told apart (ErrScheduleNotFound,
 // ErrResourceNotFound).
 func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string) error {
-	schedule, err := s.update(scheduleKey(scheduleID), bumpResourceVersion(), exists(), ErrScheduleNotFound)
-	if err != nil {
-		return err
-	}
-	del, err := s.delete(resourceKey(scheduleID, arn), exists(), ErrResourceNotFound)
-	if err != nil {
-		return err
-	}
+	schedule := s.update(scheduleKey(scheduleID), bumpResourceVersion(), ErrScheduleNotFound)
+	del := s.delete(resourceKey(scheduleID, arn), pkPresent, ErrResourceNotFound)
 	// The audit entry repeats what was detached; a transaction returns no
 	// old values on success, and the ARN carries type, region and account.
 	parsed := resourceARNPattern().FindStringSubmatch(arn)
@@ -143,11 +130,7 @@ func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string
 	ops := []ddb.TxOp{schedule, del}
 	if parsed != nil {
 		detail["resource_type"], detail["region"], detail["account_id"] = parsed[2], parsed[3], parsed[4]
-		account, err := s.update(accountKey(parsed[4]), addResources(-1), exists(), errAccountGone)
-		if err != nil {
-			return err
-		}
-		ops = append(ops, account)
+		ops = append(ops, s.update(accountKey(parsed[4]), addResources(-1), errAccountGone))
 	}
 	entry, err := s.entry(s.now(), user, Entity{EntitySchedule, scheduleID}, ActionDelete, StatusSuccess, map[string]any{"resource": detail})
 	if err != nil {
@@ -165,12 +148,18 @@ func (s *Store) DetachResource(ctx context.Context, user, scheduleID, arn string
 // errAccountGone: the account of a resource no longer exists.
 var errAccountGone = errors.New("nucleus: account of the resource is gone")
 
-func bumpResourceVersion() expression.UpdateBuilder {
-	return expression.Add(expression.Name("resource_version"), expression.Value(1))
+// bumpResourceVersion moves an existing schedule's resource_version.
+func bumpResourceVersion() ddb.Expr {
+	return ddb.Expr{Update: "ADD #rv :one", Condition: "attribute_exists(#pk)",
+		Names:  map[string]string{"#rv": "resource_version", "#pk": "pk"},
+		Values: map[string]types.AttributeValue{":one": ddb.N(1)}}
 }
 
-func addResources(n int) expression.UpdateBuilder {
-	return expression.Add(expression.Name("resource_count"), expression.Value(n))
+// addResources adds n to an existing account's resource_count.
+func addResources(n int) ddb.Expr {
+	return ddb.Expr{Update: "ADD #count :n", Condition: "attribute_exists(#pk)",
+		Names:  map[string]string{"#count": "resource_count", "#pk": "pk"},
+		Values: map[string]types.AttributeValue{":n": ddb.N(n)}}
 }
 
 // ResourcePage is one page of an account's targeted resources.
@@ -191,7 +180,7 @@ func (s *Store) AccountResources(ctx context.Context, accountID, cursorToken str
 	l := listing{
 		table: s.tables.App, index: true, partition: pk, forward: true, size: pageSize(limit),
 		scope: "nucleus/account-resources/" + accountID,
-		key:   expression.Key("gsi1pk").Equal(expression.Value(pk)),
+		expr:  partition("gsi1pk", pk),
 	}
 	items, next, err := s.list(ctx, l, cursorToken)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -73,7 +72,7 @@ func (s *Store) CreateSchedule(ctx context.Context, user string, in NewSchedule)
 	}
 	// A v4 UUID does not collide in practice; the condition makes the
 	// impossible case an error instead of a silent overwrite.
-	put, err := s.put(s.tables.App, item, notExists(), errors.New("nucleus: schedule id collision"))
+	put, err := s.put(s.tables.App, item, pkAbsent, errors.New("nucleus: schedule id collision"))
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +102,7 @@ func (s *Store) Schedule(ctx context.Context, id, cursorToken string, limit int)
 	l := listing{
 		table: s.tables.App, partition: key.PK, forward: true, size: pageSize(limit), consistent: true,
 		scope: "nucleus/schedule/" + id,
-		key:   expression.Key("pk").Equal(expression.Value(key.PK)),
+		expr:  partition("pk", key.PK),
 		keep: func(item map[string]types.AttributeValue) bool {
 			if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok && sk.Value == skMetadata {
 				meta = item
@@ -203,19 +202,16 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 		now := s.now()
 		next.UpdatedAt = Timestamp(now)
 		next.Version = cur.Version + 1
-		upd := expression.
-			Set(expression.Name("schedule_name"), expression.Value(next.ScheduleName)).
-			Set(expression.Name("gsi1sk"), expression.Value(next.GSI1SK)).
-			Set(expression.Name("start_cron"), expression.Value(next.StartCron)).
-			Set(expression.Name("end_cron"), expression.Value(next.EndCron)).
-			Set(expression.Name("timezone"), expression.Value(next.Timezone)).
-			Set(expression.Name("enabled"), expression.Value(next.Enabled)).
-			Set(expression.Name("updated_at"), expression.Value(next.UpdatedAt)).
-			Set(expression.Name("version"), expression.Value(next.Version))
-		op, err := s.update(scheduleKey(id), upd, versionIs(cur.Version), ddb.MissingOr(ErrScheduleNotFound, errStale))
-		if err != nil {
-			return nil, err
+		upd := ddb.Expr{
+			Update:    "SET #name = :name, #gsi1sk = :gsi1sk, #start = :start, #end = :end, #tz = :tz, #enabled = :enabled, #updated = :updated, #version = :version",
+			Condition: versionIs,
+			Names: map[string]string{"#name": "schedule_name", "#gsi1sk": "gsi1sk", "#start": "start_cron", "#end": "end_cron",
+				"#tz": "timezone", "#enabled": "enabled", "#updated": "updated_at", "#version": "version"},
+			Values: map[string]types.AttributeValue{":name": ddb.S(next.ScheduleName), ":gsi1sk": ddb.S(next.GSI1SK),
+				":start": ddb.S(next.StartCron), ":end": ddb.S(next.EndCron), ":tz": ddb.S(next.Timezone), ":enabled": ddb.Bool(next.Enabled),
+				":updated": ddb.S(next.UpdatedAt), ":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
 		}
+		op := s.update(scheduleKey(id), upd, ddb.MissingOr(ErrScheduleNotFound, errStale))
 		err = s.commit(ctx, now, user, Entity{EntitySchedule, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {
 			continue
@@ -247,7 +243,7 @@ func (s *Store) Schedules(ctx context.Context, cursorToken string, limit int) (*
 	l := listing{
 		table: s.tables.App, index: true, partition: gsiSchedules, forward: true, size: pageSize(limit),
 		scope: "nucleus/schedules",
-		key:   expression.Key("gsi1pk").Equal(expression.Value(gsiSchedules)),
+		expr:  partition("gsi1pk", gsiSchedules),
 	}
 	items, next, err := s.list(ctx, l, cursorToken)
 	if err != nil {

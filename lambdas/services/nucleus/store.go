@@ -7,9 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -85,56 +83,36 @@ func (s *Store) get(ctx context.Context, key itemKey, out any) (bool, error) {
 	return true, nil
 }
 
-// put, check, update and delete make the operations of a transaction; each
-// carries the error its failed condition means (ddb.MissingOr when that
-// depends on whether the item existed) and asks for the old item.
-func (s *Store) put(table string, item map[string]types.AttributeValue, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
+// put, check, update and delete make the operations of a transaction from
+// an expression written out (ddb.Expr: the update, where there is one, and
+// the condition); each carries the error its failed condition means
+// (ddb.MissingOr when that depends on whether the item existed) and asks
+// for the old item.
+func (s *Store) put(table string, item map[string]types.AttributeValue, cond ddb.Expr, onFail error) (ddb.TxOp, error) {
 	if ddb.ItemSize(item) > ddb.MaxItemBytes {
 		return ddb.TxOp{}, ErrTooLarge
 	}
-	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
-		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item,
-			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
-	})
+	p := cond.TxPut(table, item)
+	p.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	return ddb.TxOp{Item: types.TransactWriteItem{Put: p}, OnFail: onFail}, nil
 }
 
-func (s *Store) check(key itemKey, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
-	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
-		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.tables.App), Key: key.av(),
-			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
-	})
+func (s *Store) check(key itemKey, cond ddb.Expr, onFail error) ddb.TxOp {
+	c := cond.TxCheck(s.tables.App, key.av())
+	c.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	return ddb.TxOp{Item: types.TransactWriteItem{ConditionCheck: c}, OnFail: onFail}
 }
 
-func (s *Store) update(key itemKey, upd expression.UpdateBuilder, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
-	return op(&upd, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
-		return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.tables.App), Key: key.av(), UpdateExpression: e.Update(),
-			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
-	})
+func (s *Store) update(key itemKey, e ddb.Expr, onFail error) ddb.TxOp {
+	u := e.TxUpdate(s.tables.App, key.av())
+	u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	return ddb.TxOp{Item: types.TransactWriteItem{Update: u}, OnFail: onFail}
 }
 
-func (s *Store) delete(key itemKey, cond expression.ConditionBuilder, onFail error) (ddb.TxOp, error) {
-	return op(nil, cond, onFail, func(e expression.Expression) types.TransactWriteItem {
-		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.tables.App), Key: key.av(),
-			ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
-	})
-}
-
-// op builds the expressions of one operation (upd nil but for an update)
-// and the operation from them.
-func op(upd *expression.UpdateBuilder, cond expression.ConditionBuilder, onFail error, item func(expression.Expression) types.TransactWriteItem) (ddb.TxOp, error) {
-	b := expression.NewBuilder().WithCondition(cond)
-	if upd != nil {
-		b = b.WithUpdate(*upd)
-	}
-	e, err := b.Build()
-	if err != nil {
-		return ddb.TxOp{}, fmt.Errorf("nucleus: build expression: %w", err)
-	}
-	return ddb.TxOp{Item: item(e), OnFail: onFail}, nil
+func (s *Store) delete(key itemKey, cond ddb.Expr, onFail error) ddb.TxOp {
+	d := cond.TxDelete(s.tables.App, key.av())
+	d.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	return ddb.TxOp{Item: types.TransactWriteItem{Delete: d}, OnFail: onFail}
 }
 
 // commit writes ops with a successful audit entry of action on e by user.
@@ -167,10 +145,16 @@ func storeError(op string, err error) error {
 	return ddb.WrapAs(op, err, ddb.ErrItemTooLarge, ErrTooLarge)
 }
 
-func notExists() expression.ConditionBuilder {
-	return expression.AttributeNotExists(expression.Name("pk"))
-}
+// pkAbsent and pkPresent are the conditions that the item does not, or
+// does, exist. Shared by every request: never written to.
+var (
+	pkAbsent  = ddb.NotExists("pk")
+	pkPresent = ddb.Exists("pk")
+)
 
-func exists() expression.ConditionBuilder {
-	return expression.AttributeExists(expression.Name("pk"))
+// partition is the key condition of the items whose attr (pk, or gsi1pk
+// in GSI1) is value, the whole partition.
+func partition(attr, value string) ddb.Expr {
+	return ddb.Expr{KeyCondition: "#pk = :pk", Names: map[string]string{"#pk": attr},
+		Values: map[string]types.AttributeValue{":pk": ddb.S(value)}}
 }

@@ -1,6 +1,8 @@
 package rezagent
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +44,42 @@ func TestCeilMicro(t *testing.T) {
 	for ns, want := range map[int]int{0: 0, 1: 1000, 999: 1000, 1000: 1000, 1001: 2000} {
 		if got := ceilMicro(base.Add(time.Duration(ns))).Sub(base); got != time.Duration(want) {
 			t.Errorf("ceilMicro(+%dns) = +%v, want +%dns", ns, got, want)
+		}
+	}
+}
+
+// TestSummaryProjection: a listing's projection, written out, reads every
+// attribute of a Summary that the API serves (json not "-") and no other,
+// each placeholder named in summaryNames and every name used.
+func TestSummaryProjection(t *testing.T) {
+	var served []string
+	st := reflect.TypeFor[Summary]()
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if f.Tag.Get("json") == "-" {
+			continue
+		}
+		served = append(served, strings.Split(f.Tag.Get("dynamodbav"), ",")[0])
+	}
+	var projected []string
+	for _, p := range strings.Split(summaryProjection, ", ") {
+		name, ok := summaryNames[p]
+		if !ok {
+			t.Errorf("placeholder %s of the projection is not in summaryNames", p)
+		}
+		projected = append(projected, name)
+	}
+	if len(projected) != len(summaryNames) {
+		t.Errorf("the projection uses %d of the %d names", len(projected), len(summaryNames))
+	}
+	slices.Sort(served)
+	slices.Sort(projected)
+	if !slices.Equal(served, projected) {
+		t.Errorf("projected %v, served %v", projected, served)
+	}
+	for _, name := range []string{"#stage", "#status", "#type", "#created", "#ttl"} {
+		if _, ok := summaryNames[name]; !ok {
+			t.Errorf("%s (a key condition's or the filter's) is not in summaryNames", name)
 		}
 	}
 }

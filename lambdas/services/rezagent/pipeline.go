@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
@@ -146,13 +146,12 @@ func (s *Store) CreateWithID(ctx context.Context, id string, in NewMessage) (m *
 // oldest first.
 func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Summary, error) {
 	now := s.now()
-	keyCond := expression.Key(attrStatus).Equal(expression.Value(StatusCreated)).
-		And(expression.Key(attrCreated).LessThan(expression.Value(Timestamp(cutoff))))
-	expr, err := expression.NewBuilder().WithKeyCondition(keyCond).WithFilter(live(now)).Build()
-	if err != nil {
-		return nil, err
-	}
-	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, s.byStatus(expr))
+	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, s.byStatus(ddb.Expr{
+		KeyCondition: "#status = :created AND #created < :cutoff", Filter: liveCond,
+		Names: map[string]string{"#status": attrStatus, "#created": attrCreated, "#ttl": attrTTL},
+		Values: map[string]types.AttributeValue{":created": ddb.S(StatusCreated), ":cutoff": ddb.S(Timestamp(cutoff)),
+			":now": ddb.N(now.Unix())},
+	}))
 	if err != nil {
 		return nil, storeError("Query", err)
 	}
@@ -180,13 +179,18 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 	}
 	now := s.now()
 	ts := Timestamp(now)
-	update := expression.
-		Set(expression.Name(attrStatus), expression.Value(StatusProcessing)).
-		Set(expression.Name("updated_date"), expression.Value(ts)).
-		Set(expression.Name("processing_started_at"), expression.Value(ts)).
-		Set(expression.Name(attrLeaseToken), expression.Value(token)).
-		Set(expression.Name(attrLeaseUntil), expression.Value(leaseUntil.UnixMilli()))
-	m, cur, err := s.applyIf(ctx, key, inStatus([]Status{StatusCreated, StatusQueued}), update, now)
+	claim := func() ddb.Expr {
+		return ddb.Expr{
+			Update: "SET #status = :processing, #updated = :ts, #started = :ts, #leaseToken = :token, #lease = :until",
+			Names: map[string]string{"#status": attrStatus, "#updated": "updated_date", "#started": "processing_started_at",
+				"#leaseToken": attrLeaseToken, "#lease": attrLeaseUntil},
+			Values: map[string]types.AttributeValue{":processing": ddb.S(StatusProcessing), ":ts": ddb.S(ts), ":token": ddb.S(token),
+				":until": ddb.N(leaseUntil.UnixMilli())},
+		}
+	}
+	first := claim()
+	first.Condition = statusIn(first, []Status{StatusCreated, StatusQueued})
+	m, cur, err := s.applyIf(ctx, key, first, now)
 	if err != nil || m != nil {
 		return m, err
 	}
@@ -201,11 +205,13 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 		return cur, nil
 	}
 	if cur != nil && cur.Status == StatusProcessing && cur.LeaseUntil <= now.UnixMilli() {
-		lease := expression.Name(attrLeaseUntil)
-		free := expression.Name(attrStatus).Equal(expression.Value(StatusProcessing)).
-			And(expression.AttributeNotExists(lease).Or(lease.LessThanEqual(expression.Value(now.UnixMilli()))))
-		retry := update.Add(expression.Name("retry_count"), expression.Value(1))
-		if m, cur, err = s.applyIf(ctx, key, free, retry, now); err != nil || m != nil {
+		// A retry: the lease ran out (or was released).
+		retry := claim()
+		retry.Update += " ADD #retries :one"
+		retry.Condition = "#status = :processing AND (attribute_not_exists(#lease) OR #lease <= :nowms)"
+		retry.Names["#retries"] = "retry_count"
+		retry.Values[":one"], retry.Values[":nowms"] = ddb.N(1), ddb.N(now.UnixMilli())
+		if m, cur, err = s.applyIf(ctx, key, retry, now); err != nil || m != nil {
 			return m, err
 		}
 		if mine(cur) {
@@ -238,19 +244,14 @@ func (s *Store) Finish(ctx context.Context, id, token string, ch StatusChange) (
 	}
 	now := s.now()
 	ts := Timestamp(now)
-	update := expression.
-		Set(expression.Name(attrStatus), expression.Value(ch.To)).
-		Set(expression.Name("updated_date"), expression.Value(ts)).
-		Set(expression.Name("processing_completed_at"), expression.Value(ts)).
-		Remove(expression.Name(attrLeaseToken)).
-		Remove(expression.Name(attrLeaseUntil))
-	if ch.ErrorMessage != "" {
-		update = update.Set(expression.Name("error_message"), expression.Value(ch.ErrorMessage))
-	}
-	if ch.NotificationID != "" {
-		update = update.Set(expression.Name("notification_id"), expression.Value(ch.NotificationID))
-	}
-	m, cur, err := s.applyIf(ctx, key, s.holds(token), update, now)
+	e := holds(token)
+	e.Update = "SET #status = :to, #updated = :ts, #completed = :ts"
+	e.Names["#updated"], e.Names["#completed"] = "updated_date", "processing_completed_at"
+	e.Values[":to"], e.Values[":ts"] = ddb.S(ch.To), ddb.S(ts)
+	setOutcome(&e, ch)
+	e.Update += " REMOVE #leaseToken, #lease"
+	e.Names["#lease"] = attrLeaseUntil
+	m, cur, err := s.applyIf(ctx, key, e, now)
 	if err != nil || m != nil {
 		return m, err
 	}
@@ -268,9 +269,11 @@ func (s *Store) Release(ctx context.Context, id, token string) error {
 		return err
 	}
 	now := s.now()
-	update := expression.Remove(expression.Name(attrLeaseUntil)).Remove(expression.Name(attrLeaseToken)).
-		Set(expression.Name("updated_date"), expression.Value(Timestamp(now)))
-	m, cur, err := s.applyIf(ctx, key, s.holds(token), update, now)
+	e := holds(token)
+	e.Update = "REMOVE #lease, #leaseToken SET #updated = :ts"
+	e.Names["#lease"], e.Names["#updated"] = attrLeaseUntil, "updated_date"
+	e.Values[":ts"] = ddb.S(Timestamp(now))
+	m, cur, err := s.applyIf(ctx, key, e, now)
 	switch {
 	case err != nil || m != nil:
 		return err
@@ -280,7 +283,12 @@ func (s *Store) Release(ctx context.Context, id, token string) error {
 	return ErrLeaseLost
 }
 
-func (s *Store) holds(token string) expression.ConditionBuilder {
-	return expression.Name(attrStatus).Equal(expression.Value(StatusProcessing)).
-		And(expression.Name(attrLeaseToken).Equal(expression.Value(token)))
+// holds is the condition that the delivery of token holds the message's
+// lease, to which the caller adds its update.
+func holds(token string) ddb.Expr {
+	return ddb.Expr{
+		Condition: "#status = :processing AND #leaseToken = :token",
+		Names:     map[string]string{"#status": attrStatus, "#leaseToken": attrLeaseToken},
+		Values:    map[string]types.AttributeValue{":processing": ddb.S(StatusProcessing), ":token": ddb.S(token)},
+	}
 }

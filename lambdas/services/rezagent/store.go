@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
@@ -129,11 +129,14 @@ func expired(item map[string]types.AttributeValue, now time.Time) bool {
 	return err == nil && ttl <= now.Unix()
 }
 
-// live is the condition and filter form of !expired.
-func live(now time.Time) expression.ConditionBuilder {
-	ttl := expression.Name(attrTTL)
-	return expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(now.Unix())))
-}
+// liveCond is the condition and filter form of !expired: no ttl, or one
+// after :now (Unix seconds); its name #ttl.
+const liveCond = "(attribute_not_exists(#ttl) OR #ttl > :now)"
+
+// liveMessage is what every status change requires besides its own
+// condition: the message exists (without it UpdateItem would create a
+// phantom item) and has not expired; names #id and #ttl, value :now.
+const liveMessage = "attribute_exists(#id) AND " + liveCond
 
 // StatusChange is the input of SetStatus.
 type StatusChange struct {
@@ -176,29 +179,15 @@ func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Mes
 	now := s.now()
 	ts := Timestamp(now)
 	token := uuid.NewString()
-	update := expression.
-		Set(expression.Name(attrStatus), expression.Value(ch.To)).
-		Set(expression.Name("updated_date"), expression.Value(ts)).
-		Set(expression.Name("write_token"), expression.Value(token))
-	switch ch.To {
-	case StatusProcessing:
-		update = update.Set(expression.Name("processing_started_at"), expression.Value(ts))
-	case StatusCompleted, StatusFailed:
-		update = update.Set(expression.Name("processing_completed_at"), expression.Value(ts))
-	}
-	if ch.ErrorMessage != "" {
-		update = update.Set(expression.Name("error_message"), expression.Value(ch.ErrorMessage))
-	}
-	if ch.NotificationID != "" {
-		update = update.Set(expression.Name("notification_id"), expression.Value(ch.NotificationID))
-	}
 	var first []Status
 	for _, st := range sourcesOf(ch.To) {
 		if st != ch.To {
 			first = append(first, st)
 		}
 	}
-	m, cur, err := s.apply(ctx, id, first, update, now)
+	e := statusUpdate(ch, ts, token)
+	e.Condition = statusIn(e, first)
+	m, cur, err := s.apply(ctx, id, e, now)
 	if err != nil || m != nil {
 		return m, err
 	}
@@ -215,10 +204,12 @@ func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Mes
 		if err != nil {
 			return nil, err
 		}
-		written := expression.Name("write_token")
-		notMine := expression.Or(expression.AttributeNotExists(written), written.NotEqual(expression.Value(token)))
-		retry := update.Add(expression.Name("retry_count"), expression.Value(1))
-		if m, cur, err = s.applyIf(ctx, key, inStatus([]Status{StatusProcessing}).And(notMine), retry, now); err != nil || m != nil {
+		retry := statusUpdate(ch, ts, token)
+		retry.Update += " ADD #retries :one"
+		retry.Condition = "#status = :processing AND (attribute_not_exists(#token) OR #token <> :token)"
+		retry.Names["#retries"] = "retry_count"
+		retry.Values[":one"], retry.Values[":processing"] = ddb.N(1), ddb.S(StatusProcessing)
+		if m, cur, err = s.applyIf(ctx, key, retry, now); err != nil || m != nil {
 			return m, err
 		}
 		if cur != nil && cur.WriteToken == token {
@@ -231,32 +222,77 @@ func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Mes
 	return nil, &TransitionError{From: cur.Status, To: ch.To}
 }
 
-// apply runs update on a live message whose status is one of from. It
-// returns the updated message, or, when the condition refused the write, the
-// message as it was (nil if it does not exist or has expired), told apart by
-// ReturnValuesOnConditionCheckFailure=ALL_OLD without a read beforehand.
-func (s *Store) apply(ctx context.Context, id string, from []Status, update expression.UpdateBuilder, now time.Time) (updated, current *Message, err error) {
+// statusUpdate is the update of a status change to ch.To at ts by the
+// write of token, without its condition.
+func statusUpdate(ch StatusChange, ts, token string) ddb.Expr {
+	e := ddb.Expr{
+		Update: "SET #status = :to, #updated = :ts, #token = :token",
+		Names:  map[string]string{"#status": attrStatus, "#updated": "updated_date", "#token": "write_token"},
+		Values: map[string]types.AttributeValue{":to": ddb.S(ch.To), ":ts": ddb.S(ts), ":token": ddb.S(token)},
+	}
+	switch ch.To {
+	case StatusProcessing:
+		e.Update += ", #started = :ts"
+		e.Names["#started"] = "processing_started_at"
+	case StatusCompleted, StatusFailed:
+		e.Update += ", #completed = :ts"
+		e.Names["#completed"] = "processing_completed_at"
+	}
+	setOutcome(&e, ch)
+	return e
+}
+
+// setOutcome adds ch's error message and notification id, where it has
+// them, to the SET clause that ends e's update.
+func setOutcome(e *ddb.Expr, ch StatusChange) {
+	if ch.ErrorMessage != "" {
+		e.Update += ", #error = :error"
+		e.Names["#error"], e.Values[":error"] = "error_message", ddb.S(ch.ErrorMessage)
+	}
+	if ch.NotificationID != "" {
+		e.Update += ", #ntfy = :ntfy"
+		e.Names["#ntfy"], e.Values[":ntfy"] = "notification_id", ddb.S(ch.NotificationID)
+	}
+}
+
+// apply runs e (an update and its condition on the status) on a live
+// message. It returns the updated message, or, when the condition refused
+// the write, the message as it was (nil if it does not exist or has
+// expired), told apart by ReturnValuesOnConditionCheckFailure=ALL_OLD
+// without a read beforehand.
+func (s *Store) apply(ctx context.Context, id string, e ddb.Expr, now time.Time) (updated, current *Message, err error) {
 	key, err := s.key(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.applyIf(ctx, key, inStatus(from), update, now)
+	return s.applyIf(ctx, key, e, now)
 }
 
-// inStatus is the condition "status is one of from".
-func inStatus(from []Status) expression.ConditionBuilder {
-	others := make([]expression.OperandBuilder, 0, len(from)-1)
-	for _, st := range from[1:] {
-		others = append(others, expression.Value(st))
+// statusIn is the condition "status is one of from" (its name #status),
+// its values added to e.
+func statusIn(e ddb.Expr, from []Status) string {
+	var b strings.Builder
+	b.WriteString("#status IN (")
+	for i, st := range from {
+		p := ":from" + strconv.Itoa(i)
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p)
+		e.Values[p] = ddb.S(st)
 	}
-	return expression.Name(attrStatus).In(expression.Value(from[0]), others...)
+	b.WriteString(")")
+	e.Names["#status"] = attrStatus
+	return b.String()
 }
 
-// applyIf is apply with any condition on the status (and lease): the
-// message must also exist and be live.
-func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue, when expression.ConditionBuilder, update expression.UpdateBuilder, now time.Time) (updated, current *Message, err error) {
-	cond := expression.AttributeExists(expression.Name(attrID)).And(when).And(live(now))
-	item, err := ddb.Update(ctx, s.client, s.table, key, update, &cond)
+// applyIf is apply with any condition on the status (and lease) in e,
+// whose maps it adds to: the message must also exist and be live.
+func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue, e ddb.Expr, now time.Time) (updated, current *Message, err error) {
+	e.Condition = liveMessage + " AND " + e.Condition
+	e.Names["#id"], e.Names["#ttl"] = attrID, attrTTL
+	e.Values[":now"] = ddb.N(now.Unix())
+	item, err := ddb.UpdateExpr(ctx, s.client, s.table, key, e)
 	if err == nil {
 		m, err := unmarshalMessage(item)
 		return m, nil, err
@@ -314,19 +350,28 @@ type pageKey struct {
 	Created string `json:"t"`
 }
 
-// listing is a Query resolved to index terms.
+// listing is a Query resolved to index terms: partName is the partition
+// attribute's placeholder in summaryNames.
 type listing struct {
-	index, partAttr, part string
-	from, to              string // inclusive created_date bounds, "" = open
+	index, partAttr, partName, part string
+	from, to                        string // inclusive created_date bounds, "" = open
 }
 
 func (l listing) scope() string {
 	return "rezagent/" + l.index + "/" + l.part + "/" + l.from + "/" + l.to
 }
 
-// summaryAttributes is everything but payload.
-var summaryAttributes = []string{attrID, attrCreated, "created_by", attrStage, "message_type", attrStatus, "updated_date",
-	"processing_started_at", "processing_completed_at", "error_message", "retry_count", "notification_id", "correlation_id", attrTTL}
+// summaryProjection is everything but payload, written out; its names
+// (summaryNames) also serve each listing's key condition and filter,
+// since every attribute those read is among them. Shared by every
+// request: never written to.
+const summaryProjection = "#id, #created, #by, #stage, #type, #status, #updated, #started, #completed, #error, #retries, #ntfy, #correlation, #ttl"
+
+var summaryNames = map[string]string{
+	"#id": attrID, "#created": attrCreated, "#by": "created_by", "#stage": attrStage, "#type": attrType, "#status": attrStatus,
+	"#updated": "updated_date", "#started": "processing_started_at", "#completed": "processing_completed_at",
+	"#error": "error_message", "#retries": "retry_count", "#ntfy": "notification_id", "#correlation": "correlation_id", "#ttl": attrTTL,
+}
 
 // ceilMicro rounds t up to the microsecond grid of Timestamp, so that
 // comparing stored timestamps with the rounded bound is exact.
@@ -338,7 +383,7 @@ func ceilMicro(t time.Time) time.Time {
 }
 
 func (s *Store) resolve(q Query) (listing, error) {
-	l := listing{index: stageIndex, partAttr: attrStage, part: s.stage}
+	l := listing{index: stageIndex, partAttr: attrStage, partName: "#stage", part: s.stage}
 	switch {
 	case q.Status != "" && q.Type != "":
 		return l, fmt.Errorf("%w: list by status or by message type, not both", ErrInvalidInput)
@@ -346,12 +391,12 @@ func (s *Store) resolve(q Query) (listing, error) {
 		if !q.Status.valid() {
 			return l, fmt.Errorf("%w: unknown status %q", ErrInvalidInput, q.Status)
 		}
-		l = listing{index: statusIndex, partAttr: attrStatus, part: string(q.Status)}
+		l = listing{index: statusIndex, partAttr: attrStatus, partName: "#status", part: string(q.Status)}
 	case q.Type != "":
 		if !s.typeIndex {
 			return l, ErrNoTypeIndex
 		}
-		l = listing{index: typeIndex, partAttr: attrType, part: q.Type}
+		l = listing{index: typeIndex, partAttr: attrType, partName: "#type", part: q.Type}
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		return l, fmt.Errorf("%w: from must be before to", ErrInvalidInput)
@@ -390,31 +435,28 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := expression.Key(l.partAttr).Equal(expression.Value(l.part))
-	created := expression.Key(attrCreated)
+	e := ddb.Expr{
+		KeyCondition: l.partName + " = :part", Filter: liveCond, Projection: summaryProjection, Names: summaryNames,
+		Values: map[string]types.AttributeValue{":part": ddb.S(l.part), ":now": ddb.N(s.now().Unix())},
+	}
 	switch {
 	case l.from != "" && l.to != "":
-		key = key.And(created.Between(expression.Value(l.from), expression.Value(l.to)))
+		e.KeyCondition += " AND #created BETWEEN :from AND :to"
 	case l.from != "":
-		key = key.And(created.GreaterThanEqual(expression.Value(l.from)))
+		e.KeyCondition += " AND #created >= :from"
 	case l.to != "":
-		key = key.And(created.LessThanEqual(expression.Value(l.to)))
+		e.KeyCondition += " AND #created <= :to"
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(key).WithFilter(live(s.now())).WithProjection(ddb.Projection(summaryAttributes...)).Build()
-	if err != nil {
-		return nil, fmt.Errorf("rezagent: build expression: %w", err)
+	if l.from != "" {
+		e.Values[":from"] = ddb.S(l.from)
 	}
+	if l.to != "" {
+		e.Values[":to"] = ddb.S(l.to)
+	}
+	in := e.Query(s.table)
+	in.IndexName, in.ScanIndexForward = aws.String(l.index), aws.Bool(false)
 	page, err := ddb.Query[Summary, pageKey]{
-		Input: &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(l.index),
-			KeyConditionExpression:    expr.KeyCondition(),
-			FilterExpression:          expr.Filter(),
-			ProjectionExpression:      expr.Projection(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-			ScanIndexForward:          aws.Bool(false),
-		},
+		Input: in,
 		// Later rounds double their Limit, since a filtered-out round
 		// suggests more expired items follow; the budget bounds what one
 		// page reads.
@@ -567,16 +609,10 @@ func (s *Store) TypeMetrics(ctx context.Context, since time.Time, typ string) (*
 	for _, st := range Statuses {
 		m.Counts[st] = 0
 	}
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key(attrType).Equal(expression.Value(typ)).And(expression.Key(attrCreated).GreaterThanEqual(expression.Value(from)))).
-		WithFilter(live(now)).
-		WithProjection(expression.NamesList(expression.Name(attrStatus))).
-		Build()
-	if err != nil {
-		return nil, fmt.Errorf("rezagent: build expression: %w", err)
-	}
-	in := s.byType(expr)
-	in.ProjectionExpression = expr.Projection()
+	e := createdSince(attrType, typ, from, now)
+	e.Projection = "#status"
+	e.Names["#status"] = attrStatus
+	in := s.byType(e)
 	truncated := true
 	for range maxCountPages {
 		out, err := s.client.Query(ctx, in)
@@ -609,15 +645,8 @@ func (s *Store) TypeMetrics(ctx context.Context, since time.Time, typ string) (*
 // created at or after from; query makes the index's Query), up to
 // maxCountPages; one page's Count undercounts past 1 MB of items.
 // complete is false when the bound stopped it.
-func (s *Store) count(ctx context.Context, query func(expression.Expression) *dynamodb.QueryInput, attr, value, from string, now time.Time) (n int, complete bool, err error) {
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key(attr).Equal(expression.Value(value)).And(expression.Key(attrCreated).GreaterThanEqual(expression.Value(from)))).
-		WithFilter(live(now)).
-		Build()
-	if err != nil {
-		return 0, false, fmt.Errorf("rezagent: build expression: %w", err)
-	}
-	in := query(expr)
+func (s *Store) count(ctx context.Context, query func(ddb.Expr) *dynamodb.QueryInput, attr, value, from string, now time.Time) (n int, complete bool, err error) {
+	in := query(createdSince(attr, value, from, now))
 	in.Select = types.SelectCount
 	for range maxCountPages {
 		out, err := s.client.Query(ctx, in)
@@ -632,23 +661,28 @@ func (s *Store) count(ctx context.Context, query func(expression.Expression) *dy
 	return n, false, nil
 }
 
-// byType is the Query of message_type-created_date-index with expr's key
-// condition and filter.
-func (s *Store) byType(expr expression.Expression) *dynamodb.QueryInput {
-	in := s.byStatus(expr)
+// createdSince is the key condition of an index partition (attr = value) from
+// created_date from on, and the filter of the live messages.
+func createdSince(attr, value, from string, now time.Time) ddb.Expr {
+	return ddb.Expr{
+		KeyCondition: "#part = :part AND #created >= :from", Filter: liveCond,
+		Names:  map[string]string{"#part": attr, "#created": attrCreated, "#ttl": attrTTL},
+		Values: map[string]types.AttributeValue{":part": ddb.S(value), ":from": ddb.S(from), ":now": ddb.N(now.Unix())},
+	}
+}
+
+// byType is the Query of message_type-created_date-index with e's key
+// condition, filter and projection.
+func (s *Store) byType(e ddb.Expr) *dynamodb.QueryInput {
+	in := e.Query(s.table)
 	in.IndexName = aws.String(typeIndex)
 	return in
 }
 
-// byStatus is the Query of status-created_date-index with expr's key
-// condition and filter.
-func (s *Store) byStatus(expr expression.Expression) *dynamodb.QueryInput {
-	return &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(statusIndex),
-		KeyConditionExpression:    expr.KeyCondition(),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	}
+// byStatus is the Query of status-created_date-index with e's key
+// condition, filter and projection.
+func (s *Store) byStatus(e ddb.Expr) *dynamodb.QueryInput {
+	in := e.Query(s.table)
+	in.IndexName = aws.String(statusIndex)
+	return in
 }
