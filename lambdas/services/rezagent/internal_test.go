@@ -2,13 +2,13 @@ package rezagent
 
 import (
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -52,34 +52,7 @@ func TestCeilMicro(t *testing.T) {
 // attribute of a Summary that the API serves (json not "-") and no other,
 // each placeholder named in summaryNames and every name used.
 func TestSummaryProjection(t *testing.T) {
-	var served []string
-	st := reflect.TypeFor[Summary]()
-	for i := range st.NumField() {
-		f := st.Field(i)
-		if f.Tag.Get("json") == "-" {
-			continue
-		}
-		served = append(served, strings.Split(f.Tag.Get("dynamodbav"), ",")[0])
-	}
-	var projected []string
-	for _, p := range strings.Split(summaryProjection, ", ") {
-		name, ok := summaryNames[p]
-		if !ok {
-			t.Errorf("placeholder %s of the projection is not in summaryNames", p)
-		}
-		projected = append(projected, name)
-	}
-	if len(projected) != len(summaryNames) {
-		t.Errorf("the projection uses %d of the %d names", len(projected), len(summaryNames))
-	}
-	slices.Sort(served)
-	slices.Sort(projected)
-	if !slices.Equal(served, projected) {
-		t.Errorf("projected %v, served %v", projected, served)
-	}
-	for _, name := range []string{"#stage", "#status", "#type", "#created", "#ttl"} {
-		if _, ok := summaryNames[name]; !ok {
-			t.Errorf("%s (a key condition's or the filter's) is not in summaryNames", name)
-		}
-	}
+	servicetest.CheckProjection[Summary](t, summaryProjection, summaryNames,
+		func(f reflect.StructField) bool { return f.Tag.Get("json") != "-" },
+		"#stage", "#status", "#type", "#created", "#ttl") // a key condition's or the filter's
 }
