@@ -24,19 +24,22 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
 // Functions lists every binding, service by service. rez_agent's
 // processor and Nucleus's executor have theirs in packages of their own
 // (services/rezagent/processor, services/nucleus/executor), with the SDK
-// clients only they call (SSM; EC2, RDS and ECS), so that the other
-// functions' bootstraps do not link them: this is the one list of each
-// service's functions.
+// clients only they call (SSM; EC2, RDS and ECS), and so has Stak's API
+// (services/stak/stakapi), with the JSON Schema library only it validates
+// with, so that the other functions' bootstraps do not link them: this is
+// the one list of each service's functions.
 func Functions() []fn.Binding {
 	return slices.Concat(
 		[]fn.Binding{rezagent.APIFunction(), rezagent.SchedulerFunction(), processor.Function()},
 		[]fn.Binding{nucleus.APIFunction(), executor.Function()},
-		stak.Functions(), itsm.Functions(), agenticpm.Functions())
+		[]fn.Binding{stakapi.Function(), stak.StreamFunction()},
+		itsm.Functions(), agenticpm.Functions())
 }
 
 // Binding returns the binding of the function named name.
