@@ -18,25 +18,32 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
 // Functions lists every binding, service by service. rez_agent's
 // processor and Nucleus's executor have theirs in packages of their own
 // (services/rezagent/processor, services/nucleus/executor), with the SDK
-// clients only they call (SSM; EC2, RDS and ECS), so that the other
+// clients only they call (SSM; EC2, RDS and ECS), and so have the APIs of
+// Stak and AgenticPM (services/stak/stakapi,
+// services/agenticpm/agenticpmapi), with the JSON Schema library only
+// they validate with (and AgenticPM's KMS client), so that the other
 // functions' bootstraps do not link them: this is the one list of each
 // service's functions.
 func Functions() []fn.Binding {
 	return slices.Concat(
 		[]fn.Binding{rezagent.APIFunction(), rezagent.SchedulerFunction(), processor.Function()},
 		[]fn.Binding{nucleus.APIFunction(), executor.Function()},
-		stak.Functions(), itsm.Functions(), agenticpm.Functions())
+		[]fn.Binding{stakapi.Function(), stak.StreamFunction()},
+		itsm.Functions(),
+		[]fn.Binding{agenticpmapi.Function(), agenticpm.ReleaseFunction()})
 }
 
 // Binding returns the binding of the function named name.

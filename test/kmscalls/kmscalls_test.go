@@ -38,6 +38,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 	"github.com/dynastack/dynastack/test/iameval"
 )
 
@@ -220,7 +221,7 @@ func recordAPICalls(t *testing.T, path string) []call {
 	rec := startRecorder(t, endpoint)
 	env[kmslocal.EnvEndpoint] = rec.URL
 	getenv := testenv.Getenv(t, env)
-	h, err := agenticpm.New(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
+	h, err := agenticpmapi.New(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		t.Fatal(err)
 	}

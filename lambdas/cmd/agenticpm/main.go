@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
-func main() { fn.Main(agenticpm.APIFunction()) }
+func main() { fn.Main(agenticpmapi.Function()) }

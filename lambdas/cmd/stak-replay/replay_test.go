@@ -20,6 +20,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -45,7 +46,7 @@ func TestReplay(t *testing.T) {
 	if testing.Verbose() {
 		cfg.Logger = slog.Default()
 	}
-	h := stak.NewHandler(cfg)
+	h := stakapi.NewHandler(cfg)
 	consumer := stak.NewConsumerFromConfig(cfg)
 	do := func(method, path, body string, status int) string {
 		t.Helper()

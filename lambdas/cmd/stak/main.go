@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
-func main() { fn.Main(stak.APIFunction()) }
+func main() { fn.Main(stakapi.Function()) }

@@ -14,6 +14,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 // cannedHandler is s's handler on client c, logging as in Lambda (JSON,
@@ -22,7 +23,7 @@ func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
 	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Table})
 	cfg.Client, cfg.Logger = c, logx.New(io.Discard, slog.LevelInfo)
 	withCredentialsKey(t, &cfg)
-	return agenticpm.NewHandler(cfg)
+	return agenticpmapi.NewHandler(cfg)
 }
 
 // recorded returns s with a handler whose DynamoDB calls rec records.
@@ -34,7 +35,7 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	withCredentialsKey(t, &cfg)
 	r := *s
-	r.H = agenticpm.NewHandler(cfg)
+	r.H = agenticpmapi.NewHandler(cfg)
 	return &r, rec
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 // decrypt is what an agent granted agenticpm.GrantCredentialsDecrypt
@@ -173,7 +174,7 @@ func TestIntegrationFailures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.KMS = kms.New(c.Options(), func(o *kms.Options) { o.RetryMaxAttempts = 1; o.BaseEndpoint = aws.String("http://127.0.0.1:1") })
+		cfg.KMS = agenticpmapi.KMS(kms.New(c.Options(), func(o *kms.Options) { o.RetryMaxAttempts = 1; o.BaseEndpoint = aws.String("http://127.0.0.1:1") }))
 	})
 	r := down.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`)
 	apitest.WantError(t, r, 503, "unavailable", "", "")
@@ -186,7 +187,7 @@ func TestIntegrationFailures(t *testing.T) {
 	cfg := ok.cfg
 	cfg.Client = client
 	lossy := ok.Service
-	lossy.H = agenticpm.NewHandler(cfg)
+	lossy.H = agenticpmapi.NewHandler(cfg)
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
 	var c agenticpm.IntegrationConfig
 	lossy.Must(t, 200, "PUT", "/integrations/outlook", `{"config":{"a":"b"},"status":"active"}`, &c)

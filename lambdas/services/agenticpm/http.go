@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	dynastack "github.com/dynastack/dynastack/constructs/service"
@@ -52,7 +51,7 @@ type Config struct {
 	EventBus string
 	Events   EventsAPI
 	// CredentialsKey, Stage and KMS encrypt integration credentials
-	// (decision 10); New sets KMS when CredentialsKey is set.
+	// (decision 10); agenticpmapi.New sets KMS when CredentialsKey is set.
 	CredentialsKey string
 	Stage          string
 	KMS            KMSAPI
@@ -68,21 +67,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		CredentialsKey: getenv(EnvCredentialsKey), Stage: getenv(EnvStage)}, nil
 }
 
-// New builds the service from the environment: the constructor of its
-// function (APIFunction).
-func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
-	cfg, err := configWithClients(ctx, getenv, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return NewHandler(cfg), nil
-}
-
-// configWithClients is the shared preamble plus, with a bus, the
-// EventBridge client (its endpoint overridable by
-// AWS_ENDPOINT_URL_EVENTBRIDGE, as the local runner does): the API and the
-// release job build their configuration with it.
-func configWithClients(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
+// NewConfig is the shared preamble plus, with a bus, the EventBridge
+// client (its endpoint overridable by AWS_ENDPOINT_URL_EVENTBRIDGE, as the
+// local runner does): the API (agenticpmapi.New, which adds the KMS
+// client) and the release job build their configuration with it.
+func NewConfig(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
 	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, service.Same[Config], opts...)
 	if err != nil {
 		return cfg, err
@@ -94,15 +83,6 @@ func configWithClients(ctx context.Context, getenv func(string) string, opts ...
 		}
 		cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
 			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
-		})
-	}
-	if cfg.CredentialsKey != "" {
-		awsCfg, err := awsconf.Load(ctx, getenv, "KMS")
-		if err != nil {
-			return cfg, err
-		}
-		cfg.KMS = kms.NewFromConfig(awsCfg, func(o *kms.Options) {
-			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "KMS")
 		})
 	}
 	return cfg, nil
@@ -119,10 +99,15 @@ func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 
 // NewHandler returns the HTTP API of the contract (routes in
 // constructs/agenticpm/contract); docs/schemas/agenticpm.md ("HTTP API")
-// describes each route.
-func NewHandler(cfg Config) http.Handler {
+// describes each route. content checks artefact content against its
+// type's schema: the function's constructor, agenticpmapi.New, passes
+// platform/jsonschema's (agenticpmapi.ContentSchemas).
+func NewHandler(cfg Config, content ContentSchemas) http.Handler {
+	if content == nil {
+		panic("agenticpm: NewHandler without ContentSchemas (agenticpmapi.ContentSchemas binds them)")
+	}
 	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
-	h := &handler{store: storeFromConfig(cfg, log)}
+	h := &handler{store: storeFromConfig(cfg, log), content: content}
 	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrTTL, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateProject, h.createProject)
@@ -160,7 +145,8 @@ func NewHandler(cfg Config) http.Handler {
 }
 
 type handler struct {
-	store *Store
+	store   *Store
+	content ContentSchemas
 }
 
 // projectID returns the {id} path value, a canonical UUID.

@@ -223,7 +223,7 @@ func (h *handler) putArtefact(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The schema is checked once the document is known to be an object
 	// DynamoDB can store, so its messages are about the artefact alone.
-	validateContent(&v, typ, in.Content)
+	validateContent(&v, h.content, typ, in.Content)
 	if err := v.Err(); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 // feed counts the events of eventType about a project, in its feed and in
@@ -414,7 +415,7 @@ func TestMarkExecuted(t *testing.T) {
 	cfg := s.cfg
 	cfg.Client = client
 	lossy := s.Service
-	lossy.H = agenticpm.NewHandler(cfg)
+	lossy.H = agenticpmapi.NewHandler(cfg)
 	var lost agenticpm.Action
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"lost"}`, &lost)
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
@@ -434,7 +435,7 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 	cfg := s.cfg
 	cfg.Client = client
 	lossy := s.Service
-	lossy.H = agenticpm.NewHandler(cfg)
+	lossy.H = agenticpmapi.NewHandler(cfg)
 
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	var e agenticpm.Escalation

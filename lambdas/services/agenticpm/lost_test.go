@@ -6,6 +6,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 // An artefact update whose answer DynamoDB lost after applying it answers
@@ -19,7 +20,7 @@ func TestArtefactWritesWithLostAnswers(t *testing.T) {
 	cfg := s.cfg
 	cfg.Client = client
 	lossy := s.Service
-	lossy.H = agenticpm.NewHandler(cfg)
+	lossy.H = agenticpmapi.NewHandler(cfg)
 	path := "/projects/" + p.ID + "/artefacts/raid_log"
 
 	proxy.Next(ddbfault.DropAnswer, 1)

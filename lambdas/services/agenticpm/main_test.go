@@ -16,6 +16,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
@@ -44,7 +45,7 @@ func newServiceWith(t testing.TB, now func() time.Time, configure func(*agenticp
 	if configure != nil {
 		configure(&cfg)
 	}
-	s.H = agenticpm.NewHandler(cfg)
+	s.H = agenticpmapi.NewHandler(cfg)
 	return &service{Service: s, cfg: cfg}
 }
 
@@ -60,7 +61,7 @@ func withCredentialsKey(t testing.TB, cfg *agenticpm.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.KMS, cfg.CredentialsKey, cfg.Stage = c, credentialsAlias, "dev"
+	cfg.KMS, cfg.CredentialsKey, cfg.Stage = agenticpmapi.KMS(c), credentialsAlias, "dev"
 }
 
 // future is a day a year ahead. DynamoDB Local deletes expired items like

@@ -27,7 +27,7 @@ var _ schedule.Job = (*ReleaseJob)(nil)
 // NewReleaseJob builds the job from its function's environment
 // (its table and bus variables): the constructor of ReleaseFunction.
 func NewReleaseJob(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
-	cfg, err := configWithClients(ctx, getenv, opts...)
+	cfg, err := NewConfig(ctx, getenv, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,51 +4,32 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
-	"fmt"
-	"sync"
+	"slices"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/jsonschema"
 )
 
 // The JSON Schemas of the artefact types (design document 004, section
-// 4.2), one file per type under schemas/, each compiled with its formats
-// asserted on its first use, not at init: compiling the four took about
-// 3 ms (1 MB in 14,000 allocations) of every AgenticPM cold start, the
-// release job's too, which validates no content (docs/functions.md, "Cold
-// start"). A schema that does not compile fails every test
-// (TestEveryArtefactSchemaCompiles) and panics on its first use.
-// docs/schemas/agenticpm.md decision 21 says how strict they are.
+// 4.2), one file per type under schemas/. docs/schemas/agenticpm.md
+// decision 21 says how strict they are.
 //
 //go:embed schemas/*.json
 var schemaFiles embed.FS
 
-// artefactSchemas holds each type's compile-once function.
-var artefactSchemas = func() map[ArtefactType]func() *jsonschema.Schema {
-	out := make(map[ArtefactType]func() *jsonschema.Schema, len(ArtefactTypes))
-	for _, t := range ArtefactTypes {
-		out[t] = sync.OnceValue(func() *jsonschema.Schema {
-			s, err := compileSchema(t)
-			if err != nil {
-				panic(err.Error())
-			}
-			return s
-		})
-	}
-	return out
-}()
-
-// compileSchema compiles the schema of t.
-func compileSchema(t ArtefactType) (*jsonschema.Schema, error) {
-	b := ArtefactSchema(t)
-	if b == nil {
-		return nil, fmt.Errorf("agenticpm: artefact schema of %s: no schemas/%s.json", t, t)
-	}
-	s, err := jsonschema.Compile(b, jsonschema.AssertFormats())
-	if err != nil {
-		return nil, fmt.Errorf("agenticpm: artefact schema of %s: %w", t, err)
-	}
-	return s, nil
+// ContentSchemas is what the API needs of a JSON Schema implementation to
+// check artefact content against its type's schema (ArtefactSchema). Its
+// binding to platform/jsonschema is in package agenticpmapi
+// (services/agenticpm/agenticpmapi), which compiles each schema with its
+// formats asserted on its first use: the library's package initialiser
+// compiles the metaschemas of five drafts, about 4 ms of every start of a
+// bootstrap that links it, and the release job, which links this package,
+// validates no content (docs/functions.md, "Cold start").
+type ContentSchemas interface {
+	// Check adds one field error to v per violation of value (as
+	// encoding/json decodes into an any, numbers as json.Number) against
+	// the schema of t, named field plus the JSON path of the offending
+	// value (content.milestones[0].status).
+	Check(v *api.Validator, field string, t ArtefactType, value any)
 }
 
 // ArtefactSchema returns the JSON Schema document of an artefact type, as
@@ -64,12 +45,10 @@ func ArtefactSchema(t ArtefactType) []byte {
 // validateContent checks content against its type's schema and adds one
 // field per violation, named by its JSON path under content
 // (content.milestones[0].status), so the client sees where and what.
-func validateContent(v *api.Validator, t ArtefactType, content Doc) {
-	compiled := artefactSchemas[t]
-	if compiled == nil || content.Kind() != "object" {
+func validateContent(v *api.Validator, schemas ContentSchemas, t ArtefactType, content Doc) {
+	if !slices.Contains(ArtefactTypes, t) || content.Kind() != "object" {
 		return
 	}
-	sch := compiled()
 	d := json.NewDecoder(bytes.NewReader(content))
 	d.UseNumber()
 	var inst any
@@ -77,5 +56,5 @@ func validateContent(v *api.Validator, t ArtefactType, content Doc) {
 		v.Add("content", "is not valid JSON: %v", err)
 		return
 	}
-	sch.Check(v, "content", inst)
+	schemas.Check(v, "content", t, inst)
 }

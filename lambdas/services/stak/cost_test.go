@@ -12,6 +12,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
 // cannedHandler is s's handler on client c, logging as in Lambda (JSON,
@@ -19,7 +20,7 @@ import (
 func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
 	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
 	cfg.Client, cfg.Now, cfg.Logger = c, s.clock.Now, logx.New(io.Discard, slog.LevelInfo)
-	return asPathUser(stak.NewHandler(cfg))
+	return asPathUser(stakapi.NewHandler(cfg))
 }
 
 // recorded returns s with a handler whose DynamoDB calls rec records.
@@ -31,7 +32,7 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	cfg.Now = s.clock.Now
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s
-	r.api = stak.NewHandler(cfg)
+	r.api = stakapi.NewHandler(cfg)
 	r.H = asPathUser(r.api)
 	return &r, rec
 }

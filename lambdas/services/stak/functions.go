@@ -9,15 +9,13 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
 
-// The service's functions, each bound to its constructor: cmd/<name> runs
-// one in Lambda, the local runner and the tests build them all.
-
-func APIFunction() fn.Binding { return fn.HTTP(contract.API, New) }
+// The stream consumer's binding: cmd/stak-stream runs it in Lambda. The
+// API's is stakapi.Function (services/stak/stakapi), in a package of its
+// own that binds the JSON Schema library the API validates bodies with,
+// so that the consumer's bootstrap does not link it; lambdas/services
+// lists both for the local runner and the tests.
 
 func StreamFunction() fn.Binding { return fn.Stream(contract.StreamConsumer, newStreamConsumer) }
-
-// Functions lists every function of the contract.
-func Functions() []fn.Binding { return []fn.Binding{APIFunction(), StreamFunction()} }
 
 // newStreamConsumer is NewConsumer as a streams.Consumer.
 func newStreamConsumer(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (streams.Consumer, error) {

@@ -1,7 +1,6 @@
 package stak
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -9,7 +8,6 @@ import (
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
@@ -29,19 +27,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{Table: v[0], Common: common}, nil
 }
 
-// New builds the HTTP API from the environment: the constructor of its
-// function (APIFunction).
-func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewHandler, opts...)
-}
-
 // NewHandler returns the HTTP API of the contract (routes in
 // constructs/stak/contract; docs/schemas/stak.md): tenant settings and
 // inbox configs, publishing, an end user's feed, read marks, counters and
-// mark-all-read, and the operators' recount.
-func NewHandler(cfg Config) http.Handler {
+// mark-all-read, and the operators' recount. schemas checks inbox schemas
+// and message bodies: the function's constructor, stakapi.New, passes
+// platform/jsonschema's (stakapi.Schemas).
+func NewHandler(cfg Config, schemas BodySchemas) http.Handler {
 	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
-	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
+	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey, schemas)
 	cfg.Pin(&store.now, nil)
 	h := &handler{store: store}
 	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrExpiredAt, Now: cfg.Now}
@@ -215,7 +209,7 @@ func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		checkTTL(&v, "ttl."+typ, ttl)
 	}
-	checkSchemas(&v, in.Schema)
+	checkSchemas(&v, h.store.schemas, in.Schema)
 	if err := v.Err(); err != nil {
 		return err
 	}

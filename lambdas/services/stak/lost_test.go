@@ -6,6 +6,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
 // A publish whose transaction DynamoDB applied but whose answer was lost
@@ -19,7 +20,7 @@ func TestPublishWithLostAnswer(t *testing.T) {
 	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
 	cfg.Client, cfg.Now, cfg.Logger = client, s.clock.Now, servicetest.Logger()
 	lossy := *s
-	lossy.H = asPathUser(stak.NewHandler(cfg))
+	lossy.H = asPathUser(stakapi.NewHandler(cfg))
 
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	lossy.toUsers(t, "deploy done", "ops", "u1", "u2")

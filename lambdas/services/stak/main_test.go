@@ -12,6 +12,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
@@ -46,7 +47,7 @@ func newService(t testing.TB, meter ...*ddbrecord.Recorder) *service {
 	cfg.Now, cfg.Logger = c.Now, servicetest.Logger()
 	consumerCfg := cfg
 	consumerCfg.Client = servicetest.FunctionClient(t, "stak-stream")
-	h := stak.NewHandler(cfg)
+	h := stakapi.NewHandler(cfg)
 	s.H = asPathUser(h)
 	return &service{Service: s, api: h, consumer: stak.NewConsumerFromConfig(consumerCfg), clock: c}
 }

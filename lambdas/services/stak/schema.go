@@ -11,8 +11,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/jsonschema"
 )
+
+// BodySchemas is what the API needs of a JSON Schema implementation for
+// inbox schemas. Its binding to platform/jsonschema is in package stakapi
+// (services/stak/stakapi), not here: that library's package initialiser
+// compiles the metaschemas of five drafts, about 4 ms of every start of a
+// bootstrap that links it, and the stream consumer, which links this
+// package, validates no schema (docs/functions.md, "Cold start").
+type BodySchemas interface {
+	// CheckSchema adds a field error to v when raw does not compile as a
+	// JSON Schema: named field plus the path inside the schema where the
+	// refusal knows it (schema.billing.properties.a.minimum), else field.
+	CheckSchema(v *api.Validator, field string, raw []byte)
+	// CheckBody validates body (as encoding/json decodes into an any)
+	// against the schema whose text is schema, adding one field error per
+	// violation named field plus the JSON path of the offending value.
+	// Each schema text compiles once per execution environment; one that
+	// does not compile is the error, and v is left alone.
+	CheckBody(v *api.Validator, field, schema string, body any) error
+}
 
 // SchemaDefault is the key of the schema that applies to a message whose
 // category has none of its own (or that has no category), as for TTLs.
@@ -77,7 +95,7 @@ func (s Schemas) For(category string) string {
 
 // checkSchemas refuses what could not be compiled, naming the category
 // and the path inside its schema.
-func checkSchemas(v *api.Validator, s Schemas) {
+func checkSchemas(v *api.Validator, bs BodySchemas, s Schemas) {
 	if len(s) > maxSchemas {
 		v.Add("schema", "must have at most %d entries (default and one per category)", maxSchemas)
 		return
@@ -88,14 +106,7 @@ func checkSchemas(v *api.Validator, s Schemas) {
 			v.Add(field, "is not a valid category key: %s", msg)
 			continue
 		}
-		if _, err := jsonschema.Compile(s[cat]); err != nil {
-			ce, ok := err.(*jsonschema.CompileError)
-			if ok && ce.Path != "" {
-				v.Add(field+"."+ce.Path, "%s", ce.Message)
-			} else {
-				v.Add(field, "%s", err)
-			}
-		}
+		bs.CheckSchema(v, field, s[cat])
 	}
 }
 
@@ -108,14 +119,12 @@ func (s *Store) checkBody(ic *InboxConfig, category string, body any) error {
 	if raw == "" {
 		return nil
 	}
-	sch, err := s.schemas.Get(raw)
-	if err != nil {
+	var v api.Validator
+	if err := s.schemas.CheckBody(&v, "message.body", raw, body); err != nil {
 		// Every stored schema compiled when it was put; one that no longer
 		// does (edited by hand, or a library upgrade) must not let bodies
 		// through unchecked.
 		return fmt.Errorf("stak: inbox %q: stored schema for %q does not compile: %w", ic.Inbox, category, err)
 	}
-	var v api.Validator
-	sch.Check(&v, "message.body", body)
 	return v.Err()
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
-	"github.com/dynastack/dynastack/lambdas/platform/jsonschema"
 )
 
 // API is the part of *dynamodb.Client the service calls.
@@ -30,14 +29,18 @@ type Store struct {
 	codec  *cursor.Codec
 	now    func() time.Time
 	newID  func(time.Time) string
-	// schemas keeps the compiled inbox schemas of this execution
-	// environment (by their text, so a changed schema compiles anew).
-	schemas *jsonschema.Cache
+	// schemas checks bodies against inbox schemas, keeping the compiled
+	// ones of this execution environment.
+	schemas BodySchemas
 }
 
-// NewStore returns a Store on table. cursorKey signs feed cursors.
-func NewStore(client API, table string, cursorKey []byte) *Store {
-	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: newMessageID, schemas: &jsonschema.Cache{Max: 64}}
+// NewStore returns a Store on table. cursorKey signs feed cursors;
+// schemas (stakapi.Schemas) checks message bodies against inbox schemas.
+func NewStore(client API, table string, cursorKey []byte, schemas BodySchemas) *Store {
+	if schemas == nil {
+		panic("stak: NewStore without BodySchemas (stakapi.Schemas binds them)")
+	}
+	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: newMessageID, schemas: schemas}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {

@@ -1,15 +1,17 @@
-package agenticpm
+package agenticpmapi
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
 // TestEveryArtefactSchemaCompiles: schemas compile on first use, not at
 // init, so this is where a schema that does not compile fails, before any
 // request meets it.
 func TestEveryArtefactSchemaCompiles(t *testing.T) {
-	for _, typ := range ArtefactTypes {
+	for _, typ := range agenticpm.ArtefactTypes {
 		if _, err := compileSchema(typ); err != nil {
 			t.Error(err)
 		}
