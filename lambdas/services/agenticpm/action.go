@@ -116,7 +116,7 @@ func (s *Store) MarkExecuted(ctx context.Context, projectID, id string) (*Action
 			"#pk": attrPK, "#heldUntil": "heldUntil", "#cancelledAt": "cancelledAt", "#ttl": attrTTL},
 		Values: map[string]types.AttributeValue{
 			":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false},
-			":at": str(Timestamp(now)), ":token": str(token), ":now": unixNumber(now),
+			":at": ddb.S(Timestamp(now)), ":token": ddb.S(token), ":now": unixNumber(now),
 		},
 	}, &out)
 	if err == nil {

@@ -163,8 +163,8 @@ func (s *Store) writeArtefact(ctx context.Context, a Artefact, upd ddb.Expr, exp
 	upd.Update = "SET #version = #version + :one, #updatedAt = :updatedAt, " + upd.Update
 	upd.Condition = "attribute_exists(#pk) AND #version = :expected"
 	upd.Names["#version"], upd.Names["#updatedAt"], upd.Names["#pk"] = "version", "updatedAt", attrPK
-	upd.Values[":one"], upd.Values[":updatedAt"] = &types.AttributeValueMemberN{Value: "1"}, str(a.UpdatedAt)
-	upd.Values[":expected"] = number(int64(expected))
+	upd.Values[":one"], upd.Values[":updatedAt"] = &types.AttributeValueMemberN{Value: "1"}, ddb.S(a.UpdatedAt)
+	upd.Values[":expected"] = ddb.N(int64(expected))
 	if a.PreviousVersion == nil {
 		// An undo: the copy it restores must still be there.
 		upd.Condition += " AND attribute_exists(#previous)"

@@ -157,7 +157,7 @@ var errNotPending = errors.New("agenticpm: escalation not pending")
 // added to e.
 func pendingCond(e ddb.Expr, now string, overdue bool) string {
 	e.Names["#pk"], e.Names["#status"], e.Names["#expiresAt"] = attrPK, "status", "expiresAt"
-	e.Values[":pending"], e.Values[":now"] = str(EscalationPending), str(now)
+	e.Values[":pending"], e.Values[":now"] = ddb.S(EscalationPending), ddb.S(now)
 	if overdue {
 		return "attribute_exists(#pk) AND #status = :pending AND #expiresAt <= :now"
 	}
@@ -189,7 +189,7 @@ func (s *Store) changeEscalation(ctx context.Context, e Escalation, now string, 
 	upd := ddb.Expr{
 		Update: "SET #status = :status, #gsi1pk = :gsi1pk",
 		Names:  map[string]string{"#status": "status", "#gsi1pk": attrGSI1PK},
-		Values: map[string]types.AttributeValue{":status": str(e.Status), ":gsi1pk": str(escalationGSI1PK(e.Status))},
+		Values: map[string]types.AttributeValue{":status": ddb.S(e.Status), ":gsi1pk": ddb.S(escalationGSI1PK(e.Status))},
 	}
 	upd.Condition = pendingCond(upd, now, overdue)
 	// set's attributes, by position: their names are the callers' own
@@ -198,7 +198,7 @@ func (s *Store) changeEscalation(ctx context.Context, e Escalation, now string, 
 	for k, v := range set {
 		n := strconv.Itoa(i)
 		upd.Update += ", #set" + n + " = :set" + n
-		upd.Names["#set"+n], upd.Values[":set"+n] = k, str(v)
+		upd.Names["#set"+n], upd.Values[":set"+n] = k, ddb.S(v)
 		i++
 	}
 	u := upd.TxUpdate(s.table, key(projectPK(e.ProjectID), prefixEscalation+e.ID))
@@ -334,7 +334,7 @@ func (s *Store) ExpireOverdue(ctx context.Context) (*ExpiryReport, error) {
 	in := ddb.Expr{
 		KeyCondition: "#gsi1pk = :pending", Filter: "#expiresAt <= :now",
 		Names:  map[string]string{"#gsi1pk": attrGSI1PK, "#expiresAt": "expiresAt"},
-		Values: map[string]types.AttributeValue{":pending": str(escalationGSI1PK(EscalationPending)), ":now": str(now)},
+		Values: map[string]types.AttributeValue{":pending": ddb.S(escalationGSI1PK(EscalationPending)), ":now": ddb.S(now)},
 	}.Query(s.table)
 	in.IndexName = aws.String(gsi1)
 	var due []Escalation

@@ -120,7 +120,7 @@ func (s *Store) actionByID(ctx context.Context, projectID, id string) (map[strin
 	in := ddb.Expr{
 		KeyCondition: "#pk = :pk AND #sk BETWEEN :from AND :to", Filter: "#id = :id",
 		Names:  map[string]string{"#pk": attrPK, "#sk": attrSK, "#id": "id"},
-		Values: map[string]types.AttributeValue{":pk": str(projectPK(projectID)), ":from": str(from), ":to": str(to), ":id": str(id)},
+		Values: map[string]types.AttributeValue{":pk": ddb.S(projectPK(projectID)), ":from": ddb.S(from), ":to": ddb.S(to), ":id": ddb.S(id)},
 	}.Query(s.table)
 	in.ConsistentRead = aws.Bool(true)
 	out, err := s.client.Query(ctx, in)
@@ -210,8 +210,8 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 			"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK, "#lease": "dispatchLease", "#pk": attrPK, "#cancelledAt": "cancelledAt", "#ttl": attrTTL},
 		Values: map[string]types.AttributeValue{
 			":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false},
-			":ts": str(ts), ":by": str(by), ":dispatch": str(gsi1HoldDispatch), ":dispatchAt": str(ts + "#" + a.ID),
-			":lease": number(lease), ":pending": str(gsi1HoldPending), ":now": unixNumber(now),
+			":ts": ddb.S(ts), ":by": ddb.S(by), ":dispatch": ddb.S(gsi1HoldDispatch), ":dispatchAt": ddb.S(ts + "#" + a.ID),
+			":lease": ddb.N(lease), ":pending": ddb.S(gsi1HoldPending), ":now": unixNumber(now),
 		},
 	}
 	if due {
@@ -302,8 +302,8 @@ func (s *Store) dispatched(ctx context.Context, e outboxEntry, eventID string) e
 		Condition: "#gsi1pk = :dispatch AND #lease = :lease",
 		Names: map[string]string{"#dispatchedAt": "dispatchedAt", "#eventId": "eventId",
 			"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK, "#lease": "dispatchLease"},
-		Values: map[string]types.AttributeValue{":at": str(Timestamp(s.now())), ":eventId": str(eventID),
-			":dispatch": str(gsi1HoldDispatch), ":lease": number(e.lease)},
+		Values: map[string]types.AttributeValue{":at": ddb.S(Timestamp(s.now())), ":eventId": ddb.S(eventID),
+			":dispatch": ddb.S(gsi1HoldDispatch), ":lease": ddb.N(e.lease)},
 	}, &out)
 	if ddb.IsConditionFailed(err) {
 		return nil
@@ -372,7 +372,7 @@ func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
 	rep.Released = len(ready)
 	stale := holdQuery(gsi1HoldDispatch, now)
 	stale.Filter = "#lease < :nowMilli"
-	stale.Names["#lease"], stale.Values[":nowMilli"] = "dispatchLease", number(now.UnixMilli())
+	stale.Names["#lease"], stale.Values[":nowMilli"] = "dispatchLease", ddb.N(now.UnixMilli())
 	old, err := s.queryHold(ctx, stale)
 	if err != nil {
 		errs = append(errs, err)
@@ -404,8 +404,8 @@ func (s *Store) claim(ctx context.Context, a actionItem, now time.Time) (outboxE
 	err := s.update(ctx, a.PK, a.SK, ddb.Expr{
 		Update: "SET #lease = :lease", Condition: "#gsi1pk = :dispatch AND #lease = :held",
 		Names: map[string]string{"#lease": "dispatchLease", "#gsi1pk": attrGSI1PK},
-		Values: map[string]types.AttributeValue{":lease": number(lease),
-			":dispatch": str(gsi1HoldDispatch), ":held": number(a.DispatchLease)},
+		Values: map[string]types.AttributeValue{":lease": ddb.N(lease),
+			":dispatch": ddb.S(gsi1HoldDispatch), ":held": ddb.N(a.DispatchLease)},
 	}, &out)
 	if ddb.IsConditionFailed(err) {
 		return outboxEntry{}, false, nil
@@ -422,7 +422,7 @@ func holdQuery(pk string, now time.Time) ddb.Expr {
 	return ddb.Expr{
 		KeyCondition: "#gsi1pk = :pk AND #gsi1sk <= :until",
 		Names:        map[string]string{"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK},
-		Values:       map[string]types.AttributeValue{":pk": str(pk), ":until": str(Timestamp(now) + "#~")},
+		Values:       map[string]types.AttributeValue{":pk": ddb.S(pk), ":until": ddb.S(Timestamp(now) + "#~")},
 	}
 }
 
@@ -462,8 +462,8 @@ func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action
 		Condition: "attribute_exists(#pk) AND #executed = :false AND attribute_not_exists(#cancelledAt) AND #gsi1pk = :pending",
 		Names: map[string]string{"#cancelledAt": "cancelledAt", "#token": "writeToken", "#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK,
 			"#pk": attrPK, "#executed": "executed"},
-		Values: map[string]types.AttributeValue{":at": str(Timestamp(now)), ":token": str(token),
-			":false": &types.AttributeValueMemberBOOL{Value: false}, ":pending": str(gsi1HoldPending)},
+		Values: map[string]types.AttributeValue{":at": ddb.S(Timestamp(now)), ":token": ddb.S(token),
+			":false": &types.AttributeValueMemberBOOL{Value: false}, ":pending": ddb.S(gsi1HoldPending)},
 	}, &out)
 	if old, failed := ddb.FailedItem(err); failed {
 		var mine actionItem

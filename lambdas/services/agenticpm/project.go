@@ -122,7 +122,7 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 		Update:    "SET #updatedAt = :updatedAt",
 		Condition: "attribute_exists(#pk)",
 		Names:     map[string]string{"#updatedAt": "updatedAt", "#pk": attrPK},
-		Values:    map[string]types.AttributeValue{":updatedAt": str(now)},
+		Values:    map[string]types.AttributeValue{":updatedAt": ddb.S(now)},
 	}
 	set := func(name string, v types.AttributeValue) {
 		upd.Update += ", #" + name + " = :" + name
@@ -130,23 +130,23 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 	}
 	remove := ""
 	if patch.Name != nil {
-		set("name", str(*patch.Name))
+		set("name", ddb.S(*patch.Name))
 	}
 	switch {
 	case patch.ClearDescription:
 		remove = " REMOVE #description"
 		upd.Names["#description"] = "description"
 	case patch.Description != nil:
-		set("description", str(*patch.Description))
+		set("description", ddb.S(*patch.Description))
 	}
 	if patch.Source != nil {
-		set("source", str(*patch.Source))
+		set("source", ddb.S(*patch.Source))
 	}
 	if patch.SourceProjectKey != nil {
-		set("sourceProjectKey", str(*patch.SourceProjectKey))
+		set("sourceProjectKey", ddb.S(*patch.SourceProjectKey))
 	}
 	if patch.AutonomyLevel != nil {
-		set("autonomyLevel", str(*patch.AutonomyLevel))
+		set("autonomyLevel", ddb.S(*patch.AutonomyLevel))
 	}
 	if !patch.Config.IsNull() {
 		// Bounded so that no patch can grow the item past the limit: the
@@ -163,7 +163,7 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 		set("config", av)
 	}
 	token := uuid.NewString()
-	set("writeToken", str(token))
+	set("writeToken", ddb.S(token))
 	var from ProjectStatus
 	if patch.Status != nil {
 		cur, err := s.GetProject(ctx, id)
@@ -171,10 +171,10 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 			return nil, err
 		}
 		from = cur.Status
-		set("status", str(*patch.Status))
-		set(attrGSI1PK, str(statusGSI1PK(*patch.Status)))
+		set("status", ddb.S(*patch.Status))
+		set(attrGSI1PK, ddb.S(statusGSI1PK(*patch.Status)))
 		upd.Condition += " AND #status = :from"
-		upd.Values[":from"] = str(from)
+		upd.Values[":from"] = ddb.S(from)
 	}
 	upd.Update += remove
 	var it projectItem

@@ -124,12 +124,12 @@ func (s *Store) PutIntegration(ctx context.Context, name Integration, in Integra
 			" #config = :config, #key = :key, #context = :context, #status = :status, #updatedAt = :now",
 		Names: map[string]string{"#id": "id", "#createdAt": "createdAt", "#integration": "integration", "#config": "configEncrypted",
 			"#key": "kmsKeyId", "#context": "encryptionContext", "#status": "status", "#updatedAt": "updatedAt", "#health": "lastHealthCheck"},
-		Values: map[string]types.AttributeValue{":id": str(s.newID()), ":now": str(now), ":integration": str(name),
-			":config": str(sealed.ciphertext), ":key": str(sealed.keyID), ":context": encContext, ":status": str(in.Status)},
+		Values: map[string]types.AttributeValue{":id": ddb.S(s.newID()), ":now": ddb.S(now), ":integration": ddb.S(name),
+			":config": ddb.S(sealed.ciphertext), ":key": ddb.S(sealed.keyID), ":context": encContext, ":status": ddb.S(in.Status)},
 	}
 	if in.LastHealthCheck != "" {
 		upd.Update += ", #health = :health"
-		upd.Values[":health"] = str(in.LastHealthCheck)
+		upd.Values[":health"] = ddb.S(in.LastHealthCheck)
 	} else {
 		upd.Update += " REMOVE #health"
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
@@ -167,15 +166,7 @@ func (s *Store) update(ctx context.Context, pk, sk string, e ddb.Expr, out any) 
 const liveCond = "(attribute_not_exists(#ttl) OR #ttl > :now)"
 
 // unixNumber is t in Unix seconds as a DynamoDB number.
-func unixNumber(t time.Time) types.AttributeValue { return number(t.Unix()) }
-
-// number is n as a DynamoDB number, as attributevalue marshals an int64.
-func number(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-// str is a DynamoDB string.
-func str[S ~string](s S) types.AttributeValue { return &types.AttributeValueMemberS{Value: string(s)} }
+func unixNumber(t time.Time) types.AttributeValue { return ddb.N(t.Unix()) }
 
 // put writes item unconditionally (an upsert of a caller-named item).
 func (s *Store) put(ctx context.Context, item map[string]types.AttributeValue) error {

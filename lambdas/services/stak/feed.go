@@ -242,7 +242,7 @@ func (src *source) head(ctx context.Context) (map[string]types.AttributeValue, e
 		}
 		e := prefixQuery(src.pk, skMsgPfx)
 		e.Filter = "#expiredat > :now"
-		e.Names["#expiredat"], e.Values[":now"] = "expiredat", number(src.now)
+		e.Names["#expiredat"], e.Values[":now"] = "expiredat", ddb.N(src.now)
 		in := e.Query(src.s.table)
 		in.ScanIndexForward = aws.Bool(false)
 		in.ConsistentRead = aws.Bool(true)

@@ -240,10 +240,10 @@ func counterKeys(current map[string]stored, want map[string]Counts) []string {
 func (s *Store) counterSet(ctx context.Context, p Partition, sk string, cur stored, w Counts) error {
 	e := counterOwner(p)
 	e.Update += ", #published = :published"
-	e.Names["#published"], e.Values[":published"] = "published", number(w.Published)
+	e.Names["#published"], e.Values[":published"] = "published", ddb.N(w.Published)
 	if !p.Public() {
 		e.Update += ", #read = :read"
-		e.Names["#read"], e.Values[":read"] = "read", number(w.Read)
+		e.Names["#read"], e.Values[":read"] = "read", ddb.N(w.Read)
 	}
 	e.Names["#pk"] = "pk"
 	if !cur.exists {
@@ -270,6 +270,6 @@ func held(e ddb.Expr, name string, has bool, v int64) string {
 	if !has {
 		return "attribute_not_exists(#" + name + ")"
 	}
-	e.Values[":was"+name] = number(v)
+	e.Values[":was"+name] = ddb.N(v)
 	return "#" + name + " = :was" + name
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -295,15 +294,15 @@ func (s *Store) counterUpdate(p Partition, sk string, published, read, expired i
 	add := ""
 	if published != 0 || p.Public() {
 		add += ", #published :published"
-		e.Names["#published"], e.Values[":published"] = "published", number(int64(published))
+		e.Names["#published"], e.Values[":published"] = "published", ddb.N(int64(published))
 	}
 	if expired != 0 {
 		add += ", #expired :expired"
-		e.Names["#expired"], e.Values[":expired"] = attrExpired, number(int64(expired))
+		e.Names["#expired"], e.Values[":expired"] = attrExpired, ddb.N(int64(expired))
 	}
 	if !p.Public() {
 		add += ", #read :read"
-		e.Names["#read"], e.Values[":read"] = "read", number(int64(read))
+		e.Names["#read"], e.Values[":read"] = "read", ddb.N(int64(read))
 	}
 	e.Update += " ADD " + add[len(", "):]
 	return e.TxUpdate(s.table, key(p.PK(), sk))
@@ -325,11 +324,6 @@ func counterOwner(p Partition) ddb.Expr {
 	}
 }
 
-// number is n as a DynamoDB number, as attributevalue marshals it.
-func number(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
 // markRead sets readat to now on a user message, only if it exists and
 // has none yet.
 func markRead(now int64) ddb.Expr {
@@ -337,7 +331,7 @@ func markRead(now int64) ddb.Expr {
 		Update:    "SET #readat = :now",
 		Condition: "attribute_exists(#pk) AND attribute_not_exists(#readat)",
 		Names:     map[string]string{"#readat": "readat", "#pk": "pk"},
-		Values:    map[string]types.AttributeValue{":now": number(now)},
+		Values:    map[string]types.AttributeValue{":now": ddb.N(now)},
 	}
 }
 
