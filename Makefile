@@ -199,11 +199,14 @@ bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI,
 # processes), and fuzzing's instrumented build and its two workers fill
 # that time; on a fresh clone the instrumented build alone takes about
 # three minutes, and npm ci (mostly waiting on the network and the disk)
-# runs beside Local KMS's build. --output-sync=line keeps every line whole
-# and prints the progress lines (npm, the first build, DynamoDB Local) as
-# they come. The tree hash is computed once and handed down.
+# runs beside Local KMS's build. Their output is not synchronized: make's
+# --output-sync holds a recipe line's output until it ends, and test-go's
+# go test is one line of many minutes, so its progress lines (the first
+# build, DynamoDB Local's start, each package's result) would all come at
+# the end. Each tool writes whole lines, so the two streams interleave by
+# line. The tree hash is computed once and handed down.
 test: ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
-	@$(MAKE) --no-print-directory -j2 --output-sync=line TREE_HASH=$(TREE_HASH) test-go test-fuzz
+	@$(MAKE) --no-print-directory -j2 TREE_HASH=$(TREE_HASH) test-go test-fuzz
 	@$(MAKE) --no-print-directory TREE_HASH=$(TREE_HASH) test-consumer test-workflows test-artifact
 
 # The Go tests record, per function, every DynamoDB call its code makes
