@@ -256,8 +256,17 @@ func newFunction(scope constructs.Construct, id string, props *awslambda.Functio
 	return awslambda.NewFunction(scope, jsii.String(id), props), nil
 }
 
+// BuildFlags are the go build flags of every bootstrap, its output and
+// package aside (GOOS=linux, GOARCH=arm64, CGO_ENABLED=0, no go.work). The
+// repository's make test compiles the Lambda mains with the same flags
+// beside its tests, so that a synth's bundling finds them in Go's build
+// cache (LAMBDA_BUILD_FLAGS in the Makefile, kept equal by a test).
+func BuildFlags() []string {
+	return []string{"-tags", BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w"}
+}
+
 func goBuildArgs(pkg, out string) []string {
-	return []string{"go", "build", "-tags", BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, pkg}
+	return append(append([]string{"go", "build"}, BuildFlags()...), "-o", out, pkg)
 }
 
 // goBuild implements awscdk.ILocalBundling: it copies the bootstrap that
