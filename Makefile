@@ -38,7 +38,7 @@ LOCAL_KMS         := bin/local-kms-$(LOCAL_KMS_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -194,19 +194,19 @@ controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONT
 bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI, in one run (RUNS=5)
 	test/synthbench/bench.sh
 
-# test-fuzz runs beside test-go: the Go tests spend much of their time
-# waiting (on DynamoDB Local, the CDK CLI, TTL sweeps, the runner's
-# processes), and fuzzing's instrumented build and its two workers fill
-# that time; on a fresh clone the instrumented build alone takes about
-# three minutes, and npm ci (mostly waiting on the network and the disk)
-# runs beside Local KMS's build. Their output is not synchronized: make's
-# --output-sync holds a recipe line's output until it ends, and test-go's
-# go test is one line of many minutes, so its progress lines (the first
-# build, DynamoDB Local's start, each package's result) would all come at
-# the end. Each tool writes whole lines, so the two streams interleave by
-# line. The tree hash is computed once and handed down.
+# The Go tests spend much of their time waiting (on DynamoDB Local, the
+# CDK CLI, TTL sweeps, the runner's processes), so two things run beside
+# them, one after the other (beside-test-go): fuzzing, whose instrumented
+# build takes about three minutes on a fresh clone, and bootstrap-cache
+# (below). npm ci (mostly waiting on the network and the disk) runs beside
+# Local KMS's build. Output is not synchronized: make's --output-sync holds
+# a recipe line's output until it ends, and test-go's go test is one line
+# of many minutes, so its progress lines (the first build, DynamoDB
+# Local's start, each package's result) would all come at the end; each
+# tool writes whole lines, so the streams interleave by line. The tree
+# hash is computed once and handed down.
 test: ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
-	@$(MAKE) --no-print-directory -j2 TREE_HASH=$(TREE_HASH) test-go test-fuzz bootstrap-cache
+	@$(MAKE) --no-print-directory -j2 TREE_HASH=$(TREE_HASH) test-go beside-test-go
 	@$(MAKE) --no-print-directory TREE_HASH=$(TREE_HASH) test-consumer test-workflows test-artifact
 
 # bootstrap-cache compiles the Lambda mains for linux/arm64 with the
@@ -221,6 +221,12 @@ test: ## golden, contract, policy, construct, consumer, guard, Lambda, recorded 
 LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w"
 bootstrap-cache:
 	cd lambdas && GOOS=linux GOARCH=arm64 CGO_ENABLED=0 GOWORK=off go list -export $(LAMBDA_BUILD_FLAGS) ./cmd/... >/dev/null
+
+# One after the other: as two goals of the -j2 step they took both slots
+# while test-go waited for Local KMS, and the longest step started last.
+beside-test-go:
+	@$(MAKE) --no-print-directory test-fuzz
+	@$(MAKE) --no-print-directory bootstrap-cache
 
 # The Go tests record, per function, every DynamoDB call its code makes
 # (operation and table or index, lambdas/devtools/ddbrecord) into
