@@ -51,13 +51,14 @@ type Fault struct {
 
 // Sink is the server's state. The zero value is not usable: use New.
 type Sink struct {
-	mu     sync.Mutex
-	got    []Notification // the newest Keep
-	keep   int
-	faults []Fault
-	token  string
-	log    *slog.Logger
-	seen   int // requests, accepted or not
+	mu       sync.Mutex
+	got      []Notification // the newest Keep
+	keep     int
+	faults   []Fault
+	token    string
+	log      *slog.Logger
+	seen     int // requests, accepted or not
+	accepted int // notifications accepted, kept or not
 }
 
 // New returns a sink. With token != "", requests must carry
@@ -83,6 +84,14 @@ func (s *Sink) Notifications() []Notification {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Notification(nil), s.got...)
+}
+
+// Accepted counts the notifications accepted since New, including those
+// no longer kept: a run of more than Keep counts them here.
+func (s *Sink) Accepted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted
 }
 
 // Requests counts the publish requests received, failed ones included.
@@ -174,6 +183,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n.ID = newID()
 	s.mu.Lock()
 	s.got = append(s.got, n)
+	s.accepted++
 	if len(s.got) > s.keep {
 		// Copied, not resliced, so the dropped ones can be collected.
 		s.got = append([]Notification(nil), s.got[len(s.got)-s.keep:]...)

@@ -26,7 +26,12 @@ func TestSinkKeepsNewest(t *testing.T) {
 	if len(got) != ntfysink.Keep || got[0].Message != fmt.Sprint("m", 250) || got[len(got)-1].Message != fmt.Sprint("m", n-1) {
 		t.Errorf("%d kept, %q … %q", len(got), got[0].Message, got[len(got)-1].Message)
 	}
-	if s.Requests() != n {
-		t.Errorf("requests %d, want %d", s.Requests(), n)
+	if s.Requests() != n || s.Accepted() != n {
+		t.Errorf("requests %d, accepted %d, want %d", s.Requests(), s.Accepted(), n)
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest("POST", "/bad!topic", strings.NewReader("x")))
+	if w.Code != http.StatusBadRequest || s.Requests() != n+1 || s.Accepted() != n {
+		t.Errorf("a refused publish: %d, requests %d, accepted %d", w.Code, s.Requests(), s.Accepted())
 	}
 }
