@@ -157,11 +157,11 @@ func Client(ctx context.Context, endpoint string) (*kms.Client, error) {
 		}
 		return ""
 	}
-	cfg, err := awsconf.Load(ctx, getenv, "KMS")
+	cfg, err := awsconf.For(ctx, getenv, kms.ServiceID)
 	if err != nil {
 		return nil, err
 	}
-	return kms.NewFromConfig(cfg, func(o *kms.Options) { o.BaseEndpoint = aws.String(endpoint) }), nil
+	return kms.NewFromConfig(cfg), nil
 }
 
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {

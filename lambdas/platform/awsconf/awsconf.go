@@ -78,6 +78,16 @@ func Load(_ context.Context, getenv func(string) string, overridden ...string) (
 	return aws.Config{Region: region, Credentials: aws.NewCredentialsCache(creds)}, nil
 }
 
+// For is Load for one service, with that service's endpoint override
+// (Endpoint) as the configuration's BaseEndpoint, which a client made from
+// it takes: sns.NewFromConfig(cfg) sends to AWS_ENDPOINT_URL_SNS when the
+// variable is set, to SNS otherwise.
+func For(ctx context.Context, getenv func(string) string, serviceID string) (aws.Config, error) {
+	cfg, err := Load(ctx, getenv, serviceID)
+	cfg.BaseEndpoint = BaseEndpoint(getenv, serviceID)
+	return cfg, err
+}
+
 // BaseEndpoint is the value for a client's Options.BaseEndpoint: nil
 // unless the service's endpoint is overridden.
 func BaseEndpoint(getenv func(string) string, serviceID string) *string {

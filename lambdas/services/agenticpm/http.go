@@ -77,13 +77,11 @@ func NewConfig(ctx context.Context, getenv func(string) string, opts ...ddb.Opti
 		return cfg, err
 	}
 	if cfg.EventBus != "" {
-		awsCfg, err := awsconf.Load(ctx, getenv, "EventBridge")
+		awsCfg, err := awsconf.For(ctx, getenv, "EventBridge")
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Events = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) {
-			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "EventBridge")
-		})
+		cfg.Events = eventbridge.NewFromConfig(awsCfg)
 	}
 	return cfg, nil
 }

@@ -60,11 +60,11 @@ type SNSAPI interface {
 // NewSNSClient returns an SNS client configured from getenv
 // (AWS_ENDPOINT_URL_SNS points it at a loopback endpoint).
 func NewSNSClient(ctx context.Context, getenv func(string) string) (*sns.Client, error) {
-	cfg, err := awsconf.Load(ctx, getenv, "SNS")
+	cfg, err := awsconf.For(ctx, getenv, "SNS")
 	if err != nil {
 		return nil, err
 	}
-	return sns.NewFromConfig(cfg, func(o *sns.Options) { o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "SNS") }), nil
+	return sns.NewFromConfig(cfg), nil
 }
 
 // Publisher puts messages on the pipeline: one SNS publish, then the

@@ -39,13 +39,11 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 		return nil, err
 	}
 	if cfg.CredentialsKey != "" {
-		awsCfg, err := awsconf.Load(ctx, getenv, "KMS")
+		awsCfg, err := awsconf.For(ctx, getenv, "KMS")
 		if err != nil {
 			return nil, err
 		}
-		cfg.KMS = KMS(kms.NewFromConfig(awsCfg, func(o *kms.Options) {
-			o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "KMS")
-		}))
+		cfg.KMS = KMS(kms.NewFromConfig(awsCfg))
 	}
 	return NewHandler(cfg), nil
 }

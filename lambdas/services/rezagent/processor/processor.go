@@ -33,12 +33,11 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (q
 // ReadToken reads the ntfy token from the SSM SecureString name, once per
 // execution environment (at init), with an SSM client built from getenv.
 func ReadToken(ctx context.Context, getenv func(string) string, name string) (string, error) {
-	cfg, err := awsconf.Load(ctx, getenv, "SSM")
+	cfg, err := awsconf.For(ctx, getenv, "SSM")
 	if err != nil {
 		return "", err
 	}
-	client := ssm.NewFromConfig(cfg, func(o *ssm.Options) { o.BaseEndpoint = awsconf.BaseEndpoint(getenv, "SSM") })
-	return NtfyToken(ctx, client, name)
+	return NtfyToken(ctx, ssm.NewFromConfig(cfg), name)
 }
 
 // SSMAPI is the part of *ssm.Client NtfyToken uses.
