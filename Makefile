@@ -16,6 +16,13 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 # bindings load, so it must be set before the binary starts. `make synth`
 # keeps validation on.
 TEST_ENV := CDK_VALIDATION=false
+# One set of compiler flags for every go command make starts, and for the
+# ones its tests start (the local runner's build, the reload's, the
+# bundling's): -trimpath is part of a package's build-cache key, and the
+# runner and the bundling build with it, so without it here the test build
+# compiled every dependency once and the runner's build compiled them all
+# again (on an empty cache 240 s of CPU, the SDK's EC2 client most of it).
+export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
 
 MODULES     := constructs lambdas infra app test
 GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
