@@ -11,8 +11,6 @@ import (
 
 	agenticpm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/constructs/catalog"
-	nucleus "github.com/dynastack/dynastack/constructs/nucleus/contract"
-	rezagent "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	stak "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 )
@@ -29,24 +27,24 @@ const (
 )
 
 // lambdaMainBans are what no Lambda main may link, wherever it comes from:
-// the test framework, and the Streams client (Lambda's event source mapping
+// the test framework; the Streams client (Lambda's event source mapping
 // reads the stream; only the operator tool stak-replay and the dev poller
-// do).
-var lambdaMainBans = []string{"testing", "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"}
+// do); and the SDK clients of the services the functions call through
+// platform/awsrpc, whose package initialisers (SSM's, RDS's and ECS's
+// schemas 1.5–3 ms each) cost every cold start of a function that calls
+// an operation or two of them (docs/functions.md, "Cold start").
+var lambdaMainBans = []string{"testing", "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams",
+	"github.com/aws/aws-sdk-go-v2/service/ec2", "github.com/aws/aws-sdk-go-v2/service/rds",
+	"github.com/aws/aws-sdk-go-v2/service/ecs", "github.com/aws/aws-sdk-go-v2/service/ssm",
+	"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sns"}
 
 // ownDeps are packages only some functions use, with those functions:
-// their package initialisers cost milliseconds of a cold start (RDS's and
-// ECS's schemas 1.5-2 ms each, SSM's 3 ms, KMS's 0.8 ms, and the JSON
-// Schema library's 4 ms, for it compiles five drafts' metaschemas), so
-// they live in the package of those functions' binding
-// (services/nucleus/executor, services/rezagent/processor,
-// services/stak/stakapi, services/agenticpm/agenticpmapi) and no other
-// bootstrap may link them (docs/functions.md, "Cold start").
+// their package initialisers cost milliseconds of a cold start (KMS's
+// 0.8 ms, and the JSON Schema library's 4 ms, for it compiles five
+// drafts' metaschemas), so they live in the package of those functions'
+// binding (services/stak/stakapi, services/agenticpm/agenticpmapi) and no
+// other bootstrap may link them (docs/functions.md, "Cold start").
 var ownDeps = map[string][]string{
-	"github.com/aws/aws-sdk-go-v2/service/ec2": {nucleus.Executor.Name},
-	"github.com/aws/aws-sdk-go-v2/service/rds": {nucleus.Executor.Name},
-	"github.com/aws/aws-sdk-go-v2/service/ecs": {nucleus.Executor.Name},
-	"github.com/aws/aws-sdk-go-v2/service/ssm": {rezagent.Processor.Name},
 	"github.com/aws/aws-sdk-go-v2/service/kms": {agenticpm.API.Name},
 	// Stak's API compiles the inbox schemas clients send, AgenticPM's
 	// validates artefact content; the stream consumer and the release job

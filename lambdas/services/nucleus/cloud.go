@@ -3,14 +3,15 @@ package nucleus
 import (
 	"context"
 	"errors"
+	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
 // Service-specific endpoint variables, as the AWS SDKs define them. They
@@ -36,9 +37,7 @@ const (
 // Cloud reaches the accounts Nucleus manages: STS with the function's own
 // credentials, then, in the executor (services/nucleus/executor), EC2, RDS
 // and ECS with the credentials of the account's role. Only STS is called
-// here: the API's connection test links no other client, and the
-// executor's live in its own package so that the API's bootstrap does not
-// run their initialisers (docs/functions.md, "Cold start").
+// here, for the API's connection test and the executor's AssumeRole.
 type Cloud struct {
 	base   aws.Config
 	getenv func(string) string
@@ -68,40 +67,56 @@ type Role struct {
 	creds          aws.CredentialsProvider
 }
 
+// stsVersion is the STS API version called (the SDK's).
+const stsVersion = "2011-06-15"
+
 // Assume calls STS AssumeRole for roleARN, with ExternalId when
 // externalID is set. The session lasts STS's default hour, longer than
 // any run.
 func (c *Cloud) Assume(ctx context.Context, roleARN, externalID, session string) (*Role, error) {
-	in := &sts.AssumeRoleInput{RoleArn: aws.String(roleARN), RoleSessionName: aws.String(session)}
+	params := url.Values{"RoleArn": {roleARN}, "RoleSessionName": {session}}
 	if externalID != "" {
-		in.ExternalId = aws.String(externalID)
+		params.Set("ExternalId", externalID)
 	}
-	out, err := c.sts(c.base.Credentials).AssumeRole(ctx, in)
-	if err != nil {
+	var out struct {
+		Credentials struct {
+			AccessKeyID     string `xml:"AccessKeyId"`
+			SecretAccessKey string `xml:"SecretAccessKey"`
+			SessionToken    string `xml:"SessionToken"`
+		} `xml:"AssumeRoleResult>Credentials"`
+		Arn string `xml:"AssumeRoleResult>AssumedRoleUser>Arn"`
+	}
+	if err := c.sts(c.base.Credentials).Query(ctx, "AssumeRole", stsVersion, params, &out); err != nil {
 		return nil, err
 	}
 	cr := out.Credentials
 	return &Role{
-		AssumedRoleARN: aws.ToString(out.AssumedRoleUser.Arn),
-		creds: credentials.NewStaticCredentialsProvider(aws.ToString(cr.AccessKeyId),
-			aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken)),
+		AssumedRoleARN: out.Arn,
+		creds:          credentials.NewStaticCredentialsProvider(cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken),
 	}, nil
 }
 
 // CallerIdentity asks STS who the role's credentials are: proof that they
 // work, needing no permission in the target account.
 func (c *Cloud) CallerIdentity(ctx context.Context, r *Role) (string, error) {
-	out, err := c.sts(r.creds).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil {
+	var out struct {
+		Arn string `xml:"GetCallerIdentityResult>Arn"`
+	}
+	if err := c.sts(r.creds).Query(ctx, "GetCallerIdentity", stsVersion, nil, &out); err != nil {
 		return "", err
 	}
-	return aws.ToString(out.Arn), nil
+	return out.Arn, nil
 }
 
-func (c *Cloud) sts(creds aws.CredentialsProvider) *sts.Client {
+// sts is an STS client signing with creds. STS goes through
+// platform/awsrpc, as the executor's EC2, RDS and ECS calls do: its SDK
+// client's package initialiser ran in both Nucleus functions' cold starts
+// for two operations.
+func (c *Cloud) sts(creds aws.CredentialsProvider) *awsrpc.Client {
 	cfg := c.base.Copy()
 	cfg.Credentials = creds
-	return sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = c.Endpoint("STS") })
+	cfg.BaseEndpoint = c.Endpoint("STS")
+	return awsrpc.New("sts", cfg)
 }
 
 // Regional returns a configuration for region signed by the role: what

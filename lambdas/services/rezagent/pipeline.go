@@ -5,16 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -52,19 +54,41 @@ const (
 	attrLeaseUntil = "lease_until"
 )
 
-// SNSAPI is the part of *sns.Client the publisher uses.
+// SNSAPI publishes message to topic with string message attributes: SNS's
+// Publish, which is all the pipeline calls of SNS.
 type SNSAPI interface {
-	Publish(context.Context, *sns.PublishInput, ...func(*sns.Options)) (*sns.PublishOutput, error)
+	Publish(ctx context.Context, topic, message string, attrs map[string]string) error
 }
+
+// SNS is SNSAPI over platform/awsrpc. The SDK's SNS client ran its package
+// initialiser in every rez_agent cold start, the processor's too, which
+// publishes nothing (docs/functions.md, "Cold start").
+type SNS struct{ client *awsrpc.Client }
+
+// snsVersion is the SNS API version called (the SDK's).
+const snsVersion = "2010-03-31"
 
 // NewSNSClient returns an SNS client configured from getenv
 // (AWS_ENDPOINT_URL_SNS points it at a loopback endpoint).
-func NewSNSClient(ctx context.Context, getenv func(string) string) (*sns.Client, error) {
+func NewSNSClient(ctx context.Context, getenv func(string) string) (*SNS, error) {
 	cfg, err := awsconf.For(ctx, getenv, "SNS")
 	if err != nil {
 		return nil, err
 	}
-	return sns.NewFromConfig(cfg), nil
+	return &SNS{client: awsrpc.New("sns", cfg)}, nil
+}
+
+// Publish calls SNS Publish. Attributes go as the SDK sends a map, one
+// entry.N per name in sorted order, each a String.
+func (s *SNS) Publish(ctx context.Context, topic, message string, attrs map[string]string) error {
+	params := url.Values{"TopicArn": {topic}, "Message": {message}}
+	for i, name := range slices.Sorted(maps.Keys(attrs)) {
+		entry := "MessageAttributes.entry." + strconv.Itoa(i+1)
+		params.Set(entry+".Name", name)
+		params.Set(entry+".Value.DataType", "String")
+		params.Set(entry+".Value.StringValue", attrs[name])
+	}
+	return s.client.Query(ctx, "Publish", snsVersion, params, nil)
 }
 
 // Publisher puts messages on the pipeline: one SNS publish, then the
@@ -89,20 +113,14 @@ func (p *Publisher) Publish(ctx context.Context, m *Message) (*Message, error) {
 	if err != nil {
 		return m, err
 	}
-	attrs := map[string]snstypes.MessageAttributeValue{
-		contract.AttrMessageType: {DataType: aws.String("String"), StringValue: aws.String(m.MessageType)},
-	}
+	attrs := map[string]string{contract.AttrMessageType: m.MessageType}
 	// The correlation id travels beside the notice (raw delivery makes it
 	// the SQS record's attribute), so the processor logs it before it
 	// reads the message; SNS refuses an empty string value.
 	if m.CorrelationID != "" {
-		attrs[contract.AttrCorrelationID] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.CorrelationID)}
+		attrs[contract.AttrCorrelationID] = m.CorrelationID
 	}
-	_, err = p.sns.Publish(ctx, &sns.PublishInput{
-		TopicArn:          aws.String(p.topic),
-		Message:           aws.String(string(body)),
-		MessageAttributes: attrs,
-	})
+	err = p.sns.Publish(ctx, p.topic, string(body), attrs)
 	if err != nil {
 		return m, fmt.Errorf("rezagent: publish %s: %w", m.MessageID, err)
 	}

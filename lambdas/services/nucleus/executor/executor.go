@@ -1,25 +1,31 @@
 // Package executor is Nucleus's executor function: the schedule logic,
 // claims and audit of nucleus.Executor, with the EC2, RDS and ECS calls
-// that start and stop resources. Those clients live here, not in package
-// nucleus, so that the API's bootstrap does not link them: their package
-// initialisers (RDS's and ECS's schemas above all) took about 5 ms of
-// every API cold start (docs/functions.md, "Cold start").
+// that start and stop resources. They go through platform/awsrpc, not the
+// SDK's clients: those clients' package initialisers (RDS's and ECS's
+// schemas above all) took about 3 ms of every executor cold start, and
+// EC2's client alone took two minutes of every fresh build, for the eight
+// operations here (docs/functions.md, "Cold start").
 package executor
 
 import (
 	"context"
+	"net/url"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	"github.com/aws/aws-sdk-go-v2/service/rds"
-
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+)
+
+// API versions of the Query services called (the SDK's).
+const (
+	ec2Version = "2016-11-15"
+	rdsVersion = "2014-10-31"
+	// ecsTarget prefixes ECS's JSON operations (X-Amz-Target).
+	ecsTarget = "AmazonEC2ContainerServiceV20141113."
 )
 
 // Function is the executor's binding: cmd/nucleus-executor runs it in
@@ -33,70 +39,85 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (s
 
 // Act performs one start or stop with the client of the resource's type.
 func Act(ctx context.Context, a nucleus.ResourceAction) nucleus.Outcome {
-	cfg := a.Cloud.Regional(a.Role, a.Region)
+	client := func(signingName, serviceID string) *awsrpc.Client {
+		cfg := a.Cloud.Regional(a.Role, a.Region)
+		cfg.BaseEndpoint = a.Cloud.Endpoint(serviceID)
+		return awsrpc.New(signingName, cfg)
+	}
 	switch a.Type {
 	case nucleus.ResourceEC2:
-		client := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = a.Cloud.Endpoint("EC2") })
-		return ec2Action(ctx, client, strings.TrimPrefix(a.Resource, "instance/"), a.Start)
+		return ec2Action(ctx, client("ec2", "EC2"), strings.TrimPrefix(a.Resource, "instance/"), a.Start)
 	case nucleus.ResourceRDS:
-		client := rds.NewFromConfig(cfg, func(o *rds.Options) { o.BaseEndpoint = a.Cloud.Endpoint("RDS") })
-		return rdsAction(ctx, client, a.Resource, a.Start)
+		return rdsAction(ctx, client("rds", "RDS"), a.Resource, a.Start)
 	case nucleus.ResourceECS:
-		client := ecs.NewFromConfig(cfg, func(o *ecs.Options) { o.BaseEndpoint = a.Cloud.Endpoint("ECS") })
-		return ecsAction(ctx, client, strings.TrimPrefix(a.Resource, "service/"), a.PreviousDesiredCount, a.Start)
+		return ecsAction(ctx, client("ecs", "ECS"), strings.TrimPrefix(a.Resource, "service/"), a.PreviousDesiredCount, a.Start)
 	}
 	return nucleus.Failed(map[string]any{"error": nucleus.AWSError{Code: "UnknownResourceType", Message: string(a.Type)}})
 }
 
-func ec2Action(ctx context.Context, client *ec2.Client, id string, start bool) nucleus.Outcome {
+// instanceChanges is StartInstances' and StopInstances' answer: EC2 names
+// the list instancesSet in both.
+type instanceChanges struct {
+	Items []struct {
+		Current  string `xml:"currentState>name"`
+		Previous string `xml:"previousState>name"`
+	} `xml:"instancesSet>item"`
+}
+
+func ec2Action(ctx context.Context, client *awsrpc.Client, id string, start bool) nucleus.Outcome {
+	action := "StopInstances"
 	if start {
-		out, err := client.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{id}})
-		d := map[string]any{}
-		if err == nil && len(out.StartingInstances) == 1 {
-			ch := out.StartingInstances[0]
-			d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
-		}
-		return nucleus.CallOutcome("ec2:StartInstances", err, d)
+		action = "StartInstances"
 	}
-	out, err := client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{id}})
+	var out instanceChanges
+	err := client.Query(ctx, action, ec2Version, url.Values{"InstanceId.1": {id}}, &out)
 	d := map[string]any{}
-	if err == nil && len(out.StoppingInstances) == 1 {
-		ch := out.StoppingInstances[0]
-		d["previous_state"], d["current_state"] = ch.PreviousState.Name, ch.CurrentState.Name
+	if err == nil && len(out.Items) == 1 {
+		d["previous_state"], d["current_state"] = out.Items[0].Previous, out.Items[0].Current
 	}
-	return nucleus.CallOutcome("ec2:StopInstances", err, d)
+	return nucleus.CallOutcome("ec2:"+action, err, d)
 }
 
 // rdsAction starts or stops a DB instance (db:<id>) or cluster
 // (cluster:<id>).
-func rdsAction(ctx context.Context, client *rds.Client, resource string, start bool) nucleus.Outcome {
+func rdsAction(ctx context.Context, client *awsrpc.Client, resource string, start bool) nucleus.Outcome {
 	kind, id, _ := strings.Cut(resource, ":")
+	verb := "Stop"
+	if start {
+		verb = "Start"
+	}
+	// The status is in <Action>Result: DBCluster>Status for a cluster,
+	// DBInstance>DBInstanceStatus for an instance.
+	var out struct {
+		Children []struct {
+			Cluster  string `xml:"DBCluster>Status"`
+			Instance string `xml:"DBInstance>DBInstanceStatus"`
+		} `xml:",any"`
+	}
+	action, params := verb+"DBInstance", url.Values{"DBInstanceIdentifier": {id}}
+	if kind == "cluster" {
+		action, params = verb+"DBCluster", url.Values{"DBClusterIdentifier": {id}}
+	}
+	err := client.Query(ctx, action, rdsVersion, params, &out)
 	d := map[string]any{}
-	switch {
-	case kind == "cluster" && start:
-		out, err := client.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String(id)})
-		if err == nil {
-			d["current_status"] = aws.ToString(out.DBCluster.Status)
-		}
-		return nucleus.CallOutcome("rds:StartDBCluster", err, d)
-	case kind == "cluster":
-		out, err := client.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String(id)})
-		if err == nil {
-			d["current_status"] = aws.ToString(out.DBCluster.Status)
-		}
-		return nucleus.CallOutcome("rds:StopDBCluster", err, d)
-	case start:
-		out, err := client.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
-		if err == nil {
-			d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
-		}
-		return nucleus.CallOutcome("rds:StartDBInstance", err, d)
-	}
-	out, err := client.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String(id)})
 	if err == nil {
-		d["current_status"] = aws.ToString(out.DBInstance.DBInstanceStatus)
+		status := ""
+		for _, c := range out.Children {
+			status += c.Cluster + c.Instance
+		}
+		d["current_status"] = status
 	}
-	return nucleus.CallOutcome("rds:StopDBInstance", err, d)
+	return nucleus.CallOutcome("rds:"+action, err, d)
+}
+
+// ecsServices is the part of DescribeServices' answer read here.
+type ecsServices struct {
+	Services []struct {
+		DesiredCount int32 `json:"desiredCount"`
+	} `json:"services"`
+	Failures []struct {
+		Reason string `json:"reason"`
+	} `json:"failures"`
 }
 
 // ecsAction scales a service to 0 and back. Stopping reads the desired
@@ -105,28 +126,29 @@ func rdsAction(ctx context.Context, client *rds.Client, resource string, start b
 // record) keeps the stored value. Starting restores the stored count
 // (previous); without one, a service already running is left alone and
 // one at 0 fails.
-func ecsAction(ctx context.Context, client *ecs.Client, path string, previous *int32, start bool) nucleus.Outcome {
+func ecsAction(ctx context.Context, client *awsrpc.Client, path string, previous *int32, start bool) nucleus.Outcome {
 	cluster, service, ok := strings.Cut(path, "/")
 	if !ok {
 		// service/<name>: the old ARN format, in the default cluster.
 		cluster, service = "default", path
 	}
 	describe := func() (int32, nucleus.Outcome, bool) {
-		out, err := client.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(cluster), Services: []string{service}})
+		var out ecsServices
+		err := client.JSON(ctx, ecsTarget+"DescribeServices", map[string]any{"cluster": cluster, "services": []string{service}}, &out)
 		switch {
 		case err != nil:
 			return 0, nucleus.CallOutcome("ecs:DescribeServices", err, nil), false
 		case len(out.Services) != 1:
 			reason := "MISSING"
 			if len(out.Failures) > 0 {
-				reason = aws.ToString(out.Failures[0].Reason)
+				reason = out.Failures[0].Reason
 			}
 			return 0, nucleus.Failed(map[string]any{"call": "ecs:DescribeServices", "error": nucleus.AWSError{Code: reason, Message: "service " + service + " not found in cluster " + cluster}}), false
 		}
 		return out.Services[0].DesiredCount, nucleus.Outcome{}, true
 	}
 	update := func(n int32, d map[string]any) nucleus.Outcome {
-		_, err := client.UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String(cluster), Service: aws.String(service), DesiredCount: aws.Int32(n)})
+		err := client.JSON(ctx, ecsTarget+"UpdateService", map[string]any{"cluster": cluster, "service": service, "desiredCount": n}, nil)
 		d["desired_count"] = n
 		return nucleus.CallOutcome("ecs:UpdateService", err, d)
 	}

@@ -1,8 +1,7 @@
 // Package processor is rez_agent's processor function: rezagent.Processor
-// with the SSM client that reads its ntfy token. That client lives here,
-// not in package rezagent, so that the API's and the scheduler's
-// bootstraps do not link it: SSM's package initialisers (its schemas above
-// all) took about 3 ms of every one of their cold starts
+// with the SSM read of its ntfy token. That read is one GetParameter at
+// init, through platform/awsrpc: SSM's SDK client ran package initialisers
+// (its schemas above all) of 1.6–3 ms in every processor cold start
 // (docs/functions.md, "Cold start").
 package processor
 
@@ -10,11 +9,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
@@ -30,29 +27,25 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (q
 	return rezagent.NewProcessor(ctx, getenv, ReadToken, opts...)
 }
 
-// ReadToken reads the ntfy token from the SSM SecureString name, once per
-// execution environment (at init), with an SSM client built from getenv.
+// ReadToken reads the ntfy access token from the SSM SecureString name,
+// once per execution environment (at init), with the AWS configuration
+// getenv gives.
 func ReadToken(ctx context.Context, getenv func(string) string, name string) (string, error) {
 	cfg, err := awsconf.For(ctx, getenv, "SSM")
 	if err != nil {
 		return "", err
 	}
-	return NtfyToken(ctx, ssm.NewFromConfig(cfg), name)
-}
-
-// SSMAPI is the part of *ssm.Client NtfyToken uses.
-type SSMAPI interface {
-	GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
-}
-
-// NtfyToken reads the ntfy access token from an SSM SecureString.
-func NtfyToken(ctx context.Context, client SSMAPI, name string) (string, error) {
-	out, err := client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
-	if err != nil {
+	var out struct {
+		Parameter struct {
+			Value string `json:"Value"`
+		} `json:"Parameter"`
+	}
+	in := map[string]any{"Name": name, "WithDecryption": true}
+	if err := awsrpc.New("ssm", cfg).JSON(ctx, "AmazonSSM.GetParameter", in, &out); err != nil {
 		return "", fmt.Errorf("rezagent: read ntfy token %s: %w", name, err)
 	}
-	if out.Parameter == nil || aws.ToString(out.Parameter.Value) == "" {
+	if out.Parameter.Value == "" {
 		return "", fmt.Errorf("rezagent: ntfy token parameter %s is empty", name)
 	}
-	return aws.ToString(out.Parameter.Value), nil
+	return out.Parameter.Value, nil
 }
