@@ -46,3 +46,5 @@ require (
 )
 
 replace github.com/dynastack/dynastack/constructs => ../constructs
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

@@ -31,21 +31,21 @@ const (
 // reads the stream; only the operator tool stak-replay and the dev poller
 // do); and the SDK clients of the services the functions call through
 // platform/awsrpc, whose package initialisers (SSM's, RDS's and ECS's
-// schemas 1.5–3 ms each) cost every cold start of a function that calls
-// an operation or two of them (docs/functions.md, "Cold start").
+// schemas 1.5–3 ms each, KMS's and EventBridge's about 0.5 ms) cost every
+// cold start of a function that calls an operation or two of them
+// (docs/functions.md, "Cold start").
 var lambdaMainBans = []string{"testing", "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams",
 	"github.com/aws/aws-sdk-go-v2/service/ec2", "github.com/aws/aws-sdk-go-v2/service/rds",
 	"github.com/aws/aws-sdk-go-v2/service/ecs", "github.com/aws/aws-sdk-go-v2/service/ssm",
-	"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sns"}
+	"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sns",
+	"github.com/aws/aws-sdk-go-v2/service/kms", "github.com/aws/aws-sdk-go-v2/service/eventbridge"}
 
 // ownDeps are packages only some functions use, with those functions:
-// their package initialisers cost milliseconds of a cold start (KMS's
-// 0.8 ms, and the JSON Schema library's 4 ms, for it compiles five
-// drafts' metaschemas), so they live in the package of those functions'
-// binding (services/stak/stakapi, services/agenticpm/agenticpmapi) and no
-// other bootstrap may link them (docs/functions.md, "Cold start").
+// their package initialisers cost milliseconds of a cold start, so they
+// live in the package of those functions' binding
+// (services/stak/stakapi, services/agenticpm/agenticpmapi) and no other
+// bootstrap may link them (docs/functions.md, "Cold start").
 var ownDeps = map[string][]string{
-	"github.com/aws/aws-sdk-go-v2/service/kms": {agenticpm.API.Name},
 	// Stak's API compiles the inbox schemas clients send, AgenticPM's
 	// validates artefact content; the stream consumer and the release job
 	// validate nothing.

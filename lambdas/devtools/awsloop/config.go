@@ -21,3 +21,12 @@ func Config(accessKeyID string) aws.Config {
 		Credentials: credentials.NewStaticCredentialsProvider(accessKeyID, configSecret(accessKeyID), ""),
 	}
 }
+
+// ConfigAt is Config with BaseEndpoint set to endpoint: the configuration
+// of a client of one loopback server, for code that builds its own client
+// from an aws.Config (platform/awsrpc's).
+func ConfigAt(accessKeyID, endpoint string) aws.Config {
+	cfg := Config(accessKeyID)
+	cfg.BaseEndpoint = aws.String(endpoint)
+	return cfg
+}

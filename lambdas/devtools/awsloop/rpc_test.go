@@ -11,6 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/rds"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
@@ -18,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
@@ -58,8 +63,8 @@ func sameRequest(t *testing.T, fake *awsloop.Server, action string, sdk func() e
 // TestRuntimeCallsMatchTheSDK: every AWS operation a function makes
 // through platform/awsrpc instead of the SDK's client (Nucleus's STS, EC2,
 // RDS and ECS calls, rez_agent's SNS publish and SSM token read) sends the
-// request the SDK's client sends for it. The fakes these tests check
-// against the SDK decode both.
+// request the SDK's client sends for it, and AgenticPM's PutEvents and KMS
+// Encrypt too. The fakes these tests check against the SDK decode both.
 func TestRuntimeCallsMatchTheSDK(t *testing.T) {
 	ctx := context.Background()
 	stsFake, ec2Fake, rdsFake, ecsFake := awsloop.NewSTS(), awsloop.NewEC2(), awsloop.NewRDS(), awsloop.NewECS()
@@ -201,6 +206,45 @@ func TestRuntimeCallsMatchTheSDK(t *testing.T) {
 	}, func() {
 		if tok, err := processor.ReadToken(ctx, getenv, param); err != nil || tok != "tk_secret" {
 			t.Fatalf("ReadToken: %q %v", tok, err)
+		}
+	})
+
+	// AgenticPM: the release's PutEvents, the API's KMS Encrypt.
+	const bus = "agenticpm-dev"
+	events := awsloop.NewEvents(bus)
+	start(t, events)
+	entry := agenticpm.EventEntry{EventBusName: bus, Source: agenticpm.EventSource, DetailType: agenticpm.EventDetailType, Detail: `{"idempotencyKey":"k"}`}
+	sameRequest(t, events.Server, "PutEvents", func() error {
+		_, err := eventbridge.NewFromConfig(awsloop.ConfigAt("AKIDAPM", events.URL())).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
+			EventBusName: aws.String(entry.EventBusName), Source: aws.String(entry.Source), DetailType: aws.String(entry.DetailType), Detail: aws.String(entry.Detail)}}})
+		return err
+	}, func() {
+		res, err := agenticpm.NewEvents(awsloop.ConfigAt("AKIDAPM", events.URL())).PutEvents(ctx, []agenticpm.EventEntry{entry})
+		if err != nil || len(res) != 1 || res[0].EventID == "" || res[0].ErrorCode != "" {
+			t.Fatalf("PutEvents: %+v %v", res, err)
+		}
+	})
+
+	// KMS answers Encrypt with a fixed ciphertext: what matters is the
+	// request, and that both read the answer alike.
+	kmsFake := awsloop.NewServer(awsloop.Service{Name: "kms", Protocol: awsloop.AWSJSON11, TargetPrefix: "TrentService"})
+	const keyARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	kmsFake.Handle("Encrypt", func(c *awsloop.Call) (any, error) {
+		return map[string]any{"CiphertextBlob": []byte("sealed\x00\xff"), "KeyId": keyARN, "EncryptionAlgorithm": "SYMMETRIC_DEFAULT"}, nil
+	})
+	start(t, kmsFake)
+	plaintext, ec := []byte(`{"token":"t"}`), map[string]string{"integration": "jira", "stage": "dev"}
+	var sdkBlob []byte
+	sameRequest(t, kmsFake, "Encrypt", func() error {
+		out, err := kms.NewFromConfig(awsloop.ConfigAt("AKIDAPM", kmsFake.URL())).Encrypt(ctx, &kms.EncryptInput{KeyId: aws.String("alias/agenticpm-dev-credentials"), Plaintext: plaintext, EncryptionContext: ec})
+		if err == nil {
+			sdkBlob = out.CiphertextBlob
+		}
+		return err
+	}, func() {
+		blob, key, err := agenticpmapi.KMS(awsloop.ConfigAt("AKIDAPM", kmsFake.URL())).Encrypt(ctx, "alias/agenticpm-dev-credentials", plaintext, ec)
+		if err != nil || string(blob) != string(sdkBlob) || key != keyARN {
+			t.Fatalf("Encrypt: %q %s %v, the SDK read %q", blob, key, err, sdkBlob)
 		}
 	})
 }

@@ -151,17 +151,25 @@ func (s *Server) Client(ctx context.Context) (*kms.Client, error) { return Clien
 // Client returns a KMS client of the server at endpoint, with the dummy
 // credentials the dev tools use.
 func Client(ctx context.Context, endpoint string) (*kms.Client, error) {
+	cfg, err := Config(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return kms.NewFromConfig(cfg), nil
+}
+
+// Config is the AWS configuration of Client: the server at endpoint as
+// KMS's BaseEndpoint, the dummy credentials the dev tools use. Code that
+// builds its own KMS client from an aws.Config (AgenticPM's, over
+// platform/awsrpc) takes it.
+func Config(ctx context.Context, endpoint string) (aws.Config, error) {
 	getenv := func(k string) string {
 		if k == EnvEndpoint {
 			return endpoint
 		}
 		return ""
 	}
-	cfg, err := awsconf.For(ctx, getenv, kms.ServiceID)
-	if err != nil {
-		return nil, err
-	}
-	return kms.NewFromConfig(cfg), nil
+	return awsconf.For(ctx, getenv, kms.ServiceID)
 }
 
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {

@@ -34,6 +34,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // Client calls one AWS service. The zero value is not usable: set Service
@@ -42,8 +43,8 @@ import (
 // where the SDK client would have been reused.
 type Client struct {
 	// Service is the service's signing name, which is also its endpoint
-	// prefix for every service this package serves: "ec2", "rds", "ecs",
-	// "ssm", "sts".
+	// prefix for every service called through this package: "ec2", "rds",
+	// "ecs", "sts", "sns", "ssm", "kms", "events" (EventBridge).
 	Service string
 	// Config gives the region, the credentials (required), the HTTP
 	// client (default: the SDK's, with its timeouts), the retryer
@@ -110,14 +111,6 @@ func (e *Error) ErrorFault() smithy.ErrorFault {
 func (e *Error) HTTPStatusCode() int { return e.StatusCode }
 
 var _ smithy.APIError = (*Error)(nil)
-
-// sendError is a request that got no answer: retryable, as the SDK's
-// RequestSendError is (the retryer reads ConnectionError).
-type sendError struct{ err error }
-
-func (e *sendError) Error() string         { return "send request: " + e.err.Error() }
-func (e *sendError) Unwrap() error         { return e.err }
-func (e *sendError) ConnectionError() bool { return true }
 
 // Query calls action of an awsQuery or ec2Query service: params (nil for
 // none) as the form body beside Action and Version, and the XML answer
@@ -230,12 +223,12 @@ func (c *Client) attempt(ctx context.Context, endpoint, action string, body []by
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, &sendError{err})
+		return nil, fmt.Errorf("%s: %w", op, &smithyhttp.RequestSendError{Err: err})
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read the answer: %w", op, &sendError{err})
+		return nil, fmt.Errorf("%s: read the answer: %w", op, &smithyhttp.RequestSendError{Err: err})
 	}
 	if resp.StatusCode/100 == 2 {
 		return answer, nil

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
@@ -34,7 +31,7 @@ func BenchmarkReleaseRun(b *testing.B) {
 	s := newServiceWith(b, clock.Now, func(cfg *agenticpm.Config) {
 		cfg.Client = m.Client(testenv.Client(b))
 		cfg.EventBus = bus
-		cfg.Events = eventbridge.NewFromConfig(awsloop.Config("AKIDBENCH"), func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(fake.URL()) })
+		cfg.Events = agenticpm.NewEvents(awsloop.ConfigAt("AKIDBENCH", fake.URL()))
 	})
 	job := agenticpm.NewReleaseJobFromConfig(s.cfg)
 	p := s.project(b, "")

@@ -15,12 +15,9 @@ import (
 )
 
 // KMSAPI is what the API needs of KMS: Encrypt, returning the ciphertext
-// and the ARN of the key that made it (its role has no kms:Decrypt). Its
-// binding to the SDK's client is agenticpmapi.KMS
-// (services/agenticpm/agenticpmapi): this package does not import the KMS
-// client, so that the release job, which encrypts nothing, does not link
-// it (its package initialisers took about 0.8 ms of every start;
-// docs/functions.md, "Cold start").
+// and the ARN of the key that made it (its role has no kms:Decrypt).
+// agenticpmapi.KMS calls KMS (services/agenticpm/agenticpmapi, over
+// platform/awsrpc); the release job encrypts nothing.
 type KMSAPI interface {
 	Encrypt(ctx context.Context, keyID string, plaintext []byte, encryptionContext map[string]string) (ciphertext []byte, keyARN string, err error)
 }

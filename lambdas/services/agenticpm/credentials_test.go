@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
@@ -170,11 +171,12 @@ func TestIntegrationFailures(t *testing.T) {
 	}
 
 	down := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
-		c, err := kmslocal.Client(context.Background(), "http://127.0.0.1:1")
+		c, err := kmslocal.Config(context.Background(), "http://127.0.0.1:1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.KMS = agenticpmapi.KMS(kms.New(c.Options(), func(o *kms.Options) { o.RetryMaxAttempts = 1; o.BaseEndpoint = aws.String("http://127.0.0.1:1") }))
+		c.Retryer = func() aws.Retryer { return retry.AddWithMaxAttempts(retry.NewStandard(), 1) }
+		cfg.KMS = agenticpmapi.KMS(c)
 	})
 	r := down.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`)
 	apitest.WantError(t, r, 503, "unavailable", "", "")

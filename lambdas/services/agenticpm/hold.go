@@ -11,8 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -67,11 +65,6 @@ const (
 // ErrNotDue: the action is held beyond now; the release job leaves it.
 var ErrNotDue = errors.New("agenticpm: action not due")
 
-// EventsAPI is the part of *eventbridge.Client the release uses.
-type EventsAPI interface {
-	PutEvents(context.Context, *eventbridge.PutEventsInput, ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
-}
-
 // EventDetail is the detail of an AgentActionReleased event. Integrations
 // must act once per IdempotencyKey: the outbox sends again when it cannot
 // tell whether an earlier PutEvents got through.
@@ -85,7 +78,7 @@ type EventDetail struct {
 
 // eventEntry is the PutEvents entry of a released action and its size as
 // EventBridge counts it.
-func (s *Store) eventEntry(a Action) (ebtypes.PutEventsRequestEntry, int, error) {
+func (s *Store) eventEntry(a Action) (EventEntry, int, error) {
 	d := EventDetail{IdempotencyKey: idempotencyKey(a), Action: a}
 	detail, err := json.Marshal(d)
 	if err == nil && len(EventSource)+len(EventDetailType)+len(detail) > maxPutEventsBytes {
@@ -93,11 +86,10 @@ func (s *Store) eventEntry(a Action) (ebtypes.PutEventsRequestEntry, int, error)
 		detail, err = json.Marshal(d)
 	}
 	if err != nil {
-		return ebtypes.PutEventsRequestEntry{}, 0, fmt.Errorf("agenticpm: marshal event detail: %w", err)
+		return EventEntry{}, 0, fmt.Errorf("agenticpm: marshal event detail: %w", err)
 	}
-	return ebtypes.PutEventsRequestEntry{
-		EventBusName: aws.String(s.bus), Source: aws.String(EventSource), DetailType: aws.String(EventDetailType),
-		Detail: aws.String(string(detail)),
+	return EventEntry{
+		EventBusName: s.bus, Source: EventSource, DetailType: EventDetailType, Detail: string(detail),
 	}, len(EventSource) + len(EventDetailType) + len(detail), nil
 }
 
@@ -255,7 +247,7 @@ func (s *Store) dispatch(ctx context.Context, entries []outboxEntry) (int, error
 	var errs []error
 	for start := 0; start < len(entries); {
 		// A call takes up to 10 entries within 256 KB in all.
-		in := &eventbridge.PutEventsInput{}
+		var in []EventEntry
 		size := 0
 		var batch []outboxEntry
 		for _, e := range entries[start:] {
@@ -263,26 +255,26 @@ func (s *Store) dispatch(ctx context.Context, entries []outboxEntry) (int, error
 			if err != nil {
 				return sent, err
 			}
-			if len(in.Entries) == maxPutEventsEntries || len(in.Entries) > 0 && size+n > maxPutEventsBytes {
+			if len(in) == maxPutEventsEntries || len(in) > 0 && size+n > maxPutEventsBytes {
 				break
 			}
-			in.Entries, batch, size = append(in.Entries, entry), append(batch, e), size+n
+			in, batch, size = append(in, entry), append(batch, e), size+n
 		}
 		start += len(batch)
-		out, err := s.events.PutEvents(ctx, in)
+		results, err := s.events.PutEvents(ctx, in)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("agenticpm: PutEvents: %w", err))
 			continue
 		}
-		for i, r := range out.Entries {
+		for i, r := range results {
 			if i >= len(batch) {
 				break
 			}
-			if r.ErrorCode != nil {
-				errs = append(errs, fmt.Errorf("agenticpm: PutEvents entry of %s: %s: %s", batch[i].a.ID, aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage)))
+			if r.ErrorCode != "" {
+				errs = append(errs, fmt.Errorf("agenticpm: PutEvents entry of %s: %s: %s", batch[i].a.ID, r.ErrorCode, r.ErrorMessage))
 				continue
 			}
-			if err := s.dispatched(ctx, batch[i], aws.ToString(r.EventId)); err != nil {
+			if err := s.dispatched(ctx, batch[i], r.EventID); err != nil {
 				errs = append(errs, err)
 				continue
 			}

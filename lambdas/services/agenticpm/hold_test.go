@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
@@ -47,9 +45,7 @@ func newHoldService(t *testing.T, withBus bool) *holdService {
 			return
 		}
 		cfg.EventBus = bus
-		cfg.Events = eventbridge.NewFromConfig(awsloop.Config("AKIDAGENTICPM"), func(o *eventbridge.Options) {
-			o.BaseEndpoint = aws.String(fake.URL())
-		})
+		cfg.Events = agenticpm.NewEvents(awsloop.ConfigAt("AKIDAGENTICPM", fake.URL()))
 	})
 	return &holdService{service: s, clock: clock, events: fake, jobClient: testenv.ServiceClient(t, contract.Release.Name)}
 }

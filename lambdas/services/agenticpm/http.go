@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	dynastack "github.com/dynastack/dynastack/constructs/service"
@@ -81,7 +80,7 @@ func NewConfig(ctx context.Context, getenv func(string) string, opts ...ddb.Opti
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Events = eventbridge.NewFromConfig(awsCfg)
+		cfg.Events = NewEvents(awsCfg)
 	}
 	return cfg, nil
 }

@@ -57,7 +57,7 @@ var credentialsAlias = contract.CredentialsKeyAlias("dev")
 func withCredentialsKey(t testing.TB, cfg *agenticpm.Config) {
 	t.Helper()
 	endpoint, _ := testenv.KMSKey(t, credentialsAlias)
-	c, err := kmslocal.Client(context.Background(), endpoint)
+	c, err := kmslocal.Config(context.Background(), endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
