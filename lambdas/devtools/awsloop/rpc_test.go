@@ -78,8 +78,6 @@ func TestRuntimeCallsMatchTheSDK(t *testing.T) {
 	const roleARN = "arn:aws:iam::123456789012:role/nucleus-executor"
 	stsFake.Trust(roleARN, "")
 	ec2Fake.AcceptUnknown()
-	rdsFake.AddInstance("orders", awsloop.DBAvailable)
-	rdsFake.AddCluster("reports", awsloop.DBAvailable)
 	ecsFake.AddService("prod", "web", 2)
 
 	base := awsloop.Config("AKIDEXECUTOR")
@@ -131,35 +129,49 @@ func TestRuntimeCallsMatchTheSDK(t *testing.T) {
 		return err
 	}, act(nucleus.ResourceEC2, "instance/"+instance, false, nil))
 
-	// Each RDS pair goes stop → start (or the reverse) so both calls find
-	// the state they need: the runtime's call repeats the SDK's on the
-	// state the SDK's left, so reset the state in between.
+	// Each RDS call needs its resource in the state it changes, before the
+	// SDK's call and again before the runtime's.
 	rdsClient := rds.NewFromConfig(roleCfg, func(o *rds.Options) { o.BaseEndpoint = aws.String(rdsFake.URL()) })
-	rdsPair := func(action string, sdk func() error, runtime func(), reset func()) {
-		sameRequest(t, rdsFake.Server, action, func() error {
-			err := sdk()
-			reset()
+	for _, c := range []struct {
+		action, resource string
+		start, cluster   bool
+		sdk              func() error
+	}{
+		{"StopDBInstance", "db:orders", false, false, func() error {
+			_, err := rdsClient.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
 			return err
-		}, runtime)
+		}},
+		{"StartDBInstance", "db:orders", true, false, func() error {
+			_, err := rdsClient.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
+			return err
+		}},
+		{"StopDBCluster", "cluster:reports", false, true, func() error {
+			_, err := rdsClient.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String("reports")})
+			return err
+		}},
+		{"StartDBCluster", "cluster:reports", true, true, func() error {
+			_, err := rdsClient.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String("reports")})
+			return err
+		}},
+	} {
+		from := awsloop.DBAvailable
+		if c.start {
+			from = awsloop.DBStopped
+		}
+		set := func() {
+			if c.cluster {
+				rdsFake.AddCluster("reports", from)
+			} else {
+				rdsFake.AddInstance("orders", from)
+			}
+		}
+		set()
+		sameRequest(t, rdsFake.Server, c.action, func() error {
+			err := c.sdk()
+			set()
+			return err
+		}, act(nucleus.ResourceRDS, c.resource, c.start, nil))
 	}
-	rdsPair("StopDBInstance", func() error {
-		_, err := rdsClient.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
-		return err
-	}, act(nucleus.ResourceRDS, "db:orders", false, nil), func() { rdsFake.AddInstance("orders", awsloop.DBAvailable) })
-	rdsFake.AddInstance("orders", awsloop.DBStopped)
-	rdsPair("StartDBInstance", func() error {
-		_, err := rdsClient.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
-		return err
-	}, act(nucleus.ResourceRDS, "db:orders", true, nil), func() { rdsFake.AddInstance("orders", awsloop.DBStopped) })
-	rdsPair("StopDBCluster", func() error {
-		_, err := rdsClient.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String("reports")})
-		return err
-	}, act(nucleus.ResourceRDS, "cluster:reports", false, nil), func() { rdsFake.AddCluster("reports", awsloop.DBAvailable) })
-	rdsFake.AddCluster("reports", awsloop.DBStopped)
-	rdsPair("StartDBCluster", func() error {
-		_, err := rdsClient.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String("reports")})
-		return err
-	}, act(nucleus.ResourceRDS, "cluster:reports", true, nil), func() { rdsFake.AddCluster("reports", awsloop.DBStopped) })
 
 	ecsClient := ecs.NewFromConfig(roleCfg, func(o *ecs.Options) { o.BaseEndpoint = aws.String(ecsFake.URL()) })
 	sameRequest(t, ecsFake.Server, "UpdateService", func() error {

@@ -130,13 +130,7 @@ func (c *Client) Query(ctx context.Context, action, version string, params url.V
 	answer, err := c.do(ctx, action, body, func(h http.Header) {
 		h.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 	}, queryError)
-	if err != nil || out == nil {
-		return err
-	}
-	if err := xml.Unmarshal(answer, out); err != nil {
-		return fmt.Errorf("%s:%s: decode the answer: %w", c.Service, action, err)
-	}
-	return nil
+	return c.read(action, answer, err, out, xml.Unmarshal)
 }
 
 // JSON calls operation target ("AmazonSSM.GetParameter") of an awsJson1_1
@@ -152,10 +146,16 @@ func (c *Client) JSON(ctx context.Context, target string, in, out any) error {
 		h.Set("Content-Type", "application/x-amz-json-1.1")
 		h.Set("X-Amz-Target", target)
 	}, jsonError)
+	return c.read(action, answer, err, out, json.Unmarshal)
+}
+
+// read decodes a call's answer into out with the protocol's unmarshal,
+// unless the call failed or the caller wants nothing from it.
+func (c *Client) read(action string, answer []byte, err error, out any, unmarshal func([]byte, any) error) error {
 	if err != nil || out == nil {
 		return err
 	}
-	if err := json.Unmarshal(answer, out); err != nil {
+	if err := unmarshal(answer, out); err != nil {
 		return fmt.Errorf("%s:%s: decode the answer: %w", c.Service, action, err)
 	}
 	return nil
