@@ -220,9 +220,9 @@ test: ## golden, contract, policy, construct, consumer, guard, Lambda, recorded 
 # bundling's flags (gofunction.BuildFlags; test/makefile_test.go keeps
 # LAMBDA_BUILD_FLAGS equal), beside the Go tests, into Go's build cache:
 # the dev synth's batch build then finds every package compiled and only
-# links. On a fresh clone that compile (the standard library and the SDK
-# for arm64, EC2's client alone about two minutes; 187 s of CPU in all)
-# otherwise runs inside the synth, after the tests, largely on one core.
+# links. On a fresh clone that compile (the standard library, the
+# DynamoDB client and the rest of the mains' packages for arm64) otherwise
+# runs inside the synth, after the tests, largely on one core.
 # go list -export compiles without linking; on a warm cache it only
 # checks (about a second).
 LAMBDA_BUILD_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w"

@@ -25,7 +25,9 @@ import (
 // noWait is the standard retryer without its backoff, so the tests do
 // not sleep.
 func noWait() aws.Retryer {
-	return retry.NewStandard(func(o *retry.StandardOptions) { o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil }) })
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+	})
 }
 
 func config(endpoint string) aws.Config {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
