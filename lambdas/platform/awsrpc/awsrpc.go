@@ -8,6 +8,17 @@
 // start", says which and what each cost. DynamoDB, which every function
 // calls on every request, keeps the SDK's client.
 //
+// What the SDK's clients do that this does not: endpoint rules beyond the
+// regional endpoint (FIPS, dual-stack, other partitions than aws and
+// aws-cn; the stacks use none), clock-skew correction (Lambda's clock is
+// synchronised), response checksums and paginators (no operation called
+// here pages). Like the SDK, it retries a request whose answer was lost,
+// so an operation that is not idempotent may run twice; the callers'
+// are safe to repeat: a second SNS notice of a rez_agent message is one
+// the processor already handles as a redelivery, AgenticPM's events carry
+// an idempotency key integrations act on once, and a second KMS Encrypt
+// only makes another ciphertext of the same credentials.
+//
 // A call's shape (parameters, result paths) is the caller's: the operation
 // packages that use it are tested against devtools/awsloop's servers, which
 // the SDK's own clients are tested against, and devtools/awsloop checks
