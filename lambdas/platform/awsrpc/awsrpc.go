@@ -48,31 +48,27 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
-// Client calls one AWS service. The zero value is not usable: set Service
-// and Config. A Client is safe for concurrent use; like an SDK client, it
-// keeps one retry token bucket, so build one per service and reuse it
-// where the SDK client would have been reused.
+// Client calls one AWS service. Build it with New. A Client is safe for
+// concurrent use; like an SDK client, it keeps one retry token bucket, so
+// build one per service and reuse it where the SDK client would have been
+// reused.
 type Client struct {
-	// Service is the service's signing name, which is also its endpoint
-	// prefix for every service called through this package: "ec2", "rds",
-	// "ecs", "sts", "sns", "ssm", "kms", "events" (EventBridge).
-	Service string
-	// Config gives the region, the credentials (required), the HTTP
-	// client (default: the SDK's, with its timeouts), the retryer
-	// (default: the SDK's standard one, 3 attempts) and BaseEndpoint
-	// (default: https://<Service>.<Region>.amazonaws.com, .com.cn in the
-	// China regions).
-	Config aws.Config
-
+	service string
+	cfg     aws.Config
 	retryer aws.Retryer
 	http    aws.HTTPClient
 	signer  *v4.Signer
-	now     func() time.Time
 }
 
-// New returns a Client of service with cfg (see Client's fields).
+// New returns a client of service, its signing name, which is also its
+// endpoint prefix for every service called through this package: "ec2",
+// "rds", "ecs", "sts", "sns", "ssm", "kms", "events" (EventBridge). cfg
+// gives the region, the credentials (required), the HTTP client (default:
+// the SDK's, with its timeouts), the retryer (default: the SDK's standard
+// one, 3 attempts) and BaseEndpoint (default:
+// https://<service>.<region>.amazonaws.com, .com.cn in the China regions).
 func New(service string, cfg aws.Config) *Client {
-	c := &Client{Service: service, Config: cfg, signer: v4.NewSigner(), now: time.Now}
+	c := &Client{service: service, cfg: cfg, signer: v4.NewSigner()}
 	if cfg.Retryer != nil {
 		c.retryer = cfg.Retryer()
 	} else {
@@ -167,7 +163,7 @@ func (c *Client) read(action string, answer []byte, err error, out any, unmarsha
 		return err
 	}
 	if err := unmarshal(answer, out); err != nil {
-		return fmt.Errorf("%s:%s: decode the answer: %w", c.Service, action, err)
+		return fmt.Errorf("%s:%s: decode the answer: %w", c.service, action, err)
 	}
 	return nil
 }
@@ -218,8 +214,8 @@ func (c *Client) do(ctx context.Context, action string, body []byte, headers fun
 }
 
 func (c *Client) attempt(ctx context.Context, endpoint, action string, body []byte, payloadHash string, headers func(http.Header), decode decodeError) ([]byte, error) {
-	op := c.Service + ":" + action
-	creds, err := c.Config.Credentials.Retrieve(ctx)
+	op := c.service + ":" + action
+	creds, err := c.cfg.Credentials.Retrieve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: credentials: %w", op, err)
 	}
@@ -229,7 +225,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, action string, body []by
 	}
 	headers(req.Header)
 	req.Header.Set("User-Agent", "dynastack-awsrpc")
-	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, c.Service, c.Config.Region, c.now()); err != nil {
+	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, c.service, c.cfg.Region, time.Now()); err != nil {
 		return nil, fmt.Errorf("%s: sign: %w", op, err)
 	}
 	resp, err := c.http.Do(req)
@@ -253,17 +249,17 @@ func (c *Client) attempt(ctx context.Context, endpoint, action string, body []by
 }
 
 func (c *Client) endpoint() (string, error) {
-	if c.Config.BaseEndpoint != nil {
-		return *c.Config.BaseEndpoint, nil
+	if c.cfg.BaseEndpoint != nil {
+		return *c.cfg.BaseEndpoint, nil
 	}
-	if c.Config.Region == "" {
-		return "", fmt.Errorf("awsrpc: %s: no region in the configuration", c.Service)
+	if c.cfg.Region == "" {
+		return "", fmt.Errorf("awsrpc: %s: no region in the configuration", c.service)
 	}
 	suffix := "amazonaws.com"
-	if strings.HasPrefix(c.Config.Region, "cn-") {
+	if strings.HasPrefix(c.cfg.Region, "cn-") {
 		suffix = "amazonaws.com.cn"
 	}
-	return "https://" + c.Service + "." + c.Config.Region + "." + suffix, nil
+	return "https://" + c.service + "." + c.cfg.Region + "." + suffix, nil
 }
 
 // queryError reads both error documents of the Query protocols: awsQuery's

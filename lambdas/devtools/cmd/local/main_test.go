@@ -163,6 +163,13 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 		t.Fatal(err)
 	}
 	r := &runner{cmd: cmd, exited: make(chan error, 1), stderr: &lines{}, suffix: suffix}
+	// A failed test shows the runner's last log lines (with -v it showed
+	// them all as they came): what it did around the failure.
+	t.Cleanup(func() {
+		if t.Failed() && !testing.Verbose() {
+			t.Logf("the runner's last log lines:\n%s", r.stderr.tail(40))
+		}
+	})
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
 			r.cmd.Process.Kill()
