@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -130,10 +131,6 @@ var ownJava = []string{ddblocal.EnvEndpoint + "="}
 // only: the runner tests run in parallel, so none may t.Setenv.
 func startEnv(t *testing.T, templates string, env []string, extra ...string) *runner {
 	t.Helper()
-	port, err := ddblocal.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
 	suffix := ""
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, ddblocal.EnvEndpoint+"=") }) {
 		suffix = testenv.Suffix()
@@ -156,7 +153,11 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(append(cmd.Env, env...), fmt.Sprintf("PORT=%d", port))
+	// PORT=0: the runner listens on a port the kernel picks and names it
+	// in its ready line. A free port looked up here could be taken by a
+	// parallel test before the runner listened (seen: "address already in
+	// use").
+	cmd.Env = append(append(cmd.Env, env...), "PORT=0")
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -213,7 +214,12 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 	case line := <-ready:
 		t.Logf("runner: %s", line)
 		r.ready = line
-		if !strings.Contains(line, fmt.Sprintf("itsm=http://127.0.0.1:%d/itsm/", port)) {
+		m := readyBase.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("ready line does not name its address: %s", line)
+		}
+		r.base = m[1]
+		if !strings.Contains(line, "itsm="+r.base+"/itsm/") {
 			t.Errorf("ready line does not name the itsm URL: %s", line)
 		}
 	case err := <-r.exited:
@@ -224,9 +230,11 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 	if slices.Contains(env, ddblocal.EnvEndpoint+"=") {
 		r.javaPID = <-pids
 	}
-	r.base = fmt.Sprintf("http://127.0.0.1:%d", port)
 	return r
 }
+
+// readyBase reads the runner's address from its ready line.
+var readyBase = regexp.MustCompile(`ready on (http://127\.0\.0\.1:[0-9]+):`)
 
 // alive reports whether pid runs. A zombie counts as gone: it has exited
 // and only waits for a reaper (PID 1 of a container may not be one).
