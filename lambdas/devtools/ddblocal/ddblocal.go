@@ -99,12 +99,36 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port := opts.Port
-	if port == 0 {
-		if port, err = FreePort(); err != nil {
-			return nil, fmt.Errorf("ddblocal: find free port: %w", err)
-		}
+	launchOn := func(port int) (*Server, bool, error) { return launch(ctx, java, jar, libDir, port, opts) }
+	if opts.Port != 0 {
+		s, _, err := launchOn(opts.Port)
+		return s, err
 	}
+	return OnFreePort(launchOn)
+}
+
+// OnFreePort calls launch with a free port, and again with another, up to
+// three times, while launch reports that the process it started exited
+// before it was ready: a port found free can be taken by another process
+// before the child binds it (tests start servers in parallel).
+func OnFreePort[T any](launch func(port int) (T, bool, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		port, err := FreePort()
+		if err != nil {
+			var zero T
+			return zero, fmt.Errorf("find free port: %w", err)
+		}
+		v, exited, err := launch(port)
+		if err != nil && exited && attempt < 3 {
+			continue
+		}
+		return v, err
+	}
+}
+
+// launch starts java on port and waits for it; exited says java ended
+// before it was ready.
+func launch(ctx context.Context, java, jar, libDir string, port int, opts Options) (s *Server, exited bool, err error) {
 	// Not exec.CommandContext: the server must outlive ctx, which only
 	// bounds startup. Close stops it.
 	cmd := exec.Command(java,
@@ -119,9 +143,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("ddblocal: start java: %w", err)
+		return nil, false, fmt.Errorf("ddblocal: start java: %w", err)
 	}
-	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: make(chan struct{})}
+	s = &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: make(chan struct{})}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.done)
@@ -132,10 +156,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		timeout = 60 * time.Second
 	}
 	if err := s.waitReady(ctx, timeout); err != nil {
+		select {
+		case <-s.done:
+			exited = true
+		default:
+		}
 		s.Close()
-		return nil, err
+		return nil, exited, err
 	}
-	return s, nil
+	return s, false, nil
 }
 
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {

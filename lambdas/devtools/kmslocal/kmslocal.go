@@ -106,13 +106,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := ddblocal.FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("kmslocal: find free port: %w", err)
-	}
+	return ddblocal.OnFreePort(func(port int) (*Server, bool, error) { return launch(ctx, bin, port, opts) })
+}
+
+// launch starts local-kms on port and waits for it; exited says it ended
+// before it was ready.
+func launch(ctx context.Context, bin string, port int, opts Options) (s *Server, exited bool, err error) {
 	dir, err := os.MkdirTemp("", "local-kms-")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	region := opts.Region
 	if region == "" {
@@ -131,18 +133,23 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("kmslocal: start %s: %w", bin, err)
+		return nil, false, fmt.Errorf("kmslocal: start %s: %w", bin, err)
 	}
-	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, dir: dir, done: make(chan struct{})}
+	s = &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, dir: dir, done: make(chan struct{})}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.done)
 	}()
 	if err := s.waitReady(ctx, 30*time.Second); err != nil {
+		select {
+		case <-s.done:
+			exited = true
+		default:
+		}
 		s.Close()
-		return nil, err
+		return nil, exited, err
 	}
-	return s, nil
+	return s, false, nil
 }
 
 // Client returns a KMS client of this server.
