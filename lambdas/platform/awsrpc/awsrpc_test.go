@@ -31,8 +31,7 @@ func noWait() aws.Retryer {
 }
 
 func config(endpoint string) aws.Config {
-	cfg := awsloop.Config("AKIDRPC")
-	cfg.BaseEndpoint = aws.String(endpoint)
+	cfg := awsloop.ConfigAt("AKIDRPC", endpoint)
 	cfg.Retryer = noWait
 	return cfg
 }
