@@ -202,10 +202,13 @@ bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI,
 	test/synthbench/bench.sh
 
 # The Go tests spend much of their time waiting (on DynamoDB Local, the
-# CDK CLI, TTL sweeps, the runner's processes), so two things run beside
+# CDK CLI, TTL sweeps, the runner's processes), so three things run beside
 # them, one after the other (beside-test-go): fuzzing, whose instrumented
-# build takes about three minutes on a fresh clone, and bootstrap-cache
-# (below). npm ci (mostly waiting on the network and the disk) runs beside
+# build takes about three minutes on a fresh clone, bootstrap-cache
+# (below), and the artifact test with the dev synth it needs (no Go test
+# reads cdk.out: they synthesize into their own folders). Run after the Go
+# tests, those two were half a minute of one busy core at the end of every
+# run that changed an input of the synth. npm ci (mostly waiting on the network and the disk) runs beside
 # Local KMS's build. Output is not synchronized: make's --output-sync holds
 # a recipe line's output until it ends, and test-go's go test is one line
 # of many minutes, so its progress lines (the first build, DynamoDB
@@ -214,7 +217,7 @@ bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI,
 # hash is computed once and handed down.
 test: ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
 	@$(MAKE) --no-print-directory -j2 TREE_HASH=$(TREE_HASH) test-go beside-test-go
-	@$(MAKE) --no-print-directory TREE_HASH=$(TREE_HASH) test-consumer test-workflows test-artifact
+	@$(MAKE) --no-print-directory TREE_HASH=$(TREE_HASH) test-consumer test-workflows
 
 # bootstrap-cache compiles the Lambda mains for linux/arm64 with the
 # bundling's flags (gofunction.BuildFlags; test/makefile_test.go keeps
@@ -231,9 +234,11 @@ bootstrap-cache:
 
 # One after the other: as two goals of the -j2 step they took both slots
 # while test-go waited for Local KMS, and the longest step started last.
+# The dev synth comes after bootstrap-cache, so its batch build only links.
 beside-test-go:
 	@$(MAKE) --no-print-directory test-fuzz
 	@$(MAKE) --no-print-directory bootstrap-cache
+	@$(MAKE) --no-print-directory test-artifact
 
 # The Go tests record, per function, every DynamoDB call its code makes
 # (operation and table or index, lambdas/devtools/ddbrecord) into
@@ -262,6 +267,14 @@ CALLS_DIR := $(CURDIR)/bin/calls
 # cached in turn; CI starts from empty caches, so it always does), as does
 # a run whose call recordings are gone: test/iamcalls needs every
 # package's.
+#
+# go test runs one package more than there are cores (TEST_P; go's default
+# is one per core): most packages spend their time waiting on DynamoDB
+# Local, TTL sweeps, the CDK CLI or processes, and with two cores two such
+# packages left both idle for most of a minute. On the 2-core machine, every
+# test executed (FRESH=1), one run each: 189 s with -p 2, 167 s with 3,
+# 168 s with 4.
+TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 TREE_HASH = $(eval TREE_HASH := $(shell $(call inputs_hash)))$(TREE_HASH)
 TEST_ENV_TREE = $(TEST_ENV) DYNASTACK_TREE_HASH=$(TREE_HASH)
 test-go: deps $(LOCAL_KMS)
@@ -269,7 +282,7 @@ test-go: deps $(LOCAL_KMS)
 		echo "test-go: every test runs$(if $(FRESH),, (no call recordings yet))"; rm -rf $(CALLS_DIR); go clean -testcache; \
 	else echo "test-go: unchanged packages replay their cached results (FRESH=1 runs all)"; fi
 	mkdir -p $(CALLS_DIR)
-	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV_TREE) go run ./lambdas/devtools/cmd/ddblocal -- go test $(GO_PACKAGES)
+	DYNASTACK_CALLS_DIR=$(CALLS_DIR) $(TEST_ENV_TREE) go run ./lambdas/devtools/cmd/ddblocal -- go test -p $(TEST_P) $(GO_PACKAGES)
 	DYNASTACK_CALLS_CHECK=$(CALLS_DIR) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -run '^TestRecordedCallsAllowed$$' ./test/iamcalls
 
 # A short fuzzing run of what parses client input: cursors, request bodies
