@@ -127,7 +127,7 @@ adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERV
 # whose recording would run there for sub-benchmarks it skips.
 CPU_BENCH_PKGS := ./services/itsm ./services/rezagent ./services/nucleus ./services/stak ./services/agenticpm
 CPU_PAIR_PKGS := ./services/itsm ./services/rezagent
-bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=400x CPU_COUNT=3 COLD_RUNS=7)
+bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=400x CPU_COUNT=3 COLD_RUNS=21)
 	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench '^Benchmark([^A]|A[^P])' -skip '/canned' -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
@@ -135,7 +135,7 @@ bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity
 	cd lambdas && { go test -p 1 -run '^$$' -bench '^BenchmarkAPI$$/canned' -benchtime=$${CPU_BENCHTIME:-400x} -count=$${CPU_COUNT:-3} -benchmem $(CPU_BENCH_PKGS) && \
 		go test -p 1 -run '^$$' -bench '^Benchmark(CreateTicket|GetTicket|AddComment|ListByCaller|GetMessage|ListMessages)$$/canned' -benchtime=$${CPU_BENCHTIME:-400x} -count=$${CPU_COUNT:-3} -benchmem $(CPU_PAIR_PKGS); } \
 		| go run ./devtools/ddbrecord/cmd/benchcost
-	cd lambdas && go run ./devtools/cmd/coldstart -rie $(CURDIR)/$(RIE) -runs $${COLD_RUNS:-7}
+	cd lambdas && go run ./devtools/cmd/coldstart -rie $(CURDIR)/$(RIE) -runs $${COLD_RUNS:-21}
 
 # A bounded load test of a running make dev (devtools/load): per service a
 # mix of creates, reads, updates and list pages, then integrity checks

@@ -4,7 +4,7 @@
 // minimal aws-lambda-go function (./floor) built the same way — the
 // floor. make bench runs it:
 //
-//	go run ./devtools/cmd/coldstart -rie ../bin/aws-lambda-rie-… [-runs 7] [-templates ../test/snapshots/dev]
+//	go run ./devtools/cmd/coldstart -rie ../bin/aws-lambda-rie-… [-runs 21] [-templates ../test/snapshots/dev]
 //
 // Each bootstrap is built for the host (the deployed arm64 one under qemu
 // would time qemu) with the flags of constructs/gofunction (goBuildArgs).
@@ -72,7 +72,7 @@ const floorName = "(floor: aws-lambda-go, empty handler)"
 func main() {
 	rie := flag.String("rie", "", "the aws-lambda-rie binary (make bench passes it)")
 	templates := flag.String("templates", "../test/snapshots/dev", "the dev stage's templates: each function's environment")
-	runs := flag.Int("runs", 7, "cold starts per function; the median is reported")
+	runs := flag.Int("runs", 21, "cold starts per function; the median is reported (fewer than about 20 leave the floor's median, and so every ratio, moving by 0.2 or more from run to run)")
 	only := flag.String("only", "", "comma-separated function names (default: every function)")
 	flag.Parse()
 	if err := run(*rie, *templates, *runs, *only); err != nil {
