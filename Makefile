@@ -274,7 +274,7 @@ CALLS_DIR := $(CURDIR)/bin/calls
 # packages left both idle for most of a minute. On the 2-core machine, every
 # test executed (FRESH=1), one run each: 189 s with -p 2, 167 s with 3,
 # 168 s with 4.
-TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 1 )))
 TREE_HASH = $(eval TREE_HASH := $(shell $(call inputs_hash)))$(TREE_HASH)
 TEST_ENV_TREE = $(TEST_ENV) DYNASTACK_TREE_HASH=$(TREE_HASH)
 test-go: deps $(LOCAL_KMS)
