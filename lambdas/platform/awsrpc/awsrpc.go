@@ -48,6 +48,29 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
+// Service is an AWS service called through this package: its SDK service
+// ID, which names its endpoint variable (AWS_ENDPOINT_URL_<ID>, upper case,
+// what awsconf.For and awsconf.BaseEndpoint take), and its signing name,
+// which is also its endpoint prefix.
+type Service struct {
+	ID          string
+	SigningName string
+}
+
+// The services the functions call through this package, each named once
+// here so that a call site cannot pair one service's endpoint with
+// another's signing name.
+var (
+	EC2         = Service{ID: "EC2", SigningName: "ec2"}
+	ECS         = Service{ID: "ECS", SigningName: "ecs"}
+	EventBridge = Service{ID: "EventBridge", SigningName: "events"}
+	KMS         = Service{ID: "KMS", SigningName: "kms"}
+	RDS         = Service{ID: "RDS", SigningName: "rds"}
+	SNS         = Service{ID: "SNS", SigningName: "sns"}
+	SSM         = Service{ID: "SSM", SigningName: "ssm"}
+	STS         = Service{ID: "STS", SigningName: "sts"}
+)
+
 // Client calls one AWS service. Build it with New. A Client is safe for
 // concurrent use; like an SDK client, it keeps one retry token bucket, so
 // build one per service and reuse it where the SDK client would have been
@@ -60,15 +83,13 @@ type Client struct {
 	signer  *v4.Signer
 }
 
-// New returns a client of service, its signing name, which is also its
-// endpoint prefix for every service called through this package: "ec2",
-// "rds", "ecs", "sts", "sns", "ssm", "kms", "events" (EventBridge). cfg
-// gives the region, the credentials (required), the HTTP client (default:
-// the SDK's, with its timeouts), the retryer (default: the SDK's standard
-// one, 3 attempts) and BaseEndpoint (default:
-// https://<service>.<region>.amazonaws.com, .com.cn in the China regions).
-func New(service string, cfg aws.Config) *Client {
-	c := &Client{service: service, cfg: cfg, signer: v4.NewSigner()}
+// New returns a client of svc (EC2, RDS, …). cfg gives the region, the
+// credentials (required), the HTTP client (default: the SDK's, with its
+// timeouts), the retryer (default: the SDK's standard one, 3 attempts) and
+// BaseEndpoint (default: https://<signing name>.<region>.amazonaws.com,
+// .com.cn in the China regions).
+func New(svc Service, cfg aws.Config) *Client {
+	c := &Client{service: svc.SigningName, cfg: cfg, signer: v4.NewSigner()}
 	if cfg.Retryer != nil {
 		c.retryer = cfg.Retryer()
 	} else {

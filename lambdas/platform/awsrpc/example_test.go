@@ -20,7 +20,7 @@ func ExampleClient_Query() {
 	}
 	defer fake.Close()
 
-	ec2 := awsrpc.New("ec2", awsloop.ConfigAt("AKIDEXAMPLE", fake.URL()))
+	ec2 := awsrpc.New(awsrpc.EC2, awsloop.ConfigAt("AKIDEXAMPLE", fake.URL()))
 	var out struct {
 		Changes []struct {
 			Previous string `xml:"previousState>name"`
@@ -47,7 +47,7 @@ func ExampleClient_JSON() {
 	}
 	defer fake.Close()
 
-	ssm := awsrpc.New("ssm", awsloop.ConfigAt("AKIDEXAMPLE", fake.URL()))
+	ssm := awsrpc.New(awsrpc.SSM, awsloop.ConfigAt("AKIDEXAMPLE", fake.URL()))
 	var out struct{ Parameter struct{ Value string } }
 	err := ssm.JSON(context.Background(), "AmazonSSM.GetParameter", map[string]any{"Name": "/app/token", "WithDecryption": true}, &out)
 	fmt.Println(out.Parameter.Value, err)

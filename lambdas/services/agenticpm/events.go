@@ -36,8 +36,8 @@ type EventsAPI interface {
 type Events struct{ client *awsrpc.Client }
 
 // NewEvents returns EventBridge's PutEvents with cfg (awsconf.For(…,
-// "EventBridge") in a function).
-func NewEvents(cfg aws.Config) *Events { return &Events{client: awsrpc.New("events", cfg)} }
+// awsrpc.EventBridge.ID) in a function).
+func NewEvents(cfg aws.Config) *Events { return &Events{client: awsrpc.New(awsrpc.EventBridge, cfg)} }
 
 // PutEvents sends entries (at most 10, 256 KB in all) in one call.
 func (e *Events) PutEvents(ctx context.Context, entries []EventEntry) ([]EventResult, error) {

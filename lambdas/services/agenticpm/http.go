@@ -13,6 +13,7 @@ import (
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
@@ -75,7 +76,7 @@ func NewConfig(ctx context.Context, getenv func(string) string, opts ...ddb.Opti
 		return cfg, err
 	}
 	if cfg.EventBus != "" {
-		awsCfg, err := awsconf.For(ctx, getenv, "EventBridge")
+		awsCfg, err := awsconf.For(ctx, getenv, awsrpc.EventBridge.ID)
 		if err != nil {
 			return cfg, err
 		}

@@ -115,12 +115,19 @@ func (c *Cloud) CallerIdentity(ctx context.Context, r *Role) (string, error) {
 func (c *Cloud) sts(creds aws.CredentialsProvider) *awsrpc.Client {
 	cfg := c.base.Copy()
 	cfg.Credentials = creds
-	cfg.BaseEndpoint = c.Endpoint("STS")
-	return awsrpc.New("sts", cfg)
+	return c.Client(awsrpc.STS, cfg)
+}
+
+// Client is a client of svc with cfg (Regional's, in the executor) at the
+// endpoint the environment sets for svc: a loopback server in tests and
+// make dev, AWS's regional one in Lambda.
+func (c *Cloud) Client(svc awsrpc.Service, cfg aws.Config) *awsrpc.Client {
+	cfg.BaseEndpoint = c.Endpoint(svc.ID)
+	return awsrpc.New(svc, cfg)
 }
 
 // Regional returns a configuration for region signed by the role: what
-// the executor builds its EC2, RDS and ECS clients from.
+// the executor's EC2, RDS and ECS clients are built with (Client).
 func (c *Cloud) Regional(r *Role, region string) aws.Config {
 	cfg := c.base.Copy()
 	cfg.Region = region

@@ -71,11 +71,11 @@ const snsVersion = "2010-03-31"
 // NewSNSClient returns an SNS client configured from getenv
 // (AWS_ENDPOINT_URL_SNS points it at a loopback endpoint).
 func NewSNSClient(ctx context.Context, getenv func(string) string) (*SNS, error) {
-	cfg, err := awsconf.For(ctx, getenv, "SNS")
+	cfg, err := awsconf.For(ctx, getenv, awsrpc.SNS.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &SNS{client: awsrpc.New("sns", cfg)}, nil
+	return &SNS{client: awsrpc.New(awsrpc.SNS, cfg)}, nil
 }
 
 // Publish calls SNS Publish. Attributes go as the SDK sends a map, one

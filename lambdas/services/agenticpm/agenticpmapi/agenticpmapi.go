@@ -37,7 +37,7 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 		return nil, err
 	}
 	if cfg.CredentialsKey != "" {
-		awsCfg, err := awsconf.For(ctx, getenv, "KMS")
+		awsCfg, err := awsconf.For(ctx, getenv, awsrpc.KMS.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -51,10 +51,10 @@ func NewHandler(cfg agenticpm.Config) http.Handler {
 	return agenticpm.NewHandler(cfg, ContentSchemas())
 }
 
-// KMS is KMS's Encrypt with cfg (awsconf.For(…, "KMS") in the function),
+// KMS is KMS's Encrypt with cfg (awsconf.For(…, awsrpc.KMS.ID) in the function),
 // over platform/awsrpc: the SDK's KMS client ran package initialisers of
 // 0.5–0.8 ms in every API start for this one operation.
-func KMS(cfg aws.Config) agenticpm.KMSAPI { return encrypter{awsrpc.New("kms", cfg)} }
+func KMS(cfg aws.Config) agenticpm.KMSAPI { return encrypter{awsrpc.New(awsrpc.KMS, cfg)} }
 
 type encrypter struct{ c *awsrpc.Client }
 

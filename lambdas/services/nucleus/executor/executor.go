@@ -39,18 +39,16 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (s
 
 // Act performs one start or stop with the client of the resource's type.
 func Act(ctx context.Context, a nucleus.ResourceAction) nucleus.Outcome {
-	client := func(signingName, serviceID string) *awsrpc.Client {
-		cfg := a.Cloud.Regional(a.Role, a.Region)
-		cfg.BaseEndpoint = a.Cloud.Endpoint(serviceID)
-		return awsrpc.New(signingName, cfg)
+	client := func(svc awsrpc.Service) *awsrpc.Client {
+		return a.Cloud.Client(svc, a.Cloud.Regional(a.Role, a.Region))
 	}
 	switch a.Type {
 	case nucleus.ResourceEC2:
-		return ec2Action(ctx, client("ec2", "EC2"), strings.TrimPrefix(a.Resource, "instance/"), a.Start)
+		return ec2Action(ctx, client(awsrpc.EC2), strings.TrimPrefix(a.Resource, "instance/"), a.Start)
 	case nucleus.ResourceRDS:
-		return rdsAction(ctx, client("rds", "RDS"), a.Resource, a.Start)
+		return rdsAction(ctx, client(awsrpc.RDS), a.Resource, a.Start)
 	case nucleus.ResourceECS:
-		return ecsAction(ctx, client("ecs", "ECS"), strings.TrimPrefix(a.Resource, "service/"), a.PreviousDesiredCount, a.Start)
+		return ecsAction(ctx, client(awsrpc.ECS), strings.TrimPrefix(a.Resource, "service/"), a.PreviousDesiredCount, a.Start)
 	}
 	return nucleus.Failed(map[string]any{"error": nucleus.AWSError{Code: "UnknownResourceType", Message: string(a.Type)}})
 }

@@ -31,7 +31,7 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (q
 // once per execution environment (at init), with the AWS configuration
 // getenv gives.
 func ReadToken(ctx context.Context, getenv func(string) string, name string) (string, error) {
-	cfg, err := awsconf.For(ctx, getenv, "SSM")
+	cfg, err := awsconf.For(ctx, getenv, awsrpc.SSM.ID)
 	if err != nil {
 		return "", err
 	}
@@ -41,7 +41,7 @@ func ReadToken(ctx context.Context, getenv func(string) string, name string) (st
 		} `json:"Parameter"`
 	}
 	in := map[string]any{"Name": name, "WithDecryption": true}
-	if err := awsrpc.New("ssm", cfg).JSON(ctx, "AmazonSSM.GetParameter", in, &out); err != nil {
+	if err := awsrpc.New(awsrpc.SSM, cfg).JSON(ctx, "AmazonSSM.GetParameter", in, &out); err != nil {
 		return "", fmt.Errorf("rezagent: read ntfy token %s: %w", name, err)
 	}
 	if out.Parameter.Value == "" {
