@@ -3,16 +3,12 @@ package jsonschema_test
 import (
 	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
 	"sync"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/inittrace"
 	"github.com/dynastack/dynastack/lambdas/platform/jsonschema"
 )
-
-// libraryInit is GODEBUG=inittrace=1's line for the JSON Schema library.
-var libraryInit = regexp.MustCompile(`init github\.com/santhosh-tekuri/jsonschema/v6 @[0-9.]+ ms, ([0-9.]+) ms clock, ([0-9]+) bytes, ([0-9]+) allocs`)
 
 // TestLibraryInitAllocatesNothing: the library linked here is the patched
 // copy (lambdas/third_party/jsonschema), whose package initialisation
@@ -27,16 +23,14 @@ func TestLibraryInitAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	m := libraryInit.FindSubmatch(out)
-	if m == nil {
+	lib, ok := inittrace.Find(inittrace.Parse(out), "github.com/santhosh-tekuri/jsonschema/v6")
+	if !ok {
 		t.Fatalf("no inittrace line for the library in:\n%s", out)
 	}
-	bytes, _ := strconv.Atoi(string(m[2]))
-	allocs, _ := strconv.Atoi(string(m[3]))
 	// The patched copy: about 9.5 KB in 160 allocations (its Draft
 	// values); upstream's: 1.7 MB in 21,000.
-	if bytes > 64<<10 || allocs > 1000 {
-		t.Errorf("the library's init allocated %d bytes in %d allocations (%s ms): is lambdas/go.mod's replace of github.com/santhosh-tekuri/jsonschema/v6 with third_party/jsonschema gone, or its patch (dynastack.patch) undone?", bytes, allocs, m[1])
+	if lib.Bytes > 64<<10 || lib.Allocs > 1000 {
+		t.Errorf("the library's init allocated %d bytes in %d allocations (%s): is lambdas/go.mod's replace of github.com/santhosh-tekuri/jsonschema/v6 with third_party/jsonschema gone, or its patch (dynastack.patch) undone?", lib.Bytes, lib.Allocs, lib.Clock)
 	}
 }
 

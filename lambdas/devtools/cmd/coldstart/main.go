@@ -40,7 +40,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -56,6 +55,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
+	"github.com/dynastack/dynastack/lambdas/devtools/inittrace"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
@@ -219,9 +219,6 @@ func run(rie, templates string, runs int, only string) error {
 // initRuns is how many starts packageInit takes the least of.
 const initRuns = 15
 
-// initLine is GODEBUG=inittrace=1's line for one package.
-var initLine = regexp.MustCompile(`(?m)^init \S+ @[0-9.]+ ms, ([0-9.]+) ms clock`)
-
 // packageInit is the least, over n starts of the bootstrap outside the
 // emulator, of the sum of its package initialisers' clock times: the part
 // of init its imports decide, steadier on a shared machine than the whole
@@ -235,19 +232,11 @@ func (f *function) packageInit(n int) (time.Duration, error) {
 		cmd.Env = []string{"GODEBUG=inittrace=1", "PATH=" + os.Getenv("PATH")}
 		out, _ := cmd.CombinedOutput()
 		cancel()
-		lines := initLine.FindAllSubmatch(out, -1)
-		if len(lines) == 0 {
+		inits := inittrace.Parse(out)
+		if len(inits) == 0 {
 			return 0, fmt.Errorf("%s: no inittrace lines in its output:\n%s", f.name, out)
 		}
-		var sum time.Duration
-		for _, l := range lines {
-			v, err := strconv.ParseFloat(string(l[1]), 64)
-			if err != nil {
-				return 0, err
-			}
-			sum += time.Duration(v * float64(time.Millisecond))
-		}
-		if best < 0 || sum < best {
+		if sum := inittrace.Clock(inits); best < 0 || sum < best {
 			best = sum
 		}
 	}

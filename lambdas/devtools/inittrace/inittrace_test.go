@@ -1,0 +1,48 @@
+package inittrace_test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/inittrace"
+)
+
+func TestParse(t *testing.T) {
+	out := []byte("init internal/bytealg @0.005 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
+		"a line of the program's own\n" +
+		"init github.com/aws/aws-sdk-go-v2/service/dynamodb/schemas @1.2 ms, 0.95 ms clock, 586696 bytes, 3151 allocs\n" +
+		"init net/netip @2.5 ms, 0.068 ms clock, 728 bytes, 18 allocs\n")
+	inits := inittrace.Parse(out)
+	if len(inits) != 3 {
+		t.Fatalf("%d initialisers: %+v", len(inits), inits)
+	}
+	want := inittrace.Init{Package: "github.com/aws/aws-sdk-go-v2/service/dynamodb/schemas", Clock: 950 * time.Microsecond, Bytes: 586696, Allocs: 3151}
+	if got, ok := inittrace.Find(inits, want.Package); !ok || got != want {
+		t.Errorf("Find = %+v %v, want %+v", got, ok, want)
+	}
+	if _, ok := inittrace.Find(inits, "runtime"); ok {
+		t.Error("found an initialiser that has no line")
+	}
+	if got := inittrace.Clock(inits); got != 1018*time.Microsecond {
+		t.Errorf("Clock = %s, want 1.018ms", got)
+	}
+}
+
+// TestRuntimeFormat: the lines this Go prints parse, so a change of the
+// runtime's format fails here rather than as an empty report.
+func TestRuntimeFormat(t *testing.T) {
+	if os.Getenv("GODEBUG") == "inittrace=1" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRuntimeFormat$")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, ok := inittrace.Find(inittrace.Parse(out), "runtime"); !ok {
+		t.Errorf("no runtime initialiser parsed from:\n%s", out)
+	}
+}
