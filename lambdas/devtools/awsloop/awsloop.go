@@ -40,6 +40,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
 // Protocol is how a service encodes requests and responses.
@@ -90,6 +92,20 @@ type Service struct {
 	// TargetPrefix is the X-Amz-Target prefix of JSON protocols (e.g.
 	// "AmazonEC2ContainerServiceV20141113").
 	TargetPrefix string
+}
+
+// fromRPC is the server of a service the functions call through
+// platform/awsrpc, with that package's signing name, version and target
+// prefix: written once for both sides, and held to the SDK's clients by
+// TestRuntimeCallsMatchTheSDK and this package's SDK tests, which send to
+// these servers. xmlns is the Query protocols' answer namespace without
+// its version ("http://ec2.amazonaws.com/doc/"), "" for JSON protocols.
+func fromRPC(s awsrpc.Service, p Protocol, xmlns string) Service {
+	svc := Service{Name: s.SigningName, Protocol: p, Version: s.Version, TargetPrefix: s.TargetPrefix}
+	if xmlns != "" {
+		svc.XMLNamespace = xmlns + s.Version + "/"
+	}
+	return svc
 }
 
 // Call is one decoded request.

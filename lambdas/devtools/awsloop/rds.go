@@ -3,11 +3,13 @@ package awsloop
 import (
 	"net/http"
 	"sync"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
-// RDSService is Amazon RDS (awsQuery, 2014-10-31).
-var RDSService = Service{Name: "rds", Protocol: AWSQuery, Version: "2014-10-31",
-	XMLNamespace: "http://rds.amazonaws.com/doc/2014-10-31/"}
+// RDSService is Amazon RDS (awsQuery) at the API version the functions
+// call (awsrpc.RDS).
+var RDSService = fromRPC(awsrpc.RDS, AWSQuery, "http://rds.amazonaws.com/doc/")
 
 // RDS statuses the fake uses.
 const (

@@ -6,11 +6,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
-// SNSService is Amazon SNS (awsQuery, 2010-03-31).
-var SNSService = Service{Name: "sns", Protocol: AWSQuery, Version: "2010-03-31",
-	XMLNamespace: "http://sns.amazonaws.com/doc/2010-03-31/"}
+// SNSService is Amazon SNS (awsQuery) at the API version the functions
+// call (awsrpc.SNS).
+var SNSService = fromRPC(awsrpc.SNS, AWSQuery, "http://sns.amazonaws.com/doc/")
 
 // maxSNSMessageBytes is SNS's message limit (256 KiB, attributes included;
 // the body alone is checked here).

@@ -3,10 +3,13 @@ package awsloop
 import (
 	"fmt"
 	"sync"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
-// SSMService is AWS Systems Manager (awsJson1_1, target prefix AmazonSSM).
-var SSMService = Service{Name: "ssm", Protocol: AWSJSON11, TargetPrefix: "AmazonSSM"}
+// SSMService is AWS Systems Manager (awsJson1_1, awsrpc.SSM's target
+// prefix).
+var SSMService = fromRPC(awsrpc.SSM, AWSJSON11, "")
 
 // SSM is a fake Parameter Store serving GetParameter. SecureString values
 // come back only with WithDecryption, as AWS returns them.

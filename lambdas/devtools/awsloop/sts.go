@@ -10,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
-// STSService is AWS Security Token Service (awsQuery, 2011-06-15).
-var STSService = Service{Name: "sts", Protocol: AWSQuery, Version: "2011-06-15",
-	XMLNamespace: "https://sts.amazonaws.com/doc/2011-06-15/"}
+// STSService is AWS Security Token Service (awsQuery) at the API version
+// the functions call (awsrpc.STS).
+var STSService = fromRPC(awsrpc.STS, AWSQuery, "https://sts.amazonaws.com/doc/")
 
 // STS is a fake STS: AssumeRole and GetCallerIdentity. AssumeRole checks
 // its parameters as the API reference constrains them, applies the trust

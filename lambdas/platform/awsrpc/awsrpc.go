@@ -48,27 +48,35 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
-// Service is an AWS service called through this package: its SDK service
-// ID, which names its endpoint variable (AWS_ENDPOINT_URL_<ID>, upper case,
-// what awsconf.For and awsconf.BaseEndpoint take), and its signing name,
-// which is also its endpoint prefix.
+// Service is what a call needs to know of an AWS service beyond its
+// operation. devtools/awsloop's servers of these services read the same
+// values.
 type Service struct {
-	ID          string
+	// ID is the SDK's service ID, which names the endpoint variable
+	// (AWS_ENDPOINT_URL_<ID>, upper case): what awsconf.For takes.
+	ID string
+	// SigningName is SigV4's service name, also the endpoint's prefix.
 	SigningName string
+	// Version is the API version a Query protocol call sends.
+	Version string
+	// TargetPrefix is what precedes the operation in a JSON protocol
+	// call's X-Amz-Target ("AmazonSSM" in "AmazonSSM.GetParameter").
+	TargetPrefix string
 }
 
-// The services the functions call through this package, each named once
-// here so that a call site cannot pair one service's endpoint with
-// another's signing name.
+// The services the functions call through this package, each written
+// once: the versions and target prefixes are those of the SDK's clients,
+// which devtools/awsloop's TestRuntimeCallsMatchTheSDK holds every call
+// to.
 var (
-	EC2         = Service{ID: "EC2", SigningName: "ec2"}
-	ECS         = Service{ID: "ECS", SigningName: "ecs"}
-	EventBridge = Service{ID: "EventBridge", SigningName: "events"}
-	KMS         = Service{ID: "KMS", SigningName: "kms"}
-	RDS         = Service{ID: "RDS", SigningName: "rds"}
-	SNS         = Service{ID: "SNS", SigningName: "sns"}
-	SSM         = Service{ID: "SSM", SigningName: "ssm"}
-	STS         = Service{ID: "STS", SigningName: "sts"}
+	EC2         = Service{ID: "EC2", SigningName: "ec2", Version: "2016-11-15"}
+	ECS         = Service{ID: "ECS", SigningName: "ecs", TargetPrefix: "AmazonEC2ContainerServiceV20141113"}
+	EventBridge = Service{ID: "EventBridge", SigningName: "events", TargetPrefix: "AWSEvents"}
+	KMS         = Service{ID: "KMS", SigningName: "kms", TargetPrefix: "TrentService"}
+	RDS         = Service{ID: "RDS", SigningName: "rds", Version: "2014-10-31"}
+	SNS         = Service{ID: "SNS", SigningName: "sns", Version: "2010-03-31"}
+	SSM         = Service{ID: "SSM", SigningName: "ssm", TargetPrefix: "AmazonSSM"}
+	STS         = Service{ID: "STS", SigningName: "sts", Version: "2011-06-15"}
 )
 
 // Client calls one AWS service. Build it with New. A Client is safe for
@@ -76,7 +84,7 @@ var (
 // build one per service and reuse it where the SDK client would have been
 // reused.
 type Client struct {
-	service string
+	svc     Service
 	cfg     aws.Config
 	retryer aws.Retryer
 	http    aws.HTTPClient
@@ -89,7 +97,7 @@ type Client struct {
 // BaseEndpoint (default: https://<signing name>.<region>.amazonaws.com,
 // .com.cn in the China regions).
 func New(svc Service, cfg aws.Config) *Client {
-	c := &Client{service: svc.SigningName, cfg: cfg, signer: v4.NewSigner()}
+	c := &Client{svc: svc, cfg: cfg, signer: v4.NewSigner()}
 	if cfg.Retryer != nil {
 		c.retryer = cfg.Retryer()
 	} else {
@@ -141,19 +149,19 @@ func (e *Error) HTTPStatusCode() int { return e.StatusCode }
 var _ smithy.APIError = (*Error)(nil)
 
 // Query calls action of an awsQuery or ec2Query service: params (nil for
-// none) as the form body beside Action and Version, and the XML answer
+// none) as the form body beside Action and the service's Version, and the XML answer
 // decoded into out (nil to ignore it) from its root element, so out's
 // paths start below it ("StopDBInstanceResult>DBInstance>DBInstanceStatus",
 // EC2's "instancesSet>item"). List parameters are the caller's to name as
 // the service wants them: ec2Query "InstanceId.1", awsQuery
 // "Names.member.1".
-func (c *Client) Query(ctx context.Context, action, version string, params url.Values, out any) error {
+func (c *Client) Query(ctx context.Context, action string, params url.Values, out any) error {
 	form := url.Values{}
 	for k, v := range params {
 		form[k] = v
 	}
 	form.Set("Action", action)
-	form.Set("Version", version)
+	form.Set("Version", c.svc.Version)
 	body := []byte(form.Encode())
 	answer, err := c.do(ctx, action, body, func(h http.Header) {
 		h.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
@@ -161,20 +169,19 @@ func (c *Client) Query(ctx context.Context, action, version string, params url.V
 	return c.read(action, answer, err, out, xml.Unmarshal)
 }
 
-// JSON calls operation target ("AmazonSSM.GetParameter") of an awsJson1_1
-// service: in marshalled as the body, the answer decoded into out (nil to
-// ignore it).
-func (c *Client) JSON(ctx context.Context, target string, in, out any) error {
+// JSON calls operation ("GetParameter") of an awsJson1_1 service, its
+// X-Amz-Target the service's TargetPrefix and operation: in marshalled as
+// the body, the answer decoded into out (nil to ignore it).
+func (c *Client) JSON(ctx context.Context, operation string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
-		return fmt.Errorf("%s: marshal the request: %w", target, err)
+		return fmt.Errorf("%s:%s: marshal the request: %w", c.svc.SigningName, operation, err)
 	}
-	_, action, _ := strings.Cut(target, ".")
-	answer, err := c.do(ctx, action, body, func(h http.Header) {
+	answer, err := c.do(ctx, operation, body, func(h http.Header) {
 		h.Set("Content-Type", "application/x-amz-json-1.1")
-		h.Set("X-Amz-Target", target)
+		h.Set("X-Amz-Target", c.svc.TargetPrefix+"."+operation)
 	}, jsonError)
-	return c.read(action, answer, err, out, json.Unmarshal)
+	return c.read(operation, answer, err, out, json.Unmarshal)
 }
 
 // read decodes a call's answer into out with the protocol's unmarshal,
@@ -184,7 +191,7 @@ func (c *Client) read(action string, answer []byte, err error, out any, unmarsha
 		return err
 	}
 	if err := unmarshal(answer, out); err != nil {
-		return fmt.Errorf("%s:%s: decode the answer: %w", c.service, action, err)
+		return fmt.Errorf("%s:%s: decode the answer: %w", c.svc.SigningName, action, err)
 	}
 	return nil
 }
@@ -235,7 +242,7 @@ func (c *Client) do(ctx context.Context, action string, body []byte, headers fun
 }
 
 func (c *Client) attempt(ctx context.Context, endpoint, action string, body []byte, payloadHash string, headers func(http.Header), decode decodeError) ([]byte, error) {
-	op := c.service + ":" + action
+	op := c.svc.SigningName + ":" + action
 	creds, err := c.cfg.Credentials.Retrieve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: credentials: %w", op, err)
@@ -246,7 +253,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, action string, body []by
 	}
 	headers(req.Header)
 	req.Header.Set("User-Agent", "dynastack-awsrpc")
-	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, c.service, c.cfg.Region, time.Now()); err != nil {
+	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, c.svc.SigningName, c.cfg.Region, time.Now()); err != nil {
 		return nil, fmt.Errorf("%s: sign: %w", op, err)
 	}
 	resp, err := c.http.Do(req)
@@ -274,13 +281,13 @@ func (c *Client) endpoint() (string, error) {
 		return *c.cfg.BaseEndpoint, nil
 	}
 	if c.cfg.Region == "" {
-		return "", fmt.Errorf("awsrpc: %s: no region in the configuration", c.service)
+		return "", fmt.Errorf("awsrpc: %s: no region in the configuration", c.svc.SigningName)
 	}
 	suffix := "amazonaws.com"
 	if strings.HasPrefix(c.cfg.Region, "cn-") {
 		suffix = "amazonaws.com.cn"
 	}
-	return "https://" + c.service + "." + c.cfg.Region + "." + suffix, nil
+	return "https://" + c.svc.SigningName + "." + c.cfg.Region + "." + suffix, nil
 }
 
 // queryError reads both error documents of the Query protocols: awsQuery's

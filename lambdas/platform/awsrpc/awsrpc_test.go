@@ -50,11 +50,11 @@ func start(t *testing.T, s *awsloop.Server) {
 // credentials have one.
 func TestQueryAndJSONAgainstVerifyingServers(t *testing.T) {
 	ctx := context.Background()
-	ec2 := awsloop.NewServer(awsloop.Service{Name: "ec2", Protocol: awsloop.EC2Query, Version: "2016-11-15", XMLNamespace: "http://ec2.amazonaws.com/doc/2016-11-15/"})
+	ec2 := awsloop.NewServer(awsloop.EC2Service)
 	ec2.Handle("StartInstances", func(c *awsloop.Call) (any, error) {
 		return awsloop.XML(`<instancesSet><item><instanceId>` + c.List("InstanceId")[0] + `</instanceId><currentState><code>0</code><name>pending</name></currentState></item></instancesSet>`), nil
 	})
-	ssm := awsloop.NewServer(awsloop.Service{Name: "ssm", Protocol: awsloop.AWSJSON11, TargetPrefix: "AmazonSSM"})
+	ssm := awsloop.NewServer(awsloop.SSMService)
 	ssm.Handle("GetParameter", func(c *awsloop.Call) (any, error) {
 		var in struct{ Name string }
 		if err := c.Decode(&in); err != nil {
@@ -81,7 +81,7 @@ func TestQueryAndJSONAgainstVerifyingServers(t *testing.T) {
 	}
 	cfg := config(ec2.URL())
 	cfg.Region = "eu-central-1"
-	if err := awsrpc.New(awsrpc.EC2, cfg).Query(ctx, "StartInstances", "2016-11-15", url.Values{"InstanceId.1": {"i-0123456789abcdef0"}}, &out); err != nil {
+	if err := awsrpc.New(awsrpc.EC2, cfg).Query(ctx, "StartInstances", url.Values{"InstanceId.1": {"i-0123456789abcdef0"}}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if len(out.Items) != 1 || out.Items[0].ID != "i-0123456789abcdef0" || out.Items[0].State != "pending" {
@@ -95,7 +95,7 @@ func TestQueryAndJSONAgainstVerifyingServers(t *testing.T) {
 	temp := config(ssm.URL())
 	temp.Credentials = credentials.NewStaticCredentialsProvider("ASIATEMP", "temp-secret", "temp-token")
 	var param struct{ Parameter struct{ Value string } }
-	if err := awsrpc.New(awsrpc.SSM, temp).JSON(ctx, "AmazonSSM.GetParameter", map[string]any{"Name": "/p"}, &param); err != nil {
+	if err := awsrpc.New(awsrpc.SSM, temp).JSON(ctx, "GetParameter", map[string]any{"Name": "/p"}, &param); err != nil {
 		t.Fatal(err)
 	}
 	if param.Parameter.Value != "v-/p" || ssm.CallsOf("GetParameter")[0].SessionToken != "temp-token" {
@@ -105,7 +105,7 @@ func TestQueryAndJSONAgainstVerifyingServers(t *testing.T) {
 	// The wrong secret for the key: AWS's 403, not retried.
 	bad := config(ssm.URL())
 	bad.Credentials = credentials.NewStaticCredentialsProvider("AKIDRPC", "not-its-secret", "")
-	err := awsrpc.New(awsrpc.SSM, bad).JSON(ctx, "AmazonSSM.GetParameter", map[string]any{"Name": "/p"}, nil)
+	err := awsrpc.New(awsrpc.SSM, bad).JSON(ctx, "GetParameter", map[string]any{"Name": "/p"}, nil)
 	if awsrpc.Code(err) != "SignatureDoesNotMatch" || len(ssm.CallsOf("GetParameter")) != 2 {
 		t.Errorf("bad signature: %v after %d calls", err, len(ssm.CallsOf("GetParameter")))
 	}
@@ -147,12 +147,12 @@ func TestErrors(t *testing.T) {
 			defer srv.Close()
 			cfg := config(srv.URL)
 			cfg.Retryer = func() aws.Retryer { return retry.AddWithMaxAttempts(noWait(), 1) }
-			c := awsrpc.New(awsrpc.Service{ID: "Svc", SigningName: "svc"}, cfg)
+			c := awsrpc.New(awsrpc.Service{ID: "Svc", SigningName: "svc", Version: "2020-01-01", TargetPrefix: "Svc"}, cfg)
 			var err error
 			if tt.json {
-				err = c.JSON(context.Background(), "Svc.Op", struct{}{}, nil)
+				err = c.JSON(context.Background(), "Op", struct{}{}, nil)
 			} else {
-				err = c.Query(context.Background(), "Op", "2020-01-01", nil, nil)
+				err = c.Query(context.Background(), "Op", nil, nil)
 			}
 			var e *awsrpc.Error
 			if !errors.As(err, &e) {
@@ -216,7 +216,7 @@ func TestRetries(t *testing.T) {
 			var out struct {
 				Value string `xml:"value"`
 			}
-			err := awsrpc.New(awsrpc.EC2, config(srv.URL)).Query(context.Background(), "Op", "2016-11-15", nil, &out)
+			err := awsrpc.New(awsrpc.EC2, config(srv.URL)).Query(context.Background(), "Op", nil, &out)
 			if int(n.Load()) != tt.attempts {
 				t.Errorf("%d attempts, want %d", n.Load(), tt.attempts)
 			}
@@ -238,7 +238,7 @@ func TestRetries(t *testing.T) {
 			w.WriteHeader(503)
 		}))
 		defer srv.Close()
-		err := awsrpc.New(awsrpc.EC2, config(srv.URL)).Query(ctx, "Op", "2016-11-15", nil, nil)
+		err := awsrpc.New(awsrpc.EC2, config(srv.URL)).Query(ctx, "Op", nil, nil)
 		if err == nil || n.Load() != 1 {
 			t.Errorf("err %v after %d attempts, want an error after 1", err, n.Load())
 		}
@@ -260,14 +260,14 @@ func TestEndpoint(t *testing.T) {
 			return nil, errors.New("offline")
 		})}
 		cfg.Retryer = func() aws.Retryer { return retry.AddWithMaxAttempts(noWait(), 1) }
-		_ = awsrpc.New(awsrpc.EC2, cfg).Query(context.Background(), "Op", "2016-11-15", nil, nil)
+		_ = awsrpc.New(awsrpc.EC2, cfg).Query(context.Background(), "Op", nil, nil)
 		if host != want || !strings.HasSuffix(want, host[strings.Index(host, "."):]) {
 			t.Errorf("%s: host %q, want %q", region, host, want)
 		}
 	}
 	cfg := awsloop.Config("AKIDRPC")
 	cfg.Region = ""
-	if err := awsrpc.New(awsrpc.EC2, cfg).Query(context.Background(), "Op", "2016-11-15", nil, nil); err == nil || !strings.Contains(err.Error(), "no region") {
+	if err := awsrpc.New(awsrpc.EC2, cfg).Query(context.Background(), "Op", nil, nil); err == nil || !strings.Contains(err.Error(), "no region") {
 		t.Errorf("no region: %v", err)
 	}
 }

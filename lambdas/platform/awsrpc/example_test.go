@@ -27,10 +27,10 @@ func ExampleClient_Query() {
 			Current  string `xml:"currentState>name"`
 		} `xml:"instancesSet>item"`
 	}
-	err := ec2.Query(context.Background(), "StartInstances", "2016-11-15", url.Values{"InstanceId.1": {"i-0123456789abcdef0"}}, &out)
+	err := ec2.Query(context.Background(), "StartInstances", url.Values{"InstanceId.1": {"i-0123456789abcdef0"}}, &out)
 	fmt.Println(out.Changes[0].Previous, "->", out.Changes[0].Current, err)
 
-	err = ec2.Query(context.Background(), "StartInstances", "2016-11-15", url.Values{"InstanceId.1": {"i-00000000000000000"}}, nil)
+	err = ec2.Query(context.Background(), "StartInstances", url.Values{"InstanceId.1": {"i-00000000000000000"}}, nil)
 	fmt.Println(awsrpc.Code(err))
 	// Output:
 	// stopped -> pending <nil>
@@ -49,7 +49,7 @@ func ExampleClient_JSON() {
 
 	ssm := awsrpc.New(awsrpc.SSM, awsloop.ConfigAt("AKIDEXAMPLE", fake.URL()))
 	var out struct{ Parameter struct{ Value string } }
-	err := ssm.JSON(context.Background(), "AmazonSSM.GetParameter", map[string]any{"Name": "/app/token", "WithDecryption": true}, &out)
+	err := ssm.JSON(context.Background(), "GetParameter", map[string]any{"Name": "/app/token", "WithDecryption": true}, &out)
 	fmt.Println(out.Parameter.Value, err)
 	// Output: s3cret <nil>
 }

@@ -42,6 +42,6 @@ func NewEvents(cfg aws.Config) *Events { return &Events{client: awsrpc.New(awsrp
 // PutEvents sends entries (at most 10, 256 KB in all) in one call.
 func (e *Events) PutEvents(ctx context.Context, entries []EventEntry) ([]EventResult, error) {
 	var out struct{ Entries []EventResult }
-	err := e.client.JSON(ctx, "AWSEvents.PutEvents", map[string]any{"Entries": entries}, &out)
+	err := e.client.JSON(ctx, "PutEvents", map[string]any{"Entries": entries}, &out)
 	return out.Entries, err
 }

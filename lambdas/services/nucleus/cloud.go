@@ -67,9 +67,6 @@ type Role struct {
 	creds          aws.CredentialsProvider
 }
 
-// stsVersion is the STS API version called (the SDK's).
-const stsVersion = "2011-06-15"
-
 // Assume calls STS AssumeRole for roleARN, with ExternalId when
 // externalID is set. The session lasts STS's default hour, longer than
 // any run.
@@ -86,7 +83,7 @@ func (c *Cloud) Assume(ctx context.Context, roleARN, externalID, session string)
 		} `xml:"AssumeRoleResult>Credentials"`
 		Arn string `xml:"AssumeRoleResult>AssumedRoleUser>Arn"`
 	}
-	if err := c.sts(c.base.Credentials).Query(ctx, "AssumeRole", stsVersion, params, &out); err != nil {
+	if err := c.sts(c.base.Credentials).Query(ctx, "AssumeRole", params, &out); err != nil {
 		return nil, err
 	}
 	cr := out.Credentials
@@ -102,7 +99,7 @@ func (c *Cloud) CallerIdentity(ctx context.Context, r *Role) (string, error) {
 	var out struct {
 		Arn string `xml:"GetCallerIdentityResult>Arn"`
 	}
-	if err := c.sts(r.creds).Query(ctx, "GetCallerIdentity", stsVersion, nil, &out); err != nil {
+	if err := c.sts(r.creds).Query(ctx, "GetCallerIdentity", nil, &out); err != nil {
 		return "", err
 	}
 	return out.Arn, nil

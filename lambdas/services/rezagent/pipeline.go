@@ -65,9 +65,6 @@ type SNSAPI interface {
 // publishes nothing (docs/functions.md, "Cold start").
 type SNS struct{ client *awsrpc.Client }
 
-// snsVersion is the SNS API version called (the SDK's).
-const snsVersion = "2010-03-31"
-
 // NewSNSClient returns an SNS client configured from getenv
 // (AWS_ENDPOINT_URL_SNS points it at a loopback endpoint).
 func NewSNSClient(ctx context.Context, getenv func(string) string) (*SNS, error) {
@@ -88,7 +85,7 @@ func (s *SNS) Publish(ctx context.Context, topic, message string, attrs map[stri
 		params.Set(entry+".Value.DataType", "String")
 		params.Set(entry+".Value.StringValue", attrs[name])
 	}
-	return s.client.Query(ctx, "Publish", snsVersion, params, nil)
+	return s.client.Query(ctx, "Publish", params, nil)
 }
 
 // Publisher puts messages on the pipeline: one SNS publish, then the

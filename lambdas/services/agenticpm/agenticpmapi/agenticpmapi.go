@@ -68,7 +68,7 @@ func (e encrypter) Encrypt(ctx context.Context, keyID string, plaintext []byte, 
 		CiphertextBlob []byte `json:"CiphertextBlob"`
 		KeyID          string `json:"KeyId"`
 	}
-	if err := e.c.JSON(ctx, "TrentService.Encrypt", in, &out); err != nil {
+	if err := e.c.JSON(ctx, "Encrypt", in, &out); err != nil {
 		return nil, "", err
 	}
 	return out.CiphertextBlob, out.KeyID, nil

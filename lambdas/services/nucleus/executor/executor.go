@@ -20,14 +20,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
-// API versions of the Query services called (the SDK's).
-const (
-	ec2Version = "2016-11-15"
-	rdsVersion = "2014-10-31"
-	// ecsTarget prefixes ECS's JSON operations (X-Amz-Target).
-	ecsTarget = "AmazonEC2ContainerServiceV20141113."
-)
-
 // Function is the executor's binding: cmd/nucleus-executor runs it in
 // Lambda.
 func Function() fn.Binding { return fn.Schedule(contract.Executor, New) }
@@ -68,7 +60,7 @@ func ec2Action(ctx context.Context, client *awsrpc.Client, id string, start bool
 		action = "StartInstances"
 	}
 	var out instanceChanges
-	err := client.Query(ctx, action, ec2Version, url.Values{"InstanceId.1": {id}}, &out)
+	err := client.Query(ctx, action, url.Values{"InstanceId.1": {id}}, &out)
 	d := map[string]any{}
 	if err == nil && len(out.Items) == 1 {
 		d["previous_state"], d["current_state"] = out.Items[0].Previous, out.Items[0].Current
@@ -96,7 +88,7 @@ func rdsAction(ctx context.Context, client *awsrpc.Client, resource string, star
 	if kind == "cluster" {
 		action, params = verb+"DBCluster", url.Values{"DBClusterIdentifier": {id}}
 	}
-	err := client.Query(ctx, action, rdsVersion, params, &out)
+	err := client.Query(ctx, action, params, &out)
 	d := map[string]any{}
 	if err == nil {
 		status := ""
@@ -132,7 +124,7 @@ func ecsAction(ctx context.Context, client *awsrpc.Client, path string, previous
 	}
 	describe := func() (int32, nucleus.Outcome, bool) {
 		var out ecsServices
-		err := client.JSON(ctx, ecsTarget+"DescribeServices", map[string]any{"cluster": cluster, "services": []string{service}}, &out)
+		err := client.JSON(ctx, "DescribeServices", map[string]any{"cluster": cluster, "services": []string{service}}, &out)
 		switch {
 		case err != nil:
 			return 0, nucleus.CallOutcome("ecs:DescribeServices", err, nil), false
@@ -146,7 +138,7 @@ func ecsAction(ctx context.Context, client *awsrpc.Client, path string, previous
 		return out.Services[0].DesiredCount, nucleus.Outcome{}, true
 	}
 	update := func(n int32, d map[string]any) nucleus.Outcome {
-		err := client.JSON(ctx, ecsTarget+"UpdateService", map[string]any{"cluster": cluster, "service": service, "desiredCount": n}, nil)
+		err := client.JSON(ctx, "UpdateService", map[string]any{"cluster": cluster, "service": service, "desiredCount": n}, nil)
 		d["desired_count"] = n
 		return nucleus.CallOutcome("ecs:UpdateService", err, d)
 	}

@@ -41,7 +41,7 @@ func ReadToken(ctx context.Context, getenv func(string) string, name string) (st
 		} `json:"Parameter"`
 	}
 	in := map[string]any{"Name": name, "WithDecryption": true}
-	if err := awsrpc.New(awsrpc.SSM, cfg).JSON(ctx, "AmazonSSM.GetParameter", in, &out); err != nil {
+	if err := awsrpc.New(awsrpc.SSM, cfg).JSON(ctx, "GetParameter", in, &out); err != nil {
 		return "", fmt.Errorf("rezagent: read ntfy token %s: %w", name, err)
 	}
 	if out.Parameter.Value == "" {
