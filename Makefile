@@ -208,13 +208,13 @@ bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI,
 # (below), and the artifact test with the dev synth it needs (no Go test
 # reads cdk.out: they synthesize into their own folders). Run after the Go
 # tests, those two were half a minute of one busy core at the end of every
-# run that changed an input of the synth. npm ci (mostly waiting on the network and the disk) runs beside
-# Local KMS's build. Output is not synchronized: make's --output-sync holds
-# a recipe line's output until it ends, and test-go's go test is one line
-# of many minutes, so its progress lines (the first build, DynamoDB
-# Local's start, each package's result) would all come at the end; each
-# tool writes whole lines, so the streams interleave by line. The tree
-# hash is computed once and handed down.
+# run that changed an input of the synth. npm ci (mostly waiting on the
+# network and the disk) runs beside Local KMS's build. Output is not
+# synchronized: make's --output-sync holds a recipe line's output until it
+# ends, and test-go's go test is one line of many minutes, so its progress
+# lines (the first build, DynamoDB Local's start, each package's result)
+# would all come at the end; each tool writes whole lines, so the streams
+# interleave by line. The tree hash is computed once and handed down.
 test: ## golden, contract, policy, construct, consumer, guard, Lambda, recorded IAM calls, fuzz, workflow, Control Tower and artifact tests
 	@$(MAKE) --no-print-directory -j2 TREE_HASH=$(TREE_HASH) test-go beside-test-go
 	@$(MAKE) --no-print-directory TREE_HASH=$(TREE_HASH) test-consumer test-workflows
