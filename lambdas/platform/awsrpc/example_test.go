@@ -37,8 +37,9 @@ func ExampleClient_Query() {
 	// InvalidInstanceID.NotFound
 }
 
-// A JSON 1.1 call: the operation's target, the request as a value
-// encoding/json marshals, the answer unmarshalled.
+// A JSON 1.1 call: the operation (awsrpc.SSM gives its X-Amz-Target
+// prefix), the request as a value encoding/json marshals, the answer
+// unmarshalled.
 func ExampleClient_JSON() {
 	fake := awsloop.NewSSM()
 	fake.PutSecureString("/app/token", "s3cret")
