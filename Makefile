@@ -29,6 +29,19 @@ GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 CDK         := node_modules/.bin/cdk
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ACTIONLINT  := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# govulncheck reads Go's vulnerability database. vuln.go.dev is not
+# reachable from every machine that builds this (nor is GitHub), but the
+# database's source is a module on the proxy: its OSV entries are indexed
+# into bin/ once per version with the database's own tool (cmd/indexdb,
+# about 2 minutes on an empty build cache, then instant). Bump
+# VULNDB_VERSION to the proxy's newest pseudo-version to see new entries.
+GOVULNCHECK    := golang.org/x/vuln/cmd/govulncheck@v1.9.0
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+VULNDB         := bin/vulndb-$(VULNDB_VERSION)
+# The JSON Schema library is a patched copy behind a replace
+# (lambdas/third_party/jsonschema), which hides its upstream release from
+# govulncheck: make vulncheck scans that release in a module of its own.
+JSONSCHEMA_UPSTREAM := github.com/santhosh-tekuri/jsonschema/v6@v6.0.3
 # AWS's Lambda Runtime Interface Emulator. The module has no semver tag, so
 # the Go module proxy lists only this pseudo-version (its newest commit,
 # 2026-10-30): pinned by it.
@@ -45,7 +58,7 @@ LOCAL_KMS         := bin/local-kms-$(LOCAL_KMS_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -416,11 +429,24 @@ diff: deps ## fresh synth against the golden files, plus cdk diff with AWS crede
 		$(CDK) diff --fail --app "$(ASSEMBLY)" '$(STAGE)/*'; \
 	else echo "(no AWS credentials: skipped cdk diff against the deployed $(STAGE) stage)"; fi
 
-lint: ## gofmt, go vet, staticcheck
+lint: vulncheck ## gofmt, go vet, staticcheck, govulncheck
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet $(GO_PACKAGES)
 	cd test/consumer && GOWORK=off go vet ./...
 	go run $(STATICCHECK) $(GO_PACKAGES)
+
+$(VULNDB):
+	@dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	test -d "$$dir/data/osv" || { echo "vulncheck: golang.org/x/vulndb@$(VULNDB_VERSION) has no data/osv" >&2; exit 1; }; \
+	rm -rf $@.tmp && GOWORK=off go run golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION) -vulns "$$dir/data/osv" -out $@.tmp && mv $@.tmp $@
+
+vulncheck: $(VULNDB) ## govulncheck: every module's code, the consumer module, and the JSON Schema copy's upstream release
+	@for m in $(MODULES) test/consumer; do echo "govulncheck $$m"; \
+		(cd $$m && GOWORK=off go run $(GOVULNCHECK) -db file://$(CURDIR)/$(VULNDB) ./...) || exit 1; done
+	@rm -rf bin/vulncheck-upstream && mkdir -p bin/vulncheck-upstream && cd bin/vulncheck-upstream && \
+		printf 'module vulncheck.upstream\n\ngo 1.21\n' > go.mod && \
+		GOWORK=off GOFLAGS=-mod=mod go get $(JSONSCHEMA_UPSTREAM) >/dev/null 2>&1 && \
+		GOWORK=off go run $(GOVULNCHECK) -db file://$(CURDIR)/$(VULNDB) -scan module
 
 clean: ## remove cdk.out and bin
 	rm -rf cdk.out bin

@@ -313,3 +313,19 @@ func TestDependabotCoversEveryModule(t *testing.T) {
 		}
 	}
 }
+
+// TestCIScansForVulnerabilities: CI runs make vulncheck (govulncheck over
+// every module and the JSON Schema copy's upstream release), which the
+// replace in lambdas/go.mod would otherwise hide.
+func TestCIScansForVulnerabilities(t *testing.T) {
+	repo.DependOnTree()
+	w, _ := load(t, "ci.yml")
+	for _, j := range w.Jobs {
+		for _, s := range j.Steps {
+			if strings.TrimSpace(s.Run) == "make vulncheck" {
+				return
+			}
+		}
+	}
+	t.Error("no ci.yml job runs make vulncheck")
+}
