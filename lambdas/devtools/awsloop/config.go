@@ -23,8 +23,8 @@ func Config(accessKeyID string) aws.Config {
 }
 
 // ConfigAt is Config with BaseEndpoint set to endpoint: the configuration
-// of a client of one loopback server, for code that builds its own client
-// from an aws.Config (platform/awsrpc's).
+// of a client of one loopback server, for code that builds its client
+// from an aws.Config alone (agenticpm.NewEvents, agenticpmapi.KMS).
 func ConfigAt(accessKeyID, endpoint string) aws.Config {
 	cfg := Config(accessKeyID)
 	cfg.BaseEndpoint = aws.String(endpoint)
