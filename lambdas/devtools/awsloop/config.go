@@ -1,7 +1,10 @@
 package awsloop
 
 import (
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
@@ -29,4 +32,15 @@ func ConfigAt(accessKeyID, endpoint string) aws.Config {
 	cfg := Config(accessKeyID)
 	cfg.BaseEndpoint = aws.String(endpoint)
 	return cfg
+}
+
+// NoBackoff is the SDK's standard retryer, the one the functions' clients
+// have (its attempts, its retry token bucket, what it takes for retryable
+// and for a throttle), without the waits between attempts: an aws.Config
+// Retryer for tests that make a server throttle (Server.Inject), where a
+// throttle's backoff, which starts at a second, would only slow them.
+func NoBackoff() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+	})
 }
