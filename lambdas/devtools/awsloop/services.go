@@ -2,7 +2,7 @@ package awsloop
 
 // The services the functions call besides DynamoDB, as the SDK's clients
 // of them speak: each written once, here, for its fake and for the tests
-// that hold them to the SDK (TestServicesSpeakLikeTheSDK: the ID is the
+// that hold them to the SDK (TestSDKAgainstTheLoopbackServers: the ID is the
 // SDK package's ServiceID, and the SDK's own client reaches the server;
 // a server refuses a call whose signing name, API version or target
 // prefix is not its own). The Query protocols' namespace is the xmlns of
