@@ -411,17 +411,29 @@ func (s *Server) decode(c *Call, r *http.Request, body []byte) error {
 		}
 		return nil
 	}
-	target := r.Header.Get("X-Amz-Target")
-	prefix, action, ok := strings.Cut(target, ".")
+	prefix, action := Target(r)
 	c.Action = action
 	c.Body = body
-	if !ok || prefix != s.svc.TargetPrefix || action == "" {
-		return ClientError("UnknownOperationException", "X-Amz-Target %q is not %s.<Operation>", target, s.svc.TargetPrefix)
+	if prefix != s.svc.TargetPrefix || action == "" {
+		return ClientError("UnknownOperationException", "X-Amz-Target %q is not %s.<Operation>", r.Header.Get("X-Amz-Target"), s.svc.TargetPrefix)
 	}
 	if !json.Valid(body) {
 		return ClientError("SerializationException", "request body is not JSON")
 	}
 	return nil
+}
+
+// Target reads a JSON-protocol request's X-Amz-Target, <prefix>.<operation>
+// ("TrentService", "Encrypt"; DynamoDB's "DynamoDB_20120810", "GetItem"):
+// for the servers here and for tests that decode what an SDK client sent,
+// so that code outside devtools/ names no wire header. Both are "" when
+// the header has no dot.
+func Target(r *http.Request) (prefix, operation string) {
+	prefix, operation, ok := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+	if !ok {
+		return "", ""
+	}
+	return prefix, operation
 }
 
 // authenticate reads the SigV4 Authorization header. The signature itself
