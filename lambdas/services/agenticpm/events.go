@@ -56,8 +56,9 @@ func (e *Events) PutEvents(ctx context.Context, entries []EventEntry) ([]EventRe
 	return results, nil
 }
 
-// optional is s as an SDK member: nil when empty, as the JSON the entry
-// was sent as before left an empty member out.
+// optional is s as an optional member of the SDK's input: nil when
+// empty, so that an unset field is left out of the request rather than
+// sent as "".
 func optional(s string) *string {
 	if s == "" {
 		return nil
