@@ -2,7 +2,9 @@ package services_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"path"
 	"slices"
@@ -11,6 +13,9 @@ import (
 
 	agenticpm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/constructs/catalog"
+	nucleus "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezagent "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/constructs/service"
 	stak "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 )
@@ -26,21 +31,51 @@ const (
 	devTree = module + "/devtools/"
 )
 
-// lambdaMainBans are what no Lambda main may link, wherever it comes from:
-// the test framework; the Streams client (Lambda's event source mapping
-// reads the stream; only the operator tool stak-replay and the dev poller
-// do); and the SDK clients of the services the functions call through
-// platform/awsrpc, whose package initialisers (SSM's, RDS's and ECS's
-// schemas 1.5–3 ms each, KMS's and EventBridge's about 0.5 ms) cost every
-// cold start of a function that calls an operation or two of them
-// (docs/functions.md, "Cold start").
-var lambdaMainBans = []string{"testing", "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams",
-	"github.com/aws/aws-sdk-go-v2/service/ec2", "github.com/aws/aws-sdk-go-v2/service/rds",
-	"github.com/aws/aws-sdk-go-v2/service/ecs", "github.com/aws/aws-sdk-go-v2/service/ssm",
-	"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sns",
-	"github.com/aws/aws-sdk-go-v2/service/kms", "github.com/aws/aws-sdk-go-v2/service/eventbridge"}
+// lambdaMainBans are what no Lambda main may link, wherever it comes
+// from: the test framework.
+var lambdaMainBans = []string{"testing"}
 
-// ownDeps are packages only some functions use, with those functions:
+// sdkService prefixes the AWS SDK's service clients' import paths.
+const sdkService = "github.com/aws/aws-sdk-go-v2/service/"
+
+// sdkClients are the AWS SDK service clients the functions call (the
+// package below sdkService), each with the functions that call it: a
+// Lambda main links exactly the clients of its function. An SDK service
+// package's initialiser (its schemas and endpoint rules) runs at every
+// cold start of a binary that imports it, whether or not the function
+// calls it (0.2–3 ms each), so a client only some functions call is
+// imported by the package of their binding: services/nucleus/executor,
+// services/rezagent/publisher and processor,
+// services/agenticpm/agenticpmapi (docs/functions.md, "Cold start"). No
+// function calls the Streams client (dynamodbstreams): Lambda's event
+// source mapping reads the stream; only the operator tool stak-replay
+// and the dev poller do.
+var sdkClients = map[string][]string{
+	"dynamodb": names(catalog.Functions()),
+	// The API's connection test and the executor's AssumeRole.
+	"sts": {nucleus.API.Name, nucleus.Executor.Name},
+	"ec2": {nucleus.Executor.Name},
+	"rds": {nucleus.Executor.Name},
+	"ecs": {nucleus.Executor.Name},
+	// A created message is published by the API, a scheduled or stranded
+	// one by the scheduler; the processor reads its ntfy token from SSM.
+	"sns": {rezagent.API.Name, rezagent.Scheduler.Name},
+	"ssm": {rezagent.Processor.Name},
+	// Both release actions (the API's release route, the release job);
+	// the API alone encrypts integration credentials.
+	"eventbridge": {agenticpm.API.Name, agenticpm.Release.Name},
+	"kms":         {agenticpm.API.Name},
+}
+
+func names(fns []service.Function) []string {
+	out := make([]string, len(fns))
+	for i, f := range fns {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// ownDeps are libraries only some functions use, with those functions:
 // their package initialisers cost milliseconds of a cold start, so they
 // live in the package of those functions' binding
 // (services/stak/stakapi, services/agenticpm/agenticpmapi) and no other
@@ -52,6 +87,61 @@ var ownDeps = map[string][]string{
 	"github.com/santhosh-tekuri/jsonschema/v6": {stak.API.Name, agenticpm.API.Name},
 }
 
+// clientProblems compares the SDK service clients among deps, what the
+// main of function fn links, with those clients says fn calls.
+func clientProblems(fn string, deps []string, clients map[string][]string) []string {
+	linked := map[string]bool{}
+	for _, d := range deps {
+		if svc, ok := strings.CutPrefix(d, sdkService); ok && !strings.Contains(svc, "/") {
+			linked[svc] = true
+		}
+	}
+	services := slices.Collect(maps.Keys(clients))
+	for svc := range linked {
+		if !slices.Contains(services, svc) {
+			services = append(services, svc)
+		}
+	}
+	slices.Sort(services)
+	var problems []string
+	for _, svc := range services {
+		calls := slices.Contains(clients[svc], fn)
+		switch {
+		case linked[svc] && !calls && len(clients[svc]) == 0:
+			problems = append(problems, fmt.Sprintf("links the SDK's %s client, which no function calls", svc))
+		case linked[svc] && !calls:
+			problems = append(problems, fmt.Sprintf("links the SDK's %s client, called only by %s: import it in the package of their binding, out of what %s imports",
+				svc, strings.Join(clients[svc], " and "), fn))
+		case calls && !linked[svc]:
+			problems = append(problems, fmt.Sprintf("does not link the SDK's %s client, which sdkClients says it calls: correct sdkClients", svc))
+		}
+	}
+	return problems
+}
+
+// The check itself fails a main that links a client its function does
+// not call, or misses one it calls.
+func TestClientProblems(t *testing.T) {
+	clients := map[string][]string{"dynamodb": {"a", "b"}, "sns": {"a"}}
+	for _, tt := range []struct {
+		name, fn string
+		deps     []string
+		want     []string
+	}{
+		{"exactly its clients", "a", []string{sdkService + "dynamodb", sdkService + "sns", sdkService + "sns/types", "net/http"}, nil},
+		{"another function's client", "b", []string{sdkService + "dynamodb", sdkService + "sns"},
+			[]string{"links the SDK's sns client, called only by a: import it in the package of their binding, out of what b imports"}},
+		{"a client nobody calls", "b", []string{sdkService + "dynamodb", sdkService + "dynamodbstreams"},
+			[]string{"links the SDK's dynamodbstreams client, which no function calls"}},
+		{"a client it calls, missing", "a", []string{sdkService + "dynamodb", sdkService + "internal/presigned-url"},
+			[]string{"does not link the SDK's sns client, which sdkClients says it calls: correct sdkClients"}},
+	} {
+		if got := clientProblems(tt.fn, tt.deps, clients); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
 type listed struct {
 	ImportPath string
 	Name       string
@@ -60,7 +150,10 @@ type listed struct {
 }
 
 // TestDevtoolsOnlyImportedFromDevtools checks every package of the module
-// as `go build -tags lambda.norpc` sees it.
+// as `go build -tags lambda.norpc` sees it: no runtime package imports a
+// dev-only one, and each Lambda main links exactly the SDK clients its
+// function calls (sdkClients), none of lambdaMainBans, and of ownDeps
+// only its own.
 func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 	mains := 0
 	// linked counts, per ownDeps entry, the mains of its owners that link
@@ -81,6 +174,9 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 			continue
 		}
 		mains++
+		for _, problem := range clientProblems(path.Base(p.ImportPath), p.Deps, sdkClients) {
+			t.Errorf("Lambda main %s %s", p.ImportPath, problem)
+		}
 		for _, d := range p.Deps {
 			if slices.Contains(lambdaMainBans, d) {
 				t.Errorf("Lambda main %s links %s", p.ImportPath, d)

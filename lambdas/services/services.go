@@ -22,24 +22,25 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
-	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
 )
 
-// Functions lists every binding, service by service. rez_agent's
-// processor and Nucleus's executor have theirs in packages of their own
-// (services/rezagent/processor, services/nucleus/executor), with the SDK
-// clients only they call (SSM; EC2, RDS and ECS), and so have the APIs of
-// Stak and AgenticPM (services/stak/stakapi,
-// services/agenticpm/agenticpmapi), with the JSON Schema library only
-// they validate with (and AgenticPM's KMS client), so that the other
-// functions' bootstraps do not link them: this is the one list of each
-// service's functions.
+// Functions lists every binding, service by service. A function that
+// alone calls an AWS service or links a costly library has its binding in
+// a package of its own, with what only it uses, so that the other
+// functions' bootstraps do not link it: Nucleus's executor
+// (services/nucleus/executor: the EC2, RDS and ECS clients), rez_agent's
+// processor (services/rezagent/processor: SSM) and its API and scheduler
+// (services/rezagent/publisher: SNS), and the APIs of Stak and AgenticPM
+// (services/stak/stakapi, services/agenticpm/agenticpmapi: the JSON
+// Schema library they validate with, and AgenticPM's KMS client). This
+// is the one list of each service's functions.
 func Functions() []fn.Binding {
 	return slices.Concat(
-		[]fn.Binding{rezagent.APIFunction(), rezagent.SchedulerFunction(), processor.Function()},
+		[]fn.Binding{publisher.APIFunction(), publisher.SchedulerFunction(), processor.Function()},
 		[]fn.Binding{nucleus.APIFunction(), executor.Function()},
 		[]fn.Binding{stakapi.Function(), stak.StreamFunction()},
 		itsm.Functions(),

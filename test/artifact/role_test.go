@@ -63,7 +63,8 @@ func recordDynamoDB(t *testing.T, endpoint string) *ddbRecorder {
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		r.record(req.Header.Get("X-Amz-Target"), body)
+		_, op := awsloop.Target(req)
+		r.record(op, body)
 		proxy.ServeHTTP(w, req)
 	}))
 	t.Cleanup(r.srv.Close)
@@ -81,8 +82,8 @@ func (r *ddbRecorder) Calls() []awsCall {
 	return slices.Clone(r.calls)
 }
 
-func (r *ddbRecorder) record(target string, body []byte) {
-	op := strings.TrimPrefix(target, "DynamoDB_20120810.")
+// record takes one request of operation op (its target's, DynamoDB_20120810.<op>).
+func (r *ddbRecorder) record(op string, body []byte) {
 	var in struct {
 		TableName, IndexName string
 		TransactItems        []map[string]struct{ TableName string }

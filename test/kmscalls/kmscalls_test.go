@@ -6,8 +6,9 @@
 // function environment (its credentials key alias, its stage) as Lambda
 // builds it, and serves PUT /integrations/{name} for every integration
 // it accepts. Its KMS client talks to Local KMS through a loopback proxy
-// that decodes each request of KMS's JSON protocol (X-Amz-Target
-// TrentService.<Operation>, body KeyId and EncryptionContext). Each
+// that decodes each request of KMS's JSON protocol (its target
+// TrentService.<Operation>, awsloop.Target; body KeyId and
+// EncryptionContext). Each
 // recorded call is then evaluated (test/iameval) against the API role's
 // identity policy and the key policy of the key the call names, both from
 // the same template. A mutated call (the context without its stage key,
@@ -34,6 +35,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
@@ -50,7 +52,7 @@ var deployEnv = iameval.Env{Partition: "aws", Region: "eu-central-1", Account: "
 
 // call is one KMS request as the proxy decoded it.
 type call struct {
-	// Operation is the X-Amz-Target's operation, e.g. Encrypt.
+	// Operation is the request's target operation, e.g. Encrypt.
 	Operation string
 	KeyID     string
 	// Context is the request's EncryptionContext; nil when it has none.
@@ -98,10 +100,9 @@ func startRecorder(t *testing.T, upstream string) *recorder {
 func (rec *recorder) add(r *http.Request, body []byte) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	target := r.Header.Get("X-Amz-Target")
-	op, ok := strings.CutPrefix(target, "TrentService.")
-	if !ok || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-") {
-		rec.bad = append(rec.bad, fmt.Sprintf("a KMS request the proxy cannot decode: X-Amz-Target %q, Content-Type %q (did the SDK change protocol?)", target, r.Header.Get("Content-Type")))
+	prefix, op := awsloop.Target(r)
+	if prefix != awsloop.KMSService.TargetPrefix || op == "" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json-") {
+		rec.bad = append(rec.bad, fmt.Sprintf("a KMS request the proxy cannot decode: target %q.%q, Content-Type %q (did the SDK change protocol?)", prefix, op, r.Header.Get("Content-Type")))
 		return
 	}
 	var in struct {

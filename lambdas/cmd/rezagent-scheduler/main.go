@@ -5,7 +5,7 @@ package main
 
 import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
 )
 
-func main() { fn.Main(rezagent.SchedulerFunction()) }
+func main() { fn.Main(publisher.SchedulerFunction()) }

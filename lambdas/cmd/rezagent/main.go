@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
 )
 
-func main() { fn.Main(rezagent.APIFunction()) }
+func main() { fn.Main(publisher.APIFunction()) }

@@ -37,12 +37,11 @@ func (f *Fakes) servers() []*Server {
 // clients of a function at the fakes (AWS_ENDPOINT_URL_STS, _EC2, _RDS,
 // _ECS). Give them to the function's environment.
 func (f *Fakes) Env() map[string]string {
-	return map[string]string{
-		EndpointEnv("STS"): f.STS.URL(),
-		EndpointEnv("EC2"): f.EC2.URL(),
-		EndpointEnv("RDS"): f.RDS.URL(),
-		EndpointEnv("ECS"): f.ECS.URL(),
+	env := map[string]string{}
+	for _, s := range f.servers() {
+		env[s.Service().EndpointEnv()] = s.URL()
 	}
+	return env
 }
 
 // Close stops every fake.

@@ -40,8 +40,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
 // Protocol is how a service encodes requests and responses.
@@ -78,6 +76,10 @@ func (p Protocol) contentType() string {
 
 // Service describes the API a Server speaks.
 type Service struct {
+	// ID is the SDK's service ID (sts.ServiceID, eventbridge.ServiceID:
+	// "EventBridge"), which names the endpoint variable a client reads
+	// (EndpointEnv).
+	ID string
 	// Name is the SigV4 signing name ("sts", "ec2", "rds", "ecs", "sns",
 	// "events"). A call signed for another service is refused, as AWS
 	// would refuse it.
@@ -94,18 +96,22 @@ type Service struct {
 	TargetPrefix string
 }
 
-// fromRPC is the server of a service the functions call through
-// platform/awsrpc, with that package's signing name, version and target
-// prefix: written once for both sides, and held to the SDK's clients by
-// TestRuntimeCallsMatchTheSDK and this package's SDK tests, which send to
-// these servers. xmlns is the Query protocols' answer namespace without
-// its version ("http://ec2.amazonaws.com/doc/"), "" for JSON protocols.
-func fromRPC(s awsrpc.Service, p Protocol, xmlns string) Service {
-	svc := Service{Name: s.SigningName, Protocol: p, Version: s.Version, TargetPrefix: s.TargetPrefix}
-	if xmlns != "" {
-		svc.XMLNamespace = xmlns + s.Version + "/"
+// EndpointEnv is the variable that points the SDK's clients of s here:
+// EndpointEnv(s.ID).
+func (s Service) EndpointEnv() string { return EndpointEnv(s.ID) }
+
+// Throttle is the error the service answers when it throttles a caller,
+// by protocol: awsQuery's Throttling, EC2's RequestLimitExceeded (a 503),
+// the JSON protocols' ThrottlingException. The SDK's retryer knows each
+// as a throttle: it retries with its throttle backoff, then returns it.
+func (s Service) Throttle() *Error {
+	switch s.Protocol {
+	case AWSQuery:
+		return &Error{Status: http.StatusBadRequest, Code: "Throttling", Message: "Rate exceeded"}
+	case EC2Query:
+		return &Error{Status: http.StatusServiceUnavailable, Code: "RequestLimitExceeded", Message: "Request limit exceeded."}
 	}
-	return svc
+	return &Error{Status: http.StatusBadRequest, Code: "ThrottlingException", Message: "Rate exceeded"}
 }
 
 // Call is one decoded request.
@@ -215,6 +221,13 @@ type Server struct {
 	srv      *http.Server
 	url      string
 	secrets  Secrets // nil: signatures are not verified
+	injected map[string]*injection
+}
+
+// injection is what Inject set for an action.
+type injection struct {
+	left int // answers still to give; < 0: every call
+	err  *Error
 }
 
 // NewServer returns a server for svc; register handlers, then Start.
@@ -230,6 +243,43 @@ func (s *Server) Handle(action string, h Handler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.handlers[action] = h
+}
+
+// Inject makes the next n calls of action answer e instead of its
+// handler (n < 0: every call, until Inject is called again for action;
+// n == 0 ends an injection). The calls are decoded, authenticated and
+// recorded first, as any other, so a test counts the attempts a client
+// made. It serves the answers a fake does not give by itself, a throttle
+// (Service.Throttle) or a server error, to whichever operation a test
+// needs them from.
+func (s *Server) Inject(action string, n int, e *Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.injected == nil {
+		s.injected = map[string]*injection{}
+	}
+	if n == 0 || e == nil {
+		delete(s.injected, action)
+		return
+	}
+	s.injected[action] = &injection{left: n, err: e}
+}
+
+// injectedError is the error Inject set for c's action, if any is left.
+func (s *Server) injectedError(c *Call) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.injected[c.Action]
+	if in == nil {
+		return nil
+	}
+	if in.left > 0 {
+		if in.left--; in.left == 0 {
+			delete(s.injected, c.Action)
+		}
+	}
+	e := *in.err
+	return &e
 }
 
 // Start listens on a free port of 127.0.0.1 and serves until Close.
@@ -322,6 +372,9 @@ func (s *Server) serve(c *Call, r *http.Request) (any, error) {
 	if err := s.verify(c, r, body); err != nil {
 		return nil, err
 	}
+	if e := s.injectedError(c); e != nil {
+		return nil, e
+	}
 	s.mu.Lock()
 	h := s.handlers[c.Action]
 	s.mu.Unlock()
@@ -358,17 +411,29 @@ func (s *Server) decode(c *Call, r *http.Request, body []byte) error {
 		}
 		return nil
 	}
-	target := r.Header.Get("X-Amz-Target")
-	prefix, action, ok := strings.Cut(target, ".")
+	prefix, action := Target(r)
 	c.Action = action
 	c.Body = body
-	if !ok || prefix != s.svc.TargetPrefix || action == "" {
-		return ClientError("UnknownOperationException", "X-Amz-Target %q is not %s.<Operation>", target, s.svc.TargetPrefix)
+	if prefix != s.svc.TargetPrefix || action == "" {
+		return ClientError("UnknownOperationException", "X-Amz-Target %q is not %s.<Operation>", r.Header.Get("X-Amz-Target"), s.svc.TargetPrefix)
 	}
 	if !json.Valid(body) {
 		return ClientError("SerializationException", "request body is not JSON")
 	}
 	return nil
+}
+
+// Target reads a JSON-protocol request's X-Amz-Target, <prefix>.<operation>
+// ("TrentService", "Encrypt"; DynamoDB's "DynamoDB_20120810", "GetItem"):
+// for the servers here and for tests that decode what an SDK client sent,
+// so that code outside devtools/ names no wire header. Both are "" when
+// the header has no dot.
+func Target(r *http.Request) (prefix, operation string) {
+	prefix, operation, ok := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+	if !ok {
+		return "", ""
+	}
+	return prefix, operation
 }
 
 // authenticate reads the SigV4 Authorization header. The signature itself

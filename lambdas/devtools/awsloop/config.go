@@ -1,7 +1,10 @@
 package awsloop
 
 import (
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
@@ -23,10 +26,21 @@ func Config(accessKeyID string) aws.Config {
 }
 
 // ConfigAt is Config with BaseEndpoint set to endpoint: the configuration
-// of a client of one loopback server, for code that builds its own client
-// from an aws.Config (platform/awsrpc's).
+// of a client of one loopback server, for code that builds its client
+// from an aws.Config alone (agenticpm.NewEvents, agenticpmapi.KMS).
 func ConfigAt(accessKeyID, endpoint string) aws.Config {
 	cfg := Config(accessKeyID)
 	cfg.BaseEndpoint = aws.String(endpoint)
 	return cfg
+}
+
+// NoBackoff is the SDK's standard retryer, the one the functions' clients
+// have (its attempts, its retry token bucket, what it takes for retryable
+// and for a throttle), without the waits between attempts: an aws.Config
+// Retryer for tests that make a server throttle (Server.Inject), where a
+// throttle's backoff, which starts at a second, would only slow them.
+func NoBackoff() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+	})
 }

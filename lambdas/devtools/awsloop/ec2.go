@@ -3,13 +3,7 @@ package awsloop
 import (
 	"regexp"
 	"sync"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
-
-// EC2Service is Amazon EC2 (ec2Query) at the API version the functions
-// call (awsrpc.EC2).
-var EC2Service = fromRPC(awsrpc.EC2, EC2Query, "http://ec2.amazonaws.com/doc/")
 
 // EC2 instance states, as the API names them.
 const (

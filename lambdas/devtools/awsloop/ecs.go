@@ -3,12 +3,7 @@ package awsloop
 import (
 	"strings"
 	"sync"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
-
-// ECSService is Amazon ECS (awsJson1_1, awsrpc.ECS's target prefix).
-var ECSService = fromRPC(awsrpc.ECS, AWSJSON11, "")
 
 // ECS is a fake ECS with UpdateService (desiredCount) and DescribeServices
 // over a set of services keyed by cluster and service name. Clusters and

@@ -10,14 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
-
-// EventsService is Amazon EventBridge (awsJson1_1, X-Amz-Target
-// AWSEvents.<Operation>, signing name "events"; the SDK's service id is
-// "EventBridge", so EndpointEnv("EventBridge") points clients here).
-var EventsService = fromRPC(awsrpc.EventBridge, AWSJSON11, "")
 
 // Limits of PutEvents, as the API reference states them.
 const (

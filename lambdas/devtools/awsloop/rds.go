@@ -3,13 +3,7 @@ package awsloop
 import (
 	"net/http"
 	"sync"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
-
-// RDSService is Amazon RDS (awsQuery) at the API version the functions
-// call (awsrpc.RDS).
-var RDSService = fromRPC(awsrpc.RDS, AWSQuery, "http://rds.amazonaws.com/doc/")
 
 // RDS statuses the fake uses.
 const (

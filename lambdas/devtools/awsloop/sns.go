@@ -6,13 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
-
-// SNSService is Amazon SNS (awsQuery) at the API version the functions
-// call (awsrpc.SNS).
-var SNSService = fromRPC(awsrpc.SNS, AWSQuery, "http://sns.amazonaws.com/doc/")
 
 // maxSNSMessageBytes is SNS's message limit (256 KiB, attributes included;
 // the body alone is checked here).

@@ -3,13 +3,7 @@ package awsloop
 import (
 	"fmt"
 	"sync"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
-
-// SSMService is AWS Systems Manager (awsJson1_1, awsrpc.SSM's target
-// prefix).
-var SSMService = fromRPC(awsrpc.SSM, AWSJSON11, "")
 
 // SSM is a fake Parameter Store serving GetParameter. SecureString values
 // come back only with WithDecryption, as AWS returns them.

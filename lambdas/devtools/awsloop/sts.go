@@ -10,13 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
-
-// STSService is AWS Security Token Service (awsQuery) at the API version
-// the functions call (awsrpc.STS).
-var STSService = fromRPC(awsrpc.STS, AWSQuery, "https://sts.amazonaws.com/doc/")
 
 // STS is a fake STS: AssumeRole and GetCallerIdentity. AssumeRole checks
 // its parameters as the API reference constrains them, applies the trust

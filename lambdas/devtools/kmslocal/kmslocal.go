@@ -167,8 +167,8 @@ func Client(ctx context.Context, endpoint string) (*kms.Client, error) {
 
 // Config is the AWS configuration of Client: the server at endpoint as
 // KMS's BaseEndpoint, the dummy credentials the dev tools use. Code that
-// builds its own KMS client from an aws.Config (AgenticPM's, over
-// platform/awsrpc) takes it.
+// builds its own KMS client from an aws.Config (agenticpmapi.KMS) takes
+// it.
 func Config(ctx context.Context, endpoint string) (aws.Config, error) {
 	getenv := func(k string) string {
 		if k == EnvEndpoint {

@@ -3,7 +3,7 @@
 // contract to the constructor of what the function runs (HTTP, Schedule,
 // Queue, Stream); a function's main is then one statement:
 //
-//	func main() { fn.Main(rezagent.SchedulerFunction()) }
+//	func main() { fn.Main(itsm.APIFunction()) }
 //
 // and the local runner and the tests build the same bindings from a
 // template's environment instead of the process's.

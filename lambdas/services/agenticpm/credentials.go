@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
@@ -16,8 +17,9 @@ import (
 
 // KMSAPI is what the API needs of KMS: Encrypt, returning the ciphertext
 // and the ARN of the key that made it (its role has no kms:Decrypt).
-// agenticpmapi.KMS calls KMS (services/agenticpm/agenticpmapi, over
-// platform/awsrpc); the release job encrypts nothing.
+// agenticpmapi.KMS calls KMS (services/agenticpm/agenticpmapi, with the
+// SDK's KMS client, which only the API links); the release job encrypts
+// nothing.
 type KMSAPI interface {
 	Encrypt(ctx context.Context, keyID string, plaintext []byte, encryptionContext map[string]string) (ciphertext []byte, keyARN string, err error)
 }
@@ -72,8 +74,14 @@ func (e *LegacyCredentialsError) ErrorCode() string                  { return ap
 func (e *LegacyCredentialsError) PublicMessage(string, error) string { return public(e) }
 
 // isKMSUnavailable reports KMS's own "try again later" errors (its
-// throttles are ThrottlingException, which ddb.IsUnavailable knows).
+// throttles are ThrottlingException, which ddb.IsUnavailable knows), and
+// any answer of 5xx: the SDK names one without an error code it knows
+// UnknownError, which the codes alone would take for the caller's fault.
 func isKMSUnavailable(err error) bool {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
+		return true
+	}
 	var ae smithy.APIError
 	if !errors.As(err, &ae) {
 		return false

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
+	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -182,6 +183,26 @@ func TestIntegrationFailures(t *testing.T) {
 	apitest.WantError(t, r, 503, "unavailable", "", "")
 	if n := down.Count(t); n != 0 {
 		t.Errorf("%d items written without a ciphertext", n)
+	}
+
+	// KMS throttling past the SDK's retries, and KMS failing on its side
+	// (a 5xx without an error code the SDK knows): 503 too.
+	for _, e := range []*awsloop.Error{awsloop.KMSService.Throttle(), {Status: 503}} {
+		kmsSrv := awsloop.NewServer(awsloop.KMSService)
+		kmsSrv.Inject("Encrypt", -1, e)
+		if err := kmsSrv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = kmsSrv.Close() })
+		refusing := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
+			c := awsloop.ConfigAt("AKIDAGENTICPM", kmsSrv.URL())
+			c.Retryer = awsloop.NoBackoff
+			cfg.KMS = agenticpmapi.KMS(c)
+		})
+		apitest.WantError(t, refusing.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`), 503, "unavailable", "", "")
+		if n := len(kmsSrv.CallsOf("Encrypt")); n != retry.DefaultMaxAttempts {
+			t.Errorf("KMS answering %d %s: %d Encrypt attempts, want the SDK's %d", e.Status, e.Code, n, retry.DefaultMaxAttempts)
+		}
 	}
 
 	ok := newService(t, nil)

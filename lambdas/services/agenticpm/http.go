@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
@@ -76,7 +77,7 @@ func NewConfig(ctx context.Context, getenv func(string) string, opts ...ddb.Opti
 		return cfg, err
 	}
 	if cfg.EventBus != "" {
-		awsCfg, err := awsconf.For(ctx, getenv, awsrpc.EventBridge.ID)
+		awsCfg, err := awsconf.For(ctx, getenv, eventbridge.ServiceID)
 		if err != nil {
 			return cfg, err
 		}

@@ -3,15 +3,15 @@ package nucleus
 import (
 	"context"
 	"errors"
-	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/aws-sdk-go-v2/service/sts/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
 
 // Service-specific endpoint variables, as the AWS SDKs define them. They
@@ -25,9 +25,6 @@ const (
 	EnvEndpointECS = "AWS_ENDPOINT_URL_ECS"
 )
 
-// The SDK service ids of the APIs the Cloud calls.
-var cloudServices = []string{"STS", "EC2", "RDS", "ECS"}
-
 // Role session names, as CloudTrail in the target account shows them.
 const (
 	SessionExecutor = contract.ExecutorName
@@ -37,26 +34,40 @@ const (
 // Cloud reaches the accounts Nucleus manages: STS with the function's own
 // credentials, then, in the executor (services/nucleus/executor), EC2, RDS
 // and ECS with the credentials of the account's role. Only STS is called
-// here, for the API's connection test and the executor's AssumeRole.
+// here, for the API's connection test and the executor's AssumeRole, so
+// this package links STS's client alone: the executor's clients are
+// linked by the executor's bootstrap only.
 type Cloud struct {
 	base   aws.Config
+	sts    *sts.Client
 	getenv func(string) string
 }
 
 // NewCloud builds a Cloud from the function's environment (awsconf.Load:
 // with a loopback endpoint and no access key, dummy credentials sign).
+// The function's own credentials sign STS calls only (the rest are the
+// role's), so STS's endpoint alone decides whether they are the dummy
+// ones.
 func NewCloud(ctx context.Context, getenv func(string) string) (*Cloud, error) {
-	cfg, err := awsconf.Load(ctx, getenv, cloudServices...)
+	cfg, err := awsconf.Load(ctx, getenv, sts.ServiceID)
 	if err != nil {
 		return nil, err
 	}
-	return &Cloud{base: cfg, getenv: getenv}, nil
+	return newCloud(cfg, getenv), nil
 }
 
 // NewCloudFromConfig is NewCloud with a given configuration and endpoint
 // variables (EnvEndpointSTS, … → URL), for tests.
 func NewCloudFromConfig(cfg aws.Config, endpoints map[string]string) *Cloud {
-	return &Cloud{base: cfg, getenv: func(k string) string { return endpoints[k] }}
+	return newCloud(cfg, func(k string) string { return endpoints[k] })
+}
+
+func newCloud(cfg aws.Config, getenv func(string) string) *Cloud {
+	c := &Cloud{base: cfg, getenv: getenv}
+	// One client for every call: the SDK's clients are safe for
+	// concurrent use, and its retry token bucket then spans the run.
+	c.sts = sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = c.Endpoint(sts.ServiceID) })
+	return c
 }
 
 // Role is an assumed account role.
@@ -71,64 +82,45 @@ type Role struct {
 // externalID is set. The session lasts STS's default hour, longer than
 // any run.
 func (c *Cloud) Assume(ctx context.Context, roleARN, externalID, session string) (*Role, error) {
-	params := url.Values{"RoleArn": {roleARN}, "RoleSessionName": {session}}
+	in := &sts.AssumeRoleInput{RoleArn: aws.String(roleARN), RoleSessionName: aws.String(session)}
 	if externalID != "" {
-		params.Set("ExternalId", externalID)
+		in.ExternalId = aws.String(externalID)
 	}
-	var out struct {
-		Credentials struct {
-			AccessKeyID     string `xml:"AccessKeyId"`
-			SecretAccessKey string `xml:"SecretAccessKey"`
-			SessionToken    string `xml:"SessionToken"`
-		} `xml:"AssumeRoleResult>Credentials"`
-		Arn string `xml:"AssumeRoleResult>AssumedRoleUser>Arn"`
-	}
-	if err := c.sts(c.base.Credentials).Query(ctx, "AssumeRole", params, &out); err != nil {
+	out, err := c.sts.AssumeRole(ctx, in)
+	if err != nil {
 		return nil, err
 	}
-	cr := out.Credentials
-	return &Role{
-		AssumedRoleARN: out.Arn,
-		creds:          credentials.NewStaticCredentialsProvider(cr.AccessKeyID, cr.SecretAccessKey, cr.SessionToken),
-	}, nil
+	var cr types.Credentials
+	if out.Credentials != nil {
+		cr = *out.Credentials
+	}
+	r := &Role{creds: credentials.NewStaticCredentialsProvider(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken))}
+	if u := out.AssumedRoleUser; u != nil {
+		r.AssumedRoleARN = aws.ToString(u.Arn)
+	}
+	return r, nil
 }
 
 // CallerIdentity asks STS who the role's credentials are: proof that they
 // work, needing no permission in the target account.
 func (c *Cloud) CallerIdentity(ctx context.Context, r *Role) (string, error) {
-	var out struct {
-		Arn string `xml:"GetCallerIdentityResult>Arn"`
-	}
-	if err := c.sts(r.creds).Query(ctx, "GetCallerIdentity", nil, &out); err != nil {
+	out, err := c.sts.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}, func(o *sts.Options) { o.Credentials = r.creds })
+	if err != nil {
 		return "", err
 	}
-	return out.Arn, nil
+	return aws.ToString(out.Arn), nil
 }
 
-// sts is an STS client signing with creds. STS goes through
-// platform/awsrpc, as the executor's EC2, RDS and ECS calls do: its SDK
-// client's package initialiser ran in both Nucleus functions' cold starts
-// for two operations.
-func (c *Cloud) sts(creds aws.CredentialsProvider) *awsrpc.Client {
-	cfg := c.base.Copy()
-	cfg.Credentials = creds
-	return c.Client(awsrpc.STS, cfg)
-}
-
-// Client is a client of svc with cfg (Regional's, in the executor) at the
-// endpoint the environment sets for svc: a loopback server in tests and
-// make dev, AWS's regional one in Lambda.
-func (c *Cloud) Client(svc awsrpc.Service, cfg aws.Config) *awsrpc.Client {
-	cfg.BaseEndpoint = c.Endpoint(svc.ID)
-	return awsrpc.New(svc, cfg)
-}
-
-// Regional returns a configuration for region signed by the role: what
-// the executor's EC2, RDS and ECS clients are built with (Client).
-func (c *Cloud) Regional(r *Role, region string) aws.Config {
+// Config is the configuration of a client of serviceID (the SDK's
+// service ID: ec2.ServiceID, …) in region, signed by the role, at the
+// endpoint the environment sets for the service: a loopback server in
+// tests and make dev, AWS's regional one in Lambda. The executor builds
+// its EC2, RDS and ECS clients from it.
+func (c *Cloud) Config(r *Role, region, serviceID string) aws.Config {
 	cfg := c.base.Copy()
 	cfg.Region = region
 	cfg.Credentials = r.creds
+	cfg.BaseEndpoint = c.Endpoint(serviceID)
 	return cfg
 }
 

@@ -27,7 +27,9 @@ func startFakeSTS(t testing.TB) (*awsloop.STS, *nucleus.Cloud) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fake.Close() })
-	return fake, nucleus.NewCloudFromConfig(awsloop.Config(executorKey), map[string]string{nucleus.EnvEndpointSTS: fake.URL()})
+	cfg := awsloop.Config(executorKey)
+	cfg.Retryer = awsloop.NoBackoff
+	return fake, nucleus.NewCloudFromConfig(cfg, map[string]string{nucleus.EnvEndpointSTS: fake.URL()})
 }
 
 type testResult struct {
@@ -123,6 +125,20 @@ func TestConnectionTest(t *testing.T) {
 		t.Error("refused tests called STS")
 	}
 	apitest.WantError(t, newService(t, options{}).Do(t, "POST", "/accounts/"+acctA+"/test", ""), 503, "unavailable", "", "")
+
+	// STS throttling past the SDK's retries: the test ran, and the
+	// throttle is its finding.
+	fake.Inject("AssumeRole", -1, awsloop.STSService.Throttle())
+	before := len(fake.CallsOf("AssumeRole"))
+	var throttled testResult
+	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &throttled)
+	fake.Inject("AssumeRole", 0, nil)
+	if e, _ := throttled.Details["error"].(map[string]any); throttled.Status != "FAIL" || e["code"] != "Throttling" || throttled.Details["call"] != "sts:AssumeRole" {
+		t.Errorf("throttled: %+v", throttled)
+	}
+	if n := len(fake.CallsOf("AssumeRole")) - before; n != 3 {
+		t.Errorf("throttled: %d AssumeRole attempts, want the SDK's 3", n)
+	}
 }
 
 // Concurrent tests whose times run backwards relative to their start (an

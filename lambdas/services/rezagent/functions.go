@@ -1,15 +1,9 @@
 package rezagent
 
-import (
-	"github.com/dynastack/dynastack/constructs/rezagent/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/fn"
-)
-
-// The API's and the scheduler's bindings: cmd/<name> runs one in Lambda.
-// The processor's is processor.Function (services/rezagent/processor), in
-// a package of its own so that this one links no SSM client;
+// The bindings of rez_agent's functions live in the packages of what only
+// they link: publisher.APIFunction and publisher.SchedulerFunction
+// (services/rezagent/publisher, with the SNS client they publish with)
+// and processor.Function (services/rezagent/processor, with the SSM
+// client it reads its ntfy token with), so that no bootstrap links the
+// other functions' clients; cmd/<name> runs one in Lambda, and
 // lambdas/services lists all three for the local runner and the tests.
-
-func APIFunction() fn.Binding { return fn.HTTP(contract.API, New) }
-
-func SchedulerFunction() fn.Binding { return fn.Schedule(contract.Scheduler, NewScheduler) }

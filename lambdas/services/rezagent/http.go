@@ -75,14 +75,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
-// New builds the service from the environment: the constructor of its
-// function (APIFunction).
-func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
+// New builds the service from the environment, with newSNS making the
+// SNS client it publishes with: publisher.NewAPI, the constructor of the
+// API function (services/rezagent/publisher), passes publisher.NewSNS.
+func New(ctx context.Context, getenv func(string) string, newSNS SNSConstructor, opts ...ddb.Option) (http.Handler, error) {
 	// The API publishes what it creates when the stack gives it a topic.
 	withSNS := func(getenv func(string) string) (Config, error) {
 		cfg, err := ConfigFromEnv(getenv)
 		if err == nil && cfg.Topic != "" {
-			cfg.SNS, err = NewSNSClient(ctx, getenv)
+			cfg.SNS, err = newSNS(ctx, getenv)
 		}
 		return cfg, err
 	}

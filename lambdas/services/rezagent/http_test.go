@@ -20,6 +20,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
 )
 
 var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
@@ -797,7 +798,7 @@ func TestNew(t *testing.T) {
 	for _, n := range names {
 		table = n
 	}
-	h, err := rezagent.New(context.Background(), testenv.Getenv(t, map[string]string{"REZ_AGENT_MESSAGES_TABLE": table, "DYNASTACK_STAGE": "dev"}))
+	h, err := publisher.NewAPI(context.Background(), testenv.Getenv(t, map[string]string{"REZ_AGENT_MESSAGES_TABLE": table, "DYNASTACK_STAGE": "dev"}))
 	if err != nil {
 		t.Fatal(err)
 	}

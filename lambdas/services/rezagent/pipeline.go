@@ -5,18 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"net/url"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -60,33 +54,12 @@ type SNSAPI interface {
 	Publish(ctx context.Context, topic, message string, attrs map[string]string) error
 }
 
-// SNS is SNSAPI over platform/awsrpc. The SDK's SNS client ran its package
-// initialiser in every rez_agent cold start, the processor's too, which
-// publishes nothing (docs/functions.md, "Cold start").
-type SNS struct{ client *awsrpc.Client }
-
-// NewSNSClient returns an SNS client configured from getenv
-// (AWS_ENDPOINT_URL_SNS points it at a loopback endpoint).
-func NewSNSClient(ctx context.Context, getenv func(string) string) (*SNS, error) {
-	cfg, err := awsconf.For(ctx, getenv, awsrpc.SNS.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &SNS{client: awsrpc.New(awsrpc.SNS, cfg)}, nil
-}
-
-// Publish calls SNS Publish. Attributes go as the SDK sends a map, one
-// entry.N per name in sorted order, each a String.
-func (s *SNS) Publish(ctx context.Context, topic, message string, attrs map[string]string) error {
-	params := url.Values{"TopicArn": {topic}, "Message": {message}}
-	for i, name := range slices.Sorted(maps.Keys(attrs)) {
-		entry := "MessageAttributes.entry." + strconv.Itoa(i+1)
-		params.Set(entry+".Name", name)
-		params.Set(entry+".Value.DataType", "String")
-		params.Set(entry+".Value.StringValue", attrs[name])
-	}
-	return s.client.Query(ctx, "Publish", params, nil)
-}
+// SNSConstructor builds the SNS client of a function that publishes,
+// from its environment. publisher.NewSNS (services/rezagent/publisher) is
+// the one the API and the scheduler use: the SDK's SNS client lives there
+// so that the processor's bootstrap, which publishes nothing, does not
+// link it (docs/functions.md, "Cold start").
+type SNSConstructor func(ctx context.Context, getenv func(string) string) (SNSAPI, error)
 
 // Publisher puts messages on the pipeline: one SNS publish, then the
 // conditioned move to queued. The API and the scheduler share it.

@@ -29,6 +29,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
 )
 
 const testToken = "tk_pipeline_test"
@@ -116,12 +117,12 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 	}
 	// Each function's requests are recorded as its own (testenv.Main).
 	apiEnv, schedEnv, procEnv := getenv("rezagent"), getenv("rezagent-scheduler"), getenv("rezagent-processor")
-	h, err := rezagent.New(ctx, apiEnv, ddbrecord.ClientOptions(apiEnv)...)
+	h, err := publisher.NewAPI(ctx, apiEnv, ddbrecord.ClientOptions(apiEnv)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.api = h
-	if p.scheduler, err = rezagent.NewScheduler(ctx, schedEnv, ddbrecord.ClientOptions(schedEnv)...); err != nil {
+	if p.scheduler, err = publisher.NewScheduler(ctx, schedEnv, ddbrecord.ClientOptions(schedEnv)...); err != nil {
 		t.Fatal(err)
 	}
 	if p.processor, err = processor.New(ctx, procEnv, ddbrecord.ClientOptions(procEnv)...); err != nil {

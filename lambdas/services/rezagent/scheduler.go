@@ -64,8 +64,10 @@ type SchedulerConfig struct {
 	RepublishAfter time.Duration
 }
 
-// NewScheduler builds the scheduler from the environment.
-func NewScheduler(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+// NewScheduler builds the scheduler from the environment, with newSNS
+// making the SNS client it publishes with: publisher.NewScheduler, the
+// constructor of the scheduler function, passes publisher.NewSNS.
+func NewScheduler(ctx context.Context, getenv func(string) string, newSNS SNSConstructor, opts ...ddb.Option) (schedule.Job, error) {
 	fromEnv := func(getenv func(string) string) (SchedulerConfig, error) {
 		cfg, err := ConfigFromEnv(getenv)
 		if err != nil {
@@ -80,7 +82,7 @@ func NewScheduler(ctx context.Context, getenv func(string) string, opts ...ddb.O
 				return SchedulerConfig{}, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 5m", EnvRepublishAfter, v)
 			}
 		}
-		sc.SNS, err = NewSNSClient(ctx, getenv)
+		sc.SNS, err = newSNS(ctx, getenv)
 		return sc, err
 	}
 	sc, err := service.New(ctx, getenv, fromEnv, (*SchedulerConfig).SetClient, NewSchedulerFromConfig, opts...)

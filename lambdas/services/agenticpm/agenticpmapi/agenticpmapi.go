@@ -1,10 +1,11 @@
 // Package agenticpmapi is AgenticPM's HTTP API function: package
 // agenticpm's handler with what only the API uses, the JSON Schema
 // implementation it checks artefact content with (platform/jsonschema)
-// and KMS's Encrypt for integration credentials. The binding lives here,
-// not in package agenticpm, so that the release job's bootstrap, which
-// links package agenticpm and neither validates content nor encrypts,
-// does not link them (docs/functions.md, "Cold start").
+// and the SDK's KMS client, whose Encrypt seals integration credentials.
+// The binding lives here, not in package agenticpm, so that the release
+// job's bootstrap, which links package agenticpm and neither validates
+// content nor encrypts, does not link them (docs/functions.md, "Cold
+// start").
 package agenticpmapi
 
 import (
@@ -14,11 +15,11 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/jsonschema"
@@ -37,7 +38,7 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 		return nil, err
 	}
 	if cfg.CredentialsKey != "" {
-		awsCfg, err := awsconf.For(ctx, getenv, awsrpc.KMS.ID)
+		awsCfg, err := awsconf.For(ctx, getenv, kms.ServiceID)
 		if err != nil {
 			return nil, err
 		}
@@ -51,27 +52,18 @@ func NewHandler(cfg agenticpm.Config) http.Handler {
 	return agenticpm.NewHandler(cfg, ContentSchemas())
 }
 
-// KMS is KMS's Encrypt with cfg (awsconf.For(…, awsrpc.KMS.ID) in the function),
-// over platform/awsrpc: the SDK's KMS client ran package initialisers of
-// 0.5–0.8 ms in every API start for this one operation.
-func KMS(cfg aws.Config) agenticpm.KMSAPI { return encrypter{awsrpc.New(awsrpc.KMS, cfg)} }
+// KMS is KMS's Encrypt with cfg (awsconf.For(…, kms.ServiceID) in the
+// function), over the SDK's KMS client.
+func KMS(cfg aws.Config) agenticpm.KMSAPI { return encrypter{kms.NewFromConfig(cfg)} }
 
-type encrypter struct{ c *awsrpc.Client }
+type encrypter struct{ c *kms.Client }
 
 func (e encrypter) Encrypt(ctx context.Context, keyID string, plaintext []byte, ec map[string]string) ([]byte, string, error) {
-	in := struct {
-		KeyID             string            `json:"KeyId"`
-		Plaintext         []byte            `json:"Plaintext"`
-		EncryptionContext map[string]string `json:"EncryptionContext,omitempty"`
-	}{keyID, plaintext, ec}
-	var out struct {
-		CiphertextBlob []byte `json:"CiphertextBlob"`
-		KeyID          string `json:"KeyId"`
-	}
-	if err := e.c.JSON(ctx, "Encrypt", in, &out); err != nil {
+	out, err := e.c.Encrypt(ctx, &kms.EncryptInput{KeyId: aws.String(keyID), Plaintext: plaintext, EncryptionContext: ec})
+	if err != nil {
 		return nil, "", err
 	}
-	return out.CiphertextBlob, out.KeyID, nil
+	return out.CiphertextBlob, aws.ToString(out.KeyId), nil
 }
 
 // ContentSchemas returns platform/jsonschema as agenticpm.ContentSchemas:

@@ -1,19 +1,23 @@
 // Package executor is Nucleus's executor function: the schedule logic,
 // claims and audit of nucleus.Executor, with the EC2, RDS and ECS calls
-// that start and stop resources. They go through platform/awsrpc, not the
-// SDK's clients: those clients' package initialisers (RDS's and ECS's
-// schemas above all) took about 3 ms of every executor cold start, and
-// EC2's client alone took two minutes of every fresh build, for the eight
-// operations here (docs/functions.md, "Cold start").
+// that start and stop resources. Their SDK clients are imported here, not
+// in package nucleus, so that the API's bootstrap does not link them: an
+// SDK service package's initialiser runs at every cold start of a binary
+// that imports it (RDS's and ECS's schemas about 1.5 and 1.2 ms;
+// docs/functions.md, "Cold start"), whether or not a request calls it.
 package executor
 
 import (
 	"context"
-	"net/url"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/rds"
+
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
@@ -29,85 +33,94 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (s
 	return nucleus.NewExecutor(ctx, getenv, Act, opts...)
 }
 
-// Act performs one start or stop with the client of the resource's type.
+// Act performs one start or stop with a client of the resource's
+// service, in its region, signed by the account's role.
 func Act(ctx context.Context, a nucleus.ResourceAction) nucleus.Outcome {
-	client := func(svc awsrpc.Service) *awsrpc.Client {
-		return a.Cloud.Client(svc, a.Cloud.Regional(a.Role, a.Region))
-	}
+	cfg := func(serviceID string) aws.Config { return a.Cloud.Config(a.Role, a.Region, serviceID) }
 	switch a.Type {
 	case nucleus.ResourceEC2:
-		return ec2Action(ctx, client(awsrpc.EC2), strings.TrimPrefix(a.Resource, "instance/"), a.Start)
+		return ec2Action(ctx, ec2.NewFromConfig(cfg(ec2.ServiceID)), strings.TrimPrefix(a.Resource, "instance/"), a.Start)
 	case nucleus.ResourceRDS:
-		return rdsAction(ctx, client(awsrpc.RDS), a.Resource, a.Start)
+		return rdsAction(ctx, rds.NewFromConfig(cfg(rds.ServiceID)), a.Resource, a.Start)
 	case nucleus.ResourceECS:
-		return ecsAction(ctx, client(awsrpc.ECS), strings.TrimPrefix(a.Resource, "service/"), a.PreviousDesiredCount, a.Start)
+		return ecsAction(ctx, ecs.NewFromConfig(cfg(ecs.ServiceID)), strings.TrimPrefix(a.Resource, "service/"), a.PreviousDesiredCount, a.Start)
 	}
 	return nucleus.Failed(map[string]any{"error": nucleus.AWSError{Code: "UnknownResourceType", Message: string(a.Type)}})
 }
 
-// instanceChanges is StartInstances' and StopInstances' answer: EC2 names
-// the list instancesSet in both.
-type instanceChanges struct {
-	Items []struct {
-		Current  string `xml:"currentState>name"`
-		Previous string `xml:"previousState>name"`
-	} `xml:"instancesSet>item"`
+func ec2Action(ctx context.Context, client *ec2.Client, id string, start bool) nucleus.Outcome {
+	var (
+		call    = "ec2:StopInstances"
+		changes []ec2types.InstanceStateChange
+		err     error
+	)
+	if start {
+		call = "ec2:StartInstances"
+		var out *ec2.StartInstancesOutput
+		if out, err = client.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{id}}); err == nil {
+			changes = out.StartingInstances
+		}
+	} else {
+		var out *ec2.StopInstancesOutput
+		if out, err = client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{id}}); err == nil {
+			changes = out.StoppingInstances
+		}
+	}
+	d := map[string]any{}
+	if err == nil && len(changes) == 1 {
+		d["previous_state"], d["current_state"] = stateName(changes[0].PreviousState), stateName(changes[0].CurrentState)
+	}
+	return nucleus.CallOutcome(call, err, d)
 }
 
-func ec2Action(ctx context.Context, client *awsrpc.Client, id string, start bool) nucleus.Outcome {
-	action := "StopInstances"
-	if start {
-		action = "StartInstances"
+// stateName is an instance state's name, "" when EC2 gave none.
+func stateName(s *ec2types.InstanceState) string {
+	if s == nil {
+		return ""
 	}
-	var out instanceChanges
-	err := client.Query(ctx, action, url.Values{"InstanceId.1": {id}}, &out)
-	d := map[string]any{}
-	if err == nil && len(out.Items) == 1 {
-		d["previous_state"], d["current_state"] = out.Items[0].Previous, out.Items[0].Current
-	}
-	return nucleus.CallOutcome("ec2:"+action, err, d)
+	return string(s.Name)
 }
 
 // rdsAction starts or stops a DB instance (db:<id>) or cluster
-// (cluster:<id>).
-func rdsAction(ctx context.Context, client *awsrpc.Client, resource string, start bool) nucleus.Outcome {
+// (cluster:<id>), and records the status RDS answers with.
+func rdsAction(ctx context.Context, client *rds.Client, resource string, start bool) nucleus.Outcome {
 	kind, id, _ := strings.Cut(resource, ":")
-	verb := "Stop"
-	if start {
-		verb = "Start"
+	var (
+		action string
+		status *string
+		err    error
+	)
+	switch {
+	case kind == "cluster" && start:
+		action = "StartDBCluster"
+		var out *rds.StartDBClusterOutput
+		if out, err = client.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String(id)}); err == nil && out.DBCluster != nil {
+			status = out.DBCluster.Status
+		}
+	case kind == "cluster":
+		action = "StopDBCluster"
+		var out *rds.StopDBClusterOutput
+		if out, err = client.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String(id)}); err == nil && out.DBCluster != nil {
+			status = out.DBCluster.Status
+		}
+	case start:
+		action = "StartDBInstance"
+		var out *rds.StartDBInstanceOutput
+		if out, err = client.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String(id)}); err == nil && out.DBInstance != nil {
+			status = out.DBInstance.DBInstanceStatus
+		}
+	default:
+		action = "StopDBInstance"
+		var out *rds.StopDBInstanceOutput
+		if out, err = client.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String(id)}); err == nil && out.DBInstance != nil {
+			status = out.DBInstance.DBInstanceStatus
+		}
 	}
-	// The status is in <Action>Result: DBCluster>Status for a cluster,
-	// DBInstance>DBInstanceStatus for an instance.
-	var out struct {
-		Children []struct {
-			Cluster  string `xml:"DBCluster>Status"`
-			Instance string `xml:"DBInstance>DBInstanceStatus"`
-		} `xml:",any"`
-	}
-	action, params := verb+"DBInstance", url.Values{"DBInstanceIdentifier": {id}}
-	if kind == "cluster" {
-		action, params = verb+"DBCluster", url.Values{"DBClusterIdentifier": {id}}
-	}
-	err := client.Query(ctx, action, params, &out)
 	d := map[string]any{}
 	if err == nil {
-		status := ""
-		for _, c := range out.Children {
-			status += c.Cluster + c.Instance
-		}
-		d["current_status"] = status
+		d["current_status"] = aws.ToString(status)
 	}
 	return nucleus.CallOutcome("rds:"+action, err, d)
-}
-
-// ecsServices is the part of DescribeServices' answer read here.
-type ecsServices struct {
-	Services []struct {
-		DesiredCount int32 `json:"desiredCount"`
-	} `json:"services"`
-	Failures []struct {
-		Reason string `json:"reason"`
-	} `json:"failures"`
 }
 
 // ecsAction scales a service to 0 and back. Stopping reads the desired
@@ -116,29 +129,28 @@ type ecsServices struct {
 // record) keeps the stored value. Starting restores the stored count
 // (previous); without one, a service already running is left alone and
 // one at 0 fails.
-func ecsAction(ctx context.Context, client *awsrpc.Client, path string, previous *int32, start bool) nucleus.Outcome {
+func ecsAction(ctx context.Context, client *ecs.Client, path string, previous *int32, start bool) nucleus.Outcome {
 	cluster, service, ok := strings.Cut(path, "/")
 	if !ok {
 		// service/<name>: the old ARN format, in the default cluster.
 		cluster, service = "default", path
 	}
 	describe := func() (int32, nucleus.Outcome, bool) {
-		var out ecsServices
-		err := client.JSON(ctx, "DescribeServices", map[string]any{"cluster": cluster, "services": []string{service}}, &out)
+		out, err := client.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String(cluster), Services: []string{service}})
 		switch {
 		case err != nil:
 			return 0, nucleus.CallOutcome("ecs:DescribeServices", err, nil), false
 		case len(out.Services) != 1:
 			reason := "MISSING"
 			if len(out.Failures) > 0 {
-				reason = out.Failures[0].Reason
+				reason = aws.ToString(out.Failures[0].Reason)
 			}
 			return 0, nucleus.Failed(map[string]any{"call": "ecs:DescribeServices", "error": nucleus.AWSError{Code: reason, Message: "service " + service + " not found in cluster " + cluster}}), false
 		}
 		return out.Services[0].DesiredCount, nucleus.Outcome{}, true
 	}
 	update := func(n int32, d map[string]any) nucleus.Outcome {
-		err := client.JSON(ctx, "UpdateService", map[string]any{"cluster": cluster, "service": service, "desiredCount": n}, nil)
+		_, err := client.UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String(cluster), Service: aws.String(service), DesiredCount: aws.Int32(n)})
 		d["desired_count"] = n
 		return nucleus.CallOutcome("ecs:UpdateService", err, d)
 	}

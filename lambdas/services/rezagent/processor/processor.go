@@ -1,17 +1,20 @@
 // Package processor is rez_agent's processor function: rezagent.Processor
-// with the SSM read of its ntfy token. That read is one GetParameter at
-// init, through platform/awsrpc: SSM's SDK client ran package initialisers
-// (its schemas above all) of 1.6–3 ms in every processor cold start
-// (docs/functions.md, "Cold start").
+// with the SSM read of its ntfy token, one GetParameter at init. SSM's
+// SDK client is imported here, not in package rezagent, so that the API's
+// and the scheduler's bootstraps do not link it: an SDK service package's
+// initialiser runs at every cold start of a binary that imports it
+// (SSM's schemas 1.6–1.7 ms; docs/functions.md, "Cold start").
 package processor
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
-	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/queue"
@@ -31,21 +34,20 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (q
 // once per execution environment (at init), with the AWS configuration
 // getenv gives.
 func ReadToken(ctx context.Context, getenv func(string) string, name string) (string, error) {
-	cfg, err := awsconf.For(ctx, getenv, awsrpc.SSM.ID)
+	cfg, err := awsconf.For(ctx, getenv, ssm.ServiceID)
 	if err != nil {
 		return "", err
 	}
-	var out struct {
-		Parameter struct {
-			Value string `json:"Value"`
-		} `json:"Parameter"`
-	}
-	in := map[string]any{"Name": name, "WithDecryption": true}
-	if err := awsrpc.New(awsrpc.SSM, cfg).JSON(ctx, "GetParameter", in, &out); err != nil {
+	out, err := ssm.NewFromConfig(cfg).GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	if err != nil {
 		return "", fmt.Errorf("rezagent: read ntfy token %s: %w", name, err)
 	}
-	if out.Parameter.Value == "" {
+	var value string
+	if out.Parameter != nil {
+		value = aws.ToString(out.Parameter.Value)
+	}
+	if value == "" {
 		return "", fmt.Errorf("rezagent: ntfy token parameter %s is empty", name)
 	}
-	return out.Parameter.Value, nil
+	return value, nil
 }
