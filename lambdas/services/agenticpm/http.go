@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -147,25 +146,25 @@ type handler struct {
 }
 
 // projectID returns the {id} path value, a canonical UUID.
-func projectID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "project") }
+func projectID(r *http.Request) (string, error) { return api.PathUUID(r, contract.ParamID, "project") }
 
 // pathPart validates a caller-named key part of the path (an enum value or
 // a name): unlike a malformed id it says what is wrong with it.
-func pathPart(v *api.Validator, r *http.Request, name string, allowed ...string) string {
-	s := r.PathValue(name)
+func pathPart(v *api.Validator, r *http.Request, p dynastack.PathParam, allowed ...string) string {
+	s := api.PathValue(r, p)
 	if len(allowed) > 0 {
-		v.OneOf(name, s, allowed...)
+		v.OneOf(p.String(), s, allowed...)
 	} else if !validKeyPart(s) {
-		v.Add(name, "must be 1 to %d characters of A-Z, a-z, 0-9, '_', '.', ':' and '-', starting with a letter or digit", MaxIdentifierChars)
+		v.Add(p.String(), "must be 1 to %d characters of A-Z, a-z, 0-9, '_', '.', ':' and '-', starting with a letter or digit", MaxIdentifierChars)
 	}
 	return s
 }
 
 // listParams reads limit and cursor. The router has refused any query
 // parameter the route's contract does not list.
-func listParams(r *http.Request, v *api.Validator) (q url.Values, after string, limit int) {
-	q = r.URL.Query()
-	return q, q.Get("cursor"), api.PageLimit(v, q, DefaultPageSize, MaxPageSize)
+func listParams(r *http.Request, v *api.Validator) (q api.QueryValues, after string, limit int) {
+	q = api.QueryOf(r)
+	return q, q.Cursor(), api.PageLimit(v, q, DefaultPageSize, MaxPageSize)
 }
 
 func text(v *api.Validator, field, s string, maxChars int) { v.Text(field, s, 1, maxChars) }

@@ -186,7 +186,7 @@ func (h *handler) remove(w http.ResponseWriter, r *http.Request, pathID func(*ht
 // pathAccountID returns the path's account id. Anything but 12 digits
 // cannot name an account: 404 without a DynamoDB call.
 func pathAccountID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
+	id := api.PathValue(r, contract.ParamID)
 	if !ValidAccountID(id) {
 		return "", api.NotFound("account %q not found", api.Truncate(id, 64))
 	}
@@ -203,14 +203,16 @@ func pageUnder[T any](w http.ResponseWriter, r *http.Request, pathID func(*http.
 		return err
 	}
 	var v api.Validator
-	q := r.URL.Query()
+	q := api.QueryOf(r)
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	out, err := page(r.Context(), id, q.Get("cursor"), n)
+	out, err := page(r.Context(), id, q.Cursor(), n)
 	return api.Reply(w, http.StatusOK, out, api.CursorHint(api.About(err, id), cursorHint))
 }
 
 // pathScheduleID returns the path's schedule id, a canonical UUID.
-func pathScheduleID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "schedule") }
+func pathScheduleID(r *http.Request) (string, error) {
+	return api.PathUUID(r, contract.ParamID, "schedule")
+}
