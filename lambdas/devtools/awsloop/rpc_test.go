@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
@@ -88,11 +89,11 @@ func TestRuntimeCallsMatchTheSDK(t *testing.T) {
 	stsClient := sts.NewFromConfig(base, func(o *sts.Options) { o.BaseEndpoint = aws.String(stsFake.URL()) })
 	var role *nucleus.Role
 	sameRequest(t, stsFake.Server, "AssumeRole", func() error {
-		_, err := stsClient.AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(roleARN), RoleSessionName: aws.String(nucleus.SessionExecutor)})
+		_, err := stsClient.AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(roleARN), RoleSessionName: aws.String(nucleuscontract.ExecutorName)})
 		return err
 	}, func() {
 		var err error
-		if role, err = cloud.Assume(ctx, roleARN, "", nucleus.SessionExecutor); err != nil {
+		if role, err = cloud.Assume(ctx, roleARN, "", nucleuscontract.ExecutorName); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go"
 
-	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
 )
@@ -28,11 +27,10 @@ const (
 // The SDK service ids of the APIs the Cloud calls.
 var cloudServices = []string{"STS", "EC2", "RDS", "ECS"}
 
-// Role session names, as CloudTrail in the target account shows them.
-const (
-	SessionExecutor = contract.ExecutorName
-	SessionTest     = "nucleus-connection-test"
-)
+// Role session names, as CloudTrail in the target account shows them: the
+// executor's is its function's name (contract.ExecutorName), the API's
+// connection test's this one.
+const SessionTest = "nucleus-connection-test"
 
 // Cloud reaches the accounts Nucleus manages: STS with the function's own
 // credentials, then, in the executor (services/nucleus/executor), EC2, RDS

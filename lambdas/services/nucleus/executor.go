@@ -353,7 +353,7 @@ func (r *execRun) role(ctx context.Context, accountID string) *accountRole {
 		f := Failed(map[string]any{"error": AWSError{Code: "AccountInactive", Message: "account " + accountID + " is " + string(acct.Status) + "; the executor acts only in active accounts"}})
 		ar.fail = &f
 	default:
-		role, err := r.x.cloud.Assume(ctx, acct.RoleARN, acct.ExternalID, SessionExecutor)
+		role, err := r.x.cloud.Assume(ctx, acct.RoleARN, acct.ExternalID, contract.ExecutorName)
 		if err != nil {
 			f := Failed(map[string]any{"role_arn": acct.RoleARN, "call": "sts:AssumeRole", "error": DescribeError(err)})
 			ar.fail = &f

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -36,7 +37,7 @@ func newService(t testing.TB, meter ...*ddbrecord.Recorder) *service {
 	if s.Table == "" || s.Table != s.Tables["InboxA8E05DC3"] {
 		t.Fatalf("want the one table InboxA8E05DC3, have %v", s.Tables)
 	}
-	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
+	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stakcontract.EnvTable: s.Table})
 	// Each reading advances the clock a millisecond, so that message ids of
 	// one test are strictly ordered.
 	c := apitest.NewClock(time.Now(), time.Millisecond)
