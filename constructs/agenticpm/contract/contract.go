@@ -122,10 +122,13 @@ func EventDateGSI1PK(date string) string { return PrefixEvent + date }
 const (
 	// EnvTable carries the table's physical name.
 	EnvTable = "AGENTICPM_TABLE"
-	// EnvEventBus names the EventBridge bus released actions go to.
+	// EnvEventBus names the EventBridge bus released actions go to (name
+	// or ARN). Without it releases still happen and wait in the outbox.
 	EnvEventBus = "AGENTICPM_EVENT_BUS"
 	// EnvCredentialsKey names the KMS key (its alias, CredentialsKeyAlias)
-	// that PUT /integrations/{name} encrypts credentials with.
+	// that PUT /integrations/{name} encrypts credentials with, under an
+	// encryption context naming the stage (service.EnvStage). Without it
+	// that route answers 500 naming the variable.
 	EnvCredentialsKey = "AGENTICPM_CREDENTIALS_KEY"
 )
 

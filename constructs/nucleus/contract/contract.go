@@ -103,10 +103,11 @@ const (
 	EnvAppTable   = "NUCLEUS_APP_TABLE"
 	EnvAuditTable = "NUCLEUS_AUDIT_TABLE"
 	// EnvRolePattern is the role name (IAM wildcards allowed) Nucleus may
-	// assume in a managed account.
+	// assume in a managed account: the API refuses an account whose
+	// role_arn it does not match.
 	EnvRolePattern = "NUCLEUS_ROLE_NAME_PATTERN"
 	// EnvLookBack is how far back the executor looks for missed fire times
-	// (a Go duration).
+	// (a Go duration); optional.
 	EnvLookBack = "NUCLEUS_EXECUTOR_LOOKBACK"
 )
 

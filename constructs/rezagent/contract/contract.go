@@ -57,7 +57,9 @@ const (
 	EnvNtfyURL   = "NTFY_URL"
 	EnvNtfyTopic = "NTFY_TOPIC"
 	// EnvNtfyTokenParameter names an SSM SecureString holding an ntfy
-	// access token; EnvNtfyToken gives the token itself (local runs).
+	// access token, read once per execution environment; EnvNtfyToken
+	// gives the token itself, for the local runner only (no template
+	// carries it).
 	EnvNtfyTokenParameter = "NTFY_TOKEN_PARAMETER"
 	EnvNtfyToken          = "NTFY_TOKEN"
 	// EnvNtfyTimeout bounds one ntfy call (a Go duration).

@@ -241,7 +241,7 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 // sends nothing and leaves them in the outbox.
 func (s *Store) dispatch(ctx context.Context, entries []outboxEntry) (int, error) {
 	if s.events == nil || s.bus == "" {
-		return 0, errors.New("agenticpm: no event bus configured (" + EnvEventBus + ")")
+		return 0, errors.New("agenticpm: no event bus configured (" + contract.EnvEventBus + ")")
 	}
 	sent := 0
 	var errs []error

@@ -13,31 +13,9 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/awsrpc"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
-)
-
-// Environment variables of the service.
-const (
-	// EnvTable names the table; CDK sets it to the table's Ref.
-	EnvTable = contract.EnvTable
-	// EnvCursorKey optionally sets the key that signs list cursors (any
-	// string). Without it the key is derived from the table name, which
-	// still detects tampering and binds cursors to their query, but is not
-	// secret.
-	EnvCursorKey = cursor.EnvKey
-	// EnvEventBus names the EventBridge bus that released actions are put
-	// on (name or ARN). Without it releases still happen and wait in the
-	// outbox.
-	EnvEventBus = contract.EnvEventBus
-	// EnvCredentialsKey names the KMS key (alias or ARN) that PUT
-	// /integrations/{name} encrypts credentials with; EnvStage the stage
-	// its encryption context names. Without the key that route answers
-	// 500 naming the variable (the stack always sets it).
-	EnvCredentialsKey = contract.EnvCredentialsKey
-	EnvStage          = dynastack.EnvStage
 )
 
 // Config configures NewHandler.
@@ -61,8 +39,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], Common: common, EventBus: getenv(EnvEventBus),
-		CredentialsKey: getenv(EnvCredentialsKey), Stage: getenv(EnvStage)}, nil
+	return Config{Table: v[0], Common: common, EventBus: getenv(contract.EnvEventBus),
+		CredentialsKey: getenv(contract.EnvCredentialsKey), Stage: getenv(dynastack.EnvStage)}, nil
 }
 
 // NewConfig is the shared preamble plus, with a bus, the EventBridge

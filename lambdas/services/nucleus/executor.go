@@ -17,10 +17,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
-// EnvLookBack optionally sets the executor's look-back window (a Go
-// duration such as "1h"); DefaultLookBack when unset.
-const EnvLookBack = contract.EnvLookBack
-
 // DefaultLookBack is how far back a run looks for fires: a fire is
 // executed by the first successful run within this time, so this many
 // minutes of failed or dropped runs lose nothing.
@@ -115,9 +111,9 @@ func NewExecutor(ctx context.Context, getenv func(string) string, act Actuator, 
 			return ExecutorConfig{}, err
 		}
 		ec := ExecutorConfig{Tables: cfg.Tables, Act: act}
-		if v := getenv(EnvLookBack); v != "" {
+		if v := getenv(contract.EnvLookBack); v != "" {
 			if ec.LookBack, err = time.ParseDuration(v); err != nil {
-				return ExecutorConfig{}, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", EnvLookBack, v, err)
+				return ExecutorConfig{}, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", contract.EnvLookBack, v, err)
 			}
 		}
 		ec.Cloud, err = NewCloud(ctx, getenv)

@@ -3,6 +3,7 @@ package nucleus_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,7 +67,7 @@ func newService(t testing.TB, opts options) *service {
 	endpoint = testenv.Endpoint(t)
 	s := servicetest.Start(t, "nucleus", nil)
 	tables := byRole(t, s.Tables)
-	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit})
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{contract.EnvAppTable: tables.App, contract.EnvAuditTable: tables.Audit})
 	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "nucleus"), servicetest.Logger()
 	cfg.Now, cfg.NewEntryID, cfg.Cloud = opts.now, opts.newEntryID, opts.cloud
 	s.H = nucleus.NewHandler(cfg)

@@ -13,27 +13,10 @@ import (
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
-)
-
-// Environment variables of the service.
-const (
-	// EnvTable names the messages table; CDK sets it to the table's Ref.
-	EnvTable = contract.EnvTable
-	// EnvStage is the stage the deployment serves (dev, stage or prod):
-	// written to each message's stage attribute and listed by default.
-	EnvStage = dynastack.EnvStage
-	// EnvCursorKey optionally sets the key that signs list cursors (any
-	// string). Without it the key is derived from the table name, which
-	// still detects tampering and binds cursors to their query (the store
-	// also checks the position inside the cursor), but is not secret.
-	EnvCursorKey = cursor.EnvKey
-	// EnvTypeIndex names the type index where the stage deploys it.
-	EnvTypeIndex = contract.EnvTypeIndex
 )
 
 // Config configures NewHandler.
@@ -50,7 +33,7 @@ type Config struct {
 	Topic string
 	SNS   SNSAPI
 	// TypeIndex: the table has message_type-created_date-index, so the
-	// API lists and counts by message type (EnvTypeIndex).
+	// API lists and counts by message type (contract.EnvTypeIndex).
 	TypeIndex bool
 }
 
@@ -60,17 +43,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	table, stage := v[0], getenv(EnvStage)
+	table, stage := v[0], getenv(dynastack.EnvStage)
 	if !slices.Contains(Stages, stage) {
-		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
+		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", dynastack.EnvStage, stage, strings.Join(Stages, ", "))
 	}
-	cfg := Config{Table: table, Stage: stage, Common: common, Topic: getenv(EnvTopicArn)}
-	switch idx := getenv(EnvTypeIndex); idx {
+	cfg := Config{Table: table, Stage: stage, Common: common, Topic: getenv(contract.EnvTopicArn)}
+	switch idx := getenv(contract.EnvTypeIndex); idx {
 	case "":
 	case contract.IndexMessageTypeCreatedDate:
 		cfg.TypeIndex = true
 	default:
-		return Config{}, fmt.Errorf("rezagent: %s is %q; want %s (the stage deploys the index) or nothing", EnvTypeIndex, idx, contract.IndexMessageTypeCreatedDate)
+		return Config{}, fmt.Errorf("rezagent: %s is %q; want %s (the stage deploys the index) or nothing", contract.EnvTypeIndex, idx, contract.IndexMessageTypeCreatedDate)
 	}
 	return cfg, nil
 }

@@ -20,12 +20,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
-// Pipeline environment (set by infra/stacks/rezagent.go).
-const (
-	// EnvTopicArn is the SNS topic the API and the scheduler publish to.
-	EnvTopicArn = contract.EnvTopicArn
-)
-
 // Notice is what travels through SNS and SQS: a reference to a message,
 // never its payload. The table is the truth, and a payload of up to 391 KB
 // would not fit SNS's 256 KB message limit.

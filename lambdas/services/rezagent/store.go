@@ -33,7 +33,7 @@ type Store struct {
 	newID      func() string
 	scanBudget int
 	// typeIndex: the table has message_type-created_date-index (the
-	// stage deploys it and says so in EnvTypeIndex).
+	// stage deploys it and says so in contract.EnvTypeIndex).
 	typeIndex bool
 }
 
