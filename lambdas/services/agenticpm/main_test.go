@@ -109,7 +109,7 @@ func (s *service) project(t testing.TB, body string) agenticpm.Project {
 		body = projectBody
 	}
 	var p agenticpm.Project
-	s.Must(t, http.StatusCreated, "POST", "/projects", body, &p)
+	s.Must(t, http.StatusCreated, contract.CreateProject.Method, contract.CreateProject.URL(), body, &p)
 	return p
 }
 
