@@ -35,8 +35,8 @@ func TestContractsValid(t *testing.T) {
 }
 
 // TestContractsDeclareEachNameOnce reads each contract's source: every
-// attribute constant (Attr…) is in a table's Attributes and every key
-// constant (Prefix…, Key…) in its KeyParts, which list nothing the
+// attribute constant (Attr…) is in the contract's Attributes and every
+// key constant (Prefix…, Key…) in its KeyParts, which list nothing the
 // contract does not declare; every path and query parameter a route
 // names is a PathParam or QueryParam constant of the contract (or
 // service.Limit and service.Cursor), and every such constant is used by a
@@ -47,11 +47,7 @@ func TestContractsDeclareEachNameOnce(t *testing.T) {
 	for _, s := range catalog.Services() {
 		t.Run(s.Name, func(t *testing.T) {
 			consts := contractConsts(t, filepath.Join("..", s.Name, "contract"))
-			var attrs, parts []string
-			for _, tbl := range s.Tables {
-				attrs = append(attrs, tbl.Attributes...)
-				parts = append(parts, tbl.KeyParts...)
-			}
+			attrs, parts := s.Attributes, s.KeyParts
 			paths, queries := map[string]bool{}, map[string]bool{service.Limit.String(): true, service.Cursor.String(): true}
 			for _, f := range s.Functions {
 				for _, r := range f.Routes {
@@ -69,9 +65,9 @@ func TestContractsDeclareEachNameOnce(t *testing.T) {
 				typed[c.typ+" "+c.value] = true
 				switch {
 				case strings.HasPrefix(c.name, "Attr") && !slices.Contains(attrs, c.value):
-					t.Errorf("%s = %q is in no table's Attributes", c.name, c.value)
+					t.Errorf("%s = %q is not in the contract's Attributes", c.name, c.value)
 				case (strings.HasPrefix(c.name, "Prefix") || strings.HasPrefix(c.name, "Key")) && !slices.Contains(parts, c.value):
-					t.Errorf("%s = %q is in no table's KeyParts", c.name, c.value)
+					t.Errorf("%s = %q is not in the contract's KeyParts", c.name, c.value)
 				case c.typ == "service.PathParam" && !paths[c.value]:
 					t.Errorf("path parameter %s = %q: no route's path names it", c.name, c.value)
 				case c.typ == "service.QueryParam" && !queries[c.value]:
@@ -80,7 +76,7 @@ func TestContractsDeclareEachNameOnce(t *testing.T) {
 			}
 			for _, v := range append(attrs, parts...) {
 				if !declared[v] {
-					t.Errorf("%q is listed in a table but declared by no constant", v)
+					t.Errorf("%q is listed in the contract but declared by no constant", v)
 				}
 			}
 			for p := range paths {

@@ -41,6 +41,25 @@ type Contract struct {
 	Description string
 	// Tables in document order.
 	Tables []Table
+	// Attributes are the names of the item attributes, in any of the
+	// tables, that the service's code names: the key, index and TTL
+	// attributes and every attribute an expression, a key or an item
+	// built by hand refers to. The contract declares each as a constant
+	// and lists it here, so that a test can find the name written again
+	// anywhere else (lambdas/services, TestNamesComeFromTheContract).
+	// Struct tags (`dynamodbav:"…"`) repeat some of them: Go cannot take
+	// a tag from a constant.
+	//
+	// Default: none.
+	Attributes []string
+	// KeyParts are the fixed parts of the tables' key values: the
+	// prefixes of composite keys ("ACCOUNT#") and the constant values
+	// ("METADATA"). The contract declares each as a constant, and a key of
+	// several parts as a function that builds it, and lists the parts
+	// here for the same test.
+	//
+	// Default: none.
+	KeyParts []string
 	// Functions in deployment order.
 	Functions []Function
 }
@@ -61,24 +80,6 @@ type Table struct {
 	BaseName string
 	// Env is the variable that carries the physical name to a function.
 	Env string
-	// Attributes are the names of the item attributes the service's code
-	// names: the key, index and TTL attributes and every attribute an
-	// expression, a key or an item built by hand refers to. The contract
-	// declares each as a constant and lists it here, so that a test can
-	// find the name written again anywhere else (lambdas/services,
-	// TestNamesComeFromTheContract). Struct tags (`dynamodbav:"…"`) repeat
-	// some of them: Go cannot take a tag from a constant.
-	//
-	// Default: none.
-	Attributes []string
-	// KeyParts are the fixed parts of the table's key values: the
-	// prefixes of composite keys ("ACCOUNT#") and the constant values
-	// ("METADATA"). The contract declares each as a constant, and a key of
-	// several parts as a function that builds it, and lists the parts
-	// here for the same test.
-	//
-	// Default: none.
-	KeyParts []string
 }
 
 // Kind is how a function is invoked.

@@ -18,7 +18,7 @@ import (
 
 // A name both sides of a service agree on is written once, in the
 // service's contract (constructs/<service>/contract): the names of its
-// item attributes and the fixed parts of its keys (service.Table's
+// item attributes and the fixed parts of its keys (service.Contract's
 // Attributes and KeyParts), its path and query parameters (Route.Params,
 // Route.Query), and its route paths, which clients build with Route.URL.
 // TestNamesComeFromTheContract fails on such a name written again as a
@@ -113,17 +113,15 @@ func namesOfContracts(t *testing.T) contractNames {
 		for _, p := range []service.QueryParam{service.Limit, service.Cursor} {
 			add(s.Name, p.String(), "a query parameter of every listing (constructs/service)")
 		}
-		for _, tbl := range s.Tables {
-			if len(tbl.Attributes) == 0 {
-				t.Errorf("%s's table %s lists no Attributes", s.Name, tbl.BaseName)
-			}
-			for _, a := range tbl.Attributes {
-				add(s.Name, a, fmt.Sprintf("an attribute of %s's table %s", s.Name, tbl.BaseName))
-			}
-			for _, k := range tbl.KeyParts {
-				if _, dup := c.parts[k]; !dup {
-					c.parts[k] = fmt.Sprintf("a key part of %s's table %s", s.Name, tbl.BaseName)
-				}
+		if len(s.Attributes) == 0 {
+			t.Errorf("%s's contract lists no Attributes", s.Name)
+		}
+		for _, a := range s.Attributes {
+			add(s.Name, a, fmt.Sprintf("an attribute of %s's items", s.Name))
+		}
+		for _, k := range s.KeyParts {
+			if _, dup := c.parts[k]; !dup {
+				c.parts[k] = fmt.Sprintf("a key part of %s's items", s.Name)
 			}
 		}
 		for _, f := range s.Functions {

@@ -152,18 +152,7 @@ var Integrations = []string{"jira", "asana", "outlook", "resend"}
 func CredentialsKeyAlias(stage string) string { return "alias/agenticpm-credentials-" + stage }
 
 // Table is the single table.
-var Table = service.Table{
-	BaseName: TableBaseName, Env: EnvTable,
-	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrTTL,
-		AttrID, AttrName, AttrDescription, AttrSource, AttrSourceProjectKey, AttrAutonomyLevel, AttrConfig, AttrStatus,
-		AttrCreatedAt, AttrUpdatedAt, AttrVersion, AttrContent, AttrPreviousVersion, AttrExpiresAt, AttrUserDecision,
-		AttrUserNotes, AttrDecidedAt, AttrSupersededBy, AttrSupersededAt, AttrExpiredAt, AttrHeldUntil, AttrExecuted,
-		AttrExecutedAt, AttrCancelledAt, AttrReleasedBy, AttrDispatchedAt, AttrEventID, AttrIntegration, AttrConfigEncrypted,
-		AttrKMSKeyID, AttrEncryptionContext, AttrLastHealthCheck, AttrDispatchLease, AttrWriteToken},
-	KeyParts: []string{PrefixProject, KeyMetadata, PrefixArtefact, PrefixEvent, PrefixEscalation, PrefixAction,
-		PrefixCheckpoint, KeyGlobal, PrefixIntegration, KeyConfig, KeyAgent, PrefixConfig, PrefixStatus,
-		KeyHoldPending, KeyHoldDispatch},
-}
+var Table = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
 // Parameters of the routes.
 const (
@@ -251,6 +240,15 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "AgenticPM (document 004)",
-	Tables:    []service.Table{Table},
+	Tables: []service.Table{Table},
+	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrTTL,
+		AttrID, AttrName, AttrDescription, AttrSource, AttrSourceProjectKey, AttrAutonomyLevel, AttrConfig, AttrStatus,
+		AttrCreatedAt, AttrUpdatedAt, AttrVersion, AttrContent, AttrPreviousVersion, AttrExpiresAt, AttrUserDecision,
+		AttrUserNotes, AttrDecidedAt, AttrSupersededBy, AttrSupersededAt, AttrExpiredAt, AttrHeldUntil, AttrExecuted,
+		AttrExecutedAt, AttrCancelledAt, AttrReleasedBy, AttrDispatchedAt, AttrEventID, AttrIntegration, AttrConfigEncrypted,
+		AttrKMSKeyID, AttrEncryptionContext, AttrLastHealthCheck, AttrDispatchLease, AttrWriteToken},
+	KeyParts: []string{PrefixProject, KeyMetadata, PrefixArtefact, PrefixEvent, PrefixEscalation, PrefixAction,
+		PrefixCheckpoint, KeyGlobal, PrefixIntegration, KeyConfig, KeyAgent, PrefixConfig, PrefixStatus,
+		KeyHoldPending, KeyHoldDispatch},
 	Functions: []service.Function{API, Release},
 }

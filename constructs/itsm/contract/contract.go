@@ -48,11 +48,7 @@ const (
 )
 
 // Tickets is the tickets table.
-var Tickets = service.Table{
-	BaseName: TableBaseName, Env: EnvTable,
-	Attributes: []string{AttrTicketID, AttrCallerID, AttrCreatedAt, AttrExpiresAt, AttrIssueDescription, AttrStatus,
-		AttrUpdatedAt, AttrComments, AttrCommentTokens, AttrWriteToken},
-}
+var Tickets = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
 // The API's routes: document 003 plus the status change that "get ticket
 // status" implies.
@@ -73,6 +69,8 @@ var API = service.Function{
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "ITSM ticket PoC (document 003)",
-	Tables:    []service.Table{Tickets},
+	Tables: []service.Table{Tickets},
+	Attributes: []string{AttrTicketID, AttrCallerID, AttrCreatedAt, AttrExpiresAt, AttrIssueDescription, AttrStatus,
+		AttrUpdatedAt, AttrComments, AttrCommentTokens, AttrWriteToken},
 	Functions: []service.Function{API},
 }

@@ -113,20 +113,8 @@ const (
 
 // The tables.
 var (
-	App = service.Table{
-		BaseName: AppTableBaseName, Env: EnvAppTable,
-		Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrExpireAt,
-			AttrAccountName, AttrRoleARN, AttrExternalID, AttrStatus, AttrLastTestRunAt, AttrLastTestStatus,
-			AttrResourceCount, AttrResourceVersion, AttrScheduleName, AttrStartCron, AttrEndCron, AttrTimezone,
-			AttrEnabled, AttrUpdatedAt, AttrVersion, AttrPreviousDesiredCount},
-		KeyParts: []string{PrefixAccount, PrefixSchedule, PrefixResource, KeyMetadata, KeyTypeAccount, KeyTypeSchedule},
-	}
-	Audit = service.Table{
-		BaseName: AuditTableBaseName, Env: EnvAuditTable,
-		Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrExpireAt, AttrStatus, AttrState, AttrOwner, AttrLeaseUntil},
-		KeyParts: []string{PrefixAccount, PrefixSchedule, PrefixResource, PrefixTimestamp, PrefixExecution,
-			KeyClaim, KeyGlobal, KeyAuditGlobal},
-	}
+	App   = service.Table{BaseName: AppTableBaseName, Env: EnvAppTable}
+	Audit = service.Table{BaseName: AuditTableBaseName, Env: EnvAuditTable}
 )
 
 // Parameters of the routes.
@@ -189,6 +177,12 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "Nucleus app and audit tables (document 001)",
-	Tables:    []service.Table{App, Audit},
+	Tables: []service.Table{App, Audit},
+	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrExpireAt,
+		AttrAccountName, AttrRoleARN, AttrExternalID, AttrStatus, AttrLastTestRunAt, AttrLastTestStatus,
+		AttrResourceCount, AttrResourceVersion, AttrScheduleName, AttrStartCron, AttrEndCron, AttrTimezone,
+		AttrEnabled, AttrUpdatedAt, AttrVersion, AttrPreviousDesiredCount, AttrState, AttrOwner, AttrLeaseUntil},
+	KeyParts: []string{PrefixAccount, PrefixSchedule, PrefixResource, PrefixTimestamp, PrefixExecution,
+		KeyMetadata, KeyClaim, KeyGlobal, KeyTypeAccount, KeyTypeSchedule, KeyAuditGlobal},
 	Functions: []service.Function{API, Executor},
 }

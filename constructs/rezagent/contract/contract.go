@@ -94,12 +94,7 @@ const (
 )
 
 // Messages is the messages table.
-var Messages = service.Table{
-	BaseName: TableBaseName, Env: EnvTable,
-	Attributes: []string{AttrMessageID, AttrStage, AttrStatus, AttrMessageType, AttrCreatedDate, AttrTTL, AttrCorrelationID,
-		AttrCreatedBy, AttrUpdatedDate, AttrProcessingStartedAt, AttrProcessingCompletedAt, AttrErrorMessage, AttrRetryCount,
-		AttrNotificationID, AttrWriteToken, AttrLeaseToken, AttrLeaseUntil},
-}
+var Messages = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
 // The messages API (document 000: get by id, list by stage or status,
 // status updates, metrics).
@@ -132,6 +127,9 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "rez_agent messages (document 000)",
-	Tables:    []service.Table{Messages},
+	Tables: []service.Table{Messages},
+	Attributes: []string{AttrMessageID, AttrStage, AttrStatus, AttrMessageType, AttrCreatedDate, AttrTTL, AttrCorrelationID,
+		AttrCreatedBy, AttrUpdatedDate, AttrProcessingStartedAt, AttrProcessingCompletedAt, AttrErrorMessage, AttrRetryCount,
+		AttrNotificationID, AttrWriteToken, AttrLeaseToken, AttrLeaseUntil},
 	Functions: []service.Function{API, Scheduler, Processor},
 }

@@ -79,13 +79,7 @@ func PublicPK(tenant, inbox string) string {
 }
 
 // Inbox is the single table.
-var Inbox = service.Table{
-	BaseName: TableBaseName, Env: EnvTable,
-	Attributes: []string{AttrPK, AttrSK, AttrExpiredAt, AttrKind, AttrTenantKey, AttrInboxKey, AttrUID, AttrTaxonomy,
-		AttrPublished, AttrRead, AttrExpired, AttrReadAt, AttrMessage, AttrBody},
-	KeyParts: []string{PrefixTenant, PrefixUser, PrefixPublic, PublicUID, KeySettings, PrefixInbox, PrefixMessage,
-		PrefixStats, KeyStatsAll, PrefixMarker},
-}
+var Inbox = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
 // Parameters of the routes: every one is a key part of the inbox table.
 const (
@@ -146,6 +140,10 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "Stak notification inbox (document 002)",
-	Tables:    []service.Table{Inbox},
+	Tables: []service.Table{Inbox},
+	Attributes: []string{AttrPK, AttrSK, AttrExpiredAt, AttrKind, AttrTenantKey, AttrInboxKey, AttrUID, AttrTaxonomy,
+		AttrPublished, AttrRead, AttrExpired, AttrReadAt, AttrMessage, AttrBody},
+	KeyParts: []string{PrefixTenant, PrefixUser, PrefixPublic, PublicUID, KeySettings, PrefixInbox, PrefixMessage,
+		PrefixStats, KeyStatsAll, PrefixMarker},
 	Functions: []service.Function{API, StreamConsumer},
 }
