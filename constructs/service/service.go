@@ -177,8 +177,9 @@ type Route struct {
 	//
 	// Default: IAM.
 	Auth Auth
-	// Query lists the query parameters the route takes; the handler
-	// refuses any other.
+	// Query lists the query parameters the route takes, the contract's
+	// constants (service.Limit and service.Cursor for a listing); the
+	// handler refuses any other.
 	//
 	// Default: none.
 	Query []QueryParam
