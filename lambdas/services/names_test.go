@@ -55,24 +55,25 @@ import (
 // Keep it short: most such literals read better as the contract's
 // constant.
 var allowedLiterals = map[string]map[string]string{
-	"services/rezagent/message.go": {"stage": "the stage named stage, one of Stages"},
-	"services/stak/http.go":        {"tenant": "ClaimTenant, the token's claim the path's tenant must equal"},
-	"services/agenticpm/action.go": {"executed": "an action's state in a conflict's message"},
-	"services/agenticpm/artefact.go": {
-		"content": "the request field a TooLargeError names"},
+	"services/rezagent/message.go":   {"stage": "the stage named stage, one of Stages"},
+	"services/stak/http.go":          {"tenant": "ClaimTenant, the token's claim the path's tenant must equal"},
+	"services/agenticpm/action.go":   {"executed": "an action's state in a conflict's message"},
+	"services/agenticpm/artefact.go": {"content": "the request field a TooLargeError names"},
 	"services/agenticpm/project.go":  {"config": "the request field a TooLargeError names"},
 	"services/agenticpm/settings.go": {"integration": "the noun a NotFoundError names"},
-	"devtools/cmd/local/tokens.go": {"tenant": "the token's tenant claim and its flag (stak.ClaimTenant)",
-		"ttl": "the flag of the token's lifetime"},
+	"devtools/cmd/local/tokens.go": {
+		"tenant": "the token's tenant claim and its flag (stak.ClaimTenant)",
+		"ttl":    "the flag of the token's lifetime",
+	},
 	"devtools/cmd/smoke/main.go": {"stage": "the flag naming the deployed stage"},
-	"devtools/smoke/services.go": {"status": jsonLabel, "created_by": jsonLabel, "schedule_name": jsonLabel, "end_cron": jsonLabel,
-		"name": jsonLabel},
-	"devtools/load/load.go":       {"read": "an operation of the load mix"},
-	"devtools/awsloop/awsloop.go": {"message": "the JSON protocols' error field"},
-	"devtools/awsloop/ecs.go":     {"arn": "a field of ECS's DescribeServices failures"},
-	"devtools/ntfysink/ntfysink.go": {
-		"message": "ntfy's event name"},
-	"platform/api/strict.go": {"body": "what a decoding error names when the body has no field to name"},
+	"devtools/smoke/services.go": {
+		"status": jsonLabel, "created_by": jsonLabel, "schedule_name": jsonLabel, "end_cron": jsonLabel, "name": jsonLabel,
+	},
+	"devtools/load/load.go":         {"read": "an operation of the load mix"},
+	"devtools/awsloop/awsloop.go":   {"message": "the JSON protocols' error field"},
+	"devtools/awsloop/ecs.go":       {"arn": "a field of ECS's DescribeServices failures"},
+	"devtools/ntfysink/ntfysink.go": {"message": "ntfy's event name"},
+	"platform/api/strict.go":        {"body": "what a decoding error names when the body has no field to name"},
 }
 
 // jsonLabel: the smoke test's want names the field of an answer it
