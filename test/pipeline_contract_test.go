@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/policyjson"
+	"github.com/dynastack/dynastack/constructs/service"
 
 	"github.com/dynastack/dynastack/infra/config"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
 
 // rez_agent's pipeline as issue 7 asks for it, in every stage: the
@@ -55,7 +55,7 @@ func TestRezAgentPipelineContract(t *testing.T) {
 			target, _ := p["Target"].(map[string]any)
 			arn, _ := json.Marshal(target["Arn"])
 			if p["ScheduleExpression"] != want.Schedule.Expression || p["ScheduleExpressionTimezone"] != want.Schedule.Zone() ||
-				string(arn) != `{"Fn::GetAtt":["`+scheduler+`","Arn"]}` || target["Input"] != schedule.Input {
+				string(arn) != `{"Fn::GetAtt":["`+scheduler+`","Arn"]}` || target["Input"] != service.ScheduleInput {
 				t.Errorf("%s %s: schedule %v, want %s in %s invoking %s with the context-attribute input", where, lid, p, want.Schedule.Expression, want.Schedule.Zone(), scheduler)
 			}
 			role, _ := target["RoleArn"].(map[string]any)

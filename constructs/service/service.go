@@ -14,6 +14,7 @@ package service
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -40,6 +41,25 @@ type Contract struct {
 	Description string
 	// Tables in document order.
 	Tables []Table
+	// Attributes are the names of the item attributes, in any of the
+	// tables, that the service's code names: the key, index and TTL
+	// attributes and every attribute an expression, a key or an item
+	// built by hand refers to. The contract declares each as a constant
+	// and lists it here, so that a test can find the name written again
+	// anywhere else (lambdas/services, TestNamesComeFromTheContract).
+	// Struct tags (`dynamodbav:"…"`) repeat some of them: Go cannot take
+	// a tag from a constant.
+	//
+	// Default: none.
+	Attributes []string
+	// KeyParts are the fixed parts of the tables' key values: the
+	// prefixes of composite keys ("ACCOUNT#") and the constant values
+	// ("METADATA"). The contract declares each as a constant, and a key of
+	// several parts as a function that builds it, and lists the parts
+	// here for the same test.
+	//
+	// Default: none.
+	KeyParts []string
 	// Functions in deployment order.
 	Functions []Function
 }
@@ -113,6 +133,39 @@ const (
 // "*".
 const APIStage = "$default"
 
+// QueryParam is the name of a query parameter (?caller=…). A contract
+// declares each of its parameters once, as a constant, and lists it in the
+// Query of the routes that take it; the handler reads it by that constant
+// (lambdas/platform/api.Query) and a client sets it by it
+// (Route.URLQuery), so renaming one is a compile error, not a 400.
+type QueryParam string
+
+// String returns the parameter's name.
+func (p QueryParam) String() string { return string(p) }
+
+// The query parameters of every paginated listing: the platform reads them
+// (lambdas/platform/api.PageLimit, the services' cursors), so they are
+// declared here rather than in each contract.
+const (
+	// Limit is the page size a caller asks for.
+	Limit QueryParam = "limit"
+	// Cursor is the next_cursor of the previous page.
+	Cursor QueryParam = "cursor"
+)
+
+// PathParam is the name of a path parameter: what Route.Path writes
+// between braces ("{id}"; a greedy "{arn+}" is arn). A contract declares
+// each as a constant beside the routes whose paths name it, and a handler
+// reads the value by that constant (lambdas/platform/api.PathValue).
+type PathParam string
+
+// String returns the parameter's name.
+func (p PathParam) String() string { return string(p) }
+
+// Values are the values of a request's query parameters, by name, for
+// Route.URLQuery.
+type Values map[QueryParam]string
+
 // Route is one method and path of an HTTP API.
 type Route struct {
 	// Method is the HTTP method, e.g. "GET".
@@ -124,11 +177,12 @@ type Route struct {
 	//
 	// Default: IAM.
 	Auth Auth
-	// Query lists the query parameters the route takes; the handler
-	// refuses any other.
+	// Query lists the query parameters the route takes, the contract's
+	// constants (service.Limit and service.Cursor for a listing); the
+	// handler refuses any other.
 	//
 	// Default: none.
-	Query []string
+	Query []QueryParam
 	// Idempotent routes take an Idempotency-Key header: a client that
 	// retries a create with the same key gets the first answer again
 	// instead of a second item (lambdas/platform/idempotency).
@@ -150,6 +204,80 @@ func (r Route) Pattern() string {
 	return r.Method + " " + p
 }
 
+// Params lists the path parameters of the route in the order of its path:
+// "/projects/{id}/escalations/{eid}" has id and eid.
+func (r Route) Params() []PathParam {
+	var out []PathParam
+	for _, seg := range strings.Split(r.Path, "/") {
+		if name, ok := paramOf(seg); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// paramOf is the parameter a path segment names, if it names one.
+func paramOf(seg string) (PathParam, bool) {
+	if len(seg) < 2 || seg[0] != '{' || seg[len(seg)-1] != '}' {
+		return "", false
+	}
+	return PathParam(strings.TrimSuffix(seg[1:len(seg)-1], "+")), true
+}
+
+// URL is the route's path with its path parameters replaced by values, in
+// the order of Params, each escaped as a path segment (url.PathEscape): for
+// GetTicket ("/tickets/{id}"), URL("a b") is "/tickets/a%20b". A greedy
+// parameter's value may span segments: its slashes are kept and each part
+// between them is escaped.
+//
+// It panics when the number of values is not the number of parameters:
+// like an index out of range, that is a bug of the caller, and every
+// client of the repository runs its calls in a test.
+func (r Route) URL(values ...string) string {
+	if want := r.Params(); len(values) != len(want) {
+		panic(fmt.Sprintf("service: %s takes %d path parameters %v, got %d values", r.Key(), len(want), want, len(values)))
+	}
+	segs := strings.Split(r.Path, "/")
+	for i, seg := range segs {
+		if _, ok := paramOf(seg); !ok {
+			continue
+		}
+		v := values[0]
+		values = values[1:]
+		if strings.HasSuffix(seg, "+}") {
+			parts := strings.Split(v, "/")
+			for j, p := range parts {
+				parts[j] = url.PathEscape(p)
+			}
+			segs[i] = strings.Join(parts, "/")
+		} else {
+			segs[i] = url.PathEscape(v)
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// URLQuery is URL followed by the query string of q: its non-empty
+// values, encoded in the order of their names (as url.Values.Encode does),
+// with no "?" when none is left. It panics on a parameter that is not in
+// the route's Query, which the route would answer with a 400.
+func (r Route) URLQuery(q Values, values ...string) string {
+	path := r.URL(values...)
+	enc := url.Values{}
+	for p, v := range q {
+		if !slices.Contains(r.Query, p) {
+			panic(fmt.Sprintf("service: %s takes no query parameter %q (it takes %v)", r.Key(), p, r.Query))
+		}
+		if v != "" {
+			enc.Set(string(p), v)
+		}
+	}
+	if len(enc) == 0 {
+		return path
+	}
+	return path + "?" + enc.Encode()
+}
+
 // Validate names the value and the fix of a malformed route.
 func (r Route) Validate() error {
 	switch r.Method {
@@ -162,6 +290,18 @@ func (r Route) Validate() error {
 	}
 	if r.Auth != IAM && r.Auth != JWT {
 		return fmt.Errorf("route %q: auth %q: use service.IAM or service.JWT", r.Key(), r.Auth)
+	}
+	seen := map[PathParam]bool{}
+	for _, p := range r.Params() {
+		if p == "" || seen[p] {
+			return fmt.Errorf("route %q: path parameter %q: name each parameter once", r.Key(), p)
+		}
+		seen[p] = true
+	}
+	for i, q := range r.Query {
+		if q == "" || slices.Contains(r.Query[:i], q) {
+			return fmt.Errorf("route %q: query parameter %q: list each parameter once", r.Key(), q)
+		}
 	}
 	return nil
 }

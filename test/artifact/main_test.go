@@ -29,6 +29,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
@@ -193,7 +194,7 @@ func setup(dir string) (*Stage, func(), error) {
 		}
 	}
 	if len(s.Functions) == 0 {
-		return nil, cleanup, fmt.Errorf("no function with %s in %s", cfntables.EnvService, dir)
+		return nil, cleanup, fmt.Errorf("no function with %s in %s", service.EnvFunction, dir)
 	}
 	return s, cleanup, nil
 }

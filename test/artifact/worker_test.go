@@ -23,7 +23,6 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
 
 // workerKey is the access key a worker's execution environment gets, as
@@ -37,14 +36,14 @@ func withCredentials(env map[string]string) map[string]string {
 }
 
 // fire is the target input EventBridge Scheduler sends for one fire
-// time: the stacks' schedule.Input with its context attributes replaced.
+// time: the stacks' service.ScheduleInput with its context attributes replaced.
 func fire(scheduleARN string, at time.Time, attempt int) json.RawMessage {
 	return json.RawMessage(strings.NewReplacer(
 		"<aws.scheduler.schedule-arn>", scheduleARN,
 		"<aws.scheduler.scheduled-time>", at.UTC().Format(time.RFC3339),
 		"<aws.scheduler.execution-id>", fmt.Sprintf("d32c5kddcf5bb8c%d", attempt),
 		"<aws.scheduler.attempt-number>", strconv.Itoa(attempt),
-	).Replace(schedule.Input))
+	).Replace(service.ScheduleInput))
 }
 
 // sqsRecord is a record as an SQS event source mapping hands it over,

@@ -41,9 +41,8 @@ func TestIdempotentRoutesHonourTheKey(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				target := pathParam.ReplaceAllString(route.Path, "00000000-0000-4000-8000-000000000000")
 				do := func(body string) *httptest.ResponseRecorder {
-					req := httptest.NewRequest(route.Method, target, bytes.NewReader([]byte(body)))
+					req := httptest.NewRequest(route.Method, target(route), bytes.NewReader([]byte(body)))
 					req.Header.Set(idempotency.Header, "key-1")
 					rec := httptest.NewRecorder()
 					h.ServeHTTP(rec, req)

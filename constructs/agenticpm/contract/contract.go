@@ -17,18 +17,118 @@ const (
 	// AttrTTL expires events and other aged items (epoch seconds).
 	AttrTTL = "TTL"
 
+	// Attributes that updates, conditions and queries name (the document's
+	// "Items" spell every item's).
+	AttrID                = "id"
+	AttrName              = "name"
+	AttrDescription       = "description"
+	AttrSource            = "source"
+	AttrSourceProjectKey  = "sourceProjectKey"
+	AttrAutonomyLevel     = "autonomyLevel"
+	AttrConfig            = "config"
+	AttrStatus            = "status"
+	AttrCreatedAt         = "createdAt"
+	AttrUpdatedAt         = "updatedAt"
+	AttrVersion           = "version"
+	AttrContent           = "content"
+	AttrPreviousVersion   = "previousVersion"
+	AttrExpiresAt         = "expiresAt"
+	AttrUserDecision      = "userDecision"
+	AttrUserNotes         = "userNotes"
+	AttrDecidedAt         = "decidedAt"
+	AttrSupersededBy      = "supersededBy"
+	AttrSupersededAt      = "supersededAt"
+	AttrExpiredAt         = "expiredAt"
+	AttrHeldUntil         = "heldUntil"
+	AttrExecuted          = "executed"
+	AttrExecutedAt        = "executedAt"
+	AttrCancelledAt       = "cancelledAt"
+	AttrReleasedBy        = "releasedBy"
+	AttrDispatchedAt      = "dispatchedAt"
+	AttrEventID           = "eventId"
+	AttrIntegration       = "integration"
+	AttrConfigEncrypted   = "configEncrypted"
+	AttrKMSKeyID          = "kmsKeyId"
+	AttrEncryptionContext = "encryptionContext"
+	AttrLastHealthCheck   = "lastHealthCheck"
+	// AttrDispatchLease (epoch milliseconds) holds a released action
+	// while one run puts it on the bus.
+	AttrDispatchLease = "dispatchLease"
+	// AttrWriteToken is the token of the last change, which tells a
+	// retried write from another request's.
+	AttrWriteToken = "writeToken"
+
 	// IndexGSI1 is the table's one index.
 	IndexGSI1 = "GSI1"
 )
+
+// Key values (docs/schemas/agenticpm.md, "Items"): the prefixes of
+// composite keys and the fixed values.
+const (
+	// PrefixProject + project id is a project's partition (ProjectPK),
+	// and its GSI1SK.
+	PrefixProject = "PROJECT#"
+	// KeyMetadata is a project's SK.
+	KeyMetadata = "METADATA"
+	// PrefixArtefact + type, PrefixEvent + time#id, PrefixEscalation +
+	// id, PrefixAction + time#id, PrefixCheckpoint + integration#key:
+	// the SKs of what a project holds (EventSK, ActionSK, CheckpointSK).
+	PrefixArtefact   = "ARTEFACT#"
+	PrefixEvent      = "EVENT#"
+	PrefixEscalation = "ESCALATION#"
+	PrefixAction     = "ACTION#"
+	PrefixCheckpoint = "CHECKPOINT#"
+	// KeyGlobal is the partition of the global event feed.
+	KeyGlobal = "GLOBAL"
+	// PrefixIntegration + integration is an integration's partition,
+	// KeyConfig its SK.
+	PrefixIntegration = "INTEGRATION#"
+	KeyConfig         = "CONFIG"
+	// KeyAgent is the partition of the agent's settings, PrefixConfig +
+	// key the SK of one.
+	KeyAgent     = "AGENT"
+	PrefixConfig = "CONFIG#"
+	// GSI1 partitions: PrefixStatus + project status (StatusGSI1PK),
+	// PrefixEscalation + escalation status (EscalationGSI1PK), PrefixEvent
+	// + date (EventDateGSI1PK), and the hold queue's two.
+	PrefixStatus    = "STATUS#"
+	KeyHoldPending  = "HOLD#pending"
+	KeyHoldDispatch = "HOLD#dispatch"
+)
+
+// ProjectPK is the partition of a project and everything under it.
+func ProjectPK(id string) string { return PrefixProject + id }
+
+// EventSK is an event's SK: its time (sortable), then its id.
+func EventSK(timestamp, id string) string { return PrefixEvent + timestamp + "#" + id }
+
+// ActionSK is an action's SK: its time (sortable), then its id.
+func ActionSK(timestamp, id string) string { return PrefixAction + timestamp + "#" + id }
+
+// CheckpointSK is a checkpoint's SK: the integration, then the caller's
+// key.
+func CheckpointSK(integration, key string) string { return PrefixCheckpoint + integration + "#" + key }
+
+// StatusGSI1PK lists the projects of one status.
+func StatusGSI1PK(status string) string { return PrefixStatus + status }
+
+// EscalationGSI1PK lists the escalations of one status.
+func EscalationGSI1PK(status string) string { return PrefixEscalation + status }
+
+// EventDateGSI1PK lists the events of one UTC date (YYYY-MM-DD).
+func EventDateGSI1PK(date string) string { return PrefixEvent + date }
 
 // Variables of the functions.
 const (
 	// EnvTable carries the table's physical name.
 	EnvTable = "AGENTICPM_TABLE"
-	// EnvEventBus names the EventBridge bus released actions go to.
+	// EnvEventBus names the EventBridge bus released actions go to (name
+	// or ARN). Without it releases still happen and wait in the outbox.
 	EnvEventBus = "AGENTICPM_EVENT_BUS"
 	// EnvCredentialsKey names the KMS key (its alias, CredentialsKeyAlias)
-	// that PUT /integrations/{name} encrypts credentials with.
+	// that PUT /integrations/{name} encrypts credentials with, under an
+	// encryption context naming the stage (service.EnvStage). Without it
+	// that route answers 500 naming the variable.
 	EnvCredentialsKey = "AGENTICPM_CREDENTIALS_KEY"
 )
 
@@ -54,12 +154,35 @@ func CredentialsKeyAlias(stage string) string { return "alias/agenticpm-credenti
 // Table is the single table.
 var Table = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
+// Parameters of the routes.
+const (
+	// ParamID is a project's id, a UUID.
+	ParamID service.PathParam = "id"
+	// ParamType is an artefact's type (one of the document's artefact
+	// types).
+	ParamType service.PathParam = "type"
+	// ParamEID is an escalation's id, ParamAID an action's (UUIDs).
+	ParamEID service.PathParam = "eid"
+	ParamAID service.PathParam = "aid"
+	// ParamIntegration and ParamKey name a checkpoint: the integration
+	// and the caller's key in it. ParamKey also names an agent setting.
+	ParamIntegration service.PathParam = "integration"
+	ParamKey         service.PathParam = "key"
+	// ParamName is an integration with stored credentials (one of
+	// Integrations).
+	ParamName service.PathParam = "name"
+	// ParamStatus lists the projects or escalations of one status.
+	ParamStatus service.QueryParam = "status"
+	// ParamDate lists the events of one UTC day (YYYY-MM-DD).
+	ParamDate service.QueryParam = "date"
+)
+
 // The API (document 004: every primary and GSI1 access pattern, and the
 // writes that create those items; the hold queue's list, release and
 // cancel; the escalation and artefact lifecycles).
 var (
 	CreateProject          = service.Route{Method: "POST", Path: "/projects", Idempotent: true}
-	ListProjects           = service.Route{Method: "GET", Path: "/projects", Query: []string{"status", "limit", "cursor"}}
+	ListProjects           = service.Route{Method: "GET", Path: "/projects", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
 	GetProject             = service.Route{Method: "GET", Path: "/projects/{id}"}
 	UpdateProject          = service.Route{Method: "PATCH", Path: "/projects/{id}"}
 	ListArtefacts          = service.Route{Method: "GET", Path: "/projects/{id}/artefacts"}
@@ -67,28 +190,28 @@ var (
 	PutArtefact            = service.Route{Method: "PUT", Path: "/projects/{id}/artefacts/{type}"}
 	UndoArtefact           = service.Route{Method: "POST", Path: "/projects/{id}/artefacts/{type}/undo"}
 	RecordProjectEvent     = service.Route{Method: "POST", Path: "/projects/{id}/events", Idempotent: true}
-	ListProjectEvents      = service.Route{Method: "GET", Path: "/projects/{id}/events", Query: []string{"limit", "cursor"}}
+	ListProjectEvents      = service.Route{Method: "GET", Path: "/projects/{id}/events", Query: []service.QueryParam{service.Limit, service.Cursor}}
 	RecordGlobalEvent      = service.Route{Method: "POST", Path: "/events", Idempotent: true}
-	ListEvents             = service.Route{Method: "GET", Path: "/events", Query: []string{"date", "limit", "cursor"}}
+	ListEvents             = service.Route{Method: "GET", Path: "/events", Query: []service.QueryParam{ParamDate, service.Limit, service.Cursor}}
 	CreateEscalation       = service.Route{Method: "POST", Path: "/projects/{id}/escalations", Idempotent: true}
-	ListProjectEscalations = service.Route{Method: "GET", Path: "/projects/{id}/escalations", Query: []string{"limit", "cursor"}}
+	ListProjectEscalations = service.Route{Method: "GET", Path: "/projects/{id}/escalations", Query: []service.QueryParam{service.Limit, service.Cursor}}
 	GetEscalation          = service.Route{Method: "GET", Path: "/projects/{id}/escalations/{eid}"}
 	Decide                 = service.Route{Method: "POST", Path: "/projects/{id}/escalations/{eid}/decision"}
 	SupersedeEscalation    = service.Route{Method: "POST", Path: "/projects/{id}/escalations/{eid}/supersede", Idempotent: true}
-	ListEscalations        = service.Route{Method: "GET", Path: "/escalations", Query: []string{"status", "limit", "cursor"}}
+	ListEscalations        = service.Route{Method: "GET", Path: "/escalations", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
 	RecordAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions", Idempotent: true}
-	ListActions            = service.Route{Method: "GET", Path: "/projects/{id}/actions", Query: []string{"limit", "cursor"}}
+	ListActions            = service.Route{Method: "GET", Path: "/projects/{id}/actions", Query: []service.QueryParam{service.Limit, service.Cursor}}
 	ReleaseAction          = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/release"}
 	CancelAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/cancel"}
 	MarkActionExecuted     = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/executed"}
-	ListHeldActions        = service.Route{Method: "GET", Path: "/actions/held", Query: []string{"limit", "cursor"}}
+	ListHeldActions        = service.Route{Method: "GET", Path: "/actions/held", Query: []service.QueryParam{service.Limit, service.Cursor}}
 	PutCheckpoint          = service.Route{Method: "PUT", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
 	GetCheckpoint          = service.Route{Method: "GET", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
 	PutIntegration         = service.Route{Method: "PUT", Path: "/integrations/{name}"}
 	GetIntegration         = service.Route{Method: "GET", Path: "/integrations/{name}"}
 	PutAgentConfig         = service.Route{Method: "PUT", Path: "/agent/config/{key}"}
 	GetAgentConfig         = service.Route{Method: "GET", Path: "/agent/config/{key}"}
-	ListAgentConfig        = service.Route{Method: "GET", Path: "/agent/config", Query: []string{"limit", "cursor"}}
+	ListAgentConfig        = service.Route{Method: "GET", Path: "/agent/config", Query: []service.QueryParam{service.Limit, service.Cursor}}
 )
 
 // The functions.
@@ -117,6 +240,15 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "AgenticPM (document 004)",
-	Tables:    []service.Table{Table},
+	Tables: []service.Table{Table},
+	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrTTL,
+		AttrID, AttrName, AttrDescription, AttrSource, AttrSourceProjectKey, AttrAutonomyLevel, AttrConfig, AttrStatus,
+		AttrCreatedAt, AttrUpdatedAt, AttrVersion, AttrContent, AttrPreviousVersion, AttrExpiresAt, AttrUserDecision,
+		AttrUserNotes, AttrDecidedAt, AttrSupersededBy, AttrSupersededAt, AttrExpiredAt, AttrHeldUntil, AttrExecuted,
+		AttrExecutedAt, AttrCancelledAt, AttrReleasedBy, AttrDispatchedAt, AttrEventID, AttrIntegration, AttrConfigEncrypted,
+		AttrKMSKeyID, AttrEncryptionContext, AttrLastHealthCheck, AttrDispatchLease, AttrWriteToken},
+	KeyParts: []string{PrefixProject, KeyMetadata, PrefixArtefact, PrefixEvent, PrefixEscalation, PrefixAction,
+		PrefixCheckpoint, KeyGlobal, PrefixIntegration, KeyConfig, KeyAgent, PrefixConfig, PrefixStatus,
+		KeyHoldPending, KeyHoldDispatch},
 	Functions: []service.Function{API, Release},
 }

@@ -13,6 +13,19 @@ const (
 	AttrTicketID  = "ticket_id"
 	AttrCallerID  = "caller_id"
 	AttrCreatedAt = "created_at"
+	// The other attributes of a ticket the code names (in expressions
+	// and its listing's projection).
+	AttrIssueDescription = "issue_description"
+	AttrStatus           = "status"
+	AttrUpdatedAt        = "updated_at"
+	// AttrComments is the list of comments; AttrCommentTokens the set of
+	// the tokens of the comments added, which tells a retried append from
+	// a new one.
+	AttrComments      = "comments"
+	AttrCommentTokens = "comment_tokens"
+	// AttrWriteToken is the token of the last status change, which tells a
+	// retried change from another request's.
+	AttrWriteToken = "write_token"
 	// AttrExpiresAt expires the API's idempotency records (epoch seconds).
 	// Document 003 expires nothing and no ticket carries it: TTL is on so
 	// that a retried create's record goes after its 24-hour window instead
@@ -26,6 +39,14 @@ const (
 	EnvTable = "ITSM_TICKETS_TABLE"
 )
 
+// Parameters of the routes.
+const (
+	// ParamID is a ticket's id, a UUID.
+	ParamID service.PathParam = "id"
+	// ParamCaller names the caller whose tickets ListTickets lists.
+	ParamCaller service.QueryParam = "caller"
+)
+
 // Tickets is the tickets table.
 var Tickets = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
@@ -33,7 +54,7 @@ var Tickets = service.Table{BaseName: TableBaseName, Env: EnvTable}
 // status" implies.
 var (
 	CreateTicket = service.Route{Method: "POST", Path: "/tickets", Idempotent: true}
-	ListTickets  = service.Route{Method: "GET", Path: "/tickets", Query: []string{"caller", "cursor"}}
+	ListTickets  = service.Route{Method: "GET", Path: "/tickets", Query: []service.QueryParam{ParamCaller, service.Cursor}}
 	GetTicket    = service.Route{Method: "GET", Path: "/tickets/{id}"}
 	SetStatus    = service.Route{Method: "PATCH", Path: "/tickets/{id}"}
 	AddComment   = service.Route{Method: "POST", Path: "/tickets/{id}/comments"}
@@ -48,6 +69,8 @@ var API = service.Function{
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "ITSM ticket PoC (document 003)",
-	Tables:    []service.Table{Tickets},
+	Tables: []service.Table{Tickets},
+	Attributes: []string{AttrTicketID, AttrCallerID, AttrCreatedAt, AttrExpiresAt, AttrIssueDescription, AttrStatus,
+		AttrUpdatedAt, AttrComments, AttrCommentTokens, AttrWriteToken},
 	Functions: []service.Function{API},
 }

@@ -21,6 +21,34 @@ const (
 	// execution carries it (docs/schemas/nucleus.md, decisions).
 	AttrExpireAt = "expire_at"
 
+	// Attributes of accounts, schedules and resources that updates,
+	// conditions and filters name. AttrVersion counts an item's changes
+	// (every update is conditioned on the version it read);
+	// AttrResourceCount and AttrResourceVersion are an account's and a
+	// schedule's count of attached resources and its change counter.
+	AttrAccountName          = "account_name"
+	AttrRoleARN              = "role_arn"
+	AttrExternalID           = "external_id"
+	AttrStatus               = "status"
+	AttrLastTestRunAt        = "last_test_run_at"
+	AttrLastTestStatus       = "last_test_status"
+	AttrResourceCount        = "resource_count"
+	AttrResourceVersion      = "resource_version"
+	AttrScheduleName         = "schedule_name"
+	AttrStartCron            = "start_cron"
+	AttrEndCron              = "end_cron"
+	AttrTimezone             = "timezone"
+	AttrEnabled              = "enabled"
+	AttrUpdatedAt            = "updated_at"
+	AttrVersion              = "version"
+	AttrPreviousDesiredCount = "previous_desired_count"
+	// AttrState, AttrOwner and AttrLeaseUntil are an execution claim's
+	// (audit table): running or done, the run holding it, and until when
+	// (epoch seconds).
+	AttrState      = "state"
+	AttrOwner      = "owner"
+	AttrLeaseUntil = "lease_until"
+
 	// IndexGSI1 is the one index of both tables.
 	IndexGSI1 = "GSI1"
 
@@ -29,15 +57,57 @@ const (
 	ExecutorName = "nucleus-executor"
 )
 
+// Key values (docs/schemas/nucleus.md, "Items"): the prefixes of
+// composite keys and the fixed values.
+const (
+	// PrefixAccount + account id is an account's pk, and the gsi1pk of
+	// the resources in it.
+	PrefixAccount = "ACCOUNT#"
+	// PrefixSchedule + schedule id is a schedule's pk, and the gsi1sk of
+	// its resources.
+	PrefixSchedule = "SCHEDULE#"
+	// PrefixResource + ARN is a resource's sk in its schedule, and of its
+	// marker under an execution.
+	PrefixResource = "RESOURCE#"
+	// PrefixTimestamp starts an audit entry's sk (AuditSK).
+	PrefixTimestamp = "TIMESTAMP#"
+	// PrefixExecution starts an execution's pk (ExecutionPK).
+	PrefixExecution = "EXECUTION#"
+	// KeyMetadata is the sk of an account and of a schedule.
+	KeyMetadata = "METADATA"
+	// KeyClaim is the sk of an execution's claim.
+	KeyClaim = "CLAIM"
+	// KeyGlobal is the audit pk of entries about no entity.
+	KeyGlobal = "GLOBAL"
+	// KeyTypeAccount and KeyTypeSchedule are the gsi1pk of every account
+	// and every schedule: GSI1 lists them by name.
+	KeyTypeAccount  = "TYPE#ACCOUNT"
+	KeyTypeSchedule = "TYPE#SCHEDULE"
+	// KeyAuditGlobal is the gsi1pk of every audit entry: the global
+	// timeline.
+	KeyAuditGlobal = "AUDIT#GLOBAL"
+)
+
+// AuditSK is an audit entry's sk (and gsi1sk): its timestamp, then the
+// entry id (a ULID) that tells entries of the same instant apart.
+func AuditSK(timestamp, entryID string) string { return PrefixTimestamp + timestamp + "#" + entryID }
+
+// ExecutionPK is the audit-table pk of one execution of a schedule: the
+// operation (start, stop) at one fire time (RFC 3339, UTC).
+func ExecutionPK(scheduleID, operation, fireTime string) string {
+	return PrefixExecution + scheduleID + "#" + operation + "#" + fireTime
+}
+
 // Variables of the functions.
 const (
 	EnvAppTable   = "NUCLEUS_APP_TABLE"
 	EnvAuditTable = "NUCLEUS_AUDIT_TABLE"
 	// EnvRolePattern is the role name (IAM wildcards allowed) Nucleus may
-	// assume in a managed account.
+	// assume in a managed account: the API refuses an account whose
+	// role_arn it does not match.
 	EnvRolePattern = "NUCLEUS_ROLE_NAME_PATTERN"
 	// EnvLookBack is how far back the executor looks for missed fire times
-	// (a Go duration).
+	// (a Go duration); optional.
 	EnvLookBack = "NUCLEUS_EXECUTOR_LOOKBACK"
 )
 
@@ -47,27 +117,44 @@ var (
 	Audit = service.Table{BaseName: AuditTableBaseName, Env: EnvAuditTable}
 )
 
+// Parameters of the routes.
+const (
+	// ParamID is an account's id (its 12-digit AWS account id) or a
+	// schedule's (a UUID); with ParamEntityType, the audited entity's.
+	ParamID service.PathParam = "id"
+	// ParamARN is a targeted resource's ARN, the rest of the path.
+	ParamARN service.PathParam = "arn"
+	// ParamEntityType is the kind of an audited entity: account or
+	// schedule.
+	ParamEntityType service.PathParam = "entityType"
+	// ParamStatus lists the accounts of one status.
+	ParamStatus service.QueryParam = "status"
+	// ParamSince and ParamUntil bound an audit listing (RFC 3339).
+	ParamSince service.QueryParam = "since"
+	ParamUntil service.QueryParam = "until"
+)
+
 // The API (document 001: accounts, schedules and their targeted
 // resources, and the audit log by entity and globally).
 var (
 	CreateAccount    = service.Route{Method: "POST", Path: "/accounts", Idempotent: true}
-	ListAccounts     = service.Route{Method: "GET", Path: "/accounts", Query: []string{"status", "limit", "cursor"}}
+	ListAccounts     = service.Route{Method: "GET", Path: "/accounts", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
 	GetAccount       = service.Route{Method: "GET", Path: "/accounts/{id}"}
 	UpdateAccount    = service.Route{Method: "PATCH", Path: "/accounts/{id}"}
 	DeleteAccount    = service.Route{Method: "DELETE", Path: "/accounts/{id}"}
-	AccountResources = service.Route{Method: "GET", Path: "/accounts/{id}/resources", Query: []string{"limit", "cursor"}}
+	AccountResources = service.Route{Method: "GET", Path: "/accounts/{id}/resources", Query: []service.QueryParam{service.Limit, service.Cursor}}
 	TestAccount      = service.Route{Method: "POST", Path: "/accounts/{id}/test"}
 	CreateSchedule   = service.Route{Method: "POST", Path: "/schedules", Idempotent: true}
-	ListSchedules    = service.Route{Method: "GET", Path: "/schedules", Query: []string{"limit", "cursor"}}
-	GetSchedule      = service.Route{Method: "GET", Path: "/schedules/{id}", Query: []string{"limit", "cursor"}}
+	ListSchedules    = service.Route{Method: "GET", Path: "/schedules", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	GetSchedule      = service.Route{Method: "GET", Path: "/schedules/{id}", Query: []service.QueryParam{service.Limit, service.Cursor}}
 	UpdateSchedule   = service.Route{Method: "PATCH", Path: "/schedules/{id}"}
 	DeleteSchedule   = service.Route{Method: "DELETE", Path: "/schedules/{id}"}
 	AttachResource   = service.Route{Method: "PUT", Path: "/schedules/{id}/resources"}
 	DetachResource   = service.Route{Method: "DELETE", Path: "/schedules/{id}/resources/{arn+}"}
 	RecordExecution  = service.Route{Method: "POST", Path: "/audit"}
-	Timeline         = service.Route{Method: "GET", Path: "/audit", Query: []string{"since", "until", "limit", "cursor"}}
-	GlobalLog        = service.Route{Method: "GET", Path: "/audit/global", Query: []string{"since", "until", "limit", "cursor"}}
-	EntityLog        = service.Route{Method: "GET", Path: "/audit/{entityType}/{id}", Query: []string{"since", "until", "limit", "cursor"}}
+	Timeline         = service.Route{Method: "GET", Path: "/audit", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
+	GlobalLog        = service.Route{Method: "GET", Path: "/audit/global", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
+	EntityLog        = service.Route{Method: "GET", Path: "/audit/{entityType}/{id}", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
 )
 
 // The functions.
@@ -90,6 +177,12 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "Nucleus app and audit tables (document 001)",
-	Tables:    []service.Table{App, Audit},
+	Tables: []service.Table{App, Audit},
+	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrExpireAt,
+		AttrAccountName, AttrRoleARN, AttrExternalID, AttrStatus, AttrLastTestRunAt, AttrLastTestStatus,
+		AttrResourceCount, AttrResourceVersion, AttrScheduleName, AttrStartCron, AttrEndCron, AttrTimezone,
+		AttrEnabled, AttrUpdatedAt, AttrVersion, AttrPreviousDesiredCount, AttrState, AttrOwner, AttrLeaseUntil},
+	KeyParts: []string{PrefixAccount, PrefixSchedule, PrefixResource, PrefixTimestamp, PrefixExecution,
+		KeyMetadata, KeyClaim, KeyGlobal, KeyTypeAccount, KeyTypeSchedule, KeyAuditGlobal},
 	Functions: []service.Function{API, Executor},
 }

@@ -23,6 +23,22 @@ const (
 	// makes it the SQS record's), and the key of every log line about the
 	// message.
 	AttrCorrelationID = "correlation_id"
+	// The other attributes of a message the code names (in updates,
+	// conditions and the listings' projection).
+	AttrCreatedBy             = "created_by"
+	AttrUpdatedDate           = "updated_date"
+	AttrProcessingStartedAt   = "processing_started_at"
+	AttrProcessingCompletedAt = "processing_completed_at"
+	AttrErrorMessage          = "error_message"
+	AttrRetryCount            = "retry_count"
+	AttrNotificationID        = "notification_id"
+	// AttrWriteToken is the token of the last status change, which tells
+	// a retried change from another request's.
+	AttrWriteToken = "write_token"
+	// AttrLeaseToken and AttrLeaseUntil (epoch milliseconds) mark the
+	// processor delivery that owns a message in processing.
+	AttrLeaseToken = "lease_token"
+	AttrLeaseUntil = "lease_until"
 
 	IndexStageCreatedDate  = "stage-created_date-index"
 	IndexStatusCreatedDate = "status-created_date-index"
@@ -41,7 +57,9 @@ const (
 	EnvNtfyURL   = "NTFY_URL"
 	EnvNtfyTopic = "NTFY_TOPIC"
 	// EnvNtfyTokenParameter names an SSM SecureString holding an ntfy
-	// access token; EnvNtfyToken gives the token itself (local runs).
+	// access token, read once per execution environment; EnvNtfyToken
+	// gives the token itself, for the local runner only (no template
+	// carries it).
 	EnvNtfyTokenParameter = "NTFY_TOKEN_PARAMETER"
 	EnvNtfyToken          = "NTFY_TOKEN"
 	// EnvNtfyTimeout bounds one ntfy call (a Go duration).
@@ -58,6 +76,23 @@ const (
 	EnvTypeIndex = "REZ_AGENT_TYPE_INDEX"
 )
 
+// Parameters of the routes.
+const (
+	// ParamID is a message's id, a UUID.
+	ParamID service.PathParam = "id"
+	// ParamStage, ParamStatus and ParamMessageType choose what
+	// ListMessages lists (ParamMessageType also what Metrics counts): the
+	// deployment's stage, one status, or one message type.
+	ParamStage       service.QueryParam = "stage"
+	ParamStatus      service.QueryParam = "status"
+	ParamMessageType service.QueryParam = "message_type"
+	// ParamFrom and ParamTo bound a listing's creation times (RFC 3339).
+	ParamFrom service.QueryParam = "from"
+	ParamTo   service.QueryParam = "to"
+	// ParamSince starts the window Metrics counts (RFC 3339).
+	ParamSince service.QueryParam = "since"
+)
+
 // Messages is the messages table.
 var Messages = service.Table{BaseName: TableBaseName, Env: EnvTable}
 
@@ -67,10 +102,10 @@ var (
 	CreateMessage = service.Route{Method: "POST", Path: "/messages", Idempotent: true}
 	// ListMessages lists the stage's messages, one status's, or, where
 	// the stage deploys IndexMessageTypeCreatedDate, one message type's.
-	ListMessages = service.Route{Method: "GET", Path: "/messages", Query: []string{"stage", "status", AttrMessageType, "from", "to", "limit", "cursor"}}
+	ListMessages = service.Route{Method: "GET", Path: "/messages", Query: []service.QueryParam{ParamStage, ParamStatus, ParamMessageType, ParamFrom, ParamTo, service.Limit, service.Cursor}}
 	GetMessage   = service.Route{Method: "GET", Path: "/messages/{id}"}
 	SetStatus    = service.Route{Method: "PATCH", Path: "/messages/{id}"}
-	Metrics      = service.Route{Method: "GET", Path: "/metrics", Query: []string{"since", AttrMessageType}}
+	Metrics      = service.Route{Method: "GET", Path: "/metrics", Query: []service.QueryParam{ParamSince, ParamMessageType}}
 )
 
 // The functions.
@@ -92,6 +127,9 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "rez_agent messages (document 000)",
-	Tables:    []service.Table{Messages},
+	Tables: []service.Table{Messages},
+	Attributes: []string{AttrMessageID, AttrStage, AttrStatus, AttrMessageType, AttrCreatedDate, AttrTTL, AttrCorrelationID,
+		AttrCreatedBy, AttrUpdatedDate, AttrProcessingStartedAt, AttrProcessingCompletedAt, AttrErrorMessage, AttrRetryCount,
+		AttrNotificationID, AttrWriteToken, AttrLeaseToken, AttrLeaseUntil},
 	Functions: []service.Function{API, Scheduler, Processor},
 }

@@ -14,13 +14,84 @@ const (
 	AttrSK = "sk"
 	// AttrExpiredAt expires messages and read receipts (epoch seconds).
 	AttrExpiredAt = "expiredat"
+	// AttrKind is an item's kind (tenant settings, inbox config, message,
+	// counters, stream marker); a read receipt has none (decision 6).
+	AttrKind = "kind"
+	// AttrTenantKey, AttrInboxKey and AttrUID repeat a counter item's key
+	// parts; AttrTaxonomy is an inbox config's categories.
+	AttrTenantKey = "tenant_key"
+	AttrInboxKey  = "inbox_key"
+	AttrUID       = "uid"
+	AttrTaxonomy  = "taxonomy"
+	// AttrPublished, AttrRead and AttrExpired are a counter item's
+	// counts; AttrReadAt is when a message was read (epoch seconds).
+	AttrPublished = "published"
+	AttrRead      = "read"
+	AttrExpired   = "expired"
+	AttrReadAt    = "readat"
+	// AttrMessage is a message's content, a map whose AttrBody is the
+	// body the inbox's schema checks.
+	AttrMessage = "message"
+	AttrBody    = "body"
 
 	// EnvTable carries the inbox table's physical name.
 	EnvTable = "STAK_INBOX_TABLE"
 )
 
+// Key values (docs/schemas/stak.md, "Items"): the prefixes of the
+// partition and sort keys and the fixed values.
+const (
+	// PrefixTenant starts every partition key: TenantPK, UserPK, PublicPK.
+	PrefixTenant = "t#"
+	// PrefixUser and PrefixPublic follow the tenant in a message
+	// partition, with no '#' between (decision 9): a user's partition,
+	// or the inbox's public one, whose user part is PublicUID.
+	PrefixUser   = "U#"
+	PrefixPublic = "G#"
+	// PublicUID is the user part of an inbox's public partition, which
+	// no user id may be.
+	PublicUID = "$public"
+	// KeySettings is the sk of a tenant's settings.
+	KeySettings = "st#tenant_settings"
+	// PrefixInbox + inbox is the sk of an inbox config.
+	PrefixInbox = "si#"
+	// PrefixMessage + message id is the sk of a message and of a receipt.
+	PrefixMessage = "m#"
+	// PrefixStats + category is the sk of a partition's counters;
+	// KeyStatsAll is the sk of its counters over every category.
+	PrefixStats = "c#"
+	KeyStatsAll = "c#*"
+	// PrefixMarker + stream event id is the sk of a stream dedupe marker.
+	PrefixMarker = "e#"
+)
+
+// TenantPK is the partition of a tenant's settings and inbox configs.
+func TenantPK(tenant string) string { return PrefixTenant + tenant }
+
+// UserPK is the partition of a user's messages in an inbox.
+func UserPK(tenant, uid, inbox string) string {
+	return PrefixTenant + tenant + PrefixUser + uid + "#" + inbox
+}
+
+// PublicPK is the partition of an inbox's public (everyone) messages.
+func PublicPK(tenant, inbox string) string {
+	return PrefixTenant + tenant + PrefixPublic + PublicUID + "#" + inbox
+}
+
 // Inbox is the single table.
 var Inbox = service.Table{BaseName: TableBaseName, Env: EnvTable}
+
+// Parameters of the routes: every one is a key part of the inbox table.
+const (
+	// ParamTenant is the tenant (the host system's tenant key).
+	ParamTenant service.PathParam = "tenant"
+	// ParamInbox is the inbox of the tenant.
+	ParamInbox service.PathParam = "inbox"
+	// ParamUID is the end user, whom a JWT's subject must name.
+	ParamUID service.PathParam = "uid"
+	// ParamID is a message's id.
+	ParamID service.PathParam = "id"
+)
 
 // inbox is the path of one inbox of a tenant.
 const inbox = "/tenants/{tenant}/inboxes/{inbox}"
@@ -46,7 +117,7 @@ var (
 // JWT-authorized: the handler serves a token only the paths of its own
 // tenant claim and subject.
 var (
-	Feed     = service.Route{Method: "GET", Path: inbox + "/users/{uid}/messages", Auth: service.JWT, Query: []string{"limit", "cursor"}}
+	Feed     = service.Route{Method: "GET", Path: inbox + "/users/{uid}/messages", Auth: service.JWT, Query: []service.QueryParam{service.Limit, service.Cursor}}
 	MarkRead = service.Route{Method: "POST", Path: inbox + "/users/{uid}/messages/{id}/read", Auth: service.JWT}
 	Stats    = service.Route{Method: "GET", Path: inbox + "/users/{uid}/stats", Auth: service.JWT}
 	ReadAll  = service.Route{Method: "POST", Path: inbox + "/users/{uid}/read-all", Auth: service.JWT}
@@ -69,6 +140,10 @@ var (
 // Service is the whole contract.
 var Service = service.Contract{
 	Name: Name, Description: "Stak notification inbox (document 002)",
-	Tables:    []service.Table{Inbox},
+	Tables: []service.Table{Inbox},
+	Attributes: []string{AttrPK, AttrSK, AttrExpiredAt, AttrKind, AttrTenantKey, AttrInboxKey, AttrUID, AttrTaxonomy,
+		AttrPublished, AttrRead, AttrExpired, AttrReadAt, AttrMessage, AttrBody},
+	KeyParts: []string{PrefixTenant, PrefixUser, PrefixPublic, PublicUID, KeySettings, PrefixInbox, PrefixMessage,
+		PrefixStats, KeyStatsAll, PrefixMarker},
 	Functions: []service.Function{API, StreamConsumer},
 }

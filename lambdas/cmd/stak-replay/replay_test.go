@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -36,7 +37,7 @@ func TestReplay(t *testing.T) {
 	ctx := context.Background()
 	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
 	table := names["InboxA8E05DC3"]
-	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: table}[k] })
+	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stakcontract.EnvTable: table}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -98,7 +99,7 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			},
 			send: func(ctx context.Context, cfg aws.Config) (any, error) {
 				return sts.NewFromConfig(cfg).AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(sdkRole),
-					RoleSessionName: aws.String(nucleus.SessionExecutor), ExternalId: aws.String(sdkRoleExt)})
+					RoleSessionName: aws.String(nucleuscontract.ExecutorName), ExternalId: aws.String(sdkRoleExt)})
 			},
 			check: func(t *testing.T, out any) {
 				o := out.(*sts.AssumeRoleOutput)
@@ -107,7 +108,7 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 					aws.ToString(cr.SessionToken) == "" || cr.Expiration == nil || !cr.Expiration.After(time.Now()) {
 					t.Errorf("credentials %+v", cr)
 				}
-				if arn := aws.ToString(o.AssumedRoleUser.Arn); arn != "arn:aws:sts::111122223333:assumed-role/nucleus-executor-dev/"+nucleus.SessionExecutor {
+				if arn := aws.ToString(o.AssumedRoleUser.Arn); arn != "arn:aws:sts::111122223333:assumed-role/nucleus-executor-dev/"+nucleuscontract.ExecutorName {
 					t.Errorf("assumed role %s", arn)
 				}
 			},

@@ -10,11 +10,6 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 )
 
-// EnvService is the environment variable naming the function (its
-// contract's name, e.g. itsm); the local runner and tests select
-// functions by it.
-const EnvService = service.EnvFunction
-
 // Function is an AWS::Lambda::Function of a template.
 type Function struct {
 	LogicalID string
@@ -39,7 +34,7 @@ type EnvValue struct {
 }
 
 // Service is the function's DYNASTACK_SERVICE, or "" without one.
-func (f Function) Service() string { return f.Env[EnvService].Literal }
+func (f Function) Service() string { return f.Env[service.EnvFunction].Literal }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (v *EnvValue) UnmarshalJSON(b []byte) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/service"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,7 +205,7 @@ func StartCallLog(getenv func(string) string) (stop func() error, err error) {
 // made: once that log is closed its requests fail rather than go
 // unrecorded.
 func ClientOptions(getenv func(string) string) []ddb.Option {
-	fn, l := getenv(cfntables.EnvService), active.Load()
+	fn, l := getenv(service.EnvFunction), active.Load()
 	if fn == "" || l == nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package ddbrecord_test
 
 import (
 	"context"
+	"github.com/dynastack/dynastack/constructs/service"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,7 @@ func TestCallLog(t *testing.T) {
 
 	// A function's client, made the way its constructor makes it when
 	// the dev side passes the recorder.
-	getenv := testenv.Getenv(t, map[string]string{cfntables.EnvService: "fn"})
+	getenv := testenv.Getenv(t, map[string]string{service.EnvFunction: "fn"})
 	fn, err := ddb.NewClient(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		t.Fatal(err)

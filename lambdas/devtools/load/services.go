@@ -3,13 +3,14 @@ package load
 import (
 	"context"
 	"fmt"
+	"net/http"
+
 	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
-	"net/http"
-	"net/url"
 )
 
 // Scenarios returns the mix of every service as make dev serves it. The
@@ -34,21 +35,21 @@ func ITSM() Scenario {
 		Service: itsmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var t ticket
-			a, err := c.Do(ctx, "POST", "/tickets", map[string]any{"caller_id": run, "issue_description": fmt.Sprintf("load ticket %d", i)}, &t)
+			a, err := c.Do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": run, "issue_description": fmt.Sprintf("load ticket %d", i)}, &t)
 			return t.TicketID, a, err
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, "GET", "/tickets/"+id, nil, nil)
+			return c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, nil)
 		},
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
-			return c.Do(ctx, "POST", "/tickets/"+id+"/comments", map[string]any{"comment_text": fmt.Sprintf("load comment %d", i)}, nil)
+			return c.Do(ctx, itsmcontract.AddComment.Method, itsmcontract.AddComment.URL(id), map[string]any{"comment_text": fmt.Sprintf("load comment %d", i)}, nil)
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
 			var page struct {
 				Tickets []ticket `json:"tickets"`
 				Next    string   `json:"next_cursor"`
 			}
-			a, err := c.Do(ctx, "GET", "/tickets?"+query("caller", run, "cursor", cursor), nil, &page)
+			a, err := c.Do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: run, service.Cursor: cursor}), nil, &page)
 			ids := make([]string, len(page.Tickets))
 			for i, t := range page.Tickets {
 				ids[i] = t.TicketID
@@ -59,7 +60,7 @@ func ITSM() Scenario {
 			var problems []string
 			for id, n := range updates {
 				var t ticket
-				if a, err := c.Do(ctx, "GET", "/tickets/"+id, nil, &t); err != nil || a.Status != 200 {
+				if a, err := c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, &t); err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("ticket %s: %d %v", id, a.Status, err))
 				} else if len(t.Comments) != n {
 					problems = append(problems, fmt.Sprintf("ticket %s holds %d comments, %d were acknowledged", id, len(t.Comments), n))
@@ -82,18 +83,18 @@ func RezAgent() Scenario {
 		Service: rezcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var m message
-			a, err := c.Do(ctx, "POST", "/messages", map[string]any{"message_type": "load_test", "created_by": run, "payload": map[string]any{"text": fmt.Sprintf("load %d", i)}}, &m)
+			a, err := c.Do(ctx, rezcontract.CreateMessage.Method, rezcontract.CreateMessage.URL(), map[string]any{"message_type": "load_test", "created_by": run, "payload": map[string]any{"text": fmt.Sprintf("load %d", i)}}, &m)
 			return m.MessageID, a, err
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, "GET", "/messages/"+id, nil, nil)
+			return c.Do(ctx, rezcontract.GetMessage.Method, rezcontract.GetMessage.URL(id), nil, nil)
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
 			var page struct {
 				Messages []message `json:"messages"`
 				Next     string    `json:"next_cursor"`
 			}
-			a, err := c.Do(ctx, "GET", "/messages?"+query("limit", "100", "cursor", cursor), nil, &page)
+			a, err := c.Do(ctx, rezcontract.ListMessages.Method, rezcontract.ListMessages.URLQuery(service.Values{service.Limit: "100", service.Cursor: cursor}), nil, &page)
 			var ids []string
 			for _, m := range page.Messages {
 				if m.CreatedBy == run {
@@ -119,14 +120,14 @@ func Nucleus() Scenario {
 		Service: nucleuscontract.Name, Header: h,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var s schedule
-			a, err := c.Do(ctx, "POST", "/schedules", map[string]any{
+			a, err := c.Do(ctx, nucleuscontract.CreateSchedule.Method, nucleuscontract.CreateSchedule.URL(), map[string]any{
 				"schedule_name": fmt.Sprintf("%s%d", prefix(run), i), "start_cron": "0 8 * * MON-FRI", "end_cron": "0 18 * * MON-FRI",
 				"timezone": "Europe/Berlin", "enabled": false,
 			}, &s)
 			return s.ID, a, err
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, "GET", "/schedules/"+id, nil, nil)
+			return c.Do(ctx, nucleuscontract.GetSchedule.Method, nucleuscontract.GetSchedule.URL(id), nil, nil)
 		},
 		// An end time not used before in this run (each acknowledged change
 		// must write one audit entry: a PATCH that changes nothing writes
@@ -134,14 +135,14 @@ func Nucleus() Scenario {
 		// schedule renamed during a walk can be met at its old and its new
 		// place (docs/schemas/nucleus.md).
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
-			return c.Do(ctx, "PATCH", "/schedules/"+id, map[string]any{"end_cron": fmt.Sprintf("%d %d * * SAT", i%60, (i/60)%24)}, nil)
+			return c.Do(ctx, nucleuscontract.UpdateSchedule.Method, nucleuscontract.UpdateSchedule.URL(id), map[string]any{"end_cron": fmt.Sprintf("%d %d * * SAT", i%60, (i/60)%24)}, nil)
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
 			var page struct {
 				Schedules []schedule `json:"schedules"`
 				Next      string     `json:"next_cursor"`
 			}
-			a, err := c.Do(ctx, "GET", "/schedules?"+query("limit", "100", "cursor", cursor), nil, &page)
+			a, err := c.Do(ctx, nucleuscontract.ListSchedules.Method, nucleuscontract.ListSchedules.URLQuery(service.Values{service.Limit: "100", service.Cursor: cursor}), nil, &page)
 			var ids []string
 			for _, s := range page.Schedules {
 				if len(s.Name) > len(prefix(run)) && s.Name[:len(prefix(run))] == prefix(run) {
@@ -157,7 +158,7 @@ func Nucleus() Scenario {
 					Entries []map[string]any `json:"entries"`
 					Next    string           `json:"next_cursor"`
 				}
-				a, err := c.Do(ctx, "GET", "/audit/schedule/"+id+"?limit=100", nil, &log)
+				a, err := c.Do(ctx, nucleuscontract.EntityLog.Method, nucleuscontract.EntityLog.URLQuery(service.Values{service.Limit: "100"}, "schedule", id), nil, &log)
 				if err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("audit of schedule %s: %d %v", id, a.Status, err))
 				} else if len(log.Entries) != n+1 || log.Next != "" {
@@ -180,21 +181,21 @@ func AgenticPM() Scenario {
 		Service: pmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var p item
-			a, err := c.Do(ctx, "POST", "/projects", map[string]any{"name": run, "source": "jira", "sourceProjectKey": fmt.Sprintf("L%d", i), "autonomyLevel": "monitoring"}, &p)
+			a, err := c.Do(ctx, pmcontract.CreateProject.Method, pmcontract.CreateProject.URL(), map[string]any{"name": run, "source": "jira", "sourceProjectKey": fmt.Sprintf("L%d", i), "autonomyLevel": "monitoring"}, &p)
 			return p.ID, a, err
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, "GET", "/projects/"+id, nil, nil)
+			return c.Do(ctx, pmcontract.GetProject.Method, pmcontract.GetProject.URL(id), nil, nil)
 		},
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
-			return c.Do(ctx, "POST", "/projects/"+id+"/events", map[string]any{"eventType": "heartbeat", "severity": "info", "summary": fmt.Sprintf("load %d", i)}, nil)
+			return c.Do(ctx, pmcontract.RecordProjectEvent.Method, pmcontract.RecordProjectEvent.URL(id), map[string]any{"eventType": "heartbeat", "severity": "info", "summary": fmt.Sprintf("load %d", i)}, nil)
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
 			var page struct {
 				Items []item `json:"items"`
 				Next  string `json:"nextCursor"`
 			}
-			a, err := c.Do(ctx, "GET", "/projects?"+query("status", "active", "limit", "100", "cursor", cursor), nil, &page)
+			a, err := c.Do(ctx, pmcontract.ListProjects.Method, pmcontract.ListProjects.URLQuery(service.Values{pmcontract.ParamStatus: "active", service.Limit: "100", service.Cursor: cursor}), nil, &page)
 			var ids []string
 			for _, p := range page.Items {
 				if p.Name == run {
@@ -210,7 +211,7 @@ func AgenticPM() Scenario {
 					Items []item `json:"items"`
 					Next  string `json:"nextCursor"`
 				}
-				a, err := c.Do(ctx, "GET", "/projects/"+id+"/events?limit=100", nil, &page)
+				a, err := c.Do(ctx, pmcontract.ListProjectEvents.Method, pmcontract.ListProjectEvents.URLQuery(service.Values{service.Limit: "100"}, id), nil, &page)
 				if err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("events of project %s: %d %v", id, a.Status, err))
 				} else if len(page.Items) != n || page.Next != "" {
@@ -235,14 +236,12 @@ const (
 func Stak(token string) Scenario {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+token)
-	inbox := func(run string) string { return "/tenants/" + StakTenant + "/inboxes/" + run }
-	user := func(run string) string { return inbox(run) + "/users/" + StakUser }
 	page := func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
 		var page struct {
 			Messages []stakMessage `json:"messages"`
 			Next     string        `json:"next_cursor"`
 		}
-		a, err := c.Do(ctx, "GET", user(run)+"/messages?"+query("limit", "100", "cursor", cursor), nil, &page)
+		a, err := c.Do(ctx, stakcontract.Feed.Method, stakcontract.Feed.URLQuery(service.Values{service.Limit: "100", service.Cursor: cursor}, StakTenant, run, StakUser), nil, &page)
 		ids := make([]string, len(page.Messages))
 		for i, m := range page.Messages {
 			ids[i] = m.Header.ID
@@ -253,29 +252,33 @@ func Stak(token string) Scenario {
 		Service: stakcontract.Name, Header: h,
 		Setup: func(ctx context.Context, c *Client, run string) error {
 			for _, put := range []struct {
-				path string
-				body map[string]any
-			}{{"/tenants/" + StakTenant + "/settings", map[string]any{"title": "load test"}}, {inbox(run), map[string]any{"title": "load " + run}}} {
-				a, err := c.Do(ctx, "PUT", put.path, put.body, nil)
+				route service.Route
+				path  string
+				body  map[string]any
+			}{
+				{stakcontract.PutTenant, stakcontract.PutTenant.URL(StakTenant), map[string]any{"title": "load test"}},
+				{stakcontract.PutInbox, stakcontract.PutInbox.URL(StakTenant, run), map[string]any{"title": "load " + run}},
+			} {
+				a, err := c.Do(ctx, put.route.Method, put.path, put.body, nil)
 				if err != nil {
 					return err
 				}
 				if a.Status != 200 {
-					return fmt.Errorf("PUT %s: %d %s", put.path, a.Status, cut(a.Body))
+					return fmt.Errorf("%s %s: %d %s", put.route.Method, put.path, a.Status, cut(a.Body))
 				}
 			}
 			return nil
 		},
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var m stakMessage
-			a, err := c.Do(ctx, "POST", inbox(run)+"/messages", map[string]any{
+			a, err := c.Do(ctx, stakcontract.Publish.Method, stakcontract.Publish.URL(StakTenant, run), map[string]any{
 				"sender": "load", "audiences": map[string]any{"kind": "users", "uids": []string{StakUser}},
 				"message": map[string]any{"title": fmt.Sprintf("load %d", i)},
 			}, &m)
 			return m.Header.ID, a, err
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, "POST", user(c.run)+"/messages/"+id+"/read", nil, nil)
+			return c.Do(ctx, stakcontract.MarkRead.Method, stakcontract.MarkRead.URL(StakTenant, c.run, StakUser, id), nil, nil)
 		},
 		Page: page,
 		// verify has read every acknowledged message by now: published
@@ -288,7 +291,7 @@ func Stak(token string) Scenario {
 			var stats struct {
 				Published, Read, Unread int64
 			}
-			a, err := c.Do(ctx, "GET", user(run)+"/stats", nil, &stats)
+			a, err := c.Do(ctx, stakcontract.Stats.Method, stakcontract.Stats.URL(StakTenant, run, StakUser), nil, &stats)
 			if err != nil || a.Status != 200 {
 				return []string{fmt.Sprintf("stats: %d %v", a.Status, err)}
 			}
@@ -306,15 +309,4 @@ type stakMessage struct {
 	Header struct {
 		ID string `json:"id"`
 	} `json:"audiences"`
-}
-
-// query encodes name, value pairs, leaving out empty values.
-func query(kv ...string) string {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			v.Set(kv[i], kv[i+1])
-		}
-	}
-	return v.Encode()
 }

@@ -5,18 +5,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 )
 
-// GetByID checks a route that reads one item by a UUID in its path,
-// collection+"/"+id: the item answers 200 with want (compared after
+// GetByID checks route, which reads one item by the UUID its one path
+// parameter names: the item answers 200 with want (compared after
 // decoding into a new T); an unknown UUID, one in upper case or braces and
 // a non-UUID all answer 404 not_found without a read that could tell them
 // apart, and an id over the platform's 128-byte key bound a 400 naming
-// id (api.CheckKey); DELETE answers 405 naming allow in Allow; a
-// sub-path the API does not have answers 404.
-func GetByID[T any](t *testing.T, s Service, collection, id string, want T, allow string) {
+// the parameter (api.CheckKey); DELETE answers 405 naming allow in Allow;
+// a sub-path the API does not have answers 404.
+func GetByID[T any](t *testing.T, s Service, route service.Route, id string, want T, allow string) {
 	t.Helper()
+	params := route.Params()
+	if len(params) != 1 {
+		t.Fatalf("%s: GetByID takes a route with one path parameter", route.Key())
+	}
 	for _, tt := range []struct {
 		name, id string
 		status   int
@@ -29,9 +34,9 @@ func GetByID[T any](t *testing.T, s Service, collection, id string, want T, allo
 		{"huge id", strings.Repeat("a", 3000), 400},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "GET", collection+"/"+tt.id, "")
+			r := s.Do(t, route.Method, route.URL(tt.id), "")
 			if tt.status == 400 {
-				apitest.WantError(t, r, 400, "validation_failed", "id", "")
+				apitest.WantError(t, r, 400, "validation_failed", params[0].String(), "")
 				return
 			}
 			if tt.status != 200 {
@@ -46,13 +51,13 @@ func GetByID[T any](t *testing.T, s Service, collection, id string, want T, allo
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		r := s.Do(t, "DELETE", collection+"/"+id, "")
+		r := s.Do(t, "DELETE", route.URL(id), "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
 		if !strings.Contains(r.Header.Get("Allow"), allow) {
 			t.Errorf("Allow = %q, want it to name %s", r.Header.Get("Allow"), allow)
 		}
 	})
 	t.Run("unknown route", func(t *testing.T) {
-		apitest.WantError(t, s.Do(t, "GET", collection+"/"+id+"/history", ""), 404, "not_found", "", "")
+		apitest.WantError(t, s.Do(t, route.Method, route.URL(id)+"/history", ""), 404, "not_found", "", "")
 	})
 }

@@ -20,7 +20,8 @@ func CheckProjection[T any](t testing.TB, projection string, names map[string]st
 	st := reflect.TypeFor[T]()
 	for i := range st.NumField() {
 		if f := st.Field(i); served == nil || served(f) {
-			want = append(want, strings.Split(f.Tag.Get("dynamodbav"), ",")[0])
+			tag, _ := f.Tag.Lookup("dynamodbav")
+			want = append(want, strings.Split(tag, ",")[0])
 		}
 	}
 	var got []string

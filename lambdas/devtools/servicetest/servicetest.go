@@ -10,6 +10,7 @@ package servicetest
 
 import (
 	"context"
+	"github.com/dynastack/dynastack/constructs/service"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -177,7 +178,7 @@ func FaultyClient(t testing.TB, function string) (*dynamodb.Client, *ddbfault.Pr
 	}
 	t.Cleanup(p.Close)
 	getenv := ddblocal.WithEndpoint(p.URL, func(k string) string {
-		return map[string]string{cfntables.EnvService: function}[k]
+		return map[string]string{service.EnvFunction: function}[k]
 	})
 	c, err := ddb.NewClient(context.Background(), getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {

@@ -6,9 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
+	"maps"
 	"slices"
 	"strings"
+
+	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 )
 
 // itsm: a ticket of caller <run>, its description saying it is smoke
@@ -22,16 +29,16 @@ func itsm(ctx context.Context, s *suite) {
 	}
 	var t ticket
 	if !s.check("create ticket", func() error {
-		return s.c.do(ctx, "POST", "/tickets", map[string]any{"caller_id": s.t.Run,
+		return s.c.do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": s.t.Run,
 			"issue_description": "dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)"}, &t, s201)
 	}) {
 		return
 	}
-	path := "/tickets/" + url.PathEscape(t.ID)
+	path := itsmcontract.GetTicket.URL(t.ID)
 	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", t.ID, s.t.Run)
 	s.check("read ticket", func() error {
 		var got ticket
-		if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+		if err := s.c.do(ctx, itsmcontract.GetTicket.Method, path, nil, &got, s200); err != nil {
 			return err
 		}
 		return want("status", got.Status, "open")
@@ -41,7 +48,7 @@ func itsm(ctx context.Context, s *suite) {
 			var page struct {
 				Tickets []ticket `json:"tickets"`
 			}
-			if err := s.c.do(ctx, "GET", "/tickets?caller="+url.QueryEscape(s.t.Run), nil, &page, s200); err != nil {
+			if err := s.c.do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: s.t.Run}), nil, &page, s200); err != nil {
 				return err
 			}
 			for _, x := range page.Tickets {
@@ -54,7 +61,7 @@ func itsm(ctx context.Context, s *suite) {
 	})
 	s.check("comment", func() error {
 		var got ticket
-		if err := s.c.do(ctx, "POST", path+"/comments", map[string]any{"comment_text": "smoke comment"}, &got, []int{200, 201}); err != nil {
+		if err := s.c.do(ctx, itsmcontract.AddComment.Method, itsmcontract.AddComment.URL(t.ID), map[string]any{"comment_text": "smoke comment"}, &got, []int{200, 201}); err != nil {
 			return err
 		}
 		if len(got.Comments) != 1 {
@@ -65,14 +72,14 @@ func itsm(ctx context.Context, s *suite) {
 	for _, to := range []string{"in_progress", "resolved", "closed"} {
 		s.check("status to "+to, func() error {
 			var got ticket
-			if err := s.c.do(ctx, "PATCH", path, map[string]any{"status": to}, &got, s200); err != nil {
+			if err := s.c.do(ctx, itsmcontract.SetStatus.Method, itsmcontract.SetStatus.URL(t.ID), map[string]any{"status": to}, &got, s200); err != nil {
 				return err
 			}
 			return want("status", got.Status, to)
 		})
 	}
 	s.check("closed ticket refuses a comment", func() error {
-		return s.c.do(ctx, "POST", path+"/comments", map[string]any{"comment_text": "after close"}, nil, []int{409})
+		return s.c.do(ctx, itsmcontract.AddComment.Method, itsmcontract.AddComment.URL(t.ID), map[string]any{"comment_text": "after close"}, nil, []int{409})
 	})
 }
 
@@ -89,16 +96,16 @@ func rezagent(ctx context.Context, s *suite) {
 	}
 	var m message
 	if !s.check("create message", func() error {
-		return s.c.do(ctx, "POST", "/messages", map[string]any{"message_type": "smoke_test", "created_by": s.t.Run,
+		return s.c.do(ctx, rezcontract.CreateMessage.Method, rezcontract.CreateMessage.URL(), map[string]any{"message_type": "smoke_test", "created_by": s.t.Run,
 			"payload": map[string]any{"text": "dynastack smoke test " + s.t.Run + " (ignore)"}}, &m, s201)
 	}) {
 		return
 	}
-	path := "/messages/" + url.PathEscape(m.ID)
+	path := rezcontract.GetMessage.URL(m.ID)
 	s.note("message %s (created_by %s, message_type smoke_test) stays until its TTL (90 days; no delete); its notification went to the stage's ntfy topic (make dev: its ntfy sink)", m.ID, s.t.Run)
 	s.check("read message", func() error {
 		var got message
-		if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+		if err := s.c.do(ctx, rezcontract.GetMessage.Method, path, nil, &got, s200); err != nil {
 			return err
 		}
 		return want("created_by", got.CreatedBy, s.t.Run)
@@ -108,7 +115,7 @@ func rezagent(ctx context.Context, s *suite) {
 			var page struct {
 				Messages []message `json:"messages"`
 			}
-			if err := s.c.do(ctx, "GET", "/messages?limit=100", nil, &page, s200); err != nil {
+			if err := s.c.do(ctx, rezcontract.ListMessages.Method, rezcontract.ListMessages.URLQuery(service.Values{service.Limit: "100"}), nil, &page, s200); err != nil {
 				return err
 			}
 			for _, x := range page.Messages {
@@ -122,7 +129,7 @@ func rezagent(ctx context.Context, s *suite) {
 	s.check("pipeline delivers (status completed)", func() error {
 		return s.eventually(ctx, func() error {
 			var got message
-			if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+			if err := s.c.do(ctx, rezcontract.GetMessage.Method, path, nil, &got, s200); err != nil {
 				return err
 			}
 			if got.Status == "failed" {
@@ -131,7 +138,9 @@ func rezagent(ctx context.Context, s *suite) {
 			return want("status", got.Status, "completed")
 		})
 	})
-	s.check("metrics", func() error { return s.c.do(ctx, "GET", "/metrics", nil, nil, s200) })
+	s.check("metrics", func() error {
+		return s.c.do(ctx, rezcontract.Metrics.Method, rezcontract.Metrics.URL(), nil, nil, s200)
+	})
 }
 
 // nucleus: a disabled schedule named <run>, changed once (two audit
@@ -146,25 +155,25 @@ func nucleus(ctx context.Context, s *suite) {
 	user := []string{"X-User-Id", "smoke@dynastack.invalid"}
 	var sc schedule
 	if !s.check("create schedule", func() error {
-		return s.c.do(ctx, "POST", "/schedules", map[string]any{"schedule_name": s.t.Run, "start_cron": "0 8 * * MON-FRI",
+		return s.c.do(ctx, nucleuscontract.CreateSchedule.Method, nucleuscontract.CreateSchedule.URL(), map[string]any{"schedule_name": s.t.Run, "start_cron": "0 8 * * MON-FRI",
 			"end_cron": "0 18 * * MON-FRI", "timezone": "UTC", "enabled": false}, &sc, s201, user...)
 	}) {
 		return
 	}
-	path := "/schedules/" + url.PathEscape(sc.ID)
+	path := nucleuscontract.GetSchedule.URL(sc.ID)
 	deleted := false
 	s.cleanup("delete schedule", func() error {
 		if deleted {
 			return nil
 		}
-		return s.c.do(ctx, "DELETE", path, nil, nil, []int{204, 404}, user...)
+		return s.c.do(ctx, nucleuscontract.DeleteSchedule.Method, nucleuscontract.DeleteSchedule.URL(sc.ID), nil, nil, []int{204, 404}, user...)
 	})
 	s.note("schedule %s deleted; its audit entries stay (the audit log is append-only)", sc.ID)
 	s.check("read schedule", func() error {
 		var got struct {
 			Schedule schedule `json:"schedule"`
 		}
-		if err := s.c.do(ctx, "GET", path, nil, &got, s200, user...); err != nil {
+		if err := s.c.do(ctx, nucleuscontract.GetSchedule.Method, path, nil, &got, s200, user...); err != nil {
 			return err
 		}
 		return want("schedule_name", got.Schedule.Name, s.t.Run)
@@ -172,7 +181,7 @@ func nucleus(ctx context.Context, s *suite) {
 	s.check("list schedules", func() error {
 		return s.eventually(ctx, func() error {
 			found, n := false, 0
-			err := walk(ctx, s.c, "/schedules?limit=100", "next_cursor", func(raw json.RawMessage) error {
+			err := walk(ctx, s.c, nucleuscontract.ListSchedules, service.Values{service.Limit: "100"}, "next_cursor", func(raw json.RawMessage) error {
 				var page struct {
 					Schedules []schedule `json:"schedules"`
 				}
@@ -191,7 +200,7 @@ func nucleus(ctx context.Context, s *suite) {
 	})
 	s.check("change schedule", func() error {
 		var got schedule
-		if err := s.c.do(ctx, "PATCH", path, map[string]any{"end_cron": "0 19 * * MON-FRI"}, &got, s200, user...); err != nil {
+		if err := s.c.do(ctx, nucleuscontract.UpdateSchedule.Method, nucleuscontract.UpdateSchedule.URL(sc.ID), map[string]any{"end_cron": "0 19 * * MON-FRI"}, &got, s200, user...); err != nil {
 			return err
 		}
 		return want("end_cron", got.EndCron, "0 19 * * MON-FRI")
@@ -200,7 +209,7 @@ func nucleus(ctx context.Context, s *suite) {
 		var log struct {
 			Entries []map[string]any `json:"entries"`
 		}
-		if err := s.c.do(ctx, "GET", "/audit/schedule/"+url.PathEscape(sc.ID)+"?limit=100", nil, &log, s200, user...); err != nil {
+		if err := s.c.do(ctx, nucleuscontract.EntityLog.Method, nucleuscontract.EntityLog.URLQuery(service.Values{service.Limit: "100"}, "schedule", sc.ID), nil, &log, s200, user...); err != nil {
 			return err
 		}
 		if len(log.Entries) != 2 {
@@ -208,10 +217,12 @@ func nucleus(ctx context.Context, s *suite) {
 		}
 		return nil
 	})
-	if s.check("delete schedule", func() error { return s.c.do(ctx, "DELETE", path, nil, nil, []int{204}, user...) }) {
+	if s.check("delete schedule", func() error {
+		return s.c.do(ctx, nucleuscontract.DeleteSchedule.Method, nucleuscontract.DeleteSchedule.URL(sc.ID), nil, nil, []int{204}, user...)
+	}) {
 		deleted = true
 	}
-	s.check("deleted schedule is gone", func() error { return s.c.do(ctx, "GET", path, nil, nil, s404, user...) })
+	s.check("deleted schedule is gone", func() error { return s.c.do(ctx, nucleuscontract.GetSchedule.Method, path, nil, nil, s404, user...) })
 }
 
 // stak: publishes to the token's own user in a new inbox <run> of the
@@ -228,31 +239,31 @@ func stak(ctx context.Context, s *suite) {
 		return
 	}
 	bearer := []string{"Authorization", "Bearer " + s.t.StakToken}
-	tpath := "/tenants/" + url.PathEscape(tenant)
-	inbox := tpath + "/inboxes/" + url.PathEscape(s.t.Run)
-	user := inbox + "/users/" + url.PathEscape(uid)
+	settings := stakcontract.GetTenant.URL(tenant)
 	s.check("tenant settings", func() error {
-		err := s.c.do(ctx, "GET", tpath+"/settings", nil, nil, s200)
+		err := s.c.do(ctx, stakcontract.GetTenant.Method, settings, nil, nil, s200)
 		if err == nil {
 			return nil
 		}
-		if e := s.c.do(ctx, "GET", tpath+"/settings", nil, nil, s404); e != nil {
+		if e := s.c.do(ctx, stakcontract.GetTenant.Method, settings, nil, nil, s404); e != nil {
 			return err
 		}
-		if err := s.c.do(ctx, "PUT", tpath+"/settings", map[string]any{"title": "dynastack smoke"}, nil, s200); err != nil {
+		if err := s.c.do(ctx, stakcontract.PutTenant.Method, stakcontract.PutTenant.URL(tenant), map[string]any{"title": "dynastack smoke"}, nil, s200); err != nil {
 			return err
 		}
 		s.note("tenant %s had no settings: created them (title \"dynastack smoke\"); they stay", tenant)
 		return nil
 	})
 	s.check("create inbox", func() error {
-		return s.c.do(ctx, "PUT", inbox, map[string]any{"title": "dynastack smoke " + s.t.Run,
+		return s.c.do(ctx, stakcontract.PutInbox.Method, stakcontract.PutInbox.URL(tenant, s.t.Run), map[string]any{"title": "dynastack smoke " + s.t.Run,
 			"description": "smoke data of a smoke test, kept (no delete); messages expire after a day", "ttl": map[string]any{"default": "1d"}}, nil, s200)
 	})
 	if !s.failed {
 		s.note("inbox %s of tenant %s stays (Stak has no delete); its message to user %s expires after a day", s.t.Run, tenant, uid)
 	}
-	s.check("read inbox", func() error { return s.c.do(ctx, "GET", inbox, nil, nil, s200) })
+	s.check("read inbox", func() error {
+		return s.c.do(ctx, stakcontract.GetInbox.Method, stakcontract.GetInbox.URL(tenant, s.t.Run), nil, nil, s200)
+	})
 	var id string
 	s.check("publish message", func() error {
 		var m struct {
@@ -260,7 +271,7 @@ func stak(ctx context.Context, s *suite) {
 				ID string `json:"id"`
 			} `json:"audiences"`
 		}
-		err := s.c.do(ctx, "POST", inbox+"/messages", map[string]any{"sender": "dynastack-smoke",
+		err := s.c.do(ctx, stakcontract.Publish.Method, stakcontract.Publish.URL(tenant, s.t.Run), map[string]any{"sender": "dynastack-smoke",
 			"audiences": map[string]any{"kind": "users", "uids": []string{uid}},
 			"message":   map[string]any{"title": "dynastack smoke test " + s.t.Run}}, &m, s201)
 		id = m.Header.ID
@@ -277,7 +288,7 @@ func stak(ctx context.Context, s *suite) {
 				} `json:"audiences"`
 			} `json:"messages"`
 		}
-		if err := s.c.do(ctx, "GET", user+"/messages", nil, &page, s200, bearer...); err != nil {
+		if err := s.c.do(ctx, stakcontract.Feed.Method, stakcontract.Feed.URL(tenant, s.t.Run, uid), nil, &page, s200, bearer...); err != nil {
 			return err
 		}
 		if len(page.Messages) != 1 || page.Messages[0].Header.ID != id {
@@ -289,7 +300,7 @@ func stak(ctx context.Context, s *suite) {
 		var got struct {
 			Changed bool `json:"changed"`
 		}
-		if err := s.c.do(ctx, "POST", user+"/messages/"+url.PathEscape(id)+"/read", nil, &got, s200, bearer...); err != nil {
+		if err := s.c.do(ctx, stakcontract.MarkRead.Method, stakcontract.MarkRead.URL(tenant, s.t.Run, uid, id), nil, &got, s200, bearer...); err != nil {
 			return err
 		}
 		if !got.Changed {
@@ -299,7 +310,7 @@ func stak(ctx context.Context, s *suite) {
 	})
 	s.check("user stats", func() error {
 		var st struct{ Published, Read, Unread int64 }
-		if err := s.c.do(ctx, "GET", user+"/stats", nil, &st, s200, bearer...); err != nil {
+		if err := s.c.do(ctx, stakcontract.Stats.Method, stakcontract.Stats.URL(tenant, s.t.Run, uid), nil, &st, s200, bearer...); err != nil {
 			return err
 		}
 		if st.Published != 1 || st.Read != 1 || st.Unread != 0 {
@@ -308,7 +319,7 @@ func stak(ctx context.Context, s *suite) {
 		return nil
 	})
 	s.check("token of another user is refused", func() error {
-		return s.c.do(ctx, "GET", inbox+"/users/"+url.PathEscape(uid+"-other")+"/messages", nil, nil, []int{403}, bearer...)
+		return s.c.do(ctx, stakcontract.Feed.Method, stakcontract.Feed.URL(tenant, s.t.Run, uid+"-other"), nil, nil, []int{403}, bearer...)
 	})
 }
 
@@ -322,16 +333,15 @@ func agenticpm(ctx context.Context, s *suite) {
 	}
 	var p project
 	if !s.check("create project", func() error {
-		return s.c.do(ctx, "POST", "/projects", map[string]any{"name": s.t.Run, "description": "dynastack smoke test (smoke data, archived by the test)",
+		return s.c.do(ctx, pmcontract.CreateProject.Method, pmcontract.CreateProject.URL(), map[string]any{"name": s.t.Run, "description": "dynastack smoke test (smoke data, archived by the test)",
 			"source": "jira", "sourceProjectKey": "SMOKE", "autonomyLevel": "monitoring"}, &p, s201)
 	}) {
 		return
 	}
-	path := "/projects/" + url.PathEscape(p.ID)
 	s.note("project %s (name %s) stays archived (AgenticPM never deletes projects)", p.ID, s.t.Run)
 	s.check("read project", func() error {
 		var got project
-		if err := s.c.do(ctx, "GET", path, nil, &got, s200); err != nil {
+		if err := s.c.do(ctx, pmcontract.GetProject.Method, pmcontract.GetProject.URL(p.ID), nil, &got, s200); err != nil {
 			return err
 		}
 		return want("name", got.Name, s.t.Run)
@@ -339,7 +349,7 @@ func agenticpm(ctx context.Context, s *suite) {
 	s.check("list active projects", func() error {
 		return s.eventually(ctx, func() error {
 			found, n := false, 0
-			err := walk(ctx, s.c, "/projects?status=active&limit=100", "nextCursor", func(raw json.RawMessage) error {
+			err := walk(ctx, s.c, pmcontract.ListProjects, service.Values{pmcontract.ParamStatus: "active", service.Limit: "100"}, "nextCursor", func(raw json.RawMessage) error {
 				var page struct {
 					Items []project `json:"items"`
 				}
@@ -357,13 +367,14 @@ func agenticpm(ctx context.Context, s *suite) {
 		})
 	})
 	s.check("record event", func() error {
-		return s.c.do(ctx, "POST", path+"/events", map[string]any{"eventType": "heartbeat", "severity": "info", "summary": "smoke"}, nil, s201)
+		return s.c.do(ctx, pmcontract.RecordProjectEvent.Method, pmcontract.RecordProjectEvent.URL(p.ID),
+			map[string]any{"eventType": "heartbeat", "severity": "info", "summary": "smoke"}, nil, s201)
 	})
 	s.check("list events", func() error {
 		var page struct {
 			Items []map[string]any `json:"items"`
 		}
-		if err := s.c.do(ctx, "GET", path+"/events?limit=100", nil, &page, s200); err != nil {
+		if err := s.c.do(ctx, pmcontract.ListProjectEvents.Method, pmcontract.ListProjectEvents.URLQuery(service.Values{service.Limit: "100"}, p.ID), nil, &page, s200); err != nil {
 			return err
 		}
 		if len(page.Items) != 1 {
@@ -373,16 +384,18 @@ func agenticpm(ctx context.Context, s *suite) {
 	})
 	s.check("archive project", func() error {
 		var got project
-		if err := s.c.do(ctx, "PATCH", path, map[string]any{"status": "archived"}, &got, s200); err != nil {
+		if err := s.c.do(ctx, pmcontract.UpdateProject.Method, pmcontract.UpdateProject.URL(p.ID), map[string]any{"status": "archived"}, &got, s200); err != nil {
 			return err
 		}
 		return want("status", got.Status, "archived")
 	})
 }
 
-// walk reads a list's pages (at most 50) through its cursor field.
-func walk(ctx context.Context, c client, first, cursorField string, page func(json.RawMessage) error, headers ...string) error {
-	path := first
+// walk reads a list's pages (at most 50) through its cursor field: route
+// with the query q, then with each page's cursor.
+func walk(ctx context.Context, c client, route service.Route, q service.Values, cursorField string, page func(json.RawMessage) error, headers ...string) error {
+	q = maps.Clone(q)
+	path := route.URLQuery(q)
 	for range 50 {
 		var raw json.RawMessage
 		if err := c.do(ctx, "GET", path, nil, &raw, s200, headers...); err != nil {
@@ -397,9 +410,10 @@ func walk(ctx context.Context, c client, first, cursorField string, page func(js
 		if cur == "" {
 			return nil
 		}
-		path = first + "&cursor=" + url.QueryEscape(cur)
+		q[service.Cursor] = cur
+		path = route.URLQuery(q)
 	}
-	return fmt.Errorf("more than 50 pages of %s", first)
+	return fmt.Errorf("more than 50 pages of %s", route.URLQuery(q))
 }
 
 func want(field, got, wanted string) error {

@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"io"
 	"os"
 	"path/filepath"
@@ -173,7 +174,7 @@ func Getenv(t testing.TB, env map[string]string) func(string) string {
 // function's (see Main). Fixtures and assertions use Client.
 func ServiceClient(t testing.TB, service string) *dynamodb.Client {
 	t.Helper()
-	getenv := Getenv(t, map[string]string{cfntables.EnvService: service})
+	getenv := Getenv(t, map[string]string{dynastack.EnvFunction: service})
 	c, err := ddb.NewClient(context.Background(), getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func TestErrorBodyIsBounded(t *testing.T) {
 // More than MaxQueryParams query parameters is one 400 naming "query",
 // before the query is parsed; as many as that are read as usual.
 func TestQueryParamsAreCapped(t *testing.T) {
-	route := service.Route{Method: "GET", Path: "/things", Query: []string{"limit"}}
+	route := service.Route{Method: "GET", Path: "/things", Query: []service.QueryParam{service.Limit}}
 	r := api.NewRouter(service.Function{Name: "things", Kind: service.HTTP, Routes: []service.Route{route}})
 	r.Handle(route, func(w http.ResponseWriter, r *http.Request) error { api.WriteJSON(w, 200, "ok"); return nil })
 	h := r.Done()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -81,7 +80,7 @@ func TestPageLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			q, _ := url.ParseQuery(tt.query)
+			q := api.QueryOf(httptest.NewRequest("GET", "/?"+tt.query, nil))
 			var v api.Validator
 			got := api.PageLimit(&v, q, 20, 100)
 			if got != tt.want || (v.Err() != nil) != tt.wantErr {

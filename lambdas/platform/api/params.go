@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/constructs/service"
 )
 
 // CanonicalUUID reports whether s is a UUID in canonical form (lower case,
@@ -17,29 +20,67 @@ func CanonicalUUID(s string) bool {
 	return err == nil && len(s) == 36 && u.String() == s
 }
 
-// PathUUID returns the path value name when it is a [CanonicalUUID].
-// Anything else cannot name an item, so it is a 404 `<noun> "<value>" not
-// found` without a DynamoDB call (which would also refuse keys over 2048
-// bytes with an error that is no client's fault).
-func PathUUID(r *http.Request, name, noun string) (string, error) {
-	id := r.PathValue(name)
+// PathValue returns the value of the route's path parameter p. The router
+// has checked it is a key ([CheckKey]) before the handler runs. A handler
+// reads its parameters by the contract's constants, never by a string of
+// its own, so a parameter renamed in the contract cannot leave a handler
+// reading "" from a name the route no longer has.
+func PathValue(r *http.Request, p service.PathParam) string { return r.PathValue(string(p)) }
+
+// PathUUID returns the value of the path parameter p when it is a
+// [CanonicalUUID]. Anything else cannot name an item, so it is a 404
+// `<noun> "<value>" not found` without a DynamoDB call (which would also
+// refuse keys over 2048 bytes with an error that is no client's fault).
+func PathUUID(r *http.Request, p service.PathParam, noun string) (string, error) {
+	id := PathValue(r, p)
 	if !CanonicalUUID(id) {
 		return "", NotFound("%s %q not found", noun, Truncate(id, 64))
 	}
 	return id, nil
 }
 
-// PageLimit reads the page size ?limit=: def when the parameter is absent,
-// else an integer from 1 to max. Given but empty or out of range is
-// recorded on v, since silently serving another page size would hide a
-// client's bug.
-func PageLimit(v *Validator, q url.Values, def, max int) int {
-	if !q.Has("limit") {
+// Location is the Location of an item a request created: the route that
+// reads it, with its path values (service.Route.URL), relative (no leading
+// '/'), so it resolves under whatever prefix the API is mounted at (the
+// local runner's /<service>/, a stage path in API Gateway).
+func Location(route service.Route, values ...string) string {
+	return strings.TrimPrefix(route.URL(values...), "/")
+}
+
+// QueryValues are a request's query parameters, read by the contract's
+// names. The router has already refused a parameter the route does not
+// take and one given twice.
+type QueryValues struct{ v url.Values }
+
+// QueryOf parses r's query once, for a handler that reads several
+// parameters.
+func QueryOf(r *http.Request) QueryValues { return QueryValues{r.URL.Query()} }
+
+// Get returns the value of p, "" when absent.
+func (q QueryValues) Get(p service.QueryParam) string { return q.v.Get(string(p)) }
+
+// Has reports whether p is given, even empty.
+func (q QueryValues) Has(p service.QueryParam) bool { return q.v.Has(string(p)) }
+
+// Cursor returns the value of ?cursor= ([service.Cursor]): the
+// next_cursor of the previous page, "" for the first.
+func (q QueryValues) Cursor() string { return q.Get(service.Cursor) }
+
+// Query returns the value of r's query parameter p, "" when absent: for a
+// handler that reads one parameter (QueryOf parses once for several).
+func Query(r *http.Request, p service.QueryParam) string { return QueryOf(r).Get(p) }
+
+// PageLimit reads the page size ?limit= ([service.Limit]): def when the
+// parameter is absent, else an integer from 1 to max. Given but empty or
+// out of range is recorded on v, since silently serving another page size
+// would hide a client's bug.
+func PageLimit(v *Validator, q QueryValues, def, max int) int {
+	if !q.Has(service.Limit) {
 		return def
 	}
-	n, err := strconv.Atoi(q.Get("limit"))
+	n, err := strconv.Atoi(q.Get(service.Limit))
 	if err != nil || n < 1 || n > max {
-		v.Add("limit", "must be an integer from 1 to %d", max)
+		v.Add(service.Limit.String(), "must be an integer from 1 to %d", max)
 		return def
 	}
 	return n

@@ -65,18 +65,18 @@ func quoteEach(chars string) string {
 
 // pathParam is one {name} or greedy {name+} of a route's path.
 type pathParam struct {
-	name   string
+	name   service.PathParam
 	greedy bool
 }
 
+// pathParams are the route's parameters; only the last can be greedy.
 func pathParams(route service.Route) []pathParam {
 	var out []pathParam
-	for _, seg := range strings.Split(route.Path, "/") {
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-			name := seg[1 : len(seg)-1]
-			greedy := strings.HasSuffix(name, "+")
-			out = append(out, pathParam{name: strings.TrimSuffix(name, "+"), greedy: greedy})
-		}
+	for _, p := range route.Params() {
+		out = append(out, pathParam{name: p})
+	}
+	if len(out) > 0 && strings.HasSuffix(route.Path, "+}") {
+		out[len(out)-1].greedy = true
 	}
 	return out
 }
@@ -84,7 +84,7 @@ func pathParams(route service.Route) []pathParam {
 // checkPath records on v every path parameter of r that is not a key.
 func checkPath(v *Validator, r interface{ PathValue(string) string }, params []pathParam) {
 	for _, p := range params {
-		s := r.PathValue(p.name)
+		s := r.PathValue(string(p.name))
 		var msg string
 		if p.greedy {
 			msg = checkKey(s, MaxGreedyPathBytes, strings.ReplaceAll(KeyForbidden, "/", ""))
@@ -92,7 +92,7 @@ func checkPath(v *Validator, r interface{ PathValue(string) string }, params []p
 			msg = checkKey(s, MaxPathKeyBytes, KeyForbidden)
 		}
 		if msg != "" {
-			v.Add(p.name, "path parameter %s", msg)
+			v.Add(string(p.name), "path parameter %s", msg)
 		}
 	}
 }

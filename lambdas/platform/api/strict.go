@@ -477,7 +477,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		if !f.IsExported() && !f.Anonymous {
 			continue
 		}
-		tag := f.Tag.Get("json")
+		tag, _ := f.Tag.Lookup("json")
 		if tag == "-" {
 			continue
 		}

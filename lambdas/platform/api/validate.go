@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dynastack/dynastack/constructs/service"
 )
 
 // Validator collects field errors so a client learns about every invalid
@@ -123,9 +125,9 @@ func (v *Validator) Err() error {
 // must not silently list everything. A query string that does not parse is
 // a problem too, since url.Values drops what it cannot parse and a mangled
 // cursor would then silently restart from the first page.
-func (v *Validator) Query(r *http.Request, allowed ...string) url.Values {
+func (v *Validator) Query(r *http.Request, allowed ...service.QueryParam) url.Values {
 	if n := queryParams(r.URL.RawQuery); n > MaxQueryParams {
-		v.Add("query", "has %d parameters; at most %d (allowed: %s)", n, MaxQueryParams, strings.Join(allowed, ", "))
+		v.Add("query", "has %d parameters; at most %d (allowed: %s)", n, MaxQueryParams, names(allowed))
 		return url.Values{}
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
@@ -134,13 +136,22 @@ func (v *Validator) Query(r *http.Request, allowed ...string) url.Values {
 	}
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		switch {
-		case !slices.Contains(allowed, k):
-			v.Add(k, "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
+		case !slices.Contains(allowed, service.QueryParam(k)):
+			v.Add(k, "unknown query parameter; allowed: %s", names(allowed))
 		case len(q[k]) > 1:
 			v.Add(k, "must be given at most once")
 		}
 	}
 	return q
+}
+
+// names lists params for a message: "caller, cursor".
+func names(params []service.QueryParam) string {
+	s := make([]string, len(params))
+	for i, p := range params {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
 }
 
 // Truncate shortens caller input echoed in an error message to n

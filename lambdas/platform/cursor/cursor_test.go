@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/service"
 	"strings"
 	"testing"
 
@@ -125,14 +126,14 @@ func TestKeyFromEnv(t *testing.T) {
 	if len(a) != 32 || string(a) == string(b) || string(a) != string(cursor.KeyFromEnv(unset, "svc/cursor/t1")) {
 		t.Errorf("derived keys %x %x: want 32 bytes, stable per seed, distinct across seeds", a, b)
 	}
-	set := func(k string) string { return map[string]string{cursor.EnvKey: "secret"}[k] }
+	set := func(k string) string { return map[string]string{service.EnvCursorKey: "secret"}[k] }
 	if k := cursor.KeyFromEnv(set, "svc/cursor/t1"); string(k) != "secret" {
-		t.Errorf("KeyFromEnv with %s set = %q, want secret", cursor.EnvKey, k)
+		t.Errorf("KeyFromEnv with %s set = %q, want secret", service.EnvCursorKey, k)
 	}
 }
 
 func ExampleKeyFromEnv() {
-	getenv := func(k string) string { return map[string]string{cursor.EnvKey: "from-the-environment"}[k] }
+	getenv := func(k string) string { return map[string]string{service.EnvCursorKey: "from-the-environment"}[k] }
 	fmt.Printf("%s\n", cursor.KeyFromEnv(getenv, "itsm/cursor/tickets"))
 	fmt.Printf("%x\n", cursor.KeyFromEnv(func(string) string { return "" }, "itsm/cursor/tickets")[:8])
 	// Output:

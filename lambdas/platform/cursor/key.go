@@ -6,18 +6,14 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 )
 
-// EnvKey names the environment variable that optionally sets the key every
-// service signs its cursors with (any string).
-const EnvKey = service.EnvCursorKey
-
-// KeyFromEnv returns the key set in EnvKey or, when that is unset, the
+// KeyFromEnv returns the key set in service.EnvCursorKey (any string) or, when that is unset, the
 // SHA-256 of seed. A derived key still detects tampering and binds cursors
 // to their scope, but it is not secret: seed is meant to be the service
 // name and its table names, so that every instance derives the same key
 // and a renamed table retires old cursors. Changing a seed invalidates the
 // cursors clients hold.
 func KeyFromEnv(getenv func(string) string, seed string) []byte {
-	if k := getenv(EnvKey); k != "" {
+	if k := getenv(service.EnvCursorKey); k != "" {
 		return []byte(k)
 	}
 	sum := sha256.Sum256([]byte(seed))

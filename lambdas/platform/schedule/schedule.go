@@ -18,13 +18,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
-
-// Input is the target input of every schedule: JSON with EventBridge
-// Scheduler's context attributes, decoded into Event.
-const Input = service.ScheduleInput
 
 // Event is one invocation of a scheduled function.
 type Event struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
 
@@ -23,7 +24,7 @@ func TestInputDecodes(t *testing.T) {
 		"<aws.scheduler.attempt-number>", "2",
 	)
 	var ev schedule.Event
-	if err := json.Unmarshal([]byte(r.Replace(schedule.Input)), &ev); err != nil {
+	if err := json.Unmarshal([]byte(r.Replace(service.ScheduleInput)), &ev); err != nil {
 		t.Fatal(err)
 	}
 	want := schedule.Event{

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -83,7 +84,7 @@ func (s *Store) RecordAction(ctx context.Context, projectID string, in NewAction
 		}
 		a.HeldUntil = Timestamp(t.Add(time.Duration(minutes * float64(time.Minute))))
 	}
-	k := keys{PK: projectPK(projectID), SK: prefixAction + ts + "#" + a.ID, TTL: expiry(t, ActionRetention)}
+	k := keys{PK: contract.ProjectPK(projectID), SK: contract.ActionSK(ts, a.ID), TTL: expiry(t, ActionRetention)}
 	if a.HeldUntil != "" {
 		// The hold queue's sparse entry (decision 9).
 		k.GSI1PK, k.GSI1SK = heldKeys(a.HeldUntil, a.ID)
@@ -112,8 +113,8 @@ func (s *Store) MarkExecuted(ctx context.Context, projectID, id string) (*Action
 		Update: "SET #executed = :true, #executedAt = :at, #token = :token",
 		Condition: "attribute_exists(#pk) AND #executed = :false AND attribute_not_exists(#heldUntil)" +
 			" AND attribute_not_exists(#cancelledAt) AND " + liveCond,
-		Names: map[string]string{"#executed": "executed", "#executedAt": "executedAt", "#token": "writeToken",
-			"#pk": attrPK, "#heldUntil": "heldUntil", "#cancelledAt": "cancelledAt", "#ttl": attrTTL},
+		Names: map[string]string{"#executed": contract.AttrExecuted, "#executedAt": contract.AttrExecutedAt, "#token": contract.AttrWriteToken,
+			"#pk": contract.AttrPK, "#heldUntil": contract.AttrHeldUntil, "#cancelledAt": contract.AttrCancelledAt, "#ttl": contract.AttrTTL},
 		Values: map[string]types.AttributeValue{
 			":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false},
 			":at": ddb.S(Timestamp(now)), ":token": ddb.S(token), ":now": unixNumber(now),
@@ -147,6 +148,6 @@ func (s *Store) MarkExecuted(ctx context.Context, projectID, id string) (*Action
 // ListActions returns a project's live actions, newest first, held,
 // released and cancelled alike; ListHeldActions is the hold queue.
 func (s *Store) ListActions(ctx context.Context, projectID, after string, limit int) (*Page[Action], error) {
-	return listUnder[Action](ctx, s, projectID, listing{view: "project-actions", pk: projectPK(projectID),
-		prefix: prefixAction, newestFirst: true}, after, limit)
+	return listUnder[Action](ctx, s, projectID, listing{view: "project-actions", pk: contract.ProjectPK(projectID),
+		prefix: contract.PrefixAction, newestFirst: true}, after, limit)
 }

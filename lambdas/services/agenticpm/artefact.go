@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -36,7 +37,7 @@ type artefactItem struct {
 // (create, update, undo), in the transaction of the write (decision 20).
 const EventTypeArtefactUpdated = "artefact_updated"
 
-func artefactSK(t ArtefactType) string { return prefixArtefact + string(t) }
+func artefactSK(t ArtefactType) string { return contract.PrefixArtefact + string(t) }
 
 // errArtefactExists: a create (expected version 0) found the artefact
 // written already.
@@ -76,7 +77,7 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 	now := Timestamp(t)
 	if expected == 0 {
 		a := Artefact{ID: s.newID(), ProjectID: projectID, Type: typ, Content: content, Version: 1, CreatedAt: now, UpdatedAt: now}
-		put, err := s.putNew(artefactItem{keys: keys{PK: projectPK(projectID), SK: artefactSK(typ)}, Artefact: a}, errArtefactExists)
+		put, err := s.putNew(artefactItem{keys: keys{PK: contract.ProjectPK(projectID), SK: artefactSK(typ)}, Artefact: a}, errArtefactExists)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +107,7 @@ func (s *Store) PutArtefact(ctx context.Context, projectID string, typ ArtefactT
 		return nil, err
 	}
 	upd := ddb.Expr{Update: "#previous = #content, #content = :content",
-		Names:  map[string]string{"#previous": "previousVersion", "#content": "content"},
+		Names:  map[string]string{"#previous": contract.AttrPreviousVersion, "#content": contract.AttrContent},
 		Values: map[string]types.AttributeValue{":content": av}}
 	if err := s.writeArtefact(ctx, *a, upd, expected, "updated", t); err != nil {
 		return nil, err
@@ -131,7 +132,7 @@ func (s *Store) UndoArtefact(ctx context.Context, projectID string, typ Artefact
 	}
 	a.Content, a.PreviousVersion, a.Version, a.UpdatedAt = a.PreviousVersion, nil, expected+1, Timestamp(t)
 	upd := ddb.Expr{Update: "#content = #previous REMOVE #previous",
-		Names:  map[string]string{"#previous": "previousVersion", "#content": "content"},
+		Names:  map[string]string{"#previous": contract.AttrPreviousVersion, "#content": contract.AttrContent},
 		Values: map[string]types.AttributeValue{}}
 	if err := s.writeArtefact(ctx, *a, upd, expected, "restored to its previous version", t); err != nil {
 		var nothing *NothingToUndoError
@@ -162,7 +163,7 @@ func (s *Store) artefactAt(ctx context.Context, projectID string, typ ArtefactTy
 func (s *Store) writeArtefact(ctx context.Context, a Artefact, upd ddb.Expr, expected int, how string, t time.Time) error {
 	upd.Update = "SET #version = #version + :one, #updatedAt = :updatedAt, " + upd.Update
 	upd.Condition = "attribute_exists(#pk) AND #version = :expected"
-	upd.Names["#version"], upd.Names["#updatedAt"], upd.Names["#pk"] = "version", "updatedAt", attrPK
+	upd.Names["#version"], upd.Names["#updatedAt"], upd.Names["#pk"] = contract.AttrVersion, contract.AttrUpdatedAt, contract.AttrPK
 	upd.Values[":one"], upd.Values[":updatedAt"] = &types.AttributeValueMemberN{Value: "1"}, ddb.S(a.UpdatedAt)
 	upd.Values[":expected"] = ddb.N(int64(expected))
 	if a.PreviousVersion == nil {
@@ -173,7 +174,7 @@ func (s *Store) writeArtefact(ctx context.Context, a Artefact, upd ddb.Expr, exp
 	if err != nil {
 		return err
 	}
-	u := upd.TxUpdate(s.table, key(projectPK(a.ProjectID), artefactSK(a.Type)))
+	u := upd.TxUpdate(s.table, key(contract.ProjectPK(a.ProjectID), artefactSK(a.Type)))
 	u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	var tx ddb.Tx
 	tx.Update(u, errArtefactMoved)
@@ -223,7 +224,7 @@ func (s *Store) missingUnder(ctx context.Context, projectID, entity, id string) 
 // GetArtefact returns one artefact of a project.
 func (s *Store) GetArtefact(ctx context.Context, projectID string, typ ArtefactType) (*Artefact, error) {
 	var it artefactItem
-	found, err := s.get(ctx, projectPK(projectID), artefactSK(typ), &it)
+	found, err := s.get(ctx, contract.ProjectPK(projectID), artefactSK(typ), &it)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func (s *Store) GetArtefact(ctx context.Context, projectID string, typ ArtefactT
 
 // ListArtefacts returns all artefacts of a project (at most one per type).
 func (s *Store) ListArtefacts(ctx context.Context, projectID string) ([]Artefact, error) {
-	p, err := listUnder[Artefact](ctx, s, projectID, listing{view: "artefacts", pk: projectPK(projectID), prefix: prefixArtefact}, "", len(ArtefactTypes))
+	p, err := listUnder[Artefact](ctx, s, projectID, listing{view: "artefacts", pk: contract.ProjectPK(projectID), prefix: contract.PrefixArtefact}, "", len(ArtefactTypes))
 	if err != nil {
 		return nil, err
 	}

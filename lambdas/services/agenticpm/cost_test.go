@@ -1,6 +1,7 @@
 package agenticpm_test
 
 import (
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,7 +21,7 @@ import (
 // cannedHandler is s's handler on client c, logging as in Lambda (JSON,
 // info level) into io.Discard.
 func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
-	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Table})
+	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{contract.EnvTable: s.Table})
 	cfg.Client, cfg.Logger = c, logx.New(io.Discard, slog.LevelInfo)
 	withCredentialsKey(t, &cfg)
 	return agenticpmapi.NewHandler(cfg)
@@ -30,7 +31,7 @@ func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Table})
+	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{contract.EnvTable: s.Table})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	withCredentialsKey(t, &cfg)

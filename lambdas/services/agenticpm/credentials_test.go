@@ -167,8 +167,8 @@ func TestIntegrationFailures(t *testing.T) {
 		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	})
 	apitest.WantError(t, s.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`), 500, "internal", "", "")
-	if !strings.Contains(logs.String(), agenticpm.EnvCredentialsKey) {
-		t.Errorf("the log does not name %s: %s", agenticpm.EnvCredentialsKey, logs.String())
+	if !strings.Contains(logs.String(), contract.EnvCredentialsKey) {
+		t.Errorf("the log does not name %s: %s", contract.EnvCredentialsKey, logs.String())
 	}
 
 	down := newServiceWith(t, nil, func(cfg *agenticpm.Config) {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -73,7 +74,7 @@ type NewEscalation struct {
 
 // escalationKeys are the keys of an escalation in status.
 func escalationKeys(e Escalation) keys {
-	return keys{PK: projectPK(e.ProjectID), SK: prefixEscalation + e.ID, GSI1PK: escalationGSI1PK(e.Status), GSI1SK: e.CreatedAt + "#" + e.ID}
+	return keys{PK: contract.ProjectPK(e.ProjectID), SK: contract.PrefixEscalation + e.ID, GSI1PK: contract.EscalationGSI1PK(string(e.Status)), GSI1SK: e.CreatedAt + "#" + e.ID}
 }
 
 // newEscalation builds a pending escalation created at t, with its
@@ -93,8 +94,8 @@ func (s *Store) newEscalation(ctx context.Context, projectID string, in NewEscal
 }
 
 // escalationEvent is the feed event of an escalation's change.
-func escalationEvent(e Escalation, eventType string, sev Severity, summary string, extra map[string]string) NewEvent {
-	detail := map[string]string{"escalationId": e.ID, "status": string(e.Status)}
+func escalationEvent(e Escalation, eventType string, sev Severity, summary string, extra map[string]any) NewEvent {
+	detail := map[string]any{"escalationId": e.ID, "status": string(e.Status)}
 	for k, v := range extra {
 		detail[k] = v
 	}
@@ -116,7 +117,7 @@ func (s *Store) CreateEscalation(ctx context.Context, projectID string, in NewEs
 		return nil, err
 	}
 	_, events, err := s.eventWrites(escalationEvent(e, EventTypeEscalationCreated, SeverityWarning, "Escalation raised",
-		map[string]string{"expiresAt": e.ExpiresAt}), t)
+		map[string]any{"expiresAt": e.ExpiresAt}), t)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func (s *Store) CreateEscalation(ctx context.Context, projectID string, in NewEs
 // GetEscalation returns one escalation of a project.
 func (s *Store) GetEscalation(ctx context.Context, projectID, id string) (*Escalation, error) {
 	var it escalationItem
-	found, err := s.get(ctx, projectPK(projectID), prefixEscalation+id, &it)
+	found, err := s.get(ctx, contract.ProjectPK(projectID), contract.PrefixEscalation+id, &it)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ var errNotPending = errors.New("agenticpm: escalation not pending")
 // Its names (#pk, #status, #expiresAt) and values (:pending, :now) are
 // added to e.
 func pendingCond(e ddb.Expr, now string, overdue bool) string {
-	e.Names["#pk"], e.Names["#status"], e.Names["#expiresAt"] = attrPK, "status", "expiresAt"
+	e.Names["#pk"], e.Names["#status"], e.Names["#expiresAt"] = contract.AttrPK, contract.AttrStatus, contract.AttrExpiresAt
 	e.Values[":pending"], e.Values[":now"] = ddb.S(EscalationPending), ddb.S(now)
 	if overdue {
 		return "attribute_exists(#pk) AND #status = :pending AND #expiresAt <= :now"
@@ -188,8 +189,8 @@ func (s *Store) escalationState(ctx context.Context, projectID, id string, old *
 func (s *Store) changeEscalation(ctx context.Context, e Escalation, now string, overdue bool, set map[string]string, ops ddb.Tx) error {
 	upd := ddb.Expr{
 		Update: "SET #status = :status, #gsi1pk = :gsi1pk",
-		Names:  map[string]string{"#status": "status", "#gsi1pk": attrGSI1PK},
-		Values: map[string]types.AttributeValue{":status": ddb.S(e.Status), ":gsi1pk": ddb.S(escalationGSI1PK(e.Status))},
+		Names:  map[string]string{"#status": contract.AttrStatus, "#gsi1pk": contract.AttrGSI1PK},
+		Values: map[string]types.AttributeValue{":status": ddb.S(e.Status), ":gsi1pk": ddb.S(contract.EscalationGSI1PK(string(e.Status)))},
 	}
 	upd.Condition = pendingCond(upd, now, overdue)
 	// set's attributes, by position: their names are the callers' own
@@ -201,7 +202,7 @@ func (s *Store) changeEscalation(ctx context.Context, e Escalation, now string, 
 		upd.Names["#set"+n], upd.Values[":set"+n] = k, ddb.S(v)
 		i++
 	}
-	u := upd.TxUpdate(s.table, key(projectPK(e.ProjectID), prefixEscalation+e.ID))
+	u := upd.TxUpdate(s.table, key(contract.ProjectPK(e.ProjectID), contract.PrefixEscalation+e.ID))
 	u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	var tx ddb.Tx
 	tx.Update(u, errNotPending)
@@ -244,12 +245,12 @@ func (s *Store) Decide(ctx context.Context, projectID, id string, d Decision) (*
 		return nil, err
 	}
 	e.Status, e.UserDecision, e.UserNotes, e.DecidedAt = EscalationDecided, d.UserDecision, d.UserNotes, now
-	set := map[string]string{"userDecision": d.UserDecision, "decidedAt": now}
+	set := map[string]string{contract.AttrUserDecision: d.UserDecision, contract.AttrDecidedAt: now}
 	if d.UserNotes != "" {
-		set["userNotes"] = d.UserNotes
+		set[contract.AttrUserNotes] = d.UserNotes
 	}
 	_, events, err := s.eventWrites(escalationEvent(*e, EventTypeEscalationDecided, SeverityInfo, "Escalation decided",
-		map[string]string{"userDecision": api.Truncate(d.UserDecision, 200)}), t)
+		map[string]any{"userDecision": api.Truncate(d.UserDecision, 200)}), t)
 	if err != nil {
 		return nil, err
 	}
@@ -283,12 +284,12 @@ func (s *Store) Supersede(ctx context.Context, projectID, id string, in NewEscal
 		return nil, err
 	}
 	_, events, err := s.eventWrites(escalationEvent(e, EventTypeEscalationCreated, SeverityWarning, "Escalation raised, superseding "+id,
-		map[string]string{"expiresAt": e.ExpiresAt, "supersedes": id}), t)
+		map[string]any{"expiresAt": e.ExpiresAt, "supersedes": id}), t)
 	if err != nil {
 		return nil, err
 	}
 	old.Status = EscalationSuperseded
-	set := map[string]string{"supersededBy": e.ID, "supersededAt": now}
+	set := map[string]string{contract.AttrSupersededBy: e.ID, contract.AttrSupersededAt: now}
 	if err := s.changeEscalation(ctx, *old, now, false, set, append(ddb.Tx{put}, events...)); err != nil {
 		return nil, s.refused(ctx, projectID, id, now, err)
 	}
@@ -302,11 +303,11 @@ func (s *Store) expire(ctx context.Context, e Escalation, t time.Time) error {
 	now := Timestamp(t)
 	e.Status, e.ExpiredAt = EscalationExpired, now
 	_, events, err := s.eventWrites(escalationEvent(e, EventTypeEscalationExpired, SeverityWarning, "Escalation expired undecided",
-		map[string]string{"expiresAt": e.ExpiresAt}), t)
+		map[string]any{"expiresAt": e.ExpiresAt}), t)
 	if err != nil {
 		return err
 	}
-	err = s.changeEscalation(ctx, e, now, true, map[string]string{"expiredAt": now}, events)
+	err = s.changeEscalation(ctx, e, now, true, map[string]string{contract.AttrExpiredAt: now}, events)
 	if errors.Is(err, errNotPending) {
 		return &StatusConflictError{Entity: "escalation", ID: e.ID, Want: "pending and overdue", Current: "changed meanwhile"}
 	}
@@ -333,10 +334,10 @@ func (s *Store) ExpireOverdue(ctx context.Context) (*ExpiryReport, error) {
 	rep := &ExpiryReport{}
 	in := ddb.Expr{
 		KeyCondition: "#gsi1pk = :pending", Filter: "#expiresAt <= :now",
-		Names:  map[string]string{"#gsi1pk": attrGSI1PK, "#expiresAt": "expiresAt"},
-		Values: map[string]types.AttributeValue{":pending": ddb.S(escalationGSI1PK(EscalationPending)), ":now": ddb.S(now)},
+		Names:  map[string]string{"#gsi1pk": contract.AttrGSI1PK, "#expiresAt": contract.AttrExpiresAt},
+		Values: map[string]types.AttributeValue{":pending": ddb.S(contract.EscalationGSI1PK(string(EscalationPending))), ":now": ddb.S(now)},
 	}.Query(s.table)
-	in.IndexName = aws.String(gsi1)
+	in.IndexName = aws.String(contract.IndexGSI1)
 	var due []Escalation
 	for item, err := range ddb.All(ctx, s.client, in) {
 		if err != nil {
@@ -397,12 +398,12 @@ func numberIn(d Doc, lo, hi float64) (float64, bool) {
 
 // ListProjectEscalations returns a project's escalations in key (id) order.
 func (s *Store) ListProjectEscalations(ctx context.Context, projectID, after string, limit int) (*Page[Escalation], error) {
-	return listUnder[Escalation](ctx, s, projectID, listing{view: "project-escalations", pk: projectPK(projectID), prefix: prefixEscalation}, after, limit)
+	return listUnder[Escalation](ctx, s, projectID, listing{view: "project-escalations", pk: contract.ProjectPK(projectID), prefix: contract.PrefixEscalation}, after, limit)
 }
 
 // ListEscalations returns the escalations in status across projects,
 // newest first. It reads GSI1, which is eventually consistent: an
 // escalation decided a moment ago can still be listed as pending.
 func (s *Store) ListEscalations(ctx context.Context, status EscalationStatus, after string, limit int) (*Page[Escalation], error) {
-	return listPage[Escalation](ctx, s, listing{view: "escalations-by-status", index: true, pk: escalationGSI1PK(status), newestFirst: true}, after, limit)
+	return listPage[Escalation](ctx, s, listing{view: "escalations-by-status", index: true, pk: contract.EscalationGSI1PK(string(status)), newestFirst: true}, after, limit)
 }

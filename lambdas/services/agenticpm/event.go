@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -72,25 +73,25 @@ func (s *Store) eventWrites(in NewEvent, t time.Time) (*Event, ddb.Tx, error) {
 	if e.Detail.IsNull() {
 		e.Detail = nil
 	}
-	sk := prefixEvent + ts + "#" + id
+	sk := contract.EventSK(ts, id)
 	ttl := expiry(t, EventRetention)
-	dated := keys{SK: sk, GSI1PK: eventDateGSI1PK(dateOf(ts)), GSI1SK: ts + "#" + id, TTL: ttl}
+	dated := keys{SK: sk, GSI1PK: contract.EventDateGSI1PK(dateOf(ts)), GSI1SK: ts + "#" + id, TTL: ttl}
 	if in.ProjectID == "" {
-		dated.PK = pkGlobal
+		dated.PK = contract.KeyGlobal
 		put, err := s.putNew(eventItem{keys: dated, Event: e}, nil)
 		if err != nil {
 			return nil, nil, err
 		}
 		return &e, ddb.Tx{put}, nil
 	}
-	dated.PK = projectPK(in.ProjectID)
+	dated.PK = contract.ProjectPK(in.ProjectID)
 	putOwn, err := s.putNew(eventItem{keys: dated, Event: e}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	ref := e
 	ref.Detail = nil
-	putGlobal, err := s.putNew(eventItem{keys: keys{PK: pkGlobal, SK: sk, TTL: ttl}, Event: ref}, nil)
+	putGlobal, err := s.putNew(eventItem{keys: keys{PK: contract.KeyGlobal, SK: sk, TTL: ttl}, Event: ref}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,19 +100,19 @@ func (s *Store) eventWrites(in NewEvent, t time.Time) (*Event, ddb.Tx, error) {
 
 // ListProjectEvents returns a project's live events, newest first.
 func (s *Store) ListProjectEvents(ctx context.Context, projectID, after string, limit int) (*Page[Event], error) {
-	return listUnder[Event](ctx, s, projectID, listing{view: "project-events", pk: projectPK(projectID),
-		prefix: prefixEvent, newestFirst: true}, after, limit)
+	return listUnder[Event](ctx, s, projectID, listing{view: "project-events", pk: contract.ProjectPK(projectID),
+		prefix: contract.PrefixEvent, newestFirst: true}, after, limit)
 }
 
 // ListGlobalEvents returns the global feed, newest first: references to
 // project events (without detail) and events without a project.
 func (s *Store) ListGlobalEvents(ctx context.Context, after string, limit int) (*Page[Event], error) {
-	return listPage[Event](ctx, s, listing{view: "global-events", pk: pkGlobal, prefix: prefixEvent, newestFirst: true}, after, limit)
+	return listPage[Event](ctx, s, listing{view: "global-events", pk: contract.KeyGlobal, prefix: contract.PrefixEvent, newestFirst: true}, after, limit)
 }
 
 // ListEventsByDate returns the events of one UTC date (YYYY-MM-DD) across
 // projects, newest first, with detail. It reads GSI1, so an event recorded
 // a moment ago can be missing for a short while.
 func (s *Store) ListEventsByDate(ctx context.Context, date, after string, limit int) (*Page[Event], error) {
-	return listPage[Event](ctx, s, listing{view: "events-by-date", index: true, pk: eventDateGSI1PK(date), newestFirst: true}, after, limit)
+	return listPage[Event](ctx, s, listing{view: "events-by-date", index: true, pk: contract.EventDateGSI1PK(date), newestFirst: true}, after, limit)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ulid"
@@ -24,9 +25,6 @@ import (
 // <executedAt>#<id>, the outbox of actions whose event is not on the bus
 // yet, and a confirmed PutEvents removes that entry.
 const (
-	gsi1HoldPending  = "HOLD#pending"
-	gsi1HoldDispatch = "HOLD#dispatch"
-
 	// DispatchLease is how long the releaser of an action alone may hand
 	// it to EventBridge. A releaser that dies, or whose PutEvents fails,
 	// leaves the action in the outbox; the next run after the lease sends
@@ -97,7 +95,9 @@ func (s *Store) eventEntry(a Action) (EventEntry, int, error) {
 func idempotencyKey(a Action) string { return "agenticpm/action/" + a.ID }
 
 // heldKeys are the GSI1 keys of a held action.
-func heldKeys(heldUntil, id string) (string, string) { return gsi1HoldPending, heldUntil + "#" + id }
+func heldKeys(heldUntil, id string) (string, string) {
+	return contract.KeyHoldPending, heldUntil + "#" + id
+}
 
 // actionByID reads a project's action by id. The id is a ULID of the
 // millisecond the sort key's timestamp (microseconds) was taken in, so one
@@ -107,12 +107,12 @@ func (s *Store) actionByID(ctx context.Context, projectID, id string) (map[strin
 	if !ok {
 		return nil, &NotFoundError{Entity: "action", ID: id}
 	}
-	from := prefixAction + Timestamp(at)
-	to := prefixAction + Timestamp(at.Add(time.Millisecond-time.Microsecond)) + "#~"
+	from := contract.PrefixAction + Timestamp(at)
+	to := contract.PrefixAction + Timestamp(at.Add(time.Millisecond-time.Microsecond)) + "#~"
 	in := ddb.Expr{
 		KeyCondition: "#pk = :pk AND #sk BETWEEN :from AND :to", Filter: "#id = :id",
-		Names:  map[string]string{"#pk": attrPK, "#sk": attrSK, "#id": "id"},
-		Values: map[string]types.AttributeValue{":pk": ddb.S(projectPK(projectID)), ":from": ddb.S(from), ":to": ddb.S(to), ":id": ddb.S(id)},
+		Names:  map[string]string{"#pk": contract.AttrPK, "#sk": contract.AttrSK, "#id": contract.AttrID},
+		Values: map[string]types.AttributeValue{":pk": ddb.S(contract.ProjectPK(projectID)), ":from": ddb.S(from), ":to": ddb.S(to), ":id": ddb.S(id)},
 	}.Query(s.table)
 	in.ConsistentRead = aws.Bool(true)
 	out, err := s.client.Query(ctx, in)
@@ -198,22 +198,22 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 		Update: "SET #executed = :true, #executedAt = :ts, #releasedBy = :by, #gsi1pk = :dispatch, #gsi1sk = :dispatchAt, #lease = :lease",
 		Condition: "attribute_exists(#pk) AND #executed = :false AND attribute_not_exists(#cancelledAt)" +
 			" AND #gsi1pk = :pending AND " + liveCond,
-		Names: map[string]string{"#executed": "executed", "#executedAt": "executedAt", "#releasedBy": "releasedBy",
-			"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK, "#lease": "dispatchLease", "#pk": attrPK, "#cancelledAt": "cancelledAt", "#ttl": attrTTL},
+		Names: map[string]string{"#executed": contract.AttrExecuted, "#executedAt": contract.AttrExecutedAt, "#releasedBy": contract.AttrReleasedBy,
+			"#gsi1pk": contract.AttrGSI1PK, "#gsi1sk": contract.AttrGSI1SK, "#lease": contract.AttrDispatchLease, "#pk": contract.AttrPK, "#cancelledAt": contract.AttrCancelledAt, "#ttl": contract.AttrTTL},
 		Values: map[string]types.AttributeValue{
 			":true": &types.AttributeValueMemberBOOL{Value: true}, ":false": &types.AttributeValueMemberBOOL{Value: false},
-			":ts": ddb.S(ts), ":by": ddb.S(by), ":dispatch": ddb.S(gsi1HoldDispatch), ":dispatchAt": ddb.S(ts + "#" + a.ID),
-			":lease": ddb.N(lease), ":pending": ddb.S(gsi1HoldPending), ":now": unixNumber(now),
+			":ts": ddb.S(ts), ":by": ddb.S(by), ":dispatch": ddb.S(contract.KeyHoldDispatch), ":dispatchAt": ddb.S(ts + "#" + a.ID),
+			":lease": ddb.N(lease), ":pending": ddb.S(contract.KeyHoldPending), ":now": unixNumber(now),
 		},
 	}
 	if due {
 		upd.Condition += " AND #heldUntil <= :ts"
-		upd.Names["#heldUntil"] = "heldUntil"
+		upd.Names["#heldUntil"] = contract.AttrHeldUntil
 	}
 	_, events, err := s.eventWrites(NewEvent{
 		ProjectID: a.ProjectID, EventType: EventTypeActionTaken, Severity: SeverityInfo,
 		Summary: "Released " + a.ActionType + " (" + by + "): " + api.Truncate(a.Description, 200),
-		Detail:  Doc(mustJSON(map[string]string{"actionId": a.ID, "actionType": a.ActionType, "heldUntil": a.HeldUntil, "releasedBy": by})),
+		Detail:  Doc(mustJSON(map[string]any{"actionId": a.ID, "actionType": a.ActionType, "heldUntil": a.HeldUntil, "releasedBy": by})),
 	}, now)
 	if err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 		return nil, err
 	}
 	a.Executed, a.ExecutedAt, a.ReleasedBy = true, ts, by
-	a.GSI1PK, a.GSI1SK = gsi1HoldDispatch, ts+"#"+a.ID
+	a.GSI1PK, a.GSI1SK = contract.KeyHoldDispatch, ts+"#"+a.ID
 	return &outboxEntry{a: a, lease: lease}, nil
 }
 
@@ -241,7 +241,7 @@ func (s *Store) release(ctx context.Context, a actionItem, by string, due bool) 
 // sends nothing and leaves them in the outbox.
 func (s *Store) dispatch(ctx context.Context, entries []outboxEntry) (int, error) {
 	if s.events == nil || s.bus == "" {
-		return 0, errors.New("agenticpm: no event bus configured (" + EnvEventBus + ")")
+		return 0, errors.New("agenticpm: no event bus configured (" + contract.EnvEventBus + ")")
 	}
 	sent := 0
 	var errs []error
@@ -292,10 +292,10 @@ func (s *Store) dispatched(ctx context.Context, e outboxEntry, eventID string) e
 	err := s.update(ctx, e.a.PK, e.a.SK, ddb.Expr{
 		Update:    "SET #dispatchedAt = :at, #eventId = :eventId REMOVE #gsi1pk, #gsi1sk, #lease",
 		Condition: "#gsi1pk = :dispatch AND #lease = :lease",
-		Names: map[string]string{"#dispatchedAt": "dispatchedAt", "#eventId": "eventId",
-			"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK, "#lease": "dispatchLease"},
+		Names: map[string]string{"#dispatchedAt": contract.AttrDispatchedAt, "#eventId": contract.AttrEventID,
+			"#gsi1pk": contract.AttrGSI1PK, "#gsi1sk": contract.AttrGSI1SK, "#lease": contract.AttrDispatchLease},
 		Values: map[string]types.AttributeValue{":at": ddb.S(Timestamp(s.now())), ":eventId": ddb.S(eventID),
-			":dispatch": ddb.S(gsi1HoldDispatch), ":lease": ddb.N(e.lease)},
+			":dispatch": ddb.S(contract.KeyHoldDispatch), ":lease": ddb.N(e.lease)},
 	}, &out)
 	if ddb.IsConditionFailed(err) {
 		return nil
@@ -324,7 +324,7 @@ type ReleaseReport struct {
 func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
 	now := s.now()
 	rep := &ReleaseReport{}
-	due, err := s.queryHold(ctx, holdQuery(gsi1HoldPending, now))
+	due, err := s.queryHold(ctx, holdQuery(contract.KeyHoldPending, now))
 	if err != nil {
 		return rep, err
 	}
@@ -362,9 +362,9 @@ func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
 	close(work)
 	wg.Wait()
 	rep.Released = len(ready)
-	stale := holdQuery(gsi1HoldDispatch, now)
+	stale := holdQuery(contract.KeyHoldDispatch, now)
 	stale.Filter = "#lease < :nowMilli"
-	stale.Names["#lease"], stale.Values[":nowMilli"] = "dispatchLease", ddb.N(now.UnixMilli())
+	stale.Names["#lease"], stale.Values[":nowMilli"] = contract.AttrDispatchLease, ddb.N(now.UnixMilli())
 	old, err := s.queryHold(ctx, stale)
 	if err != nil {
 		errs = append(errs, err)
@@ -395,9 +395,9 @@ func (s *Store) claim(ctx context.Context, a actionItem, now time.Time) (outboxE
 	var out actionItem
 	err := s.update(ctx, a.PK, a.SK, ddb.Expr{
 		Update: "SET #lease = :lease", Condition: "#gsi1pk = :dispatch AND #lease = :held",
-		Names: map[string]string{"#lease": "dispatchLease", "#gsi1pk": attrGSI1PK},
+		Names: map[string]string{"#lease": contract.AttrDispatchLease, "#gsi1pk": contract.AttrGSI1PK},
 		Values: map[string]types.AttributeValue{":lease": ddb.N(lease),
-			":dispatch": ddb.S(gsi1HoldDispatch), ":held": ddb.N(a.DispatchLease)},
+			":dispatch": ddb.S(contract.KeyHoldDispatch), ":held": ddb.N(a.DispatchLease)},
 	}, &out)
 	if ddb.IsConditionFailed(err) {
 		return outboxEntry{}, false, nil
@@ -413,7 +413,7 @@ func (s *Store) claim(ctx context.Context, a actionItem, now time.Time) (outboxE
 func holdQuery(pk string, now time.Time) ddb.Expr {
 	return ddb.Expr{
 		KeyCondition: "#gsi1pk = :pk AND #gsi1sk <= :until",
-		Names:        map[string]string{"#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK},
+		Names:        map[string]string{"#gsi1pk": contract.AttrGSI1PK, "#gsi1sk": contract.AttrGSI1SK},
 		Values:       map[string]types.AttributeValue{":pk": ddb.S(pk), ":until": ddb.S(Timestamp(now) + "#~")},
 	}
 }
@@ -423,7 +423,7 @@ func holdQuery(pk string, now time.Time) ddb.Expr {
 // MaxReleasePerRun.
 func (s *Store) queryHold(ctx context.Context, q ddb.Expr) ([]actionItem, error) {
 	in := q.Query(s.table)
-	in.IndexName = aws.String(gsi1)
+	in.IndexName = aws.String(contract.IndexGSI1)
 	var out []actionItem
 	for item, err := range ddb.All(ctx, s.client, in) {
 		if err != nil {
@@ -452,10 +452,10 @@ func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action
 	err = s.update(ctx, a.PK, a.SK, ddb.Expr{
 		Update:    "SET #cancelledAt = :at, #token = :token REMOVE #gsi1pk, #gsi1sk",
 		Condition: "attribute_exists(#pk) AND #executed = :false AND attribute_not_exists(#cancelledAt) AND #gsi1pk = :pending",
-		Names: map[string]string{"#cancelledAt": "cancelledAt", "#token": "writeToken", "#gsi1pk": attrGSI1PK, "#gsi1sk": attrGSI1SK,
-			"#pk": attrPK, "#executed": "executed"},
+		Names: map[string]string{"#cancelledAt": contract.AttrCancelledAt, "#token": contract.AttrWriteToken, "#gsi1pk": contract.AttrGSI1PK, "#gsi1sk": contract.AttrGSI1SK,
+			"#pk": contract.AttrPK, "#executed": contract.AttrExecuted},
 		Values: map[string]types.AttributeValue{":at": ddb.S(Timestamp(now)), ":token": ddb.S(token),
-			":false": &types.AttributeValueMemberBOOL{Value: false}, ":pending": ddb.S(gsi1HoldPending)},
+			":false": &types.AttributeValueMemberBOOL{Value: false}, ":pending": ddb.S(contract.KeyHoldPending)},
 	}, &out)
 	if old, failed := ddb.FailedItem(err); failed {
 		var mine actionItem
@@ -474,7 +474,7 @@ func (s *Store) CancelAction(ctx context.Context, projectID, id string) (*Action
 // first first. It reads GSI1, so a release or cancel a moment ago can
 // still show.
 func (s *Store) ListHeldActions(ctx context.Context, after string, limit int) (*Page[Action], error) {
-	return listPage[Action](ctx, s, listing{view: "held-actions", index: true, pk: gsi1HoldPending}, after, limit)
+	return listPage[Action](ctx, s, listing{view: "held-actions", index: true, pk: contract.KeyHoldPending}, after, limit)
 }
 
 func mustJSON(v any) []byte {

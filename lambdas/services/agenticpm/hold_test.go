@@ -343,8 +343,8 @@ func TestReleaseWithoutBus(t *testing.T) {
 	}
 	s.clock.Advance(agenticpm.DispatchLease + time.Second)
 	err := s.job().Run(context.Background(), schedule.Event{ScheduledTime: s.clock.Now()})
-	if err == nil || !strings.Contains(err.Error(), agenticpm.EnvEventBus) {
-		t.Errorf("run without a bus: %v, want an error naming %s", err, agenticpm.EnvEventBus)
+	if err == nil || !strings.Contains(err.Error(), contract.EnvEventBus) {
+		t.Errorf("run without a bus: %v, want an error naming %s", err, contract.EnvEventBus)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -15,31 +14,9 @@ import (
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
-)
-
-// Environment variables of the service.
-const (
-	// EnvTable names the table; CDK sets it to the table's Ref.
-	EnvTable = contract.EnvTable
-	// EnvCursorKey optionally sets the key that signs list cursors (any
-	// string). Without it the key is derived from the table name, which
-	// still detects tampering and binds cursors to their query, but is not
-	// secret.
-	EnvCursorKey = cursor.EnvKey
-	// EnvEventBus names the EventBridge bus that released actions are put
-	// on (name or ARN). Without it releases still happen and wait in the
-	// outbox.
-	EnvEventBus = contract.EnvEventBus
-	// EnvCredentialsKey names the KMS key (alias or ARN) that PUT
-	// /integrations/{name} encrypts credentials with; EnvStage the stage
-	// its encryption context names. Without the key that route answers
-	// 500 naming the variable (the stack always sets it).
-	EnvCredentialsKey = contract.EnvCredentialsKey
-	EnvStage          = dynastack.EnvStage
 )
 
 // Config configures NewHandler.
@@ -63,8 +40,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Table: v[0], Common: common, EventBus: getenv(EnvEventBus),
-		CredentialsKey: getenv(EnvCredentialsKey), Stage: getenv(EnvStage)}, nil
+	return Config{Table: v[0], Common: common, EventBus: getenv(contract.EnvEventBus),
+		CredentialsKey: getenv(contract.EnvCredentialsKey), Stage: getenv(dynastack.EnvStage)}, nil
 }
 
 // NewConfig is the shared preamble plus, with a bus, the EventBridge
@@ -148,25 +125,25 @@ type handler struct {
 }
 
 // projectID returns the {id} path value, a canonical UUID.
-func projectID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "project") }
+func projectID(r *http.Request) (string, error) { return api.PathUUID(r, contract.ParamID, "project") }
 
 // pathPart validates a caller-named key part of the path (an enum value or
 // a name): unlike a malformed id it says what is wrong with it.
-func pathPart(v *api.Validator, r *http.Request, name string, allowed ...string) string {
-	s := r.PathValue(name)
+func pathPart(v *api.Validator, r *http.Request, p dynastack.PathParam, allowed ...string) string {
+	s := api.PathValue(r, p)
 	if len(allowed) > 0 {
-		v.OneOf(name, s, allowed...)
+		v.OneOf(p.String(), s, allowed...)
 	} else if !validKeyPart(s) {
-		v.Add(name, "must be 1 to %d characters of A-Z, a-z, 0-9, '_', '.', ':' and '-', starting with a letter or digit", MaxIdentifierChars)
+		v.Add(p.String(), "must be 1 to %d characters of A-Z, a-z, 0-9, '_', '.', ':' and '-', starting with a letter or digit", MaxIdentifierChars)
 	}
 	return s
 }
 
 // listParams reads limit and cursor. The router has refused any query
 // parameter the route's contract does not list.
-func listParams(r *http.Request, v *api.Validator) (q url.Values, after string, limit int) {
-	q = r.URL.Query()
-	return q, q.Get("cursor"), api.PageLimit(v, q, DefaultPageSize, MaxPageSize)
+func listParams(r *http.Request, v *api.Validator) (q api.QueryValues, after string, limit int) {
+	q = api.QueryOf(r)
+	return q, q.Cursor(), api.PageLimit(v, q, DefaultPageSize, MaxPageSize)
 }
 
 func text(v *api.Validator, field, s string, maxChars int) { v.Text(field, s, 1, maxChars) }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ulid"
 )
@@ -79,10 +80,10 @@ func (h *handler) listProjectEvents(w http.ResponseWriter, r *http.Request) erro
 func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q, after, limit := listParams(r, &v)
-	date := q.Get("date")
-	if q.Has("date") {
+	date := q.Get(contract.ParamDate)
+	if q.Has(contract.ParamDate) {
 		if d, err := time.Parse(time.DateOnly, date); err != nil || d.Format(time.DateOnly) != date {
-			v.Add("date", "must be a date, YYYY-MM-DD (UTC)")
+			v.Add(contract.ParamDate.String(), "must be a date, YYYY-MM-DD (UTC)")
 		}
 	}
 	if err := v.Err(); err != nil {
@@ -92,7 +93,7 @@ func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 		page *Page[Event]
 		err  error
 	)
-	if q.Has("date") {
+	if q.Has(contract.ParamDate) {
 		page, err = h.store.ListEventsByDate(r.Context(), date, after, limit)
 	} else {
 		page, err = h.store.ListGlobalEvents(r.Context(), after, limit)
@@ -154,7 +155,7 @@ func (h *handler) createEscalation(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	created(w, "projects/"+id+"/escalations/"+e.ID, e)
+	created(w, api.Location(contract.GetEscalation, id, e.ID), e)
 	return nil
 }
 
@@ -164,7 +165,7 @@ func escalationPath(r *http.Request) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	eid, err := api.PathUUID(r, "eid", "escalation")
+	eid, err := api.PathUUID(r, contract.ParamEID, "escalation")
 	return id, eid, err
 }
 
@@ -196,7 +197,7 @@ func (h *handler) supersede(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created(w, "projects/"+id+"/escalations/"+e.ID, e)
+	created(w, api.Location(contract.GetEscalation, id, e.ID), e)
 	return nil
 }
 
@@ -207,11 +208,12 @@ func (h *handler) listProjectEscalations(w http.ResponseWriter, r *http.Request)
 func (h *handler) listEscalations(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q, after, limit := listParams(r, &v)
-	v.OneOf("status", q.Get("status"), api.Strings(EscalationStatuses)...)
+	status := q.Get(contract.ParamStatus)
+	v.OneOf(contract.ParamStatus.String(), status, api.Strings(EscalationStatuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.ListEscalations(r.Context(), EscalationStatus(q.Get("status")), after, limit)
+	page, err := h.store.ListEscalations(r.Context(), EscalationStatus(status), after, limit)
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
@@ -287,7 +289,7 @@ func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
 // actionID returns the {aid} path value: a ULID, else a 404 without a
 // DynamoDB call.
 func actionID(r *http.Request) (string, error) {
-	id := r.PathValue("aid")
+	id := api.PathValue(r, contract.ParamAID)
 	if !ulid.Valid(id) {
 		return "", api.NotFound("action %q not found", api.Truncate(id, 64))
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -43,7 +44,7 @@ func (h *handler) createProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created(w, "projects/"+p.ID, p)
+	created(w, api.Location(contract.GetProject, p.ID), p)
 	return nil
 }
 
@@ -120,11 +121,12 @@ func (h *handler) updateProject(w http.ResponseWriter, r *http.Request) error {
 func (h *handler) listProjects(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q, after, limit := listParams(r, &v)
-	v.OneOf("status", q.Get("status"), api.Strings(ProjectStatuses)...)
+	status := q.Get(contract.ParamStatus)
+	v.OneOf(contract.ParamStatus.String(), status, api.Strings(ProjectStatuses)...)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.ListProjects(r.Context(), ProjectStatus(q.Get("status")), after, limit)
+	page, err := h.store.ListProjects(r.Context(), ProjectStatus(status), after, limit)
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
@@ -134,7 +136,7 @@ func artefactPath(r *http.Request) (string, ArtefactType, error) {
 		return "", "", err
 	}
 	var v api.Validator
-	typ := pathPart(&v, r, "type", api.Strings(ArtefactTypes)...)
+	typ := pathPart(&v, r, contract.ParamType, api.Strings(ArtefactTypes)...)
 	return id, ArtefactType(typ), v.Err()
 }
 
@@ -233,7 +235,7 @@ func (h *handler) putArtefact(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("ETag", etag(a.Version))
 	if expected == 0 {
-		created(w, "projects/"+id+"/artefacts/"+string(typ), a)
+		created(w, api.Location(contract.GetArtefact, id, string(typ)), a)
 		return nil
 	}
 	api.WriteJSON(w, http.StatusOK, a)

@@ -3,6 +3,7 @@ package agenticpm
 import (
 	"net/http"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -11,8 +12,8 @@ func checkpointPath(r *http.Request) (id, integration, k string, err error) {
 		return "", "", "", err
 	}
 	var v api.Validator
-	integration = pathPart(&v, r, "integration")
-	k = pathPart(&v, r, "key")
+	integration = pathPart(&v, r, contract.ParamIntegration)
+	k = pathPart(&v, r, contract.ParamKey)
 	return id, integration, k, v.Err()
 }
 
@@ -49,7 +50,7 @@ func (h *handler) getCheckpoint(w http.ResponseWriter, r *http.Request) error {
 
 func integrationName(r *http.Request) (Integration, error) {
 	var v api.Validator
-	name := pathPart(&v, r, "name", api.Strings(Integrations)...)
+	name := pathPart(&v, r, contract.ParamName, api.Strings(Integrations)...)
 	return Integration(name), v.Err()
 }
 
@@ -111,7 +112,7 @@ type agentConfigRequest struct {
 
 func (h *handler) putAgentConfig(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	k := pathPart(&v, r, "key")
+	k := pathPart(&v, r, contract.ParamKey)
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (h *handler) putAgentConfig(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) getAgentConfig(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	k := pathPart(&v, r, "key")
+	k := pathPart(&v, r, contract.ParamKey)
 	if err := v.Err(); err != nil {
 		return err
 	}

@@ -8,45 +8,21 @@ import (
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 )
 
-// Key attribute names and constant key values (docs/schemas/agenticpm.md,
-// "Items").
-const (
-	attrPK     = "PK"
-	attrSK     = "SK"
-	attrGSI1PK = "GSI1PK"
-	attrGSI1SK = "GSI1SK"
-	attrTTL    = "TTL"
-	gsi1       = contract.IndexGSI1
-
-	skMetadata        = "METADATA"
-	skConfig          = "CONFIG"
-	pkGlobal          = "GLOBAL"
-	pkAgent           = "AGENT"
-	prefixArtefact    = "ARTEFACT#"
-	prefixEvent       = "EVENT#"
-	prefixEscalation  = "ESCALATION#"
-	prefixAction      = "ACTION#"
-	prefixCheckpoint  = "CHECKPOINT#"
-	prefixConfig      = "CONFIG#"
-	prefixStatus      = "STATUS#"
-	prefixProject     = "PROJECT#"
-	prefixIntegration = "INTEGRATION#"
-)
-
 // keys are the key attributes of an item; every stored entity embeds them.
-// TTL is epoch seconds, zero for entities that never expire.
+// TTL is epoch seconds, zero for entities that never expire. The fields
+// are named as the contract's attributes in upper case, and items are
+// marshalled with ddb.MarshalItem and keyAttrs, which spells them as the
+// contract does.
 type keys struct {
-	PK     string `dynamodbav:"PK" json:"-"`
-	SK     string `dynamodbav:"SK" json:"-"`
-	GSI1PK string `dynamodbav:"GSI1PK,omitempty" json:"-"`
-	GSI1SK string `dynamodbav:"GSI1SK,omitempty" json:"-"`
-	TTL    int64  `dynamodbav:"TTL,omitempty" json:"-"`
+	PK     string `json:"-"`
+	SK     string `json:"-"`
+	GSI1PK string `dynamodbav:",omitempty" json:"-"`
+	GSI1SK string `dynamodbav:",omitempty" json:"-"`
+	TTL    int64  `dynamodbav:",omitempty" json:"-"`
 }
 
-func projectPK(id string) string                 { return prefixProject + id }
-func statusGSI1PK(s ProjectStatus) string        { return prefixStatus + string(s) }
-func escalationGSI1PK(s EscalationStatus) string { return prefixEscalation + string(s) }
-func eventDateGSI1PK(date string) string         { return prefixEvent + date }
+// keyAttrs are the attributes of keys.
+var keyAttrs = []string{contract.AttrPK, contract.AttrSK, contract.AttrGSI1PK, contract.AttrGSI1SK, contract.AttrTTL}
 
 // dateOf is the UTC date of a Timestamp, the GSI1 partition of its events.
 func dateOf(ts string) string { return ts[:len("2006-01-02")] }

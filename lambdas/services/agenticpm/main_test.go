@@ -38,7 +38,7 @@ func newService(t testing.TB, now func() time.Time) *service {
 func newServiceWith(t testing.TB, now func() time.Time, configure func(*agenticpm.Config)) *service {
 	t.Helper()
 	s := servicetest.Start(t, "agenticpm", nil)
-	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{agenticpm.EnvTable: s.Tables["TableCD117FA1"]})
+	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{contract.EnvTable: s.Tables["TableCD117FA1"]})
 	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "agenticpm"), servicetest.Logger()
 	cfg.Now = now
 	withCredentialsKey(t, &cfg)
@@ -109,7 +109,7 @@ func (s *service) project(t testing.TB, body string) agenticpm.Project {
 		body = projectBody
 	}
 	var p agenticpm.Project
-	s.Must(t, http.StatusCreated, "POST", "/projects", body, &p)
+	s.Must(t, http.StatusCreated, contract.CreateProject.Method, contract.CreateProject.URL(), body, &p)
 	return p
 }
 

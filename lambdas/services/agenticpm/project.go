@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -64,7 +65,7 @@ func (s *Store) CreateProject(ctx context.Context, in NewProject) (*Project, err
 		return nil, &TooLargeError{What: "config", Size: n, Limit: MaxProjectConfigBytes}
 	}
 	item, err := marshalItem(projectItem{
-		keys:    keys{PK: projectPK(p.ID), SK: skMetadata, GSI1PK: statusGSI1PK(p.Status), GSI1SK: prefixProject + p.ID},
+		keys:    keys{PK: contract.ProjectPK(p.ID), SK: contract.KeyMetadata, GSI1PK: contract.StatusGSI1PK(string(p.Status)), GSI1SK: contract.PrefixProject + p.ID},
 		Project: p,
 	})
 	if err != nil {
@@ -79,7 +80,7 @@ func (s *Store) CreateProject(ctx context.Context, in NewProject) (*Project, err
 // GetProject returns the project with id.
 func (s *Store) GetProject(ctx context.Context, id string) (*Project, error) {
 	var it projectItem
-	found, err := s.get(ctx, projectPK(id), skMetadata, &it)
+	found, err := s.get(ctx, contract.ProjectPK(id), contract.KeyMetadata, &it)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 	upd := ddb.Expr{
 		Update:    "SET #updatedAt = :updatedAt",
 		Condition: "attribute_exists(#pk)",
-		Names:     map[string]string{"#updatedAt": "updatedAt", "#pk": attrPK},
+		Names:     map[string]string{"#updatedAt": contract.AttrUpdatedAt, "#pk": contract.AttrPK},
 		Values:    map[string]types.AttributeValue{":updatedAt": ddb.S(now)},
 	}
 	set := func(name string, v types.AttributeValue) {
@@ -130,23 +131,23 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 	}
 	remove := ""
 	if patch.Name != nil {
-		set("name", ddb.S(*patch.Name))
+		set(contract.AttrName, ddb.S(*patch.Name))
 	}
 	switch {
 	case patch.ClearDescription:
 		remove = " REMOVE #description"
-		upd.Names["#description"] = "description"
+		upd.Names["#description"] = contract.AttrDescription
 	case patch.Description != nil:
-		set("description", ddb.S(*patch.Description))
+		set(contract.AttrDescription, ddb.S(*patch.Description))
 	}
 	if patch.Source != nil {
-		set("source", ddb.S(*patch.Source))
+		set(contract.AttrSource, ddb.S(*patch.Source))
 	}
 	if patch.SourceProjectKey != nil {
-		set("sourceProjectKey", ddb.S(*patch.SourceProjectKey))
+		set(contract.AttrSourceProjectKey, ddb.S(*patch.SourceProjectKey))
 	}
 	if patch.AutonomyLevel != nil {
-		set("autonomyLevel", ddb.S(*patch.AutonomyLevel))
+		set(contract.AttrAutonomyLevel, ddb.S(*patch.AutonomyLevel))
 	}
 	if !patch.Config.IsNull() {
 		// Bounded so that no patch can grow the item past the limit: the
@@ -160,10 +161,10 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 		if err != nil {
 			return nil, err
 		}
-		set("config", av)
+		set(contract.AttrConfig, av)
 	}
 	token := uuid.NewString()
-	set("writeToken", ddb.S(token))
+	set(contract.AttrWriteToken, ddb.S(token))
 	var from ProjectStatus
 	if patch.Status != nil {
 		cur, err := s.GetProject(ctx, id)
@@ -171,14 +172,14 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 			return nil, err
 		}
 		from = cur.Status
-		set("status", ddb.S(*patch.Status))
-		set(attrGSI1PK, ddb.S(statusGSI1PK(*patch.Status)))
+		set(contract.AttrStatus, ddb.S(*patch.Status))
+		set(contract.AttrGSI1PK, ddb.S(contract.StatusGSI1PK(string(*patch.Status))))
 		upd.Condition += " AND #status = :from"
 		upd.Values[":from"] = ddb.S(from)
 	}
 	upd.Update += remove
 	var it projectItem
-	err := s.update(ctx, projectPK(id), skMetadata, upd, &it)
+	err := s.update(ctx, contract.ProjectPK(id), contract.KeyMetadata, upd, &it)
 	if err == nil {
 		return &it.Project, nil
 	}
@@ -204,5 +205,5 @@ func (s *Store) UpdateProject(ctx context.Context, id string, patch ProjectPatch
 // while.
 func (s *Store) ListProjects(ctx context.Context, status ProjectStatus, after string, limit int) (*Page[Project], error) {
 	return listPage[Project](ctx, s, listing{view: "projects-by-status", index: true,
-		pk: statusGSI1PK(status), prefix: prefixProject}, after, limit)
+		pk: contract.StatusGSI1PK(string(status)), prefix: contract.PrefixProject}, after, limit)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -28,14 +29,12 @@ type checkpointItem struct {
 	Checkpoint
 }
 
-func checkpointSK(integration, k string) string { return prefixCheckpoint + integration + "#" + k }
-
 // PutCheckpoint stores (creates or replaces) a checkpoint of an existing
 // project.
 func (s *Store) PutCheckpoint(ctx context.Context, projectID, integration, k, value string) (*Checkpoint, error) {
 	c := Checkpoint{ProjectID: projectID, Integration: integration, CheckpointKey: k, CheckpointValue: value,
 		UpdatedAt: Timestamp(s.now())}
-	item, err := marshalItem(checkpointItem{keys: keys{PK: projectPK(projectID), SK: checkpointSK(integration, k)}, Checkpoint: c})
+	item, err := marshalItem(checkpointItem{keys: keys{PK: contract.ProjectPK(projectID), SK: contract.CheckpointSK(integration, k)}, Checkpoint: c})
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +47,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, projectID, integration, k, va
 // GetCheckpoint returns a checkpoint.
 func (s *Store) GetCheckpoint(ctx context.Context, projectID, integration, k string) (*Checkpoint, error) {
 	var it checkpointItem
-	found, err := s.get(ctx, projectPK(projectID), checkpointSK(integration, k), &it)
+	found, err := s.get(ctx, contract.ProjectPK(projectID), contract.CheckpointSK(integration, k), &it)
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +121,8 @@ func (s *Store) PutIntegration(ctx context.Context, name Integration, in Integra
 	upd := ddb.Expr{
 		Update: "SET #id = if_not_exists(#id, :id), #createdAt = if_not_exists(#createdAt, :now), #integration = :integration," +
 			" #config = :config, #key = :key, #context = :context, #status = :status, #updatedAt = :now",
-		Names: map[string]string{"#id": "id", "#createdAt": "createdAt", "#integration": "integration", "#config": "configEncrypted",
-			"#key": "kmsKeyId", "#context": "encryptionContext", "#status": "status", "#updatedAt": "updatedAt", "#health": "lastHealthCheck"},
+		Names: map[string]string{"#id": contract.AttrID, "#createdAt": contract.AttrCreatedAt, "#integration": contract.AttrIntegration, "#config": contract.AttrConfigEncrypted,
+			"#key": contract.AttrKMSKeyID, "#context": contract.AttrEncryptionContext, "#status": contract.AttrStatus, "#updatedAt": contract.AttrUpdatedAt, "#health": contract.AttrLastHealthCheck},
 		Values: map[string]types.AttributeValue{":id": ddb.S(s.newID()), ":now": ddb.S(now), ":integration": ddb.S(name),
 			":config": ddb.S(sealed.ciphertext), ":key": ddb.S(sealed.keyID), ":context": encContext, ":status": ddb.S(in.Status)},
 	}
@@ -135,7 +134,7 @@ func (s *Store) PutIntegration(ctx context.Context, name Integration, in Integra
 	}
 	// Unconditional: the fields are bounded far below 400 KB.
 	var it integrationItem
-	if err := s.update(ctx, prefixIntegration+string(name), skConfig, upd, &it); err != nil {
+	if err := s.update(ctx, contract.PrefixIntegration+string(name), contract.KeyConfig, upd, &it); err != nil {
 		return nil, err
 	}
 	return &it.IntegrationConfig, nil
@@ -147,7 +146,7 @@ func (s *Store) PutIntegration(ctx context.Context, name Integration, in Integra
 // users are granted, so no agent could decrypt it; PUT it again.
 func (s *Store) GetIntegration(ctx context.Context, name Integration) (*IntegrationConfig, error) {
 	var it integrationItem
-	found, err := s.get(ctx, prefixIntegration+string(name), skConfig, &it)
+	found, err := s.get(ctx, contract.PrefixIntegration+string(name), contract.KeyConfig, &it)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +177,7 @@ type agentConfigItem struct {
 // PutAgentConfig creates or replaces a setting.
 func (s *Store) PutAgentConfig(ctx context.Context, k string, value Doc) (*AgentConfig, error) {
 	c := AgentConfig{Key: k, Value: value, UpdatedAt: Timestamp(s.now())}
-	item, err := marshalItem(agentConfigItem{keys: keys{PK: pkAgent, SK: prefixConfig + k}, AgentConfig: c})
+	item, err := marshalItem(agentConfigItem{keys: keys{PK: contract.KeyAgent, SK: contract.PrefixConfig + k}, AgentConfig: c})
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +191,7 @@ func (s *Store) PutAgentConfig(ctx context.Context, k string, value Doc) (*Agent
 // (DefaultAgentConfig) returns the default, marked Default.
 func (s *Store) GetAgentConfig(ctx context.Context, k string) (*AgentConfig, error) {
 	var it agentConfigItem
-	found, err := s.get(ctx, pkAgent, prefixConfig+k, &it)
+	found, err := s.get(ctx, contract.KeyAgent, contract.PrefixConfig+k, &it)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +213,7 @@ func (s *Store) ListAgentConfig(ctx context.Context, after string, limit int) (*
 	if limit <= 0 || limit > MaxPageSize {
 		limit = DefaultPageSize
 	}
-	l := listing{view: "agent-config", pk: pkAgent, prefix: prefixConfig}
+	l := listing{view: "agent-config", pk: contract.KeyAgent, prefix: contract.PrefixConfig}
 	from := ""
 	if after != "" {
 		start, err := cursor.Decode[pageKey](s.codec, l.scope(), after)
@@ -224,7 +223,7 @@ func (s *Store) ListAgentConfig(ctx context.Context, after string, limit int) (*
 		if !l.contains(start) {
 			return nil, cursor.ErrInvalid
 		}
-		from = strings.TrimPrefix(start.SK, prefixConfig)
+		from = strings.TrimPrefix(start.SK, contract.PrefixConfig)
 	}
 	page, err := listPage[AgentConfig](ctx, s, l, after, limit)
 	if err != nil {
@@ -252,7 +251,7 @@ func (s *Store) ListAgentConfig(ctx context.Context, after string, limit int) (*
 		return page, nil
 	}
 	page.Items = merged[:limit]
-	next, err := cursor.Encode(s.codec, l.scope(), pageKey{PK: pkAgent, SK: prefixConfig + page.Items[limit-1].Key})
+	next, err := cursor.Encode(s.codec, l.scope(), pageKey{PK: contract.KeyAgent, SK: contract.PrefixConfig + page.Items[limit-1].Key})
 	if err != nil {
 		return nil, err
 	}

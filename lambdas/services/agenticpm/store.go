@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ulid"
@@ -48,15 +49,15 @@ func NewStore(client API, table string, cursorKey []byte) *Store {
 
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		attrPK: &types.AttributeValueMemberS{Value: pk},
-		attrSK: &types.AttributeValueMemberS{Value: sk},
+		contract.AttrPK: &types.AttributeValueMemberS{Value: pk},
+		contract.AttrSK: &types.AttributeValueMemberS{Value: sk},
 	}
 }
 
 // live reports whether item has not expired. DynamoDB deletes expired
 // items up to days late, and until then they read like live ones.
 func live(item map[string]types.AttributeValue, now time.Time) bool {
-	n, ok := item[attrTTL].(*types.AttributeValueMemberN)
+	n, ok := item[contract.AttrTTL].(*types.AttributeValueMemberN)
 	if !ok {
 		return true
 	}
@@ -86,7 +87,7 @@ func (s *Store) get(ctx context.Context, pk, sk string, out any) (bool, error) {
 // marshalItem marshals v and refuses it before any write when it would not
 // fit in an item.
 func marshalItem(v any) (map[string]types.AttributeValue, error) {
-	item, err := attributevalue.MarshalMap(v)
+	item, err := ddb.MarshalItem(v, keyAttrs...)
 	if err != nil {
 		var de *docError
 		if errors.As(err, &de) {
@@ -109,7 +110,7 @@ func (s *Store) putNew(v any, onFail error) (ddb.TxOp, error) {
 	}
 	// Keys are unique by construction (UUIDs, ULIDs), so a collision is
 	// an error, not an update.
-	put := ddb.NotExists(attrPK).TxPut(s.table, item)
+	put := ddb.NotExists(contract.AttrPK).TxPut(s.table, item)
 	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	return ddb.TxOp{OnFail: onFail, Item: types.TransactWriteItem{Put: put}}, nil
 }
@@ -123,7 +124,7 @@ func (s *Store) putAny(item map[string]types.AttributeValue) ddb.TxOp {
 // create writes a new item outside a transaction (which would cost
 // double for a single write).
 func (s *Store) create(ctx context.Context, item map[string]types.AttributeValue) error {
-	return storeError("PutItem", ddb.Create(ctx, s.client, s.table, item, attrPK))
+	return storeError("PutItem", ddb.Create(ctx, s.client, s.table, item, contract.AttrPK))
 }
 
 // createInProject writes v as a new item under an existing project.
@@ -140,7 +141,7 @@ func (s *Store) createInProject(ctx context.Context, projectID string, v any, on
 // deleted project; that check failing is a NotFoundError.
 func (s *Store) transactInProject(ctx context.Context, projectID string, tx ddb.Tx) error {
 	var all ddb.Tx
-	all.Check(ddb.Exists(attrPK).TxCheck(s.table, key(projectPK(projectID), skMetadata)), &NotFoundError{Entity: "project", ID: projectID})
+	all.Check(ddb.Exists(contract.AttrPK).TxCheck(s.table, key(contract.ProjectPK(projectID), contract.KeyMetadata)), &NotFoundError{Entity: "project", ID: projectID})
 	return storeError("TransactWriteItems", append(all, tx...).Run(ctx, s.client))
 }
 
@@ -181,10 +182,10 @@ func storeError(op string, err error) error {
 // pageKey is a position in a listing: the table key, plus the index key
 // for GSI1 listings (an index's LastEvaluatedKey carries both).
 type pageKey struct {
-	PK     string `json:"p" dynamodbav:"PK"`
-	SK     string `json:"s" dynamodbav:"SK"`
-	GSI1PK string `json:"gp,omitempty" dynamodbav:"GSI1PK,omitempty"`
-	GSI1SK string `json:"gs,omitempty" dynamodbav:"GSI1SK,omitempty"`
+	PK     string `json:"p"`
+	SK     string `json:"s"`
+	GSI1PK string `json:"gp,omitempty" dynamodbav:",omitempty"`
+	GSI1SK string `json:"gs,omitempty" dynamodbav:",omitempty"`
 }
 
 // listing is one access pattern: a partition of the table or of GSI1, an
@@ -231,15 +232,15 @@ func listPage[T any](ctx context.Context, s *Store, l listing, after string, lim
 	if limit <= 0 || limit > MaxPageSize {
 		limit = DefaultPageSize
 	}
-	pkName, skName := attrPK, attrSK
+	pkName, skName := contract.AttrPK, contract.AttrSK
 	if l.index {
-		pkName, skName = attrGSI1PK, attrGSI1SK
+		pkName, skName = contract.AttrGSI1PK, contract.AttrGSI1SK
 	}
 	now := s.now()
 	q := ddb.Expr{
 		KeyCondition: "#pk = :pk",
 		Filter:       liveCond,
-		Names:        map[string]string{"#pk": pkName, "#ttl": attrTTL},
+		Names:        map[string]string{"#pk": pkName, "#ttl": contract.AttrTTL},
 		Values:       map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: l.pk}, ":now": unixNumber(now)},
 	}
 	if l.prefix != "" {
@@ -252,7 +253,7 @@ func listPage[T any](ctx context.Context, s *Store, l listing, after string, lim
 	// own writes.
 	in.ConsistentRead = aws.Bool(!l.index)
 	if l.index {
-		in.IndexName = aws.String(gsi1)
+		in.IndexName = aws.String(contract.IndexGSI1)
 	}
 	page, err := ddb.Query[T, pageKey]{
 		Input: in,
@@ -261,6 +262,9 @@ func listPage[T any](ctx context.Context, s *Store, l listing, after string, lim
 			Keep: func(it map[string]types.AttributeValue) bool { return live(it, now) }},
 		Codec: s.codec,
 		Scope: l.scope(),
+		StartKey: func(k pageKey) (map[string]types.AttributeValue, error) {
+			return ddb.MarshalItem(k, keyAttrs...)
+		},
 		// The MAC binds the cursor to the scope already; checking the key
 		// keeps that true if the scope format ever changes.
 		Check: func(k pageKey) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
@@ -31,7 +32,7 @@ import (
 // cannedHandler is the handler of s on client c, logging as in Lambda
 // (JSON, info level) into io.Discard: its log line is part of its work.
 func cannedHandler(b testing.TB, s *service, c *dynamodb.Client) *service {
-	cfg := servicetest.Config(b, itsm.ConfigFromEnv, map[string]string{itsm.EnvTable: s.Table})
+	cfg := servicetest.Config(b, itsm.ConfigFromEnv, map[string]string{contract.EnvTable: s.Table})
 	cfg.Client, cfg.Logger = c, logx.New(io.Discard, slog.LevelInfo)
 	r := *s
 	r.H = itsm.NewHandler(cfg)

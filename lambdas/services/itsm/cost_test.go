@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
@@ -17,7 +18,7 @@ import (
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg := servicetest.Config(t, itsm.ConfigFromEnv, map[string]string{itsm.EnvTable: s.Table})
+	cfg := servicetest.Config(t, itsm.ConfigFromEnv, map[string]string{contract.EnvTable: s.Table})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	r := *s

@@ -6,21 +6,9 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
-)
-
-// Environment variables of the service.
-const (
-	// EnvTable names the tickets table; CDK sets it to the table's Ref.
-	EnvTable = contract.EnvTable
-	// EnvCursorKey optionally sets the key that signs list cursors (any
-	// string). Without it the key is derived from the table name, which
-	// still detects tampering and binds cursors to their caller (the
-	// store also checks the caller inside the cursor), but is not secret.
-	EnvCursorKey = cursor.EnvKey
 )
 
 // Config configures NewHandler.
@@ -89,7 +77,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Relative, so it resolves under whatever prefix the API is mounted at
 	// (/itsm locally, a stage path in API Gateway).
-	w.Header().Set("Location", "tickets/"+t.TicketID)
+	w.Header().Set("Location", api.Location(contract.GetTicket, t.TicketID))
 	api.WriteJSON(w, http.StatusCreated, t)
 	return nil
 }
@@ -149,18 +137,18 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q := r.URL.Query()
-	caller := q.Get("caller")
-	v.Identifier("caller", caller, MaxCallerIDLen)
+	q := api.QueryOf(r)
+	caller := q.Get(contract.ParamCaller)
+	v.Identifier(contract.ParamCaller.String(), caller, MaxCallerIDLen)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.ListByCaller(r.Context(), caller, q.Get("cursor"))
+	page, err := h.store.ListByCaller(r.Context(), caller, q.Cursor())
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // ticketID returns the path id, a canonical UUID.
-func ticketID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "ticket") }
+func ticketID(r *http.Request) (string, error) { return api.PathUUID(r, contract.ParamID, "ticket") }
 
 func textField(v *api.Validator, field, s string, maxChars, maxBytes int) {
 	v.Text(field, s, 1, maxChars)

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -98,7 +99,7 @@ func TestCreateTicket(t *testing.T) {
 func TestGetTicket(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "poc-user-001", "Email not working in Outlook")
-	servicetest.GetByID(t, s.Service, "/tickets", tk.TicketID, tk, "PATCH")
+	servicetest.GetByID(t, s.Service, contract.GetTicket, tk.TicketID, tk, "PATCH")
 }
 
 func TestAddComment(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
@@ -36,7 +37,7 @@ func newService(t testing.TB, opts options) *service {
 func (s *service) create(t testing.TB, caller, desc string) itsm.Ticket {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"caller_id": caller, "issue_description": desc})
-	r := s.Do(t, "POST", "/tickets", string(b))
+	r := s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), string(b))
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}

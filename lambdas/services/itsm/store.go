@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -59,7 +60,7 @@ func (s *Store) Create(ctx context.Context, in NewTicket) (*Ticket, error) {
 	if ddb.ItemSize(item) > ddb.MaxItemBytes {
 		return nil, ErrTooLarge
 	}
-	if err := ddb.Create(ctx, s.client, s.table, item, "ticket_id"); err != nil {
+	if err := ddb.Create(ctx, s.client, s.table, item, contract.AttrTicketID); err != nil {
 		return nil, storeError("PutItem", err)
 	}
 	return t, nil
@@ -112,7 +113,8 @@ func (s *Store) AddComment(ctx context.Context, id, text string) (*Ticket, error
 	t, err := s.update(ctx, id, ddb.Expr{
 		Update:    "SET #comments = list_append(#comments, :comment), #updated = :now ADD #tokens :tokens",
 		Condition: "attribute_exists(#id) AND #status <> :closed AND size(#comments) < :max AND NOT contains(#tokens, :token)",
-		Names:     map[string]string{"#comments": "comments", "#updated": "updated_at", "#tokens": "comment_tokens", "#id": "ticket_id", "#status": "status"},
+		Names: map[string]string{"#comments": contract.AttrComments, "#updated": contract.AttrUpdatedAt, "#tokens": contract.AttrCommentTokens,
+			"#id": contract.AttrTicketID, "#status": contract.AttrStatus},
 		Values: map[string]types.AttributeValue{
 			":comment": comment,
 			":now":     &types.AttributeValueMemberS{Value: now},
@@ -178,8 +180,9 @@ func (s *Store) SetStatus(ctx context.Context, id string, to Status) (*Ticket, e
 	t, err := s.update(ctx, id, ddb.Expr{
 		Update:    "SET #status = :to, #updated = :now, #token = :token",
 		Condition: "attribute_exists(#id) AND #status IN (" + strings.Join(in, ", ") + ")",
-		Names:     map[string]string{"#status": "status", "#updated": "updated_at", "#token": "write_token", "#id": "ticket_id"},
-		Values:    values,
+		Names: map[string]string{"#status": contract.AttrStatus, "#updated": contract.AttrUpdatedAt, "#token": contract.AttrWriteToken,
+			"#id": contract.AttrTicketID},
+		Values: values,
 	})
 	if mine, err := ddb.OwnWrite(err, writeToken, token, func(old *Ticket) error {
 		if old == nil {
@@ -237,7 +240,7 @@ type callerPageKey struct {
 	CreatedAt string `json:"t" dynamodbav:"created_at"`
 }
 
-func callerScope(caller string) string { return callerIndexName + "/" + caller }
+func callerScope(caller string) string { return contract.IndexCallerID + "/" + caller }
 
 // summaryProjection is what a listing returns, written out: everything
 // but comments, which can make a ticket hundreds of KB; GET /tickets/{id}
@@ -245,8 +248,8 @@ func callerScope(caller string) string { return callerIndexName + "/" + caller }
 // by every request: never written to.
 const summaryProjection = "#id, #caller, #issue, #status, #created, #updated"
 
-var summaryNames = map[string]string{"#id": "ticket_id", "#caller": "caller_id", "#issue": "issue_description",
-	"#status": "status", "#created": "created_at", "#updated": "updated_at"}
+var summaryNames = map[string]string{"#id": contract.AttrTicketID, "#caller": contract.AttrCallerID, "#issue": contract.AttrIssueDescription,
+	"#status": contract.AttrStatus, "#created": contract.AttrCreatedAt, "#updated": contract.AttrUpdatedAt}
 
 // ListByCaller returns the caller's tickets, newest first, PageSize per
 // page. after is the Next of the previous page, "" for the first; a cursor
@@ -257,7 +260,7 @@ var summaryNames = map[string]string{"#id": "ticket_id", "#caller": "caller_id",
 func (s *Store) ListByCaller(ctx context.Context, caller, after string) (*Page, error) {
 	in := ddb.Expr{KeyCondition: "#caller = :caller", Projection: summaryProjection, Names: summaryNames,
 		Values: map[string]types.AttributeValue{":caller": ddb.S(caller)}}.Query(s.table)
-	in.IndexName, in.ScanIndexForward = aws.String(callerIndexName), aws.Bool(false)
+	in.IndexName, in.ScanIndexForward = aws.String(contract.IndexCallerID), aws.Bool(false)
 	// No filter and no bound: the pager queries until it has a page and one
 	// ticket more, or the caller's tickets run out.
 	q := ddb.Query[Summary, callerPageKey]{

@@ -73,7 +73,6 @@ const (
 	MaxComments         = 100
 	PageSize            = 10
 	maxRequestBodyBytes = 32 << 10
-	callerIndexName     = contract.IndexCallerID
 )
 
 // Timestamp formats t for created_at, the sort key of CallerIdIndex, so that

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -59,20 +60,22 @@ type Account struct {
 
 // accountItem is the app-table item of an account. The id lives in pk only.
 type accountItem struct {
-	PK     string `dynamodbav:"pk"`
-	SK     string `dynamodbav:"sk"`
-	GSI1PK string `dynamodbav:"gsi1pk"`
-	GSI1SK string `dynamodbav:"gsi1sk"`
+	PK     string
+	SK     string
+	GSI1PK string
+	GSI1SK string
 	// Version guards read-modify-write updates (UpdateAccount).
 	Version int64 `dynamodbav:"version"`
 	Account
 }
 
-func accountKey(id string) itemKey { return itemKey{PK: prefixAccount + id, SK: skMetadata} }
+func accountKey(id string) itemKey {
+	return itemKey{PK: contract.PrefixAccount + id, SK: contract.KeyMetadata}
+}
 
 func (it *accountItem) account() *Account {
 	a := it.Account
-	a.AccountID = strings.TrimPrefix(it.PK, prefixAccount)
+	a.AccountID = strings.TrimPrefix(it.PK, contract.PrefixAccount)
 	a.ExternalIDSet = a.ExternalID != ""
 	return &a
 }
@@ -121,9 +124,9 @@ func (s *Store) CreateAccount(ctx context.Context, user string, in NewAccount) (
 	now := s.now()
 	ts := Timestamp(now)
 	key := accountKey(in.AccountID)
-	it := accountItem{PK: key.PK, SK: key.SK, GSI1PK: gsiAccounts, GSI1SK: in.AccountName, Version: 1,
+	it := accountItem{PK: key.PK, SK: key.SK, GSI1PK: contract.KeyTypeAccount, GSI1SK: in.AccountName, Version: 1,
 		Account: Account{AccountName: in.AccountName, RoleARN: in.RoleARN, ExternalID: s.newExternalID(), Status: in.Status, CreatedAt: ts, UpdatedAt: ts}}
-	item, err := attributevalue.MarshalMap(it)
+	item, err := ddb.MarshalItem(it, keyAttrs...)
 	if err != nil {
 		return nil, fmt.Errorf("nucleus: marshal account: %w", err)
 	}
@@ -187,18 +190,18 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		}
 		next := *cur
 		ch := changes{}
-		if p.AccountName != nil && ch.add("account_name", cur.AccountName, *p.AccountName) {
+		if p.AccountName != nil && ch.add(contract.AttrAccountName, cur.AccountName, *p.AccountName) {
 			next.AccountName, next.GSI1SK = *p.AccountName, *p.AccountName
 		}
-		if p.RoleARN != nil && ch.add("role_arn", cur.RoleARN, *p.RoleARN) {
+		if p.RoleARN != nil && ch.add(contract.AttrRoleARN, cur.RoleARN, *p.RoleARN) {
 			next.RoleARN = *p.RoleARN
 		}
 		if p.RotateExternalID {
 			// The audit says that it changed, never the value.
 			next.ExternalID = s.newExternalID()
-			ch["external_id"] = change{Old: map[bool]string{true: "(set, not shown)", false: "(none)"}[cur.ExternalID != ""], New: "(rotated, not shown)"}
+			ch[contract.AttrExternalID] = change{Old: map[bool]string{true: "(set, not shown)", false: "(none)"}[cur.ExternalID != ""], New: "(rotated, not shown)"}
 		}
-		if p.Status != nil && ch.add("status", cur.Status, *p.Status) {
+		if p.Status != nil && ch.add(contract.AttrStatus, cur.Status, *p.Status) {
 			next.Status = *p.Status
 		}
 		if len(ch) == 0 {
@@ -212,8 +215,8 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		upd := ddb.Expr{
 			Update:    "SET #name = :name, #gsi1sk = :gsi1sk, #role = :role, #status = :status, #updated = :updated, #version = :version, #ext = :ext",
 			Condition: versionIs,
-			Names: map[string]string{"#name": "account_name", "#gsi1sk": "gsi1sk", "#role": "role_arn", "#status": "status",
-				"#updated": "updated_at", "#version": "version", "#ext": "external_id"},
+			Names: map[string]string{"#name": contract.AttrAccountName, "#gsi1sk": contract.AttrGSI1SK, "#role": contract.AttrRoleARN, "#status": contract.AttrStatus,
+				"#updated": contract.AttrUpdatedAt, "#version": contract.AttrVersion, "#ext": contract.AttrExternalID},
 			Values: map[string]types.AttributeValue{":name": ddb.S(next.AccountName), ":gsi1sk": ddb.S(next.GSI1SK),
 				":role": ddb.S(next.RoleARN), ":status": ddb.S(next.Status), ":updated": ddb.S(next.UpdatedAt),
 				":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
@@ -261,13 +264,13 @@ func (s *Store) Accounts(ctx context.Context, q AccountQuery) (*AccountPage, err
 		return nil, fmt.Errorf("nucleus: unknown account status %q", q.Status)
 	}
 	l := listing{
-		table: s.tables.App, index: true, partition: gsiAccounts, forward: true, size: pageSize(q.Limit),
+		table: s.tables.App, index: true, partition: contract.KeyTypeAccount, forward: true, size: pageSize(q.Limit),
 		scope: "nucleus/accounts?status=" + string(q.Status),
-		expr:  partition("gsi1pk", gsiAccounts),
+		expr:  partition(contract.AttrGSI1PK, contract.KeyTypeAccount),
 	}
 	if q.Status != "" {
 		l.expr.Filter = "#status = :status"
-		l.expr.Names["#status"], l.expr.Values[":status"] = "status", ddb.S(q.Status)
+		l.expr.Names["#status"], l.expr.Values[":status"] = contract.AttrStatus, ddb.S(q.Status)
 	}
 	items, next, err := s.list(ctx, l, q.Cursor)
 	if err != nil {

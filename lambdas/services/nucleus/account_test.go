@@ -2,6 +2,8 @@ package nucleus_test
 
 import (
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"net/http"
 	"regexp"
 	"strings"
@@ -21,10 +23,10 @@ func TestConfigFromEnv(t *testing.T) {
 		env     map[string]string
 		wantErr string
 	}{
-		{"both", map[string]string{nucleus.EnvAppTable: "a", nucleus.EnvAuditTable: "b"}, ""},
-		{"no app", map[string]string{nucleus.EnvAuditTable: "b"}, nucleus.EnvAppTable},
-		{"no audit", map[string]string{nucleus.EnvAppTable: "a"}, nucleus.EnvAuditTable},
-		{"none", nil, nucleus.EnvAppTable + " (NucleusAppTable-<stage>), " + nucleus.EnvAuditTable},
+		{"both", map[string]string{contract.EnvAppTable: "a", contract.EnvAuditTable: "b"}, ""},
+		{"no app", map[string]string{contract.EnvAuditTable: "b"}, contract.EnvAppTable},
+		{"no audit", map[string]string{contract.EnvAppTable: "a"}, contract.EnvAuditTable},
+		{"none", nil, contract.EnvAppTable + " (NucleusAppTable-<stage>), " + contract.EnvAuditTable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,11 +46,11 @@ func TestConfigFromEnv(t *testing.T) {
 		cfg, _ := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
 		return string(cfg.CursorKey)
 	}
-	base := map[string]string{nucleus.EnvAppTable: "a", nucleus.EnvAuditTable: "b"}
-	if key(base) == key(map[string]string{nucleus.EnvAppTable: "a2", nucleus.EnvAuditTable: "b"}) {
+	base := map[string]string{contract.EnvAppTable: "a", contract.EnvAuditTable: "b"}
+	if key(base) == key(map[string]string{contract.EnvAppTable: "a2", contract.EnvAuditTable: "b"}) {
 		t.Error("derived cursor key does not depend on the table")
 	}
-	if key(map[string]string{nucleus.EnvAppTable: "a", nucleus.EnvAuditTable: "b", nucleus.EnvCursorKey: "secret"}) != "secret" {
+	if key(map[string]string{contract.EnvAppTable: "a", contract.EnvAuditTable: "b", dynastack.EnvCursorKey: "secret"}) != "secret" {
 		t.Error("DYNASTACK_CURSOR_KEY ignored")
 	}
 }
@@ -421,7 +423,7 @@ func TestListAccountsBoundedScan(t *testing.T) {
 // would not let Nucleus assume is refused before anything is stored.
 func TestRolePattern(t *testing.T) {
 	tables := tableNames(t)
-	env := map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit, nucleus.EnvRolePattern: "nucleus-executor-*"}
+	env := map[string]string{contract.EnvAppTable: tables.App, contract.EnvAuditTable: tables.Audit, contract.EnvRolePattern: "nucleus-executor-*"}
 	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

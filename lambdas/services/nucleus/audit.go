@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -55,10 +56,10 @@ type AuditEntry struct {
 // auditItem is the stored form. details is a JSON string, as the document
 // says: a DynamoDB map would turn numbers into float64 on the way back.
 type auditItem struct {
-	PK       string      `dynamodbav:"pk"`
-	SK       string      `dynamodbav:"sk"`
-	GSI1PK   string      `dynamodbav:"gsi1pk"`
-	GSI1SK   string      `dynamodbav:"gsi1sk"`
+	PK       string
+	SK       string
+	GSI1PK   string
+	GSI1SK   string
 	Action   Action      `dynamodbav:"action"`
 	UserID   string      `dynamodbav:"user_id"`
 	Details  string      `dynamodbav:"details"`
@@ -99,11 +100,11 @@ func (s *Store) entry(now time.Time, user string, e Entity, action Action, statu
 // auditPut is the conditional Put of an audit entry: attribute_not_exists
 // keeps an entry from ever being overwritten (Decision 5).
 func (s *Store) auditPut(e *AuditEntry) (ddb.TxOp, error) {
-	sk := prefixTimestamp + e.Timestamp + "#" + e.EntryID
-	item, err := attributevalue.MarshalMap(auditItem{
-		PK: Entity{e.EntityType, e.EntityID}.key(), SK: sk, GSI1PK: gsiAuditGlobal, GSI1SK: sk,
+	sk := contract.AuditSK(e.Timestamp, e.EntryID)
+	item, err := ddb.MarshalItem(auditItem{
+		PK: Entity{e.EntityType, e.EntityID}.key(), SK: sk, GSI1PK: contract.KeyAuditGlobal, GSI1SK: sk,
 		Action: e.Action, UserID: e.UserID, Details: string(e.Details), Status: e.Status, ExpireAt: e.ExpireAt,
-	})
+	}, keyAttrs...)
 	if err != nil {
 		return ddb.TxOp{}, fmt.Errorf("nucleus: marshal audit entry: %w", err)
 	}
@@ -112,7 +113,7 @@ func (s *Store) auditPut(e *AuditEntry) (ddb.TxOp, error) {
 
 func (it *auditItem) entry() *AuditEntry {
 	e := entityOf(it.PK)
-	ts, id, _ := strings.Cut(strings.TrimPrefix(it.SK, prefixTimestamp), "#")
+	ts, id, _ := strings.Cut(strings.TrimPrefix(it.SK, contract.PrefixTimestamp), "#")
 	details := json.RawMessage(it.Details)
 	if !json.Valid(details) {
 		// Written by someone else; still show it rather than fail the page.
@@ -180,7 +181,7 @@ func (s *Store) RecordTest(ctx context.Context, user, accountID string, status A
 	op := s.update(accountKey(accountID), ddb.Expr{
 		Update:    "SET #at = :at, #status = :status",
 		Condition: "attribute_exists(#pk) AND (attribute_not_exists(#at) OR #at < :at)",
-		Names:     map[string]string{"#at": "last_test_run_at", "#status": "last_test_status", "#pk": "pk"},
+		Names:     map[string]string{"#at": contract.AttrLastTestRunAt, "#status": contract.AttrLastTestStatus, "#pk": contract.AttrPK},
 		Values:    map[string]types.AttributeValue{":at": ddb.S(entry.Timestamp), ":status": ddb.S(status)},
 	}, ddb.MissingOr(ErrAccountNotFound, errNewerTest))
 	err = s.transact(ctx, entry, op)
@@ -220,13 +221,13 @@ type AuditPage struct {
 // set otherwise.
 func (s *Store) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) {
 	now := s.now()
-	lower := prefixTimestamp + Timestamp(now.Add(-Retention))
+	lower := contract.PrefixTimestamp + Timestamp(now.Add(-Retention))
 	if !q.Since.IsZero() {
-		lower = max(lower, prefixTimestamp+Timestamp(q.Since))
+		lower = max(lower, contract.PrefixTimestamp+Timestamp(q.Since))
 	}
 	upper := ""
 	if !q.Until.IsZero() {
-		upper = prefixTimestamp + Timestamp(q.Until)
+		upper = contract.PrefixTimestamp + Timestamp(q.Until)
 	}
 	l := listing{table: s.tables.Audit, size: pageSize(q.Limit), below: lower}
 	// The partition is pk, or gsi1pk in GSI1; the sort key is sk or
@@ -234,13 +235,13 @@ func (s *Store) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) 
 	l.expr = ddb.Expr{
 		KeyCondition: "#pk = :pk AND #sk >= :lower",
 		Filter:       "#expire > :now",
-		Names:        map[string]string{"#pk": "pk", "#sk": "sk", "#expire": "expire_at"},
+		Names:        map[string]string{"#pk": contract.AttrPK, "#sk": contract.AttrSK, "#expire": contract.AttrExpireAt},
 		Values:       map[string]types.AttributeValue{":lower": ddb.S(lower), ":now": ddb.N(now.Unix())},
 	}
 	if q.Entity == nil {
-		l.index, l.partition = true, gsiAuditGlobal
+		l.index, l.partition = true, contract.KeyAuditGlobal
 		l.scope = "nucleus/audit/timeline"
-		l.expr.Names["#pk"], l.expr.Names["#sk"] = "gsi1pk", "gsi1sk"
+		l.expr.Names["#pk"], l.expr.Names["#sk"] = contract.AttrGSI1PK, contract.AttrGSI1SK
 	} else {
 		l.partition = q.Entity.key()
 		l.scope = "nucleus/audit/entity/" + l.partition

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 )
 
@@ -25,11 +24,10 @@ const (
 	EnvEndpointECS = "AWS_ENDPOINT_URL_ECS"
 )
 
-// Role session names, as CloudTrail in the target account shows them.
-const (
-	SessionExecutor = contract.ExecutorName
-	SessionTest     = "nucleus-connection-test"
-)
+// Role session names, as CloudTrail in the target account shows them: the
+// executor's is its function's name (contract.ExecutorName), the API's
+// connection test's this one.
+const SessionTest = "nucleus-connection-test"
 
 // Cloud reaches the accounts Nucleus manages: STS with the function's own
 // credentials, then, in the executor (services/nucleus/executor), EC2, RDS

@@ -2,6 +2,7 @@ package nucleus_test
 
 import (
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,7 +20,7 @@ import (
 // cannedHandler is s's handler on client c, logging as in Lambda (JSON,
 // info level) into io.Discard.
 func cannedHandler(t testing.TB, s *service, cloud *nucleus.Cloud, c *dynamodb.Client) http.Handler {
-	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit})
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{contract.EnvAppTable: s.tables.App, contract.EnvAuditTable: s.tables.Audit})
 	cfg.Client, cfg.Cloud, cfg.Logger = c, cloud, logx.New(io.Discard, slog.LevelInfo)
 	return nucleus.NewHandler(cfg)
 }
@@ -28,7 +29,7 @@ func cannedHandler(t testing.TB, s *service, cloud *nucleus.Cloud, c *dynamodb.C
 func recorded(t testing.TB, s *service, cloud *nucleus.Cloud) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit})
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{contract.EnvAppTable: s.tables.App, contract.EnvAuditTable: s.tables.Audit})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Cloud = cloud
 	cfg.Logger = slog.New(slog.DiscardHandler)

@@ -1,6 +1,7 @@
 package nucleus_test
 
 import (
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestForgedCursor(t *testing.T) {
 
 func nucleusKey(t *testing.T, tables nucleus.Tables) []byte {
 	t.Helper()
-	env := map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit}
+	env := map[string]string{contract.EnvAppTable: tables.App, contract.EnvAuditTable: tables.Audit}
 	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

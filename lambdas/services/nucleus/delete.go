@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -127,7 +128,7 @@ func (s *Store) deleteWithoutGoneAccounts(ctx context.Context, entry *AuditEntry
 func unchangedSchedule(sc *scheduleItem) ddb.Expr {
 	e := ddb.Expr{
 		Condition: versionIs + " AND attribute_not_exists(#rv)",
-		Names:     map[string]string{"#version": "version", "#rv": "resource_version"},
+		Names:     map[string]string{"#version": contract.AttrVersion, "#rv": contract.AttrResourceVersion},
 		Values:    map[string]types.AttributeValue{":read": ddb.N(sc.Version)},
 	}
 	if sc.ResourceVersion != 0 {
@@ -165,7 +166,7 @@ func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
 		// Unchanged since the read, and no resource attached meanwhile.
 		cond := ddb.Expr{
 			Condition: versionIs + " AND (attribute_not_exists(#count) OR #count <= :zero)",
-			Names:     map[string]string{"#version": "version", "#count": "resource_count"},
+			Names:     map[string]string{"#version": contract.AttrVersion, "#count": contract.AttrResourceCount},
 			Values:    map[string]types.AttributeValue{":read": ddb.N(it.Version), ":zero": ddb.N(0)},
 		}
 		del := s.delete(accountKey(id), cond, ddb.MissingOr(ErrAccountNotFound, errStale))
@@ -185,8 +186,8 @@ func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
 
 // indexedResources reports whether GSI1 lists a resource of the account.
 func (s *Store) indexedResources(ctx context.Context, accountID string) (bool, error) {
-	in := partition("gsi1pk", prefixAccount+accountID).Query(s.tables.App)
-	in.IndexName, in.Limit, in.Select = aws.String(indexName), aws.Int32(1), types.SelectCount
+	in := partition(contract.AttrGSI1PK, contract.PrefixAccount+accountID).Query(s.tables.App)
+	in.IndexName, in.Limit, in.Select = aws.String(contract.IndexGSI1), aws.Int32(1), types.SelectCount
 	out, err := s.client.Query(ctx, in)
 	if err != nil {
 		return false, storeError("Query", err)

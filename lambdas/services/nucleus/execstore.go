@@ -19,10 +19,8 @@ import (
 // have no gsi1pk, so the global timeline never shows them, and their pk
 // never equals an entity's, so no entity log does either.
 const (
-	prefixExecution = "EXECUTION#"
-	skClaim         = "CLAIM"
-	markerRunning   = "running"
-	markerDone      = "done"
+	markerRunning = "running"
+	markerDone    = "done"
 	// MarkerRetention is how long execution markers live after their
 	// fire time; it must exceed the executor's look-back, or an expired
 	// marker would let a fire run twice.
@@ -30,8 +28,6 @@ const (
 	// ClaimLease is how long a claim keeps other runs away: Lambda's
 	// 15-minute limit, so a live run never loses its claim.
 	ClaimLease = 15 * time.Minute
-	// ExecutorUser is the user_id of the executor's audit entries.
-	ExecutorUser = contract.ExecutorName
 )
 
 // Operation is what an action does to a schedule's resources.
@@ -56,12 +52,12 @@ func (k execKey) same(o execKey) bool {
 }
 
 func (k execKey) pk() string {
-	return prefixExecution + k.ScheduleID + "#" + string(k.Operation) + "#" + k.FireTime.UTC().Format(time.RFC3339)
+	return contract.ExecutionPK(k.ScheduleID, string(k.Operation), k.FireTime.UTC().Format(time.RFC3339))
 }
 
 type claimItem struct {
-	PK         string `dynamodbav:"pk"`
-	SK         string `dynamodbav:"sk"`
+	PK         string
+	SK         string
 	State      string `dynamodbav:"state"`
 	Owner      string `dynamodbav:"owner"`
 	LeaseUntil int64  `dynamodbav:"lease_until"`
@@ -73,8 +69,8 @@ type claimItem struct {
 }
 
 type resourceMarker struct {
-	PK       string      `dynamodbav:"pk"`
-	SK       string      `dynamodbav:"sk"`
+	PK       string
+	SK       string
 	Status   AuditStatus `dynamodbav:"status"`
 	ExpireAt int64       `dynamodbav:"expire_at"`
 }
@@ -95,7 +91,7 @@ var (
 func (s *Store) peekClaim(ctx context.Context, k execKey) (*claimItem, error) {
 	res, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.tables.Audit),
-		Key:       itemKey{PK: k.pk(), SK: skClaim}.av(),
+		Key:       itemKey{PK: k.pk(), SK: contract.KeyClaim}.av(),
 	})
 	if err != nil {
 		return nil, storeError("GetItem", err)
@@ -114,15 +110,15 @@ func (s *Store) peekClaim(ctx context.Context, k execKey) (*claimItem, error) {
 // the holder's lease ran out without finishing. takeover reports the
 // latter: some resource actions may be recorded already.
 func (s *Store) claim(ctx context.Context, k execKey, run string, now time.Time) (takeover bool, err error) {
-	item, err := attributevalue.MarshalMap(claimItem{PK: k.pk(), SK: skClaim, State: markerRunning, Owner: run,
-		LeaseUntil: now.Add(ClaimLease).Unix(), ExpireAt: k.FireTime.Add(MarkerRetention).Unix()})
+	item, err := ddb.MarshalItem(claimItem{PK: k.pk(), SK: contract.KeyClaim, State: markerRunning, Owner: run,
+		LeaseUntil: now.Add(ClaimLease).Unix(), ExpireAt: k.FireTime.Add(MarkerRetention).Unix()}, keyAttrs...)
 	if err != nil {
 		return false, fmt.Errorf("nucleus: marshal claim: %w", err)
 	}
 	// Nobody claimed it, or the holder's lease ran out unfinished.
 	in := ddb.Expr{
 		Condition: "attribute_not_exists(#pk) OR (#state = :running AND #lease < :now)",
-		Names:     map[string]string{"#pk": "pk", "#state": "state", "#lease": "lease_until"},
+		Names:     map[string]string{"#pk": contract.AttrPK, "#state": contract.AttrState, "#lease": contract.AttrLeaseUntil},
 		Values:    map[string]types.AttributeValue{":running": ddb.S(markerRunning), ":now": ddb.N(now.Unix())},
 	}.Put(s.tables.Audit, item)
 	in.ReturnValues = types.ReturnValueAllOld
@@ -145,16 +141,16 @@ func (s *Store) claim(ctx context.Context, k execKey, run string, now time.Time)
 // finish marks an execution done (or, with release, hands it back at once
 // for a retry) if run still holds it.
 func (s *Store) finish(ctx context.Context, k execKey, run string, now time.Time, c claimItem, release bool) error {
-	c.PK, c.SK, c.Owner, c.State = k.pk(), skClaim, run, markerDone
+	c.PK, c.SK, c.Owner, c.State = k.pk(), contract.KeyClaim, run, markerDone
 	c.ExpireAt = k.FireTime.Add(MarkerRetention).Unix()
 	if release {
 		c.State, c.LeaseUntil = markerRunning, now.Unix()-1
 	}
-	item, err := attributevalue.MarshalMap(c)
+	item, err := ddb.MarshalItem(c, keyAttrs...)
 	if err != nil {
 		return fmt.Errorf("nucleus: marshal claim: %w", err)
 	}
-	_, err = s.client.PutItem(ctx, ddb.Expr{Condition: "#owner = :run", Names: map[string]string{"#owner": "owner"},
+	_, err = s.client.PutItem(ctx, ddb.Expr{Condition: "#owner = :run", Names: map[string]string{"#owner": contract.AttrOwner},
 		Values: map[string]types.AttributeValue{":run": ddb.S(run)}}.Put(s.tables.Audit, item))
 	return storeError("PutItem", ddb.WrapCond("PutItem", err, errLostClaim))
 }
@@ -164,14 +160,14 @@ func (s *Store) finish(ctx context.Context, k execKey, run string, now time.Time
 func (s *Store) recordedResources(ctx context.Context, k execKey) (map[string]bool, error) {
 	in := ddb.Expr{
 		KeyCondition: "#pk = :pk AND begins_with(#sk, :prefix)",
-		Names:        map[string]string{"#pk": "pk", "#sk": "sk"},
-		Values:       map[string]types.AttributeValue{":pk": ddb.S(k.pk()), ":prefix": ddb.S(prefixResource)},
+		Names:        map[string]string{"#pk": contract.AttrPK, "#sk": contract.AttrSK},
+		Values:       map[string]types.AttributeValue{":pk": ddb.S(k.pk()), ":prefix": ddb.S(contract.PrefixResource)},
 	}.Query(s.tables.Audit)
 	in.ConsistentRead = aws.Bool(true)
 	done := map[string]bool{}
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
-		if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok {
-			done[sk.Value[len(prefixResource):]] = true
+		if sk, ok := item[contract.AttrSK].(*types.AttributeValueMemberS); ok {
+			done[sk.Value[len(contract.PrefixResource):]] = true
 		}
 		return nil
 	})
@@ -198,11 +194,11 @@ func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, fn func(m
 // every page. The index is eventually consistent; the executor reads each
 // due schedule again from the table before acting.
 func (s *Store) enabledSchedules(ctx context.Context) ([]scheduleItem, error) {
-	q := partition("gsi1pk", gsiSchedules)
+	q := partition(contract.AttrGSI1PK, contract.KeyTypeSchedule)
 	q.Filter = "#enabled = :true"
-	q.Names["#enabled"], q.Values[":true"] = "enabled", ddb.Bool(true)
+	q.Names["#enabled"], q.Values[":true"] = contract.AttrEnabled, ddb.Bool(true)
 	in := q.Query(s.tables.App)
-	in.IndexName = aws.String(indexName)
+	in.IndexName = aws.String(contract.IndexGSI1)
 	var out []scheduleItem
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		var it scheduleItem
@@ -219,14 +215,14 @@ func (s *Store) enabledSchedules(ctx context.Context) ([]scheduleItem, error) {
 // Resources": one strongly consistent query of the schedule's partition
 // (every page), METADATA first. ErrScheduleNotFound if it has no METADATA.
 func (s *Store) scheduleWithResources(ctx context.Context, id string) (*scheduleItem, []resourceItem, error) {
-	in := partition("pk", prefixSchedule+id).Query(s.tables.App)
+	in := partition(contract.AttrPK, contract.PrefixSchedule+id).Query(s.tables.App)
 	in.ConsistentRead = aws.Bool(true)
 	var (
 		sc        *scheduleItem
 		resources []resourceItem
 	)
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
-		if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok && sk.Value == skMetadata {
+		if sk, ok := item[contract.AttrSK].(*types.AttributeValueMemberS); ok && sk.Value == contract.KeyMetadata {
 			sc = &scheduleItem{}
 			return attributevalue.UnmarshalMap(item, sc)
 		}
@@ -251,8 +247,8 @@ func (s *Store) scheduleWithResources(ctx context.Context, id string) (*schedule
 // on the schedule, and for an ECS stop the desired count to restore on
 // the resource item, in one TransactWriteItems across both tables.
 func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, status AuditStatus, details any, keepCount *int32) error {
-	marker, err := attributevalue.MarshalMap(resourceMarker{PK: k.pk(), SK: prefixResource + r.arn(), Status: status,
-		ExpireAt: k.FireTime.Add(MarkerRetention).Unix()})
+	marker, err := ddb.MarshalItem(resourceMarker{PK: k.pk(), SK: contract.PrefixResource + r.arn(), Status: status,
+		ExpireAt: k.FireTime.Add(MarkerRetention).Unix()}, keyAttrs...)
 	if err != nil {
 		return fmt.Errorf("nucleus: marshal marker: %w", err)
 	}
@@ -260,7 +256,7 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	if err != nil {
 		return err
 	}
-	entry, err := s.entry(s.now(), ExecutorUser, Entity{EntitySchedule, k.ScheduleID}, ActionExecute, status, details)
+	entry, err := s.entry(s.now(), contract.ExecutorName, Entity{EntitySchedule, k.ScheduleID}, ActionExecute, status, details)
 	if err != nil {
 		return err
 	}
@@ -268,7 +264,7 @@ func (s *Store) recordAction(ctx context.Context, k execKey, r *resourceItem, st
 	if keepCount != nil {
 		ops = append(ops, s.update(itemKey{PK: r.PK, SK: r.SK}, ddb.Expr{
 			Update: "SET #count = :count", Condition: "attribute_exists(#pk)",
-			Names:  map[string]string{"#count": "previous_desired_count", "#pk": "pk"},
+			Names:  map[string]string{"#count": contract.AttrPreviousDesiredCount, "#pk": contract.AttrPK},
 			Values: map[string]types.AttributeValue{":count": ddb.N(*keepCount)},
 		}, errResourceGone))
 	}

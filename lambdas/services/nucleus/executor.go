@@ -17,10 +17,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
-// EnvLookBack optionally sets the executor's look-back window (a Go
-// duration such as "1h"); DefaultLookBack when unset.
-const EnvLookBack = contract.EnvLookBack
-
 // DefaultLookBack is how far back a run looks for fires: a fire is
 // executed by the first successful run within this time, so this many
 // minutes of failed or dropped runs lose nothing.
@@ -115,9 +111,9 @@ func NewExecutor(ctx context.Context, getenv func(string) string, act Actuator, 
 			return ExecutorConfig{}, err
 		}
 		ec := ExecutorConfig{Tables: cfg.Tables, Act: act}
-		if v := getenv(EnvLookBack); v != "" {
+		if v := getenv(contract.EnvLookBack); v != "" {
 			if ec.LookBack, err = time.ParseDuration(v); err != nil {
-				return ExecutorConfig{}, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", EnvLookBack, v, err)
+				return ExecutorConfig{}, fmt.Errorf("nucleus: %s=%q: want a Go duration such as 1h: %w", contract.EnvLookBack, v, err)
 			}
 		}
 		ec.Cloud, err = NewCloud(ctx, getenv)
@@ -353,7 +349,7 @@ func (r *execRun) role(ctx context.Context, accountID string) *accountRole {
 		f := Failed(map[string]any{"error": AWSError{Code: "AccountInactive", Message: "account " + accountID + " is " + string(acct.Status) + "; the executor acts only in active accounts"}})
 		ar.fail = &f
 	default:
-		role, err := r.x.cloud.Assume(ctx, acct.RoleARN, acct.ExternalID, SessionExecutor)
+		role, err := r.x.cloud.Assume(ctx, acct.RoleARN, acct.ExternalID, contract.ExecutorName)
 		if err != nil {
 			f := Failed(map[string]any{"role_arn": acct.RoleARN, "call": "sts:AssumeRole", "error": DescribeError(err)})
 			ar.fail = &f

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/schedule"
@@ -244,7 +245,7 @@ func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 			want = map[string]string{"RoleArn": roleB, "ExternalId": extB}
 		}
 		if c.Get("RoleArn") != want["RoleArn"] || c.Get("ExternalId") != want["ExternalId"] || c.Params.Has("ExternalId") != (want["ExternalId"] != "") ||
-			c.Get("RoleSessionName") != nucleus.SessionExecutor || c.AccessKeyID != executorKey {
+			c.Get("RoleSessionName") != contract.ExecutorName || c.AccessKeyID != executorKey {
 			t.Errorf("AssumeRole %v signed by %s", c.Params, c.AccessKeyID)
 		}
 	}
@@ -290,7 +291,7 @@ func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 			}
 		}
 		if len(entries) != 1 || d["status"] != want || d["operation"] != "start" || d["fire_time"] != start1.Format(time.RFC3339) ||
-			d["user_id"] != nucleus.ExecutorUser {
+			d["user_id"] != contract.ExecutorName {
 			t.Errorf("%s: %v, want one %s start entry", arn, entries, want)
 		}
 	}

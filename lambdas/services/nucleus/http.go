@@ -11,28 +11,9 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
-)
-
-// Environment variables of the service.
-const (
-	// EnvAppTable names the app table (NucleusAppTable-<stage>); CDK sets
-	// it with Table.Environment (constructs/nucleus.EnvAppTableName).
-	EnvAppTable = contract.EnvAppTable
-	// EnvAuditTable names the audit table (NucleusAuditTable-<stage>).
-	EnvAuditTable = contract.EnvAuditTable
-	// EnvCursorKey optionally sets the key that signs list cursors (any
-	// string). Without it the key is derived from the table names: still
-	// tamper-evident and bound to the query, but not secret.
-	EnvCursorKey = cursor.EnvKey
-	// EnvRolePattern optionally names the roles Nucleus may assume (an IAM
-	// pattern of the part of a role ARN after "role/", with * and ?);
-	// infra sets it to the pattern its IAM policy allows, and the API
-	// refuses accounts whose role_arn it does not match.
-	EnvRolePattern = contract.EnvRolePattern
 )
 
 // HeaderUserID names the user of a write when API Gateway has no IAM
@@ -46,7 +27,7 @@ type Config struct {
 	// Cloud runs connection tests (POST /accounts/{id}/test); without it
 	// that route answers 503. New sets it from the environment.
 	Cloud *Cloud
-	// RolePattern is EnvRolePattern's value; "" accepts any role.
+	// RolePattern is contract.EnvRolePattern's value; "" accepts any role.
 	RolePattern string
 	// NewEntryID defaults to ULIDs; tests pin it.
 	NewEntryID func(time.Time) string
@@ -58,7 +39,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Tables: Tables{App: v[0], Audit: v[1]}, Common: common, RolePattern: getenv(EnvRolePattern)}, nil
+	return Config{Tables: Tables{App: v[0], Audit: v[1]}, Common: common, RolePattern: getenv(contract.EnvRolePattern)}, nil
 }
 
 // New builds the service from the environment: the constructor of its
@@ -186,7 +167,7 @@ func (h *handler) remove(w http.ResponseWriter, r *http.Request, pathID func(*ht
 // pathAccountID returns the path's account id. Anything but 12 digits
 // cannot name an account: 404 without a DynamoDB call.
 func pathAccountID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
+	id := api.PathValue(r, contract.ParamID)
 	if !ValidAccountID(id) {
 		return "", api.NotFound("account %q not found", api.Truncate(id, 64))
 	}
@@ -203,14 +184,16 @@ func pageUnder[T any](w http.ResponseWriter, r *http.Request, pathID func(*http.
 		return err
 	}
 	var v api.Validator
-	q := r.URL.Query()
+	q := api.QueryOf(r)
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	out, err := page(r.Context(), id, q.Get("cursor"), n)
+	out, err := page(r.Context(), id, q.Cursor(), n)
 	return api.Reply(w, http.StatusOK, out, api.CursorHint(api.About(err, id), cursorHint))
 }
 
 // pathScheduleID returns the path's schedule id, a canonical UUID.
-func pathScheduleID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "schedule") }
+func pathScheduleID(r *http.Request) (string, error) {
+	return api.PathUUID(r, contract.ParamID, "schedule")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -47,7 +48,7 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return api.About(err, in.AccountID)
 	}
-	w.Header().Set("Location", "accounts/"+a.AccountID)
+	w.Header().Set("Location", api.Location(contract.GetAccount, a.AccountID))
 	api.WriteJSON(w, http.StatusCreated, a.Shown())
 	return nil
 }
@@ -118,16 +119,16 @@ func (h *handler) updateAccount(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) listAccounts(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q := r.URL.Query()
+	q := api.QueryOf(r)
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
-	status := q.Get("status")
-	if q.Has("status") {
-		v.OneOf("status", status, accountStatuses()...)
+	status := q.Get(contract.ParamStatus)
+	if q.Has(contract.ParamStatus) {
+		v.OneOf(contract.ParamStatus.String(), status, accountStatuses()...)
 	}
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.Accounts(r.Context(), AccountQuery{Status: AccountStatus(status), Limit: n, Cursor: q.Get("cursor")})
+	page, err := h.store.Accounts(r.Context(), AccountQuery{Status: AccountStatus(status), Limit: n, Cursor: q.Cursor()})
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 

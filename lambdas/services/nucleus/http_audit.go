@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -78,7 +79,7 @@ func (h *handler) globalLog(w http.ResponseWriter, r *http.Request) error {
 // entityLog is GET /audit/{entityType}/{id}. It does not check that the
 // entity exists: the log is history and may outlive what it describes.
 func (h *handler) entityLog(w http.ResponseWriter, r *http.Request) error {
-	typ, id := EntityType(r.PathValue("entityType")), r.PathValue("id")
+	typ, id := EntityType(api.PathValue(r, contract.ParamEntityType)), api.PathValue(r, contract.ParamID)
 	switch {
 	case typ == EntityAccount && ValidAccountID(id), typ == EntitySchedule && validScheduleID(id):
 		return h.auditLog(w, r, &Entity{Type: typ, ID: id})
@@ -90,24 +91,25 @@ func (h *handler) entityLog(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) auditLog(w http.ResponseWriter, r *http.Request, e *Entity) error {
 	var v api.Validator
-	q := r.URL.Query()
+	q := api.QueryOf(r)
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
-	since := timeQuery(&v, q, "since")
-	until := timeQuery(&v, q, "until")
+	since := timeQuery(&v, q, contract.ParamSince)
+	until := timeQuery(&v, q, contract.ParamUntil)
 	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
-		v.Add("until", "must be after since")
+		v.Add(contract.ParamUntil.String(), "must be after %s", contract.ParamSince)
 	}
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.AuditLog(r.Context(), AuditQuery{Entity: e, Since: since, Until: until, Limit: n, Cursor: q.Get("cursor")})
+	page, err := h.store.AuditLog(r.Context(), AuditQuery{Entity: e, Since: since, Until: until, Limit: n, Cursor: q.Cursor()})
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
 // timeQuery parses an RFC 3339 time parameter (any offset; stored times
 // are UTC).
-func timeQuery(v *api.Validator, q url.Values, field string) time.Time {
-	s := q.Get(field)
+func timeQuery(v *api.Validator, q api.QueryValues, p service.QueryParam) time.Time {
+	field := p.String()
+	s := q.Get(p)
 	if s == "" {
 		return time.Time{}
 	}

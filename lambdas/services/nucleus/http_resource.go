@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -58,7 +59,7 @@ func (h *handler) detachResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	arn := r.PathValue("arn")
+	arn := api.PathValue(r, contract.ParamARN)
 	var v api.Validator
 	u := user(&v, r)
 	if err := v.Err(); err != nil {

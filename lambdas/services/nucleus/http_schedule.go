@@ -3,6 +3,7 @@ package nucleus
 import (
 	"net/http"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -41,7 +42,7 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "schedules/"+sc.ScheduleID)
+	w.Header().Set("Location", api.Location(contract.GetSchedule, sc.ScheduleID))
 	api.WriteJSON(w, http.StatusCreated, sc)
 	return nil
 }
@@ -100,12 +101,12 @@ func (h *handler) updateSchedule(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	q := r.URL.Query()
+	q := api.QueryOf(r)
 	n := api.PageLimit(&v, q, 0, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.Schedules(r.Context(), q.Get("cursor"), n)
+	page, err := h.store.Schedules(r.Context(), q.Cursor(), n)
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 

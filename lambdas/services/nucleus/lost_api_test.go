@@ -1,6 +1,7 @@
 package nucleus_test
 
 import (
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
@@ -15,7 +16,7 @@ import (
 func TestCreateAccountWithLostAnswer(t *testing.T) {
 	s := newService(t, options{})
 	client, proxy := servicetest.FaultyClient(t, "nucleus")
-	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: s.tables.App, nucleus.EnvAuditTable: s.tables.Audit})
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{contract.EnvAppTable: s.tables.App, contract.EnvAuditTable: s.tables.Audit})
 	cfg.Client, cfg.Logger = client, servicetest.Logger()
 	lossy := s.Service
 	lossy.H = nucleus.NewHandler(cfg)

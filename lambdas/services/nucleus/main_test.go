@@ -3,6 +3,7 @@ package nucleus_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,7 +67,7 @@ func newService(t testing.TB, opts options) *service {
 	endpoint = testenv.Endpoint(t)
 	s := servicetest.Start(t, "nucleus", nil)
 	tables := byRole(t, s.Tables)
-	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{nucleus.EnvAppTable: tables.App, nucleus.EnvAuditTable: tables.Audit})
+	cfg := servicetest.Config(t, nucleus.ConfigFromEnv, map[string]string{contract.EnvAppTable: tables.App, contract.EnvAuditTable: tables.Audit})
 	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "nucleus"), servicetest.Logger()
 	cfg.Now, cfg.NewEntryID, cfg.Cloud = opts.now, opts.newEntryID, opts.cloud
 	s.H = nucleus.NewHandler(cfg)
@@ -125,7 +126,7 @@ func (s *service) createAccount(t testing.TB, id, name, status string) nucleus.A
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"account_id": id, "account_name": name, "role_arn": roleARN(id), "status": status})
 	var a nucleus.Account
-	s.Must(t, http.StatusCreated, "POST", "/accounts", string(b), &a)
+	s.Must(t, http.StatusCreated, contract.CreateAccount.Method, contract.CreateAccount.URL(), string(b), &a)
 	return a
 }
 
@@ -134,7 +135,7 @@ func (s *service) createSchedule(t testing.TB, name string) nucleus.Schedule {
 	b, _ := json.Marshal(map[string]any{"schedule_name": name, "start_cron": "0 8 * * MON-FRI", "end_cron": "0 18 * * MON-FRI",
 		"timezone": "Europe/Berlin", "enabled": true})
 	var sc nucleus.Schedule
-	s.Must(t, http.StatusCreated, "POST", "/schedules", string(b), &sc)
+	s.Must(t, http.StatusCreated, contract.CreateSchedule.Method, contract.CreateSchedule.URL(), string(b), &sc)
 	return sc
 }
 

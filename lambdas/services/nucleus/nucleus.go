@@ -22,27 +22,13 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
-// Key prefixes and fixed values of the item keys (docs/schemas/nucleus.md).
-const (
-	prefixAccount   = "ACCOUNT#"
-	prefixSchedule  = "SCHEDULE#"
-	prefixResource  = "RESOURCE#"
-	prefixTimestamp = "TIMESTAMP#"
-	skMetadata      = "METADATA"
-	gsiAccounts     = "TYPE#ACCOUNT"
-	gsiSchedules    = "TYPE#SCHEDULE"
-	gsiAuditGlobal  = "AUDIT#GLOBAL"
-	pkGlobal        = "GLOBAL"
-	indexName       = contract.IndexGSI1
-)
-
 // Limits. Names are index sort keys (at most 1,024 bytes) and ARNs are
 // table sort keys behind "RESOURCE#"; the byte bounds keep both legal.
 const (
 	MaxNameChars        = 128
 	MaxNameBytes        = 512
 	MaxRoleARNBytes     = 2048
-	MaxResourceARNBytes = 1024 - len(prefixResource)
+	MaxResourceARNBytes = 1024 - len(contract.PrefixResource)
 	MaxCronChars        = 256
 	MaxUserIDBytes      = 512
 	MaxDetailsBytes     = 16 << 10
@@ -114,19 +100,19 @@ type Entity struct {
 func (e Entity) key() string {
 	switch e.Type {
 	case EntityAccount:
-		return prefixAccount + e.ID
+		return contract.PrefixAccount + e.ID
 	case EntitySchedule:
-		return prefixSchedule + e.ID
+		return contract.PrefixSchedule + e.ID
 	}
-	return pkGlobal
+	return contract.KeyGlobal
 }
 
 // entityOf parses an audit pk back into an Entity.
 func entityOf(pk string) Entity {
-	if id, ok := strings.CutPrefix(pk, prefixAccount); ok {
+	if id, ok := strings.CutPrefix(pk, contract.PrefixAccount); ok {
 		return Entity{Type: EntityAccount, ID: id}
 	}
-	if id, ok := strings.CutPrefix(pk, prefixSchedule); ok {
+	if id, ok := strings.CutPrefix(pk, contract.PrefixSchedule); ok {
 		return Entity{Type: EntitySchedule, ID: id}
 	}
 	return Entity{Type: EntityGlobal}

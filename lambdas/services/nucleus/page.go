@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -16,10 +17,10 @@ import (
 // index position must include the table key too; a table position must not
 // include the index key, or DynamoDB rejects it.
 type pageKey struct {
-	PK     string `json:"p" dynamodbav:"pk"`
-	SK     string `json:"s" dynamodbav:"sk"`
-	GSI1PK string `json:"gp,omitempty" dynamodbav:"gsi1pk,omitempty"`
-	GSI1SK string `json:"gs,omitempty" dynamodbav:"gsi1sk,omitempty"`
+	PK     string `json:"p"`
+	SK     string `json:"s"`
+	GSI1PK string `json:"gp,omitempty" dynamodbav:",omitempty"`
+	GSI1SK string `json:"gs,omitempty" dynamodbav:",omitempty"`
 }
 
 // listing describes one paginated query.
@@ -64,7 +65,7 @@ func (s *Store) list(ctx context.Context, l listing, token string) ([]map[string
 	in.ScanIndexForward = aws.Bool(l.forward)
 	in.ConsistentRead = aws.Bool(l.consistent)
 	if l.index {
-		in.IndexName = aws.String(indexName)
+		in.IndexName = aws.String(contract.IndexGSI1)
 	}
 	slack := l.slack
 	if l.expr.Filter != "" {
@@ -82,7 +83,8 @@ func (s *Store) list(ctx context.Context, l listing, token string) ([]map[string
 // query is l's cursor handling, for list and for checking the cursor of a
 // range known to be empty.
 func (s *Store) query(l listing) ddb.Query[map[string]types.AttributeValue, pageKey] {
-	return ddb.Query[map[string]types.AttributeValue, pageKey]{Codec: s.codec, Scope: l.scope, Check: l.check, KeyOf: l.keyOf}
+	return ddb.Query[map[string]types.AttributeValue, pageKey]{Codec: s.codec, Scope: l.scope, Check: l.check, KeyOf: l.keyOf,
+		StartKey: func(k pageKey) (map[string]types.AttributeValue, error) { return ddb.MarshalItem(k, keyAttrs...) }}
 }
 
 // check keeps a cursor inside the query's partition and sort-key range:

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -41,17 +42,17 @@ type Resource struct {
 // resourceItem lives in its schedule's partition (so one query returns a
 // schedule with its resources) and in GSI1 under its account.
 type resourceItem struct {
-	PK     string `dynamodbav:"pk"`
-	SK     string `dynamodbav:"sk"`
-	GSI1PK string `dynamodbav:"gsi1pk"`
-	GSI1SK string `dynamodbav:"gsi1sk"`
+	PK     string
+	SK     string
+	GSI1PK string
+	GSI1SK string
 	Resource
 }
 
-func (it *resourceItem) arn() string { return strings.TrimPrefix(it.SK, prefixResource) }
+func (it *resourceItem) arn() string { return strings.TrimPrefix(it.SK, contract.PrefixResource) }
 
 func resourceKey(scheduleID, arn string) itemKey {
-	return itemKey{PK: prefixSchedule + scheduleID, SK: prefixResource + arn}
+	return itemKey{PK: contract.PrefixSchedule + scheduleID, SK: contract.PrefixResource + arn}
 }
 
 func unmarshalResource(item map[string]types.AttributeValue) (*Resource, error) {
@@ -60,8 +61,8 @@ func unmarshalResource(item map[string]types.AttributeValue) (*Resource, error) 
 		return nil, fmt.Errorf("nucleus: unmarshal resource: %w", err)
 	}
 	r := it.Resource
-	r.ScheduleID = strings.TrimPrefix(it.PK, prefixSchedule)
-	r.ResourceARN = strings.TrimPrefix(it.SK, prefixResource)
+	r.ScheduleID = strings.TrimPrefix(it.PK, contract.PrefixSchedule)
+	r.ResourceARN = strings.TrimPrefix(it.SK, contract.PrefixResource)
 	return &r, nil
 }
 
@@ -85,10 +86,10 @@ type NewResource struct {
 func (s *Store) AttachResource(ctx context.Context, user, scheduleID string, in NewResource) (r *Resource, created bool, err error) {
 	now := s.now()
 	key := resourceKey(scheduleID, in.ResourceARN)
-	it := resourceItem{PK: key.PK, SK: key.SK, GSI1PK: prefixAccount + in.AccountID, GSI1SK: prefixSchedule + scheduleID,
+	it := resourceItem{PK: key.PK, SK: key.SK, GSI1PK: contract.PrefixAccount + in.AccountID, GSI1SK: contract.PrefixSchedule + scheduleID,
 		Resource: Resource{ScheduleID: scheduleID, ResourceARN: in.ResourceARN, ResourceType: in.ResourceType,
 			Region: in.Region, AccountID: in.AccountID, CreatedAt: Timestamp(now)}}
-	item, err := attributevalue.MarshalMap(it)
+	item, err := ddb.MarshalItem(it, keyAttrs...)
 	if err != nil {
 		return nil, false, fmt.Errorf("nucleus: marshal resource: %w", err)
 	}
@@ -151,14 +152,14 @@ var errAccountGone = errors.New("nucleus: account of the resource is gone")
 // bumpResourceVersion moves an existing schedule's resource_version.
 func bumpResourceVersion() ddb.Expr {
 	return ddb.Expr{Update: "ADD #rv :one", Condition: "attribute_exists(#pk)",
-		Names:  map[string]string{"#rv": "resource_version", "#pk": "pk"},
+		Names:  map[string]string{"#rv": contract.AttrResourceVersion, "#pk": contract.AttrPK},
 		Values: map[string]types.AttributeValue{":one": ddb.N(1)}}
 }
 
 // addResources adds n to an existing account's resource_count.
 func addResources(n int) ddb.Expr {
 	return ddb.Expr{Update: "ADD #count :n", Condition: "attribute_exists(#pk)",
-		Names:  map[string]string{"#count": "resource_count", "#pk": "pk"},
+		Names:  map[string]string{"#count": contract.AttrResourceCount, "#pk": contract.AttrPK},
 		Values: map[string]types.AttributeValue{":n": ddb.N(n)}}
 }
 
@@ -176,11 +177,11 @@ func (s *Store) AccountResources(ctx context.Context, accountID, cursorToken str
 	if _, err := s.accountItem(ctx, accountID); err != nil {
 		return nil, err
 	}
-	pk := prefixAccount + accountID
+	pk := contract.PrefixAccount + accountID
 	l := listing{
 		table: s.tables.App, index: true, partition: pk, forward: true, size: pageSize(limit),
 		scope: "nucleus/account-resources/" + accountID,
-		expr:  partition("gsi1pk", pk),
+		expr:  partition(contract.AttrGSI1PK, pk),
 	}
 	items, next, err := s.list(ctx, l, cursorToken)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -26,11 +27,11 @@ type Schedule struct {
 }
 
 type scheduleItem struct {
-	PK      string `dynamodbav:"pk"`
-	SK      string `dynamodbav:"sk"`
-	GSI1PK  string `dynamodbav:"gsi1pk"`
-	GSI1SK  string `dynamodbav:"gsi1sk"`
-	Version int64  `dynamodbav:"version"`
+	PK      string
+	SK      string
+	GSI1PK  string
+	GSI1SK  string
+	Version int64 `dynamodbav:"version"`
 	// ResourceVersion moves with every attach and detach (absent before
 	// the first), so a delete that read the resources can condition on
 	// none having come or gone since.
@@ -38,11 +39,13 @@ type scheduleItem struct {
 	Schedule
 }
 
-func scheduleKey(id string) itemKey { return itemKey{PK: prefixSchedule + id, SK: skMetadata} }
+func scheduleKey(id string) itemKey {
+	return itemKey{PK: contract.PrefixSchedule + id, SK: contract.KeyMetadata}
+}
 
 func (it *scheduleItem) schedule() *Schedule {
 	sc := it.Schedule
-	sc.ScheduleID = strings.TrimPrefix(it.PK, prefixSchedule)
+	sc.ScheduleID = strings.TrimPrefix(it.PK, contract.PrefixSchedule)
 	return &sc
 }
 
@@ -63,10 +66,10 @@ func (s *Store) CreateSchedule(ctx context.Context, user string, in NewSchedule)
 	now := s.now()
 	ts := Timestamp(now)
 	key := scheduleKey(s.newID())
-	it := scheduleItem{PK: key.PK, SK: key.SK, GSI1PK: gsiSchedules, GSI1SK: in.ScheduleName, Version: 1,
+	it := scheduleItem{PK: key.PK, SK: key.SK, GSI1PK: contract.KeyTypeSchedule, GSI1SK: in.ScheduleName, Version: 1,
 		Schedule: Schedule{ScheduleName: in.ScheduleName, StartCron: in.StartCron, EndCron: in.EndCron,
 			Timezone: in.Timezone, Enabled: in.Enabled, CreatedAt: ts, UpdatedAt: ts}}
-	item, err := attributevalue.MarshalMap(it)
+	item, err := ddb.MarshalItem(it, keyAttrs...)
 	if err != nil {
 		return nil, fmt.Errorf("nucleus: marshal schedule: %w", err)
 	}
@@ -102,9 +105,9 @@ func (s *Store) Schedule(ctx context.Context, id, cursorToken string, limit int)
 	l := listing{
 		table: s.tables.App, partition: key.PK, forward: true, size: pageSize(limit), consistent: true,
 		scope: "nucleus/schedule/" + id,
-		expr:  partition("pk", key.PK),
+		expr:  partition(contract.AttrPK, key.PK),
 		keep: func(item map[string]types.AttributeValue) bool {
-			if sk, ok := item["sk"].(*types.AttributeValueMemberS); ok && sk.Value == skMetadata {
+			if sk, ok := item[contract.AttrSK].(*types.AttributeValueMemberS); ok && sk.Value == contract.KeyMetadata {
 				meta = item
 				return false
 			}
@@ -178,19 +181,19 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 		}
 		next := *cur
 		ch := changes{}
-		if p.ScheduleName != nil && ch.add("schedule_name", cur.ScheduleName, *p.ScheduleName) {
+		if p.ScheduleName != nil && ch.add(contract.AttrScheduleName, cur.ScheduleName, *p.ScheduleName) {
 			next.ScheduleName, next.GSI1SK = *p.ScheduleName, *p.ScheduleName
 		}
-		if p.StartCron != nil && ch.add("start_cron", cur.StartCron, *p.StartCron) {
+		if p.StartCron != nil && ch.add(contract.AttrStartCron, cur.StartCron, *p.StartCron) {
 			next.StartCron = *p.StartCron
 		}
-		if p.EndCron != nil && ch.add("end_cron", cur.EndCron, *p.EndCron) {
+		if p.EndCron != nil && ch.add(contract.AttrEndCron, cur.EndCron, *p.EndCron) {
 			next.EndCron = *p.EndCron
 		}
-		if p.Timezone != nil && ch.add("timezone", cur.Timezone, *p.Timezone) {
+		if p.Timezone != nil && ch.add(contract.AttrTimezone, cur.Timezone, *p.Timezone) {
 			next.Timezone = *p.Timezone
 		}
-		if p.Enabled != nil && ch.add("enabled", cur.Enabled, *p.Enabled) {
+		if p.Enabled != nil && ch.add(contract.AttrEnabled, cur.Enabled, *p.Enabled) {
 			next.Enabled = *p.Enabled
 		}
 		if len(ch) == 0 {
@@ -205,8 +208,8 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 		upd := ddb.Expr{
 			Update:    "SET #name = :name, #gsi1sk = :gsi1sk, #start = :start, #end = :end, #tz = :tz, #enabled = :enabled, #updated = :updated, #version = :version",
 			Condition: versionIs,
-			Names: map[string]string{"#name": "schedule_name", "#gsi1sk": "gsi1sk", "#start": "start_cron", "#end": "end_cron",
-				"#tz": "timezone", "#enabled": "enabled", "#updated": "updated_at", "#version": "version"},
+			Names: map[string]string{"#name": contract.AttrScheduleName, "#gsi1sk": contract.AttrGSI1SK, "#start": contract.AttrStartCron, "#end": contract.AttrEndCron,
+				"#tz": contract.AttrTimezone, "#enabled": contract.AttrEnabled, "#updated": contract.AttrUpdatedAt, "#version": contract.AttrVersion},
 			Values: map[string]types.AttributeValue{":name": ddb.S(next.ScheduleName), ":gsi1sk": ddb.S(next.GSI1SK),
 				":start": ddb.S(next.StartCron), ":end": ddb.S(next.EndCron), ":tz": ddb.S(next.Timezone), ":enabled": ddb.Bool(next.Enabled),
 				":updated": ddb.S(next.UpdatedAt), ":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
@@ -227,7 +230,7 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 // ErrSameCron: start_cron and end_cron would be equal, so the schedule
 // would start and stop its resources at the same moment.
 var ErrSameCron = api.InvalidKind("nucleus: start_cron and end_cron are equal",
-	api.FieldError{Field: "end_cron", Message: "must differ from start_cron"})
+	api.FieldError{Field: contract.AttrEndCron, Message: "must differ from start_cron"})
 
 // SchedulePage is one page of schedules, by name.
 type SchedulePage struct {
@@ -241,9 +244,9 @@ type SchedulePage struct {
 // to appear in its place.
 func (s *Store) Schedules(ctx context.Context, cursorToken string, limit int) (*SchedulePage, error) {
 	l := listing{
-		table: s.tables.App, index: true, partition: gsiSchedules, forward: true, size: pageSize(limit),
+		table: s.tables.App, index: true, partition: contract.KeyTypeSchedule, forward: true, size: pageSize(limit),
 		scope: "nucleus/schedules",
-		expr:  partition("gsi1pk", gsiSchedules),
+		expr:  partition(contract.AttrGSI1PK, contract.KeyTypeSchedule),
 	}
 	items, next, err := s.list(ctx, l, cursorToken)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/ulid"
@@ -55,15 +56,19 @@ func NewStore(client API, tables Tables, cursorKey []byte) *Store {
 	}
 }
 
+// keyAttrs are the key attributes of both tables: the item structs name
+// them in upper case (PK for pk) and marshal with ddb.MarshalItem.
+var keyAttrs = []string{contract.AttrPK, contract.AttrSK, contract.AttrGSI1PK, contract.AttrGSI1SK}
+
 type itemKey struct {
-	PK string `dynamodbav:"pk"`
-	SK string `dynamodbav:"sk"`
+	PK string
+	SK string
 }
 
 func (k itemKey) av() map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: k.PK},
-		"sk": &types.AttributeValueMemberS{Value: k.SK},
+		contract.AttrPK: &types.AttributeValueMemberS{Value: k.PK},
+		contract.AttrSK: &types.AttributeValueMemberS{Value: k.SK},
 	}
 }
 
@@ -148,8 +153,8 @@ func storeError(op string, err error) error {
 // pkAbsent and pkPresent are the conditions that the item does not, or
 // does, exist. Shared by every request: never written to.
 var (
-	pkAbsent  = ddb.NotExists("pk")
-	pkPresent = ddb.Exists("pk")
+	pkAbsent  = ddb.NotExists(contract.AttrPK)
+	pkPresent = ddb.Exists(contract.AttrPK)
 )
 
 // partition is the key condition of the items whose attr (pk, or gsi1pk

@@ -13,27 +13,10 @@ import (
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	dynastack "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/service"
-)
-
-// Environment variables of the service.
-const (
-	// EnvTable names the messages table; CDK sets it to the table's Ref.
-	EnvTable = contract.EnvTable
-	// EnvStage is the stage the deployment serves (dev, stage or prod):
-	// written to each message's stage attribute and listed by default.
-	EnvStage = dynastack.EnvStage
-	// EnvCursorKey optionally sets the key that signs list cursors (any
-	// string). Without it the key is derived from the table name, which
-	// still detects tampering and binds cursors to their query (the store
-	// also checks the position inside the cursor), but is not secret.
-	EnvCursorKey = cursor.EnvKey
-	// EnvTypeIndex names the type index where the stage deploys it.
-	EnvTypeIndex = contract.EnvTypeIndex
 )
 
 // Config configures NewHandler.
@@ -50,7 +33,7 @@ type Config struct {
 	Topic string
 	SNS   SNSAPI
 	// TypeIndex: the table has message_type-created_date-index, so the
-	// API lists and counts by message type (EnvTypeIndex).
+	// API lists and counts by message type (contract.EnvTypeIndex).
 	TypeIndex bool
 }
 
@@ -60,17 +43,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	table, stage := v[0], getenv(EnvStage)
+	table, stage := v[0], getenv(dynastack.EnvStage)
 	if !slices.Contains(Stages, stage) {
-		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", EnvStage, stage, strings.Join(Stages, ", "))
+		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", dynastack.EnvStage, stage, strings.Join(Stages, ", "))
 	}
-	cfg := Config{Table: table, Stage: stage, Common: common, Topic: getenv(EnvTopicArn)}
-	switch idx := getenv(EnvTypeIndex); idx {
+	cfg := Config{Table: table, Stage: stage, Common: common, Topic: getenv(contract.EnvTopicArn)}
+	switch idx := getenv(contract.EnvTypeIndex); idx {
 	case "":
 	case contract.IndexMessageTypeCreatedDate:
 		cfg.TypeIndex = true
 	default:
-		return Config{}, fmt.Errorf("rezagent: %s is %q; want %s (the stage deploys the index) or nothing", EnvTypeIndex, idx, contract.IndexMessageTypeCreatedDate)
+		return Config{}, fmt.Errorf("rezagent: %s is %q; want %s (the stage deploys the index) or nothing", contract.EnvTypeIndex, idx, contract.IndexMessageTypeCreatedDate)
 	}
 	return cfg, nil
 }
@@ -176,7 +159,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 		m = published
 	}
 	// Relative, so it resolves under whatever prefix the API is mounted at.
-	w.Header().Set("Location", "messages/"+m.MessageID)
+	w.Header().Set("Location", api.Location(contract.GetMessage, m.MessageID))
 	api.WriteJSON(w, http.StatusCreated, m)
 	return nil
 }
@@ -269,32 +252,32 @@ func parseTime(v *api.Validator, field, s string) time.Time {
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	p := r.URL.Query()
+	p := api.QueryOf(r)
 	var q Query
-	if st := p.Get("stage"); p.Has("stage") && st != h.store.stage {
+	if st := p.Get(contract.ParamStage); p.Has(contract.ParamStage) && st != h.store.stage {
 		if slices.Contains(Stages, st) {
-			v.Add("stage", "this deployment serves stage %s; messages of %s are in that stage's deployment", h.store.stage, st)
+			v.Add(contract.ParamStage.String(), "this deployment serves stage %s; messages of %s are in that stage's deployment", h.store.stage, st)
 		} else {
-			v.Add("stage", "must be %s (one of %s, served by separate deployments)", h.store.stage, strings.Join(Stages, ", "))
+			v.Add(contract.ParamStage.String(), "must be %s (one of %s, served by separate deployments)", h.store.stage, strings.Join(Stages, ", "))
 		}
 	}
-	if st := p.Get("status"); p.Has("status") {
-		v.OneOf("status", st, api.Strings(Statuses)...)
+	if st := p.Get(contract.ParamStatus); p.Has(contract.ParamStatus) {
+		v.OneOf(contract.ParamStatus.String(), st, api.Strings(Statuses)...)
 		q.Status = Status(st)
 	}
-	if p.Has(contract.AttrMessageType) {
-		q.Type = messageType(&v, p.Get(contract.AttrMessageType))
+	if p.Has(contract.ParamMessageType) {
+		q.Type = messageType(&v, p.Get(contract.ParamMessageType))
 		if q.Status != "" {
-			v.Add(contract.AttrMessageType, "list by status or by message type, not both")
+			v.Add(contract.ParamMessageType.String(), "list by status or by message type, not both")
 		}
 	}
-	q.From = parseTime(&v, "from", p.Get("from"))
-	q.To = parseTime(&v, "to", p.Get("to"))
+	q.From = parseTime(&v, contract.ParamFrom.String(), p.Get(contract.ParamFrom))
+	q.To = parseTime(&v, contract.ParamTo.String(), p.Get(contract.ParamTo))
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
-		v.Add("to", "must be after from")
+		v.Add(contract.ParamTo.String(), "must be after %s", contract.ParamFrom)
 	}
 	q.Limit = api.PageLimit(&v, p, 0, MaxPageSize)
-	q.Cursor = p.Get("cursor")
+	q.Cursor = p.Cursor()
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -304,19 +287,19 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
-	p := r.URL.Query()
+	p := api.QueryOf(r)
 	now := h.store.now()
 	since := now.Add(-24 * time.Hour)
-	if s := p.Get("since"); p.Has("since") {
+	if s := p.Get(contract.ParamSince); p.Has(contract.ParamSince) {
 		if s == "" {
-			v.Add("since", "must not be empty")
-		} else if since = parseTime(&v, "since", s); since.After(now) {
-			v.Add("since", "must not be in the future")
+			v.Add(contract.ParamSince.String(), "must not be empty")
+		} else if since = parseTime(&v, contract.ParamSince.String(), s); since.After(now) {
+			v.Add(contract.ParamSince.String(), "must not be in the future")
 		}
 	}
 	typ := ""
-	if p.Has(contract.AttrMessageType) {
-		typ = messageType(&v, p.Get(contract.AttrMessageType))
+	if p.Has(contract.ParamMessageType) {
+		typ = messageType(&v, p.Get(contract.ParamMessageType))
 	}
 	if err := v.Err(); err != nil {
 		return err
@@ -332,10 +315,10 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 // messageType validates a ?message_type= value as create validates the
 // field.
 func messageType(v *api.Validator, s string) string {
-	v.Identifier(contract.AttrMessageType, s, MaxMessageTypeLen)
+	v.Identifier(contract.ParamMessageType.String(), s, MaxMessageTypeLen)
 	return s
 }
 
 // messageID returns the path id, a canonical UUID: v4 from the API, v5
 // from the scheduler.
-func messageID(r *http.Request) (string, error) { return api.PathUUID(r, "id", "message") }
+func messageID(r *http.Request) (string, error) { return api.PathUUID(r, contract.ParamID, "message") }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
@@ -233,7 +234,7 @@ func TestItemSizeLimit(t *testing.T) {
 func TestGetMessage(t *testing.T) {
 	s := newService(t, options{})
 	m := s.create(t, "scheduled_hello", `{"text":"hello world","tags":["a"]}`)
-	servicetest.GetByID(t, s.Service, "/messages", m.MessageID, m, "PATCH")
+	servicetest.GetByID(t, s.Service, contract.GetMessage, m.MessageID, m, "PATCH")
 }
 
 // TTL deletion lags, so the service hides an expired item itself, from

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
@@ -59,7 +60,7 @@ func newService(t testing.TB, opts options) *service {
 
 func (s *service) create(t testing.TB, messageType, payload string) rezagent.Message {
 	t.Helper()
-	r := s.Do(t, "POST", "/messages", `{"message_type":"`+messageType+`","created_by":"scheduler","payload":`+payload+`}`)
+	r := s.Do(t, contract.CreateMessage.Method, contract.CreateMessage.URL(), `{"message_type":"`+messageType+`","created_by":"scheduler","payload":`+payload+`}`)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}

@@ -82,20 +82,6 @@ func (s Status) valid() bool { return machine.Valid(s) }
 // Stages a deployment can serve; the table of each holds only its own.
 var Stages = []string{"dev", "stage", "prod"}
 
-// Names fixed by the deployed schema (constructs/rezagent, which this
-// module cannot import: it has no CDK dependency).
-const (
-	stageIndex  = contract.IndexStageCreatedDate
-	statusIndex = contract.IndexStatusCreatedDate
-	typeIndex   = contract.IndexMessageTypeCreatedDate
-	attrType    = contract.AttrMessageType
-	attrID      = "message_id"
-	attrTTL     = "ttl"
-	attrStatus  = "status"
-	attrCreated = "created_date"
-	attrStage   = "stage"
-)
-
 // Limits.
 const (
 	// Retention is how long a message lives: ttl is created_date + 90 days.
@@ -190,7 +176,7 @@ var (
 	// ErrNoTypeIndex: listing or counting by message type needs the
 	// optional index, which this stage does not deploy.
 	ErrNoTypeIndex = api.InvalidKind("rezagent: no message type index",
-		api.FieldError{Field: contract.AttrMessageType, Message: "this stage does not deploy " + contract.IndexMessageTypeCreatedDate +
+		api.FieldError{Field: contract.ParamMessageType.String(), Message: "this stage does not deploy " + contract.IndexMessageTypeCreatedDate +
 			" (infra/config: RezAgentMessageTypeIndex); list by stage or status instead"})
 )
 

@@ -14,12 +14,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
-// Pipeline environment (set by infra/stacks/rezagent.go).
-const (
-	// EnvTopicArn is the SNS topic the API and the scheduler publish to.
-	EnvTopicArn = contract.EnvTopicArn
-)
-
 // Notice is what travels through SNS and SQS: a reference to a message,
 // never its payload. The table is the truth, and a payload of up to 391 KB
 // would not fit SNS's 256 KB message limit.
@@ -41,12 +35,6 @@ var (
 // maxLeaseTokenLen bounds the token (an SQS message id and a receive
 // count); it counts in the item's update headroom.
 const maxLeaseTokenLen = 128
-
-// Attributes of the processor's lease.
-const (
-	attrLeaseToken = "lease_token"
-	attrLeaseUntil = "lease_until"
-)
 
 // SNSAPI publishes message to topic with string message attributes: SNS's
 // Publish, which is all the pipeline calls of SNS.
@@ -136,7 +124,7 @@ func (s *Store) Stranded(ctx context.Context, cutoff time.Time, limit int) ([]Su
 	now := s.now()
 	page, err := ddb.Pager{Size: limit, Grow: true, Budget: s.scanBudget}.Fill(ctx, s.client, s.byStatus(ddb.Expr{
 		KeyCondition: "#status = :created AND #created < :cutoff", Filter: liveCond,
-		Names: map[string]string{"#status": attrStatus, "#created": attrCreated, "#ttl": attrTTL},
+		Names: map[string]string{"#status": contract.AttrStatus, "#created": contract.AttrCreatedDate, "#ttl": contract.AttrTTL},
 		Values: map[string]types.AttributeValue{":created": ddb.S(StatusCreated), ":cutoff": ddb.S(Timestamp(cutoff)),
 			":now": ddb.N(now.Unix())},
 	}))
@@ -170,8 +158,8 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 	claim := func() ddb.Expr {
 		return ddb.Expr{
 			Update: "SET #status = :processing, #updated = :ts, #started = :ts, #leaseToken = :token, #lease = :until",
-			Names: map[string]string{"#status": attrStatus, "#updated": "updated_date", "#started": "processing_started_at",
-				"#leaseToken": attrLeaseToken, "#lease": attrLeaseUntil},
+			Names: map[string]string{"#status": contract.AttrStatus, "#updated": contract.AttrUpdatedDate, "#started": contract.AttrProcessingStartedAt,
+				"#leaseToken": contract.AttrLeaseToken, "#lease": contract.AttrLeaseUntil},
 			Values: map[string]types.AttributeValue{":processing": ddb.S(StatusProcessing), ":ts": ddb.S(ts), ":token": ddb.S(token),
 				":until": ddb.N(leaseUntil.UnixMilli())},
 		}
@@ -197,7 +185,7 @@ func (s *Store) Claim(ctx context.Context, id, token string, leaseUntil time.Tim
 		retry := claim()
 		retry.Update += " ADD #retries :one"
 		retry.Condition = "#status = :processing AND (attribute_not_exists(#lease) OR #lease <= :nowms)"
-		retry.Names["#retries"] = "retry_count"
+		retry.Names["#retries"] = contract.AttrRetryCount
 		retry.Values[":one"], retry.Values[":nowms"] = ddb.N(1), ddb.N(now.UnixMilli())
 		if m, cur, err = s.applyIf(ctx, key, retry, now); err != nil || m != nil {
 			return m, err
@@ -234,11 +222,11 @@ func (s *Store) Finish(ctx context.Context, id, token string, ch StatusChange) (
 	ts := Timestamp(now)
 	e := holds(token)
 	e.Update = "SET #status = :to, #updated = :ts, #completed = :ts"
-	e.Names["#updated"], e.Names["#completed"] = "updated_date", "processing_completed_at"
+	e.Names["#updated"], e.Names["#completed"] = contract.AttrUpdatedDate, contract.AttrProcessingCompletedAt
 	e.Values[":to"], e.Values[":ts"] = ddb.S(ch.To), ddb.S(ts)
 	setOutcome(&e, ch)
 	e.Update += " REMOVE #leaseToken, #lease"
-	e.Names["#lease"] = attrLeaseUntil
+	e.Names["#lease"] = contract.AttrLeaseUntil
 	m, cur, err := s.applyIf(ctx, key, e, now)
 	if err != nil || m != nil {
 		return m, err
@@ -259,7 +247,7 @@ func (s *Store) Release(ctx context.Context, id, token string) error {
 	now := s.now()
 	e := holds(token)
 	e.Update = "REMOVE #lease, #leaseToken SET #updated = :ts"
-	e.Names["#lease"], e.Names["#updated"] = attrLeaseUntil, "updated_date"
+	e.Names["#lease"], e.Names["#updated"] = contract.AttrLeaseUntil, contract.AttrUpdatedDate
 	e.Values[":ts"] = ddb.S(Timestamp(now))
 	m, cur, err := s.applyIf(ctx, key, e, now)
 	switch {
@@ -276,7 +264,7 @@ func (s *Store) Release(ctx context.Context, id, token string) error {
 func holds(token string) ddb.Expr {
 	return ddb.Expr{
 		Condition: "#status = :processing AND #leaseToken = :token",
-		Names:     map[string]string{"#status": attrStatus, "#leaseToken": attrLeaseToken},
+		Names:     map[string]string{"#status": contract.AttrStatus, "#leaseToken": contract.AttrLeaseToken},
 		Values:    map[string]types.AttributeValue{":processing": ddb.S(StatusProcessing), ":token": ddb.S(token)},
 	}
 }

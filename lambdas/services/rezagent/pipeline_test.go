@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -107,9 +108,9 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 	getenv := func(service string) func(string) string {
 		env := testenv.ServiceEnv(t, tmpl, names, service)
 		env["AWS_ENDPOINT_URL_SNS"] = p.sns.URL()
-		env[rezagent.EnvNtfyURL] = ntfy.URL
-		env[rezagent.EnvNtfyToken] = testToken
-		env[rezagent.EnvNtfyTimeout] = "300ms"
+		env[contract.EnvNtfyURL] = ntfy.URL
+		env[contract.EnvNtfyToken] = testToken
+		env[contract.EnvNtfyTimeout] = "300ms"
 		for k, v := range o.env {
 			env[k] = v
 		}
@@ -280,7 +281,7 @@ func TestAPICreateIsPublishedAndDelivered(t *testing.T) {
 // republishes it once it is older than the threshold.
 func TestStrandedMessageIsRepublished(t *testing.T) {
 	const after = 2 * time.Second
-	p := newPipeline(t, pipelineOptions{env: map[string]string{rezagent.EnvRepublishAfter: after.String()}})
+	p := newPipeline(t, pipelineOptions{env: map[string]string{contract.EnvRepublishAfter: after.String()}})
 	p.sns.FailNext(p.topic, 100) // outlasts the SDK's retries of the create's publish
 	r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"later"}}`)
 	if r.Status != http.StatusCreated {
@@ -465,7 +466,7 @@ func TestNtfyTokenFromSSM(t *testing.T) {
 	defer ssm.Close()
 	ssm.PutSecureString("/rez-agent/dev/ntfy-token", testToken)
 	p := newPipeline(t, pipelineOptions{env: map[string]string{
-		rezagent.EnvNtfyToken: "", rezagent.EnvNtfyTokenParameter: "/rez-agent/dev/ntfy-token", "AWS_ENDPOINT_URL_SSM": ssm.URL()}})
+		contract.EnvNtfyToken: "", contract.EnvNtfyTokenParameter: "/rez-agent/dev/ntfy-token", "AWS_ENDPOINT_URL_SSM": ssm.URL()}})
 	at := time.Now().UTC().Truncate(time.Minute)
 	if err := p.scheduler.Run(context.Background(), fire(at)); err != nil {
 		t.Fatal(err)

@@ -25,24 +25,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
-// Processor environment (set by infra/stacks/rezagent.go).
-const (
-	EnvNtfyURL   = contract.EnvNtfyURL
-	EnvNtfyTopic = contract.EnvNtfyTopic
-	// EnvNtfyTokenParameter names an SSM SecureString holding the ntfy
-	// access token, read once per execution environment.
-	EnvNtfyTokenParameter = contract.EnvNtfyTokenParameter
-	// EnvNtfyToken is the token itself, for the local runner only: a
-	// template never carries it.
-	EnvNtfyToken = contract.EnvNtfyToken
-	// EnvNtfyTimeout bounds one publish (a Go duration); default
-	// ntfy.DefaultTimeout.
-	EnvNtfyTimeout = contract.EnvNtfyTimeout
-	// EnvMaxReceiveCount is the queue's redrive maximum: the delivery with
-	// this receive count is the last, and a failure then is final.
-	EnvMaxReceiveCount = contract.EnvMaxReceiveCount
-)
-
 // Processor limits.
 const (
 	// ProcessorParallel is how many records of a batch are delivered at
@@ -104,27 +86,27 @@ func processorConfigFromEnv(ctx context.Context, getenv func(string) string, rea
 	if err != nil {
 		return ProcessorConfig{}, err
 	}
-	pc := ProcessorConfig{Config: cfg, NtfyTopic: getenv(EnvNtfyTopic)}
-	server := getenv(EnvNtfyURL)
+	pc := ProcessorConfig{Config: cfg, NtfyTopic: getenv(contract.EnvNtfyTopic)}
+	server := getenv(contract.EnvNtfyURL)
 	if server == "" || pc.NtfyTopic == "" {
-		return ProcessorConfig{}, fmt.Errorf("rezagent: %s and %s must be set: the ntfy server and topic notifications go to", EnvNtfyURL, EnvNtfyTopic)
+		return ProcessorConfig{}, fmt.Errorf("rezagent: %s and %s must be set: the ntfy server and topic notifications go to", contract.EnvNtfyURL, contract.EnvNtfyTopic)
 	}
-	if pc.MaxReceiveCount, err = strconv.Atoi(getenv(EnvMaxReceiveCount)); err != nil || pc.MaxReceiveCount < 1 {
-		return ProcessorConfig{}, fmt.Errorf("rezagent: %s is %q; want the queue's maxReceiveCount (a positive integer)", EnvMaxReceiveCount, getenv(EnvMaxReceiveCount))
+	if pc.MaxReceiveCount, err = strconv.Atoi(getenv(contract.EnvMaxReceiveCount)); err != nil || pc.MaxReceiveCount < 1 {
+		return ProcessorConfig{}, fmt.Errorf("rezagent: %s is %q; want the queue's maxReceiveCount (a positive integer)", contract.EnvMaxReceiveCount, getenv(contract.EnvMaxReceiveCount))
 	}
-	token := getenv(EnvNtfyToken)
-	if name := getenv(EnvNtfyTokenParameter); name != "" {
+	token := getenv(contract.EnvNtfyToken)
+	if name := getenv(contract.EnvNtfyTokenParameter); name != "" {
 		if readToken == nil {
-			return ProcessorConfig{}, fmt.Errorf("rezagent: %s=%s needs a TokenReader (services/rezagent/processor.ReadToken)", EnvNtfyTokenParameter, name)
+			return ProcessorConfig{}, fmt.Errorf("rezagent: %s=%s needs a TokenReader (services/rezagent/processor.ReadToken)", contract.EnvNtfyTokenParameter, name)
 		}
 		if token, err = readToken(ctx, getenv, name); err != nil {
 			return ProcessorConfig{}, err
 		}
 	}
 	pc.Ntfy = &ntfy.Client{Server: server, Token: token, HTTP: &http.Client{}}
-	if v := getenv(EnvNtfyTimeout); v != "" {
+	if v := getenv(contract.EnvNtfyTimeout); v != "" {
 		if pc.Ntfy.Timeout, err = time.ParseDuration(v); err != nil || pc.Ntfy.Timeout <= 0 {
-			return ProcessorConfig{}, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 10s", EnvNtfyTimeout, v)
+			return ProcessorConfig{}, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 10s", contract.EnvNtfyTimeout, v)
 		}
 	}
 	return pc, nil

@@ -16,16 +16,12 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
-// EnvRepublishAfter is how long a message may stay created before a
-// scheduler run publishes it again (a Go duration, e.g. "5m").
-const EnvRepublishAfter = contract.EnvRepublishAfter
-
 // Scheduler settings.
 const (
 	// ScheduledType and ScheduledBy mark the scheduler's messages.
 	ScheduledType = "scheduled_hello"
 	ScheduledBy   = "scheduler"
-	// DefaultRepublishAfter is used when EnvRepublishAfter is unset.
+	// DefaultRepublishAfter is used when contract.EnvRepublishAfter is unset.
 	DefaultRepublishAfter = 5 * time.Minute
 	// MaxRepublish bounds the stranded messages one run republishes, so a
 	// long SNS outage drains over a few runs instead of one long one.
@@ -73,13 +69,13 @@ func NewScheduler(ctx context.Context, getenv func(string) string, newSNS SNSCon
 		if err != nil {
 			return SchedulerConfig{}, err
 		}
-		sc := SchedulerConfig{Config: cfg, Topic: getenv(EnvTopicArn), RepublishAfter: DefaultRepublishAfter}
+		sc := SchedulerConfig{Config: cfg, Topic: getenv(contract.EnvTopicArn), RepublishAfter: DefaultRepublishAfter}
 		if sc.Topic == "" {
-			return SchedulerConfig{}, fmt.Errorf("rezagent: %s is not set; it names the topic scheduled messages are published to", EnvTopicArn)
+			return SchedulerConfig{}, fmt.Errorf("rezagent: %s is not set; it names the topic scheduled messages are published to", contract.EnvTopicArn)
 		}
-		if v := getenv(EnvRepublishAfter); v != "" {
+		if v := getenv(contract.EnvRepublishAfter); v != "" {
 			if sc.RepublishAfter, err = time.ParseDuration(v); err != nil || sc.RepublishAfter <= 0 {
-				return SchedulerConfig{}, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 5m", EnvRepublishAfter, v)
+				return SchedulerConfig{}, fmt.Errorf("rezagent: %s is %q; want a positive Go duration such as 5m", contract.EnvRepublishAfter, v)
 			}
 		}
 		sc.SNS, err = newSNS(ctx, getenv)

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -32,7 +33,7 @@ type Store struct {
 	newID      func() string
 	scanBudget int
 	// typeIndex: the table has message_type-created_date-index (the
-	// stage deploys it and says so in EnvTypeIndex).
+	// stage deploys it and says so in contract.EnvTypeIndex).
 	typeIndex bool
 }
 
@@ -90,14 +91,14 @@ func (s *Store) create(ctx context.Context, in NewMessage, id string) (*Message,
 	if ddb.ItemSize(item) > MaxMessageBytes {
 		return nil, ErrTooLarge
 	}
-	if err := ddb.Create(ctx, s.client, s.table, item, attrID); err != nil {
+	if err := ddb.Create(ctx, s.client, s.table, item, contract.AttrMessageID); err != nil {
 		return nil, storeError("PutItem", err)
 	}
 	return m, nil
 }
 
 func (s *Store) key(id string) (map[string]types.AttributeValue, error) {
-	return attributevalue.MarshalMap(map[string]string{attrID: id})
+	return attributevalue.MarshalMap(map[string]string{contract.AttrMessageID: id})
 }
 
 // Get returns the message with id, read strongly consistent so a message is
@@ -121,7 +122,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Message, error) {
 // expired reports whether item's ttl has passed. DynamoDB deletes such items
 // only eventually (typically within days), so every read checks.
 func expired(item map[string]types.AttributeValue, now time.Time) bool {
-	n, ok := item[attrTTL].(*types.AttributeValueMemberN)
+	n, ok := item[contract.AttrTTL].(*types.AttributeValueMemberN)
 	if !ok {
 		return false
 	}
@@ -207,7 +208,7 @@ func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Mes
 		retry := statusUpdate(ch, ts, token)
 		retry.Update += " ADD #retries :one"
 		retry.Condition = "#status = :processing AND (attribute_not_exists(#token) OR #token <> :token)"
-		retry.Names["#retries"] = "retry_count"
+		retry.Names["#retries"] = contract.AttrRetryCount
 		retry.Values[":one"], retry.Values[":processing"] = ddb.N(1), ddb.S(StatusProcessing)
 		if m, cur, err = s.applyIf(ctx, key, retry, now); err != nil || m != nil {
 			return m, err
@@ -227,16 +228,16 @@ func (s *Store) SetStatus(ctx context.Context, id string, ch StatusChange) (*Mes
 func statusUpdate(ch StatusChange, ts, token string) ddb.Expr {
 	e := ddb.Expr{
 		Update: "SET #status = :to, #updated = :ts, #token = :token",
-		Names:  map[string]string{"#status": attrStatus, "#updated": "updated_date", "#token": "write_token"},
+		Names:  map[string]string{"#status": contract.AttrStatus, "#updated": contract.AttrUpdatedDate, "#token": contract.AttrWriteToken},
 		Values: map[string]types.AttributeValue{":to": ddb.S(ch.To), ":ts": ddb.S(ts), ":token": ddb.S(token)},
 	}
 	switch ch.To {
 	case StatusProcessing:
 		e.Update += ", #started = :ts"
-		e.Names["#started"] = "processing_started_at"
+		e.Names["#started"] = contract.AttrProcessingStartedAt
 	case StatusCompleted, StatusFailed:
 		e.Update += ", #completed = :ts"
-		e.Names["#completed"] = "processing_completed_at"
+		e.Names["#completed"] = contract.AttrProcessingCompletedAt
 	}
 	setOutcome(&e, ch)
 	return e
@@ -247,11 +248,11 @@ func statusUpdate(ch StatusChange, ts, token string) ddb.Expr {
 func setOutcome(e *ddb.Expr, ch StatusChange) {
 	if ch.ErrorMessage != "" {
 		e.Update += ", #error = :error"
-		e.Names["#error"], e.Values[":error"] = "error_message", ddb.S(ch.ErrorMessage)
+		e.Names["#error"], e.Values[":error"] = contract.AttrErrorMessage, ddb.S(ch.ErrorMessage)
 	}
 	if ch.NotificationID != "" {
 		e.Update += ", #ntfy = :ntfy"
-		e.Names["#ntfy"], e.Values[":ntfy"] = "notification_id", ddb.S(ch.NotificationID)
+		e.Names["#ntfy"], e.Values[":ntfy"] = contract.AttrNotificationID, ddb.S(ch.NotificationID)
 	}
 }
 
@@ -282,7 +283,7 @@ func statusIn(e ddb.Expr, from []Status) string {
 		e.Values[p] = ddb.S(st)
 	}
 	b.WriteString(")")
-	e.Names["#status"] = attrStatus
+	e.Names["#status"] = contract.AttrStatus
 	return b.String()
 }
 
@@ -290,7 +291,7 @@ func statusIn(e ddb.Expr, from []Status) string {
 // whose maps it adds to: the message must also exist and be live.
 func (s *Store) applyIf(ctx context.Context, key map[string]types.AttributeValue, e ddb.Expr, now time.Time) (updated, current *Message, err error) {
 	e.Condition = liveMessage + " AND " + e.Condition
-	e.Names["#id"], e.Names["#ttl"] = attrID, attrTTL
+	e.Names["#id"], e.Names["#ttl"] = contract.AttrMessageID, contract.AttrTTL
 	e.Values[":now"] = ddb.N(now.Unix())
 	item, err := ddb.UpdateExpr(ctx, s.client, s.table, key, e)
 	if err == nil {
@@ -368,9 +369,9 @@ func (l listing) scope() string {
 const summaryProjection = "#id, #created, #by, #stage, #type, #status, #updated, #started, #completed, #error, #retries, #ntfy, #correlation, #ttl"
 
 var summaryNames = map[string]string{
-	"#id": attrID, "#created": attrCreated, "#by": "created_by", "#stage": attrStage, "#type": attrType, "#status": attrStatus,
-	"#updated": "updated_date", "#started": "processing_started_at", "#completed": "processing_completed_at",
-	"#error": "error_message", "#retries": "retry_count", "#ntfy": "notification_id", "#correlation": "correlation_id", "#ttl": attrTTL,
+	"#id": contract.AttrMessageID, "#created": contract.AttrCreatedDate, "#by": contract.AttrCreatedBy, "#stage": contract.AttrStage, "#type": contract.AttrMessageType, "#status": contract.AttrStatus,
+	"#updated": contract.AttrUpdatedDate, "#started": contract.AttrProcessingStartedAt, "#completed": contract.AttrProcessingCompletedAt,
+	"#error": contract.AttrErrorMessage, "#retries": contract.AttrRetryCount, "#ntfy": contract.AttrNotificationID, "#correlation": contract.AttrCorrelationID, "#ttl": contract.AttrTTL,
 }
 
 // ceilMicro rounds t up to the microsecond grid of Timestamp, so that
@@ -383,7 +384,7 @@ func ceilMicro(t time.Time) time.Time {
 }
 
 func (s *Store) resolve(q Query) (listing, error) {
-	l := listing{index: stageIndex, partAttr: attrStage, partName: "#stage", part: s.stage}
+	l := listing{index: contract.IndexStageCreatedDate, partAttr: contract.AttrStage, partName: "#stage", part: s.stage}
 	switch {
 	case q.Status != "" && q.Type != "":
 		return l, fmt.Errorf("%w: list by status or by message type, not both", ErrInvalidInput)
@@ -391,12 +392,12 @@ func (s *Store) resolve(q Query) (listing, error) {
 		if !q.Status.valid() {
 			return l, fmt.Errorf("%w: unknown status %q", ErrInvalidInput, q.Status)
 		}
-		l = listing{index: statusIndex, partAttr: attrStatus, partName: "#status", part: string(q.Status)}
+		l = listing{index: contract.IndexStatusCreatedDate, partAttr: contract.AttrStatus, partName: "#status", part: string(q.Status)}
 	case q.Type != "":
 		if !s.typeIndex {
 			return l, ErrNoTypeIndex
 		}
-		l = listing{index: typeIndex, partAttr: attrType, partName: "#type", part: q.Type}
+		l = listing{index: contract.IndexMessageTypeCreatedDate, partAttr: contract.AttrMessageType, partName: "#type", part: q.Type}
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		return l, fmt.Errorf("%w: from must be before to", ErrInvalidInput)
@@ -485,7 +486,7 @@ func (l listing) check(k pageKey) error {
 // startKey and keyOf convert by hand: the partition attribute differs
 // between the two indexes while the cursor's json stays the same.
 func (l listing) startKey(k pageKey) (map[string]types.AttributeValue, error) {
-	return attributevalue.MarshalMap(map[string]string{attrID: k.ID, l.partAttr: k.Part, attrCreated: k.Created})
+	return attributevalue.MarshalMap(map[string]string{contract.AttrMessageID: k.ID, l.partAttr: k.Part, contract.AttrCreatedDate: k.Created})
 }
 
 // keyOf reads a position from an item of the page, which carries the
@@ -495,7 +496,7 @@ func (l listing) keyOf(item map[string]types.AttributeValue) (pageKey, error) {
 	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
 		return pageKey{}, fmt.Errorf("rezagent: unmarshal page key: %w", err)
 	}
-	return pageKey{ID: k[attrID], Part: k[l.partAttr], Created: k[attrCreated]}, nil
+	return pageKey{ID: k[contract.AttrMessageID], Part: k[l.partAttr], Created: k[contract.AttrCreatedDate]}, nil
 }
 
 // Metrics summarises the messages created since a time.
@@ -545,7 +546,7 @@ func (s *Store) Metrics(ctx context.Context, since time.Time) (*Metrics, error) 
 	)
 	for _, st := range Statuses {
 		wg.Go(func() {
-			n, complete, err := s.count(ctx, s.byStatus, attrStatus, string(st), from, now)
+			n, complete, err := s.count(ctx, s.byStatus, contract.AttrStatus, string(st), from, now)
 			mu.Lock()
 			defer mu.Unlock()
 			m.Counts[st] = n
@@ -557,7 +558,7 @@ func (s *Store) Metrics(ctx context.Context, since time.Time) (*Metrics, error) 
 		m.ByType = make(map[string]int, len(notificationTypes))
 		for typ := range notificationTypes {
 			wg.Go(func() {
-				n, complete, err := s.count(ctx, s.byType, attrType, typ, from, now)
+				n, complete, err := s.count(ctx, s.byType, contract.AttrMessageType, typ, from, now)
 				mu.Lock()
 				defer mu.Unlock()
 				m.ByType[typ] = n
@@ -609,9 +610,9 @@ func (s *Store) TypeMetrics(ctx context.Context, since time.Time, typ string) (*
 	for _, st := range Statuses {
 		m.Counts[st] = 0
 	}
-	e := createdSince(attrType, typ, from, now)
+	e := createdSince(contract.AttrMessageType, typ, from, now)
 	e.Projection = "#status"
-	e.Names["#status"] = attrStatus
+	e.Names["#status"] = contract.AttrStatus
 	in := s.byType(e)
 	truncated := true
 	for range maxCountPages {
@@ -666,7 +667,7 @@ func (s *Store) count(ctx context.Context, query func(ddb.Expr) *dynamodb.QueryI
 func createdSince(attr, value, from string, now time.Time) ddb.Expr {
 	return ddb.Expr{
 		KeyCondition: "#part = :part AND #created >= :from", Filter: liveCond,
-		Names:  map[string]string{"#part": attr, "#created": attrCreated, "#ttl": attrTTL},
+		Names:  map[string]string{"#part": attr, "#created": contract.AttrCreatedDate, "#ttl": contract.AttrTTL},
 		Values: map[string]types.AttributeValue{":part": ddb.S(value), ":from": ddb.S(from), ":now": ddb.N(now.Unix())},
 	}
 }
@@ -675,7 +676,7 @@ func createdSince(attr, value, from string, now time.Time) ddb.Expr {
 // condition, filter and projection.
 func (s *Store) byType(e ddb.Expr) *dynamodb.QueryInput {
 	in := e.Query(s.table)
-	in.IndexName = aws.String(typeIndex)
+	in.IndexName = aws.String(contract.IndexMessageTypeCreatedDate)
 	return in
 }
 
@@ -683,6 +684,6 @@ func (s *Store) byType(e ddb.Expr) *dynamodb.QueryInput {
 // condition, filter and projection.
 func (s *Store) byStatus(e ddb.Expr) *dynamodb.QueryInput {
 	in := e.Query(s.table)
-	in.IndexName = aws.String(statusIndex)
+	in.IndexName = aws.String(contract.IndexStatusCreatedDate)
 	return in
 }

@@ -1,6 +1,8 @@
 package stak
 
 import (
+	"github.com/dynastack/dynastack/constructs/stak/contract"
+
 	"testing"
 	"time"
 )
@@ -16,13 +18,13 @@ func TestBoundStart(t *testing.T) {
 		sk     string
 		inside bool
 	}{
-		{"the id itself", Bound{UpTo: id}, skMsgPfx + id, true},
-		{"an older id", Bound{UpTo: id}, skMsgPfx + newMessageID(sec), true},
-		{"a newer id", Bound{UpTo: id}, skMsgPfx + newMessageID(sec.Add(time.Second)), false},
-		{"first ms of the second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec), true},
-		{"last ms of the second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec.Add(999*time.Millisecond)), true},
-		{"next second", Bound{UpToTime: sec.Unix()}, skMsgPfx + newMessageID(sec.Add(time.Second)), false},
-		{"no bound", Bound{}, skMsgPfx + newMessageID(sec.Add(time.Hour)), true},
+		{"the id itself", Bound{UpTo: id}, contract.PrefixMessage + id, true},
+		{"an older id", Bound{UpTo: id}, contract.PrefixMessage + newMessageID(sec), true},
+		{"a newer id", Bound{UpTo: id}, contract.PrefixMessage + newMessageID(sec.Add(time.Second)), false},
+		{"first ms of the second", Bound{UpToTime: sec.Unix()}, contract.PrefixMessage + newMessageID(sec), true},
+		{"last ms of the second", Bound{UpToTime: sec.Unix()}, contract.PrefixMessage + newMessageID(sec.Add(999*time.Millisecond)), true},
+		{"next second", Bound{UpToTime: sec.Unix()}, contract.PrefixMessage + newMessageID(sec.Add(time.Second)), false},
+		{"no bound", Bound{}, contract.PrefixMessage + newMessageID(sec.Add(time.Hour)), true},
 	} {
 		start := tc.b.start()
 		// A descending walk from start takes the sort keys below it; ""

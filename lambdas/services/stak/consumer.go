@@ -87,8 +87,8 @@ func IsExpiry(r events.DynamoDBEventRecord) bool {
 
 // expired is what the consumer reads of an old image.
 type expired struct {
-	PK        string `dynamodbav:"pk"`
-	SK        string `dynamodbav:"sk"`
+	PK        string // pk and sk: attributevalue matches them whatever the case
+	SK        string
 	Audiences *struct {
 		Audiences struct {
 			Kind string `dynamodbav:"kind"`
@@ -114,12 +114,12 @@ func (c *Consumer) handle(ctx context.Context, r events.DynamoDBEventRecord) err
 		c.log.WarnContext(ctx, "skipping unreadable stream image", "event_id", r.EventID, "error", err.Error())
 		return nil
 	}
-	if !strings.HasPrefix(doc.SK, skMsgPfx) {
+	if !strings.HasPrefix(doc.SK, contract.PrefixMessage) {
 		return nil // settings, configs, counters, markers
 	}
 	p, err := ParsePartition(doc.PK)
 	if err != nil {
-		c.log.WarnContext(ctx, "skipping message outside a message partition", "event_id", r.EventID, "pk", doc.PK)
+		c.log.WarnContext(ctx, "skipping message outside a message partition", "event_id", r.EventID, contract.AttrPK, doc.PK)
 		return nil
 	}
 	published, read := 0, 0
@@ -128,13 +128,13 @@ func (c *Consumer) handle(ctx context.Context, r events.DynamoDBEventRecord) err
 		// it is the key the item was written under.
 		published = -1
 		if want := map[bool]string{true: AudienceEveryone, false: AudienceUsers}[p.Public()]; doc.Audiences.Audiences.Kind != want {
-			c.log.WarnContext(ctx, "audience kind does not match partition", "event_id", r.EventID, "pk", doc.PK, "kind", doc.Audiences.Audiences.Kind)
+			c.log.WarnContext(ctx, "audience kind does not match partition", "event_id", r.EventID, contract.AttrPK, doc.PK, "kind", doc.Audiences.Audiences.Kind)
 		}
 	}
 	if doc.ReadAt != nil {
 		if p.Public() {
 			// The document's "Impossible!": a public message has no readat.
-			c.log.WarnContext(ctx, "public message with readat; read count ignored", "event_id", r.EventID, "pk", doc.PK)
+			c.log.WarnContext(ctx, "public message with readat; read count ignored", "event_id", r.EventID, contract.AttrPK, doc.PK)
 		} else {
 			read = -1
 		}
@@ -158,10 +158,10 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 		eventID = r.EventSourceArn + "/" + r.Change.SequenceNumber
 	}
 	marker := map[string]types.AttributeValue{
-		"pk":        &types.AttributeValueMemberS{Value: p.PK()},
-		"sk":        &types.AttributeValueMemberS{Value: skMarkerPfx + eventID},
-		"kind":      &types.AttributeValueMemberS{Value: kindMarker},
-		"expiredat": &types.AttributeValueMemberN{Value: fmt.Sprint(c.now().Add(MarkerTTL).Unix())},
+		contract.AttrPK:        &types.AttributeValueMemberS{Value: p.PK()},
+		contract.AttrSK:        &types.AttributeValueMemberS{Value: contract.PrefixMarker + eventID},
+		contract.AttrKind:      &types.AttributeValueMemberS{Value: kindMarker},
+		contract.AttrExpiredAt: &types.AttributeValueMemberN{Value: fmt.Sprint(c.now().Add(MarkerTTL).Unix())},
 	}
 	store := Store{table: c.table}
 	// An expired public message is counted as such in the same
@@ -173,7 +173,7 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 	}
 	counters := store.counterUpdates(p, category, published, read, expired)
 	var tx ddb.Tx
-	tx.Put(ddb.NotExists("pk").TxPut(c.table, marker), errApplied)
+	tx.Put(ddb.NotExists(contract.AttrPK).TxPut(c.table, marker), errApplied)
 	err := append(tx, counters...).Run(ctx, c.client)
 	if errors.Is(err, errApplied) {
 		c.log.InfoContext(ctx, "stream record already applied", "event_id", r.EventID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
@@ -18,7 +19,7 @@ import (
 // cannedHandler is s's handler on client c, logging as in Lambda (JSON,
 // info level) into io.Discard.
 func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
-	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
+	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stakcontract.EnvTable: s.Table})
 	cfg.Client, cfg.Now, cfg.Logger = c, s.clock.Now, logx.New(io.Discard, slog.LevelInfo)
 	return asPathUser(stakapi.NewHandler(cfg))
 }
@@ -27,7 +28,7 @@ func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
 func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
-	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
+	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stakcontract.EnvTable: s.Table})
 	cfg.Client = rec.Client(s.Client)
 	cfg.Now = s.clock.Now
 	cfg.Logger = slog.New(slog.DiscardHandler)

@@ -3,6 +3,7 @@ package stak_test
 import (
 	"testing"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
@@ -17,7 +18,7 @@ func TestForgedCursor(t *testing.T) {
 	s.setup(t)
 	s.toUsers(t, "one", "", "u1")
 	s.toUsers(t, "two", "", "u1")
-	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stak.EnvTable: s.Table}[k] })
+	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stakcontract.EnvTable: s.Table}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

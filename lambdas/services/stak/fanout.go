@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -55,7 +56,7 @@ func publishWriteUnits(m Message, uids []string) (int, error) {
 			return 0, fmt.Errorf("stak: marshal message: %w", err)
 		}
 		p := Partition{Tenant: cp.Tenant, UID: uid, Inbox: cp.Inbox}
-		total += transactWriteUnits(ddb.ItemSize(withKey(item, p.PK(), skMsgPfx+cp.Header.ID, ""))) + counters*transactWriteUnits(1)
+		total += transactWriteUnits(ddb.ItemSize(withKey(item, p.PK(), contract.PrefixMessage+cp.Header.ID, ""))) + counters*transactWriteUnits(1)
 	}
 	return total, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -39,7 +40,7 @@ func (s *Store) decodePosition(scope, token string) (feedPosition, error) {
 		return feedPosition{}, err
 	}
 	for _, p := range []string{pos.User, pos.Public} {
-		if p != "" && (!strings.HasPrefix(p, skMsgPfx) || len(p) > len(skMsgPfx)+messageIDLen+1) {
+		if p != "" && (!strings.HasPrefix(p, contract.PrefixMessage) || len(p) > len(contract.PrefixMessage)+messageIDLen+1) {
 			return feedPosition{}, cursor.ErrInvalid
 		}
 	}
@@ -156,7 +157,7 @@ func next(ctx context.Context, user, public *source) (*Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if readAt, ok := numberAttr(u, "readat"); ok {
+	if readAt, ok := numberAttr(u, contract.AttrReadAt); ok {
 		m.ReadAt = &readAt
 	}
 	return m, nil
@@ -196,7 +197,7 @@ func hasNext(ctx context.Context, user, public *source) (bool, error) {
 
 func sortKey(item map[string]types.AttributeValue) string {
 	var sk string
-	_ = attributevalue.Unmarshal(item["sk"], &sk)
+	_ = attributevalue.Unmarshal(item[contract.AttrSK], &sk)
 	return sk
 }
 
@@ -211,8 +212,8 @@ func (s *Store) sources(tenant, inbox, uid, scope, after string, start feedPosit
 		}
 	}
 	now := s.now().Unix()
-	user = &source{s: s, pk: userPK(tenant, uid, inbox), pos: pos.User, now: now, limit: limit}
-	public = &source{s: s, pk: publicPK(tenant, inbox), pos: pos.Public, now: now, limit: limit}
+	user = &source{s: s, pk: contract.UserPK(tenant, uid, inbox), pos: pos.User, now: now, limit: limit}
+	public = &source{s: s, pk: contract.PublicPK(tenant, inbox), pos: pos.Public, now: now, limit: limit}
 	return user, public, nil
 }
 
@@ -240,9 +241,9 @@ func (src *source) head(ctx context.Context) (map[string]types.AttributeValue, e
 				src.start = key(src.pk, src.pos)
 			}
 		}
-		e := prefixQuery(src.pk, skMsgPfx)
+		e := prefixQuery(src.pk, contract.PrefixMessage)
 		e.Filter = "#expiredat > :now"
-		e.Names["#expiredat"], e.Values[":now"] = "expiredat", ddb.N(src.now)
+		e.Names["#expiredat"], e.Values[":now"] = contract.AttrExpiredAt, ddb.N(src.now)
 		in := e.Query(src.s.table)
 		in.ScanIndexForward = aws.Bool(false)
 		in.ConsistentRead = aws.Bool(true)

@@ -89,7 +89,7 @@ const (
 // is not behind the JWT authorizer, which is a deployment fault that must
 // not open the route.
 func userKeys(r *http.Request) (path, error) {
-	p, err := keys(r, "tenant", "inbox", "uid")
+	p, err := keys(r, contract.ParamTenant, contract.ParamInbox, contract.ParamUID)
 	if err != nil {
 		return p, err
 	}
@@ -109,26 +109,26 @@ type path struct {
 	tenant, inbox, uid string
 }
 
-// keys validates the named path values. A '#' (sent as %23) would change
-// the meaning of a key, so it is a 400, not a 404.
-func keys(r *http.Request, names ...string) (path, error) {
+// keys validates the path values of params. A '#' (sent as %23) would
+// change the meaning of a key, so it is a 400, not a 404.
+func keys(r *http.Request, params ...dynastack.PathParam) (path, error) {
 	var (
 		v api.Validator
 		p path
 	)
-	for _, n := range names {
-		s := r.PathValue(n)
+	for _, n := range params {
+		s := api.PathValue(r, n)
 		if msg := checkKey(s); msg != "" {
-			v.Add(n, "%s", msg)
-		} else if n == "uid" && s == PublicUID {
-			v.Add(n, "%s is reserved", PublicUID)
+			v.Add(n.String(), "%s", msg)
+		} else if n == contract.ParamUID && s == contract.PublicUID {
+			v.Add(n.String(), "%s is reserved", contract.PublicUID)
 		}
 		switch n {
-		case "tenant":
+		case contract.ParamTenant:
 			p.tenant = s
-		case "inbox":
+		case contract.ParamInbox:
 			p.inbox = s
-		case "uid":
+		case contract.ParamUID:
 			p.uid = s
 		}
 	}
@@ -141,7 +141,7 @@ type tenantRequest struct {
 }
 
 func (h *handler) putTenant(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant")
+	p, err := keys(r, contract.ParamTenant)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func checkTTL(v *api.Validator, field, s string) {
 }
 
 func (h *handler) getTenant(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant")
+	p, err := keys(r, contract.ParamTenant)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ type inboxRequest struct {
 }
 
 func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox")
+	p, err := keys(r, contract.ParamTenant, contract.ParamInbox)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (h *handler) putInbox(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) getInbox(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox")
+	p, err := keys(r, contract.ParamTenant, contract.ParamInbox)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ type publishRequest struct {
 
 func (h *handler) publish(w http.ResponseWriter, r *http.Request) error {
 	received := time.Now()
-	p, err := keys(r, "tenant", "inbox")
+	p, err := keys(r, contract.ParamTenant, contract.ParamInbox)
 	if err != nil {
 		return err
 	}
@@ -287,8 +287,8 @@ func (in *publishRequest) draft() (Draft, error) {
 				switch msg := checkKey(uid); {
 				case msg != "":
 					v.Add(field, "%s", msg)
-				case uid == PublicUID:
-					v.Add(field, "%s is reserved; use kind everyone", PublicUID)
+				case uid == contract.PublicUID:
+					v.Add(field, "%s is reserved; use kind everyone", contract.PublicUID)
 				case seen[uid]:
 					v.Add(field, "duplicates %q", uid)
 				}
@@ -330,12 +330,12 @@ func (h *handler) feed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var v api.Validator
-	q := r.URL.Query()
+	q := api.QueryOf(r)
 	limit := api.PageLimit(&v, q, DefaultPageSize, MaxPageSize)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, q.Get("cursor"), limit)
+	page, err := h.store.Feed(r.Context(), p.tenant, p.inbox, p.uid, q.Cursor(), limit)
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
 }
 
@@ -351,7 +351,7 @@ func (h *handler) markRead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("id")
+	id := api.PathValue(r, contract.ParamID)
 	if !validMessageID(id) {
 		return api.NotFound("message %q not found", api.Truncate(id, 64))
 	}
@@ -373,7 +373,7 @@ func (h *handler) stats(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) publicStats(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox")
+	p, err := keys(r, contract.ParamTenant, contract.ParamInbox)
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ type recountRequest struct {
 }
 
 func (h *handler) recount(w http.ResponseWriter, r *http.Request) error {
-	p, err := keys(r, "tenant", "inbox")
+	p, err := keys(r, contract.ParamTenant, contract.ParamInbox)
 	if err != nil {
 		return err
 	}
@@ -441,8 +441,8 @@ func (h *handler) recount(w http.ResponseWriter, r *http.Request) error {
 		var v api.Validator
 		if msg := checkKey(in.UID); msg != "" {
 			v.Add("uid", "%s", msg)
-		} else if in.UID == PublicUID {
-			v.Add("uid", "%s is reserved; the public counters are always recounted", PublicUID)
+		} else if in.UID == contract.PublicUID {
+			v.Add("uid", "%s is reserved; the public counters are always recounted", contract.PublicUID)
 		}
 		if err := v.Err(); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -271,7 +272,7 @@ func TestMarkRead(t *testing.T) {
 			t.Errorf("user mark %d: changed %v readat %v", i, r.Changed, r.ReadAt)
 		}
 		s.Must(t, 200, "POST", base+pm.Header.ID+"/read", "", &r)
-		if r.Changed != want || r.ReadAt == nil || r.UID != stak.PublicUID {
+		if r.Changed != want || r.ReadAt == nil || r.UID != stakcontract.PublicUID {
 			t.Errorf("public mark %d: changed %v readat %v uid %q", i, r.Changed, r.ReadAt, r.UID)
 		}
 	}

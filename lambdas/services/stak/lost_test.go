@@ -3,6 +3,7 @@ package stak_test
 import (
 	"testing"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
@@ -17,7 +18,7 @@ func TestPublishWithLostAnswer(t *testing.T) {
 	s := newService(t)
 	s.setup(t)
 	client, proxy := servicetest.FaultyClient(t, "stak")
-	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
+	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stakcontract.EnvTable: s.Table})
 	cfg.Client, cfg.Now, cfg.Logger = client, s.clock.Now, servicetest.Logger()
 	lossy := *s
 	lossy.H = asPathUser(stakapi.NewHandler(cfg))

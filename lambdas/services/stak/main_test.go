@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -36,7 +37,7 @@ func newService(t testing.TB, meter ...*ddbrecord.Recorder) *service {
 	if s.Table == "" || s.Table != s.Tables["InboxA8E05DC3"] {
 		t.Fatalf("want the one table InboxA8E05DC3, have %v", s.Tables)
 	}
-	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stak.EnvTable: s.Table})
+	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stakcontract.EnvTable: s.Table})
 	// Each reading advances the clock a millisecond, so that message ids of
 	// one test are strictly ordered.
 	c := apitest.NewClock(time.Now(), time.Millisecond)
@@ -68,14 +69,14 @@ func asPathUser(h http.Handler) http.Handler {
 // "flash": 60s).
 func (s *service) setup(t testing.TB) {
 	t.Helper()
-	s.Must(t, 200, "PUT", "/tenants/acme/settings", `{"title":"Acme","ttl":"10d"}`, nil)
-	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"","ttl":{"default":"7d","flash":"60s"}}`, nil)
+	s.Must(t, 200, stakcontract.PutTenant.Method, stakcontract.PutTenant.URL("acme"), `{"title":"Acme","ttl":"10d"}`, nil)
+	s.Must(t, 200, stakcontract.PutInbox.Method, stakcontract.PutInbox.URL("acme", "main"), `{"title":"Main","description":"","ttl":{"default":"7d","flash":"60s"}}`, nil)
 }
 
 func (s *service) publish(t testing.TB, body string) stak.Published {
 	t.Helper()
 	var p stak.Published
-	s.Must(t, 201, "POST", "/tenants/acme/inboxes/main/messages", body, &p)
+	s.Must(t, 201, stakcontract.Publish.Method, stakcontract.Publish.URL("acme", "main"), body, &p)
 	return p
 }
 
@@ -100,7 +101,7 @@ func (s *service) toEveryone(t testing.TB, title, category string) stak.Publishe
 func (s *service) stats(t testing.TB, uid string) stak.Stats {
 	t.Helper()
 	var st stak.Stats
-	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main/users/"+uid+"/stats", "", &st)
+	s.Must(t, 200, stakcontract.Stats.Method, stakcontract.Stats.URL("acme", "main", uid), "", &st)
 	return st
 }
 

@@ -7,8 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -60,12 +59,12 @@ func readAllScope(tenant, inbox, uid string) string {
 func (b Bound) start() string {
 	switch {
 	case b.UpTo != "":
-		return skMsgPfx + b.UpTo + "~"
+		return contract.PrefixMessage + b.UpTo + "~"
 	case b.UpToTime > 0:
 		// Ids start with the millisecond of delivery: everything delivered
 		// in the bound's second sorts below the next second's first id.
 		ms := strconv.FormatInt((b.UpToTime+1)*1000, 36)
-		return skMsgPfx + strings.Repeat("0", max(0, 9-len(ms))) + ms
+		return contract.PrefixMessage + strings.Repeat("0", max(0, 9-len(ms))) + ms
 	}
 	return ""
 }
@@ -130,7 +129,7 @@ func (s *Store) markGroupSize(ms []Message) int {
 	actions, cats := 1, map[string]bool{} // c#*
 	for i, m := range ms {
 		need := 1
-		if m.UID == PublicUID {
+		if m.UID == contract.PublicUID {
 			need = 2
 		}
 		if c := m.Taxonomy.Category; c != "" && !cats[c] {
@@ -194,7 +193,7 @@ func (s *Store) markGroup(ctx context.Context, up Partition, ms []Message, now i
 // markActions builds the transaction of markGroup; owner[i] is the index in
 // ms of the message that action i marks, -1 for counter updates.
 func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []int, error) {
-	unreadUser, exists, absent := markRead(now), ddb.Exists("pk"), ddb.NotExists("pk")
+	unreadUser, exists, absent := markRead(now), ddb.Exists(contract.AttrPK), ddb.NotExists(contract.AttrPK)
 	var (
 		tx    ddb.Tx
 		owner []int
@@ -202,13 +201,13 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []in
 		order []string
 	)
 	for i, m := range ms {
-		sk := skMsgPfx + m.Header.ID
-		if m.UID == PublicUID {
-			rc, err := attributevalue.MarshalMap(receipt{PK: up.PK(), SK: sk, ReadAt: now, ExpiredAt: m.ExpiredAt, Taxonomy: m.Taxonomy})
+		sk := contract.PrefixMessage + m.Header.ID
+		if m.UID == contract.PublicUID {
+			rc, err := ddb.MarshalItem(receipt{PK: up.PK(), SK: sk, ReadAt: now, ExpiredAt: m.ExpiredAt, Taxonomy: m.Taxonomy}, contract.AttrPK, contract.AttrSK)
 			if err != nil {
 				return nil, nil, fmt.Errorf("stak: marshal receipt: %w", err)
 			}
-			tx.Check(exists.TxCheck(s.table, key(publicPK(up.Tenant, up.Inbox), sk)), nil).
+			tx.Check(exists.TxCheck(s.table, key(contract.PublicPK(up.Tenant, up.Inbox), sk)), nil).
 				Put(absent.TxPut(s.table, rc), nil)
 			owner = append(owner, i, i)
 		} else {
@@ -225,12 +224,12 @@ func (s *Store) markActions(up Partition, ms []Message, now int64) (ddb.Tx, []in
 	counters := []struct {
 		sk string
 		n  int
-	}{{skStatsAll, len(ms)}}
+	}{{contract.KeyStatsAll, len(ms)}}
 	for _, c := range order {
 		counters = append(counters, struct {
 			sk string
 			n  int
-		}{skStatsPfx + c, cats[c]})
+		}{contract.PrefixStats + c, cats[c]})
 	}
 	for _, c := range counters {
 		tx.Update(s.counterUpdate(up, c.sk, 0, c.n, 0), nil)

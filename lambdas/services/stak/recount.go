@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -64,7 +65,7 @@ func (s *Store) Recount(ctx context.Context, tenant, inbox, uid string) (*Recoun
 		return nil, err
 	}
 	res := &Recount{Tenant: tenant, Inbox: inbox, UID: uid, Changes: []CounterChange{}, Unsettled: []string{}}
-	parts := []Partition{{Tenant: tenant, UID: PublicUID, Inbox: inbox}}
+	parts := []Partition{{Tenant: tenant, UID: contract.PublicUID, Inbox: inbox}}
 	if uid != "" {
 		parts = append(parts, Partition{Tenant: tenant, UID: uid, Inbox: inbox})
 	}
@@ -117,10 +118,10 @@ func (s *Store) recountPartition(ctx context.Context, p Partition, res *Recount)
 			if err != nil {
 				return err
 			}
-			c := CounterChange{Partition: name, Category: strings.TrimPrefix(sk, skStatsPfx),
+			c := CounterChange{Partition: name, Category: strings.TrimPrefix(sk, contract.PrefixStats),
 				Before: Counts{Published: cur.published, Read: cur.read, Unread: max(0, cur.published-cur.read)},
 				After:  Counts{Published: w.Published, Read: w.Read, Unread: max(0, w.Published-w.Read)}}
-			if sk == skStatsAll {
+			if sk == contract.KeyStatsAll {
 				c.Category = ""
 			}
 			if p.Public() {
@@ -137,7 +138,7 @@ func (s *Store) recountPartition(ctx context.Context, p Partition, res *Recount)
 		}
 	}
 	for sk := range pending {
-		res.Unsettled = append(res.Unsettled, name+"/"+strings.TrimPrefix(sk, skStatsPfx))
+		res.Unsettled = append(res.Unsettled, name+"/"+strings.TrimPrefix(sk, contract.PrefixStats))
 	}
 	sort.Strings(res.Unsettled)
 	return nil
@@ -146,11 +147,11 @@ func (s *Store) recountPartition(ctx context.Context, p Partition, res *Recount)
 // readCounters reads every c# item of p, strongly consistent.
 func (s *Store) readCounters(ctx context.Context, p Partition) (map[string]stored, error) {
 	out := map[string]stored{}
-	err := s.queryAll(ctx, prefixQuery(p.PK(), skStatsPfx), func(item map[string]types.AttributeValue) error {
+	err := s.queryAll(ctx, prefixQuery(p.PK(), contract.PrefixStats), func(item map[string]types.AttributeValue) error {
 		var c stored
 		c.exists = true
-		c.published, c.hasPubl = numberAttr(item, "published")
-		c.read, c.hasRead = numberAttr(item, "read")
+		c.published, c.hasPubl = numberAttr(item, contract.AttrPublished)
+		c.read, c.hasRead = numberAttr(item, contract.AttrRead)
 		out[sortKey(item)] = c
 		return nil
 	})
@@ -161,13 +162,13 @@ func (s *Store) readCounters(ctx context.Context, p Partition) (map[string]store
 // not): published counts messages, read counts user messages with readat
 // and receipts. It returns the counts per counter key and the items read.
 func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts, int, error) {
-	want := map[string]Counts{skStatsAll: {}}
+	want := map[string]Counts{contract.KeyStatsAll: {}}
 	n := 0
 	// Only what a count reads of a message or receipt (#sk is the key
 	// condition's).
-	q := prefixQuery(p.PK(), skMsgPfx)
+	q := prefixQuery(p.PK(), contract.PrefixMessage)
 	q.Projection = "#sk, #kind, #readat, #taxonomy"
-	q.Names["#kind"], q.Names["#readat"], q.Names["#taxonomy"] = "kind", "readat", "taxonomy"
+	q.Names["#kind"], q.Names["#readat"], q.Names["#taxonomy"] = contract.AttrKind, contract.AttrReadAt, contract.AttrTaxonomy
 	err := s.queryAll(ctx, q, func(item map[string]types.AttributeValue) error {
 		n++
 		var doc struct {
@@ -185,9 +186,9 @@ func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts,
 		if !p.Public() && (doc.Kind == "" || doc.ReadAt != nil) {
 			d.Read = 1
 		}
-		sks := []string{skStatsAll}
+		sks := []string{contract.KeyStatsAll}
 		if c := doc.Taxonomy.Category; c != "" {
-			sks = append(sks, skStatsPfx+c)
+			sks = append(sks, contract.PrefixStats+c)
 		}
 		for _, sk := range sks {
 			c := want[sk]
@@ -229,7 +230,9 @@ func counterKeys(current map[string]stored, want map[string]Counts) []string {
 			keys = append(keys, sk)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] == skStatsAll || keys[j] != skStatsAll && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i] == contract.KeyStatsAll || keys[j] != contract.KeyStatsAll && keys[i] < keys[j]
+	})
 	return keys
 }
 
@@ -240,16 +243,16 @@ func counterKeys(current map[string]stored, want map[string]Counts) []string {
 func (s *Store) counterSet(ctx context.Context, p Partition, sk string, cur stored, w Counts) error {
 	e := counterOwner(p)
 	e.Update += ", #published = :published"
-	e.Names["#published"], e.Values[":published"] = "published", ddb.N(w.Published)
+	e.Names["#published"], e.Values[":published"] = contract.AttrPublished, ddb.N(w.Published)
 	if !p.Public() {
 		e.Update += ", #read = :read"
-		e.Names["#read"], e.Values[":read"] = "read", ddb.N(w.Read)
+		e.Names["#read"], e.Values[":read"] = contract.AttrRead, ddb.N(w.Read)
 	}
-	e.Names["#pk"] = "pk"
+	e.Names["#pk"] = contract.AttrPK
 	if !cur.exists {
 		e.Condition = "attribute_not_exists(#pk)"
 	} else {
-		e.Condition = "attribute_exists(#pk) AND " + held(e, "published", cur.hasPubl, cur.published) + " AND " + held(e, "read", cur.hasRead, cur.read)
+		e.Condition = "attribute_exists(#pk) AND " + held(e, contract.AttrPublished, cur.hasPubl, cur.published) + " AND " + held(e, contract.AttrRead, cur.hasRead, cur.read)
 	}
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(p.PK(), sk),

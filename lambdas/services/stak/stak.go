@@ -20,23 +20,10 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
-)
-
-// Environment variables of the service.
-const (
-	// EnvTable names the inbox table; CDK sets it to the table's Ref.
-	EnvTable = contract.EnvTable
-	// EnvCursorKey optionally sets the key that signs feed cursors. Without
-	// it the key is derived from the table name (tamper-evident, not
-	// secret).
-	EnvCursorKey = cursor.EnvKey
 )
 
 // Limits and defaults.
 const (
-	// PublicUID is the user part of the public partition key.
-	PublicUID = "$public"
 	// MaxKeyLen bounds tenant, inbox, user and category keys, which all
 	// end up in key attributes (2048 bytes for pk, 1024 for sk): the
 	// platform's bound on every path key.
@@ -78,9 +65,6 @@ const (
 	maxTTLs    = 50
 )
 
-// attrExpired counts a public partition's expired messages (public stats).
-const attrExpired = "expired"
-
 // Item kinds (the documented "kind" attribute).
 const (
 	kindSettings = "TS"
@@ -113,36 +97,20 @@ var (
 // cursorHint says what a cursor must come with.
 const cursorHint = "pass next_cursor of the previous answer unchanged, for the same user, inbox and route"
 
-// Key layout (docs/schemas/stak.md, "Items").
-const (
-	skSettings  = "st#tenant_settings"
-	skInboxPfx  = "si#"
-	skMsgPfx    = "m#"
-	skStatsPfx  = "c#"
-	skStatsAll  = "c#*"
-	skMarkerPfx = "e#"
-)
-
-func tenantPK(tenant string) string { return "t#" + tenant }
-
-func userPK(tenant, uid, inbox string) string { return "t#" + tenant + "U#" + uid + "#" + inbox }
-
-func publicPK(tenant, inbox string) string { return "t#" + tenant + "G#" + PublicUID + "#" + inbox }
-
 // Partition is a parsed message partition key.
 type Partition struct {
 	Tenant, UID, Inbox string
 }
 
 // Public reports whether p is an inbox's public partition.
-func (p Partition) Public() bool { return p.UID == PublicUID }
+func (p Partition) Public() bool { return p.UID == contract.PublicUID }
 
 // PK is the partition key of p.
 func (p Partition) PK() string {
 	if p.Public() {
-		return publicPK(p.Tenant, p.Inbox)
+		return contract.PublicPK(p.Tenant, p.Inbox)
 	}
-	return userPK(p.Tenant, p.UID, p.Inbox)
+	return contract.UserPK(p.Tenant, p.UID, p.Inbox)
 }
 
 // ParsePartition parses t#<tenant>U#<uid>#<inbox> and
@@ -150,7 +118,7 @@ func (p Partition) PK() string {
 // U/G letter (decision 9); since key parts never contain '#', the letter
 // is the last character before the first '#' after "t#".
 func ParsePartition(pk string) (Partition, error) {
-	rest, ok := strings.CutPrefix(pk, "t#")
+	rest, ok := strings.CutPrefix(pk, contract.PrefixTenant)
 	head, tail, ok2 := strings.Cut(rest, "#")
 	if !ok || !ok2 || len(head) < 2 {
 		return Partition{}, fmt.Errorf("%w: %q is not a message partition", ErrInvalidKey, pk)
@@ -160,7 +128,7 @@ func ParsePartition(pk string) (Partition, error) {
 	letter := head[len(head)-1]
 	switch {
 	case !ok || inbox == "" || uid == "" || strings.Contains(inbox, "#"):
-	case letter == 'G' && uid == PublicUID, letter == 'U' && uid != PublicUID:
+	case letter == 'G' && uid == contract.PublicUID, letter == 'U' && uid != contract.PublicUID:
 		return p, nil
 	}
 	return Partition{}, fmt.Errorf("%w: %q is not a message partition", ErrInvalidKey, pk)
@@ -294,8 +262,9 @@ type Message struct {
 // receipt is the read receipt of a public message in a user's partition:
 // no kind, no content (document: "Read Receipt Object").
 type receipt struct {
-	PK        string   `dynamodbav:"pk"`
-	SK        string   `dynamodbav:"sk"`
+	// PK and SK are pk and sk: ddb.MarshalItem spells them.
+	PK        string
+	SK        string
 	ReadAt    int64    `dynamodbav:"readat"`
 	ExpiredAt int64    `dynamodbav:"expiredat"`
 	Taxonomy  Taxonomy `dynamodbav:"taxonomy"`

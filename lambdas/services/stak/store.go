@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
@@ -43,7 +44,7 @@ func NewStore(client API, table string, cursorKey []byte, schemas BodySchemas) *
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
+	return map[string]types.AttributeValue{contract.AttrPK: &types.AttributeValueMemberS{Value: pk}, contract.AttrSK: &types.AttributeValueMemberS{Value: sk}}
 }
 
 func withKey(item map[string]types.AttributeValue, pk, sk, kind string) map[string]types.AttributeValue {
@@ -51,7 +52,7 @@ func withKey(item map[string]types.AttributeValue, pk, sk, kind string) map[stri
 		item[k] = v
 	}
 	if kind != "" {
-		item["kind"] = &types.AttributeValueMemberS{Value: kind}
+		item[contract.AttrKind] = &types.AttributeValueMemberS{Value: kind}
 	}
 	return item
 }
@@ -67,7 +68,7 @@ func (s *Store) PutTenant(ctx context.Context, ts TenantSettings) (*TenantSettin
 	if err != nil {
 		return nil, fmt.Errorf("stak: marshal settings: %w", err)
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: withKey(item, tenantPK(ts.Tenant), skSettings, kindSettings)})
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: withKey(item, contract.TenantPK(ts.Tenant), contract.KeySettings, kindSettings)})
 	if err != nil {
 		return nil, ddb.Wrap("PutItem", err)
 	}
@@ -76,7 +77,7 @@ func (s *Store) PutTenant(ctx context.Context, ts TenantSettings) (*TenantSettin
 
 // Tenant returns a tenant's settings.
 func (s *Store) Tenant(ctx context.Context, tenant string) (*TenantSettings, error) {
-	item, err := s.get(ctx, tenantPK(tenant), skSettings)
+	item, err := s.get(ctx, contract.TenantPK(tenant), contract.KeySettings)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +100,8 @@ func (s *Store) PutInbox(ctx context.Context, ic InboxConfig) (*InboxConfig, err
 		return nil, fmt.Errorf("stak: marshal inbox: %w", err)
 	}
 	var tx ddb.Tx
-	tx.Check(ddb.Exists("pk").TxCheck(s.table, key(tenantPK(ic.Tenant), skSettings)), ErrTenantNotFound).
-		Put(&types.Put{TableName: aws.String(s.table), Item: withKey(item, tenantPK(ic.Tenant), skInboxPfx+ic.Inbox, kindInbox)}, nil)
+	tx.Check(ddb.Exists(contract.AttrPK).TxCheck(s.table, key(contract.TenantPK(ic.Tenant), contract.KeySettings)), ErrTenantNotFound).
+		Put(&types.Put{TableName: aws.String(s.table), Item: withKey(item, contract.TenantPK(ic.Tenant), contract.PrefixInbox+ic.Inbox, kindInbox)}, nil)
 	if err := tx.Run(ctx, s.client); err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func (s *Store) PutInbox(ctx context.Context, ic InboxConfig) (*InboxConfig, err
 
 // Inbox returns an inbox config.
 func (s *Store) Inbox(ctx context.Context, tenant, inbox string) (*InboxConfig, error) {
-	item, err := s.get(ctx, tenantPK(tenant), skInboxPfx+inbox)
+	item, err := s.get(ctx, contract.TenantPK(tenant), contract.PrefixInbox+inbox)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func (s *Store) Publish(ctx context.Context, tenant, inbox string, d Draft) (*Pu
 		Inbox:     inbox,
 	}
 	if d.Audiences.Kind == AudienceEveryone {
-		m.UID = PublicUID
+		m.UID = contract.PublicUID
 		m.Header.Audiences.UIDs = nil
 	}
 	// Before any write: a refused publish leaves no recipient with it.
@@ -264,7 +265,7 @@ func (s *Store) deliver(ctx context.Context, m Message) error {
 		return fmt.Errorf("stak: marshal message: %w", err)
 	}
 	var tx ddb.Tx
-	tx.Put(ddb.NotExists("pk").TxPut(s.table, withKey(item, p.PK(), skMsgPfx+m.Header.ID, "")), nil)
+	tx.Put(ddb.NotExists(contract.AttrPK).TxPut(s.table, withKey(item, p.PK(), contract.PrefixMessage+m.Header.ID, "")), nil)
 	counters := s.counterUpdates(p, m.Taxonomy.Category, 1, 0, 0)
 	return s.transact(ctx, append(tx, counters...))
 }
@@ -275,9 +276,9 @@ func (s *Store) deliver(ctx context.Context, m Message) error {
 // counts expired messages (the public stats: ever published = published +
 // expired).
 func (s *Store) counterUpdates(p Partition, category string, published, read, expired int) ddb.Tx {
-	sks := []string{skStatsAll}
+	sks := []string{contract.KeyStatsAll}
 	if category != "" {
-		sks = append(sks, skStatsPfx+category)
+		sks = append(sks, contract.PrefixStats+category)
 	}
 	out := make(ddb.Tx, 0, len(sks))
 	for _, sk := range sks {
@@ -294,15 +295,15 @@ func (s *Store) counterUpdate(p Partition, sk string, published, read, expired i
 	add := ""
 	if published != 0 || p.Public() {
 		add += ", #published :published"
-		e.Names["#published"], e.Values[":published"] = "published", ddb.N(int64(published))
+		e.Names["#published"], e.Values[":published"] = contract.AttrPublished, ddb.N(int64(published))
 	}
 	if expired != 0 {
 		add += ", #expired :expired"
-		e.Names["#expired"], e.Values[":expired"] = attrExpired, ddb.N(int64(expired))
+		e.Names["#expired"], e.Values[":expired"] = contract.AttrExpired, ddb.N(int64(expired))
 	}
 	if !p.Public() {
 		add += ", #read :read"
-		e.Names["#read"], e.Values[":read"] = "read", ddb.N(int64(read))
+		e.Names["#read"], e.Values[":read"] = contract.AttrRead, ddb.N(int64(read))
 	}
 	e.Update += " ADD " + add[len(", "):]
 	return e.TxUpdate(s.table, key(p.PK(), sk))
@@ -314,7 +315,7 @@ func (s *Store) counterUpdate(p Partition, sk string, published, read, expired i
 func counterOwner(p Partition) ddb.Expr {
 	return ddb.Expr{
 		Update: "SET #kind = :kind, #tenant = :tenant, #inbox = :inbox, #uid = :uid",
-		Names:  map[string]string{"#kind": "kind", "#tenant": "tenant_key", "#inbox": "inbox_key", "#uid": "uid"},
+		Names:  map[string]string{"#kind": contract.AttrKind, "#tenant": contract.AttrTenantKey, "#inbox": contract.AttrInboxKey, "#uid": contract.AttrUID},
 		Values: map[string]types.AttributeValue{
 			":kind":   &types.AttributeValueMemberS{Value: kindStats},
 			":tenant": &types.AttributeValueMemberS{Value: p.Tenant},
@@ -330,7 +331,7 @@ func markRead(now int64) ddb.Expr {
 	return ddb.Expr{
 		Update:    "SET #readat = :now",
 		Condition: "attribute_exists(#pk) AND attribute_not_exists(#readat)",
-		Names:     map[string]string{"#readat": "readat", "#pk": "pk"},
+		Names:     map[string]string{"#readat": contract.AttrReadAt, "#pk": contract.AttrPK},
 		Values:    map[string]types.AttributeValue{":now": ddb.N(now)},
 	}
 }
@@ -340,7 +341,7 @@ func markRead(now int64) ddb.Expr {
 func prefixQuery(pk, prefix string) ddb.Expr {
 	return ddb.Expr{
 		KeyCondition: "#pk = :pk AND begins_with(#sk, :prefix)",
-		Names:        map[string]string{"#pk": "pk", "#sk": "sk"},
+		Names:        map[string]string{"#pk": contract.AttrPK, "#sk": contract.AttrSK},
 		Values: map[string]types.AttributeValue{
 			":pk":     &types.AttributeValueMemberS{Value: pk},
 			":prefix": &types.AttributeValueMemberS{Value: prefix},
@@ -386,8 +387,8 @@ func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
 	}
 	// attributevalue reads numbers inside an any as float64, which rounds
 	// 12345678901234567890123; the body is read digit for digit instead.
-	if content, ok := item["message"].(*types.AttributeValueMemberM); ok {
-		if body, ok := content.Value["body"]; ok {
+	if content, ok := item[contract.AttrMessage].(*types.AttributeValueMemberM); ok {
+		if body, ok := content.Value[contract.AttrBody]; ok {
 			v, err := jsondoc.FromAttributeValue(body)
 			if err != nil {
 				return nil, fmt.Errorf("stak: unmarshal message body: %w", err)
@@ -400,7 +401,7 @@ func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
 
 // isReceipt: a receipt is the only m# item without a kind (decision 6).
 func isReceipt(item map[string]types.AttributeValue) bool {
-	_, ok := item["kind"]
+	_, ok := item[contract.AttrKind]
 	return !ok
 }
 
@@ -416,7 +417,7 @@ func numberAttr(item map[string]types.AttributeValue, name string) (int64, bool)
 // live: TTL deletes days late, so an item past expiredat is treated as
 // gone everywhere (decision 13).
 func (s *Store) live(item map[string]types.AttributeValue) bool {
-	exp, ok := numberAttr(item, "expiredat")
+	exp, ok := numberAttr(item, contract.AttrExpiredAt)
 	return item != nil && ok && exp > s.now().Unix()
 }
 
@@ -432,7 +433,7 @@ func (s *Store) live(item map[string]types.AttributeValue) bool {
 // inbox that does, so a found one proves it without the extra GetItem.
 func (s *Store) MarkRead(ctx context.Context, tenant, inbox, uid, id string) (m *Message, changed bool, err error) {
 	up := Partition{Tenant: tenant, UID: uid, Inbox: inbox}
-	sk := skMsgPfx + id
+	sk := contract.PrefixMessage + id
 	item, err := s.get(ctx, up.PK(), sk)
 	if err != nil {
 		return nil, false, err
@@ -440,7 +441,7 @@ func (s *Store) MarkRead(ctx context.Context, tenant, inbox, uid, id string) (m 
 	if item != nil && s.live(item) && !isReceipt(item) {
 		return s.markUserMessage(ctx, up, item)
 	}
-	pub, err := s.get(ctx, publicPK(tenant, inbox), sk)
+	pub, err := s.get(ctx, contract.PublicPK(tenant, inbox), sk)
 	if err != nil {
 		return nil, false, err
 	}
@@ -454,7 +455,7 @@ func (s *Store) MarkRead(ctx context.Context, tenant, inbox, uid, id string) (m 
 		return nil, false, err
 	}
 	if item != nil && isReceipt(item) {
-		readAt, _ := numberAttr(item, "readat")
+		readAt, _ := numberAttr(item, contract.AttrReadAt)
 		m.ReadAt = &readAt
 		return m, false, nil
 	}
@@ -476,12 +477,12 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 	now := s.now().Unix()
 	counters := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
 	var tx ddb.Tx
-	tx.Update(markRead(now).TxUpdate(s.table, key(up.PK(), skMsgPfx+m.Header.ID)), errMarked)
+	tx.Update(markRead(now).TxUpdate(s.table, key(up.PK(), contract.PrefixMessage+m.Header.ID)), errMarked)
 	err = s.transact(ctx, append(tx, counters...))
 	if errors.Is(err, errMarked) {
 		// A concurrent mark won (or the item expired away): report what
 		// is stored now.
-		item, err := s.get(ctx, up.PK(), skMsgPfx+m.Header.ID)
+		item, err := s.get(ctx, up.PK(), contract.PrefixMessage+m.Header.ID)
 		if err != nil {
 			return nil, false, err
 		}
@@ -500,22 +501,22 @@ func (s *Store) markUserMessage(ctx context.Context, up Partition, item map[stri
 
 func (s *Store) markPublicMessage(ctx context.Context, up Partition, m *Message) (*Message, bool, error) {
 	now := s.now().Unix()
-	sk := skMsgPfx + m.Header.ID
-	rc, err := attributevalue.MarshalMap(receipt{PK: up.PK(), SK: sk, ReadAt: now, ExpiredAt: m.ExpiredAt, Taxonomy: m.Taxonomy})
+	sk := contract.PrefixMessage + m.Header.ID
+	rc, err := ddb.MarshalItem(receipt{PK: up.PK(), SK: sk, ReadAt: now, ExpiredAt: m.ExpiredAt, Taxonomy: m.Taxonomy}, contract.AttrPK, contract.AttrSK)
 	if err != nil {
 		return nil, false, fmt.Errorf("stak: marshal receipt: %w", err)
 	}
 	counters := s.counterUpdates(up, m.Taxonomy.Category, 0, 1, 0)
 	var tx ddb.Tx
-	tx.Check(ddb.Exists("pk").TxCheck(s.table, key(publicPK(up.Tenant, up.Inbox), sk)), ErrMessageNotFound).
-		Put(ddb.NotExists("pk").TxPut(s.table, rc), errMarked)
+	tx.Check(ddb.Exists(contract.AttrPK).TxCheck(s.table, key(contract.PublicPK(up.Tenant, up.Inbox), sk)), ErrMessageNotFound).
+		Put(ddb.NotExists(contract.AttrPK).TxPut(s.table, rc), errMarked)
 	switch err := s.transact(ctx, append(tx, counters...)); {
 	case errors.Is(err, errMarked):
 		item, err := s.get(ctx, up.PK(), sk)
 		if err != nil {
 			return nil, false, err
 		}
-		readAt, _ := numberAttr(item, "readat")
+		readAt, _ := numberAttr(item, contract.AttrReadAt)
 		m.ReadAt = &readAt
 		return m, false, nil
 	case err != nil:
@@ -553,7 +554,7 @@ func (s *Store) Stats(ctx context.Context, tenant, inbox, uid string) (*Stats, e
 		return nil, err
 	}
 	st := &Stats{Tenant: tenant, Inbox: inbox, UID: uid, Categories: map[string]Counts{}}
-	for _, pk := range []string{userPK(tenant, uid, inbox), publicPK(tenant, inbox)} {
+	for _, pk := range []string{contract.UserPK(tenant, uid, inbox), contract.PublicPK(tenant, inbox)} {
 		err := s.counters(ctx, pk, func(cat string, item map[string]types.AttributeValue) error {
 			var c Counts
 			if err := attributevalue.UnmarshalMap(item, &c); err != nil {
@@ -611,7 +612,7 @@ func (s *Store) PublicStats(ctx context.Context, tenant, inbox string) (*PublicS
 		return nil, err
 	}
 	st := &PublicStats{Tenant: tenant, Inbox: inbox, Categories: map[string]PublicCounts{}}
-	err := s.counters(ctx, publicPK(tenant, inbox), func(cat string, item map[string]types.AttributeValue) error {
+	err := s.counters(ctx, contract.PublicPK(tenant, inbox), func(cat string, item map[string]types.AttributeValue) error {
 		var c struct {
 			Live    int64 `dynamodbav:"published"`
 			Expired int64 `dynamodbav:"expired"`
@@ -636,16 +637,16 @@ func (s *Store) PublicStats(ctx context.Context, tenant, inbox string) (*PublicS
 // counters reads the counter items of partition pk, strongly consistent,
 // and hands each to f with its category ("" for the inbox's total).
 func (s *Store) counters(ctx context.Context, pk string, f func(category string, item map[string]types.AttributeValue) error) error {
-	in := prefixQuery(pk, skStatsPfx).Query(s.table)
+	in := prefixQuery(pk, contract.PrefixStats).Query(s.table)
 	in.ConsistentRead = aws.Bool(true)
 	for item, err := range ddb.All(ctx, s.client, in) {
 		if err != nil {
 			return err
 		}
-		sk, _ := item["sk"].(*types.AttributeValueMemberS)
+		sk, _ := item[contract.AttrSK].(*types.AttributeValueMemberS)
 		cat := ""
-		if sk != nil && sk.Value != skStatsAll {
-			cat = sk.Value[len(skStatsPfx):]
+		if sk != nil && sk.Value != contract.KeyStatsAll {
+			cat = sk.Value[len(contract.PrefixStats):]
 		}
 		if err := f(cat, item); err != nil {
 			return err

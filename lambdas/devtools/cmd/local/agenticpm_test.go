@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	pm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -30,17 +31,17 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 	var p struct {
 		ID string `json:"id"`
 	}
-	call(t, "POST", r.base+"/agenticpm/projects", `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
+	call(t, pm.CreateProject.Method, at(r.base, pm.Name, pm.CreateProject), `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
 	deadline := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
 	var e struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
 	}
-	call(t, "POST", r.base+"/agenticpm/projects/"+p.ID+"/escalations",
+	call(t, pm.CreateEscalation.Method, at(r.base, pm.Name, pm.CreateEscalation, p.ID),
 		fmt.Sprintf(`{"title":"Quick?","context":{},"options":[{"option":"Yes"}],"expiresAt":%q}`, deadline), 201, &e)
 	time.Sleep(3 * time.Second)
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
-	call(t, "GET", r.base+"/agenticpm/projects/"+p.ID+"/escalations/"+e.ID, "", 200, &e)
+	call(t, pm.GetEscalation.Method, at(r.base, pm.Name, pm.GetEscalation, p.ID, e.ID), "", 200, &e)
 	if e.Status != "expired" {
 		t.Errorf("escalation %s after the job's run past its deadline, want expired", e.Status)
 	}
@@ -51,7 +52,7 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 		KMSKeyID          string            `json:"kmsKeyId"`
 		EncryptionContext map[string]string `json:"encryptionContext"`
 	}
-	call(t, "PUT", r.base+"/agenticpm/integrations/jira", `{"config":{"apiToken":"`+marker+`"},"status":"active"}`, 200, &c)
+	call(t, pm.PutIntegration.Method, at(r.base, pm.Name, pm.PutIntegration, "jira"), `{"config":{"apiToken":"`+marker+`"},"status":"active"}`, 200, &c)
 	if c.ConfigEncrypted == "" || !strings.Contains(c.KMSKeyID, ":key/") || c.EncryptionContext["stage"] != "dev" || c.EncryptionContext["integration"] != "jira" {
 		t.Fatalf("stored %+v", c)
 	}

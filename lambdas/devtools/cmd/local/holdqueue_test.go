@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	pm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
@@ -20,12 +21,12 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 	var p struct {
 		ID string `json:"id"`
 	}
-	call(t, "POST", r.base+"/agenticpm/projects", `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
+	call(t, pm.CreateProject.Method, at(r.base, pm.Name, pm.CreateProject), `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
 	until := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
 	var a struct {
 		ID string `json:"id"`
 	}
-	call(t, "POST", r.base+"/agenticpm/projects/"+p.ID+"/actions", fmt.Sprintf(`{"actionType":"email_sent","description":"status","heldUntil":%q}`, until), 201, &a)
+	call(t, pm.RecordAction.Method, at(r.base, pm.Name, pm.RecordAction, p.ID), fmt.Sprintf(`{"actionType":"email_sent","description":"status","heldUntil":%q}`, until), 201, &a)
 	time.Sleep(3 * time.Second)
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
 	var acts struct {
@@ -36,7 +37,7 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 			DispatchedAt string `json:"dispatchedAt"`
 		} `json:"items"`
 	}
-	call(t, "GET", r.base+"/agenticpm/projects/"+p.ID+"/actions", "", 200, &acts)
+	call(t, pm.ListActions.Method, at(r.base, pm.Name, pm.ListActions, p.ID), "", 200, &acts)
 	if len(acts.Items) != 1 || !acts.Items[0].Executed || acts.Items[0].ReleasedBy != "schedule" || acts.Items[0].DispatchedAt == "" {
 		t.Fatalf("actions = %+v", acts)
 	}

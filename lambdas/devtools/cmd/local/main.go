@@ -248,7 +248,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 		}
 	}
 	if len(mounted) == 0 && consuming == 0 && working == 0 {
-		return fmt.Errorf("no function with %s in %s", cfntables.EnvService, dir)
+		return fmt.Errorf("no function with %s in %s", service.EnvFunction, dir)
 	}
 	svcNames := make([]string, 0, len(mounted))
 	for n := range mounted {

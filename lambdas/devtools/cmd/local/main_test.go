@@ -23,6 +23,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
+	dynastack "github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
@@ -267,11 +270,11 @@ func waitGone(t *testing.T, what string, pid int) {
 // routes take none locally (SigV4 is not emulated).
 func checkTokens(t *testing.T, base, templates string) {
 	t.Helper()
-	stak := base + "/stak/tenants/acme"
-	call(t, "PUT", stak+"/settings", `{"title":"Acme"}`, 200, nil)
-	call(t, "PUT", stak+"/inboxes/main", `{"title":"Main"}`, 200, nil)
-	call(t, "POST", stak+"/inboxes/main/messages", `{"sender":"hr","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"hi"}}`, 201, nil)
-	feed := stak + "/inboxes/main/users/u1/messages"
+	call(t, stakcontract.PutTenant.Method, at(base, stakcontract.Name, stakcontract.PutTenant, "acme"), `{"title":"Acme"}`, 200, nil)
+	call(t, stakcontract.PutInbox.Method, at(base, stakcontract.Name, stakcontract.PutInbox, "acme", "main"), `{"title":"Main"}`, 200, nil)
+	call(t, stakcontract.Publish.Method, at(base, stakcontract.Name, stakcontract.Publish, "acme", "main"),
+		`{"sender":"hr","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"hi"}}`, 201, nil)
+	feed := at(base, stakcontract.Name, stakcontract.Feed, "acme", "main", "u1")
 	token := func(tenant, user string) string {
 		out, err := exec.Command(build(t), "token", "-tenant", tenant, "-user", user, "-templates", templates).Output()
 		if err != nil {
@@ -306,6 +309,12 @@ func checkTokens(t *testing.T, base, templates string) {
 			t.Errorf("%s: feed %s", tt.name, b)
 		}
 	}
+}
+
+// at is the runner's URL of route, a route of the contract of service
+// (which the runner serves under /<service>), with its path values.
+func at(base, service string, route dynastack.Route, values ...string) string {
+	return base + "/" + service + route.URL(values...)
 }
 
 func call(t *testing.T, method, url, body string, wantStatus int, out any) {
@@ -363,7 +372,7 @@ func servedServices(t *testing.T, dir string) string {
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), ownJava)
-	api := r.base + "/itsm/tickets"
+	api := at(r.base, itsm.Name, itsm.CreateTicket)
 
 	var health struct {
 		Status   string   `json:"status"`
@@ -380,29 +389,29 @@ func TestEndToEnd(t *testing.T) {
 		Comments []map[string]any `json:"comments"`
 	}
 	var tk, got ticket
-	call(t, "POST", api, `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`, 201, &tk)
-	call(t, "GET", api+"/"+tk.TicketID, "", 200, &got)
+	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`, 201, &tk)
+	call(t, itsm.GetTicket.Method, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID), "", 200, &got)
 	if got.TicketID != tk.TicketID || got.Status != "open" {
 		t.Errorf("get = %+v", got)
 	}
-	call(t, "POST", api+"/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`, 201, &got)
+	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, tk.TicketID), `{"comment_text":"Tried restarting"}`, 201, &got)
 	if len(got.Comments) != 1 {
 		t.Errorf("comments = %v", got.Comments)
 	}
-	call(t, "POST", api+"/00000000-0000-4000-8000-000000000000/comments", `{"comment_text":"x"}`, 404, nil)
-	call(t, "POST", api, `null`, 400, nil)
+	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, "00000000-0000-4000-8000-000000000000"), `{"comment_text":"x"}`, 404, nil)
+	call(t, itsm.CreateTicket.Method, api, `null`, 400, nil)
 	var list struct {
 		Tickets []ticket `json:"tickets"`
 	}
-	call(t, "GET", api+"?caller=poc-user-001", "", 200, &list)
+	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(dynastack.Values{itsm.ParamCaller: "poc-user-001"}), "", 200, &list)
 	if len(list.Tickets) != 1 || list.Tickets[0].TicketID != tk.TicketID {
 		t.Errorf("list = %+v", list)
 	}
 	for _, st := range []string{"in_progress", "resolved", "closed"} {
-		call(t, "PATCH", api+"/"+tk.TicketID, `{"status":"`+st+`"}`, 200, &got)
+		call(t, itsm.SetStatus.Method, at(r.base, itsm.Name, itsm.SetStatus, tk.TicketID), `{"status":"`+st+`"}`, 200, &got)
 	}
-	call(t, "PATCH", api+"/"+tk.TicketID, `{"status":"open"}`, 409, nil)
-	call(t, "POST", api+"/"+tk.TicketID+"/comments", `{"comment_text":"x"}`, 409, nil)
+	call(t, itsm.SetStatus.Method, at(r.base, itsm.Name, itsm.SetStatus, tk.TicketID), `{"status":"open"}`, 409, nil)
+	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, tk.TicketID), `{"comment_text":"x"}`, 409, nil)
 	call(t, "GET", r.base+"/nothing/here", "", 404, nil)
 	checkTokens(t, r.base, filepath.Dir(testenv.Template(t, "dev", "itsm")))
 	checkLocalOnly(t, r.base)
@@ -452,7 +461,8 @@ func checkLocalOnly(t *testing.T, base string) {
 	var before, after struct {
 		Tickets []any `json:"tickets"`
 	}
-	call(t, "GET", base+"/itsm/tickets?caller=web-page", "", 200, &before)
+	list := base + "/" + itsm.Name + itsm.ListTickets.URLQuery(dynastack.Values{itsm.ParamCaller: "web-page"})
+	call(t, itsm.ListTickets.Method, list, "", 200, &before)
 	const body = `{"caller_id":"web-page","issue_description":"from a page"}`
 	for _, tt := range []struct {
 		name, host string
@@ -464,7 +474,7 @@ func checkLocalOnly(t *testing.T, base string) {
 		{"text/plain", "", map[string]string{"Content-Type": "text/plain"}, 415},
 		{"form", "", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
 	} {
-		req, err := http.NewRequest("POST", base+"/itsm/tickets", strings.NewReader(body))
+		req, err := http.NewRequest(itsm.CreateTicket.Method, at(base, itsm.Name, itsm.CreateTicket), strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -484,7 +494,7 @@ func checkLocalOnly(t *testing.T, base string) {
 			t.Errorf("%s: %d %s, want %d", tt.name, resp.StatusCode, b, tt.status)
 		}
 	}
-	call(t, "GET", base+"/itsm/tickets?caller=web-page", "", 200, &after)
+	call(t, itsm.ListTickets.Method, list, "", 200, &after)
 	if len(after.Tickets) != len(before.Tickets) {
 		t.Errorf("refused requests created %d tickets", len(after.Tickets)-len(before.Tickets))
 	}

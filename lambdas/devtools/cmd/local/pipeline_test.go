@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	rez "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
 
@@ -55,13 +56,13 @@ func TestPipeline(t *testing.T) {
 	var created struct {
 		MessageID string `json:"message_id"`
 	}
-	call(t, "POST", r.base+"/rezagent/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"from curl"}}`, 201, &created)
+	call(t, rez.CreateMessage.Method, at(r.base, rez.Name, rez.CreateMessage), `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"from curl"}}`, 201, &created)
 	var m struct {
 		Status         string `json:"status"`
 		NotificationID string `json:"notification_id"`
 	}
 	waitFor("the created message completed", func() bool {
-		call(t, "GET", r.base+"/rezagent/messages/"+created.MessageID, "", 200, &m)
+		call(t, rez.GetMessage.Method, at(r.base, rez.Name, rez.GetMessage, created.MessageID), "", 200, &m)
 		return m.Status == "completed"
 	})
 	if n := sink(); n.count("from curl") != 1 || m.NotificationID == "" {

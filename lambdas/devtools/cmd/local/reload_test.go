@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
@@ -79,11 +80,11 @@ func TestReload(t *testing.T) {
 	src := copyTree(t)
 	// Its own DynamoDB Local: the test is that the process survives.
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), ownJava, "-reload", "-src", src)
-	api := r.base + "/itsm/tickets"
+	api := at(r.base, itsm.Name, itsm.CreateTicket)
 	var tk struct {
 		TicketID string `json:"ticket_id"`
 	}
-	call(t, "POST", api, `{"caller_id":"reload-user","issue_description":"kept across reloads"}`, 201, &tk)
+	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"reload-user","issue_description":"kept across reloads"}`, 201, &tk)
 
 	// The change: the name ITSM gives a ticket in its 404.
 	file := filepath.Join(src, "lambdas", "services", "itsm", "http.go")
@@ -91,18 +92,18 @@ func TestReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from, to = `api.PathUUID(r, "id", "ticket")`, `api.PathUUID(r, "id", "reloaded ticket")`
+	const from, to = `api.PathUUID(r, contract.ParamID, "ticket")`, `api.PathUUID(r, contract.ParamID, "reloaded ticket")`
 	if !strings.Contains(string(code), from) {
 		t.Fatalf("%s no longer holds %s: choose another visible change for this test", file, from)
 	}
-	if _, body := get(t, api+"/not-a-uuid"); strings.Contains(body, "reloaded ticket") {
+	if _, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid")); strings.Contains(body, "reloaded ticket") {
 		t.Fatalf("before the change: %s", body)
 	}
 	saved := time.Now()
 	if err := os.WriteFile(file, []byte(strings.Replace(string(code), from, to, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitBody(t, api+"/not-a-uuid", 404, "reloaded ticket", 3*time.Minute)
+	waitBody(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"), 404, "reloaded ticket", 3*time.Minute)
 	t.Logf("reload: %s from save to serving the new code", time.Since(saved).Round(time.Millisecond))
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if line, _ := r.stderr.find(0, `"msg":"reloaded"`); line != "" {
@@ -112,7 +113,7 @@ func TestReload(t *testing.T) {
 	}
 
 	// Kept: the ticket, and the same DynamoDB Local.
-	if status, body := get(t, api+"/"+tk.TicketID); status != 200 || !strings.Contains(body, "kept across reloads") {
+	if status, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID)); status != 200 || !strings.Contains(body, "kept across reloads") {
 		t.Errorf("ticket after the reload: %d %s", status, body)
 	}
 	if !alive(r.javaPID) {
@@ -136,10 +137,10 @@ func TestReload(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if status, body := get(t, api+"/not-a-uuid"); status != 404 || !strings.Contains(body, "reloaded ticket") {
+	if status, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid")); status != 404 || !strings.Contains(body, "reloaded ticket") {
 		t.Errorf("after a broken build the last good server must serve: %d %s", status, body)
 	}
-	if status, _ := get(t, api+"/"+tk.TicketID); status != 200 {
+	if status, _ := get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID)); status != 200 {
 		t.Errorf("ticket after a broken build: %d", status)
 	}
 	if _, n := r.stderr.find(after, `"msg":"reloaded"`); n != after {
@@ -153,7 +154,7 @@ func TestReload(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Replace(string(code), from, `api.PathUUID(r, "id", "fixed ticket")`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitBody(t, api+"/not-a-uuid", 404, "fixed ticket", 3*time.Minute)
+	waitBody(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"), 404, "fixed ticket", 3*time.Minute)
 }
 
 // waitBody waits until url answers status with a body holding want.

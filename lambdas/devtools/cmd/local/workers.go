@@ -33,9 +33,6 @@ const (
 	// long a failed record waits before its retry (the templates' 180 s
 	// is right for Lambda, long for a developer). Default 5s.
 	EnvVisibility = "LOCAL_VISIBILITY_TIMEOUT"
-	// EnvNtfyURL sends notifications to a real ntfy server instead of the
-	// local sink (NTFY_TOKEN goes with it).
-	EnvNtfyURL = rezagentcontract.EnvNtfyURL
 	// EnvTableSuffix is added to every table name the runner creates, so
 	// that several runners can share one DynamoDB Local (its tests run in
 	// parallel against make test's; AWS_ENDPOINT_URL_DYNAMODB names it).
@@ -113,7 +110,7 @@ func newWorkers(log *slog.Logger, base string) (*workers, error) {
 		return nil, err
 	}
 	log.Info("local kms started", "endpoint", w.kms.Endpoint, "pid", w.kms.PID())
-	w.ntfyURL = os.Getenv(EnvNtfyURL)
+	w.ntfyURL = os.Getenv(rezagentcontract.EnvNtfyURL)
 	if w.ntfyURL == "" {
 		w.sink = ntfysink.New("", log.With("component", "ntfy-sink"))
 		w.ntfyURL = base + "/_local/ntfy"
@@ -144,7 +141,7 @@ func (w *workers) close() {
 // KMS and the ntfy server.
 func (w *workers) env() map[string]string {
 	env := w.aws.Env()
-	env["AWS_ENDPOINT_URL_SNS"], env[awsloop.EndpointEnv("EventBridge")], env[EnvNtfyURL] = w.sns.URL(), w.events.URL(), w.ntfyURL
+	env["AWS_ENDPOINT_URL_SNS"], env[awsloop.EndpointEnv("EventBridge")], env[rezagentcontract.EnvNtfyURL] = w.sns.URL(), w.events.URL(), w.ntfyURL
 	env[kmslocal.EnvEndpoint] = w.kms.Endpoint
 	return env
 }

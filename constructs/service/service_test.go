@@ -1,0 +1,126 @@
+package service_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dynastack/dynastack/constructs/service"
+)
+
+var (
+	list    = service.Route{Method: "GET", Path: "/tickets", Query: []service.QueryParam{"caller", service.Cursor}}
+	comment = service.Route{Method: "POST", Path: "/tickets/{id}/comments"}
+	nested  = service.Route{Method: "GET", Path: "/projects/{id}/escalations/{eid}"}
+	greedy  = service.Route{Method: "DELETE", Path: "/schedules/{id}/resources/{arn+}"}
+)
+
+func TestParams(t *testing.T) {
+	for _, tt := range []struct {
+		route service.Route
+		want  []service.PathParam
+	}{
+		{list, nil},
+		{comment, []service.PathParam{"id"}},
+		{nested, []service.PathParam{"id", "eid"}},
+		{greedy, []service.PathParam{"id", "arn"}},
+	} {
+		if got := tt.route.Params(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Params() = %v, want %v", tt.route.Key(), got, tt.want)
+		}
+	}
+}
+
+func TestURL(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		route  service.Route
+		values []string
+		want   string
+	}{
+		{"no parameter", list, nil, "/tickets"},
+		{"one", comment, []string{"3f1d7e3a"}, "/tickets/3f1d7e3a/comments"},
+		{"in path order", nested, []string{"p", "e"}, "/projects/p/escalations/e"},
+		{"escaped", comment, []string{"a b/c?d#e%"}, "/tickets/a%20b%2Fc%3Fd%23e%25/comments"},
+		{"empty value", comment, []string{""}, "/tickets//comments"},
+		{"greedy keeps its slashes", greedy, []string{"s", "arn:aws:ecs:eu-west-1:123456789012:service/c 1/web"},
+			"/schedules/s/resources/arn:aws:ecs:eu-west-1:123456789012:service/c%201/web"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.route.URL(tt.values...); got != tt.want {
+				t.Errorf("URL(%q) = %q, want %q", tt.values, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestURLQuery(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		route  service.Route
+		q      service.Values
+		values []string
+		want   string
+	}{
+		{"none", list, nil, nil, "/tickets"},
+		{"empty values left out", list, service.Values{"caller": "", service.Cursor: ""}, nil, "/tickets"},
+		{"in name order, escaped", list, service.Values{service.Cursor: "c+/=", "caller": "poc user"}, nil, "/tickets?caller=poc+user&cursor=c%2B%2F%3D"},
+		{"with path values", service.Route{Method: "GET", Path: "/p/{id}/events", Query: []service.QueryParam{service.Limit}},
+			service.Values{service.Limit: "100"}, []string{"x"}, "/p/x/events?limit=100"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.route.URLQuery(tt.q, tt.values...); got != tt.want {
+				t.Errorf("URLQuery(%v, %q) = %q, want %q", tt.q, tt.values, got, tt.want)
+			}
+		})
+	}
+}
+
+// A call with the wrong parameters is a bug of the client: it panics,
+// naming the route and what it takes.
+func TestURLPanicsOnWrongParameters(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		call func()
+		want string
+	}{
+		{"missing", func() { nested.URL("p") }, "GET /projects/{id}/escalations/{eid} takes 2 path parameters [id eid], got 1"},
+		{"extra", func() { list.URL("x") }, "GET /tickets takes 0 path parameters [], got 1"},
+		{"unknown query parameter", func() { list.URLQuery(service.Values{service.Limit: "5"}) }, `GET /tickets takes no query parameter "limit"`},
+		{"missing, with a query", func() { comment.URLQuery(nil) }, "takes 1 path parameters"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), tt.want) {
+					t.Errorf("panic %v, want one saying %q", r, tt.want)
+				}
+			}()
+			tt.call()
+		})
+	}
+}
+
+func TestRouteValidate(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		route service.Route
+		want  string // "" for valid
+	}{
+		{"valid", nested, ""},
+		{"greedy", greedy, ""},
+		{"method", service.Route{Method: "GET ", Path: "/x"}, "use GET, POST"},
+		{"path", service.Route{Method: "GET", Path: "x"}, "write the path as API Gateway does"},
+		{"auth", service.Route{Method: "GET", Path: "/x", Auth: "none"}, "use service.IAM or service.JWT"},
+		{"parameter twice", service.Route{Method: "GET", Path: "/x/{id}/y/{id}"}, `path parameter "id": name each parameter once`},
+		{"empty parameter", service.Route{Method: "GET", Path: "/x/{}"}, `path parameter "": name each parameter once`},
+		{"query twice", service.Route{Method: "GET", Path: "/x", Query: []service.QueryParam{service.Limit, service.Limit}}, `query parameter "limit": list each parameter once`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.route.Validate()
+			if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
