@@ -310,7 +310,7 @@ test-go: deps $(LOCAL_KMS)
 # Minimizing each new-coverage input may take up to 60 s by default, which
 # stalls a short run (FuzzDecodeJSON: 7,700 executions instead of 110,000);
 # 200 attempts per input keep the run fuzzing.
-FUZZ_TARGETS := platform/cursor:FuzzDecode:120000x platform/api:FuzzDecodeJSON:60000x platform/api:FuzzCheckBody:30000x platform/jsondoc:FuzzValidNumber:45000x
+FUZZ_TARGETS := platform/ddb:FuzzDecodeCursor:120000x platform/api:FuzzDecodeJSON:60000x platform/api:FuzzCheckBody:30000x platform/ddb:FuzzValidNumber:45000x
 FUZZTIME     ?=
 
 test-fuzz:

@@ -89,13 +89,13 @@ type Kind string
 const (
 	// HTTP: API Gateway HTTP API (payload 2.0) routes.
 	HTTP Kind = "http"
-	// Schedule: an EventBridge Scheduler schedule (platform/schedule).
+	// Schedule: an EventBridge Scheduler schedule (platform/fn, schedule.go).
 	Schedule Kind = "schedule"
 	// Queue: an SQS event source mapping reporting batch item failures
-	// (platform/queue).
+	// (platform/fn, queue.go).
 	Queue Kind = "queue"
 	// Stream: a DynamoDB stream event source mapping reporting batch item
-	// failures (platform/streams).
+	// failures (platform/fn, streams.go).
 	Stream Kind = "stream"
 )
 
@@ -185,7 +185,7 @@ type Route struct {
 	Query []QueryParam
 	// Idempotent routes take an Idempotency-Key header: a client that
 	// retries a create with the same key gets the first answer again
-	// instead of a second item (lambdas/platform/idempotency).
+	// instead of a second item (lambdas/platform/api, idempotency.go).
 	//
 	// Default: false.
 	Idempotent bool
@@ -346,7 +346,7 @@ func (c Contract) Validate() error {
 
 // ScheduleInput is the target input of every schedule: JSON in which
 // EventBridge Scheduler replaces the context attributes, so a job learns
-// the fire time it serves and keys its work on it (platform/schedule
+// the fire time it serves and keys its work on it (platform/fn, schedule.go
 // decodes it).
 const ScheduleInput = `{"schedule_arn":"<aws.scheduler.schedule-arn>","scheduled_time":"<aws.scheduler.scheduled-time>","execution_id":"<aws.scheduler.execution-id>","attempt_number":"<aws.scheduler.attempt-number>"}`
 

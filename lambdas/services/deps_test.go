@@ -29,6 +29,10 @@ import (
 const (
 	module  = "github.com/dynastack/dynastack/lambdas"
 	devTree = module + "/devtools/"
+	// opsTree holds the operator tools (stak-replay) and what only they
+	// and the dev tools use: run by a person against a stage, never
+	// deployed, so the runtime (platform, services, cmd) never imports it.
+	opsTree = module + "/ops/"
 )
 
 // lambdaMainBans are what no Lambda main may link, wherever it comes
@@ -168,8 +172,15 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 				}
 			}
 		}
+		if !strings.HasPrefix(p.ImportPath+"/", devTree) && !strings.HasPrefix(p.ImportPath+"/", opsTree) {
+			for _, imp := range p.Imports {
+				if strings.HasPrefix(imp, opsTree) {
+					t.Errorf("%s imports the operator tools' %s: the runtime never needs it", p.ImportPath, imp)
+				}
+			}
+		}
 		// A Lambda main is a contract function's cmd/<name>; stak-replay
-		// runs on a workstation, the local runner is a dev tool.
+		// (ops/) runs on a workstation, the local runner is a dev tool.
 		if _, ok := catalog.Function(path.Base(p.ImportPath)); p.Name != "main" || !ok {
 			continue
 		}

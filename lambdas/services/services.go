@@ -14,9 +14,6 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/platform/queue"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
@@ -36,15 +33,16 @@ import (
 // processor (services/rezagent/processor: SSM) and its API and scheduler
 // (services/rezagent/publisher: SNS), and the APIs of Stak and AgenticPM
 // (services/stak/stakapi, services/agenticpm/agenticpmapi: the JSON
-// Schema library they validate with, and AgenticPM's KMS client). This
-// is the one list of each service's functions.
+// Schema library they validate with, and AgenticPM's KMS client). Each
+// package that binds functions lists them once (its Functions); this list
+// names the packages, so it changes only when a binding package is added.
 func Functions() []fn.Binding {
 	return slices.Concat(
-		[]fn.Binding{publisher.APIFunction(), publisher.SchedulerFunction(), processor.Function()},
-		[]fn.Binding{nucleus.APIFunction(), executor.Function()},
-		[]fn.Binding{stakapi.Function(), stak.StreamFunction()},
+		publisher.Functions(), processor.Functions(),
+		nucleus.Functions(), executor.Functions(),
+		stakapi.Functions(), stak.Functions(),
 		itsm.Functions(),
-		[]fn.Binding{agenticpmapi.Function(), agenticpm.ReleaseFunction()})
+		agenticpmapi.Functions(), agenticpm.Functions())
 }
 
 // Binding returns the binding of the function named name.
@@ -80,18 +78,18 @@ func lookup[T any](name string, k service.Kind) (func(ctx context.Context, geten
 func Lookup(name string) (Constructor, bool) { return lookup[http.Handler](name, service.HTTP) }
 
 // LookupJob returns the constructor of the named scheduled function.
-func LookupJob(name string) (schedule.Constructor, bool) {
-	return lookup[schedule.Job](name, service.Schedule)
+func LookupJob(name string) (fn.JobConstructor, bool) {
+	return lookup[fn.Job](name, service.Schedule)
 }
 
 // LookupQueueConsumer returns the constructor of the named queue consumer.
-func LookupQueueConsumer(name string) (queue.Constructor, bool) {
-	return lookup[queue.Consumer](name, service.Queue)
+func LookupQueueConsumer(name string) (fn.QueueConstructor, bool) {
+	return lookup[fn.QueueConsumer](name, service.Queue)
 }
 
 // LookupConsumer returns the constructor of the named stream consumer.
-func LookupConsumer(name string) (streams.Constructor, bool) {
-	return lookup[streams.Consumer](name, service.Stream)
+func LookupConsumer(name string) (fn.StreamConstructor, bool) {
+	return lookup[fn.StreamConsumer](name, service.Stream)
 }
 
 // Names lists the HTTP functions, sorted.

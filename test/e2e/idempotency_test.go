@@ -17,7 +17,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
 
@@ -43,7 +43,7 @@ func TestIdempotentRoutesHonourTheKey(t *testing.T) {
 				}
 				do := func(body string) *httptest.ResponseRecorder {
 					req := httptest.NewRequest(route.Method, target(route), bytes.NewReader([]byte(body)))
-					req.Header.Set(idempotency.Header, "key-1")
+					req.Header.Set(api.IdempotencyHeader, "key-1")
 					rec := httptest.NewRecorder()
 					h.ServeHTTP(rec, req)
 					return rec
@@ -93,8 +93,8 @@ func recordsExpire(t *testing.T, tmpl *cfntables.Template, names map[string]stri
 			if n != nil {
 				at, _ = strconv.ParseInt(n.Value, 10, 64)
 			}
-			if left := time.Until(time.Unix(at, 0)); left < idempotency.Window-time.Hour || left > idempotency.Window+time.Minute {
-				t.Errorf("record in %s: %s = %v, want the end of the %s window", spec.LogicalID, aws.ToString(spec.TTL.AttributeName), item[aws.ToString(spec.TTL.AttributeName)], idempotency.Window)
+			if left := time.Until(time.Unix(at, 0)); left < api.IdempotencyWindow-time.Hour || left > api.IdempotencyWindow+time.Minute {
+				t.Errorf("record in %s: %s = %v, want the end of the %s window", spec.LogicalID, aws.ToString(spec.TTL.AttributeName), item[aws.ToString(spec.TTL.AttributeName)], api.IdempotencyWindow)
 			}
 		}
 	}

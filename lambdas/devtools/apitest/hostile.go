@@ -13,7 +13,7 @@ import (
 )
 
 // BadPathKeys are path segments (as sent, percent-encoded) that no path
-// parameter takes (api.CheckKey): each must be a 400 naming the parameter.
+// parameter takes (ids.CheckKey): each must be a 400 naming the parameter.
 var BadPathKeys = map[string]string{
 	"invalid UTF-8":       "%FEx",
 	"'#'":                 "a%23b",
@@ -78,7 +78,7 @@ func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.T
 			input{name: "10,000 query parameters " + p, method: method, path: sample + "?a=1" + many.String()},
 		)
 		// Every path parameter, in turn, gets each key the platform
-		// refuses (api.CheckKey), the others a valid one: a 400 naming it.
+		// refuses (ids.CheckKey), the others a valid one: a 400 naming it.
 		for _, name := range param.FindAllString(path, -1) {
 			field := strings.TrimSuffix(strings.TrimSuffix(strings.Trim(name, "{}"), "..."), "+")
 			bads := BadPathKeys

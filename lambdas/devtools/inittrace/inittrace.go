@@ -1,7 +1,7 @@
 // Package inittrace reads what a Go program prints under
 // GODEBUG=inittrace=1: a line per package initialiser that ran, with its
 // clock time, bytes and allocations. The cold-start report sums the clock
-// times (devtools/cmd/coldstart) and platform/jsonschema's test reads one
+// times (devtools/cmd/coldstart) and platform/bodyschema's test reads one
 // library's allocations; both read the lines here.
 package inittrace
 

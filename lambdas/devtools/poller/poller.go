@@ -40,8 +40,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
-	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // Position is where a poller starts on the shards open when it starts.
@@ -75,7 +75,7 @@ func StreamARN(ctx context.Context, c interface {
 type Config struct {
 	Client    streamsapi.API
 	StreamARN string
-	Handler   streams.Handler
+	Handler   fn.StreamHandler
 	// Start is Latest (default) or TrimHorizon.
 	Start Position
 	// BatchSize caps records per event; 100 (Lambda's default) when 0.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

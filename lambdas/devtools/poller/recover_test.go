@@ -20,7 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 )
 
 // fakeStream is one shard of records with sequence numbers 1..n, served

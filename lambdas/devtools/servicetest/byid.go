@@ -14,7 +14,7 @@ import (
 // decoding into a new T); an unknown UUID, one in upper case or braces and
 // a non-UUID all answer 404 not_found without a read that could tell them
 // apart, and an id over the platform's 128-byte key bound a 400 naming
-// the parameter (api.CheckKey); DELETE answers 405 naming allow in Allow;
+// the parameter (ids.CheckKey); DELETE answers 405 naming allow in Allow;
 // a sub-path the API does not have answers 404.
 func GetByID[T any](t *testing.T, s Service, route service.Route, id string, want T, allow string) {
 	t.Helper()

@@ -15,7 +15,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
-	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // canned runs a service's cost cases as benchmarks of the handler's own
@@ -83,7 +83,7 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 
 // LambdaOp is one request to h as a function serves it in Lambda: an API
 // Gateway (HTTP API, payload 2.0) event through the adapter and
-// lambdahttp.Handler that lambdahttp.Start runs, in an invocation context
+// fn.HTTPHandler that fn.StartHTTP runs, in an invocation context
 // with a deadline, the answer an event again. So the handler side pays
 // what a request costs there: the event made an http.Request, the
 // gateway's request id (no id of its own to make), the response writer,
@@ -99,9 +99,9 @@ func LambdaOp(b *testing.B, h http.Handler, method, target, body string, header 
 	for i := 0; i+1 < len(header); i += 2 {
 		event.Headers[strings.ToLower(header[i])] = header[i+1]
 	}
-	adapter := httpadapter.NewV2(lambdahttp.Handler(h))
+	adapter := httpadapter.NewV2(fn.HTTPHandler(h))
 	// One invocation's context, as aws-lambda-go makes it: its deadline is
-	// what lambdahttp.Handler bounds the request's work by.
+	// what fn.HTTPHandler bounds the request's work by.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	b.Cleanup(cancel)
 	return func() {

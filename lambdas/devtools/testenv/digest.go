@@ -10,8 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Digest returns every item of the tables as sorted JSON lines, read
@@ -28,7 +27,7 @@ func Digest(t testing.TB, client *dynamodb.Client, tables ...string) string {
 				t.Fatal(err)
 			}
 			for _, it := range out.Items {
-				v, err := jsondoc.FromAttributeValue(&types.AttributeValueMemberM{Value: it})
+				v, err := ddb.FromAttributeValue(&types.AttributeValueMemberM{Value: it})
 				if err != nil {
 					t.Fatal(err)
 				}

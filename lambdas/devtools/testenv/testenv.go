@@ -17,7 +17,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 	"io"
 	"os"
 	"path/filepath"
@@ -169,12 +169,12 @@ func Getenv(t testing.TB, env map[string]string) func(string) string {
 }
 
 // ServiceClient returns a DynamoDB client for the test endpoint made as
-// the function whose DYNASTACK_SERVICE is service makes its own, for tests
+// the function whose DYNASTACK_SERVICE is function makes its own, for tests
 // that configure a service by hand: its requests are recorded as that
 // function's (see Main). Fixtures and assertions use Client.
-func ServiceClient(t testing.TB, service string) *dynamodb.Client {
+func ServiceClient(t testing.TB, function string) *dynamodb.Client {
 	t.Helper()
-	getenv := Getenv(t, map[string]string{dynastack.EnvFunction: service})
+	getenv := Getenv(t, map[string]string{service.EnvFunction: function})
 	c, err := ddb.NewClient(context.Background(), getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
 		t.Fatal(err)

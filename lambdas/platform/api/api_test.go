@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -111,7 +110,7 @@ func ErrorFor(err error) *Error {
 			id, hint = cmp.Or(id, s.id), cmp.Or(hint, s.cursorHint)
 		}
 	}
-	if hint != "" && errors.Is(err, cursor.ErrInvalid) {
+	if hint != "" && errors.Is(err, ddb.ErrInvalidCursor) {
 		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: "invalid cursor; " + hint, Err: err}
 	}
 	if ddb.IsUnavailable(err) {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -36,9 +35,9 @@ func TestErrorFor(t *testing.T) {
 		{"wrapped kind about an id", api.About(fmt.Errorf("get: %w", errGone), "t1"), 404, api.CodeNotFound, `thing "t1" not found`, 0},
 		{"kind with detail", fmt.Errorf("%w: 7 units", errCostly), 413, api.CodeTooLarge, "too costly: 7 units", 0},
 		{"invalid kind", errSame, 400, api.CodeValidation, "b: must differ from a", 1},
-		{"cursor with hint", api.CursorHint(cursor.ErrInvalid, "pass it unchanged"), 400, api.CodeBadRequest, "invalid cursor; pass it unchanged", 0},
-		{"cursor with hint and id", api.About(api.CursorHint(cursor.ErrInvalid, "pass it unchanged"), "t1"), 400, api.CodeBadRequest, "invalid cursor; pass it unchanged", 0},
-		{"cursor without hint", cursor.ErrInvalid, 500, api.CodeInternal, "internal error", 0},
+		{"cursor with hint", api.CursorHint(ddb.ErrInvalidCursor, "pass it unchanged"), 400, api.CodeBadRequest, "invalid cursor; pass it unchanged", 0},
+		{"cursor with hint and id", api.About(api.CursorHint(ddb.ErrInvalidCursor, "pass it unchanged"), "t1"), 400, api.CodeBadRequest, "invalid cursor; pass it unchanged", 0},
+		{"cursor without hint", ddb.ErrInvalidCursor, 500, api.CodeInternal, "internal error", 0},
 		{"item too large", fmt.Errorf("put: %w", ddb.ErrItemTooLarge), 413, api.CodeTooLarge, "the item would exceed DynamoDB's 400 KB item size limit", 0},
 		{"kind before item too large", fmt.Errorf("%w: %w", errCostly, ddb.ErrItemTooLarge), 413, api.CodeTooLarge, "too costly: ddb: item too large", 0},
 		{"unknown", errors.New("dynamodb: table x exploded"), 500, api.CodeInternal, "internal error", 0},

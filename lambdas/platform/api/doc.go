@@ -11,4 +11,12 @@
 // declared next to the failure), so services keep no translation switch;
 // a handler adds only what the domain does not know: the id the path named
 // ([About]) and what a listing's cursor must come with ([CursorHint]).
+//
+// What belongs here: everything between API Gateway's request and the
+// service's domain call — the router registered against a contract (path
+// parameters checked as keys by platform/ids' rule, query parameters read
+// by the contract's constants), decoding and validation, the one mapping
+// of errors to answers, the request-id, logging and recovery middleware,
+// and Idempotency-Key ([IdempotencyTable]) on the routes a contract marks
+// idempotent. Running the handler in Lambda is platform/fn's.
 package api

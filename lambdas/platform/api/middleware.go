@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
@@ -103,7 +104,7 @@ type instrumented struct {
 // the request id. Every line of the request carries it as correlation_id,
 // so one query finds the request and what followed from it.
 func correlationID(r *http.Request, requestID string) string {
-	if id := r.Header.Get(HeaderCorrelationID); ValidID(id) {
+	if id := r.Header.Get(HeaderCorrelationID); ids.ValidID(id) {
 		return id
 	}
 	if id := ClientRequestID(r); id != "" {
@@ -116,26 +117,11 @@ func correlationID(r *http.Request, requestID string) string {
 // X-Correlation-Id, when it is sane (ValidID); "" otherwise.
 func ClientRequestID(r *http.Request) string {
 	for _, h := range []string{HeaderRequestID, HeaderCorrelationID} {
-		if id := r.Header.Get(h); ValidID(id) {
+		if id := r.Header.Get(h); ids.ValidID(id) {
 			return id
 		}
 	}
 	return ""
-}
-
-// ValidID reports whether a caller-chosen id (request or correlation id) is
-// safe to log: printable ASCII, at most 128 bytes, so it cannot inject into
-// logs.
-func ValidID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; c <= ' ' || c > '~' {
-			return false
-		}
-	}
-	return true
 }
 
 type statusWriter struct {

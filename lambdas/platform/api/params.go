@@ -7,18 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 )
-
-// CanonicalUUID reports whether s is a UUID in canonical form (lower case,
-// hyphenated), the only form the services generate: any other spelling of
-// the same UUID would name an item that does not exist.
-func CanonicalUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && len(s) == 36 && u.String() == s
-}
 
 // PathValue returns the value of the route's path parameter p. The router
 // has checked it is a key ([CheckKey]) before the handler runs. A handler
@@ -33,7 +24,7 @@ func PathValue(r *http.Request, p service.PathParam) string { return r.PathValue
 // refuse keys over 2048 bytes with an error that is no client's fault).
 func PathUUID(r *http.Request, p service.PathParam, noun string) (string, error) {
 	id := PathValue(r, p)
-	if !CanonicalUUID(id) {
+	if !ids.CanonicalUUID(id) {
 		return "", NotFound("%s %q not found", noun, Truncate(id, 64))
 	}
 	return id, nil

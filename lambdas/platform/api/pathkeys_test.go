@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 )
 
 // Every path parameter is a key before the handler runs: a segment that
@@ -43,11 +44,11 @@ func TestPathKeys(t *testing.T) {
 		{"/tenants/a%00b/inboxes/main", "tenant"},
 		{"/tenants/a%20b/inboxes/main", "tenant"},
 		{"/tenants/a%C2%A0b/inboxes/main", "tenant"}, // no-break space
-		{"/tenants/acme/inboxes/" + strings.Repeat("k", api.MaxPathKeyBytes), ""},
-		{"/tenants/acme/inboxes/" + strings.Repeat("k", api.MaxPathKeyBytes+1), "inbox"},
+		{"/tenants/acme/inboxes/" + strings.Repeat("k", ids.MaxKeyBytes), ""},
+		{"/tenants/acme/inboxes/" + strings.Repeat("k", ids.MaxKeyBytes+1), "inbox"},
 		{"/files/a/b/c", ""},
-		{"/files/" + strings.Repeat("k", api.MaxGreedyPathBytes), ""},
-		{"/files/" + strings.Repeat("k", api.MaxGreedyPathBytes+1), "path"},
+		{"/files/" + strings.Repeat("k", ids.MaxGreedyKeyBytes), ""},
+		{"/files/" + strings.Repeat("k", ids.MaxGreedyKeyBytes+1), "path"},
 		{"/files/a/%FF", "path"},
 		{"/files/a/*", "path"},
 		{"/files/a%23b", "path"},
@@ -83,7 +84,7 @@ func TestCheckKey(t *testing.T) {
 		"a\tb":                  "must not contain whitespace or control characters",
 		strings.Repeat("é", 65): "must be at most 128 bytes of UTF-8 (got 130)",
 	} {
-		if got := api.CheckKey(s, 128); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+		if got := ids.CheckKey(s, 128); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
 			t.Errorf("CheckKey(%q) = %q, want %q", s, got, want)
 		}
 	}

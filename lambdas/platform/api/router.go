@@ -33,7 +33,7 @@ type Router struct {
 }
 
 // Around wraps the handler of every route registered after it with mw,
-// which learns the route from the contract (idempotency.Table.Middleware
+// which learns the route from the contract (api.IdempotencyTable.Middleware
 // acts on the routes marked Idempotent).
 func (rt *Router) Around(mw func(service.Route, http.Handler) http.Handler) *Router {
 	rt.around = mw

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // MaxNesting is how deep a request body may nest objects and arrays below
@@ -20,7 +20,7 @@ import (
 // of 31 nested lists is stored, one of 32 is a ValidationException
 // (measured against DynamoDB Local, which gives the service's message
 // "Nesting Levels have exceeded supported limits").
-const MaxNesting = jsondoc.MaxDepth - 1
+const MaxNesting = ddb.MaxDocDepth - 1
 
 // maxEchoChars bounds caller-chosen names (fields, keys, parameters) echoed
 // in an error.
@@ -175,7 +175,7 @@ func (sc *scanner) value(depth int, t reflect.Type) error {
 		if err := sc.number(); err != nil {
 			return err
 		}
-		if n := string(sc.b[start:sc.pos]); !jsondoc.ValidNumber(n) {
+		if n := string(sc.b[start:sc.pos]); !ddb.ValidNumber(n) {
 			return Invalid(FieldError{Field: echo(sc.field()), Message: fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to below 1e126)", Truncate(n, 40))})
 		}
 		return nil

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // The token walk checkBody replaced (a tree of the body, then its keys
@@ -109,7 +109,7 @@ func oldWalk(dec *json.Decoder, path, top string, depth int) (*oldNode, error) {
 		}
 		return n, nil
 	case json.Number:
-		if !jsondoc.ValidNumber(string(t)) {
+		if !ddb.ValidNumber(string(t)) {
 			return nil, Invalid(FieldError{Field: echo(path), Message: fmt.Sprintf("number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to below 1e126)", Truncate(string(t), 40))})
 		}
 	}

@@ -1,7 +1,7 @@
-// Package ddb is the DynamoDB plumbing every service shares: a client
-// configured from the environment, sentinel errors with predicates in place
-// of SDK exception types, and the item-size arithmetic behind the 400 KB
-// item limit.
+// The client, configured from the environment; sentinel errors with
+// predicates in place of SDK exception types; and the item-size arithmetic
+// behind the 400 KB item limit.
+
 package ddb
 
 import (

@@ -7,8 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 )
 
 // Sentinel errors. Test with errors.Is or the Is* predicates; the SDK error
@@ -26,10 +24,10 @@ var (
 	ErrConflict = errors.New("ddb: transaction conflict")
 	// ErrStartKey: DynamoDB refused a Query's or Scan's ExclusiveStartKey
 	// (outside the key condition, or not a key of the table or index). A
-	// start key comes from a client's cursor, so it is cursor.ErrInvalid
+	// start key comes from a client's cursor, so it is ErrInvalidCursor
 	// too, which every service answers with 400. Services check cursors
 	// against their key range first; this is the net under those checks.
-	ErrStartKey = fmt.Errorf("ddb: exclusive start key refused: %w", cursor.ErrInvalid)
+	ErrStartKey = fmt.Errorf("ddb: exclusive start key refused: %w", ErrInvalidCursor)
 )
 
 // IsNotFound reports whether err is ErrNotFound.
@@ -56,7 +54,7 @@ func (e *Error) Error() string {
 }
 
 // Is matches the sentinel this error was classified as, and what that
-// sentinel wraps (ErrStartKey is cursor.ErrInvalid).
+// sentinel wraps (ErrStartKey is ErrInvalidCursor).
 func (e *Error) Is(target error) bool { return e.Kind != nil && errors.Is(e.Kind, target) }
 
 func (e *Error) Unwrap() error { return e.Err }

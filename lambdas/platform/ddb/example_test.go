@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -115,11 +114,11 @@ func ExampleQuery() {
 	q := ddb.Query[item, key]{
 		Input: &dynamodb.QueryInput{TableName: aws.String("app")},
 		Pager: ddb.Pager{Size: 2},
-		Codec: cursor.NewCodec([]byte("secret")),
+		Codec: ddb.NewCursorCodec([]byte("secret")),
 		Scope: "example/p",
 		Check: func(k key) error {
 			if k.PK != "p" {
-				return cursor.ErrInvalid
+				return ddb.ErrInvalidCursor
 			}
 			return nil
 		},

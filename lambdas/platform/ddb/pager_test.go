@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -179,7 +178,7 @@ func TestPagerChain(t *testing.T) {
 }
 
 // TestStartKeyRefused: the start keys DynamoDB refuses are ErrStartKey,
-// which is cursor.ErrInvalid, so a forged cursor that slips past a
+// which is ddb.ErrInvalidCursor, so a forged cursor that slips past a
 // service's own range check still answers 400, not 500.
 func TestStartKeyRefused(t *testing.T) {
 	client, table := pagerTable(t, 3, nil)
@@ -207,8 +206,8 @@ func TestStartKeyRefused(t *testing.T) {
 				ExclusiveStartKey:         tt.start,
 			})
 			err = ddb.Wrap("Query", err)
-			if !errors.Is(err, ddb.ErrStartKey) || !errors.Is(err, cursor.ErrInvalid) {
-				t.Fatalf("error %v: want ErrStartKey and cursor.ErrInvalid", err)
+			if !errors.Is(err, ddb.ErrStartKey) || !errors.Is(err, ddb.ErrInvalidCursor) {
+				t.Fatalf("error %v: want ErrStartKey and ddb.ErrInvalidCursor", err)
 			}
 		})
 	}

@@ -9,8 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 )
 
 // ErrPastEnd is what a Query's Check returns for a cursor that is valid
@@ -35,10 +33,10 @@ type Query[T, K any] struct {
 	Pager Pager
 	// Codec signs cursors; Scope names the query (partition, filters,
 	// bounds) so that a cursor of one query fails to decode for another.
-	Codec *cursor.Codec
+	Codec *CursorCodec
 	Scope string
 	// Check vets a decoded cursor before it becomes a start key, since
-	// cursors are not secret: cursor.ErrInvalid for a key outside the
+	// cursors are not secret: ErrInvalidCursor for a key outside the
 	// query's range, ErrPastEnd for one after its end. nil accepts any.
 	Check func(K) error
 	// StartKey makes the ExclusiveStartKey of a position; nil marshals K
@@ -57,7 +55,7 @@ type Page[T any] struct {
 }
 
 // Page reads the page after token ("" for the first). A bad token is
-// cursor.ErrInvalid; a DynamoDB error is Wrapped.
+// ErrInvalidCursor; a DynamoDB error is Wrapped.
 func (q Query[T, K]) Page(ctx context.Context, client QueryAPI, token string) (*Page[T], error) {
 	start, err := q.start(token)
 	if errors.Is(err, ErrPastEnd) {
@@ -85,7 +83,7 @@ func (q Query[T, K]) Page(ctx context.Context, client QueryAPI, token string) (*
 	if err != nil {
 		return nil, err
 	}
-	page.Next, err = cursor.Encode(q.Codec, q.Scope, k)
+	page.Next, err = EncodeCursor(q.Codec, q.Scope, k)
 	return page, err
 }
 
@@ -128,7 +126,7 @@ func (q Query[T, K]) start(token string) (map[string]types.AttributeValue, error
 	if token == "" {
 		return nil, nil
 	}
-	k, err := cursor.Decode[K](q.Codec, q.Scope, token)
+	k, err := DecodeCursor[K](q.Codec, q.Scope, token)
 	if err != nil {
 		return nil, err
 	}

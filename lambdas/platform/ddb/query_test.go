@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -27,7 +26,7 @@ type row struct {
 func TestQueryPage(t *testing.T) {
 	dead := map[int]bool{3: true, 4: true}
 	client, table := pagerTable(t, 8, dead)
-	codec := cursor.NewCodec([]byte("k"))
+	codec := ddb.NewCursorCodec([]byte("k"))
 	query := func() ddb.Query[row, pos] {
 		return ddb.Query[row, pos]{
 			Input: &dynamodb.QueryInput{
@@ -43,7 +42,7 @@ func TestQueryPage(t *testing.T) {
 			Check: func(k pos) error {
 				switch {
 				case k.PK != "p":
-					return cursor.ErrInvalid
+					return ddb.ErrInvalidCursor
 				case k.SK > "006":
 					return ddb.ErrPastEnd
 				}
@@ -52,7 +51,7 @@ func TestQueryPage(t *testing.T) {
 		}
 	}
 	mint := func(scope string, k pos) string {
-		tok, err := cursor.Encode(codec, scope, k)
+		tok, err := ddb.EncodeCursor(codec, scope, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,9 +67,9 @@ func TestQueryPage(t *testing.T) {
 		{"first page", "", "000 001 002 ", true, nil},
 		{"filtered items are skipped and the page still fills", mint("test/p", pos{"p", "002"}), "005 006 007 ", false, nil},
 		{"past the end is an empty last page", mint("test/p", pos{"p", "007"}), "", false, nil},
-		{"a cursor the check refuses", mint("test/p", pos{"q", "002"}), "", false, cursor.ErrInvalid},
-		{"a cursor of another scope", mint("test/q", pos{"p", "002"}), "", false, cursor.ErrInvalid},
-		{"a tampered cursor", "x" + mint("test/p", pos{"p", "002"}), "", false, cursor.ErrInvalid},
+		{"a cursor the check refuses", mint("test/p", pos{"q", "002"}), "", false, ddb.ErrInvalidCursor},
+		{"a cursor of another scope", mint("test/q", pos{"p", "002"}), "", false, ddb.ErrInvalidCursor},
+		{"a tampered cursor", "x" + mint("test/p", pos{"p", "002"}), "", false, ddb.ErrInvalidCursor},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,7 +106,7 @@ func TestQueryChain(t *testing.T) {
 			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
 		},
 		Pager: ddb.Pager{Size: 2},
-		Codec: cursor.NewCodec([]byte("k")),
+		Codec: ddb.NewCursorCodec([]byte("k")),
 		Scope: "test/chain",
 	}
 	var got, token string
@@ -120,7 +119,7 @@ func TestQueryChain(t *testing.T) {
 		if token = page.Next; token == "" {
 			break
 		}
-		k, err := cursor.Decode[pos](q.Codec, q.Scope, token)
+		k, err := ddb.DecodeCursor[pos](q.Codec, q.Scope, token)
 		if last := page.Items[len(page.Items)-1]["sk"].(*types.AttributeValueMemberS).Value; err != nil || k.SK != last {
 			t.Errorf("cursor %+v (%v), want the last item %s", k, err, last)
 		}

@@ -1,12 +1,3 @@
-// Package fn is the one way a dynastack Lambda function is built and
-// started, whatever invokes it. A service binds each function of its
-// contract to the constructor of what the function runs (HTTP, Schedule,
-// Queue, Stream); a function's main is then one statement:
-//
-//	func main() { fn.Main(itsm.APIFunction()) }
-//
-// and the local runner and the tests build the same bindings from a
-// template's environment instead of the process's.
 package fn
 
 import (
@@ -20,11 +11,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/lambdahttp"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
-	"github.com/dynastack/dynastack/lambdas/platform/queue"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
 
 // Constructor builds what a function runs from its environment: os.Getenv
@@ -64,26 +51,26 @@ func bind[T any](f service.Function, want service.Kind, build Constructor[T], st
 
 // HTTP binds an HTTP function to its handler's constructor.
 func HTTP(f service.Function, build Constructor[http.Handler]) Binding {
-	return bind(f, service.HTTP, build, func(h http.Handler, _ *slog.Logger) { lambdahttp.Start(h) })
+	return bind(f, service.HTTP, build, func(h http.Handler, _ *slog.Logger) { StartHTTP(h) })
 }
 
 // Schedule binds a scheduled function to its job's constructor.
-func Schedule(f service.Function, build Constructor[schedule.Job]) Binding {
-	return bind(f, service.Schedule, build, func(job schedule.Job, log *slog.Logger) { lambda.Start(schedule.Handler(job, log)) })
+func Schedule(f service.Function, build Constructor[Job]) Binding {
+	return bind(f, service.Schedule, build, func(job Job, log *slog.Logger) { lambda.Start(JobHandler(job, log)) })
 }
 
 // Queue binds an SQS-driven function to its consumer's constructor.
-func Queue(f service.Function, build Constructor[queue.Consumer]) Binding {
-	return bind(f, service.Queue, build, func(c queue.Consumer, _ *slog.Logger) { lambda.Start(c.Handle) })
+func Queue(f service.Function, build Constructor[QueueConsumer]) Binding {
+	return bind(f, service.Queue, build, func(c QueueConsumer, _ *slog.Logger) { lambda.Start(c.Handle) })
 }
 
 // Stream binds a DynamoDB stream function to its consumer's constructor.
-func Stream(f service.Function, build Constructor[streams.Consumer]) Binding {
-	return bind(f, service.Stream, build, func(c streams.Consumer, _ *slog.Logger) { lambda.Start(c.Handle) })
+func Stream(f service.Function, build Constructor[StreamConsumer]) Binding {
+	return bind(f, service.Stream, build, func(c StreamConsumer, _ *slog.Logger) { lambda.Start(c.Handle) })
 }
 
 // Build constructs what the function runs; its type follows the kind:
-// http.Handler, schedule.Job, queue.Consumer or streams.Consumer.
+// http.Handler, Job, QueueConsumer or StreamConsumer.
 func (b Binding) Build(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (any, error) {
 	return b.build(ctx, getenv, opts...)
 }

@@ -9,16 +9,15 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 )
 
 type job struct{}
 
-func (job) Run(context.Context, schedule.Event) error { return nil }
+func (job) Run(context.Context, fn.ScheduleEvent) error { return nil }
 
 func TestBinding(t *testing.T) {
 	sweeper := service.Function{Name: "sweeper", Kind: service.Schedule}
-	b := fn.Schedule(sweeper, func(_ context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+	b := fn.Schedule(sweeper, func(_ context.Context, getenv func(string) string, opts ...ddb.Option) (fn.Job, error) {
 		if getenv("TABLE") == "" {
 			return nil, fmt.Errorf("sweeper: TABLE is not set")
 		}
@@ -33,8 +32,8 @@ func TestBinding(t *testing.T) {
 		t.Errorf("Build without TABLE: %v", err)
 	}
 	v, err := b.Build(t.Context(), func(k string) string { return map[string]string{"TABLE": "t"}[k] })
-	if _, ok := v.(schedule.Job); err != nil || !ok {
-		t.Errorf("Build = %T, %v; want a schedule.Job", v, err)
+	if _, ok := v.(fn.Job); err != nil || !ok {
+		t.Errorf("Build = %T, %v; want a fn.Job", v, err)
 	}
 }
 
@@ -46,7 +45,7 @@ func TestBindingKindFollowsTheContract(t *testing.T) {
 			t.Errorf("panic %q", p)
 		}
 	}()
-	fn.Schedule(service.Function{Name: "api", Kind: service.HTTP}, func(context.Context, func(string) string, ...ddb.Option) (schedule.Job, error) {
+	fn.Schedule(service.Function{Name: "api", Kind: service.HTTP}, func(context.Context, func(string) string, ...ddb.Option) (fn.Job, error) {
 		return nil, nil
 	})
 }

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
-	"github.com/dynastack/dynastack/lambdas/platform/sortable"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // ProjectStatus is a project's lifecycle state.
@@ -170,7 +169,7 @@ const (
 
 // Timestamp formats t as the service stores times: fixed-width UTC, so
 // that keys built from it sort as times (decision 8).
-func Timestamp(t time.Time) string { return sortable.Time(t) }
+func Timestamp(t time.Time) string { return ddb.SortableTime(t) }
 
 // Errors of the store. Match them with errors.Is; the typed errors below
 // carry the details. Each is answered over HTTP as it says (api.Coded).
@@ -273,7 +272,7 @@ func (e *StatusConflictError) PublicMessage(string, error) string { return publi
 // Doc is a free-form JSON value stored as a DynamoDB document: artefact
 // content, project config, event detail, escalation context and options,
 // agent config values.
-type Doc = jsondoc.Doc
+type Doc = ddb.Doc
 
 // docError is a document DynamoDB would refuse.
-type docError = jsondoc.InvalidError
+type docError = ddb.InvalidDocError

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -13,7 +13,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	a, _ := ConfigFromEnv(func(k string) string { return map[string]string{contract.EnvTable: "AgenticPM-dev"}[k] })
 	b, _ := ConfigFromEnv(func(k string) string {
-		return map[string]string{contract.EnvTable: "AgenticPM-dev", dynastack.EnvCursorKey: "secret"}[k]
+		return map[string]string{contract.EnvTable: "AgenticPM-dev", service.EnvCursorKey: "secret"}[k]
 	})
 	if a.Table != "AgenticPM-dev" || len(a.CursorKey) == 0 || string(b.CursorKey) != "secret" {
 		t.Errorf("configs %+v %+v", a, b)

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -30,7 +30,7 @@ const MaxConfigBytes = 4096
 
 // ErrNoCredentialsKey: the function has no key to encrypt with; a
 // deployment error (500), named so the log says which variable.
-var ErrNoCredentialsKey = errors.New("agenticpm: " + contract.EnvCredentialsKey + " and " + dynastack.EnvStage + " must be set to store integration credentials")
+var ErrNoCredentialsKey = errors.New("agenticpm: " + contract.EnvCredentialsKey + " and " + service.EnvStage + " must be set to store integration credentials")
 
 // CredentialsContext is the encryption context of an integration's
 // credentials in a stage: what the key's users are granted under

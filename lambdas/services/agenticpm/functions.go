@@ -12,3 +12,8 @@ import (
 // lambdas/services lists both for the local runner and the tests.
 
 func ReleaseFunction() fn.Binding { return fn.Schedule(contract.Release, NewReleaseJob) }
+
+// Functions lists AgenticPM's functions bound in this package (the API's is agenticpmapi's):
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
+func Functions() []fn.Binding { return []fn.Binding{ReleaseFunction()} }

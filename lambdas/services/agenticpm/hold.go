@@ -16,7 +16,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ulid"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 )
 
 // The hold queue (docs/schemas/agenticpm.md, "Hold queue"): a held action
@@ -103,7 +103,7 @@ func heldKeys(heldUntil, id string) (string, string) {
 // millisecond the sort key's timestamp (microseconds) was taken in, so one
 // Query over that millisecond finds it.
 func (s *Store) actionByID(ctx context.Context, projectID, id string) (map[string]types.AttributeValue, error) {
-	at, ok := ulid.Time(id)
+	at, ok := ids.ULIDTime(id)
 	if !ok {
 		return nil, &NotFoundError{Entity: "action", ID: id}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -342,7 +342,7 @@ func TestReleaseWithoutBus(t *testing.T) {
 		t.Errorf("released = %+v", rel)
 	}
 	s.clock.Advance(agenticpm.DispatchLease + time.Second)
-	err := s.job().Run(context.Background(), schedule.Event{ScheduledTime: s.clock.Now()})
+	err := s.job().Run(context.Background(), fn.ScheduleEvent{ScheduledTime: s.clock.Now()})
 	if err == nil || !strings.Contains(err.Error(), contract.EnvEventBus) {
 		t.Errorf("run without a bus: %v, want an error naming %s", err, contract.EnvEventBus)
 	}

@@ -11,18 +11,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // Config configures NewHandler.
 type Config struct {
 	Table string
-	service.Common
+	fn.Common
 	// EventBus and Events are where released actions go (PutEvents);
 	// New sets Events when EventBus is set.
 	EventBus string
@@ -36,12 +35,12 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, common, err := service.Tables(contract.Name, getenv, contract.Table)
+	v, common, err := fn.Tables(contract.Name, getenv, contract.Table)
 	if err != nil {
 		return Config{}, err
 	}
 	return Config{Table: v[0], Common: common, EventBus: getenv(contract.EnvEventBus),
-		CredentialsKey: getenv(contract.EnvCredentialsKey), Stage: getenv(dynastack.EnvStage)}, nil
+		CredentialsKey: getenv(contract.EnvCredentialsKey), Stage: getenv(service.EnvStage)}, nil
 }
 
 // NewConfig is the shared preamble plus, with a bus, the EventBridge
@@ -49,7 +48,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // local runner does): the API (agenticpmapi.New, which adds the KMS
 // client) and the release job build their configuration with it.
 func NewConfig(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
-	cfg, err := service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, service.Same[Config], opts...)
+	cfg, err := fn.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, fn.Same[Config], opts...)
 	if err != nil {
 		return cfg, err
 	}
@@ -76,14 +75,14 @@ func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 // constructs/agenticpm/contract); docs/schemas/agenticpm.md ("HTTP API")
 // describes each route. content checks artefact content against its
 // type's schema: the function's constructor, agenticpmapi.New, passes
-// platform/jsonschema's (agenticpmapi.ContentSchemas).
+// platform/bodyschema's (agenticpmapi.ContentSchemas).
 func NewHandler(cfg Config, content ContentSchemas) http.Handler {
 	if content == nil {
 		panic("agenticpm: NewHandler without ContentSchemas (agenticpmapi.ContentSchemas binds them)")
 	}
-	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
+	log := fn.Logger(contract.Name, cfg.Client, cfg.Logger)
 	h := &handler{store: storeFromConfig(cfg, log), content: content}
-	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrTTL, Now: cfg.Now}
+	keys := api.IdempotencyTable{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrTTL, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateProject, h.createProject)
 	r.Handle(contract.ListProjects, h.listProjects)
@@ -129,7 +128,7 @@ func projectID(r *http.Request) (string, error) { return api.PathUUID(r, contrac
 
 // pathPart validates a caller-named key part of the path (an enum value or
 // a name): unlike a malformed id it says what is wrong with it.
-func pathPart(v *api.Validator, r *http.Request, p dynastack.PathParam, allowed ...string) string {
+func pathPart(v *api.Validator, r *http.Request, p service.PathParam, allowed ...string) string {
 	s := api.PathValue(r, p)
 	if len(allowed) > 0 {
 		v.OneOf(p.String(), s, allowed...)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/ulid"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 )
 
 type eventRequest struct {
@@ -290,7 +290,7 @@ func (h *handler) listActions(w http.ResponseWriter, r *http.Request) error {
 // DynamoDB call.
 func actionID(r *http.Request) (string, error) {
 	id := api.PathValue(r, contract.ParamAID)
-	if !ulid.Valid(id) {
+	if !ids.ValidULID(id) {
 		return "", api.NotFound("action %q not found", api.Truncate(id, 64))
 	}
 	return id, nil

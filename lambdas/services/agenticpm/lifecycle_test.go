@@ -11,8 +11,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
@@ -143,7 +143,7 @@ func TestEscalationExpiry(t *testing.T) {
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/supersede", escalationBody), 409, "conflict", "", "deadline")
 
 	// A whole run, as Lambda invokes it: release half and expiry half.
-	if err := s.job().Run(context.Background(), schedule.Event{ScheduledTime: s.clock.Now()}); err != nil {
+	if err := s.job().Run(context.Background(), fn.ScheduleEvent{ScheduledTime: s.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	var got agenticpm.Escalation
@@ -293,8 +293,8 @@ func TestSupersede(t *testing.T) {
 	e := s.escalation(t, p.ID)
 	path := "/projects/" + p.ID + "/escalations/" + e.ID + "/supersede"
 	body := `{"title":"Delay beta by a month?","context":{"risk":"vendor EOL"},"options":[{"option":"Delay a month"}]}`
-	first := s.Do(t, "POST", path, body, idempotency.Header, "sup-1")
-	again := s.Do(t, "POST", path, body, idempotency.Header, "sup-1")
+	first := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
+	again := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
 	if first.Status != 201 || again.Status != 201 || string(first.Body) != string(again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("first %d %s; again %d %s", first.Status, first.Body, again.Status, again.Body)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // ReleaseJob is the service's scheduled worker: each run releases the
@@ -22,11 +22,11 @@ type ReleaseJob struct {
 	log   *slog.Logger
 }
 
-var _ schedule.Job = (*ReleaseJob)(nil)
+var _ fn.Job = (*ReleaseJob)(nil)
 
 // NewReleaseJob builds the job from its function's environment
 // (its table and bus variables): the constructor of ReleaseFunction.
-func NewReleaseJob(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+func NewReleaseJob(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (fn.Job, error) {
 	cfg, err := NewConfig(ctx, getenv, opts...)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func NewReleaseJobFromConfig(cfg Config) *ReleaseJob {
 //
 // The two halves are independent: a failing release (the bus down) does
 // not hold up expiries, and the run's error joins both.
-func (j *ReleaseJob) Run(ctx context.Context, ev schedule.Event) error {
+func (j *ReleaseJob) Run(ctx context.Context, ev fn.ScheduleEvent) error {
 	rep, err := j.store.ReleaseDue(ctx)
 	j.log.InfoContext(ctx, "hold queue run", "scheduled_time", ev.ScheduledTime, "due", rep.Due, "released", rep.Released,
 		"outbox", rep.Outbox, "sent", rep.Sent)

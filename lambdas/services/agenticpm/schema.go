@@ -18,7 +18,7 @@ var schemaFiles embed.FS
 
 // ContentSchemas is what the API needs of a JSON Schema implementation to
 // check artefact content against its type's schema (ArtefactSchema). Its
-// binding to platform/jsonschema is in package agenticpmapi
+// binding to platform/bodyschema is in package agenticpmapi
 // (services/agenticpm/agenticpmapi), which compiles each schema with its
 // formats asserted on its first use: the library's package initialiser
 // compiles the metaschemas of five drafts, about 4 ms of every start of a

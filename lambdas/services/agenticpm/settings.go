@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -216,12 +215,12 @@ func (s *Store) ListAgentConfig(ctx context.Context, after string, limit int) (*
 	l := listing{view: "agent-config", pk: contract.KeyAgent, prefix: contract.PrefixConfig}
 	from := ""
 	if after != "" {
-		start, err := cursor.Decode[pageKey](s.codec, l.scope(), after)
+		start, err := ddb.DecodeCursor[pageKey](s.codec, l.scope(), after)
 		if err != nil {
 			return nil, err
 		}
 		if !l.contains(start) {
-			return nil, cursor.ErrInvalid
+			return nil, ddb.ErrInvalidCursor
 		}
 		from = strings.TrimPrefix(start.SK, contract.PrefixConfig)
 	}
@@ -251,7 +250,7 @@ func (s *Store) ListAgentConfig(ctx context.Context, after string, limit int) (*
 		return page, nil
 	}
 	page.Items = merged[:limit]
-	next, err := cursor.Encode(s.codec, l.scope(), pageKey{PK: contract.KeyAgent, SK: contract.PrefixConfig + page.Items[limit-1].Key})
+	next, err := ddb.EncodeCursor(s.codec, l.scope(), pageKey{PK: contract.KeyAgent, SK: contract.PrefixConfig + page.Items[limit-1].Key})
 	if err != nil {
 		return nil, err
 	}

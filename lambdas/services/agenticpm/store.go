@@ -15,9 +15,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ulid"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 )
 
 // API is the part of *dynamodb.Client the service calls.
@@ -35,7 +34,7 @@ type Store struct {
 	stage          string
 	log            *slog.Logger
 	table          string
-	codec          *cursor.Codec
+	codec          *ddb.CursorCodec
 	now            func() time.Time
 	newID          func() string
 	newULID        func(time.Time) string
@@ -43,8 +42,8 @@ type Store struct {
 
 // NewStore returns a Store on table. cursorKey signs list cursors.
 func NewStore(client API, table string, cursorKey []byte) *Store {
-	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey),
-		now: time.Now, newID: uuid.NewString, newULID: ulid.New, log: slog.Default()}
+	return &Store{client: client, table: table, codec: ddb.NewCursorCodec(cursorKey),
+		now: time.Now, newID: uuid.NewString, newULID: ids.NewULID, log: slog.Default()}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -269,7 +268,7 @@ func listPage[T any](ctx context.Context, s *Store, l listing, after string, lim
 		// keeps that true if the scope format ever changes.
 		Check: func(k pageKey) error {
 			if !l.contains(k) {
-				return cursor.ErrInvalid
+				return ddb.ErrInvalidCursor
 			}
 			return nil
 		},

@@ -10,5 +10,7 @@ import (
 
 func APIFunction() fn.Binding { return fn.HTTP(contract.API, New) }
 
-// Functions lists every function of the contract.
+// Functions lists the functions bound in this package (all of ITSM's):
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
 func Functions() []fn.Binding { return []fn.Binding{APIFunction()} }

@@ -7,19 +7,18 @@ import (
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // Config configures NewHandler.
 type Config struct {
 	Table string
-	service.Common
+	fn.Common
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, common, err := service.Tables(contract.Name, getenv, contract.Tickets)
+	v, common, err := fn.Tables(contract.Name, getenv, contract.Tickets)
 	if err != nil {
 		return Config{}, err
 	}
@@ -29,7 +28,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // New builds the service from the environment: the constructor of its
 // function (APIFunction).
 func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewHandler, opts...)
+	return fn.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewHandler, opts...)
 }
 
 // NewHandler returns the HTTP API of the contract (routes in
@@ -37,11 +36,11 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 // caller's tickets newest first, a ticket with its comments, add a comment,
 // change the status.
 func NewHandler(cfg Config) http.Handler {
-	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
+	log := fn.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey)
 	cfg.Pin(&store.now, &store.newID)
 	h := &handler{store: store}
-	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrTicketID, TTL: contract.AttrExpiresAt, Now: cfg.Now}
+	keys := api.IdempotencyTable{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrTicketID, TTL: contract.AttrExpiresAt, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateTicket, h.create)
 	r.Handle(contract.ListTickets, h.list)

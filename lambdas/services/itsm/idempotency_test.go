@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 )
 
@@ -15,17 +15,17 @@ import (
 func TestCreateWithIdempotencyKey(t *testing.T) {
 	s := newService(t, options{})
 	body := `{"caller_id":"poc-user-001","issue_description":"VPN drops"}`
-	first := s.Do(t, "POST", "/tickets", body, idempotency.Header, "k-1")
-	again := s.Do(t, "POST", "/tickets", body, idempotency.Header, "k-1")
+	first := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
+	again := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
 	if first.Status != 201 || again.Status != 201 || string(again.Body) != string(first.Body) || again.Header.Get("Location") != first.Header.Get("Location") {
 		t.Fatalf("first %d %s, again %d %s", first.Status, first.Body, again.Status, again.Body)
 	}
 	if again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Error("a replay is not marked Idempotent-Replayed")
 	}
-	apitest.WantError(t, s.Do(t, "POST", "/tickets", `{"caller_id":"poc-user-001","issue_description":"other"}`, idempotency.Header, "k-1"),
-		422, idempotency.CodeKeyReused, "", "")
-	apitest.WantError(t, s.Do(t, "POST", "/tickets", body, idempotency.Header, "bad key"), 400, "bad_request", "", "")
+	apitest.WantError(t, s.Do(t, "POST", "/tickets", `{"caller_id":"poc-user-001","issue_description":"other"}`, api.IdempotencyHeader, "k-1"),
+		422, api.CodeKeyReused, "", "")
+	apitest.WantError(t, s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "bad key"), 400, "bad_request", "", "")
 	if n := tickets(t, s, "poc-user-001"); n != 1 {
 		t.Fatalf("%d tickets after a create, its retry and a refused reuse, want 1", n)
 	}
@@ -35,7 +35,7 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 	var wg sync.WaitGroup
 	answers := make([]apitest.Response, 20)
 	for i := range answers {
-		wg.Go(func() { answers[i] = s.Do(t, "POST", "/tickets", body, idempotency.Header, "k-2") })
+		wg.Go(func() { answers[i] = s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-2") })
 	}
 	wg.Wait()
 	var created string
@@ -47,7 +47,7 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 			}
 			created = string(r.Body)
 		case 409:
-			apitest.WantError(t, r, 409, idempotency.CodeInProgress, "", "")
+			apitest.WantError(t, r, 409, api.CodeInProgress, "", "")
 		default:
 			t.Errorf("concurrent request: %d %s", r.Status, r.Body)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -25,14 +24,14 @@ type API = ddb.API
 type Store struct {
 	client API
 	table  string
-	codec  *cursor.Codec
+	codec  *ddb.CursorCodec
 	now    func() time.Time
 	newID  func() string
 }
 
 // NewStore returns a Store on table. cursorKey signs list cursors.
 func NewStore(client API, table string, cursorKey []byte) *Store {
-	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: uuid.NewString}
+	return &Store{client: client, table: table, codec: ddb.NewCursorCodec(cursorKey), now: time.Now, newID: uuid.NewString}
 }
 
 // NewTicket is the input of Create.
@@ -253,7 +252,7 @@ var summaryNames = map[string]string{"#id": contract.AttrTicketID, "#caller": co
 
 // ListByCaller returns the caller's tickets, newest first, PageSize per
 // page. after is the Next of the previous page, "" for the first; a cursor
-// made for another caller is cursor.ErrInvalid.
+// made for another caller is ddb.ErrInvalidCursor.
 //
 // CallerIdIndex is a GSI, so the listing is eventually consistent: a ticket
 // created a moment ago may be missing from it.
@@ -272,7 +271,7 @@ func (s *Store) ListByCaller(ctx context.Context, caller, after string) (*Page, 
 		// keeps that true even if the scope format ever changes.
 		Check: func(k callerPageKey) error {
 			if k.CallerID != caller {
-				return cursor.ErrInvalid
+				return ddb.ErrInvalidCursor
 			}
 			return nil
 		},

@@ -14,8 +14,8 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/lifecycle"
-	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
 // Status is a ticket's state.
@@ -77,7 +77,7 @@ const (
 
 // Timestamp formats t for created_at, the sort key of CallerIdIndex, so that
 // string order is time order.
-func Timestamp(t time.Time) string { return sortable.Time(t) }
+func Timestamp(t time.Time) string { return ddb.SortableTime(t) }
 
 // Ticket is the stored and returned form of a ticket.
 type Ticket struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -21,10 +21,10 @@ func TestForgedCursor(t *testing.T) {
 		GSI1PK string `json:"gp,omitempty"`
 		GSI1SK string `json:"gs,omitempty"`
 	}
-	codec := cursor.NewCodec(nucleusKey(t, s.tables))
+	codec := ddb.NewCursorCodec(nucleusKey(t, s.tables))
 	until := nucleus.Timestamp(time.Now().Add(-time.Hour))
 	forge := func(scope string, k pageKey) string {
-		tok, err := cursor.Encode(codec, scope, k)
+		tok, err := ddb.EncodeCursor(codec, scope, k)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,11 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cron"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
-	"github.com/dynastack/dynastack/lambdas/platform/sortable"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus/cron"
 )
 
 // DefaultLookBack is how far back a run looks for fires: a fire is
@@ -104,7 +102,7 @@ func CallOutcome(call string, err error, details map[string]any) Outcome {
 // NewExecutor builds the executor from its function's environment, with
 // act performing the actions: services/nucleus/executor.New, the
 // constructor of the executor function, passes its Act.
-func NewExecutor(ctx context.Context, getenv func(string) string, act Actuator, opts ...ddb.Option) (schedule.Job, error) {
+func NewExecutor(ctx context.Context, getenv func(string) string, act Actuator, opts ...ddb.Option) (fn.Job, error) {
 	fromEnv := func(getenv func(string) string) (ExecutorConfig, error) {
 		cfg, err := ConfigFromEnv(getenv)
 		if err != nil {
@@ -119,7 +117,7 @@ func NewExecutor(ctx context.Context, getenv func(string) string, act Actuator, 
 		ec.Cloud, err = NewCloud(ctx, getenv)
 		return ec, err
 	}
-	ec, err := service.New(ctx, getenv, fromEnv, func(c *ExecutorConfig, client API) { c.Client = client }, service.Same[ExecutorConfig], opts...)
+	ec, err := fn.New(ctx, getenv, fromEnv, func(c *ExecutorConfig, client API) { c.Client = client }, fn.Same[ExecutorConfig], opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +160,7 @@ type due struct {
 // ev.ScheduledTime] that no run has executed yet. It returns an error only
 // when a retry can help (DynamoDB failed); a failed resource action is a
 // FAIL entry, not an error.
-func (x *Executor) Run(ctx context.Context, ev schedule.Event) error {
+func (x *Executor) Run(ctx context.Context, ev fn.ScheduleEvent) error {
 	at := ev.ScheduledTime.UTC()
 	schedules, err := x.store.enabledSchedules(ctx)
 	if err != nil {
@@ -195,7 +193,7 @@ func (x *Executor) latestFire(it *scheduleItem, at time.Time) (due, bool) {
 		return due{}, false
 	}
 	from := at.Add(-x.lookBack)
-	if changed, err := sortable.ParseTime(sc.UpdatedAt); err == nil && changed.After(from) {
+	if changed, err := ddb.ParseSortableTime(sc.UpdatedAt); err == nil && changed.After(from) {
 		from = changed
 	}
 	var best due

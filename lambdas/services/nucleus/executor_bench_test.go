@@ -9,7 +9,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 )
@@ -59,7 +59,7 @@ func TestExecutorDynamoDBRequests(t *testing.T) {
 			run := func(at time.Time) {
 				e.setClock(at)
 				m.Reset()
-				if err := x.Run(context.Background(), schedule.Event{ScheduledTime: at}); err != nil {
+				if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -101,7 +101,7 @@ func BenchmarkExecutorRun(b *testing.B) {
 				at := base.Add(time.Duration(i)*time.Minute + 10*time.Second)
 				e.setClock(at)
 				m.Reset()
-				if err := x.Run(context.Background(), schedule.Event{ScheduledTime: at}); err != nil {
+				if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
 					b.Fatal(err)
 				}
 				total.Add(m)

@@ -19,7 +19,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 )
@@ -90,7 +90,7 @@ func (e *execEnv) setClock(at time.Time) {
 func (e *execEnv) run(t *testing.T, at time.Time) {
 	t.Helper()
 	e.setClock(at)
-	if err := e.x.Run(context.Background(), schedule.Event{ScheduledTime: at}); err != nil {
+	if err := e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
 		t.Fatalf("Run(%s): %v", at.Format(time.RFC3339), err)
 	}
 }
@@ -395,7 +395,7 @@ func TestExecutorOverlappingRunsExecuteOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for range 20 {
-		wg.Go(func() { errs <- e.x.Run(context.Background(), schedule.Event{ScheduledTime: at}) })
+		wg.Go(func() { errs <- e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}) })
 	}
 	wg.Wait()
 	close(errs)
@@ -500,7 +500,7 @@ func TestExecutorWhatIsDue(t *testing.T) {
 	}
 	// A retry for the fire, delivered after the stop fired: superseded.
 	e.setClock(fire.Add(3 * time.Minute))
-	if err := e.x.Run(context.Background(), schedule.Event{ScheduledTime: fire.Add(30 * time.Second)}); err != nil {
+	if err := e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: fire.Add(30 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(e.ec2.CallsOf("StartInstances")); n != 0 {

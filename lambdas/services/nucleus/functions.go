@@ -11,3 +11,8 @@ import (
 // both for the local runner and the tests.
 
 func APIFunction() fn.Binding { return fn.HTTP(contract.API, New) }
+
+// Functions lists Nucleus's functions bound in this package (the executor's is executor's):
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
+func Functions() []fn.Binding { return []fn.Binding{APIFunction()} }

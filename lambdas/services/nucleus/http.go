@@ -12,8 +12,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // HeaderUserID names the user of a write when API Gateway has no IAM
@@ -23,7 +22,7 @@ const HeaderUserID = "X-User-Id"
 // Config configures NewHandler.
 type Config struct {
 	Tables Tables
-	service.Common
+	fn.Common
 	// Cloud runs connection tests (POST /accounts/{id}/test); without it
 	// that route answers 503. New sets it from the environment.
 	Cloud *Cloud
@@ -35,7 +34,7 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, common, err := service.Tables(contract.Name, getenv, contract.App, contract.Audit)
+	v, common, err := fn.Tables(contract.Name, getenv, contract.App, contract.Audit)
 	if err != nil {
 		return Config{}, err
 	}
@@ -52,21 +51,21 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 		}
 		return cfg, err
 	}
-	return service.New(ctx, getenv, withCloud, (*Config).SetClient, NewHandler, opts...)
+	return fn.New(ctx, getenv, withCloud, (*Config).SetClient, NewHandler, opts...)
 }
 
 // NewHandler returns the HTTP API (docs/schemas/nucleus.md, "HTTP API").
 // infra/stacks deploys the same routes (test/e2e compares the two); Go's
 // greedy {arn...} is API Gateway's {arn+}.
 func NewHandler(cfg Config) http.Handler {
-	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
+	log := fn.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Tables, cfg.CursorKey)
 	cfg.Pin(&store.now, &store.newID)
 	if cfg.NewEntryID != nil {
 		store.newEntryID = cfg.NewEntryID
 	}
 	h := &handler{store: store, cloud: cfg.Cloud, rolePattern: cfg.RolePattern, assumable: iamPattern(cfg.RolePattern)}
-	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Tables.App, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrExpireAt, Now: cfg.Now}
+	keys := api.IdempotencyTable{Client: cfg.Client, Name: cfg.Tables.App, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrExpireAt, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateAccount, h.createAccount)
 	r.Handle(contract.ListAccounts, h.listAccounts)

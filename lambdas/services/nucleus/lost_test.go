@@ -8,7 +8,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -34,7 +34,7 @@ func TestExecutorClaimWithLostAnswer(t *testing.T) {
 	e.setClock(at)
 	// The run's first PutItem is its claim of the fire.
 	proxy.NextOn("PutItem", ddbfault.DropAnswer, 1)
-	if err := x.Run(context.Background(), schedule.Event{ScheduledTime: at}); err != nil {
+	if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
 		t.Fatal(err)
 	}
 	if proxy.Faults() != 1 {
@@ -44,7 +44,7 @@ func TestExecutorClaimWithLostAnswer(t *testing.T) {
 		t.Errorf("%d StartInstances calls in the run whose claim answer was lost, want 1", n)
 	}
 	// A second run for the same fire finds it done.
-	if err := x.Run(context.Background(), schedule.Event{ScheduledTime: at}); err != nil {
+	if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(e.ec2.CallsOf("StartInstances")); n != 1 {

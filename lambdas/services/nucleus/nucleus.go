@@ -19,7 +19,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/sortable"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Limits. Names are index sort keys (at most 1,024 bytes) and ARNs are
@@ -48,7 +48,7 @@ const (
 
 // Timestamp formats t as the service stores times: fixed-width UTC, so that
 // string order is time order (audit sort keys compare as strings).
-func Timestamp(t time.Time) string { return sortable.Time(t) }
+func Timestamp(t time.Time) string { return ddb.SortableTime(t) }
 
 // Errors of the store, with their HTTP answers where a handler can meet them.
 var (

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -95,13 +94,13 @@ func (l listing) check(k pageKey) error {
 	if l.index {
 		partition, sort = k.GSI1PK, k.GSI1SK
 		if k.GSI1SK == "" {
-			return cursor.ErrInvalid
+			return ddb.ErrInvalidCursor
 		}
 	} else if k.GSI1PK != "" || k.GSI1SK != "" {
-		return cursor.ErrInvalid
+		return ddb.ErrInvalidCursor
 	}
 	if partition != l.partition || k.PK == "" || k.SK == "" || (l.above != "" && sort > l.above) {
-		return cursor.ErrInvalid
+		return ddb.ErrInvalidCursor
 	}
 	if l.below != "" && sort < l.below {
 		return ddb.ErrPastEnd

@@ -12,9 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/ulid"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 )
 
 // API is the part of *dynamodb.Client the service calls.
@@ -31,7 +30,7 @@ type Tables struct {
 type Store struct {
 	client API
 	tables Tables
-	codec  *cursor.Codec
+	codec  *ddb.CursorCodec
 	now    func() time.Time
 	newID  func() string
 	// newExternalID generates accounts' external ids (NewExternalID).
@@ -48,11 +47,11 @@ func NewStore(client API, tables Tables, cursorKey []byte) *Store {
 	return &Store{
 		client:        client,
 		tables:        tables,
-		codec:         cursor.NewCodec(cursorKey),
+		codec:         ddb.NewCursorCodec(cursorKey),
 		now:           time.Now,
 		newID:         uuid.NewString,
 		newExternalID: NewExternalID,
-		newEntryID:    ulid.New,
+		newEntryID:    ids.NewULID,
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 	_ "time/tzdata"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cron"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
+	"github.com/dynastack/dynastack/lambdas/services/nucleus/cron"
 )
 
 // The patterns compile on first use, each once: compiled at init they
@@ -60,7 +61,7 @@ func ValidAccountID(id string) bool {
 
 // validScheduleID reports whether id is a canonical lower-case UUID, the
 // only form the service generates.
-func validScheduleID(id string) bool { return api.CanonicalUUID(id) }
+func validScheduleID(id string) bool { return ids.CanonicalUUID(id) }
 
 // checkName checks a display name: it is an index sort key, so it is
 // bounded in bytes too, and surrounding blanks would sort it apart from its

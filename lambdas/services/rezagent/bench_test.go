@@ -16,8 +16,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
-	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -33,7 +33,7 @@ func do(s *service, method, path string, status int) func(b *testing.B, c *dynam
 // cannedHandler is s's handler on client c, logging as in Lambda into
 // io.Discard.
 func cannedHandler(s *service, c *dynamodb.Client) http.Handler {
-	return rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
+	return rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: fn.Common{CursorKey: []byte("test-key"),
 		Client: c, Now: s.clock.Now, Logger: logx.New(io.Discard, slog.LevelInfo)}})
 }
 

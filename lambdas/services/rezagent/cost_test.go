@@ -10,7 +10,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
-	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -19,7 +19,7 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	t.Helper()
 	rec := &ddbrecord.Recorder{}
 	r := *s
-	r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{CursorKey: []byte("test-key"),
+	r.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: fn.Common{CursorKey: []byte("test-key"),
 		Client: rec.Client(s.Client), Now: s.clock.Now, Logger: slog.New(slog.DiscardHandler)}})
 	return &r, rec
 }

@@ -11,19 +11,18 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Config configures NewHandler.
 type Config struct {
 	Table string
 	Stage string
-	service.Common
+	fn.Common
 	// ScanBudget bounds the items one listing reads while skipping expired
 	// messages; 0 means DefaultScanBudget.
 	ScanBudget int
@@ -39,13 +38,13 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, common, err := service.Tables(contract.Name, getenv, contract.Messages)
+	v, common, err := fn.Tables(contract.Name, getenv, contract.Messages)
 	if err != nil {
 		return Config{}, err
 	}
-	table, stage := v[0], getenv(dynastack.EnvStage)
+	table, stage := v[0], getenv(service.EnvStage)
 	if !slices.Contains(Stages, stage) {
-		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", dynastack.EnvStage, stage, strings.Join(Stages, ", "))
+		return Config{}, fmt.Errorf("rezagent: %s is %q; want one of %s", service.EnvStage, stage, strings.Join(Stages, ", "))
 	}
 	cfg := Config{Table: table, Stage: stage, Common: common, Topic: getenv(contract.EnvTopicArn)}
 	switch idx := getenv(contract.EnvTypeIndex); idx {
@@ -70,7 +69,7 @@ func New(ctx context.Context, getenv func(string) string, newSNS SNSConstructor,
 		}
 		return cfg, err
 	}
-	return service.New(ctx, getenv, withSNS, (*Config).SetClient, NewHandler, opts...)
+	return fn.New(ctx, getenv, withSNS, (*Config).SetClient, NewHandler, opts...)
 }
 
 // NewHandler returns the HTTP API (routes in the package documentation).
@@ -78,13 +77,13 @@ func NewHandler(cfg Config) http.Handler {
 	if !slices.Contains(Stages, cfg.Stage) {
 		panic(fmt.Sprintf("rezagent: Config.Stage %q is not one of %s", cfg.Stage, strings.Join(Stages, ", ")))
 	}
-	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
+	log := fn.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := storeFromConfig(cfg)
 	h := &handler{store: store, log: log}
 	if cfg.Topic != "" && cfg.SNS != nil {
 		h.pub = NewPublisher(cfg.SNS, cfg.Topic, store)
 	}
-	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrMessageID, TTL: contract.AttrTTL, Now: cfg.Now}
+	keys := api.IdempotencyTable{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrMessageID, TTL: contract.AttrTTL, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.CreateMessage, h.create)
 	r.Handle(contract.ListMessages, h.list)

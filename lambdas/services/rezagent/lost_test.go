@@ -12,9 +12,9 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
-	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
-	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/ntfy"
 )
 
 // Status changes whose answer DynamoDB lost after applying them: the
@@ -25,7 +25,7 @@ func TestStatusChangeWithLostAnswer(t *testing.T) {
 	m := s.create(t, "scheduled_hello", `{"text":"x"}`)
 	client, proxy := servicetest.FaultyClient(t, "rezagent")
 	lossy := s.Service
-	lossy.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{
+	lossy.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", Common: fn.Common{
 		CursorKey: []byte("test-key"), Client: client, Logger: servicetest.Logger(), Now: s.clock.Now}})
 
 	for i, want := range []int{0, 1} {
@@ -91,7 +91,7 @@ func TestProcessorRetriesAThrottledTable(t *testing.T) {
 	srv := httptest.NewServer(sink)
 	defer srv.Close()
 	proc := rezagent.NewProcessorFromConfig(rezagent.ProcessorConfig{
-		Config:    rezagent.Config{Table: s.Table, Stage: "dev", Common: platformservice.Common{Client: client, Logger: servicetest.Logger()}},
+		Config:    rezagent.Config{Table: s.Table, Stage: "dev", Common: fn.Common{Client: client, Logger: servicetest.Logger()}},
 		Ntfy:      &ntfy.Client{Server: srv.URL, HTTP: &http.Client{}},
 		NtfyTopic: "rez-agent-dev", MaxReceiveCount: 2,
 	})

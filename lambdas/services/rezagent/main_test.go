@@ -15,7 +15,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -53,7 +53,7 @@ func newService(t testing.TB, opts options) *service {
 		opts.step = time.Millisecond
 	}
 	c := apitest.NewClock(epoch, opts.step)
-	s.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", ScanBudget: opts.scanBudget, Common: platformservice.Common{CursorKey: []byte("test-key"),
+	s.H = rezagent.NewHandler(rezagent.Config{Table: s.Table, Stage: "dev", ScanBudget: opts.scanBudget, Common: fn.Common{CursorKey: []byte("test-key"),
 		Client: servicetest.FunctionClient(t, "rezagent"), Logger: servicetest.Logger(), Now: c.Now}})
 	return &service{Service: s, clock: c}
 }

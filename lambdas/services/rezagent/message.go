@@ -32,7 +32,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/lifecycle"
-	"github.com/dynastack/dynastack/lambdas/platform/sortable"
 )
 
 // Status is a message's processing state.
@@ -119,7 +118,7 @@ const (
 
 // Timestamp formats t for created_date, the sort key of both indexes, so
 // that string order is time order.
-func Timestamp(t time.Time) string { return sortable.Time(t) }
+func Timestamp(t time.Time) string { return ddb.SortableTime(t) }
 
 // Summary is a message without its payload, as listings return it: a
 // payload can be hundreds of KB, and a page of them would exceed Lambda's

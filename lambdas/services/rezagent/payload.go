@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
 // Payload is a message's content: a JSON object whose shape depends on the
@@ -77,7 +77,7 @@ func (p *Payload) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error
 		*p = nil
 		return nil
 	case *types.AttributeValueMemberM:
-		m, err := jsondoc.FromAttributeValue(v)
+		m, err := ddb.FromAttributeValue(v)
 		if err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func checkPayload(messageType string, p Payload, max int) []payloadProblem {
 				walk(fmt.Sprintf("%s[%d]", path, i), e, depth+1)
 			}
 		case json.Number:
-			if !jsondoc.ValidNumber(string(v)) {
+			if !ddb.ValidNumber(string(v)) {
 				add(path, "number %s is outside DynamoDB's range (38 significant digits, magnitude 1e-130 to 1e126)", api.Truncate(string(v), 40))
 			}
 		}

@@ -21,9 +21,9 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
-	platformservice "github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/ntfy"
 )
 
 // BenchmarkProcessor delivers batches of 1 and 10 messages through the
@@ -41,7 +41,7 @@ func BenchmarkProcessor(b *testing.B) {
 			f := newBenchFixture(b)
 			meter, direct := &ddbrecord.Recorder{}, &ddbrecord.Recorder{}
 			proc := rezagent.NewProcessorFromConfig(rezagent.ProcessorConfig{
-				Config:    rezagent.Config{Table: f.table, Stage: "dev", Common: platformservice.Common{Client: meter.Client(testenv.Client(b)), Logger: slog.New(slog.DiscardHandler)}},
+				Config:    rezagent.Config{Table: f.table, Stage: "dev", Common: fn.Common{Client: meter.Client(testenv.Client(b)), Logger: slog.New(slog.DiscardHandler)}},
 				Ntfy:      &ntfy.Client{Server: f.sink.URL, HTTP: f.http},
 				NtfyTopic: "rez-agent-dev", MaxReceiveCount: 5,
 			})
@@ -125,7 +125,7 @@ func newBenchFixture(b *testing.B) *benchFixture {
 	f.got = ntfysink.New("", nil)
 	f.sink = httptest.NewServer(f.got)
 	b.Cleanup(f.sink.Close)
-	f.api = rezagent.NewHandler(rezagent.Config{Table: f.table, Stage: "dev", Common: platformservice.Common{Client: testenv.Client(b), Logger: slog.New(slog.DiscardHandler)}})
+	f.api = rezagent.NewHandler(rezagent.Config{Table: f.table, Stage: "dev", Common: fn.Common{Client: testenv.Client(b), Logger: slog.New(slog.DiscardHandler)}})
 	return f
 }
 

@@ -26,8 +26,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/platform/queue"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
@@ -41,8 +40,8 @@ const testToken = "tk_pipeline_test"
 // event source mapping of the template, and an ntfy server.
 type pipeline struct {
 	api       http.Handler
-	scheduler schedule.Job
-	processor queue.Consumer
+	scheduler fn.Job
+	processor fn.QueueConsumer
 	sns       *awsloop.SNS
 	topic     string
 	queue     *localqueue.Queue
@@ -183,8 +182,8 @@ func (p *pipeline) await(t *testing.T, id string) rezagent.Message {
 	}
 }
 
-func fire(at time.Time) schedule.Event {
-	return schedule.Event{ScheduleARN: "arn:aws:scheduler:us-east-1:000000000000:schedule/default/rezagent-dev", ScheduledTime: at, ExecutionID: "exec-1", AttemptNumber: 1}
+func fire(at time.Time) fn.ScheduleEvent {
+	return fn.ScheduleEvent{ScheduleARN: "arn:aws:scheduler:us-east-1:000000000000:schedule/default/rezagent-dev", ScheduledTime: at, ExecutionID: "exec-1", AttemptNumber: 1}
 }
 
 func TestScheduledRunIsDelivered(t *testing.T) {

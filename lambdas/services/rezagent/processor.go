@@ -17,12 +17,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
-	"github.com/dynastack/dynastack/lambdas/platform/ntfy"
-	"github.com/dynastack/dynastack/lambdas/platform/queue"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent/ntfy"
 )
 
 // Processor limits.
@@ -69,8 +68,8 @@ type TokenReader func(ctx context.Context, getenv func(string) string, name stri
 // NewProcessor builds the processor from the environment; the ntfy token
 // comes from SSM (NTFY_TOKEN_PARAMETER, read by readToken) or, locally,
 // NTFY_TOKEN.
-func NewProcessor(ctx context.Context, getenv func(string) string, readToken TokenReader, opts ...ddb.Option) (queue.Consumer, error) {
-	p, err := service.New(ctx, getenv, func(getenv func(string) string) (ProcessorConfig, error) {
+func NewProcessor(ctx context.Context, getenv func(string) string, readToken TokenReader, opts ...ddb.Option) (fn.QueueConsumer, error) {
+	p, err := fn.New(ctx, getenv, func(getenv func(string) string) (ProcessorConfig, error) {
 		return processorConfigFromEnv(ctx, getenv, readToken)
 	}, (*ProcessorConfig).SetClient, NewProcessorFromConfig, opts...)
 	if err != nil {
@@ -123,18 +122,18 @@ func NewProcessorFromConfig(cfg ProcessorConfig) *Processor {
 
 // Handle processes a batch, reporting the records SQS should deliver again.
 func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	return queue.Batch(ctx, ev, ProcessorParallel, p.Record), nil
+	return fn.QueueBatch(ctx, ev, ProcessorParallel, p.Record), nil
 }
 
 // Record processes one SQS record.
-func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Outcome {
-	receives := queue.ReceiveCount(rec)
+func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) fn.Outcome {
+	receives := fn.ReceiveCount(rec)
 	log := p.log.With("sqs_message_id", rec.MessageId, "receive_count", receives)
 	// Every line about the record carries the message's correlation id:
 	// from the record's attribute at once, from the message once claimed
 	// (the table is the truth; a record published before the attribute
 	// existed has none).
-	if a, ok := rec.MessageAttributes[contract.AttrCorrelationID]; ok && a.StringValue != nil && api.ValidID(*a.StringValue) {
+	if a, ok := rec.MessageAttributes[contract.AttrCorrelationID]; ok && a.StringValue != nil && ids.ValidID(*a.StringValue) {
 		ctx = logx.WithCorrelationID(ctx, *a.StringValue)
 	}
 	id, err := parseNotice(rec.Body)
@@ -142,7 +141,7 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Out
 		// Redelivery cannot repair it: it reaches the dead-letter queue
 		// after maxReceiveCount receives, without holding up the batch.
 		log.ErrorContext(ctx, "poison record", "error", err.Error(), "body", truncateBytes(rec.Body, 256))
-		return queue.Retry
+		return fn.Retry
 	}
 	log = log.With("message_id", id)
 	leaseUntil := time.Now().Add(defaultLease)
@@ -164,16 +163,16 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Out
 		// of it still runs (a visibility timeout shorter than the
 		// function's): keep it, so its outcome is decided once.
 		log.WarnContext(ctx, "record is still being processed by an earlier receive")
-		return queue.Retry
+		return fn.Retry
 	case errors.Is(err, ErrFinal), errors.Is(err, ErrBusy):
 		log.InfoContext(ctx, "record acknowledged without delivery", "reason", err.Error())
-		return queue.Done
+		return fn.Done
 	case errors.Is(err, ErrNotFound):
 		log.ErrorContext(ctx, "poison record", "error", "no such live message")
-		return queue.Retry
+		return fn.Retry
 	case err != nil:
 		log.ErrorContext(ctx, "claim failed", "error", err.Error())
-		return queue.Retry
+		return fn.Retry
 	}
 	pub, err := p.ntfy.Publish(ctx, p.notification(m))
 	if err == nil {
@@ -181,10 +180,10 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Out
 			// Delivered but not recorded: the retry delivers again once
 			// the lease ends (the one window for a second notification).
 			log.ErrorContext(ctx, "delivered, but completing failed", "error", err.Error(), "notification_id", pub.ID)
-			return queue.Retry
+			return fn.Retry
 		}
 		log.InfoContext(ctx, "delivered", "notification_id", pub.ID, "retry_count", m.RetryCount)
-		return queue.Done
+		return fn.Done
 	}
 	last := receives >= p.maxReceive || !ntfy.IsRetryable(err)
 	if !last {
@@ -192,15 +191,15 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) queue.Out
 		if err := p.store.Release(ctx, id, token); err != nil {
 			log.WarnContext(ctx, "release failed; the retry waits for the lease to end", "error", err.Error())
 		}
-		return queue.Retry
+		return fn.Retry
 	}
 	msg := truncateRunes(err.Error(), MaxErrorMessageChars)
 	if _, ferr := p.store.Finish(ctx, id, token, StatusChange{To: StatusFailed, ErrorMessage: msg}); ferr != nil {
 		log.ErrorContext(ctx, "marking failed failed", "error", ferr.Error())
-		return queue.Retry
+		return fn.Retry
 	}
 	log.ErrorContext(ctx, "delivery failed for good", "error", msg, "retryable", ntfy.IsRetryable(err))
-	return queue.Done
+	return fn.Done
 }
 
 // parseNotice decodes a record body strictly: one JSON object holding a
@@ -215,7 +214,7 @@ func parseNotice(body string) (string, error) {
 	if dec.More() {
 		return "", errors.New("body has data after the notice")
 	}
-	if !api.CanonicalUUID(n.MessageID) {
+	if !ids.CanonicalUUID(n.MessageID) {
 		return "", fmt.Errorf("message_id %q is not a canonical UUID", truncateRunes(n.MessageID, 64))
 	}
 	return n.MessageID, nil

@@ -11,9 +11,8 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
 )
 
 // Scheduler settings.
@@ -63,7 +62,7 @@ type SchedulerConfig struct {
 // NewScheduler builds the scheduler from the environment, with newSNS
 // making the SNS client it publishes with: publisher.NewScheduler, the
 // constructor of the scheduler function, passes publisher.NewSNS.
-func NewScheduler(ctx context.Context, getenv func(string) string, newSNS SNSConstructor, opts ...ddb.Option) (schedule.Job, error) {
+func NewScheduler(ctx context.Context, getenv func(string) string, newSNS SNSConstructor, opts ...ddb.Option) (fn.Job, error) {
 	fromEnv := func(getenv func(string) string) (SchedulerConfig, error) {
 		cfg, err := ConfigFromEnv(getenv)
 		if err != nil {
@@ -81,7 +80,7 @@ func NewScheduler(ctx context.Context, getenv func(string) string, newSNS SNSCon
 		sc.SNS, err = newSNS(ctx, getenv)
 		return sc, err
 	}
-	sc, err := service.New(ctx, getenv, fromEnv, (*SchedulerConfig).SetClient, NewSchedulerFromConfig, opts...)
+	sc, err := fn.New(ctx, getenv, fromEnv, (*SchedulerConfig).SetClient, NewSchedulerFromConfig, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +100,7 @@ func NewSchedulerFromConfig(cfg SchedulerConfig) *Scheduler {
 // Run creates the fire's message (once, however often the fire is
 // retried), publishes it while it is still created, and republishes
 // messages stranded in created. An error asks for a retry.
-func (s *Scheduler) Run(ctx context.Context, ev schedule.Event) error {
+func (s *Scheduler) Run(ctx context.Context, ev fn.ScheduleEvent) error {
 	if err := ev.Validate(); err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dynastack/dynastack/constructs/rezagent/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -28,7 +27,7 @@ type Store struct {
 	client     API
 	table      string
 	stage      string
-	codec      *cursor.Codec
+	codec      *ddb.CursorCodec
 	now        func() time.Time
 	newID      func() string
 	scanBudget int
@@ -41,7 +40,7 @@ type Store struct {
 // message's stage attribute and listed by default). cursorKey signs list
 // cursors.
 func NewStore(client API, table, stage string, cursorKey []byte) *Store {
-	return &Store{client: client, table: table, stage: stage, codec: cursor.NewCodec(cursorKey),
+	return &Store{client: client, table: table, stage: stage, codec: ddb.NewCursorCodec(cursorKey),
 		now: time.Now, newID: uuid.NewString, scanBudget: DefaultScanBudget}
 }
 
@@ -478,7 +477,7 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 // partition and range even if it were forged.
 func (l listing) check(k pageKey) error {
 	if k.Part != l.part || k.ID == "" || k.Created == "" || (l.from != "" && k.Created < l.from) || (l.to != "" && k.Created > l.to) {
-		return cursor.ErrInvalid
+		return ddb.ErrInvalidCursor
 	}
 	return nil
 }

@@ -14,8 +14,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // TTL deletions as AWS reports them.
@@ -37,20 +36,20 @@ type Consumer struct {
 // NewConsumer builds the consumer from the environment (STAK_INBOX_TABLE;
 // DYNASTACK_CURSOR_KEY is not used).
 func NewConsumer(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (*Consumer, error) {
-	return service.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewConsumerFromConfig, opts...)
+	return fn.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, NewConsumerFromConfig, opts...)
 }
 
 // NewConsumerFromConfig builds the consumer from cfg (Table, Client, and
 // optionally Now and Logger).
 func NewConsumerFromConfig(cfg Config) *Consumer {
-	c := &Consumer{client: cfg.Client, table: cfg.Table, now: cfg.Now, log: service.Logger(contract.StreamConsumer.Name, cfg.Client, cfg.Logger)}
+	c := &Consumer{client: cfg.Client, table: cfg.Table, now: cfg.Now, log: fn.Logger(contract.StreamConsumer.Name, cfg.Client, cfg.Logger)}
 	if c.now == nil {
 		c.now = time.Now
 	}
 	return c
 }
 
-var _ streams.Consumer = (*Consumer)(nil)
+var _ fn.StreamConsumer = (*Consumer)(nil)
 
 // Handle processes a batch and reports the records that failed by their
 // sequence numbers (ReportBatchItemFailures), so Lambda retries from the
@@ -104,7 +103,7 @@ func (c *Consumer) handle(ctx context.Context, r events.DynamoDBEventRecord) err
 		// adjust counters itself (decision 5).
 		return nil
 	}
-	img, err := streams.Item(r.Change.OldImage)
+	img, err := fn.StreamItem(r.Change.OldImage)
 	if err != nil {
 		c.log.WarnContext(ctx, "skipping unreadable stream image", "event_id", r.EventID, "error", err.Error())
 		return nil

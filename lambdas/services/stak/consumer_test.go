@@ -14,14 +14,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
-	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
 // poller returns a stream poller on the service's table, positioned at
 // the stream's end, delivering to h.
-func (s *service) poller(t testing.TB, h streams.Handler) *poller.Poller {
+func (s *service) poller(t testing.TB, h fn.StreamHandler) *poller.Poller {
 	t.Helper()
 	ctx := context.Background()
 	arn, err := poller.StreamARN(ctx, s.Client, s.Table)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -22,13 +22,13 @@ func TestForgedCursor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codec := cursor.NewCodec(cfg.CursorKey)
+	codec := ddb.NewCursorCodec(cfg.CursorKey)
 	type position struct {
 		User   string `json:"u"`
 		Public string `json:"g"`
 	}
 	forge := func(scope string, p position) string {
-		tok, err := cursor.Encode(codec, scope, p)
+		tok, err := ddb.EncodeCursor(codec, scope, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -35,13 +34,13 @@ type feedPosition struct {
 // each position is a message sort key (m#…) or "" — the partitions are the
 // route's own, never the cursor's.
 func (s *Store) decodePosition(scope, token string) (feedPosition, error) {
-	pos, err := cursor.Decode[feedPosition](s.codec, scope, token)
+	pos, err := ddb.DecodeCursor[feedPosition](s.codec, scope, token)
 	if err != nil {
 		return feedPosition{}, err
 	}
 	for _, p := range []string{pos.User, pos.Public} {
 		if p != "" && (!strings.HasPrefix(p, contract.PrefixMessage) || len(p) > len(contract.PrefixMessage)+messageIDLen+1) {
-			return feedPosition{}, cursor.ErrInvalid
+			return feedPosition{}, ddb.ErrInvalidCursor
 		}
 	}
 	return pos, nil
@@ -87,7 +86,7 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 		}
 		if len(page.Messages) > 0 && size+n > MaxPageBytes {
 			// m exists, so there is a next page; it starts at m.
-			page.Next, err = cursor.Encode(s.codec, scope, feedPosition{User: userPos, Public: publicPos})
+			page.Next, err = ddb.EncodeCursor(s.codec, scope, feedPosition{User: userPos, Public: publicPos})
 			return page, err
 		}
 		size += n
@@ -97,12 +96,12 @@ func (s *Store) Feed(ctx context.Context, tenant, inbox, uid, after string, limi
 	if err != nil || !more {
 		return page, err
 	}
-	page.Next, err = cursor.Encode(s.codec, scope, feedPosition{User: user.pos, Public: public.pos})
+	page.Next, err = ddb.EncodeCursor(s.codec, scope, feedPosition{User: user.pos, Public: public.pos})
 	return page, err
 }
 
 // pageOverhead is a page's JSON without its messages, cursor included.
-const pageOverhead = 64 + 2*cursor.MaxTokenLen
+const pageOverhead = 64 + 2*ddb.MaxCursorLen
 
 // escapedSize is the size of m's JSON inside a page as API Gateway's
 // payload carries it: a JSON string, in which quotes, backslashes and

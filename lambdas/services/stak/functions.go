@@ -6,7 +6,6 @@ import (
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
 )
 
 // The stream consumer's binding: cmd/stak-stream runs it in Lambda. The
@@ -17,7 +16,12 @@ import (
 
 func StreamFunction() fn.Binding { return fn.Stream(contract.StreamConsumer, newStreamConsumer) }
 
-// newStreamConsumer is NewConsumer as a streams.Consumer.
-func newStreamConsumer(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (streams.Consumer, error) {
+// Functions lists Stak's functions bound in this package (the API's is stakapi's):
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
+func Functions() []fn.Binding { return []fn.Binding{StreamFunction()} }
+
+// newStreamConsumer is NewConsumer as a fn.StreamConsumer.
+func newStreamConsumer(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (fn.StreamConsumer, error) {
 	return NewConsumer(ctx, getenv, opts...)
 }

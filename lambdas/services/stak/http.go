@@ -5,22 +5,21 @@ import (
 	"strconv"
 	"time"
 
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/idempotency"
-	"github.com/dynastack/dynastack/lambdas/platform/service"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // Config configures NewHandler and NewConsumerFromConfig.
 type Config struct {
 	Table string
-	service.Common
+	fn.Common
 }
 
 // ConfigFromEnv reads the configuration (not the client) from getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	v, common, err := service.Tables(contract.Name, getenv, contract.Inbox)
+	v, common, err := fn.Tables(contract.Name, getenv, contract.Inbox)
 	if err != nil {
 		return Config{}, err
 	}
@@ -32,13 +31,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // inbox configs, publishing, an end user's feed, read marks, counters and
 // mark-all-read, and the operators' recount. schemas checks inbox schemas
 // and message bodies: the function's constructor, stakapi.New, passes
-// platform/jsonschema's (stakapi.Schemas).
+// platform/bodyschema's (stakapi.Schemas).
 func NewHandler(cfg Config, schemas BodySchemas) http.Handler {
-	log := service.Logger(contract.Name, cfg.Client, cfg.Logger)
+	log := fn.Logger(contract.Name, cfg.Client, cfg.Logger)
 	store := NewStore(cfg.Client, cfg.Table, cfg.CursorKey, schemas)
 	cfg.Pin(&store.now, nil)
 	h := &handler{store: store}
-	keys := idempotency.Table{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrExpiredAt, Now: cfg.Now}
+	keys := api.IdempotencyTable{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrExpiredAt, Now: cfg.Now}
 	r := api.NewRouter(contract.API).Around(keys.Middleware)
 	r.Handle(contract.PutTenant, h.putTenant)
 	r.Handle(contract.GetTenant, h.getTenant)
@@ -65,7 +64,7 @@ type handler struct {
 var UserRoutes = func() []string {
 	var patterns []string
 	for _, r := range contract.API.Routes {
-		if r.Auth == dynastack.JWT {
+		if r.Auth == service.JWT {
 			patterns = append(patterns, r.Pattern())
 		}
 	}
@@ -111,7 +110,7 @@ type path struct {
 
 // keys validates the path values of params. A '#' (sent as %23) would
 // change the meaning of a key, so it is a 400, not a 404.
-func keys(r *http.Request, params ...dynastack.PathParam) (path, error) {
+func keys(r *http.Request, params ...service.PathParam) (path, error) {
 	var (
 		v api.Validator
 		p path

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
 
@@ -118,7 +117,7 @@ func (s *Store) MarkAllRead(ctx context.Context, tenant, inbox, uid string, boun
 	if err != nil || !more {
 		return res, err
 	}
-	res.Next, err = cursor.Encode(s.codec, scope, feedPosition{User: user.pos, Public: public.pos})
+	res.Next, err = ddb.EncodeCursor(s.codec, scope, feedPosition{User: user.pos, Public: public.pos})
 	return res, err
 }
 

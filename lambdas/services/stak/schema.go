@@ -14,7 +14,7 @@ import (
 )
 
 // BodySchemas is what the API needs of a JSON Schema implementation for
-// inbox schemas. Its binding to platform/jsonschema is in package stakapi
+// inbox schemas. Its binding to platform/bodyschema is in package stakapi
 // (services/stak/stakapi), not here: that library's package initialiser
 // compiles the metaschemas of five drafts, about 4 ms of every start of a
 // bootstrap that links it, and the stream consumer, which links this

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/ids"
 )
 
 // Limits and defaults.
@@ -27,7 +28,7 @@ const (
 	// MaxKeyLen bounds tenant, inbox, user and category keys, which all
 	// end up in key attributes (2048 bytes for pk, 1024 for sk): the
 	// platform's bound on every path key.
-	MaxKeyLen = api.MaxPathKeyBytes
+	MaxKeyLen = ids.MaxKeyBytes
 	// MaxRecipients bounds the uids of one publish: each costs one
 	// transaction.
 	MaxRecipients = 100
@@ -135,10 +136,10 @@ func ParsePartition(pk string) (Partition, error) {
 }
 
 // checkKey reports why s cannot be a tenant, inbox, user or category key,
-// or "" when it can: the platform's key rule (api.CheckKey), which the
+// or "" when it can: the platform's key rule (ids.CheckKey), which the
 // router applies to every path key too, so a user id published to is one
 // a feed path can name.
-func checkKey(s string) string { return api.CheckKey(s, MaxKeyLen) }
+func checkKey(s string) string { return ids.CheckKey(s, MaxKeyLen) }
 
 // newMessageID returns a fixed-width base36 millisecond timestamp followed
 // by 10 random base36 digits: ids sort by time as strings, and the random

@@ -14,9 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/cursor"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
-	"github.com/dynastack/dynastack/lambdas/platform/jsondoc"
 )
 
 // API is the part of *dynamodb.Client the service calls.
@@ -26,7 +24,7 @@ type API = ddb.API
 type Store struct {
 	client API
 	table  string
-	codec  *cursor.Codec
+	codec  *ddb.CursorCodec
 	now    func() time.Time
 	newID  func(time.Time) string
 	// schemas checks bodies against inbox schemas, keeping the compiled
@@ -40,7 +38,7 @@ func NewStore(client API, table string, cursorKey []byte, schemas BodySchemas) *
 	if schemas == nil {
 		panic("stak: NewStore without BodySchemas (stakapi.Schemas binds them)")
 	}
-	return &Store{client: client, table: table, codec: cursor.NewCodec(cursorKey), now: time.Now, newID: newMessageID, schemas: schemas}
+	return &Store{client: client, table: table, codec: ddb.NewCursorCodec(cursorKey), now: time.Now, newID: newMessageID, schemas: schemas}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -389,7 +387,7 @@ func unmarshalMessage(item map[string]types.AttributeValue) (*Message, error) {
 	// 12345678901234567890123; the body is read digit for digit instead.
 	if content, ok := item[contract.AttrMessage].(*types.AttributeValueMemberM); ok {
 		if body, ok := content.Value[contract.AttrBody]; ok {
-			v, err := jsondoc.FromAttributeValue(body)
+			v, err := ddb.FromAttributeValue(body)
 			if err != nil {
 				return nil, fmt.Errorf("stak: unmarshal message body: %w", err)
 			}

@@ -14,8 +14,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/platform/streams"
-	"github.com/dynastack/dynastack/lambdas/platform/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
@@ -126,7 +126,7 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 // record lands on the template's local queue (GET /_local/queues shows its
 // depth). Lambda's default of unlimited retries (-1) is 10 here, so that a
 // poison record cannot stall a developer's shard for the stream's 24 hours.
-func startConsumer(ctx context.Context, log *slog.Logger, ctor streams.Constructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string, queue func(logicalID string) *localqueue.Queue) error {
+func startConsumer(ctx context.Context, log *slog.Logger, ctor fn.StreamConstructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string, queue func(logicalID string) *localqueue.Queue) error {
 	src, err := sourceOf(ctx, t, fn, names, client)
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
@@ -19,7 +19,7 @@ func TestFaultsReachTheFunctions(t *testing.T) {
 	t.Parallel()
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), []string{ddbfault.EnvFaults + "=throttle:1"})
 	var body struct{ Error struct{ Code string } }
-	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(dynastack.Values{itsm.ParamCaller: "u1"}), "", 503, &body)
+	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "u1"}), "", 503, &body)
 	if body.Error.Code != "unavailable" {
 		t.Errorf("code %q, want unavailable", body.Error.Code)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
-	dynastack "github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
@@ -313,7 +313,7 @@ func checkTokens(t *testing.T, base, templates string) {
 
 // at is the runner's URL of route, a route of the contract of service
 // (which the runner serves under /<service>), with its path values.
-func at(base, service string, route dynastack.Route, values ...string) string {
+func at(base, service string, route service.Route, values ...string) string {
 	return base + "/" + service + route.URL(values...)
 }
 
@@ -403,7 +403,7 @@ func TestEndToEnd(t *testing.T) {
 	var list struct {
 		Tickets []ticket `json:"tickets"`
 	}
-	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(dynastack.Values{itsm.ParamCaller: "poc-user-001"}), "", 200, &list)
+	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "poc-user-001"}), "", 200, &list)
 	if len(list.Tickets) != 1 || list.Tickets[0].TicketID != tk.TicketID {
 		t.Errorf("list = %+v", list)
 	}
@@ -461,7 +461,7 @@ func checkLocalOnly(t *testing.T, base string) {
 	var before, after struct {
 		Tickets []any `json:"tickets"`
 	}
-	list := base + "/" + itsm.Name + itsm.ListTickets.URLQuery(dynastack.Values{itsm.ParamCaller: "web-page"})
+	list := base + "/" + itsm.Name + itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "web-page"})
 	call(t, itsm.ListTickets.Method, list, "", 200, &before)
 	const body = `{"caller_id":"web-page","issue_description":"from a page"}`
 	for _, tt := range []struct {

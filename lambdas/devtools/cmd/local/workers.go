@@ -19,8 +19,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/queue"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
+	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
 
 // Local worker settings, from the runner's own environment.
@@ -66,7 +65,7 @@ type workers struct {
 
 type localJob struct {
 	service, arn string
-	job          schedule.Job
+	job          fn.Job
 	mu           sync.Mutex // one run at a time, as a developer expects
 	last         time.Time
 	lastErr      string
@@ -221,7 +220,7 @@ func (w *workers) addTemplate(t *cfntables.Template) error {
 }
 
 // addQueueConsumer attaches fn's consumer to the queue its mapping names.
-func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, fn cfntables.Function, ctor queue.Constructor, getenv func(string) string) error {
+func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, fn cfntables.Function, ctor fn.QueueConstructor, getenv func(string) string) error {
 	ms, err := t.QueueMappings()
 	if err != nil {
 		return err
@@ -247,7 +246,7 @@ func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, f
 }
 
 // addJob registers fn's scheduled job, if a schedule of t targets it.
-func (w *workers) addJob(ctx context.Context, t *cfntables.Template, fn cfntables.Function, ctor schedule.Constructor, getenv func(string) string) error {
+func (w *workers) addJob(ctx context.Context, t *cfntables.Template, fn cfntables.Function, ctor fn.JobConstructor, getenv func(string) string) error {
 	ss, err := t.Schedules()
 	if err != nil {
 		return err
@@ -294,8 +293,8 @@ func (w *workers) start(ctx context.Context) {
 func (w *workers) run(ctx context.Context, j *localJob, at time.Time) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	ev := schedule.Event{ScheduleARN: j.arn, ScheduledTime: at.UTC().Truncate(time.Second), ExecutionID: fmt.Sprintf("local-%d", at.UnixNano()), AttemptNumber: 1}
-	err := schedule.Handler(j.job, w.log.With("service", j.service))(ctx, ev)
+	ev := fn.ScheduleEvent{ScheduleARN: j.arn, ScheduledTime: at.UTC().Truncate(time.Second), ExecutionID: fmt.Sprintf("local-%d", at.UnixNano()), AttemptNumber: 1}
+	err := fn.JobHandler(j.job, w.log.With("service", j.service))(ctx, ev)
 	j.last, j.runs, j.lastErr = ev.ScheduledTime, j.runs+1, ""
 	if err != nil {
 		j.lastErr = err.Error()

@@ -1,6 +1,6 @@
 // Package agenticpmapi is AgenticPM's HTTP API function: package
 // agenticpm's handler with what only the API uses, the JSON Schema
-// implementation it checks artefact content with (platform/jsonschema)
+// implementation it checks artefact content with (platform/bodyschema)
 // and the SDK's KMS client, whose Encrypt seals integration credentials.
 // The binding lives here, not in package agenticpm, so that the release
 // job's bootstrap, which links package agenticpm and neither validates
@@ -20,14 +20,19 @@ import (
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
+	"github.com/dynastack/dynastack/lambdas/platform/bodyschema"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/platform/jsonschema"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
 // Function is the API's binding: cmd/agenticpm runs it in Lambda.
 func Function() fn.Binding { return fn.HTTP(contract.API, New) }
+
+// Functions lists the functions bound in this package:
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
+func Functions() []fn.Binding { return []fn.Binding{Function()} }
 
 // New builds the API from its function's environment: agenticpm.NewConfig
 // plus, with a credentials key, the KMS client (its endpoint overridable
@@ -66,7 +71,7 @@ func (e encrypter) Encrypt(ctx context.Context, keyID string, plaintext []byte, 
 	return out.CiphertextBlob, aws.ToString(out.KeyId), nil
 }
 
-// ContentSchemas returns platform/jsonschema as agenticpm.ContentSchemas:
+// ContentSchemas returns platform/bodyschema as agenticpm.ContentSchemas:
 // the artefact schemas of the repository (agenticpm.ArtefactSchema), each
 // compiled with its formats asserted on its first use, not at init:
 // compiling the four took about 3 ms (1 MB in 14,000 allocations) of every
@@ -83,10 +88,10 @@ func (contentSchemas) Check(v *api.Validator, field string, t agenticpm.Artefact
 }
 
 // artefactSchemas holds each type's compile-once function.
-var artefactSchemas = func() map[agenticpm.ArtefactType]func() *jsonschema.Schema {
-	out := make(map[agenticpm.ArtefactType]func() *jsonschema.Schema, len(agenticpm.ArtefactTypes))
+var artefactSchemas = func() map[agenticpm.ArtefactType]func() *bodyschema.Schema {
+	out := make(map[agenticpm.ArtefactType]func() *bodyschema.Schema, len(agenticpm.ArtefactTypes))
 	for _, t := range agenticpm.ArtefactTypes {
-		out[t] = sync.OnceValue(func() *jsonschema.Schema {
+		out[t] = sync.OnceValue(func() *bodyschema.Schema {
 			s, err := compileSchema(t)
 			if err != nil {
 				panic(err.Error())
@@ -98,12 +103,12 @@ var artefactSchemas = func() map[agenticpm.ArtefactType]func() *jsonschema.Schem
 }()
 
 // compileSchema compiles the schema of t.
-func compileSchema(t agenticpm.ArtefactType) (*jsonschema.Schema, error) {
+func compileSchema(t agenticpm.ArtefactType) (*bodyschema.Schema, error) {
 	b := agenticpm.ArtefactSchema(t)
 	if b == nil {
 		return nil, fmt.Errorf("agenticpm: artefact schema of %s: no schemas/%s.json", t, t)
 	}
-	s, err := jsonschema.Compile(b, jsonschema.AssertFormats())
+	s, err := bodyschema.Compile(b, bodyschema.AssertFormats())
 	if err != nil {
 		return nil, fmt.Errorf("agenticpm: artefact schema of %s: %w", t, err)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 )
 
@@ -28,8 +27,13 @@ import (
 // Lambda.
 func Function() fn.Binding { return fn.Schedule(contract.Executor, New) }
 
+// Functions lists the functions bound in this package:
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
+func Functions() []fn.Binding { return []fn.Binding{Function()} }
+
 // New builds the executor from its function's environment.
-func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (fn.Job, error) {
 	return nucleus.NewExecutor(ctx, getenv, Act, opts...)
 }
 

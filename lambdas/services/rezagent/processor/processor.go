@@ -17,7 +17,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/platform/queue"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -25,8 +24,13 @@ import (
 // Lambda.
 func Function() fn.Binding { return fn.Queue(contract.Processor, New) }
 
+// Functions lists the functions bound in this package:
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
+func Functions() []fn.Binding { return []fn.Binding{Function()} }
+
 // New builds the processor from its function's environment.
-func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (queue.Consumer, error) {
+func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (fn.QueueConsumer, error) {
 	return rezagent.NewProcessor(ctx, getenv, ReadToken, opts...)
 }
 

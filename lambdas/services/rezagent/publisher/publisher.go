@@ -19,7 +19,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/platform/schedule"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 )
 
@@ -30,13 +29,18 @@ func APIFunction() fn.Binding { return fn.HTTP(contract.API, NewAPI) }
 // runs it in Lambda.
 func SchedulerFunction() fn.Binding { return fn.Schedule(contract.Scheduler, NewScheduler) }
 
+// Functions lists the functions bound in this package, in the contract's order:
+// services.Functions gathers every package's list, so a new function of
+// this package is listed here, once.
+func Functions() []fn.Binding { return []fn.Binding{APIFunction(), SchedulerFunction()} }
+
 // NewAPI builds the API from its function's environment.
 func NewAPI(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
 	return rezagent.New(ctx, getenv, NewSNS, opts...)
 }
 
 // NewScheduler builds the scheduler from its function's environment.
-func NewScheduler(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (schedule.Job, error) {
+func NewScheduler(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (fn.Job, error) {
 	return rezagent.NewScheduler(ctx, getenv, NewSNS, opts...)
 }
 

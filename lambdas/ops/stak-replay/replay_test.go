@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	"github.com/dynastack/dynastack/lambdas/devtools/poller"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// TestReplay: the consumer fails every record of a batch of real TTL
+// expiries (as when DynamoDB refused its writes for a day); from nothing but
+// the on-failure message Lambda would send, the replay applies them, and a
+// second replay changes nothing.
+func TestReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for DynamoDB Local's TTL sweep")
+	}
+	ctx := context.Background()
+	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
+	table := names["InboxA8E05DC3"]
+	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stakcontract.EnvTable: table}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := testenv.Client(t)
+	cfg.Client = client
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		cfg.Logger = slog.Default()
+	}
+	h := stakapi.NewHandler(cfg)
+	consumer := stak.NewConsumerFromConfig(cfg)
+	do := func(method, path, body string, status int) string {
+		t.Helper()
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		if parts := strings.Split(path, "/"); len(parts) > 6 && parts[5] == "users" {
+			req = req.WithContext(api.WithCaller(req.Context(), api.Caller{Subject: parts[6], Claims: map[string]string{"sub": parts[6], "tenant": parts[2]}}))
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != status {
+			t.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+		}
+		return w.Body.String()
+	}
+	published := func(uid string) string {
+		var st stak.Stats
+		if err := json.Unmarshal([]byte(do("GET", "/tenants/acme/inboxes/main/users/"+uid+"/stats", "", 200)), &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d/%d", st.Published, st.Read)
+	}
+
+	streams := streamsapi.NewClient(client)
+	arn, err := poller.StreamARN(ctx, client, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The consumer that fails: every record it is given is reported failed,
+	// and what it saw is what Lambda's batch info would describe.
+	var seen []events.DynamoDBEventRecord
+	seq := map[string]bool{}
+	failing := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		resp := events.DynamoDBEventResponse{}
+		for _, r := range ev.Records {
+			if !seq[r.Change.SequenceNumber] {
+				seq[r.Change.SequenceNumber] = true
+				seen = append(seen, r)
+			}
+		}
+		resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: ev.Records[0].Change.SequenceNumber}}
+		return resp, nil
+	}
+	p, err := poller.New(poller.Config{Client: streams, StreamARN: arn, Handler: failing, Start: poller.Latest, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	do("PUT", "/tenants/acme/settings", `{"title":"Acme"}`, 200)
+	do("PUT", "/tenants/acme/inboxes/main", `{"title":"Main","ttl":{"default":"3s"}}`, 200)
+	// With a category: DynamoDB Local's stream reports an empty map
+	// attribute (the taxonomy of an uncategorised message) as a string,
+	// which the consumer cannot read; AWS does not.
+	var pub stak.Published
+	if err := json.Unmarshal([]byte(do("POST", "/tenants/acme/inboxes/main/messages", `{"sender":"hr","audiences":{"kind":"users","uids":["u1","u2"]},"taxonomy":{"category":"billing"},"message":{"title":"hi"}}`, 201)), &pub); err != nil {
+		t.Fatal(err)
+	}
+	do("POST", "/tenants/acme/inboxes/main/users/u1/messages/"+pub.Header.ID+"/read", "", 200)
+	if got := published("u1") + " " + published("u2"); got != "1/1 1/0" {
+		t.Fatalf("counters before expiry %s", got)
+	}
+
+	expiries := func() int {
+		n := 0
+		for _, r := range seen {
+			if stak.IsExpiry(r) {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for expiries() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no TTL deletion of both messages after 90 s (%d records seen)", len(seen))
+		}
+		if _, err := p.Poll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if got := published("u1") + " " + published("u2"); got != "1/1 1/0" {
+		t.Fatalf("the failing consumer changed counters: %s", got)
+	}
+
+	// What Lambda puts on the failure queue: the batch's place, no records.
+	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := aws.ToString(desc.StreamDescription.Shards[len(desc.StreamDescription.Shards)-1].ShardId)
+	msg := fmt.Sprintf(`{"requestContext":{"requestId":"r-1","functionArn":"arn:aws:lambda:us-east-1:000000000000:function:stak-stream","condition":"RetryAttemptsExhausted","approximateInvokeCount":11},
+		"responseContext":{"statusCode":200,"executedVersion":"$LATEST","functionError":""},"version":"1.0","timestamp":"2026-11-26T00:00:00.000Z",
+		"DDBStreamBatchInfo":{"shardId":%q,"startSequenceNumber":%q,"endSequenceNumber":%q,"approximateArrivalOfFirstRecord":"2026-11-26T00:00:00Z","approximateArrivalOfLastRecord":"2026-11-26T00:00:00Z","batchSize":%d,"streamArn":%q}}`,
+		shard, seen[0].Change.SequenceNumber, seen[len(seen)-1].Change.SequenceNumber, len(seen), arn)
+	failures, err := Decode(strings.NewReader(msg))
+	if err != nil || len(failures) != 1 {
+		t.Fatalf("Decode: %v %v", failures, err)
+	}
+	for round := 1; round <= 2; round++ {
+		res, err := Replay(ctx, streams, consumer.Handle, failures[0].Batch)
+		if err != nil {
+			t.Fatalf("replay %d: %v", round, err)
+		}
+		if res.Records != len(seen) || len(res.Failed) != 0 || !res.Complete {
+			t.Errorf("replay %d: %+v, want %d records, none failed, complete", round, res, len(seen))
+		}
+		if got := published("u1") + " " + published("u2"); got != "0/0 0/0" {
+			t.Errorf("after replay %d: counters %s, want 0/0 0/0", round, got)
+		}
+	}
+
+	// A message that is not Lambda's on-failure shape is refused.
+	if _, err := Decode(strings.NewReader(`{"Records":[]}`)); err == nil {
+		t.Error("a message without DDBStreamBatchInfo was accepted")
+	}
+}

@@ -1,0 +1,282 @@
+// Idempotency keys make a create safe for a client to retry: a request
+// with an Idempotency-Key header is served once, and a retry with the same
+// key (its answer lost, a timeout, a dropped connection) gets the first
+// answer again instead of a second ticket, message or project. The design
+// is AWS Lambda Powertools' idempotency utility's: a persistence record
+// per key, written in progress before the handler runs and completed with
+// its answer after.
+//
+//   - The same key with the same request (method, path, body) answers the
+//     first request's status and body, with Idempotent-Replayed: true.
+//   - The same key with another request is 422 idempotency_key_reused:
+//     a client bug, never served.
+//   - The same key while the first request still runs is 409 in_progress
+//     with Retry-After: concurrent retries create once.
+//   - A first request that failed with a 5xx releases its key, so the
+//     retry runs; keys last IdempotencyWindow.
+//
+// The record lives in the service's own table (no other table to deploy
+// and grant): partition key "idempotency#<route>#<key>", which no listing
+// reads, the sort key "idempotency" where the table has one, and the
+// table's TTL attribute where it has one. It needs only PutItem and
+// UpdateItem, which every API function is granted.
+
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+// IdempotencyHeader is the request header carrying the client's key.
+const IdempotencyHeader = "Idempotency-Key"
+
+// Limits.
+const (
+	// IdempotencyWindow is how long a key is remembered.
+	IdempotencyWindow = 24 * time.Hour
+	// MaxIdempotencyKeyLen bounds a key (a UUID is 36).
+	MaxIdempotencyKeyLen = 128
+	// maxBody is the most of a request body hashed; a larger body is
+	// refused by every service first anyway.
+	maxBody = 1 << 20
+	// maxAnswer is the largest answer stored for a replay; a larger one
+	// releases the key (a retry runs again) rather than outgrow the item.
+	maxAnswer = 300 << 10
+)
+
+// Error codes of the answers this package writes.
+const (
+	CodeKeyReused  = "idempotency_key_reused"
+	CodeInProgress = "in_progress"
+)
+
+// IdempotencyTable is where a service keeps its keys: its own table.
+type IdempotencyTable struct {
+	Client ddb.API
+	// Name is the table's physical name.
+	Name string
+	// PartitionKey and SortKey are the table's key attribute names
+	// (SortKey "" for a table without one); TTL its TTL attribute, or "".
+	PartitionKey, SortKey, TTL string
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+type record struct {
+	Status   string `dynamodbav:"idem_status"`
+	Hash     string `dynamodbav:"idem_hash"`
+	Token    string `dynamodbav:"idem_token"`
+	Expires  int64  `dynamodbav:"idem_expires"`
+	Answer   int    `dynamodbav:"idem_answer_status,omitempty"`
+	Body     []byte `dynamodbav:"idem_answer_body,omitempty"`
+	Location string `dynamodbav:"idem_answer_location,omitempty"`
+}
+
+const (
+	inProgress = "in_progress"
+	completed  = "completed"
+)
+
+// Middleware serves route once per key when the contract marks it
+// Idempotent, and passes any other route (or a request without a key) as
+// it is. It is the api.Router's Around hook.
+func (t IdempotencyTable) Middleware(route service.Route, next http.Handler) http.Handler {
+	if !route.Idempotent {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(IdempotencyHeader)
+		if key == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !validKey(key) {
+			WriteError(w, r, BadRequest("%s must be 1 to %d printable ASCII characters, e.g. a UUID", IdempotencyHeader, MaxIdempotencyKeyLen))
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil || len(body) > maxBody {
+			WriteError(w, r, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: "request body too large"})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
+		hash := hex.EncodeToString(sum[:])
+		id := "idempotency#" + route.Key() + "#" + key
+		token := uuid.NewString()
+		prev, err := t.begin(r.Context(), id, hash, token)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if prev != nil {
+			answerAgain(w, r, prev, hash)
+			return
+		}
+		rec := &keptAnswer{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		ctx := context.WithoutCancel(r.Context())
+		if rec.status >= 500 || rec.body.Len() > maxAnswer {
+			err = t.release(ctx, id, token)
+		} else {
+			err = t.complete(ctx, id, token, rec)
+		}
+		if err != nil {
+			Logger( // The answer went out; the key only fails to remember it, and a
+				// retry waits for the record to expire.
+				r.Context()).WarnContext(r.Context(), "idempotency record not updated", "error", err.Error())
+		}
+	})
+}
+
+// answerAgain answers a request whose key is taken.
+func answerAgain(w http.ResponseWriter, r *http.Request, prev *record, hash string) {
+	switch {
+	case prev.Hash != hash:
+		WriteError(w, r, &Error{Status: http.StatusUnprocessableEntity, Code: CodeKeyReused,
+			Message: IdempotencyHeader + " was used for another request (method, path or body); use a new key for a new request"})
+	case prev.Status != completed:
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, r, &Error{Status: http.StatusConflict, Code: CodeInProgress,
+			Message: "the first request with this " + IdempotencyHeader + " is still running; retry after the Retry-After header's seconds"})
+	default:
+		if prev.Location != "" {
+			w.Header().Set("Location", prev.Location)
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(prev.Answer)
+		_, _ = w.Write(prev.Body)
+	}
+}
+
+func (t IdempotencyTable) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+func (t IdempotencyTable) key(id string) map[string]types.AttributeValue {
+	k := map[string]types.AttributeValue{t.PartitionKey: &types.AttributeValueMemberS{Value: id}}
+	if t.SortKey != "" {
+		k[t.SortKey] = &types.AttributeValueMemberS{Value: "idempotency"}
+	}
+	return k
+}
+
+// begin writes the record in progress, unless a live one holds the key:
+// then it returns that one. A record holding this request's own token is
+// its own earlier attempt (the answer to the Put was lost), and begins.
+func (t IdempotencyTable) begin(ctx context.Context, id, hash, token string) (*record, error) {
+	now := t.now()
+	item, err := attributevalue.MarshalMap(record{Status: inProgress, Hash: hash, Token: token, Expires: now.Add(IdempotencyWindow).Unix()})
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: marshal record: %w", err)
+	}
+	for k, v := range t.key(id) {
+		item[k] = v
+	}
+	if t.TTL != "" {
+		item[t.TTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(IdempotencyWindow).Unix(), 10)}
+	}
+	// No record, or an expired one.
+	put := ddb.Expr{
+		Condition: "attribute_not_exists(#pk) OR #expires < :now",
+		Names:     map[string]string{"#pk": t.PartitionKey, "#expires": "idem_expires"},
+		Values:    map[string]types.AttributeValue{":now": ddb.N(now.Unix())},
+	}.Put(t.Name, item)
+	put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	_, err = t.Client.PutItem(ctx, put)
+	if err == nil {
+		return nil, nil
+	}
+	var prev record
+	if found, uerr := ddb.OldItem(err, &prev); uerr != nil {
+		return nil, uerr
+	} else if found {
+		if prev.Token == token {
+			return nil, nil
+		}
+		return &prev, nil
+	}
+	return nil, ddb.Wrap("PutItem", err)
+}
+
+// complete stores the answer for replays.
+func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *keptAnswer) error {
+	e := ddb.Expr{
+		Update: "SET #status = :status, #answer = :answer, #body = :body",
+		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body"},
+		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(rec.body.Bytes())},
+	}
+	if loc := rec.Header().Get("Location"); loc != "" {
+		e.Update += ", #location = :location"
+		e.Names["#location"], e.Values[":location"] = "idem_answer_location", ddb.S(loc)
+	}
+	return t.update(ctx, id, token, e)
+}
+
+// release lets a retry run again after a failed first request.
+func (t IdempotencyTable) release(ctx context.Context, id, token string) error {
+	return t.update(ctx, id, token, ddb.Expr{Update: "SET #expires = :expired",
+		Names:  map[string]string{"#expires": "idem_expires"},
+		Values: map[string]types.AttributeValue{":expired": ddb.N(t.now().Unix() - 1)}})
+}
+
+// update runs e's update if the record still holds token.
+func (t IdempotencyTable) update(ctx context.Context, id, token string, e ddb.Expr) error {
+	e.Condition = "#token = :token"
+	e.Names["#token"], e.Values[":token"] = "idem_token", ddb.S(token)
+	_, err := ddb.UpdateExpr(ctx, t.Client, t.Name, t.key(id), e)
+	return err
+}
+
+func validKey(k string) bool {
+	if len(k) > MaxIdempotencyKeyLen {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// keptAnswer passes the answer through and keeps a copy.
+type keptAnswer struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (r *keptAnswer) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *keptAnswer) Write(b []byte) (int, error) {
+	r.wrote = true
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
