@@ -2,7 +2,6 @@ package agenticpm_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -11,6 +10,8 @@ import (
 	"github.com/dynastack/dynastack/constructs/agenticpm"
 	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The credentials key of a stage: rotation on, the stage's alias, and an
@@ -20,14 +21,11 @@ import (
 func TestCredentialsKeyAndDecryptGrant(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	key, err := agenticpm.NewCredentialsKey(stack, "Key", table.Prod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	role := awsiam.NewRole(stack, jsii.String("Agent"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 	agenticpm.GrantCredentialsDecrypt(key, role, table.Prod)
-	if _, err := agenticpm.NewCredentialsKey(stack, "NoStage", ""); err == nil {
-		t.Error("a key without a stage was built")
-	}
+	_, err = agenticpm.NewCredentialsKey(stack, "NoStage", "")
+	assert.Error(t, err, "a key without a stage was built")
 
 	tmpl := cdktest.JSON(t, stack)
 	resources := tmpl["Resources"].(map[string]any)
@@ -38,9 +36,7 @@ func TestCredentialsKeyAndDecryptGrant(t *testing.T) {
 		props, _ := r["Properties"].(map[string]any)
 		switch r["Type"] {
 		case "AWS::KMS::Key":
-			if keyProps != nil {
-				t.Fatal("two keys")
-			}
+			require.Nil(t, keyProps, "two keys")
 			keyProps = props
 		case "AWS::KMS::Alias":
 			alias, _ = props["AliasName"].(string)
@@ -48,22 +44,18 @@ func TestCredentialsKeyAndDecryptGrant(t *testing.T) {
 			policyDoc = props["PolicyDocument"].(map[string]any)
 		}
 	}
-	if keyProps["EnableKeyRotation"] != true || alias != "alias/agenticpm-credentials-prod" {
-		t.Errorf("key %v, alias %q", keyProps, alias)
-	}
+	assert.Equal(t, true, keyProps["EnableKeyRotation"], "key %v", keyProps)
+	assert.Equal(t, "alias/agenticpm-credentials-prod", alias, "alias")
 	wantCond := `{"ForAllValues:StringEquals":{"kms:EncryptionContextKeys":["integration","stage"]},"StringEquals":{"kms:EncryptionContext:integration":["jira","asana","outlook","resend"],"kms:EncryptionContext:stage":"prod"}}`
 	stmts := policyDoc["Statement"].([]any)
-	if len(stmts) != 1 {
-		t.Fatalf("role policy %v", policyDoc)
-	}
+	require.Len(t, stmts, 1, "role policy %v", policyDoc)
 	s := stmts[0].(map[string]any)
 	cond, _ := json.Marshal(s["Condition"])
-	if s["Action"] != "kms:Decrypt" || string(cond) != wantCond {
-		t.Errorf("role statement %v (condition %s)", s, cond)
-	}
+	assert.Equal(t, "kms:Decrypt", s["Action"], "role statement %v", s)
+	assert.Equal(t, wantCond, string(cond), "role statement condition")
 	kp, _ := json.Marshal(keyProps["KeyPolicy"])
-	if !strings.Contains(string(kp), `"Action":"kms:Decrypt","Condition":`+wantCond) || !strings.Contains(string(kp), `"Fn::GetAtt":["Agent`) ||
-		!strings.Contains(string(kp), `"Action":"kms:CreateGrant"`) || strings.Contains(string(kp), `"kms:Encrypt"`) {
-		t.Errorf("key policy %s", kp)
-	}
+	assert.Contains(t, string(kp), `"Action":"kms:Decrypt","Condition":`+wantCond, "key policy")
+	assert.Contains(t, string(kp), `"Fn::GetAtt":["Agent`, "key policy")
+	assert.Contains(t, string(kp), `"Action":"kms:CreateGrant"`, "key policy")
+	assert.NotContains(t, string(kp), `"kms:Encrypt"`, "key policy")
 }

@@ -13,22 +13,19 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestContractsValid checks every contract: kinds, routes, unique names.
 func TestContractsValid(t *testing.T) {
 	names := map[string]string{}
 	for _, s := range catalog.Services() {
-		if err := s.Validate(); err != nil {
-			t.Error(err)
-		}
-		if len(s.Tables) == 0 || len(s.Functions) == 0 {
-			t.Errorf("service %s declares %d tables and %d functions: every document has both", s.Name, len(s.Tables), len(s.Functions))
-		}
+		assert.NoError(t, s.Validate())
+		assert.NotEmpty(t, s.Tables, "service %s declares no tables: every document has tables and functions", s.Name)
+		assert.NotEmpty(t, s.Functions, "service %s declares no functions: every document has tables and functions", s.Name)
 		for _, f := range s.Functions {
-			if prev, dup := names[f.Name]; dup {
-				t.Errorf("function %q is in both %s and %s", f.Name, prev, s.Name)
-			}
+			assert.NotContains(t, names, f.Name, "function %q is in both %s and %s", f.Name, names[f.Name], s.Name)
 			names[f.Name] = s.Name
 		}
 	}
@@ -65,28 +62,24 @@ func TestContractsDeclareEachNameOnce(t *testing.T) {
 				typed[c.typ+" "+c.value] = true
 				switch {
 				case strings.HasPrefix(c.name, "Attr") && !slices.Contains(attrs, c.value):
-					t.Errorf("%s = %q is not in the contract's Attributes", c.name, c.value)
+					assert.Failf(t, "attribute not in Attributes", "%s = %q is not in the contract's Attributes", c.name, c.value)
 				case (strings.HasPrefix(c.name, "Prefix") || strings.HasPrefix(c.name, "Key")) && !slices.Contains(parts, c.value):
-					t.Errorf("%s = %q is not in the contract's KeyParts", c.name, c.value)
+					assert.Failf(t, "key part not in KeyParts", "%s = %q is not in the contract's KeyParts", c.name, c.value)
 				case c.typ == "service.PathParam" && !paths[c.value]:
-					t.Errorf("path parameter %s = %q: no route's path names it", c.name, c.value)
+					assert.Failf(t, "unused path parameter", "path parameter %s = %q: no route's path names it", c.name, c.value)
 				case c.typ == "service.QueryParam" && !queries[c.value]:
-					t.Errorf("query parameter %s = %q: no route's Query lists it", c.name, c.value)
+					assert.Failf(t, "unused query parameter", "query parameter %s = %q: no route's Query lists it", c.name, c.value)
 				}
 			}
 			for _, v := range append(attrs, parts...) {
-				if !declared[v] {
-					t.Errorf("%q is listed in the contract but declared by no constant", v)
-				}
+				assert.True(t, declared[v], "%q is listed in the contract but declared by no constant", v)
 			}
 			for p := range paths {
-				if !typed["service.PathParam "+p] {
-					t.Errorf("path parameter %q: declare it as a service.PathParam constant", p)
-				}
+				assert.True(t, typed["service.PathParam "+p], "path parameter %q: declare it as a service.PathParam constant", p)
 			}
 			for q := range queries {
-				if !typed["service.QueryParam "+q] && q != service.Limit.String() && q != service.Cursor.String() {
-					t.Errorf("query parameter %q: declare it as a service.QueryParam constant", q)
+				if q != service.Limit.String() && q != service.Cursor.String() {
+					assert.True(t, typed["service.QueryParam "+q], "query parameter %q: declare it as a service.QueryParam constant", q)
 				}
 			}
 		})
@@ -100,18 +93,15 @@ type contractConst struct{ name, typ, value string }
 func contractConsts(t *testing.T, dir string) []contractConst {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Go files in %s: %v", dir, err)
-	}
+	require.NoError(t, err, "Go files in %s", dir)
+	require.NotEmpty(t, files, "no Go files in %s", dir)
 	var out []contractConst
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.CONST {

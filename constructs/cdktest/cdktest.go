@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/stretchr/testify/require"
 )
 
 // EnvTreeHash is the variable in which make test passes a hash of the
@@ -78,13 +79,9 @@ func Context(cdkJSON string, bundle bool) (map[string]any, error) {
 func TestContext(t testing.TB, bundle bool) map[string]any {
 	t.Helper()
 	path, err := FindCDKJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, err := Context(path, bundle)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return ctx
 }
 
@@ -105,12 +102,7 @@ func NewStack(t testing.TB) awscdk.Stack {
 // one failed check does not abort the other tests of the binary.
 func Assert(t testing.TB, check func()) {
 	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Fatalf("assertion failed: %v", r)
-		}
-	}()
-	check()
+	require.NotPanics(t, check, "assertion failed")
 }
 
 // Template synthesizes stack and returns its template for assertions.
@@ -126,12 +118,8 @@ func JSON(t testing.TB, stack awscdk.Stack) map[string]any {
 	t.Helper()
 	raw := *Template(t, stack).ToJSON()
 	b, err := json.Marshal(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(b, &out))
 	return out
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -64,12 +66,8 @@ func TestNewRejectsBadProps(t *testing.T) {
 			p := good
 			tt.mutate(&p)
 			_, err := gofunction.New(stack, "Fn", p)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("New() = %v, want an error containing %q", err, tt.want)
-			}
-			if n := len(*stack.Node().Children()); n != 0 {
-				t.Errorf("rejected New left %d constructs behind", n)
-			}
+			require.ErrorContains(t, err, tt.want)
+			assert.Empty(t, *stack.Node().Children(), "rejected New left constructs behind")
 		})
 	}
 }
@@ -77,12 +75,10 @@ func TestNewRejectsBadProps(t *testing.T) {
 func TestDefaultsPerStage(t *testing.T) {
 	for stage, want := range map[table.Stage]float64{table.Dev: 7, table.Stg: 30, table.Prod: 180} {
 		stack := cdktest.NewStack(t)
-		if _, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: stage, ModuleDir: "testdata/hello", Package: "./cmd/hello"}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := gofunction.New(stack, "Reserved", gofunction.Props{Stage: stage, ModuleDir: "testdata/hello", Package: "./cmd/hello", ReservedConcurrency: 7}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: stage, ModuleDir: "testdata/hello", Package: "./cmd/hello"})
+		require.NoError(t, err)
+		_, err = gofunction.New(stack, "Reserved", gofunction.Props{Stage: stage, ModuleDir: "testdata/hello", Package: "./cmd/hello", ReservedConcurrency: 7})
+		require.NoError(t, err)
 		tmpl := cdktest.JSON(t, stack)
 		var reserved []any
 		for _, r := range tmpl["Resources"].(map[string]any) {
@@ -90,29 +86,20 @@ func TestDefaultsPerStage(t *testing.T) {
 			p, _ := r["Properties"].(map[string]any)
 			switch r["Type"] {
 			case "AWS::Logs::LogGroup":
-				if p["RetentionInDays"] != want {
-					t.Errorf("%s: retention %v, want %v", stage, p["RetentionInDays"], want)
-				}
-				if wantDel := map[bool]string{true: "Delete", false: "Retain"}[stage == table.Dev]; r["DeletionPolicy"] != wantDel {
-					t.Errorf("%s: log group DeletionPolicy %v, want %s", stage, r["DeletionPolicy"], wantDel)
-				}
+				assert.Equal(t, want, p["RetentionInDays"], "%s: retention", stage)
+				wantDel := map[bool]string{true: "Delete", false: "Retain"}[stage == table.Dev]
+				assert.Equal(t, wantDel, r["DeletionPolicy"], "%s: log group DeletionPolicy", stage)
 			case "AWS::Lambda::Function":
 				got := fmt.Sprintf("%v %v %v %v %v %v", p["Runtime"], p["Architectures"], p["Handler"], p["TracingConfig"], p["MemorySize"], p["Timeout"])
-				if got != "provided.al2023 [arm64] bootstrap map[Mode:Active] 256 10" {
-					t.Errorf("%s: function %s", stage, got)
-				}
+				assert.Equal(t, "provided.al2023 [arm64] bootstrap map[Mode:Active] 256 10", got, "%s: function", stage)
 				reserved = append(reserved, p["ReservedConcurrentExecutions"])
 			}
 		}
 		// Unreserved by default; the prop reserves exactly its value.
 		slices.SortFunc(reserved, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
-		if fmt.Sprint(reserved) != "[7 <nil>]" {
-			t.Errorf("%s: reserved concurrency of the two functions %v, want [7 <nil>]", stage, reserved)
-		}
+		assert.Equal(t, "[7 <nil>]", fmt.Sprint(reserved), "%s: reserved concurrency of the two functions", stage)
 	}
-	if gofunction.LogRetention("other") != awslogs.RetentionDays_ONE_WEEK {
-		t.Error("unknown stage does not fall back to the shortest retention")
-	}
+	assert.Equal(t, awslogs.RetentionDays_ONE_WEEK, gofunction.LogRetention("other"), "unknown stage does not fall back to the shortest retention")
 }
 
 // bundlingApp enables bundling, which the other tests skip.
@@ -125,22 +112,15 @@ func TestLocalBundlingBuildsLinuxArm64Bootstrap(t *testing.T) {
 	out := t.TempDir()
 	app := bundlingApp(t, out)
 	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
-	if _, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: "./cmd/hello"}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: "./cmd/hello"})
+	require.NoError(t, err)
 	cdktest.Assert(t, func() { app.Synth(nil) })
 	bins, _ := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
-	if len(bins) != 1 {
-		t.Fatalf("found %v, want one bundled bootstrap", bins)
-	}
+	require.Len(t, bins, 1, "want one bundled bootstrap")
 	f, err := elf.Open(bins[0])
-	if err != nil {
-		t.Fatalf("bootstrap is not an ELF binary: %v", err)
-	}
+	require.NoError(t, err, "bootstrap is not an ELF binary")
 	defer f.Close()
-	if f.Machine != elf.EM_AARCH64 {
-		t.Errorf("bootstrap machine %v, want arm64", f.Machine)
-	}
+	assert.Equal(t, elf.EM_AARCH64, f.Machine, "bootstrap machine")
 }
 
 // Functions of one module must get their own binaries: CDK caches bundles
@@ -152,9 +132,8 @@ func TestEachPackageGetsItsOwnAsset(t *testing.T) {
 	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
 	single := gofunction.SingleBuilds()
 	for _, pkg := range []string{"./cmd/hello", "./cmd/other", "./cmd/tool"} {
-		if _, err := gofunction.New(stack, filepath.Base(pkg), gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: pkg}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := gofunction.New(stack, filepath.Base(pkg), gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/hello", Package: pkg})
+		require.NoError(t, err)
 	}
 	tmpl := cdktest.JSON(t, stack)
 	keys := map[string]bool{}
@@ -165,54 +144,39 @@ func TestEachPackageGetsItsOwnAsset(t *testing.T) {
 			keys[fmt.Sprint(code["S3Key"])] = true
 		}
 	}
-	if len(keys) != 3 {
-		t.Fatalf("three functions from three packages share assets: %v", keys)
-	}
-	if n := gofunction.SingleBuilds() - single; n != 1 {
-		t.Errorf("%d packages built on their own beside the batch, want 1 (cmd/tool)", n)
-	}
+	require.Len(t, keys, 3, "three functions from three packages share assets")
+	assert.Equal(t, int64(1), gofunction.SingleBuilds()-single, "packages built on their own beside the batch, want 1 (cmd/tool)")
 	bins, _ := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
-	if len(bins) != 3 {
-		t.Fatalf("bundled %v, want three bootstraps", bins)
-	}
+	require.Len(t, bins, 3, "want three bootstraps")
 
 	// The batch held the Lambda mains only, and each asset is the binary a
 	// build of its package alone makes: the asset hash is of the output.
 	batched, err := os.ReadDir(gofunction.BatchDir(out, "testdata/hello"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, e := range batched {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != "hello other" {
-		t.Errorf("batch built %v, want [hello other]", names)
-	}
+	assert.Equal(t, []string{"hello", "other"}, names, "batch built")
 	alone := map[string]bool{}
 	for _, pkg := range []string{"./cmd/hello", "./cmd/other", "./cmd/tool"} {
 		bin := filepath.Join(t.TempDir(), "bootstrap")
 		cmd := exec.Command("go", "build", "-tags", gofunction.BuildTags, "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, pkg)
 		cmd.Dir = "testdata/hello"
 		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "GOWORK=off")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go build %s:\n%s", pkg, b)
 		alone[sha256File(t, bin)] = true
 	}
 	for _, bin := range bins {
-		if !alone[sha256File(t, bin)] {
-			t.Errorf("%s differs from a build of its package alone", bin)
-		}
+		assert.True(t, alone[sha256File(t, bin)], "%s differs from a build of its package alone", bin)
 	}
 }
 
 func sha256File(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -221,9 +185,7 @@ func TestLocalBundlingFailsLoudly(t *testing.T) {
 	app := bundlingApp(t, t.TempDir())
 	stack := awscdk.NewStack(app, jsii.String("Test"), nil)
 	_, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: "testdata/broken", Package: "./cmd/broken"})
-	if err == nil || !strings.Contains(err.Error(), "undefined: undefinedCall") {
-		t.Fatalf("New() of a broken function = %v, want the compiler error", err)
-	}
+	require.ErrorContains(t, err, "undefined: undefinedCall", "New() of a broken function: want the compiler error")
 }
 
 // The asset hash is the binary's: a second synth into the same folder with
@@ -231,18 +193,15 @@ func TestLocalBundlingFailsLoudly(t *testing.T) {
 // the code changes the hash.
 func TestAssetHashFollowsTheBinary(t *testing.T) {
 	module := t.TempDir()
-	if err := os.CopyFS(module, os.DirFS("testdata/hello")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.CopyFS(module, os.DirFS("testdata/hello")))
 	out := t.TempDir()
 	synth := func() (s3Key string, bundled int64) {
 		t.Helper()
 		before := gofunction.Bundles()
 		app := bundlingApp(t, out)
 		stack := awscdk.NewStack(app, jsii.String("Test"), nil)
-		if _, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: module, Package: "./cmd/hello"}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := gofunction.New(stack, "Fn", gofunction.Props{Stage: table.Dev, ModuleDir: module, Package: "./cmd/hello"})
+		require.NoError(t, err)
 		for _, r := range cdktest.JSON(t, stack)["Resources"].(map[string]any) {
 			r := r.(map[string]any)
 			if r["Type"] == "AWS::Lambda::Function" {
@@ -252,30 +211,20 @@ func TestAssetHashFollowsTheBinary(t *testing.T) {
 		return s3Key, gofunction.Bundles() - before
 	}
 	first, n := synth()
-	if n != 1 {
-		t.Fatalf("first synth bundled %d times, want 1", n)
-	}
+	require.Equal(t, int64(1), n, "first synth bundled")
 	bins, _ := filepath.Glob(filepath.Join(out, "asset.*", "bootstrap"))
-	if len(bins) != 1 {
-		t.Fatalf("bundled %v, want one bootstrap", bins)
-	}
-	if !strings.Contains(first, strings.TrimPrefix(filepath.Base(filepath.Dir(bins[0])), "asset.")) {
-		t.Errorf("S3Key %s is not the staged folder %s", first, filepath.Dir(bins[0]))
-	}
+	require.Len(t, bins, 1, "want one bootstrap")
+	assert.Contains(t, first, strings.TrimPrefix(filepath.Base(filepath.Dir(bins[0])), "asset."), "S3Key is not the staged folder %s", filepath.Dir(bins[0]))
 	// A new process would start with an empty memo: so does this test.
 	gofunction.ForgetBuilds()
 	again, n := synth()
-	if n != 0 || again != first {
-		t.Errorf("unchanged binary: bundled %d times, S3Key %s → %s; want no bundling and the same key", n, first, again)
-	}
+	assert.Zero(t, n, "unchanged binary: bundled")
+	assert.Equal(t, first, again, "unchanged binary: S3Key")
 
 	main := filepath.Join(module, "cmd", "hello", "main.go")
-	if err := os.WriteFile(main, []byte("package main\n\nimport \"github.com/aws/aws-lambda-go/lambda\"\n\nfunc main() { lambda.Start(func() (string, error) { return \"changed\", nil }) }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(main, []byte("package main\n\nimport \"github.com/aws/aws-lambda-go/lambda\"\n\nfunc main() { lambda.Start(func() (string, error) { return \"changed\", nil }) }\n"), 0o644))
 	gofunction.ForgetBuilds()
 	changed, n := synth()
-	if n != 1 || changed == first {
-		t.Errorf("changed code: bundled %d times, S3Key %s → %s; want one bundle and a new key", n, first, changed)
-	}
+	assert.Equal(t, int64(1), n, "changed code: bundled")
+	assert.NotEqual(t, first, changed, "changed code: want a new S3Key")
 }

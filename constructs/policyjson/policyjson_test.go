@@ -2,10 +2,10 @@ package policyjson_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/policyjson"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestStrings(t *testing.T) {
@@ -18,9 +18,7 @@ func TestStrings(t *testing.T) {
 		{map[string]any{"Fn::Join": []any{}}, nil},
 		{nil, nil},
 	} {
-		if got := policyjson.Strings(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("Strings(%v) = %v, want %v", tt.in, got, tt.want)
-		}
+		assert.Equal(t, tt.want, policyjson.Strings(tt.in), "Strings(%v)", tt.in)
 	}
 }
 

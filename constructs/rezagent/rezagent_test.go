@@ -2,13 +2,14 @@ package rezagent_test
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/constructs/rezagent"
 	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -21,9 +22,7 @@ func TestMessageTypeIndex(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		stack := cdktest.NewStack(t)
 		tb, err := rezagent.NewMessagesTable(stack, "Messages", rezagent.MessagesProps{Props: table.Props{Stage: table.Stg}, MessageTypeIndex: on})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var names []string
 		for _, r := range cdktest.JSON(t, stack)["Resources"].(map[string]any) {
 			p := r.(map[string]any)["Properties"].(map[string]any)
@@ -31,16 +30,11 @@ func TestMessageTypeIndex(t *testing.T) {
 				names = append(names, g.(map[string]any)["IndexName"].(string))
 			}
 		}
-		got := strings.Join(names, ",")
-		want := "stage-created_date-index,status-created_date-index"
+		want := []string{"stage-created_date-index", "status-created_date-index"}
 		if on {
-			want += ",message_type-created_date-index"
+			want = append(want, "message_type-created_date-index")
 		}
-		if got != want {
-			t.Errorf("MessageTypeIndex=%v: indexes %s, want %s", on, got, want)
-		}
-		if len(tb.IndexArns()) != len(names) {
-			t.Errorf("MessageTypeIndex=%v: grants name %d indexes, table has %d", on, len(tb.IndexArns()), len(names))
-		}
+		assert.Equal(t, want, names, "MessageTypeIndex=%v: indexes", on)
+		assert.Len(t, tb.IndexArns(), len(names), "MessageTypeIndex=%v: grants name as many indexes as the table has", on)
 	}
 }

@@ -2,11 +2,10 @@ package service_test
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/stretchr/testify/assert"
 )
 
 var (
@@ -26,9 +25,7 @@ func TestParams(t *testing.T) {
 		{nested, []service.PathParam{"id", "eid"}},
 		{greedy, []service.PathParam{"id", "arn"}},
 	} {
-		if got := tt.route.Params(); !slices.Equal(got, tt.want) {
-			t.Errorf("%s: Params() = %v, want %v", tt.route.Key(), got, tt.want)
-		}
+		assert.Equal(t, tt.want, tt.route.Params(), "%s: Params()", tt.route.Key())
 	}
 }
 
@@ -48,9 +45,7 @@ func TestURL(t *testing.T) {
 			"/schedules/s/resources/arn:aws:ecs:eu-west-1:123456789012:service/c%201/web"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.route.URL(tt.values...); got != tt.want {
-				t.Errorf("URL(%q) = %q, want %q", tt.values, got, tt.want)
-			}
+			assert.Equal(t, tt.want, tt.route.URL(tt.values...), "URL(%q)", tt.values)
 		})
 	}
 }
@@ -70,9 +65,7 @@ func TestURLQuery(t *testing.T) {
 			service.Values{service.Limit: "100"}, []string{"x"}, "/p/x/events?limit=100"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.route.URLQuery(tt.q, tt.values...); got != tt.want {
-				t.Errorf("URLQuery(%v, %q) = %q, want %q", tt.q, tt.values, got, tt.want)
-			}
+			assert.Equal(t, tt.want, tt.route.URLQuery(tt.q, tt.values...), "URLQuery(%v, %q)", tt.q, tt.values)
 		})
 	}
 }
@@ -91,9 +84,12 @@ func TestURLPanicsOnWrongParameters(t *testing.T) {
 		{"missing, with a query", func() { comment.URLQuery(nil) }, "takes 1 path parameters"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			// testify's Panics* match a whole value; the message is checked
+			// for a part of it, as before.
 			defer func() {
-				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), tt.want) {
-					t.Errorf("panic %v, want one saying %q", r, tt.want)
+				r := recover()
+				if assert.NotNil(t, r, "no panic, want one saying %q", tt.want) {
+					assert.Contains(t, fmt.Sprint(r), tt.want, "panic")
 				}
 			}()
 			tt.call()
@@ -118,8 +114,10 @@ func TestRouteValidate(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.route.Validate()
-			if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			if tt.want == "" {
+				assert.NoError(t, err, "Validate()")
+			} else {
+				assert.ErrorContains(t, err, tt.want, "Validate()")
 			}
 		})
 	}

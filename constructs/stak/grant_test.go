@@ -11,6 +11,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/dynastack/dynastack/constructs/stak"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A host's role may invoke its own tenant's paths and nothing else; a
@@ -20,13 +22,11 @@ func TestGrantTenantInvoke(t *testing.T) {
 	stack := awscdk.NewStack(app, jsii.String("Host"), &awscdk.StackProps{Env: &awscdk.Environment{Account: jsii.String("111122223333"), Region: jsii.String("eu-west-1")}})
 	api := awsapigatewayv2.HttpApi_FromHttpApiAttributes(stack, jsii.String("Stak"), &awsapigatewayv2.HttpApiAttributes{HttpApiId: jsii.String("a1b2c3d4e5")})
 	role := awsiam.NewRole(stack, jsii.String("Host"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
-	if _, err := stak.GrantTenantInvoke(api, role, "acme"); err != nil {
-		t.Fatal(err)
-	}
+	_, err := stak.GrantTenantInvoke(api, role, "acme")
+	require.NoError(t, err)
 	for _, bad := range []string{"", "*", "acme/*", "a b", "a#b", "ac?me", "a\xffb", "a\u00a0b", strings.Repeat("x", 129)} {
-		if _, err := stak.GrantTenantInvoke(api, role, bad); err == nil {
-			t.Errorf("tenant %q was granted", bad)
-		}
+		_, err := stak.GrantTenantInvoke(api, role, bad)
+		assert.Error(t, err, "tenant %q was granted", bad)
 	}
 	tmpl := app.Synth(nil).GetStackArtifact(jsii.String("Host")).Template()
 	b, _ := json.Marshal(tmpl)
@@ -38,16 +38,11 @@ func TestGrantTenantInvoke(t *testing.T) {
 		`:execute-api:eu-west-1:111122223333:a1b2c3d4e5/$default/GET/tenants/acme/inboxes/*"`,
 		`:execute-api:eu-west-1:111122223333:a1b2c3d4e5/$default/POST/tenants/acme/inboxes/*/messages"`,
 	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("policy lacks %s:\n%s", want, got)
-		}
+		assert.Contains(t, got, want, "policy")
 	}
 	// Neither the stage nor the method is a wildcard: a * before the path
 	// would span '/' into /admin/….
-	if strings.Contains(got, "a1b2c3d4e5/*") || strings.Contains(got, "$default/*") {
-		t.Errorf("a grant with a wildcard stage or method: %s", got)
-	}
-	if strings.Count(got, "execute-api:Invoke") != 1 {
-		t.Errorf("more than one grant: %s", got)
-	}
+	assert.NotContains(t, got, "a1b2c3d4e5/*", "a grant with a wildcard stage")
+	assert.NotContains(t, got, "$default/*", "a grant with a wildcard method")
+	assert.Equal(t, 1, strings.Count(got, "execute-api:Invoke"), "more than one grant: %s", got)
 }

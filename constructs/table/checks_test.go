@@ -15,6 +15,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // stagedStack is a stack inside a stage, as in the dynastack app, with the
@@ -54,19 +56,13 @@ func policyErrors(t *testing.T, stack awscdk.Stack) []string {
 				out = append(out, "[dynastack]"+msg)
 			}
 		}
-		if len(out) == 0 {
-			t.Fatalf("validation failed without dynastack findings: %s", failure)
-		}
+		require.NotEmpty(t, out, "validation failed without dynastack findings: %s", failure)
 		return out
 	}
 	m := regexp.MustCompile(`found in: (\S+validation-report\.json)`).FindStringSubmatch(failure)
-	if m == nil {
-		t.Fatalf("synth failed without a validation report: %s", failure)
-	}
+	require.NotNil(t, m, "synth failed without a validation report: %s", failure)
 	raw, err := os.ReadFile(m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var report struct {
 		PluginReports []struct {
 			Violations []struct {
@@ -75,9 +71,7 @@ func policyErrors(t *testing.T, stack awscdk.Stack) []string {
 			}
 		}
 	}
-	if err := json.Unmarshal(raw, &report); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &report))
 	var out []string
 	for _, p := range report.PluginReports {
 		for _, v := range p.Violations {
@@ -147,10 +141,9 @@ func TestPolicyChecks(t *testing.T) {
 			}))
 		}, `IAM action "dynamodb:*" is a wildcard over DynamoDB`},
 		{"recovery off by the stage's override is clean", table.Stg, func(t *testing.T, s awscdk.Stack) {
-			if _, err := table.New(s, "Orders", validSpec(), table.Props{Stage: table.Stg,
-				Overrides: table.Overrides{PointInTimeRecovery: jsii.Bool(false)}}); err != nil {
-				t.Fatal(err)
-			}
+			_, err := table.New(s, "Orders", validSpec(), table.Props{Stage: table.Stg,
+				Overrides: table.Overrides{PointInTimeRecovery: jsii.Bool(false)}})
+			require.NoError(t, err)
 		}, ""},
 		{"raw TableV2 beside a New table is still checked", table.Stg, func(t *testing.T, s awscdk.Stack) {
 			mustNew(t, s, validSpec(), table.Stg)
@@ -184,25 +177,17 @@ func testPolicyCase(t *testing.T, stage table.Stage, build func(*testing.T, awsc
 	}
 	errs := policyErrors(t, stack)
 	if want == "" {
-		if len(errs) > 0 {
-			t.Fatalf("unexpected findings: %v", errs)
-		}
+		require.Empty(t, errs, "unexpected findings")
 		return
 	}
 	joined := strings.Join(errs, "\n")
-	if !strings.Contains(joined, want) {
-		t.Fatalf("findings %q lack %q", joined, want)
-	}
-	if !strings.Contains(joined, "/svc/") {
-		t.Errorf("finding does not name the construct path: %s", joined)
-	}
+	require.Contains(t, joined, want, "findings")
+	assert.Contains(t, joined, "/svc/", "finding does not name the construct path")
 }
 
 func mustNew(t *testing.T, s awscdk.Stack, spec table.Spec, stage table.Stage) *table.Table {
 	t.Helper()
 	tb, err := table.New(s, "Orders", spec, table.Props{Stage: stage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tb
 }

@@ -1,12 +1,12 @@
 package table_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -26,24 +26,19 @@ func TestDefaultPolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.stage), func(t *testing.T) {
 			p, err := table.DefaultPolicy(tt.stage)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.PointInTimeRecovery != tt.pitr || p.RemovalPolicy != tt.removal || p.DeletionProtection != tt.protected {
-				t.Errorf("DefaultPolicy(%s) = pitr %v, removal %v, protection %v; want %v, %v, %v",
-					tt.stage, p.PointInTimeRecovery, p.RemovalPolicy, p.DeletionProtection, tt.pitr, tt.removal, tt.protected)
-			}
-			if b := p.Billing; b.Mode != table.OnDemand || b.MaxReadRequestUnits != tt.read || b.MaxWriteRequestUnits != tt.write {
-				t.Errorf("DefaultPolicy(%s) billing %+v, want on-demand capped at %d reads and %d writes per second", tt.stage, b, tt.read, tt.write)
-			}
-			if p.Encryption != table.AWSOwned || p.Stream != table.NoStream {
-				t.Errorf("DefaultPolicy(%s) encryption %v stream %q, want AWS_OWNED and no stream", tt.stage, p.Encryption, p.Stream)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.pitr, p.PointInTimeRecovery, "pitr")
+			assert.Equal(t, tt.removal, p.RemovalPolicy, "removal")
+			assert.Equal(t, tt.protected, p.DeletionProtection, "protection")
+			assert.Equal(t, table.OnDemand, p.Billing.Mode, "billing mode")
+			assert.Equal(t, tt.read, p.Billing.MaxReadRequestUnits, "billing read cap")
+			assert.Equal(t, tt.write, p.Billing.MaxWriteRequestUnits, "billing write cap")
+			assert.Equal(t, table.AWSOwned, p.Encryption, "encryption")
+			assert.Equal(t, table.NoStream, p.Stream, "stream")
 		})
 	}
-	if _, err := table.DefaultPolicy("qa"); err == nil || !strings.Contains(err.Error(), `stage "qa" is not one of dev, stage, prod`) {
-		t.Errorf("DefaultPolicy(qa) = %v, want an error naming the stage", err)
-	}
+	_, err := table.DefaultPolicy("qa")
+	assert.ErrorContains(t, err, `stage "qa" is not one of dev, stage, prod`, "DefaultPolicy(qa): want an error naming the stage")
 }
 
 func TestResolve(t *testing.T) {
@@ -63,66 +58,47 @@ func TestResolve(t *testing.T) {
 		check func(t *testing.T, p table.Policy)
 	}{
 		{name: "dev default", spec: validSpec(), stage: table.Dev, check: func(t *testing.T, p table.Policy) {
-			if p.PointInTimeRecovery || p.RecoveryPeriodDays != 0 {
-				t.Errorf("dev recovery on: %+v", p)
-			}
+			assert.False(t, p.PointInTimeRecovery, "dev recovery on: %+v", p)
+			assert.Zero(t, p.RecoveryPeriodDays, "dev recovery on: %+v", p)
 		}},
 		{name: "override recovery on in dev", spec: validSpec(), stage: table.Dev, o: table.Overrides{PointInTimeRecovery: ptr(true)}, check: func(t *testing.T, p table.Policy) {
-			if !p.PointInTimeRecovery || p.RecoveryPeriodDays != table.MaxRecoveryPeriodDays {
-				t.Errorf("override ignored: %+v", p)
-			}
+			assert.True(t, p.PointInTimeRecovery, "override ignored: %+v", p)
+			assert.Equal(t, table.MaxRecoveryPeriodDays, p.RecoveryPeriodDays, "override ignored: %+v", p)
 		}},
 		{name: "override recovery off in stage", spec: validSpec(), stage: table.Stg, o: table.Overrides{PointInTimeRecovery: ptr(false)}, check: func(t *testing.T, p table.Policy) {
-			if p.PointInTimeRecovery || p.RecoveryPeriodDays != 0 {
-				t.Errorf("override ignored: %+v", p)
-			}
+			assert.False(t, p.PointInTimeRecovery, "override ignored: %+v", p)
+			assert.Zero(t, p.RecoveryPeriodDays, "override ignored: %+v", p)
 		}},
 		{name: "spec requires recovery in dev", spec: pitrSpec, stage: table.Dev, check: func(t *testing.T, p table.Policy) {
-			if !p.PointInTimeRecovery {
-				t.Errorf("required recovery not applied: %+v", p)
-			}
+			assert.True(t, p.PointInTimeRecovery, "required recovery not applied: %+v", p)
 		}},
 		{name: "spec stream applied", spec: streamSpec, stage: table.Prod, check: func(t *testing.T, p table.Policy) {
-			if p.Stream != table.OldImage {
-				t.Errorf("stream = %q, want OLD_IMAGE", p.Stream)
-			}
+			assert.Equal(t, table.OldImage, p.Stream, "stream")
 		}},
 		{name: "stream override where none required", spec: validSpec(), stage: table.Dev, o: table.Overrides{Stream: ptr(table.KeysOnly)}, check: func(t *testing.T, p table.Policy) {
-			if p.Stream != table.KeysOnly {
-				t.Errorf("stream = %q", p.Stream)
-			}
+			assert.Equal(t, table.KeysOnly, p.Stream, "stream")
 		}},
 		{name: "tags merged", spec: validSpec(), stage: table.Dev, o: table.Overrides{Tags: map[string]string{"team": "payments"}}, check: func(t *testing.T, p table.Policy) {
-			if p.Tags["team"] != "payments" {
-				t.Errorf("tags = %v", p.Tags)
-			}
+			assert.Equal(t, "payments", p.Tags["team"], "tags = %v", p.Tags)
 		}},
 		{name: "dev retain", spec: validSpec(), stage: table.Dev, o: table.Overrides{RemovalPolicy: ptr(awscdk.RemovalPolicy_RETAIN)}, check: func(t *testing.T, p table.Policy) {
-			if p.RemovalPolicy != awscdk.RemovalPolicy_RETAIN {
-				t.Errorf("removal = %v", p.RemovalPolicy)
-			}
+			assert.Equal(t, awscdk.RemovalPolicy_RETAIN, p.RemovalPolicy, "removal")
 		}},
 		{name: "on-demand caps", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 500}}, check: func(t *testing.T, p table.Policy) {
 			// The write cap left at 0 keeps the stage's.
-			if p.Billing.MaxReadRequestUnits != 500 || p.Billing.MaxWriteRequestUnits != table.ProdMaxWriteRequestUnits || p.Billing.Mode != table.OnDemand {
-				t.Errorf("billing = %+v", p.Billing)
-			}
+			assert.Equal(t, 500, p.Billing.MaxReadRequestUnits, "billing = %+v", p.Billing)
+			assert.Equal(t, table.ProdMaxWriteRequestUnits, p.Billing.MaxWriteRequestUnits, "billing = %+v", p.Billing)
+			assert.Equal(t, table.OnDemand, p.Billing.Mode, "billing = %+v", p.Billing)
 		}},
 		{name: "cap above the quota", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, MaxWriteRequestUnits: 40001}}, want: "Billing.MaxWriteRequestUnits=40001 is above DynamoDB's default per-table quota of 40000: use at most 40000"},
 		{name: "document's key", spec: kmsSpec, stage: table.Dev, check: func(t *testing.T, p table.Policy) {
-			if p.Encryption != table.AWSManaged {
-				t.Errorf("encryption = %v, want the spec's AWS_MANAGED", p.Encryption)
-			}
+			assert.Equal(t, table.AWSManaged, p.Encryption, "encryption: want the spec's")
 		}},
 		{name: "stage overrides the document's key", spec: kmsSpec, stage: table.Dev, o: table.Overrides{Encryption: ptr(table.AWSOwned)}, check: func(t *testing.T, p table.Policy) {
-			if p.Encryption != table.AWSOwned {
-				t.Errorf("encryption = %v, want the override's AWS_OWNED", p.Encryption)
-			}
+			assert.Equal(t, table.AWSOwned, p.Encryption, "encryption: want the override's")
 		}},
 		{name: "provisioned", spec: validSpec(), stage: table.Prod, o: table.Overrides{Billing: &table.Billing{Mode: table.Provisioned, ReadCapacity: 5, WriteCapacity: 10}}, check: func(t *testing.T, p table.Policy) {
-			if p.Billing.Mode != table.Provisioned {
-				t.Errorf("billing = %+v", p.Billing)
-			}
+			assert.Equal(t, table.Provisioned, p.Billing.Mode, "billing = %+v", p.Billing)
 		}},
 		{name: "provisioned without capacity", spec: validSpec(), stage: table.Dev, o: table.Overrides{Billing: &table.Billing{Mode: table.Provisioned}}, want: "Billing.Mode=PROVISIONED needs ReadCapacity and WriteCapacity of at least 1 (got 0/0)"},
 		{name: "capacity with on-demand", spec: validSpec(), stage: table.Dev, o: table.Overrides{Billing: &table.Billing{Mode: table.OnDemand, ReadCapacity: 5}}, want: "Billing.ReadCapacity/WriteCapacity=5/0 with on-demand billing: set Mode to PROVISIONED"},
@@ -134,40 +110,30 @@ func TestResolve(t *testing.T) {
 		{name: "stream turned off", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.NoStream)}, want: `Stream="", but the orders code consumes a OLD_IMAGE stream: remove the Stream override`},
 		{name: "stream view changed", spec: streamSpec, stage: table.Dev, o: table.Overrides{Stream: ptr(table.KeysOnly)}, want: `Stream="KEYS_ONLY", but the orders code consumes a OLD_IMAGE stream`},
 		{name: "contributor insights on throttled keys", spec: validSpec(), stage: table.Stg, o: table.Overrides{ContributorInsights: ptr(table.ThrottledKeys)}, check: func(t *testing.T, p table.Policy) {
-			if p.ContributorInsights != table.ThrottledKeys {
-				t.Errorf("contributor insights = %q", p.ContributorInsights)
-			}
+			assert.Equal(t, table.ThrottledKeys, p.ContributorInsights, "contributor insights")
 		}},
 		{name: "contributor insights off by override", spec: validSpec(), stage: table.Prod, o: table.Overrides{ContributorInsights: ptr(table.NoContributorInsights)}, check: func(t *testing.T, p table.Policy) {
-			if p.ContributorInsights != table.NoContributorInsights {
-				t.Errorf("contributor insights = %q", p.ContributorInsights)
-			}
+			assert.Equal(t, table.NoContributorInsights, p.ContributorInsights, "contributor insights")
 		}},
 		{name: "throttled keys by default in prod only", spec: validSpec(), stage: table.Prod, check: func(t *testing.T, p table.Policy) {
-			if p.ContributorInsights != table.ThrottledKeys || p.WarmThroughput != (table.WarmThroughput{}) {
-				t.Errorf("defaults = %q, %+v", p.ContributorInsights, p.WarmThroughput)
-			}
+			assert.Equal(t, table.ThrottledKeys, p.ContributorInsights, "default contributor insights")
+			assert.Equal(t, table.WarmThroughput{}, p.WarmThroughput, "default warm throughput")
 		}},
 		{name: "no contributor insights by default in stage", spec: validSpec(), stage: table.Stg, check: func(t *testing.T, p table.Policy) {
-			if p.ContributorInsights != table.NoContributorInsights {
-				t.Errorf("defaults = %q", p.ContributorInsights)
-			}
+			assert.Equal(t, table.NoContributorInsights, p.ContributorInsights, "default contributor insights")
 		}},
 		{name: "warm throughput under raised caps", spec: validSpec(), stage: table.Prod, o: table.Overrides{
 			Billing:        &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 20000, MaxWriteRequestUnits: 8000},
 			WarmThroughput: &table.WarmThroughput{ReadUnitsPerSecond: 20000, WriteUnitsPerSecond: 8000},
 		}, check: func(t *testing.T, p table.Policy) {
-			if p.WarmThroughput.ReadUnitsPerSecond != 20000 || p.WarmThroughput.WriteUnitsPerSecond != 8000 {
-				t.Errorf("warm = %+v", p.WarmThroughput)
-			}
+			assert.Equal(t, 20000, p.WarmThroughput.ReadUnitsPerSecond, "warm = %+v", p.WarmThroughput)
+			assert.Equal(t, 8000, p.WarmThroughput.WriteUnitsPerSecond, "warm = %+v", p.WarmThroughput)
 		}},
 		{name: "resource access for a role of another account", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{
 			{Principal: "arn:aws:iam::210987654321:role/reporting", Actions: []string{"dynamodb:GetItem"}, Indexes: []string{"GSI1"}},
 			{Principal: "210987654321", Actions: []string{"dynamodb:Query"}},
 		}}, check: func(t *testing.T, p table.Policy) {
-			if len(p.ResourceAccess) != 2 {
-				t.Errorf("access = %+v", p.ResourceAccess)
-			}
+			assert.Len(t, p.ResourceAccess, 2, "access")
 		}},
 		{name: "resource access for everyone", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "*", Actions: []string{"dynamodb:GetItem"}}}}, want: `ResourceAccess[0]: Principal "*": name an IAM role ARN`},
 		{name: "resource access for a user", spec: validSpec(), stage: table.Prod, o: table.Overrides{ResourceAccess: []table.Access{{Principal: "arn:aws:iam::210987654321:user/bob", Actions: []string{"dynamodb:GetItem"}}}}, want: `Principal "arn:aws:iam::210987654321:user/bob"`},
@@ -193,18 +159,12 @@ func TestResolve(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := table.Resolve(tt.spec, tt.stage, tt.o)
 			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Resolve() = %v", err)
-				}
+				require.NoError(t, err, "Resolve()")
 				tt.check(t, p)
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Resolve() error = %v, want it to contain %q", err, tt.want)
-			}
-			if !errors.Is(err, table.ErrInvalid) {
-				t.Errorf("errors.Is(err, ErrInvalid) = false for %v", err)
-			}
+			require.ErrorContains(t, err, tt.want, "Resolve()")
+			assert.ErrorIs(t, err, table.ErrInvalid)
 		})
 	}
 }

@@ -1,12 +1,12 @@
 package table_test
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func validSpec() table.Spec {
@@ -60,23 +60,14 @@ func TestSpecValidate(t *testing.T) {
 			tt.mutate(&s)
 			err := s.Validate()
 			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
-				}
+				require.NoError(t, err, "Validate()")
 				return
 			}
-			if err == nil {
-				t.Fatalf("Validate() = nil, want an error containing %q", tt.want)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Validate() = %q, want it to contain %q", err, tt.want)
-			}
-			if !errors.Is(err, table.ErrInvalid) {
-				t.Errorf("errors.Is(err, ErrInvalid) = false for %v", err)
-			}
+			require.ErrorContains(t, err, tt.want, "Validate()")
+			assert.ErrorIs(t, err, table.ErrInvalid)
 			var ve *table.ValidationError
-			if !errors.As(err, &ve) || len(ve.Problems) == 0 {
-				t.Errorf("errors.As(*ValidationError) failed for %v", err)
+			if assert.ErrorAs(t, err, &ve) {
+				assert.NotEmpty(t, ve.Problems, "ValidationError without problems: %v", err)
 			}
 		})
 	}
@@ -87,13 +78,10 @@ func TestSpecValidateReportsEveryProblem(t *testing.T) {
 	s.BaseName = "x"
 	s.TTLAttribute = "pk"
 	var ve *table.ValidationError
-	if !errors.As(s.Validate(), &ve) || len(ve.Problems) != 2 {
-		t.Fatalf("want 2 problems reported together, got %v", ve)
-	}
+	require.ErrorAs(t, s.Validate(), &ve)
+	require.Len(t, ve.Problems, 2, "want 2 problems reported together")
 }
 
 func TestPhysicalName(t *testing.T) {
-	if got := validSpec().PhysicalName(table.Stg); got != "orders-stage" {
-		t.Errorf("PhysicalName(stage) = %q, want orders-stage", got)
-	}
+	assert.Equal(t, "orders-stage", validSpec().PhysicalName(table.Stg), "PhysicalName(stage)")
 }

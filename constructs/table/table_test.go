@@ -2,7 +2,6 @@ package table_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -33,9 +34,7 @@ func only(t *testing.T, tmpl map[string]any, cfnType string) map[string]any {
 			found = append(found, m)
 		}
 	}
-	if len(found) != 1 {
-		t.Fatalf("%d resources of type %s, want 1", len(found), cfnType)
-	}
+	require.Len(t, found, 1, "resources of type %s", cfnType)
 	return found[0]["Properties"].(map[string]any)
 }
 
@@ -64,33 +63,25 @@ func TestNewAppliesPolicyAndOverrides(t *testing.T) {
 			Tags:                map[string]string{"team": "payments"},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := only(t, cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable")
-	if p["TableName"] != "orders-dev" {
-		t.Errorf("TableName = %v, want orders-dev", p["TableName"])
-	}
-	if s := p["StreamSpecification"].(map[string]any); s["StreamViewType"] != "NEW_IMAGE" {
-		t.Errorf("stream = %v", s)
-	}
-	if sse := p["SSESpecification"].(map[string]any); sse["SSEEnabled"] != true || sse["SSEType"] != "KMS" {
-		t.Errorf("SSESpecification = %v, want KMS", sse)
-	}
+	assert.Equal(t, "orders-dev", p["TableName"], "TableName")
+	s := p["StreamSpecification"].(map[string]any)
+	assert.Equal(t, "NEW_IMAGE", s["StreamViewType"], "stream = %v", s)
+	sse := p["SSESpecification"].(map[string]any)
+	assert.Equal(t, true, sse["SSEEnabled"], "SSESpecification = %v, want KMS", sse)
+	assert.Equal(t, "KMS", sse["SSEType"], "SSESpecification = %v, want KMS", sse)
 	replica := p["Replicas"].([]any)[0].(map[string]any)
 	pitr := replica["PointInTimeRecoverySpecification"].(map[string]any)
-	if pitr["PointInTimeRecoveryEnabled"] != true || pitr["RecoveryPeriodInDays"] != float64(35) {
-		t.Errorf("PITR = %v, want on for 35 days", pitr)
-	}
+	assert.Equal(t, true, pitr["PointInTimeRecoveryEnabled"], "PITR = %v, want on for 35 days", pitr)
+	assert.Equal(t, float64(35), pitr["RecoveryPeriodInDays"], "PITR = %v, want on for 35 days", pitr)
 	tags := fmt.Sprint(replica["Tags"])
 	for _, want := range []string{"Key:service Value:orders", "Key:stage Value:dev", "Key:team Value:payments"} {
-		if !strings.Contains(tags, want) {
-			t.Errorf("tags %s lack %s", tags, want)
-		}
+		assert.Contains(t, tags, want)
 	}
-	if ttl := p["TimeToLiveSpecification"].(map[string]any); ttl["AttributeName"] != "expires_at" || ttl["Enabled"] != true {
-		t.Errorf("TTL = %v", ttl)
-	}
+	ttl := p["TimeToLiveSpecification"].(map[string]any)
+	assert.Equal(t, "expires_at", ttl["AttributeName"], "TTL = %v", ttl)
+	assert.Equal(t, true, ttl["Enabled"], "TTL = %v", ttl)
 }
 
 // TestContributorInsightsAndWarmThroughput: both reach the table's replica
@@ -98,30 +89,23 @@ func TestNewAppliesPolicyAndOverrides(t *testing.T) {
 func TestContributorInsightsAndWarmThroughput(t *testing.T) {
 	app := cdktest.NewApp(t)
 	stack := awscdk.NewStack(app, jsii.String("With"), nil)
-	if _, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Stg, Overrides: table.Overrides{
+	_, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Stg, Overrides: table.Overrides{
 		ContributorInsights: ptr(table.ThrottledKeys),
 		Billing:             &table.Billing{Mode: table.OnDemand, MaxReadRequestUnits: 15000},
 		WarmThroughput:      &table.WarmThroughput{ReadUnitsPerSecond: 15000},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	}})
+	require.NoError(t, err)
 	plainStack := awscdk.NewStack(app, jsii.String("Without"), nil)
-	if _, err := table.New(plainStack, "Orders", validSpec(), table.Props{Stage: table.Stg}); err != nil {
-		t.Fatal(err)
-	}
+	_, err = table.New(plainStack, "Orders", validSpec(), table.Props{Stage: table.Stg})
+	require.NoError(t, err)
 	with := only(t, cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable")
 	replica := with["Replicas"].([]any)[0].(map[string]any)
-	if ci := fmt.Sprint(replica["ContributorInsightsSpecification"]); ci != "map[Enabled:true Mode:THROTTLED_KEYS]" {
-		t.Errorf("ContributorInsightsSpecification = %s", ci)
-	}
-	if w := fmt.Sprint(with["WarmThroughput"]); w != "map[ReadUnitsPerSecond:15000]" {
-		t.Errorf("WarmThroughput = %s", w)
-	}
+	assert.Equal(t, "map[Enabled:true Mode:THROTTLED_KEYS]", fmt.Sprint(replica["ContributorInsightsSpecification"]), "ContributorInsightsSpecification")
+	assert.Equal(t, "map[ReadUnitsPerSecond:15000]", fmt.Sprint(with["WarmThroughput"]), "WarmThroughput")
 	without := only(t, cdktest.JSON(t, plainStack), "AWS::DynamoDB::GlobalTable")
 	plain := without["Replicas"].([]any)[0].(map[string]any)
-	if plain["ContributorInsightsSpecification"] != nil || without["WarmThroughput"] != nil {
-		t.Errorf("a table without the settings has them: %v, %v", plain["ContributorInsightsSpecification"], without["WarmThroughput"])
-	}
+	assert.Nil(t, plain["ContributorInsightsSpecification"], "a table without the settings has ContributorInsightsSpecification")
+	assert.Nil(t, without["WarmThroughput"], "a table without the settings has WarmThroughput")
 }
 
 // TestResourceAccess: the resource-based policy names the principal, its
@@ -129,23 +113,18 @@ func TestContributorInsightsAndWarmThroughput(t *testing.T) {
 // table's name (a reference to the table itself would be circular).
 func TestResourceAccess(t *testing.T) {
 	stack := awscdk.NewStack(cdktest.NewApp(t), jsii.String("Test"), nil)
-	if _, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Prod, Overrides: table.Overrides{ResourceAccess: []table.Access{
+	_, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Prod, Overrides: table.Overrides{ResourceAccess: []table.Access{
 		{Principal: "arn:aws:iam::210987654321:role/reporting", Actions: []string{"dynamodb:Query", "dynamodb:GetItem"}, Indexes: []string{"GSI1"}},
-	}}}); err != nil {
-		t.Fatal(err)
-	}
+	}}})
+	require.NoError(t, err)
 	replica := only(t, cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable")["Replicas"].([]any)[0].(map[string]any)
 	doc, err := json.Marshal(replica["ResourcePolicy"])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []string{
 		`"Action":["dynamodb:GetItem","dynamodb:Query"],"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::210987654321:role/reporting"},"Resource":{"Fn::Sub":"arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/orders-prod"}`,
 		`"Action":"dynamodb:Query","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::210987654321:role/reporting"},"Resource":{"Fn::Sub":"arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/orders-prod/index/GSI1"}`,
 	} {
-		if !strings.Contains(string(doc), want) {
-			t.Errorf("resource policy %s\nlacks %s", doc, want)
-		}
+		assert.Contains(t, string(doc), want, "resource policy")
 	}
 }
 
@@ -153,13 +132,9 @@ func TestCustomerKeyNeedsRegion(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	key := awskms.NewKey(stack, jsii.String("Key"), nil)
 	_, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Dev, Overrides: table.Overrides{Encryption: ptr(table.CustomerManaged), EncryptionKey: key}})
-	if err == nil || !strings.Contains(err.Error(), "set Region for stage dev in infra/config") {
-		t.Errorf("New(CMK, no region) = %v", err)
-	}
+	assert.ErrorContains(t, err, "set Region for stage dev in infra/config", "New(CMK, no region)")
 	_, err = table.New(stack, "Orders2", validSpec(), table.Props{Stage: table.Dev, Overrides: table.Overrides{EncryptionKey: key}})
-	if err == nil || !strings.Contains(err.Error(), "EncryptionKey is set with Encryption=AWS_OWNED") {
-		t.Errorf("New(key, AWS owned) = %v", err)
-	}
+	assert.ErrorContains(t, err, "EncryptionKey is set with Encryption=AWS_OWNED", "New(key, AWS owned)")
 }
 
 func TestNewBilling(t *testing.T) {
@@ -182,32 +157,23 @@ func TestNewBilling(t *testing.T) {
 		got[p["TableName"].(string)] = string(b)
 	}
 	// The index is capped like the table: its throughput is its own.
-	if !strings.Contains(got["capped"], `"PAY_PER_REQUEST",{"MaxWriteRequestUnits":50},null,[{"MaxWriteRequestUnits":50}]`) {
-		t.Errorf("capped table: %s", got["capped"])
-	}
-	if !strings.Contains(got["provisioned"], `"PROVISIONED",null,{"WriteCapacityAutoScalingSettings":{"MaxCapacity":20,"MinCapacity":1`) {
-		t.Errorf("provisioned table: %s", got["provisioned"])
-	}
+	assert.Contains(t, got["capped"], `"PAY_PER_REQUEST",{"MaxWriteRequestUnits":50},null,[{"MaxWriteRequestUnits":50}]`, "capped table")
+	assert.Contains(t, got["provisioned"], `"PROVISIONED",null,{"WriteCapacityAutoScalingSettings":{"MaxCapacity":20,"MinCapacity":1`, "provisioned table")
 }
 
 func mustNewWith(t *testing.T, stack awscdk.Stack, name string, o table.Overrides) {
 	t.Helper()
-	if _, err := table.New(stack, name, validSpec(), table.Props{Stage: table.Dev, TableName: strings.ToLower(name), Overrides: o}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := table.New(stack, name, validSpec(), table.Props{Stage: table.Dev, TableName: strings.ToLower(name), Overrides: o})
+	require.NoError(t, err)
 }
 
 func TestNewTableNameOverride(t *testing.T) {
 	stack := cdktest.NewStack(t)
-	if _, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Prod, TableName: "legacy-orders"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := only(t, cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable")["TableName"]; got != "legacy-orders" {
-		t.Errorf("TableName = %v", got)
-	}
-	if _, err := table.New(stack, "Bad", validSpec(), table.Props{Stage: table.Prod, TableName: "a b"}); err == nil || !strings.Contains(err.Error(), `table name "a b" has characters DynamoDB rejects`) {
-		t.Errorf("New(TableName=%q) = %v", "a b", err)
-	}
+	_, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Prod, TableName: "legacy-orders"})
+	require.NoError(t, err)
+	assert.Equal(t, "legacy-orders", only(t, cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable")["TableName"], "TableName")
+	_, err = table.New(stack, "Bad", validSpec(), table.Props{Stage: table.Prod, TableName: "a b"})
+	assert.ErrorContains(t, err, `table name "a b" has characters DynamoDB rejects`, "New(TableName=%q)", "a b")
 }
 
 // A rejected table must leave nothing behind: a half-built construct would
@@ -218,23 +184,13 @@ func TestNewRejectsWithoutSideEffects(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	_, err := table.New(stack, "Orders", spec, table.Props{Stage: table.Prod, Overrides: table.Overrides{RemovalPolicy: ptr(awscdk.RemovalPolicy_DESTROY)}})
 	var ve *table.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("New() = %v, want a *ValidationError", err)
-	}
-	if ve.Construct != "Test/Orders" {
-		t.Errorf("Construct = %q, want the construct path Test/Orders", ve.Construct)
-	}
-	if !strings.Contains(err.Error(), "Test/Orders") {
-		t.Errorf("error %q does not name the construct", err)
-	}
-	if n := count(cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable"); n != 0 {
-		t.Errorf("%d tables synthesized after a rejected New", n)
-	}
+	require.ErrorAs(t, err, &ve, "New(): want a *ValidationError")
+	assert.Equal(t, "Test/Orders", ve.Construct, "Construct: want the construct path")
+	assert.ErrorContains(t, err, "Test/Orders", "error does not name the construct")
+	assert.Zero(t, count(cdktest.JSON(t, stack), "AWS::DynamoDB::GlobalTable"), "tables synthesized after a rejected New")
 	// Policy errors are reported even when the spec is valid.
 	_, err = table.New(stack, "Orders2", validSpec(), table.Props{Stage: table.Prod, Overrides: table.Overrides{RemovalPolicy: ptr(awscdk.RemovalPolicy_DESTROY)}})
-	if err == nil || !strings.Contains(err.Error(), "RemovalPolicy=DESTROY in prod") {
-		t.Errorf("New(prod, DESTROY) = %v", err)
-	}
+	assert.ErrorContains(t, err, "RemovalPolicy=DESTROY in prod", "New(prod, DESTROY)")
 }
 
 // statements returns the IAM statements attached to the role's policy.
@@ -283,33 +239,21 @@ func TestGrantsAreScopedByIntent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			stack := cdktest.NewStack(t)
 			tb, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Dev})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			tt.grant(tb, newRole(stack))
 			st := statements(t, cdktest.JSON(t, stack))
-			if len(st) != 1 {
-				t.Fatalf("%d statements, want 1: %v", len(st), st)
-			}
+			require.Len(t, st, 1, "statements")
 			actions := strs(st[0]["Action"])
 			slices.Sort(actions)
 			want := slices.Clone(tt.actions)
 			slices.Sort(want)
-			if !slices.Equal(actions, want) {
-				t.Errorf("actions = %v, want %v", actions, want)
-			}
+			assert.Equal(t, want, actions, "actions")
 			for _, a := range actions {
-				if strings.Contains(a, "*") {
-					t.Errorf("wildcard action %q", a)
-				}
+				assert.NotContains(t, a, "*", "wildcard action")
 			}
 			res := strings.Join(strs(st[0]["Resource"]), " ")
-			if strings.Contains(res, "index/*") {
-				t.Errorf("resources %s use index/*; grants name each index", res)
-			}
-			if got := strings.Contains(res, "/index/GSI1"); got != tt.index {
-				t.Errorf("index ARN in resources = %v, want %v: %s", got, tt.index, res)
-			}
+			assert.NotContains(t, res, "index/*", "grants name each index")
+			assert.Equal(t, tt.index, strings.Contains(res, "/index/GSI1"), "index ARN in resources: %s", res)
 		})
 	}
 }
@@ -317,61 +261,40 @@ func TestGrantsAreScopedByIntent(t *testing.T) {
 func TestGrantStreamRead(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	plain, err := table.New(stack, "Plain", validSpec(), table.Props{Stage: table.Dev})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	role := newRole(stack)
-	if _, err := plain.GrantStreamRead(role); err == nil || !strings.Contains(err.Error(), "has no stream") {
-		t.Errorf("GrantStreamRead without stream = %v, want an error", err)
-	}
+	_, err = plain.GrantStreamRead(role)
+	assert.ErrorContains(t, err, "has no stream", "GrantStreamRead without stream")
 	spec := validSpec()
 	spec.BaseName = "events"
 	spec.Stream = table.OldImage
 	streamed, err := table.New(stack, "Streamed", spec, table.Props{Stage: table.Dev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := streamed.GrantStreamRead(role); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = streamed.GrantStreamRead(role)
+	require.NoError(t, err)
 	st := statements(t, cdktest.JSON(t, stack))
-	if len(st) != 2 {
-		t.Fatalf("statements = %v, want ListStreams and the stream reads", st)
-	}
-	if !slices.Equal(strs(st[0]["Action"]), []string{table.ListStreamsAction}) || st[0]["Resource"] != "*" {
-		t.Errorf("first statement %v, want ListStreams on * (no resource-level permission exists)", st[0])
-	}
-	if !slices.Equal(strs(st[1]["Action"]), table.StreamReadActions) {
-		t.Errorf("second statement actions %v, want %v", st[1]["Action"], table.StreamReadActions)
-	}
-	if res := fmt.Sprint(st[1]["Resource"]); !strings.Contains(res, "StreamArn") {
-		t.Errorf("stream grant resource %s is not the table's stream ARN", res)
-	}
+	require.Len(t, st, 2, "want ListStreams and the stream reads")
+	assert.Equal(t, []string{table.ListStreamsAction}, strs(st[0]["Action"]), "first statement: want ListStreams on * (no resource-level permission exists)")
+	assert.Equal(t, "*", st[0]["Resource"], "first statement: want ListStreams on * (no resource-level permission exists)")
+	assert.Equal(t, table.StreamReadActions, strs(st[1]["Action"]), "second statement actions")
+	assert.Contains(t, fmt.Sprint(st[1]["Resource"]), "StreamArn", "stream grant resource is not the table's stream ARN")
 }
 
 func TestImport(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	tb, err := table.Import(stack, "Orders", validSpec(), table.Prod, table.ImportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tb.GrantRead(newRole(stack))
 	tmpl := cdktest.JSON(t, stack)
-	if n := count(tmpl, "AWS::DynamoDB::GlobalTable"); n != 0 {
-		t.Errorf("Import created %d tables", n)
-	}
+	assert.Zero(t, count(tmpl, "AWS::DynamoDB::GlobalTable"), "Import created tables")
 	res, _ := json.Marshal(statements(t, tmpl)[0]["Resource"])
 	for _, want := range []string{":table/orders-prod", ":table/orders-prod/index/GSI1"} {
-		if !strings.Contains(string(res), want) {
-			t.Errorf("imported grant resources %s lack %s", res, want)
-		}
+		assert.Contains(t, string(res), want, "imported grant resources")
 	}
-	if _, err := tb.GrantStreamRead(newRoleNamed(stack, "Consumer")); err == nil {
-		t.Error("GrantStreamRead on an import without StreamArn succeeded")
-	}
-	if _, err := table.Import(stack, "Bad", validSpec(), "qa", table.ImportOptions{}); err == nil || !strings.Contains(err.Error(), `stage "qa"`) {
-		t.Errorf("Import(stage qa) = %v", err)
-	}
+	_, err = tb.GrantStreamRead(newRoleNamed(stack, "Consumer"))
+	assert.Error(t, err, "GrantStreamRead on an import without StreamArn succeeded")
+	_, err = table.Import(stack, "Bad", validSpec(), "qa", table.ImportOptions{})
+	assert.ErrorContains(t, err, `stage "qa"`, "Import(stage qa)")
 }
 
 func newRoleNamed(stack awscdk.Stack, id string) awsiam.Role {
@@ -381,14 +304,10 @@ func newRoleNamed(stack awscdk.Stack, id string) awsiam.Role {
 func TestEnvironment(t *testing.T) {
 	stack := cdktest.NewStack(t)
 	tb, err := table.New(stack, "Orders", validSpec(), table.Props{Stage: table.Dev})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	env := tb.Environment("ORDERS_TABLE")
-	if len(env) != 1 || env["ORDERS_TABLE"] == nil {
-		t.Fatalf("Environment = %v", env)
-	}
-	if got, _ := stack.Resolve(env["ORDERS_TABLE"]).(map[string]any)["Ref"].(string); !strings.HasPrefix(got, "Orders") {
-		t.Errorf("env value resolves to Ref %q, want the table", got)
-	}
+	require.Len(t, env, 1, "Environment")
+	require.NotNil(t, env["ORDERS_TABLE"], "Environment = %v", env)
+	got, _ := stack.Resolve(env["ORDERS_TABLE"]).(map[string]any)["Ref"].(string)
+	assert.True(t, strings.HasPrefix(got, "Orders"), "env value resolves to Ref %q, want the table", got)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/infra/ddbguard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const golden = "../../test/snapshots"
@@ -31,18 +33,14 @@ func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 		return p
 	}
 	// The rez_agent fixture split into the four CLI outputs, as a person
 	// saves them.
 	var whole map[string]json.RawMessage
 	b, _ := os.ReadFile(fixture("rezagent-iac-prod"))
-	if err := json.Unmarshal(b, &whole); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(b, &whole))
 	var split []string
 	for _, k := range []string{"Table", "TimeToLiveDescription", "ContinuousBackupsDescription", "Tags"} {
 		split = append(split, write(k+".json", fmt.Sprintf(`{%q: %s}`, k, whole[k])))
@@ -81,24 +79,23 @@ func TestExitCodes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, tt.args...)
-			if code != tt.exit {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.exit, stdout, stderr)
-			}
+			require.Equal(t, tt.exit, code, "exit code\nstdout: %s\nstderr: %s", stdout, stderr)
 			switch {
 			case tt.exit == 0:
-				if lines := strings.Split(strings.TrimSpace(stdout), "\n"); len(lines) != 1 || !strings.HasSuffix(lines[0], tt.stdout) {
-					t.Errorf("stdout %q, want the mapping file's path alone", stdout)
-				} else if b, err := os.ReadFile(lines[0]); err != nil || string(b) != "{\n  \"Messages804FA4EB\": {\n    \"TableName\": \"rez-agent-messages-prod\"\n  }\n}\n" {
-					t.Errorf("mapping file: %q %v", b, err)
+				lines := strings.Split(strings.TrimSpace(stdout), "\n")
+				if assert.Len(t, lines, 1, "stdout %q, want the mapping file's path alone", stdout) &&
+					assert.True(t, strings.HasSuffix(lines[0], tt.stdout), "stdout %q, want the mapping file's path alone", stdout) {
+					b, err := os.ReadFile(lines[0])
+					if assert.NoError(t, err, "mapping file") {
+						assert.Equal(t, "{\n  \"Messages804FA4EB\": {\n    \"TableName\": \"rez-agent-messages-prod\"\n  }\n}\n", string(b), "mapping file")
+					}
 				}
 			case !strings.Contains(stdout, tt.stdout):
-				t.Errorf("stdout %q, want %q", stdout, tt.stdout)
-			case tt.exit == 2 && stdout != "":
-				t.Errorf("exit 2 printed on stdout: %q", stdout)
+				assert.Contains(t, stdout, tt.stdout, "stdout")
+			case tt.exit == 2:
+				assert.Empty(t, stdout, "exit 2 printed on stdout")
 			}
-			if !strings.Contains(stderr, tt.stderr) {
-				t.Errorf("stderr %q, want %q", stderr, tt.stderr)
-			}
+			assert.Contains(t, stderr, tt.stderr, "stderr")
 		})
 	}
 }
@@ -112,22 +109,16 @@ func TestNotChecked(t *testing.T) {
 	// prod's golden ITSM table is poc-itsm-tickets-prod: rename the fixture.
 	tbl := strings.Replace(string(whole["Table"]), `"TableName": "poc-itsm-tickets"`, `"TableName": "poc-itsm-tickets-prod"`, 1)
 	p := filepath.Join(t.TempDir(), "table.json")
-	if err := os.WriteFile(p, []byte(`{"Table": `+tbl+`}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, []byte(`{"Table": `+tbl+`}`), 0o644))
 	code, stdout, stderr := run(t, "-stage", "prod", "-service", "itsm", p)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
+	require.Zero(t, code, "exit code\n%s%s", stdout, stderr)
 	for _, want := range []string{
 		"not checked: time to live (add the output of aws dynamodb describe-time-to-live --table-name poc-itsm-tickets-prod)",
 		"not checked: point-in-time recovery (add the output of aws dynamodb describe-continuous-backups --table-name poc-itsm-tickets-prod)",
 		"not checked: tags (add the output of aws dynamodb list-tags-of-resource --resource-arn arn:aws:dynamodb:us-east-1:123456789012:table/poc-itsm-tickets)",
 		"not checked: region: the table is in us-east-1",
 	} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
+		assert.Contains(t, stderr, want, "stderr")
 	}
 }
 
@@ -136,15 +127,11 @@ func TestNotChecked(t *testing.T) {
 // only with the removal difference: its tables are DESTROY).
 func TestEveryGoldenTableImportsItsOwnDescription(t *testing.T) {
 	set, err := ddbguard.Load(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := 0
 	for _, tpl := range set.Templates {
 		targets, err := Targets(set, tpl.Stage, tpl.Stack)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, tg := range targets {
 			n++
 			res := Compare(tg, liveFrom(tg))
@@ -152,14 +139,10 @@ func TestEveryGoldenTableImportsItsOwnDescription(t *testing.T) {
 			if tpl.Stage == "dev" {
 				want = 1
 			}
-			if len(res.Differences) != want {
-				t.Errorf("%s/%s %s: %d differences, want %d: %v", tpl.Stage, tpl.Stack, tg.Name, len(res.Differences), want, res.Differences)
-			}
+			assert.Len(t, res.Differences, want, "%s/%s %s: differences", tpl.Stage, tpl.Stack, tg.Name)
 		}
 	}
-	if n != 18 {
-		t.Errorf("%d tables in the golden files, want 18 (6 per stage)", n)
-	}
+	assert.Equal(t, 18, n, "tables in the golden files, want 6 per stage")
 }
 
 // TestDifferenceClasses: each field the command compares, changed on the
@@ -167,14 +150,11 @@ func TestEveryGoldenTableImportsItsOwnDescription(t *testing.T) {
 // and the safe way.
 func TestDifferenceClasses(t *testing.T) {
 	set, err := ddbguard.Load(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	target := func(stage, stack string) Target {
 		ts, err := Targets(set, stage, stack)
-		if err != nil || len(ts) == 0 {
-			t.Fatalf("%s/%s: %v", stage, stack, err)
-		}
+		require.NoError(t, err, "%s/%s", stage, stack)
+		require.NotEmpty(t, ts, "%s/%s", stage, stack)
 		return ts[0]
 	}
 	rez := target("prod", "rezagent") // TTL, three GSIs (prod has the type index), AWS-managed key
@@ -282,22 +262,16 @@ func TestDifferenceClasses(t *testing.T) {
 			tt.change(l)
 			res := Compare(tt.target, l)
 			if tt.want == nil {
-				if len(res.Differences) != 3 {
-					t.Errorf("%d differences, want 3: %v", len(res.Differences), res.Differences)
-				}
+				assert.Len(t, res.Differences, 3, "differences")
 				return
 			}
 			wantN := 1
 			if len(tt.want) == 0 {
 				wantN = 0
 			}
-			if len(res.Differences) != wantN {
-				t.Fatalf("%d differences, want %d: %v", len(res.Differences), wantN, res.Differences)
-			}
+			require.Len(t, res.Differences, wantN, "differences")
 			for _, w := range tt.want {
-				if line := res.Differences[0].Line(); !strings.Contains(line, w) {
-					t.Errorf("line %q\nwant it to contain %q", line, w)
-				}
+				assert.Contains(t, res.Differences[0].Line(), w, "line")
 			}
 		})
 	}
@@ -386,18 +360,14 @@ func liveFrom(t Target) *Live {
 
 func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }
 
 // withoutIndex drops one GSI from a describe-table Table object.
 func withoutIndex(t *testing.T, raw json.RawMessage, name string) map[string]any {
 	var tbl map[string]any
-	if err := json.Unmarshal(raw, &tbl); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &tbl))
 	var keep []any
 	for _, g := range tbl["GlobalSecondaryIndexes"].([]any) {
 		if g.(map[string]any)["IndexName"] != name {

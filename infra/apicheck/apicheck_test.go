@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/infra/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestProblem(t *testing.T) {
@@ -30,8 +32,10 @@ func TestProblem(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.r.Problem()
-			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-				t.Errorf("Problem() = %q, want %q", got, tt.want)
+			if tt.want == "" {
+				assert.Empty(t, got, "Problem()")
+			} else {
+				assert.Contains(t, got, tt.want, "Problem()")
 			}
 		})
 	}
@@ -42,22 +46,15 @@ func TestProblem(t *testing.T) {
 // the version for it; an addition passes as it is.
 func TestDeliberateIncompatibleChange(t *testing.T) {
 	root, err := config.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bin := filepath.Join(root, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(bin, 0o755))
 	tool, err := Install(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	base := filepath.Join(root, "constructs")
 	version, err := Version(base)
-	if err != nil || version == "" {
-		t.Fatalf("constructs/CHANGELOG.md: version %q, %v", version, err)
-	}
+	require.NoError(t, err, "constructs/CHANGELOG.md")
+	require.NotEmpty(t, version, "constructs/CHANGELOG.md: version")
 	next := fmt.Sprintf("v0.%d.0", parse(version)[1]+1)
 	for _, tt := range []struct {
 		name      string
@@ -74,28 +71,19 @@ func TestDeliberateIncompatibleChange(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			head := t.TempDir()
-			if err := os.CopyFS(head, os.DirFS(base)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.CopyFS(head, os.DirFS(base)))
 			tt.edit(t, head)
 			if tt.changelog != "" {
 				b, _ := os.ReadFile(filepath.Join(head, "CHANGELOG.md"))
 				s := strings.Replace(string(b), "## "+version, tt.changelog+"## "+version, 1)
-				if err := os.WriteFile(filepath.Join(head, "CHANGELOG.md"), []byte(s), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.WriteFile(filepath.Join(head, "CHANGELOG.md"), []byte(s), 0o644))
 			}
 			r, err := Compare(tool, base, head)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			all := strings.Join(append(r.Incompatible, r.Compatible...), "\n")
-			if !strings.Contains(all, tt.changes) {
-				t.Errorf("changes %q, want %q", all, tt.changes)
-			}
-			if p := r.Problem(); (p != "") != tt.fails {
-				t.Errorf("Problem() = %q, want failure %v (report %+v)", p, tt.fails, r)
-			}
+			assert.Contains(t, all, tt.changes, "changes")
+			p := r.Problem()
+			assert.Equal(t, tt.fails, p != "", "Problem() = %q, want failure %v (report %+v)", p, tt.fails, r)
 		})
 	}
 }
@@ -103,42 +91,27 @@ func TestDeliberateIncompatibleChange(t *testing.T) {
 func signature(t *testing.T, dir string) {
 	p := filepath.Join(dir, "catalog", "catalog.go")
 	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := strings.Replace(string(b), "func Services() []service.Contract {", "func Services(_ ...int) []service.Contract {", 1)
-	if s == string(b) {
-		t.Fatal("catalog.Services not found: update the deliberate change")
-	}
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NotEqual(t, string(b), s, "catalog.Services not found: update the deliberate change")
+	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 }
 
 func appendFile(t *testing.T, path, text string) {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if _, err := f.WriteString(text); err != nil {
-		t.Fatal(err)
-	}
+	_, err = f.WriteString(text)
+	require.NoError(t, err)
 }
 
 // TestReadmePinsTheCurrentVersion: the README's example of how another team
 // pins the module names the version the CHANGELOG declares.
 func TestReadmePinsTheCurrentVersion(t *testing.T) {
 	root, err := config.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	version, _ := Version(filepath.Join(root, "constructs"))
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "go get " + ModulePath + "@" + version; !strings.Contains(string(b), want) {
-		t.Errorf("README.md lacks %q", want)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "go get "+ModulePath+"@"+version, "README.md")
 }

@@ -3,20 +3,17 @@ package assembly_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/infra/assembly"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func write(t *testing.T, path, body string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
 }
 
 func TestStacksFollowsStages(t *testing.T) {
@@ -27,20 +24,16 @@ func TestStacksFollowsStages(t *testing.T) {
 		"bare": {"type": "aws:cloudformation:stack", "properties": {"templateFile": "bare.template.json"}},
 		"assets": {"type": "cdk:asset-manifest"}}}`)
 	got, err := assembly.Stacks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 {
-		t.Fatalf("stacks = %+v", got)
-	}
+	require.NoError(t, err)
+	require.Len(t, got, 2, "stacks")
 	bare, itsm := got[0], got[1]
-	if bare.Stage != "prod" || bare.ID != "bare" {
-		t.Errorf("a stack without a stage in its display name: %+v", bare)
-	}
-	if itsm.Stage != "prod" || itsm.ID != "itsm" || itsm.StackName != "itsm-prod" || !itsm.TerminationProtection ||
-		itsm.Template != filepath.Join(dir, "assembly-prod", "proditsm.template.json") {
-		t.Errorf("itsm = %+v", itsm)
-	}
+	assert.Equal(t, "prod", bare.Stage, "a stack without a stage in its display name: %+v", bare)
+	assert.Equal(t, "bare", bare.ID, "a stack without a stage in its display name: %+v", bare)
+	assert.Equal(t, "prod", itsm.Stage, "itsm = %+v", itsm)
+	assert.Equal(t, "itsm", itsm.ID, "itsm = %+v", itsm)
+	assert.Equal(t, "itsm-prod", itsm.StackName, "itsm = %+v", itsm)
+	assert.True(t, itsm.TerminationProtection, "itsm = %+v", itsm)
+	assert.Equal(t, filepath.Join(dir, "assembly-prod", "proditsm.template.json"), itsm.Template, "itsm = %+v", itsm)
 }
 
 func TestStacksErrors(t *testing.T) {
@@ -57,9 +50,7 @@ func TestStacksErrors(t *testing.T) {
 				write(t, filepath.Join(dir, "manifest.json"), tt.manifest)
 			}
 			_, err := assembly.Stacks(dir)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Stacks() = %v, want %q", err, tt.want)
-			}
+			require.ErrorContains(t, err, tt.want, "Stacks()")
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
@@ -9,70 +8,54 @@ import (
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestStages(t *testing.T) {
 	var names []string
 	for _, s := range config.Stages() {
 		names = append(names, string(s.Name))
-		if s.TerminationProtection != (s.Name == table.Prod) {
-			t.Errorf("%s: termination protection %v, want it in prod only", s.Name, s.TerminationProtection)
-		}
-		if s.Account != "" || s.Region != "" {
-			t.Errorf("%s: pinned to %s/%s; stages stay environment-agnostic so synth runs offline", s.Name, s.Account, s.Region)
-		}
+		assert.Equal(t, s.Name == table.Prod, s.TerminationProtection, "%s: termination protection, want it in prod only", s.Name)
+		assert.Empty(t, s.Account, "%s: pinned to an account; stages stay environment-agnostic so synth runs offline", s.Name)
+		assert.Empty(t, s.Region, "%s: pinned to a region; stages stay environment-agnostic so synth runs offline", s.Name)
 	}
-	if got := strings.Join(names, ","); got != "dev,stage,prod" {
-		t.Errorf("stages %s, want dev,stage,prod", got)
-	}
+	assert.Equal(t, []string{"dev", "stage", "prod"}, names, "stages")
 }
 
 func TestLookup(t *testing.T) {
-	if s, err := config.Lookup("prod"); err != nil || s.Name != table.Prod {
-		t.Errorf("Lookup(prod) = %v, %v", s.Name, err)
+	s, err := config.Lookup("prod")
+	if assert.NoError(t, err, "Lookup(prod)") {
+		assert.Equal(t, table.Prod, s.Name, "Lookup(prod)")
 	}
-	if _, err := config.Lookup("production"); err == nil || !strings.Contains(err.Error(), `unknown stage "production": use one of dev, stage, prod`) {
-		t.Errorf("Lookup(production) = %v", err)
-	}
+	_, err = config.Lookup("production")
+	assert.ErrorContains(t, err, `unknown stage "production": use one of dev, stage, prod`, "Lookup(production)")
 }
 
 func TestOverrides(t *testing.T) {
 	on := true
 	s := config.Stage{Name: table.Dev, Tables: map[string]table.Overrides{config.TableKey("itsm", "Tickets"): {PointInTimeRecovery: &on}}}
-	if o := s.Overrides("itsm", "Tickets"); o.PointInTimeRecovery == nil || !*o.PointInTimeRecovery {
-		t.Errorf("override not found: %+v", o)
+	o := s.Overrides("itsm", "Tickets")
+	if assert.NotNil(t, o.PointInTimeRecovery, "override not found: %+v", o) {
+		assert.True(t, *o.PointInTimeRecovery, "override not found: %+v", o)
 	}
-	if o := s.Overrides("itsm", "Other"); o.PointInTimeRecovery != nil {
-		t.Errorf("override leaked to another table: %+v", o)
-	}
+	assert.Nil(t, s.Overrides("itsm", "Other").PointInTimeRecovery, "override leaked to another table")
 }
 
 func TestGuardrails(t *testing.T) {
 	total := 0
 	for _, s := range config.Stages() {
-		if err := s.ValidateGuardrails(); err != nil {
-			t.Errorf("%s: %v", s.Name, err)
-		}
+		assert.NoError(t, s.ValidateGuardrails(), "%s", s.Name)
 		total += s.ReservedTotal()
 	}
 	// Every stage in one account must still leave Lambda its unreserved
 	// floor.
-	if limit := config.AccountConcurrency - config.UnreservedFloor; total > limit {
-		t.Errorf("the stages reserve %d concurrent executions together; one account allows %d", total, limit)
-	}
-	if got := (config.Stage{Name: table.Dev}).Concurrency(stakcontract.StreamConsumer); got != config.StreamReservedConcurrency {
-		t.Errorf("stak-stream reserves %d, want %d", got, config.StreamReservedConcurrency)
-	}
-	if got := (config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 0}}).Concurrency(itsmcontract.API); got != 0 {
-		t.Errorf("an override to 0 reserves %d", got)
-	}
-	if got := (config.Stage{Name: table.Dev}).Concurrency(service.Function{Name: "some-new-worker"}); got != config.DefaultReservedConcurrency {
-		t.Errorf("a function of no known kind reserves %d, want %d", got, config.DefaultReservedConcurrency)
-	}
+	assert.LessOrEqual(t, total, config.AccountConcurrency-config.UnreservedFloor, "the stages reserve more concurrent executions together than one account allows")
+	assert.Equal(t, config.StreamReservedConcurrency, (config.Stage{Name: table.Dev}).Concurrency(stakcontract.StreamConsumer), "stak-stream reserves")
+	assert.Zero(t, (config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 0}}).Concurrency(itsmcontract.API), "an override to 0 reserves")
+	assert.Equal(t, config.DefaultReservedConcurrency, (config.Stage{Name: table.Dev}).Concurrency(service.Function{Name: "some-new-worker"}), "a function of no known kind reserves")
 	// 5 APIs × 25, the stream consumer 5, the processor 5, 3 jobs × 2.
-	if got := (config.Stage{Name: table.Dev}).ReservedTotal(); got != 141 {
-		t.Errorf("a stage reserves %d, want 141 (the sum documented in guardrails.go)", got)
-	}
+	assert.Equal(t, 141, (config.Stage{Name: table.Dev}).ReservedTotal(), "a stage reserves (the sum documented in guardrails.go)")
 
 	bad := []struct {
 		stage config.Stage
@@ -86,28 +69,18 @@ func TestGuardrails(t *testing.T) {
 		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"stak_stream": 3}}, `ReservedConcurrency key "stak_stream": use a function's name from its service contract, one of rezagent, rezagent-scheduler`},
 	}
 	for _, tt := range bad {
-		if err := tt.stage.ValidateGuardrails(); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ValidateGuardrails() = %v, want %q", err, tt.want)
-		}
+		assert.ErrorContains(t, tt.stage.ValidateGuardrails(), tt.want, "ValidateGuardrails()")
 	}
 }
 
 func TestTableNames(t *testing.T) {
 	s := config.Stage{Name: table.Prod, Alarms: config.AlarmSubscribers{Emails: []string{"ops@example.com"}},
 		TableNames: map[string]string{config.TableKey("itsm", "Tickets"): "poc-itsm-tickets"}}
-	if err := s.ValidateGuardrails(); err != nil {
-		t.Fatalf("a valid override is refused: %v", err)
-	}
-	if got := s.TableName("itsm", "Tickets"); got != "poc-itsm-tickets" {
-		t.Errorf("TableName(itsm, Tickets) = %q", got)
-	}
-	if got := s.TableName("nucleus", "App"); got != "" {
-		t.Errorf("an override leaked to another table: %q", got)
-	}
+	require.NoError(t, s.ValidateGuardrails(), "a valid override is refused")
+	assert.Equal(t, "poc-itsm-tickets", s.TableName("itsm", "Tickets"), "TableName(itsm, Tickets)")
+	assert.Empty(t, s.TableName("nucleus", "App"), "an override leaked to another table")
 	for _, s := range config.Stages() {
-		if len(s.TableNames) != 0 {
-			t.Errorf("%s: TableNames %v: the committed stages keep today's names (golden files); a team sets its own when it adopts a table", s.Name, s.TableNames)
-		}
+		assert.Empty(t, s.TableNames, "%s: the committed stages keep today's names (golden files); a team sets its own when it adopts a table", s.Name)
 	}
 	bad := []struct {
 		names map[string]string
@@ -121,8 +94,6 @@ func TestTableNames(t *testing.T) {
 	}
 	for _, tt := range bad {
 		s := config.Stage{Name: table.Dev, TableNames: tt.names}
-		if err := s.ValidateGuardrails(); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ValidateGuardrails() = %v, want %q", err, tt.want)
-		}
+		assert.ErrorContains(t, s.ValidateGuardrails(), tt.want, "ValidateGuardrails()")
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestDeployProblems: the committed stage and prod are placeholders (so
@@ -24,19 +26,14 @@ func TestDeployProblems(t *testing.T) {
 	for _, s := range config.Stages() {
 		got := s.DeployProblems()
 		if s.Name == table.Dev {
-			if len(got) != 0 {
-				t.Errorf("dev: %v, want none (dev deploys with the local defaults)", got)
-			}
+			assert.Empty(t, got, "dev: want none (dev deploys with the local defaults)")
 			continue
 		}
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d problems, want %d:\n%s", s.Name, len(got), len(want), strings.Join(got, "\n"))
-		}
+		require.Len(t, got, len(want), "%s: problems:\n%s", s.Name, strings.Join(got, "\n"))
 		for i, w := range want {
 			w = strings.ReplaceAll(w, "%s", string(s.Name))
-			if !strings.HasPrefix(got[i], "stage "+string(s.Name)+": "+w) || !strings.Contains(got[i], "in infra/config/config.go (Stages(), stage "+string(s.Name)) {
-				t.Errorf("%s: line %d = %q\nwant %q and where to set it", s.Name, i+1, got[i], w)
-			}
+			assert.True(t, strings.HasPrefix(got[i], "stage "+string(s.Name)+": "+w), "%s: line %d = %q\nwant %q", s.Name, i+1, got[i], w)
+			assert.Contains(t, got[i], "in infra/config/config.go (Stages(), stage "+string(s.Name), "%s: line %d: want where to set it", s.Name, i+1)
 		}
 	}
 
@@ -44,14 +41,10 @@ func TestDeployProblems(t *testing.T) {
 		StakTokens: config.StakTokens{Issuer: "https://login.acme.io/", Audience: "stak-web"},
 		Alarms:     config.AlarmSubscribers{Emails: []string{"oncall@acme.io"}, HTTPSEndpoints: []string{"https://hooks.acme.io/x"}},
 		RezAgent:   config.RezAgentPipeline{NtfyURL: "https://ntfy.acme.io", NtfyTopic: "rez-prod-4f9c2e"}}
-	if got := real.DeployProblems(); len(got) != 0 {
-		t.Errorf("a configured prod: %v", got)
-	}
+	assert.Empty(t, real.DeployProblems(), "a configured prod")
 	token := real
 	token.RezAgent = config.RezAgentPipeline{NtfyURL: "https://ntfy.sh", NtfyTokenParameter: "/rez-agent/prod/ntfy-token"}
-	if got := token.DeployProblems(); len(got) != 0 {
-		t.Errorf("the public server chosen on purpose, with a token: %v", got)
-	}
+	assert.Empty(t, token.DeployProblems(), "the public server chosen on purpose, with a token")
 
 	for _, tt := range []struct {
 		change func(*config.Stage)
@@ -65,8 +58,9 @@ func TestDeployProblems(t *testing.T) {
 	} {
 		s := real
 		tt.change(&s)
-		if got := s.DeployProblems(); len(got) != 1 || !strings.Contains(got[0], tt.want) {
-			t.Errorf("DeployProblems() = %v, want one line with %q", got, tt.want)
+		got := s.DeployProblems()
+		if assert.Len(t, got, 1, "DeployProblems(): want one line with %q", tt.want) {
+			assert.Contains(t, got[0], tt.want, "DeployProblems()")
 		}
 	}
 }

@@ -1,19 +1,20 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/table"
 	"github.com/dynastack/dynastack/infra/config"
+	"github.com/stretchr/testify/assert"
 )
 
 // StakTokensFor fills the defaults and refuses an issuer that is not https
 // or an audience that is not one word, naming the value.
 func TestStakTokensFor(t *testing.T) {
 	got, err := config.Stage{Name: table.Prod}.StakTokensFor()
-	if err != nil || got.Issuer != "https://auth.prod.stak.dynastack.example/" || got.Audience != "stak-prod" {
-		t.Errorf("defaults = %+v, %v", got, err)
+	if assert.NoError(t, err) {
+		assert.Equal(t, "https://auth.prod.stak.dynastack.example/", got.Issuer, "default issuer")
+		assert.Equal(t, "stak-prod", got.Audience, "default audience")
 	}
 	for _, bad := range []config.StakTokens{
 		{Issuer: "http://login.example.com/"},
@@ -23,8 +24,6 @@ func TestStakTokensFor(t *testing.T) {
 		{Audience: "a,b"},
 	} {
 		_, err := config.Stage{Name: table.Dev, StakTokens: bad}.StakTokensFor()
-		if err == nil || !strings.Contains(err.Error(), "StakTokens.") {
-			t.Errorf("%+v: error %v, want one naming the field", bad, err)
-		}
+		assert.ErrorContains(t, err, "StakTokens.", "%+v: want an error naming the field", bad)
 	}
 }

@@ -1,23 +1,26 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dynastack/dynastack/infra/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRezAgentPipelineDefaults(t *testing.T) {
 	p := config.RezAgentPipeline{}.WithDefaults("prod")
-	if p.Schedule.Expression != config.DefaultRezAgentSchedule || p.Schedule.Zone() != "UTC" || p.NtfyURL != "https://ntfy.sh" || p.NtfyTopic != "rez-agent-prod" ||
-		p.MaxReceiveCount != 5 || p.BatchSize != 10 || p.MaxConcurrency != 5 || p.RepublishAfter != 5*time.Minute {
-		t.Fatalf("defaults %+v", p)
-	}
+	assert.Equal(t, config.DefaultRezAgentSchedule, p.Schedule.Expression, "default schedule")
+	assert.Equal(t, "UTC", p.Schedule.Zone(), "default zone")
+	assert.Equal(t, "https://ntfy.sh", p.NtfyURL, "default NtfyURL")
+	assert.Equal(t, "rez-agent-prod", p.NtfyTopic, "default NtfyTopic")
+	assert.Equal(t, 5, p.MaxReceiveCount, "default MaxReceiveCount")
+	assert.Equal(t, 10, p.BatchSize, "default BatchSize")
+	assert.Equal(t, 5, p.MaxConcurrency, "default MaxConcurrency")
+	assert.Equal(t, 5*time.Minute, p.RepublishAfter, "default RepublishAfter")
 	for _, s := range config.Stages() {
-		if err := s.RezAgent.WithDefaults(string(s.Name)).Validate(); err != nil {
-			t.Errorf("%s: %v", s.Name, err)
-		}
+		assert.NoError(t, s.RezAgent.WithDefaults(string(s.Name)).Validate(), "%s", s.Name)
 	}
 }
 
@@ -44,27 +47,21 @@ func TestRezAgentPipelineValidate(t *testing.T) {
 			p := config.RezAgentPipeline{}.WithDefaults("dev")
 			tc.set(&p)
 			err := p.Validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Validate() = %v, want it to contain %q", err, tc.want)
-			}
+			require.ErrorContains(t, err, tc.want, "Validate()")
 		})
 	}
 	ok := config.RezAgentPipeline{NtfyURL: "http://127.0.0.1:8080", Schedule: config.Schedule{Expression: "cron(0 9 ? * MON-FRI *)", TimeZone: "Europe/Berlin"},
 		NtfyTokenParameter: "/rez-agent/prod/ntfy-token"}.WithDefaults("dev")
-	if err := ok.Validate(); err != nil {
-		t.Fatalf("loopback http, cron with zone, token parameter: %v", err)
-	}
+	require.NoError(t, ok.Validate(), "loopback http, cron with zone, token parameter")
 }
 
 func TestNucleusExecutor(t *testing.T) {
 	e := config.NucleusExecutor{}.WithDefaults()
-	if e.Schedule.Expression != config.DefaultNucleusSchedule || e.LookBack != time.Hour || e.RoleNamePattern != "nucleus-executor-*" {
-		t.Fatalf("defaults %+v", e)
-	}
+	assert.Equal(t, config.DefaultNucleusSchedule, e.Schedule.Expression, "default schedule")
+	assert.Equal(t, time.Hour, e.LookBack, "default LookBack")
+	assert.Equal(t, "nucleus-executor-*", e.RoleNamePattern, "default RoleNamePattern")
 	for _, s := range config.Stages() {
-		if err := s.Nucleus.WithDefaults().Validate(); err != nil {
-			t.Errorf("%s: %v", s.Name, err)
-		}
+		assert.NoError(t, s.Nucleus.WithDefaults().Validate(), "%s", s.Name)
 	}
 	for _, tc := range []struct {
 		name string
@@ -80,9 +77,7 @@ func TestNucleusExecutor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := config.NucleusExecutor{}.WithDefaults()
 			tc.set(&e)
-			if err := e.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Validate() = %v, want %q", err, tc.want)
-			}
+			require.ErrorContains(t, e.Validate(), tc.want, "Validate()")
 		})
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A rule file runs unless every resource type it names is absent from
@@ -22,24 +25,17 @@ func TestApplicableRules(t *testing.T) {
 		"any.guard": "rule any { Resources not empty }\n",
 		"notes.txt": "AWS::SQS::Queue\n",
 	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
 	}
 	got, _, err := applicableRules([]string{dir}, []Template{{Types: map[string]string{"Q": "AWS::SQS::Queue"}}, {Types: map[string]string{"T": "AWS::DynamoDB::GlobalTable"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range got {
 		got[i] = filepath.Base(got[i])
 	}
 	slices.Sort(got)
-	if want := []string{"any.guard", "ddb.guard", "mixed.guard"}; !slices.Equal(got, want) {
-		t.Fatalf("applicable %v, want %v", got, want)
-	}
-	if _, _, err := applicableRules([]string{dir}, nil); err != nil {
-		t.Fatalf("the type-less file still applies: %v", err)
-	}
+	require.Equal(t, []string{"any.guard", "ddb.guard", "mixed.guard"}, got, "applicable")
+	_, _, err = applicableRules([]string{dir}, nil)
+	require.NoError(t, err, "the type-less file still applies")
 }
 
 // typePattern is a Type filter by regular expression: `Type == /AWS::S3::.*/`.
@@ -60,9 +56,7 @@ func TestSelectedTypes(t *testing.T) {
 		{"commented declaration", `# let X_TYPE = "AWS::EKS::Cluster"`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := SelectedTypes(tc.rules); !slices.Equal(got, tc.want) {
-				t.Errorf("SelectedTypes(%q) = %v, want %v", tc.rules, got, tc.want)
-			}
+			assert.Equal(t, tc.want, SelectedTypes(tc.rules), "SelectedTypes(%q)", tc.rules)
 		})
 	}
 }
@@ -77,20 +71,13 @@ func TestSelectedTypes(t *testing.T) {
 // release makes a skipped file fire.
 func TestSkippedRulesStaySilent(t *testing.T) {
 	bin, shipped, err := Guard(filepath.Join("..", "..", "node_modules", "@cdklabs", "cdk-validator-cfnguard"))
-	if err != nil {
-		t.Fatal(err) // make test runs make deps first
-	}
+	require.NoError(t, err, "make test runs make deps first")
 	templates, err := Templates(filepath.Join("..", "..", "test", "snapshots"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	keep, skip, err := applicableRules([]string{shipped, "rules"}, templates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(skip) == 0 || len(keep) == 0 {
-		t.Fatalf("%d rule files kept, %d skipped: the filter should keep some and cut most", len(keep), len(skip))
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, skip, "no rule file skipped: the filter should keep some and cut most")
+	require.NotEmpty(t, keep, "no rule file kept: the filter should keep some and cut most")
 	present := map[string]bool{}
 	var paths []string
 	for _, tp := range templates {
@@ -102,30 +89,19 @@ func TestSkippedRulesStaySilent(t *testing.T) {
 	var named []string // skipped, yet naming a present type
 	for _, f := range skip {
 		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if typePattern.Match(b) {
-			t.Errorf("%s selects types by pattern: SelectedTypes cannot tell what it selects", f)
-		}
+		require.NoError(t, err)
+		assert.NotRegexp(t, typePattern, string(b), "%s selects types by pattern: SelectedTypes cannot tell what it selects", f)
 		if slices.ContainsFunc(resourceType.FindAllString(string(b), -1), func(typ string) bool { return present[typ] }) {
 			named = append(named, f)
 		}
 	}
-	if len(named) == 0 {
-		t.Fatal("no skipped file names a present type: the test proves nothing (the filter changed?)")
-	}
+	require.NotEmpty(t, named, "no skipped file names a present type: the test proves nothing (the filter changed?)")
 	results, err := guardParallel(bin, named, paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(results) != len(templates) {
-		t.Fatalf("cfn-guard reported on %d of %d templates", len(results), len(templates))
-	}
+	require.NoError(t, err)
+	require.Len(t, results, len(templates), "cfn-guard reported on too few templates")
 	for _, r := range results {
-		if len(r.Compliant) > 0 || len(r.NotCompliant) > 0 {
-			t.Errorf("%s: a skipped rule file applies (compliant %v, %d not compliant): SelectedTypes misses a type it selects", r.Name, r.Compliant, len(r.NotCompliant))
-		}
+		assert.Empty(t, r.Compliant, "%s: a skipped rule file applies: SelectedTypes misses a type it selects", r.Name)
+		assert.Empty(t, r.NotCompliant, "%s: a skipped rule file applies: SelectedTypes misses a type it selects", r.Name)
 	}
 	t.Logf("%d rule files run, %d skipped; the %d skipped that name a present type apply to none of %d templates", len(keep), len(skip), len(named), len(templates))
 }

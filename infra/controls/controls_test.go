@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/infra/controls"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const root = "../.."
@@ -16,9 +18,7 @@ func guard(t *testing.T) (string, []string) {
 	t.Helper()
 	pkg := filepath.Join(root, "node_modules", "@cdklabs", "cdk-validator-cfnguard")
 	bin, rules, err := controls.Guard(pkg)
-	if err != nil {
-		t.Fatal(err) // make test runs make deps first
-	}
+	require.NoError(t, err, "make test runs make deps first")
 	// The golden files and the cfn-guard package are outside this module:
 	// the cached result holds for the same tree only (DEVELOPERS.md, "The
 	// test cache").
@@ -33,28 +33,18 @@ func guard(t *testing.T) (string, []string) {
 func TestGoldenFilesPassControls(t *testing.T) {
 	bin, rules := guard(t)
 	templates, err := controls.Templates(filepath.Join(root, "test", "snapshots"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(templates) < 15 {
-		t.Fatalf("%d templates, want every stack of every stage", len(templates))
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(templates), 15, "templates: want every stack of every stage")
 	rep, err := controls.Run(bin, rules, templates)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	open, unused := controls.Suppressed(rep.Findings, controls.Suppressions)
-	for _, f := range open {
-		t.Errorf("open finding %s: fix it or suppress it with a reason in suppressions.go", f)
-	}
+	assert.Empty(t, open, "open findings: fix them or suppress them with a reason in suppressions.go")
 	for _, s := range unused {
-		t.Errorf("suppression %s on %s covers nothing: remove it", s.Control, s.Type)
+		assert.Fail(t, "suppression covers nothing", "suppression %s on %s covers nothing: remove it", s.Control, s.Type)
 	}
 	ran := strings.Join(rep.Ran, " ")
 	for _, c := range []string{"CT.CLOUDWATCH.PR.1", "CT.LAMBDA.PR.3", "CT.SQS.PR.2", "CT.KMS.PR.1", "CT.IAM.PR.5", "DYNASTACK.GLOBALTABLE.PR.1", "DYNASTACK.GLOBALTABLE.PR.2"} {
-		if !strings.Contains(ran, c) {
-			t.Errorf("control %s did not apply to any template (applied: %s)", c, ran)
-		}
+		assert.Contains(t, ran, c, "control did not apply to any template")
 	}
 }
 
@@ -64,26 +54,18 @@ func TestGoldenFilesPassControls(t *testing.T) {
 func TestFindsViolations(t *testing.T) {
 	bin, rules := guard(t)
 	dir := filepath.Join(t.TempDir(), "prod")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
 	const tmpl = `{"Resources": {
   "Quiet": {"Type": "AWS::CloudWatch::Alarm", "Properties": {"ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 1, "MetricName": "Errors", "Namespace": "AWS/Lambda", "Period": 300, "Statistic": "Sum", "Threshold": 1}},
   "Plain": {"Type": "AWS::DynamoDB::GlobalTable", "Properties": {"AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST",
     "Replicas": [{"Region": "eu-west-1", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}], "SSESpecification": {"SSEEnabled": false}}},
   "Work": {"Type": "AWS::SQS::Queue", "Properties": {"SqsManagedSseEnabled": true}}
 }}`
-	if err := os.WriteFile(filepath.Join(dir, "rezagent.template.json"), []byte(tmpl), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rezagent.template.json"), []byte(tmpl), 0o644))
 	templates, err := controls.Templates(filepath.Dir(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rep, err := controls.Run(bin, rules, templates)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	open, _ := controls.Suppressed(rep.Findings, controls.Suppressions)
 	var got []string
 	for _, f := range open {
@@ -97,9 +79,7 @@ func TestFindsViolations(t *testing.T) {
 		// suppression names failure queues only.
 		"CT.SQS.PR.1 prod/rezagent Work (AWS::SQS::Queue)",
 	} {
-		if !strings.Contains(strings.Join(got, "\n"), want) {
-			t.Errorf("missing open finding %q in:\n%s", want, strings.Join(got, "\n"))
-		}
+		assert.Contains(t, strings.Join(got, "\n"), want, "missing open finding")
 	}
 }
 
@@ -120,11 +100,9 @@ func TestSuppressed(t *testing.T) {
 		{Control: "CT.C.PR.1", Stage: "prod", Stack: "stak", Resource: "Failures1", Type: "AWS::X::Y"}, // other stack
 	}
 	open, unused := controls.Suppressed(findings, list)
-	if len(open) != 4 {
-		t.Errorf("open = %v, want the 4 uncovered findings", open)
-	}
-	if len(unused) != 1 || unused[0].Reason != "stale" {
-		t.Errorf("unused = %v, want the stale suppression", unused)
+	assert.Len(t, open, 4, "open: want the 4 uncovered findings")
+	if assert.Len(t, unused, 1, "unused: want the stale suppression") {
+		assert.Equal(t, "stale", unused[0].Reason, "unused: want the stale suppression")
 	}
 }
 
@@ -133,11 +111,8 @@ func TestSuppressed(t *testing.T) {
 func TestSuppressionsHaveReasons(t *testing.T) {
 	control := regexp.MustCompile(`^(CT|DYNASTACK)\.[A-Z0-9-]+\.PR\.[0-9]+$`)
 	for _, s := range controls.Suppressions {
-		if !control.MatchString(s.Control) || !strings.HasPrefix(s.Type, "AWS::") {
-			t.Errorf("suppression %q on %q: name a control (CT.X.PR.N) and a resource type", s.Control, s.Type)
-		}
-		if len(s.Reason) < 60 {
-			t.Errorf("suppression %s on %s: reason %q is too short to say why the control does not apply", s.Control, s.Type, s.Reason)
-		}
+		assert.Regexp(t, control, s.Control, "suppression %q on %q: name a control (CT.X.PR.N)", s.Control, s.Type)
+		assert.True(t, strings.HasPrefix(s.Type, "AWS::"), "suppression %q on %q: name a resource type", s.Control, s.Type)
+		assert.GreaterOrEqual(t, len(s.Reason), 60, "suppression %s on %s: reason %q is too short to say why the control does not apply", s.Control, s.Type, s.Reason)
 	}
 }

@@ -1,10 +1,12 @@
 package ddbguard
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // twoIndexes is a report with one hazard: two GSIs added to prod/itsm.
@@ -14,9 +16,7 @@ func twoIndexes(t *testing.T) Report {
 		addGSI(n, tickets, "ByStatus", "status")
 		addGSI(n, tickets, "ByAssignee", "assignee")
 	})
-	if len(r.Hazards) != 1 {
-		t.Fatalf("setup: want one hazard, got:\n%s", lines(r.Hazards))
-	}
+	require.Len(t, r.Hazards, 1, "setup: want one hazard, got:\n%s", lines(r.Hazards))
 	return r
 }
 
@@ -26,17 +26,13 @@ func TestAcknowledge(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ddbguard.ack.json")
 		writeFile(t, path, content)
 		acks, err := LoadAcks(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return acks
 	}
 	flag := func(t *testing.T, s string) []Ack {
 		t.Helper()
 		a, err := ParseAck(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return []Ack{a}
 	}
 	for _, tc := range []struct {
@@ -85,16 +81,11 @@ func TestAcknowledge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := twoIndexes(t).Acknowledge(tc.acks(t))
-			if len(out.Open) != tc.open || len(out.Acked) != tc.acked || len(out.Stale) != tc.stale {
-				t.Fatalf("open %d acked %d stale %d; want %d %d %d", len(out.Open), len(out.Acked), len(out.Stale), tc.open, tc.acked, tc.stale)
-			}
-			if out.Failed() != (tc.open > 0) {
-				t.Errorf("Failed() = %v", out.Failed())
-			}
+			require.Equal(t, []int{tc.open, tc.acked, tc.stale}, []int{len(out.Open), len(out.Acked), len(out.Stale)}, "open, acked, stale")
+			assert.Equal(t, tc.open > 0, out.Failed(), "Failed()")
 			for _, a := range out.Acked {
-				if !strings.Contains(a.String(), "; reason: "+a.Ack.Reason) || a.Ack.Reason == "" {
-					t.Errorf("acked line without its reason: %s", a)
-				}
+				assert.NotEmpty(t, a.Ack.Reason, "acked line without its reason: %s", a)
+				assert.Contains(t, a.String(), "; reason: "+a.Ack.Reason, "acked line without its reason")
 			}
 		})
 	}
@@ -103,12 +94,10 @@ func TestAcknowledge(t *testing.T) {
 func TestAcknowledgeOldLogicalID(t *testing.T) {
 	r := compareEdited(t, "prod", "itsm", func(_, n tpl) { renameResource(n, tickets, "TicketsV2A1B2C3D4") })
 	a, err := ParseAck("prod/itsm/Tickets83B11BB2/logical-id-change=migrated with cdk import")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out := r.Acknowledge([]Ack{a}); out.Failed() || len(out.Acked) != 1 {
-		t.Errorf("old logical id did not acknowledge:\n%s", lines(out.Open))
-	}
+	require.NoError(t, err)
+	out := r.Acknowledge([]Ack{a})
+	assert.False(t, out.Failed(), "old logical id did not acknowledge:\n%s", lines(out.Open))
+	assert.Len(t, out.Acked, 1, "old logical id did not acknowledge:\n%s", lines(out.Open))
 }
 
 func TestAckMalformed(t *testing.T) {
@@ -124,8 +113,9 @@ func TestAckMalformed(t *testing.T) {
 	} {
 		t.Run("file/"+tc.name, func(t *testing.T) {
 			_, err := ParseAcks("infra/ddbguard.ack.json", []byte(tc.file))
-			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "infra/ddbguard.ack.json") {
-				t.Errorf("error %v; want ErrMalformed naming the file and %q", err, tc.want)
+			if assert.ErrorIs(t, err, ErrMalformed) {
+				assert.ErrorContains(t, err, tc.want)
+				assert.ErrorContains(t, err, "infra/ddbguard.ack.json", "want the error naming the file")
 			}
 		})
 	}
@@ -137,15 +127,15 @@ func TestAckMalformed(t *testing.T) {
 	} {
 		t.Run("flag/"+tc.name, func(t *testing.T) {
 			_, err := ParseAck(tc.flag)
-			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v; want ErrMalformed with %q", err, tc.want)
+			if assert.ErrorIs(t, err, ErrMalformed) {
+				assert.ErrorContains(t, err, tc.want)
 			}
 		})
 	}
 	t.Run("file/unreadable", func(t *testing.T) {
 		_, err := LoadAcks(filepath.Join(t.TempDir(), "missing.json"))
-		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "missing.json") {
-			t.Errorf("error %v", err)
+		if assert.ErrorIs(t, err, ErrMalformed) {
+			assert.ErrorContains(t, err, "missing.json")
 		}
 	})
 }
@@ -153,9 +143,9 @@ func TestAckMalformed(t *testing.T) {
 func TestClassesAreKebabCase(t *testing.T) {
 	seen := map[Class]bool{}
 	for _, c := range Classes {
-		if seen[c] || strings.ToLower(string(c)) != string(c) || strings.ContainsAny(string(c), " _/=") {
-			t.Errorf("class %q: ids must be unique kebab-case (they are parsed from --ack-hazard)", c)
-		}
+		assert.False(t, seen[c], "class %q: ids must be unique (they are parsed from --ack-hazard)", c)
+		assert.Equal(t, strings.ToLower(string(c)), string(c), "class %q: ids must be kebab-case (they are parsed from --ack-hazard)", c)
+		assert.False(t, strings.ContainsAny(string(c), " _/="), "class %q: ids must be kebab-case (they are parsed from --ack-hazard)", c)
 		seen[c] = true
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // edit mutates the two copies of one golden template: old starts as the
@@ -315,16 +318,15 @@ func TestHazards(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := compareEdited(t, tc.stage, tc.stack, tc.edit)
 			want := slices.Sorted(slices.Values(tc.want))
-			if got := classes(r.Hazards); !slices.Equal(got, want) {
-				t.Fatalf("hazards %v, want %v:\n%s", got, want, lines(r.Hazards))
-			}
-			if !strings.Contains(lines(r.Hazards), tc.in) {
-				t.Errorf("no hazard mentions %q:\n%s", tc.in, lines(r.Hazards))
-			}
+			require.Equal(t, want, classes(r.Hazards), "hazards:\n%s", lines(r.Hazards))
+			assert.Contains(t, lines(r.Hazards), tc.in, "no hazard mentions it")
 			for _, h := range r.Hazards {
-				if h.Stage != tc.stage || h.Stack != tc.stack || h.LogicalID == "" || h.TableName == "" || h.Detail == "" || h.Fix == "" {
-					t.Errorf("incomplete hazard %+v", h)
-				}
+				assert.Equal(t, tc.stage, h.Stage, "incomplete hazard %+v", h)
+				assert.Equal(t, tc.stack, h.Stack, "incomplete hazard %+v", h)
+				assert.NotEmpty(t, h.LogicalID, "incomplete hazard %+v", h)
+				assert.NotEmpty(t, h.TableName, "incomplete hazard %+v", h)
+				assert.NotEmpty(t, h.Detail, "incomplete hazard %+v", h)
+				assert.NotEmpty(t, h.Fix, "incomplete hazard %+v", h)
 			}
 		})
 	}
@@ -466,16 +468,12 @@ func TestSafeChanges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := compareEdited(t, tc.stage, tc.stack, tc.edit)
-			if len(r.Hazards) > 0 {
-				t.Fatalf("want no hazards, got:\n%s", lines(r.Hazards))
-			}
+			require.Empty(t, r.Hazards, "want no hazards, got:\n%s", lines(r.Hazards))
 			var got []string
 			for _, c := range r.Changes {
 				got = append(got, c.String())
 			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("changes:\n got %q\nwant %q", got, tc.want)
-			}
+			assert.Equal(t, tc.want, got, "changes")
 		})
 	}
 }
@@ -489,27 +487,23 @@ func TestStacks(t *testing.T) {
 		old := map[string]tpl{"prod/itsm": g("prod/itsm"), "prod/stak": g("prod/stak")}
 		new := map[string]tpl{"prod/itsm": g("prod/itsm")}
 		r := Compare(set(t, old), set(t, new))
-		if got := classes(r.Hazards); !slices.Equal(got, []Class{TableRemoved}) {
-			t.Fatalf("hazards %v:\n%s", got, lines(r.Hazards))
-		}
-		if h := r.Hazards[0]; h.Stack != "stak" || h.LogicalID != inbox || !strings.Contains(h.Detail, "stack removed") {
-			t.Errorf("hazard %s", h)
-		}
+		require.Equal(t, []Class{TableRemoved}, classes(r.Hazards), "hazards:\n%s", lines(r.Hazards))
+		h := r.Hazards[0]
+		assert.Equal(t, "stak", h.Stack, "hazard %s", h)
+		assert.Equal(t, inbox, h.LogicalID, "hazard %s", h)
+		assert.Contains(t, h.Detail, "stack removed", "hazard %s", h)
 	})
 
 	t.Run("new stack is safe", func(t *testing.T) {
 		old := map[string]tpl{"dev/itsm": g("dev/itsm")}
 		new := map[string]tpl{"dev/itsm": g("dev/itsm"), "dev/stak": g("dev/stak")}
 		r := Compare(set(t, old), set(t, new))
-		if len(r.Hazards) > 0 {
-			t.Fatalf("hazards:\n%s", lines(r.Hazards))
+		require.Empty(t, r.Hazards, "hazards:\n%s", lines(r.Hazards))
+		if assert.Len(t, r.Changes, 1, "changes") {
+			assert.Equal(t, "dev/stak: new stack with 1 table", r.Changes[0].String(), "changes")
 		}
-		if want := "dev/stak: new stack with 1 table"; len(r.Changes) != 1 || r.Changes[0].String() != want {
-			t.Errorf("changes %v, want %q", r.Changes, want)
-		}
-		if r.Stacks != 2 || r.Tables != 2 {
-			t.Errorf("counted %d stacks, %d tables; want 2, 2", r.Stacks, r.Tables)
-		}
+		assert.Equal(t, 2, r.Stacks, "counted stacks")
+		assert.Equal(t, 2, r.Tables, "counted tables")
 	})
 
 	t.Run("logical-id-change/table moved to another stack", func(t *testing.T) {
@@ -518,12 +512,11 @@ func TestStacks(t *testing.T) {
 		resources(nucleus)["Tickets0A1B2C3D"] = resource(itsm, tickets)
 		delete(resources(itsm), tickets)
 		r := Compare(set(t, old), set(t, map[string]tpl{"dev/itsm": itsm, "dev/nucleus": nucleus}))
-		if got := classes(r.Hazards); !slices.Equal(got, []Class{LogicalIDChange}) {
-			t.Fatalf("hazards %v:\n%s", got, lines(r.Hazards))
-		}
-		if h := r.Hazards[0]; h.Stack != "nucleus" || h.OldLogicalID != tickets || !strings.Contains(h.Detail, "moved from stack dev/itsm to dev/nucleus") {
-			t.Errorf("hazard %s", h)
-		}
+		require.Equal(t, []Class{LogicalIDChange}, classes(r.Hazards), "hazards:\n%s", lines(r.Hazards))
+		h := r.Hazards[0]
+		assert.Equal(t, "nucleus", h.Stack, "hazard %s", h)
+		assert.Equal(t, tickets, h.OldLogicalID, "hazard %s", h)
+		assert.Contains(t, h.Detail, "moved from stack dev/itsm to dev/nucleus", "hazard %s", h)
 	})
 }
 
@@ -531,24 +524,18 @@ func TestStacks(t *testing.T) {
 // must be clean, or every `make guard` on an unrelated change would fail.
 func TestGoldenAgainstItself(t *testing.T) {
 	old, err := Load(goldenDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	new, err := Load(goldenDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := Compare(old, new)
-	if len(r.Hazards) > 0 || len(r.Changes) > 0 {
-		t.Fatalf("golden against itself:\n%s%s", lines(r.Hazards), lines(r.Changes))
-	}
-	if r.Stacks != len(new.Templates) || r.Tables == 0 {
-		t.Errorf("compared %d stacks (want %d) and %d tables", r.Stacks, len(new.Templates), r.Tables)
-	}
+	require.Empty(t, r.Hazards, "golden against itself:\n%s", lines(r.Hazards))
+	require.Empty(t, r.Changes, "golden against itself:\n%s", lines(r.Changes))
+	assert.Equal(t, len(new.Templates), r.Stacks, "compared stacks")
+	assert.NotZero(t, r.Tables, "compared tables")
 	for _, tm := range new.Templates {
-		if tm.Stage == "" || tm.Stack == "" || len(tm.tables) == 0 {
-			t.Errorf("%s: stage %q stack %q, %d tables", tm.Path, tm.Stage, tm.Stack, len(tm.tables))
-		}
+		assert.NotEmpty(t, tm.Stage, "%s: stage", tm.Path)
+		assert.NotEmpty(t, tm.Stack, "%s: stack", tm.Path)
+		assert.NotEmpty(t, tm.tables, "%s: tables", tm.Path)
 	}
 }
 
@@ -559,10 +546,6 @@ func TestSummary(t *testing.T) {
 		{Stage: "dev", Stack: "stak", Detail: "new stack with 1 table"},
 	}}
 	want := "15 stacks, 18 tables compared, 3 safe changes (dev/itsm Tickets83B11BB2: PITR enabled, tags changed; dev/stak: new stack with 1 table)"
-	if got := r.Summary(); got != want {
-		t.Errorf("summary\n got %s\nwant %s", got, want)
-	}
-	if got := (Report{Stacks: 1, Tables: 1}).Summary(); got != "1 stack, 1 table compared, no safe changes" {
-		t.Errorf("summary %s", got)
-	}
+	assert.Equal(t, want, r.Summary(), "summary")
+	assert.Equal(t, "1 stack, 1 table compared, no safe changes", (Report{Stacks: 1, Tables: 1}).Summary(), "summary")
 }

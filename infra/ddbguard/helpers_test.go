@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // goldenDir is the repository's reviewed templates; the test cases start
@@ -20,13 +22,9 @@ type tpl = map[string]any
 func loadGolden(t *testing.T, stage, stack string) tpl {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(goldenDir, stage, stack+".template.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out tpl
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(data, &out))
 	return out
 }
 
@@ -162,13 +160,9 @@ func clone(v any) any {
 func parse(t *testing.T, stage, stack string, v tpl) *Template {
 	t.Helper()
 	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tm, err := ParseTemplate(filepath.Join(stage, stack+".template.json"), data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tm.Stage, tm.Stack = stage, stack
 	return tm
 }
@@ -204,20 +198,14 @@ func writeGolden(t *testing.T, dir string, templates map[string]tpl) {
 func writeJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	writeFile(t, path, string(data))
 }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 }
 
 func classes(hs []Hazard) []Class {

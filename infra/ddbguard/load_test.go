@@ -1,13 +1,15 @@
 package ddbguard
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLoadMalformed(t *testing.T) {
@@ -113,8 +115,8 @@ func TestLoadMalformed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.setup(t, t.TempDir())
 			_, err := Load(path)
-			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Load: %v; want ErrMalformed with %q", err, tc.want)
+			if assert.ErrorIs(t, err, ErrMalformed, "Load") {
+				assert.ErrorContains(t, err, tc.want, "Load")
 			}
 		})
 	}
@@ -122,22 +124,15 @@ func TestLoadMalformed(t *testing.T) {
 
 func TestCompatible(t *testing.T) {
 	dir, err := Load(goldenDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	file, err := Load(filepath.Join(goldenDir, "prod", "itsm.template.json"))
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	err = Compatible(file, dir)
+	if assert.ErrorIs(t, err, ErrMalformed, "file against dir") {
+		assert.ErrorContains(t, err, "mismatched layouts", "file against dir")
 	}
-	if err := Compatible(file, dir); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "mismatched layouts") {
-		t.Errorf("file against dir: %v", err)
-	}
-	if err := Compatible(dir, dir); err != nil {
-		t.Errorf("dir against dir: %v", err)
-	}
-	if err := Compatible(file, file); err != nil {
-		t.Errorf("file against file: %v", err)
-	}
+	assert.NoError(t, Compatible(dir, dir), "dir against dir")
+	assert.NoError(t, Compatible(file, file), "file against file")
 }
 
 // writeAssembly lays the golden templates out as `cdk synth` does: a root
@@ -176,9 +171,8 @@ func allGolden(t *testing.T) map[string]tpl {
 	t.Helper()
 	out := map[string]tpl{}
 	files, err := filepath.Glob(filepath.Join(goldenDir, "*", "*.template.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files: %v", err)
-	}
+	require.NoError(t, err, "no golden files")
+	require.NotEmpty(t, files, "no golden files")
 	for _, f := range files {
 		stage := filepath.Base(filepath.Dir(f))
 		stack := strings.TrimSuffix(filepath.Base(f), ".template.json")
@@ -189,36 +183,27 @@ func allGolden(t *testing.T) map[string]tpl {
 
 func TestAssemblyLayout(t *testing.T) {
 	golden, err := Load(goldenDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	templates := allGolden(t)
 	dir := t.TempDir()
 	writeAssembly(t, dir, templates)
 
 	t.Run("cdk.out against golden is clean", func(t *testing.T) {
 		asm, err := Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if asm.Layout != LayoutAssembly || len(asm.Templates) != len(golden.Templates) {
-			t.Fatalf("layout %s with %d templates; want assembly with %d", asm.Layout, len(asm.Templates), len(golden.Templates))
-		}
+		require.NoError(t, err)
+		require.Equal(t, LayoutAssembly, asm.Layout, "layout")
+		require.Len(t, asm.Templates, len(golden.Templates), "templates")
 		r := Compare(golden, asm)
-		if len(r.Hazards)+len(r.Changes) > 0 || r.Stacks != len(golden.Templates) {
-			t.Errorf("%d stacks compared:\n%s%s", r.Stacks, lines(r.Hazards), lines(r.Changes))
-		}
+		assert.Empty(t, r.Hazards, "hazards:\n%s", lines(r.Hazards))
+		assert.Empty(t, r.Changes, "changes:\n%s", lines(r.Changes))
+		assert.Equal(t, len(golden.Templates), r.Stacks, "stacks compared")
 	})
 
 	t.Run("one nested assembly", func(t *testing.T) {
 		asm, err := Load(filepath.Join(dir, "assembly-prod"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, tm := range asm.Templates {
-			if tm.Stage != "prod" {
-				t.Errorf("%s: stage %q", tm.Path, tm.Stage)
-			}
+			assert.Equal(t, "prod", tm.Stage, "%s: stage", tm.Path)
 		}
 	})
 
@@ -228,12 +213,11 @@ func TestAssemblyLayout(t *testing.T) {
 		changed := t.TempDir()
 		writeAssembly(t, changed, templates)
 		asm, err := Load(changed)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		r := Compare(golden, asm)
-		if got := classes(r.Hazards); !slices.Equal(got, []Class{MultipleGSIChanges}) || r.Hazards[0].Stage != "prod" || r.Hazards[0].Stack != "itsm" {
-			t.Errorf("hazards %v:\n%s", got, lines(r.Hazards))
+		if assert.Equal(t, []Class{MultipleGSIChanges}, classes(r.Hazards), "hazards:\n%s", lines(r.Hazards)) {
+			assert.Equal(t, "prod", r.Hazards[0].Stage, "hazard stage")
+			assert.Equal(t, "itsm", r.Hazards[0].Stack, "hazard stack")
 		}
 	})
 }
@@ -247,20 +231,14 @@ func TestSingleFiles(t *testing.T) {
 	writeJSON(t, filepath.Join(dir, "before.json"), old)
 	writeJSON(t, filepath.Join(dir, "after.json"), new)
 	o, err := Load(filepath.Join(dir, "before.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n, err := Load(filepath.Join(dir, "after.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tm := n.Templates[0]; tm.Stage != "prod" || tm.Stack != "itsm" {
-		t.Fatalf("stage %q stack %q; want them from aws:cdk:path", tm.Stage, tm.Stack)
-	}
+	require.NoError(t, err)
+	tm := n.Templates[0]
+	require.Equal(t, "prod", tm.Stage, "stage: want it from aws:cdk:path")
+	require.Equal(t, "itsm", tm.Stack, "stack: want it from aws:cdk:path")
 	r := Compare(o, n)
-	if got := classes(r.Hazards); !slices.Equal(got, []Class{ProtectionDropped}) {
-		t.Errorf("hazards %v:\n%s", got, lines(r.Hazards))
-	}
+	assert.Equal(t, []Class{ProtectionDropped}, classes(r.Hazards), "hazards:\n%s", lines(r.Hazards))
 
 	// Without metadata the stage is unknown, which counts as protected.
 	for _, v := range []tpl{old, new} {
@@ -272,10 +250,8 @@ func TestSingleFiles(t *testing.T) {
 	writeJSON(t, filepath.Join(dir, "after.json"), new)
 	o, _ = Load(filepath.Join(dir, "before.json"))
 	n, _ = Load(filepath.Join(dir, "after.json"))
-	if got := classes(Compare(o, n).Hazards); !slices.Equal(got, []Class{ProtectionDropped}) {
-		t.Errorf("unknown stage: hazards %v", got)
-	}
-	if tm := n.Templates[0]; tm.Stage != "" || tm.Stack != "after" {
-		t.Errorf("stage %q stack %q; want none and the file name", tm.Stage, tm.Stack)
-	}
+	assert.Equal(t, []Class{ProtectionDropped}, classes(Compare(o, n).Hazards), "unknown stage: hazards")
+	tm = n.Templates[0]
+	assert.Empty(t, tm.Stage, "stage: want none")
+	assert.Equal(t, "after", tm.Stack, "stack: want the file name")
 }

@@ -13,6 +13,8 @@ import (
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -29,38 +31,26 @@ func apiWithStage(stack awscdk.Stack, id string) awsapigatewayv2.HttpApi {
 
 func TestThrottleRoutes(t *testing.T) {
 	stack := cdktest.NewStack(t)
-	if err := throttleRoutes(apiWithStage(stack, "Stak"), stakcontract.API); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, throttleRoutes(apiWithStage(stack, "Stak"), stakcontract.API))
 	// A service without fan-out routes is left alone.
-	if err := throttleRoutes(apiWithStage(stack, "Itsm"), itsmcontract.API); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, throttleRoutes(apiWithStage(stack, "Itsm"), itsmcontract.API))
 	raw, _ := json.Marshal(cdktest.JSON(t, stack)["Resources"])
 	for _, want := range []string{
 		`"RouteSettings":{"POST /admin/tenants/{tenant}/inboxes/{inbox}/recount":{"ThrottlingBurstLimit":2,"ThrottlingRateLimit":1}`,
 		`"POST /tenants/{tenant}/inboxes/{inbox}/messages":{"ThrottlingBurstLimit":10,"ThrottlingRateLimit":5}`,
 	} {
-		if !strings.Contains(string(raw), want) {
-			t.Errorf("template lacks %s", want)
-		}
+		assert.Contains(t, string(raw), want, "template")
 	}
-	if n := strings.Count(string(raw), `"RouteSettings"`); n != 1 {
-		t.Errorf("%d stages with route settings, want Stak's only", n)
-	}
+	assert.Equal(t, 1, strings.Count(string(raw), `"RouteSettings"`), "stages with route settings, want Stak's only")
 
 	// A throttled route the API no longer serves, or a ceiling above the
 	// stage's, is an error naming it.
 	renamed := stakcontract.API
 	renamed.Routes = []service.Route{stakcontract.GetTenant}
-	if err := throttleRoutes(apiWithStage(stack, "Renamed"), renamed); err == nil ||
-		!strings.Contains(err.Error(), `route throttle for "POST /admin/tenants/{tenant}/inboxes/{inbox}/recount", which the API does not serve`) {
-		t.Errorf("renamed route: %v", err)
-	}
+	assert.ErrorContains(t, throttleRoutes(apiWithStage(stack, "Renamed"), renamed),
+		`route throttle for "POST /admin/tenants/{tenant}/inboxes/{inbox}/recount", which the API does not serve`, "renamed route")
 	routeThrottles["test"] = map[string]throttle{"GET /x": {rate: 500, burst: 1000}}
 	defer delete(routeThrottles, "test")
-	if err := throttleRoutes(apiWithStage(stack, "TooHigh"), service.Function{Name: "test", Routes: []service.Route{{Method: "GET", Path: "/x"}}}); err == nil ||
-		!strings.Contains(err.Error(), `route "GET /x" throttle 500/s burst 1000: use a rate of 1 to 100 and a burst of rate to 200`) {
-		t.Errorf("ceiling above the stage: %v", err)
-	}
+	assert.ErrorContains(t, throttleRoutes(apiWithStage(stack, "TooHigh"), service.Function{Name: "test", Routes: []service.Route{{Method: "GET", Path: "/x"}}}),
+		`route "GET /x" throttle 500/s burst 1000: use a rate of 1 to 100 and a burst of rate to 200`, "ceiling above the stage")
 }

@@ -2,7 +2,6 @@ package synth
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/infra/controls"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // cliApp is an app synthesized the way the CLI runs it: validation failures
@@ -37,9 +38,7 @@ func nonCompliantStage(app awscdk.App) {
 
 func TestControlsAndValidationFailTheSynth(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name         string
 		suppressions []controls.Suppression
@@ -72,32 +71,23 @@ func TestControlsAndValidationFailTheSynth(t *testing.T) {
 				opts.Suppressions = tc.suppressions
 				opts.CacheDir = filepath.Join(outdir, "checks", "controls")
 				opts.Ran = func(_ time.Duration, n, _ int) { ran["controls"] = n }
-				if err := addControls(app, opts); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, addControls(app, opts))
 				asm := app.Synth(nil)
 				errs, err := validationErrors(*asm.Directory())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ran["validate"] != checked || ran["controls"] != checked {
-					t.Errorf("synth %d checked %v templates, want %d by each", run+1, ran, checked)
-				}
+				require.NoError(t, err)
+				assert.Equal(t, checked, ran["validate"], "synth %d: templates checked by validate (%v)", run+1, ran)
+				assert.Equal(t, checked, ran["controls"], "synth %d: templates checked by controls (%v)", run+1, ran)
 				all := strings.Join(errs, "\n")
 				for _, w := range tc.want {
-					if !strings.Contains(all, w) {
-						t.Errorf("synth %d: validation errors lack %q; got:\n%s", run+1, w, all)
-					}
+					assert.Contains(t, all, w, "synth %d: validation errors", run+1)
 				}
 				for _, a := range tc.absent {
-					if strings.Contains(all, a) {
-						t.Errorf("synth %d: validation errors name %q; got:\n%s", run+1, a, all)
-					}
+					assert.NotContains(t, all, a, "synth %d: validation errors", run+1)
 				}
 				if run == 0 {
 					first = errs
-				} else if !slices.Equal(errs, first) {
-					t.Errorf("cached verdicts differ:\n%s\nfirst:\n%s", all, strings.Join(first, "\n"))
+				} else {
+					assert.Equal(t, first, errs, "cached verdicts differ")
 				}
 			}
 		})
@@ -106,15 +96,13 @@ func TestControlsAndValidationFailTheSynth(t *testing.T) {
 
 func TestControlsNeedTheRules(t *testing.T) {
 	err := addControls(cliApp(t, t.TempDir()), controlsOptions{Package: t.TempDir(), Rules: "rules"})
-	if err == nil || !strings.Contains(err.Error(), "run make deps") {
-		t.Fatalf("addControls without the npm package: %v, want an error saying to run make deps", err)
-	}
+	require.ErrorContains(t, err, "run make deps", "addControls without the npm package")
 }
 
 func TestValidationErrorsWithoutReport(t *testing.T) {
-	if errs, err := validationErrors(t.TempDir()); err != nil || len(errs) != 0 {
-		t.Fatalf("no report: %v, %v; want nothing", errs, err)
-	}
+	errs, err := validationErrors(t.TempDir())
+	require.NoError(t, err, "no report")
+	require.Empty(t, errs, "no report: want nothing")
 }
 
 // A changed template is validated again, alone; the unchanged one keeps its
@@ -135,26 +123,19 @@ func TestCachedValidationChecksOnlyChangedTemplates(t *testing.T) {
 		validated := -1
 		addCachedValidation(app, cache, func(_ time.Duration, n, _ int) { validated = n })
 		errs, err := validationErrors(*app.Synth(nil).Directory())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return errs, validated
 	}
-	if _, n := synth(false); n != 2 {
-		t.Fatalf("cold synth validated %d templates, want 2", n)
-	}
+	_, n := synth(false)
+	require.Equal(t, 2, n, "cold synth validated templates")
 	errs, n := synth(true)
-	if n != 1 {
-		t.Errorf("after changing b, %d templates validated, want 1", n)
-	}
+	assert.Equal(t, 1, n, "after changing b, templates validated")
 	all := strings.Join(errs, "\n")
 	for _, want := range []string{
 		"F3002: Bogus: Additional properties are not allowed ('Bogus' was unexpected) (dev/a/Queue/Resource)",
 		"F3002: Bogus: Additional properties are not allowed ('Bogus' was unexpected) (dev/b/Queue/Resource)",
 		"F3002: Other: Additional properties are not allowed ('Other' was unexpected) (dev/b/Queue/Resource)",
 	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("errors lack %q; got:\n%s", want, all)
-		}
+		assert.Contains(t, all, want, "errors")
 	}
 }

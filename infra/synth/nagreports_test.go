@@ -3,7 +3,6 @@ package synth_test
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/dynastack/dynastack/constructs/cdktest"
 	"github.com/dynastack/dynastack/infra/stacks"
 	"github.com/dynastack/dynastack/infra/synth"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // cdk-nag, as stacks.ApplyPolicy adds it, writes its CSV reports only when
@@ -26,18 +27,14 @@ func TestNagReportsOnlyWhenAsked(t *testing.T) {
 	}{{nil, 0}, {"false", 0}, {"true", 2}, {true, 2}} {
 		out := t.TempDir()
 		stale := filepath.Join(out, "AwsSolutions-old-NagReport.csv")
-		if err := os.WriteFile(stale, []byte("Rule ID\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(stale, []byte("Rule ID\n"), 0o644))
 		ctx := cdktest.TestContext(t, false)
 		ctx["@aws-cdk/core:failSynthOnValidationErrors"] = false // the CLI's setting: findings go to the report
 		if tc.context != nil {
 			ctx[synth.NagReportsContext] = tc.context
 		}
 		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(out)})
-		if err := synth.RemoveStaleNagReports(app); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, synth.RemoveStaleNagReports(app))
 		stack := awscdk.NewStack(app, jsii.String("svc"), nil)
 		stacks.ApplyPolicy(stack)
 		awssqs.NewQueue(stack, jsii.String("Queue"), nil) // no DLQ, no TLS policy: AwsSolutions-SQS3, -SQS4
@@ -46,11 +43,7 @@ func TestNagReportsOnlyWhenAsked(t *testing.T) {
 			os.Remove(stale) // kept when reports are written: cdk-nag rewrites its own
 		}
 		csv, _ := filepath.Glob(filepath.Join(out, "*-NagReport.csv"))
-		if len(csv) != tc.reports {
-			t.Errorf("%s=%v: reports %v, want %d (AwsSolutions and Serverless)", synth.NagReportsContext, tc.context, csv, tc.reports)
-		}
-		if errs := synth.AnnotationErrors(asm); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "AwsSolutions-SQS3") }) {
-			t.Errorf("%s=%v: no error annotation for a queue without a dead-letter queue", synth.NagReportsContext, tc.context)
-		}
+		assert.Len(t, csv, tc.reports, "%s=%v: reports (AwsSolutions and Serverless)", synth.NagReportsContext, tc.context)
+		assert.Contains(t, strings.Join(synth.AnnotationErrors(asm), "\n"), "AwsSolutions-SQS3", "%s=%v: no error annotation for a queue without a dead-letter queue", synth.NagReportsContext, tc.context)
 	}
 }

@@ -3,11 +3,12 @@ package synth
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/infra/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var stageNames = []string{"dev", "stage", "prod"}
@@ -41,13 +42,11 @@ func TestDeployingStages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := DeployingStages(tt.context, tt.ancestors, stageNames)
 			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Errorf("err = %v, want %q", err, tt.err)
-				}
+				assert.ErrorContains(t, err, tt.err)
 				return
 			}
-			if err != nil || !slices.Equal(got, tt.want) {
-				t.Errorf("DeployingStages() = %v, %v, want %v", got, err, tt.want)
+			if assert.NoError(t, err, "DeployingStages()") {
+				assert.Equal(t, tt.want, got, "DeployingStages()")
 			}
 		})
 	}
@@ -55,22 +54,16 @@ func TestDeployingStages(t *testing.T) {
 
 func TestPreflight(t *testing.T) {
 	stages := config.Stages()
-	if err := Preflight(stages, nil); err != nil {
-		t.Errorf("no deploy: %v", err)
-	}
-	if err := Preflight(stages, []string{"dev"}); err != nil {
-		t.Errorf("dev deploys with the local defaults: %v", err)
-	}
+	assert.NoError(t, Preflight(stages, nil), "no deploy")
+	assert.NoError(t, Preflight(stages, []string{"dev"}), "dev deploys with the local defaults")
 	err := Preflight(stages, []string{"prod"})
-	if err == nil {
-		t.Fatal("a deploy of prod with placeholder settings passed")
-	}
+	require.Error(t, err, "a deploy of prod with placeholder settings passed")
 	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != 7 || !strings.HasPrefix(lines[0], "stage prod: Account is not set") {
-		t.Errorf("%d lines, want 7 (one per setting):\n%v", len(lines), err)
-	}
-	if err := Preflight(stages, []string{"stage", "prod"}); err == nil || strings.Count(err.Error(), "\n") != 13 {
-		t.Errorf("stage and prod: %v", err)
+	assert.Len(t, lines, 7, "want one line per setting:\n%v", err)
+	assert.True(t, strings.HasPrefix(lines[0], "stage prod: Account is not set"), "first line:\n%v", err)
+	err = Preflight(stages, []string{"stage", "prod"})
+	if assert.Error(t, err, "stage and prod") {
+		assert.Equal(t, 13, strings.Count(err.Error(), "\n"), "stage and prod: %v", err)
 	}
 }
 
@@ -78,10 +71,9 @@ func TestPreflight(t *testing.T) {
 // it is (its arguments and its parent), which is what Ancestors walks.
 func TestProcessInfo(t *testing.T) {
 	argv, ppid, ok := processInfo(os.Getpid())
-	if !ok || ppid != os.Getppid() || len(argv) == 0 || !strings.HasSuffix(argv[0], filepath.Base(os.Args[0])) {
-		t.Errorf("processInfo(self) = %v, %d, %v; want %v, %d", argv, ppid, ok, os.Args, os.Getppid())
+	if assert.True(t, ok, "processInfo(self) not ok") && assert.NotEmpty(t, argv, "processInfo(self)") {
+		assert.Equal(t, os.Getppid(), ppid, "processInfo(self) parent")
+		assert.True(t, strings.HasSuffix(argv[0], filepath.Base(os.Args[0])), "processInfo(self) = %v; want %v", argv, os.Args)
 	}
-	if len(Ancestors()) == 0 {
-		t.Error("no ancestor readable: a bare cdk deploy would go unnoticed")
-	}
+	assert.NotEmpty(t, Ancestors(), "no ancestor readable: a bare cdk deploy would go unnoticed")
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/dynastack/dynastack/infra/adopt"
 	"github.com/dynastack/dynastack/infra/config"
 	"github.com/dynastack/dynastack/test/cdkapp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // adopted is prod as a platform team configures it to take over the live
@@ -130,27 +132,20 @@ func TestFixtures(t *testing.T) {
 			out := t.TempDir()
 			code := adopt.Run([]string{"-stage", "prod", "-service", tt.service, "-templates", asmDir, "-out", out,
 				filepath.Join("..", "..", "infra", "adopt", "testdata", tt.fixture+".json")}, &stdout, &stderr)
-			if code != tt.exit {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.exit, stdout.String(), stderr.String())
-			}
+			require.Equal(t, tt.exit, code, "exit code\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 			got := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 			if tt.exit == 0 {
-				if len(got) != 1 || !strings.HasPrefix(got[0], out) {
-					t.Fatalf("stdout %q, want the mapping file's path only", stdout.String())
-				}
+				require.Len(t, got, 1, "stdout %q, want the mapping file's path only", stdout.String())
+				require.True(t, strings.HasPrefix(got[0], out), "stdout %q, want the mapping file's path only", stdout.String())
 				b, err := os.ReadFile(got[0])
-				if err != nil || !strings.Contains(string(b), `"TableName": "`) {
-					t.Errorf("mapping file %s: %s %v", got[0], b, err)
+				if assert.NoError(t, err, "mapping file") {
+					assert.Contains(t, string(b), `"TableName": "`, "mapping file %s", got[0])
 				}
 				return
 			}
-			if len(got) != len(tt.lines) {
-				t.Fatalf("%d difference lines, want %d:\n%s", len(got), len(tt.lines), stdout.String())
-			}
+			require.Len(t, got, len(tt.lines), "difference lines:\n%s", stdout.String())
 			for i, want := range tt.lines {
-				if !strings.Contains(got[i], want) {
-					t.Errorf("line %d = %q, want it to contain %q", i+1, got[i], want)
-				}
+				assert.Contains(t, got[i], want, "line %d", i+1)
 			}
 		})
 	}
@@ -160,21 +155,13 @@ func TestFixtures(t *testing.T) {
 // resource-based policy set in infra/config pass the stage's policy checks
 // and reach the template.
 func TestStageSettings(t *testing.T) {
-	if len(asmErrs) > 0 {
-		t.Fatalf("policy findings: %v", asmErrs)
-	}
+	require.Empty(t, asmErrs, "policy findings")
 	matches, _ := filepath.Glob(filepath.Join(asmDir, "assembly-prod", "*stak*.template.json"))
-	if len(matches) != 1 {
-		t.Fatalf("prod stak template: %v", matches)
-	}
+	require.Len(t, matches, 1, "prod stak template")
 	b, err := os.ReadFile(matches[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []string{`"Mode": "THROTTLED_KEYS"`, `"ReadUnitsPerSecond": 15000`, `"AWS": "arn:aws:iam::210987654321:role/stak-reports"`} {
-		if !bytes.Contains(b, []byte(want)) {
-			t.Errorf("prod stak template lacks %s", want)
-		}
+		assert.Contains(t, string(b), want, "prod stak template")
 	}
 }
 
@@ -182,7 +169,5 @@ func TestStageSettings(t *testing.T) {
 // synth instead of leaving the default name (and an empty new table).
 func TestMisspeltKeyRefused(t *testing.T) {
 	want := `stage prod: table key "itsm/Ticket" (TableNames or Tables in infra/config) names no table: use one of rezagent/Messages, nucleus/App, nucleus/Audit, stak/Inbox, itsm/Tickets, agenticpm/Table`
-	if badStage == nil || !strings.Contains(badStage.Error(), want) {
-		t.Errorf("synth error = %v, want %q", badStage, want)
-	}
+	assert.ErrorContains(t, badStage, want, "synth error")
 }

@@ -3,7 +3,6 @@ package teamstack_test
 import (
 	"encoding/json"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -12,6 +11,8 @@ import (
 	"github.com/dynastack/dynastack/constructs/table"
 
 	"example.com/teamstack"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -22,9 +23,7 @@ func TestMain(m *testing.M) {
 
 func TestReportingStack(t *testing.T) {
 	stack, err := teamstack.NewReportingStack(cdktest.NewApp(t), "Reporting", table.Prod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tmpl := cdktest.Template(t, stack)
 	cdktest.Assert(t, func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::GlobalTable"), jsii.Number(1))
@@ -38,17 +37,13 @@ func TestReportingStack(t *testing.T) {
 	})
 	policy, _ := json.Marshal(tmpl.FindResources(jsii.String("AWS::IAM::Policy"), nil))
 	for _, want := range []string{":table/poc-itsm-tickets-prod", ":table/poc-itsm-tickets-prod/index/CallerIdIndex", "dynamodb:Query"} {
-		if !strings.Contains(string(policy), want) {
-			t.Errorf("policy lacks %s: %s", want, policy)
-		}
+		assert.Contains(t, string(policy), want, "policy")
 	}
-	if strings.Contains(string(policy), `"dynamodb:*"`) || strings.Contains(string(policy), "dynamodb:Scan") {
-		t.Errorf("policy grants more than reads by intent: %s", policy)
-	}
+	assert.NotContains(t, string(policy), `"dynamodb:*"`, "policy grants more than reads by intent")
+	assert.NotContains(t, string(policy), "dynamodb:Scan", "policy grants more than reads by intent")
 }
 
 func TestReportingStackRejectsUnknownStage(t *testing.T) {
-	if _, err := teamstack.NewReportingStack(cdktest.NewApp(t), "Reporting", "qa"); err == nil {
-		t.Fatal("unknown stage accepted")
-	}
+	_, err := teamstack.NewReportingStack(cdktest.NewApp(t), "Reporting", "qa")
+	require.Error(t, err, "unknown stage accepted")
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTemplatesFollowTheContracts: in every stage, each service's stack
@@ -19,17 +21,11 @@ func TestTemplatesFollowTheContracts(t *testing.T) {
 		for _, c := range catalog.Services() {
 			t.Run(stage+"/"+c.Name, func(t *testing.T) {
 				tmpl, err := cfntables.Load(testenv.Template(t, stage, c.Name))
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				fns, err := tmpl.Functions()
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				tables, err := tmpl.Tables()
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				isTable := func(id string) bool {
 					return slices.ContainsFunc(tables, func(tb cfntables.Table) bool { return tb.LogicalID == id })
 				}
@@ -37,25 +33,20 @@ func TestTemplatesFollowTheContracts(t *testing.T) {
 				for _, fn := range fns {
 					deployed = append(deployed, fn.Service())
 					want, ok := c.Function(fn.Service())
-					if !ok {
-						t.Errorf("function %s (%s=%q) is not in the contract", fn.LogicalID, service.EnvFunction, fn.Service())
+					if !assert.True(t, ok, "function %s (%s=%q) is not in the contract", fn.LogicalID, service.EnvFunction, fn.Service()) {
 						continue
 					}
-					if got := fn.Env[service.EnvStage].Literal; got != stage {
-						t.Errorf("function %s: %s=%q, want %q", want.Name, service.EnvStage, got, stage)
-					}
+					assert.Equal(t, stage, fn.Env[service.EnvStage].Literal, "function %s: %s", want.Name, service.EnvStage)
 					// A variable naming a table (a Ref to it) is one of the
 					// contract's table variables.
 					for k, v := range fn.Env {
-						if isTable(v.Ref) && !slices.ContainsFunc(c.Tables, func(tb service.Table) bool { return tb.Env == k }) {
-							t.Errorf("function %s: %s refers to %s and is no table variable of the contract", want.Name, k, v.Ref)
+						if isTable(v.Ref) {
+							assert.True(t, slices.ContainsFunc(c.Tables, func(tb service.Table) bool { return tb.Env == k }), "function %s: %s refers to %s and is no table variable of the contract", want.Name, k, v.Ref)
 						}
 					}
 				}
 				for _, f := range c.Functions {
-					if !slices.Contains(deployed, f.Name) {
-						t.Errorf("contract function %s is not deployed (deployed: %v)", f.Name, deployed)
-					}
+					assert.Contains(t, deployed, f.Name, "contract function %s is not deployed", f.Name)
 				}
 			})
 		}

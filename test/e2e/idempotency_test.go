@@ -19,6 +19,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Every route a contract marks Idempotent honours Idempotency-Key in its
@@ -38,9 +40,7 @@ func TestIdempotentRoutesHonourTheKey(t *testing.T) {
 				getenv := testenv.Getenv(t, testenv.ServiceEnv(t, tmpl, tables, fn.Name))
 				build, _ := services.Lookup(fn.Name)
 				h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				do := func(body string) *httptest.ResponseRecorder {
 					req := httptest.NewRequest(route.Method, target(route), bytes.NewReader([]byte(body)))
 					req.Header.Set(api.IdempotencyHeader, "key-1")
@@ -49,19 +49,17 @@ func TestIdempotentRoutesHonourTheKey(t *testing.T) {
 					return rec
 				}
 				first, again := do(`{}`), do(`{}`)
-				if first.Code >= 500 || again.Code != first.Code || again.Body.String() != first.Body.String() || again.Header().Get("Idempotent-Replayed") != "true" {
-					t.Errorf("first %d %s; again %d %s (replayed %q)", first.Code, first.Body, again.Code, again.Body, again.Header().Get("Idempotent-Replayed"))
-				}
-				if other := do(`{"other":true}`); other.Code != 422 {
-					t.Errorf("the key with another body: %d %s, want 422", other.Code, other.Body)
-				}
+				assert.Less(t, first.Code, 500, "first: %s", first.Body)
+				assert.Equal(t, first.Code, again.Code, "again: %s", again.Body)
+				assert.Equal(t, first.Body.String(), again.Body.String(), "again")
+				assert.Equal(t, "true", again.Header().Get("Idempotent-Replayed"), "again: replayed")
+				other := do(`{"other":true}`)
+				assert.Equal(t, 422, other.Code, "the key with another body: %s", other.Body)
 				recordsExpire(t, tmpl, tables)
 			})
 		}
 	}
-	if routes == 0 {
-		t.Fatal("no contract route is Idempotent")
-	}
+	require.NotZero(t, routes, "no contract route is Idempotent")
 }
 
 // recordsExpire: every idempotency record the route stored carries its
@@ -70,22 +68,17 @@ func TestIdempotentRoutesHonourTheKey(t *testing.T) {
 func recordsExpire(t *testing.T, tmpl *cfntables.Template, names map[string]string) {
 	t.Helper()
 	specs, err := tmpl.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	found := 0
 	for _, spec := range specs {
 		out, err := testenv.Client(t).Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(names[spec.LogicalID])})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, item := range out.Items {
 			if !isRecord(item, spec.Input.KeySchema) {
 				continue
 			}
 			found++
-			if spec.TTL == nil {
-				t.Errorf("table %s holds idempotency records but has no TTL", spec.LogicalID)
+			if !assert.NotNil(t, spec.TTL, "table %s holds idempotency records but has no TTL", spec.LogicalID) {
 				continue
 			}
 			n, _ := item[aws.ToString(spec.TTL.AttributeName)].(*types.AttributeValueMemberN)
@@ -93,14 +86,12 @@ func recordsExpire(t *testing.T, tmpl *cfntables.Template, names map[string]stri
 			if n != nil {
 				at, _ = strconv.ParseInt(n.Value, 10, 64)
 			}
-			if left := time.Until(time.Unix(at, 0)); left < api.IdempotencyWindow-time.Hour || left > api.IdempotencyWindow+time.Minute {
-				t.Errorf("record in %s: %s = %v, want the end of the %s window", spec.LogicalID, aws.ToString(spec.TTL.AttributeName), item[aws.ToString(spec.TTL.AttributeName)], api.IdempotencyWindow)
-			}
+			left := time.Until(time.Unix(at, 0))
+			assert.GreaterOrEqual(t, left, api.IdempotencyWindow-time.Hour, "record in %s: %s = %v, want the end of the %s window", spec.LogicalID, aws.ToString(spec.TTL.AttributeName), item[aws.ToString(spec.TTL.AttributeName)], api.IdempotencyWindow)
+			assert.LessOrEqual(t, left, api.IdempotencyWindow+time.Minute, "record in %s: %s = %v, want the end of the %s window", spec.LogicalID, aws.ToString(spec.TTL.AttributeName), item[aws.ToString(spec.TTL.AttributeName)], api.IdempotencyWindow)
 		}
 	}
-	if found == 0 {
-		t.Error("no idempotency record stored")
-	}
+	assert.NotZero(t, found, "no idempotency record stored")
 }
 
 func isRecord(item map[string]types.AttributeValue, keys []types.KeySchemaElement) bool {

@@ -22,6 +22,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -48,8 +50,7 @@ func contractRoute(t *testing.T, function string, r route) (service.Route, bool)
 	t.Helper()
 	fn, _ := catalog.Function(function)
 	i := slices.IndexFunc(fn.Routes, func(c service.Route) bool { return c.Key() == r.method+" "+r.path })
-	if i < 0 {
-		t.Errorf("%s %s is deployed but not in %s's contract", r.method, r.path, function)
+	if !assert.GreaterOrEqual(t, i, 0, "%s %s is deployed but not in %s's contract", r.method, r.path, function) {
 		return service.Route{}, false
 	}
 	return fn.Routes[i], true
@@ -59,18 +60,14 @@ func contractRoute(t *testing.T, function string, r route) (service.Route, bool)
 func apiRoutes(t *testing.T, path string) []route {
 	t.Helper()
 	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var tmpl struct {
 		Resources map[string]struct {
 			Type       string
 			Properties map[string]any
 		}
 	}
-	if err := json.Unmarshal(raw, &tmpl); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &tmpl))
 	var out []route
 	for _, r := range tmpl.Resources {
 		if r.Type != "AWS::ApiGatewayV2::Route" {
@@ -94,9 +91,7 @@ func checkAuthorization(t *testing.T, service string, routes []route) {
 		if service == "stak" && slices.Contains(stak.UserRoutes, r.method+" "+r.path) {
 			want = "JWT"
 		}
-		if r.auth != want {
-			t.Errorf("route %s %s: authorization %q, want %s", r.method, r.path, r.auth, want)
-		}
+		assert.Equal(t, want, r.auth, "route %s %s: authorization", r.method, r.path)
 	}
 }
 
@@ -105,9 +100,7 @@ func checkAuthorization(t *testing.T, service string, routes []route) {
 func checkSameRoutes(t *testing.T, h http.Handler, deployed []route) {
 	t.Helper()
 	routed, ok := h.(api.Routed)
-	if !ok {
-		t.Fatal("handler does not list its routes (build it with api.NewRouter and api.Instrument)")
-	}
+	require.True(t, ok, "handler does not list its routes (build it with api.NewRouter and api.Instrument)")
 	want := map[string]bool{}
 	for _, r := range deployed {
 		want[r.method+" "+r.path] = true
@@ -118,14 +111,10 @@ func checkSameRoutes(t *testing.T, h http.Handler, deployed []route) {
 		got[greedy.ReplaceAllString(p, "{$1+}")] = true
 	}
 	for p := range got {
-		if !want[p] {
-			t.Errorf("%s is served but not deployed: declare it in the service's contract (constructs/<service>/contract)", p)
-		}
+		assert.True(t, want[p], "%s is served but not deployed: declare it in the service's contract (constructs/<service>/contract)", p)
 	}
 	for p := range want {
-		if !got[p] {
-			t.Errorf("%s is deployed but the handler registers no such pattern", p)
-		}
+		assert.True(t, got[p], "%s is deployed but the handler registers no such pattern", p)
 	}
 }
 
@@ -144,13 +133,9 @@ func TestEveryDeployedRouteIsServed(t *testing.T) {
 				build, _ := services.Lookup(name)
 				getenv := testenv.Getenv(t, env)
 				h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				routes := apiRoutes(t, path)
-				if len(routes) == 0 {
-					t.Fatalf("%s has a function but no API routes", path)
-				}
+				require.NotEmpty(t, routes, "%s has a function but no API routes", path)
 				checkSameRoutes(t, h, routes)
 				checkAuthorization(t, name, routes)
 				for _, r := range routes {
@@ -162,12 +147,9 @@ func TestEveryDeployedRouteIsServed(t *testing.T) {
 					rec := httptest.NewRecorder()
 					h.ServeHTTP(rec, req)
 					body := rec.Body.String()
-					if rec.Code == http.StatusMethodNotAllowed || strings.Contains(body, "no route for") {
-						t.Errorf("%s %s is deployed but not served: %d %s", r.method, r.path, rec.Code, body)
-					}
-					if rec.Code >= 500 {
-						t.Errorf("%s %s: %d %s", r.method, r.path, rec.Code, body)
-					}
+					assert.NotEqual(t, http.StatusMethodNotAllowed, rec.Code, "%s %s is deployed but not served: %s", r.method, r.path, body)
+					assert.NotContains(t, body, "no route for", "%s %s is deployed but not served", r.method, r.path)
+					assert.Less(t, rec.Code, 500, "%s %s: %s", r.method, r.path, body)
 				}
 			})
 		}

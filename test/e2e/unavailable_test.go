@@ -13,6 +13,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestThrottledRoutesAnswer503: when DynamoDB throttles every request (a
@@ -27,9 +29,7 @@ func TestThrottledRoutesAnswer503(t *testing.T) {
 			tmpl, tables := testenv.Tables(t, path)
 			env := testenv.ServiceEnv(t, tmpl, tables, name)
 			proxy, err := ddbfault.Start(testenv.Endpoint(t))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer proxy.Close()
 			base := testenv.Getenv(t, env)
 			getenv := func(k string) string {
@@ -40,9 +40,7 @@ func TestThrottledRoutesAnswer503(t *testing.T) {
 			}
 			build, _ := services.Lookup(name)
 			h, err := build(t.Context(), getenv)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			proxy.Set(ddbfault.Throttle, 1)
 			unavailable, routes := 0, apiRoutes(t, path)
 			for _, r := range routes {
@@ -57,18 +55,16 @@ func TestThrottledRoutesAnswer503(t *testing.T) {
 					unavailable++
 					var body struct{ Error api.Error }
 					_ = json.Unmarshal(rec.Body.Bytes(), &body)
-					if body.Error.Code != api.CodeUnavailable || rec.Header().Get("Retry-After") != strconv.Itoa(int(ddb.RetryAfter.Seconds())) {
-						t.Errorf("%s %s: 503 with code %q, Retry-After %q", r.method, r.path, body.Error.Code, rec.Header().Get("Retry-After"))
-					}
+					assert.Equal(t, api.CodeUnavailable, body.Error.Code, "%s %s: 503 code", r.method, r.path)
+					assert.Equal(t, strconv.Itoa(int(ddb.RetryAfter.Seconds())), rec.Header().Get("Retry-After"), "%s %s: 503 Retry-After", r.method, r.path)
 				case rec.Code >= 500:
-					t.Errorf("%s %s under a throttle: %d %s", r.method, r.path, rec.Code, rec.Body)
+					assert.Fail(t, "500 under a throttle", "%s %s under a throttle: %d %s", r.method, r.path, rec.Code, rec.Body)
 				}
 			}
 			t.Logf("%s under a sustained throttle: %d routes, %d answered 503 unavailable with Retry-After %s, %d refused the request before DynamoDB (4xx), none 500",
 				name, len(routes), unavailable, strconv.Itoa(int(ddb.RetryAfter.Seconds())), len(routes)-unavailable)
-			if unavailable == 0 || proxy.Faults() == 0 {
-				t.Errorf("no route reached the throttled table (%d answers 503, %d throttled requests)", unavailable, proxy.Faults())
-			}
+			assert.NotZero(t, unavailable, "no route reached the throttled table: no answer 503")
+			assert.NotZero(t, proxy.Faults(), "no route reached the throttled table: no throttled request")
 		})
 	}
 }

@@ -2,8 +2,9 @@ package iamcalls
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // A Deny of another service's actions leaves a function's DynamoDB grants
@@ -24,8 +25,10 @@ func TestDenyStatements(t *testing.T) {
 		}
 		st := stage{name: "t", functions: map[string][]grant{}, tables: map[string]string{}}
 		err := st.add(res)
-		if (err == nil) != ok || (err != nil && !strings.Contains(err.Error(), "Deny")) {
-			t.Errorf("Deny of %s: %v", action, err)
+		if ok {
+			assert.NoError(t, err, "Deny of %s", action)
+		} else {
+			assert.ErrorContains(t, err, "Deny", "Deny of %s", action)
 		}
 	}
 }

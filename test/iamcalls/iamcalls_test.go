@@ -23,6 +23,8 @@ import (
 	"github.com/dynastack/dynastack/constructs/catalog"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // EnvCheck names the directory of call logs to check. Unset, the check
@@ -54,16 +56,10 @@ func TestRecordedCallsAllowed(t *testing.T) {
 		t.Skipf("%s is unset: `make test` records the calls (DYNASTACK_CALLS_DIR) and then runs this check", EnvCheck)
 	}
 	logs, err := ddbrecord.ReadCallLogs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stages, err := loadStages(snapshots)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range check(stages, logs, unused) {
-		t.Error(p)
-	}
+	require.NoError(t, err)
+	assert.Empty(t, check(stages, logs, unused), "calls outside the policies, or grants no call uses")
 	t.Logf("%d call logs, %d distinct (function, action, table, index) calls, %d stages", logs.Files, len(logs.Calls), len(stages))
 }
 
@@ -155,13 +151,10 @@ func check(stages []stage, logs ddbrecord.CallLogs, reasons map[string]map[grant
 // each rule, so that a check that passes everything cannot go unnoticed.
 func TestCheck(t *testing.T) {
 	stages, err := loadStages(snapshots)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	i := slices.IndexFunc(stages, func(s stage) bool { return s.name == "dev" })
-	if i < 0 || len(stages) < 2 {
-		t.Fatalf("stages %v: want dev and others", stages)
-	}
+	require.GreaterOrEqual(t, i, 0, "stages %v: want dev and others", stages)
+	require.GreaterOrEqual(t, len(stages), 2, "stages %v: want dev and others", stages)
 	dev := stages[i]
 	// Every grant of every function in every stage used once, exactly on
 	// its resource, by a call on that stage's table (prod grants more than
@@ -192,9 +185,7 @@ func TestCheck(t *testing.T) {
 			}
 		}
 	}
-	if p := check(stages, full, unused); len(p) != 0 {
-		t.Fatalf("every grant used once: %q", p)
-	}
+	require.Empty(t, check(stages, full, unused), "every grant used once")
 	// A stage granting more than dev: nothing exercises the extra grant.
 	wider := stage{name: "wider", functions: maps.Clone(dev.functions), tables: map[string]string{}}
 	wider.functions["itsm"] = append(slices.Clone(dev.functions["itsm"]), grant{"dynamodb:DeleteItem", "Tickets83B11BB2"})
@@ -232,14 +223,12 @@ func TestCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := check(stages, tt.logs, tt.reasons)
-			if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, tt.want) }) {
-				t.Errorf("problems %q, want one containing %q", p, tt.want)
-			}
+			assert.True(t, slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, tt.want) }), "problems %q, want one containing %q", p, tt.want)
 		})
 	}
 	p := check(append(slices.Clone(stages), wider), full, unused)
-	if want := "itsm is granted dynamodb:DeleteItem on Tickets83B11BB2 (in wider)"; len(p) != 1 || !strings.Contains(p[0], want) {
-		t.Errorf("a stage granting more: problems %q, want one containing %q", p, want)
+	if assert.Len(t, p, 1, "a stage granting more: problems") {
+		assert.Contains(t, p[0], "itsm is granted dynamodb:DeleteItem on Tickets83B11BB2 (in wider)", "a stage granting more")
 	}
 }
 
@@ -255,23 +244,22 @@ func TestDescribeRefusesUnknownResources(t *testing.T) {
 		`{"Fn::Join":["",[{"Fn::GetAtt":["T","Arn"]},"/stream/*"]]}`: "",
 	} {
 		got, err := describe([]byte(raw), tables)
-		if got != want || (want == "") != (err != nil) {
-			t.Errorf("describe(%s) = %q, %v; want %q", raw, got, err, want)
+		assert.Equal(t, want, got, "describe(%s)", raw)
+		if want == "" {
+			assert.Error(t, err, "describe(%s)", raw)
+		} else {
+			assert.NoError(t, err, "describe(%s)", raw)
 		}
 	}
 }
 
 func TestStageFunctions(t *testing.T) {
 	stages, err := loadStages(snapshots)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// A function whose role the loader missed would pass every check.
 	for _, st := range stages {
 		for _, f := range catalog.Functions() {
-			if fn := f.Name; len(st.functions[fn]) == 0 {
-				t.Errorf("%s: no DynamoDB grants found in %s", fn, st.name)
-			}
+			assert.NotEmpty(t, st.functions[f.Name], "%s: no DynamoDB grants found in %s", f.Name, st.name)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/test/iameval"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestGlob(t *testing.T) {
@@ -20,9 +22,7 @@ func TestGlob(t *testing.T) {
 		{"tenants/acme/*", "tenants/acme2/x", false},
 		{"tenants/acme*", "tenants/acme2/x", true},
 	} {
-		if got := iameval.Glob(tt.pattern, tt.s); got != tt.want {
-			t.Errorf("Glob(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
-		}
+		assert.Equal(t, tt.want, iameval.Glob(tt.pattern, tt.s), "Glob(%q, %q)", tt.pattern, tt.s)
 	}
 }
 
@@ -38,9 +38,7 @@ func TestMatchARN(t *testing.T) {
 		{"arn:aws:cloudwatch:eu-west-1:1:alarm:*", "arn:aws:cloudwatch:eu-west-1:2:alarm:x", false},
 		{"*", "anything", true},
 	} {
-		if got := iameval.MatchARN(tt.pattern, tt.arn); got != tt.want {
-			t.Errorf("MatchARN(%q, %q) = %v, want %v", tt.pattern, tt.arn, got, tt.want)
-		}
+		assert.Equal(t, tt.want, iameval.MatchARN(tt.pattern, tt.arn), "MatchARN(%q, %q)", tt.pattern, tt.arn)
 	}
 }
 
@@ -87,8 +85,8 @@ func TestEvaluate(t *testing.T) {
 		{"NotResource", []any{map[string]any{"Effect": "Allow", "Action": "sns:Publish", "NotResource": "arn:aws:sns:*:*:Other"}}, req("", ok), iameval.Allow},
 	} {
 		got, err := iameval.Evaluate(map[string]any{"Statement": tt.doc}, tt.req)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: %v, %v; want %v", tt.name, got, err, tt.want)
+		if assert.NoError(t, err, tt.name) {
+			assert.Equal(t, tt.want, got, tt.name)
 		}
 	}
 	// What the evaluator does not understand is an error, never a guess.
@@ -97,9 +95,8 @@ func TestEvaluate(t *testing.T) {
 		{"Effect": "Allow", "Principal": "*", "Action": "sns:Publish", "Resource": map[string]any{"Ref": "Topic"}},
 		{"Effect": "Allow", "Principal": "*", "Action": "sns:Publish", "Resource": "*", "Surprise": true},
 	} {
-		if _, err := iameval.Evaluate(map[string]any{"Statement": []any{bad}}, req(cw, ok)); err == nil {
-			t.Errorf("%v: evaluated without an error", bad)
-		}
+		_, err := iameval.Evaluate(map[string]any{"Statement": []any{bad}}, req(cw, ok))
+		assert.Error(t, err, "%v: evaluated without an error", bad)
 	}
 }
 
@@ -117,17 +114,10 @@ func TestResolve(t *testing.T) {
 	}, res, env)
 	want := []any{"arn:aws:sns:eu-west-1:111122223333:Topic", "arn:aws:kms:eu-west-1:111122223333:key/Key", "arn:aws:x:111122223333",
 		"arn:aws:dynamodb:eu-west-1:111122223333:table/Table", "arn:aws:events:eu-west-1:111122223333:event-bus/Bus", "arn:aws:logs:eu-west-1:111122223333:log-group:Logs:*"}
-	if err != nil || len(got.([]any)) != len(want) {
-		t.Fatal(got, err)
-	}
-	for i, w := range want {
-		if got.([]any)[i] != w {
-			t.Errorf("%d: %v, want %v", i, got.([]any)[i], w)
-		}
-	}
-	if _, err := iameval.Resolve(map[string]any{"Fn::ImportValue": "x"}, res, env); err == nil {
-		t.Error("Fn::ImportValue resolved")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = iameval.Resolve(map[string]any{"Fn::ImportValue": "x"}, res, env)
+	assert.Error(t, err, "Fn::ImportValue resolved")
 }
 
 // A key policy as GrantCredentialsEncrypt writes it: the role named as
@@ -171,8 +161,8 @@ func TestEncryptionContextConditions(t *testing.T) {
 		{"the account itself", req("arn:aws:iam::111122223333:root", nil), iameval.Allow},
 	} {
 		got, err := iameval.Evaluate(doc, tt.req)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: %v, %v; want %v", tt.name, got, err, tt.want)
+		if assert.NoError(t, err, tt.name) {
+			assert.Equal(t, tt.want, got, tt.name)
 		}
 	}
 
@@ -204,8 +194,8 @@ func TestEncryptionContextConditions(t *testing.T) {
 		{"ForAllValues:StringLike", set("ForAllValues:StringLike", "a*"), keys("ab", "ac"), iameval.Allow},
 	} {
 		got, err := iameval.Evaluate(tt.doc, tt.req)
-		if err != nil || got != tt.want {
-			t.Errorf("%s: %v, %v; want %v", tt.name, got, err, tt.want)
+		if assert.NoError(t, err, tt.name) {
+			assert.Equal(t, tt.want, got, tt.name)
 		}
 	}
 	// A plain operator on a multivalued key, an unknown set operator and
@@ -219,8 +209,7 @@ func TestEncryptionContextConditions(t *testing.T) {
 		"no principal": {map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Principal": map[string]any{"AWS": role}, "Action": "kms:Encrypt", "Resource": "*"}}},
 			iameval.Request{Action: "kms:Encrypt", Resource: key}},
 	} {
-		if _, err := iameval.Evaluate(tt.doc, tt.req); err == nil {
-			t.Errorf("%s: evaluated without an error", name)
-		}
+		_, err := iameval.Evaluate(tt.doc, tt.req)
+		assert.Error(t, err, "%s: evaluated without an error", name)
 	}
 }

@@ -42,6 +42,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 	"github.com/dynastack/dynastack/test/iameval"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -75,9 +77,7 @@ type recorder struct {
 func startRecorder(t *testing.T, upstream string) *recorder {
 	t.Helper()
 	u, err := url.Parse(upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	rec := &recorder{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -129,22 +129,18 @@ func (rec *recorder) recorded() ([]call, []string) {
 // each KMS call it made against that stage's policies.
 func TestAPICredentialsCallsAllowed(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "snapshots", "*", contract.Name+".template.json"))
-	if err != nil || len(paths) < 2 {
-		t.Fatalf("golden templates of %s: %v %v", contract.Name, paths, err)
-	}
+	require.NoError(t, err, "golden templates of %s", contract.Name)
+	require.GreaterOrEqual(t, len(paths), 2, "golden templates of %s: %v", contract.Name, paths)
 	for _, p := range paths {
 		stage := filepath.Base(filepath.Dir(p))
 		t.Run(stage, func(t *testing.T) {
 			path := testenv.Template(t, stage, contract.Name)
 			pol, err := loadPolicies(path, contract.API.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			calls := recordAPICalls(t, path)
 			for _, c := range calls {
 				d, err := pol.authorize(c)
-				if err != nil {
-					t.Errorf("%s: %v", c, err)
+				if !assert.NoError(t, err, "%s", c) {
 					continue
 				}
 				// Both layers, as GrantCredentialsEncrypt grants it: the
@@ -152,9 +148,8 @@ func TestAPICredentialsCallsAllowed(t *testing.T) {
 				// role. (AWS needs only one of them while the key policy
 				// delegates to IAM; asking for both keeps either from
 				// drifting unnoticed.)
-				if d.identity != iameval.Allow || d.key != iameval.Allow {
-					t.Errorf("%s: the API's role policy in %s gives %v, the key policy %v; both must allow it (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage, d.identity, d.key)
-				}
+				assert.Equal(t, iameval.Allow, d.identity, "%s: the API's role policy in %s; both it and the key policy must allow it (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage)
+				assert.Equal(t, iameval.Allow, d.key, "%s: the key policy in %s; both it and the API's role policy must allow it (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage)
 			}
 			if !t.Failed() {
 				t.Logf("%s: %d KMS calls of the API (the first: %s), each allowed by its role's policy and the key policy", stage, len(calls), calls[0])
@@ -187,21 +182,20 @@ func TestAPICredentialsCallsAllowed(t *testing.T) {
 				c.Context = maps.Clone(base.Context)
 				m.mutate(&c)
 				d, err := pol.authorize(c)
-				if err != nil {
-					t.Errorf("%s (%s): %v", m.name, c, err)
+				if !assert.NoError(t, err, "%s (%s)", m.name, c) {
 					continue
 				}
-				if d.aws == iameval.Allow || d.identity == iameval.Allow || d.key == iameval.Allow {
-					t.Errorf("%s: %s is allowed (role policy %v, key policy %v, AWS %v); the check would not notice the code's encryption context changing", m.name, c, d.identity, d.key, d.aws)
-				}
+				const why = "%s: %s is allowed by the %s; the check would not notice the code's encryption context changing"
+				assert.NotEqual(t, iameval.Allow, d.aws, why, m.name, c, "AWS evaluation")
+				assert.NotEqual(t, iameval.Allow, d.identity, why, m.name, c, "role policy")
+				assert.NotEqual(t, iameval.Allow, d.key, why, m.name, c, "key policy")
 			}
 			// Another stage's key is no key of this template: the
 			// mapping refuses it rather than guessing.
 			c := base
 			c.KeyID = contract.CredentialsKeyAlias(other)
-			if _, err := pol.authorize(c); err == nil || !strings.Contains(err.Error(), "no AWS::KMS::Alias") {
-				t.Errorf("%s: %v, want no AWS::KMS::Alias", c, err)
-			}
+			_, err = pol.authorize(c)
+			assert.ErrorContains(t, err, "no AWS::KMS::Alias", "%s", c)
 		})
 	}
 }
@@ -215,32 +209,22 @@ func recordAPICalls(t *testing.T, path string) []call {
 	tmpl, tables := testenv.Tables(t, path)
 	env := testenv.ServiceEnv(t, tmpl, tables, contract.API.Name)
 	alias := env[contract.EnvCredentialsKey]
-	if alias == "" {
-		t.Fatalf("%s: the API has no %s", path, contract.EnvCredentialsKey)
-	}
+	require.NotEmpty(t, alias, "%s: the API has no %s", path, contract.EnvCredentialsKey)
 	endpoint, _ := testenv.KMSKey(t, alias)
 	rec := startRecorder(t, endpoint)
 	env[kmslocal.EnvEndpoint] = rec.URL
 	getenv := testenv.Getenv(t, env)
 	h, err := agenticpmapi.New(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, name := range agenticpm.Integrations {
 		r := apitest.Do(t, h, "PUT", "/integrations/"+string(name), `{"config":{"apiToken":"t"},"status":"active"}`)
-		if r.Status != http.StatusOK {
-			t.Fatalf("PUT /integrations/%s: %d %s", name, r.Status, r.Body)
-		}
+		require.Equal(t, http.StatusOK, r.Status, "PUT /integrations/%s: %s", name, r.Body)
 	}
 	// A name the code refuses makes no call.
 	apitest.WantError(t, apitest.Do(t, h, "PUT", "/integrations/trello", `{"config":{"apiToken":"t"},"status":"active"}`), 400, "validation_failed", "name", "")
 	calls, bad := rec.recorded()
-	for _, b := range bad {
-		t.Error(b)
-	}
-	if len(calls) != len(agenticpm.Integrations) {
-		t.Fatalf("%d KMS calls recorded for %d integrations: %v", len(calls), len(agenticpm.Integrations), calls)
-	}
+	assert.Empty(t, bad, "malformed KMS calls")
+	require.Len(t, calls, len(agenticpm.Integrations), "KMS calls recorded, one per integration")
 	return calls
 }
 

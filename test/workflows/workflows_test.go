@@ -16,6 +16,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // root is the repository's: the workflows and the go.mod files checked are
@@ -44,13 +46,9 @@ type step struct {
 func load(t *testing.T, name string) (workflow, string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, ".github", "workflows", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var w workflow
-	if err := yaml.Unmarshal(raw, &w); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(t, yaml.Unmarshal(raw, &w), "%s", name)
 	return w, string(raw)
 }
 
@@ -61,15 +59,11 @@ var pinned = regexp.MustCompile(`^\s*(?:-\s+)?uses:\s+([\w.-]+/[\w./-]+)@([0-9a-
 func TestActionsPinnedBySHA(t *testing.T) {
 	repo.DependOnTree()
 	files, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
-	if len(files) < 2 {
-		t.Fatalf("found %d workflows, want ci.yml and pull-request.yml", len(files))
-	}
+	require.GreaterOrEqual(t, len(files), 2, "workflows found: want ci.yml and pull-request.yml")
 	uses := 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, line := range strings.Split(string(raw), "\n") {
 			if !regexp.MustCompile(`^\s*(-\s+)?uses:`).MatchString(line) {
 				continue
@@ -78,14 +72,10 @@ func TestActionsPinnedBySHA(t *testing.T) {
 			if strings.Contains(line, "uses: ./") {
 				continue // a local action is the repository's own code
 			}
-			if !pinned.MatchString(line) {
-				t.Errorf("%s:%d: %q: pin the action by its full commit SHA with the version as a comment (uses: owner/repo@<sha> # vN.N.N)", filepath.Base(f), i+1, strings.TrimSpace(line))
-			}
+			assert.Regexp(t, pinned, line, "%s:%d: pin the action by its full commit SHA with the version as a comment (uses: owner/repo@<sha> # vN.N.N)", filepath.Base(f), i+1)
 		}
 	}
-	if uses == 0 {
-		t.Fatal("no uses: lines found; the check would pass vacuously")
-	}
+	require.NotZero(t, uses, "no uses: lines found; the check would pass vacuously")
 }
 
 // grants returns a job's permissions as scope -> level; a job without
@@ -124,46 +114,34 @@ var cdkCommand = regexp.MustCompile(`^(node_modules/\.bin/)?cdk\s`)
 func TestPullRequestTrustBoundary(t *testing.T) {
 	repo.DependOnTree()
 	w, _ := load(t, "pull-request.yml")
-	if m, ok := w.Permissions.(map[string]any); !ok || len(m) != 0 {
-		t.Errorf("workflow permissions %v: set `permissions: {}` and give each job its own", w.Permissions)
-	}
+	assert.Equal(t, map[string]any{}, w.Permissions, "workflow permissions: set `permissions: {}` and give each job its own")
 	var oidc, writers, prCode []string
 	for name, j := range w.Jobs {
 		g := grants(w, j)
-		if j.Permissions == nil {
-			t.Errorf("job %s has no permissions block of its own", name)
-		}
+		assert.NotNil(t, j.Permissions, "job %s has no permissions block of its own", name)
 		for scope, level := range g {
 			if level == "write" && scope != "id-token" {
 				writers = append(writers, name)
 			}
-			if scope == "*" {
-				t.Errorf("job %s: permissions %s: list scopes one by one", name, level)
-			}
+			assert.NotEqual(t, "*", scope, "job %s: permissions %s: list scopes one by one", name, level)
 		}
 		if g["id-token"] == "write" {
 			oidc = append(oidc, name)
 		}
 		for _, s := range j.Steps {
-			if strings.HasPrefix(s.Uses, "actions/checkout@") && s.With["persist-credentials"] != "false" {
-				t.Errorf("job %s: checkout without persist-credentials: false leaves the token in .git/config for every later step", name)
+			if strings.HasPrefix(s.Uses, "actions/checkout@") {
+				assert.Equal(t, "false", s.With["persist-credentials"], "job %s: checkout without persist-credentials: false leaves the token in .git/config for every later step", name)
 			}
 		}
 		if runsPullRequestCode(j) {
 			prCode = append(prCode, name)
 			for scope, level := range g {
-				if level != "read" || scope != "contents" {
-					t.Errorf("job %s runs pull-request code with %s: %s; it may hold contents: read only", name, scope, level)
-				}
+				assert.Equal(t, "contents: read", scope+": "+level, "job %s runs pull-request code; it may hold contents: read only", name)
 			}
 		}
 	}
-	if len(oidc) != 1 {
-		t.Fatalf("jobs with id-token: write: %v, want exactly one", oidc)
-	}
-	if len(prCode) == 0 {
-		t.Fatal("no job checks out the pull request: the synth job is missing")
-	}
+	require.Len(t, oidc, 1, "jobs with id-token: write: want exactly one")
+	require.NotEmpty(t, prCode, "no job checks out the pull request: the synth job is missing")
 
 	// The credentialed job runs nothing from the pull request: a checkout
 	// of the base commit's npm files, the CLI pinned there installed
@@ -173,14 +151,10 @@ func TestPullRequestTrustBoundary(t *testing.T) {
 	for _, s := range cred.Steps {
 		switch {
 		case strings.HasPrefix(s.Uses, "actions/checkout@"):
-			if s.With["ref"] != "${{ github.event.pull_request.base.sha }}" {
-				t.Errorf("job %s checks out %q; it may check out the base commit only", oidc[0], s.With["ref"])
-			}
+			assert.Equal(t, "${{ github.event.pull_request.base.sha }}", s.With["ref"], "job %s: it may check out the base commit only", oidc[0])
 			files := strings.Fields(s.With["sparse-checkout"])
 			slices.Sort(files)
-			if !slices.Equal(files, []string{".npmrc", "package-lock.json", "package.json"}) {
-				t.Errorf("job %s checks out %v of the base commit; package.json, package-lock.json and .npmrc are all it needs", oidc[0], files)
-			}
+			assert.Equal(t, []string{".npmrc", "package-lock.json", "package.json"}, files, "job %s: package.json, package-lock.json and .npmrc of the base commit are all it needs", oidc[0])
 		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
 			downloaded = s.With["path"]
 		}
@@ -189,35 +163,24 @@ func TestPullRequestTrustBoundary(t *testing.T) {
 			if line == "" {
 				continue
 			}
-			if regexp.MustCompile(`(^|[\s;&|])(make|go|npx|bash|sh|\./)`).MatchString(line) {
-				t.Errorf("job %s runs %q: it may run only npm ci --ignore-scripts and cdk diff --app <downloaded assembly>", oidc[0], line)
+			assert.NotRegexp(t, `(^|[\s;&|])(make|go|npx|bash|sh|\./)`, line, "job %s: it may run only npm ci --ignore-scripts and cdk diff --app <downloaded assembly>", oidc[0])
+			if strings.Contains(line, "npm ") {
+				assert.Contains(t, line, "npm ci --ignore-scripts", "job %s: install with npm ci --ignore-scripts (no lifecycle scripts)", oidc[0])
 			}
-			if strings.Contains(line, "npm ") && !strings.Contains(line, "npm ci --ignore-scripts") {
-				t.Errorf("job %s runs %q: install with npm ci --ignore-scripts (no lifecycle scripts)", oidc[0], line)
-			}
-			if cdkCommand.MatchString(line) && (downloaded == "" || !strings.Contains(line, "--app "+downloaded+" ")) {
-				t.Errorf("job %s runs %q: cdk must read the downloaded assembly (--app %s), never synthesize", oidc[0], line, downloaded)
+			if cdkCommand.MatchString(line) {
+				assert.NotEmpty(t, downloaded, "job %s runs %q: cdk must read the downloaded assembly, never synthesize", oidc[0], line)
+				assert.Contains(t, line, "--app "+downloaded+" ", "job %s: cdk must read the downloaded assembly, never synthesize", oidc[0])
 			}
 		}
 	}
-	if downloaded == "" {
-		t.Errorf("job %s downloads no assembly", oidc[0])
-	}
-	if runsPullRequestCode(cred) {
-		t.Errorf("job %s holds id-token: write and checks out the pull request", oidc[0])
-	}
+	assert.NotEmpty(t, downloaded, "job %s downloads no assembly", oidc[0])
+	assert.False(t, runsPullRequestCode(cred), "job %s holds id-token: write and checks out the pull request", oidc[0])
 
 	// The one writer posts the comment and runs no pull-request code.
-	if len(writers) != 1 {
-		t.Fatalf("jobs with a write permission: %v, want exactly one (the comment)", writers)
-	}
+	require.Len(t, writers, 1, "jobs with a write permission: want exactly one (the comment)")
 	for _, s := range w.Jobs[writers[0]].Steps {
-		if strings.HasPrefix(s.Uses, "actions/checkout@") {
-			t.Errorf("job %s holds a write permission and checks out code", writers[0])
-		}
-		if regexp.MustCompile(`(^|[\s;&|])(make|go|npm|npx|node|cdk)\s`).MatchString(s.Run) {
-			t.Errorf("job %s holds a write permission and runs %q", writers[0], s.Run)
-		}
+		assert.False(t, strings.HasPrefix(s.Uses, "actions/checkout@"), "job %s holds a write permission and checks out code", writers[0])
+		assert.NotRegexp(t, `(^|[\s;&|])(make|go|npm|npx|node|cdk)\s`, s.Run, "job %s holds a write permission and runs a command", writers[0])
 	}
 
 	// The synth job hands the assembly over.
@@ -229,9 +192,7 @@ func TestPullRequestTrustBoundary(t *testing.T) {
 			}
 		}
 	}
-	if !uploads {
-		t.Error("no job uploads cdk.out for the deployed diff")
-	}
+	assert.True(t, uploads, "no job uploads cdk.out for the deployed diff")
 }
 
 func TestCIReadOnly(t *testing.T) {
@@ -239,13 +200,11 @@ func TestCIReadOnly(t *testing.T) {
 	w, _ := load(t, "ci.yml")
 	for name, j := range w.Jobs {
 		for scope, level := range grants(w, j) {
-			if scope != "contents" || level != "read" {
-				t.Errorf("ci job %s: %s: %s; CI needs contents: read only", name, scope, level)
-			}
+			assert.Equal(t, "contents: read", scope+": "+level, "ci job %s: CI needs contents: read only", name)
 		}
 		for _, s := range j.Steps {
-			if strings.HasPrefix(s.Uses, "actions/checkout@") && s.With["persist-credentials"] != "false" {
-				t.Errorf("ci job %s: checkout without persist-credentials: false", name)
+			if strings.HasPrefix(s.Uses, "actions/checkout@") {
+				assert.Equal(t, "false", s.With["persist-credentials"], "ci job %s: checkout without persist-credentials: false", name)
 			}
 		}
 	}
@@ -254,9 +213,7 @@ func TestCIReadOnly(t *testing.T) {
 func TestDependabotCoversEveryModule(t *testing.T) {
 	repo.DependOnTree()
 	raw, err := os.ReadFile(filepath.Join(root, ".github", "dependabot.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var cfg struct {
 		Updates []struct {
 			Ecosystem   string   `yaml:"package-ecosystem"`
@@ -264,9 +221,7 @@ func TestDependabotCoversEveryModule(t *testing.T) {
 			Directories []string `yaml:"directories"`
 		} `yaml:"updates"`
 	}
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, yaml.Unmarshal(raw, &cfg))
 	covered := map[string]map[string]bool{}
 	for _, u := range cfg.Updates {
 		if covered[u.Ecosystem] == nil {
@@ -278,9 +233,8 @@ func TestDependabotCoversEveryModule(t *testing.T) {
 			}
 		}
 	}
-	if !covered["github-actions"]["/"] || !covered["npm"]["/"] {
-		t.Errorf("dependabot: github-actions %v, npm %v; want both at /", covered["github-actions"], covered["npm"])
-	}
+	assert.True(t, covered["github-actions"]["/"], "dependabot: github-actions %v; want it at /", covered["github-actions"])
+	assert.True(t, covered["npm"]["/"], "dependabot: npm %v; want it at /", covered["npm"])
 	var modules []string
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -301,16 +255,10 @@ func TestDependabotCoversEveryModule(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(modules) < 5 {
-		t.Fatalf("found modules %v; the walk missed the repository", modules)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(modules), 5, "found modules %v; the walk missed the repository", modules)
 	for _, m := range modules {
-		if !covered["gomod"][m] {
-			t.Errorf("go module %s is not in .github/dependabot.yml (gomod directories)", m)
-		}
+		assert.True(t, covered["gomod"][m], "go module %s is not in .github/dependabot.yml (gomod directories)", m)
 	}
 }
 
@@ -327,5 +275,5 @@ func TestCIScansForVulnerabilities(t *testing.T) {
 			}
 		}
 	}
-	t.Error("no ci.yml job runs make vulncheck")
+	assert.Fail(t, "no ci.yml job runs make vulncheck")
 }

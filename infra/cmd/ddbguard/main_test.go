@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const goldenDir = "../../../test/snapshots"
@@ -48,9 +50,7 @@ func copyGolden(t *testing.T, stage, stack string, edit func(resources map[strin
 		}
 		return os.WriteFile(dst, data, 0o644)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return dir
 }
 
@@ -69,9 +69,7 @@ func twoIndexes(resources map[string]any) {
 func write(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	return p
 }
 
@@ -228,21 +226,15 @@ func TestRun(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			code := run(tc.args, &stdout, &stderr)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout.String(), stderr.String())
-			}
+			assert.Equal(t, tc.code, code, "exit code\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 			for _, want := range tc.stdout {
-				if !strings.Contains(stdout.String(), want) {
-					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
-				}
+				assert.Contains(t, stdout.String(), want, "stdout")
 			}
 			for _, want := range tc.stderr {
-				if !strings.Contains(stderr.String(), want) {
-					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
-				}
+				assert.Contains(t, stderr.String(), want, "stderr")
 			}
-			if tc.stdoutEmpty && stdout.Len() > 0 {
-				t.Errorf("stdout should be empty on malformed input:\n%s", stdout.String())
+			if tc.stdoutEmpty {
+				assert.Empty(t, stdout.String(), "stdout should be empty on malformed input")
 			}
 		})
 	}
