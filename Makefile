@@ -141,7 +141,7 @@ adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERV
 CPU_BENCH_PKGS := ./services/itsm ./services/rezagent ./services/nucleus ./services/stak ./services/agenticpm
 CPU_PAIR_PKGS := ./services/itsm ./services/rezagent
 bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity beside the minimum, handler vs raw SDK time, handler CPU, cold starts (BENCHTIME=300x CPU_BENCHTIME=400x CPU_COUNT=3 COLD_RUNS=21)
-	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$' -v ./services/... \
+	cd lambdas && go test -count=1 -p 1 -run '^TestCost$$/^Cost$$' -v ./services/... \
 		| grep -E 'cost per operation|^ +\|' | sed -E 's/^ +//; s/^cost_test.go:[0-9]+: //'
 	cd lambdas && go test -p 1 -run '^$$' -bench '^Benchmark([^A]|A[^P])' -skip '/canned' -benchtime=$${BENCHTIME:-300x} -benchmem ./services/... \
 		| go run ./devtools/ddbrecord/cmd/benchcost

@@ -170,3 +170,21 @@ func throttled(t testing.TB, h http.Handler, proxy *ddbfault.Proxy, cases []ddbr
 	}
 	t.Logf("under a sustained throttle: %d of %d operations reached DynamoDB and answered 503 unavailable with Retry-After %d; the rest refused their input first", unavailable, len(cases), int(ddb.RetryAfter.Seconds()))
 }
+
+// Modes runs a service's cost cases in each mode make test checks them in,
+// as subtests of one test: Cost (each operation's DynamoDB requests and
+// capacity beside the least its access pattern needs, and the Cost table
+// of the service's doc page kept equal to them), LostAnswers (every write
+// operation again, on the same setup and in the same order, with the
+// answer to its first DynamoDB write lost: each must answer as it does
+// without) and Throttled (every operation against a DynamoDB that
+// throttles everything: 503 unavailable with Retry-After, never a 500).
+// Canned is the benchmark's (make bench).
+func Modes(t *testing.T, run func(t testing.TB, mode Mode)) {
+	for _, m := range []struct {
+		name string
+		mode Mode
+	}{{"Cost", Cost}, {"LostAnswers", LostAnswers}, {"Throttled", Throttled}} {
+		t.Run(m.name, func(t *testing.T) { run(t, m.mode) })
+	}
+}

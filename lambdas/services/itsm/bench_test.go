@@ -57,15 +57,6 @@ func BenchmarkCreateTicket(b *testing.B) {
 	raw := newService(b, options{})
 	s, rec := recorded(b, raw)
 	body := `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`
-	b.Run("handler", func(b *testing.B) {
-		rec.Reset()
-		for b.Loop() {
-			if r := s.Do(b, "POST", "/tickets", body); r.Status != 201 {
-				b.Fatal(r.Status)
-			}
-		}
-		rec.Report(b, b.N)
-	})
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
 		return func() {
@@ -79,14 +70,11 @@ func BenchmarkCreateTicket(b *testing.B) {
 			}
 		}
 	}
-	b.Run("rawsdk", func(b *testing.B) {
-		op := rawOp(b, rec.Client(s.Client))
-		rec.Reset()
-		for b.Loop() {
-			op()
+	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
+		if r := s.Do(b, "POST", "/tickets", body); r.Status != 201 {
+			b.Fatal(r.Status)
 		}
-		rec.Report(b, b.N)
-	})
+	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "POST", "/tickets", body, 201), rawOp)
 }
 
@@ -94,15 +82,6 @@ func BenchmarkGetTicket(b *testing.B) {
 	raw := newService(b, options{})
 	s, rec := recorded(b, raw)
 	tk := s.create(b, "poc-user-001", "x")
-	b.Run("handler", func(b *testing.B) {
-		rec.Reset()
-		for b.Loop() {
-			if r := s.Do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
-				b.Fatal(r.Status)
-			}
-		}
-		rec.Report(b, b.N)
-	})
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": tk.TicketID})
 		return func() {
@@ -116,14 +95,11 @@ func BenchmarkGetTicket(b *testing.B) {
 			}
 		}
 	}
-	b.Run("rawsdk", func(b *testing.B) {
-		op := rawOp(b, rec.Client(s.Client))
-		rec.Reset()
-		for b.Loop() {
-			op()
+	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
+		if r := s.Do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
+			b.Fatal(r.Status)
 		}
-		rec.Report(b, b.N)
-	})
+	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/tickets/"+tk.TicketID, "", 200), rawOp)
 }
 
@@ -133,29 +109,22 @@ func BenchmarkAddComment(b *testing.B) {
 	// A fresh ticket every 50 comments keeps both variants under
 	// MaxComments and the items the same size on average.
 	const perTicket = 50
-	b.Run("handler", func(b *testing.B) {
-		rec.Reset()
-		var id string
-		i := 0
-		for b.Loop() {
-			if i%perTicket == 0 {
-				b.StopTimer()
-				id = raw.create(b, "poc-user-001", "x").TicketID
-				b.StartTimer()
-			}
-			i++
-			if r := s.Do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.Status != 201 {
-				b.Fatal(r.Status, string(r.Body))
-			}
+	var id string
+	i := 0
+	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
+		if i%perTicket == 0 {
+			b.StopTimer()
+			id = raw.create(b, "poc-user-001", "x").TicketID
+			b.StartTimer()
 		}
-		rec.Report(b, b.N)
-	})
-	b.Run("rawsdk", func(b *testing.B) {
-		client := rec.Client(s.Client)
-		rec.Reset()
+		i++
+		if r := s.Do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.Status != 201 {
+			b.Fatal(r.Status, string(r.Body))
+		}
+	}, func(b *testing.B, client *dynamodb.Client) func() {
 		var key map[string]types.AttributeValue
 		i := 0
-		for b.Loop() {
+		return func() {
 			if i%perTicket == 0 {
 				b.StopTimer()
 				key, _ = attributevalue.MarshalMap(map[string]string{"ticket_id": raw.create(b, "poc-user-001", "x").TicketID})
@@ -164,11 +133,10 @@ func BenchmarkAddComment(b *testing.B) {
 			i++
 			rawComment(b, client, s.Table, key)
 		}
-		rec.Report(b, b.N)
 	})
 	// Over canned answers every comment goes to one ticket: its answer is
 	// recorded once.
-	id := raw.create(b, "poc-user-001", "x").TicketID
+	id = raw.create(b, "poc-user-001", "x").TicketID
 	ddbcanned.Pair(b, s.Client, do(s, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`, 201),
 		func(b *testing.B, client *dynamodb.Client) func() {
 			key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": id})
@@ -212,15 +180,6 @@ func BenchmarkListByCaller(b *testing.B) {
 	for i := range 25 {
 		s.create(b, "poc-user-001", fmt.Sprintf("issue %d", i))
 	}
-	b.Run("handler", func(b *testing.B) {
-		rec.Reset()
-		for b.Loop() {
-			if r := s.Do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
-				b.Fatal(r.Status)
-			}
-		}
-		rec.Report(b, b.N)
-	})
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		proj := expression.NamesList(expression.Name("ticket_id"), expression.Name("caller_id"), expression.Name("issue_description"),
 			expression.Name("status"), expression.Name("created_at"), expression.Name("updated_at"))
@@ -238,13 +197,10 @@ func BenchmarkListByCaller(b *testing.B) {
 			}
 		}
 	}
-	b.Run("rawsdk", func(b *testing.B) {
-		op := rawOp(b, rec.Client(s.Client))
-		rec.Reset()
-		for b.Loop() {
-			op()
+	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
+		if r := s.Do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
+			b.Fatal(r.Status)
 		}
-		rec.Report(b, b.N)
-	})
+	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/tickets?caller=poc-user-001", "", 200), rawOp)
 }

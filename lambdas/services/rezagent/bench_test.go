@@ -47,15 +47,6 @@ func cannedHandler(s *service, c *dynamodb.Client) http.Handler {
 func BenchmarkGetMessage(b *testing.B) {
 	s, rec := recorded(b, newService(b, options{}))
 	m := s.create(b, "scheduled_hello", `{"text":"hello world","priority":"default","tags":["scheduled","daily"]}`)
-	b.Run("handler", func(b *testing.B) {
-		rec.Reset()
-		for b.Loop() {
-			if r := s.Do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
-				b.Fatal(r.Status)
-			}
-		}
-		rec.Report(b, b.N)
-	})
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		key, _ := attributevalue.MarshalMap(map[string]string{"message_id": m.MessageID})
 		return func() {
@@ -69,14 +60,11 @@ func BenchmarkGetMessage(b *testing.B) {
 			}
 		}
 	}
-	b.Run("rawsdk", func(b *testing.B) {
-		op := rawOp(b, rec.Client(s.Client))
-		rec.Reset()
-		for b.Loop() {
-			op()
+	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
+		if r := s.Do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+			b.Fatal(r.Status)
 		}
-		rec.Report(b, b.N)
-	})
+	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages/"+m.MessageID, 200), rawOp)
 }
 
@@ -85,15 +73,6 @@ func BenchmarkListMessages(b *testing.B) {
 	for i := range 30 {
 		s.create(b, "scheduled_hello", fmt.Sprintf(`{"text":"message %d"}`, i))
 	}
-	b.Run("handler", func(b *testing.B) {
-		rec.Reset()
-		for b.Loop() {
-			if r := s.Do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
-				b.Fatal(r.Status)
-			}
-		}
-		rec.Report(b, b.N)
-	})
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		ttl := expression.Name("ttl")
 		expr, _ := expression.NewBuilder().
@@ -113,13 +92,10 @@ func BenchmarkListMessages(b *testing.B) {
 			}
 		}
 	}
-	b.Run("rawsdk", func(b *testing.B) {
-		op := rawOp(b, rec.Client(s.Client))
-		rec.Reset()
-		for b.Loop() {
-			op()
+	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
+		if r := s.Do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
+			b.Fatal(r.Status)
 		}
-		rec.Report(b, b.N)
-	})
+	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages?limit=20", 200), rawOp)
 }

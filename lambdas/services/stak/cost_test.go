@@ -38,20 +38,10 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	return &r, rec
 }
 
-// TestCost pins what each operation costs in DynamoDB requests and
-// capacity beside the least its access pattern needs, and keeps the Cost
-// table of docs/schemas/stak.md equal to it. Items here are under 1 KB;
+// TestCost runs the cost cases in each mode (servicetest.Modes: Cost,
+// LostAnswers, Throttled). Items here are under 1 KB;
 // the table has no index.
-func TestCost(t *testing.T) { runCost(t, servicetest.Cost) }
-
-// TestLostAnswers runs every write operation of TestCost again, on the
-// same setup and in the same order, with the answer to its first DynamoDB
-// write lost (servicetest.Measure): each must answer as it does without.
-func TestLostAnswers(t *testing.T) { runCost(t, servicetest.LostAnswers) }
-
-// TestThrottled runs every operation of TestCost against a DynamoDB that
-// throttles everything: 503 unavailable with Retry-After, never a 500.
-func TestThrottled(t *testing.T) { runCost(t, servicetest.Throttled) }
+func TestCost(t *testing.T) { servicetest.Modes(t, runCost) }
 
 // BenchmarkAPI runs every operation of TestCost through the handler
 // beside its raw SDK twin over recorded DynamoDB answers
