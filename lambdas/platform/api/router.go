@@ -54,14 +54,17 @@ func (rt *Router) Patterns() []string { return append([]string(nil), rt.patterns
 func NewRouter(fn service.Function) *Router { return &Router{mux: http.NewServeMux(), fn: fn} }
 
 // Handle registers h for route, which must be one of the contract's. Every
-// path parameter must be a key (see [CheckKey]: UTF-8, bounded, none of
-// '#', '/', '*', '?', whitespace or control characters), else the request
-// is a 400 naming the parameter before h runs. The route's Query lists the query parameters it takes; any other parameter, a
+// path parameter must be a key (see [ids.CheckKey]: UTF-8, bounded, none
+// of '#', '/', '*', '?', whitespace or control characters), else the
+// request is a 400 naming the parameter before h runs. The route's Query
+// lists the query parameters it takes; any other parameter, a
 // parameter given twice or a query that does not parse is a 400 before h
 // runs, so no route silently ignores a misspelt ?limt= (and h never acts on
 // a request it misread).
 func (rt *Router) Handle(route service.Route, h HandlerFunc) {
-	if !slices.ContainsFunc(rt.fn.Routes, func(r service.Route) bool { return r.Key() == route.Key() }) {
+	// Method and Path, not Key(): a key is built by concatenation, and this
+	// runs for each route against every route at each cold start.
+	if !slices.ContainsFunc(rt.fn.Routes, func(r service.Route) bool { return r.Method == route.Method && r.Path == route.Path }) {
 		panic(fmt.Sprintf("api: %s is not a route of %s's contract: declare it there first", route.Key(), rt.fn.Name))
 	}
 	pattern, query := route.Pattern(), route.Query
