@@ -12,8 +12,10 @@
 //     a client bug, never served.
 //   - The same key while the first request still runs is 409 in_progress
 //     with Retry-After: concurrent retries create once.
-//   - A first request that failed with a 5xx releases its key, so the
-//     retry runs; keys last IdempotencyWindow.
+//   - A first request that failed with a 5xx or panicked releases its key,
+//     so the retry runs; one that never answered (a timeout) holds it
+//     until InProgressMargin after its deadline; keys of answered requests
+//     last IdempotencyWindow.
 //
 // The record lives in the service's own table (no other table to deploy
 // and grant): partition key "idempotency#<route>#<key>", which no listing
@@ -47,8 +49,19 @@ const IdempotencyHeader = "Idempotency-Key"
 
 // Limits.
 const (
-	// IdempotencyWindow is how long a key is remembered.
+	// IdempotencyWindow is how long a completed request's key is remembered.
 	IdempotencyWindow = 24 * time.Hour
+	// InProgressMargin is how long after its invocation's deadline a request
+	// still running holds its key. An invocation that ends without
+	// answering (a Lambda timeout, an out-of-memory end) cannot release it,
+	// so its record expires then by itself, as Powertools' in-progress
+	// expiry does, and the client's retry runs instead of answering 409
+	// for the rest of the window.
+	InProgressMargin = 5 * time.Second
+	// MaxInProgress bounds a request's hold on its key when its context has
+	// no deadline (Lambda always gives one): no API invocation outlives API
+	// Gateway's 30-second integration timeout.
+	MaxInProgress = 30 * time.Second
 	// MaxIdempotencyKeyLen bounds a key (a UUID is 36).
 	MaxIdempotencyKeyLen = 128
 	// maxBody is the most of a request body hashed; a larger body is
@@ -129,8 +142,20 @@ func (t IdempotencyTable) Middleware(route service.Route, next http.Handler) htt
 			return
 		}
 		rec := &keptAnswer{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
 		ctx := context.WithoutCancel(r.Context())
+		func() {
+			// A panic answers 500 (the router's recovery) and must let the
+			// retry run, as a 5xx does; the panic goes on to the recovery.
+			defer func() {
+				if p := recover(); p != nil {
+					if err := t.release(ctx, id, token); err != nil {
+						Logger(ctx).WarnContext(ctx, "idempotency key not released after a panic", "error", err.Error())
+					}
+					panic(p)
+				}
+			}()
+			next.ServeHTTP(rec, r)
+		}()
 		if rec.status >= 500 || rec.body.Len() > maxAnswer {
 			err = t.release(ctx, id, token)
 		} else {
@@ -184,9 +209,15 @@ func (t IdempotencyTable) key(id string) map[string]types.AttributeValue {
 // begin writes the record in progress, unless a live one holds the key:
 // then it returns that one. A record holding this request's own token is
 // its own earlier attempt (the answer to the Put was lost), and begins.
+// The record in progress expires InProgressMargin after the invocation's
+// deadline (complete extends it to the window).
 func (t IdempotencyTable) begin(ctx context.Context, id, hash, token string) (*record, error) {
 	now := t.now()
-	item, err := attributevalue.MarshalMap(record{Status: inProgress, Hash: hash, Token: token, Expires: now.Add(IdempotencyWindow).Unix()})
+	until := now.Add(MaxInProgress)
+	if d, ok := ctx.Deadline(); ok && d.Before(until) {
+		until = d
+	}
+	item, err := attributevalue.MarshalMap(record{Status: inProgress, Hash: hash, Token: token, Expires: until.Add(InProgressMargin).Unix()})
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: marshal record: %w", err)
 	}
@@ -219,12 +250,13 @@ func (t IdempotencyTable) begin(ctx context.Context, id, hash, token string) (*r
 	return nil, ddb.Wrap("PutItem", err)
 }
 
-// complete stores the answer for replays.
+// complete stores the answer for replays, and keeps it for the window.
 func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *keptAnswer) error {
 	e := ddb.Expr{
-		Update: "SET #status = :status, #answer = :answer, #body = :body",
-		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body"},
-		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(rec.body.Bytes())},
+		Update: "SET #status = :status, #answer = :answer, #body = :body, #expires = :expires",
+		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body", "#expires": "idem_expires"},
+		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(rec.body.Bytes()),
+			":expires": ddb.N(t.now().Add(IdempotencyWindow).Unix())},
 	}
 	if loc := rec.Header().Get("Location"); loc != "" {
 		e.Update += ", #location = :location"
