@@ -30,10 +30,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -98,6 +100,8 @@ type record struct {
 	Answer   int    `dynamodbav:"idem_answer_status,omitempty"`
 	Body     []byte `dynamodbav:"idem_answer_body,omitempty"`
 	Location string `dynamodbav:"idem_answer_location,omitempty"`
+	// Redacted names the answer's fields not stored (Secret).
+	Redacted []string `dynamodbav:"idem_answer_redacted,omitempty,stringset"`
 }
 
 const (
@@ -130,7 +134,7 @@ func (t IdempotencyTable) Middleware(route service.Route, next http.Handler) htt
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
 		hash := hex.EncodeToString(sum[:])
-		id := "idempotency#" + route.Key() + "#" + key
+		id := recordID(r, route, key)
 		token := uuid.NewString()
 		prev, err := t.begin(r.Context(), id, hash, token)
 		if err != nil {
@@ -184,6 +188,9 @@ func answerAgain(w http.ResponseWriter, r *http.Request, prev *record, hash stri
 			w.Header().Set("Location", prev.Location)
 		}
 		w.Header().Set("Idempotent-Replayed", "true")
+		if len(prev.Redacted) > 0 {
+			w.Header().Set(RedactedHeader, strings.Join(prev.Redacted, ", "))
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(prev.Answer)
@@ -250,13 +257,22 @@ func (t IdempotencyTable) begin(ctx context.Context, id, hash, token string) (*r
 	return nil, ddb.Wrap("PutItem", err)
 }
 
-// complete stores the answer for replays, and keeps it for the window.
+// complete stores the answer for replays, without its secret fields, and
+// keeps it for the window.
 func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *keptAnswer) error {
+	body, err := redact(rec.body.Bytes(), rec.secret)
+	if err != nil {
+		return err
+	}
 	e := ddb.Expr{
 		Update: "SET #status = :status, #answer = :answer, #body = :body, #expires = :expires",
 		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body", "#expires": "idem_expires"},
-		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(rec.body.Bytes()),
+		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(body),
 			":expires": ddb.N(t.now().Add(IdempotencyWindow).Unix())},
+	}
+	if len(rec.secret) > 0 {
+		e.Update += ", #redacted = :redacted"
+		e.Names["#redacted"], e.Values[":redacted"] = "idem_answer_redacted", &types.AttributeValueMemberSS{Value: rec.secret}
 	}
 	if loc := rec.Header().Get("Location"); loc != "" {
 		e.Update += ", #location = :location"
@@ -298,6 +314,8 @@ type keptAnswer struct {
 	status int
 	body   bytes.Buffer
 	wrote  bool
+	// secret are the answer's top-level fields a replay must not show.
+	secret []string
 }
 
 func (r *keptAnswer) WriteHeader(status int) {
@@ -311,4 +329,54 @@ func (r *keptAnswer) Write(b []byte) (int, error) {
 	r.wrote = true
 	r.body.Write(b)
 	return r.ResponseWriter.Write(b)
+}
+
+// RedactedHeader names, on a replayed answer, the fields the first answer
+// had and the replay leaves out (Secret).
+const RedactedHeader = "Idempotent-Redacted"
+
+// Secret marks top-level fields of the JSON object a handler is about to
+// answer as secrets that an idempotent replay must not show (Nucleus's
+// generated external id, shown once): the stored answer leaves them out,
+// and a replay names them in Idempotent-Redacted, so a client that lost
+// the first answer knows to rotate the secret rather than read it again.
+// On a route without Idempotency-Key it does nothing.
+func Secret(w http.ResponseWriter, fields ...string) {
+	if k, ok := w.(*keptAnswer); ok {
+		k.secret = append(k.secret, fields...)
+	}
+}
+
+// redact removes fields from the JSON object body.
+func redact(body []byte, fields []string) ([]byte, error) {
+	if len(fields) == 0 {
+		return body, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, fmt.Errorf("idempotency: answer with secret fields is not a JSON object: %w", err)
+	}
+	for _, f := range fields {
+		delete(obj, f)
+	}
+	return json.Marshal(obj)
+}
+
+// recordID names a request's record: who asked (the IAM principal, or the
+// token's issuer and subject), the concrete path and the key, hashed. A
+// different caller with the same key is a different request, never a
+// replay of another's answer nor a 422 that reveals another's key; the
+// route stays readable in the id for an operator.
+func recordID(r *http.Request, route service.Route, key string) string {
+	caller := "anonymous"
+	if c, ok := CallerFrom(r.Context()); ok {
+		switch {
+		case c.IAM != "":
+			caller = "iam\x00" + c.IAM
+		case c.Subject != "":
+			caller = "jwt\x00" + c.Claims["iss"] + "\x00" + c.Subject
+		}
+	}
+	sum := sha256.Sum256([]byte(caller + "\x00" + r.Method + " " + r.URL.Path + "\x00" + key))
+	return "idempotency#" + route.Key() + "#" + hex.EncodeToString(sum[:])
 }

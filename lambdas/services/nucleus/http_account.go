@@ -49,6 +49,8 @@ func (h *handler) createAccount(w http.ResponseWriter, r *http.Request) error {
 		return api.About(err, in.AccountID)
 	}
 	w.Header().Set("Location", api.Location(contract.GetAccount, a.AccountID))
+	// Shown once: a replay of this create answers without it.
+	api.Secret(w, contract.AttrExternalID)
 	api.WriteJSON(w, http.StatusCreated, a.Shown())
 	return nil
 }
