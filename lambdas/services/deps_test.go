@@ -18,6 +18,8 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	stak "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The boundary between what deploys and what serves development is the
@@ -140,9 +142,7 @@ func TestClientProblems(t *testing.T) {
 		{"a client it calls, missing", "a", []string{sdkService + "dynamodb", sdkService + "internal/presigned-url"},
 			[]string{"does not link the SDK's sns client, which sdkClients says it calls: correct sdkClients"}},
 	} {
-		if got := clientProblems(tt.fn, tt.deps, clients); !slices.Equal(got, tt.want) {
-			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
-		}
+		assert.Equal(t, tt.want, clientProblems(tt.fn, tt.deps, clients), tt.name)
 	}
 }
 
@@ -167,16 +167,12 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 	for _, p := range list(t) {
 		if !strings.HasPrefix(p.ImportPath+"/", devTree) {
 			for _, imp := range p.Imports {
-				if strings.HasPrefix(imp, devTree) {
-					t.Errorf("%s imports the dev-only %s: move the code it needs out of devtools/, or the package under it", p.ImportPath, imp)
-				}
+				assert.False(t, strings.HasPrefix(imp, devTree), "%s imports the dev-only %s: move the code it needs out of devtools/, or the package under it", p.ImportPath, imp)
 			}
 		}
 		if !strings.HasPrefix(p.ImportPath+"/", devTree) && !strings.HasPrefix(p.ImportPath+"/", opsTree) {
 			for _, imp := range p.Imports {
-				if strings.HasPrefix(imp, opsTree) {
-					t.Errorf("%s imports the operator tools' %s: the runtime never needs it", p.ImportPath, imp)
-				}
+				assert.False(t, strings.HasPrefix(imp, opsTree), "%s imports the operator tools' %s: the runtime never needs it", p.ImportPath, imp)
 			}
 		}
 		// A Lambda main is a contract function's cmd/<name>; stak-replay
@@ -185,32 +181,20 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 			continue
 		}
 		mains++
-		for _, problem := range clientProblems(path.Base(p.ImportPath), p.Deps, sdkClients) {
-			t.Errorf("Lambda main %s %s", p.ImportPath, problem)
-		}
+		assert.Empty(t, clientProblems(path.Base(p.ImportPath), p.Deps, sdkClients), "Lambda main %s: SDK clients", p.ImportPath)
 		for _, d := range p.Deps {
-			if slices.Contains(lambdaMainBans, d) {
-				t.Errorf("Lambda main %s links %s", p.ImportPath, d)
-			}
-			owners, ok := ownDeps[d]
-			switch {
-			case !ok:
-			case slices.Contains(owners, path.Base(p.ImportPath)):
+			assert.NotContains(t, lambdaMainBans, d, "Lambda main %s links %s", p.ImportPath, d)
+			if owners, ok := ownDeps[d]; ok && assert.Contains(t, owners, path.Base(p.ImportPath),
+				"Lambda main %s links %s, which only %s use: keep it in the package of their binding, out of what %s imports",
+				p.ImportPath, d, strings.Join(owners, " and "), path.Base(p.ImportPath)) {
 				linked[d]++
-			default:
-				t.Errorf("Lambda main %s links %s, which only %s use: keep it in the package of their binding, out of what %s imports",
-					p.ImportPath, d, strings.Join(owners, " and "), path.Base(p.ImportPath))
 			}
 		}
 	}
 	for d := range ownDeps {
-		if linked[d] == 0 {
-			t.Errorf("no Lambda main links %s: drop it from ownDeps, or correct its path", d)
-		}
+		assert.NotZero(t, linked[d], "no Lambda main links %s: drop it from ownDeps, or correct its path", d)
 	}
-	if want := len(catalog.Functions()); mains != want {
-		t.Errorf("checked %d Lambda mains, want one per contract function (%d)", mains, want)
-	}
+	assert.Equal(t, len(catalog.Functions()), mains, "Lambda mains checked: one per contract function")
 }
 
 func list(t *testing.T) []listed {
@@ -219,22 +203,18 @@ func list(t *testing.T) []listed {
 	// cached result holds for the same tree only.
 	repo.DependOnTree()
 	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-json=ImportPath,Name,Imports,Deps", module+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	require.NoError(t, err, "go list")
 	var pkgs []listed
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for {
 		var p listed
-		if err := dec.Decode(&p); err == io.EOF {
+		err := dec.Decode(&p)
+		if err == io.EOF {
 			break
-		} else if err != nil {
-			t.Fatal(err)
 		}
+		require.NoError(t, err)
 		pkgs = append(pkgs, p)
 	}
-	if len(pkgs) < 20 {
-		t.Fatalf("go list found %d packages in %s", len(pkgs), module)
-	}
+	require.GreaterOrEqual(t, len(pkgs), 20, "go list: packages in %s", module)
 	return pkgs
 }

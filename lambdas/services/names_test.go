@@ -14,6 +14,8 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A name both sides of a service agree on is written once, in the
@@ -98,9 +100,7 @@ func namesOfContracts(t *testing.T) contractNames {
 	t.Helper()
 	c := contractNames{names: map[string]map[string]string{"": {}}, parts: map[string]string{}}
 	add := func(svc, name, what string) {
-		if name == "" {
-			t.Errorf("%s is empty", what)
-		}
+		assert.NotEmpty(t, name, "%s is empty", what)
 		for _, s := range []string{svc, ""} {
 			if c.names[s] == nil {
 				c.names[s] = map[string]string{}
@@ -114,9 +114,7 @@ func namesOfContracts(t *testing.T) contractNames {
 		for _, p := range []service.QueryParam{service.Limit, service.Cursor} {
 			add(s.Name, p.String(), "a query parameter of every listing (constructs/service)")
 		}
-		if len(s.Attributes) == 0 {
-			t.Errorf("%s's contract lists no Attributes", s.Name)
-		}
+		assert.NotEmpty(t, s.Attributes, "%s's contract lists no Attributes", s.Name)
 		for _, a := range s.Attributes {
 			add(s.Name, a, fmt.Sprintf("an attribute of %s's items", s.Name))
 		}
@@ -202,21 +200,15 @@ func TestNamesComeFromTheContract(t *testing.T) {
 				used[rel+" "+s] = true
 				continue
 			}
-			t.Errorf("%s: %s is %s", fset.Position(lit.Pos()), lit.Value, what)
+			assert.Failf(t, "a contract name written again", "%s: %s is %s", fset.Position(lit.Pos()), lit.Value, what)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("checked %d files under lambdas/: is the walk rooted right?", files)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, files, 100, "files checked under lambdas/: is the walk rooted right?")
 	for file, lits := range allowedLiterals {
 		for s := range lits {
-			if !used[file+" "+s] {
-				t.Errorf("allowedLiterals lists %q in %s, which has no such literal (or it is no contract name): drop it", s, file)
-			}
+			assert.True(t, used[file+" "+s], "allowedLiterals lists %q in %s, which has no such literal (or it is no contract name): drop it", s, file)
 		}
 	}
 }
@@ -253,9 +245,7 @@ func TestNamesCheckFindsThem(t *testing.T) {
 		{"", `p := "/ticketsx"`, nil},
 	} {
 		f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package x\nfunc f() {\n"+tt.src+"\n}", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var got []string
 		for _, lit := range suspects(f) {
 			s, _ := strconv.Unquote(lit.Value)
@@ -263,9 +253,7 @@ func TestNamesCheckFindsThem(t *testing.T) {
 				got = append(got, lit.Value)
 			}
 		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("%s in %q: found %v, want %v", tt.src, tt.svc, got, tt.want)
-		}
+		assert.Equal(t, tt.want, got, "%s in %q: the literals found", tt.src, tt.svc)
 	}
 }
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/lambdas/services"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestEveryContractFunctionIsBound: each function of every contract has
@@ -18,81 +19,59 @@ func TestEveryContractFunctionIsBound(t *testing.T) {
 	bound := map[string]int{}
 	for _, b := range services.Functions() {
 		bound[b.Function.Name]++
-		if want, ok := catalog.Function(b.Function.Name); !ok {
-			t.Errorf("binding %s is in no contract", b.Function.Name)
-		} else if want.Kind != b.Function.Kind {
-			t.Errorf("binding %s is of kind %s; its contract says %s", b.Function.Name, b.Function.Kind, want.Kind)
+		if want, ok := catalog.Function(b.Function.Name); assert.True(t, ok, "binding %s is in no contract", b.Function.Name) {
+			assert.Equal(t, want.Kind, b.Function.Kind, "binding %s: the kind its contract says", b.Function.Name)
 		}
 	}
 	for _, f := range catalog.Functions() {
-		if bound[f.Name] != 1 {
-			t.Errorf("function %s has %d bindings, want 1", f.Name, bound[f.Name])
-		}
+		assert.Equal(t, 1, bound[f.Name], "function %s: bindings", f.Name)
 		main, err := os.ReadFile(filepath.Join("..", f.Package(), "main.go"))
-		if err != nil {
-			t.Errorf("function %s: %v", f.Name, err)
+		if !assert.NoError(t, err, "function %s", f.Name) {
 			continue
 		}
-		if !strings.Contains(string(main), "fn.Main(") {
-			t.Errorf("%s/main.go does not start its binding with fn.Main", f.Package())
-		}
+		assert.Contains(t, string(main), "fn.Main(", "%s/main.go does not start its binding with fn.Main", f.Package())
 	}
 	mains, _ := filepath.Glob("../cmd/*/main.go")
 	for _, m := range mains {
 		name := filepath.Base(filepath.Dir(m))
 		src, _ := os.ReadFile(m)
-		if _, ok := catalog.Function(name); !ok && strings.Contains(string(src), "fn.Main(") {
-			t.Errorf("cmd/%s starts a function that no contract declares", name)
+		if _, ok := catalog.Function(name); !ok {
+			assert.NotContains(t, string(src), "fn.Main(", "cmd/%s starts a function that no contract declares", name)
 		}
 	}
 }
 
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(services.Names(), ","); got != "agenticpm,itsm,nucleus,rezagent,stak" {
-		t.Errorf("Names = %s", got)
-	}
-	if _, ok := services.Lookup("stak-stream"); ok {
-		t.Error("the stak stream consumer is registered as an HTTP service")
-	}
-	if _, ok := services.LookupConsumer("stak-stream"); !ok {
-		t.Error("the stak stream consumer is not registered")
-	}
+	assert.Equal(t, []string{"agenticpm", "itsm", "nucleus", "rezagent", "stak"}, services.Names(), "Names")
+	_, ok := services.Lookup("stak-stream")
+	assert.False(t, ok, "the stak stream consumer is registered as an HTTP service")
+	_, ok = services.LookupConsumer("stak-stream")
+	assert.True(t, ok, "the stak stream consumer is not registered")
 	ctor, ok := services.Lookup("itsm")
-	if !ok {
-		t.Fatal("itsm not registered")
-	}
+	require.True(t, ok, "itsm not registered")
 	// Configuration errors surface at construction and name the variable.
 	_, err := ctor(context.Background(), func(string) string { return "" })
-	if err == nil || !strings.Contains(err.Error(), "ITSM_TICKETS_TABLE") {
-		t.Errorf("constructor without env: %v", err)
-	}
+	assert.ErrorContains(t, err, "ITSM_TICKETS_TABLE", "constructor without env")
 	h, err := ctor(context.Background(), func(k string) string {
 		return map[string]string{"ITSM_TICKETS_TABLE": "t", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1"}[k]
 	})
-	if err != nil || h == nil {
-		t.Errorf("constructor: %v", err)
-	}
+	assert.NoError(t, err, "constructor")
+	assert.NotNil(t, h, "constructor")
 }
 
 func TestJobs(t *testing.T) {
 	ctor, ok := services.LookupJob("nucleus-executor")
-	if !ok {
-		t.Fatal("nucleus-executor not registered")
-	}
-	if _, ok := services.LookupJob("nucleus"); ok {
-		t.Error("the nucleus API is registered as a job")
-	}
+	require.True(t, ok, "nucleus-executor not registered")
+	_, ok = services.LookupJob("nucleus")
+	assert.False(t, ok, "the nucleus API is registered as a job")
 	_, err := ctor(context.Background(), func(string) string { return "" })
-	if err == nil || !strings.Contains(err.Error(), "NUCLEUS_APP_TABLE") {
-		t.Errorf("constructor without env: %v", err)
-	}
+	assert.ErrorContains(t, err, "NUCLEUS_APP_TABLE", "constructor without env")
 	env := map[string]string{"NUCLEUS_APP_TABLE": "a", "NUCLEUS_AUDIT_TABLE": "b", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1",
 		"AWS_ENDPOINT_URL_STS": "http://127.0.0.1:2", "NUCLEUS_EXECUTOR_LOOKBACK": "soon"}
-	if _, err := ctor(context.Background(), func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "NUCLEUS_EXECUTOR_LOOKBACK") {
-		t.Errorf("bad look-back: %v", err)
-	}
+	_, err = ctor(context.Background(), func(k string) string { return env[k] })
+	assert.ErrorContains(t, err, "NUCLEUS_EXECUTOR_LOOKBACK", "bad look-back")
 	env["NUCLEUS_EXECUTOR_LOOKBACK"] = "30m"
-	if job, err := ctor(context.Background(), func(k string) string { return env[k] }); err != nil || job == nil {
-		t.Errorf("constructor: %v", err)
-	}
+	job, err := ctor(context.Background(), func(k string) string { return env[k] })
+	assert.NoError(t, err, "constructor")
+	assert.NotNil(t, job, "constructor")
 }

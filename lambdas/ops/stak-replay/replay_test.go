@@ -22,6 +22,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -38,9 +40,7 @@ func TestReplay(t *testing.T) {
 	_, names := testenv.Tables(t, testenv.Template(t, "dev", "stak"))
 	table := names["InboxA8E05DC3"]
 	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stakcontract.EnvTable: table}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	client := testenv.Client(t)
 	cfg.Client = client
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -57,24 +57,18 @@ func TestReplay(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		if w.Code != status {
-			t.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
-		}
+		require.Equal(t, status, w.Code, "%s %s: status (body %s)", method, path, w.Body)
 		return w.Body.String()
 	}
 	published := func(uid string) string {
 		var st stak.Stats
-		if err := json.Unmarshal([]byte(do("GET", "/tenants/acme/inboxes/main/users/"+uid+"/stats", "", 200)), &st); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(do("GET", "/tenants/acme/inboxes/main/users/"+uid+"/stats", "", 200)), &st))
 		return fmt.Sprintf("%d/%d", st.Published, st.Read)
 	}
 
 	streams := streamsapi.NewClient(client)
 	arn, err := poller.StreamARN(ctx, client, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The consumer that fails: every record it is given is reported failed,
 	// and what it saw is what Lambda's batch info would describe.
 	var seen []events.DynamoDBEventRecord
@@ -91,12 +85,8 @@ func TestReplay(t *testing.T) {
 		return resp, nil
 	}
 	p, err := poller.New(poller.Config{Client: streams, StreamARN: arn, Handler: failing, Start: poller.Latest, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, p.Sync(ctx))
 
 	do("PUT", "/tenants/acme/settings", `{"title":"Acme"}`, 200)
 	do("PUT", "/tenants/acme/inboxes/main", `{"title":"Main","ttl":{"default":"3s"}}`, 200)
@@ -104,13 +94,9 @@ func TestReplay(t *testing.T) {
 	// attribute (the taxonomy of an uncategorised message) as a string,
 	// which the consumer cannot read; AWS does not.
 	var pub stak.Published
-	if err := json.Unmarshal([]byte(do("POST", "/tenants/acme/inboxes/main/messages", `{"sender":"hr","audiences":{"kind":"users","uids":["u1","u2"]},"taxonomy":{"category":"billing"},"message":{"title":"hi"}}`, 201)), &pub); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(do("POST", "/tenants/acme/inboxes/main/messages", `{"sender":"hr","audiences":{"kind":"users","uids":["u1","u2"]},"taxonomy":{"category":"billing"},"message":{"title":"hi"}}`, 201)), &pub))
 	do("POST", "/tenants/acme/inboxes/main/users/u1/messages/"+pub.Header.ID+"/read", "", 200)
-	if got := published("u1") + " " + published("u2"); got != "1/1 1/0" {
-		t.Fatalf("counters before expiry %s", got)
-	}
+	require.Equal(t, "1/1 1/0", published("u1")+" "+published("u2"), "counters before expiry")
 
 	expiries := func() int {
 		n := 0
@@ -123,47 +109,38 @@ func TestReplay(t *testing.T) {
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for expiries() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no TTL deletion of both messages after 90 s (%d records seen)", len(seen))
-		}
-		if _, err := p.Poll(ctx); err != nil {
-			t.Fatal(err)
-		}
+		// Not Eventually: each round polls the stream, which must not
+		// run beside the next round, and an error from it ends the test.
+		require.False(t, time.Now().After(deadline), "no TTL deletion of both messages after 90 s (%d records seen)", len(seen))
+		_, err := p.Poll(ctx)
+		require.NoError(t, err)
 		time.Sleep(500 * time.Millisecond)
 	}
-	if got := published("u1") + " " + published("u2"); got != "1/1 1/0" {
-		t.Fatalf("the failing consumer changed counters: %s", got)
-	}
+	require.Equal(t, "1/1 1/0", published("u1")+" "+published("u2"), "the failing consumer changed counters")
 
 	// What Lambda puts on the failure queue: the batch's place, no records.
 	desc, err := streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, desc.StreamDescription.Shards, "shards")
+	require.NotEmpty(t, seen, "records seen")
 	shard := aws.ToString(desc.StreamDescription.Shards[len(desc.StreamDescription.Shards)-1].ShardId)
 	msg := fmt.Sprintf(`{"requestContext":{"requestId":"r-1","functionArn":"arn:aws:lambda:us-east-1:000000000000:function:stak-stream","condition":"RetryAttemptsExhausted","approximateInvokeCount":11},
 		"responseContext":{"statusCode":200,"executedVersion":"$LATEST","functionError":""},"version":"1.0","timestamp":"2026-11-26T00:00:00.000Z",
 		"DDBStreamBatchInfo":{"shardId":%q,"startSequenceNumber":%q,"endSequenceNumber":%q,"approximateArrivalOfFirstRecord":"2026-11-26T00:00:00Z","approximateArrivalOfLastRecord":"2026-11-26T00:00:00Z","batchSize":%d,"streamArn":%q}}`,
 		shard, seen[0].Change.SequenceNumber, seen[len(seen)-1].Change.SequenceNumber, len(seen), arn)
 	failures, err := Decode(strings.NewReader(msg))
-	if err != nil || len(failures) != 1 {
-		t.Fatalf("Decode: %v %v", failures, err)
-	}
+	require.NoError(t, err, "Decode")
+	require.Len(t, failures, 1, "Decode")
 	for round := 1; round <= 2; round++ {
 		res, err := Replay(ctx, streams, consumer.Handle, failures[0].Batch)
-		if err != nil {
-			t.Fatalf("replay %d: %v", round, err)
-		}
-		if res.Records != len(seen) || len(res.Failed) != 0 || !res.Complete {
-			t.Errorf("replay %d: %+v, want %d records, none failed, complete", round, res, len(seen))
-		}
-		if got := published("u1") + " " + published("u2"); got != "0/0 0/0" {
-			t.Errorf("after replay %d: counters %s, want 0/0 0/0", round, got)
-		}
+		require.NoError(t, err, "replay %d", round)
+		assert.Equal(t, len(seen), res.Records, "replay %d: records", round)
+		assert.Empty(t, res.Failed, "replay %d: failed", round)
+		assert.True(t, res.Complete, "replay %d: complete", round)
+		assert.Equal(t, "0/0 0/0", published("u1")+" "+published("u2"), "after replay %d: counters", round)
 	}
 
 	// A message that is not Lambda's on-failure shape is refused.
-	if _, err := Decode(strings.NewReader(`{"Records":[]}`)); err == nil {
-		t.Error("a message without DDBStreamBatchInfo was accepted")
-	}
+	_, err = Decode(strings.NewReader(`{"Records":[]}`))
+	assert.Error(t, err, "a message without DDBStreamBatchInfo was accepted")
 }

@@ -10,6 +10,8 @@ import (
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestEventRecord: a Streams API record arrives in the shape Lambda sends,
@@ -34,9 +36,7 @@ func TestEventRecord(t *testing.T) {
 			ApproximateCreationDateTime: &when, SizeBytes: aws.Int64(42),
 		},
 	}, "arn:stream")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := events.DynamoDBEventRecord{
 		AWSRegion: "eu-west-1", EventID: "e1", EventName: "REMOVE", EventSource: "aws:dynamodb", EventVersion: "1.1",
 		EventSourceArn: "arn:stream",
@@ -56,9 +56,8 @@ func TestEventRecord(t *testing.T) {
 			ApproximateCreationDateTime: events.SecondsEpochTime{Time: when.Truncate(time.Second)},
 		},
 	}
+	// Lambda's JSON, byte for byte.
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
-	if string(gb) != string(wb) {
-		t.Errorf("EventRecord\n got %s\nwant %s", gb, wb)
-	}
+	assert.Equal(t, string(wb), string(gb), "EventRecord")
 }

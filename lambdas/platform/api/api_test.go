@@ -20,6 +20,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type createReq struct {
@@ -72,18 +74,14 @@ func TestDecodeJSON(t *testing.T) {
 			var dst createReq
 			err := api.DecodeJSON(w, r, 100, &dst)
 			if tt.wantStatus == 0 {
-				if err != nil {
-					t.Fatalf("unexpected error %v", err)
-				}
+				require.NoError(t, err)
 				return
 			}
 			var apiErr *api.Error
-			if !errors.As(err, &apiErr) {
-				t.Fatalf("error %v is not an *api.Error", err)
-			}
-			if apiErr.Status != tt.wantStatus || apiErr.Code != tt.wantCode || !strings.Contains(apiErr.Message, tt.wantInMsg) {
-				t.Errorf("got %d %s %q, want %d %s containing %q", apiErr.Status, apiErr.Code, apiErr.Message, tt.wantStatus, tt.wantCode, tt.wantInMsg)
-			}
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, tt.wantStatus, apiErr.Status, "status")
+			assert.Equal(t, tt.wantCode, apiErr.Code, "code")
+			assert.Contains(t, apiErr.Message, tt.wantInMsg, "message")
 		})
 	}
 }
@@ -95,20 +93,15 @@ func TestDecodeJSONKeepsDigits(t *testing.T) {
 		Doc any `json:"doc"`
 	}
 	body := `{"doc":{"big":12345678901234567890123,"deep":` + strings.Repeat("[", 30) + strings.Repeat("]", 30) + `}}`
-	if err := api.DecodeJSON(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), 1<<10, &dst); err != nil {
-		t.Fatal(err)
-	}
-	if got := dst.Doc.(map[string]any)["big"]; got != json.Number("12345678901234567890123") {
-		t.Errorf("big = %#v", got)
-	}
+	require.NoError(t, api.DecodeJSON(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), 1<<10, &dst))
+	require.IsType(t, map[string]any{}, dst.Doc)
+	assert.Equal(t, json.Number("12345678901234567890123"), dst.Doc.(map[string]any)["big"], "big")
 }
 
 func TestWriteJSONKeepsHTML(t *testing.T) {
 	w := httptest.NewRecorder()
 	api.WriteJSON(w, 200, map[string]string{"t": "<b>&</b>"})
-	if got := w.Body.String(); got != `{"t":"<b>&</b>"}`+"\n" {
-		t.Errorf("body = %q", got)
-	}
+	assert.Equal(t, `{"t":"<b>&</b>"}`+"\n", w.Body.String(), "body")
 }
 
 func TestValidator(t *testing.T) {
@@ -121,9 +114,7 @@ func TestValidator(t *testing.T) {
 	v.OneOf("f", "x", "open", "closed")
 	err := v.Err()
 	var apiErr *api.Error
-	if !errors.As(err, &apiErr) {
-		t.Fatalf("Err() = %v", err)
-	}
+	require.ErrorAs(t, err, &apiErr, "Err()")
 	got := map[string]string{}
 	for _, f := range apiErr.Fields {
 		got[f.Field] = f.Message
@@ -135,19 +126,10 @@ func TestValidator(t *testing.T) {
 		"e": "must not contain whitespace",
 		"f": "must be one of open, closed",
 	}
-	if len(got) != len(want) {
-		t.Errorf("fields = %v, want %v", got, want)
-	}
-	for k, w := range want {
-		if got[k] != w {
-			t.Errorf("field %s = %q, want %q", k, got[k], w)
-		}
-	}
+	assert.Equal(t, want, got, "fields")
 	var ok api.Validator
 	ok.Text("x", "fine", 1, 10)
-	if ok.Err() != nil {
-		t.Errorf("valid input gave %v", ok.Err())
-	}
+	assert.NoError(t, ok.Err(), "valid input")
 }
 
 func TestRouterAndMiddleware(t *testing.T) {
@@ -190,16 +172,11 @@ func TestRouterAndMiddleware(t *testing.T) {
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
-			if w.Code != tt.wantStatus {
-				t.Fatalf("status = %d, want %d; body %s", w.Code, tt.wantStatus, w.Body)
-			}
+			require.Equal(t, tt.wantStatus, w.Code, "status; body %s", w.Body)
 			id := w.Header().Get("X-Request-Id")
-			if id == "" || id == tt.reqID {
-				t.Errorf("X-Request-Id = %q: want ours, not empty and not the client's %q", id, tt.reqID)
-			}
-			if got := w.Header().Get("Allow"); got != tt.wantAllow {
-				t.Errorf("Allow = %q, want %q", got, tt.wantAllow)
-			}
+			assert.NotEmpty(t, id, "X-Request-Id: want ours")
+			assert.NotEqual(t, tt.reqID, id, "X-Request-Id: want ours, not the client's")
+			assert.Equal(t, tt.wantAllow, w.Header().Get("Allow"), "Allow")
 			if tt.wantCode == "" {
 				return
 			}
@@ -211,47 +188,34 @@ func TestRouterAndMiddleware(t *testing.T) {
 				} `json:"error"`
 				RequestID string `json:"request_id"`
 			}
-			if err := json.Unmarshal(body, &e); err != nil {
-				t.Fatalf("body %s: %v", body, err)
-			}
-			if e.Error.Code != tt.wantCode || e.RequestID != id {
-				t.Errorf("body = %s", body)
-			}
-			if strings.Contains(string(body), "secret-table-name") || strings.Contains(string(body), "kaboom") {
-				t.Errorf("internal detail leaked: %s", body)
-			}
+			require.NoError(t, json.Unmarshal(body, &e), "body %s", body)
+			assert.Equal(t, tt.wantCode, e.Error.Code, "body's code")
+			assert.Equal(t, id, e.RequestID, "body's request_id")
+			assert.NotContains(t, string(body), "secret-table-name", "internal detail leaked")
+			assert.NotContains(t, string(body), "kaboom", "internal detail leaked")
 		})
 	}
-	if !strings.Contains(logs.String(), `"client_request_id":"abc-123"`) {
-		t.Errorf("the client's id was not logged as client_request_id: %s", logs.String())
-	}
-	if !strings.Contains(logs.String(), "secret-table-name") {
-		t.Errorf("internal error was not logged: %s", logs.String())
-	}
+	assert.Contains(t, logs.String(), `"client_request_id":"abc-123"`, "the client's id was not logged as client_request_id")
+	assert.Contains(t, logs.String(), "secret-table-name", "internal error was not logged")
 	// One access line per request, with every field, as numbers where
 	// they are numbers.
 	var lines int
 	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
 		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("log line %s: %v", line, err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), "log line %s", line)
 		if rec["msg"] != "request" {
 			continue
 		}
 		lines++
-		if rec["level"] != "INFO" || rec["method"] == nil || rec["path"] == nil || rec["route"] == nil || rec["request_id"] == nil {
-			t.Errorf("access line lacks a field: %s", line)
+		assert.Equal(t, "INFO", rec["level"], "access line's level: %s", line)
+		for _, k := range []string{"method", "path", "route", "request_id"} {
+			assert.NotNil(t, rec[k], "access line lacks %s: %s", k, line)
 		}
 		for _, k := range []string{"status", "bytes", "duration_ms"} {
-			if _, ok := rec[k].(float64); !ok {
-				t.Errorf("access line's %s is not a number: %s", k, line)
-			}
+			assert.IsType(t, float64(0), rec[k], "access line's %s is not a number: %s", k, line)
 		}
 	}
-	if lines != len(tests) {
-		t.Errorf("%d access lines for %d requests:\n%s", lines, len(tests), logs.String())
-	}
+	assert.Equal(t, len(tests), lines, "access lines, one per request:\n%s", logs.String())
 }
 
 func TestRoutedThroughInstrument(t *testing.T) {
@@ -260,16 +224,9 @@ func TestRoutedThroughInstrument(t *testing.T) {
 	r.Handle(a, func(http.ResponseWriter, *http.Request) error { return nil })
 	r.Handle(post, func(http.ResponseWriter, *http.Request) error { return nil })
 	h := api.Instrument(slog.New(slog.DiscardHandler), r.Done())
-	routed, ok := h.(api.Routed)
-	if !ok {
-		t.Fatal("Instrument hides the router's patterns")
-	}
-	if got := strings.Join(routed.Patterns(), ","); got != "GET /a,POST /a/{id}" {
-		t.Errorf("Patterns() = %s", got)
-	}
-	if _, ok := api.Instrument(slog.New(slog.DiscardHandler), http.NotFoundHandler()).(api.Routed); ok {
-		t.Error("a plain handler became Routed")
-	}
+	require.Implements(t, (*api.Routed)(nil), h, "Instrument hides the router's patterns")
+	assert.Equal(t, []string{"GET /a", "POST /a/{id}"}, h.(api.Routed).Patterns(), "Patterns()")
+	assert.NotImplements(t, (*api.Routed)(nil), api.Instrument(slog.New(slog.DiscardHandler), http.NotFoundHandler()), "a plain handler became Routed")
 }
 
 // TestRouterHoldsToTheContract: a handler for a route outside the contract,
@@ -299,9 +256,7 @@ func TestRouterHoldsToTheContract(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			defer func() {
-				if p := fmt.Sprint(recover()); !strings.Contains(p, tt.want) {
-					t.Errorf("panic %q, want %q", p, tt.want)
-				}
+				assert.Contains(t, fmt.Sprint(recover()), tt.want, "panic")
 			}()
 			tt.build()
 		})
@@ -315,9 +270,8 @@ func TestRouterHoldsToTheContract(t *testing.T) {
 	r.Handle(put, nop)
 	rec := httptest.NewRecorder()
 	r.Done().ServeHTTP(rec, httptest.NewRequest("GET", "/files/a/b/c", nil))
-	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"a/b/c"`) {
-		t.Errorf("GET /files/a/b/c = %d %s", rec.Code, rec.Body)
-	}
+	assert.Equal(t, 200, rec.Code, "GET /files/a/b/c: status")
+	assert.Contains(t, rec.Body.String(), `"a/b/c"`, "GET /files/a/b/c: body")
 }
 
 // A DynamoDB throttle, server error or deadline that outlasted the
@@ -335,13 +289,12 @@ func TestUnavailableIs503(t *testing.T) {
 		req = req.WithContext(api.WithLogger(req.Context(), logx.New(&logs, slog.LevelInfo).With("service", "itsm")))
 		api.WriteError(rec, req, err)
 		// One Unavailable metric in the embedded metric format, by service.
-		if !strings.Contains(logs.String(), `"CloudWatchMetrics":[{"Dimensions":[["service"]],"Metrics":[{"Name":"Unavailable","Unit":"Count"}],"Namespace":"dynastack"}]`) ||
-			!strings.Contains(logs.String(), `"Unavailable":1`) || !strings.Contains(logs.String(), `"service":"itsm"`) {
-			t.Errorf("no Unavailable metric in the log: %s", logs.String())
-		}
-		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "2" ||
-			!strings.Contains(rec.Body.String(), `"code":"unavailable"`) || strings.Contains(rec.Body.String(), "slow down") {
-			t.Errorf("%v: %d Retry-After=%q %s", err, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
-		}
+		assert.Contains(t, logs.String(), `"CloudWatchMetrics":[{"Dimensions":[["service"]],"Metrics":[{"Name":"Unavailable","Unit":"Count"}],"Namespace":"dynastack"}]`, "%v: no Unavailable metric in the log", err)
+		assert.Contains(t, logs.String(), `"Unavailable":1`, "%v: no Unavailable metric in the log", err)
+		assert.Contains(t, logs.String(), `"service":"itsm"`, "%v: no Unavailable metric in the log", err)
+		assert.Equal(t, http.StatusServiceUnavailable, rec.Code, "%v: status", err)
+		assert.Equal(t, "2", rec.Header().Get("Retry-After"), "%v: Retry-After", err)
+		assert.Contains(t, rec.Body.String(), `"code":"unavailable"`, "%v: body", err)
+		assert.NotContains(t, rec.Body.String(), "slow down", "%v: body", err)
 	}
 }

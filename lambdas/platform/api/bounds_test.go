@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/stretchr/testify/assert"
 )
 
 type errBody struct {
@@ -40,29 +41,20 @@ func TestErrorBodyIsBounded(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		api.WriteError(rec, httptest.NewRequest("GET", "/", nil), err)
-		if rec.Body.Len() > api.MaxErrorBodyBytes {
-			t.Errorf("%s: a %d-byte error body", name, rec.Body.Len())
-		}
+		assert.LessOrEqual(t, rec.Body.Len(), api.MaxErrorBodyBytes, "%s: error body bytes", name)
 		var b errBody
-		if json.Unmarshal(rec.Body.Bytes(), &b) != nil {
-			t.Errorf("%s: not JSON: %.200s", name, rec.Body)
-		}
-		if len(b.Error.Fields) > api.MaxFieldErrors {
-			t.Errorf("%s: %d fields", name, len(b.Error.Fields))
-		}
+		assert.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b), "%s: not JSON: %.200s", name, rec.Body)
+		assert.LessOrEqual(t, len(b.Error.Fields), api.MaxFieldErrors, "%s: fields", name)
 		for _, f := range b.Error.Fields {
-			if n := len([]rune(f.Field)); n > api.MaxEchoChars+1 {
-				t.Errorf("%s: a field name of %d characters", name, n)
-			}
+			assert.LessOrEqual(t, len([]rune(f.Field)), api.MaxEchoChars+1, "%s: characters of a field name", name)
 		}
 	}
 	rec := httptest.NewRecorder()
 	api.WriteError(rec, httptest.NewRequest("GET", "/", nil), many())
 	var b errBody
 	_ = json.Unmarshal(rec.Body.Bytes(), &b)
-	if len(b.Error.Fields) != api.MaxFieldErrors || !strings.HasSuffix(b.Error.Message, "and 990 more invalid fields") {
-		t.Errorf("1000 invalid fields: %d listed, message %.100s…%s", len(b.Error.Fields), b.Error.Message, b.Error.Message[max(0, len(b.Error.Message)-40):])
-	}
+	assert.Len(t, b.Error.Fields, api.MaxFieldErrors, "1000 invalid fields: listed")
+	assert.True(t, strings.HasSuffix(b.Error.Message, "and 990 more invalid fields"), "1000 invalid fields: message %.100s…%s", b.Error.Message, b.Error.Message[max(0, len(b.Error.Message)-40):])
 }
 
 // More than MaxQueryParams query parameters is one 400 naming "query",
@@ -88,8 +80,10 @@ func TestQueryParamsAreCapped(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/things?"+strings.Join(q, "&"), nil))
 		var b errBody
 		_ = json.Unmarshal(rec.Body.Bytes(), &b)
-		if rec.Code != 400 || len(b.Error.Fields) == 0 || b.Error.Fields[0].Field != tt.want || rec.Body.Len() > 2048 {
-			t.Errorf("%d parameters: %d %.300s (%d bytes), want 400 naming %s", tt.n, rec.Code, rec.Body, rec.Body.Len(), tt.want)
+		assert.Equal(t, 400, rec.Code, "%d parameters: status (body %.300s)", tt.n, rec.Body)
+		assert.LessOrEqual(t, rec.Body.Len(), 2048, "%d parameters: body bytes", tt.n)
+		if assert.NotEmpty(t, b.Error.Fields, "%d parameters: fields", tt.n) {
+			assert.Equal(t, tt.want, b.Error.Fields[0].Field, "%d parameters: the field named", tt.n)
 		}
 	}
 }
@@ -98,8 +92,10 @@ func TestEpochSeconds(t *testing.T) {
 	for n, ok := range map[int64]bool{0: true, api.MaxEpochSeconds: true, -1: false, api.MaxEpochSeconds + 1: false, 9_300_000_000_000_000: false} {
 		var v api.Validator
 		v.EpochSeconds("up_to_time", n)
-		if (v.Err() == nil) != ok {
-			t.Errorf("EpochSeconds(%d): %v", n, v.Err())
+		if ok {
+			assert.NoError(t, v.Err(), "EpochSeconds(%d)", n)
+		} else {
+			assert.Error(t, v.Err(), "EpochSeconds(%d)", n)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -45,20 +47,17 @@ func TestErrorFor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := api.ErrorFor(tt.err)
-			if got.Status != tt.wantStatus || got.Code != tt.wantCode || got.Message != tt.wantMsg || len(got.Fields) != tt.wantFields {
-				t.Errorf("ErrorFor = %d %s %q %v, want %d %s %q with %d fields", got.Status, got.Code, got.Message, got.Fields, tt.wantStatus, tt.wantCode, tt.wantMsg, tt.wantFields)
-			}
-			if !errors.Is(got, tt.err) && got != tt.err {
-				t.Errorf("the answer lost its cause %v", tt.err)
-			}
+			assert.Equal(t, tt.wantStatus, got.Status, "ErrorFor: status")
+			assert.Equal(t, tt.wantCode, got.Code, "ErrorFor: code")
+			assert.Equal(t, tt.wantMsg, got.Message, "ErrorFor: message")
+			assert.Len(t, got.Fields, tt.wantFields, "ErrorFor: fields")
+			assert.ErrorIs(t, got, tt.err, "the answer lost its cause")
 		})
 	}
-	if api.About(nil, "x") != nil || api.CursorHint(nil, "x") != nil {
-		t.Error("a nil error became non-nil")
-	}
-	if !errors.Is(api.About(errGone, "t1"), errGone) || api.About(errGone, "t1").Error() != errGone.Error() {
-		t.Error("About changed what errors.Is and logs see")
-	}
+	assert.NoError(t, api.About(nil, "x"), "a nil error became non-nil: About")
+	assert.NoError(t, api.CursorHint(nil, "x"), "a nil error became non-nil: CursorHint")
+	assert.ErrorIs(t, api.About(errGone, "t1"), errGone, "About changed what errors.Is sees")
+	assert.EqualError(t, api.About(errGone, "t1"), errGone.Error(), "About changed what logs see")
 }
 
 func TestPageLimit(t *testing.T) {
@@ -82,11 +81,11 @@ func TestPageLimit(t *testing.T) {
 			q := api.QueryOf(httptest.NewRequest("GET", "/?"+tt.query, nil))
 			var v api.Validator
 			got := api.PageLimit(&v, q, 20, 100)
-			if got != tt.want || (v.Err() != nil) != tt.wantErr {
-				t.Errorf("PageLimit = %d, %v; want %d, error %v", got, v.Err(), tt.want, tt.wantErr)
-			}
-			if tt.wantErr && v.Err().Error() != "400 validation_failed: limit: must be an integer from 1 to 100" {
-				t.Errorf("wording: %v", v.Err())
+			assert.Equal(t, tt.want, got, "PageLimit")
+			if tt.wantErr {
+				assert.EqualError(t, v.Err(), "400 validation_failed: limit: must be an integer from 1 to 100", "PageLimit: the error's wording")
+			} else {
+				assert.NoError(t, v.Err(), "PageLimit")
 			}
 		})
 	}
@@ -107,11 +106,11 @@ func TestPathUUID(t *testing.T) {
 			r := httptest.NewRequest("GET", "/", nil)
 			r.SetPathValue("id", tt.id)
 			id, err := api.PathUUID(r, "id", "ticket")
-			switch {
-			case tt.wantErr == "" && (err != nil || id != tt.id):
-				t.Errorf("PathUUID = %q, %v", id, err)
-			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
-				t.Errorf("PathUUID error = %v, want %s", err, tt.wantErr)
+			if tt.wantErr == "" {
+				assert.NoError(t, err, "PathUUID")
+				assert.Equal(t, tt.id, id, "PathUUID")
+			} else {
+				assert.EqualError(t, err, tt.wantErr, "PathUUID")
 			}
 		})
 	}
@@ -121,19 +120,14 @@ func TestOptional(t *testing.T) {
 	var in struct {
 		A, B, C api.Optional[int]
 	}
-	if err := json.Unmarshal([]byte(`{"A":5,"B":null}`), &in); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(`{"A":5,"B":null}`), &in))
 	var v api.Validator
-	if p := in.A.Ptr(&v, "A"); p == nil || *p != 5 {
-		t.Errorf("A = %v", p)
+	if p := in.A.Ptr(&v, "A"); assert.NotNil(t, p, "A") {
+		assert.Equal(t, 5, *p, "A")
 	}
-	if in.B.Present(&v, "B") || in.C.Present(&v, "C") {
-		t.Error("null or absent field is present")
-	}
-	if got := fmt.Sprint(v.Err()); got != "400 validation_failed: B: must not be null; omit it instead" {
-		t.Errorf("Err() = %s", got)
-	}
+	assert.False(t, in.B.Present(&v, "B"), "a null field is present")
+	assert.False(t, in.C.Present(&v, "C"), "an absent field is present")
+	assert.Equal(t, "400 validation_failed: B: must not be null; omit it instead", fmt.Sprint(v.Err()), "Err()")
 }
 
 // A domain package declares how each of its failures is answered; handlers
@@ -153,20 +147,18 @@ func ExampleNewKind() {
 
 func TestReply(t *testing.T) {
 	w := httptest.NewRecorder()
-	if err := api.Reply(w, http.StatusCreated, map[string]int{"n": 1}, api.About(nil, "x")); err != nil || w.Code != 201 || w.Body.String() != `{"n":1}`+"\n" {
-		t.Errorf("Reply without error = %v, %d %s", err, w.Code, w.Body)
-	}
+	assert.NoError(t, api.Reply(w, http.StatusCreated, map[string]int{"n": 1}, api.About(nil, "x")), "Reply without error")
+	assert.Equal(t, 201, w.Code, "Reply without error: status")
+	assert.Equal(t, `{"n":1}`+"\n", w.Body.String(), "Reply without error: body")
 	w = httptest.NewRecorder()
-	if err := api.Reply(w, http.StatusOK, "unused", errGone); err != errGone || w.Body.Len() != 0 {
-		t.Errorf("Reply with error = %v, wrote %q", err, w.Body)
-	}
+	err := api.Reply(w, http.StatusOK, "unused", errGone)
+	assert.True(t, err == errGone, "Reply with error = %v, want errGone itself", err)
+	assert.Zero(t, w.Body.Len(), "Reply with error wrote %q", w.Body)
 }
 
 func TestStrings(t *testing.T) {
 	type status string
 	var v api.Validator
 	v.OneOf("status", "gone", api.Strings([]status{"open", "closed"})...)
-	if got := fmt.Sprint(v.Err()); got != "400 validation_failed: status: must be one of open, closed" {
-		t.Errorf("Err() = %s", got)
-	}
+	assert.Equal(t, "400 validation_failed: status: must be one of open, closed", fmt.Sprint(v.Err()), "Err()")
 }

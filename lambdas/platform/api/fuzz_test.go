@@ -1,12 +1,12 @@
 package api_test
 
 import (
-	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzDecodeJSON: any request body is decoded or refused with a 4xx
@@ -36,12 +36,10 @@ func FuzzDecodeJSON(f *testing.F) {
 			return
 		}
 		var e *api.Error
-		if !errors.As(err, &e) || e.Status < 400 || e.Status > 499 {
-			t.Fatalf("DecodeJSON(%q) = %v, want a 4xx api.Error", in, err)
-		}
-		if e.Message == "" && len(e.Fields) == 0 {
-			t.Fatalf("DecodeJSON(%q): %d without a message", in, e.Status)
-		}
+		require.ErrorAs(t, err, &e, "DecodeJSON(%q): want a 4xx api.Error", in)
+		require.GreaterOrEqual(t, e.Status, 400, "DecodeJSON(%q) = %v: want a 4xx", in, err)
+		require.LessOrEqual(t, e.Status, 499, "DecodeJSON(%q) = %v: want a 4xx", in, err)
+		require.False(t, e.Message == "" && len(e.Fields) == 0, "DecodeJSON(%q): %d without a message", in, e.Status)
 	})
 }
 
@@ -60,8 +58,6 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	for b.Loop() {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(in))
 		var dst body
-		if err := api.DecodeJSON(httptest.NewRecorder(), r, 1<<10, &dst); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, api.DecodeJSON(httptest.NewRecorder(), r, 1<<10, &dst))
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -53,15 +55,13 @@ func TestServerErrorReleasesTheKey(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"id":"t1"}`))
 	}))
-	if r := post(h, "k", `{}`); r.Code != 503 {
-		t.Fatalf("first: %d", r.Code)
-	}
-	if r := post(h, "k", `{}`); r.Code != 201 || runs.Load() != 2 {
-		t.Fatalf("retry after a 503: %d after %d runs, want 201 after 2", r.Code, runs.Load())
-	}
-	if r := post(h, "k", `{}`); r.Code != 201 || r.Body.String() != `{"id":"t1"}` || runs.Load() != 2 {
-		t.Errorf("third: %d %s after %d runs, want the kept 201 without a run", r.Code, r.Body, runs.Load())
-	}
+	require.Equal(t, 503, post(h, "k", `{}`).Code, "first")
+	require.Equal(t, 201, post(h, "k", `{}`).Code, "retry after a 503")
+	require.Equal(t, int32(2), runs.Load(), "runs after the retry")
+	r := post(h, "k", `{}`)
+	assert.Equal(t, 201, r.Code, "third: the kept 201")
+	assert.Equal(t, `{"id":"t1"}`, r.Body.String(), "third: the kept body")
+	assert.Equal(t, int32(2), runs.Load(), "third: runs (the kept answer without a run)")
 }
 
 // The key's record is written with a token, so when the answer to that
@@ -74,12 +74,10 @@ func TestLostAnswerToTheRecordStillRunsOnce(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 	}))
 	p.NextOn("PutItem", ddbfault.DropAnswer, 1)
-	if r := post(h, "k", `{}`); r.Code != 201 || runs.Load() != 1 {
-		t.Fatalf("%d after %d runs, want 201 after 1", r.Code, runs.Load())
-	}
-	if r := post(h, "k", `{}`); r.Code != 201 || runs.Load() != 1 {
-		t.Errorf("retry: %d after %d runs, want the kept 201", r.Code, runs.Load())
-	}
+	require.Equal(t, 201, post(h, "k", `{}`).Code, "first")
+	require.Equal(t, int32(1), runs.Load(), "runs")
+	assert.Equal(t, 201, post(h, "k", `{}`).Code, "retry: the kept 201")
+	assert.Equal(t, int32(1), runs.Load(), "retry: runs")
 }
 
 // A route the contract does not mark, or a request without a key, passes.
@@ -89,7 +87,6 @@ func TestOnlyMarkedRoutesWithAKey(t *testing.T) {
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs.Add(1) })
 	post(tbl.Middleware(service.Route{Method: "POST", Path: "/things"}, next), "k", `{}`)
 	post(tbl.Middleware(create, next), "", `{}`)
-	if runs.Load() != 2 || p.Requests() != 0 {
-		t.Errorf("%d runs, %d DynamoDB requests: want 2 and none", runs.Load(), p.Requests())
-	}
+	assert.Equal(t, int32(2), runs.Load(), "runs")
+	assert.Zero(t, p.Requests(), "DynamoDB requests")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ids"
+	"github.com/stretchr/testify/assert"
 )
 
 // Every path parameter is a key before the handler runs: a segment that
@@ -57,9 +58,8 @@ func TestPathKeys(t *testing.T) {
 		rec := httptest.NewRecorder()
 		rt.ServeHTTP(rec, httptest.NewRequest("GET", tt.path, nil))
 		if tt.field == "" {
-			if rec.Code != 200 || ran != 1 {
-				t.Errorf("GET %.60s: %d %s, want it served", tt.path, rec.Code, rec.Body)
-			}
+			assert.Equal(t, 200, rec.Code, "GET %.60s: status (body %s)", tt.path, rec.Body)
+			assert.Equal(t, 1, ran, "GET %.60s: handler runs", tt.path)
 			continue
 		}
 		var body struct {
@@ -69,8 +69,11 @@ func TestPathKeys(t *testing.T) {
 			} `json:"error"`
 		}
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)
-		if rec.Code != 400 || ran != 0 || len(body.Error.Fields) != 1 || body.Error.Fields[0].Field != tt.field || body.Error.Code != api.CodeValidation {
-			t.Errorf("GET %.60s: %d %s (handler ran %d times), want 400 naming %s", tt.path, rec.Code, rec.Body, ran, tt.field)
+		assert.Equal(t, 400, rec.Code, "GET %.60s: status (body %s)", tt.path, rec.Body)
+		assert.Equal(t, 0, ran, "GET %.60s: handler runs", tt.path)
+		assert.Equal(t, api.CodeValidation, body.Error.Code, "GET %.60s: code", tt.path)
+		if assert.Len(t, body.Error.Fields, 1, "GET %.60s: fields", tt.path) {
+			assert.Equal(t, tt.field, body.Error.Fields[0].Field, "GET %.60s: the field named", tt.path)
 		}
 	}
 }
@@ -84,8 +87,11 @@ func TestCheckKey(t *testing.T) {
 		"a\tb":                  "must not contain whitespace or control characters",
 		strings.Repeat("é", 65): "must be at most 128 bytes of UTF-8 (got 130)",
 	} {
-		if got := ids.CheckKey(s, 128); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
-			t.Errorf("CheckKey(%q) = %q, want %q", s, got, want)
+		got := ids.CheckKey(s, 128)
+		if want == "" {
+			assert.Empty(t, got, "CheckKey(%q)", s)
+		} else {
+			assert.True(t, strings.HasPrefix(got, want), "CheckKey(%q) = %q, want the prefix %q", s, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/stretchr/testify/assert"
 )
 
 const paramCaller service.QueryParam = "caller"
@@ -26,18 +27,10 @@ func TestQueryValues(t *testing.T) {
 		t.Run(tt.query, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/tickets?"+tt.query, nil)
 			q := api.QueryOf(r)
-			if got := q.Get(paramCaller); got != tt.caller {
-				t.Errorf("Get(caller) = %q, want %q", got, tt.caller)
-			}
-			if got := q.Has(paramCaller); got != tt.hasCaller {
-				t.Errorf("Has(caller) = %v, want %v", got, tt.hasCaller)
-			}
-			if got := q.Cursor(); got != tt.cursor {
-				t.Errorf("Cursor() = %q, want %q", got, tt.cursor)
-			}
-			if got := api.Query(r, paramCaller); got != tt.caller {
-				t.Errorf("Query(r, caller) = %q, want %q", got, tt.caller)
-			}
+			assert.Equal(t, tt.caller, q.Get(paramCaller), "Get(caller)")
+			assert.Equal(t, tt.hasCaller, q.Has(paramCaller), "Has(caller)")
+			assert.Equal(t, tt.cursor, q.Cursor(), "Cursor()")
+			assert.Equal(t, tt.caller, api.Query(r, paramCaller), "Query(r, caller)")
 		})
 	}
 }
@@ -45,12 +38,8 @@ func TestQueryValues(t *testing.T) {
 func TestPathValue(t *testing.T) {
 	r := httptest.NewRequest("GET", "/tickets/t-1", nil)
 	r.SetPathValue("id", "t-1")
-	if got := api.PathValue(r, service.PathParam("id")); got != "t-1" {
-		t.Errorf("PathValue(id) = %q, want t-1", got)
-	}
-	if got := api.PathValue(r, service.PathParam("other")); got != "" {
-		t.Errorf("PathValue(other) = %q, want empty", got)
-	}
+	assert.Equal(t, "t-1", api.PathValue(r, service.PathParam("id")), "PathValue(id)")
+	assert.Empty(t, api.PathValue(r, service.PathParam("other")), "PathValue(other)")
 }
 
 func TestLocation(t *testing.T) {
@@ -62,8 +51,6 @@ func TestLocation(t *testing.T) {
 		{service.Route{Method: "GET", Path: "/tickets/{id}"}, []string{"t-1"}, "tickets/t-1"},
 		{service.Route{Method: "GET", Path: "/projects/{id}/escalations/{eid}"}, []string{"p", "e 1"}, "projects/p/escalations/e%201"},
 	} {
-		if got := api.Location(tt.route, tt.values...); got != tt.want {
-			t.Errorf("Location(%s, %q) = %q, want %q", tt.route.Key(), tt.values, got, tt.want)
-		}
+		assert.Equal(t, tt.want, api.Location(tt.route, tt.values...), "Location(%s, %q)", tt.route.Key(), tt.values)
 	}
 }

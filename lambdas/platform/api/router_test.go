@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestRouterMatchesOnce: a request the mux routes reaches its handler
@@ -33,18 +34,17 @@ func TestRouterMatchesOnce(t *testing.T) {
 	} {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(tt.method, tt.path, nil))
-		if w.Code != tt.status {
-			t.Errorf("%s %s: %d %s, want %d", tt.method, tt.path, w.Code, w.Body, tt.status)
+		if !assert.Equal(t, tt.status, w.Code, "%s %s: status (body %s)", tt.method, tt.path, w.Body) {
 			continue
 		}
-		if tt.body != "" && w.Body.String() != tt.body {
-			t.Errorf("%s %s: body %q, want %q", tt.method, tt.path, w.Body, tt.body)
+		if tt.body != "" {
+			assert.Equal(t, tt.body, w.Body.String(), "%s %s: body", tt.method, tt.path)
 		}
-		if tt.header != "" && w.Header().Get("Location") != tt.header {
-			t.Errorf("%s %s: Location %q, want %q", tt.method, tt.path, w.Header().Get("Location"), tt.header)
+		if tt.header != "" {
+			assert.Equal(t, tt.header, w.Header().Get("Location"), "%s %s: Location", tt.method, tt.path)
 		}
-		if tt.status >= 400 && w.Header().Get("Content-Type") != "application/json" {
-			t.Errorf("%s %s: Content-Type %q, want the JSON error", tt.method, tt.path, w.Header().Get("Content-Type"))
+		if tt.status >= 400 {
+			assert.Equal(t, "application/json", w.Header().Get("Content-Type"), "%s %s: Content-Type of the JSON error", tt.method, tt.path)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The token walk checkBody replaced (a tree of the body, then its keys
@@ -197,16 +199,14 @@ func FuzzCheckBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		var dst fuzzBody
 		got, want := checkBody([]byte(in), &dst), oldCheckBody([]byte(in), &dst)
-		if (got == nil) != (want == nil) {
-			t.Fatalf("checkBody(%q) = %v; the token walk: %v", in, got, want)
-		}
-		if got == nil || got.Error() == want.Error() {
+		require.Equal(t, want == nil, got == nil, "checkBody(%q) = %v; the token walk: %v", in, got, want)
+		if got == nil {
 			return
 		}
 		if strings.Contains(got.Error(), "unknown field") && strings.Contains(want.Error(), "unknown field") {
 			return
 		}
-		t.Fatalf("checkBody(%q) = %v; the token walk: %v", in, got, want)
+		require.Equal(t, want.Error(), got.Error(), "checkBody(%q) against the token walk", in)
 	})
 }
 
@@ -218,14 +218,10 @@ func TestCheckBodyManyKeys(t *testing.T) {
 		keys = append(keys, fmt.Sprintf(`"k%d":%d`, i, i))
 	}
 	var dst fuzzBody
-	if err := checkBody([]byte(`{"doc":{`+strings.Join(keys, ",")+`}}`), &dst); err != nil {
-		t.Fatalf("40 distinct keys: %v", err)
-	}
+	require.NoError(t, checkBody([]byte(`{"doc":{`+strings.Join(keys, ",")+`}}`), &dst), "40 distinct keys")
 	for _, dup := range []int{1, 20, 39} {
 		body := `{"doc":{` + strings.Join(append(keys, fmt.Sprintf(`"k%d":0`, dup)), ",") + `}}`
 		want := fmt.Sprintf("doc.k%d: is given twice", dup)
-		if err := checkBody([]byte(body), &dst); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("key %d twice: %v, want %q", dup, err, want)
-		}
+		assert.ErrorContains(t, checkBody([]byte(body), &dst), want, "key %d twice", dup)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 )
@@ -23,17 +25,12 @@ func TestFor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := awsconf.For(context.Background(), func(k string) string { return tt.env[k] }, "EventBridge")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := aws.ToString(cfg.BaseEndpoint); got != tt.want {
-				t.Errorf("BaseEndpoint = %q, want %q", got, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, aws.ToString(cfg.BaseEndpoint), "BaseEndpoint")
 			if tt.want != "" {
 				creds, err := cfg.Credentials.Retrieve(context.Background())
-				if err != nil || creds.AccessKeyID != "local" {
-					t.Errorf("an overridden endpoint without keys: credentials %v %v, want the local dummies", creds.AccessKeyID, err)
-				}
+				assert.NoError(t, err, "an overridden endpoint without keys: credentials")
+				assert.Equal(t, "local", creds.AccessKeyID, "an overridden endpoint without keys: the local dummies")
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package bodyschema_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io/fs"
 	"maps"
 	"os"
@@ -32,40 +34,27 @@ var ours = []string{"README.md", "dynastack.patch"}
 func TestCopyIsUpstreamPlusPatch(t *testing.T) {
 	src := downloadUpstream(t)
 	want := t.TempDir()
-	if err := copyRelease(src, want); err != nil {
-		t.Fatalf("copying %s: %v", upstream, err)
-	}
+	require.NoError(t, copyRelease(src, want), "copying %s", upstream)
 	patch, err := filepath.Abs(filepath.Join(copyDir, "dynastack.patch"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	apply := exec.Command("git", "apply", "-p1", patch)
 	apply.Dir = want
-	if out, err := apply.CombinedOutput(); err != nil {
-		t.Fatalf("dynastack.patch does not apply to %s (refresh it as the copy's README says): %v\n%s", upstream, err, out)
-	}
+	out, err := apply.CombinedOutput()
+	require.NoError(t, err, "dynastack.patch does not apply to %s (refresh it as the copy's README says):\n%s", upstream, out)
 
 	got := files(t, copyDir)
 	expected := files(t, want)
 	for _, name := range ours {
-		if _, ok := got[name]; !ok {
-			t.Errorf("the copy has no %s", name)
-		}
+		assert.Contains(t, got, name, "the copy has no %s", name)
 		delete(got, name)
 	}
 	for name, body := range expected {
-		have, ok := got[name]
-		switch {
-		case !ok:
-			t.Errorf("%s of %s is missing from the copy", name, upstream)
-		case !bytes.Equal(have, body):
-			t.Errorf("%s differs from %s with dynastack.patch applied: put the change in the patch, or undo it", name, upstream)
+		if have, ok := got[name]; assert.True(t, ok, "%s of %s is missing from the copy", name, upstream) {
+			assert.Equal(t, body, have, "%s differs from %s with dynastack.patch applied: put the change in the patch, or undo it", name, upstream)
 		}
 		delete(got, name)
 	}
-	for _, name := range slices.Sorted(maps.Keys(got)) {
-		t.Errorf("%s is in the copy but not in %s: remove it, or list it in ours", name, upstream)
-	}
+	assert.Empty(t, slices.Sorted(maps.Keys(got)), "in the copy but not in %s: remove them, or list them in ours", upstream)
 }
 
 // downloadUpstream returns the directory of the upstream release in the
@@ -78,13 +67,10 @@ func downloadUpstream(t *testing.T) string {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go mod download %s: %v\n%s%s", upstream, err, out, stderr.Bytes())
-	}
+	require.NoError(t, err, "go mod download %s:\n%s%s", upstream, out, stderr.Bytes())
 	var mod struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download %s: %v %s\n%s", upstream, err, mod.Error, out)
-	}
+	require.NoError(t, json.Unmarshal(out, &mod), "go mod download %s:\n%s", upstream, out)
+	require.NotEmpty(t, mod.Dir, "go mod download %s: %s\n%s", upstream, mod.Error, out)
 	return mod.Dir
 }
 
@@ -131,8 +117,6 @@ func files(t *testing.T, dir string) map[string][]byte {
 		m[filepath.ToSlash(rel)] = body
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return m
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/inittrace"
 	"github.com/dynastack/dynastack/lambdas/platform/bodyschema"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLibraryInitAllocatesNothing: the library linked here is the patched
@@ -20,18 +22,14 @@ func TestLibraryInitAllocatesNothing(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	require.NoError(t, err, "%s", out)
 	lib, ok := inittrace.Find(inittrace.Parse(out), "github.com/santhosh-tekuri/jsonschema/v6")
-	if !ok {
-		t.Fatalf("no inittrace line for the library in:\n%s", out)
-	}
+	require.True(t, ok, "no inittrace line for the library in:\n%s", out)
 	// The patched copy: about 9.5 KB in 160 allocations (its Draft
 	// values); upstream's: 1.7 MB in 21,000.
-	if lib.Bytes > 64<<10 || lib.Allocs > 1000 {
-		t.Errorf("the library's init allocated %d bytes in %d allocations (%s): is lambdas/go.mod's replace of github.com/santhosh-tekuri/jsonschema/v6 with third_party/jsonschema gone, or its patch (dynastack.patch) undone?", lib.Bytes, lib.Allocs, lib.Clock)
-	}
+	const why = "the library's init (%s): is lambdas/go.mod's replace of github.com/santhosh-tekuri/jsonschema/v6 with third_party/jsonschema gone, or its patch (dynastack.patch) undone?"
+	assert.LessOrEqual(t, lib.Bytes, 64<<10, "bytes allocated by "+why, lib.Clock)
+	assert.LessOrEqual(t, lib.Allocs, 1000, "allocations by "+why, lib.Clock)
 }
 
 // TestConcurrentFirstCompiles: the first compiles of a start, from several
@@ -43,9 +41,8 @@ func TestConcurrentFirstCompiles(t *testing.T) {
 	if os.Getenv("JSONSCHEMA_FIRST_COMPILES") == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestConcurrentFirstCompiles$", "-test.v")
 		cmd.Env = append(os.Environ(), "JSONSCHEMA_FIRST_COMPILES=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
 		return
 	}
 	var wg sync.WaitGroup
@@ -55,16 +52,12 @@ func TestConcurrentFirstCompiles(t *testing.T) {
 			_, err := bodyschema.Compile([]byte(order))
 			errs <- err
 			_, err = bodyschema.Compile([]byte(`{"type": "object", "minProperties": "one"}`))
-			if err == nil {
-				t.Error("a schema invalid against the 2020-12 metaschema compiled")
-			}
+			assert.Error(t, err, "a schema invalid against the 2020-12 metaschema compiled")
 		})
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 	}
 }

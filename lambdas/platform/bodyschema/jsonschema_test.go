@@ -2,12 +2,13 @@ package bodyschema_test
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/bodyschema"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const order = `{
@@ -26,17 +27,13 @@ func decode(t *testing.T, s string) any {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, dec.Decode(&v))
 	return v
 }
 
 func TestCheckNamesThePath(t *testing.T) {
 	s, err := bodyschema.Compile([]byte(order))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		body string
 		want []string // "field: message" substrings, in order
@@ -54,35 +51,29 @@ func TestCheckNamesThePath(t *testing.T) {
 		s.Check(&v, "message.body", decode(t, tc.body))
 		err := v.Err()
 		if tc.want == nil {
-			if err != nil {
-				t.Errorf("%s: %v", tc.body, err)
-			}
+			assert.NoError(t, err, tc.body)
 			continue
 		}
 		var ae *api.Error
-		if !errors.As(err, &ae) || ae.Status != 400 || len(ae.Fields) != len(tc.want) {
-			t.Errorf("%s: got %v, want %d field error(s)", tc.body, err, len(tc.want))
+		if !assert.ErrorAs(t, err, &ae, tc.body) || !assert.Equal(t, 400, ae.Status, "%s: status", tc.body) ||
+			!assert.Len(t, ae.Fields, len(tc.want), "%s: field errors", tc.body) {
 			continue
 		}
 		for i, w := range tc.want {
-			if got := ae.Fields[i].Field + ": " + ae.Fields[i].Message; !strings.Contains(got, w) {
-				t.Errorf("%s: field error %q, want %q", tc.body, got, w)
-			}
+			assert.Contains(t, ae.Fields[i].Field+": "+ae.Fields[i].Message, w, "%s: field error %d", tc.body, i)
 		}
 	}
 }
 
 func TestCheckBoundsTheErrors(t *testing.T) {
 	s, err := bodyschema.Compile([]byte(`{"type":"array","items":{"type":"string"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var v api.Validator
 	s.Check(&v, "body", decode(t, `[1,2,3,4,5,6,7,8,9,10,11,12]`))
 	var ae *api.Error
-	if !errors.As(v.Err(), &ae) || len(ae.Fields) != api.MaxFieldErrors || !strings.HasSuffix(ae.Message, "and 2 more invalid fields") {
-		t.Fatalf("got %v, want %d field errors and the 2 more counted", v.Err(), api.MaxFieldErrors)
-	}
+	require.ErrorAs(t, v.Err(), &ae)
+	require.Len(t, ae.Fields, api.MaxFieldErrors, "field errors")
+	require.True(t, strings.HasSuffix(ae.Message, "and 2 more invalid fields"), "message %q: want the 2 more counted", ae.Message)
 }
 
 func TestCompileRefuses(t *testing.T) {
@@ -100,30 +91,25 @@ func TestCompileRefuses(t *testing.T) {
 	} {
 		_, err := bodyschema.Compile([]byte(tc.schema))
 		var ce *bodyschema.CompileError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: got %v, want a CompileError with %q", tc.schema, err, tc.want)
+		if assert.ErrorAs(t, err, &ce, tc.schema) {
+			assert.Contains(t, err.Error(), tc.want, tc.schema)
 		}
-		if err != nil && strings.Contains(err.Error(), "urn:dynastack") {
-			t.Errorf("%s: %v names the internal location", tc.schema, err)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "urn:dynastack", "%s: names the internal location", tc.schema)
 		}
 	}
 	for _, ok := range []string{`{}`, `true`, `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`, `{"$ref":"#/$defs/a","$defs":{"a":{"type":"string"}}}`} {
-		if _, err := bodyschema.Compile([]byte(ok)); err != nil {
-			t.Errorf("%s: %v", ok, err)
-		}
+		_, err := bodyschema.Compile([]byte(ok))
+		assert.NoError(t, err, ok)
 	}
 }
 
 func TestCacheCompilesOnce(t *testing.T) {
 	c := bodyschema.Cache{Max: 2}
 	a, err := c.Get(`{"type":"string"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := c.Get(`{"type":"string"}`); a != b {
-		t.Error("second Get compiled again")
-	}
-	if _, err := c.Get(`{"type":"strin"}`); err == nil {
-		t.Error("invalid schema compiled")
-	}
+	require.NoError(t, err)
+	b, _ := c.Get(`{"type":"string"}`)
+	assert.Same(t, a, b, "second Get compiled again")
+	_, err = c.Get(`{"type":"strin"}`)
+	assert.Error(t, err, "invalid schema compiled")
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWrapCond(t *testing.T) {
@@ -28,27 +30,18 @@ func TestWrapCond(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := ddb.WrapCond("PutItem", tt.err, tt.onFail)
-			if (err == nil) != (tt.err == nil) {
-				t.Fatalf("error %v", err)
+			if tt.err == nil {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
 			}
-			checkIs(t, err, tt.want, tt.notWant)
+			for _, w := range tt.want {
+				assert.ErrorIs(t, err, w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotErrorIs(t, err, w)
+			}
 		})
-	}
-}
-
-// checkIs fails t unless errors.Is(err, w) holds for each of want and for
-// none of notWant.
-func checkIs(t *testing.T, err error, want, notWant []error) {
-	t.Helper()
-	for _, w := range want {
-		if !errors.Is(err, w) {
-			t.Errorf("errors.Is(%v, %v) = false", err, w)
-		}
-	}
-	for _, w := range notWant {
-		if errors.Is(err, w) {
-			t.Errorf("errors.Is(%v, %v) = true", err, w)
-		}
 	}
 }
 
@@ -80,9 +73,7 @@ func TestIfConditionFailed(t *testing.T) {
 			if err := ddb.IfConditionFailed(tt.err, decide); err != nil {
 				got = err.Error()
 			}
-			if got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }
@@ -103,9 +94,8 @@ func TestFailedItem(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			item, failed := ddb.FailedItem(tt.err)
-			if failed != tt.failed || (item != nil) != tt.withItem {
-				t.Errorf("FailedItem = %v, %v", item, failed)
-			}
+			assert.Equal(t, tt.failed, failed, "FailedItem: failed")
+			assert.Equal(t, tt.withItem, item != nil, "FailedItem: an item (%v)", item)
 		})
 	}
 }

@@ -1,8 +1,8 @@
 package ddb_test
 
 import (
-	"errors"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -12,29 +12,22 @@ import (
 func FuzzDecodeCursor(f *testing.F) {
 	c := ddb.NewCursorCodec([]byte("fuzz-key"))
 	valid, err := ddb.EncodeCursor(c, "scope/a", pageKey{ID: "t-1", CallerID: "a", CreatedAt: "2026-01-01T00:00:00Z"})
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	for _, seed := range []string{valid, "", "AQ", valid[:len(valid)-1], valid + "A", "!!!!", "AQAAAAAAAAAAAAAAAAAAAAB7fQ"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, token string) {
 		key, err := ddb.DecodeCursor[pageKey](c, "scope/a", token)
 		if err != nil {
-			if !errors.Is(err, ddb.ErrInvalidCursor) {
-				t.Fatalf("Decode(%q) = %v, want ErrInvalid", token, err)
-			}
+			require.ErrorIs(t, err, ddb.ErrInvalidCursor, "Decode(%q)", token)
 			return
 		}
-		if _, err := ddb.DecodeCursor[pageKey](c, "scope/b", token); err == nil {
-			t.Fatalf("token %q decodes in another scope", token)
-		}
+		_, err = ddb.DecodeCursor[pageKey](c, "scope/b", token)
+		require.Error(t, err, "token %q decodes in another scope", token)
 		again, err := ddb.EncodeCursor(c, "scope/a", key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if back, err := ddb.DecodeCursor[pageKey](c, "scope/a", again); err != nil || back != key {
-			t.Fatalf("re-encoded key %+v decodes to %+v, %v", key, back, err)
-		}
+		require.NoError(t, err)
+		back, err := ddb.DecodeCursor[pageKey](c, "scope/a", again)
+		require.NoError(t, err, "re-encoded key %+v", key)
+		require.Equal(t, key, back, "re-encoded key decodes to itself")
 	})
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type pageKey struct {
@@ -23,16 +25,12 @@ func TestRoundTrip(t *testing.T) {
 	c := ddb.NewCursorCodec([]byte("k"))
 	in := pageKey{"id-1", "caller-1", "2026-02-09T12:20:25.343883Z"}
 	tok, err := ddb.EncodeCursor(c, "tickets/caller-1", in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(tok, "caller-1") || strings.ContainsAny(tok, "+/=") {
-		t.Errorf("token %q is not opaque base64url", tok)
-	}
+	require.NoError(t, err)
+	assert.NotContains(t, tok, "caller-1", "token is not opaque")
+	assert.False(t, strings.ContainsAny(tok, "+/="), "token %q is not base64url", tok)
 	out, err := ddb.DecodeCursor[pageKey](c, "tickets/caller-1", tok)
-	if err != nil || out != in {
-		t.Fatalf("Decode = %+v, %v", out, err)
-	}
+	require.NoError(t, err, "Decode")
+	require.Equal(t, in, out, "Decode")
 }
 
 func TestRejects(t *testing.T) {
@@ -64,9 +62,8 @@ func TestRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := ddb.DecodeCursor[pageKey](c, tt.scope, tt.token); !errors.Is(err, ddb.ErrInvalidCursor) {
-				t.Errorf("Decode = %v, want ErrInvalid", err)
-			}
+			_, err := ddb.DecodeCursor[pageKey](c, tt.scope, tt.token)
+			assert.ErrorIs(t, err, ddb.ErrInvalidCursor, "Decode")
 		})
 	}
 }
@@ -74,26 +71,19 @@ func TestRejects(t *testing.T) {
 func TestLastEvaluatedKeyRoundTrip(t *testing.T) {
 	c := ddb.NewCursorCodec([]byte("k"))
 	lek, err := attributevalue.MarshalMap(pageKey{"1", "a", "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tok, err := ddb.CursorFromLastEvaluatedKey[pageKey](c, "s", lek)
-	if err != nil || tok == "" {
-		t.Fatalf("FromLastEvaluatedKey = %q, %v", tok, err)
-	}
+	require.NoError(t, err, "FromLastEvaluatedKey")
+	require.NotEmpty(t, tok, "FromLastEvaluatedKey")
 	start, err := ddb.CursorStartKey[pageKey](c, "s", tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := start["caller_id"].(*types.AttributeValueMemberS); !ok || v.Value != "a" || len(start) != 3 {
-		t.Errorf("start key = %#v", start)
-	}
-	if tok, _ := ddb.CursorFromLastEvaluatedKey[pageKey](c, "s", nil); tok != "" {
-		t.Errorf("empty LastEvaluatedKey gave %q", tok)
-	}
-	if start, err := ddb.CursorStartKey[pageKey](c, "s", ""); start != nil || err != nil {
-		t.Errorf("empty token = %v, %v", start, err)
-	}
+	require.NoError(t, err)
+	assert.Len(t, start, 3, "start key")
+	assert.Equal(t, &types.AttributeValueMemberS{Value: "a"}, start["caller_id"], "start key's caller_id")
+	tok, _ = ddb.CursorFromLastEvaluatedKey[pageKey](c, "s", nil)
+	assert.Empty(t, tok, "empty LastEvaluatedKey")
+	start, err = ddb.CursorStartKey[pageKey](c, "s", "")
+	assert.Nil(t, start, "empty token")
+	assert.NoError(t, err, "empty token")
 }
 
 // A cursor is bound to the query it came from: the same token does not
@@ -122,13 +112,11 @@ func ExampleEncodeCursor() {
 func TestKeyFromEnv(t *testing.T) {
 	unset := func(string) string { return "" }
 	a, b := ddb.CursorKeyFromEnv(unset, "svc/cursor/t1"), ddb.CursorKeyFromEnv(unset, "svc/cursor/t2")
-	if len(a) != 32 || string(a) == string(b) || string(a) != string(ddb.CursorKeyFromEnv(unset, "svc/cursor/t1")) {
-		t.Errorf("derived keys %x %x: want 32 bytes, stable per seed, distinct across seeds", a, b)
-	}
+	assert.Len(t, a, 32, "derived key")
+	assert.NotEqual(t, a, b, "derived keys: distinct across seeds")
+	assert.Equal(t, a, ddb.CursorKeyFromEnv(unset, "svc/cursor/t1"), "derived keys: stable per seed")
 	set := func(k string) string { return map[string]string{service.EnvCursorKey: "secret"}[k] }
-	if k := ddb.CursorKeyFromEnv(set, "svc/cursor/t1"); string(k) != "secret" {
-		t.Errorf("KeyFromEnv with %s set = %q, want secret", service.EnvCursorKey, k)
-	}
+	assert.Equal(t, "secret", string(ddb.CursorKeyFromEnv(set, "svc/cursor/t1")), "KeyFromEnv with %s set", service.EnvCursorKey)
 }
 
 func ExampleCursorKeyFromEnv() {

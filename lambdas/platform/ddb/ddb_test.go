@@ -16,6 +16,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -31,15 +33,11 @@ type item struct {
 
 func TestItemSize(t *testing.T) {
 	av, err := attributevalue.MarshalMap(item{ID: "abc", Body: "hello", N: 12345, Flag: true, Notes: []string{"x", "yz"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// ticket_id(9)+3, body(4)+5, n(1)+ (5 digits → 3+1=4), flag(4)+1,
 	// notes(5)+ 3 + (1+1) + (1+2)
 	want := 12 + 9 + 5 + 5 + 5 + 3 + 2 + 3
-	if got := ddb.ItemSize(av); got != want {
-		t.Errorf("ItemSize = %d, want %d", got, want)
-	}
+	assert.Equal(t, want, ddb.ItemSize(av), "ItemSize")
 }
 
 // The 400 KB limit, against DynamoDB Local: ItemSize agrees with the
@@ -50,27 +48,20 @@ func TestItemTooLarge(t *testing.T) {
 	ctx := context.Background()
 	put := func(it item) error {
 		av, err := attributevalue.MarshalMap(it)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av})
 		return ddb.Wrap("PutItem", err)
 	}
 	fits := item{ID: "fits", Body: strings.Repeat("x", ddb.MaxItemBytes-100)}
 	av, _ := attributevalue.MarshalMap(fits)
-	if ddb.ItemSize(av) > ddb.MaxItemBytes {
-		t.Fatalf("ItemSize %d", ddb.ItemSize(av))
-	}
-	if err := put(fits); err != nil {
-		t.Fatalf("item of %d bytes: %v", ddb.ItemSize(av), err)
-	}
+	require.LessOrEqual(t, ddb.ItemSize(av), ddb.MaxItemBytes, "ItemSize")
+	require.NoError(t, put(fits), "item of %d bytes", ddb.ItemSize(av))
 	err := put(item{ID: "big", Body: strings.Repeat("x", ddb.MaxItemBytes+1)})
-	if !ddb.IsItemTooLarge(err) || ddb.IsConditionFailed(err) {
-		t.Fatalf("PutItem over the limit: %v", err)
-	}
+	require.True(t, ddb.IsItemTooLarge(err), "PutItem over the limit: %v, want ErrItemTooLarge", err)
+	require.False(t, ddb.IsConditionFailed(err), "PutItem over the limit: %v, a failed condition", err)
 	var apiErr interface{ ErrorCode() string }
-	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ValidationException" {
-		t.Errorf("SDK error not in chain: %v", err)
+	if assert.ErrorAs(t, err, &apiErr, "SDK error not in chain") {
+		assert.Equal(t, "ValidationException", apiErr.ErrorCode(), "SDK error code")
 	}
 
 	// UpdateItem growing an item past the limit.
@@ -80,9 +71,8 @@ func TestItemTooLarge(t *testing.T) {
 	}{"fits"})
 	_, err = client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key,
 		UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values()})
-	if err = ddb.Wrap("UpdateItem", err); !ddb.IsItemTooLarge(err) {
-		t.Errorf("UpdateItem over the limit: %v", err)
-	}
+	err = ddb.Wrap("UpdateItem", err)
+	assert.True(t, ddb.IsItemTooLarge(err), "UpdateItem over the limit: %v", err)
 }
 
 func TestConditionFailedAndOldItem(t *testing.T) {
@@ -90,51 +80,45 @@ func TestConditionFailedAndOldItem(t *testing.T) {
 	client := testenv.Client(t)
 	ctx := context.Background()
 	av, _ := attributevalue.MarshalMap(item{ID: "a", Body: "old", N: 1})
-	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av})
+	require.NoError(t, err)
 	cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
-	_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av,
+	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av,
 		ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 	err = ddb.Wrap("PutItem", err)
-	if !ddb.IsConditionFailed(err) || ddb.IsNotFound(err) {
-		t.Fatalf("err = %v", err)
-	}
+	require.True(t, ddb.IsConditionFailed(err), "err = %v, want a failed condition", err)
+	require.False(t, ddb.IsNotFound(err), "err = %v, not found", err)
 	var old item
-	if found, uerr := ddb.OldItem(err, &old); !found || uerr != nil || old.Body != "old" {
-		t.Errorf("OldItem = %v %v %+v", found, uerr, old)
-	}
-	if found, _ := ddb.OldItem(errors.New("other"), &old); found {
-		t.Error("OldItem found an item in an unrelated error")
-	}
+	found, uerr := ddb.OldItem(err, &old)
+	assert.True(t, found, "OldItem found")
+	assert.NoError(t, uerr, "OldItem")
+	assert.Equal(t, "old", old.Body, "OldItem")
+	found, _ = ddb.OldItem(errors.New("other"), &old)
+	assert.False(t, found, "OldItem found an item in an unrelated error")
 
 	_, err = client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("no-such-table" + testenv.Suffix()), Key: av})
-	if err = ddb.Wrap("GetItem", err); !errors.Is(err, ddb.ErrTableNotFound) {
-		t.Errorf("missing table: %v", err)
-	}
-	if ddb.Wrap("GetItem", nil) != nil {
-		t.Error("Wrap(nil) != nil")
-	}
+	assert.ErrorIs(t, ddb.Wrap("GetItem", err), ddb.ErrTableNotFound, "missing table")
+	assert.NoError(t, ddb.Wrap("GetItem", nil), "Wrap(nil)")
 }
 
 func TestNewClientFromEnv(t *testing.T) {
 	env := map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": testenv.Endpoint(t), "AWS_ENDPOINT_URL": "http://127.0.0.1:1"}
 	c, err := ddb.NewClient(context.Background(), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	assert.Equal(t, awsconf.DefaultRegion, c.Options().Region, "options: region")
+	if assert.NotNil(t, c.Options().BaseEndpoint, "options: endpoint") {
+		assert.Equal(t, env["AWS_ENDPOINT_URL_DYNAMODB"], *c.Options().BaseEndpoint, "options: endpoint")
 	}
-	if c.Options().Region != awsconf.DefaultRegion || *c.Options().BaseEndpoint != env["AWS_ENDPOINT_URL_DYNAMODB"] || !c.Options().DisableValidateResponseChecksum {
-		t.Errorf("options: region %q endpoint %v checksum off %v", c.Options().Region, c.Options().BaseEndpoint, c.Options().DisableValidateResponseChecksum)
-	}
-	if _, err := c.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
-		t.Errorf("dummy credentials rejected: %v", err)
-	}
+	assert.True(t, c.Options().DisableValidateResponseChecksum, "options: checksum off")
+	_, err = c.ListTables(context.Background(), &dynamodb.ListTablesInput{})
+	assert.NoError(t, err, "dummy credentials rejected")
 	// The SDK's convention: without the service's own variable, the
 	// endpoint of every service applies.
 	delete(env, "AWS_ENDPOINT_URL_DYNAMODB")
-	if c, err = ddb.NewClient(context.Background(), func(k string) string { return env[k] }); err != nil || *c.Options().BaseEndpoint != env["AWS_ENDPOINT_URL"] {
-		t.Errorf("AWS_ENDPOINT_URL alone: %v, %v", err, c.Options().BaseEndpoint)
+	c, err = ddb.NewClient(context.Background(), func(k string) string { return env[k] })
+	if assert.NoError(t, err, "AWS_ENDPOINT_URL alone") && assert.NotNil(t, c.Options().BaseEndpoint, "AWS_ENDPOINT_URL alone") {
+		assert.Equal(t, env["AWS_ENDPOINT_URL"], *c.Options().BaseEndpoint, "AWS_ENDPOINT_URL alone")
 	}
 }
 
@@ -144,14 +128,12 @@ func TestClientOptionsApplyLast(t *testing.T) {
 		o.AppID = "recorded"
 		o.DisableValidateResponseChecksum = false
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Options().AppID != "recorded" || c.Options().DisableValidateResponseChecksum {
-		t.Errorf("option not applied last: app id %q, checksum off %v", c.Options().AppID, c.Options().DisableValidateResponseChecksum)
-	}
-	if c, err = ddb.NewClient(context.Background(), func(k string) string { return env[k] }); err != nil || c.Options().AppID != "" {
-		t.Errorf("an option leaked into the next client: %v, app id %q", err, c.Options().AppID)
+	require.NoError(t, err)
+	assert.Equal(t, "recorded", c.Options().AppID, "option not applied last: app id")
+	assert.False(t, c.Options().DisableValidateResponseChecksum, "option not applied last: checksum off")
+	c, err = ddb.NewClient(context.Background(), func(k string) string { return env[k] })
+	if assert.NoError(t, err, "the next client") {
+		assert.Empty(t, c.Options().AppID, "an option leaked into the next client: app id")
 	}
 }
 
@@ -174,8 +156,10 @@ func TestClassifyCancellation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			err := ddb.Wrap("TransactWriteItems", &types.TransactionCanceledException{CancellationReasons: tt.reasons})
 			for _, sentinel := range []error{ddb.ErrConditionFailed, ddb.ErrItemTooLarge, ddb.ErrConflict} {
-				if got := errors.Is(err, sentinel); got != (sentinel == tt.want) {
-					t.Errorf("errors.Is(%v, %v) = %v", err, sentinel, got)
+				if sentinel == tt.want {
+					assert.ErrorIs(t, err, sentinel)
+				} else {
+					assert.NotErrorIs(t, err, sentinel)
 				}
 			}
 		})
@@ -190,6 +174,6 @@ func scratchTable(t *testing.T) string {
 	for _, n := range names {
 		return n
 	}
-	t.Fatal("the itsm template has no table")
+	require.FailNow(t, "the itsm template has no table")
 	return ""
 }

@@ -1,29 +1,24 @@
 package ddb_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDocRoundTrip(t *testing.T) {
 	in := ddb.Doc(`{"a":[1,2.50,"x",true,null,{"b":{}}],"big":123456789012345678901234567890}`)
 	av, err := attributevalue.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out ddb.Doc
-	if err := attributevalue.Unmarshal(av, &out); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, attributevalue.Unmarshal(av, &out))
 	// DynamoDB would normalize 2.50 to 2.5; the conversion itself keeps text.
-	if string(out) != `{"a":[1,2.50,"x",true,null,{"b":{}}],"big":123456789012345678901234567890}` {
-		t.Errorf("round trip %s", out)
-	}
+	assert.Equal(t, `{"a":[1,2.50,"x",true,null,{"b":{}}],"big":123456789012345678901234567890}`, string(out), "round trip")
 }
 
 func TestDocKind(t *testing.T) {
@@ -33,12 +28,8 @@ func TestDocKind(t *testing.T) {
 	}
 	for in, want := range tests {
 		d := ddb.Doc(in)
-		if got := d.Kind(); got != want {
-			t.Errorf("Kind(%q) = %s, want %s", in, got, want)
-		}
-		if d.IsNull() != (want == "null") {
-			t.Errorf("IsNull(%q) = %v", in, d.IsNull())
-		}
+		assert.Equal(t, want, d.Kind(), "Kind(%q)", in)
+		assert.Equal(t, want == "null", d.IsNull(), "IsNull(%q)", in)
 	}
 }
 
@@ -59,12 +50,13 @@ func TestDocAttributeValue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.doc, func(t *testing.T) {
 			_, err := ddb.Doc(tt.doc).AttributeValue()
+			if tt.wantErr == "" {
+				assert.NoError(t, err, "AttributeValue()")
+				return
+			}
 			var ie *ddb.InvalidDocError
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("AttributeValue() = %v", err)
-			case tt.wantErr != "" && (!errors.As(err, &ie) || !strings.HasPrefix(err.Error(), tt.wantErr)):
-				t.Errorf("AttributeValue() = %v, want an *InvalidError %q", err, tt.wantErr)
+			if assert.ErrorAs(t, err, &ie, "AttributeValue()") {
+				assert.True(t, strings.HasPrefix(err.Error(), tt.wantErr), "AttributeValue() = %v, want the prefix %q", err, tt.wantErr)
 			}
 		})
 	}
@@ -82,9 +74,9 @@ func TestDocArrayOfObjects(t *testing.T) {
 		{`{}`, 0, false},
 	}
 	for _, tt := range tests {
-		if n, ok := ddb.Doc(tt.doc).ArrayOfObjects(); n != tt.n || ok != tt.want {
-			t.Errorf("ArrayOfObjects(%s) = %d, %v; want %d, %v", tt.doc, n, ok, tt.n, tt.want)
-		}
+		n, ok := ddb.Doc(tt.doc).ArrayOfObjects()
+		assert.Equal(t, tt.n, n, "ArrayOfObjects(%s): length", tt.doc)
+		assert.Equal(t, tt.want, ok, "ArrayOfObjects(%s): an array of objects", tt.doc)
 	}
 }
 

@@ -2,14 +2,14 @@ package ddb_test
 
 import (
 	"context"
-	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGetAndUpdate: UpdateExpr returns the new item, or on a failed
@@ -50,22 +50,18 @@ func TestGetAndUpdate(t *testing.T) {
 				item = map[string]types.AttributeValue{"sk": &types.AttributeValueMemberS{Value: old.SK}}
 				return errGone
 			})
-			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
-				t.Fatalf("error %v, want %v", err, tt.wantErr)
-			}
+			require.ErrorIs(t, err, tt.wantErr) // nil wants nil
 			got := ""
 			if item != nil {
 				got = item["sk"].(*types.AttributeValueMemberS).Value
 			}
-			if got != tt.want {
-				t.Errorf("item %q, want %q", got, tt.want)
-			}
+			assert.Equal(t, tt.want, got, "item")
 		})
 	}
 	for sk, want := range map[string]bool{"000": true, "001": false, "010": true} {
 		item, err := ddb.Get(ctx, client, table, k(sk))
-		if err != nil || (item != nil) != want {
-			t.Errorf("Get(%s) = %v, %v; want found %v", sk, item, err, want)
+		if assert.NoError(t, err, "Get(%s)", sk) {
+			assert.Equal(t, want, item != nil, "Get(%s) = %v: found", sk, item)
 		}
 	}
 }
@@ -74,14 +70,10 @@ func TestPutNew(t *testing.T) {
 	client, table := pagerTable(t, 0, nil)
 	item := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "p"}, "sk": &types.AttributeValueMemberS{Value: "000"}}
 	put, err := ddb.PutNew(table, item, "pk")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, want := range []error{nil, ddb.ErrConditionFailed} {
 		_, err := client.PutItem(context.Background(), put)
-		if err = ddb.WrapCond("PutItem", err, nil); !errors.Is(err, want) || (want == nil) != (err == nil) {
-			t.Errorf("put %d: error %v, want %v", i, err, want)
-		}
+		assert.ErrorIs(t, ddb.WrapCond("PutItem", err, nil), want, "put %d", i) // nil wants nil
 	}
 }
 
@@ -103,25 +95,21 @@ func TestExprTx(t *testing.T) {
 			Update(kill.TxUpdate(table, k("001")), errStale)
 		return tx
 	}
-	if err := tx("000").Run(ctx, client); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tx("000").Run(ctx, client))
 	item, err := ddb.Get(ctx, client, table, k("001"))
-	if err != nil || !reflect.DeepEqual(item["dead"], &types.AttributeValueMemberBOOL{Value: true}) {
-		t.Fatalf("001 after the update: %v, %v; want dead", item, err)
-	}
+	require.NoError(t, err, "001 after the update")
+	require.Equal(t, &types.AttributeValueMemberBOOL{Value: true}, item["dead"], "001 after the update: dead")
 	for _, tt := range []struct {
 		checked string
 		want    error
 	}{{"000", errTaken}, {"009", errGone}} {
-		if err := tx(tt.checked).Run(ctx, client); !errors.Is(err, tt.want) {
-			t.Errorf("checking %s again: %v, want %v", tt.checked, err, tt.want)
-		}
+		assert.ErrorIs(t, tx(tt.checked).Run(ctx, client), tt.want, "checking %s again", tt.checked)
 	}
 	// A put without a condition sends none, and no empty maps.
-	if p := (ddb.Expr{}).TxPut(table, k("003")); p.ConditionExpression != nil || p.ExpressionAttributeNames != nil || p.ExpressionAttributeValues != nil {
-		t.Errorf("unconditional put %+v", p)
-	}
+	p := (ddb.Expr{}).TxPut(table, k("003"))
+	assert.Nil(t, p.ConditionExpression, "unconditional put: condition")
+	assert.Nil(t, p.ExpressionAttributeNames, "unconditional put: names")
+	assert.Nil(t, p.ExpressionAttributeValues, "unconditional put: values")
 }
 
 // TestExprQuery: Expr.Query sends the key condition, filter and
@@ -135,21 +123,14 @@ func TestExprQuery(t *testing.T) {
 	in := e.Query(table)
 	in.ConsistentRead = aws.Bool(true)
 	out, err := client.Query(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := sks(out.Items); got != "000 002 003 " {
-		t.Errorf("items %q, want 000 002 003 (001 is dead)", got)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "000 002 003 ", sks(out.Items), "items (001 is dead)")
 	for _, it := range out.Items {
-		if len(it) != 1 {
-			t.Errorf("item %v, want only sk (the projection)", it)
-		}
+		assert.Len(t, it, 1, "only sk (the projection)")
 	}
 	bare := ddb.Expr{KeyCondition: "#pk = :p", Names: e.Names, Values: e.Values}.Query(table)
-	if bare.FilterExpression != nil || bare.ProjectionExpression != nil {
-		t.Errorf("a query without filter or projection sends %v, %v", bare.FilterExpression, bare.ProjectionExpression)
-	}
+	assert.Nil(t, bare.FilterExpression, "a query without filter sends one")
+	assert.Nil(t, bare.ProjectionExpression, "a query without projection sends one")
 }
 
 // TestExprPutAndDelete: Expr.Put and Expr.TxDelete send e's condition, or
@@ -186,19 +167,20 @@ func TestExprPutAndDelete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.write(tt.e, tt.sk); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
-				t.Fatalf("error %v, want %v", err, tt.want)
-			}
-			if item, err := ddb.Get(ctx, client, table, k(tt.sk)); err != nil || (item != nil) != tt.found {
-				t.Errorf("Get(%s) = %v, %v; want found %v", tt.sk, item, err, tt.found)
+			require.ErrorIs(t, tt.write(tt.e, tt.sk), tt.want) // nil wants nil
+			item, err := ddb.Get(ctx, client, table, k(tt.sk))
+			if assert.NoError(t, err, "Get(%s)", tt.sk) {
+				assert.Equal(t, tt.found, item != nil, "Get(%s) = %v: found", tt.sk, item)
 			}
 		})
 	}
 	// Without a condition, no condition and no empty maps are sent.
-	if p := (ddb.Expr{}).Put(table, k("009")); p.ConditionExpression != nil || p.ExpressionAttributeNames != nil || p.ExpressionAttributeValues != nil {
-		t.Errorf("unconditional put %+v", p)
-	}
-	if d := (ddb.Expr{}).TxDelete(table, k("009")); d.ConditionExpression != nil || d.ExpressionAttributeNames != nil || d.ExpressionAttributeValues != nil {
-		t.Errorf("unconditional delete %+v", d)
-	}
+	p := (ddb.Expr{}).Put(table, k("009"))
+	assert.Nil(t, p.ConditionExpression, "unconditional put: condition")
+	assert.Nil(t, p.ExpressionAttributeNames, "unconditional put: names")
+	assert.Nil(t, p.ExpressionAttributeValues, "unconditional put: values")
+	d := (ddb.Expr{}).TxDelete(table, k("009"))
+	assert.Nil(t, d.ConditionExpression, "unconditional delete: condition")
+	assert.Nil(t, d.ExpressionAttributeNames, "unconditional delete: names")
+	assert.Nil(t, d.ExpressionAttributeValues, "unconditional delete: values")
 }

@@ -3,6 +3,7 @@ package ddb_test
 import (
 	"encoding/json"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/require"
 	"math/big"
 	"strconv"
 	"strings"
@@ -53,8 +54,6 @@ func FuzzValidNumber(f *testing.F) {
 				return
 			}
 		}
-		if want := validByFloat(s); got != want {
-			t.Fatalf("ValidNumber(%s) = %v, big.Float says %v", s, got, want)
-		}
+		require.Equal(t, validByFloat(s), got, "ValidNumber(%s) against big.Float", s)
 	})
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestValidNumber(t *testing.T) {
@@ -27,9 +29,7 @@ func TestValidNumber(t *testing.T) {
 		"0." + strings.Repeat("0", 129) + "1": true, "0." + strings.Repeat("0", 130) + "1": false,
 	}
 	for in, want := range tests {
-		if got := ddb.ValidNumber(in); got != want {
-			t.Errorf("ValidNumber(%s) = %v, want %v", in, got, want)
-		}
+		assert.Equal(t, want, ddb.ValidNumber(in), "ValidNumber(%s)", in)
 	}
 }
 
@@ -43,17 +43,13 @@ func TestFromAttributeValue(t *testing.T) {
 		"m":    &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
 	}}
 	v, err := ddb.FromAttributeValue(av)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, _ := json.Marshal(v)
+	// Bytes, not JSONEq: the numbers keep their digits (2.50, 30 of them).
 	const want = `{"b":"aGk=","big":123456789012345678901234567890,"list":["x",true,null],"m":{},"ns":[1,2.50],"ss":["a","b"]}`
-	if string(b) != want {
-		t.Errorf("got %s, want %s", b, want)
-	}
-	if _, err := ddb.FromAttributeValue(&types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberBS{}}}); err == nil {
-		t.Error("BS accepted")
-	}
+	assert.Equal(t, want, string(b))
+	_, err = ddb.FromAttributeValue(&types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberBS{}}})
+	assert.Error(t, err, "BS accepted")
 }
 
 func ExampleValidNumber() {

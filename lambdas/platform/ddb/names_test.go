@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type namedItem struct {
@@ -31,16 +33,12 @@ func TestMarshalItem(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			item, err := ddb.MarshalItem(tt.item, tt.names...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := slices.Sorted(maps.Keys(item)); !slices.Equal(got, tt.want) {
-				t.Errorf("attributes %v, want %v", got, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, slices.Sorted(maps.Keys(item)), "attributes")
 			// Read back as written: attributevalue folds the case.
 			var back namedItem
-			if err := attributevalue.UnmarshalMap(item, &back); err != nil || back != tt.item {
-				t.Errorf("read back %+v, %v; want %+v", back, err, tt.item)
+			if assert.NoError(t, attributevalue.UnmarshalMap(item, &back), "read back") {
+				assert.Equal(t, tt.item, back, "read back")
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package ddb_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // countingQuery records the Limit of each Query round.
@@ -45,18 +46,14 @@ func pagerTable(t *testing.T, total int, dead map[int]bool) (*dynamodb.Client, s
 		},
 		BillingMode: types.BillingModePayPerRequest,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for n := range total {
 		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
 			"pk":   &types.AttributeValueMemberS{Value: "p"},
 			"sk":   &types.AttributeValueMemberS{Value: fmt.Sprintf("%03d", n)},
 			"dead": &types.AttributeValueMemberBOOL{Value: dead[n]},
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	return client, table
 }
@@ -110,19 +107,15 @@ func TestPagerFill(t *testing.T) {
 			}
 			c := &countingQuery{client: client}
 			page, err := tt.pager.Fill(context.Background(), c, in)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			next := ""
 			if page.Next != nil {
 				next = page.Next["sk"].(*types.AttributeValueMemberS).Value
 			}
-			if got := sks(page.Items); got != tt.wantItems || next != tt.wantNext {
-				t.Errorf("items %q next %q, want %q next %q", got, next, tt.wantItems, tt.wantNext)
-			}
-			if got := fmt.Sprint(c.limits); got != tt.wantLimits || page.Rounds != len(c.limits) {
-				t.Errorf("limits %s (rounds %d), want %s", got, page.Rounds, tt.wantLimits)
-			}
+			assert.Equal(t, tt.wantItems, sks(page.Items), "items")
+			assert.Equal(t, tt.wantNext, next, "next")
+			assert.Equal(t, tt.wantLimits, fmt.Sprint(c.limits), "limits")
+			assert.Equal(t, len(c.limits), page.Rounds, "rounds")
 		})
 	}
 }
@@ -153,16 +146,10 @@ func TestPagerChain(t *testing.T) {
 			}
 			var got string
 			for pages := 0; ; pages++ {
-				if pages > 40 {
-					t.Fatal("no end")
-				}
+				require.LessOrEqual(t, pages, 40, "no end")
 				page, err := p.Fill(context.Background(), client, in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(page.Items) > p.Size {
-					t.Fatalf("page of %d > %d", len(page.Items), p.Size)
-				}
+				require.NoError(t, err)
+				require.LessOrEqual(t, len(page.Items), p.Size, "page size")
 				got += sks(page.Items)
 				if page.Next == nil {
 					break
@@ -170,9 +157,7 @@ func TestPagerChain(t *testing.T) {
 				// Next is an item or a key: the key attributes make the start.
 				in.ExclusiveStartKey = map[string]types.AttributeValue{"pk": page.Next["pk"], "sk": page.Next["sk"]}
 			}
-			if got != want {
-				t.Errorf("chain\n got %s\nwant %s", got, want)
-			}
+			assert.Equal(t, want, got, "chain")
 		})
 	}
 }
@@ -206,9 +191,8 @@ func TestStartKeyRefused(t *testing.T) {
 				ExclusiveStartKey:         tt.start,
 			})
 			err = ddb.Wrap("Query", err)
-			if !errors.Is(err, ddb.ErrStartKey) || !errors.Is(err, ddb.ErrInvalidCursor) {
-				t.Fatalf("error %v: want ErrStartKey and ddb.ErrInvalidCursor", err)
-			}
+			require.ErrorIs(t, err, ddb.ErrStartKey)
+			require.ErrorIs(t, err, ddb.ErrInvalidCursor)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package ddb_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -10,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // pos is a position in the pager table, as a service's page key is.
@@ -52,9 +53,7 @@ func TestQueryPage(t *testing.T) {
 	}
 	mint := func(scope string, k pos) string {
 		tok, err := ddb.EncodeCursor(codec, scope, k)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return tok
 	}
 	tests := []struct {
@@ -74,13 +73,9 @@ func TestQueryPage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := query()
-			if err := q.Valid(tt.token); !errors.Is(err, tt.wantErr) {
-				t.Errorf("Valid = %v, want %v", err, tt.wantErr)
-			}
+			assert.ErrorIs(t, q.Valid(tt.token), tt.wantErr, "Valid")
 			page, err := q.Page(context.Background(), client, tt.token)
-			if !errors.Is(err, tt.wantErr) || (tt.wantErr != nil) != (err != nil) {
-				t.Fatalf("error %v, want %v", err, tt.wantErr)
-			}
+			require.ErrorIs(t, err, tt.wantErr, "Page") // nil wants nil
 			if err != nil {
 				return
 			}
@@ -88,9 +83,9 @@ func TestQueryPage(t *testing.T) {
 			for _, r := range page.Items {
 				got += r.SK + " "
 			}
-			if got != tt.want || (page.Next != "") != tt.next || page.Items == nil {
-				t.Errorf("items %q next %q, want %q next %v", got, page.Next, tt.want, tt.next)
-			}
+			assert.Equal(t, tt.want, got, "items")
+			assert.Equal(t, tt.next, page.Next != "", "a next page (%q)", page.Next)
+			assert.NotNil(t, page.Items, "items")
 		})
 	}
 }
@@ -112,21 +107,18 @@ func TestQueryChain(t *testing.T) {
 	var got, token string
 	for range 10 {
 		page, err := q.Page(context.Background(), client, token)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got += sks(page.Items)
 		if token = page.Next; token == "" {
 			break
 		}
 		k, err := ddb.DecodeCursor[pos](q.Codec, q.Scope, token)
-		if last := page.Items[len(page.Items)-1]["sk"].(*types.AttributeValueMemberS).Value; err != nil || k.SK != last {
-			t.Errorf("cursor %+v (%v), want the last item %s", k, err, last)
+		last := page.Items[len(page.Items)-1]["sk"].(*types.AttributeValueMemberS).Value
+		if assert.NoError(t, err, "cursor") {
+			assert.Equal(t, last, k.SK, "cursor: the last item")
 		}
 	}
-	if got != "000 001 002 003 004 005 006 " {
-		t.Errorf("chain %q", got)
-	}
+	assert.Equal(t, "000 001 002 003 004 005 006 ", got, "chain")
 }
 
 func TestAll(t *testing.T) {
@@ -151,25 +143,18 @@ func TestAll(t *testing.T) {
 			c := &countingQuery{client: client}
 			var items []map[string]types.AttributeValue
 			for item, err := range ddb.All(context.Background(), c, in) {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				if items = append(items, item); len(items) == tt.stop {
 					break
 				}
 			}
-			if got := sks(items); got != tt.want || len(c.limits) != tt.queries {
-				t.Errorf("items %q in %d queries, want %q in %d", got, len(c.limits), tt.want, tt.queries)
-			}
+			assert.Equal(t, tt.want, sks(items), "items")
+			assert.Len(t, c.limits, tt.queries, "queries")
 		})
 	}
-	if in.ExclusiveStartKey != nil {
-		t.Error("All changed the caller's input")
-	}
+	assert.Nil(t, in.ExclusiveStartKey, "All changed the caller's input")
 	for _, err := range ddb.All(context.Background(), client, &dynamodb.QueryInput{TableName: aws.String("missing"),
 		KeyConditionExpression: in.KeyConditionExpression, ExpressionAttributeValues: in.ExpressionAttributeValues}) {
-		if !errors.Is(err, ddb.ErrTableNotFound) {
-			t.Errorf("error %v, want ErrTableNotFound", err)
-		}
+		assert.ErrorIs(t, err, ddb.ErrTableNotFound)
 	}
 }

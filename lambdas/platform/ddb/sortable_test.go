@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestTimeSortsAsString(t *testing.T) {
@@ -21,12 +23,10 @@ func TestTimeSortsAsString(t *testing.T) {
 	}
 	sort.Strings(s)
 	want := []string{"2026-02-09T12:00:00.000000Z", "2026-02-09T12:00:00.000001Z", "2026-02-09T12:00:00.300000Z", "2026-02-09T12:00:00.340000Z"}
-	if fmt.Sprint(s) != fmt.Sprint(want) {
-		t.Errorf("sorted %v, want %v", s, want)
-	}
+	assert.Equal(t, want, s, "sorted")
 	back, err := ddb.ParseSortableTime(want[2])
-	if err != nil || !back.Equal(times[1]) {
-		t.Errorf("ParseTime(%s) = %v, %v", want[2], back, err)
+	if assert.NoError(t, err, "ParseTime(%s)", want[2]) {
+		assert.True(t, back.Equal(times[1]), "ParseTime(%s) = %v, want %v", want[2], back, times[1])
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -65,20 +67,25 @@ func TestTxErr(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tx.Err(tt.err)
-			if tt.wantNoErr != (err == nil) {
-				t.Fatalf("error %v", err)
+			if tt.wantNoErr {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
 			}
-			checkIs(t, err, tt.want, tt.notWant)
+			for _, w := range tt.want {
+				assert.ErrorIs(t, err, w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotErrorIs(t, err, w)
+			}
 			var ce *ddb.ConditionError
-			if ok := errors.As(err, &ce); ok != (tt.index >= 0) {
-				t.Fatalf("ConditionError %v, want index %d", ok, tt.index)
-			}
+			require.Equal(t, tt.index >= 0, errors.As(err, &ce), "a ConditionError (want index %d)", tt.index)
 			if ce == nil {
 				return
 			}
-			if ce.Index != tt.index || fmt.Sprint(ce.Failed) != tt.failed || (ce.Item != nil) != tt.wantItem {
-				t.Errorf("index %d failed %v item %v, want %d %s %v", ce.Index, ce.Failed, ce.Item, tt.index, tt.failed, tt.wantItem)
-			}
+			assert.Equal(t, tt.index, ce.Index, "index")
+			assert.Equal(t, tt.failed, fmt.Sprint(ce.Failed), "failed")
+			assert.Equal(t, tt.wantItem, ce.Item != nil, "item %v", ce.Item)
 		})
 	}
 }
@@ -95,21 +102,18 @@ func TestTxRun(t *testing.T) {
 		Put(&types.Put{TableName: aws.String(table), Item: k("001"), ConditionExpression: aws.String("attribute_not_exists(pk)"),
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}, errTaken)
 	err := tx.Run(context.Background(), client)
+	require.ErrorIs(t, err, errTaken)
 	var old row
-	if found, uerr := ddb.OldItem(err, &old); !errors.Is(err, errTaken) || !found || uerr != nil || old.SK != "001" {
-		t.Fatalf("error %v, old item %+v (%v %v): want errTaken with item 001", err, old, found, uerr)
-	}
+	found, uerr := ddb.OldItem(err, &old)
+	require.NoError(t, uerr, "old item")
+	require.True(t, found, "old item found")
+	require.Equal(t, "001", old.SK, "old item")
 	tx[0].Item.ConditionCheck.Key = k("009")
-	if err := tx.Run(context.Background(), client); !errors.Is(err, errGone) || errors.Is(err, errTaken) {
-		t.Fatalf("error %v, want errGone", err)
-	}
-	if err := tx[1:2].Run(context.Background(), client); !errors.Is(err, errTaken) {
-		t.Fatalf("error %v, want errTaken", err)
-	}
-	if _, err := client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: k("001")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx[1:2].Run(context.Background(), client); err != nil {
-		t.Fatal(err)
-	}
+	err = tx.Run(context.Background(), client)
+	require.ErrorIs(t, err, errGone)
+	require.NotErrorIs(t, err, errTaken)
+	require.ErrorIs(t, tx[1:2].Run(context.Background(), client), errTaken)
+	_, err = client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: k("001")})
+	require.NoError(t, err)
+	require.NoError(t, tx[1:2].Run(context.Background(), client))
 }

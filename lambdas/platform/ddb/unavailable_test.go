@@ -2,7 +2,6 @@ package ddb_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,6 +11,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // faultyClient is a client made by ddb.NewClient whose DynamoDB is
@@ -44,25 +45,18 @@ func TestUnavailableAfterRetries(t *testing.T) {
 		for i := range burst.n {
 			before := p.Requests()
 			err := get()
-			if !errors.Is(err, ddb.ErrUnavailable) || !ddb.IsUnavailable(err) {
-				t.Fatalf("%s, request %d: %v, want ErrUnavailable", fault, i, err)
-			}
-			if n := p.Requests() - before; n != ddb.MaxAttempts {
-				t.Fatalf("%s, request %d: %d attempts, want %d (a drained retry quota gives 1)", fault, i, n, ddb.MaxAttempts)
-			}
+			require.ErrorIs(t, err, ddb.ErrUnavailable, "%s, request %d", fault, i)
+			require.True(t, ddb.IsUnavailable(err), "%s, request %d: IsUnavailable(%v)", fault, i, err)
+			require.Equal(t, ddb.MaxAttempts, p.Requests()-before, "%s, request %d: attempts (a drained retry quota gives 1)", fault, i)
 		}
 	}
 	// Three faults in a row are retried away: the fourth attempt answers.
 	p.Set("", 0)
 	for i := range 5 {
 		p.Next(ddbfault.Throttle, ddb.MaxAttempts-1)
-		if err := get(); err != nil {
-			t.Fatalf("request %d after %d throttles: %v (the last attempt should answer)", i, ddb.MaxAttempts-1, err)
-		}
+		require.NoError(t, get(), "request %d after %d throttles (the last attempt should answer)", i, ddb.MaxAttempts-1)
 	}
-	if p.Faults() == 0 {
-		t.Fatal("the proxy injected nothing")
-	}
+	require.NotZero(t, p.Faults(), "the proxy injected nothing")
 }
 
 func TestIsUnavailable(t *testing.T) {
@@ -83,9 +77,7 @@ func TestIsUnavailable(t *testing.T) {
 		{"transaction condition", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{
 			{Code: aws.String("ConditionalCheckFailed")}}}, false},
 	} {
-		if got := ddb.IsUnavailable(tt.err); got != tt.want {
-			t.Errorf("%s: IsUnavailable = %v, want %v", tt.name, got, tt.want)
-		}
+		assert.Equal(t, tt.want, ddb.IsUnavailable(tt.err), "%s: IsUnavailable", tt.name)
 	}
 }
 
@@ -99,13 +91,8 @@ func TestCreateSurvivesALostAnswer(t *testing.T) {
 			"issue_description": &types.AttributeValueMemberS{Value: desc}, "comments": &types.AttributeValueMemberL{Value: []types.AttributeValue{}}}
 	}
 	p.Next(ddbfault.DropAnswer, 1)
-	if err := ddb.Create(t.Context(), c, table, item("VPN drops"), "ticket_id"); err != nil {
-		t.Fatalf("create with a lost answer: %v", err)
-	}
-	if p.Requests() != 2 {
-		t.Fatalf("%d requests, want the Put and its retry", p.Requests())
-	}
-	if err := ddb.Create(t.Context(), c, table, item("another"), "ticket_id"); !ddb.IsConditionFailed(err) {
-		t.Errorf("a different item under a taken key: %v, want ErrConditionFailed", err)
-	}
+	require.NoError(t, ddb.Create(t.Context(), c, table, item("VPN drops"), "ticket_id"), "create with a lost answer")
+	require.Equal(t, 2, p.Requests(), "requests: the Put and its retry")
+	err := ddb.Create(t.Context(), c, table, item("another"), "ticket_id")
+	assert.True(t, ddb.IsConditionFailed(err), "a different item under a taken key: %v, want ErrConditionFailed", err)
 }

@@ -2,13 +2,14 @@ package ddb_test
 
 import (
 	"math"
-	"reflect"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestValues: S, N, Bool and B make what attributevalue.Marshal makes of the
@@ -38,12 +39,8 @@ func TestValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want, err := attributevalue.Marshal(tt.of)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(tt.got, want) {
-				t.Errorf("got %#v, attributevalue.Marshal makes %#v", tt.got, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, want, tt.got, "what attributevalue.Marshal makes")
 		})
 	}
 }

@@ -3,12 +3,12 @@ package fn_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/stretchr/testify/assert"
 )
 
 type job struct{}
@@ -23,27 +23,21 @@ func TestBinding(t *testing.T) {
 		}
 		return job{}, nil
 	})
-	if b.Function.Name != "sweeper" {
-		t.Errorf("binding of %q", b.Function.Name)
-	}
+	assert.Equal(t, "sweeper", b.Function.Name, "binding")
 	// What the binding builds comes from the getenv it is given, as in
 	// Lambda (os.Getenv) and locally (the template's environment).
-	if _, err := b.Build(t.Context(), func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "TABLE") {
-		t.Errorf("Build without TABLE: %v", err)
-	}
+	_, err := b.Build(t.Context(), func(string) string { return "" })
+	assert.ErrorContains(t, err, "TABLE", "Build without TABLE")
 	v, err := b.Build(t.Context(), func(k string) string { return map[string]string{"TABLE": "t"}[k] })
-	if _, ok := v.(fn.Job); err != nil || !ok {
-		t.Errorf("Build = %T, %v; want a fn.Job", v, err)
-	}
+	assert.NoError(t, err, "Build")
+	assert.Implements(t, (*fn.Job)(nil), v, "Build: want a fn.Job")
 }
 
 // A function bound as another kind than its contract says panics, naming
 // both kinds.
 func TestBindingKindFollowsTheContract(t *testing.T) {
 	defer func() {
-		if p := fmt.Sprint(recover()); !strings.Contains(p, `function api is of kind "http" in its contract, bound as "schedule"`) {
-			t.Errorf("panic %q", p)
-		}
+		assert.Contains(t, fmt.Sprint(recover()), `function api is of kind "http" in its contract, bound as "schedule"`, "panic")
 	}()
 	fn.Schedule(service.Function{Name: "api", Kind: service.HTTP}, func(context.Context, func(string) string, ...ddb.Option) (fn.Job, error) {
 		return nil, nil

@@ -18,6 +18,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // An API Gateway HTTP API (payload 2.0) event reaches a ServeMux pattern
@@ -68,34 +70,21 @@ func TestAPIGatewayV2(t *testing.T) {
 				},
 			}
 			resp, err := adapter.ProxyWithContext(context.Background(), ev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != 404 || resp.Headers["Content-Type"] != "application/json" {
-				t.Errorf("response %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
-			}
-			if got := resp.Headers["X-Request-Id"]; got != "apigw-req-1" {
-				t.Errorf("X-Request-Id = %q, want the gateway's", got)
-			}
-			if seen.ID() != tt.wantCaller {
-				t.Errorf("handler saw caller %+v, want %q", seen, tt.wantCaller)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, 404, resp.StatusCode, "response status (body %s)", resp.Body)
+			assert.Equal(t, "application/json", resp.Headers["Content-Type"], "response Content-Type")
+			assert.Equal(t, "apigw-req-1", resp.Headers["X-Request-Id"], "X-Request-Id: the gateway's")
+			assert.Equal(t, tt.wantCaller, seen.ID(), "the caller the handler saw (%+v)", seen)
 			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-			if len(lines) != 2 {
-				t.Fatalf("%d log lines: %s", len(lines), logs.String())
-			}
+			require.Len(t, lines, 2, "log lines: %s", logs.String())
 			for _, line := range lines {
 				var rec map[string]any
-				if err := json.Unmarshal([]byte(line), &rec); err != nil {
-					t.Fatal(err)
-				}
-				if rec["request_id"] != "apigw-req-1" || str(rec["caller"]) != tt.wantCaller || str(rec["client_request_id"]) != tt.wantClient {
-					t.Errorf("log line %s: want request_id apigw-req-1, caller %q, client_request_id %q", line, tt.wantCaller, tt.wantClient)
-				}
+				require.NoError(t, json.Unmarshal([]byte(line), &rec))
+				assert.Equal(t, "apigw-req-1", rec["request_id"], "log line %s: request_id", line)
+				assert.Equal(t, tt.wantCaller, str(rec["caller"]), "log line %s: caller", line)
+				assert.Equal(t, tt.wantClient, str(rec["client_request_id"]), "log line %s: client_request_id", line)
 			}
-			if !strings.Contains(lines[1], `"route":"GET /tickets/{id}"`) {
-				t.Errorf("access line lacks the route: %s", lines[1])
-			}
+			assert.Contains(t, lines[1], `"route":"GET /tickets/{id}"`, "access line lacks the route")
 		})
 	}
 }
@@ -113,7 +102,6 @@ func TestDeadlineKeepsTimeToAnswer(t *testing.T) {
 	ctx, cancel := context.WithDeadline(context.Background(), invocation)
 	defer cancel()
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil).WithContext(ctx))
-	if want := invocation.Add(-fn.AnswerMargin); !got.Equal(want) {
-		t.Errorf("handler deadline %v, want %v", got, want)
-	}
+	want := invocation.Add(-fn.AnswerMargin)
+	assert.True(t, got.Equal(want), "handler deadline %v, want %v", got, want)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The input as EventBridge Scheduler delivers it, context attributes
@@ -24,17 +26,16 @@ func TestInputDecodes(t *testing.T) {
 		"<aws.scheduler.attempt-number>", "2",
 	)
 	var ev fn.ScheduleEvent
-	if err := json.Unmarshal([]byte(r.Replace(service.ScheduleInput)), &ev); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(r.Replace(service.ScheduleInput)), &ev))
 	want := fn.ScheduleEvent{
 		ScheduleARN:   "arn:aws:scheduler:eu-west-1:123456789012:schedule/default/s",
 		ScheduledTime: time.Date(2025, 10, 21, 14, 30, 0, 0, time.UTC),
 		ExecutionID:   "d32c5kddcf5bb8c3", AttemptNumber: 2,
 	}
-	if !ev.ScheduledTime.Equal(want.ScheduledTime) || ev.ScheduleARN != want.ScheduleARN || ev.ExecutionID != want.ExecutionID || ev.AttemptNumber != want.AttemptNumber {
-		t.Fatalf("decoded %+v, want %+v", ev, want)
-	}
+	assert.True(t, want.ScheduledTime.Equal(ev.ScheduledTime), "decoded ScheduledTime %v, want %v", ev.ScheduledTime, want.ScheduledTime)
+	assert.Equal(t, want.ScheduleARN, ev.ScheduleARN, "decoded ScheduleARN")
+	assert.Equal(t, want.ExecutionID, ev.ExecutionID, "decoded ExecutionID")
+	assert.Equal(t, want.AttemptNumber, ev.AttemptNumber, "decoded AttemptNumber")
 }
 
 type jobFunc func(context.Context, fn.ScheduleEvent) error
@@ -64,15 +65,13 @@ func TestHandler(t *testing.T) {
 				return tc.jobErr
 			}), slog.New(slog.NewJSONHandler(&buf, nil)))
 			err := h(context.Background(), tc.ev)
-			if (err != nil) != tc.wantErr || (tc.wantErr && !errors.Is(err, boom)) {
-				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			if tc.wantErr {
+				require.ErrorIs(t, err, boom)
+			} else {
+				require.NoError(t, err)
 			}
-			if ran != tc.wantRun {
-				t.Fatalf("ran = %v, want %v", ran, tc.wantRun)
-			}
-			if !strings.Contains(buf.String(), tc.wantLog) {
-				t.Fatalf("log %q lacks %q", buf.String(), tc.wantLog)
-			}
+			require.Equal(t, tc.wantRun, ran, "ran")
+			require.Contains(t, buf.String(), tc.wantLog, "log")
 		})
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRequired(t *testing.T) {
@@ -30,14 +31,11 @@ func TestRequired(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := fn.Required("svc", func(k string) string { return tt.env[k] }, vars...)
 			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+				require.EqualError(t, err, tt.wantErr)
 				return
 			}
-			if err != nil || strings.Join(got, ",") != strings.Join(tt.want, ",") {
-				t.Fatalf("got %q, %v", got, err)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
 		})
 	}
 }
@@ -56,34 +54,31 @@ func TestNew(t *testing.T) {
 	}
 	set := func(c *config, a ddb.API) { c.client = a }
 	build := func(c config) config { return c }
-	if _, err := fn.New(context.Background(), func(string) string { return "" }, fromEnv, set, build); err == nil {
-		t.Fatal("configuration error not returned")
-	}
+	_, err := fn.New(context.Background(), func(string) string { return "" }, fromEnv, set, build)
+	require.Error(t, err, "configuration error not returned")
 	getenv := func(k string) string {
 		return map[string]string{"T": "t1", "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:1"}[k]
 	}
 	got, err := fn.New(context.Background(), getenv, fromEnv, set, build)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, ok := got.client.(*dynamodb.Client)
-	if got.table != "t1" || !ok || *c.Options().BaseEndpoint != "http://127.0.0.1:1" {
-		t.Errorf("built %+v", got)
+	require.NoError(t, err)
+	assert.Equal(t, "t1", got.table, "built table")
+	if assert.IsType(t, &dynamodb.Client{}, got.client, "built client") {
+		c := got.client.(*dynamodb.Client)
+		if assert.NotNil(t, c.Options().BaseEndpoint, "built client's endpoint") {
+			assert.Equal(t, "http://127.0.0.1:1", *c.Options().BaseEndpoint, "built client's endpoint")
+		}
 	}
 }
 
 func TestLogger(t *testing.T) {
 	var buf bytes.Buffer
 	own := slog.New(slog.NewTextHandler(&buf, nil))
-	if fn.Logger("svc", &dynamodb.Client{}, own) != own {
-		t.Error("the given logger was replaced")
-	}
-	if fn.Logger("svc", &dynamodb.Client{}, nil) == nil {
-		t.Error("no default logger")
-	}
+	assert.Same(t, own, fn.Logger("svc", &dynamodb.Client{}, own), "the given logger was replaced")
+	assert.NotNil(t, fn.Logger("svc", &dynamodb.Client{}, nil), "no default logger")
 	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), "svc: Config.Client is nil") {
-			t.Errorf("nil client: recovered %v", r)
+		r := recover()
+		if assert.IsType(t, "", r, "nil client: recovered") {
+			assert.Contains(t, r.(string), "svc: Config.Client is nil", "nil client: recovered")
 		}
 	}()
 	fn.Logger("svc", nil, nil)

@@ -2,12 +2,13 @@ package fn_test
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -21,9 +22,7 @@ func TestItem(t *testing.T) {
 		"m": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"k": events.NewStringAttribute("v")}),
 	}
 	got, err := fn.StreamItem(img)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := map[string]types.AttributeValue{
 		"s": s("x"), "n": &types.AttributeValueMemberN{Value: "1.5"}, "b": &types.AttributeValueMemberB{Value: []byte{0, 1, 255}},
 		"t": &types.AttributeValueMemberBOOL{Value: true}, "z": &types.AttributeValueMemberNULL{Value: true},
@@ -32,9 +31,7 @@ func TestItem(t *testing.T) {
 		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "2"}}},
 		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": s("v")}},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Item = %#v", got)
-	}
+	assert.Equal(t, want, got, "Item")
 }
 
 // An image as Lambda delivers it: the raw event JSON, decoded by
@@ -42,23 +39,18 @@ func TestItem(t *testing.T) {
 func TestItemFromLambdaJSON(t *testing.T) {
 	raw := `{"Records":[{"eventName":"REMOVE","dynamodb":{"OldImage":{"pk":{"S":"t#a"},"n":{"N":"12345678901234567890.5"},"b":{"B":"AAH/"},"m":{"M":{"l":{"L":[{"NULL":true},{"BOOL":false}]}}}}}}]}`
 	var ev events.DynamoDBEvent
-	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(raw), &ev))
+	require.Len(t, ev.Records, 1)
 	got, err := fn.StreamItem(ev.Records[0].Change.OldImage)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := map[string]types.AttributeValue{
 		"pk": s("t#a"), "n": &types.AttributeValueMemberN{Value: "12345678901234567890.5"},
 		"b": &types.AttributeValueMemberB{Value: []byte{0, 1, 255}},
 		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{
 			&types.AttributeValueMemberNULL{Value: true}, &types.AttributeValueMemberBOOL{Value: false}}}}},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Item = %#v", got)
-	}
-	if img, err := fn.StreamItem(nil); img != nil || err != nil {
-		t.Errorf("Item(nil) = %v, %v", img, err)
-	}
+	assert.Equal(t, want, got, "Item")
+	img, err := fn.StreamItem(nil)
+	assert.Nil(t, img, "Item(nil)")
+	assert.NoError(t, err, "Item(nil)")
 }

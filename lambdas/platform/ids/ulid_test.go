@@ -9,14 +9,16 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/platform/ids"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestNew(t *testing.T) {
 	at := time.Date(2026, 2, 4, 10, 0, 0, 0, time.UTC)
 	a, b := ids.NewULID(at), ids.NewULID(at.Add(time.Millisecond))
-	if !ids.ValidULID(a) || !ids.ValidULID(b) || a[:10] >= b[:10] || a == ids.NewULID(at) {
-		t.Errorf("ULIDs %s %s", a, b)
-	}
+	assert.True(t, ids.ValidULID(a), "ULID %s", a)
+	assert.True(t, ids.ValidULID(b), "ULID %s", b)
+	assert.Less(t, a[:10], b[:10], "the time part sorts by time")
+	assert.NotEqual(t, a, ids.NewULID(at), "two ULIDs of the same millisecond")
 }
 
 func TestNewFrom(t *testing.T) {
@@ -33,19 +35,14 @@ func TestNewFrom(t *testing.T) {
 		{time.UnixMilli(1469918176385), bytes.NewReader(make([]byte, 10)), "01ARYZ6S410000000000000000"},
 	}
 	for _, tt := range tests {
-		if got := ids.NewULIDFrom(tt.at, tt.rand); got != tt.want || !ids.ValidULID(got) {
-			t.Errorf("NewFrom(%d ms) = %s, want %s", tt.at.UnixMilli(), got, tt.want)
-		}
+		got := ids.NewULIDFrom(tt.at, tt.rand)
+		assert.Equal(t, tt.want, got, "NewFrom(%d ms)", tt.at.UnixMilli())
+		assert.True(t, ids.ValidULID(got), "NewFrom(%d ms) = %s: valid", tt.at.UnixMilli(), got)
 	}
 }
 
 func TestNewFromFailingReader(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for a failing reader")
-		}
-	}()
-	ids.NewULIDFrom(time.Now(), iotest.ErrReader(errors.New("broken")))
+	assert.Panics(t, func() { ids.NewULIDFrom(time.Now(), iotest.ErrReader(errors.New("broken"))) }, "no panic for a failing reader")
 }
 
 func TestValid(t *testing.T) {
@@ -59,9 +56,7 @@ func TestValid(t *testing.T) {
 		"01ARYZ6S4100000000000000000": false,
 		"":                            false,
 	} {
-		if got := ids.ValidULID(s); got != want {
-			t.Errorf("Valid(%q) = %v, want %v", s, got, want)
-		}
+		assert.Equal(t, want, ids.ValidULID(s), "Valid(%q)", s)
 	}
 }
 
@@ -74,13 +69,12 @@ func ExampleNewULIDFrom() {
 func TestTime(t *testing.T) {
 	for _, at := range []time.Time{time.UnixMilli(0), time.Date(2026, 11, 26, 3, 4, 5, 678_901_234, time.UTC), time.UnixMilli(1<<48 - 1)} {
 		got, ok := ids.ULIDTime(ids.NewULID(at))
-		if !ok || !got.Equal(at.Truncate(time.Millisecond)) {
-			t.Errorf("Time(New(%v)) = %v, %v", at, got, ok)
+		if assert.True(t, ok, "Time(New(%v))", at) {
+			assert.True(t, got.Equal(at.Truncate(time.Millisecond)), "Time(New(%v)) = %v", at, got)
 		}
 	}
 	for _, bad := range []string{"", "not-a-ulid", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "01arz3ndektsv4rrffq69g5fav"} {
-		if _, ok := ids.ULIDTime(bad); ok {
-			t.Errorf("Time(%q) ok", bad)
-		}
+		_, ok := ids.ULIDTime(bad)
+		assert.False(t, ok, "Time(%q) ok", bad)
 	}
 }

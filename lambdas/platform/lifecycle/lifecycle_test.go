@@ -3,11 +3,11 @@ package lifecycle_test
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/lifecycle"
+	"github.com/stretchr/testify/assert"
 )
 
 type door string
@@ -47,16 +47,19 @@ func TestMachine(t *testing.T) {
 		{"ajar", nil},
 	}
 	for _, tt := range tests {
-		if got := doors.Sources(tt.to); !slices.Equal(got, tt.want) {
-			t.Errorf("Sources(%s) = %v, want %v", tt.to, got, tt.want)
+		got := doors.Sources(tt.to)
+		if len(tt.want) == 0 { // slices.Equal's reading: nil and empty alike
+			assert.Empty(t, got, "Sources(%s)", tt.to)
+		} else {
+			assert.Equal(t, tt.want, got, "Sources(%s)", tt.to)
 		}
 	}
-	if !doors.Can("open", "gone") || doors.Can("gone", "open") || doors.Can("open", "open") {
-		t.Error("Can disagrees with Next")
-	}
-	if !doors.Valid("locked") || doors.Valid("ajar") || doors.Valid("") {
-		t.Error("Valid disagrees with Order")
-	}
+	assert.True(t, doors.Can("open", "gone"), "Can disagrees with Next: open to gone")
+	assert.False(t, doors.Can("gone", "open"), "Can disagrees with Next: gone to open")
+	assert.False(t, doors.Can("open", "open"), "Can disagrees with Next: open to open")
+	assert.True(t, doors.Valid("locked"), "Valid disagrees with Order: locked")
+	assert.False(t, doors.Valid("ajar"), "Valid disagrees with Order: ajar")
+	assert.False(t, doors.Valid(""), "Valid disagrees with Order: the empty status")
 }
 
 func TestTransitionError(t *testing.T) {
@@ -77,16 +80,12 @@ func TestTransitionError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.err.Error(); got != tt.wantText {
-				t.Errorf("Error() = %q, want %q", got, tt.wantText)
-			}
+			assert.EqualError(t, tt.err, tt.wantText, "Error()")
 			e := api.ErrorFor(api.About(fmt.Errorf("set: %w", tt.err), "d1"))
-			if e.Status != 409 || e.Code != api.CodeConflict || e.Message != tt.wantMsg {
-				t.Errorf("answer = %d %s %q, want 409 conflict %q", e.Status, e.Code, e.Message, tt.wantMsg)
-			}
-			if !errors.Is(tt.err, errRefused) {
-				t.Error("does not match the machine's ErrInvalid")
-			}
+			assert.Equal(t, 409, e.Status, "answer's status")
+			assert.Equal(t, api.CodeConflict, e.Code, "answer's code")
+			assert.Equal(t, tt.wantMsg, e.Message, "answer's message")
+			assert.ErrorIs(t, tt.err, errRefused, "does not match the machine's ErrInvalid")
 		})
 	}
 }

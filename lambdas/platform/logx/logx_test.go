@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"log"
 	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRequestIDAttached(t *testing.T) {
@@ -21,18 +22,12 @@ func TestRequestIDAttached(t *testing.T) {
 
 	dec := json.NewDecoder(&buf)
 	var first, second map[string]any
-	if err := dec.Decode(&first); err != nil {
-		t.Fatal(err)
-	}
-	if err := dec.Decode(&second); err != nil {
-		t.Fatal(err)
-	}
-	if first["request_id"] != "req-1" || first["service"] != "itsm" || first["msg"] != "hello" {
-		t.Errorf("first record = %v", first)
-	}
-	if _, ok := second["request_id"]; ok {
-		t.Errorf("second record has request_id: %v", second)
-	}
+	require.NoError(t, dec.Decode(&first))
+	require.NoError(t, dec.Decode(&second))
+	assert.Equal(t, "req-1", first["request_id"], "first record's request_id")
+	assert.Equal(t, "itsm", first["service"], "first record's service")
+	assert.Equal(t, "hello", first["msg"], "first record's msg")
+	assert.NotContains(t, second, "request_id", "second record has request_id")
 }
 
 // A Lambda main names the service on the default logger and a service's
@@ -45,29 +40,19 @@ func TestOneKeyPerLine(t *testing.T) {
 	base.WithGroup("g").With("service", "inner").Info("grouped")
 
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
-	if len(lines) != 2 {
-		t.Fatalf("got %d lines: %s", len(lines), buf.Bytes())
-	}
-	if got := bytes.Count(lines[0], []byte(`"service":`)); got != 1 {
-		t.Errorf("service key %d times: %s", got, lines[0])
-	}
-	if got := bytes.Count(lines[0], []byte(`"table":`)); got != 1 {
-		t.Errorf("table key %d times: %s", got, lines[0])
-	}
+	require.Len(t, lines, 2, "lines: %s", buf.Bytes())
+	assert.Equal(t, 1, bytes.Count(lines[0], []byte(`"service":`)), "service keys: %s", lines[0])
+	assert.Equal(t, 1, bytes.Count(lines[0], []byte(`"table":`)), "table keys: %s", lines[0])
 	var first map[string]any
-	if err := json.Unmarshal(lines[0], &first); err != nil {
-		t.Fatal(err)
-	}
-	if first["service"] != "stak-stream" || first["table"] != "t1" || first["n"] != float64(1) {
-		t.Errorf("first line = %v", first)
-	}
+	require.NoError(t, json.Unmarshal(lines[0], &first))
+	assert.Equal(t, "stak-stream", first["service"], "first line's service")
+	assert.Equal(t, "t1", first["table"], "first line's table")
+	assert.Equal(t, float64(1), first["n"], "first line's n")
 	var second map[string]any
-	if err := json.Unmarshal(lines[1], &second); err != nil {
-		t.Fatal(err)
-	}
-	if g, _ := second["g"].(map[string]any); second["service"] != "stak-stream" || g["service"] != "inner" {
-		t.Errorf("grouped line = %v", second)
-	}
+	require.NoError(t, json.Unmarshal(lines[1], &second))
+	g, _ := second["g"].(map[string]any)
+	assert.Equal(t, "stak-stream", second["service"], "grouped line's service")
+	assert.Equal(t, "inner", g["service"], "grouped line's g.service")
 }
 
 // What aws-lambda-go writes through the log package (a failed invocation)
@@ -83,11 +68,11 @@ func TestSetDefaultLogPackageAtError(t *testing.T) {
 	log.Printf("%s", `{"errorMessage":"boom","errorType":"errorString"}`)
 
 	var rec map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
-		t.Fatalf("%v: %s", err, buf.Bytes())
-	}
-	if rec["level"] != "ERROR" || rec["service"] != "itsm" || !strings.Contains(rec["msg"].(string), "boom") {
-		t.Errorf("record = %v", rec)
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &rec), "%s", buf.Bytes())
+	assert.Equal(t, "ERROR", rec["level"], "record's level")
+	assert.Equal(t, "itsm", rec["service"], "record's service")
+	if assert.IsType(t, "", rec["msg"], "record's msg") {
+		assert.Contains(t, rec["msg"].(string), "boom", "record's msg")
 	}
 }
 
@@ -114,15 +99,10 @@ func TestCorrelationAndTraceIDs(t *testing.T) {
 			log := logx.New(&buf, slog.LevelInfo)
 			log.InfoContext(logx.WithCorrelationID(tc.ctx, "corr-1"), "hello")
 			var rec map[string]any
-			if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
-				t.Fatal(err)
-			}
-			if rec["correlation_id"] != "corr-1" {
-				t.Errorf("correlation_id = %v", rec["correlation_id"])
-			}
-			if got, _ := rec["trace_id"].(string); got != tc.trace {
-				t.Errorf("trace_id = %q, want %q", got, tc.trace)
-			}
+			require.NoError(t, json.Unmarshal(buf.Bytes(), &rec))
+			assert.Equal(t, "corr-1", rec["correlation_id"], "correlation_id")
+			got, _ := rec["trace_id"].(string)
+			assert.Equal(t, tc.trace, got, "trace_id")
 		})
 	}
 }
