@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -28,25 +31,25 @@ func TestArtefactUndo(t *testing.T) {
 	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"1"`), 409, "conflict", "", "at version 2, not 1")
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/artefacts/decision_log/undo", "", "If-Match", `"1"`), 404, "not_found", "", "artefact")
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+missingID+"/artefacts/raid_log/undo", "", "If-Match", `"1"`), 404, "not_found", "", "project")
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused undo wrote", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused undo wrote")
 
 	r := s.Do(t, "POST", path+"/undo", "", "If-Match", `"2"`)
 	var u agenticpm.Artefact
 	r.JSON(t, &u)
-	if r.Status != 200 || r.Header.Get("ETag") != `"3"` || u.Version != 3 || string(u.Content) != v1 || u.PreviousVersion != nil {
-		t.Fatalf("undo: %d %v %s", r.Status, r.Header, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "undo: %s", r.Body)
+	require.Equal(t, `"3"`, r.Header.Get("ETag"), "undo: ETag")
+	require.Equal(t, 3, u.Version, "undo: version")
+	require.Equal(t, v1, string(u.Content), "undo: content")
+	require.Nil(t, u.PreviousVersion, "undo: previous version")
 	var got agenticpm.Artefact
 	s.Must(t, 200, "GET", path, "", &got)
-	if got.Version != 3 || string(got.Content) != v1 || got.PreviousVersion != nil {
-		t.Errorf("stored after undo %+v", got)
-	}
+	assert.Equal(t, 3, got.Version, "stored after undo: version")
+	assert.Equal(t, v1, string(got.Content), "stored after undo: content")
+	assert.Nil(t, got.PreviousVersion, "stored after undo: previous version")
 	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"3"`), 409, "conflict", "", "undo is one deep")
-	if pn, gn := s.feed(t, p.ID, agenticpm.EventTypeArtefactUpdated); pn != 3 || gn != 3 {
-		t.Errorf("artefact_updated: %d in the project feed, %d in GLOBAL; want 3 (create, update, undo) and 3", pn, gn)
-	}
+	pn, gn := s.feed(t, p.ID, agenticpm.EventTypeArtefactUpdated)
+	assert.Equal(t, 3, pn, "artefact_updated in the project feed (create, update, undo)")
+	assert.Equal(t, 3, gn, "artefact_updated in GLOBAL (create, update, undo)")
 
 	// Twenty concurrent undos of one version: one restores.
 	s.Must(t, 200, "PUT", path, `{"content":`+v2+`,"expectedVersion":3}`, nil)
@@ -56,13 +59,11 @@ func TestArtefactUndo(t *testing.T) {
 		wg.Go(func() { codes[i] = s.Do(t, "POST", path+"/undo", "", "If-Match", `"4"`).Status })
 	}
 	wg.Wait()
-	if n := strings.Count(fmt.Sprint(codes), "200"); n != 1 || strings.Count(fmt.Sprint(codes), "409") != 19 {
-		t.Errorf("%v: %d undos of one version, want 1 (the rest 409)", codes, n)
-	}
+	assert.Equal(t, 1, strings.Count(fmt.Sprint(codes), "200"), "%v: undos of one version", codes)
+	assert.Equal(t, 19, strings.Count(fmt.Sprint(codes), "409"), "%v: refused undos of one version", codes)
 	s.Must(t, 200, "GET", path, "", &got)
-	if got.Version != 5 || string(got.Content) != v1 {
-		t.Errorf("after the race %+v", got)
-	}
+	assert.Equal(t, 5, got.Version, "after the race: version")
+	assert.Equal(t, v1, string(got.Content), "after the race: content")
 }
 
 // Content is validated against its type's schema (section 4.2): each
@@ -77,9 +78,7 @@ func TestArtefactSchemas(t *testing.T) {
 		agenticpm.ArtefactBacklogSummary: `{"source":"jira","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":47,"by_status":{"to_do":22,"in_progress":8},"by_priority":{"critical":2,"high":11}},"highlights":[{"ticket_id":"MCU-142","title":"Profile page","flag":"blocked","detail":"No update in 7 days","suggested_action":"Escalate"}],"refinement_candidates":[{"ticket_id":"MCU-155","title":"LinkedIn import","issue":"Missing acceptance criteria"}],"scope_notes":"3 new tickets"}`,
 	}
 	for _, typ := range agenticpm.ArtefactTypes {
-		if agenticpm.ArtefactSchema(typ) == nil {
-			t.Errorf("no schema for %s", typ)
-		}
+		assert.NotNil(t, agenticpm.ArtefactSchema(typ), "no schema for %s", typ)
 		s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/"+string(typ), `{"content":`+valid[typ]+`}`, nil)
 	}
 	before := s.Digest(t)
@@ -105,12 +104,8 @@ func TestArtefactSchemas(t *testing.T) {
 		t.Run(string(tt.typ)+" "+tt.field, func(t *testing.T) {
 			r := s.Do(t, "PUT", "/projects/"+p.ID+"/artefacts/"+string(tt.typ), `{"content":`+tt.content+`,"expectedVersion":1}`)
 			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
-			if !strings.Contains(string(r.Body), tt.words) {
-				t.Errorf("%s: the message does not say %q", r.Body, tt.words)
-			}
+			assert.Contains(t, string(r.Body), tt.words, "the message")
 		})
 	}
-	if after := s.Digest(t); after != before {
-		t.Error("a refused artefact write changed the table")
-	}
+	assert.Equal(t, before, s.Digest(t), "a refused artefact write changed the table")
 }

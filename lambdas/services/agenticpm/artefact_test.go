@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -16,48 +19,51 @@ func TestArtefactLifecycle(t *testing.T) {
 
 	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "artefact")
 	r := s.Do(t, "PUT", path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}}`)
-	if r.Status != 201 || r.Header.Get("ETag") != `"1"` || r.Header.Get("Location") != "projects/"+p.ID+"/artefacts/raid_log" {
-		t.Fatalf("create: %d %v %s", r.Status, r.Header, r.Body)
-	}
+	require.Equal(t, 201, r.Status, "create: %s", r.Body)
+	require.Equal(t, `"1"`, r.Header.Get("ETag"), "create: ETag")
+	require.Equal(t, "projects/"+p.ID+"/artefacts/raid_log", r.Header.Get("Location"), "create: Location")
 	var a agenticpm.Artefact
 	r.JSON(t, &a)
-	if a.Version != 1 || a.PreviousVersion != nil || a.Type != agenticpm.ArtefactRAIDLog || a.ProjectID != p.ID || len(a.ID) != 36 {
-		t.Errorf("created %+v", a)
-	}
+	assert.Equal(t, 1, a.Version, "created: version")
+	assert.Nil(t, a.PreviousVersion, "created: previous version")
+	assert.Equal(t, agenticpm.ArtefactRAIDLog, a.Type, "created: type")
+	assert.Equal(t, p.ID, a.ProjectID, "created: project")
+	assert.Len(t, a.ID, 36, "created: id")
 
 	// Update with If-Match, then with expectedVersion in the body.
 	r = s.Do(t, "PUT", path, `{"content":{"items":[]}}`, "If-Match", `"1"`)
-	if r.Status != 200 || r.Header.Get("ETag") != `"2"` {
-		t.Fatalf("update: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "update: %s", r.Body)
+	require.Equal(t, `"2"`, r.Header.Get("ETag"), "update: ETag")
 	var v2 agenticpm.Artefact
 	r.JSON(t, &v2)
-	if v2.Version != 2 || string(v2.PreviousVersion) != `{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}` || string(v2.Content) != `{"items":[]}` ||
-		v2.ID != a.ID || v2.CreatedAt != a.CreatedAt || v2.UpdatedAt == a.UpdatedAt {
-		t.Errorf("v2 %+v", v2)
-	}
+	assert.Equal(t, 2, v2.Version, "v2: version")
+	assert.Equal(t, `{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}`, string(v2.PreviousVersion), "v2: previous version")
+	assert.Equal(t, `{"items":[]}`, string(v2.Content), "v2: content")
+	assert.Equal(t, a.ID, v2.ID, "v2: id")
+	assert.Equal(t, a.CreatedAt, v2.CreatedAt, "v2: createdAt")
+	assert.NotEqual(t, a.UpdatedAt, v2.UpdatedAt, "v2: updatedAt")
 	var v3 agenticpm.Artefact
 	s.Must(t, 200, "PUT", path, `{"content":{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]},"expectedVersion":2}`, &v3)
-	if v3.Version != 3 || string(v3.PreviousVersion) != `{"items":[]}` {
-		t.Errorf("v3 %+v: the undo copy is one deep", v3)
-	}
+	assert.Equal(t, 3, v3.Version, "v3: version")
+	assert.Equal(t, `{"items":[]}`, string(v3.PreviousVersion), "v3: the undo copy is one deep")
 	var got agenticpm.Artefact
 	r = s.Must(t, 200, "GET", path, "", &got)
-	if got.Version != 3 || r.Header.Get("ETag") != `"3"` {
-		t.Errorf("get %+v %v", got, r.Header)
-	}
+	assert.Equal(t, 3, got.Version, "get: version")
+	assert.Equal(t, `"3"`, r.Header.Get("ETag"), "get: ETag")
 
 	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/delivery_state", `{"content":{"overall_status":"green","status_summary":"on track"}}`, nil)
 	var list page[agenticpm.Artefact]
 	s.Must(t, 200, "GET", "/projects/"+p.ID+"/artefacts", "", &list)
-	if len(list.Items) != 2 || list.NextCursor != "" || list.Items[0].Type != agenticpm.ArtefactDeliveryState || list.Items[1].Type != agenticpm.ArtefactRAIDLog {
-		t.Errorf("list %+v", list)
+	var types []agenticpm.ArtefactType
+	for _, a := range list.Items {
+		types = append(types, a.Type)
 	}
+	assert.Equal(t, []agenticpm.ArtefactType{agenticpm.ArtefactDeliveryState, agenticpm.ArtefactRAIDLog}, types, "list: types in order")
+	assert.Empty(t, list.NextCursor, "list: cursor")
 	other := s.project(t, "")
 	s.Must(t, 200, "GET", "/projects/"+other.ID+"/artefacts", "", &list)
-	if list.Items == nil || len(list.Items) != 0 {
-		t.Errorf("empty list = %+v", list)
-	}
+	assert.NotNil(t, list.Items, "empty list: items is [], not null")
+	assert.Empty(t, list.Items, "empty list")
 
 	before := s.Count(t)
 	huge := `{"content":{"items":[{"id":"R001","severity":"high","status":"open","type":"risk","title":"` + strings.Repeat("x", agenticpm.MaxArtefactContentBytes) + `"}]}}`
@@ -96,13 +102,10 @@ func TestArtefactLifecycle(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "PUT", tt.path, tt.body, h...), tt.status, tt.code, tt.field, tt.msg)
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused write wrote (orphan or phantom artefact)", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused write wrote (orphan or phantom artefact)")
 	s.Must(t, 200, "GET", path, "", &got)
-	if got.Version != 3 || string(got.Content) != `{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]}` {
-		t.Errorf("refused writes changed the artefact: %+v", got)
-	}
+	assert.Equal(t, 3, got.Version, "refused writes changed the artefact: version")
+	assert.Equal(t, `{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]}`, string(got.Content), "refused writes changed the artefact: content")
 	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/artefacts/raid_log", ""), 404, "not_found", "", "project")
 	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/artefacts", ""), 404, "not_found", "", "project")
 	apitest.WantError(t, s.Do(t, "GET", "/projects/"+p.ID+"/artefacts/nope", ""), 400, "validation_failed", "type", "")
@@ -130,19 +133,15 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		for _, c := range codes {
 			if c == 200 {
 				wins++
-			} else if c != 409 {
-				t.Errorf("round %d: status %d", round, c)
+			} else {
+				assert.Equal(t, 409, c, "round %d: status", round)
 			}
 		}
-		if wins != 1 {
-			t.Errorf("round %d: %v, want exactly one 200", round, codes)
-		}
+		assert.Equal(t, 1, wins, "round %d: %v, want exactly one 200", round, codes)
 	}
 	var got agenticpm.Artefact
 	s.Must(t, 200, "GET", path, "", &got)
-	if got.Version != 6 {
-		t.Errorf("version %d, want 6", got.Version)
-	}
+	assert.Equal(t, 6, got.Version, "version")
 	// Concurrent creation: one 201, the other 409.
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
@@ -154,7 +153,5 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if codes[0]+codes[1] != 201+409 {
-		t.Errorf("concurrent creates: %v", codes)
-	}
+	assert.ElementsMatch(t, []int{201, 409}, codes, "concurrent creates")
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
@@ -30,13 +32,9 @@ import (
 func decrypt(t *testing.T, ciphertext string, ec map[string]string) (string, error) {
 	t.Helper()
 	blob, err := base64.StdEncoding.DecodeString(ciphertext)
-	if err != nil {
-		t.Fatalf("configEncrypted is not base64: %v", err)
-	}
+	require.NoError(t, err, "configEncrypted is not base64")
 	c, err := kmslocal.Client(context.Background(), testenv.KMSEndpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Local KMS client")
 	out, err := c.Decrypt(context.Background(), &kms.DecryptInput{CiphertextBlob: blob, EncryptionContext: ec})
 	if err != nil {
 		return "", err
@@ -60,47 +58,44 @@ func TestIntegrationCredentials(t *testing.T) {
 	apitest.WantError(t, s.Do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
 	var first, second agenticpm.IntegrationConfig
 	r := s.Must(t, 200, "PUT", "/integrations/jira", `{"config":`+plain+`,"status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
-	if strings.Contains(string(r.Body), marker) {
-		t.Fatalf("the answer holds the plaintext: %s", r.Body)
-	}
+	require.NotContains(t, string(r.Body), marker, "the answer holds the plaintext")
 	want := map[string]string{"integration": "jira", "stage": "dev"}
-	if first.KMSKeyID != keyARN || fmt.Sprint(first.EncryptionContext) != fmt.Sprint(want) || first.LastHealthCheck != "2026-02-04T10:00:00.000000Z" || len(first.ID) != 36 {
-		t.Errorf("first %+v (key %s)", first, keyARN)
-	}
+	assert.Equal(t, keyARN, first.KMSKeyID, "first: key")
+	assert.Equal(t, want, first.EncryptionContext, "first: encryption context")
+	assert.Equal(t, "2026-02-04T10:00:00.000000Z", first.LastHealthCheck, "first: lastHealthCheck")
+	assert.Len(t, first.ID, 36, "first: id")
 	item := s.raw(t, "INTEGRATION#jira", "CONFIG")
-	if raw := fmt.Sprint(item); strings.Contains(raw, marker) || strings.Contains(raw, "apiToken") {
-		t.Fatalf("the stored item holds plaintext: %s", raw)
-	}
-	if item["configEncrypted"] != first.ConfigEncrypted {
-		t.Errorf("stored ciphertext differs from the answer's")
-	}
+	raw := fmt.Sprint(item)
+	require.NotContains(t, raw, marker, "the stored item holds plaintext")
+	require.NotContains(t, raw, "apiToken", "the stored item holds plaintext")
+	assert.Equal(t, first.ConfigEncrypted, item["configEncrypted"], "stored ciphertext differs from the answer's")
 	got, err := decrypt(t, first.ConfigEncrypted, want)
-	if err != nil || got != plain {
-		t.Fatalf("decrypt with the stored context: %q, %v", got, err)
-	}
+	require.NoError(t, err, "decrypt with the stored context")
+	require.Equal(t, plain, got, "decrypt with the stored context")
 	for _, wrong := range []map[string]string{
 		{"integration": "asana", "stage": "dev"},
 		{"integration": "jira", "stage": "prod"},
 		{"integration": "jira"},
 		nil,
 	} {
-		if p, err := decrypt(t, first.ConfigEncrypted, wrong); err == nil {
-			t.Errorf("decrypted with context %v: %q", wrong, p)
-		}
+		p, err := decrypt(t, first.ConfigEncrypted, wrong)
+		assert.Error(t, err, "decrypted with context %v: %q", wrong, p)
 	}
 
 	// Replace: id and createdAt kept, new ciphertext.
 	s.Must(t, 200, "PUT", "/integrations/jira", `{"config":{"apiToken":"other"},"status":"error"}`, &second)
-	if second.ID != first.ID || second.CreatedAt != first.CreatedAt || second.Status != agenticpm.IntegrationError || second.LastHealthCheck != "" || second.ConfigEncrypted == first.ConfigEncrypted {
-		t.Errorf("replace %+v", second)
-	}
+	assert.Equal(t, first.ID, second.ID, "replace: id")
+	assert.Equal(t, first.CreatedAt, second.CreatedAt, "replace: createdAt")
+	assert.Equal(t, agenticpm.IntegrationError, second.Status, "replace: status")
+	assert.Empty(t, second.LastHealthCheck, "replace: lastHealthCheck")
+	assert.NotEqual(t, first.ConfigEncrypted, second.ConfigEncrypted, "replace: ciphertext")
 	var read agenticpm.IntegrationConfig
 	s.Must(t, 200, "GET", "/integrations/jira", "", &read)
-	if read.ConfigEncrypted != second.ConfigEncrypted || read.KMSKeyID != keyARN || fmt.Sprint(read.EncryptionContext) != fmt.Sprint(want) {
-		t.Errorf("get %+v", read)
-	}
-	if p, err := decrypt(t, read.ConfigEncrypted, read.EncryptionContext); err != nil || p != `{"apiToken":"other"}` {
-		t.Errorf("decrypt what GET returns: %q %v", p, err)
+	assert.Equal(t, second.ConfigEncrypted, read.ConfigEncrypted, "get: ciphertext")
+	assert.Equal(t, keyARN, read.KMSKeyID, "get: key")
+	assert.Equal(t, want, read.EncryptionContext, "get: encryption context")
+	if p, err := decrypt(t, read.ConfigEncrypted, read.EncryptionContext); assert.NoError(t, err, "decrypt what GET returns") {
+		assert.Equal(t, `{"apiToken":"other"}`, p, "decrypt what GET returns")
 	}
 
 	before := s.Digest(t)
@@ -120,20 +115,13 @@ func TestIntegrationCredentials(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "PUT", tt.path, tt.body)
 			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
-			if strings.Contains(string(r.Body), marker) {
-				t.Errorf("the answer echoes the plaintext: %s", r.Body)
-			}
+			assert.NotContains(t, string(r.Body), marker, "the answer echoes the plaintext")
 		})
 	}
-	if s.Digest(t) != before {
-		t.Error("a refused PUT wrote")
-	}
-	if strings.Contains(logs.String(), marker) || strings.Contains(logs.String(), "apiToken") {
-		t.Errorf("plaintext logged: %s", logs.String())
-	}
-	if !strings.Contains(logs.String(), "/integrations/jira") {
-		t.Error("no access log captured; the check above proves nothing")
-	}
+	assert.Equal(t, before, s.Digest(t), "a refused PUT wrote")
+	assert.NotContains(t, logs.String(), marker, "plaintext logged")
+	assert.NotContains(t, logs.String(), "apiToken", "plaintext logged")
+	assert.Contains(t, logs.String(), "/integrations/jira", "no access log captured; the check above proves nothing")
 }
 
 // An item stored the old way (ciphertext a client made, no encryption
@@ -146,14 +134,11 @@ func TestLegacyIntegrationRefused(t *testing.T) {
 		"createdAt": "2026-01-01T00:00:00.000000Z", "updatedAt": "2026-01-01T00:00:00.000000Z"})
 	r := s.Do(t, "GET", "/integrations/asana", "")
 	apitest.WantError(t, r, 409, "conflict", "", "PUT its plaintext config again")
-	if strings.Contains(string(r.Body), "c2VjcmV0") {
-		t.Errorf("the refusal echoes the old ciphertext: %s", r.Body)
-	}
+	assert.NotContains(t, string(r.Body), "c2VjcmV0", "the refusal echoes the old ciphertext")
 	var c agenticpm.IntegrationConfig
 	s.Must(t, 200, "PUT", "/integrations/asana", `{"config":{"token":"t"},"status":"active"}`, &c)
-	if c.ID != "3f1d7e3a-0000-4000-8000-0000000000aa" || len(c.EncryptionContext) != 2 {
-		t.Errorf("replaced %+v", c)
-	}
+	assert.Equal(t, "3f1d7e3a-0000-4000-8000-0000000000aa", c.ID, "replaced: id")
+	assert.Len(t, c.EncryptionContext, 2, "replaced: encryption context")
 	s.Must(t, 200, "GET", "/integrations/asana", "", nil)
 }
 
@@ -167,32 +152,24 @@ func TestIntegrationFailures(t *testing.T) {
 		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	})
 	apitest.WantError(t, s.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`), 500, "internal", "", "")
-	if !strings.Contains(logs.String(), contract.EnvCredentialsKey) {
-		t.Errorf("the log does not name %s: %s", contract.EnvCredentialsKey, logs.String())
-	}
+	assert.Contains(t, logs.String(), contract.EnvCredentialsKey, "the log does not name the variable")
 
 	down := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
 		c, err := kmslocal.Config(context.Background(), "http://127.0.0.1:1")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "KMS client")
 		c.Retryer = func() aws.Retryer { return retry.AddWithMaxAttempts(retry.NewStandard(), 1) }
 		cfg.KMS = agenticpmapi.KMS(c)
 	})
 	r := down.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`)
 	apitest.WantError(t, r, 503, "unavailable", "", "")
-	if n := down.Count(t); n != 0 {
-		t.Errorf("%d items written without a ciphertext", n)
-	}
+	assert.Equal(t, 0, down.Count(t), "items written without a ciphertext")
 
 	// KMS throttling past the SDK's retries, and KMS failing on its side
 	// (a 5xx without an error code the SDK knows): 503 too.
 	for _, e := range []*awsloop.Error{awsloop.KMSService.Throttle(), {Status: 503}} {
 		kmsSrv := awsloop.NewServer(awsloop.KMSService)
 		kmsSrv.Inject("Encrypt", -1, e)
-		if err := kmsSrv.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, kmsSrv.Start(), "loopback KMS")
 		t.Cleanup(func() { _ = kmsSrv.Close() })
 		refusing := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
 			c := awsloop.ConfigAt("AKIDAGENTICPM", kmsSrv.URL())
@@ -200,9 +177,7 @@ func TestIntegrationFailures(t *testing.T) {
 			cfg.KMS = agenticpmapi.KMS(c)
 		})
 		apitest.WantError(t, refusing.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`), 503, "unavailable", "", "")
-		if n := len(kmsSrv.CallsOf("Encrypt")); n != retry.DefaultMaxAttempts {
-			t.Errorf("KMS answering %d %s: %d Encrypt attempts, want the SDK's %d", e.Status, e.Code, n, retry.DefaultMaxAttempts)
-		}
+		assert.Len(t, kmsSrv.CallsOf("Encrypt"), retry.DefaultMaxAttempts, "KMS answering %d %s: Encrypt attempts, the SDK's", e.Status, e.Code)
 	}
 
 	ok := newService(t, nil)
@@ -214,12 +189,10 @@ func TestIntegrationFailures(t *testing.T) {
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
 	var c agenticpm.IntegrationConfig
 	lossy.Must(t, 200, "PUT", "/integrations/outlook", `{"config":{"a":"b"},"status":"active"}`, &c)
-	if p, err := decrypt(t, c.ConfigEncrypted, c.EncryptionContext); err != nil || p != `{"a":"b"}` {
-		t.Errorf("after a lost answer: %q %v", p, err)
+	if p, err := decrypt(t, c.ConfigEncrypted, c.EncryptionContext); assert.NoError(t, err, "after a lost answer") {
+		assert.Equal(t, `{"a":"b"}`, p, "after a lost answer")
 	}
-	if proxy.Faults() != 1 {
-		t.Errorf("%d faults, want 1", proxy.Faults())
-	}
+	assert.Equal(t, 1, proxy.Faults(), "faults")
 }
 
 // The IAM condition lists the contract's integrations; the API accepts
@@ -230,11 +203,7 @@ func TestContractIntegrationsMatch(t *testing.T) {
 	for _, i := range agenticpm.Integrations {
 		own = append(own, string(i))
 	}
-	if fmt.Sprint(own) != fmt.Sprint(contract.Integrations) {
-		t.Errorf("service integrations %v, contract (IAM condition) %v", own, contract.Integrations)
-	}
+	assert.Equal(t, contract.Integrations, own, "service integrations against the contract's (IAM condition)")
 	ec := agenticpm.CredentialsContext(agenticpm.IntegrationJira, "dev")
-	if len(ec) != 2 || ec[contract.ContextIntegration] != "jira" || ec[contract.ContextStage] != "dev" {
-		t.Errorf("context %v", ec)
-	}
+	assert.Equal(t, map[string]string{contract.ContextIntegration: "jira", contract.ContextStage: "dev"}, ec, "context")
 }

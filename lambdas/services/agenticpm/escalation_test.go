@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -22,40 +25,37 @@ func TestEscalations(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
 	e := s.escalation(t, p.ID)
-	if e.Status != agenticpm.EscalationPending || e.ProjectID != p.ID || e.AgentRecommendation != "Delay" || e.DecidedAt != "" {
-		t.Errorf("created %+v", e)
-	}
+	assert.Equal(t, agenticpm.EscalationPending, e.Status, "created: status")
+	assert.Equal(t, p.ID, e.ProjectID, "created: project")
+	assert.Equal(t, "Delay", e.AgentRecommendation, "created: recommendation")
+	assert.Empty(t, e.DecidedAt, "created: decidedAt")
 	item := s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID)
-	if item["GSI1PK"] != "ESCALATION#pending" || item["GSI1SK"] != e.CreatedAt+"#"+e.ID {
-		t.Errorf("index keys %v %v", item["GSI1PK"], item["GSI1SK"])
-	}
+	assert.Equal(t, "ESCALATION#pending", item["GSI1PK"], "GSI1PK")
+	assert.Equal(t, e.CreatedAt+"#"+e.ID, item["GSI1SK"], "GSI1SK")
 	other := s.escalation(t, s.project(t, "").ID)
 
 	pending, _ := all[agenticpm.Escalation](t, s, "/escalations?status=pending&limit=1")
-	if len(pending) != 2 || pending[0].ID != other.ID || pending[1].ID != e.ID {
-		t.Errorf("pending (newest first) %+v", pending)
-	}
+	assert.Equal(t, []string{other.ID, e.ID}, escalationIDs(pending), "pending (newest first)")
 	var mine page[agenticpm.Escalation]
 	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations", "", &mine)
-	if len(mine.Items) != 1 || mine.Items[0].ID != e.ID || string(mine.Items[0].Options) == "" {
-		t.Errorf("project escalations %+v", mine)
+	if assert.Len(t, mine.Items, 1, "project escalations") {
+		assert.Equal(t, e.ID, mine.Items[0].ID, "project escalation")
+		assert.NotEmpty(t, string(mine.Items[0].Options), "project escalation: options")
 	}
 
 	decide := "/projects/" + p.ID + "/escalations/" + e.ID + "/decision"
 	var d agenticpm.Escalation
 	s.Must(t, 200, "POST", decide, `{"userDecision":"Delay","userNotes":"agreed with sponsor"}`, &d)
-	if d.Status != agenticpm.EscalationDecided || d.UserDecision != "Delay" || d.UserNotes != "agreed with sponsor" || d.DecidedAt == "" || d.Title != e.Title {
-		t.Errorf("decided %+v", d)
-	}
-	if item := s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID); item["GSI1PK"] != "ESCALATION#decided" {
-		t.Errorf("GSI1PK %v: the pending view would keep listing it", item["GSI1PK"])
-	}
-	if got, _ := all[agenticpm.Escalation](t, s, "/escalations?status=pending"); len(got) != 1 || got[0].ID != other.ID {
-		t.Errorf("pending after decision %+v", got)
-	}
-	if got, _ := all[agenticpm.Escalation](t, s, "/escalations?status=decided"); len(got) != 1 || got[0].ID != e.ID {
-		t.Errorf("decided %+v", got)
-	}
+	assert.Equal(t, agenticpm.EscalationDecided, d.Status, "decided: status")
+	assert.Equal(t, "Delay", d.UserDecision, "decided: decision")
+	assert.Equal(t, "agreed with sponsor", d.UserNotes, "decided: notes")
+	assert.NotEmpty(t, d.DecidedAt, "decided: decidedAt")
+	assert.Equal(t, e.Title, d.Title, "decided: title")
+	assert.Equal(t, "ESCALATION#decided", s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID)["GSI1PK"], "GSI1PK: the pending view would keep listing it")
+	got, _ := all[agenticpm.Escalation](t, s, "/escalations?status=pending")
+	assert.Equal(t, []string{other.ID}, escalationIDs(got), "pending after decision")
+	got, _ = all[agenticpm.Escalation](t, s, "/escalations?status=decided")
+	assert.Equal(t, []string{e.ID}, escalationIDs(got), "decided")
 
 	before := s.Count(t)
 	unknown := "3f1d7e3a-9999-4000-8000-000000000000"
@@ -87,12 +87,8 @@ func TestEscalations(t *testing.T) {
 			apitest.WantError(t, s.Do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused request wrote (phantom escalation?)", before, after)
-	}
-	if s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+unknown) != nil {
-		t.Error("deciding a missing escalation created it")
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused request wrote (phantom escalation?)")
+	assert.Nil(t, s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+unknown), "deciding a missing escalation created it")
 }
 
 // Two people decide the same escalation at once: exactly one decision is
@@ -117,15 +113,22 @@ func TestConcurrentDecisions(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if codes[0]+codes[1] != 200+409 {
-			t.Fatalf("round %d: %v, want one 200 and one 409", round, codes)
-		}
+		require.ElementsMatch(t, []int{200, 409}, codes, "round %d: one 200 and one 409", round)
 		winner := bodies[0]
 		if codes[1] == 200 {
 			winner = bodies[1]
 		}
-		if stored := s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID); stored["userDecision"] != winner.UserDecision || stored["GSI1PK"] != "ESCALATION#decided" {
-			t.Errorf("round %d: stored %v, winner %+v", round, stored["userDecision"], winner)
-		}
+		stored := s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID)
+		assert.Equal(t, winner.UserDecision, stored["userDecision"], "round %d: stored decision", round)
+		assert.Equal(t, "ESCALATION#decided", stored["GSI1PK"], "round %d: GSI1PK", round)
 	}
+}
+
+// escalationIDs lists the escalations' ids, in order.
+func escalationIDs(es []agenticpm.Escalation) []string {
+	var ids []string
+	for _, e := range es {
+		ids = append(ids, e.ID)
+	}
+	return ids
 }

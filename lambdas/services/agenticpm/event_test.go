@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -16,60 +19,49 @@ func TestRecordEvent(t *testing.T) {
 	p := s.project(t, "")
 	var e agenticpm.Event
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/events", `{"eventType":"signal_detected","severity":"warning","summary":"Sprint at risk","detail":{"points":5}}`, &e)
-	if len(e.ID) != 26 || e.ProjectID != p.ID || string(e.Detail) != `{"points":5}` {
-		t.Errorf("event %+v", e)
-	}
+	assert.Len(t, e.ID, 26, "event: id")
+	assert.Equal(t, p.ID, e.ProjectID, "event: project")
+	assert.Equal(t, `{"points":5}`, string(e.Detail), "event: detail")
 
 	// Both copies exist; only the project copy is indexed and has detail.
 	sk := "EVENT#" + e.CreatedAt + "#" + e.ID
 	own, ref := s.raw(t, "PROJECT#"+p.ID, sk), s.raw(t, "GLOBAL", sk)
-	if own == nil || ref == nil {
-		t.Fatalf("dual write: project copy %v, global reference %v", own, ref)
-	}
+	require.NotNil(t, own, "dual write: project copy")
+	require.NotNil(t, ref, "dual write: global reference")
 	created, _ := time.Parse(time.RFC3339Nano, e.CreatedAt)
 	wantTTL := float64(created.Add(30 * 24 * time.Hour).Unix())
-	if own["TTL"] != wantTTL || ref["TTL"] != wantTTL {
-		t.Errorf("TTL %v %v, want %v", own["TTL"], ref["TTL"], wantTTL)
-	}
-	if own["GSI1PK"] != "EVENT#"+e.CreatedAt[:10] || own["GSI1SK"] != e.CreatedAt+"#"+e.ID {
-		t.Errorf("index keys %v %v", own["GSI1PK"], own["GSI1SK"])
-	}
-	if _, ok := ref["GSI1PK"]; ok {
-		t.Error("global reference is indexed: the date view would list the event twice")
-	}
-	if _, ok := ref["detail"]; ok {
-		t.Error("global reference carries detail")
-	}
-	if ref["projectId"] != p.ID || ref["summary"] != "Sprint at risk" {
-		t.Errorf("reference %v", ref)
-	}
+	assert.Equal(t, wantTTL, own["TTL"], "TTL of the project copy")
+	assert.Equal(t, wantTTL, ref["TTL"], "TTL of the global reference")
+	assert.Equal(t, "EVENT#"+e.CreatedAt[:10], own["GSI1PK"], "GSI1PK")
+	assert.Equal(t, e.CreatedAt+"#"+e.ID, own["GSI1SK"], "GSI1SK")
+	assert.NotContains(t, ref, "GSI1PK", "global reference is indexed: the date view would list the event twice")
+	assert.NotContains(t, ref, "detail", "global reference carries detail")
+	assert.Equal(t, p.ID, ref["projectId"], "reference: project")
+	assert.Equal(t, "Sprint at risk", ref["summary"], "reference: summary")
 
 	// An event without a project: written once, under GLOBAL, indexed.
 	var g agenticpm.Event
 	s.Must(t, 201, "POST", "/events", `{"eventType":"heartbeat","severity":"info","summary":"tick"}`, &g)
-	if g.ProjectID != "" || s.raw(t, "GLOBAL", "EVENT#"+g.CreatedAt+"#"+g.ID)["GSI1PK"] != "EVENT#"+g.CreatedAt[:10] {
-		t.Errorf("global event %+v", g)
-	}
+	assert.Empty(t, g.ProjectID, "global event: project")
+	assert.Equal(t, "EVENT#"+g.CreatedAt[:10], s.raw(t, "GLOBAL", "EVENT#"+g.CreatedAt+"#"+g.ID)["GSI1PK"], "global event: GSI1PK")
 
 	var feed page[agenticpm.Event]
 	s.Must(t, 200, "GET", "/events", "", &feed)
-	if len(feed.Items) != 2 || feed.Items[0].ID != g.ID || feed.Items[1].ID != e.ID || feed.Items[1].Detail != nil {
-		t.Errorf("global feed %+v", feed)
+	if assert.Equal(t, []string{g.ID, e.ID}, eventIDs(feed.Items), "global feed") {
+		assert.Nil(t, feed.Items[1].Detail, "global feed: detail")
 	}
 	// The clock crossed midnight between the two events: one per date.
 	var day page[agenticpm.Event]
 	s.Must(t, 200, "GET", "/events?date="+e.CreatedAt[:10], "", &day)
-	if len(day.Items) != 1 || day.Items[0].ID != e.ID || string(day.Items[0].Detail) != `{"points":5}` {
-		t.Errorf("events of %s: %+v", e.CreatedAt[:10], day)
+	if assert.Equal(t, []string{e.ID}, eventIDs(day.Items), "events of %s", e.CreatedAt[:10]) {
+		assert.Equal(t, `{"points":5}`, string(day.Items[0].Detail), "events of %s: detail", e.CreatedAt[:10])
 	}
 	s.Must(t, 200, "GET", "/events?date="+g.CreatedAt[:10], "", &day)
-	if len(day.Items) != 1 || day.Items[0].ID != g.ID || e.CreatedAt[:10] == g.CreatedAt[:10] {
-		t.Errorf("events of %s: %+v", g.CreatedAt[:10], day)
-	}
+	assert.Equal(t, []string{g.ID}, eventIDs(day.Items), "events of %s", g.CreatedAt[:10])
+	assert.NotEqual(t, e.CreatedAt[:10], g.CreatedAt[:10], "the clock did not cross midnight")
 	s.Must(t, 200, "GET", "/events?date=2020-01-01", "", &day)
-	if day.Items == nil || len(day.Items) != 0 {
-		t.Errorf("empty day %+v", day)
-	}
+	assert.NotNil(t, day.Items, "empty day: items is [], not null")
+	assert.Empty(t, day.Items, "empty day")
 
 	before := s.Count(t)
 	for _, tt := range []struct {
@@ -92,14 +84,10 @@ func TestRecordEvent(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused event wrote", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused event wrote")
 	for _, q := range []string{"date=2026-2-4", "date=2026-02-30", "date=", "day=2026-02-04"} {
 		r := s.Do(t, "GET", "/events?"+q, "")
-		if r.Status != 400 {
-			t.Errorf("GET /events?%s = %d %s", q, r.Status, r.Body)
-		}
+		assert.Equal(t, 400, r.Status, "GET /events?%s: %s", q, r.Body)
 	}
 }
 
@@ -122,28 +110,19 @@ func TestEventFeedsHideExpired(t *testing.T) {
 		want = append([]string{e.ID}, want...)
 	}
 	c.Set(start.Add(31 * 24 * time.Hour)) // the first 40 have expired
-	if n := s.Count(t); n != 1+2*47 {
-		t.Fatalf("%d items: expired items should still be stored", n)
-	}
+	require.Equal(t, 1+2*47, s.Count(t), "items: expired items should still be stored")
 	for _, path := range []string{"/projects/" + p.ID + "/events?limit=3", "/events?limit=3"} {
 		got, sizes := all[agenticpm.Event](t, s, path)
-		var ids []string
-		for _, e := range got {
-			ids = append(ids, e.ID)
-		}
-		if fmt.Sprint(ids) != fmt.Sprint(want) || fmt.Sprint(sizes) != "[3 3 1]" {
-			t.Errorf("%s: sizes %v\n got %v\nwant %v", path, sizes, ids, want)
-		}
+		assert.Equal(t, want, eventIDs(got), "%s: events", path)
+		assert.Equal(t, []int{3, 3, 1}, sizes, "%s: page sizes", path)
 	}
 	var day page[agenticpm.Event]
 	s.Must(t, 200, "GET", "/events?date="+start.Format(time.DateOnly), "", &day)
-	if len(day.Items) != 0 || day.NextCursor != "" {
-		t.Errorf("expired day lists %d events, cursor %q", len(day.Items), day.NextCursor)
-	}
+	assert.Empty(t, day.Items, "expired day")
+	assert.Empty(t, day.NextCursor, "expired day: cursor")
 	s.Must(t, 200, "GET", "/events?date="+start.Add(20*24*time.Hour).Format(time.DateOnly)+"&limit=7", "", &day)
-	if len(day.Items) != 7 || day.NextCursor != "" {
-		t.Errorf("live day: %d events, cursor %q", len(day.Items), day.NextCursor)
-	}
+	assert.Len(t, day.Items, 7, "live day")
+	assert.Empty(t, day.NextCursor, "live day: cursor")
 }
 
 // Expired items between live ones (as a hand-written or late item could
@@ -164,13 +143,8 @@ func TestPagesSkipExpiredInTheMiddle(t *testing.T) {
 		}
 	}
 	got, sizes := all[agenticpm.Event](t, s, "/projects/"+p.ID+"/events?limit=4")
-	var ids []string
-	for _, e := range got {
-		ids = append(ids, e.ID)
-	}
-	if fmt.Sprint(ids) != fmt.Sprint(want) || fmt.Sprint(sizes) != "[4 4 2]" {
-		t.Errorf("sizes %v\n got %v\nwant %v", sizes, ids, want)
-	}
+	assert.Equal(t, want, eventIDs(got), "events in order")
+	assert.Equal(t, []int{4, 4, 2}, sizes, "page sizes")
 }
 
 func TestEventCursors(t *testing.T) {
@@ -181,9 +155,7 @@ func TestEventCursors(t *testing.T) {
 	}
 	var pa page[agenticpm.Event]
 	s.Must(t, 200, "GET", "/projects/"+a.ID+"/events?limit=1", "", &pa)
-	if pa.NextCursor == "" {
-		t.Fatal("no cursor")
-	}
+	require.NotEmpty(t, pa.NextCursor, "no cursor")
 	for _, path := range []string{
 		"/projects/" + b.ID + "/events?cursor=" + pa.NextCursor, // another project
 		"/events?cursor=" + pa.NextCursor,                       // another view
@@ -192,14 +164,20 @@ func TestEventCursors(t *testing.T) {
 		"/projects/" + a.ID + "/events?cursor=%%%",
 	} {
 		r := s.Do(t, "GET", path, "")
-		if r.Status != 400 {
-			t.Errorf("%s: %d %s", path, r.Status, r.Body)
-		}
+		assert.Equal(t, 400, r.Status, "%s: %s", path, r.Body)
 	}
 	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/events", ""), 404, "not_found", "", "project")
 	var pb page[agenticpm.Event]
 	s.Must(t, 200, "GET", "/projects/"+b.ID+"/events", "", &pb)
-	if pb.Items == nil || len(pb.Items) != 0 {
-		t.Errorf("project without events: %+v", pb)
+	assert.NotNil(t, pb.Items, "project without events: items is [], not null")
+	assert.Empty(t, pb.Items, "project without events")
+}
+
+// eventIDs lists the events' ids, in order.
+func eventIDs(es []agenticpm.Event) []string {
+	var ids []string
+	for _, e := range es {
+		ids = append(ids, e.ID)
 	}
+	return ids
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
@@ -35,9 +37,7 @@ type holdService struct {
 func newHoldService(t *testing.T, withBus bool) *holdService {
 	t.Helper()
 	fake := awsloop.NewEvents(bus)
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fake.Start(), "loopback EventBridge")
 	t.Cleanup(func() { _ = fake.Close() })
 	clock := apitest.NewClock(time.Now().UTC(), time.Millisecond)
 	s := newServiceWith(t, clock.Now, func(cfg *agenticpm.Config) {
@@ -81,13 +81,12 @@ func (s *holdService) details(t *testing.T) []agenticpm.EventDetail {
 	t.Helper()
 	var out []agenticpm.EventDetail
 	for _, e := range s.events.Events() {
-		if e.Bus != bus || e.Source != agenticpm.EventSource || e.DetailType != agenticpm.EventDetailType || e.AccessKeyID != "AKIDAGENTICPM" {
-			t.Errorf("event %+v", e)
-		}
+		assert.Equal(t, bus, e.Bus, "event bus")
+		assert.Equal(t, agenticpm.EventSource, e.Source, "event source")
+		assert.Equal(t, agenticpm.EventDetailType, e.DetailType, "event detail type")
+		assert.Equal(t, "AKIDAGENTICPM", e.AccessKeyID, "event signed with")
 		var d agenticpm.EventDetail
-		if err := json.Unmarshal([]byte(e.Detail), &d); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(e.Detail), &d), "event detail")
 		out = append(out, d)
 	}
 	return out
@@ -123,17 +122,14 @@ func TestHoldQueue(t *testing.T) {
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"not held"}`, &plain)
 
 	// The hold queue lists held actions by due time, across projects.
-	if got := strings.Join(s.held(t), ","); got != "cancel me,due,soon,later" {
-		t.Fatalf("held = %s", got)
-	}
+	require.Equal(t, []string{"cancel me", "due", "soon", "later"}, s.held(t), "held")
 	base := "/projects/" + p.ID + "/actions/"
 
 	// Cancel takes it out for good.
 	var c agenticpm.Action
 	s.Must(t, 200, "POST", base+gone.ID+"/cancel", "", &c)
-	if c.CancelledAt == "" || c.Executed {
-		t.Errorf("cancelled = %+v", c)
-	}
+	assert.NotEmpty(t, c.CancelledAt, "cancelled: cancelledAt")
+	assert.False(t, c.Executed, "cancelled: executed")
 	apitest.WantError(t, s.Do(t, "POST", base+gone.ID+"/cancel", ""), 409, "conflict", "", "cancelled")
 	apitest.WantError(t, s.Do(t, "POST", base+gone.ID+"/release", ""), 409, "conflict", "", "cancelled")
 	apitest.WantError(t, s.Do(t, "POST", base+plain.ID+"/release", ""), 409, "conflict", "", "not held")
@@ -158,67 +154,62 @@ func TestHoldQueue(t *testing.T) {
 		if strings.HasPrefix(tc.path, "/actions/held") {
 			method = "GET"
 		}
-		if r := s.Do(t, method, tc.path, ""); r.Status != tc.status {
-			t.Errorf("%s %s: %d %s, want %d", method, tc.path, r.Status, r.Body, tc.status)
-		}
+		r := s.Do(t, method, tc.path, "")
+		assert.Equal(t, tc.status, r.Status, "%s %s: %s", method, tc.path, r.Body)
 	}
-	if after := s.Items(t, s.Table); len(after) != len(before) {
-		t.Errorf("refused requests changed the item count %d → %d", len(before), len(after))
-	}
+	assert.Len(t, s.Items(t, s.Table), len(before), "refused requests changed the item count")
 
 	// Release now: not due yet, released all the same, event on the bus.
 	var rel agenticpm.Released
 	s.Must(t, 200, "POST", base+soon.ID+"/release", "", &rel)
-	if !rel.Executed || rel.ExecutedAt == "" || rel.ReleasedBy != agenticpm.ReleasedByAPI || !rel.Dispatched {
-		t.Errorf("released = %+v", rel)
-	}
+	assert.True(t, rel.Executed, "released: executed")
+	assert.NotEmpty(t, rel.ExecutedAt, "released: executedAt")
+	assert.Equal(t, agenticpm.ReleasedByAPI, rel.ReleasedBy, "released: by")
+	assert.True(t, rel.Dispatched, "released: dispatched")
 	apitest.WantError(t, s.Do(t, "POST", base+soon.ID+"/release", ""), 409, "conflict", "", "released")
 	d := s.details(t)
-	if len(d) != 1 || d[0].IdempotencyKey != "agenticpm/action/"+soon.ID || d[0].Action.ID != soon.ID || !d[0].Action.Executed || d[0].Action.Description != "soon" {
-		t.Errorf("event details = %+v", d)
+	if assert.Len(t, d, 1, "event details") {
+		assert.Equal(t, "agenticpm/action/"+soon.ID, d[0].IdempotencyKey, "event: idempotency key")
+		assert.Equal(t, soon.ID, d[0].Action.ID, "event: action")
+		assert.True(t, d[0].Action.Executed, "event: executed")
+		assert.Equal(t, "soon", d[0].Action.Description, "event: description")
 	}
 
 	// The job releases what is due, and only that.
 	rep, err := s.job().RunOnce(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Due != 1 || rep.Released != 1 || rep.Sent != 1 || rep.Outbox != 0 {
-		t.Errorf("run = %+v", rep)
-	}
-	if got := strings.Join(s.held(t), ","); got != "later" {
-		t.Errorf("held after the run = %s", got)
-	}
+	require.NoError(t, err, "run")
+	assert.Equal(t, agenticpm.ReleaseReport{Due: 1, Released: 1, Sent: 1, Outbox: 0}, *rep, "run")
+	assert.Equal(t, []string{"later"}, s.held(t), "held after the run")
 	d = s.details(t)
-	if len(d) != 2 || d[1].Action.ID != due.ID || d[1].Action.ReleasedBy != agenticpm.ReleasedBySchedule {
-		t.Errorf("event details = %+v", d)
+	if assert.Len(t, d, 2, "event details") {
+		assert.Equal(t, due.ID, d[1].Action.ID, "second event: action")
+		assert.Equal(t, agenticpm.ReleasedBySchedule, d[1].Action.ReleasedBy, "second event: released by")
 	}
 	// Stored: executed, out of every queue, event id recorded.
 	for _, a := range []agenticpm.Action{soon, due} {
 		it := s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID)
-		if it["executed"] != true || it["GSI1PK"] != nil || it["dispatchLease"] != nil || it["dispatchedAt"] == nil || it["eventId"] == nil {
-			t.Errorf("stored %s = %v", a.Description, it)
-		}
+		assert.Equal(t, true, it["executed"], "stored %s: executed", a.Description)
+		assert.Nil(t, it["GSI1PK"], "stored %s: GSI1PK", a.Description)
+		assert.Nil(t, it["dispatchLease"], "stored %s: dispatchLease", a.Description)
+		assert.NotNil(t, it["dispatchedAt"], "stored %s: dispatchedAt", a.Description)
+		assert.NotNil(t, it["eventId"], "stored %s: eventId", a.Description)
 	}
-	if proj, global := s.feedCount(t, p.ID); proj != 2 || global != 2 {
-		t.Errorf("action_taken events: project %d, GLOBAL %d; want 2 each", proj, global)
-	}
+	proj, global := s.feedCount(t, p.ID)
+	assert.Equal(t, 2, proj, "action_taken events in the project feed")
+	assert.Equal(t, 2, global, "action_taken events in GLOBAL")
 	// A second run finds nothing; the project listing shows every action.
-	if rep, err := s.job().RunOnce(context.Background()); err != nil || rep.Due != 0 || rep.Sent != 0 {
-		t.Errorf("second run = %+v, %v", rep, err)
+	if rep, err := s.job().RunOnce(context.Background()); assert.NoError(t, err, "second run") {
+		assert.Equal(t, 0, rep.Due, "second run: due")
+		assert.Equal(t, 0, rep.Sent, "second run: sent")
 	}
 	acts, _ := all[agenticpm.Action](t, s.service, "/projects/"+p.ID+"/actions?")
-	if len(acts) != 5 {
-		t.Errorf("project lists %d actions, want 5", len(acts))
-	}
+	assert.Len(t, acts, 5, "project lists every action")
 	// Later becomes due when the clock passes it.
 	s.clock.Advance(3 * time.Hour)
-	if rep, err := s.job().RunOnce(context.Background()); err != nil || rep.Released != 1 {
-		t.Errorf("run after 3h = %+v, %v", rep, err)
+	if rep, err := s.job().RunOnce(context.Background()); assert.NoError(t, err, "run after 3h") {
+		assert.Equal(t, 1, rep.Released, "run after 3h: released")
 	}
-	if len(s.details(t)) != 3 {
-		t.Errorf("%d events, want 3", len(s.details(t)))
-	}
+	assert.Len(t, s.details(t), 3, "events")
 	_ = late
 }
 
@@ -266,26 +257,22 @@ func TestReleaseRace(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if len(failures) > 0 {
-		t.Fatalf("failures: %v", failures)
+	require.Empty(t, failures, "failures")
+	assert.Equal(t, 1, apiWins+jobWins, "releases (API %d, job %d)", apiWins, jobWins)
+	d := s.details(t)
+	if assert.Len(t, d, 1, "events on the bus") {
+		assert.Equal(t, a.ID, d[0].Action.ID, "event: action")
 	}
-	if apiWins+jobWins != 1 {
-		t.Errorf("released %d times (API %d, job %d), want once", apiWins+jobWins, apiWins, jobWins)
-	}
-	if d := s.details(t); len(d) != 1 || d[0].Action.ID != a.ID {
-		t.Errorf("events on the bus: %+v, want one", d)
-	}
-	if proj, global := s.feedCount(t, p.ID); proj != 1 || global != 1 {
-		t.Errorf("action_taken events: project %d, GLOBAL %d; want 1 each", proj, global)
-	}
+	proj, global := s.feedCount(t, p.ID)
+	assert.Equal(t, 1, proj, "action_taken events in the project feed")
+	assert.Equal(t, 1, global, "action_taken events in GLOBAL")
 	// Later runs (lease long gone) send nothing more: the outbox is empty.
 	s.clock.Advance(agenticpm.DispatchLease + time.Minute)
-	if rep, err := s.job().RunOnce(context.Background()); err != nil || rep.Sent != 0 || rep.Outbox != 0 {
-		t.Errorf("later run = %+v, %v", rep, err)
+	if rep, err := s.job().RunOnce(context.Background()); assert.NoError(t, err, "later run") {
+		assert.Equal(t, 0, rep.Sent, "later run: sent")
+		assert.Equal(t, 0, rep.Outbox, "later run: outbox")
 	}
-	if len(s.events.Events()) != 1 {
-		t.Errorf("%d events after a later run", len(s.events.Events()))
-	}
+	assert.Len(t, s.events.Events(), 1, "events after a later run")
 }
 
 // TestOutbox: a release whose PutEvents fails is released all the same;
@@ -298,16 +285,13 @@ func TestOutbox(t *testing.T) {
 	s.events.FailEntries(1)
 	var rel agenticpm.Released
 	s.Must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
-	if !rel.Executed || rel.Dispatched {
-		t.Fatalf("released = %+v, want executed and not dispatched", rel)
-	}
-	if len(s.events.Events()) != 0 {
-		t.Fatal("the failed entry was accepted")
-	}
+	require.True(t, rel.Executed, "released: executed")
+	require.False(t, rel.Dispatched, "released: dispatched")
+	require.Empty(t, s.events.Events(), "the failed entry was accepted")
 	// Within the lease, runs leave it to the releaser.
-	rep, err := s.job().RunOnce(context.Background())
-	if err != nil || rep.Outbox != 0 || rep.Sent != 0 {
-		t.Errorf("run within the lease = %+v, %v", rep, err)
+	if rep, err := s.job().RunOnce(context.Background()); assert.NoError(t, err, "run within the lease") {
+		assert.Equal(t, 0, rep.Outbox, "run within the lease: outbox")
+		assert.Equal(t, 0, rep.Sent, "run within the lease: sent")
 	}
 	s.clock.Advance(agenticpm.DispatchLease + time.Second)
 	var wg sync.WaitGroup
@@ -315,18 +299,17 @@ func TestOutbox(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.job().RunOnce(context.Background()); err != nil {
-				t.Error(err)
-			}
+			_, err := s.job().RunOnce(context.Background())
+			assert.NoError(t, err, "overlapping run")
 		}()
 	}
 	wg.Wait()
 	d := s.details(t)
-	if len(d) != 1 || d[0].Action.ID != a.ID || d[0].IdempotencyKey != "agenticpm/action/"+a.ID {
-		t.Fatalf("events = %+v, want the outbox entry once", d)
-	}
-	if rep, err := s.job().RunOnce(context.Background()); err != nil || rep.Outbox != 0 {
-		t.Errorf("run after sending = %+v, %v", rep, err)
+	require.Len(t, d, 1, "events: the outbox entry once")
+	require.Equal(t, a.ID, d[0].Action.ID, "event: action")
+	require.Equal(t, "agenticpm/action/"+a.ID, d[0].IdempotencyKey, "event: idempotency key")
+	if rep, err := s.job().RunOnce(context.Background()); assert.NoError(t, err, "run after sending") {
+		assert.Equal(t, 0, rep.Outbox, "run after sending: outbox")
 	}
 }
 
@@ -338,14 +321,11 @@ func TestReleaseWithoutBus(t *testing.T) {
 	a := s.hold(t, p.ID, "no bus", s.clock.Now().Add(-time.Second))
 	var rel agenticpm.Released
 	s.Must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
-	if !rel.Executed || rel.Dispatched {
-		t.Errorf("released = %+v", rel)
-	}
+	assert.True(t, rel.Executed, "released: executed")
+	assert.False(t, rel.Dispatched, "released: dispatched")
 	s.clock.Advance(agenticpm.DispatchLease + time.Second)
 	err := s.job().Run(context.Background(), fn.ScheduleEvent{ScheduledTime: s.clock.Now()})
-	if err == nil || !strings.Contains(err.Error(), contract.EnvEventBus) {
-		t.Errorf("run without a bus: %v, want an error naming %s", err, contract.EnvEventBus)
-	}
+	assert.ErrorContains(t, err, contract.EnvEventBus, "run without a bus")
 }
 
 // An action can be larger than EventBridge takes (256 KB per call): its
@@ -359,17 +339,16 @@ func TestReleaseOfALargeAction(t *testing.T) {
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", big, nil)
 	small := s.hold(t, p.ID, "small", s.clock.Now().Add(-time.Second))
 	rep, err := s.job().RunOnce(context.Background())
-	if err != nil || rep.Sent != 2 {
-		t.Fatalf("run = %+v, %v", rep, err)
-	}
+	require.NoError(t, err, "run")
+	require.Equal(t, 2, rep.Sent, "run: sent")
 	byDesc := map[string]agenticpm.EventDetail{}
 	for _, d := range s.details(t) {
 		byDesc[d.Action.Description] = d
 	}
-	if d := byDesc["big"]; !d.Trimmed || d.Action.Detail != nil || !d.Action.Executed {
-		t.Errorf("big = trimmed %v, detail %d bytes", d.Trimmed, len(d.Action.Detail))
-	}
-	if d := byDesc["small"]; d.Trimmed || d.Action.ID != small.ID {
-		t.Errorf("small = %+v", d)
-	}
+	bigEvent := byDesc["big"]
+	assert.True(t, bigEvent.Trimmed, "big: trimmed")
+	assert.Nil(t, bigEvent.Action.Detail, "big: detail")
+	assert.True(t, bigEvent.Action.Executed, "big: executed")
+	assert.False(t, byDesc["small"].Trimmed, "small: trimmed")
+	assert.Equal(t, small.ID, byDesc["small"].Action.ID, "small: action")
 }

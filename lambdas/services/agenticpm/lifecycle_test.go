@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -36,6 +39,15 @@ func (s *service) feed(t *testing.T, projectID, eventType string) (project, glob
 	return project, global
 }
 
+// wantFeed checks that the project's feed and GLOBAL each hold n events
+// of eventType about it.
+func (s *service) wantFeed(t *testing.T, projectID, eventType string, n int) {
+	t.Helper()
+	project, global := s.feed(t, projectID, eventType)
+	assert.Equal(t, n, project, "%s in the project feed", eventType)
+	assert.Equal(t, n, global, "%s in GLOBAL", eventType)
+}
+
 // raidItem is a RAID log entry its schema accepts.
 const raidItem = `{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}`
 
@@ -53,49 +65,41 @@ func TestEscalationLifecycle(t *testing.T) {
 	r := s.Do(t, "POST", "/projects/"+p.ID+"/escalations", escalationBody)
 	var e agenticpm.Escalation
 	r.JSON(t, &e)
-	if r.Status != 201 || r.Header.Get("Location") != "projects/"+p.ID+"/escalations/"+e.ID {
-		t.Fatalf("create: %d %v %s", r.Status, r.Header, r.Body)
-	}
+	require.Equal(t, 201, r.Status, "create: %s", r.Body)
+	require.Equal(t, "projects/"+p.ID+"/escalations/"+e.ID, r.Header.Get("Location"), "create: Location")
 	created, _ := time.Parse(time.RFC3339Nano, e.CreatedAt)
-	if exp, _ := time.Parse(time.RFC3339Nano, e.ExpiresAt); exp.Sub(created) != 72*time.Hour {
-		t.Errorf("expiresAt %s for createdAt %s: want the default 72 hours later", e.ExpiresAt, e.CreatedAt)
-	}
+	exp, _ := time.Parse(time.RFC3339Nano, e.ExpiresAt)
+	assert.Equal(t, 72*time.Hour, exp.Sub(created), "expiresAt %s for createdAt %s: want the default 72 hours later", e.ExpiresAt, e.CreatedAt)
 	var got agenticpm.Escalation
 	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &got)
-	if got.ID != e.ID || got.ExpiresAt != e.ExpiresAt || got.Status != agenticpm.EscalationPending || len(got.Options) != len(e.Options) {
-		t.Errorf("get %+v, created %+v", got, e)
-	}
-	if pn, gn := s.feed(t, p.ID, agenticpm.EventTypeEscalationCreated); pn != 1 || gn != 1 {
-		t.Errorf("escalation_created: %d in the project feed, %d in GLOBAL; want 1 and 1", pn, gn)
-	}
+	assert.Equal(t, e.ID, got.ID, "get: id")
+	assert.Equal(t, e.ExpiresAt, got.ExpiresAt, "get: expiresAt")
+	assert.Equal(t, agenticpm.EscalationPending, got.Status, "get: status")
+	assert.Len(t, got.Options, len(e.Options), "get: options")
+	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationCreated, 1)
 
 	// The stored override of the deadline, and an explicit one.
 	s.Must(t, 200, "PUT", "/agent/config/escalation_expiry_hours", `{"value":2}`, nil)
 	var short agenticpm.Escalation
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationBody, &short)
 	c, _ := time.Parse(time.RFC3339Nano, short.CreatedAt)
-	if exp, _ := time.Parse(time.RFC3339Nano, short.ExpiresAt); exp.Sub(c) != 2*time.Hour {
-		t.Errorf("expiresAt %s for createdAt %s: want the stored 2 hours later", short.ExpiresAt, short.CreatedAt)
-	}
+	exp, _ = time.Parse(time.RFC3339Nano, short.ExpiresAt)
+	assert.Equal(t, 2*time.Hour, exp.Sub(c), "expiresAt %s for createdAt %s: want the stored 2 hours later", short.ExpiresAt, short.CreatedAt)
 	at := clock.Now().Add(5 * time.Hour).Truncate(time.Second)
 	var given agenticpm.Escalation
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(at), &given)
-	if given.ExpiresAt != agenticpm.Timestamp(at) {
-		t.Errorf("expiresAt %s, want %s", given.ExpiresAt, agenticpm.Timestamp(at))
-	}
+	assert.Equal(t, agenticpm.Timestamp(at), given.ExpiresAt, "expiresAt given")
 
 	var d agenticpm.Escalation
 	s.Must(t, 200, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/decision", `{"userDecision":"Delay"}`, &d)
-	if d.Status != agenticpm.EscalationDecided || d.ExpiresAt != e.ExpiresAt || d.Title != e.Title {
-		t.Errorf("decided %+v", d)
-	}
+	assert.Equal(t, agenticpm.EscalationDecided, d.Status, "decided: status")
+	assert.Equal(t, e.ExpiresAt, d.ExpiresAt, "decided: expiresAt")
+	assert.Equal(t, e.Title, d.Title, "decided: title")
 	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &got)
-	if got.Status != agenticpm.EscalationDecided || got.UserDecision != "Delay" || got.DecidedAt != d.DecidedAt {
-		t.Errorf("stored after the decision %+v", got)
-	}
-	if pn, gn := s.feed(t, p.ID, agenticpm.EventTypeEscalationDecided); pn != 1 || gn != 1 {
-		t.Errorf("escalation_decided: %d in the project feed, %d in GLOBAL; want 1 and 1", pn, gn)
-	}
+	assert.Equal(t, agenticpm.EscalationDecided, got.Status, "stored after the decision: status")
+	assert.Equal(t, "Delay", got.UserDecision, "stored after the decision: decision")
+	assert.Equal(t, d.DecidedAt, got.DecidedAt, "stored after the decision: decidedAt")
+	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationDecided, 1)
 
 	before := s.Count(t)
 	base := "/projects/" + p.ID + "/escalations"
@@ -117,9 +121,7 @@ func TestEscalationLifecycle(t *testing.T) {
 			apitest.WantError(t, s.Do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused request wrote", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused request wrote")
 }
 
 // The job expires escalations past their deadline, and only those: status
@@ -135,37 +137,29 @@ func TestEscalationExpiry(t *testing.T) {
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(now.Add(time.Hour)), &later)
 
 	rep, err := s.job().ExpireOnce(context.Background())
-	if err != nil || rep.Overdue != 0 || rep.Expired != 0 {
-		t.Fatalf("before the deadline: %+v %v", rep, err)
-	}
+	require.NoError(t, err, "before the deadline")
+	require.Equal(t, 0, rep.Overdue, "before the deadline: overdue")
+	require.Equal(t, 0, rep.Expired, "before the deadline: expired")
 	s.clock.Advance(2 * time.Minute)
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/decision", `{"userDecision":"late"}`), 409, "conflict", "", "deadline")
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/supersede", escalationBody), 409, "conflict", "", "deadline")
 
 	// A whole run, as Lambda invokes it: release half and expiry half.
-	if err := s.job().Run(context.Background(), fn.ScheduleEvent{ScheduledTime: s.clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.job().Run(context.Background(), fn.ScheduleEvent{ScheduledTime: s.clock.Now()}), "a whole run")
 	var got agenticpm.Escalation
 	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+soon.ID, "", &got)
-	if got.Status != agenticpm.EscalationExpired || got.ExpiredAt == "" || got.UserDecision != "" {
-		t.Errorf("after the run %+v", got)
-	}
-	if item := s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+soon.ID); item["GSI1PK"] != "ESCALATION#expired" {
-		t.Errorf("GSI1PK %v: the pending view would keep listing it", item["GSI1PK"])
-	}
-	if pending, _ := all[agenticpm.Escalation](t, s.service, "/escalations?status=pending"); len(pending) != 1 || pending[0].ID != later.ID {
-		t.Errorf("pending %+v", pending)
-	}
-	if expired, _ := all[agenticpm.Escalation](t, s.service, "/escalations?status=expired"); len(expired) != 1 || expired[0].ID != soon.ID {
-		t.Errorf("expired %+v", expired)
-	}
-	if pn, gn := s.feed(t, p.ID, agenticpm.EventTypeEscalationExpired); pn != 1 || gn != 1 {
-		t.Errorf("escalation_expired: %d in the project feed, %d in GLOBAL; want 1 and 1", pn, gn)
-	}
+	assert.Equal(t, agenticpm.EscalationExpired, got.Status, "after the run: status")
+	assert.NotEmpty(t, got.ExpiredAt, "after the run: expiredAt")
+	assert.Empty(t, got.UserDecision, "after the run: decision")
+	assert.Equal(t, "ESCALATION#expired", s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+soon.ID)["GSI1PK"], "GSI1PK: the pending view would keep listing it")
+	pending, _ := all[agenticpm.Escalation](t, s.service, "/escalations?status=pending")
+	assert.Equal(t, []string{later.ID}, escalationIDs(pending), "pending")
+	expired, _ := all[agenticpm.Escalation](t, s.service, "/escalations?status=expired")
+	assert.Equal(t, []string{soon.ID}, escalationIDs(expired), "expired")
+	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationExpired, 1)
 	rep, err = s.job().ExpireOnce(context.Background())
-	if err != nil || rep.Expired != 0 {
-		t.Errorf("a second run: %+v %v", rep, err)
+	if assert.NoError(t, err, "a second run") {
+		assert.Equal(t, 0, rep.Expired, "a second run: expired")
 	}
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/decision", `{"userDecision":"late"}`), 409, "conflict", "", "expired")
 }
@@ -186,8 +180,7 @@ func TestEscalationRaces(t *testing.T) {
 		for range 20 {
 			wg.Go(func() {
 				rep, err := s.job().ExpireOnce(context.Background())
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err, "expiry run") {
 					return
 				}
 				mu.Lock()
@@ -196,12 +189,8 @@ func TestEscalationRaces(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if expired != 1 {
-			t.Errorf("%d expiries of one escalation, want 1", expired)
-		}
-		if pn, gn := s.feed(t, p.ID, agenticpm.EventTypeEscalationExpired); pn != 1 || gn != 1 {
-			t.Errorf("escalation_expired: %d, %d; want 1 and 1", pn, gn)
-		}
+		assert.Equal(t, 1, expired, "expiries of one escalation")
+		s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationExpired, 1)
 	})
 
 	t.Run("supersede: 20 requests", func(t *testing.T) {
@@ -220,20 +209,19 @@ func TestEscalationRaces(t *testing.T) {
 		for _, r := range answers {
 			switch r.Status {
 			case 201:
-				if winner.ID != "" {
-					t.Errorf("a second 201: %s", r.Body)
-				}
+				assert.Empty(t, winner.ID, "a second 201: %s", r.Body)
 				r.JSON(t, &winner)
 			case 409:
 			default:
-				t.Errorf("supersede: %d %s", r.Status, r.Body)
+				assert.Failf(t, "supersede", "%d %s", r.Status, r.Body)
 			}
 		}
 		var old agenticpm.Escalation
 		s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &old)
-		if winner.ID == "" || old.Status != agenticpm.EscalationSuperseded || old.SupersededBy != winner.ID || winner.Supersedes != e.ID {
-			t.Fatalf("old %+v, winner %+v", old, winner)
-		}
+		require.NotEmpty(t, winner.ID, "no supersede won")
+		require.Equal(t, agenticpm.EscalationSuperseded, old.Status, "old: status")
+		require.Equal(t, winner.ID, old.SupersededBy, "old: supersededBy")
+		require.Equal(t, e.ID, winner.Supersedes, "winner: supersedes")
 		mine, _ := all[agenticpm.Escalation](t, s.service, "/projects/"+p.ID+"/escalations?")
 		replacements := 0
 		for _, x := range mine {
@@ -241,15 +229,10 @@ func TestEscalationRaces(t *testing.T) {
 				replacements++
 			}
 		}
-		if replacements != 1 {
-			t.Errorf("%d escalations superseding %s, want 1", replacements, e.ID)
-		}
-		if n, _ := s.feed(t, p.ID, agenticpm.EventTypeEscalationCreated); n != createdBefore+1 {
-			t.Errorf("escalation_created events %d → %d, want one more", createdBefore, n)
-		}
-		if item := s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID); item["GSI1PK"] != "ESCALATION#superseded" {
-			t.Errorf("GSI1PK of the superseded one %v", item["GSI1PK"])
-		}
+		assert.Equal(t, 1, replacements, "escalations superseding %s", e.ID)
+		n, _ := s.feed(t, p.ID, agenticpm.EventTypeEscalationCreated)
+		assert.Equal(t, createdBefore+1, n, "escalation_created events: want one more")
+		assert.Equal(t, "ESCALATION#superseded", s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID)["GSI1PK"], "GSI1PK of the superseded one")
 	})
 
 	t.Run("decide, supersede and expire: 20 at once", func(t *testing.T) {
@@ -275,12 +258,10 @@ func TestEscalationRaces(t *testing.T) {
 				wins++
 			case 409:
 			default:
-				t.Errorf("status %d", c)
+				assert.Failf(t, "unexpected status", "status %d", c)
 			}
 		}
-		if wins != 1 {
-			t.Errorf("%v: %d changes of one escalation, want 1", statuses, wins)
-		}
+		assert.Equal(t, 1, wins, "%v: changes of one escalation", statuses)
 	})
 }
 
@@ -295,33 +276,31 @@ func TestSupersede(t *testing.T) {
 	body := `{"title":"Delay beta by a month?","context":{"risk":"vendor EOL"},"options":[{"option":"Delay a month"}]}`
 	first := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
 	again := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
-	if first.Status != 201 || again.Status != 201 || string(first.Body) != string(again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("first %d %s; again %d %s", first.Status, first.Body, again.Status, again.Body)
-	}
+	require.Equal(t, 201, first.Status, "first: %s", first.Body)
+	require.Equal(t, 201, again.Status, "again: %s", again.Body)
+	require.Equal(t, string(first.Body), string(again.Body), "the replayed answer")
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"), "again: Idempotent-Replayed")
 	var n agenticpm.Escalation
 	first.JSON(t, &n)
-	if n.Supersedes != e.ID || n.Status != agenticpm.EscalationPending || n.Title != "Delay beta by a month?" || n.ID == e.ID {
-		t.Errorf("new %+v", n)
-	}
+	assert.Equal(t, e.ID, n.Supersedes, "new: supersedes")
+	assert.Equal(t, agenticpm.EscalationPending, n.Status, "new: status")
+	assert.Equal(t, "Delay beta by a month?", n.Title, "new: title")
+	assert.NotEqual(t, e.ID, n.ID, "new: id")
 	var old agenticpm.Escalation
 	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &old)
-	if old.Status != agenticpm.EscalationSuperseded || old.SupersededBy != n.ID || old.SupersededAt == "" {
-		t.Errorf("old %+v", old)
-	}
+	assert.Equal(t, agenticpm.EscalationSuperseded, old.Status, "old: status")
+	assert.Equal(t, n.ID, old.SupersededBy, "old: supersededBy")
+	assert.NotEmpty(t, old.SupersededAt, "old: supersededAt")
 	before := s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", path, body), 409, "conflict", "", "superseded")
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused supersede wrote", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused supersede wrote")
 	s.Must(t, 200, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/decision", `{"userDecision":"ok"}`, nil)
 	before = s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/supersede", body), 409, "conflict", "", "decided")
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+missingID+"/escalations/"+n.ID+"/supersede", body), 404, "not_found", "", "project")
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/3f1d7e3a-9999-4000-8000-000000000000/supersede", body), 404, "not_found", "", "escalation")
 	apitest.WantError(t, s.Do(t, "POST", path, `{"title":"no options","context":{}}`), 400, "validation_failed", "options", "")
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused supersede wrote", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused supersede wrote")
 }
 
 // Held without a time: held for hold_queue_minutes (the stored override,
@@ -334,44 +313,30 @@ func TestHeldDefault(t *testing.T) {
 	minutes := func(a agenticpm.Action) float64 {
 		c, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
 		h, err := time.Parse(time.RFC3339Nano, a.HeldUntil)
-		if err != nil {
-			t.Fatalf("heldUntil %q: %v", a.HeldUntil, err)
-		}
+		require.NoError(t, err, "heldUntil %q", a.HeldUntil)
 		return h.Sub(c).Minutes()
 	}
 	var a agenticpm.Action
 	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
-	if m := minutes(a); m != 30 {
-		t.Errorf("held %v minutes by default, want 30", m)
-	}
-	if item := s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID); item["GSI1PK"] != "HOLD#pending" {
-		t.Errorf("GSI1PK %v: not in the hold queue", item["GSI1PK"])
-	}
+	assert.Equal(t, 30.0, minutes(a), "minutes held by default")
+	assert.Equal(t, "HOLD#pending", s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID)["GSI1PK"], "GSI1PK: not in the hold queue")
 	s.Must(t, 200, "PUT", "/agent/config/hold_queue_minutes", `{"value":45}`, nil)
 	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
-	if m := minutes(a); m != 45 {
-		t.Errorf("held %v minutes with the setting at 45", m)
-	}
+	assert.Equal(t, 45.0, minutes(a), "minutes held with the setting at 45")
 	var free agenticpm.Action
 	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":false}`, &free)
-	if free.HeldUntil != "" {
-		t.Errorf("held:false held until %s", free.HeldUntil)
-	}
+	assert.Empty(t, free.HeldUntil, "held:false held until")
 	before := s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", path, `{"actionType":"x","description":"d","held":false,"heldUntil":"2030-01-01T00:00:00Z"}`), 400, "validation_failed", "held", "")
 	apitest.WantError(t, s.Do(t, "POST", path, `{"actionType":"x","description":"d","held":null}`), 400, "validation_failed", "held", "")
 	apitest.WantError(t, s.Do(t, "PUT", "/agent/config/hold_queue_minutes", `{"value":"half an hour"}`), 400, "validation_failed", "value", "number")
 	apitest.WantError(t, s.Do(t, "PUT", "/agent/config/hold_queue_minutes", `{"value":100000}`), 400, "validation_failed", "value", "")
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused request wrote", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused request wrote")
 	// A value stored before the check (an older item) falls back to the
 	// default rather than failing every held action.
 	s.putRaw(t, map[string]any{"PK": "AGENT", "SK": "CONFIG#hold_queue_minutes", "key": "hold_queue_minutes", "value": "soon", "updatedAt": "2026-01-01T00:00:00.000000Z"})
 	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
-	if m := minutes(a); m != 30 {
-		t.Errorf("held %v minutes with an unusable setting, want the default 30", m)
-	}
+	assert.Equal(t, 30.0, minutes(a), "minutes held with an unusable setting: the default")
 }
 
 // An action recorded without a hold is marked executed once; held,
@@ -386,9 +351,10 @@ func TestMarkExecuted(t *testing.T) {
 
 	var done agenticpm.Action
 	s.Must(t, 200, "POST", base+plain.ID+"/executed", "", &done)
-	if !done.Executed || done.ExecutedAt == "" || done.ID != plain.ID || done.HeldUntil != "" {
-		t.Errorf("executed %+v", done)
-	}
+	assert.True(t, done.Executed, "executed")
+	assert.NotEmpty(t, done.ExecutedAt, "executed: executedAt")
+	assert.Equal(t, plain.ID, done.ID, "executed: id")
+	assert.Empty(t, done.HeldUntil, "executed: heldUntil")
 	apitest.WantError(t, s.Do(t, "POST", base+plain.ID+"/executed", ""), 409, "conflict", "", "is executed")
 	apitest.WantError(t, s.Do(t, "POST", base+held.ID+"/executed", ""), 409, "conflict", "", "release it instead")
 	s.Must(t, 200, "POST", base+held.ID+"/cancel", "", nil)
@@ -405,9 +371,7 @@ func TestMarkExecuted(t *testing.T) {
 		wg.Go(func() { codes[i] = s.Do(t, "POST", base+again.ID+"/executed", "").Status })
 	}
 	wg.Wait()
-	if got := strings.Count(fmt.Sprint(codes), "200"); got != 1 {
-		t.Errorf("%v: %d markings, want 1", codes, got)
-	}
+	assert.Equal(t, 1, strings.Count(fmt.Sprint(codes), "200"), "%v: markings", codes)
 
 	// The answer lost after DynamoDB applied it: the SDK's retry finds
 	// its own token and answers 200.
@@ -420,9 +384,7 @@ func TestMarkExecuted(t *testing.T) {
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"lost"}`, &lost)
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
 	lossy.Must(t, 200, "POST", base+lost.ID+"/executed", "", &done)
-	if !done.Executed {
-		t.Errorf("after a lost answer %+v", done)
-	}
+	assert.True(t, done.Executed, "after a lost answer %+v", done)
 }
 
 // Status changes and creates whose answer DynamoDB lost after applying
@@ -445,12 +407,8 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 	lossy.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/supersede", escalationBody, &n)
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	lossy.Must(t, 200, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/decision", `{"userDecision":"ok"}`, nil)
-	if c, g := s.feed(t, p.ID, agenticpm.EventTypeEscalationCreated); c != 2 || g != 2 {
-		t.Errorf("escalation_created %d, %d; want 2 and 2", c, g)
-	}
-	if c, g := s.feed(t, p.ID, agenticpm.EventTypeEscalationDecided); c != 1 || g != 1 {
-		t.Errorf("escalation_decided %d, %d; want 1 and 1", c, g)
-	}
+	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationCreated, 2)
+	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationDecided, 1)
 
 	// The job's expiry with its answer lost.
 	var x agenticpm.Escalation
@@ -460,12 +418,10 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 	jcfg.Client = client
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	rep, err := agenticpm.NewReleaseJobFromConfig(jcfg).ExpireOnce(context.Background())
-	if err != nil || rep.Expired != 1 {
-		t.Errorf("expiry with a lost answer: %+v %v", rep, err)
+	if assert.NoError(t, err, "expiry with a lost answer") {
+		assert.Equal(t, 1, rep.Expired, "expiry with a lost answer")
 	}
-	if c, g := s.feed(t, p.ID, agenticpm.EventTypeEscalationExpired); c != 1 || g != 1 {
-		t.Errorf("escalation_expired %d, %d; want 1 and 1", c, g)
-	}
+	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationExpired, 1)
 
 	// An undo with its answer lost.
 	path := "/projects/" + p.ID + "/artefacts/raid_log"
@@ -474,14 +430,9 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	var u agenticpm.Artefact
 	r := lossy.Do(t, "POST", path+"/undo", "", "If-Match", `"2"`)
-	if r.Status != 200 {
-		t.Fatalf("undo with a lost answer: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "undo with a lost answer: %s", r.Body)
 	r.JSON(t, &u)
-	if u.Version != 3 || string(u.Content) != `{"items":[]}` {
-		t.Errorf("undo with a lost answer %+v", u)
-	}
-	if proxy.Faults() != 5 {
-		t.Errorf("%d faults injected, want 5", proxy.Faults())
-	}
+	assert.Equal(t, 3, u.Version, "undo with a lost answer: version")
+	assert.Equal(t, `{"items":[]}`, string(u.Content), "undo with a lost answer: content")
+	assert.Equal(t, 5, proxy.Faults(), "faults injected")
 }

@@ -3,6 +3,9 @@ package agenticpm_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
@@ -31,12 +34,11 @@ func TestArtefactWritesWithLostAnswers(t *testing.T) {
 	before := proxy.Requests()
 	var v2 agenticpm.Artefact
 	lossy.Must(t, 200, "PUT", path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]},"expectedVersion":1}`, &v2)
-	if proxy.Requests()-before != 3 {
-		t.Fatalf("%d requests for the update (a read, then the transaction twice): the lost answer was not retried", proxy.Requests()-before)
-	}
+	require.Equal(t, 3, proxy.Requests()-before, "requests for the update (a read, then the transaction twice): the lost answer was not retried")
 	var stored agenticpm.Artefact
 	s.Must(t, 200, "GET", path, "", &stored)
-	if v1.Version != 1 || v2.Version != 2 || stored.Version != 2 || string(stored.PreviousVersion) != `{"items":[]}` {
-		t.Errorf("versions %d, %d, stored %d (previous %s): want 1, 2 and 2 with the first content", v1.Version, v2.Version, stored.Version, stored.PreviousVersion)
-	}
+	assert.Equal(t, 1, v1.Version, "version of the create")
+	assert.Equal(t, 2, v2.Version, "version of the update")
+	assert.Equal(t, 2, stored.Version, "stored version")
+	assert.Equal(t, `{"items":[]}`, string(stored.PreviousVersion), "stored previous version: the first content")
 }

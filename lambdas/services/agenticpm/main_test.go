@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
@@ -58,9 +59,7 @@ func withCredentialsKey(t testing.TB, cfg *agenticpm.Config) {
 	t.Helper()
 	endpoint, _ := testenv.KMSKey(t, credentialsAlias)
 	c, err := kmslocal.Config(context.Background(), endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Local KMS client")
 	cfg.KMS, cfg.CredentialsKey, cfg.Stage = agenticpmapi.KMS(c), credentialsAlias, "dev"
 }
 
@@ -77,28 +76,21 @@ func (s *service) raw(t testing.TB, pk, sk string) map[string]any {
 	t.Helper()
 	out, err := s.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "GetItem %s %s", pk, sk)
 	if len(out.Item) == 0 {
 		return nil
 	}
 	var m map[string]any
-	if err := attributevalue.UnmarshalMap(out.Item, &m); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, attributevalue.UnmarshalMap(out.Item, &m), "item %s %s", pk, sk)
 	return m
 }
 
 func (s *service) putRaw(t testing.TB, item map[string]any) {
 	t.Helper()
 	av, err := attributevalue.MarshalMap(item)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: av}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "marshal item")
+	_, err = s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: av})
+	require.NoError(t, err, "PutItem")
 }
 
 const projectBody = `{"name":"MCU rebuild","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`
@@ -139,7 +131,7 @@ func all[T any](t testing.TB, s *service, path string) ([]T, []int) {
 		}
 		cur = pg.NextCursor
 	}
-	t.Fatalf("%s: more than 100 pages", path)
+	require.FailNowf(t, "too many pages", "%s: more than 100 pages", path)
 	return nil, nil
 }
 

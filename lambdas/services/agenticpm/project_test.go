@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -71,36 +74,28 @@ func TestCreateProject(t *testing.T) {
 				return
 			}
 			created++
-			if r.Status != 201 {
-				t.Fatalf("%d %s", r.Status, r.Body)
-			}
+			require.Equal(t, 201, r.Status, "create: %s", r.Body)
 			var p agenticpm.Project
 			r.JSON(t, &p)
-			if r.Header.Get("Location") != "projects/"+p.ID || len(p.ID) != 36 || p.CreatedAt != p.UpdatedAt {
-				t.Errorf("project %+v, Location %q", p, r.Header.Get("Location"))
-			}
+			assert.Equal(t, "projects/"+p.ID, r.Header.Get("Location"), "Location")
+			assert.Len(t, p.ID, 36, "id")
+			assert.Equal(t, p.CreatedAt, p.UpdatedAt, "updatedAt of a new project")
 			item := s.raw(t, "PROJECT#"+p.ID, "METADATA")
-			if item["GSI1PK"] != "STATUS#"+string(p.Status) || item["GSI1SK"] != "PROJECT#"+p.ID {
-				t.Errorf("index keys %v %v", item["GSI1PK"], item["GSI1SK"])
-			}
+			assert.Equal(t, "STATUS#"+string(p.Status), item["GSI1PK"], "GSI1PK")
+			assert.Equal(t, "PROJECT#"+p.ID, item["GSI1SK"], "GSI1SK")
 		})
 	}
-	if n := s.Count(t); n != created {
-		t.Errorf("table holds %d items, want %d: a rejected request wrote", n, created)
-	}
+	assert.Equal(t, created, s.Count(t), "items: a rejected request wrote")
 
 	// Defaults, and numbers that survive the round trip exactly.
 	var p agenticpm.Project
 	s.Must(t, 201, "POST", "/projects", body("config", `{"big":12345678901234567890,"f":0.33}`), &p)
 	var got agenticpm.Project
 	s.Must(t, 200, "GET", "/projects/"+p.ID, "", &got)
-	if got.Status != agenticpm.ProjectActive || string(got.Config) != `{"big":12345678901234567890,"f":0.33}` {
-		t.Errorf("got status %s config %s", got.Status, got.Config)
-	}
+	assert.Equal(t, agenticpm.ProjectActive, got.Status, "default status")
+	assert.Equal(t, `{"big":12345678901234567890,"f":0.33}`, string(got.Config), "config")
 	p = s.project(t, "")
-	if string(p.Config) != "{}" {
-		t.Errorf("default config = %s", p.Config)
-	}
+	assert.Equal(t, "{}", string(p.Config), "default config")
 }
 
 func TestGetProject(t *testing.T) {
@@ -128,9 +123,8 @@ func TestGetProject(t *testing.T) {
 			}
 			var got agenticpm.Project
 			r.JSON(t, &got)
-			if got.ID != p.ID || got.Name != p.Name {
-				t.Errorf("got %+v", got)
-			}
+			assert.Equal(t, p.ID, got.ID, "id")
+			assert.Equal(t, p.Name, got.Name, "name")
 		})
 	}
 	apitest.WantError(t, s.Do(t, "DELETE", "/projects/"+p.ID, ""), 405, "method_not_allowed", "", "")
@@ -144,21 +138,19 @@ func TestUpdateProject(t *testing.T) {
 
 	var got agenticpm.Project
 	s.Must(t, 200, "PATCH", path, `{"status":"paused","autonomyLevel":"artefact","config":{"k":"v"}}`, &got)
-	if got.Status != agenticpm.ProjectPaused || got.AutonomyLevel != agenticpm.AutonomyArtefact || string(got.Config) != `{"k":"v"}` ||
-		got.Name != "P" || got.Description != "old" || got.UpdatedAt == got.CreatedAt {
-		t.Errorf("after patch: %+v", got)
-	}
-	if item := s.raw(t, "PROJECT#"+p.ID, "METADATA"); item["GSI1PK"] != "STATUS#paused" {
-		t.Errorf("GSI1PK = %v: the index still lists the old status", item["GSI1PK"])
-	}
+	assert.Equal(t, agenticpm.ProjectPaused, got.Status, "after patch: status")
+	assert.Equal(t, agenticpm.AutonomyArtefact, got.AutonomyLevel, "after patch: autonomy level")
+	assert.Equal(t, `{"k":"v"}`, string(got.Config), "after patch: config")
+	assert.Equal(t, "P", got.Name, "after patch: name")
+	assert.Equal(t, "old", got.Description, "after patch: description")
+	assert.NotEqual(t, got.CreatedAt, got.UpdatedAt, "after patch: updatedAt")
+	assert.Equal(t, "STATUS#paused", s.raw(t, "PROJECT#"+p.ID, "METADATA")["GSI1PK"], "GSI1PK: the index still lists the old status")
 	got = agenticpm.Project{}
 	s.Must(t, 200, "PATCH", path, `{"description":null,"name":"Renamed"}`, &got)
-	if got.Description != "" || got.Name != "Renamed" || got.Status != agenticpm.ProjectPaused {
-		t.Errorf("after clearing description: %+v", got)
-	}
-	if _, ok := s.raw(t, "PROJECT#"+p.ID, "METADATA")["description"]; ok {
-		t.Error("description still stored")
-	}
+	assert.Empty(t, got.Description, "after clearing description: description")
+	assert.Equal(t, "Renamed", got.Name, "after clearing description: name")
+	assert.Equal(t, agenticpm.ProjectPaused, got.Status, "after clearing description: status")
+	assert.NotContains(t, s.raw(t, "PROJECT#"+p.ID, "METADATA"), "description", "description still stored")
 
 	before := s.Count(t)
 	for _, tt := range []struct {
@@ -185,12 +177,8 @@ func TestUpdateProject(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "PATCH", "/projects/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused patch wrote", before, after)
-	}
-	if s.raw(t, "PROJECT#"+missingID, "METADATA") != nil {
-		t.Error("a patch of a missing project created it")
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused patch wrote")
+	assert.Nil(t, s.raw(t, "PROJECT#"+missingID, "METADATA"), "a patch of a missing project created it")
 }
 
 // Concurrent status changes from the same state: the update is conditioned
@@ -212,14 +200,10 @@ func TestConcurrentProjectStatusChanges(t *testing.T) {
 		// Both may succeed when one read happens after the other's write;
 		// what must never happen is a 500 or a stale index key.
 		for _, c := range codes {
-			if c != 200 && c != 409 {
-				t.Errorf("round %d: statuses %v", i, codes)
-			}
+			assert.Contains(t, []int{200, 409}, c, "round %d: statuses %v", i, codes)
 		}
 		item := s.raw(t, "PROJECT#"+p.ID, "METADATA")
-		if item["GSI1PK"] != "STATUS#"+item["status"].(string) {
-			t.Errorf("round %d: GSI1PK %v, status %v", i, item["GSI1PK"], item["status"])
-		}
+		assert.Equal(t, "STATUS#"+item["status"].(string), item["GSI1PK"], "round %d: GSI1PK of the stored status", i)
 	}
 }
 
@@ -234,25 +218,19 @@ func TestListProjectsByStatus(t *testing.T) {
 	s.Must(t, 200, "PATCH", "/projects/"+moved.ID, `{"status":"archived"}`, nil)
 
 	got, sizes := all[agenticpm.Project](t, s, "/projects?status=active&limit=3")
-	if fmt.Sprint(sizes) != "[3 3 1]" || len(got) != 7 {
-		t.Errorf("page sizes %v, %d projects", sizes, len(got))
-	}
+	assert.Equal(t, []int{3, 3, 1}, sizes, "page sizes")
+	assert.Len(t, got, 7, "active projects")
 	for _, p := range got {
-		if !active[p.ID] {
-			t.Errorf("listed %s (%s)", p.ID, p.Status)
-		}
+		assert.True(t, active[p.ID], "listed %s (%s)", p.ID, p.Status)
 	}
-	if got, _ := all[agenticpm.Project](t, s, "/projects?status=paused"); len(got) != 1 || got[0].ID != paused.ID {
-		t.Errorf("paused: %+v", got)
-	}
-	if got, _ := all[agenticpm.Project](t, s, "/projects?status=archived"); len(got) != 1 || got[0].ID != moved.ID {
-		t.Errorf("archived: %+v", got)
-	}
+	got, _ = all[agenticpm.Project](t, s, "/projects?status=paused")
+	assert.Equal(t, []string{paused.ID}, projectIDs(got), "paused")
+	got, _ = all[agenticpm.Project](t, s, "/projects?status=archived")
+	assert.Equal(t, []string{moved.ID}, projectIDs(got), "archived")
 	var pg page[agenticpm.Project]
 	s.Must(t, 200, "GET", "/projects?status=active&limit=7", "", &pg)
-	if len(pg.Items) != 7 || pg.NextCursor != "" {
-		t.Errorf("exactly one full page: %d items, cursor %q", len(pg.Items), pg.NextCursor)
-	}
+	assert.Len(t, pg.Items, 7, "exactly one full page")
+	assert.Empty(t, pg.NextCursor, "exactly one full page: cursor")
 	s.Must(t, 200, "GET", "/projects?status=active&limit=2", "", &pg)
 	cur := pg.NextCursor
 	for _, tt := range []struct{ name, query, field string }{
@@ -276,6 +254,15 @@ func TestListProjectsByStatus(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "GET", "/projects?"+tt.query, ""), 400, "bad_request", "", "cursor")
 		})
 	}
+}
+
+// projectIDs lists the projects' ids, in order.
+func projectIDs(ps []agenticpm.Project) []string {
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.ID)
+	}
+	return ids
 }
 
 func tamper(c string) string {

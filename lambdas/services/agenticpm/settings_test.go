@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -16,25 +18,22 @@ func TestActions(t *testing.T) {
 	p := s.project(t, "")
 	var a agenticpm.Action
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"2026-02-04T20:30:00+11:00"}`, &a)
-	if a.Executed || a.HeldUntil != "2026-02-04T09:30:00.000000Z" || len(a.ID) != 26 || string(a.Confidence) != `{"overall":0.92}` {
-		t.Errorf("action %+v", a)
-	}
+	assert.False(t, a.Executed, "action: executed")
+	assert.Equal(t, "2026-02-04T09:30:00.000000Z", a.HeldUntil, "action: heldUntil")
+	assert.Len(t, a.ID, 26, "action: id")
+	assert.Equal(t, `{"overall":0.92}`, string(a.Confidence), "action: confidence")
 	item := s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID)
 	created, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
-	if item["TTL"] != float64(created.Add(90*24*time.Hour).Unix()) || item["executed"] != false {
-		t.Errorf("stored %v", item)
-	}
+	assert.Equal(t, float64(created.Add(90*24*time.Hour).Unix()), item["TTL"], "stored TTL")
+	assert.Equal(t, false, item["executed"], "stored executed")
 	c.Advance(10 * 24 * time.Hour)
 	var b agenticpm.Action
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"Moved MCU-1"}`, &b)
 	got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?limit=1")
-	if len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
-		t.Errorf("newest first %+v", got)
-	}
+	assert.Equal(t, []string{b.ID, a.ID}, actionIDs(got), "newest first")
 	c.Set(created.Add(91 * 24 * time.Hour))
-	if got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?"); len(got) != 1 || got[0].ID != b.ID {
-		t.Errorf("after 91 days %+v", got)
-	}
+	got, _ = all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?")
+	assert.Equal(t, []string{b.ID}, actionIDs(got), "after 91 days")
 
 	before := s.Count(t)
 	for _, tt := range []struct {
@@ -54,9 +53,16 @@ func TestActions(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d", before, after)
+	assert.Equal(t, before, s.Count(t), "items: a refused request wrote")
+}
+
+// actionIDs lists the actions' ids, in order.
+func actionIDs(as []agenticpm.Action) []string {
+	var ids []string
+	for _, a := range as {
+		ids = append(ids, a.ID)
 	}
+	return ids
 }
 
 func TestCheckpoints(t *testing.T) {
@@ -69,9 +75,11 @@ func TestCheckpoints(t *testing.T) {
 	s.Must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:45:00Z"}`, &c)
 	var got agenticpm.Checkpoint
 	s.Must(t, 200, "GET", path, "", &got)
-	if got != c || got.CheckpointValue != "2026-02-04T10:45:00Z" || got.Integration != "jira" || got.CheckpointKey != "last_sync" || got.ProjectID != p.ID {
-		t.Errorf("got %+v, put %+v", got, c)
-	}
+	assert.Equal(t, c, got, "get: the last put")
+	assert.Equal(t, "2026-02-04T10:45:00Z", got.CheckpointValue, "get: value")
+	assert.Equal(t, "jira", got.Integration, "get: integration")
+	assert.Equal(t, "last_sync", got.CheckpointKey, "get: key")
+	assert.Equal(t, p.ID, got.ProjectID, "get: project")
 	before := s.Count(t)
 	for _, tt := range []struct {
 		name, method, path, body string
@@ -89,9 +97,7 @@ func TestCheckpoints(t *testing.T) {
 			apitest.WantError(t, s.Do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: orphan checkpoint?", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: orphan checkpoint?")
 }
 
 // listConfig pages through the agent config and renders each entry as
@@ -104,9 +110,7 @@ func listConfig(t *testing.T, s *service, limit int) (string, []int) {
 		e := c.Key + "=" + string(c.Value)
 		if c.Default {
 			e += "*"
-			if c.UpdatedAt != "" {
-				t.Errorf("default %s has updatedAt %s", c.Key, c.UpdatedAt)
-			}
+			assert.Empty(t, c.UpdatedAt, "default %s: updatedAt", c.Key)
 		}
 		out = append(out, e)
 	}
@@ -118,43 +122,40 @@ func TestAgentConfig(t *testing.T) {
 	// Nothing stored: the documented defaults are served, marked.
 	var c agenticpm.AgentConfig
 	s.Must(t, 200, "GET", "/agent/config/polling_interval_minutes", "", &c)
-	if string(c.Value) != "15" || !c.Default || c.Key != "polling_interval_minutes" {
-		t.Errorf("default = %+v", c)
-	}
+	assert.Equal(t, "15", string(c.Value), "default: value")
+	assert.True(t, c.Default, "default: marked")
+	assert.Equal(t, "polling_interval_minutes", c.Key, "default: key")
 	apitest.WantError(t, s.Do(t, "GET", "/agent/config/greeting", ""), 404, "not_found", "", "agent config")
 	const defaults = `budget_ceiling_daily_usd=0.33* escalation_expiry_hours=72* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
 	for _, limit := range []int{1, 3, 4, 25} {
-		if got, sizes := listConfig(t, s, limit); got != defaults || len(sizes) != (5+limit-1)/limit {
-			t.Errorf("limit %d: %s, pages %v", limit, got, sizes)
-		}
+		got, sizes := listConfig(t, s, limit)
+		assert.Equal(t, defaults, got, "limit %d", limit)
+		assert.Len(t, sizes, (5+limit-1)/limit, "limit %d: pages", limit)
 	}
-	if n := s.Count(t); n != 0 {
-		t.Errorf("serving defaults wrote %d items", n)
-	}
+	assert.Equal(t, 0, s.Count(t), "serving defaults wrote items")
 	// Stored values override; defaults fill the key order around them.
 	s.Must(t, 200, "PUT", "/agent/config/hold_queue_minutes", `{"value":45}`, nil)
 	s.Must(t, 200, "PUT", "/agent/config/greeting", `{"value":"hello"}`, nil)
 	s.Must(t, 200, "PUT", "/agent/config/aaa", `{"value":1}`, nil)
 	s.Must(t, 200, "GET", "/agent/config/hold_queue_minutes", "", &c)
-	if string(c.Value) != "45" || c.Default || c.UpdatedAt == "" {
-		t.Errorf("override = %+v", c)
-	}
+	assert.Equal(t, "45", string(c.Value), "override: value")
+	assert.False(t, c.Default, "override: marked default")
+	assert.NotEmpty(t, c.UpdatedAt, "override: updatedAt")
 	want := `aaa=1 budget_ceiling_daily_usd=0.33* escalation_expiry_hours=72* greeting="hello" hold_queue_minutes=45 polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
 	for limit, pages := range map[int]string{1: "[1 1 1 1 1 1 1]", 2: "[2 2 2 1]", 4: "[4 3]", 5: "[5 2]", 100: "[7]"} {
-		if got, sizes := listConfig(t, s, limit); got != want || fmt.Sprint(sizes) != pages {
-			t.Errorf("limit %d: %s, pages %v (want %s)", limit, got, sizes, pages)
-		}
+		got, sizes := listConfig(t, s, limit)
+		assert.Equal(t, want, got, "limit %d", limit)
+		assert.Equal(t, pages, fmt.Sprint(sizes), "limit %d: pages", limit)
 	}
 	for k, v := range agenticpm.DefaultAgentConfig {
 		var c agenticpm.AgentConfig
 		s.Must(t, 200, "PUT", "/agent/config/"+k, `{"value":`+string(v)+`}`, &c)
-		if c.Key != k || string(c.Value) != string(v) || c.Default {
-			t.Errorf("put %s: %+v", k, c)
-		}
+		assert.Equal(t, k, c.Key, "put %s: key", k)
+		assert.Equal(t, string(v), string(c.Value), "put %s: value", k)
+		assert.False(t, c.Default, "put %s: marked default", k)
 	}
-	if got, _ := listConfig(t, s, 2); strings.Contains(got, "*") {
-		t.Errorf("stored keys still served as defaults: %s", got)
-	}
+	got, _ := listConfig(t, s, 2)
+	assert.NotContains(t, got, "*", "stored keys still served as defaults")
 	before := s.Count(t)
 	for _, tt := range []struct{ name, key, body, field string }{
 		{"array", "k", `{"value":[1]}`, "value"},
@@ -168,7 +169,5 @@ func TestAgentConfig(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "PUT", "/agent/config/"+tt.key, tt.body), 400, "validation_failed", tt.field, "")
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused put wrote")
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
@@ -42,9 +45,7 @@ func TestAuthorization(t *testing.T) {
 	}
 	sign := func(k *rsa.PrivateKey, header, c map[string]any) string {
 		tok, err := jwtauth.SignWithHeader(k, header, c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "sign")
 		return tok
 	}
 	kid := jwtauth.KeyID(&key.PublicKey)
@@ -86,9 +87,7 @@ func TestAuthorization(t *testing.T) {
 		{"GET", "/tenants/acme/inboxes/main/users/u1/stats", ""},
 		{"POST", "/tenants/acme/inboxes/main/users/u1/read-all", `{}`},
 	}
-	if len(routes) != len(stak.UserRoutes) {
-		t.Fatalf("%d routes tested, %d user routes", len(routes), len(stak.UserRoutes))
-	}
+	require.Len(t, routes, len(stak.UserRoutes), "routes tested against the user routes")
 	before := s.Digest(t)
 	for _, tok := range tokens {
 		for _, rt := range routes {
@@ -101,21 +100,16 @@ func TestAuthorization(t *testing.T) {
 				r := apitest.Do(t, h, rt.method, rt.path, rt.body, headers...)
 				if tok.status == 401 {
 					// API Gateway's own answer.
-					if r.Status != 401 || string(r.Body) != `{"message":"Unauthorized"}` {
-						t.Errorf("%d %s, want the gateway's 401", r.Status, r.Body)
-					}
+					assert.Equal(t, 401, r.Status, "the gateway's 401")
+					assert.Equal(t, `{"message":"Unauthorized"}`, string(r.Body), "the gateway's 401")
 				} else {
 					apitest.WantError(t, r, tok.status, "forbidden", "", "")
 				}
-				if n := meter.Requests(); n != 0 {
-					t.Errorf("%d DynamoDB requests for a refused token: %s", n, meter)
-				}
+				assert.Zero(t, meter.Requests(), "DynamoDB requests for a refused token: %s", meter)
 			})
 		}
 	}
-	if after := s.Digest(t); after != before {
-		t.Errorf("refused tokens changed the table")
-	}
+	assert.Equal(t, before, s.Digest(t), "refused tokens changed the table")
 	// The same routes with the user's own token: served, also signed with
 	// RS512, and with client_id in place of an absent aud.
 	for _, tok := range []string{valid,
@@ -124,9 +118,7 @@ func TestAuthorization(t *testing.T) {
 	} {
 		for _, rt := range routes {
 			r := apitest.Do(t, h, rt.method, rt.path, rt.body, "Authorization", "Bearer "+tok)
-			if r.Status != http.StatusOK {
-				t.Errorf("own token %s %s: %d %s", rt.method, rt.path, r.Status, r.Body)
-			}
+			assert.Equal(t, http.StatusOK, r.Status, "own token %s %s: %s", rt.method, rt.path, r.Body)
 		}
 	}
 	// The gateway does not require sub; the handler does (it binds the
@@ -135,17 +127,14 @@ func TestAuthorization(t *testing.T) {
 	apitest.WantError(t, apitest.Do(t, h, "GET", routes[0].path, "", "Authorization", "Bearer "+noSub), 401, "unauthorized", "", "")
 	// Publisher routes are not the verifier's: they pass through to the
 	// handler without a token (in AWS, SigV4 guards them).
-	if r := apitest.Do(t, h, "GET", "/tenants/acme/settings", ""); r.Status != http.StatusOK {
-		t.Errorf("settings without a token: %d %s", r.Status, r.Body)
-	}
+	r := apitest.Do(t, h, "GET", "/tenants/acme/settings", "")
+	assert.Equal(t, http.StatusOK, r.Status, "settings without a token: %s", r.Body)
 }
 
 func rsaKey(t *testing.T) *rsa.PrivateKey {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "RSA key")
 	return k
 }
 

@@ -1,10 +1,12 @@
 package stak
 
 import (
-	"github.com/dynastack/dynastack/constructs/stak/contract"
-
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 )
 
 // A bound includes exactly what it names: the id itself and older, or
@@ -29,8 +31,6 @@ func TestBoundStart(t *testing.T) {
 		start := tc.b.start()
 		// A descending walk from start takes the sort keys below it; ""
 		// starts at the top.
-		if got := start == "" || tc.sk < start; got != tc.inside {
-			t.Errorf("%s: %s inside %q = %v", tc.name, tc.sk, start, got)
-		}
+		assert.Equal(t, tc.inside, start == "" || tc.sk < start, "%s: %s inside %q", tc.name, tc.sk, start)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
@@ -25,20 +27,14 @@ func (s *service) poller(t testing.TB, h fn.StreamHandler) *poller.Poller {
 	t.Helper()
 	ctx := context.Background()
 	arn, err := poller.StreamARN(ctx, s.Client, s.Table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "stream ARN")
 	cfg := poller.Config{Client: streamsapi.NewClient(s.Client), StreamARN: arn, Handler: h, Start: poller.Latest}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p, err := poller.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "poller")
+	require.NoError(t, p.Sync(ctx), "poller sync")
 	return p
 }
 
@@ -59,18 +55,13 @@ func (s *service) removals(t *testing.T, keys ...[2]string) []events.DynamoDBEve
 		_, err := s.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: k[0]}, "sk": &types.AttributeValueMemberS{Value: k[1]},
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "DeleteItem %v", k)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for len(got) < len(keys) {
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d of %d REMOVE records", len(got), len(keys))
-		}
-		if _, err := p.Poll(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.False(t, time.Now().After(deadline), "got %d of %d REMOVE records", len(got), len(keys))
+		_, err := p.Poll(context.Background())
+		require.NoError(t, err, "poll")
 		time.Sleep(50 * time.Millisecond)
 	}
 	return got
@@ -86,7 +77,7 @@ func scenario(t *testing.T, s *service) (um, pm stak.Published) {
 	for _, id := range []string{um.Header.ID, pm.Header.ID} {
 		s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", "", nil)
 	}
-	wantCounts(t, "u1 before", s.stats(t, "u1").Counts, 2, 2)
+	assert.Equal(t, counts(2, 2), s.stats(t, "u1").Counts, "u1 before")
 	return um, pm
 }
 
@@ -97,19 +88,10 @@ func (s *service) publicStats(t testing.TB) stak.PublicStats {
 	return st
 }
 
-func wantPublic(t testing.TB, what string, got, want stak.PublicCounts) {
-	t.Helper()
-	if got != want {
-		t.Errorf("%s = %+v, want %+v", what, got, want)
-	}
-}
-
 func handle(t *testing.T, c *stak.Consumer, recs []events.DynamoDBEventRecord) []string {
 	t.Helper()
 	resp, err := c.Handle(context.Background(), events.DynamoDBEvent{Records: recs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "handle")
 	var failed []string
 	for _, f := range resp.BatchItemFailures {
 		failed = append(failed, f.ItemIdentifier)
@@ -136,14 +118,12 @@ func TestConsumerExpiry(t *testing.T) {
 			s := newService(t)
 			um, pm := scenario(t, s)
 			u1 := "t#acmeU#u1#main"
-			wantPublic(t, "before", s.publicStats(t).PublicCounts, stak.PublicCounts{Published: 1, Live: 1})
+			assert.Equal(t, stak.PublicCounts{Published: 1, Live: 1}, s.publicStats(t).PublicCounts, "before")
 			recs := s.removals(t, [2]string{u1, "m#" + um.Header.ID}, [2]string{u1, "m#" + pm.Header.ID}, [2]string{"t#acmeG#$public#main", "m#" + pm.Header.ID})
 
 			// As delivered, these are user deletes: skipped (decision 5).
-			if failed := handle(t, s.consumer, recs); len(failed) > 0 {
-				t.Fatalf("failed: %v", failed)
-			}
-			wantCounts(t, "u1 after user delete", s.stats(t, "u1").Counts, 2, 2)
+			require.Empty(t, handle(t, s.consumer, recs), "failed records")
+			assert.Equal(t, counts(2, 2), s.stats(t, "u1").Counts, "u1 after user delete")
 
 			ttl := make([]events.DynamoDBEventRecord, len(recs))
 			for i, r := range recs {
@@ -151,19 +131,17 @@ func TestConsumerExpiry(t *testing.T) {
 			}
 			// Delivered twice, as after a retried batch: counted once.
 			for range 2 {
-				if failed := handle(t, s.consumer, ttl); len(failed) > 0 {
-					t.Fatalf("failed: %v", failed)
-				}
+				require.Empty(t, handle(t, s.consumer, ttl), "failed records")
 				st := s.stats(t, "u1")
-				wantCounts(t, "u1", st.Counts, 0, 0)
-				wantCounts(t, "u1 billing", st.Categories["billing"], 0, 0)
-				wantCounts(t, "u1 promo", st.Categories["promo"], 0, 0)
+				assert.Equal(t, counts(0, 0), st.Counts, "u1")
+				assert.Equal(t, counts(0, 0), st.Categories["billing"], "u1 billing")
+				assert.Equal(t, counts(0, 0), st.Categories["promo"], "u1 promo")
 				// u2 loses the public message only.
-				wantCounts(t, "u2", s.stats(t, "u2").Counts, 1, 0)
+				assert.Equal(t, counts(1, 0), s.stats(t, "u2").Counts, "u2")
 				// The public stats count it expired, once.
 				pub := s.publicStats(t)
-				wantPublic(t, "public", pub.PublicCounts, stak.PublicCounts{Published: 1, Expired: 1})
-				wantPublic(t, "public promo", pub.Categories["promo"], stak.PublicCounts{Published: 1, Expired: 1})
+				assert.Equal(t, stak.PublicCounts{Published: 1, Expired: 1}, pub.PublicCounts, "public")
+				assert.Equal(t, stak.PublicCounts{Published: 1, Expired: 1}, pub.Categories["promo"], "public promo")
 			}
 		})
 	}
@@ -201,21 +179,16 @@ func TestConsumerPartialBatchFailure(t *testing.T) {
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	c := stak.NewConsumerFromConfig(cfg)
 
-	failed := handle(t, c, recs)
-	if len(failed) != 1 || failed[0] != recs[1].Change.SequenceNumber {
-		t.Fatalf("failures = %v, want [%s]", failed, recs[1].Change.SequenceNumber)
-	}
+	require.Equal(t, []string{recs[1].Change.SequenceNumber}, handle(t, c, recs), "failures")
 	// The user message and the public message expired; the receipt did not.
-	wantCounts(t, "u1 partial", s.stats(t, "u1").Counts, 0, 1)
+	assert.Equal(t, counts(0, 1), s.stats(t, "u1").Counts, "u1 partial")
 
 	// Lambda redelivers from the failed record on; the first one again
 	// only if the whole batch is retried: either way, counted once.
 	f.eventID = ""
-	if failed := handle(t, c, recs); len(failed) > 0 {
-		t.Fatalf("failed: %v", failed)
-	}
-	wantCounts(t, "u1 retried", s.stats(t, "u1").Counts, 0, 0)
-	wantPublic(t, "public retried", s.publicStats(t).PublicCounts, stak.PublicCounts{Published: 1, Expired: 1})
+	require.Empty(t, handle(t, c, recs), "failed records")
+	assert.Equal(t, counts(0, 0), s.stats(t, "u1").Counts, "u1 retried")
+	assert.Equal(t, stak.PublicCounts{Published: 1, Expired: 1}, s.publicStats(t).PublicCounts, "public retried")
 }
 
 func TestConsumerIgnores(t *testing.T) {
@@ -233,15 +206,9 @@ func TestConsumerIgnores(t *testing.T) {
 	bad := shapes["aws"](recs[0])
 	bad.Change.OldImage = map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute("garbage"), "sk": events.NewStringAttribute("m#x"), "audiences": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{})}
 	bad.EventID = "bad"
-	if failed := handle(t, s.consumer, append(recs, bad)); len(failed) > 0 {
-		t.Fatalf("failed: %v", failed)
-	}
-	if st := s.stats(t, "u1"); st.Published != 1 {
-		t.Errorf("u1 = %+v", st.Counts)
-	}
-	if n := s.Count(t); n != 3 { // inbox, message, c#*
-		t.Errorf("table holds %d items, want 3", n)
-	}
+	require.Empty(t, handle(t, s.consumer, append(recs, bad)), "failed records")
+	assert.Equal(t, int64(1), s.stats(t, "u1").Published, "u1 published")
+	assert.Equal(t, 3, s.Count(t), "items: inbox, message, c#*")
 }
 
 // TestRealTTLExpiry lets DynamoDB Local delete expired items itself; in our
@@ -263,34 +230,25 @@ func TestRealTTLExpiry(t *testing.T) {
 
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := p.Poll(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		_, err := p.Poll(context.Background())
+		require.NoError(t, err, "poll")
 		u1, u2 := s.stats(t, "u1"), s.stats(t, "u2")
 		if u1.Published == 0 && u1.Read == 0 && u2.Published == 0 && u2.Read == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 60s: u1 %+v u2 %+v", u1.Counts, u2.Counts)
-		}
+		require.False(t, time.Now().After(deadline), "after 60s: u1 %+v u2 %+v", u1.Counts, u2.Counts)
 		time.Sleep(500 * time.Millisecond)
 	}
 	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.Table)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "scan")
 	markers := 0
 	for _, it := range out.Items {
 		sk := it["sk"].(*types.AttributeValueMemberS).Value
-		if strings.HasPrefix(sk, "m#") {
-			t.Errorf("expired item %s still stored", sk)
-		}
+		assert.False(t, strings.HasPrefix(sk, "m#"), "expired item %s still stored", sk)
 		if strings.HasPrefix(sk, "e#") {
 			markers++
 		}
 	}
 	// user message ×2, receipt, public message
-	if markers != 4 {
-		t.Errorf("%d dedupe markers, want 4", markers)
-	}
+	assert.Equal(t, 4, markers, "dedupe markers")
 }

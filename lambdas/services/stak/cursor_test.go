@@ -3,6 +3,9 @@ package stak_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
@@ -19,9 +22,7 @@ func TestForgedCursor(t *testing.T) {
 	s.toUsers(t, "one", "", "u1")
 	s.toUsers(t, "two", "", "u1")
 	cfg, err := stak.ConfigFromEnv(func(k string) string { return map[string]string{stakcontract.EnvTable: s.Table}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "config")
 	codec := ddb.NewCursorCodec(cfg.CursorKey)
 	type position struct {
 		User   string `json:"u"`
@@ -29,9 +30,7 @@ func TestForgedCursor(t *testing.T) {
 	}
 	forge := func(scope string, p position) string {
 		tok, err := ddb.EncodeCursor(codec, scope, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "encode cursor")
 		return tok
 	}
 	const feed = "stak/feed/acme#main#u1"
@@ -47,15 +46,9 @@ func TestForgedCursor(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.Count(t)
 			r := s.Do(t, tt.method, tt.path, tt.body)
-			if r.Status != 400 {
-				t.Fatalf("%d %s, want 400", r.Status, r.Body)
-			}
-			if after := s.Count(t); after != before {
-				t.Errorf("items %d → %d", before, after)
-			}
+			require.Equal(t, 400, r.Status, "status: %s", r.Body)
+			assert.Equal(t, before, s.Count(t), "items: a refused request wrote")
 		})
 	}
-	if st := s.stats(t, "u1"); st.Read != 0 {
-		t.Errorf("a refused read-all marked %d read", st.Read)
-	}
+	assert.Zero(t, s.stats(t, "u1").Read, "a refused read-all marked messages read")
 }

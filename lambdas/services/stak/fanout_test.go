@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -51,30 +54,21 @@ func TestPublishFanOutCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.Count(t)
 			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", tt.body)
-			if r.Status != tt.status {
-				t.Fatalf("%d %.300s, want %d", r.Status, r.Body, tt.status)
-			}
+			require.Equal(t, tt.status, r.Status, "status: %.300s", r.Body)
 			after := s.Count(t)
 			if tt.status != 201 {
 				var e struct {
 					Error struct{ Code, Message string } `json:"error"`
 				}
-				if err := json.Unmarshal([]byte(r.Body), &e); err != nil {
-					t.Fatal(err)
-				}
-				if e.Error.Code != "too_large" || !strings.Contains(e.Error.Message, tt.want) {
-					t.Errorf("error %+v, want too_large with %q", e.Error, tt.want)
-				}
-				if after != before {
-					t.Errorf("a refused publish wrote %d items", after-before)
-				}
+				require.NoError(t, json.Unmarshal([]byte(r.Body), &e), "error body")
+				assert.Equal(t, "too_large", e.Error.Code, "error code")
+				assert.Contains(t, e.Error.Message, tt.want, "error message")
+				assert.Equal(t, before, after, "items: a refused publish wrote")
 				return
 			}
 			var out stak.Published
 			r.JSON(t, &out)
-			if after == before {
-				t.Error("an accepted publish wrote nothing")
-			}
+			assert.NotEqual(t, before, after, "an accepted publish wrote nothing")
 		})
 	}
 }

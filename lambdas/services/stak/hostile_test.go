@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -43,11 +45,9 @@ func TestHostileInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.Digest(t)
 			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u9"]},"message":{"title":"t","body":`+tt.body+`}}`)
-			if r.Status != tt.status {
-				t.Fatalf("%d %.300s, want %d", r.Status, r.Body, tt.status)
-			}
-			if tt.status >= 400 && s.Digest(t) != before {
-				t.Error("a refused publish changed the table")
+			require.Equal(t, tt.status, r.Status, "status: %.300s", r.Body)
+			if tt.status >= 400 {
+				assert.Equal(t, before, s.Digest(t), "a refused publish changed the table")
 			}
 		})
 	}
@@ -60,28 +60,19 @@ func TestBodyKeptExactly(t *testing.T) {
 	s.setup(t)
 	const body = `{"big":12345678901234567890123,"small":1.50,"neg":-0.000001,"html":"<b>&amp;</b>","list":[1e5,99999999999999999999999999999999999999]}`
 	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"<i>","body":`+body+`}}`)
-	if r.Status != 201 {
-		t.Fatalf("%d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 201, r.Status, "publish: %s", r.Body)
 	for _, want := range []string{"12345678901234567890123", "99999999999999999999999999999999999999", `"<b>&amp;</b>"`, `"<i>"`} {
-		if !strings.Contains(string(r.Body), want) {
-			t.Errorf("publish answer lacks %s: %s", want, r.Body)
-		}
+		assert.Contains(t, string(r.Body), want, "publish answer")
 	}
 	feed := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages", "")
 	for _, want := range []string{"12345678901234567890123", "99999999999999999999999999999999999999", `"<b>&amp;</b>"`} {
-		if !strings.Contains(string(feed.Body), want) {
-			t.Errorf("feed lacks %s: %s", want, feed.Body)
-		}
+		assert.Contains(t, string(feed.Body), want, "feed")
 	}
-	if strings.Contains(string(feed.Body), `\u003c`) || strings.Contains(string(feed.Body), "e+22") {
-		t.Errorf("feed altered the body: %s", feed.Body)
-	}
+	assert.NotContains(t, string(feed.Body), `\u003c`, "feed altered the body")
+	assert.NotContains(t, string(feed.Body), "e+22", "feed altered the body")
 	// Stored as DynamoDB numbers, digit for digit.
 	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.Table)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "scan")
 	found := false
 	for _, it := range out.Items {
 		m, ok := it["message"].(*types.AttributeValueMemberM)
@@ -93,9 +84,7 @@ func TestBodyKeptExactly(t *testing.T) {
 			found = true
 		}
 	}
-	if !found {
-		t.Error("no stored body with big = N 12345678901234567890123")
-	}
+	assert.True(t, found, "no stored body with big = N 12345678901234567890123")
 }
 
 // TestFeedPageBytes: items written before the body cap (up to DynamoDB's
@@ -111,9 +100,7 @@ func TestFeedPageBytes(t *testing.T) {
 		_ = p
 	}
 	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.Table)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "scan")
 	for _, it := range out.Items {
 		if k, ok := it["kind"].(*types.AttributeValueMemberS); !ok || k.Value != "UM" {
 			continue
@@ -125,21 +112,15 @@ func TestFeedPageBytes(t *testing.T) {
 			ExpressionAttributeNames:  map[string]string{"#m": "message", "#b": "body"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":b": &types.AttributeValueMemberS{Value: big}},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "UpdateItem")
 	}
 	seen := map[string]bool{}
 	q, pages := "?limit=100", 0
 	for {
 		r := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages"+q, "")
-		if r.Status != 200 {
-			t.Fatalf("%d %.200s", r.Status, r.Body)
-		}
+		require.Equal(t, 200, r.Status, "page %d: %.200s", pages, r.Body)
 		escaped, _ := json.Marshal(string(r.Body))
-		if len(escaped) > stak.MaxPageBytes {
-			t.Errorf("page %d is %d bytes as a JSON string, over %d", pages, len(escaped), stak.MaxPageBytes)
-		}
+		assert.LessOrEqual(t, len(escaped), stak.MaxPageBytes, "page %d: bytes as a JSON string", pages)
 		var p struct {
 			Messages []stak.Message `json:"messages"`
 			Next     string         `json:"next_cursor"`
@@ -147,9 +128,7 @@ func TestFeedPageBytes(t *testing.T) {
 		r.JSON(t, &p)
 		pages++
 		for _, m := range p.Messages {
-			if seen[m.Message.Title] {
-				t.Errorf("%s on two pages", m.Message.Title)
-			}
+			assert.False(t, seen[m.Message.Title], "%s on two pages", m.Message.Title)
 			seen[m.Message.Title] = true
 		}
 		if p.Next == "" {
@@ -157,9 +136,8 @@ func TestFeedPageBytes(t *testing.T) {
 		}
 		q = "?limit=100&cursor=" + p.Next
 	}
-	if len(seen) != n || pages < 2 {
-		t.Errorf("%d messages on %d pages, want %d on several", len(seen), pages, n)
-	}
+	assert.Len(t, seen, n, "messages")
+	assert.GreaterOrEqual(t, pages, 2, "pages")
 }
 
 // Names the caller chose are echoed cut at 64 characters, and at most
@@ -174,12 +152,10 @@ func TestEchoedNamesAreCut(t *testing.T) {
 	}
 	r := s.Do(t, "PUT", "/tenants/acme/inboxes/other", `{"title":"x","description":"","ttl":{`+strings.Join(ttl, ",")+`}}`)
 	apitest.WantError(t, r, 400, "validation_failed", "", "")
-	if len(r.Body) > 4096 || strings.Contains(string(r.Body), strings.Repeat("k", 65)) {
-		t.Errorf("a %d-byte error echoing the keys: %.300s", len(r.Body), r.Body)
-	}
+	assert.LessOrEqual(t, len(r.Body), 4096, "error size: %.300s", r.Body)
+	assert.NotContains(t, string(r.Body), strings.Repeat("k", 65), "an error echoing the keys whole")
 	var e apitest.ErrorBody
 	r.JSON(t, &e)
-	if len(e.Error.Fields) != api.MaxFieldErrors || !strings.Contains(e.Error.Message, "more invalid fields") {
-		t.Errorf("%d fields listed; message %q", len(e.Error.Fields), e.Error.Message)
-	}
+	assert.Len(t, e.Error.Fields, api.MaxFieldErrors, "fields listed")
+	assert.Contains(t, e.Error.Message, "more invalid fields", "message")
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
@@ -49,20 +52,17 @@ func TestSettingsAndInboxes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, tt.method, tt.path, tt.body)
-			if r.Status != tt.status {
-				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
-			}
+			require.Equal(t, tt.status, r.Status, "status: %s", r.Body)
 		})
 	}
 	var ic stak.InboxConfig
 	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
-	if ic.Title != "Main" || ic.TTL["flash"] != "60s" || ic.Tenant != "acme" || ic.Inbox != "main" {
-		t.Errorf("inbox = %+v", ic)
-	}
+	assert.Equal(t, "Main", ic.Title, "inbox: title")
+	assert.Equal(t, "60s", ic.TTL["flash"], "inbox: flash TTL")
+	assert.Equal(t, "acme", ic.Tenant, "inbox: tenant")
+	assert.Equal(t, "main", ic.Inbox, "inbox: key")
 	// tenant settings, one inbox: rejected requests wrote nothing.
-	if n := s.Count(t); n != 2 {
-		t.Errorf("table holds %d items, want 2", n)
-	}
+	assert.Equal(t, 2, s.Count(t), "items: tenant settings and one inbox")
 }
 
 func TestPublish(t *testing.T) {
@@ -92,43 +92,41 @@ func TestPublish(t *testing.T) {
 	}
 	for name, body := range invalid {
 		t.Run(name, func(t *testing.T) {
-			if r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", body); r.Status != 400 {
-				t.Errorf("%d %s, want 400", r.Status, r.Body)
-			}
+			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", body)
+			assert.Equal(t, 400, r.Status, "status: %s", r.Body)
 		})
 	}
-	if n := s.Count(t); n != before {
-		t.Fatalf("rejected publishes wrote %d items", n-before)
-	}
+	require.Equal(t, before, s.Count(t), "items: rejected publishes wrote")
 
 	start := s.clock.Now()
 	m := s.toUsers(t, "Invoice", "billing", "u1", "u2")
-	if m.Recipients != 2 || len(m.Header.Audiences.UIDs) != 2 || len(m.Header.ID) != 19 || m.Kind != "UM" {
-		t.Errorf("published = %+v", m)
-	}
+	assert.Equal(t, 2, m.Recipients, "published: recipients")
+	assert.Len(t, m.Header.Audiences.UIDs, 2, "published: uids")
+	assert.Len(t, m.Header.ID, 19, "published: id")
+	assert.Equal(t, "UM", m.Kind, "published: kind")
 	// inbox ttl.default (7d): the category has no TTL of its own.
-	if want := start.Add(7 * 24 * time.Hour).Unix(); m.ExpiredAt < want || m.ExpiredAt > want+1 {
-		t.Errorf("expiredat = %d, want %d", m.ExpiredAt, want)
-	}
+	want := start.Add(7 * 24 * time.Hour).Unix()
+	assert.GreaterOrEqual(t, m.ExpiredAt, want, "expiredat: the inbox's default TTL")
+	assert.LessOrEqual(t, m.ExpiredAt, want+1, "expiredat: the inbox's default TTL")
 	flash := s.toEveryone(t, "Sale", "flash")
-	if want := s.clock.Now().Add(60 * time.Second).Unix(); flash.ExpiredAt < want-1 || flash.ExpiredAt > want {
-		t.Errorf("flash expiredat = %d, want %d (inbox ttl.flash)", flash.ExpiredAt, want)
-	}
+	want = s.clock.Now().Add(60 * time.Second).Unix()
+	assert.GreaterOrEqual(t, flash.ExpiredAt, want-1, "flash expiredat (inbox ttl.flash)")
+	assert.LessOrEqual(t, flash.ExpiredAt, want, "flash expiredat (inbox ttl.flash)")
 	for _, uid := range []string{"u1", "u2"} {
 		st := s.stats(t, uid)
-		wantCounts(t, uid, st.Counts, 2, 0)
-		wantCounts(t, uid+" billing", st.Categories["billing"], 1, 0)
-		wantCounts(t, uid+" flash", st.Categories["flash"], 1, 0)
+		assert.Equal(t, counts(2, 0), st.Counts, uid)
+		assert.Equal(t, counts(1, 0), st.Categories["billing"], uid+" billing")
+		assert.Equal(t, counts(1, 0), st.Categories["flash"], uid+" flash")
 	}
-	wantCounts(t, "u3", s.stats(t, "u3").Counts, 1, 0) // the public message only
+	assert.Equal(t, counts(1, 0), s.stats(t, "u3").Counts, "u3") // the public message only
 
 	// A tenant TTL applies when the inbox has none.
 	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/plain", `{"title":"Plain","description":""}`, nil)
 	var p stak.Published
 	s.Must(t, 201, "POST", "/tenants/acme/inboxes/plain/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x"}}`, &p)
-	if want := s.clock.Now().Add(10 * 24 * time.Hour).Unix(); p.ExpiredAt < want-1 || p.ExpiredAt > want {
-		t.Errorf("plain expiredat = %d, want %d (tenant ttl)", p.ExpiredAt, want)
-	}
+	want = s.clock.Now().Add(10 * 24 * time.Hour).Unix()
+	assert.GreaterOrEqual(t, p.ExpiredAt, want-1, "plain expiredat (tenant ttl)")
+	assert.LessOrEqual(t, p.ExpiredAt, want, "plain expiredat (tenant ttl)")
 }
 
 type page struct {
@@ -166,17 +164,12 @@ func TestFeed(t *testing.T) {
 	s.toUsers(t, "u7", "", "u1")
 
 	all := s.feed(t, "u1", "")
-	if got := titles(all.Messages); got != "u7,p6,u5,p4,u3,p2,u1" || all.Next != "" {
-		t.Fatalf("feed = %s next %q", got, all.Next)
-	}
+	require.Equal(t, "u7,p6,u5,p4,u3,p2,u1", titles(all.Messages), "feed")
+	require.Empty(t, all.Next, "feed: cursor")
 	for _, m := range all.Messages {
-		if m.ReadAt != nil {
-			t.Errorf("%s read before any mark", m.Message.Title)
-		}
+		assert.Nil(t, m.ReadAt, "%s read before any mark", m.Message.Title)
 	}
-	if got := titles(s.feed(t, "u2", "").Messages); got != "p6,p4,other,p2" {
-		t.Errorf("u2 feed = %s", got)
-	}
+	assert.Equal(t, "p6,p4,other,p2", titles(s.feed(t, "u2", "").Messages), "u2 feed")
 
 	// Pages of 3, 3, 1: full pages, and no cursor after the last one.
 	var got []string
@@ -187,30 +180,22 @@ func TestFeed(t *testing.T) {
 		if p.Next == "" {
 			break
 		}
-		if i > 5 {
-			t.Fatal("too many pages")
-		}
+		require.LessOrEqual(t, i, 5, "too many pages")
 		q = "?limit=3&cursor=" + p.Next
 	}
-	if strings.Join(got, "|") != "u7,p6,u5|p4,u3,p2|u1" {
-		t.Errorf("pages = %q", got)
-	}
+	assert.Equal(t, []string{"u7,p6,u5", "p4,u3,p2", "u1"}, got, "pages")
 	// A page size dividing the feed exactly ends without a cursor.
-	if p := s.feed(t, "u1", "?limit=7"); len(p.Messages) != 7 || p.Next != "" {
-		t.Errorf("limit=7: %d messages, next %q", len(p.Messages), p.Next)
-	}
+	p7 := s.feed(t, "u1", "?limit=7")
+	assert.Len(t, p7.Messages, 7, "limit=7")
+	assert.Empty(t, p7.Next, "limit=7: cursor")
 
 	// Read state of a public message comes from the user's receipt.
 	s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+p2.Header.ID+"/read", "", nil)
 	for _, m := range s.feed(t, "u1", "").Messages {
-		if (m.ReadAt != nil) != (m.Message.Title == "p2") {
-			t.Errorf("%s readat = %v", m.Message.Title, m.ReadAt)
-		}
+		assert.Equal(t, m.Message.Title == "p2", m.ReadAt != nil, "%s: read", m.Message.Title)
 	}
 	for _, m := range s.feed(t, "u2", "").Messages {
-		if m.ReadAt != nil {
-			t.Errorf("u2 sees u1's read of %s", m.Message.Title)
-		}
+		assert.Nil(t, m.ReadAt, "u2 sees u1's read of %s", m.Message.Title)
 	}
 
 	// Cursors are bound to user and inbox, and tamper-evident.
@@ -225,9 +210,8 @@ func TestFeed(t *testing.T) {
 		"/tenants/acme/inboxes/main/users/a%23b/messages",
 		"/tenants/acme/inboxes/main/users/$public/messages",
 	} {
-		if r := s.Do(t, "GET", path, ""); r.Status != 400 {
-			t.Errorf("GET %s: %d %s, want 400", path, r.Status, r.Body)
-		}
+		r := s.Do(t, "GET", path, "")
+		assert.Equal(t, 400, r.Status, "GET %s: %s", path, r.Body)
 	}
 	s.Must(t, 404, "GET", "/tenants/acme/inboxes/nope/users/u1/messages", "", nil)
 	s.Must(t, 404, "GET", "/tenants/nope/inboxes/main/users/u1/messages", "", nil)
@@ -249,13 +233,11 @@ func TestFeedHidesExpired(t *testing.T) {
 	// stored (TTL deletes days late): hidden, and pages stay full.
 	s.clock.Set(s.clock.Now().Add(2 * time.Minute))
 	p := s.feed(t, "u1", "?limit=1")
-	if titles(p.Messages) != "pkeep" || p.Next == "" {
-		t.Fatalf("page 1 = %s next %q", titles(p.Messages), p.Next)
-	}
+	require.Equal(t, "pkeep", titles(p.Messages), "page 1")
+	require.NotEmpty(t, p.Next, "page 1: cursor")
 	p = s.feed(t, "u1", "?limit=1&cursor="+p.Next)
-	if titles(p.Messages) != "keep" || p.Next != "" {
-		t.Fatalf("page 2 = %s next %q: a cursor to a page of expired items", titles(p.Messages), p.Next)
-	}
+	require.Equal(t, "keep", titles(p.Messages), "page 2")
+	require.Empty(t, p.Next, "page 2: a cursor to a page of expired items")
 }
 
 func TestMarkRead(t *testing.T) {
@@ -268,19 +250,19 @@ func TestMarkRead(t *testing.T) {
 	for i, want := range []bool{true, false} {
 		var r stak.ReadResult
 		s.Must(t, 200, "POST", base+um.Header.ID+"/read", "", &r)
-		if r.Changed != want || r.ReadAt == nil || r.Header.ID != um.Header.ID {
-			t.Errorf("user mark %d: changed %v readat %v", i, r.Changed, r.ReadAt)
-		}
+		assert.Equal(t, want, r.Changed, "user mark %d: changed", i)
+		assert.NotNil(t, r.ReadAt, "user mark %d: readat", i)
+		assert.Equal(t, um.Header.ID, r.Header.ID, "user mark %d: id", i)
 		s.Must(t, 200, "POST", base+pm.Header.ID+"/read", "", &r)
-		if r.Changed != want || r.ReadAt == nil || r.UID != stakcontract.PublicUID {
-			t.Errorf("public mark %d: changed %v readat %v uid %q", i, r.Changed, r.ReadAt, r.UID)
-		}
+		assert.Equal(t, want, r.Changed, "public mark %d: changed", i)
+		assert.NotNil(t, r.ReadAt, "public mark %d: readat", i)
+		assert.Equal(t, stakcontract.PublicUID, r.UID, "public mark %d: uid", i)
 	}
 	st := s.stats(t, "u1")
-	wantCounts(t, "u1", st.Counts, 2, 2)
-	wantCounts(t, "u1 billing", st.Categories["billing"], 1, 1)
-	wantCounts(t, "u1 promo", st.Categories["promo"], 1, 1)
-	wantCounts(t, "u2", s.stats(t, "u2").Counts, 2, 0)
+	assert.Equal(t, counts(2, 2), st.Counts, "u1")
+	assert.Equal(t, counts(1, 1), st.Categories["billing"], "u1 billing")
+	assert.Equal(t, counts(1, 1), st.Categories["promo"], "u1 promo")
+	assert.Equal(t, counts(2, 0), s.stats(t, "u2").Counts, "u2")
 
 	// Nothing a failed mark could create: no phantom message or receipt.
 	before := s.Count(t)
@@ -290,10 +272,8 @@ func TestMarkRead(t *testing.T) {
 	s.Must(t, 404, "POST", "/tenants/acme/inboxes/main/users/u3/messages/"+um.Header.ID+"/read", "", nil) // not u3's
 	s.Must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/messages/"+um.Header.ID+"/read", "", nil)
 	s.Must(t, 400, "POST", "/tenants/acme/inboxes/main/users/a%23b/messages/"+um.Header.ID+"/read", "", nil)
-	if n := s.Count(t); n != before {
-		t.Errorf("failed marks wrote %d items", n-before)
-	}
-	wantCounts(t, "u3", s.stats(t, "u3").Counts, 1, 0)
+	assert.Equal(t, before, s.Count(t), "items: failed marks wrote")
+	assert.Equal(t, counts(1, 0), s.stats(t, "u3").Counts, "u3")
 
 	// An expired message cannot be marked.
 	fl := s.toUsers(t, "flash", "flash", "u1")
@@ -319,11 +299,14 @@ func TestParsePartition(t *testing.T) {
 		"t#tenantU#user#inbox-1": {Tenant: "tenant", UID: "user", Inbox: "inbox-1"},
 	} {
 		got, err := stak.ParsePartition(pk)
-		if (err == nil) != (want != stak.Partition{}) || got != want {
-			t.Errorf("ParsePartition(%q) = %+v, %v; want %+v", pk, got, err, want)
+		if want == (stak.Partition{}) {
+			assert.Error(t, err, "ParsePartition(%q)", pk)
+		} else {
+			assert.NoError(t, err, "ParsePartition(%q)", pk)
 		}
-		if err == nil && got.PK() != pk {
-			t.Errorf("PK() = %q, want %q", got.PK(), pk)
+		assert.Equal(t, want, got, "ParsePartition(%q)", pk)
+		if err == nil {
+			assert.Equal(t, pk, got.PK(), "PK() of ParsePartition(%q)", pk)
 		}
 	}
 }
@@ -334,8 +317,12 @@ func TestParseTTL(t *testing.T) {
 		"721d": -1, "0d": -1, "-1d": -1, "+1d": -1, "d": -1, "1h": -1, "1.5d": -1, "": -1, "99999999999d": -1,
 	} {
 		got, err := stak.ParseTTL(s)
-		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {
-			t.Errorf("ParseTTL(%q) = %v, %v", s, got, err)
+		if want < 0 {
+			assert.Error(t, err, "ParseTTL(%q) = %v", s, got)
+			continue
+		}
+		if assert.NoError(t, err, "ParseTTL(%q)", s) {
+			assert.Equal(t, want, got, "ParseTTL(%q)", s)
 		}
 	}
 }

@@ -3,6 +3,9 @@ package stak_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -25,15 +28,9 @@ func TestPublishWithLostAnswer(t *testing.T) {
 
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	lossy.toUsers(t, "deploy done", "ops", "u1", "u2")
-	if proxy.Faults() != 1 {
-		t.Fatalf("%d answers dropped, want a transaction's", proxy.Faults())
-	}
+	require.Equal(t, 1, proxy.Faults(), "answers dropped: a transaction's")
 	for _, uid := range []string{"u1", "u2"} {
-		if got := s.feed(t, uid, ""); len(got.Messages) != 1 {
-			t.Errorf("%s has %d messages, want 1", uid, len(got.Messages))
-		}
-		if st := s.stats(t, uid); st.Unread != 1 {
-			t.Errorf("%s: %+v, want 1 unread", uid, st)
-		}
+		assert.Len(t, s.feed(t, uid, "").Messages, 1, "%s: messages", uid)
+		assert.Equal(t, int64(1), s.stats(t, uid).Unread, "%s: unread", uid)
 	}
 }

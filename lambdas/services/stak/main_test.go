@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
@@ -34,9 +36,8 @@ type service struct {
 func newService(t testing.TB, meter ...*ddbrecord.Recorder) *service {
 	t.Helper()
 	s := servicetest.Start(t, "stak", nil)
-	if s.Table == "" || s.Table != s.Tables["InboxA8E05DC3"] {
-		t.Fatalf("want the one table InboxA8E05DC3, have %v", s.Tables)
-	}
+	require.NotEmpty(t, s.Table, "want the one table InboxA8E05DC3, have %v", s.Tables)
+	require.Equal(t, s.Tables["InboxA8E05DC3"], s.Table, "want the one table InboxA8E05DC3, have %v", s.Tables)
 	cfg := servicetest.Config(t, stak.ConfigFromEnv, map[string]string{stakcontract.EnvTable: s.Table})
 	// Each reading advances the clock a millisecond, so that message ids of
 	// one test are strictly ordered.
@@ -105,9 +106,7 @@ func (s *service) stats(t testing.TB, uid string) stak.Stats {
 	return st
 }
 
-func wantCounts(t testing.TB, what string, got stak.Counts, published, read int64) {
-	t.Helper()
-	if got.Published != published || got.Read != read || got.Unread != max(0, published-read) {
-		t.Errorf("%s = %+v, want published %d read %d", what, got, published, read)
-	}
+// counts are the counters of published messages of which read are read.
+func counts(published, read int64) stak.Counts {
+	return stak.Counts{Published: published, Read: read, Unread: max(0, published-read)}
 }

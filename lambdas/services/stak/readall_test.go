@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
@@ -66,40 +68,28 @@ func TestReadAll(t *testing.T) {
 		"cursor":           `{"cursor":"abc"}`,
 		"cursor + bound":   `{"cursor":"abc","up_to":"` + ids[3] + `"}`,
 	} {
-		if r := s.Do(t, "POST", readAllPath, body); r.Status != 400 {
-			t.Errorf("%s: %d %s, want 400", name, r.Status, r.Body)
-		}
+		r := s.Do(t, "POST", readAllPath, body)
+		assert.Equal(t, 400, r.Status, "%s: %s", name, r.Body)
 	}
 	for _, path := range []string{"/tenants/acme/inboxes/main/users/a%23b/read-all", "/tenants/acme/inboxes/main/users/$public/read-all"} {
-		if r := s.Do(t, "POST", path, `{}`); r.Status != 400 {
-			t.Errorf("%s: %d, want 400", path, r.Status)
-		}
+		assert.Equal(t, 400, s.Do(t, "POST", path, `{}`).Status, "%s", path)
 	}
 	s.Must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/read-all", `{}`, nil)
-	if n := s.Count(t); n != before {
-		t.Fatalf("refused calls wrote %d items", n-before)
-	}
+	require.Equal(t, before, s.Count(t), "items: refused calls wrote")
 
 	// Bound by id: m3 and older; newest first, 2 per call.
 	r := s.readAll(t, "u1", `{"up_to":"`+ids[3]+`","limit":2}`)
-	if r.Marked != 2 || r.Examined != 2 || r.Next == "" {
-		t.Fatalf("first call = %+v", r)
-	}
-	if got := s.unreadTitles(t, "u1"); got != "m6,m4,m1,m0" {
-		t.Errorf("unread after m3,m2 = %s", got)
-	}
+	require.Equal(t, 2, r.Marked, "first call: marked")
+	require.Equal(t, 2, r.Examined, "first call: examined")
+	require.NotEmpty(t, r.Next, "first call: cursor")
+	assert.Equal(t, "m6,m4,m1,m0", s.unreadTitles(t, "u1"), "unread after m3,m2")
 	r = s.readAll(t, "u1", `{"cursor":"`+r.Next+`","limit":2}`)
-	if r.Marked != 2 || r.Next != "" {
-		t.Fatalf("second call = %+v, want the last two and no cursor", r)
-	}
+	require.Equal(t, 2, r.Marked, "second call: the last two")
+	require.Empty(t, r.Next, "second call: cursor")
 	// A cursor belongs to its user and route.
 	other := s.readAll(t, "u2", `{"limit":1}`)
-	if r := s.Do(t, "POST", readAllPath, `{"cursor":"`+other.Next+`"}`); r.Status != 400 {
-		t.Errorf("u2's cursor for u1: %d", r.Status)
-	}
-	if r := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u2/messages?cursor="+other.Next, ""); r.Status != 400 {
-		t.Errorf("read-all cursor on the feed: %d", r.Status)
-	}
+	assert.Equal(t, 400, s.Do(t, "POST", readAllPath, `{"cursor":"`+other.Next+`"}`).Status, "u2's cursor for u1")
+	assert.Equal(t, 400, s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u2/messages?cursor="+other.Next, "").Status, "read-all cursor on the feed")
 
 	// Bound by time: everything delivered up to m4's second, which may
 	// include later messages of the same second but never m6's id if it is
@@ -111,24 +101,22 @@ func TestReadAll(t *testing.T) {
 		}
 	}
 	r = s.readAll(t, "u1", fmt.Sprintf(`{"up_to_time":%d}`, m4.Header.Delivered))
-	if got := s.unreadTitles(t, "u1"); strings.Contains(got, "m4") || r.Marked < 1 {
-		t.Errorf("after up_to_time of m4: unread %s, call %+v", got, r)
-	}
+	assert.NotContains(t, s.unreadTitles(t, "u1"), "m4", "unread after up_to_time of m4")
+	assert.GreaterOrEqual(t, r.Marked, 1, "marked by up_to_time of m4")
 	// The latest time accepted is a bound that marks the rest (up to
 	// 9.2e15 it overflowed into one that marked nothing).
 	s.readAll(t, "u1", fmt.Sprintf(`{"up_to_time":%d}`, int64(api.MaxEpochSeconds)))
-	if got := s.unreadTitles(t, "u1"); got != "" {
-		t.Errorf("unread after read-all = %s", got)
-	}
-	if r := s.readAll(t, "u1", `{}`); r.Marked != 0 || r.Examined != 7 || r.Next != "" {
-		t.Errorf("read-all of a read inbox = %+v", r)
-	}
+	assert.Empty(t, s.unreadTitles(t, "u1"), "unread after read-all")
+	r = s.readAll(t, "u1", `{}`)
+	assert.Equal(t, 0, r.Marked, "read-all of a read inbox: marked")
+	assert.Equal(t, 7, r.Examined, "read-all of a read inbox: examined")
+	assert.Empty(t, r.Next, "read-all of a read inbox: cursor")
 	st := s.stats(t, "u1")
-	wantCounts(t, "u1", st.Counts, 7, 7)
-	wantCounts(t, "u1 a", st.Categories["a"], 3, 3)
-	wantCounts(t, "u1 b", st.Categories["b"], 2, 2)
+	assert.Equal(t, counts(7, 7), st.Counts, "u1")
+	assert.Equal(t, counts(3, 3), st.Categories["a"], "u1 a")
+	assert.Equal(t, counts(2, 2), st.Categories["b"], "u1 b")
 	// u2 marked m6 only; its counters count nothing of u1's.
-	wantCounts(t, "u2", s.stats(t, "u2").Counts, 7, 1)
+	assert.Equal(t, counts(7, 1), s.stats(t, "u2").Counts, "u2")
 }
 
 // TestReadAllHidesExpired: an expired message is not marked (a single mark
@@ -140,10 +128,10 @@ func TestReadAllSkipsExpired(t *testing.T) {
 	s.toEveryone(t, "pflash", "flash")
 	s.toUsers(t, "keep", "a", "u1")
 	s.clock.Advance(2 * time.Minute)
-	if r := s.readAll(t, "u1", `{}`); r.Marked != 1 || r.Examined != 1 {
-		t.Errorf("read-all = %+v, want only keep", r)
-	}
-	wantCounts(t, "u1", s.stats(t, "u1").Counts, 3, 1)
+	r := s.readAll(t, "u1", `{}`)
+	assert.Equal(t, 1, r.Marked, "read-all: only keep marked")
+	assert.Equal(t, 1, r.Examined, "read-all: only keep examined")
+	assert.Equal(t, counts(3, 1), s.stats(t, "u1").Counts, "u1")
 }
 
 // TestReadAllRaces: read-all calls racing with each other and with single
@@ -215,20 +203,14 @@ func TestReadAllRaces(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		t.Fatalf("%d calls failed, first: %s", len(errs), errs[0])
-	}
-	if changed != len(ids) {
-		t.Errorf("callers report %d marks for %d messages", changed, len(ids))
-	}
+	require.Empty(t, errs, "failed calls")
+	assert.Equal(t, len(ids), changed, "marks the callers report for the messages")
 	st := s.stats(t, "u1")
-	wantCounts(t, "u1", st.Counts, 60, 60)
+	assert.Equal(t, counts(60, 60), st.Counts, "u1")
 	for _, c := range []string{"a", "b", "c"} {
-		wantCounts(t, "u1 "+c, st.Categories[c], 15, 15)
+		assert.Equal(t, counts(15, 15), st.Categories[c], "u1 "+c)
 	}
-	if got := s.unreadTitles(t, "u1"); got != "" {
-		t.Errorf("still unread: %s", got)
-	}
+	assert.Empty(t, s.unreadTitles(t, "u1"), "still unread")
 }
 
 // breakCounter overwrites one counter item as a lost stream record or a
@@ -242,9 +224,8 @@ func (s *service) breakCounter(t testing.TB, pk, sk string, published, read int)
 	if read >= 0 {
 		item["read"] = &types.AttributeValueMemberN{Value: fmt.Sprint(read)}
 	}
-	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item})
+	require.NoError(t, err, "PutItem %s %s", pk, sk)
 }
 
 func (s *service) deleteCounter(t *testing.T, pk, sk string) {
@@ -252,9 +233,7 @@ func (s *service) deleteCounter(t *testing.T, pk, sk string) {
 	_, err := s.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "DeleteItem %s %s", pk, sk)
 }
 
 const (
@@ -284,13 +263,11 @@ func TestRecount(t *testing.T) {
 	}
 	// Correct counters: a recount changes nothing and creates nothing.
 	items := s.Count(t)
-	if r := s.recount(t, `{"uid":"u1"}`); len(r.Changes) != 0 || r.Examined != 13 {
-		t.Fatalf("recount of right counters = %+v", r)
-	}
-	if n := s.Count(t); n != items {
-		t.Fatalf("recount wrote %d items", n-items)
-	}
-	wantCounts(t, "u1", s.stats(t, "u1").Counts, 12, 4)
+	rc := s.recount(t, `{"uid":"u1"}`)
+	require.Empty(t, rc.Changes, "recount of right counters: changes")
+	require.Equal(t, 13, rc.Examined, "recount of right counters: examined")
+	require.Equal(t, items, s.Count(t), "items: recount wrote")
+	assert.Equal(t, counts(12, 4), s.stats(t, "u1").Counts, "u1")
 
 	// Break: lost increments, lost decrements, a deleted category counter,
 	// a public counter far off.
@@ -299,9 +276,7 @@ func TestRecount(t *testing.T) {
 	s.breakCounter(t, publicPK, "c#*", 40, -1)
 	s.breakCounter(t, u1PK, "c#ghost", 3, 1)
 	st := s.stats(t, "u1")
-	if st.Published == 12 {
-		t.Fatal("counter not broken")
-	}
+	require.NotEqual(t, int64(12), st.Published, "counter not broken")
 	r := s.recount(t, `{"uid":"u1"}`)
 	got := map[string]string{}
 	for _, c := range r.Changes {
@@ -310,22 +285,18 @@ func TestRecount(t *testing.T) {
 	want := map[string]string{
 		"public/": "40/0->6/0", "user/": "2/9->6/4", "user/b": "0/0->3/1", "user/ghost": "3/1->0/0",
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("changes = %v, want %v", got, want)
-	}
+	assert.Equal(t, want, got, "changes")
 	st = s.stats(t, "u1")
-	wantCounts(t, "u1", st.Counts, 12, 4)
-	wantCounts(t, "u1 a", st.Categories["a"], 9, 3)
-	wantCounts(t, "u1 b", st.Categories["b"], 3, 1)
-	wantCounts(t, "u1 ghost", st.Categories["ghost"], 0, 0)
-	if r := s.recount(t, `{"uid":"u1"}`); len(r.Changes) != 0 {
-		t.Errorf("second recount changed %+v", r.Changes)
-	}
+	assert.Equal(t, counts(12, 4), st.Counts, "u1")
+	assert.Equal(t, counts(9, 3), st.Categories["a"], "u1 a")
+	assert.Equal(t, counts(3, 1), st.Categories["b"], "u1 b")
+	assert.Equal(t, counts(0, 0), st.Categories["ghost"], "u1 ghost")
+	assert.Empty(t, s.recount(t, `{"uid":"u1"}`).Changes, "second recount changed")
 	// Without uid only the public counters; u2 was never broken.
-	if r := s.recount(t, `{}`); len(r.Changes) != 0 || r.UID != "" {
-		t.Errorf("public recount = %+v", r)
-	}
-	wantCounts(t, "u2", s.stats(t, "u2").Counts, 12, 0)
+	rc = s.recount(t, `{}`)
+	assert.Empty(t, rc.Changes, "public recount: changes")
+	assert.Empty(t, rc.UID, "public recount: uid")
+	assert.Equal(t, counts(12, 0), s.stats(t, "u2").Counts, "u2")
 
 	before := s.Count(t)
 	for name, tc := range map[string]struct {
@@ -339,13 +310,10 @@ func TestRecount(t *testing.T) {
 		"unknown inbox": {"/admin/tenants/acme/inboxes/nope/recount", `{"uid":"u1"}`, 404},
 		"bad tenant":    {"/admin/tenants/a%23b/inboxes/main/recount", `{}`, 400},
 	} {
-		if r := s.Do(t, "POST", tc.path, tc.body); r.Status != tc.status {
-			t.Errorf("%s: %d %s, want %d", name, r.Status, r.Body, tc.status)
-		}
+		r := s.Do(t, "POST", tc.path, tc.body)
+		assert.Equal(t, tc.status, r.Status, "%s: %s", name, r.Body)
 	}
-	if n := s.Count(t); n != before {
-		t.Errorf("refused recounts wrote %d items", n-before)
-	}
+	assert.Equal(t, before, s.Count(t), "items: refused recounts wrote")
 }
 
 // TestRecountRaces: recounts running while messages are published and
@@ -427,16 +395,12 @@ func TestRecountRaces(t *testing.T) {
 	markers.Wait()
 	close(done)
 	recounters.Wait()
-	if len(errs) > 0 {
-		t.Fatalf("%d calls failed, first: %s", len(errs), errs[0])
-	}
+	require.Empty(t, errs, "failed calls")
 	t.Logf("recount passes: %d", attempts)
 	st := s.stats(t, "u1")
-	wantCounts(t, "u1", st.Counts, 45, 45)
+	assert.Equal(t, counts(45, 45), st.Counts, "u1")
 	for i := range 3 {
-		wantCounts(t, fmt.Sprint("u1 c", i), st.Categories[fmt.Sprint("c", i)], 15, 15)
+		assert.Equal(t, counts(15, 15), st.Categories[fmt.Sprint("c", i)], fmt.Sprint("u1 c", i))
 	}
-	if r := s.recount(t, `{"uid":"u1"}`); len(r.Changes) != 0 {
-		t.Errorf("counters after the race were off: %+v", r.Changes)
-	}
+	assert.Empty(t, s.recount(t, `{"uid":"u1"}`).Changes, "counters after the race were off")
 }

@@ -3,12 +3,13 @@ package stak_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
@@ -34,19 +35,14 @@ func TestInboxSchemaRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.Do(t, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"","schema":`+tc.schema+`}`)
-			if r.Status != 400 || !strings.Contains(string(r.Body), `"field":"`+tc.field+`"`) {
-				t.Fatalf("%d %s, want 400 naming %s", r.Status, r.Body, tc.field)
-			}
+			require.Equal(t, 400, r.Status, "status: %s", r.Body)
+			require.Contains(t, string(r.Body), `"field":"`+tc.field+`"`, "the error names the field")
 		})
 	}
-	if n := s.Count(t); n != before {
-		t.Fatalf("refused configs wrote %d items", n-before)
-	}
+	require.Equal(t, before, s.Count(t), "items: refused configs wrote")
 	var ic stak.InboxConfig
 	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
-	if ic.Schema != nil {
-		t.Fatalf("schema = %s after refusals", ic.Schema)
-	}
+	require.Nil(t, ic.Schema, "schema after refusals")
 }
 
 func TestInboxSchemaOnPublish(t *testing.T) {
@@ -57,12 +53,8 @@ func TestInboxSchemaOnPublish(t *testing.T) {
 	var ic stak.InboxConfig
 	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", put, &ic)
 	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
-	if got := string(ic.Schema["default"]); got != `{"type":"string","maxLength":100,"x-note":12345678901234567890}` {
-		t.Errorf("stored default schema = %s", got)
-	}
-	if got := string(ic.Schema["billing"]); got != orderSchema {
-		t.Errorf("stored billing schema = %s", got)
-	}
+	assert.Equal(t, `{"type":"string","maxLength":100,"x-note":12345678901234567890}`, string(ic.Schema["default"]), "stored default schema")
+	assert.Equal(t, orderSchema, string(ic.Schema["billing"]), "stored billing schema")
 
 	msg := func(category, body string) string {
 		b := `{"sender":"a","audiences":{"kind":"users","uids":["u1"]},"taxonomy":{"category":"` + category + `"},"message":{"title":"x"`
@@ -82,32 +74,27 @@ func TestInboxSchemaOnPublish(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", msg(tc.category, tc.body))
-			if r.Status != 400 || !strings.Contains(string(r.Body), `"field":"`+tc.field+`"`) {
-				t.Fatalf("%d %s, want 400 naming %s", r.Status, r.Body, tc.field)
-			}
+			require.Equal(t, 400, r.Status, "status: %s", r.Body)
+			require.Contains(t, string(r.Body), `"field":"`+tc.field+`"`, "the error names the field")
 		})
 	}
-	if n := s.Count(t); n != before {
-		t.Fatalf("refused publishes wrote %d items", n-before)
-	}
+	require.Equal(t, before, s.Count(t), "items: refused publishes wrote")
 	old := s.publish(t, msg("billing", `{"order":"o1","lines":[{"qty":2}]}`))
 	s.publish(t, msg("promo", `"sale"`))
 
 	// A schema change applies to new messages only: the stored message
 	// that the new schema refuses is still served as it was.
 	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"","schema":{"billing":{"type":"object","required":["invoice"]}}}`, nil)
-	if r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", msg("billing", `{"order":"o2"}`)); r.Status != 400 || !strings.Contains(string(r.Body), "invoice") {
-		t.Fatalf("publish under the new schema: %d %s", r.Status, r.Body)
-	}
+	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", msg("billing", `{"order":"o2"}`))
+	require.Equal(t, 400, r.Status, "publish under the new schema: %s", r.Body)
+	require.Contains(t, string(r.Body), "invoice", "publish under the new schema")
 	s.publish(t, msg("billing", `{"invoice":"i1"}`))
 	s.publish(t, msg("promo", `{"any":"thing"}`)) // no default any more
 	pg := s.feed(t, "u1", "")
-	if len(pg.Messages) != 4 || pg.Messages[3].Header.ID != old.Header.ID {
-		t.Fatalf("feed = %s, want 4 messages, the first published last", titles(pg.Messages))
-	}
-	if b, _ := json.Marshal(pg.Messages[3].Message.Body); string(b) != `{"lines":[{"qty":2}],"order":"o1"}` {
-		t.Errorf("old body = %s", b)
-	}
+	require.Len(t, pg.Messages, 4, "feed %s", titles(pg.Messages))
+	require.Equal(t, old.Header.ID, pg.Messages[3].Header.ID, "feed %s: the first published last", titles(pg.Messages))
+	b, _ := json.Marshal(pg.Messages[3].Message.Body)
+	assert.Equal(t, `{"lines":[{"qty":2}],"order":"o1"}`, string(b), "old body")
 
 	// Removing the schemas turns validation off.
 	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":""}`, nil)
@@ -126,10 +113,7 @@ func TestInboxSchemaBrokenInTable(t *testing.T) {
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
 			"default": &types.AttributeValueMemberS{Value: `{"type":"strin"}`}}}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x","body":"b"}}`); r.Status != 500 {
-		t.Fatalf("%d %s, want 500", r.Status, r.Body)
-	}
+	require.NoError(t, err, "break the schema")
+	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x","body":"b"}}`)
+	require.Equal(t, 500, r.Status, "publish: %s", r.Body)
 }

@@ -1,8 +1,9 @@
 package agenticpmapi
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -12,14 +13,10 @@ import (
 // request meets it.
 func TestEveryArtefactSchemaCompiles(t *testing.T) {
 	for _, typ := range agenticpm.ArtefactTypes {
-		if _, err := compileSchema(typ); err != nil {
-			t.Error(err)
-		}
-		if artefactSchemas[typ]() == nil {
-			t.Errorf("%s: no compiled schema", typ)
-		}
+		_, err := compileSchema(typ)
+		assert.NoError(t, err, "%s: compile", typ)
+		assert.NotNil(t, artefactSchemas[typ](), "%s: no compiled schema", typ)
 	}
-	if _, err := compileSchema("no_such_type"); err == nil || !strings.Contains(err.Error(), "schemas/no_such_type.json") {
-		t.Errorf("unknown type: %v", err)
-	}
+	_, err := compileSchema("no_such_type")
+	assert.ErrorContains(t, err, "schemas/no_such_type.json", "unknown type")
 }
