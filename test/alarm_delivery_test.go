@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/dynastack/dynastack/test/cdkapp"
 	"github.com/dynastack/dynastack/test/iameval"
 )
@@ -37,18 +39,15 @@ func TestAlarmsCanNotify(t *testing.T) {
 					for _, act := range actions {
 						ref, _ := act.(map[string]any)
 						topic := fmt.Sprint(ref["Ref"])
-						if err := canNotify(tmpl, resources, topic, alarmARN); err != nil {
-							t.Errorf("%s alarm %s %s: %v", where, aid, key, err)
-						}
+						assert.NoError(t, canNotify(tmpl, resources, topic, alarmARN), "%s alarm %s %s", where, aid, key)
 						checked++
 					}
 				}
 			}
 		}
 	}
-	if checked < 100 {
-		t.Errorf("%d alarm actions evaluated; the app has hundreds", checked)
-	}
+	assert.GreaterOrEqual(t, checked, 100, "alarm actions evaluated; the app has hundreds")
+
 }
 
 // canNotify evaluates what CloudWatch needs to publish alarm alarmARN's

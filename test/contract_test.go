@@ -2,9 +2,11 @@ package test
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The contracts below are transcribed from the design documents in
@@ -98,9 +100,7 @@ func TestSchemaContracts(t *testing.T) {
 		for _, stage := range []string{"dev", "stage", "prod"} {
 			t.Run(fmt.Sprintf("%s/%s", c.doc, stage), func(t *testing.T) {
 				tmpl, ok := asm.Templates[stage][c.stack]
-				if !ok {
-					t.Fatalf("no stack %s in stage %s", c.stack, stage)
-				}
+				require.True(t, ok, "no stack %s in stage %s", c.stack, stage)
 				name := c.baseName + "-" + stage
 				var res map[string]any
 				for _, r := range tmpl.Resources("AWS::DynamoDB::GlobalTable") {
@@ -108,43 +108,35 @@ func TestSchemaContracts(t *testing.T) {
 						res = r
 					}
 				}
-				if res == nil {
-					t.Fatalf("stack %s/%s has no table named %q", stage, c.stack, name)
-				}
+				require.NotNil(t, res, "stack %s/%s has no table named %q", stage, c.stack, name)
 				p := props(res)
 				checkKeys(t, "table", p["KeySchema"], p["AttributeDefinitions"], c.keys)
-				if got := p["BillingMode"]; got != "PAY_PER_REQUEST" {
-					t.Errorf("BillingMode = %v, want PAY_PER_REQUEST (on-demand in every document)", got)
-				}
+				assert.Equal(t, "PAY_PER_REQUEST", p["BillingMode"], "BillingMode (on-demand in every document)")
 				checkGSIs(t, p, append(slices.Clone(c.gsis), c.stageGSIs[stage]...))
 				checkTTL(t, p, c.ttl)
 				gotStream := ""
 				if s, ok := p["StreamSpecification"].(map[string]any); ok {
 					gotStream, _ = s["StreamViewType"].(string)
 				}
-				if gotStream != c.stream {
-					t.Errorf("stream = %q, want %q", gotStream, c.stream)
-				}
+				assert.Equal(t, c.stream, gotStream, "stream view type")
 				replica := onlyReplica(t, p)
 				pitr, _ := replica["PointInTimeRecoverySpecification"].(map[string]any)
-				if got, _ := pitr["PointInTimeRecoveryEnabled"].(bool); got != c.pitr[stage] {
-					t.Errorf("point-in-time recovery = %v, want %v", got, c.pitr[stage])
-				}
-				if got, _ := replica["DeletionProtectionEnabled"].(bool); got != deletionProtection[stage] {
-					t.Errorf("deletion protection = %v, want %v", got, deletionProtection[stage])
-				}
-				if res["DeletionPolicy"] != removal[stage] || res["UpdateReplacePolicy"] != removal[stage] {
-					t.Errorf("DeletionPolicy/UpdateReplacePolicy = %v/%v, want %s", res["DeletionPolicy"], res["UpdateReplacePolicy"], removal[stage])
-				}
+				gotPITR, _ := pitr["PointInTimeRecoveryEnabled"].(bool)
+				assert.Equal(t, c.pitr[stage], gotPITR, "point-in-time recovery")
+				gotProtection, _ := replica["DeletionProtectionEnabled"].(bool)
+				assert.Equal(t, deletionProtection[stage], gotProtection, "deletion protection")
+				assert.Equal(t, removal[stage], res["DeletionPolicy"], "DeletionPolicy")
+				assert.Equal(t, removal[stage], res["UpdateReplacePolicy"], "UpdateReplacePolicy")
 				// Document 000 names the AWS-managed key; the others name
 				// none and keep the AWS-owned key.
 				sse, _ := p["SSESpecification"].(map[string]any)
 				if c.stack == "rezagent" {
-					if sse["SSEEnabled"] != true || sse["SSEType"] != "KMS" || sse["KMSMasterKeyId"] != nil {
-						t.Errorf("SSESpecification = %v, want the AWS-managed key (SSEEnabled true, SSEType KMS, no key id)", sse)
-					}
-				} else if sse["SSEEnabled"] != false {
-					t.Errorf("SSESpecification = %v, want the AWS-owned key (SSEEnabled false)", sse)
+					// The AWS-managed key: SSEEnabled true, SSEType KMS, no key id.
+					assert.Equal(t, true, sse["SSEEnabled"], "SSESpecification %v: the AWS-managed key", sse)
+					assert.Equal(t, "KMS", sse["SSEType"], "SSESpecification %v: the AWS-managed key", sse)
+					assert.Nil(t, sse["KMSMasterKeyId"], "SSESpecification %v: the AWS-managed key", sse)
+				} else {
+					assert.Equal(t, false, sse["SSEEnabled"], "SSESpecification %v: the AWS-owned key", sse)
 				}
 				checkTags(t, replica, c.stack, stage)
 			})
@@ -155,12 +147,8 @@ func TestSchemaContracts(t *testing.T) {
 func TestStackPolicy(t *testing.T) {
 	for stage, stacks := range asm.Stacks {
 		for id, s := range stacks {
-			if want := id + "-" + stage; s.StackName != want {
-				t.Errorf("%s/%s: stack name %q, want %q", stage, id, s.StackName, want)
-			}
-			if want := stage == "prod"; s.TerminationProtection != want {
-				t.Errorf("%s/%s: termination protection %v, want %v", stage, id, s.TerminationProtection, want)
-			}
+			assert.Equal(t, id+"-"+stage, s.StackName, "%s/%s: stack name", stage, id)
+			assert.Equal(t, stage == "prod", s.TerminationProtection, "%s/%s: termination protection", stage, id)
 		}
 	}
 	// Every table the stacks hold is in a contract: an undocumented table
@@ -174,13 +162,10 @@ func TestStackPolicy(t *testing.T) {
 	for stage, stacks := range asm.Templates {
 		for id, tmpl := range stacks {
 			for lid, r := range tmpl.Resources("AWS::DynamoDB::GlobalTable") {
-				if name, _ := props(r)["TableName"].(string); !known[name] {
-					t.Errorf("%s/%s: table %s (%q) has no schema contract", stage, id, lid, name)
-				}
+				name, _ := props(r)["TableName"].(string)
+				assert.True(t, known[name], "%s/%s: table %s (%q) has no schema contract", stage, id, lid, name)
 			}
-			if n := len(tmpl.Resources("AWS::DynamoDB::Table")); n > 0 {
-				t.Errorf("%s/%s: %d AWS::DynamoDB::Table resources: tables are TableV2 (GlobalTable)", stage, id, n)
-			}
+			assert.Empty(t, tmpl.Resources("AWS::DynamoDB::Table"), "%s/%s: AWS::DynamoDB::Table resources: tables are TableV2 (GlobalTable)", stage, id)
 		}
 	}
 }
@@ -201,55 +186,42 @@ func checkKeys(t *testing.T, where string, schema, defs any, want []key) {
 		n := str(k, "AttributeName")
 		got = append(got, key{n, str(k, "KeyType"), types[n]})
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s keys = %v, want %v", where, got, want)
-	}
+	assert.Equal(t, want, got, "%s keys", where)
 }
 
 func checkGSIs(t *testing.T, p map[string]any, want []gsi) {
 	t.Helper()
 	got := list(p["GlobalSecondaryIndexes"])
-	if len(got) != len(want) {
-		t.Errorf("%d global secondary indexes, want %d", len(got), len(want))
+	if !assert.Len(t, got, len(want), "global secondary indexes") {
 		return
 	}
 	for i, w := range want {
 		g := got[i]
-		if str(g, "IndexName") != w.name {
-			t.Errorf("index %d is %q, want %q", i, str(g, "IndexName"), w.name)
+		if !assert.Equal(t, w.name, str(g, "IndexName"), "index %d", i) {
 			continue
 		}
 		checkKeys(t, "index "+w.name, g["KeySchema"], p["AttributeDefinitions"], w.keys)
 		proj, _ := g["Projection"].(map[string]any)
-		if proj["ProjectionType"] != w.projection {
-			t.Errorf("index %s projection = %v, want %s", w.name, proj["ProjectionType"], w.projection)
-		}
+		assert.Equal(t, w.projection, proj["ProjectionType"], "index %s projection", w.name)
 	}
-	if n := len(list(p["LocalSecondaryIndexes"])); n > 0 {
-		t.Errorf("%d local secondary indexes, no document asks for one", n)
-	}
+	assert.Empty(t, list(p["LocalSecondaryIndexes"]), "local secondary indexes: no document asks for one")
 }
 
 func checkTTL(t *testing.T, p map[string]any, want string) {
 	t.Helper()
 	spec, _ := p["TimeToLiveSpecification"].(map[string]any)
 	if want == "" {
-		if spec != nil && spec["Enabled"] == true {
-			t.Errorf("TTL enabled on %v, the document names no TTL", spec["AttributeName"])
-		}
+		assert.NotEqual(t, true, spec["Enabled"], "TTL enabled on %v, the document names no TTL", spec["AttributeName"])
 		return
 	}
-	if spec["AttributeName"] != want || spec["Enabled"] != true {
-		t.Errorf("TTL = %v, want enabled on %q", spec, want)
-	}
+	assert.Equal(t, want, spec["AttributeName"], "TTL attribute of %v", spec)
+	assert.Equal(t, true, spec["Enabled"], "TTL on %q enabled (%v)", want, spec)
 }
 
 func onlyReplica(t *testing.T, p map[string]any) map[string]any {
 	t.Helper()
 	r := list(p["Replicas"])
-	if len(r) != 1 {
-		t.Fatalf("%d replicas, want 1 (no document asks for a global table)", len(r))
-	}
+	require.Len(t, r, 1, "replicas (no document asks for a global table)")
 	return r[0]
 }
 
@@ -259,9 +231,9 @@ func checkTags(t *testing.T, replica map[string]any, service, stage string) {
 	for _, tag := range list(replica["Tags"]) {
 		got[str(tag, "Key")] = str(tag, "Value")
 	}
-	if got["service"] != service || got["stage"] != stage {
-		t.Errorf("tags %v, want service=%s and stage=%s", got, service, stage)
-	}
+	assert.Equal(t, service, got["service"], "tag service of %v", got)
+	assert.Equal(t, stage, got["stage"], "tag stage of %v", got)
+
 }
 
 func list(v any) []map[string]any {

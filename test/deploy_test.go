@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestDeployRefusesPlaceholders: `make deploy STAGE=prod`, and a bare `cdk
@@ -56,29 +59,23 @@ func TestDeployRefusesPlaceholders(t *testing.T) {
 			}
 			cmd.Env = append(cmd.Env, env...)
 			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("%s succeeded with placeholder settings:\n%s", tt.name, out)
-			}
+			require.Error(t, err, "%s succeeded with placeholder settings:\n%s", tt.name, out)
 			var lines []string
 			for _, l := range strings.Split(string(out), "\n") {
 				if strings.HasPrefix(l, "stage "+tt.stage+": ") {
 					lines = append(lines, l)
 				}
 			}
-			if len(lines) != 7 || !strings.Contains(string(out), "dynastack: deploy refused, settings still placeholders or missing") {
-				t.Errorf("%d placeholder lines, want 7 (account, region, issuer, audience, alarm email, ntfy server, ntfy topic):\n%s", len(lines), out)
-			}
+			assert.Len(t, lines, 7, "placeholder lines (account, region, issuer, audience, alarm email, ntfy server, ntfy topic):\n%s", out)
+			assert.Contains(t, string(out), "dynastack: deploy refused, settings still placeholders or missing")
 			for _, l := range lines {
-				if !strings.Contains(l, "in infra/config/config.go (Stages(), stage "+tt.stage) {
-					t.Errorf("line does not say where to set it: %s", l)
-				}
+				assert.Contains(t, l, "in infra/config/config.go (Stages(), stage "+tt.stage, "line does not say where to set it")
 			}
 		})
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if slices.Contains(calls, "cloudformation") {
-		t.Errorf("the CLI called CloudFormation before the refusal: %v", calls)
-	}
+	assert.NotContains(t, calls, "cloudformation", "the CLI called CloudFormation before the refusal")
+
 	t.Logf("AWS calls before the refusal: %v", calls)
 }

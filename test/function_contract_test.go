@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/dynastack/dynastack/constructs/policyjson"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
@@ -28,19 +30,16 @@ func TestFunctionContracts(t *testing.T) {
 				functions++
 				where := fmt.Sprintf("%s/%s %s", stage, id, lid)
 				p := props(fn)
-				if p["Runtime"] != "provided.al2023" || fmt.Sprint(p["Architectures"]) != "[arm64]" || p["Handler"] != "bootstrap" {
-					t.Errorf("%s: runtime %v %v %v, want provided.al2023 arm64 bootstrap", where, p["Runtime"], p["Architectures"], p["Handler"])
-				}
-				if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != "Active" {
-					t.Errorf("%s: tracing %v, want Active", where, p["TracingConfig"])
-				}
+				assert.Equal(t, "provided.al2023", p["Runtime"], "%s: runtime", where)
+				assert.Equal(t, "[arm64]", fmt.Sprint(p["Architectures"]), "%s: architectures", where)
+				assert.Equal(t, "bootstrap", p["Handler"], "%s: handler", where)
+				tc, _ := p["TracingConfig"].(map[string]any)
+				assert.Equal(t, "Active", tc["Mode"], "%s: tracing %v", where, p["TracingConfig"])
 				lc, _ := p["LoggingConfig"].(map[string]any)
 				ref, _ := lc["LogGroup"].(map[string]any)
 				lg, ok := logGroups[fmt.Sprint(ref["Ref"])]
-				if !ok {
-					t.Errorf("%s: no log group of its own (LoggingConfig %v)", where, p["LoggingConfig"])
-				} else if got := props(lg)["RetentionInDays"]; got != retention[stage] {
-					t.Errorf("%s: log retention %v days, want %v", where, got, retention[stage])
+				if assert.True(t, ok, "%s: no log group of its own (LoggingConfig %v)", where, p["LoggingConfig"]) {
+					assert.Equal(t, retention[stage], props(lg)["RetentionInDays"], "%s: log retention in days", where)
 				}
 			}
 			checkAlarms(t, stage+"/"+id, tmpl)
@@ -56,16 +55,13 @@ func TestFunctionContracts(t *testing.T) {
 				if jwt[key] {
 					want = "JWT"
 				}
-				if props(r)["AuthorizationType"] != want {
-					t.Errorf("%s/%s %s: route %v is %v-authorized, want %s", stage, id, lid, key, props(r)["AuthorizationType"], want)
-				}
+				assert.Equal(t, want, props(r)["AuthorizationType"], "%s/%s %s: route %v authorization", stage, id, lid, key)
 			}
 			checkDynamoGrants(t, stage+"/"+id, tmpl)
 		}
 	}
-	if functions < 18 { // five API functions and one stream consumer per stage
-		t.Errorf("%d functions in the app, want at least 18", functions)
-	}
+	// five API functions and one stream consumer per stage
+	assert.GreaterOrEqual(t, functions, 18, "functions in the app")
 }
 
 func checkDynamoGrants(t *testing.T, where string, tmpl map[string]any) {
@@ -89,9 +85,7 @@ func checkDynamoGrants(t *testing.T, where string, tmpl map[string]any) {
 			for _, a := range policyjson.Strings(st["Action"]) {
 				if strings.HasPrefix(a, "dynamodb:") {
 					dynamo = append(dynamo, a)
-					if strings.Contains(a, "*") {
-						t.Errorf("%s %s: wildcard action %s", where, lid, a)
-					}
+					assert.NotContains(t, a, "*", "%s %s: wildcard action", where, lid)
 				}
 			}
 			// ListStreams has no resource-level permission; CDK merges it
@@ -101,13 +95,10 @@ func checkDynamoGrants(t *testing.T, where string, tmpl map[string]any) {
 			}
 			raw, _ := json.Marshal(st["Resource"])
 			for _, ref := range regexpGetAtt.FindAllStringSubmatch(string(raw), -1) {
-				if !tables[ref[1]] {
-					t.Errorf("%s %s: DynamoDB grant on %s, not a table of this stack", where, lid, ref[1])
-				}
+				assert.True(t, tables[ref[1]], "%s %s: DynamoDB grant on %s, not a table of this stack", where, lid, ref[1])
 			}
-			if strings.Contains(string(raw), `"*"`) || strings.Contains(string(raw), "index/*") {
-				t.Errorf("%s %s: DynamoDB grant on a wildcard resource: %s", where, lid, raw)
-			}
+			assert.NotContains(t, string(raw), `"*"`, "%s %s: DynamoDB grant on a wildcard resource", where, lid)
+			assert.NotContains(t, string(raw), "index/*", "%s %s: DynamoDB grant on a wildcard index", where, lid)
 		}
 	}
 }
@@ -127,16 +118,13 @@ func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 		p := props(a)
 		for _, key := range []string{"AlarmActions", "OKActions"} {
 			actions, _ := p[key].([]any)
-			ok := len(actions) > 0
+			assert.NotEmpty(t, actions, "%s %s: %s, want the stack's encrypted alarm topic", where, aid, key)
 			for _, act := range actions {
 				ref, _ := act.(map[string]any)
 				topic, isTopic := topics[fmt.Sprint(ref["Ref"])]
-				if !isTopic || props(topic)["KmsMasterKeyId"] == nil {
-					ok = false
+				if assert.True(t, isTopic, "%s %s: %s %v, want the stack's encrypted alarm topic", where, aid, key, p[key]) {
+					assert.NotNil(t, props(topic)["KmsMasterKeyId"], "%s %s: %s %v, want the stack's encrypted alarm topic", where, aid, key, p[key])
 				}
-			}
-			if !ok {
-				t.Errorf("%s %s: %s %v, want the stack's encrypted alarm topic", where, aid, key, p[key])
 			}
 		}
 		// A plain metric, or each metric of a metric math expression.
@@ -150,8 +138,8 @@ func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 			name := fmt.Sprint(m["MetricName"])
 			// Counting alarms on errors are what this replaces: an error
 			// metric alone must sit in a rate expression.
-			if m["MetricName"] != nil && (name == "Errors" || name == "5xx") && p["Metrics"] == nil {
-				t.Errorf("%s %s: alarm on the %s count; use a rate (errors / requests)", where, aid, name)
+			if m["MetricName"] != nil && p["Metrics"] == nil {
+				assert.NotContains(t, []string{"Errors", "5xx"}, name, "%s %s: alarm on the %s count; use a rate (errors / requests)", where, aid, name)
 			}
 			for _, d := range list(m["Dimensions"]) {
 				if ref, ok := d["Value"].(map[string]any); ok {
@@ -168,24 +156,20 @@ func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 		}
 		if fmt.Sprint(p["MetricName"]) == "Duration" {
 			fn := tmpl.Resources("AWS::Lambda::Function")[fmt.Sprint(list(p["Dimensions"])[0]["Value"].(map[string]any)["Ref"])]
-			if want := props(fn)["Timeout"].(float64) * 1000 * 0.8; p["Threshold"] != want || p["ExtendedStatistic"] != "p99" {
-				t.Errorf("%s %s: duration alarm %v %v, want p99 at %v ms (80%% of the timeout)", where, aid, p["ExtendedStatistic"], p["Threshold"], want)
-			}
+			want := props(fn)["Timeout"].(float64) * 1000 * 0.8
+			assert.Equal(t, want, p["Threshold"], "%s %s: duration alarm threshold in ms (80%% of the timeout)", where, aid)
+			assert.Equal(t, "p99", p["ExtendedStatistic"], "%s %s: duration alarm statistic", where, aid)
 		}
 	}
-	if len(topics) == 0 {
-		t.Errorf("%s: no alarm topic", where)
-	}
+	assert.NotEmpty(t, topics, "%s: no alarm topic", where)
 	for tid, topic := range topics {
-		if props(topic)["KmsMasterKeyId"] == nil {
-			t.Errorf("%s %s: topic without KMS encryption", where, tid)
-		}
+		assert.NotNil(t, props(topic)["KmsMasterKeyId"], "%s %s: topic without KMS encryption", where, tid)
 		if alarmTopic(tid) {
-			requireTLSPolicy(t, where, tmpl, "AWS::SNS::TopicPolicy", "Topics", tid)
+			assert.True(t, hasTLSPolicy(tmpl, "AWS::SNS::TopicPolicy", "Topics", tid), "%s %s: no AWS::SNS::TopicPolicy denying requests without TLS", where, tid)
 		}
 	}
-	if !strings.HasPrefix(where, "dev/") && len(tmpl.Resources("AWS::SNS::Subscription")) == 0 {
-		t.Errorf("%s: the alarm topic has no subscriber", where)
+	if !strings.HasPrefix(where, "dev/") {
+		assert.NotEmpty(t, tmpl.Resources("AWS::SNS::Subscription"), "%s: the alarm topic has no subscriber", where)
 	}
 	streamed := map[string]bool{}
 	for _, m := range tmpl.Resources("AWS::Lambda::EventSourceMapping") {
@@ -200,31 +184,26 @@ func checkAlarms(t *testing.T, where string, tmpl cdkapp.Template) {
 		rp, _ := props(q)["RedrivePolicy"].(map[string]any)
 		if dlq, ok := rp["deadLetterTargetArn"].(map[string]any); ok {
 			name := fmt.Sprint(dlq["Fn::GetAtt"].([]any)[0])
-			if !watched[name]["ApproximateNumberOfMessagesVisible"] {
-				t.Errorf("%s: dead-letter queue %s has no depth alarm", where, name)
-			}
+			assert.True(t, watched[name]["ApproximateNumberOfMessagesVisible"], "%s: dead-letter queue %s has no depth alarm", where, name)
 		}
 	}
 	for lid := range tmpl.Resources("AWS::Lambda::Function") {
 		for _, m := range []string{"Errors", "Invocations", "Throttles", "Duration"} {
-			if !watched[lid][m] {
-				t.Errorf("%s %s: no alarm on %s (%v)", where, lid, m, watched[lid])
-			}
+			assert.True(t, watched[lid][m], "%s %s: no alarm on %s (%v)", where, lid, m, watched[lid])
 		}
-		if streamed[lid] && !watched[lid]["IteratorAge"] {
-			t.Errorf("%s %s: stream consumer without an IteratorAge alarm", where, lid)
+		if streamed[lid] {
+			assert.True(t, watched[lid]["IteratorAge"], "%s %s: stream consumer without an IteratorAge alarm", where, lid)
 		}
 	}
 	for lid := range tmpl.Resources("AWS::ApiGatewayV2::Api") {
-		if !watched[lid]["5xx"] || !watched[lid]["Count"] {
-			t.Errorf("%s %s: API without a 5xx rate alarm (%v)", where, lid, watched[lid])
+		// A 5xx rate: the 5xx count over the request count.
+		for _, m := range []string{"5xx", "Count"} {
+			assert.True(t, watched[lid][m], "%s %s: API without a 5xx rate alarm: no %s metric (%v)", where, lid, m, watched[lid])
 		}
 	}
 	for lid := range tmpl.Resources("AWS::DynamoDB::GlobalTable") {
 		for _, m := range []string{"ReadThrottleEvents", "WriteThrottleEvents", "SystemErrors"} {
-			if !watched[lid][m] {
-				t.Errorf("%s %s: table without a %s alarm (%v)", where, lid, m, watched[lid])
-			}
+			assert.True(t, watched[lid][m], "%s %s: table without a %s alarm (%v)", where, lid, m, watched[lid])
 		}
 	}
 }
@@ -240,9 +219,7 @@ func TestBlastRadius(t *testing.T) {
 			where := stage + "/" + id
 			for lid, fn := range tmpl.Resources("AWS::Lambda::Function") {
 				n, _ := props(fn)["ReservedConcurrentExecutions"].(float64)
-				if n < 1 {
-					t.Errorf("%s %s: no reserved concurrency", where, lid)
-				}
+				assert.GreaterOrEqual(t, n, 1.0, "%s %s: reserved concurrency", where, lid)
 				reserved += int(n)
 			}
 			for lid, tbl := range tmpl.Resources("AWS::DynamoDB::GlobalTable") {
@@ -253,9 +230,8 @@ func TestBlastRadius(t *testing.T) {
 				capped := func(what string, m map[string]any) {
 					r, _ := m["ReadOnDemandThroughputSettings"].(map[string]any)
 					w, _ := m["WriteOnDemandThroughputSettings"].(map[string]any)
-					if r["MaxReadRequestUnits"] == nil || w["MaxWriteRequestUnits"] == nil {
-						t.Errorf("%s %s: %s has no on-demand cap (read %v, write %v)", where, lid, what, r, w)
-					}
+					assert.NotNil(t, r["MaxReadRequestUnits"], "%s %s: %s has no on-demand read cap (%v)", where, lid, what, r)
+					assert.NotNil(t, w["MaxWriteRequestUnits"], "%s %s: %s has no on-demand write cap (%v)", where, lid, what, w)
 				}
 				// The write cap sits on the table, the read cap on each
 				// replica (a GlobalTable's read settings are per region).
@@ -263,9 +239,7 @@ func TestBlastRadius(t *testing.T) {
 					capped("replica", map[string]any{"ReadOnDemandThroughputSettings": rep["ReadOnDemandThroughputSettings"], "WriteOnDemandThroughputSettings": p["WriteOnDemandThroughputSettings"]})
 				}
 				for _, ix := range list(p["GlobalSecondaryIndexes"]) {
-					if ix["WriteOnDemandThroughputSettings"] == nil {
-						t.Errorf("%s %s: index %v has no write cap", where, lid, ix["IndexName"])
-					}
+					assert.NotNil(t, ix["WriteOnDemandThroughputSettings"], "%s %s: index %v has no write cap", where, lid, ix["IndexName"])
 				}
 			}
 			if id != "stak" {
@@ -277,15 +251,15 @@ func TestBlastRadius(t *testing.T) {
 			}
 			for _, route := range []string{"POST /tenants/{tenant}/inboxes/{inbox}/messages", "POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all"} {
 				s, _ := settings[route].(map[string]any)
-				if rate, _ := s["ThrottlingRateLimit"].(float64); rate < 1 || rate > 10 {
-					t.Errorf("%s: route %s throttle %v, want a rate of its own (1-10/s)", where, route, s)
-				}
+				// A rate of its own: 1-10/s.
+				rate, _ := s["ThrottlingRateLimit"].(float64)
+				assert.GreaterOrEqual(t, rate, 1.0, "%s: route %s throttle %v", where, route, s)
+				assert.LessOrEqual(t, rate, 10.0, "%s: route %s throttle %v", where, route, s)
 			}
 		}
 	}
-	if reserved > 900 {
-		t.Errorf("the stages reserve %d concurrent executions; one account at Lambda's default quota allows 900", reserved)
-	}
+	assert.LessOrEqual(t, reserved, 900, "concurrent executions the stages reserve; one account at Lambda's default quota allows 900")
+
 }
 
 // alarmTopic: the stack's alarm topic (construct id Alarms, wireAlarms).

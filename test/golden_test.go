@@ -1,12 +1,13 @@
 package test
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/test/cdkapp"
 )
@@ -24,26 +25,18 @@ func TestGolden(t *testing.T) {
 			want[rel] = true
 			t.Run(stage+"/"+stack, func(t *testing.T) {
 				got, err := cdkapp.Normalize(tmpl)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				path := filepath.Join("snapshots", rel)
 				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+					require.NoError(t, os.WriteFile(path, got, 0o644))
 					return
 				}
 				golden, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("no snapshot for %s: run `make snapshots` and review the new file", rel)
-				}
-				if !bytes.Equal(golden, got) {
-					t.Fatalf("%s differs from the synthesized template:\n%s\nIf the change is intended, run `make snapshots` and commit the file.", path, lineDiff(string(golden), string(got)))
-				}
+				require.NoError(t, err, "no snapshot for %s: run `make snapshots` and review the new file", rel)
+				// Byte for byte: the strings are the files' bytes, and
+				// testify prints a line diff of strings.
+				require.Equal(t, string(golden), string(got), "%s differs from the synthesized template: if the change is intended, run `make snapshots` and commit the file", path)
 			})
 		}
 	}
@@ -52,39 +45,13 @@ func TestGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("snapshots", "*", "*.template.json"))
 	for _, f := range files {
 		rel, _ := filepath.Rel("snapshots", f)
-		if !want[rel] {
-			if *update {
-				if err := os.Remove(f); err != nil {
-					t.Error(err)
-				}
-				continue
+		if *update {
+			if !want[rel] {
+				assert.NoError(t, os.Remove(f))
 			}
-			t.Errorf("snapshot %s has no stack any more: run `make snapshots` to delete it", f)
+			continue
 		}
+		assert.True(t, want[rel], "snapshot %s has no stack any more: run `make snapshots` to delete it", f)
 	}
-	if len(want) != 15 {
-		t.Errorf("synthesized %d stacks, want 15 (5 services x 3 stages)", len(want))
-	}
-}
-
-// lineDiff shows the first differing lines with context; enough to see what
-// changed without a diff dependency.
-func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	i := 0
-	for i < len(al) && i < len(bl) && al[i] == bl[i] {
-		i++
-	}
-	from := max(0, i-3)
-	var out strings.Builder
-	for j := from; j < i; j++ {
-		out.WriteString("  " + al[j] + "\n")
-	}
-	for j := i; j < min(len(al), i+8); j++ {
-		out.WriteString("- " + al[j] + "\n")
-	}
-	for j := i; j < min(len(bl), i+8); j++ {
-		out.WriteString("+ " + bl[j] + "\n")
-	}
-	return out.String()
+	assert.Len(t, want, 15, "synthesized stacks (5 services x 3 stages)")
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/stak"
 	"github.com/dynastack/dynastack/test/iameval"
@@ -99,9 +101,7 @@ func TestHostGrantsReachOnlyTheirTenant(t *testing.T) {
 	evaluated := 0
 	for stage, stacks := range asm.Templates {
 		tmpl, ok := stacks["stak"]
-		if !ok {
-			t.Fatalf("%s: no stak stack", stage)
-		}
+		require.True(t, ok, "%s: no stak stack", stage)
 		var apiID, stageName string
 		for lid := range tmpl.Resources("AWS::ApiGatewayV2::Api") {
 			apiID = lid
@@ -109,22 +109,18 @@ func TestHostGrantsReachOnlyTheirTenant(t *testing.T) {
 		for _, st := range tmpl.Resources("AWS::ApiGatewayV2::Stage") {
 			stageName, _ = props(st)["StageName"].(string)
 		}
-		if apiID == "" || stageName == "" {
-			t.Fatalf("%s/stak: API %q stage %q", stage, apiID, stageName)
-		}
+		require.NotEmpty(t, apiID, "%s/stak: API", stage)
+		require.NotEmpty(t, stageName, "%s/stak: stage name", stage)
 		hostRoutes := 0
 		for _, r := range tmpl.Resources("AWS::ApiGatewayV2::Route") {
 			key, _ := props(r)["RouteKey"].(string)
 			method, path, _ := strings.Cut(key, " ")
 			auth := props(r)["AuthorizationType"]
 			if auth == "JWT" {
-				if !strings.Contains(path, "/users/{uid}") {
-					t.Errorf("%s/stak: route %s is JWT-authorized but no end user's route", stage, key)
-				}
+				assert.Contains(t, path, "/users/{uid}", "%s/stak: route %s is JWT-authorized but no end user's route", stage, key)
 				continue
 			}
-			if auth != "AWS_IAM" {
-				t.Errorf("%s/stak: route %s is %v-authorized", stage, key, auth)
+			if !assert.Equal(t, "AWS_IAM", auth, "%s/stak: route %s authorization", stage, key) {
 				continue
 			}
 			host := strings.HasPrefix(path, "/tenants/{tenant}/")
@@ -138,27 +134,21 @@ func TestHostGrantsReachOnlyTheirTenant(t *testing.T) {
 				for _, grantTenant := range grantTenants {
 					doc := withAPI(hostGrants[grantTenant], apiID)
 					d, err := iameval.Evaluate(doc, iameval.Request{Action: "execute-api:Invoke", Resource: arn})
-					if err != nil {
-						t.Fatalf("%s: grant of %s: %v", stage, grantTenant, err)
-					}
+					require.NoError(t, err, "%s: grant of %s", stage, grantTenant)
 					evaluated++
-					if want := host && pathTenant == grantTenant; (d == iameval.Allow) != want {
-						t.Errorf("%s: the grant of tenant %q on %s: %v, want allowed %v", stage, grantTenant, arn, d, want)
-					}
+					assert.Equal(t, host && pathTenant == grantTenant, d == iameval.Allow, "%s: the grant of tenant %q on %s allowed (decision %v)", stage, grantTenant, arn, d)
 				}
 			}
 		}
-		if hostRoutes < 5 {
-			t.Errorf("%s/stak: %d host routes; the contract has 5", stage, hostRoutes)
-		}
+		assert.GreaterOrEqual(t, hostRoutes, 5, "%s/stak: host routes; the contract has 5", stage)
 	}
 	// Every resource names the stage and a method: nothing before the
 	// path is a wildcard.
 	for tenant, doc := range hostGrants {
 		raw, _ := json.Marshal(doc)
-		if strings.Contains(string(raw), hostAPIID+"/*") || strings.Contains(string(raw), "/$default/*") {
-			t.Errorf("grant of %s has a wildcard stage or method: %s", tenant, raw)
-		}
+		assert.NotContains(t, string(raw), hostAPIID+"/*", "grant of %s has a wildcard stage", tenant)
+		assert.NotContains(t, string(raw), "/$default/*", "grant of %s has a wildcard method", tenant)
+
 	}
 	t.Logf("%d evaluations", evaluated)
 }

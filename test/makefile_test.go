@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/constructs/gofunction"
 )
 
@@ -14,9 +17,7 @@ import (
 // everything again (slow, not wrong: this test is what keeps it fast).
 func TestBootstrapCacheFlags(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^LAMBDA_BUILD_FLAGS := (.*)$`).FindStringSubmatch(read(t, "Makefile"))
-	if m == nil {
-		t.Fatal("Makefile: no LAMBDA_BUILD_FLAGS := line")
-	}
+	require.NotNil(t, m, "Makefile: no LAMBDA_BUILD_FLAGS := line")
 	var want []string
 	for _, f := range gofunction.BuildFlags() {
 		if strings.ContainsAny(f, " \t") {
@@ -24,7 +25,6 @@ func TestBootstrapCacheFlags(t *testing.T) {
 		}
 		want = append(want, f)
 	}
-	if got := strings.TrimSpace(m[1]); got != strings.Join(want, " ") {
-		t.Errorf("Makefile LAMBDA_BUILD_FLAGS = %s, gofunction.BuildFlags() = %s: make them equal", got, strings.Join(want, " "))
-	}
+	assert.Equal(t, strings.Join(want, " "), strings.TrimSpace(m[1]), "Makefile LAMBDA_BUILD_FLAGS and gofunction.BuildFlags(): make them equal")
+
 }

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/constructs/policyjson"
 	"github.com/dynastack/dynastack/test/iameval"
 )
@@ -32,9 +35,7 @@ func TestNucleusAssumesNoRoleUnderAPath(t *testing.T) {
 			}
 			roles++
 			resolved, err := iameval.Resolve(map[string]any{"Statement": assume}, resources, deployEnv)
-			if err != nil {
-				t.Fatalf("%s/nucleus %s: %v", stage, lid, err)
-			}
+			require.NoError(t, err, "%s/nucleus %s", stage, lid)
 			for arn, want := range map[string]bool{
 				"arn:aws:iam::123456789012:role/nucleus-executor-" + stage:   true,
 				"arn:aws:iam::444455556666:role/nucleus-executor-x":          true,
@@ -45,16 +46,11 @@ func TestNucleusAssumesNoRoleUnderAPath(t *testing.T) {
 				"arn:aws:iam::123456789012:user/nucleus-executor-x":          false,
 			} {
 				d, err := iameval.Evaluate(resolved, iameval.Request{Action: "sts:AssumeRole", Resource: arn})
-				if err != nil {
-					t.Fatalf("%s/nucleus %s: %v", stage, lid, err)
-				}
-				if (d == iameval.Allow) != want {
-					t.Errorf("%s/nucleus %s: sts:AssumeRole on %s: %v, want allowed %v", stage, lid, arn, d, want)
-				}
+				require.NoError(t, err, "%s/nucleus %s", stage, lid)
+				assert.Equal(t, want, d == iameval.Allow, "%s/nucleus %s: sts:AssumeRole on %s allowed (decision %v)", stage, lid, arn, d)
 			}
 		}
-		if roles != 2 {
-			t.Errorf("%s/nucleus: %d roles may assume roles, want 2 (executor, API)", stage, roles)
-		}
+		assert.Equal(t, 2, roles, "%s/nucleus: roles that may assume roles (executor, API)", stage)
+
 	}
 }

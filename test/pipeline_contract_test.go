@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/constructs/policyjson"
 	"github.com/dynastack/dynastack/constructs/service"
 
@@ -31,41 +34,41 @@ func TestRezAgentPipelineContract(t *testing.T) {
 			fns[fmt.Sprint(vars["DYNASTACK_SERVICE"])] = lid
 			timeout[lid], _ = props(fn)["Timeout"].(float64)
 			for k, v := range vars {
-				if s, ok := v.(string); ok && (strings.HasPrefix(s, "tk_") || strings.Contains(strings.ToLower(k), "token") && k != "NTFY_TOKEN_PARAMETER") {
-					t.Errorf("%s %s: %s=%q looks like a secret in the template", where, lid, k, s)
+				if s, ok := v.(string); ok {
+					assert.False(t, strings.HasPrefix(s, "tk_"), "%s %s: %s=%q looks like a secret in the template", where, lid, k, s)
+					if k != "NTFY_TOKEN_PARAMETER" {
+						assert.NotContains(t, strings.ToLower(k), "token", "%s %s: %s=%q looks like a secret in the template", where, lid, k, s)
+					}
 				}
 			}
-			if vars["DYNASTACK_SERVICE"] == "rezagent-processor" && (vars["NTFY_URL"] != want.NtfyURL || vars["NTFY_TOPIC"] != want.NtfyTopic ||
-				vars["REZ_AGENT_MAX_RECEIVE_COUNT"] != fmt.Sprint(want.MaxReceiveCount)) {
-				t.Errorf("%s: processor environment %v, want ntfy %s/%s and max receive count %d", where, vars, want.NtfyURL, want.NtfyTopic, want.MaxReceiveCount)
+			if vars["DYNASTACK_SERVICE"] == "rezagent-processor" {
+				assert.Equal(t, want.NtfyURL, vars["NTFY_URL"], "%s: processor environment: ntfy server", where)
+				assert.Equal(t, want.NtfyTopic, vars["NTFY_TOPIC"], "%s: processor environment: ntfy topic", where)
+				assert.Equal(t, fmt.Sprint(want.MaxReceiveCount), vars["REZ_AGENT_MAX_RECEIVE_COUNT"], "%s: processor environment: max receive count", where)
 			}
 		}
 		scheduler, processor, api := fns["rezagent-scheduler"], fns["rezagent-processor"], fns["rezagent"]
-		if scheduler == "" || processor == "" || api == "" {
-			t.Fatalf("%s: functions %v, want rezagent, rezagent-scheduler and rezagent-processor", where, fns)
-		}
+		require.NotEmpty(t, scheduler, "%s: functions %v, want rezagent-scheduler", where, fns)
+		require.NotEmpty(t, processor, "%s: functions %v, want rezagent-processor", where, fns)
+		require.NotEmpty(t, api, "%s: functions %v, want rezagent", where, fns)
 
 		schedules := tmpl.Resources("AWS::Scheduler::Schedule")
-		if len(schedules) != 1 {
-			t.Fatalf("%s: %d schedules, want 1", where, len(schedules))
-		}
+		require.Len(t, schedules, 1, "%s: schedules", where)
 		var roleRef string
 		for lid, s := range schedules {
 			p := props(s)
 			target, _ := p["Target"].(map[string]any)
 			arn, _ := json.Marshal(target["Arn"])
-			if p["ScheduleExpression"] != want.Schedule.Expression || p["ScheduleExpressionTimezone"] != want.Schedule.Zone() ||
-				string(arn) != `{"Fn::GetAtt":["`+scheduler+`","Arn"]}` || target["Input"] != service.ScheduleInput {
-				t.Errorf("%s %s: schedule %v, want %s in %s invoking %s with the context-attribute input", where, lid, p, want.Schedule.Expression, want.Schedule.Zone(), scheduler)
-			}
+			assert.Equal(t, want.Schedule.Expression, p["ScheduleExpression"], "%s %s: schedule expression", where, lid)
+			assert.Equal(t, want.Schedule.Zone(), p["ScheduleExpressionTimezone"], "%s %s: schedule time zone", where, lid)
+			assert.Equal(t, `{"Fn::GetAtt":["`+scheduler+`","Arn"]}`, string(arn), "%s %s: schedule target (the scheduler function)", where, lid)
+			assert.Equal(t, service.ScheduleInput, target["Input"], "%s %s: schedule input (the context attributes)", where, lid)
 			role, _ := target["RoleArn"].(map[string]any)
 			roleRef = fmt.Sprint(role["Fn::GetAtt"].([]any)[0])
-			if rp, _ := target["RetryPolicy"].(map[string]any); rp == nil {
-				t.Errorf("%s %s: schedule without a retry policy", where, lid)
-			}
-			if dl, _ := target["DeadLetterConfig"].(map[string]any); dl == nil {
-				t.Errorf("%s %s: schedule without a dead-letter queue", where, lid)
-			}
+			rp, _ := target["RetryPolicy"].(map[string]any)
+			assert.NotNil(t, rp, "%s %s: schedule without a retry policy", where, lid)
+			dl, _ := target["DeadLetterConfig"].(map[string]any)
+			assert.NotNil(t, dl, "%s %s: schedule without a dead-letter queue", where, lid)
 		}
 		checkScheduleRole(t, where, tmpl, roleRef, scheduler)
 
@@ -74,27 +77,21 @@ func TestRezAgentPipelineContract(t *testing.T) {
 			if alarmTopic(lid) {
 				continue // checkAlarms covers the alarm topic
 			}
-			if key, _ := json.Marshal(props(tp)["KmsMasterKeyId"]); !strings.Contains(string(key), ":alias/aws/sns") {
-				t.Errorf("%s %s: topic not encrypted with the AWS-managed key: %v", where, lid, props(tp))
-			}
-			requireTLSPolicy(t, where, tmpl, "AWS::SNS::TopicPolicy", "Topics", lid)
+			key, _ := json.Marshal(props(tp)["KmsMasterKeyId"])
+			assert.Contains(t, string(key), ":alias/aws/sns", "%s %s: topic not encrypted with the AWS-managed key: %v", where, lid, props(tp))
+			assert.True(t, hasTLSPolicy(tmpl, "AWS::SNS::TopicPolicy", "Topics", lid), "%s %s: no AWS::SNS::TopicPolicy denying requests without TLS", where, lid)
 		}
 		queues := tmpl.Resources("AWS::SQS::Queue")
 		var mainQueue string
 		for lid, q := range queues {
 			p := props(q)
-			if p["SqsManagedSseEnabled"] != true {
-				t.Errorf("%s %s: queue without SSE", where, lid)
-			}
-			requireTLSPolicy(t, where, tmpl, "AWS::SQS::QueuePolicy", "Queues", lid)
+			assert.Equal(t, true, p["SqsManagedSseEnabled"], "%s %s: queue without SSE", where, lid)
+			assert.True(t, hasTLSPolicy(tmpl, "AWS::SQS::QueuePolicy", "Queues", lid), "%s %s: no AWS::SQS::QueuePolicy denying requests without TLS", where, lid)
 			if rp, ok := p["RedrivePolicy"].(map[string]any); ok {
 				mainQueue = lid
-				if rp["maxReceiveCount"] != float64(want.MaxReceiveCount) {
-					t.Errorf("%s %s: maxReceiveCount %v, want %d", where, lid, rp["maxReceiveCount"], want.MaxReceiveCount)
-				}
-				if vt, _ := p["VisibilityTimeout"].(float64); vt < 6*timeout[processor] {
-					t.Errorf("%s %s: visibility timeout %v s < 6 × the processor's %v s", where, lid, vt, timeout[processor])
-				}
+				assert.Equal(t, float64(want.MaxReceiveCount), rp["maxReceiveCount"], "%s %s: maxReceiveCount", where, lid)
+				vt, _ := p["VisibilityTimeout"].(float64)
+				assert.GreaterOrEqual(t, vt, 6*timeout[processor], "%s %s: visibility timeout in s, at least 6 × the processor's %v s", where, lid, timeout[processor])
 			}
 		}
 		for lid, sub := range tmpl.Resources("AWS::SNS::Subscription") {
@@ -102,22 +99,21 @@ func TestRezAgentPipelineContract(t *testing.T) {
 			if ref, _ := p["TopicArn"].(map[string]any); alarmTopic(fmt.Sprint(ref["Ref"])) {
 				continue
 			}
-			if p["Protocol"] != "sqs" || p["RawMessageDelivery"] != true || p["RedrivePolicy"] == nil {
-				t.Errorf("%s %s: subscription %v, want raw sqs delivery with a redrive policy", where, lid, p)
-			}
+			// Raw sqs delivery with a redrive policy.
+			assert.Equal(t, "sqs", p["Protocol"], "%s %s: subscription protocol", where, lid)
+			assert.Equal(t, true, p["RawMessageDelivery"], "%s %s: subscription raw delivery", where, lid)
+			assert.NotNil(t, p["RedrivePolicy"], "%s %s: subscription without a redrive policy", where, lid)
 		}
 		mappings := tmpl.Resources("AWS::Lambda::EventSourceMapping")
-		if len(mappings) != 1 {
-			t.Fatalf("%s: %d event source mappings, want 1", where, len(mappings))
-		}
+		require.Len(t, mappings, 1, "%s: event source mappings", where)
 		for lid, m := range mappings {
 			p := props(m)
 			src, _ := json.Marshal(p["EventSourceArn"])
 			sc, _ := p["ScalingConfig"].(map[string]any)
-			if fmt.Sprint(p["FunctionResponseTypes"]) != "[ReportBatchItemFailures]" || p["BatchSize"] != float64(want.BatchSize) ||
-				sc["MaximumConcurrency"] != float64(want.MaxConcurrency) || string(src) != `{"Fn::GetAtt":["`+mainQueue+`","Arn"]}` {
-				t.Errorf("%s %s: mapping %v, want %s with ReportBatchItemFailures, batch %d, concurrency %d", where, lid, p, mainQueue, want.BatchSize, want.MaxConcurrency)
-			}
+			assert.Equal(t, "[ReportBatchItemFailures]", fmt.Sprint(p["FunctionResponseTypes"]), "%s %s: mapping response types", where, lid)
+			assert.Equal(t, float64(want.BatchSize), p["BatchSize"], "%s %s: mapping batch size", where, lid)
+			assert.Equal(t, float64(want.MaxConcurrency), sc["MaximumConcurrency"], "%s %s: mapping maximum concurrency", where, lid)
+			assert.Equal(t, `{"Fn::GetAtt":["`+mainQueue+`","Arn"]}`, string(src), "%s %s: mapping source (the notifications queue)", where, lid)
 		}
 
 		// Who may do what, by function role.
@@ -125,30 +121,25 @@ func TestRezAgentPipelineContract(t *testing.T) {
 		for fn, wantSNS := range map[string]bool{api: true, scheduler: true, processor: false} {
 			role := roleOf(tmpl, fn)
 			got := actions[role]
-			if has := got["sns:Publish"] != ""; has != wantSNS {
-				t.Errorf("%s %s: sns:Publish granted %v, want %v", where, fn, has, wantSNS)
-			}
+			assert.Equal(t, wantSNS, got["sns:Publish"] != "", "%s %s: sns:Publish granted", where, fn)
 			for a, res := range got {
-				if strings.HasPrefix(a, "sns:") && (a != "sns:Publish" || !strings.Contains(res, `"Ref":"`) || strings.Contains(res, "*")) {
-					t.Errorf("%s %s: %s on %s, want sns:Publish on the topic only", where, fn, a, res)
+				if strings.HasPrefix(a, "sns:") {
+					// sns:Publish on the topic only.
+					assert.Equal(t, "sns:Publish", a, "%s %s: %s on %s", where, fn, a, res)
+					assert.Contains(t, res, `"Ref":"`, "%s %s: %s, want it on the topic only", where, fn, a)
+					assert.NotContains(t, res, "*", "%s %s: %s, want it on the topic only", where, fn, a)
 				}
-				if strings.HasPrefix(a, "sqs:") && fn == processor && !strings.Contains(res, mainQueue) {
-					t.Errorf("%s %s: %s on %s, want the notifications queue only", where, fn, a, res)
+				if strings.HasPrefix(a, "sqs:") && fn == processor {
+					assert.Contains(t, res, mainQueue, "%s %s: %s, want the notifications queue only", where, fn, a)
 				}
-				if strings.HasPrefix(a, "kms:") {
-					t.Errorf("%s %s: %s on %s: the AWS-managed keys need no IAM grant", where, fn, a, res)
-				}
+				assert.False(t, strings.HasPrefix(a, "kms:"), "%s %s: %s on %s: the AWS-managed keys need no IAM grant", where, fn, a, res)
 			}
 		}
 		for _, a := range []string{"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:PutItem", "dynamodb:Query"} {
-			if actions[roleOf(tmpl, processor)][a] != "" {
-				t.Errorf("%s processor: %s granted; it only gets and updates items", where, a)
-			}
+			assert.Empty(t, actions[roleOf(tmpl, processor)][a], "%s processor: %s granted; it only gets and updates items", where, a)
 		}
 		for _, a := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"} {
-			if actions[roleOf(tmpl, processor)][a] == "" {
-				t.Errorf("%s processor: %s missing", where, a)
-			}
+			assert.NotEmpty(t, actions[roleOf(tmpl, processor)][a], "%s processor: %s missing", where, a)
 		}
 	}
 }
@@ -195,23 +186,22 @@ func checkScheduleRole(t *testing.T, where string, tmpl map[string]any, role, fn
 	res, _ := tmpl["Resources"].(map[string]any)
 	r, _ := res[role].(map[string]any)
 	trust, _ := json.Marshal(props(r)["AssumeRolePolicyDocument"])
-	if !strings.Contains(string(trust), `"Service":"scheduler.amazonaws.com"`) || !strings.Contains(string(trust), `"aws:SourceAccount"`) {
-		t.Errorf("%s %s: trust %s, want scheduler.amazonaws.com of this account", where, role, trust)
-	}
+	// scheduler.amazonaws.com of this account.
+	assert.Contains(t, string(trust), `"Service":"scheduler.amazonaws.com"`, "%s %s: trust", where, role)
+	assert.Contains(t, string(trust), `"aws:SourceAccount"`, "%s %s: trust", where, role)
 	for a, resources := range policyActions(tmpl)[role] {
 		if a == "sqs:SendMessage" && strings.Count(resources, "Failures") == 1 && strings.Count(resources, "Fn::GetAtt") == 1 {
 			continue
 		}
-		if a != "lambda:InvokeFunction" || strings.Count(resources, `"Fn::GetAtt":["`+fn+`","Arn"]`) != strings.Count(resources, "Fn::GetAtt") {
-			t.Errorf("%s %s: %s on %s, want lambda:InvokeFunction on %s only", where, role, a, resources, fn)
-		}
+		// lambda:InvokeFunction on fn only.
+		assert.Equal(t, "lambda:InvokeFunction", a, "%s %s: %s on %s, want lambda:InvokeFunction on %s only", where, role, a, resources, fn)
+		assert.Equal(t, strings.Count(resources, "Fn::GetAtt"), strings.Count(resources, `"Fn::GetAtt":["`+fn+`","Arn"]`), "%s %s: %s on %s, want it on %s only", where, role, a, resources, fn)
 	}
 }
 
-// requireTLSPolicy: a policy of policyType on the resource denies any
-// request without TLS.
-func requireTLSPolicy(t *testing.T, where string, tmpl map[string]any, policyType, prop, lid string) {
-	t.Helper()
+// hasTLSPolicy: a policy of policyType on the resource denies any request
+// without TLS.
+func hasTLSPolicy(tmpl map[string]any, policyType, prop, lid string) bool {
 	res, _ := tmpl["Resources"].(map[string]any)
 	for _, r := range res {
 		rm := r.(map[string]any)
@@ -222,8 +212,8 @@ func requireTLSPolicy(t *testing.T, where string, tmpl map[string]any, policyTyp
 		on, _ := json.Marshal(p[prop])
 		doc, _ := json.Marshal(p["PolicyDocument"])
 		if strings.Contains(string(on), `"`+lid+`"`) && strings.Contains(string(doc), `"aws:SecureTransport":"false"`) && strings.Contains(string(doc), `"Effect":"Deny"`) {
-			return
+			return true
 		}
 	}
-	t.Errorf("%s %s: no %s denying requests without TLS", where, lid, policyType)
+	return false
 }

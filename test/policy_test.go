@@ -1,13 +1,15 @@
 package test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 // TestPolicyClean: cdk-nag (AwsSolutions, Serverless) and dynastack's own
 // table checks report no unsuppressed error anywhere in the app.
 func TestPolicyClean(t *testing.T) {
-	for _, e := range asm.Errors {
-		t.Error(e)
-	}
+	assert.Empty(t, asm.Errors, "unsuppressed cdk-nag or table-check errors")
 }
 
 // TestSuppressionsHaveReasons: every cdk-nag suppression in the templates
@@ -22,14 +24,12 @@ func TestSuppressionsHaveReasons(t *testing.T) {
 				nag, _ := meta["cdk_nag"].(map[string]any)
 				for _, s := range list(nag["rules_to_suppress"]) {
 					n++
-					if reason, _ := s["reason"].(string); len(reason) < 40 {
-						t.Errorf("%s/%s %s: suppression %v has no specific reason", stage, id, lid, s["id"])
-					}
+					reason, _ := s["reason"].(string)
+					assert.GreaterOrEqual(t, len(reason), 40, "%s/%s %s: suppression %v has no specific reason", stage, id, lid, s["id"])
 				}
 			}
 		}
 	}
-	if n == 0 {
-		t.Error("no suppressions found: the test reads the wrong metadata key")
-	}
+	assert.NotZero(t, n, "no suppressions found: the test reads the wrong metadata key")
+
 }

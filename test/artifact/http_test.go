@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/services"
 )
@@ -79,24 +81,17 @@ func (l *Lambda) Do(t *testing.T, r Request) Response {
 	t.Helper()
 	ev, id := r.Event()
 	status, out := l.Invoke(t, ev)
-	if status != http.StatusOK {
-		t.Fatalf("%s %s: emulator status %d: %s\n%s", r.Method, r.Path, status, out, l.logs.String())
-	}
+	require.Equal(t, http.StatusOK, status, "%s %s: emulator status: %s\n%s", r.Method, r.Path, out, l.logs.String())
 	var resp Response
-	if err := json.Unmarshal(out, &resp.APIGatewayV2HTTPResponse); err != nil {
-		t.Fatalf("%s %s: answer is not an API Gateway v2 response: %v: %s", r.Method, r.Path, err, out)
-	}
+	require.NoError(t, json.Unmarshal(out, &resp.APIGatewayV2HTTPResponse), "%s %s: answer is not an API Gateway v2 response: %s", r.Method, r.Path, out)
 	resp.GatewayID = id
 	body := []byte(resp.Body)
 	if resp.IsBase64Encoded {
 		var err error
-		if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
-			t.Fatal(err)
-		}
+		body, err = base64.StdEncoding.DecodeString(resp.Body)
+		require.NoError(t, err)
 	}
-	if err := json.Unmarshal(body, &resp.JSON); err != nil {
-		t.Fatalf("%s %s: %d body is not a JSON object: %v: %s", r.Method, r.Path, resp.StatusCode, err, body)
-	}
+	require.NoError(t, json.Unmarshal(body, &resp.JSON), "%s %s: %d body is not a JSON object: %s", r.Method, r.Path, resp.StatusCode, body)
 	return resp
 }
 
@@ -138,16 +133,10 @@ const callerARN = "arn:aws:sts::123456789012:assumed-role/ops/alice"
 func checkLogs(t *testing.T, l *Lambda) []LogRecord {
 	t.Helper()
 	recs := l.Records()
-	if len(recs) == 0 {
-		t.Fatalf("%s logged no JSON line:\n%s", l.fn.LogicalID, l.logs.String())
-	}
+	require.NotEmpty(t, recs, "%s logged no JSON line:\n%s", l.fn.LogicalID, l.logs.String())
 	for _, r := range recs {
-		if n := strings.Count(r.Raw, `"service":`); n != 1 {
-			t.Errorf("%s log line has the service key %d times: %s", l.fn.LogicalID, n, r.Raw)
-		}
-		if r.Fields["service"] != l.fn.Service {
-			t.Errorf("%s log line service = %v, want %s: %s", l.fn.LogicalID, r.Fields["service"], l.fn.Service, r.Raw)
-		}
+		assert.Equal(t, 1, strings.Count(r.Raw, `"service":`), "%s log line: times the service key appears: %s", l.fn.LogicalID, r.Raw)
+		assert.Equal(t, l.fn.Service, r.Fields["service"], "%s log line service: %s", l.fn.LogicalID, r.Raw)
 	}
 	return recs
 }
@@ -175,26 +164,18 @@ func TestEveryAPIFunction(t *testing.T) {
 			names = append(names, n)
 		}
 	}
-	if len(names) < 5 {
-		t.Fatalf("API functions %v, want the five services at least", names)
-	}
+	require.GreaterOrEqual(t, len(names), 5, "API functions %v, want the five services at least", names)
 	for _, n := range names {
 		t.Run(n, func(t *testing.T) {
 			l := Start(t, s.RIE, s.QEMU, s.Functions[n])
 			resp := l.Do(t, Request{Method: "GET", Path: "/no/such/route", Authorizer: iam(callerARN)})
-			if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header("Content-Type"), "application/json") {
-				t.Errorf("unknown path: %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
-			}
-			if got := resp.Header("X-Request-Id"); got != resp.GatewayID {
-				t.Errorf("X-Request-Id = %q, want the gateway's %q", got, resp.GatewayID)
-			}
+			assert.Equal(t, http.StatusNotFound, resp.StatusCode, "unknown path: %s", resp.Body)
+			assert.True(t, strings.HasPrefix(resp.Header("Content-Type"), "application/json"), "unknown path: Content-Type of %v", resp.Headers)
+			assert.Equal(t, resp.GatewayID, resp.Header("X-Request-Id"), "X-Request-Id: the gateway's")
 			resp = l.Do(t, Request{Method: "GET", Path: "/no/such/route", Headers: map[string]string{"x-request-id": "trace-7f3a"}})
-			if got := resp.Header("X-Request-Id"); got != resp.GatewayID {
-				t.Errorf("sane caller id: X-Request-Id = %q, want the gateway's %q", got, resp.GatewayID)
-			}
-			if line := accessLog(t, l, resp.GatewayID); line.Fields["client_request_id"] != "trace-7f3a" {
-				t.Errorf("access log line without client_request_id trace-7f3a: %s", line.Raw)
-			}
+			assert.Equal(t, resp.GatewayID, resp.Header("X-Request-Id"), "sane caller id: X-Request-Id: the gateway's")
+			line := accessLog(t, l, resp.GatewayID)
+			assert.Equal(t, "trace-7f3a", line.Fields["client_request_id"], "access log line's client_request_id: %s", line.Raw)
 			checkLogs(t, l)
 		})
 	}
@@ -214,62 +195,47 @@ func TestITSM(t *testing.T) {
 		Cookies:    []string{"session=abc123", "theme=dark"},
 		Authorizer: iam(callerARN),
 	})
-	if create.StatusCode != http.StatusCreated {
-		t.Fatalf("create: %d %s", create.StatusCode, create.Body)
-	}
+	require.Equal(t, http.StatusCreated, create.StatusCode, "create: %s", create.Body)
 	id, _ := create.JSON["ticket_id"].(string)
-	if id == "" || create.JSON["issue_description"] != "My laptop won't turn on ☕" || create.JSON["status"] != "open" {
-		t.Errorf("create answered %v", create.JSON)
-	}
-	if len(create.Cookies) != 0 {
-		t.Errorf("the service set cookies: %v", create.Cookies)
-	}
+	assert.NotEmpty(t, id, "create answered %v: ticket_id", create.JSON)
+	assert.Equal(t, "My laptop won't turn on ☕", create.JSON["issue_description"], "create answered %v", create.JSON)
+	assert.Equal(t, "open", create.JSON["status"], "create answered %v", create.JSON)
+	assert.Empty(t, create.Cookies, "the service set cookies")
 	// The caller's id is not sane (a space): the gateway's id, which the
 	// access log of API Gateway carries, not a fresh one.
-	if got := create.Header("X-Request-Id"); got != create.GatewayID {
-		t.Errorf("X-Request-Id = %q, want the gateway's %q", got, create.GatewayID)
-	}
+	assert.Equal(t, create.GatewayID, create.Header("X-Request-Id"), "X-Request-Id: the gateway's")
 	line := accessLog(t, l, create.GatewayID)
-	if line.Fields["status"] != float64(201) || line.Fields["level"] != "INFO" {
-		t.Errorf("access log line %s", line.Raw)
-	}
+	assert.Equal(t, float64(201), line.Fields["status"], "access log line %s", line.Raw)
+	assert.Equal(t, "INFO", line.Fields["level"], "access log line %s", line.Raw)
 
 	get := l.Do(t, Request{Method: "GET", Path: "/tickets/" + id, Headers: map[string]string{"x-correlation-id": "corr-1"}})
-	if get.StatusCode != http.StatusOK || get.JSON["ticket_id"] != id || get.Header("X-Request-Id") != get.GatewayID {
-		t.Errorf("get: %d %v %s", get.StatusCode, get.Headers, get.Body)
-	}
-	if line := accessLog(t, l, get.GatewayID); line.Fields["client_request_id"] != "corr-1" {
-		t.Errorf("access log line without client_request_id corr-1: %s", line.Raw)
-	}
+	assert.Equal(t, http.StatusOK, get.StatusCode, "get: %v %s", get.Headers, get.Body)
+	assert.Equal(t, id, get.JSON["ticket_id"], "get: %s", get.Body)
+	assert.Equal(t, get.GatewayID, get.Header("X-Request-Id"), "get: X-Request-Id: the gateway's")
+	line = accessLog(t, l, get.GatewayID)
+	assert.Equal(t, "corr-1", line.Fields["client_request_id"], "access log line's client_request_id: %s", line.Raw)
 	// A header sent twice reaches the function joined with a comma; the
 	// adapter splits it again and the first value is the caller's id.
 	get = l.Do(t, Request{Method: "GET", Path: "/tickets/" + id, Headers: map[string]string{"x-request-id": "trace-a,trace-b"}})
-	if get.StatusCode != http.StatusOK || get.Header("X-Request-Id") != get.GatewayID {
-		t.Errorf("repeated X-Request-Id: %d %v", get.StatusCode, get.Headers)
-	}
-	if line := accessLog(t, l, get.GatewayID); line.Fields["client_request_id"] != "trace-a" {
-		t.Errorf("repeated X-Request-Id: access log line without client_request_id trace-a: %s", line.Raw)
-	}
+	assert.Equal(t, http.StatusOK, get.StatusCode, "repeated X-Request-Id: %v", get.Headers)
+	assert.Equal(t, get.GatewayID, get.Header("X-Request-Id"), "repeated X-Request-Id: X-Request-Id: the gateway's")
+	line = accessLog(t, l, get.GatewayID)
+	assert.Equal(t, "trace-a", line.Fields["client_request_id"], "repeated X-Request-Id: access log line's client_request_id: %s", line.Raw)
 	comment := l.Do(t, Request{Method: "POST", Path: "/tickets/" + id + "/comments", Base64: true, Body: []byte(`{"comment_text":"Tried restarting"}`)})
-	if comment.StatusCode != http.StatusCreated && comment.StatusCode != http.StatusOK {
-		t.Errorf("comment: %d %s", comment.StatusCode, comment.Body)
-	}
+	assert.Contains(t, []int{http.StatusCreated, http.StatusOK}, comment.StatusCode, "comment: %s", comment.Body)
 
 	// A parameter given twice is a 400 naming it, not a silent pick.
 	list := l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=poc-user-001&caller=other"})
-	if list.StatusCode != http.StatusBadRequest || !strings.Contains(list.Body, "must be given at most once") {
-		t.Errorf("repeated query parameter: %d %s", list.StatusCode, list.Body)
-	}
+	assert.Equal(t, http.StatusBadRequest, list.StatusCode, "repeated query parameter: %s", list.Body)
+	assert.Contains(t, list.Body, "must be given at most once", "repeated query parameter")
 	list = l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=poc-user-001"})
-	if tickets, _ := list.JSON["tickets"].([]any); list.StatusCode != http.StatusOK || len(tickets) != 1 {
-		t.Errorf("list: %d %s", list.StatusCode, list.Body)
-	}
+	tickets, _ := list.JSON["tickets"].([]any)
+	assert.Equal(t, http.StatusOK, list.StatusCode, "list: %s", list.Body)
+	assert.Len(t, tickets, 1, "list: %s", list.Body)
 
 	// A base64 body that is not JSON: 400, nothing written.
 	bad := l.Do(t, Request{Method: "POST", Path: "/tickets", Base64: true, Body: []byte{0xff, 0xfe, '{'}})
-	if bad.StatusCode != http.StatusBadRequest {
-		t.Errorf("binary body: %d %s", bad.StatusCode, bad.Body)
-	}
+	assert.Equal(t, http.StatusBadRequest, bad.StatusCode, "binary body: %s", bad.Body)
 	checkLogs(t, l)
 }
 
@@ -285,33 +251,23 @@ func TestNucleusCaller(t *testing.T) {
 	auditUser := func(id string) any {
 		resp := l.Do(t, Request{Method: "GET", Path: "/audit/account/" + id})
 		entries, _ := resp.JSON["entries"].([]any)
-		if resp.StatusCode != http.StatusOK || len(entries) != 1 {
-			t.Fatalf("audit of %s: %d %s", id, resp.StatusCode, resp.Body)
-		}
+		require.Equal(t, http.StatusOK, resp.StatusCode, "audit of %s: %s", id, resp.Body)
+		require.Len(t, entries, 1, "audit of %s: %s", id, resp.Body)
 		return entries[0].(map[string]any)["user_id"]
 	}
 
 	r := l.Do(t, Request{Method: "POST", Path: "/accounts", Body: account("111122223333"), Authorizer: iam(callerARN),
 		Headers: map[string]string{"x-user-id": "mallory"}})
-	if r.StatusCode != http.StatusCreated {
-		t.Fatalf("IAM create: %d %s", r.StatusCode, r.Body)
-	}
-	if got := auditUser("111122223333"); got != callerARN {
-		t.Errorf("IAM caller: audit user %v, want %s", got, callerARN)
-	}
+	require.Equal(t, http.StatusCreated, r.StatusCode, "IAM create: %s", r.Body)
+	assert.Equal(t, callerARN, auditUser("111122223333"), "IAM caller: audit user")
 
 	r = l.Do(t, Request{Method: "POST", Path: "/accounts", Body: account("444455556666"), Authorizer: jwt("user-42")})
-	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "X-User-Id") {
-		t.Errorf("JWT caller without X-User-Id: %d %s", r.StatusCode, r.Body)
-	}
+	assert.Equal(t, http.StatusBadRequest, r.StatusCode, "JWT caller without X-User-Id: %s", r.Body)
+	assert.Contains(t, r.Body, "X-User-Id", "JWT caller without X-User-Id")
 	r = l.Do(t, Request{Method: "POST", Path: "/accounts", Body: account("444455556666"), Authorizer: jwt("user-42"),
 		Headers: map[string]string{"x-user-id": "alice@example.com"}, Base64: true})
-	if r.StatusCode != http.StatusCreated {
-		t.Fatalf("JWT caller with X-User-Id: %d %s", r.StatusCode, r.Body)
-	}
-	if got := auditUser("444455556666"); got != "alice@example.com" {
-		t.Errorf("JWT caller: audit user %v, want alice@example.com", got)
-	}
+	require.Equal(t, http.StatusCreated, r.StatusCode, "JWT caller with X-User-Id: %s", r.Body)
+	assert.Equal(t, "alice@example.com", auditUser("444455556666"), "JWT caller: audit user")
 	checkLogs(t, l)
 }
 
@@ -337,12 +293,9 @@ func TestRezagentCorrelationID(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := l.Do(t, Request{Method: "POST", Path: "/messages", Body: body, Headers: tt.headers, Authorizer: iam(callerARN)})
-			if r.StatusCode != http.StatusCreated {
-				t.Fatalf("create: %d %s", r.StatusCode, r.Body)
-			}
-			if got, want := r.JSON["correlation_id"], tt.want(r.GatewayID); got != want {
-				t.Errorf("correlation_id = %v, want %s", got, want)
-			}
+			require.Equal(t, http.StatusCreated, r.StatusCode, "create: %s", r.Body)
+			assert.Equal(t, tt.want(r.GatewayID), r.JSON["correlation_id"], "correlation_id")
+
 		})
 	}
 	checkLogs(t, l)

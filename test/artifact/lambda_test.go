@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 )
 
@@ -170,13 +173,9 @@ const invokePath = "/2015-03-31/functions/function/invocations"
 func Start(t *testing.T, rie, qemu string, fn *Function) *Lambda {
 	t.Helper()
 	apiPort, err := ddblocal.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	emuPort, err := ddblocal.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	args := []string{
 		"--runtime-api-address", "127.0.0.1:" + strconv.Itoa(apiPort),
 		"--runtime-interface-emulator-address", "127.0.0.1:" + strconv.Itoa(emuPort),
@@ -204,12 +203,12 @@ func Start(t *testing.T, rie, qemu string, fn *Function) *Lambda {
 	logs := &lineBuffer{}
 	cmd.Stdout = logs
 	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", rie, err)
-	}
+	require.NoError(t, cmd.Start(), "start %s", rie)
 	l := &Lambda{fn: fn, cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(emuPort) + invokePath, logs: logs, done: make(chan struct{})}
 	go func() { l.waited = cmd.Wait(); close(l.done) }()
 	t.Cleanup(l.stop)
+	// A poll rather than Eventually: it stops at once when the emulator
+	// exits, and prints the logs as they are when it gives up.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(emuPort), time.Second)
@@ -219,11 +218,11 @@ func Start(t *testing.T, rie, qemu string, fn *Function) *Lambda {
 		}
 		select {
 		case <-l.done:
-			t.Fatalf("%s exited before listening: %v\n%s", fn.LogicalID, l.waited, logs.String())
+			require.FailNowf(t, "emulator exited", "%s exited before listening: %v\n%s", fn.LogicalID, l.waited, logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: emulator not listening after 20s\n%s", fn.LogicalID, logs.String())
+			require.FailNowf(t, "emulator not listening", "%s: emulator not listening after 20s\n%s", fn.LogicalID, logs.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -250,24 +249,16 @@ func (l *Lambda) stop() {
 func (l *Lambda) Invoke(t *testing.T, event any) (int, []byte) {
 	t.Helper()
 	b, err := json.Marshal(event)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(l.fn.Timeout+20)*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("invoke %s: %v\n%s", l.fn.LogicalID, err, l.logs.String())
-	}
+	require.NoError(t, err, "invoke %s\n%s", l.fn.LogicalID, l.logs.String())
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return resp.StatusCode, out
 }
 
@@ -292,18 +283,21 @@ func (l *Lambda) Records() []LogRecord {
 // emulator's pipe, after the answer to the invocation.
 func (l *Lambda) WaitRecord(t *testing.T, what string, match func(LogRecord) bool) LogRecord {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var found LogRecord
+	seen := func() bool {
 		for _, r := range l.Records() {
 			if match(r) {
-				return r
+				found = r
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no log line with %s after 10s:\n%s", l.fn.LogicalID, what, l.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
 	}
+	// The logs are printed as they are when the wait gives up.
+	if !seen() && !assert.Eventually(t, seen, 10*time.Second, 20*time.Millisecond, "%s: no log line with %s after 10s", l.fn.LogicalID, what) {
+		require.FailNow(t, "logs of "+l.fn.LogicalID, l.logs.String())
+	}
+	return found
 }
 
 // LogRecord is one JSON log line of a function.

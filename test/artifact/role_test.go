@@ -16,6 +16,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
@@ -55,9 +58,7 @@ type ddbRecorder struct {
 func recordDynamoDB(t *testing.T, endpoint string) *ddbRecorder {
 	t.Helper()
 	target, err := url.Parse(endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := &ddbRecorder{}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -130,9 +131,7 @@ func loopCalls(t *testing.T, key string, srv *awsloop.Server) []awsCall {
 			var in struct {
 				Entries []struct{ EventBusName string }
 			}
-			if err := json.Unmarshal(c.Body, &in); err != nil {
-				t.Fatalf("PutEvents body: %v", err)
-			}
+			require.NoError(t, json.Unmarshal(c.Body, &in), "PutEvents body")
 			for _, e := range in.Entries {
 				bus := e.EventBusName
 				if !strings.HasPrefix(bus, "arn:") {
@@ -164,25 +163,20 @@ type roleStatement struct {
 func roleOf(t *testing.T, s *Stage, fn *Function) role {
 	t.Helper()
 	raw, err := os.ReadFile(fn.Template)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var tmpl struct {
 		Resources map[string]struct {
 			Type       string
 			Properties json.RawMessage
 		}
 	}
-	if err := json.Unmarshal(raw, &tmpl); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &tmpl))
 	resolve := func(v any) (string, error) { return resolveARN(v, s, tmpl.Resources) }
 	var fp struct {
 		Role map[string][]string `json:"Role"`
 	}
-	if err := json.Unmarshal(tmpl.Resources[fn.LogicalID].Properties, &fp); err != nil || len(fp.Role["Fn::GetAtt"]) != 2 {
-		t.Fatalf("function %s: role %v (%v)", fn.LogicalID, fp.Role, err)
-	}
+	require.NoError(t, json.Unmarshal(tmpl.Resources[fn.LogicalID].Properties, &fp), "function %s: role", fn.LogicalID)
+	require.Len(t, fp.Role["Fn::GetAtt"], 2, "function %s: role %v", fn.LogicalID, fp.Role)
 	roleID := fp.Role["Fn::GetAtt"][0]
 	var out role
 	for id, r := range tmpl.Resources {
@@ -200,25 +194,21 @@ func roleOf(t *testing.T, s *Stage, fn *Function) role {
 				}
 			}
 		}
-		if err := json.Unmarshal(r.Properties, &p); err != nil {
-			t.Fatalf("policy %s: %v", id, err)
-		}
+		require.NoError(t, json.Unmarshal(r.Properties, &p), "policy %s", id)
 		if !slices.ContainsFunc(p.Roles, func(m map[string]string) bool { return m["Ref"] == roleID }) {
 			continue
 		}
 		for _, st := range p.PolicyDocument.Statement {
-			if st.Effect != "Allow" && st.Effect != "Deny" || st.Condition != nil {
-				t.Fatalf("policy %s: a statement this check cannot read (%s, condition %v)", id, st.Effect, st.Condition)
-			}
+			// A statement this check can read: Allow or Deny, no condition.
+			require.Contains(t, []string{"Allow", "Deny"}, st.Effect, "policy %s: statement effect", id)
+			require.Nil(t, st.Condition, "policy %s: a statement this check cannot read (condition)", id)
 			rs := roleStatement{deny: st.Effect == "Deny"}
 			for _, a := range many(st.Action) {
 				rs.actions = append(rs.actions, a.(string))
 			}
 			for _, res := range many(st.Resource) {
 				arn, err := resolve(res)
-				if err != nil {
-					t.Fatalf("policy %s: %v", id, err)
-				}
+				require.NoError(t, err, "policy %s", id)
 				rs.resources = append(rs.resources, arn)
 			}
 			out.statements = append(out.statements, rs)
@@ -320,8 +310,7 @@ func glob(pattern, s string) bool {
 // nothing).
 func checkRole(t *testing.T, s *Stage, fn *Function, calls []awsCall) {
 	t.Helper()
-	if len(calls) == 0 {
-		t.Errorf("%s: no AWS call recorded", fn.Service)
+	if !assert.NotEmpty(t, calls, "%s: no AWS call recorded", fn.Service) {
 		return
 	}
 	r := roleOf(t, s, fn)
@@ -331,9 +320,7 @@ func checkRole(t *testing.T, s *Stage, fn *Function, calls []awsCall) {
 			continue
 		}
 		seen[c] = true
-		if !r.allows(c) {
-			t.Errorf("%s: %s is not allowed by its role", fn.Service, c)
-		}
+		assert.True(t, r.allows(c), "%s: %s is not allowed by its role", fn.Service, c)
 	}
 	t.Logf("%s: %d distinct calls, each allowed by its role: %v", fn.Service, len(seen), slices.Sorted(func(yield func(string) bool) {
 		for c := range seen {
@@ -371,8 +358,7 @@ func TestRoleCheck(t *testing.T) {
 		// role under a path.
 		{s.Functions["nucleus-executor"], awsCall{"sts:AssumeRole", "arn:aws:iam::210987654321:role/nucleus-executor-dev/x"}, false},
 	} {
-		if got := roleOf(t, s, tc.fn).allows(tc.call); got != tc.want {
-			t.Errorf("%s: allows %s = %v, want %v", tc.fn.Service, tc.call, got, tc.want)
-		}
+		assert.Equal(t, tc.want, roleOf(t, s, tc.fn).allows(tc.call), "%s: allows %s", tc.fn.Service, tc.call)
+
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // streamImage turns an item as the SDK reads it into the image of a
@@ -52,7 +54,7 @@ func streamValue(t *testing.T, v types.AttributeValue) events.DynamoDBAttributeV
 	case *types.AttributeValueMemberM:
 		return events.NewMapAttribute(streamImage(t, v.Value))
 	}
-	t.Fatalf("attribute value %T", v)
+	require.FailNowf(t, "unknown attribute value", "attribute value %T", v)
 	return events.DynamoDBAttributeValue{}
 }
 
@@ -83,17 +85,13 @@ func TestStakStreamConsumer(t *testing.T) {
 	api := Start(t, s.RIE, s.QEMU, s.Functions["stak"])
 	consumer := Start(t, s.RIE, s.QEMU, s.Functions["stak-stream"])
 	table := s.Functions["stak-stream"].Env["STAK_INBOX_TABLE"]
-	if table == "" {
-		t.Fatalf("stak-stream has no STAK_INBOX_TABLE: %v", s.Functions["stak-stream"].Env)
-	}
+	require.NotEmpty(t, table, "stak-stream has no STAK_INBOX_TABLE: %v", s.Functions["stak-stream"].Env)
 	arn := "arn:aws:dynamodb:us-east-1:123456789012:table/" + table + "/stream/2026-11-26T00:00:00.000"
 
 	must := func(r Request, want int) Response {
 		t.Helper()
 		resp := api.Do(t, r)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %s", r.Method, r.Path, resp.StatusCode, resp.Body)
-		}
+		require.Equal(t, want, resp.StatusCode, "%s %s: %s", r.Method, r.Path, resp.Body)
 		return resp
 	}
 	base := "/tenants/acme/inboxes/ops"
@@ -109,9 +107,8 @@ func TestStakStreamConsumer(t *testing.T) {
 		return p, rd
 	}
 	for _, u := range []string{"u1", "u2", "u3"} {
-		if p, _ := stats(u); p != 1 {
-			t.Fatalf("%s published = %v after publishing, want 1", u, p)
-		}
+		p, _ := stats(u)
+		require.Equal(t, 1.0, p, "%s published after publishing", u)
 	}
 	// The claims API Gateway passes bind the path: another user's or
 	// tenant's token is a 403, no claims at all a 401.
@@ -122,9 +119,7 @@ func TestStakStreamConsumer(t *testing.T) {
 	// The stored messages, as the stream's old images would carry them.
 	items := map[string]map[string]types.AttributeValue{}
 	out, err := s.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, it := range out.Items {
 		pk := it["pk"].(*types.AttributeValueMemberS).Value
 		sk := it["sk"].(*types.AttributeValueMemberS).Value
@@ -132,9 +127,7 @@ func TestStakStreamConsumer(t *testing.T) {
 			items[strings.TrimSuffix(strings.TrimPrefix(pk, "t#acmeU#"), "#ops")] = it
 		}
 	}
-	if len(items) != 3 {
-		t.Fatalf("found messages of %v, want u1, u2, u3", items)
-	}
+	require.Len(t, items, 3, "messages found, want u1, u2, u3")
 
 	send := func(ev any) (int, []byte) {
 		t.Helper()
@@ -143,9 +136,9 @@ func TestStakStreamConsumer(t *testing.T) {
 	failures := func(status int, out []byte) []string {
 		t.Helper()
 		var resp events.DynamoDBEventResponse
-		if status != http.StatusOK || json.Unmarshal(out, &resp) != nil || resp.BatchItemFailures == nil {
-			t.Fatalf("consumer answered %d %s, want a DynamoDBEventResponse", status, out)
-		}
+		require.Equal(t, http.StatusOK, status, "consumer answered %s, want a DynamoDBEventResponse", out)
+		require.NoError(t, json.Unmarshal(out, &resp), "consumer answered %s, want a DynamoDBEventResponse", out)
+		require.NotNil(t, resp.BatchItemFailures, "consumer answered %s, want a DynamoDBEventResponse", out)
 		var ids []string
 		for _, f := range resp.BatchItemFailures {
 			ids = append(ids, f.ItemIdentifier)
@@ -156,13 +149,10 @@ func TestStakStreamConsumer(t *testing.T) {
 	t.Run("batch delivered twice", func(t *testing.T) {
 		batch := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{expiry(t, items["u1"], "9a1c0c3e-0001", "100000000000000000001", arn)}}
 		for i := range 2 {
-			if ids := failures(send(batch)); len(ids) != 0 {
-				t.Fatalf("delivery %d: failures %v", i+1, ids)
-			}
+			require.Empty(t, failures(send(batch)), "delivery %d: failures", i+1)
 		}
-		if p, _ := stats("u1"); p != 0 {
-			t.Errorf("u1 published = %v after one expiry delivered twice, want 0", p)
-		}
+		p, _ := stats("u1")
+		assert.Equal(t, 0.0, p, "u1 published after one expiry delivered twice")
 	})
 
 	t.Run("failing record reported", func(t *testing.T) {
@@ -171,15 +161,11 @@ func TestStakStreamConsumer(t *testing.T) {
 		bad := expiry(t, items["u2"], strings.Repeat("e", 1100), "200000000000000000001", arn)
 		good := expiry(t, items["u3"], "9a1c0c3e-0003", "200000000000000000002", arn)
 		ids := failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{bad, good}}))
-		if strings.Join(ids, ",") != bad.Change.SequenceNumber {
-			t.Errorf("batchItemFailures %v, want [%s]", ids, bad.Change.SequenceNumber)
-		}
-		if p, _ := stats("u2"); p != 1 {
-			t.Errorf("u2 published = %v, want 1 (its record failed)", p)
-		}
-		if p, _ := stats("u3"); p != 0 {
-			t.Errorf("u3 published = %v, want 0 (its record applied)", p)
-		}
+		assert.Equal(t, bad.Change.SequenceNumber, strings.Join(ids, ","), "batchItemFailures %v: the failed record's alone", ids)
+		p, _ := stats("u2")
+		assert.Equal(t, 1.0, p, "u2 published (its record failed)")
+		p, _ = stats("u3")
+		assert.Equal(t, 0.0, p, "u3 published (its record applied)")
 		consumer.WaitRecord(t, "ERROR for the failed record", func(r LogRecord) bool {
 			return r.Fields["msg"] == "stream record failed" && r.Fields["level"] == "ERROR" && r.Fields["sequence_number"] == bad.Change.SequenceNumber
 		})
@@ -190,12 +176,9 @@ func TestStakStreamConsumer(t *testing.T) {
 		img["sk"] = events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"x": events.NewStringAttribute("m#")})
 		rec := expiry(t, items["u2"], "9a1c0c3e-0004", "300000000000000000001", arn)
 		rec.Change.OldImage = img
-		if ids := failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}})); len(ids) != 0 {
-			t.Errorf("unreadable image reported as failure %v; it can never succeed and would block the shard", ids)
-		}
-		if p, _ := stats("u2"); p != 1 {
-			t.Errorf("u2 published = %v, want 1", p)
-		}
+		assert.Empty(t, failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}})), "unreadable image reported as failure; it can never succeed and would block the shard")
+		p, _ := stats("u2")
+		assert.Equal(t, 1.0, p, "u2 published")
 		consumer.WaitRecord(t, "the skipped image", func(r LogRecord) bool {
 			return r.Fields["msg"] == "skipping unreadable stream image" && r.Fields["event_id"] == "9a1c0c3e-0004"
 		})
@@ -208,17 +191,15 @@ func TestStakStreamConsumer(t *testing.T) {
 			ErrorMessage string `json:"errorMessage"`
 			ErrorType    string `json:"errorType"`
 		}
-		if json.Unmarshal(out, &fe) != nil || fe.ErrorMessage == "" {
-			t.Fatalf("undecodable event: %d %s, want a function error", status, out)
-		}
+		require.NoError(t, json.Unmarshal(out, &fe), "undecodable event: %d %s, want a function error", status, out)
+		require.NotEmpty(t, fe.ErrorMessage, "undecodable event: %d %s, want a function error", status, out)
 		consumer.WaitRecord(t, "the invocation error at ERROR", func(r LogRecord) bool {
 			msg, _ := r.Fields["msg"].(string)
 			return r.Fields["level"] == "ERROR" && strings.Contains(msg, fe.ErrorMessage)
 		})
 		// The function is still up for the next batch.
-		if ids := failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{}})); len(ids) != 0 {
-			t.Errorf("empty batch after an error: %v", ids)
-		}
+		assert.Empty(t, failures(send(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{}})), "empty batch after an error")
+
 	})
 	checkLogs(t, consumer)
 	checkLogs(t, api)

@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
@@ -72,9 +74,7 @@ func sqsRecord(id, body string, receives int, attrs map[string]string) events.SQ
 func TestRezAgentWorkers(t *testing.T) {
 	s := requireStage(t)
 	sns := awsloop.NewSNS()
-	if err := sns.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sns.Start())
 	defer sns.Close()
 	var mu sync.Mutex
 	var published []awsloop.Publication
@@ -96,29 +96,25 @@ func TestRezAgentWorkers(t *testing.T) {
 
 	at := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	for attempt := 1; attempt <= 2; attempt++ {
-		if status, out := scheduler.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/rezagent-dev", at, attempt)); status != http.StatusOK || string(out) != "null" {
-			t.Fatalf("scheduler attempt %d: %d %s\n%s", attempt, status, out, scheduler.logs.String())
-		}
+		status, out := scheduler.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/rezagent-dev", at, attempt))
+		require.Equal(t, http.StatusOK, status, "scheduler attempt %d: %s\n%s", attempt, out, scheduler.logs.String())
+		require.Equal(t, "null", string(out), "scheduler attempt %d\n%s", attempt, scheduler.logs.String())
 	}
 	mu.Lock()
-	if len(published) != 1 {
-		mu.Unlock()
-		t.Fatalf("%d publishes for one fire time, want 1", len(published))
-	}
-	pub := published[0]
+	pubs := slices.Clone(published)
 	mu.Unlock()
+	require.Len(t, pubs, 1, "publishes for one fire time")
+	pub := pubs[0]
 	var n struct {
 		MessageID string `json:"message_id"`
 	}
-	if err := json.Unmarshal([]byte(pub.Message), &n); err != nil || n.MessageID == "" {
-		t.Fatalf("notice %q", pub.Message)
-	}
+	require.NoError(t, json.Unmarshal([]byte(pub.Message), &n), "notice %q", pub.Message)
+	require.NotEmpty(t, n.MessageID, "notice %q", pub.Message)
 	// The scheduler's message is correlated by its own id, which the
 	// publish carries as a message attribute (raw delivery makes it the
 	// record's).
-	if pub.Attributes["correlation_id"] != n.MessageID || pub.Attributes["message_type"] != "scheduled_hello" {
-		t.Errorf("publish attributes %v, want correlation_id %s", pub.Attributes, n.MessageID)
-	}
+	assert.Equal(t, n.MessageID, pub.Attributes["correlation_id"], "publish attributes %v: correlation_id", pub.Attributes)
+	assert.Equal(t, "scheduled_hello", pub.Attributes["message_type"], "publish attributes %v: message_type", pub.Attributes)
 
 	for i, tc := range []struct {
 		ev   events.SQSEvent
@@ -136,27 +132,24 @@ func TestRezAgentWorkers(t *testing.T) {
 	} {
 		status, out := processor.Invoke(t, tc.ev)
 		var resp events.SQSEventResponse
-		if status != http.StatusOK || json.Unmarshal(out, &resp) != nil {
-			t.Fatalf("processor batch %d: %d %s\n%s", i, status, out, processor.logs.String())
-		}
-		if got, _ := json.Marshal(resp.BatchItemFailures); string(got) != tc.want {
-			t.Errorf("batch %d: failures %s, want %s", i, got, tc.want)
-		}
+		require.Equal(t, http.StatusOK, status, "processor batch %d: %s\n%s", i, out, processor.logs.String())
+		require.NoError(t, json.Unmarshal(out, &resp), "processor batch %d: %s\n%s", i, out, processor.logs.String())
+		failed, _ := json.Marshal(resp.BatchItemFailures)
+		assert.Equal(t, tc.want, string(failed), "batch %d: failures", i)
 	}
 	got := sink.Notifications()
-	if len(got) != 1 || got[0].Message != "hello world" || got[0].Topic != proc.Env["NTFY_TOPIC"] {
-		t.Fatalf("notifications %+v", got)
-	}
+	require.Len(t, got, 1, "notifications %+v", got)
+	require.Equal(t, "hello world", got[0].Message, "notification %+v", got[0])
+	require.Equal(t, proc.Env["NTFY_TOPIC"], got[0].Topic, "notification %+v", got[0])
 	item, err := s.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(sched.Env["REZ_AGENT_MESSAGES_TABLE"]),
 		Key: map[string]types.AttributeValue{"message_id": &types.AttributeValueMemberS{Value: n.MessageID}}, ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	st, _ := item.Item["status"].(*types.AttributeValueMemberS)
 	nid, _ := item.Item["notification_id"].(*types.AttributeValueMemberS)
-	if st == nil || st.Value != "completed" || nid == nil || nid.Value != got[0].ID {
-		t.Fatalf("message %v", item.Item)
-	}
+	require.NotNil(t, st, "message %v: status", item.Item)
+	require.Equal(t, "completed", st.Value, "message %v: status", item.Item)
+	require.NotNil(t, nid, "message %v: notification_id", item.Item)
+	require.Equal(t, got[0].ID, nid.Value, "message %v: notification_id", item.Item)
 
 	// Every line about the message carries its correlation id, in both
 	// functions (and the invocation's X-Ray trace id where the emulator
@@ -169,16 +162,12 @@ func TestRezAgentWorkers(t *testing.T) {
 				continue
 			}
 			lines++
-			if r.Fields["correlation_id"] != n.MessageID {
-				t.Errorf("%s: line about the message without its correlation id: %s", l.fn.Service, r.Raw)
-			}
-			if tr, ok := r.Fields["trace_id"].(string); ok && !strings.HasPrefix(tr, "1-") {
-				t.Errorf("%s: trace_id %q is not an X-Ray trace id", l.fn.Service, tr)
+			assert.Equal(t, n.MessageID, r.Fields["correlation_id"], "%s: line about the message without its correlation id: %s", l.fn.Service, r.Raw)
+			if tr, ok := r.Fields["trace_id"].(string); ok {
+				assert.True(t, strings.HasPrefix(tr, "1-"), "%s: trace_id %q is not an X-Ray trace id", l.fn.Service, tr)
 			}
 		}
-		if lines == 0 {
-			t.Errorf("%s: no line names the message", l.fn.Service)
-		}
+		assert.NotZero(t, lines, "%s: no line names the message", l.fn.Service)
 	}
 
 	checkRole(t, s, &sched, append(schedDB.Calls(), loopCalls(t, workerKey, sns.Server)...))
@@ -195,18 +184,14 @@ func TestRezAgentWorkers(t *testing.T) {
 func TestNucleusExecutor(t *testing.T) {
 	s := requireStage(t)
 	fakes, err := awsloop.StartAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer fakes.Close()
 	api := Start(t, s.RIE, s.QEMU, s.Functions["nucleus"])
 	const account = "210987654321"
 	do := func(method, path, body string, want int) map[string]any {
 		t.Helper()
 		r := api.Do(t, Request{Method: method, Path: path, Body: []byte(body), Authorizer: iam(callerARN)})
-		if r.StatusCode != want {
-			t.Fatalf("%s %s: %d %s", method, path, r.StatusCode, r.Body)
-		}
+		require.Equal(t, want, r.StatusCode, "%s %s: %s", method, path, r.Body)
 		return r.JSON
 	}
 	do("POST", "/accounts", `{"account_id":"`+account+`","account_name":"Artifact","role_arn":"arn:aws:iam::`+account+`:role/nucleus-executor-dev"}`, http.StatusCreated)
@@ -215,9 +200,7 @@ func TestNucleusExecutor(t *testing.T) {
 	at := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	sc := do("POST", "/schedules", fmt.Sprintf(`{"schedule_name":"Artifact","start_cron":"%d %d * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, at.Minute(), at.Hour()), http.StatusCreated)
 	id, _ := sc["schedule_id"].(string)
-	if id == "" {
-		t.Fatalf("schedule %v", sc)
-	}
+	require.NotEmpty(t, id, "schedule %v", sc)
 	const instance = "arn:aws:ec2:eu-central-1:" + account + ":instance/i-0123456789abcdef0"
 	api.Do(t, Request{Method: "PUT", Path: "/schedules/" + id + "/resources", Authorizer: iam(callerARN),
 		Body: []byte(`{"resource_arn":"` + instance + `","resource_type":"ec2","region":"eu-central-1","account_id":"` + account + `"}`)})
@@ -231,23 +214,22 @@ func TestNucleusExecutor(t *testing.T) {
 	fn.Env = db.Env(env)
 	executor := Start(t, s.RIE, s.QEMU, &fn)
 	for attempt := 1; attempt <= 2; attempt++ {
-		if status, out := executor.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/nucleus-executor-dev", at, attempt)); status != http.StatusOK || string(out) != "null" {
-			t.Fatalf("executor attempt %d: %d %s\n%s", attempt, status, out, executor.logs.String())
-		}
+		status, out := executor.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/nucleus-executor-dev", at, attempt))
+		require.Equal(t, http.StatusOK, status, "executor attempt %d: %s\n%s", attempt, out, executor.logs.String())
+		require.Equal(t, "null", string(out), "executor attempt %d\n%s", attempt, executor.logs.String())
 	}
+	// One StartInstances, in eu-central-1, with the assumed role's credentials.
 	starts := fakes.EC2.CallsOf("StartInstances")
-	if len(starts) != 1 || starts[0].AccessKeyID == workerKey || starts[0].Region != "eu-central-1" {
-		t.Fatalf("StartInstances calls %+v: want one, in eu-central-1, with the assumed role's credentials\n%s", starts, executor.logs.String())
-	}
+	require.Len(t, starts, 1, "StartInstances calls %+v\n%s", starts, executor.logs.String())
+	require.NotEqual(t, workerKey, starts[0].AccessKeyID, "StartInstances with the executor's own credentials, not the assumed role's")
+	require.Equal(t, "eu-central-1", starts[0].Region, "StartInstances region")
 	audit := api.Do(t, Request{Method: "GET", Path: "/audit/schedule/" + id, Authorizer: iam(callerARN)})
-	if audit.StatusCode != http.StatusOK || strings.Count(audit.Body, `"ec2:StartInstances"`) != 1 || !strings.Contains(audit.Body, "SUCCESS") {
-		t.Errorf("audit of the schedule: %d %s", audit.StatusCode, audit.Body)
-	}
+	assert.Equal(t, http.StatusOK, audit.StatusCode, "audit of the schedule: %s", audit.Body)
+	assert.Equal(t, 1, strings.Count(audit.Body, `"ec2:StartInstances"`), "audit of the schedule: ec2:StartInstances entries in %s", audit.Body)
+	assert.Contains(t, audit.Body, "SUCCESS", "audit of the schedule")
 	checkRole(t, s, &fn, append(db.Calls(), loopCalls(t, workerKey, fakes.STS.Server)...))
 	for _, srv := range []*awsloop.Server{fakes.EC2.Server, fakes.RDS.Server, fakes.ECS.Server} {
-		if own := loopCalls(t, workerKey, srv); len(own) > 0 {
-			t.Errorf("calls with the executor's own credentials, not the assumed role's: %v", own)
-		}
+		assert.Empty(t, loopCalls(t, workerKey, srv), "calls with the executor's own credentials, not the assumed role's")
 	}
 }
 
@@ -261,17 +243,13 @@ func TestAgenticPMRelease(t *testing.T) {
 	fn := *s.Functions["agenticpm-release"]
 	bus := fn.Env["AGENTICPM_EVENT_BUS"]
 	ev := awsloop.NewEvents(bus)
-	if err := ev.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Start())
 	defer ev.Close()
 	api := Start(t, s.RIE, s.QEMU, s.Functions["agenticpm"])
 	do := func(method, path, body string, want int) map[string]any {
 		t.Helper()
 		r := api.Do(t, Request{Method: method, Path: path, Body: []byte(body), Authorizer: iam(callerARN)})
-		if r.StatusCode != want {
-			t.Fatalf("%s %s: %d %s", method, path, r.StatusCode, r.Body)
-		}
+		require.Equal(t, want, r.StatusCode, "%s %s: %s", method, path, r.Body)
 		return r.JSON
 	}
 	p := do("POST", "/projects", `{"name":"Artifact","source":"jira","sourceProjectKey":"ART","autonomyLevel":"monitoring"}`, http.StatusCreated)
@@ -279,26 +257,26 @@ func TestAgenticPMRelease(t *testing.T) {
 	a := do("POST", "/projects/"+pid+"/actions", fmt.Sprintf(`{"actionType":"email_sent","description":"due","heldUntil":%q}`,
 		time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)), http.StatusCreated)
 	aid, _ := a["id"].(string)
-	if pid == "" || aid == "" {
-		t.Fatalf("project %v action %v", p, a)
-	}
+	require.NotEmpty(t, pid, "project %v", p)
+	require.NotEmpty(t, aid, "action %v", a)
 
 	db := recordDynamoDB(t, s.Endpoint)
 	fn.Env = db.Env(withCredentials(clone(fn.Env, awsloop.EndpointEnv("EventBridge"), ev.URL())))
 	job := Start(t, s.RIE, s.QEMU, &fn)
 	for attempt := 1; attempt <= 2; attempt++ {
-		if status, out := job.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/agenticpm-release-dev", time.Now().UTC().Truncate(time.Minute), attempt)); status != http.StatusOK || string(out) != "null" {
-			t.Fatalf("release attempt %d: %d %s\n%s", attempt, status, out, job.logs.String())
-		}
+		status, out := job.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/agenticpm-release-dev", time.Now().UTC().Truncate(time.Minute), attempt))
+		require.Equal(t, http.StatusOK, status, "release attempt %d: %s\n%s", attempt, out, job.logs.String())
+		require.Equal(t, "null", string(out), "release attempt %d\n%s", attempt, job.logs.String())
 	}
+	// One event on the bus, with the job's credentials, naming the action.
 	sent := ev.Events()
-	if len(sent) != 1 || sent[0].Bus != bus || sent[0].AccessKeyID != workerKey || !strings.Contains(sent[0].Detail, aid) {
-		t.Fatalf("events %+v: want one on %s naming %s", sent, bus, aid)
-	}
+	require.Len(t, sent, 1, "events %+v", sent)
+	require.Equal(t, bus, sent[0].Bus, "event %+v: bus", sent[0])
+	require.Equal(t, workerKey, sent[0].AccessKeyID, "event %+v: credentials", sent[0])
+	require.Contains(t, sent[0].Detail, aid, "event %+v: detail", sent[0])
 	held := do("GET", "/actions/held", "", http.StatusOK)
-	if items, _ := held["items"].([]any); len(items) != 0 {
-		t.Errorf("held after the release: %v", items)
-	}
+	items, _ := held["items"].([]any)
+	assert.Empty(t, items, "held after the release")
 	job.WaitRecord(t, "the run's report", func(r LogRecord) bool {
 		return r.Fields["msg"] == "hold queue run" && r.Fields["released"] == float64(1)
 	})
@@ -336,8 +314,7 @@ func TestEveryWorker(t *testing.T) {
 	for _, n := range slices.Sorted(maps.Keys(s.Functions)) {
 		fn := s.Functions[n]
 		c, ok := catalog.Function(fn.Service)
-		if !ok {
-			t.Errorf("function %s (%s): no contract names it", n, fn.Service)
+		if !assert.True(t, ok, "function %s (%s): no contract names it", n, fn.Service) {
 			continue
 		}
 		if c.Kind == service.HTTP {
@@ -347,8 +324,7 @@ func TestEveryWorker(t *testing.T) {
 			t.Logf("%s (%s): %s", fn.Service, c.Kind, name)
 			continue
 		}
-		if c.Kind != service.Schedule {
-			t.Errorf("%s is a %s worker without a test under the emulator: add one with the events its trigger sends, and name it in workerTests", fn.Service, c.Kind)
+		if !assert.Equal(t, service.Schedule, c.Kind, "%s is a %s worker without a test under the emulator: add one with the events its trigger sends, and name it in workerTests", fn.Service, c.Kind) {
 			continue
 		}
 		t.Run(fn.Service, func(t *testing.T) {
@@ -356,9 +332,10 @@ func TestEveryWorker(t *testing.T) {
 			db := recordDynamoDB(t, s.Endpoint)
 			f.Env = db.Env(withCredentials(f.Env))
 			l := Start(t, s.RIE, s.QEMU, &f)
-			if status, out := l.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/"+fn.Service, time.Now().UTC().Truncate(time.Minute), 1)); status != http.StatusOK || string(out) != "null" {
-				t.Fatalf("%d %s\n%s", status, out, l.logs.String())
-			}
+			status, out := l.Invoke(t, fire("arn:aws:scheduler:us-east-1:123456789012:schedule/default/"+fn.Service, time.Now().UTC().Truncate(time.Minute), 1))
+			require.Equal(t, http.StatusOK, status, "%s\n%s", out, l.logs.String())
+			require.Equal(t, "null", string(out), "answer\n%s", l.logs.String())
+
 			checkRole(t, s, &f, db.Calls())
 		})
 	}
