@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 )
 
@@ -35,20 +38,13 @@ func TestPanicReleasesTheKey(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusCreated)
 	}))
-	func() {
-		defer func() {
-			if p := recover(); p != "handler bug" {
-				t.Errorf("the middleware swallowed or changed the panic: %v", p)
-			}
-		}()
-		post(h, "k", `{}`)
-	}()
-	if r := post(h, "k", `{}`); r.Code != http.StatusCreated || runs.Load() != 2 {
-		t.Fatalf("retry after a panic: %d after %d runs, want 201 after 2", r.Code, runs.Load())
-	}
-	if r := post(h, "k", `{}`); r.Code != http.StatusCreated || runs.Load() != 2 {
-		t.Errorf("third: %d after %d runs, want the kept 201 without a run", r.Code, runs.Load())
-	}
+	require.PanicsWithValue(t, "handler bug", func() { post(h, "k", `{}`) }, "the middleware passes the panic on to the recovery")
+	r := post(h, "k", `{}`)
+	require.Equal(t, http.StatusCreated, r.Code, "retry after a panic")
+	require.EqualValues(t, 2, runs.Load(), "retry after a panic runs")
+	r = post(h, "k", `{}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "third")
+	assert.EqualValues(t, 2, runs.Load(), "third: the kept answer, no run")
 }
 
 // A first request that never answers (its invocation timed out, or ran
@@ -78,18 +74,19 @@ func TestUnansweredRequestHoldsTheKeyUntilItsDeadline(t *testing.T) {
 	<-done
 
 	clock = start.Add(10*time.Second + api.InProgressMargin - time.Second)
-	if r := post(h, "k", `{}`); r.Code != http.StatusConflict || runs.Load() != 1 {
-		t.Fatalf("retry before the deadline and margin: %d after %d runs, want 409 after 1", r.Code, runs.Load())
-	}
+	r := post(h, "k", `{}`)
+	require.Equal(t, http.StatusConflict, r.Code, "retry before the deadline and margin")
+	require.EqualValues(t, 1, runs.Load(), "retry before the deadline and margin runs nothing")
 	clock = start.Add(10*time.Second + api.InProgressMargin + time.Second)
-	if r := post(h, "k", `{}`); r.Code != http.StatusCreated || runs.Load() != 2 {
-		t.Fatalf("retry after the deadline and margin: %d after %d runs, want 201 after 2", r.Code, runs.Load())
-	}
+	r = post(h, "k", `{}`)
+	require.Equal(t, http.StatusCreated, r.Code, "retry after the deadline and margin")
+	require.EqualValues(t, 2, runs.Load(), "retry after the deadline and margin runs")
 	// The answered request's key is kept for the window.
 	clock = clock.Add(api.IdempotencyWindow - time.Minute)
-	if r := post(h, "k", `{}`); r.Code != http.StatusCreated || r.Header().Get("Idempotent-Replayed") != "true" || runs.Load() != 2 {
-		t.Errorf("a day later: %d (replayed %q) after %d runs, want the kept 201 without a run", r.Code, r.Header().Get("Idempotent-Replayed"), runs.Load())
-	}
+	r = post(h, "k", `{}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "a day later")
+	assert.Equal(t, "true", r.Header().Get("Idempotent-Replayed"), "a day later: replayed")
+	assert.EqualValues(t, 2, runs.Load(), "a day later: no run")
 }
 
 // Without a deadline in its context a request holds its key for at most
@@ -113,9 +110,9 @@ func TestInProgressIsBoundedWithoutADeadline(t *testing.T) {
 	}()
 	<-done
 	clock = start.Add(api.MaxInProgress + api.InProgressMargin + time.Second)
-	if r := post(h, "k", `{}`); r.Code != http.StatusCreated || runs.Load() != 2 {
-		t.Fatalf("retry after MaxInProgress and the margin: %d after %d runs, want 201 after 2", r.Code, runs.Load())
-	}
+	r := post(h, "k", `{}`)
+	require.Equal(t, http.StatusCreated, r.Code, "retry after MaxInProgress and the margin")
+	require.EqualValues(t, 2, runs.Load(), "retry after MaxInProgress and the margin runs")
 }
 
 // postAs is post by caller c.
@@ -142,27 +139,28 @@ func TestKeysAreTheCallers(t *testing.T) {
 	eve := api.Caller{Subject: "u1", Claims: map[string]string{"iss": "https://idp.example/tenant-b", "sub": "u1"}}
 
 	first := postAs(h, alice, "k", `{"a":1}`)
-	if first.Code != http.StatusCreated {
-		t.Fatalf("alice: %d", first.Code)
-	}
-	if r := postAs(h, mallory, "k", `{"a":1}`); r.Code != http.StatusCreated || r.Header().Get("Idempotent-Replayed") != "" || runs.Load() != 2 || strings.Contains(r.Body.String(), "alice") {
-		t.Errorf("mallory with alice's key and body: %d %s (replayed %q) after %d runs, want a run of its own", r.Code, r.Body, r.Header().Get("Idempotent-Replayed"), runs.Load())
-	}
-	if r := postAs(h, mallory, "k2", `{"a":1}`); r.Code != http.StatusCreated || runs.Load() != 3 {
-		t.Errorf("mallory's own key: %d after %d runs", r.Code, runs.Load())
-	}
-	if r := postAs(h, alice, "k2", `{"a":2}`); r.Code != http.StatusCreated || runs.Load() != 4 {
-		t.Errorf("alice with mallory's key and another body: %d after %d runs, want a run, not 422", r.Code, runs.Load())
-	}
-	if r := postAs(h, alice, "k", `{"a":1}`); r.Code != http.StatusCreated || r.Body.String() != first.Body.String() || runs.Load() != 4 {
-		t.Errorf("alice's retry: %d %s after %d runs, want her kept answer", r.Code, r.Body, runs.Load())
-	}
-	if r := postAs(h, bob, "k", `{"a":1}`); r.Code != http.StatusCreated || runs.Load() != 5 {
-		t.Errorf("bob: %d after %d runs", r.Code, runs.Load())
-	}
-	if r := postAs(h, eve, "k", `{"a":1}`); r.Code != http.StatusCreated || runs.Load() != 6 {
-		t.Errorf("the same subject of another issuer: %d after %d runs, want a run of its own", r.Code, runs.Load())
-	}
+	require.Equal(t, http.StatusCreated, first.Code, "alice")
+	r := postAs(h, mallory, "k", `{"a":1}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "mallory with alice's key and body")
+	assert.Empty(t, r.Header().Get("Idempotent-Replayed"), "mallory with alice's key and body: not a replay")
+	assert.NotContains(t, r.Body.String(), "alice", "mallory with alice's key and body: not alice's answer")
+	assert.EqualValues(t, 2, runs.Load(), "mallory with alice's key and body: a run of its own")
+	r = postAs(h, mallory, "k2", `{"a":1}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "mallory's own key")
+	assert.EqualValues(t, 3, runs.Load(), "mallory's own key runs")
+	r = postAs(h, alice, "k2", `{"a":2}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "alice with mallory's key and another body: a run, not 422")
+	assert.EqualValues(t, 4, runs.Load(), "alice with mallory's key runs")
+	r = postAs(h, alice, "k", `{"a":1}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "alice's retry")
+	assert.Equal(t, first.Body.String(), r.Body.String(), "alice's retry: her kept answer")
+	assert.EqualValues(t, 4, runs.Load(), "alice's retry runs nothing")
+	r = postAs(h, bob, "k", `{"a":1}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "bob")
+	assert.EqualValues(t, 5, runs.Load(), "bob runs")
+	r = postAs(h, eve, "k", `{"a":1}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "the same subject of another issuer")
+	assert.EqualValues(t, 6, runs.Load(), "the same subject of another issuer: a run of its own")
 }
 
 // A field the handler marks Secret is answered the first time only: the
@@ -175,17 +173,14 @@ func TestSecretFieldsAreNotReplayed(t *testing.T) {
 		api.Secret(w, "external_id")
 		api.WriteJSON(w, http.StatusCreated, map[string]string{"account_id": "123456789012", "external_id": "nucleus-secret"})
 	}))
-	if r := post(h, "k", `{}`); r.Code != http.StatusCreated || !strings.Contains(r.Body.String(), "nucleus-secret") {
-		t.Fatalf("first: %d %s, want the secret shown", r.Code, r.Body)
-	}
 	r := post(h, "k", `{}`)
-	if r.Code != http.StatusCreated || runs.Load() != 1 || r.Header().Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("replay: %d after %d runs", r.Code, runs.Load())
-	}
-	if strings.Contains(r.Body.String(), "nucleus-secret") || !strings.Contains(r.Body.String(), `"account_id":"123456789012"`) {
-		t.Errorf("replayed body %s: want the account without its external id", r.Body)
-	}
-	if got := r.Header().Get(api.RedactedHeader); got != "external_id" {
-		t.Errorf("%s = %q, want external_id", api.RedactedHeader, got)
-	}
+	require.Equal(t, http.StatusCreated, r.Code, "first")
+	require.Contains(t, r.Body.String(), "nucleus-secret", "first: the secret shown")
+	r = post(h, "k", `{}`)
+	require.Equal(t, http.StatusCreated, r.Code, "replay")
+	require.EqualValues(t, 1, runs.Load(), "replay runs nothing")
+	require.Equal(t, "true", r.Header().Get("Idempotent-Replayed"), "replay")
+	assert.NotContains(t, r.Body.String(), "nucleus-secret", "replayed body: no external id")
+	assert.Contains(t, r.Body.String(), `"account_id":"123456789012"`, "replayed body: the account")
+	assert.Equal(t, "external_id", r.Header().Get(api.RedactedHeader))
 }
