@@ -94,6 +94,9 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	if err := checkCounts(doc, ""); err != nil {
 		return nil, err
 	}
+	if err := checkCost(doc); err != nil {
+		return nil, err
+	}
 	c := js.NewCompiler()
 	c.DefaultDraft(js.Draft2020)
 	c.UseLoader(noLoads{})
