@@ -6,6 +6,8 @@ package apitest
 
 import (
 	"encoding/json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,9 +26,7 @@ type Response struct {
 // JSON decodes the body into v and fails the test when it cannot.
 func (r Response) JSON(t testing.TB, v any) {
 	t.Helper()
-	if err := json.Unmarshal(r.Body, v); err != nil {
-		t.Fatalf("response %d %s: %v", r.Status, r.Body, err)
-	}
+	require.NoError(t, json.Unmarshal(r.Body, v), "response %d %s", r.Status, r.Body)
 }
 
 // ErrorBody is the JSON body of an error response (platform/api).
@@ -64,28 +64,22 @@ func Do(t testing.TB, h http.Handler, method, path, body string, headers ...stri
 // body names (in fields and in the message) and a fragment of the message.
 func WantError(t testing.TB, r Response, status int, code, field, inMessage string) {
 	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status = %d, want %d; body %s", r.Status, status, r.Body)
-	}
+	require.Equal(t, status, r.Status, "status; body %s", r.Body)
 	var e ErrorBody
 	r.JSON(t, &e)
-	if e.Error.Code != code {
-		t.Errorf("code = %q, want %q (%s)", e.Error.Code, code, r.Body)
-	}
-	if e.RequestID == "" || e.RequestID != r.Header.Get("X-Request-Id") {
-		t.Errorf("request_id %q does not match header %q", e.RequestID, r.Header.Get("X-Request-Id"))
-	}
+	assert.Equal(t, code, e.Error.Code, "code (%s)", r.Body)
+	assert.NotEmpty(t, e.RequestID, "request_id (%s)", r.Body)
+	assert.Equal(t, r.Header.Get("X-Request-Id"), e.RequestID, "request_id against the X-Request-Id header")
 	if field != "" {
-		found := false
+		var named []string
 		for _, f := range e.Error.Fields {
-			found = found || f.Field == field
+			named = append(named, f.Field)
 		}
-		if !found || !strings.Contains(e.Error.Message, field) {
-			t.Errorf("error does not name field %q: %s", field, r.Body)
-		}
+		assert.Contains(t, named, field, "fields the error names: %s", r.Body)
+		assert.Contains(t, e.Error.Message, field, "error message names the field: %s", r.Body)
 	}
-	if inMessage != "" && !strings.Contains(e.Error.Message, inMessage) {
-		t.Errorf("message %q does not contain %q", e.Error.Message, inMessage)
+	if inMessage != "" {
+		assert.Contains(t, e.Error.Message, inMessage, "error message")
 	}
 }
 

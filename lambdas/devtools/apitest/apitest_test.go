@@ -13,6 +13,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/stretchr/testify/assert"
 )
 
 // echo answers POST /echo with the body and the X-Test header it got, and
@@ -35,9 +36,10 @@ func TestDo(t *testing.T) {
 	r := apitest.Do(t, echo(), "POST", "/echo", "hello", "X-Test", "yes")
 	var got map[string]string
 	r.JSON(t, &got)
-	if r.Status != 200 || got["body"] != "hello" || got["header"] != "yes" || r.Header.Get("X-Request-Id") == "" {
-		t.Errorf("Do = %d %v %s", r.Status, r.Header, r.Body)
-	}
+	assert.Equal(t, 200, r.Status, "Do: status; body %s", r.Body)
+	assert.Equal(t, "hello", got["body"], "Do: body sent")
+	assert.Equal(t, "yes", got["header"], "Do: header sent")
+	assert.NotEmpty(t, r.Header.Get("X-Request-Id"), "Do: X-Request-Id; header %v", r.Header)
 }
 
 func TestWantError(t *testing.T) {
@@ -58,44 +60,40 @@ func TestWantError(t *testing.T) {
 		{"message", 400, "validation_failed", "", "missing", r},
 		{"request id", 400, "validation_failed", "", "", apitest.Response{Status: r.Status, Header: http.Header{}, Body: r.Body}},
 	} {
-		if failures := run(func(t testing.TB) { apitest.WantError(t, tt.r, tt.status, tt.code, tt.field, tt.text) }); len(failures) == 0 {
-			t.Errorf("%s: a wrong %s passed", tt.name, tt.name)
-		}
+		failures := run(func(t testing.TB) { apitest.WantError(t, tt.r, tt.status, tt.code, tt.field, tt.text) })
+		assert.NotEmpty(t, failures, "%s: a wrong %s passed", tt.name, tt.name)
 	}
 }
 
 func TestClock(t *testing.T) {
 	start := time.Date(2026, 2, 9, 12, 0, 0, 0, time.UTC)
 	c := apitest.NewClock(start, time.Second)
-	if got := c.Now(); !got.Equal(start.Add(time.Second)) {
-		t.Errorf("first reading %v", got)
-	}
+	// WithinDuration with 0 is time.Time's Equal, with both values printed.
+	assert.WithinDuration(t, start.Add(time.Second), c.Now(), 0, "first reading")
 	c.Advance(time.Hour)
-	if got := c.Now(); !got.Equal(start.Add(time.Hour + 2*time.Second)) {
-		t.Errorf("after Advance %v", got)
-	}
+	assert.WithinDuration(t, start.Add(time.Hour+2*time.Second), c.Now(), 0, "after Advance")
 	c.Set(start)
-	if got := c.Now(); !got.Equal(start.Add(time.Second)) {
-		t.Errorf("after Set %v", got)
-	}
+	assert.WithinDuration(t, start.Add(time.Second), c.Now(), 0, "after Set")
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() { c.Now() })
 	}
 	wg.Wait()
-	if got := c.Now(); !got.Equal(start.Add(12 * time.Second)) {
-		t.Errorf("after concurrent readings %v", got)
-	}
+	assert.WithinDuration(t, start.Add(12*time.Second), c.Now(), 0, "after concurrent readings")
 }
 
-// recorder is a testing.TB that records failures; Fatalf ends the
-// goroutine as testing.T's does.
+// recorder is a testing.TB that records failures; Fatalf and FailNow (what
+// require calls) end the goroutine as testing.T's do.
 type recorder struct {
 	testing.TB
 	failures []string
 }
 
 func (r *recorder) Helper() {}
+
+func (r *recorder) Name() string { return "recorder" }
+
+func (r *recorder) FailNow() { runtime.Goexit() }
 
 func (r *recorder) Errorf(format string, args ...any) {
 	r.failures = append(r.failures, fmt.Sprintf(format, args...))

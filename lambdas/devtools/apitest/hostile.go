@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -136,54 +139,42 @@ func Hostile(t *testing.T, h http.Handler, routes []string, state func(testing.T
 	before := state(t)
 	for _, in := range inputs {
 		r := Do(t, h, in.method, in.path, in.body)
-		if r.Status < 400 || r.Status > 499 {
-			t.Errorf("%s: %d %.300s, want 4xx", in.name, r.Status, r.Body)
+		if !assert.True(t, r.Status >= 400 && r.Status <= 499, "%s: %d %.300s, want 4xx", in.name, r.Status, r.Body) {
 			continue
 		}
 		if in.field != "" {
 			var e ErrorBody
 			_ = json.Unmarshal(r.Body, &e)
-			if r.Status != http.StatusBadRequest || len(e.Error.Fields) == 0 || e.Error.Fields[0].Field != in.field {
-				t.Errorf("%s: %d %.300s, want 400 naming path parameter %s", in.name, r.Status, r.Body, in.field)
+			assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %.300s, want 400 naming path parameter %s", in.name, r.Body, in.field)
+			if assert.NotEmpty(t, e.Error.Fields, "%s: %.300s, want 400 naming path parameter %s", in.name, r.Body, in.field) {
+				assert.Equal(t, in.field, e.Error.Fields[0].Field, "%s: path parameter the 400 names", in.name)
 			}
 		}
-		if len(r.Body) > 2048 {
-			t.Errorf("%s: a %d-byte error; echoed input is not truncated", in.name, len(r.Body))
-		}
-		if !utf8.Valid(r.Body) {
-			t.Errorf("%s: the answer is not UTF-8", in.name)
-		}
+		assert.LessOrEqual(t, len(r.Body), 2048, "%s: error size; echoed input is not truncated", in.name)
+		assert.True(t, utf8.Valid(r.Body), "%s: the answer is not UTF-8", in.name)
 	}
-	if after := state(t); after != before {
-		t.Errorf("refused requests changed the stored state:\nbefore %s\nafter  %s", before, after)
-	}
+	assert.Equal(t, before, state(t), "refused requests changed the stored state")
 }
 
 // fields splits a JSON object into its keys and values, in order.
 func fields(t *testing.T, body string) ([]string, []json.RawMessage) {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("body %s is not a JSON object", body)
-	}
+	tok, err := dec.Token()
+	require.NoError(t, err, "body %s is not a JSON object", body)
+	require.Equal(t, json.Delim('{'), tok, "body %s is not a JSON object", body)
 	var (
 		keys   []string
 		values []json.RawMessage
 	)
 	for dec.More() {
 		k, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, dec.Decode(&v))
 		keys, values = append(keys, k.(string)), append(values, v)
 	}
-	if len(keys) == 0 {
-		t.Fatalf("body %s has no field", body)
-	}
+	require.NotEmpty(t, keys, "body %s has no field", body)
 	return keys, values
 }
 
@@ -211,11 +202,6 @@ func replace(values []json.RawMessage, i int, v json.RawMessage) []json.RawMessa
 
 func indexOf(t *testing.T, keys []string, k string) int {
 	t.Helper()
-	for i, key := range keys {
-		if key == k {
-			return i
-		}
-	}
-	t.Fatalf("no field %q in %v", k, keys)
-	return -1
+	require.Contains(t, keys, k, "fields")
+	return slices.Index(keys, k)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A JSON-protocol server built on the core alone: the target, the body and
@@ -30,9 +32,7 @@ func TestJSONProtocol(t *testing.T) {
 		}
 		return map[string]any{"FailedEntryCount": 0, "Entries": []map[string]string{{"EventId": "e-1"}}}, nil
 	})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, srv.Start())
 	defer srv.Close()
 	post := func(target, contentType, body string) (int, http.Header, map[string]any) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL(), strings.NewReader(body))
@@ -40,26 +40,22 @@ func TestJSONProtocol(t *testing.T) {
 		req.Header.Set("X-Amz-Target", target)
 		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDJSON/20260101/eu-west-1/events/aws4_request, SignedHeaders=host, Signature=00")
 		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
 		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("body %s: %v", b, err)
-		}
+		require.NoError(t, json.Unmarshal(b, &m), "body %s", b)
 		return res.StatusCode, res.Header, m
 	}
 	const ct = "application/x-amz-json-1.1"
 	status, _, m := post("AWSEvents.PutEvents", ct, `{"Entries":[{"Source":"app","DetailType":"x","Detail":"{}"}]}`)
-	if status != 200 || m["FailedEntryCount"] != float64(0) {
-		t.Errorf("PutEvents: %d %v", status, m)
-	}
+	assert.Equal(t, 200, status, "PutEvents: %v", m)
+	assert.Equal(t, float64(0), m["FailedEntryCount"], "PutEvents: %v", m)
 	c := srv.Calls()[0]
-	if c.Action != "PutEvents" || c.AccessKeyID != "AKIDJSON" || c.Region != "eu-west-1" || !strings.Contains(string(c.Body), `"Source":"app"`) {
-		t.Errorf("recorded %+v", c)
-	}
+	assert.Equal(t, "PutEvents", c.Action, "recorded action")
+	assert.Equal(t, "AKIDJSON", c.AccessKeyID, "recorded key")
+	assert.Equal(t, "eu-west-1", c.Region, "recorded region")
+	assert.Contains(t, string(c.Body), `"Source":"app"`, "recorded body")
 	for _, tt := range []struct{ target, contentType, body, code string }{
 		{"AWSEvents.PutEvents", ct, `{"Entries":[]}`, "ValidationException"},
 		{"AWSEvents.PutEvents", ct, `{"Entries":`, "SerializationException"},
@@ -68,9 +64,10 @@ func TestJSONProtocol(t *testing.T) {
 		{"AWSEvents.PutRule", ct, `{}`, "UnknownOperationException"},
 	} {
 		status, h, m := post(tt.target, tt.contentType, tt.body)
-		if status != 400 || m["__type"] != tt.code || h.Get("X-Amzn-ErrorType") != tt.code || m["message"] == "" {
-			t.Errorf("%s %s: %d %v %q, want 400 %s", tt.target, tt.body, status, m, h.Get("X-Amzn-ErrorType"), tt.code)
-		}
+		assert.Equal(t, 400, status, "%s %s: status", tt.target, tt.body)
+		assert.Equal(t, tt.code, m["__type"], "%s %s: __type", tt.target, tt.body)
+		assert.Equal(t, tt.code, h.Get("X-Amzn-ErrorType"), "%s %s: X-Amzn-ErrorType", tt.target, tt.body)
+		assert.NotEqual(t, "", m["message"], "%s %s: message", tt.target, tt.body)
 	}
 }
 
@@ -81,21 +78,15 @@ func TestList(t *testing.T) {
 		got = c.List("InstanceId")
 		return nil, nil
 	})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, srv.Start())
 	defer srv.Close()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL(), strings.NewReader("Action=StartInstances&InstanceId.10=i-c&InstanceId.2=i-b&InstanceId.1=i-a&Version=x"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=K/20260101/us-east-1/ec2/aws4_request, SignedHeaders=host, Signature=00")
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if strings.Join(got, ",") != "i-a,i-b,i-c" {
-		t.Errorf("List = %v", got)
-	}
+	assert.Equal(t, []string{"i-a", "i-b", "i-c"}, got, "List")
 }
 
 func ExampleSTS() {

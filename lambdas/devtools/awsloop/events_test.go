@@ -2,8 +2,6 @@ package awsloop_test
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,14 +11,14 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func startEvents(t *testing.T, buses ...string) (*awsloop.Events, *eventbridge.Client) {
 	t.Helper()
 	fake := awsloop.NewEvents(buses...)
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fake.Start())
 	t.Cleanup(func() { _ = fake.Close() })
 	client := eventbridge.NewFromConfig(awsloop.Config("AKIDPUBLISHER"), func(o *eventbridge.Options) {
 		o.BaseEndpoint = aws.String(fake.URL())
@@ -44,24 +42,25 @@ func TestPutEvents(t *testing.T) {
 		{Source: aws.String("s"), DetailType: aws.String("d"), Detail: aws.String(`{}`),
 			EventBusName: aws.String("arn:aws:events:us-east-1:111122223333:event-bus/apm-dev")},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var codes []string
 	for _, e := range out.Entries {
 		codes = append(codes, aws.ToString(e.ErrorCode))
 	}
-	if out.FailedEntryCount != 3 || strings.Join(codes, ",") != ",MalformedDetail,ResourceNotFoundException,InvalidArgument," {
-		t.Fatalf("FailedEntryCount %d, codes %q", out.FailedEntryCount, codes)
-	}
+	require.Equal(t, int32(3), out.FailedEntryCount, "FailedEntryCount")
+	require.Equal(t, []string{"", "MalformedDetail", "ResourceNotFoundException", "InvalidArgument", ""}, codes, "error codes")
 	evs := fake.Events()
-	if len(evs) != 2 || evs[0].Bus != "apm-dev" || evs[1].Bus != "apm-dev" || evs[0].Detail != `{"a":1}` ||
-		!evs[0].Time.Equal(at) || evs[0].AccessKeyID != "AKIDPUBLISHER" || evs[0].ID != aws.ToString(out.Entries[0].EventId) {
-		t.Errorf("events = %+v", evs)
+	if assert.Len(t, evs, 2, "events") {
+		assert.Equal(t, "apm-dev", evs[0].Bus, "first event's bus")
+		assert.Equal(t, "apm-dev", evs[1].Bus, "second event's bus")
+		assert.Equal(t, `{"a":1}`, evs[0].Detail, "first event's detail")
+		assert.WithinDuration(t, at, evs[0].Time, 0, "first event's time")
+		assert.Equal(t, "AKIDPUBLISHER", evs[0].AccessKeyID, "first event's publisher")
+		assert.Equal(t, aws.ToString(out.Entries[0].EventId), evs[0].ID, "first event's id")
 	}
 	calls := fake.CallsOf("PutEvents")
-	if len(calls) != 1 || calls[0].SigningName != "events" {
-		t.Errorf("calls = %+v", calls)
+	if assert.Len(t, calls, 1, "PutEvents calls") {
+		assert.Equal(t, "events", calls[0].SigningName, "signing name")
 	}
 
 	// Injected entry failures answer in place; the call itself succeeds.
@@ -70,8 +69,10 @@ func TestPutEvents(t *testing.T) {
 		{Source: aws.String("s"), DetailType: aws.String("d"), Detail: aws.String(`{}`)},
 		{Source: aws.String("s"), DetailType: aws.String("d"), Detail: aws.String(`{}`)},
 	}})
-	if err != nil || out.FailedEntryCount != 1 || aws.ToString(out.Entries[0].ErrorCode) != "InternalFailure" || out.Entries[1].EventId == nil {
-		t.Errorf("injected failure: %+v %v", out, err)
+	if assert.NoError(t, err, "injected failure") {
+		assert.Equal(t, int32(1), out.FailedEntryCount, "injected failure: FailedEntryCount")
+		assert.Equal(t, "InternalFailure", aws.ToString(out.Entries[0].ErrorCode), "injected failure: first entry")
+		assert.NotNil(t, out.Entries[1].EventId, "injected failure: second entry's id")
 	}
 
 	// Call-level validation: no entries, more than 10.
@@ -82,8 +83,8 @@ func TestPutEvents(t *testing.T) {
 		}
 		_, err := client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})
 		var api smithy.APIError
-		if !errors.As(err, &api) || api.ErrorCode() != "ValidationException" {
-			t.Errorf("%d entries: %v, want ValidationException", n, err)
+		if assert.ErrorAs(t, err, &api, "%d entries", n) {
+			assert.Equal(t, "ValidationException", api.ErrorCode(), "%d entries", n)
 		}
 	}
 }

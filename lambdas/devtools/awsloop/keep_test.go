@@ -2,6 +2,8 @@ package awsloop
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -15,17 +17,13 @@ func TestKeepNewest(t *testing.T) {
 	var s []int
 	for i := range 10 * DefaultKeep {
 		s = keepNewest(s, i, 0)
-		if len(s) >= 2*DefaultKeep {
-			t.Fatalf("%d kept after %d appends", len(s), i+1)
-		}
+		require.Less(t, len(s), 2*DefaultKeep, "kept after %d appends", i+1)
 	}
 	got := newest(s, 0)
-	if len(got) != DefaultKeep || got[0] != 9*DefaultKeep || got[len(got)-1] != 10*DefaultKeep-1 {
-		t.Errorf("newest: %d elements, %d … %d", len(got), got[0], got[len(got)-1])
-	}
-	if got := newest(keepNewest(nil, 1, 3), 3); fmt.Sprint(got) != "[1]" {
-		t.Errorf("one element: %v", got)
-	}
+	require.Len(t, got, DefaultKeep, "newest")
+	assert.Equal(t, 9*DefaultKeep, got[0], "newest: oldest kept")
+	assert.Equal(t, 10*DefaultKeep-1, got[len(got)-1], "newest: newest kept")
+	assert.Equal(t, "[1]", fmt.Sprint(newest(keepNewest(nil, 1, 3), 3)), "one element")
 }
 
 func TestServerKeepsNewestCalls(t *testing.T) {
@@ -40,12 +38,10 @@ func TestServerKeepsNewestCalls(t *testing.T) {
 		r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/sns/aws4_request, SignedHeaders=host, Signature=00")
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, r)
-		if w.Code != 200 {
-			t.Fatalf("publish %d: %d %s", i, w.Code, w.Body)
-		}
+		require.Equal(t, 200, w.Code, "publish %d: %s", i, w.Body)
 	}
 	calls := s.CallsOf("Publish")
-	if len(calls) != 5 || calls[0].Get("Message") != "m7" || calls[4].Get("Message") != "m11" {
-		t.Errorf("calls kept: %d %v", len(calls), calls)
-	}
+	require.Len(t, calls, 5, "calls kept")
+	assert.Equal(t, "m7", calls[0].Get("Message"), "oldest call kept")
+	assert.Equal(t, "m11", calls[4].Get("Message"), "newest call kept")
 }

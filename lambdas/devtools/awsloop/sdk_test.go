@@ -34,6 +34,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sdkCase is one operation a function calls, made by the SDK's own client
@@ -85,8 +87,8 @@ const (
 func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 	auditsCode := func(t *testing.T, err error) {
 		var ae smithy.APIError
-		if errors.As(err, &ae) && nucleus.DescribeError(err).Code != ae.ErrorCode() {
-			t.Errorf("the audit entry records %+v, not %s", nucleus.DescribeError(err), ae.ErrorCode())
+		if errors.As(err, &ae) {
+			assert.Equal(t, ae.ErrorCode(), nucleus.DescribeError(err).Code, "the audit entry records %+v", nucleus.DescribeError(err))
 		}
 	}
 	for _, c := range []sdkCase{
@@ -104,13 +106,15 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			check: func(t *testing.T, out any) {
 				o := out.(*sts.AssumeRoleOutput)
 				cr := o.Credentials
-				if cr == nil || !strings.HasPrefix(aws.ToString(cr.AccessKeyId), "ASIA") || aws.ToString(cr.SecretAccessKey) == "" ||
-					aws.ToString(cr.SessionToken) == "" || cr.Expiration == nil || !cr.Expiration.After(time.Now()) {
-					t.Errorf("credentials %+v", cr)
+				if assert.NotNil(t, cr, "credentials") {
+					assert.True(t, strings.HasPrefix(aws.ToString(cr.AccessKeyId), "ASIA"), "credentials key %s", aws.ToString(cr.AccessKeyId))
+					assert.NotEmpty(t, aws.ToString(cr.SecretAccessKey), "credentials secret")
+					assert.NotEmpty(t, aws.ToString(cr.SessionToken), "credentials session token")
+					if assert.NotNil(t, cr.Expiration, "credentials expiration") {
+						assert.True(t, cr.Expiration.After(time.Now()), "credentials expired at %v", cr.Expiration)
+					}
 				}
-				if arn := aws.ToString(o.AssumedRoleUser.Arn); arn != "arn:aws:sts::111122223333:assumed-role/nucleus-executor-dev/"+nucleuscontract.ExecutorName {
-					t.Errorf("assumed role %s", arn)
-				}
+				assert.Equal(t, "arn:aws:sts::111122223333:assumed-role/nucleus-executor-dev/"+nucleuscontract.ExecutorName, aws.ToString(o.AssumedRoleUser.Arn), "assumed role")
 			},
 			// A trust policy whose external id the account's item does
 			// not match: the connection test's FAIL, the executor's.
@@ -130,9 +134,8 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			},
 			check: func(t *testing.T, out any) {
 				o := out.(*sts.GetCallerIdentityOutput)
-				if aws.ToString(o.Arn) != "arn:aws:iam::000000000000:user/"+sdkKey || aws.ToString(o.Account) != "000000000000" {
-					t.Errorf("identity %s %s", aws.ToString(o.Arn), aws.ToString(o.Account))
-				}
+				assert.Equal(t, "arn:aws:iam::000000000000:user/"+sdkKey, aws.ToString(o.Arn), "identity ARN")
+				assert.Equal(t, "000000000000", aws.ToString(o.Account), "identity account")
 			},
 			// Credentials STS no longer honours (a revoked session).
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, srv *awsloop.Server) {
@@ -156,8 +159,10 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			},
 			check: func(t *testing.T, out any) {
 				ch := out.(*ec2.StartInstancesOutput).StartingInstances
-				if len(ch) != 1 || aws.ToString(ch[0].InstanceId) != instanceID || ch[0].PreviousState.Name != "stopped" || ch[0].CurrentState.Name != "pending" {
-					t.Errorf("starting %s", instanceChanges(ch))
+				if assert.Len(t, ch, 1, "starting %s", instanceChanges(ch)) {
+					assert.Equal(t, instanceID, aws.ToString(ch[0].InstanceId), "starting instance")
+					assert.Equal(t, ec2types.InstanceStateName("stopped"), ch[0].PreviousState.Name, "starting: previous state")
+					assert.Equal(t, ec2types.InstanceStateName("pending"), ch[0].CurrentState.Name, "starting: current state")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -180,8 +185,9 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			},
 			check: func(t *testing.T, out any) {
 				ch := out.(*ec2.StopInstancesOutput).StoppingInstances
-				if len(ch) != 1 || ch[0].PreviousState.Name != "running" || ch[0].CurrentState.Name != "stopping" {
-					t.Errorf("stopping %s", instanceChanges(ch))
+				if assert.Len(t, ch, 1, "stopping %s", instanceChanges(ch)) {
+					assert.Equal(t, ec2types.InstanceStateName("running"), ch[0].PreviousState.Name, "stopping: previous state")
+					assert.Equal(t, ec2types.InstanceStateName("stopping"), ch[0].CurrentState.Name, "stopping: current state")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -202,8 +208,9 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 				return rds.NewFromConfig(cfg).StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
 			},
 			check: func(t *testing.T, out any) {
-				if db := out.(*rds.StartDBInstanceOutput).DBInstance; db == nil || aws.ToString(db.DBInstanceStatus) != awsloop.DBStarting {
-					t.Errorf("instance %+v", db)
+				db := out.(*rds.StartDBInstanceOutput).DBInstance
+				if assert.NotNil(t, db, "instance") {
+					assert.Equal(t, awsloop.DBStarting, aws.ToString(db.DBInstanceStatus), "instance status")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -225,8 +232,9 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 				return rds.NewFromConfig(cfg).StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
 			},
 			check: func(t *testing.T, out any) {
-				if db := out.(*rds.StopDBInstanceOutput).DBInstance; db == nil || aws.ToString(db.DBInstanceStatus) != awsloop.DBStopping {
-					t.Errorf("instance %+v", db)
+				db := out.(*rds.StopDBInstanceOutput).DBInstance
+				if assert.NotNil(t, db, "instance") {
+					assert.Equal(t, awsloop.DBStopping, aws.ToString(db.DBInstanceStatus), "instance status")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -247,8 +255,9 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 				return rds.NewFromConfig(cfg).StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String("reports")})
 			},
 			check: func(t *testing.T, out any) {
-				if cl := out.(*rds.StartDBClusterOutput).DBCluster; cl == nil || aws.ToString(cl.Status) != awsloop.DBStarting {
-					t.Errorf("cluster %+v", cl)
+				cl := out.(*rds.StartDBClusterOutput).DBCluster
+				if assert.NotNil(t, cl, "cluster") {
+					assert.Equal(t, awsloop.DBStarting, aws.ToString(cl.Status), "cluster status")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -270,8 +279,9 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 				return rds.NewFromConfig(cfg).StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String("reports")})
 			},
 			check: func(t *testing.T, out any) {
-				if cl := out.(*rds.StopDBClusterOutput).DBCluster; cl == nil || aws.ToString(cl.Status) != awsloop.DBStopping {
-					t.Errorf("cluster %+v", cl)
+				cl := out.(*rds.StopDBClusterOutput).DBCluster
+				if assert.NotNil(t, cl, "cluster") {
+					assert.Equal(t, awsloop.DBStopping, aws.ToString(cl.Status), "cluster status")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -295,8 +305,11 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			// service's failure reason.
 			check: func(t *testing.T, out any) {
 				o := out.(*ecs.DescribeServicesOutput)
-				if len(o.Services) != 1 || o.Services[0].DesiredCount != 3 || len(o.Failures) != 1 || aws.ToString(o.Failures[0].Reason) != "MISSING" {
-					t.Errorf("services %+v, failures %+v", o.Services, o.Failures)
+				if assert.Len(t, o.Services, 1, "services") {
+					assert.Equal(t, int32(3), o.Services[0].DesiredCount, "desired count")
+				}
+				if assert.Len(t, o.Failures, 1, "failures") {
+					assert.Equal(t, "MISSING", aws.ToString(o.Failures[0].Reason), "failure reason")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -317,8 +330,10 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 				return ecs.NewFromConfig(cfg).UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String("prod"), Service: aws.String("web"), DesiredCount: aws.Int32(0)})
 			},
 			check: func(t *testing.T, out any) {
-				if s := out.(*ecs.UpdateServiceOutput).Service; s == nil || s.DesiredCount != 0 || aws.ToString(s.ServiceName) != "web" {
-					t.Errorf("service %+v", s)
+				s := out.(*ecs.UpdateServiceOutput).Service
+				if assert.NotNil(t, s, "service") {
+					assert.Equal(t, int32(0), s.DesiredCount, "desired count")
+					assert.Equal(t, "web", aws.ToString(s.ServiceName), "service name")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -342,9 +357,7 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 					MessageAttributes: map[string]snstypes.MessageAttributeValue{"message_type": {DataType: aws.String("String"), StringValue: aws.String("web_action")}}})
 			},
 			check: func(t *testing.T, out any) {
-				if id := aws.ToString(out.(*sns.PublishOutput).MessageId); id == "" {
-					t.Error("no MessageId")
-				}
+				assert.NotEmpty(t, aws.ToString(out.(*sns.PublishOutput).MessageId), "MessageId")
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
 				_, err := sns.NewFromConfig(cfg).Publish(ctx, &sns.PublishInput{TopicArn: aws.String(topicARN + "-gone"), Message: aws.String("{}")})
@@ -364,8 +377,10 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 				return ssm.NewFromConfig(cfg).GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(tokenName), WithDecryption: aws.Bool(true)})
 			},
 			check: func(t *testing.T, out any) {
-				if p := out.(*ssm.GetParameterOutput).Parameter; p == nil || aws.ToString(p.Value) != "tk_secret" || p.Type != ssmtypes.ParameterTypeSecureString {
-					t.Errorf("parameter %+v", p)
+				p := out.(*ssm.GetParameterOutput).Parameter
+				if assert.NotNil(t, p, "parameter") {
+					assert.Equal(t, "tk_secret", aws.ToString(p.Value), "parameter value")
+					assert.Equal(t, ssmtypes.ParameterTypeSecureString, p.Type, "parameter type")
 				}
 			},
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
@@ -384,8 +399,9 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			},
 			check: func(t *testing.T, out any) {
 				o := out.(*eventbridge.PutEventsOutput)
-				if o.FailedEntryCount != 0 || len(o.Entries) != 1 || aws.ToString(o.Entries[0].EventId) == "" {
-					t.Errorf("entries %+v", o.Entries)
+				assert.Equal(t, int32(0), o.FailedEntryCount, "FailedEntryCount")
+				if assert.Len(t, o.Entries, 1, "entries") {
+					assert.NotEmpty(t, aws.ToString(o.Entries[0].EventId), "event id")
 				}
 			},
 			// PutEvents refuses entries, not the call: the release reads
@@ -393,8 +409,11 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
 				out, err := eventbridge.NewFromConfig(cfg).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
 					EventBusName: aws.String("gone"), Source: aws.String("dynastack.agenticpm"), DetailType: aws.String("ActionReleased"), Detail: aws.String("{}")}}})
-				if err != nil || out.FailedEntryCount != 1 || aws.ToString(out.Entries[0].ErrorCode) != "ResourceNotFoundException" {
-					t.Errorf("PutEvents to a missing bus: %v %+v", err, out)
+				if assert.NoError(t, err, "PutEvents to a missing bus") {
+					assert.Equal(t, int32(1), out.FailedEntryCount, "PutEvents to a missing bus: FailedEntryCount")
+					if assert.NotEmpty(t, out.Entries, "PutEvents to a missing bus: entries") {
+						assert.Equal(t, "ResourceNotFoundException", aws.ToString(out.Entries[0].ErrorCode), "PutEvents to a missing bus: error code")
+					}
 				}
 			},
 		},
@@ -407,23 +426,19 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			},
 			check: func(t *testing.T, out any) {
 				o := out.(*kms.EncryptOutput)
-				if string(o.CiphertextBlob) != "sealed\x00\xff" || aws.ToString(o.KeyId) != keyARN || o.EncryptionAlgorithm != kmstypes.EncryptionAlgorithmSpecSymmetricDefault {
-					t.Errorf("encrypt %q %s %s", o.CiphertextBlob, aws.ToString(o.KeyId), o.EncryptionAlgorithm)
-				}
+				assert.Equal(t, []byte("sealed\x00\xff"), o.CiphertextBlob, "ciphertext")
+				assert.Equal(t, keyARN, aws.ToString(o.KeyId), "key")
+				assert.Equal(t, kmstypes.EncryptionAlgorithmSpecSymmetricDefault, o.EncryptionAlgorithm, "algorithm")
 			},
 			// A key deleted under the stage: a 500, not a retry.
 			refuse: func(ctx context.Context, t *testing.T, cfg aws.Config, _ *awsloop.Server) {
 				_, err := kms.NewFromConfig(cfg).Encrypt(ctx, &kms.EncryptInput{KeyId: aws.String("alias/gone"), Plaintext: []byte("x")})
 				wantTyped[*kmstypes.NotFoundException](t, err)
-				if ddb.IsUnavailable(err) {
-					t.Errorf("NotFoundException taken for unavailable: %v", err)
-				}
+				assert.False(t, ddb.IsUnavailable(err), "NotFoundException taken for unavailable: %v", err)
 			},
 			// The credentials route answers 503 with Retry-After.
 			throttled: func(t *testing.T, err error) {
-				if !ddb.IsUnavailable(err) {
-					t.Errorf("a throttled Encrypt is not unavailable (503): %v", err)
-				}
+				assert.True(t, ddb.IsUnavailable(err), "a throttled Encrypt is not unavailable (503): %v", err)
 			},
 		},
 	} {
@@ -435,25 +450,19 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			// state of a stateful fake (an instance started).
 			fresh := func() (*awsloop.Server, aws.Config) {
 				srv := c.fake(t)
-				if got := srv.Service().ID; got != c.id {
-					t.Fatalf("the server's service ID is %q, the SDK's %q", got, c.id)
-				}
+				require.Equal(t, c.id, srv.Service().ID, "the server's service ID against the SDK's")
 				srv.VerifySignatures(awsloop.ConfigSecrets)
 				secret, _, _ := awsloop.ConfigSecrets(sdkKey)
 				env := map[string]string{srv.Service().EndpointEnv(): srv.URL(), "AWS_ACCESS_KEY_ID": sdkKey, "AWS_SECRET_ACCESS_KEY": secret}
 				cfg, err := awsconf.For(ctx, func(k string) string { return env[k] }, c.id)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				cfg.Retryer = awsloop.NoBackoff
 				return srv, cfg
 			}
 
 			srv, cfg := fresh()
 			out, err := c.send(ctx, cfg)
-			if err != nil {
-				t.Fatalf("success: %v", err)
-			}
+			require.NoError(t, err, "success")
 			c.check(t, out)
 			c.refuse(ctx, t, cfg, srv)
 
@@ -462,25 +471,19 @@ func TestSDKAgainstTheLoopbackServers(t *testing.T) {
 			srv, cfg = fresh()
 			throttle := srv.Service().Throttle()
 			srv.Inject(c.action, 1, throttle)
-			if out, err = c.send(ctx, cfg); err != nil {
-				t.Fatalf("after one throttle: %v", err)
-			}
+			out, err = c.send(ctx, cfg)
+			require.NoError(t, err, "after one throttle")
 			c.check(t, out)
-			if n := len(srv.CallsOf(c.action)); n != 2 {
-				t.Errorf("one throttle: %d attempts, want 2", n)
-			}
+			assert.Len(t, srv.CallsOf(c.action), 2, "one throttle: attempts")
 
 			// One that outlasts the retryer's attempts.
 			srv, cfg = fresh()
 			srv.Inject(c.action, -1, throttle)
 			_, err = c.send(ctx, cfg)
-			if n := len(srv.CallsOf(c.action)); n != retry.DefaultMaxAttempts {
-				t.Errorf("a lasting throttle: %d attempts, want the retryer's %d", n, retry.DefaultMaxAttempts)
-			}
+			assert.Len(t, srv.CallsOf(c.action), retry.DefaultMaxAttempts, "a lasting throttle: attempts, want the retryer's")
 			var maxAttempts *retry.MaxAttemptsError
-			if !errors.As(err, &maxAttempts) || retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err) != aws.TrueTernary {
-				t.Errorf("a lasting throttle: %v, want the retryer's attempts spent on a throttle", err)
-			}
+			assert.ErrorAs(t, err, &maxAttempts, "a lasting throttle: want the retryer's attempts spent")
+			assert.Equal(t, aws.TrueTernary, retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err), "a lasting throttle: %v, want a throttle", err)
 			wantCode(t, err, throttle.Code, throttle.Status)
 			if c.throttled != nil {
 				c.throttled(t, err)
@@ -532,11 +535,11 @@ func wantCode(t *testing.T, err error, code string, status int) {
 	t.Helper()
 	var ae smithy.APIError
 	var re *awshttp.ResponseError
-	switch {
-	case !errors.As(err, &ae) || ae.ErrorCode() != code:
-		t.Errorf("%v: want AWS error %s", err, code)
-	case !errors.As(err, &re) || re.HTTPStatusCode() != status:
-		t.Errorf("%v: want HTTP %d", err, status)
+	if !assert.ErrorAs(t, err, &ae, "want AWS error %s", code) || !assert.Equal(t, code, ae.ErrorCode(), "AWS error of %v", err) {
+		return
+	}
+	if assert.ErrorAs(t, err, &re, "want HTTP %d", status) {
+		assert.Equal(t, status, re.HTTPStatusCode(), "HTTP status of %v", err)
 	}
 }
 
@@ -544,7 +547,5 @@ func wantCode(t *testing.T, err error, code string, status int) {
 func wantTyped[E error](t *testing.T, err error) {
 	t.Helper()
 	var e E
-	if !errors.As(err, &e) {
-		t.Errorf("%v (%T): want the SDK's %T", err, err, e)
-	}
+	assert.ErrorAs(t, err, &e, "%T: want the SDK's %T", err, e)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func start(t *testing.T, s interface {
@@ -24,9 +26,7 @@ func start(t *testing.T, s interface {
 	Close() error
 }) {
 	t.Helper()
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Start())
 	t.Cleanup(func() { _ = s.Close() })
 }
 
@@ -49,33 +49,28 @@ func TestEC2(t *testing.T) {
 	ctx := context.Background()
 
 	out, err := client.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ch := out.StartingInstances[0]
-	if aws.ToString(ch.InstanceId) != "i-0123456789abcdef0" || ch.CurrentState.Name != ec2types.InstanceStateNamePending ||
-		aws.ToInt32(ch.CurrentState.Code) != 0 || ch.PreviousState.Name != ec2types.InstanceStateNameStopped || aws.ToInt32(ch.PreviousState.Code) != 80 {
-		t.Errorf("StartingInstances %+v %+v", ch.CurrentState, ch.PreviousState)
-	}
+	assert.Equal(t, "i-0123456789abcdef0", aws.ToString(ch.InstanceId), "StartingInstances: instance")
+	assert.Equal(t, ec2types.InstanceStateNamePending, ch.CurrentState.Name, "StartingInstances: current state")
+	assert.Equal(t, int32(0), aws.ToInt32(ch.CurrentState.Code), "StartingInstances: current state code")
+	assert.Equal(t, ec2types.InstanceStateNameStopped, ch.PreviousState.Name, "StartingInstances: previous state")
+	assert.Equal(t, int32(80), aws.ToInt32(ch.PreviousState.Code), "StartingInstances: previous state code")
 	c := fake.CallsOf("StartInstances")[0]
-	if ids := c.List("InstanceId"); len(ids) != 1 || ids[0] != "i-0123456789abcdef0" || c.Region != "eu-central-1" || c.AccessKeyID != "AKIDEC2" {
-		t.Errorf("call %v %s %s", ids, c.Region, c.AccessKeyID)
-	}
-	if fake.State("i-0123456789abcdef0") != awsloop.InstanceRunning {
-		t.Errorf("state %s", fake.State("i-0123456789abcdef0"))
-	}
+	assert.Equal(t, []string{"i-0123456789abcdef0"}, c.List("InstanceId"), "call: instances")
+	assert.Equal(t, "eu-central-1", c.Region, "call: region")
+	assert.Equal(t, "AKIDEC2", c.AccessKeyID, "call: key")
+	assert.Equal(t, awsloop.InstanceRunning, fake.State("i-0123456789abcdef0"), "state")
 	stop, err := client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}})
-	if err != nil || stop.StoppingInstances[0].CurrentState.Name != ec2types.InstanceStateNameStopping {
-		t.Fatalf("stop: %v", err)
-	}
+	require.NoError(t, err, "stop")
+	require.Equal(t, ec2types.InstanceStateNameStopping, stop.StoppingInstances[0].CurrentState.Name, "stop: current state")
 	for id, want := range map[string]string{
 		"i-00000000000000000": "InvalidInstanceID.NotFound",
 		"i-0123456789abcdef1": "IncorrectInstanceState",
 		"vol-1":               "InvalidInstanceID.Malformed",
 	} {
-		if _, err := client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{id}}); code(err) != want {
-			t.Errorf("stop %s: %v, want %s", id, err, want)
-		}
+		_, err := client.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{id}})
+		assert.Equal(t, want, code(err), "stop %s: %v", id, err)
 	}
 }
 
@@ -88,36 +83,28 @@ func TestRDS(t *testing.T) {
 	ctx := context.Background()
 
 	out, err := client.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
-	if err != nil || aws.ToString(out.DBInstance.DBInstanceStatus) != awsloop.DBStopping || aws.ToString(out.DBInstance.DBInstanceIdentifier) != "orders" {
-		t.Fatalf("StopDBInstance: %v %+v", err, out)
-	}
-	if c := fake.CallsOf("StopDBInstance")[0]; c.Get("DBInstanceIdentifier") != "orders" || c.AccessKeyID != "AKIDRDS" {
-		t.Errorf("call %+v", c)
-	}
+	require.NoError(t, err, "StopDBInstance")
+	require.Equal(t, awsloop.DBStopping, aws.ToString(out.DBInstance.DBInstanceStatus), "StopDBInstance: status")
+	require.Equal(t, "orders", aws.ToString(out.DBInstance.DBInstanceIdentifier), "StopDBInstance: instance")
+	c := fake.CallsOf("StopDBInstance")[0]
+	assert.Equal(t, "orders", c.Get("DBInstanceIdentifier"), "call: instance")
+	assert.Equal(t, "AKIDRDS", c.AccessKeyID, "call: key")
 	_, err = client.StopDBInstance(ctx, &rds.StopDBInstanceInput{DBInstanceIdentifier: aws.String("orders")})
 	var invalid *rdstypes.InvalidDBInstanceStateFault
-	if !errors.As(err, &invalid) {
-		t.Errorf("second stop: %v, want InvalidDBInstanceStateFault", err)
-	}
+	assert.ErrorAs(t, err, &invalid, "second stop")
 	_, err = client.StartDBInstance(ctx, &rds.StartDBInstanceInput{DBInstanceIdentifier: aws.String("nope")})
 	var notFound *rdstypes.DBInstanceNotFoundFault
-	if !errors.As(err, &notFound) {
-		t.Errorf("unknown instance: %v", err)
-	}
+	assert.ErrorAs(t, err, &notFound, "unknown instance")
 	cl, err := client.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String("reports")})
-	if err != nil || aws.ToString(cl.DBCluster.Status) != awsloop.DBStarting || fake.ClusterStatus("reports") != awsloop.DBAvailable {
-		t.Fatalf("StartDBCluster: %v", err)
-	}
+	require.NoError(t, err, "StartDBCluster")
+	require.Equal(t, awsloop.DBStarting, aws.ToString(cl.DBCluster.Status), "StartDBCluster: status")
+	require.Equal(t, awsloop.DBAvailable, fake.ClusterStatus("reports"), "StartDBCluster: the fake's status")
 	_, err = client.StartDBCluster(ctx, &rds.StartDBClusterInput{DBClusterIdentifier: aws.String("reports")})
 	var invalidCluster *rdstypes.InvalidDBClusterStateFault
-	if !errors.As(err, &invalidCluster) {
-		t.Errorf("second start: %v", err)
-	}
+	assert.ErrorAs(t, err, &invalidCluster, "second start")
 	_, err = client.StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String("nope")})
 	var clusterNotFound *rdstypes.DBClusterNotFoundFault
-	if !errors.As(err, &clusterNotFound) {
-		t.Errorf("unknown cluster: %v", err)
-	}
+	assert.ErrorAs(t, err, &clusterNotFound, "unknown cluster")
 }
 
 func TestECS(t *testing.T) {
@@ -128,34 +115,35 @@ func TestECS(t *testing.T) {
 	ctx := context.Background()
 
 	d, err := client.DescribeServices(ctx, &ecs.DescribeServicesInput{Cluster: aws.String("prod"), Services: []string{"web", "gone"}})
-	if err != nil || len(d.Services) != 1 || d.Services[0].DesiredCount != 3 || len(d.Failures) != 1 || aws.ToString(d.Failures[0].Reason) != "MISSING" {
-		t.Fatalf("DescribeServices: %v %+v", err, d)
-	}
+	require.NoError(t, err, "DescribeServices")
+	require.Len(t, d.Services, 1, "DescribeServices: services")
+	require.Equal(t, int32(3), d.Services[0].DesiredCount, "DescribeServices: desired count")
+	require.Len(t, d.Failures, 1, "DescribeServices: failures")
+	require.Equal(t, "MISSING", aws.ToString(d.Failures[0].Reason), "DescribeServices: failure reason")
 	out, err := client.UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String("arn:aws:ecs:us-east-1:111122223333:cluster/prod"),
 		Service: aws.String("web"), DesiredCount: aws.Int32(0)})
-	if err != nil || out.Service.DesiredCount != 0 || aws.ToString(out.Service.ServiceName) != "web" {
-		t.Fatalf("UpdateService: %v", err)
-	}
-	if n, _ := fake.DesiredCount("prod", "web"); n != 0 {
-		t.Errorf("desired count %d", n)
-	}
+	require.NoError(t, err, "UpdateService")
+	require.Equal(t, int32(0), out.Service.DesiredCount, "UpdateService: desired count")
+	require.Equal(t, "web", aws.ToString(out.Service.ServiceName), "UpdateService: service")
+	n, _ := fake.DesiredCount("prod", "web")
+	assert.Zero(t, n, "desired count")
 	var in struct {
 		Cluster      string
 		Service      string
 		DesiredCount int32
 	}
 	c := fake.CallsOf("UpdateService")[0]
-	if err := c.Decode(&in); err != nil || in.Service != "web" || in.DesiredCount != 0 || c.AccessKeyID != "AKIDECS" {
-		t.Errorf("call %s %v", c.Body, err)
+	if assert.NoError(t, c.Decode(&in), "call %s", c.Body) {
+		assert.Equal(t, "web", in.Service, "call: service")
+		assert.Zero(t, in.DesiredCount, "call: desired count")
 	}
+	assert.Equal(t, "AKIDECS", c.AccessKeyID, "call: key")
 	for _, tt := range []struct{ cluster, service, code string }{
 		{"prod", "api", "ServiceNotFoundException"},
 		{"staging", "web", "ClusterNotFoundException"},
 	} {
 		_, err := client.UpdateService(ctx, &ecs.UpdateServiceInput{Cluster: aws.String(tt.cluster), Service: aws.String(tt.service), DesiredCount: aws.Int32(1)})
-		if code(err) != tt.code {
-			t.Errorf("%s/%s: %v, want %s", tt.cluster, tt.service, err, tt.code)
-		}
+		assert.Equal(t, tt.code, code(err), "%s/%s: %v", tt.cluster, tt.service, err)
 	}
 }
 
@@ -163,9 +151,7 @@ func TestECS(t *testing.T) {
 // config.LoadDefaultConfig reach the fakes with no BaseEndpoint.
 func TestStartAllEnv(t *testing.T) {
 	f, err := awsloop.StartAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	for k, v := range f.Env() {
 		t.Setenv(k, v)
@@ -174,25 +160,21 @@ func TestStartAllEnv(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
 	t.Setenv("AWS_REGION", "us-west-2")
 	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
-	if _, err := sts.NewFromConfig(cfg).AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("any")}); err != nil {
-		t.Errorf("sts: %v", err)
-	}
-	if _, err := ec2.NewFromConfig(cfg).StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}}); err != nil {
-		t.Errorf("ec2: %v", err)
-	}
-	if _, err := rds.NewFromConfig(cfg).StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String("c")}); err != nil {
-		t.Errorf("rds: %v", err)
-	}
-	if _, err := ecs.NewFromConfig(cfg).UpdateService(ctx, &ecs.UpdateServiceInput{Service: aws.String("svc"), DesiredCount: aws.Int32(0)}); err != nil {
-		t.Errorf("ecs: %v", err)
-	}
-	for _, calls := range [][]awsloop.Call{f.STS.Calls(), f.EC2.Calls(), f.RDS.Calls(), f.ECS.Calls()} {
-		if len(calls) != 1 || calls[0].AccessKeyID != "AKIDENV" || calls[0].Region != "us-west-2" {
-			t.Errorf("calls %+v", calls)
+	_, err = sts.NewFromConfig(cfg).AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("any")})
+	assert.NoError(t, err, "sts")
+	_, err = ec2.NewFromConfig(cfg).StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}})
+	assert.NoError(t, err, "ec2")
+	_, err = rds.NewFromConfig(cfg).StopDBCluster(ctx, &rds.StopDBClusterInput{DBClusterIdentifier: aws.String("c")})
+	assert.NoError(t, err, "rds")
+	_, err = ecs.NewFromConfig(cfg).UpdateService(ctx, &ecs.UpdateServiceInput{Service: aws.String("svc"), DesiredCount: aws.Int32(0)})
+	assert.NoError(t, err, "ecs")
+	for i, calls := range [][]awsloop.Call{f.STS.Calls(), f.EC2.Calls(), f.RDS.Calls(), f.ECS.Calls()} {
+		service := []string{"sts", "ec2", "rds", "ecs"}[i]
+		if assert.Len(t, calls, 1, "%s calls", service) {
+			assert.Equal(t, "AKIDENV", calls[0].AccessKeyID, "%s: key", service)
+			assert.Equal(t, "us-west-2", calls[0].Region, "%s: region", service)
 		}
 	}
 }
@@ -211,9 +193,7 @@ func TestVerifySignatures(t *testing.T) {
 	start(t, ec2Fake)
 	ctx := context.Background()
 	out, err := stsClient(fake, "AKIDCALLER").AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("s1")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cr := out.Credentials
 	ec2With := func(id, secret, token string) error {
 		cfg := awsloop.Config(id)
@@ -222,16 +202,11 @@ func TestVerifySignatures(t *testing.T) {
 			StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}})
 		return err
 	}
-	if err := ec2With(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken)); err != nil {
-		t.Errorf("session credentials: %v", err)
-	}
-	if err := ec2With(aws.ToString(cr.AccessKeyId), "not-the-secret", aws.ToString(cr.SessionToken)); code(err) != "SignatureDoesNotMatch" {
-		t.Errorf("wrong secret: %v", err)
-	}
-	if err := ec2With(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), ""); code(err) != "SignatureDoesNotMatch" {
-		t.Errorf("session key without its token: %v", err)
-	}
-	if _, err := stsClient(fake, "AKIDCALLER").GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}); err != nil {
-		t.Errorf("Config credentials: %v", err)
-	}
+	assert.NoError(t, ec2With(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken)), "session credentials")
+	err = ec2With(aws.ToString(cr.AccessKeyId), "not-the-secret", aws.ToString(cr.SessionToken))
+	assert.Equal(t, "SignatureDoesNotMatch", code(err), "wrong secret: %v", err)
+	err = ec2With(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), "")
+	assert.Equal(t, "SignatureDoesNotMatch", code(err), "session key without its token: %v", err)
+	_, err = stsClient(fake, "AKIDCALLER").GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	assert.NoError(t, err, "Config credentials")
 }

@@ -2,7 +2,6 @@ package awsloop_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -15,14 +14,14 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func startSTS(t *testing.T) *awsloop.STS {
 	t.Helper()
 	fake := awsloop.NewSTS()
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fake.Start())
 	t.Cleanup(func() { _ = fake.Close() })
 	return fake
 }
@@ -44,28 +43,19 @@ func TestAssumeRoleThenCallWithSessionCredentials(t *testing.T) {
 	out, err := stsClient(fake, "AKIDEXECUTOR").AssumeRole(ctx, &sts.AssumeRoleInput{
 		RoleArn: aws.String(role), RoleSessionName: aws.String("nucleus-test"), ExternalId: aws.String("ext-1234"), DurationSeconds: aws.Int32(900),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := aws.ToString(out.AssumedRoleUser.Arn); got != "arn:aws:sts::111122223333:assumed-role/nucleus-executor-target/nucleus-test" {
-		t.Errorf("AssumedRoleUser.Arn = %s", got)
-	}
-	if exp := aws.ToTime(out.Credentials.Expiration); exp.Before(time.Now().Add(14*time.Minute)) || exp.After(time.Now().Add(16*time.Minute)) {
-		t.Errorf("Expiration %v is not 900 s away", exp)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "arn:aws:sts::111122223333:assumed-role/nucleus-executor-target/nucleus-test", aws.ToString(out.AssumedRoleUser.Arn), "AssumedRoleUser.Arn")
+	assert.WithinDuration(t, time.Now().Add(15*time.Minute), aws.ToTime(out.Credentials.Expiration), time.Minute, "Expiration is not 900 s away")
 	calls := fake.CallsOf("AssumeRole")
-	if len(calls) != 1 {
-		t.Fatalf("%d AssumeRole calls", len(calls))
-	}
+	require.Len(t, calls, 1, "AssumeRole calls")
 	c := calls[0]
 	for k, want := range map[string]string{"RoleArn": role, "RoleSessionName": "nucleus-test", "ExternalId": "ext-1234", "DurationSeconds": "900"} {
-		if c.Get(k) != want {
-			t.Errorf("%s = %q, want %q", k, c.Get(k), want)
-		}
+		assert.Equal(t, want, c.Get(k), "AssumeRole parameter %s", k)
 	}
-	if c.AccessKeyID != "AKIDEXECUTOR" || c.SigningName != "sts" || c.Region != awsloop.Region || c.SessionToken != "" {
-		t.Errorf("signed by %q for %s/%s, token %q", c.AccessKeyID, c.SigningName, c.Region, c.SessionToken)
-	}
+	assert.Equal(t, "AKIDEXECUTOR", c.AccessKeyID, "signed by")
+	assert.Equal(t, "sts", c.SigningName, "signing name")
+	assert.Equal(t, awsloop.Region, c.Region, "signing region")
+	assert.Empty(t, c.SessionToken, "session token")
 
 	// The assumed credentials, through the SDK's own AssumeRole provider.
 	cfg := awsloop.Config("AKIDEXECUTOR")
@@ -73,17 +63,15 @@ func TestAssumeRoleThenCallWithSessionCredentials(t *testing.T) {
 		o.ExternalID = aws.String("ext-1234")
 	}))
 	id, err := sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = aws.String(fake.URL()) }).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if aws.ToString(id.Account) != "111122223333" || !strings.HasPrefix(aws.ToString(id.Arn), "arn:aws:sts::111122223333:assumed-role/nucleus-executor-target/") {
-		t.Errorf("caller identity %s %s", aws.ToString(id.Account), aws.ToString(id.Arn))
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "111122223333", aws.ToString(id.Account), "caller identity account")
+	assert.True(t, strings.HasPrefix(aws.ToString(id.Arn), "arn:aws:sts::111122223333:assumed-role/nucleus-executor-target/"), "caller identity ARN %s", aws.ToString(id.Arn))
 	last := fake.CallsOf("GetCallerIdentity")[0]
 	ss, ok := fake.Session(last.AccessKeyID)
-	if !ok || ss.RoleARN != role || ss.CallerAccessKeyID != "AKIDEXECUTOR" || last.SessionToken != ss.SessionToken {
-		t.Errorf("GetCallerIdentity signed with %q (session %+v, found %v), token %q", last.AccessKeyID, ss, ok, last.SessionToken)
-	}
+	assert.True(t, ok, "GetCallerIdentity signed with %q, not a session's key", last.AccessKeyID)
+	assert.Equal(t, role, ss.RoleARN, "session role")
+	assert.Equal(t, "AKIDEXECUTOR", ss.CallerAccessKeyID, "session caller")
+	assert.Equal(t, ss.SessionToken, last.SessionToken, "GetCallerIdentity's session token")
 }
 
 func TestAssumeRoleRefusals(t *testing.T) {
@@ -110,18 +98,15 @@ func TestAssumeRoleRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := client.AssumeRole(context.Background(), &tt.in)
 			var apiErr smithy.APIError
-			if !errors.As(err, &apiErr) || apiErr.ErrorCode() != tt.code {
-				t.Fatalf("err = %v, want %s", err, tt.code)
-			}
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, tt.code, apiErr.ErrorCode(), "error code of %v", err)
 			var re interface{ HTTPStatusCode() int }
-			if !errors.As(err, &re) || re.HTTPStatusCode() != tt.status {
-				t.Errorf("status of %v, want %d", err, tt.status)
+			if assert.ErrorAs(t, err, &re) {
+				assert.Equal(t, tt.status, re.HTTPStatusCode(), "status of %v", err)
 			}
 		})
 	}
-	if n := len(fake.Sessions()); n != 0 {
-		t.Errorf("%d sessions issued by refused calls", n)
-	}
+	assert.Empty(t, fake.Sessions(), "sessions issued by refused calls")
 }
 
 // Requests that are not the protocol are refused in its error shape.
@@ -134,9 +119,7 @@ func TestProtocolRefusals(t *testing.T) {
 			req.Header.Set("Authorization", auth)
 		}
 		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
@@ -159,21 +142,15 @@ func TestProtocolRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, body := post(tt.contentType, tt.auth, tt.body)
-			if status != tt.status {
-				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
-			}
+			require.Equal(t, tt.status, status, "status: %s", body)
 			if tt.code == "" {
-				if !strings.Contains(body, "<GetCallerIdentityResult><UserId>AKID</UserId>") || !strings.Contains(body, "<ResponseMetadata><RequestId>") {
-					t.Errorf("body %s", body)
-				}
+				assert.Contains(t, body, "<GetCallerIdentityResult><UserId>AKID</UserId>", "body")
+				assert.Contains(t, body, "<ResponseMetadata><RequestId>", "body")
 				return
 			}
-			if !strings.Contains(body, "<ErrorResponse") || !strings.Contains(body, "<Code>"+tt.code+"</Code>") {
-				t.Errorf("body %s, want ErrorResponse with code %s", body, tt.code)
-			}
+			assert.Contains(t, body, "<ErrorResponse", "body: want ErrorResponse with code %s", tt.code)
+			assert.Contains(t, body, "<Code>"+tt.code+"</Code>", "body: want ErrorResponse with code %s", tt.code)
 		})
 	}
-	if n := len(fake.Calls()); n != len(tests) {
-		t.Errorf("%d calls recorded, want every one of %d", n, len(tests))
-	}
+	assert.Len(t, fake.Calls(), len(tests), "calls recorded: want every one")
 }

@@ -3,10 +3,7 @@ package cfntables_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,38 +13,32 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 func TestParseTables(t *testing.T) {
 	tmpl, err := cfntables.Load("testdata/kitchen.template.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tmpl.Stack != "kitchen" {
-		t.Errorf("Stack = %q", tmpl.Stack)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "kitchen", tmpl.Stack, "Stack")
 	tables, err := tmpl.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tables) != 2 || tables[0].LogicalID != "EventsTableA1B2C3D4" || tables[1].LogicalID != "PlainTable12345678" {
-		t.Fatalf("tables = %+v", tables)
-	}
+	require.NoError(t, err)
+	require.Len(t, tables, 2, "tables")
+	require.Equal(t, "EventsTableA1B2C3D4", tables[0].LogicalID, "first table")
+	require.Equal(t, "PlainTable12345678", tables[1].LogicalID, "second table")
 	ev, plain := tables[0], tables[1]
-	if ev.Name != "events" || plain.Name != "" {
-		t.Errorf("names %q %q", ev.Name, plain.Name)
+	assert.Equal(t, "events", ev.Name, "name of the events table")
+	assert.Empty(t, plain.Name, "name of the plain table")
+	if assert.NotNil(t, ev.TTL, "TTL of the events table") {
+		assert.Equal(t, "expires_at", *ev.TTL.AttributeName, "TTL attribute")
 	}
-	if ev.TTL == nil || *ev.TTL.AttributeName != "expires_at" || plain.TTL != nil {
-		t.Errorf("TTL %+v %+v", ev.TTL, plain.TTL)
+	assert.Nil(t, plain.TTL, "TTL of the plain table")
+	if s := ev.Input.StreamSpecification; assert.NotNil(t, s, "stream") {
+		assert.Equal(t, types.StreamViewTypeNewAndOldImages, s.StreamViewType, "stream view")
 	}
-	if s := ev.Input.StreamSpecification; s == nil || s.StreamViewType != types.StreamViewTypeNewAndOldImages {
-		t.Errorf("stream %+v", s)
-	}
-	if got := (cfntables.Options{Prefix: "p-", Suffix: "-s"}).TableName(plain); got != "p-PlainTable12345678-s" {
-		t.Errorf("generated name = %q", got)
-	}
+	assert.Equal(t, "p-PlainTable12345678-s", (cfntables.Options{Prefix: "p-", Suffix: "-s"}).TableName(plain), "generated name")
 }
 
 func TestParseErrors(t *testing.T) {
@@ -62,74 +53,56 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tmpl, err := cfntables.Parse([]byte(tt.json))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			_, err = tmpl.Tables()
-			if err == nil || errors.Is(err, cfntables.ErrUnsupported) != tt.unsupported {
-				t.Errorf("Tables() error = %v, unsupported want %v", err, tt.unsupported)
-			}
+			require.Error(t, err, "Tables()")
+			assert.Equal(t, tt.unsupported, errors.Is(err, cfntables.ErrUnsupported), "Tables() error %v is ErrUnsupported", err)
 		})
 	}
-	if _, err := cfntables.Parse([]byte(`not json`)); err == nil {
-		t.Error("Parse accepted garbage")
-	}
+	_, err := cfntables.Parse([]byte(`not json`))
+	assert.Error(t, err, "Parse accepted garbage")
 }
 
 func TestFunctions(t *testing.T) {
 	tmpl, err := cfntables.Load("testdata/kitchen.template.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fns, err := tmpl.Functions()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var ids []string
 	for _, f := range fns {
 		ids = append(ids, f.LogicalID)
 	}
-	if fmt.Sprint(ids) != "[GetAttFn NoEnvFn WorkerFn]" {
-		t.Fatalf("functions = %v", ids)
-	}
+	require.Equal(t, []string{"GetAttFn", "NoEnvFn", "WorkerFn"}, ids, "functions")
 	names := map[string]string{"EventsTableA1B2C3D4": "events-x", "PlainTable12345678": "plain-x"}
 	worker := fns[2]
-	if fns[1].Timeout != 3*time.Second {
-		t.Errorf("a function without Timeout: %v, want Lambda's default 3s", fns[1].Timeout)
-	}
-	if worker.Service() != "demo" {
-		t.Errorf("Service = %q", worker.Service())
-	}
+	assert.Equal(t, 3*time.Second, fns[1].Timeout, "a function without Timeout: want Lambda's default 3s")
+	assert.Equal(t, "demo", worker.Service(), "Service")
 	env, err := worker.Environment(names)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := map[string]string{"DYNASTACK_SERVICE": "demo", "EVENTS_TABLE": "events-x", "PLAIN_TABLE": "plain-x"}
-	if fmt.Sprint(env) != fmt.Sprint(want) {
-		t.Errorf("env = %v, want %v", env, want)
-	}
-	if _, err := worker.Environment(map[string]string{}); !errors.Is(err, cfntables.ErrUnsupported) || !strings.Contains(err.Error(), "EVENTS_TABLE") {
-		t.Errorf("unresolved Ref: %v", err)
-	}
-	if _, err := fns[0].Environment(names); !errors.Is(err, cfntables.ErrUnsupported) || !strings.Contains(err.Error(), "STREAM") {
-		t.Errorf("GetAtt: %v", err)
-	}
-	if env, err := fns[1].Environment(names); err != nil || len(env) != 0 || fns[1].Service() != "" {
-		t.Errorf("no env: %v %v", env, err)
-	}
+	assert.Equal(t, want, env, "env")
+	_, err = worker.Environment(map[string]string{})
+	assert.ErrorIs(t, err, cfntables.ErrUnsupported, "unresolved Ref")
+	assert.ErrorContains(t, err, "EVENTS_TABLE", "unresolved Ref")
+	_, err = fns[0].Environment(names)
+	assert.ErrorIs(t, err, cfntables.ErrUnsupported, "GetAtt")
+	assert.ErrorContains(t, err, "STREAM", "GetAtt")
+	env, err = fns[1].Environment(names)
+	assert.NoError(t, err, "no env")
+	assert.Empty(t, env, "no env")
+	assert.Empty(t, fns[1].Service(), "no env: Service")
 }
 
 func TestLoadDir(t *testing.T) {
 	tmpls, err := cfntables.LoadDir("testdata/dir")
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	var stacks []string
+	for _, tmpl := range tmpls {
+		stacks = append(stacks, tmpl.Stack)
 	}
-	if len(tmpls) != 2 || tmpls[0].Stack != "itsm" || tmpls[1].Stack != "other" {
-		t.Errorf("templates = %d", len(tmpls))
-	}
-	if _, err := cfntables.LoadDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "cdk synth") {
-		t.Errorf("empty dir: %v", err)
-	}
+	assert.Equal(t, []string{"itsm", "other"}, stacks, "templates")
+	_, err = cfntables.LoadDir(t.TempDir())
+	assert.ErrorContains(t, err, "cdk synth", "empty dir")
 }
 
 // TestCreate builds the kitchen-sink tables in DynamoDB Local and reads
@@ -137,95 +110,79 @@ func TestLoadDir(t *testing.T) {
 func TestCreate(t *testing.T) {
 	client := testenv.Client(t)
 	tmpl, err := cfntables.Load("testdata/kitchen.template.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	suffix := testenv.Suffix()
 	ctx := context.Background()
 	names, err := cfntables.Create(ctx, client, tmpl, cfntables.Options{Prefix: "pre-", Suffix: suffix})
 	t.Cleanup(func() { cfntables.Delete(ctx, client, names) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if names["EventsTableA1B2C3D4"] != "pre-events"+suffix || names["PlainTable12345678"] != "pre-PlainTable12345678"+suffix {
-		t.Fatalf("names = %v", names)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "pre-events"+suffix, names["EventsTableA1B2C3D4"], "name of the events table; names %v", names)
+	require.Equal(t, "pre-PlainTable12345678"+suffix, names["PlainTable12345678"], "name of the plain table; names %v", names)
 	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names["EventsTableA1B2C3D4"])})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d := out.Table
-	if len(d.KeySchema) != 2 || *d.KeySchema[1].AttributeName != "sk" || d.KeySchema[1].KeyType != types.KeyTypeRange {
-		t.Errorf("key schema %+v", d.KeySchema)
+	if assert.Len(t, d.KeySchema, 2, "key schema") {
+		assert.Equal(t, "sk", *d.KeySchema[1].AttributeName, "sort key")
+		assert.Equal(t, types.KeyTypeRange, d.KeySchema[1].KeyType, "sort key type")
 	}
 	gsis := map[string]types.GlobalSecondaryIndexDescription{}
 	for _, g := range d.GlobalSecondaryIndexes {
 		gsis[*g.IndexName] = g
 	}
-	if g := gsis["ByType"]; g.Projection == nil || g.Projection.ProjectionType != types.ProjectionTypeInclude ||
-		!slices.Equal(g.Projection.NonKeyAttributes, []string{"title", "owner"}) || *g.KeySchema[1].AttributeName != "gsi1sk" {
-		t.Errorf("ByType = %+v", g)
+	if g := gsis["ByType"]; assert.NotNil(t, g.Projection, "ByType projection") {
+		assert.Equal(t, types.ProjectionTypeInclude, g.Projection.ProjectionType, "ByType projection type")
+		assert.Equal(t, []string{"title", "owner"}, g.Projection.NonKeyAttributes, "ByType projected attributes")
+		if assert.Len(t, g.KeySchema, 2, "ByType key schema") {
+			assert.Equal(t, "gsi1sk", *g.KeySchema[1].AttributeName, "ByType sort key")
+		}
 	}
-	if g := gsis["KeysOnly"]; g.Projection == nil || g.Projection.ProjectionType != types.ProjectionTypeKeysOnly {
-		t.Errorf("KeysOnly = %+v", g)
+	if g := gsis["KeysOnly"]; assert.NotNil(t, g.Projection, "KeysOnly projection") {
+		assert.Equal(t, types.ProjectionTypeKeysOnly, g.Projection.ProjectionType, "KeysOnly projection type")
 	}
-	if len(d.LocalSecondaryIndexes) != 1 || *d.LocalSecondaryIndexes[0].IndexName != "ByLsi" {
-		t.Errorf("LSIs %+v", d.LocalSecondaryIndexes)
+	if assert.Len(t, d.LocalSecondaryIndexes, 1, "LSIs") {
+		assert.Equal(t, "ByLsi", *d.LocalSecondaryIndexes[0].IndexName, "LSI")
 	}
-	if d.StreamSpecification == nil || !*d.StreamSpecification.StreamEnabled || d.LatestStreamArn == nil {
-		t.Errorf("stream %+v", d.StreamSpecification)
+	if assert.NotNil(t, d.StreamSpecification, "stream") {
+		assert.True(t, *d.StreamSpecification.StreamEnabled, "stream enabled")
 	}
+	assert.NotNil(t, d.LatestStreamArn, "stream ARN")
 	ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(names["EventsTableA1B2C3D4"])})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ttl.TimeToLiveDescription.TimeToLiveStatus != types.TimeToLiveStatusEnabled || *ttl.TimeToLiveDescription.AttributeName != "expires_at" {
-		t.Errorf("TTL %+v", ttl.TimeToLiveDescription)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, types.TimeToLiveStatusEnabled, ttl.TimeToLiveDescription.TimeToLiveStatus, "TTL status")
+	assert.Equal(t, "expires_at", aws.ToString(ttl.TimeToLiveDescription.AttributeName), "TTL attribute")
 
 	// Creating again fails, unless existing tables are kept.
-	if _, err := cfntables.Create(ctx, client, tmpl, cfntables.Options{Prefix: "pre-", Suffix: suffix}); err == nil {
-		t.Error("second Create succeeded")
-	}
-	if _, err := cfntables.Create(ctx, client, tmpl, cfntables.Options{Prefix: "pre-", Suffix: suffix, KeepExisting: true}); err != nil {
-		t.Errorf("KeepExisting: %v", err)
-	}
+	_, err = cfntables.Create(ctx, client, tmpl, cfntables.Options{Prefix: "pre-", Suffix: suffix})
+	assert.Error(t, err, "second Create succeeded")
+	_, err = cfntables.Create(ctx, client, tmpl, cfntables.Options{Prefix: "pre-", Suffix: suffix, KeepExisting: true})
+	assert.NoError(t, err, "KeepExisting")
 }
 
 // TestStackTemplate checks that the ITSM template (golden snapshot when it
 // exists) has what the service relies on.
 func TestStackTemplate(t *testing.T) {
 	tmpl, err := cfntables.Load(testenv.Template(t, "dev", "itsm"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tables, err := tmpl.Tables()
-	if err != nil || len(tables) != 1 {
-		t.Fatalf("tables %v %v", tables, err)
-	}
+	require.NoError(t, err)
+	require.Len(t, tables, 1, "tables")
 	tbl := tables[0]
-	if tbl.Name != "poc-itsm-tickets-dev" {
-		t.Errorf("table name %q", tbl.Name)
-	}
-	if len(tbl.Input.GlobalSecondaryIndexes) != 1 || *tbl.Input.GlobalSecondaryIndexes[0].IndexName != "CallerIdIndex" {
-		t.Errorf("GSIs %+v", tbl.Input.GlobalSecondaryIndexes)
+	assert.Equal(t, "poc-itsm-tickets-dev", tbl.Name, "table name")
+	if assert.Len(t, tbl.Input.GlobalSecondaryIndexes, 1, "GSIs") {
+		assert.Equal(t, "CallerIdIndex", *tbl.Input.GlobalSecondaryIndexes[0].IndexName, "GSI")
 	}
 	fns, err := tmpl.Functions()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var svc []cfntables.Function
 	for _, f := range fns {
 		if f.Service() == "itsm" {
 			svc = append(svc, f)
 		}
 	}
-	if len(svc) != 1 || svc[0].Env["ITSM_TICKETS_TABLE"].Ref != tbl.LogicalID {
-		t.Errorf("itsm function env does not Ref the table: %+v", svc)
-	}
-	// The local runner enforces the template's timeout on each invocation.
-	if len(svc) == 1 && svc[0].Timeout != 10*time.Second {
-		t.Errorf("itsm function timeout %v, want the template's 10s", svc[0].Timeout)
+	if assert.Len(t, svc, 1, "itsm functions") {
+		assert.Equal(t, tbl.LogicalID, svc[0].Env["ITSM_TICKETS_TABLE"].Ref, "itsm function env does not Ref the table")
+		// The local runner enforces the template's timeout on each invocation.
+		assert.Equal(t, 10*time.Second, svc[0].Timeout, "itsm function timeout: want the template's")
 	}
 }
 
@@ -233,22 +190,17 @@ func TestStackTemplate(t *testing.T) {
 // with the stage's issuer and audience; the local runner reads them here.
 func TestJWTAuthorizers(t *testing.T) {
 	tmpl, err := cfntables.Load(testenv.Template(t, "dev", "stak"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	auths, err := tmpl.JWTAuthorizers()
-	if err != nil || len(auths) != 1 {
-		t.Fatalf("JWTAuthorizers = %+v, %v; want one", auths, err)
-	}
+	require.NoError(t, err)
+	require.Len(t, auths, 1, "JWTAuthorizers")
 	a := auths[0]
-	if a.Issuer != "https://auth.dev.stak.dynastack.example/" || len(a.Audience) != 1 || a.Audience[0] != "stak-dev" || len(a.Routes) != 4 {
-		t.Errorf("authorizer %+v", a)
-	}
+	assert.Equal(t, "https://auth.dev.stak.dynastack.example/", a.Issuer, "issuer")
+	assert.Equal(t, []string{"stak-dev"}, a.Audience, "audience")
+	assert.Len(t, a.Routes, 4, "routes")
 	other, err := cfntables.Load(testenv.Template(t, "dev", "itsm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if auths, err := other.JWTAuthorizers(); err != nil || len(auths) != 0 {
-		t.Errorf("itsm: %+v %v, want none", auths, err)
-	}
+	require.NoError(t, err)
+	auths, err = other.JWTAuthorizers()
+	assert.NoError(t, err, "itsm")
+	assert.Empty(t, auths, "itsm: want none")
 }

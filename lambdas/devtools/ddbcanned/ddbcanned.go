@@ -23,6 +23,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
 )
 
 // exchange is one recorded answer.
@@ -276,9 +277,7 @@ func Pair(b *testing.B, base *dynamodb.Client, handler, raw func(b *testing.B, c
 		c, t := Client(base)
 		ops[i] = mk(b, c)
 		ops[i]()
-		if err := t.Replay(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, t.Replay())
 		ts[i] = t
 	}
 	for me, name := range sides {
@@ -310,9 +309,7 @@ func PairTape(b *testing.B, base *dynamodb.Client, tape Tape, handler, raw func(
 				c := dynamodb.New(base.Options(), func(o *dynamodb.Options) { o.HTTPClient = t })
 				ops[i] = mk(b, c)
 				ops[i]()
-				if err := t.laps(1); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, t.laps(1))
 				t.mu.Lock()
 				t.served, t.pos, t.reqBytes, t.respBytes = 0, 0, 0, 0
 				t.mu.Unlock()
@@ -353,9 +350,7 @@ func interleaved(b *testing.B, ops [2]func(), ts [2]*Transport, me int) {
 	}
 	b.StopTimer()
 	for i, t := range ts {
-		if err := t.laps(b.N); err != nil {
-			b.Fatalf("%s: %v", sides[i], err)
-		}
+		require.NoError(b, t.laps(b.N), sides[i])
 	}
 	report(b, ts[me], cpu)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // server answers every request with its target, counting them.
@@ -26,9 +28,7 @@ func request(target, body string) *http.Request {
 func read(t *testing.T, tr *ddbcanned.Transport, target string) string {
 	t.Helper()
 	resp, err := tr.Do(request(target, "{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
@@ -36,29 +36,21 @@ func read(t *testing.T, tr *ddbcanned.Transport, target string) string {
 func TestReplay(t *testing.T) {
 	srv := &server{}
 	tr := ddbcanned.New(srv)
-	if err := tr.Replay(); err == nil {
-		t.Error("Replay with nothing recorded succeeded")
-	}
+	assert.Error(t, tr.Replay(), "Replay with nothing recorded succeeded")
 	tr = ddbcanned.New(srv)
 	read(t, tr, "DynamoDB_20120810.GetItem")
 	read(t, tr, "DynamoDB_20120810.PutItem")
-	if err := tr.Replay(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tr.Replay())
 	// Round and round, in order, without the server.
 	for i, want := range []string{"GetItem", "PutItem", "GetItem", "PutItem"} {
-		if got := read(t, tr, "DynamoDB_20120810."+want); !strings.Contains(got, want) {
-			t.Errorf("replay %d = %s, want the recorded %s", i, got, want)
-		}
+		assert.Contains(t, read(t, tr, "DynamoDB_20120810."+want), want, "replay %d: want the recorded answer", i)
 	}
-	if srv.calls != 2 || tr.Calls() != 2 {
-		t.Errorf("server calls %d, tape %d; want 2 and 2", srv.calls, tr.Calls())
-	}
-	if sent, received := tr.Bytes(); sent != 8 || received == 0 {
-		t.Errorf("bytes sent %d, received %d", sent, received)
-	}
+	assert.Equal(t, 2, srv.calls, "server calls")
+	assert.Equal(t, 2, tr.Calls(), "tape calls")
+	sent, received := tr.Bytes()
+	assert.Equal(t, int64(8), sent, "bytes sent")
+	assert.NotZero(t, received, "bytes received")
 	// Another operation than the recorded one is an error, not a wrong answer.
-	if _, err := tr.Do(request("DynamoDB_20120810.Query", "{}")); err == nil || !strings.Contains(err.Error(), "GetItem was recorded") {
-		t.Errorf("mismatched operation: %v", err)
-	}
+	_, err := tr.Do(request("DynamoDB_20120810.Query", "{}"))
+	assert.ErrorContains(t, err, "GetItem was recorded", "mismatched operation")
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestJSONShape: a body decoded into its shape encodes back to the same
@@ -23,27 +25,19 @@ func TestJSONShape(t *testing.T) {
 	} {
 		typ := jsonShape([]byte(body))
 		v := reflect.New(typ)
-		if err := json.Unmarshal([]byte(body), v.Interface()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(body), v.Interface()))
 		out, err := json.Marshal(v.Elem().Interface())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var a, b any
 		_ = json.Unmarshal([]byte(body), &a)
 		_ = json.Unmarshal(out, &b)
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%s came back as %s", body, out)
-		}
+		assert.Equal(t, a, b, "%s came back as %s", body, out)
 	}
 	typ := jsonShape([]byte(`{"items":[{"a":1},{"b":"x"}]}`))
-	if f := typ.Field(0).Type.Elem(); f.NumField() != 2 {
-		t.Errorf("union of a list's objects: %v", f)
-	}
-	if jsonShape(nil) != nil || jsonShape([]byte("not json")) != nil {
-		t.Error("no body, or not JSON, has no shape")
-	}
+	f := typ.Field(0).Type.Elem()
+	assert.Equal(t, 2, f.NumField(), "union of a list's objects: %v", f)
+	assert.Nil(t, jsonShape(nil), "no body has no shape")
+	assert.Nil(t, jsonShape([]byte("not json")), "not JSON has no shape")
 }
 
 // TestItemType: an item unmarshalled into its shape marshals back to the
@@ -60,16 +54,10 @@ func TestItemType(t *testing.T) {
 		"inner": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberS{Value: "v"}}},
 	}
 	v := reflect.New(itemType([]map[string]types.AttributeValue{item}))
-	if err := attributevalue.UnmarshalMap(item, v.Interface()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, attributevalue.UnmarshalMap(item, v.Interface()))
 	again, err := attributevalue.MarshalMap(v.Elem().Interface())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(again, item) {
-		t.Errorf("marshalled back:\n%#v\nwant\n%#v", again, item)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, item, again, "marshalled back")
 }
 
 // TestNewTwin: the maps of an input that marshal back are marshalled
@@ -79,21 +67,17 @@ func TestNewTwin(t *testing.T) {
 	calls := []Call{{Operation: "GetItem", Input: &dynamodb.GetItemInput{Key: key},
 		Output: &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "1"}, "n": &types.AttributeValueMemberN{Value: "2"}}}}}
 	tw, err := NewTwin([]byte(`{"a":1}`), calls, []byte(`{"id":"1","n":2}`+"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tw.reqType == nil || len(tw.calls) != 1 || len(tw.calls[0].slots) != 1 || len(tw.calls[0].items) != 1 || tw.Captured != 0 {
-		t.Errorf("twin %+v", tw)
-	}
-	if tw.RespBytes != tw.HandlerRespBytes {
-		t.Errorf("response %d bytes, the handler's %d", tw.RespBytes, tw.HandlerRespBytes)
-	}
+	require.NoError(t, err)
+	assert.NotNil(t, tw.reqType, "twin request type")
+	require.Len(t, tw.calls, 1, "twin calls")
+	assert.Len(t, tw.calls[0].slots, 1, "twin call slots")
+	assert.Len(t, tw.calls[0].items, 1, "twin call items")
+	assert.Zero(t, tw.Captured, "twin Captured")
+	assert.Equal(t, tw.HandlerRespBytes, tw.RespBytes, "response bytes against the handler's")
 	// The captured input is a copy: the handler reusing its input (a
 	// paginator) does not change it.
 	key["id"] = &types.AttributeValueMemberS{Value: "2"}
-	if got := tw.calls[0].input.(*dynamodb.GetItemInput).Key["id"].(*types.AttributeValueMemberS).Value; got != "1" {
-		t.Errorf("captured key changed with the handler's: %s", got)
-	}
+	assert.Equal(t, "1", tw.calls[0].input.(*dynamodb.GetItemInput).Key["id"].(*types.AttributeValueMemberS).Value, "captured key changed with the handler's")
 }
 
 // TestConcurrentReplay: a tape recorded with requests in flight together
@@ -106,17 +90,11 @@ func TestConcurrentReplay(t *testing.T) {
 	}})
 	for _, want := range []string{"failed", "queued", "queued", "failed"} {
 		resp, err := tr.Do(post("Q", `{"TableName":"t",":s":{"S":"`+want+`"}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
-		if string(b) != want {
-			t.Errorf("request for %s answered %s", want, b)
-		}
+		assert.Equal(t, want, string(b), "request for %s", want)
 	}
-	if err := tr.laps(2); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, tr.laps(2))
 }
 
 func post(target, body string) *http.Request {

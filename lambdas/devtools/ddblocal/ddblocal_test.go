@@ -4,42 +4,32 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFindJar(t *testing.T) {
 	root, err := repo.Root("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	jar, lib, err := ddblocal.FindJar(root)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	require.NoError(t, err)
 	for _, p := range []string{jar, lib} {
-		if _, err := os.Stat(p); err != nil {
-			t.Error(err)
-		}
+		_, err := os.Stat(p)
+		assert.NoError(t, err)
 	}
-	if filepath.Base(lib) != "DynamoDBLocal_lib" {
-		t.Errorf("lib dir %s", lib)
-	}
-	if _, _, err := ddblocal.FindJar(t.TempDir()); !errors.Is(err, ddblocal.ErrNoJar) {
-		t.Errorf("empty root: %v", err)
-	}
-	if got := ddblocal.ErrNoJar.Error(); !strings.Contains(got, "npm ci") {
-		t.Errorf("error does not say how to fix: %s", got)
-	}
+	assert.Equal(t, "DynamoDBLocal_lib", filepath.Base(lib), "lib dir %s", lib)
+	_, _, err = ddblocal.FindJar(t.TempDir())
+	assert.ErrorIs(t, err, ddblocal.ErrNoJar, "empty root")
+	assert.Contains(t, ddblocal.ErrNoJar.Error(), "npm ci", "error does not say how to fix")
 }
 
 func TestRepoRoot(t *testing.T) {
-	if _, err := repo.Root(t.TempDir()); !errors.Is(err, repo.ErrNotFound) {
-		t.Errorf("Root outside repo: %v", err)
-	}
+	_, err := repo.Root(t.TempDir())
+	assert.ErrorIs(t, err, repo.ErrNotFound, "Root outside repo")
 }
 
 // TestOnFreePort: a process that exits before it is ready (its port taken
@@ -64,17 +54,19 @@ func TestOnFreePort(t *testing.T) {
 			port, err := ddblocal.OnFreePort(func(port int) (int, bool, error) {
 				err := tt.results[calls]
 				calls++
-				if port <= 0 {
-					t.Errorf("port %d", port)
-				}
+				assert.Positive(t, port, "port")
 				if err != nil {
 					return 0, err == errExit, err
 				}
 				return port, false, nil
 			})
-			if calls != tt.calls || !errors.Is(err, tt.err) || (err == nil) != (port > 0) {
-				t.Errorf("%d calls, port %d, err %v; want %d calls, err %v", calls, port, err, tt.calls, tt.err)
+			assert.Equal(t, tt.calls, calls, "calls")
+			if tt.err == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, tt.err)
 			}
+			assert.Equal(t, err == nil, port > 0, "a port exactly when no error: port %d, err %v", port, err)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,6 +13,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -37,9 +38,7 @@ func table(t *testing.T, client *dynamodb.Client) string {
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String("byG"), KeySchema: hash("g"),
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return name
 }
 
@@ -87,21 +86,13 @@ func TestRecorder(t *testing.T) {
 	}
 	for _, st := range steps {
 		rec.Reset()
-		if err := st.do(); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
+		require.NoError(t, st.do(), "%s", st.name)
 		calls := rec.Calls()
-		if len(calls) != 1 {
-			t.Fatalf("%s: calls %+v", st.name, calls)
-		}
+		require.Len(t, calls, 1, "%s: calls", st.name)
 		got := calls[0]
-		if (got.Err != nil) != (st.name == "failed condition") {
-			t.Errorf("%s: err %v", st.name, got.Err)
-		}
+		assert.Equal(t, st.name == "failed condition", got.Err != nil, "%s: err %v", st.name, got.Err)
 		got.Err = nil
-		if got != st.want {
-			t.Errorf("%s: recorded %+v, want %+v", st.name, got, st.want)
-		}
+		assert.Equal(t, st.want, got, "%s: recorded", st.name)
 	}
 
 	rec.Reset()
@@ -109,20 +100,15 @@ func TestRecorder(t *testing.T) {
 		{Put: &types.Put{TableName: &a, Item: map[string]types.AttributeValue{"pk": s("3")}}},
 		{Put: &types.Put{TableName: &b, Item: map[string]types.AttributeValue{"pk": s("3"), "g": s("y")}}},
 	}}
-	if _, err := client.TransactWriteItems(ctx, in); err != nil {
-		t.Fatal(err)
-	}
-	if in.ReturnConsumedCapacity != "" {
-		t.Error("the caller's input was changed")
-	}
+	_, err := client.TransactWriteItems(ctx, in)
+	require.NoError(t, err)
+	assert.Empty(t, in.ReturnConsumedCapacity, "the caller's input was changed")
 	total := rec.Total()
 	byKey := rec.ByKey()
 	// A transactional write costs two WCU per KB per table and index.
-	if total.Requests != 1 || total.Write != 6 || byKey[ddbrecord.Key{Operation: "TransactWriteItems", Table: a}].Write != 2 ||
-		byKey[ddbrecord.Key{Operation: "TransactWriteItems", Table: b}].Write != 4 {
-		t.Errorf("transaction: total %v, by key %v", total, byKey)
-	}
-	if got := total.String(); !strings.Contains(got, "1 req, 0 RCU, 6 WCU") {
-		t.Errorf("String = %q", got)
-	}
+	assert.Equal(t, 1, total.Requests, "transaction: total requests")
+	assert.Equal(t, 6.0, total.Write, "transaction: total WCU")
+	assert.Equal(t, 2.0, byKey[ddbrecord.Key{Operation: "TransactWriteItems", Table: a}].Write, "transaction: WCU of table a; by key %v", byKey)
+	assert.Equal(t, 4.0, byKey[ddbrecord.Key{Operation: "TransactWriteItems", Table: b}].Write, "transaction: WCU of table b and its index; by key %v", byKey)
+	assert.Contains(t, total.String(), "1 req, 0 RCU, 6 WCU", "String")
 }

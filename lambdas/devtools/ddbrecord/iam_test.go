@@ -1,7 +1,6 @@
 package ddbrecord_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -9,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestNeeds(t *testing.T) {
@@ -48,9 +48,7 @@ func TestNeeds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ddbrecord.Needs(tt.op, tt.params); !slices.Equal(got, tt.want) {
-				t.Errorf("Needs(%s) = %v, want %v", tt.op, got, tt.want)
-			}
+			assert.Equal(t, tt.want, ddbrecord.Needs(tt.op, tt.params), "Needs(%s)", tt.op)
 		})
 	}
 }

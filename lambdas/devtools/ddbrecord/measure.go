@@ -7,6 +7,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Case is one API operation whose cost a test measures.
@@ -41,12 +43,10 @@ func Measure(t testing.TB, h http.Handler, rec *Recorder, cases []Case) []Row {
 	for _, c := range cases {
 		rec.Reset()
 		r := apitest.Do(t, h, c.Method, c.Path(), c.Body, c.Header...)
-		if r.Status != c.Status {
-			t.Fatalf("%s: %d %s, want %d", c.Operation, r.Status, r.Body, c.Status)
-		}
+		require.Equal(t, c.Status, r.Status, "%s: status; body %s", c.Operation, r.Body)
 		row := Row{Operation: c.Operation, Cost: rec.Total(), Min: c.Min, Note: c.Note}
-		if row.Above() && c.Note == "" {
-			t.Errorf("%s costs %v, above the minimum %v: fix it, or say why in its Note", c.Operation, row.Cost, c.Min)
+		if row.Above() {
+			assert.NotEmpty(t, c.Note, "%s costs %v, above the minimum %v: fix it, or say why in its Note", c.Operation, row.Cost, c.Min)
 		}
 		rows = append(rows, row)
 	}
@@ -60,10 +60,6 @@ func CheckServiceDoc(t testing.TB, service string, rows []Row) {
 	table := Table(rows)
 	t.Logf("%s cost per operation (DynamoDB Local, ReturnConsumedCapacity=TOTAL):\n%s", service, table)
 	root, err := repo.Root("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckDoc(filepath.Join(root, "docs", "schemas", service+".md"), table); err != nil {
-		t.Error(err)
-	}
+	require.NoError(t, err)
+	assert.NoError(t, CheckDoc(filepath.Join(root, "docs", "schemas", service+".md"), table))
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/inittrace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParse(t *testing.T) {
@@ -15,19 +17,14 @@ func TestParse(t *testing.T) {
 		"init github.com/aws/aws-sdk-go-v2/service/dynamodb/schemas @1.2 ms, 0.95 ms clock, 586696 bytes, 3151 allocs\n" +
 		"init net/netip @2.5 ms, 0.068 ms clock, 728 bytes, 18 allocs\n")
 	inits := inittrace.Parse(out)
-	if len(inits) != 3 {
-		t.Fatalf("%d initialisers: %+v", len(inits), inits)
-	}
+	require.Len(t, inits, 3, "initialisers")
 	want := inittrace.Init{Package: "github.com/aws/aws-sdk-go-v2/service/dynamodb/schemas", Clock: 950 * time.Microsecond, Bytes: 586696, Allocs: 3151}
-	if got, ok := inittrace.Find(inits, want.Package); !ok || got != want {
-		t.Errorf("Find = %+v %v, want %+v", got, ok, want)
-	}
-	if _, ok := inittrace.Find(inits, "runtime"); ok {
-		t.Error("found an initialiser that has no line")
-	}
-	if got := inittrace.Clock(inits); got != 1018*time.Microsecond {
-		t.Errorf("Clock = %s, want 1.018ms", got)
-	}
+	got, ok := inittrace.Find(inits, want.Package)
+	assert.True(t, ok, "Find %s", want.Package)
+	assert.Equal(t, want, got, "Find %s", want.Package)
+	_, ok = inittrace.Find(inits, "runtime")
+	assert.False(t, ok, "found an initialiser that has no line")
+	assert.Equal(t, 1018*time.Microsecond, inittrace.Clock(inits), "Clock")
 }
 
 // TestRuntimeFormat: the lines this Go prints parse, so a change of the
@@ -39,10 +36,7 @@ func TestRuntimeFormat(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRuntimeFormat$")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if _, ok := inittrace.Find(inittrace.Parse(out), "runtime"); !ok {
-		t.Errorf("no runtime initialiser parsed from:\n%s", out)
-	}
+	require.NoError(t, err, "%s", out)
+	_, ok := inittrace.Find(inittrace.Parse(out), "runtime")
+	assert.True(t, ok, "no runtime initialiser parsed from:\n%s", out)
 }

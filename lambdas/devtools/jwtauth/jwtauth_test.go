@@ -1,12 +1,13 @@
 package jwtauth_test
 
 import (
-	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The key is made once and read back; a token of it verifies with the
@@ -15,35 +16,27 @@ import (
 func TestVerify(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k", "key.pem")
 	key, err := jwtauth.LoadOrCreateKey(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	again, err := jwtauth.LoadOrCreateKey(path)
-	if err != nil || !again.Equal(key) {
-		t.Fatalf("second load: %v, same key %v", err, again.Equal(key))
-	}
+	require.NoError(t, err, "second load")
+	require.True(t, again.Equal(key), "second load: not the same key")
 	now := time.Unix(1_800_000_000, 0)
 	v := jwtauth.Verifier{Issuer: "https://i/", Audience: "a", Key: &key.PublicKey, Now: func() time.Time { return now }}
 	tok, err := jwtauth.Sign(key, map[string]any{"iss": "https://i/", "aud": []string{"x", "a"}, "sub": "u1", "tenant": "acme", "exp": now.Unix() + 1, "admin": true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := v.Verify(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c["sub"] != "u1" || c["tenant"] != "acme" || c["admin"] != "true" || c["aud"] != "[x a]" || c["exp"] != "1800000001" {
-		t.Errorf("claims %v", c)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "u1", c["sub"], "claim sub")
+	assert.Equal(t, "acme", c["tenant"], "claim tenant")
+	assert.Equal(t, "true", c["admin"], "claim admin")
+	assert.Equal(t, "[x a]", c["aud"], "claim aud")
+	assert.Equal(t, "1800000001", c["exp"], "claim exp")
 	at := func(sec int64) error {
 		v.Now = func() time.Time { return time.Unix(sec, 0) }
 		_, err := v.Verify(tok)
 		return err
 	}
-	if err := at(now.Unix() + 1); !errors.Is(err, jwtauth.ErrInvalid) {
-		t.Errorf("at exp: %v, want ErrInvalid", err)
-	}
-	if _, err := (jwtauth.Verifier{Issuer: "https://i/", Audience: "a", Key: &key.PublicKey}).Verify(tok + "x"); !errors.Is(err, jwtauth.ErrInvalid) {
-		t.Errorf("changed signature: %v", err)
-	}
+	assert.ErrorIs(t, at(now.Unix()+1), jwtauth.ErrInvalid, "at exp")
+	_, err = (jwtauth.Verifier{Issuer: "https://i/", Audience: "a", Key: &key.PublicKey}).Verify(tok + "x")
+	assert.ErrorIs(t, err, jwtauth.ErrInvalid, "changed signature")
 }

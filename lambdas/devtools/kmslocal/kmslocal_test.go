@@ -12,6 +12,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The emulator round-trips under an alias and refuses a decryption whose
@@ -19,47 +21,32 @@ import (
 func TestRoundTripAndContext(t *testing.T) {
 	ctx := context.Background()
 	s, err := kmslocal.Start(ctx, kmslocal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	c, err := s.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	arn, err := kmslocal.EnsureKey(ctx, c, "alias/test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	again, err := kmslocal.EnsureKey(ctx, c, "alias/test")
-	if err != nil || again != arn || !strings.HasPrefix(arn, "arn:aws:kms:") {
-		t.Fatalf("EnsureKey: %q then %q, %v", arn, again, err)
-	}
+	require.NoError(t, err, "second EnsureKey")
+	require.Equal(t, arn, again, "second EnsureKey")
+	require.True(t, strings.HasPrefix(arn, "arn:aws:kms:"), "EnsureKey: %q is not a KMS ARN", arn)
 	enc, err := c.Encrypt(ctx, &kms.EncryptInput{KeyId: aws.String("alias/test"), Plaintext: []byte("secret"),
 		EncryptionContext: map[string]string{"k": "v"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dec, err := c.Decrypt(ctx, &kms.DecryptInput{CiphertextBlob: enc.CiphertextBlob, EncryptionContext: map[string]string{"k": "v"}})
-	if err != nil || string(dec.Plaintext) != "secret" || aws.ToString(dec.KeyId) != arn {
-		t.Fatalf("decrypt: %+v %v", dec, err)
-	}
-	if _, err := c.Decrypt(ctx, &kms.DecryptInput{CiphertextBlob: enc.CiphertextBlob, EncryptionContext: map[string]string{"k": "w"}}); err == nil {
-		t.Error("a wrong encryption context decrypted")
-	}
+	require.NoError(t, err, "decrypt")
+	require.Equal(t, "secret", string(dec.Plaintext), "decrypted plaintext")
+	require.Equal(t, arn, aws.ToString(dec.KeyId), "decrypting key")
+	_, err = c.Decrypt(ctx, &kms.DecryptInput{CiphertextBlob: enc.CiphertextBlob, EncryptionContext: map[string]string{"k": "w"}})
+	assert.Error(t, err, "a wrong encryption context decrypted")
 }
 
 // The Makefile installs the version Find looks for.
 func TestMakefilePinsVersion(t *testing.T) {
 	root, err := repo.Root("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "LOCAL_KMS_VERSION := " + kmslocal.Version + "\n"; !strings.Contains(string(b), want) {
-		t.Errorf("the Makefile does not pin %q", want)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "LOCAL_KMS_VERSION := "+kmslocal.Version+"\n", "the Makefile does not pin Local KMS's version")
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // run drives a mapping until ok or 5 s, and returns the records seen.
@@ -21,13 +23,7 @@ func run(t *testing.T, q *localqueue.Queue, h localqueue.Handler, ok func() bool
 	m := &localqueue.Mapping{Queue: q, Handler: h, BatchSize: 10, MaxConcurrency: 2, Timeout: time.Second}
 	go func() { m.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	require.Eventually(t, ok, 5*time.Second, 5*time.Millisecond, "condition not reached in 5 s")
 }
 
 func TestRedriveAfterMaxReceives(t *testing.T) {
@@ -43,18 +39,18 @@ func TestRedriveAfterMaxReceives(t *testing.T) {
 		var resp events.SQSEventResponse
 		for _, r := range ev.Records {
 			counts = append(counts, r.Attributes["ApproximateReceiveCount"])
-			if _, ok := ctx.Deadline(); !ok || r.EventSource != "aws:sqs" || *r.MessageAttributes["k"].StringValue != "v" {
-				t.Errorf("record %+v", r)
-			}
+			_, ok := ctx.Deadline()
+			assert.True(t, ok, "invocation without a deadline")
+			assert.Equal(t, "aws:sqs", r.EventSource, "record %+v", r)
+			assert.Equal(t, "v", *r.MessageAttributes["k"].StringValue, "record %+v", r)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
 		}
 		return resp, nil
 	}, func() bool { return dlq.Len() == 1 })
 	mu.Lock()
 	defer mu.Unlock()
-	if len(counts) != 3 || counts[0] != "1" || counts[2] != "3" || q.Len() != 0 {
-		t.Fatalf("receive counts %v, queue %d; want 1,2,3 then the DLQ", counts, q.Len())
-	}
+	assert.Equal(t, []string{"1", "2", "3"}, counts, "receive counts; want 1,2,3 then the DLQ")
+	assert.Zero(t, q.Len(), "messages left in the queue")
 }
 
 // Only reported records stay; an invocation error or an unknown id keeps
@@ -84,9 +80,7 @@ func TestBatchItemFailures(t *testing.T) {
 			var mu sync.Mutex
 			returned := false
 			run(t, q, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-				if len(ev.Records) != 3 {
-					t.Errorf("batch of %d, want 3", len(ev.Records))
-				}
+				assert.Len(t, ev.Records, 3, "batch")
 				defer func() { mu.Lock(); returned = true; mu.Unlock() }()
 				return tc.h(ev)
 			}, func() bool {

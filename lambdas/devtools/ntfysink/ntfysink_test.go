@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The sink keeps the newest ntfysink.Keep notifications: the local
@@ -18,20 +20,17 @@ func TestSinkKeepsNewest(t *testing.T) {
 	for i := range n {
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, httptest.NewRequest("POST", "/dev", strings.NewReader(fmt.Sprint("m", i))))
-		if w.Code != http.StatusOK {
-			t.Fatalf("publish %d: %d %s", i, w.Code, w.Body)
-		}
+		require.Equal(t, http.StatusOK, w.Code, "publish %d: %s", i, w.Body)
 	}
 	got := s.Notifications()
-	if len(got) != ntfysink.Keep || got[0].Message != fmt.Sprint("m", 250) || got[len(got)-1].Message != fmt.Sprint("m", n-1) {
-		t.Errorf("%d kept, %q … %q", len(got), got[0].Message, got[len(got)-1].Message)
-	}
-	if s.Requests() != n || s.Accepted() != n {
-		t.Errorf("requests %d, accepted %d, want %d", s.Requests(), s.Accepted(), n)
-	}
+	require.Len(t, got, ntfysink.Keep, "kept")
+	assert.Equal(t, fmt.Sprint("m", 250), got[0].Message, "oldest kept")
+	assert.Equal(t, fmt.Sprint("m", n-1), got[len(got)-1].Message, "newest kept")
+	assert.Equal(t, n, s.Requests(), "requests")
+	assert.Equal(t, n, s.Accepted(), "accepted")
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, httptest.NewRequest("POST", "/bad!topic", strings.NewReader("x")))
-	if w.Code != http.StatusBadRequest || s.Requests() != n+1 || s.Accepted() != n {
-		t.Errorf("a refused publish: %d, requests %d, accepted %d", w.Code, s.Requests(), s.Accepted())
-	}
+	assert.Equal(t, http.StatusBadRequest, w.Code, "a refused publish: status")
+	assert.Equal(t, n+1, s.Requests(), "a refused publish: requests")
+	assert.Equal(t, n, s.Accepted(), "a refused publish: accepted")
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The Stak stream mapping's pattern, as the golden template has it.
@@ -11,9 +13,7 @@ const stakPattern = `{"dynamodb":{"Keys":{"sk":{"S":[{"prefix":"m#"}]}}},"eventN
 
 func TestFilters(t *testing.T) {
 	fs, err := parseFilters([]string{stakPattern})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rec := func(name, sk string, ttl bool) events.DynamoDBEventRecord {
 		r := events.DynamoDBEventRecord{EventName: name, Change: events.DynamoDBStreamRecord{
 			Keys:     map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute("p"), "sk": events.NewStringAttribute(sk)},
@@ -35,18 +35,12 @@ func TestFilters(t *testing.T) {
 		{"TTL deletion of a marker", rec("REMOVE", "marker#1", true), false},
 		{"an insert", func() events.DynamoDBEventRecord { r := rec("INSERT", "m#1", false); r.Change.OldImage = nil; return r }(), false},
 	} {
-		if got := keep(fs, tt.rec); got != tt.want {
-			t.Errorf("%s: keep = %v, want %v", tt.name, got, tt.want)
-		}
+		assert.Equal(t, tt.want, keep(fs, tt.rec), "%s: keep", tt.name)
 	}
-	if !keep(nil, rec("INSERT", "x", false)) {
-		t.Error("no filter dropped a record")
-	}
-	if _, err := parseFilters([]string{"{"}); err == nil {
-		t.Error("a broken pattern was accepted")
-	}
+	assert.True(t, keep(nil, rec("INSERT", "x", false)), "no filter dropped a record")
+	_, err = parseFilters([]string{"{"})
+	assert.Error(t, err, "a broken pattern was accepted")
 	exists, _ := parseFilters([]string{`{"userIdentity":[{"exists":false}]}`})
-	if !keep(exists, rec("REMOVE", "m#1", false)) || keep(exists, rec("REMOVE", "m#1", true)) {
-		t.Error("exists:false")
-	}
+	assert.True(t, keep(exists, rec("REMOVE", "m#1", false)), "exists:false dropped a record without a user identity")
+	assert.False(t, keep(exists, rec("REMOVE", "m#1", true)), "exists:false kept a record with a user identity")
 }

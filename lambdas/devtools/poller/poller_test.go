@@ -17,6 +17,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -36,16 +38,13 @@ func TestPoller(t *testing.T) {
 			var sks []string
 			for _, r := range ev.Records {
 				b, err := json.Marshal(r)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				var back events.DynamoDBEventRecord
-				if err := json.Unmarshal(b, &back); err != nil || back.Change.NewImage["sk"].String() != r.Change.NewImage["sk"].String() {
-					t.Errorf("record does not survive Lambda's JSON: %s (%v)", b, err)
-				}
-				if r.EventSourceArn != arn || r.EventName != "INSERT" || r.Change.SequenceNumber == "" {
-					t.Errorf("record = %s", b)
-				}
+				assert.NoError(t, json.Unmarshal(b, &back), "record does not survive Lambda's JSON: %s", b)
+				assert.Equal(t, r.Change.NewImage["sk"].String(), back.Change.NewImage["sk"].String(), "record does not survive Lambda's JSON: %s", b)
+				assert.Equal(t, arn, r.EventSourceArn, "record = %s", b)
+				assert.Equal(t, "INSERT", r.EventName, "record = %s", b)
+				assert.NotEmpty(t, r.Change.SequenceNumber, "record = %s", b)
 				sks = append(sks, r.Change.NewImage["sk"].String())
 			}
 			deliveries = append(deliveries, sks)
@@ -57,27 +56,19 @@ func TestPoller(t *testing.T) {
 			return events.DynamoDBEventResponse{}, nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, p.Sync(ctx))
 	for i := range 4 {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{"pk": s("p"), "sk": s(fmt.Sprint(i))}}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{"pk": s("p"), "sk": s(fmt.Sprint(i))}})
+		require.NoError(t, err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for len(deliveries) < 2 && time.Now().Before(deadline) {
-		if _, err := p.Poll(ctx); err != nil {
-			t.Fatal(err)
-		}
+		_, err := p.Poll(ctx)
+		require.NoError(t, err)
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := fmt.Sprint(deliveries); got != "[[0 1 2 3] [1 2 3]]" {
-		t.Errorf("deliveries = %s", got)
-	}
+	assert.Equal(t, [][]string{{"0", "1", "2", "3"}, {"1", "2", "3"}}, deliveries, "deliveries")
 }
 
 // stakStream is a fresh Stak inbox table of the dev template, a client and
@@ -88,9 +79,7 @@ func stakStream(t *testing.T) (table string, client *dynamodb.Client, arn string
 	table = names["InboxA8E05DC3"]
 	client = testenv.Client(t)
 	arn, err := poller.StreamARN(context.Background(), client, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return table, client, arn
 }
 
@@ -128,40 +117,31 @@ func TestBisectAndOnFailure(t *testing.T) {
 			return events.DynamoDBEventResponse{}, nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, p.Sync(ctx))
 	for i := range 4 {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{"pk": s("p"), "sk": s(fmt.Sprint(i))}}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{"pk": s("p"), "sk": s(fmt.Sprint(i))}})
+		require.NoError(t, err)
 	}
 	const want = "[[0 1 2 3] [0 1] [2 3] [2] [2] [3]]"
 	deadline := time.Now().Add(20 * time.Second)
 	for fmt.Sprint(deliveries) != want && len(deliveries) < 8 && time.Now().Before(deadline) {
-		if _, err := p.Poll(ctx); err != nil {
-			t.Fatal(err)
-		}
+		_, err := p.Poll(ctx)
+		require.NoError(t, err)
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := fmt.Sprint(deliveries); got != want {
-		t.Fatalf("deliveries = %s, want %s", got, want)
-	}
-	if len(failures) != 1 {
-		t.Fatalf("on-failure records = %d, want 1: %+v", len(failures), failures)
-	}
+	require.Equal(t, want, fmt.Sprint(deliveries), "deliveries")
+	require.Len(t, failures, 1, "on-failure records")
 	f := failures[0]
-	if f.Condition != poller.RetryAttemptsExhausted || f.Attempts != 2 || f.Err == nil ||
-		f.Batch.BatchSize != 1 || f.Batch.StartSequenceNumber != poison || f.Batch.EndSequenceNumber != poison || f.Batch.StreamARN != arn {
-		t.Errorf("failure = %+v, want record 2 (%s) after 2 attempts", f, poison)
-	}
+	assert.Equal(t, poller.RetryAttemptsExhausted, f.Condition, "failure condition")
+	assert.Equal(t, 2, f.Attempts, "failure attempts")
+	assert.Error(t, f.Err, "failure error")
+	assert.Equal(t, 1, f.Batch.BatchSize, "failure batch size")
+	assert.Equal(t, poison, f.Batch.StartSequenceNumber, "failure batch start: want record 2")
+	assert.Equal(t, poison, f.Batch.EndSequenceNumber, "failure batch end: want record 2")
+	assert.Equal(t, arn, f.Batch.StreamARN, "failure stream")
 	body, err := f.Record("arn:aws:lambda:us-east-1:000000000000:function:x", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var rec struct {
 		RequestContext struct{ Condition string }
 		Info           struct {
@@ -169,9 +149,10 @@ func TestBisectAndOnFailure(t *testing.T) {
 			BatchSize int    `json:"batchSize"`
 		} `json:"DDBStreamBatchInfo"`
 	}
-	if err := json.Unmarshal(body, &rec); err != nil || rec.RequestContext.Condition != poller.RetryAttemptsExhausted || rec.Info.ShardID == "" || rec.Info.BatchSize != 1 {
-		t.Errorf("destination record = %s (%v)", body, err)
-	}
+	require.NoError(t, json.Unmarshal(body, &rec), "destination record = %s", body)
+	assert.Equal(t, poller.RetryAttemptsExhausted, rec.RequestContext.Condition, "destination record = %s", body)
+	assert.NotEmpty(t, rec.Info.ShardID, "destination record = %s", body)
+	assert.Equal(t, 1, rec.Info.BatchSize, "destination record = %s", body)
 }
 
 // TestMaxRecordAge: records older than the mapping's maximum age are never
@@ -199,23 +180,17 @@ func TestMaxRecordAge(t *testing.T) {
 			return events.DynamoDBEventResponse{}, nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, p.Sync(ctx))
 	put := func(sk string) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{"pk": s("p"), "sk": s(sk)}}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{"pk": s("p"), "sk": s(sk)}})
+		require.NoError(t, err)
 	}
 	poll := func(until func() bool) {
 		deadline := time.Now().Add(20 * time.Second)
 		for !until() && time.Now().Before(deadline) {
-			if _, err := p.Poll(ctx); err != nil {
-				t.Fatal(err)
-			}
+			_, err := p.Poll(ctx)
+			require.NoError(t, err)
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
@@ -225,10 +200,10 @@ func TestMaxRecordAge(t *testing.T) {
 	put("old-1")
 	put("old-2")
 	poll(func() bool { return len(failures) > 0 })
-	if delivered != 1 {
-		t.Errorf("delivered %d records, want only the fresh one", delivered)
-	}
-	if len(failures) != 1 || failures[0].Condition != poller.RecordAgeExceeded || failures[0].Batch.BatchSize != 2 || failures[0].Attempts != 0 {
-		t.Errorf("failures = %+v, want one RecordAgeExceeded of 2 records", failures)
+	assert.Equal(t, 1, delivered, "delivered records: want only the fresh one")
+	if assert.Len(t, failures, 1, "failures: want one RecordAgeExceeded of 2 records") {
+		assert.Equal(t, poller.RecordAgeExceeded, failures[0].Condition, "failure condition")
+		assert.Equal(t, 2, failures[0].Batch.BatchSize, "failure batch size")
+		assert.Equal(t, 0, failures[0].Attempts, "failure attempts")
 	}
 }

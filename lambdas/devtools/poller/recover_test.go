@@ -2,7 +2,6 @@ package poller_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeStream is one shard of records with sequence numbers 1..n, served
@@ -140,24 +141,16 @@ func TestPollerRepositions(t *testing.T) {
 					return events.DynamoDBEventResponse{}, nil
 				},
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			sawErr := false
 			for range tt.polls {
 				if _, err := p.Poll(context.Background()); err != nil {
 					sawErr = true
 				}
 			}
-			if fmt.Sprint(got) != tt.want {
-				t.Errorf("deliveries = %v, want %s", got, tt.want)
-			}
-			if fmt.Sprint(f.iters) != tt.iters {
-				t.Errorf("GetShardIterator calls = %v, want %s", f.iters, tt.iters)
-			}
-			if sawErr != tt.err {
-				t.Errorf("poll error = %v, want %v", sawErr, tt.err)
-			}
+			assert.Equal(t, tt.want, fmt.Sprint(got), "deliveries")
+			assert.Equal(t, tt.iters, fmt.Sprint(f.iters), "GetShardIterator calls")
+			assert.Equal(t, tt.err, sawErr, "poll error")
 		})
 	}
 }
@@ -202,24 +195,18 @@ func TestPollerRecoversOnDynamoDBLocal(t *testing.T) {
 			return events.DynamoDBEventResponse{}, nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, p.Sync(ctx))
 	put := func(sk string) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]ddbtypes.AttributeValue{"pk": s("p"), "sk": s(sk)}}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]ddbtypes.AttributeValue{"pk": s("p"), "sk": s(sk)}})
+		require.NoError(t, err)
 	}
 	pollUntil := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for len(got) < n && time.Now().Before(deadline) {
-			if _, err := p.Poll(ctx); err != nil {
-				t.Fatalf("poll: %v", err)
-			}
+			_, err := p.Poll(ctx)
+			require.NoError(t, err, "poll")
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
@@ -239,19 +226,14 @@ func TestPollerRecoversOnDynamoDBLocal(t *testing.T) {
 	api.arm = true
 	polls := 0
 	for len(got) < 5 && polls < 50 {
-		if _, err := p.Poll(ctx); err != nil {
-			t.Fatalf("poll after trimmed iterator: %v", err)
-		}
+		_, err := p.Poll(ctx)
+		require.NoError(t, err, "poll after trimmed iterator")
 		polls++
 	}
 	var refused smithy.APIError
-	if len(api.errs) != 1 || !errors.As(api.errs[0], &refused) || refused.ErrorCode() != "ValidationException" {
-		t.Fatalf("DynamoDB Local errors = %v, want one ValidationException", api.errs)
-	}
-	if fmt.Sprint(got) != "[a b c d e]" {
-		t.Errorf("records = %v, want each once in order", got)
-	}
-	if polls > 2 {
-		t.Errorf("recovery took %d polls", polls)
-	}
+	require.Len(t, api.errs, 1, "DynamoDB Local errors: want one ValidationException")
+	require.ErrorAs(t, api.errs[0], &refused, "DynamoDB Local error: want a ValidationException")
+	require.Equal(t, "ValidationException", refused.ErrorCode(), "DynamoDB Local error code")
+	assert.Equal(t, []string{"a", "b", "c", "d", "e"}, got, "records: want each once in order")
+	assert.LessOrEqual(t, polls, 2, "polls the recovery took")
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/smoke"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Discover reads each service's ApiUrl output with DescribeStacks of
@@ -24,9 +26,7 @@ import (
 func TestDiscover(t *testing.T) {
 	fake := awsloop.NewCloudFormation()
 	fake.VerifySignatures(awsloop.ConfigSecrets)
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fake.Start())
 	t.Cleanup(func() { _ = fake.Close() })
 	for _, svc := range smoke.Services {
 		fake.AddStack(smoke.StackName(svc, "stage"), map[string]string{
@@ -37,30 +37,18 @@ func TestDiscover(t *testing.T) {
 	cfn := cloudformation.NewFromConfig(awsloop.Config("smoke"), func(o *cloudformation.Options) { o.BaseEndpoint = aws.String(fake.URL()) })
 
 	urls, err := smoke.Discover(t.Context(), cfn, "stage")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, svc := range smoke.Services {
-		if want := "https://" + svc + ".execute-api.us-east-1.amazonaws.com"; urls[svc] != want {
-			t.Errorf("%s: %q, want %q", svc, urls[svc], want)
-		}
+		assert.Equal(t, "https://"+svc+".execute-api.us-east-1.amazonaws.com", urls[svc], "URL of %s", svc)
 	}
-	if n := len(fake.CallsOf("DescribeStacks")); n != len(smoke.Services) {
-		t.Errorf("%d DescribeStacks calls, want %d", n, len(smoke.Services))
-	}
+	assert.Len(t, fake.CallsOf("DescribeStacks"), len(smoke.Services), "DescribeStacks calls")
 
 	_, err = smoke.Discover(t.Context(), cfn, "prod")
-	if err == nil {
-		t.Fatal("prod: no error with four stacks missing and one without ApiUrl")
-	}
+	require.Error(t, err, "prod: no error with four stacks missing and one without ApiUrl")
 	for _, want := range []string{"stack rezagent-prod", "stack nucleus-prod", "stack agenticpm-prod", "does not exist", "stack stak-prod has no ApiUrl output"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error does not say %q:\n%v", want, err)
-		}
+		assert.ErrorContains(t, err, want, "prod error")
 	}
-	if strings.Contains(err.Error(), "itsm-prod") {
-		t.Errorf("error names itsm-prod, which has its output:\n%v", err)
-	}
+	assert.NotContains(t, err.Error(), "itsm-prod", "error names itsm-prod, which has its output")
 }
 
 // The Signer signs for execute-api in its region so that a server checking
@@ -102,9 +90,7 @@ func TestSigner(t *testing.T) {
 			req.Header.Set(headers[i], headers[i+1])
 		}
 		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		resp.Body.Close()
 		return <-got
 	}
@@ -117,25 +103,19 @@ func TestSigner(t *testing.T) {
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			s := send(t, good, tc.method, tc.path, tc.body)
-			if s.err != nil {
-				t.Fatalf("refused: %v (Authorization %s)", s.err, s.auth)
-			}
-			if s.cred.Service != "execute-api" || s.cred.Region != "eu-central-1" || s.cred.AccessKeyID != "AKIASMOKE" || s.cred.SessionToken != "session-token" {
-				t.Errorf("credential %+v, want AKIASMOKE for execute-api in eu-central-1 with the session token", s.cred)
-			}
-			if s.body != tc.body {
-				t.Errorf("body %q arrived, sent %q", s.body, tc.body)
-			}
-			if bad := send(t, "another-secret", tc.method, tc.path, tc.body); bad.err == nil || !strings.Contains(bad.err.Error(), "SignatureDoesNotMatch") {
-				t.Errorf("signed with another secret: %v, want SignatureDoesNotMatch", bad.err)
-			}
+			require.NoError(t, s.err, "refused (Authorization %s)", s.auth)
+			assert.Equal(t, "execute-api", s.cred.Service, "credential service")
+			assert.Equal(t, "eu-central-1", s.cred.Region, "credential region")
+			assert.Equal(t, "AKIASMOKE", s.cred.AccessKeyID, "credential key")
+			assert.Equal(t, "session-token", s.cred.SessionToken, "credential session token")
+			assert.Equal(t, tc.body, s.body, "body arrived")
+			bad := send(t, "another-secret", tc.method, tc.path, tc.body)
+			assert.ErrorContains(t, bad.err, "SignatureDoesNotMatch", "signed with another secret")
 		})
 	}
 	t.Run("bearer", func(t *testing.T) {
 		s := send(t, good, "GET", "/tenants/a/inboxes/b/users/u/messages", "", "Authorization", "Bearer tok")
-		if s.auth != "Bearer tok" {
-			t.Errorf("Authorization %q, want the bearer token unchanged", s.auth)
-		}
+		assert.Equal(t, "Bearer tok", s.auth, "Authorization: want the bearer token unchanged")
 	})
 }
 
@@ -151,15 +131,9 @@ func TestRunReportsFailedChecks(t *testing.T) {
 		names = append(names, c.Service+": "+c.Name)
 	}
 	want := []string{"itsm: create ticket", "rezagent: create message", "nucleus: create schedule", "stak: end-user token", "agenticpm: create project"}
-	if strings.Join(names, "|") != strings.Join(want, "|") {
-		t.Errorf("failed checks %q, want %q", names, want)
-	}
+	assert.Equal(t, want, names, "failed checks")
 	out := rep.String()
-	if !strings.Contains(out, "smoke: 5 of 5 checks failed: itsm: create ticket; rezagent: create message") ||
-		!strings.Contains(out, "FAIL itsm: create ticket: POST /tickets: status 404") {
-		t.Errorf("report does not name the failures:\n%s", out)
-	}
-	if !strings.Contains(out, "no Stak end-user token") {
-		t.Errorf("report does not say the Stak token is missing:\n%s", out)
-	}
+	assert.Contains(t, out, "smoke: 5 of 5 checks failed: itsm: create ticket; rezagent: create message", "report does not name the failures")
+	assert.Contains(t, out, "FAIL itsm: create ticket: POST /tickets: status 404", "report does not name the failures")
+	assert.Contains(t, out, "no Stak end-user token", "report does not say the Stak token is missing")
 }

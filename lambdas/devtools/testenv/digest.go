@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/require"
 )
 
 // Digest returns every item of the tables as sorted JSON lines, read
@@ -23,14 +24,10 @@ func Digest(t testing.TB, client *dynamodb.Client, tables ...string) string {
 		p := dynamodb.NewScanPaginator(client, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
 		for p.HasMorePages() {
 			out, err := p.NextPage(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, it := range out.Items {
 				v, err := ddb.FromAttributeValue(&types.AttributeValueMemberM{Value: it})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				b, _ := json.Marshal(v)
 				lines = append(lines, table+" "+string(b))
 			}

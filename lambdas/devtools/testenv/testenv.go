@@ -34,6 +34,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/require"
 )
 
 const modulePath = "github.com/dynastack/dynastack/lambdas"
@@ -105,9 +106,7 @@ func KMSEndpoint(t testing.TB) string {
 			sharedKMS.endpoint = sharedKMS.server.Endpoint
 		}
 	})
-	if sharedKMS.err != nil {
-		t.Fatalf("Local KMS is required for this test: %v", sharedKMS.err)
-	}
+	require.NoError(t, sharedKMS.err, "Local KMS is required for this test")
 	return sharedKMS.endpoint
 }
 
@@ -118,12 +117,9 @@ func KMSKey(t testing.TB, alias string) (endpoint, arn string) {
 	endpoint = KMSEndpoint(t)
 	ctx := context.Background()
 	c, err := kmslocal.Client(ctx, endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if arn, err = kmslocal.EnsureKey(ctx, c, alias); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	arn, err = kmslocal.EnsureKey(ctx, c, alias)
+	require.NoError(t, err)
 	return endpoint, arn
 }
 
@@ -154,9 +150,7 @@ func Endpoint(t testing.TB) string {
 			shared.endpoint = shared.server.Endpoint
 		}
 	})
-	if shared.err != nil {
-		t.Fatalf("DynamoDB Local is required for this test: %v", shared.err)
-	}
+	require.NoError(t, shared.err, "DynamoDB Local is required for this test")
 	return shared.endpoint
 }
 
@@ -176,9 +170,7 @@ func ServiceClient(t testing.TB, function string) *dynamodb.Client {
 	t.Helper()
 	getenv := Getenv(t, map[string]string{service.EnvFunction: function})
 	c, err := ddb.NewClient(context.Background(), getenv, ddbrecord.ClientOptions(getenv)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return c
 }
 
@@ -186,9 +178,7 @@ func ServiceClient(t testing.TB, function string) *dynamodb.Client {
 func Client(t testing.TB) *dynamodb.Client {
 	t.Helper()
 	c, err := ddb.NewClient(context.Background(), Getenv(t, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return c
 }
 
@@ -199,13 +189,10 @@ func Client(t testing.TB) *dynamodb.Client {
 func Template(t testing.TB, stage, stack string) string {
 	t.Helper()
 	root, err := repo.Root("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	golden := filepath.Join(root, "test", "snapshots", stage, stack+cfntables.TemplateSuffix)
-	if _, err := os.Stat(golden); err != nil {
-		t.Fatalf("no golden template for %s/%s at %s: run `make snapshots`", stage, stack, golden)
-	}
+	_, err = os.Stat(golden)
+	require.NoError(t, err, "no golden template for %s/%s at %s: run `make snapshots`", stage, stack, golden)
 	return golden
 }
 
@@ -213,16 +200,12 @@ func Template(t testing.TB, stage, stack string) string {
 func ModuleDir(t testing.TB) string {
 	t.Helper()
 	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for d := wd; ; d = filepath.Dir(d) {
 		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module "+modulePath+"\n") {
 			return d
 		}
-		if filepath.Dir(d) == d {
-			t.Fatalf("module %s not found above %s", modulePath, wd)
-		}
+		require.NotEqual(t, d, filepath.Dir(d), "module %s not found above %s", modulePath, wd)
 	}
 }
 
@@ -239,9 +222,7 @@ func Suffix() string {
 func Tables(t testing.TB, path string) (*cfntables.Template, map[string]string) {
 	t.Helper()
 	tmpl, err := cfntables.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tmpl, CreateTables(t, tmpl)
 }
 
@@ -257,12 +238,8 @@ func CreateTables(t testing.TB, tmpl *cfntables.Template) map[string]string {
 			t.Logf("cleanup: %v", err)
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ddbrecord.LogTables(tmpl, names); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, ddbrecord.LogTables(tmpl, names))
 	return names
 }
 
@@ -272,19 +249,15 @@ func CreateTables(t testing.TB, tmpl *cfntables.Template) map[string]string {
 func ServiceEnv(t testing.TB, tmpl *cfntables.Template, names map[string]string, service string) map[string]string {
 	t.Helper()
 	fns, err := tmpl.Functions()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, fn := range fns {
 		if fn.Service() != service {
 			continue
 		}
 		env, err := fn.Environment(tmpl.LocalRefs(names))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return env
 	}
-	t.Fatalf("template %s has no function with DYNASTACK_SERVICE=%s", tmpl.Path, service)
+	require.FailNow(t, "no function", "template %s has no function with DYNASTACK_SERVICE=%s", tmpl.Path, service)
 	return nil
 }

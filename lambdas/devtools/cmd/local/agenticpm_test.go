@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Issue 17 as make dev runs it: an escalation expires on its own (the
@@ -42,9 +43,7 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
 	call(t, pm.GetEscalation.Method, at(r.base, pm.Name, pm.GetEscalation, p.ID, e.ID), "", 200, &e)
-	if e.Status != "expired" {
-		t.Errorf("escalation %s after the job's run past its deadline, want expired", e.Status)
-	}
+	assert.Equal(t, "expired", e.Status, "escalation after the job's run past its deadline")
 
 	const marker = "PLAINTEXT-TOKEN-c41d"
 	var c struct {
@@ -53,25 +52,21 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 		EncryptionContext map[string]string `json:"encryptionContext"`
 	}
 	call(t, pm.PutIntegration.Method, at(r.base, pm.Name, pm.PutIntegration, "jira"), `{"config":{"apiToken":"`+marker+`"},"status":"active"}`, 200, &c)
-	if c.ConfigEncrypted == "" || !strings.Contains(c.KMSKeyID, ":key/") || c.EncryptionContext["stage"] != "dev" || c.EncryptionContext["integration"] != "jira" {
-		t.Fatalf("stored %+v", c)
-	}
+	require.NotEmpty(t, c.ConfigEncrypted, "stored config: %+v", c)
+	require.Contains(t, c.KMSKeyID, ":key/", "stored KMS key")
+	require.Equal(t, "dev", c.EncryptionContext["stage"], "stored encryption context: stage")
+	require.Equal(t, "jira", c.EncryptionContext["integration"], "stored encryption context: integration")
 	m := regexp.MustCompile(`dynamodb (http://[0-9.:]+)`).FindStringSubmatch(r.ready)
-	if m == nil {
-		t.Fatalf("no DynamoDB endpoint in the ready line %q", r.ready)
-	}
+	require.NotNil(t, m, "no DynamoDB endpoint in the ready line %q", r.ready)
 	client, err := ddb.NewClient(context.Background(), ddblocal.WithEndpoint(m[1], nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("AgenticPM-dev" + r.suffix), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "INTEGRATION#jira"}, "SK": &types.AttributeValueMemberS{Value: "CONFIG"}}})
-	if err != nil || len(out.Item) == 0 {
-		t.Fatalf("raw item: %v %v", out, err)
-	}
+	require.NoError(t, err, "raw item")
+	require.NotEmpty(t, out.Item, "raw item")
 	var raw map[string]any
 	_ = attributevalue.UnmarshalMap(out.Item, &raw)
-	if s := fmt.Sprint(raw); strings.Contains(s, marker) || strings.Contains(s, "apiToken") {
-		t.Errorf("the raw item holds plaintext: %s", s)
-	}
+	s := fmt.Sprint(raw)
+	assert.NotContains(t, s, marker, "the raw item holds plaintext")
+	assert.NotContains(t, s, "apiToken", "the raw item holds plaintext")
 }

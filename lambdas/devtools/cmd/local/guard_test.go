@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/stretchr/testify/assert"
 	"io"
 	"log/slog"
 	"net/http"
@@ -51,11 +52,11 @@ func TestLocalOnly(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		if w.Code != tt.status || (tt.status == 200) != (ran == 1) {
-			t.Errorf("%s: %d %s (handler ran %d), want %d", tt.name, w.Code, w.Body, ran, tt.status)
-		}
-		if tt.status != 200 && (!strings.Contains(w.Body.String(), `"error"`) || w.Header().Get("Access-Control-Allow-Origin") != "") {
-			t.Errorf("%s: %s %v", tt.name, w.Body, w.Header())
+		assert.Equal(t, tt.status, w.Code, "%s: status; body %s", tt.name, w.Body)
+		assert.Equal(t, tt.status == 200, ran == 1, "%s: handler ran %d times", tt.name, ran)
+		if tt.status != 200 {
+			assert.Contains(t, w.Body.String(), `"error"`, "%s: body", tt.name)
+			assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), "%s: Access-Control-Allow-Origin", tt.name)
 		}
 	}
 }
@@ -79,12 +80,12 @@ func TestFunctionTimeout(t *testing.T) {
 	w := httptest.NewRecorder()
 	slow.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 	took := time.Since(start)
-	if w.Code != http.StatusBadGateway || w.Body.String() != `{"message":"Internal server error"}` || took < 200*time.Millisecond || took > 2*time.Second {
-		t.Errorf("timed out: %d %s after %v", w.Code, w.Body, took)
-	}
-	if deadline.IsZero() || deadline.Sub(start) > 250*time.Millisecond {
-		t.Errorf("the handler's deadline %v, want the timeout after %v", deadline, start)
-	}
+	assert.Equal(t, http.StatusBadGateway, w.Code, "timed out: status")
+	assert.Equal(t, `{"message":"Internal server error"}`, w.Body.String(), "timed out: body")
+	assert.GreaterOrEqual(t, took, 200*time.Millisecond, "timed out: answered after")
+	assert.LessOrEqual(t, took, 2*time.Second, "timed out: answered after")
+	assert.False(t, deadline.IsZero(), "the handler has no deadline")
+	assert.LessOrEqual(t, deadline.Sub(start), 250*time.Millisecond, "the handler's deadline %v, want the timeout after %v", deadline, start)
 	fast := withTimeout("fast", time.Second, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Thing", "1")
 		w.WriteHeader(201)
@@ -92,15 +93,17 @@ func TestFunctionTimeout(t *testing.T) {
 	}))
 	w = httptest.NewRecorder()
 	fast.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-	if w.Code != 201 || w.Body.String() != `{"ok":true}` || w.Header().Get("X-Thing") != "1" {
-		t.Errorf("in time: %d %s %v", w.Code, w.Body, w.Header())
-	}
+	assert.Equal(t, 201, w.Code, "in time: status")
+	assert.Equal(t, `{"ok":true}`, w.Body.String(), "in time: body")
+	assert.Equal(t, "1", w.Header().Get("X-Thing"), "in time: header X-Thing")
 }
 
 // The server bounds how long a slow client may hold a connection.
 func TestServerTimeouts(t *testing.T) {
 	s := newServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
-	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 {
-		t.Errorf("server %+v has an unbounded timeout", s)
-	}
+	assert.Positive(t, s.ReadHeaderTimeout, "ReadHeaderTimeout")
+	assert.Positive(t, s.ReadTimeout, "ReadTimeout")
+	assert.Positive(t, s.WriteTimeout, "WriteTimeout")
+	assert.Positive(t, s.IdleTimeout, "IdleTimeout")
+	assert.Positive(t, s.MaxHeaderBytes, "MaxHeaderBytes")
 }

@@ -9,6 +9,8 @@ import (
 
 	pm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // AgenticPM's hold queue as make dev runs it: an action held for two
@@ -38,22 +40,23 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 		} `json:"items"`
 	}
 	call(t, pm.ListActions.Method, at(r.base, pm.Name, pm.ListActions, p.ID), "", 200, &acts)
-	if len(acts.Items) != 1 || !acts.Items[0].Executed || acts.Items[0].ReleasedBy != "schedule" || acts.Items[0].DispatchedAt == "" {
-		t.Fatalf("actions = %+v", acts)
-	}
+	require.Len(t, acts.Items, 1, "actions")
+	require.True(t, acts.Items[0].Executed, "action executed: %+v", acts.Items[0])
+	require.Equal(t, "schedule", acts.Items[0].ReleasedBy, "action released by")
+	require.NotEmpty(t, acts.Items[0].DispatchedAt, "action dispatched at")
 	var evs struct {
 		Events []struct {
 			Bus, DetailType, Detail string
 		} `json:"events"`
 	}
 	call(t, "GET", r.base+"/_local/events", "", 200, &evs)
-	if len(evs.Events) != 1 || evs.Events[0].Bus != "agenticpm-dev" || evs.Events[0].DetailType != "AgentActionReleased" {
-		t.Fatalf("events = %+v", evs)
-	}
+	require.Len(t, evs.Events, 1, "events")
+	require.Equal(t, "agenticpm-dev", evs.Events[0].Bus, "event bus")
+	require.Equal(t, "AgentActionReleased", evs.Events[0].DetailType, "event detail type")
 	var d struct {
 		IdempotencyKey string `json:"idempotencyKey"`
 	}
-	if err := json.Unmarshal([]byte(evs.Events[0].Detail), &d); err != nil || d.IdempotencyKey != "agenticpm/action/"+a.ID {
-		t.Errorf("detail %s", evs.Events[0].Detail)
+	if assert.NoError(t, json.Unmarshal([]byte(evs.Events[0].Detail), &d), "detail %s", evs.Events[0].Detail) {
+		assert.Equal(t, "agenticpm/action/"+a.ID, d.IdempotencyKey, "detail's idempotency key")
 	}
 }

@@ -5,11 +5,12 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The URLs of the ready line answer: GET / lists the services with their
@@ -31,27 +32,19 @@ func TestIndexPages(t *testing.T) {
 	var names []string
 	for _, s := range index.Services {
 		names = append(names, s.Name)
-		if s.URL != r.base+"/"+s.Name+"/" || len(s.Routes) == 0 {
-			t.Errorf("index entry %+v", s)
-		}
-		if !strings.Contains(r.ready, s.Name+"="+s.URL) {
-			t.Errorf("ready line %q does not name %s", r.ready, s.URL)
-		}
+		assert.Equal(t, r.base+"/"+s.Name+"/", s.URL, "index entry %s: URL", s.Name)
+		assert.NotEmpty(t, s.Routes, "index entry %s: routes", s.Name)
+		assert.Contains(t, r.ready, s.Name+"="+s.URL, "ready line does not name %s", s.URL)
 		var one service
 		getJSON(t, s.URL, &one)
-		if one.Name != s.Name || !slices.Equal(one.Routes, s.Routes) {
-			t.Errorf("GET %s = %+v, want %+v", s.URL, one, s)
-		}
+		assert.Equal(t, s.Name, one.Name, "GET %s: name against its index entry", s.URL)
+		assert.Equal(t, s.Routes, one.Routes, "GET %s: routes against its index entry", s.URL)
 	}
-	if want := servedServices(t, dir); strings.Join(names, ",") != want {
-		t.Errorf("index lists %v, want %s", names, want)
-	}
+	assert.Equal(t, servedServices(t, dir), strings.Join(names, ","), "services the index lists")
 	var itsm service
 	getJSON(t, r.base+"/itsm/", &itsm)
 	for _, route := range []string{"POST /itsm/tickets", "GET /itsm/tickets/{id}", "PATCH /itsm/tickets/{id}"} {
-		if !slices.Contains(itsm.Routes, route) {
-			t.Errorf("itsm routes %v lack %s", itsm.Routes, route)
-		}
+		assert.Contains(t, itsm.Routes, route, "itsm routes")
 	}
 	call(t, "GET", r.base+"/itsm/nothing", "", 404, nil)
 }
@@ -59,15 +52,10 @@ func TestIndexPages(t *testing.T) {
 func getJSON(t *testing.T, url string, out any) {
 	t.Helper()
 	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("GET %s: %d %s %s", url, resp.StatusCode, resp.Header.Get("Content-Type"), b)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("GET %s: %v: %s", url, err, b)
-	}
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: status; body %s", url, b)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"), "GET %s: Content-Type; body %s", url, b)
+	require.NoError(t, json.Unmarshal(b, out), "GET %s: %s", url, b)
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/load"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLoad is make load's short form: every service's mix against the
@@ -33,29 +35,17 @@ func TestLoad(t *testing.T) {
 			}
 			r := startEnv(t, dir, env)
 			out, err := exec.Command(build(t), "token", "-tenant", load.StakTenant, "-user", load.StakUser, "-templates", dir).Output()
-			if err != nil {
-				t.Fatalf("token: %v", err)
-			}
+			require.NoError(t, err, "token")
 			var reports []load.Report
 			for _, sc := range load.Scenarios(strings.TrimSpace(string(out))) {
 				rep, err := load.Run(t.Context(), r.base, sc, load.Options{Count: 60, Concurrency: 6})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				reports = append(reports, rep)
-				if rep.Errors() > 0 {
-					t.Errorf("%s: %d failed operations, first: %s", rep.Service, rep.Errors(), rep.FirstError)
-				}
-				for _, p := range rep.Problems {
-					t.Errorf("%s: %s", rep.Service, p)
-				}
-				if rep.Acked == 0 {
-					t.Errorf("%s: no create acknowledged", rep.Service)
-				}
+				assert.Zero(t, rep.Errors(), "%s: failed operations, first: %s", rep.Service, rep.FirstError)
+				assert.Empty(t, rep.Problems, "%s: problems", rep.Service)
+				assert.NotZero(t, rep.Acked, "%s: no create acknowledged", rep.Service)
 			}
-			if len(reports) != 5 {
-				t.Errorf("%d services loaded, want 5", len(reports))
-			}
+			assert.Len(t, reports, 5, "services loaded")
 			t.Logf("\n%s", load.Table(reports))
 		})
 	}

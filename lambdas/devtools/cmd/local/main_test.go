@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,6 +30,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // runner is the local runner binary started by a test.
@@ -92,9 +93,7 @@ func build(t *testing.T) string {
 	defer binary.Unlock()
 	if binary.path == "" && binary.err == nil {
 		dir, err := os.MkdirTemp("", "dynastack-local-*")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		binary.path = filepath.Join(dir, "local")
 		// -trimpath as the reloading runner builds (reload.go): its
 		// builds in a copy of the tree then reuse this one's cache.
@@ -103,9 +102,7 @@ func build(t *testing.T) string {
 			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	}
-	if binary.err != nil {
-		t.Fatal(binary.err)
-	}
+	require.NoError(t, binary.err)
 	return binary.path
 }
 
@@ -163,9 +160,7 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 	cmd.Env = append(append(cmd.Env, env...), "PORT=0")
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	r := &runner{cmd: cmd, exited: make(chan error, 1), stderr: &lines{}, suffix: suffix}
 	// A failed test shows the runner's last log lines (with -v it showed
 	// them all as they came): what it did around the failure.
@@ -218,17 +213,13 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 		t.Logf("runner: %s", line)
 		r.ready = line
 		m := readyBase.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("ready line does not name its address: %s", line)
-		}
+		require.NotNil(t, m, "ready line does not name its address: %s", line)
 		r.base = m[1]
-		if !strings.Contains(line, "itsm="+r.base+"/itsm/") {
-			t.Errorf("ready line does not name the itsm URL: %s", line)
-		}
+		assert.Contains(t, line, "itsm="+r.base+"/itsm/", "ready line does not name the itsm URL")
 	case err := <-r.exited:
-		t.Fatalf("runner exited before ready: %v\n%s", err, r.stderr.tail(10))
+		require.FailNow(t, "runner exited before ready", "%v\n%s", err, r.stderr.tail(10))
 	case <-time.After(2 * time.Minute):
-		t.Fatal("runner not ready after 2 minutes")
+		require.FailNow(t, "runner not ready after 2 minutes")
 	}
 	if slices.Contains(env, ddblocal.EnvEndpoint+"=") {
 		r.javaPID = <-pids
@@ -256,13 +247,7 @@ func alive(pid int) bool {
 
 func waitGone(t *testing.T, what string, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s (pid %d) still running", what, pid)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return !alive(pid) }, 15*time.Second, 100*time.Millisecond, "%s (pid %d) still running", what, pid)
 }
 
 // checkTokens: Stak's end-user routes take only a token of `local token`
@@ -277,9 +262,7 @@ func checkTokens(t *testing.T, base, templates string) {
 	feed := at(base, stakcontract.Name, stakcontract.Feed, "acme", "main", "u1")
 	token := func(tenant, user string) string {
 		out, err := exec.Command(build(t), "token", "-tenant", tenant, "-user", user, "-templates", templates).Output()
-		if err != nil {
-			t.Fatalf("local token: %v", err)
-		}
+		require.NoError(t, err, "local token")
 		return strings.TrimSpace(string(out))
 	}
 	for _, tt := range []struct {
@@ -297,16 +280,12 @@ func checkTokens(t *testing.T, base, templates string) {
 			req.Header.Set("Authorization", tt.auth)
 		}
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != tt.status {
-			t.Errorf("%s: %d %s, want %d", tt.name, resp.StatusCode, b, tt.status)
-		}
-		if tt.status == 200 && !strings.Contains(string(b), `"title":"hi"`) {
-			t.Errorf("%s: feed %s", tt.name, b)
+		assert.Equal(t, tt.status, resp.StatusCode, "%s: status; body %s", tt.name, b)
+		if tt.status == 200 {
+			assert.Contains(t, string(b), `"title":"hi"`, "%s: feed", tt.name)
 		}
 	}
 }
@@ -320,28 +299,21 @@ func at(base, service string, route service.Route, values ...string) string {
 func call(t *testing.T, method, url, body string, wantStatus int, out any) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "e2e-"+method)
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != wantStatus {
-		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, b, wantStatus)
-	}
+	require.Equal(t, wantStatus, resp.StatusCode, "%s %s: status; body %s", method, url, b)
 	// Ours, never the client's (which is logged as client_request_id).
-	if got := resp.Header.Get("X-Request-Id"); strings.Contains(url, "/itsm/") && (got == "" || got == "e2e-"+method) {
-		t.Errorf("X-Request-Id = %q", got)
+	if got := resp.Header.Get("X-Request-Id"); strings.Contains(url, "/itsm/") {
+		assert.NotEmpty(t, got, "%s %s: X-Request-Id", method, url)
+		assert.NotEqual(t, "e2e-"+method, got, "%s %s: X-Request-Id is the client's", method, url)
 	}
 	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s: %v", b, err)
-		}
+		require.NoError(t, json.Unmarshal(b, out), "%s", b)
 	}
 }
 
@@ -350,15 +322,11 @@ func call(t *testing.T, method, url, body string, wantStatus int, out any) {
 func servedServices(t *testing.T, dir string) string {
 	t.Helper()
 	tmpls, err := cfntables.LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, tmpl := range tmpls {
 		fns, err := tmpl.Functions()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, fn := range fns {
 			if _, ok := services.Lookup(fn.Service()); ok {
 				names = append(names, fn.Service())
@@ -379,9 +347,8 @@ func TestEndToEnd(t *testing.T) {
 		Services []string `json:"services"`
 	}
 	call(t, "GET", r.base+"/healthz", "", 200, &health)
-	if want := servedServices(t, filepath.Dir(testenv.Template(t, "dev", "itsm"))); health.Status != "ok" || strings.Join(health.Services, ",") != want {
-		t.Errorf("healthz = %+v, want services %s", health, want)
-	}
+	assert.Equal(t, "ok", health.Status, "healthz status")
+	assert.Equal(t, servedServices(t, filepath.Dir(testenv.Template(t, "dev", "itsm"))), strings.Join(health.Services, ","), "healthz services")
 
 	type ticket struct {
 		TicketID string           `json:"ticket_id"`
@@ -391,21 +358,18 @@ func TestEndToEnd(t *testing.T) {
 	var tk, got ticket
 	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`, 201, &tk)
 	call(t, itsm.GetTicket.Method, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID), "", 200, &got)
-	if got.TicketID != tk.TicketID || got.Status != "open" {
-		t.Errorf("get = %+v", got)
-	}
+	assert.Equal(t, tk.TicketID, got.TicketID, "get: ticket id")
+	assert.Equal(t, "open", got.Status, "get: status")
 	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, tk.TicketID), `{"comment_text":"Tried restarting"}`, 201, &got)
-	if len(got.Comments) != 1 {
-		t.Errorf("comments = %v", got.Comments)
-	}
+	assert.Len(t, got.Comments, 1, "comments")
 	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, "00000000-0000-4000-8000-000000000000"), `{"comment_text":"x"}`, 404, nil)
 	call(t, itsm.CreateTicket.Method, api, `null`, 400, nil)
 	var list struct {
 		Tickets []ticket `json:"tickets"`
 	}
 	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "poc-user-001"}), "", 200, &list)
-	if len(list.Tickets) != 1 || list.Tickets[0].TicketID != tk.TicketID {
-		t.Errorf("list = %+v", list)
+	if assert.Len(t, list.Tickets, 1, "list") {
+		assert.Equal(t, tk.TicketID, list.Tickets[0].TicketID, "list: ticket id")
 	}
 	for _, st := range []string{"in_progress", "resolved", "closed"} {
 		call(t, itsm.SetStatus.Method, at(r.base, itsm.Name, itsm.SetStatus, tk.TicketID), `{"status":"`+st+`"}`, 200, &got)
@@ -417,19 +381,13 @@ func TestEndToEnd(t *testing.T) {
 	checkLocalOnly(t, r.base)
 
 	runnerPID := r.cmd.Process.Pid
-	if !alive(r.javaPID) {
-		t.Fatalf("java pid %d not running while the runner serves", r.javaPID)
-	}
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	require.True(t, alive(r.javaPID), "java pid %d not running while the runner serves", r.javaPID)
+	require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-r.exited:
-		if err != nil {
-			t.Errorf("runner exit after SIGTERM: %v", err)
-		}
+		assert.NoError(t, err, "runner exit after SIGTERM")
 	case <-time.After(30 * time.Second):
-		t.Fatal("runner did not exit 30s after SIGTERM")
+		require.FailNow(t, "runner did not exit 30s after SIGTERM")
 	}
 	waitGone(t, "runner", runnerPID)
 	waitGone(t, "java", r.javaPID)
@@ -443,13 +401,9 @@ func TestJavaDiesWithKilledRunner(t *testing.T) {
 		t.Skip("parent-death signal is Linux-only")
 	}
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), ownJava)
-	if err := r.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.cmd.Process.Kill())
 	var exitErr *exec.ExitError
-	if err := <-r.exited; !errors.As(err, &exitErr) {
-		t.Errorf("runner exit: %v", err)
-	}
+	assert.ErrorAs(t, <-r.exited, &exitErr, "runner exit")
 	waitGone(t, "java", r.javaPID)
 }
 
@@ -475,9 +429,7 @@ func checkLocalOnly(t *testing.T, base string) {
 		{"form", "", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
 	} {
 		req, err := http.NewRequest(itsm.CreateTicket.Method, at(base, itsm.Name, itsm.CreateTicket), strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if tt.host != "" {
 			req.Host = tt.host
 		}
@@ -485,26 +437,20 @@ func checkLocalOnly(t *testing.T, base string) {
 			req.Header.Set(k, v)
 		}
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != tt.status || resp.Header.Get("Access-Control-Allow-Origin") != "" {
-			t.Errorf("%s: %d %s, want %d", tt.name, resp.StatusCode, b, tt.status)
-		}
+		assert.Equal(t, tt.status, resp.StatusCode, "%s: status; body %s", tt.name, b)
+		assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "%s: Access-Control-Allow-Origin", tt.name)
 	}
 	call(t, itsm.ListTickets.Method, list, "", 200, &after)
-	if len(after.Tickets) != len(before.Tickets) {
-		t.Errorf("refused requests created %d tickets", len(after.Tickets)-len(before.Tickets))
-	}
+	assert.Len(t, after.Tickets, len(before.Tickets), "refused requests created tickets")
 	// A schedule run from a page is refused too.
 	req, _ := http.NewRequest("POST", base+"/_local/schedules/rezagent-scheduler", nil)
 	req.Header.Set("Origin", "https://attacker.example")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 403 {
-		t.Errorf("cross-origin schedule run: %v %v", resp, err)
-	} else {
+	if resp, err := http.DefaultClient.Do(req); assert.NoError(t, err, "cross-origin schedule run") {
 		resp.Body.Close()
+		assert.Equal(t, 403, resp.StatusCode, "cross-origin schedule run: status")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	rez "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/stretchr/testify/require"
 )
 
 type notifications struct {
@@ -41,7 +42,7 @@ func TestPipeline(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for !ok() {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 30 s", what)
+				require.FailNow(t, what+": not within 30 s")
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -65,9 +66,9 @@ func TestPipeline(t *testing.T) {
 		call(t, rez.GetMessage.Method, at(r.base, rez.Name, rez.GetMessage, created.MessageID), "", 200, &m)
 		return m.Status == "completed"
 	})
-	if n := sink(); n.count("from curl") != 1 || m.NotificationID == "" {
-		t.Fatalf("sink %+v, message %+v", n, m)
-	}
+	n := sink()
+	require.Equal(t, 1, n.count("from curl"), "messages from curl at the sink %+v", n)
+	require.NotEmpty(t, m.NotificationID, "message's notification id: %+v", m)
 
 	time.Sleep(1100 * time.Millisecond) // a new fire time (seconds)
 	call(t, "POST", r.base+"/_local/schedules/rezagent-scheduler", "", 200, nil)

@@ -13,6 +13,8 @@ import (
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // copyTree copies what the runner is built from (the constructs and
@@ -20,9 +22,7 @@ import (
 func copyTree(t *testing.T) string {
 	t.Helper()
 	root, err := repo.Root("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dst := t.TempDir()
 	for _, mod := range []string{"constructs", "lambdas"} {
 		err := filepath.WalkDir(filepath.Join(root, mod), func(path string, d fs.DirEntry, err error) error {
@@ -45,14 +45,10 @@ func copyTree(t *testing.T) string {
 			}
 			return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	work := "go 1.26.0\n\nuse (\n\t./constructs\n\t./lambdas\n)\n"
-	if err := os.WriteFile(filepath.Join(dst, "go.work"), []byte(work), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dst, "go.work"), []byte(work), 0o644))
 	if b, err := os.ReadFile(filepath.Join(root, "go.work.sum")); err == nil {
 		_ = os.WriteFile(filepath.Join(dst, "go.work.sum"), b, 0o644)
 	}
@@ -63,9 +59,7 @@ func copyTree(t *testing.T) string {
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
@@ -89,20 +83,13 @@ func TestReload(t *testing.T) {
 	// The change: the name ITSM gives a ticket in its 404.
 	file := filepath.Join(src, "lambdas", "services", "itsm", "http.go")
 	code, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const from, to = `api.PathUUID(r, contract.ParamID, "ticket")`, `api.PathUUID(r, contract.ParamID, "reloaded ticket")`
-	if !strings.Contains(string(code), from) {
-		t.Fatalf("%s no longer holds %s: choose another visible change for this test", file, from)
-	}
-	if _, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid")); strings.Contains(body, "reloaded ticket") {
-		t.Fatalf("before the change: %s", body)
-	}
+	require.Contains(t, string(code), from, "%s no longer holds it: choose another visible change for this test", file)
+	_, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"))
+	require.NotContains(t, body, "reloaded ticket", "before the change")
 	saved := time.Now()
-	if err := os.WriteFile(file, []byte(strings.Replace(string(code), from, to, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(code), from, to, 1)), 0o644))
 	waitBody(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"), 404, "reloaded ticket", 3*time.Minute)
 	t.Logf("reload: %s from save to serving the new code", time.Since(saved).Round(time.Millisecond))
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
@@ -113,47 +100,31 @@ func TestReload(t *testing.T) {
 	}
 
 	// Kept: the ticket, and the same DynamoDB Local.
-	if status, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID)); status != 200 || !strings.Contains(body, "kept across reloads") {
-		t.Errorf("ticket after the reload: %d %s", status, body)
-	}
-	if !alive(r.javaPID) {
-		t.Errorf("DynamoDB Local (pid %d) did not survive the reload", r.javaPID)
-	}
+	status, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID))
+	assert.Equal(t, 200, status, "ticket after the reload: status; body %s", body)
+	assert.Contains(t, body, "kept across reloads", "ticket after the reload")
+	assert.True(t, alive(r.javaPID), "DynamoDB Local (pid %d) did not survive the reload", r.javaPID)
 
 	// A broken build: the compiler's error is printed, the last good
 	// server keeps serving.
 	_, after := r.stderr.find(0, `"msg":"reloaded"`)
 	broken := filepath.Join(src, "lambdas", "services", "itsm", "zz_broken.go")
-	if err := os.WriteFile(broken, []byte("package itsm\n\nfunc broken( {\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if line, _ := r.stderr.find(after, "build failed", "zz_broken.go:3"); line != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no build failure naming zz_broken.go:3 printed in 3 minutes")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if status, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid")); status != 404 || !strings.Contains(body, "reloaded ticket") {
-		t.Errorf("after a broken build the last good server must serve: %d %s", status, body)
-	}
-	if status, _ := get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID)); status != 200 {
-		t.Errorf("ticket after a broken build: %d", status)
-	}
-	if _, n := r.stderr.find(after, `"msg":"reloaded"`); n != after {
-		t.Errorf("a broken build restarted the server")
-	}
+	require.NoError(t, os.WriteFile(broken, []byte("package itsm\n\nfunc broken( {\n"), 0o644))
+	require.Eventually(t, func() bool {
+		line, _ := r.stderr.find(after, "build failed", "zz_broken.go:3")
+		return line != ""
+	}, 3*time.Minute, 100*time.Millisecond, "no build failure naming zz_broken.go:3 printed in 3 minutes")
+	status, body = get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"))
+	assert.Equal(t, 404, status, "after a broken build the last good server must serve: status; body %s", body)
+	assert.Contains(t, body, "reloaded ticket", "after a broken build the last good server must serve")
+	status, _ = get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID))
+	assert.Equal(t, 200, status, "ticket after a broken build: status")
+	_, n := r.stderr.find(after, `"msg":"reloaded"`)
+	assert.Equal(t, after, n, "a broken build restarted the server")
 
 	// Fixed: it reloads again.
-	if err := os.Remove(broken); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(strings.Replace(string(code), from, `api.PathUUID(r, "id", "fixed ticket")`, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Remove(broken))
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(code), from, `api.PathUUID(r, "id", "fixed ticket")`, 1)), 0o644))
 	waitBody(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"), 404, "fixed ticket", 3*time.Minute)
 }
 
@@ -167,7 +138,7 @@ func waitBody(t *testing.T, url string, status int, want string, within time.Dur
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d %s after %s, want %d with %q", url, got, body, within, status, want)
+			require.FailNow(t, "no such answer in time", "%s: %d %s after %s, want %d with %q", url, got, body, within, status, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/require"
 )
 
 // withStreamConsumer writes the ITSM template and the Stak template plus a
@@ -26,20 +27,12 @@ func withStreamConsumer(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	itsm, err := os.ReadFile(testenv.Template(t, "dev", "itsm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "itsm.template.json"), itsm, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "itsm.template.json"), itsm, 0o644))
 	raw, err := os.ReadFile(testenv.Template(t, "dev", "stak"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var tmpl map[string]any
-	if err := json.Unmarshal(raw, &tmpl); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(raw, &tmpl))
 	res := tmpl["Resources"].(map[string]any)
 	res["StreamFn"] = map[string]any{"Type": "AWS::Lambda::Function", "Properties": map[string]any{
 		"Environment": map[string]any{"Variables": map[string]any{
@@ -52,9 +45,7 @@ func withStreamConsumer(t *testing.T) string {
 		"StartingPosition": "LATEST", "BatchSize": 100,
 	}}
 	b, _ := json.Marshal(tmpl)
-	if err := os.WriteFile(filepath.Join(dir, "stak.template.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stak.template.json"), b, 0o644))
 	return dir
 }
 
@@ -66,13 +57,9 @@ func TestStreamConsumer(t *testing.T) {
 	// test's tables, and its TTL sweep is what this test waits for.
 	r := startEnv(t, withStreamConsumer(t), ownJava)
 	m := regexp.MustCompile(`\(dynamodb (\S+)\)`).FindStringSubmatch(r.ready)
-	if m == nil {
-		t.Fatalf("no endpoint in %q", r.ready)
-	}
+	require.NotNil(t, m, "no endpoint in %q", r.ready)
 	client, err := ddb.NewClient(context.Background(), ddblocal.WithEndpoint(m[1], nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	table := aws.String("stak-inbox-dev" + r.suffix)
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -85,21 +72,18 @@ func TestStreamConsumer(t *testing.T) {
 			"audiences": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"audiences": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"kind": str("everyone")}}}},
 			"expiredat": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(-24*time.Hour).Unix(), 10)}},
 	} {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: item}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: item})
+		require.NoError(t, err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: map[string]types.AttributeValue{"pk": str(pk), "sk": str("c#*")}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if n, ok := out.Item["published"].(*types.AttributeValueMemberN); ok && n.Value == "0" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("public counter still %v after 60s", out.Item["published"])
+			require.FailNow(t, "public counter not 0 after 60s", "published %v", out.Item["published"])
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

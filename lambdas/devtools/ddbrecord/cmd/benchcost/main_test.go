@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 )
@@ -23,27 +25,12 @@ BenchmarkAPI/canned/GET_/tickets/{id}_(malformed_id)/rawsdk-2        	     200	 
 PASS
 `
 	var out bytes.Buffer
-	if err := run(strings.NewReader(in), &out); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, run(strings.NewReader(in), &out))
 	got := out.String()
-	if !strings.HasPrefix(got, in) {
-		t.Errorf("input not passed through:\n%s", got)
-	}
-	want := "| itsm GetTicket | 3.00 | 2.00 | 1.50 | 1 / 1 / 0 | 1 / 1 / 0 |\n"
-	if !strings.Contains(got, want) {
-		t.Errorf("table lacks %q:\n%s", want, got)
-	}
-	if want := "| itsm GetTicket | 84.0 | 56.0 | 84.0 | 56.0 | 1.50 | 580 | 387 | 35162 | 27150 | 372 | 326 | 133 / 270; 133 / 270 |\n"; !strings.Contains(got, want) {
-		t.Errorf("canned table lacks %q:\n%s", want, got)
-	}
-	if want := "| itsm GET /tickets/{id} (unknown id) | 202.9 | 136.8 | 212.0 | 106.0 | 2.00 | 1465 | 732 |"; !strings.Contains(got, want) {
-		t.Errorf("canned table lacks the generic pair %q:\n%s", want, got)
-	}
-	if want := "| itsm GET /tickets/{id} (malformed id) | 21.1 | 0.7 | 21.6 | 0.8 | – |"; !strings.Contains(got, want) {
-		t.Errorf("a pair that made no DynamoDB request got a ratio; want %q:\n%s", want, got)
-	}
-	if strings.Contains(got, "AddComment |") {
-		t.Errorf("a benchmark without its raw SDK pair got a row:\n%s", got)
-	}
+	assert.True(t, strings.HasPrefix(got, in), "input not passed through:\n%s", got)
+	assert.Contains(t, got, "| itsm GetTicket | 3.00 | 2.00 | 1.50 | 1 / 1 / 0 | 1 / 1 / 0 |\n", "table")
+	assert.Contains(t, got, "| itsm GetTicket | 84.0 | 56.0 | 84.0 | 56.0 | 1.50 | 580 | 387 | 35162 | 27150 | 372 | 326 | 133 / 270; 133 / 270 |\n", "canned table")
+	assert.Contains(t, got, "| itsm GET /tickets/{id} (unknown id) | 202.9 | 136.8 | 212.0 | 106.0 | 2.00 | 1465 | 732 |", "canned table: the generic pair")
+	assert.Contains(t, got, "| itsm GET /tickets/{id} (malformed id) | 21.1 | 0.7 | 21.6 | 0.8 | – |", "a pair that made no DynamoDB request got a ratio")
+	assert.NotContains(t, got, "AddComment |", "a benchmark without its raw SDK pair got a row")
 }
