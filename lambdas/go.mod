@@ -27,9 +27,15 @@ require (
 	golang.org/x/text v0.14.0
 )
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
 
-require github.com/aws/aws-sdk-go-v2/service/kms v1.62.6
+require (
+	github.com/aws/aws-sdk-go-v2/service/kms v1.62.6
+	github.com/stretchr/testify v1.12.1
+)
 
 require (
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
