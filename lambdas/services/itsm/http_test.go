@@ -19,6 +19,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
@@ -26,12 +28,9 @@ var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
 func (s *service) put(t *testing.T, tk itsm.Ticket) {
 	t.Helper()
 	item, err := attributevalue.MarshalMap(tk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item})
+	require.NoError(t, err)
 }
 
 func TestCreateTicket(t *testing.T) {
@@ -75,25 +74,18 @@ func TestCreateTicket(t *testing.T) {
 				return
 			}
 			created++
-			if r.Status != 201 {
-				t.Fatalf("status %d: %s", r.Status, r.Body)
-			}
+			require.Equal(t, 201, r.Status, "status: %s", r.Body)
 			var tk itsm.Ticket
 			r.JSON(t, &tk)
-			if r.Header.Get("Location") != "tickets/"+tk.TicketID {
-				t.Errorf("Location = %q", r.Header.Get("Location"))
-			}
-			if len(tk.TicketID) != 36 || tk.Status != itsm.StatusOpen || tk.Comments == nil || len(tk.Comments) != 0 {
-				t.Errorf("ticket = %+v", tk)
-			}
-			if !tsPattern.MatchString(tk.CreatedAt) || tk.CreatedAt != tk.UpdatedAt {
-				t.Errorf("timestamps %q %q", tk.CreatedAt, tk.UpdatedAt)
-			}
+			assert.Equal(t, "tickets/"+tk.TicketID, r.Header.Get("Location"), "Location")
+			assert.Len(t, tk.TicketID, 36, "ticket id")
+			assert.Equal(t, itsm.StatusOpen, tk.Status, "status")
+			assert.Equal(t, []itsm.Comment{}, tk.Comments, "comments: an empty list, not null")
+			assert.Regexp(t, tsPattern, tk.CreatedAt, "created_at")
+			assert.Equal(t, tk.CreatedAt, tk.UpdatedAt, "updated_at of a new ticket")
 		})
 	}
-	if n := s.Count(t); n != created {
-		t.Errorf("table holds %d items, want %d: a rejected request wrote", n, created)
-	}
+	assert.Equal(t, created, s.Count(t), "items in the table: a rejected request wrote")
 }
 
 func TestGetTicket(t *testing.T) {
@@ -108,18 +100,16 @@ func TestAddComment(t *testing.T) {
 	tk := s.create(t, "poc-user-001", "VPN drops")
 
 	r := s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`)
-	if r.Status != 201 {
-		t.Fatalf("status %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 201, r.Status, "first comment: %s", r.Body)
 	r = s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Still broken"}`)
 	var got itsm.Ticket
 	r.JSON(t, &got)
-	if len(got.Comments) != 2 || got.Comments[0].CommentText != "Tried restarting" || got.Comments[1].CommentText != "Still broken" {
-		t.Fatalf("comments = %+v", got.Comments)
-	}
-	if got.UpdatedAt != got.Comments[1].AddedAt || got.UpdatedAt <= tk.UpdatedAt || got.CreatedAt != tk.CreatedAt {
-		t.Errorf("timestamps: %+v", got)
-	}
+	require.Len(t, got.Comments, 2, "comments")
+	require.Equal(t, "Tried restarting", got.Comments[0].CommentText, "first comment")
+	require.Equal(t, "Still broken", got.Comments[1].CommentText, "second comment")
+	assert.Equal(t, got.Comments[1].AddedAt, got.UpdatedAt, "updated_at is the last comment's time")
+	assert.Greater(t, got.UpdatedAt, tk.UpdatedAt, "updated_at moves forward")
+	assert.Equal(t, tk.CreatedAt, got.CreatedAt, "created_at")
 
 	missing := "3f1d7e3a-2222-4000-8000-000000000000"
 	tests := []struct {
@@ -143,17 +133,12 @@ func TestAddComment(t *testing.T) {
 		})
 	}
 	// The comment on a missing ticket must not have created one.
-	if n := s.Count(t); n != 1 {
-		t.Errorf("table holds %d items, want 1 (phantom ticket created?)", n)
-	}
-	if r := s.Do(t, "GET", "/tickets/"+missing, ""); r.Status != 404 {
-		t.Errorf("GET unknown ticket after comment = %d %s", r.Status, r.Body)
-	}
+	assert.Equal(t, 1, s.Count(t), "items in the table (phantom ticket created?)")
+	r = s.Do(t, "GET", "/tickets/"+missing, "")
+	assert.Equal(t, 404, r.Status, "GET unknown ticket after comment: %s", r.Body)
 	r = s.Do(t, "GET", "/tickets/"+tk.TicketID, "")
 	r.JSON(t, &got)
-	if len(got.Comments) != 2 {
-		t.Errorf("rejected comments were stored: %+v", got.Comments)
-	}
+	assert.Len(t, got.Comments, 2, "rejected comments were stored")
 }
 
 func TestCommentLimits(t *testing.T) {
@@ -175,9 +160,7 @@ func TestCommentLimits(t *testing.T) {
 	r := s.Do(t, "GET", "/tickets/"+full.TicketID, "")
 	var got itsm.Ticket
 	r.JSON(t, &got)
-	if len(got.Comments) != itsm.MaxComments {
-		t.Errorf("comments = %d, want %d", len(got.Comments), itsm.MaxComments)
-	}
+	assert.Len(t, got.Comments, itsm.MaxComments, "comments")
 }
 
 // setState puts a ticket in the given status directly, to test every
@@ -198,28 +181,21 @@ func TestStatusTransitions(t *testing.T) {
 				(from == itsm.StatusInProgress && to == itsm.StatusResolved) ||
 				(from == itsm.StatusResolved && (to == itsm.StatusClosed || to == itsm.StatusOpen))
 			t.Run(fmt.Sprintf("%s to %s", from, to), func(t *testing.T) {
-				if itsm.CanTransition(from, to) != allowed {
-					t.Fatalf("CanTransition(%s, %s) = %v", from, to, !allowed)
-				}
+				require.Equal(t, allowed, itsm.CanTransition(from, to), "CanTransition(%s, %s)", from, to)
 				s.setState(t, id, from)
 				r := s.Do(t, "PATCH", "/tickets/"+id, `{"status":"`+string(to)+`"}`)
 				var got itsm.Ticket
 				if allowed {
-					if r.Status != 200 {
-						t.Fatalf("status %d %s", r.Status, r.Body)
-					}
+					require.Equal(t, 200, r.Status, "status: %s", r.Body)
 					r.JSON(t, &got)
-					if got.Status != to || got.UpdatedAt == got.CreatedAt {
-						t.Errorf("ticket = %+v", got)
-					}
+					assert.Equal(t, to, got.Status, "status")
+					assert.NotEqual(t, got.CreatedAt, got.UpdatedAt, "updated_at")
 					return
 				}
 				apitest.WantError(t, r, 409, "conflict", "", "from "+string(from)+" to "+string(to))
 				r = s.Do(t, "GET", "/tickets/"+id, "")
 				r.JSON(t, &got)
-				if got.Status != from {
-					t.Errorf("refused change still changed status to %s", got.Status)
-				}
+				assert.Equal(t, from, got.Status, "a refused change still changed the status")
 			})
 		}
 	}
@@ -243,18 +219,15 @@ func TestStatusTransitions(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "PATCH", "/tickets/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused status change created an item", before, after)
-	}
+	assert.Equal(t, before, s.Count(t), "items: a refused status change created an item")
 }
 
 func TestLifecycle(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "poc-user-002", "Printer jams")
 	for _, st := range []string{"in_progress", "resolved", "open", "in_progress", "resolved", "closed"} {
-		if r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`); r.Status != 200 {
-			t.Fatalf("→ %s: %d %s", st, r.Status, r.Body)
-		}
+		r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`)
+		require.Equal(t, 200, r.Status, "→ %s: %s", st, r.Body)
 	}
 	apitest.WantError(t, s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"open"}`), 409, "conflict", "", "closed is final")
 	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"hi"}`), 409, "conflict", "", "closed")
@@ -277,9 +250,7 @@ func TestConcurrentStatusChanges(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if codes[0]+codes[1] != 200+409 {
-			t.Errorf("round %d: statuses %v, want one 200 and one 409", i, codes)
-		}
+		assert.ElementsMatch(t, []int{200, 409}, codes, "round %d: want one 200 and one 409", i)
 	}
 }
 
@@ -295,9 +266,7 @@ func (s *service) list(t *testing.T, caller, cursor string) page {
 		path += "&cursor=" + cursor
 	}
 	r := s.Do(t, "GET", path, "")
-	if r.Status != 200 {
-		t.Fatalf("list: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "list: %s", r.Body)
 	var p page
 	r.JSON(t, &p)
 	return p
@@ -324,33 +293,25 @@ func TestListByCaller(t *testing.T) {
 	for pageNo := 0; ; pageNo++ {
 		p := s.list(t, "caller-a", cur)
 		for _, tk := range p.Tickets {
-			if tk["caller_id"] != "caller-a" {
-				t.Errorf("foreign ticket %v", tk)
-			}
-			if _, ok := tk["comments"]; ok {
-				t.Errorf("listing returned comments: %v", tk)
-			}
+			assert.Equal(t, "caller-a", tk["caller_id"], "foreign ticket")
+			assert.NotContains(t, tk, "comments", "listing returned comments")
 			got = append(got, tk["ticket_id"].(string))
 		}
-		if wantLen := []int{10, 10, 3}[pageNo]; len(p.Tickets) != wantLen {
-			t.Fatalf("page %d has %d tickets, want %d", pageNo, len(p.Tickets), wantLen)
-		}
+		require.Len(t, p.Tickets, []int{10, 10, 3}[pageNo], "page %d", pageNo)
 		if p.NextCursor == "" {
 			break
 		}
 		cursors = append(cursors, p.NextCursor)
 		cur = p.NextCursor
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("order:\n got %v\nwant %v", got, want)
-	}
+	assert.Equal(t, want, got, "order")
 
-	if p := s.list(t, "caller-exact", ""); len(p.Tickets) != 10 || p.NextCursor != "" {
-		t.Errorf("exactly one page: %d tickets, cursor %q", len(p.Tickets), p.NextCursor)
-	}
-	if p := s.list(t, "nobody", ""); p.Tickets == nil || len(p.Tickets) != 0 || p.NextCursor != "" {
-		t.Errorf("unknown caller: %+v", p)
-	}
+	p := s.list(t, "caller-exact", "")
+	assert.Len(t, p.Tickets, 10, "exactly one page: tickets")
+	assert.Empty(t, p.NextCursor, "exactly one page: cursor")
+	p = s.list(t, "nobody", "")
+	assert.Equal(t, []map[string]any{}, p.Tickets, "unknown caller: an empty list, not null")
+	assert.Empty(t, p.NextCursor, "unknown caller: cursor")
 
 	tampered := []byte(cursors[0])
 	tampered[len(tampered)/2] ^= 0x01
@@ -387,9 +348,10 @@ func TestTimestamp(t *testing.T) {
 	a := itsm.Timestamp(time.Date(2026, 2, 9, 12, 0, 0, 300_000_000, time.UTC))
 	b := itsm.Timestamp(time.Date(2026, 2, 9, 12, 0, 0, 340_000_000, time.UTC))
 	c := itsm.Timestamp(time.Date(2026, 2, 9, 13, 0, 0, 0, time.FixedZone("CET", 3600)))
-	if a != "2026-02-09T12:00:00.300000Z" || !(a < b) || c != "2026-02-09T12:00:00.000000Z" || !(c < a) {
-		t.Errorf("a=%s b=%s c=%s", a, b, c)
-	}
+	assert.Equal(t, "2026-02-09T12:00:00.300000Z", a)
+	assert.Less(t, a, b, "sub-second order")
+	assert.Equal(t, "2026-02-09T12:00:00.000000Z", c, "a time in another zone is written in UTC")
+	assert.Less(t, c, a, "order across zones")
 }
 
 // The template is the source of truth for the schema: if the CDK renamed
@@ -397,9 +359,7 @@ func TestTimestamp(t *testing.T) {
 func TestRenamedIndexBreaksListing(t *testing.T) {
 	path := testenv.Template(t, "dev", "itsm")
 	tmpl, err := cfntables.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for id, r := range tmpl.Resources {
 		r.Properties = []byte(strings.ReplaceAll(string(r.Properties), `"CallerIdIndex"`, `"ByCallerIndex"`))
 		tmpl.Resources[id] = r
@@ -408,7 +368,6 @@ func TestRenamedIndexBreaksListing(t *testing.T) {
 	s.create(t, "caller-a", "x")
 	r := s.Do(t, "GET", "/tickets?caller=caller-a", "")
 	apitest.WantError(t, r, 500, "internal", "", "")
-	if strings.Contains(string(r.Body), "CallerIdIndex") || strings.Contains(string(r.Body), s.Table) {
-		t.Errorf("500 leaks internals: %s", r.Body)
-	}
+	assert.NotContains(t, string(r.Body), "CallerIdIndex", "500 leaks internals")
+	assert.NotContains(t, string(r.Body), s.Table, "500 leaks internals")
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // POST /tickets with an Idempotency-Key: a retry answers the first answer
@@ -17,18 +19,15 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 	body := `{"caller_id":"poc-user-001","issue_description":"VPN drops"}`
 	first := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
 	again := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
-	if first.Status != 201 || again.Status != 201 || string(again.Body) != string(first.Body) || again.Header.Get("Location") != first.Header.Get("Location") {
-		t.Fatalf("first %d %s, again %d %s", first.Status, first.Body, again.Status, again.Body)
-	}
-	if again.Header.Get("Idempotent-Replayed") != "true" {
-		t.Error("a replay is not marked Idempotent-Replayed")
-	}
+	require.Equal(t, 201, first.Status, "first: %s", first.Body)
+	require.Equal(t, 201, again.Status, "again: %s", again.Body)
+	require.Equal(t, string(first.Body), string(again.Body), "a retry answers the first answer")
+	require.Equal(t, first.Header.Get("Location"), again.Header.Get("Location"), "a retry's Location")
+	assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"), "a replay is marked Idempotent-Replayed")
 	apitest.WantError(t, s.Do(t, "POST", "/tickets", `{"caller_id":"poc-user-001","issue_description":"other"}`, api.IdempotencyHeader, "k-1"),
 		422, api.CodeKeyReused, "", "")
 	apitest.WantError(t, s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "bad key"), 400, "bad_request", "", "")
-	if n := tickets(t, s, "poc-user-001"); n != 1 {
-		t.Fatalf("%d tickets after a create, its retry and a refused reuse, want 1", n)
-	}
+	require.Equal(t, 1, tickets(t, s, "poc-user-001"), "tickets after a create, its retry and a refused reuse")
 
 	// Twenty at once with a new key: one creates; each other one either
 	// waits its turn (409 in_progress) or replays the first answer.
@@ -42,19 +41,17 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 	for _, r := range answers {
 		switch r.Status {
 		case 201:
-			if created != "" && string(r.Body) != created {
-				t.Errorf("two different 201 answers for one key:\n%s\n%s", created, r.Body)
+			if created != "" {
+				assert.Equal(t, created, string(r.Body), "two different 201 answers for one key")
 			}
 			created = string(r.Body)
 		case 409:
 			apitest.WantError(t, r, 409, api.CodeInProgress, "", "")
 		default:
-			t.Errorf("concurrent request: %d %s", r.Status, r.Body)
+			assert.Fail(t, "concurrent request: unexpected status", "%d %s", r.Status, r.Body)
 		}
 	}
-	if n := tickets(t, s, "poc-user-001"); n != 2 {
-		t.Errorf("%d tickets after twenty concurrent requests with one key, want 2", n)
-	}
+	assert.Equal(t, 2, tickets(t, s, "poc-user-001"), "tickets after twenty concurrent requests with one key")
 }
 
 // tickets counts a caller's tickets through the API.

@@ -1,12 +1,13 @@
 package itsm_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A comment that DynamoDB applied but whose answer was lost on the way
@@ -22,20 +23,17 @@ func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var answered itsm.Ticket
 	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"still down"}`, &answered)
-	if proxy.Faults() != 1 || proxy.Requests() != 2 {
-		t.Fatalf("%d requests, %d faults: the lost answer was not retried", proxy.Requests(), proxy.Faults())
-	}
+	require.Equal(t, 1, proxy.Faults(), "faults: the lost answer was not retried")
+	require.Equal(t, 2, proxy.Requests(), "requests: the lost answer was not retried")
 	var stored itsm.Ticket
 	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
-	if len(stored.Comments) != 1 || len(answered.Comments) != 1 || stored.Comments[0] != answered.Comments[0] {
-		t.Errorf("answered %+v, stored %+v: want the one comment in both", answered.Comments, stored.Comments)
+	if assert.Len(t, stored.Comments, 1, "stored comments") && assert.Len(t, answered.Comments, 1, "answered comments") {
+		assert.Equal(t, answered.Comments[0], stored.Comments[0], "want the one comment in both")
 	}
 
 	// A second comment, with nothing lost, is appended as usual.
 	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"now it works"}`, &answered)
-	if len(answered.Comments) != 2 {
-		t.Errorf("second comment: %+v", answered.Comments)
-	}
+	assert.Len(t, answered.Comments, 2, "second comment")
 }
 
 // Another comment landing between the lost answer and the SDK's retry
@@ -53,18 +51,14 @@ func TestCommentWithLostAnswerAndAnotherWriteIsStoredOnce(t *testing.T) {
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var answered itsm.Ticket
 	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"still down"}`, &answered)
-	if proxy.Faults() != 1 {
-		t.Fatalf("%d faults: no answer was lost", proxy.Faults())
-	}
+	require.Equal(t, 1, proxy.Faults(), "faults: no answer was lost")
 	var stored itsm.Ticket
 	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
 	var texts []string
 	for _, c := range stored.Comments {
 		texts = append(texts, c.CommentText)
 	}
-	if got := strings.Join(texts, ","); got != "still down,meanwhile" {
-		t.Errorf("stored comments %s, want each once: still down,meanwhile", got)
-	}
+	assert.Equal(t, []string{"still down", "meanwhile"}, texts, "stored comments, each once")
 }
 
 // A status change whose answer was lost answers 200 with the new status,
@@ -77,14 +71,11 @@ func TestStatusChangeWithLostAnswerSucceeds(t *testing.T) {
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var got itsm.Ticket
 	lossy.Must(t, 200, "PATCH", "/tickets/"+tk.TicketID, `{"status":"in_progress"}`, &got)
-	if got.Status != itsm.StatusInProgress || proxy.Requests() != 2 {
-		t.Errorf("answered %s after %d requests", got.Status, proxy.Requests())
-	}
+	assert.Equal(t, itsm.StatusInProgress, got.Status, "answered status")
+	assert.Equal(t, 2, proxy.Requests(), "requests")
 	// Another caller's change is still refused with the status it found.
 	r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"in_progress"}`)
-	if r.Status != 409 {
-		t.Errorf("a second change to in_progress: %d %s", r.Status, r.Body)
-	}
+	assert.Equal(t, 409, r.Status, "a second change to in_progress: %s", r.Body)
 }
 
 // A create whose answer was lost answers 201 with the ticket, not 500, and
@@ -96,14 +87,10 @@ func TestCreateWithLostAnswerSucceedsOnce(t *testing.T) {
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var tk itsm.Ticket
 	lossy.Must(t, 201, "POST", "/tickets", `{"caller_id":"poc-user-001","issue_description":"VPN drops"}`, &tk)
-	if proxy.Requests() != 2 {
-		t.Fatalf("%d requests: the lost answer was not retried", proxy.Requests())
-	}
+	require.Equal(t, 2, proxy.Requests(), "requests: the lost answer was not retried")
 	var stored itsm.Ticket
 	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
-	if n := s.Count(t); n != 1 {
-		t.Errorf("%d tickets stored, want 1", n)
-	}
+	assert.Equal(t, 1, s.Count(t), "tickets stored")
 }
 
 // throughFaults is the service on the same tables, its DynamoDB client

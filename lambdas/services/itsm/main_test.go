@@ -10,6 +10,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
@@ -38,9 +39,7 @@ func (s *service) create(t testing.TB, caller, desc string) itsm.Ticket {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"caller_id": caller, "issue_description": desc})
 	r := s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), string(b))
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, http.StatusCreated, r.Status, "create: %s", r.Body)
 	var tk itsm.Ticket
 	r.JSON(t, &tk)
 	return tk

@@ -13,6 +13,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
@@ -32,14 +34,12 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := nucleus.ConfigFromEnv(func(k string) string { return tt.env[k] })
 			if tt.wantErr == "" {
-				if err != nil || cfg.Tables != (nucleus.Tables{App: "a", Audit: "b"}) || len(cfg.CursorKey) == 0 {
-					t.Fatalf("cfg %+v, err %v", cfg, err)
-				}
+				require.NoError(t, err)
+				require.Equal(t, nucleus.Tables{App: "a", Audit: "b"}, cfg.Tables, "tables")
+				require.NotEmpty(t, cfg.CursorKey, "cursor key")
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("err = %v, want mention of %s", err, tt.wantErr)
-			}
+			assert.ErrorContains(t, err, tt.wantErr)
 		})
 	}
 	key := func(env map[string]string) string {
@@ -47,12 +47,10 @@ func TestConfigFromEnv(t *testing.T) {
 		return string(cfg.CursorKey)
 	}
 	base := map[string]string{contract.EnvAppTable: "a", contract.EnvAuditTable: "b"}
-	if key(base) == key(map[string]string{contract.EnvAppTable: "a2", contract.EnvAuditTable: "b"}) {
-		t.Error("derived cursor key does not depend on the table")
-	}
-	if key(map[string]string{contract.EnvAppTable: "a", contract.EnvAuditTable: "b", dynastack.EnvCursorKey: "secret"}) != "secret" {
-		t.Error("DYNASTACK_CURSOR_KEY ignored")
-	}
+	assert.NotEqual(t, key(base), key(map[string]string{contract.EnvAppTable: "a2", contract.EnvAuditTable: "b"}),
+		"derived cursor key does not depend on the table")
+	assert.Equal(t, "secret", key(map[string]string{contract.EnvAppTable: "a", contract.EnvAuditTable: "b", dynastack.EnvCursorKey: "secret"}),
+		"DYNASTACK_CURSOR_KEY ignored")
 }
 
 func TestCreateAccount(t *testing.T) {
@@ -119,26 +117,21 @@ func TestCreateAccount(t *testing.T) {
 				return
 			}
 			created++
-			if r.Status != 201 {
-				t.Fatalf("status %d: %s", r.Status, r.Body)
-			}
+			require.Equal(t, 201, r.Status, "status: %s", r.Body)
 			var a nucleus.Account
 			r.JSON(t, &a)
 			var shown struct {
 				ExternalID string `json:"external_id"`
 			}
 			r.JSON(t, &shown)
-			if !regexp.MustCompile(`^nucleus-[0-9a-f]{48}$`).MatchString(shown.ExternalID) || !a.ExternalIDSet {
-				t.Errorf("external id %q (set %v), want a generated one, shown once", shown.ExternalID, a.ExternalIDSet)
-			}
-			if r.Header.Get("Location") != "accounts/"+a.AccountID {
-				t.Errorf("Location = %q", r.Header.Get("Location"))
-			}
-			if !tsPattern.MatchString(a.CreatedAt) || a.CreatedAt != a.UpdatedAt || a.LastTestRunAt != "" {
-				t.Errorf("account = %+v", a)
-			}
-			if a.AccountID == id && a.Status != nucleus.AccountActive {
-				t.Errorf("default status = %q, want active", a.Status)
+			assert.Regexp(t, `^nucleus-[0-9a-f]{48}$`, shown.ExternalID, "external id: want a generated one, shown once")
+			assert.True(t, a.ExternalIDSet, "external id set")
+			assert.Equal(t, "accounts/"+a.AccountID, r.Header.Get("Location"), "Location")
+			assert.Regexp(t, tsPattern, a.CreatedAt, "created_at")
+			assert.Equal(t, a.CreatedAt, a.UpdatedAt, "updated_at of a new account")
+			assert.Empty(t, a.LastTestRunAt, "last_test_run_at of a new account")
+			if a.AccountID == id {
+				assert.Equal(t, nucleus.AccountActive, a.Status, "default status")
 			}
 		})
 	}
@@ -146,10 +139,12 @@ func TestCreateAccount(t *testing.T) {
 	// rejected wrote anything.
 	s.wantCounts(t, created, created)
 	p := s.audit(t, "/audit/account/"+id)
-	if len(p.Entries) != 1 || p.Entries[0].Action != nucleus.ActionCreate || p.Entries[0].UserID != testUser ||
-		p.Entries[0].Status != nucleus.StatusSuccess || !strings.Contains(string(p.Entries[0].Details), `"account_name":"Dev"`) {
-		t.Errorf("audit of %s = %+v", id, p.Entries)
-	}
+	require.Len(t, p.Entries, 1, "audit of %s", id)
+	e := p.Entries[0]
+	assert.Equal(t, nucleus.ActionCreate, e.Action, "audit of %s: action", id)
+	assert.Equal(t, testUser, e.UserID, "audit of %s: user", id)
+	assert.Equal(t, nucleus.StatusSuccess, e.Status, "audit of %s: status", id)
+	assert.Contains(t, string(e.Details), `"account_name":"Dev"`, "audit of %s: details", id)
 }
 
 func TestGetAccount(t *testing.T) {
@@ -177,17 +172,13 @@ func TestGetAccount(t *testing.T) {
 			}
 			var got nucleus.Account
 			r.JSON(t, &got)
-			if got != a {
-				t.Errorf("got %+v, want %+v", got, a)
-			}
+			assert.Equal(t, a, got)
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
 		r := s.Do(t, "PUT", "/accounts/"+a.AccountID, "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
-		if !strings.Contains(r.Header.Get("Allow"), "PATCH") {
-			t.Errorf("Allow = %q", r.Header.Get("Allow"))
-		}
+		assert.Contains(t, r.Header.Get("Allow"), "PATCH", "Allow")
 	})
 }
 
@@ -200,30 +191,27 @@ func TestUpdateAccount(t *testing.T) {
 
 	var got nucleus.Account
 	s.Must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha","status":"inactive"}`, &got)
-	if got.AccountName != "Alpha" || got.Status != nucleus.AccountInactive || got.RoleARN != a.RoleARN ||
-		got.CreatedAt != a.CreatedAt || got.UpdatedAt <= a.UpdatedAt {
-		t.Errorf("updated = %+v", got)
-	}
+	assert.Equal(t, "Alpha", got.AccountName, "updated name")
+	assert.Equal(t, nucleus.AccountInactive, got.Status, "updated status")
+	assert.Equal(t, a.RoleARN, got.RoleARN, "role after update")
+	assert.Equal(t, a.CreatedAt, got.CreatedAt, "created_at after update")
+	assert.Greater(t, got.UpdatedAt, a.UpdatedAt, "updated_at moves forward")
 	var g2 nucleus.Account
 	s.Must(t, 200, "GET", "/accounts/"+id, "", &g2)
-	if g2 != got {
-		t.Errorf("GET after PATCH = %+v, want %+v", g2, got)
-	}
+	assert.Equal(t, got, g2, "GET after PATCH")
 	// The rename moved the account in the alphabetical list.
-	if names := accountNames(t, s, ""); fmt.Sprint(names) != "[Alpha Beta]" {
-		t.Errorf("list = %v", names)
-	}
+	assert.Equal(t, []string{"Alpha", "Beta"}, accountNames(t, s, ""), "list")
 	p := s.audit(t, "/audit/account/"+id)
-	if len(p.Entries) != 2 || p.Entries[0].Action != nucleus.ActionUpdate ||
-		string(p.Entries[0].Details) != `{"changes":{"account_name":{"old":"Dev","new":"Alpha"},"status":{"old":"active","new":"inactive"}}}` {
-		t.Errorf("audit = %+v", p.Entries)
+	if assert.Len(t, p.Entries, 2, "audit") {
+		assert.Equal(t, nucleus.ActionUpdate, p.Entries[0].Action, "audit: action")
+		assert.Equal(t, `{"changes":{"account_name":{"old":"Dev","new":"Alpha"},"status":{"old":"active","new":"inactive"}}}`,
+			string(p.Entries[0].Details), "audit: details")
 	}
 
 	_, auditBefore := s.counts(t)
 	s.Must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha"}`, &got)
-	if _, after := s.counts(t); after != auditBefore {
-		t.Error("a patch that changes nothing wrote an audit entry")
-	}
+	_, after := s.counts(t)
+	assert.Equal(t, auditBefore, after, "a patch that changes nothing wrote an audit entry")
 
 	tests := []struct {
 		name, id, body string
@@ -307,25 +295,22 @@ func TestListAccounts(t *testing.T) {
 			for i := 0; ; i++ {
 				var p nucleus.AccountPage
 				s.Must(t, 200, "GET", "/accounts?"+tt.query+"&cursor="+cur, "", &p)
-				if i >= len(tt.sizes) || len(p.Accounts) != tt.sizes[i] {
-					t.Fatalf("page %d has %d accounts, want sizes %v", i, len(p.Accounts), tt.sizes)
-				}
+				require.Less(t, i, len(tt.sizes), "page %d: want sizes %v", i, tt.sizes)
+				require.Len(t, p.Accounts, tt.sizes[i], "page %d: want sizes %v", i, tt.sizes)
 				for _, a := range p.Accounts {
 					got = append(got, a.AccountName)
-					if strings.Contains(tt.query, "status=active") && a.Status != nucleus.AccountActive {
-						t.Errorf("filtered list returned %+v", a)
+					if strings.Contains(tt.query, "status=active") {
+						assert.Equal(t, nucleus.AccountActive, a.Status, "filtered list returned %+v", a)
 					}
 				}
 				if p.Next == "" {
-					if i != len(tt.sizes)-1 {
-						t.Fatalf("ended after %d pages, want %d", i+1, len(tt.sizes))
-					}
+					require.Equal(t, len(tt.sizes), i+1, "pages")
 					break
 				}
 				cur = p.Next
 			}
-			if tt.want != nil && fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Errorf("order\n got %v\nwant %v", got, tt.want)
+			if tt.want != nil {
+				assert.Equal(t, tt.want, got, "order")
 			}
 		})
 	}
@@ -371,9 +356,8 @@ func TestListAccounts(t *testing.T) {
 	}
 	if p := (nucleus.AccountPage{}); true {
 		s.Must(t, 200, "GET", "/accounts?cursor="+unfiltered+"&limit=50", "", &p)
-		if len(p.Accounts) != 21 || p.Next != "" {
-			t.Errorf("cursor with another limit: %d accounts, next %q", len(p.Accounts), p.Next)
-		}
+		assert.Len(t, p.Accounts, 21, "cursor with another limit: accounts")
+		assert.Empty(t, p.Next, "cursor with another limit: next")
 	}
 }
 
@@ -381,9 +365,8 @@ func TestEmptyLists(t *testing.T) {
 	s := newService(t, options{})
 	for _, path := range []string{"/accounts", "/accounts?status=active", "/schedules", "/audit", "/audit/global"} {
 		r := s.Do(t, "GET", path, "")
-		if r.Status != 200 || !regexp.MustCompile(`^\{"\w+":\[\]\}\n$`).Match(r.Body) {
-			t.Errorf("GET %s: %d %s", path, r.Status, r.Body)
-		}
+		assert.Equal(t, 200, r.Status, "GET %s: %s", path, r.Body)
+		assert.Regexp(t, `^\{"\w+":\[\]\}\n$`, string(r.Body), "GET %s", path)
 	}
 	_ = http.StatusOK
 }
@@ -414,9 +397,9 @@ func TestListAccountsBoundedScan(t *testing.T) {
 		}
 		cur = p.Next
 	}
-	if fmt.Sprint(got) != "[z-last]" || empty == 0 || pages > 3 {
-		t.Errorf("got %v in %d pages (%d empty)", got, pages+1, empty)
-	}
+	assert.Equal(t, []string{"z-last"}, got, "accounts")
+	assert.NotZero(t, empty, "empty pages in %d pages", pages+1)
+	assert.LessOrEqual(t, pages+1, 4, "pages")
 }
 
 // With the role pattern infra configures, an account naming a role IAM
@@ -425,9 +408,7 @@ func TestRolePattern(t *testing.T) {
 	tables := tableNames(t)
 	env := map[string]string{contract.EnvAppTable: tables.App, contract.EnvAuditTable: tables.Audit, contract.EnvRolePattern: "nucleus-executor-*"}
 	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cfg.Client = testenv.ServiceClient(t, "nucleus")
 	h := nucleus.NewHandler(cfg)
 	post := func(role string) apitest.Response {
@@ -441,9 +422,8 @@ func TestRolePattern(t *testing.T) {
 	for _, role := range []string{"arn:aws:iam::123456789012:role/ops/nucleus-executor-a", "arn:aws:iam::123456789012:role/nucleus-executor-x/OrgAdmin"} {
 		apitest.WantError(t, post(role), 400, "validation_failed", "role_arn", "without a path")
 	}
-	if r := post("arn:aws:iam::123456789012:role/nucleus-executor-dev.ops"); r.Status != 201 {
-		t.Errorf("matching role: %d %s", r.Status, r.Body)
-	}
-	r := apitest.Do(t, h, "PATCH", "/accounts/123456789012", `{"role_arn":"arn:aws:iam::123456789012:role/Other"}`, nucleus.HeaderUserID, testUser)
+	r := post("arn:aws:iam::123456789012:role/nucleus-executor-dev.ops")
+	assert.Equal(t, 201, r.Status, "matching role: %s", r.Body)
+	r = apitest.Do(t, h, "PATCH", "/accounts/123456789012", `{"role_arn":"arn:aws:iam::123456789012:role/Other"}`, nucleus.HeaderUserID, testUser)
 	apitest.WantError(t, r, 400, "validation_failed", "role_arn", "")
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAuditLog(t *testing.T) {
@@ -37,9 +39,7 @@ func TestAuditLog(t *testing.T) {
 	cur := ""
 	for i := 0; ; i++ {
 		p := s.audit(t, "/audit/schedule/"+sc.ScheduleID+"?limit=5&cursor="+cur)
-		if len(p.Entries) != []int{5, 5, 2}[i] {
-			t.Fatalf("page %d: %d entries", i, len(p.Entries))
-		}
+		require.Len(t, p.Entries, []int{5, 5, 2}[i], "page %d", i)
 		all = append(all, p.Entries...)
 		if p.NextCursor == "" {
 			break
@@ -47,39 +47,36 @@ func TestAuditLog(t *testing.T) {
 		cur = p.NextCursor
 	}
 	for i, e := range all {
-		if e.EntityType != nucleus.EntitySchedule || e.EntityID != sc.ScheduleID || e.UserID != testUser || len(e.EntryID) != 26 {
-			t.Errorf("entry %d = %+v", i, e)
+		assert.Equal(t, nucleus.EntitySchedule, e.EntityType, "entry %d: entity type", i)
+		assert.Equal(t, sc.ScheduleID, e.EntityID, "entry %d: entity id", i)
+		assert.Equal(t, testUser, e.UserID, "entry %d: user", i)
+		assert.Len(t, e.EntryID, 26, "entry %d: entry id", i)
+		if i > 0 {
+			assert.Less(t, e.Timestamp, all[i-1].Timestamp, "entry %d not older than %d", i, i-1)
 		}
-		if i > 0 && e.Timestamp >= all[i-1].Timestamp {
-			t.Errorf("entry %d (%s) not older than %d (%s)", i, e.Timestamp, i-1, all[i-1].Timestamp)
-		}
-		if want := time.Now().Add(nucleus.Retention).Unix(); e.ExpireAt < want-60 || e.ExpireAt > want+60 {
-			t.Errorf("expire_at %d, want about now + 30 days (%d)", e.ExpireAt, want)
-		}
+		assert.InDelta(t, time.Now().Add(nucleus.Retention).Unix(), e.ExpireAt, 60, "entry %d: expire_at, want about now + 30 days", i)
 	}
-	if all[11].Action != nucleus.ActionCreate || all[0].Action != nucleus.ActionCreate || all[1].Action != nucleus.ActionUpdate {
-		t.Errorf("actions %s … %s", all[0].Action, all[11].Action)
-	}
+	assert.Equal(t, nucleus.ActionCreate, all[11].Action, "oldest action")
+	assert.Equal(t, nucleus.ActionCreate, all[0].Action, "newest action")
+	assert.Equal(t, nucleus.ActionUpdate, all[1].Action, "second newest action")
 
 	// Global timeline: the account's entry too, newest first.
 	tl := s.audit(t, "/audit?limit=100")
-	if len(tl.Entries) != 13 || tl.Entries[12].EntityType != nucleus.EntityAccount || tl.Entries[12].EntityID != acct {
-		t.Fatalf("timeline: %d entries, oldest %+v", len(tl.Entries), tl.Entries[len(tl.Entries)-1])
-	}
+	require.Len(t, tl.Entries, 13, "timeline")
+	require.Equal(t, nucleus.EntityAccount, tl.Entries[12].EntityType, "timeline: oldest entry's type")
+	require.Equal(t, acct, tl.Entries[12].EntityID, "timeline: oldest entry's id")
 	// since is inclusive, until exclusive.
 	since, until := all[8].Timestamp, all[3].Timestamp
 	p := s.audit(t, "/audit?since="+since+"&until="+until)
-	if len(p.Entries) != 5 || p.Entries[0].Timestamp != all[4].Timestamp || p.Entries[4].Timestamp != since {
-		t.Errorf("since/until: %d entries %+v", len(p.Entries), p.Entries)
+	if assert.Len(t, p.Entries, 5, "since/until") {
+		assert.Equal(t, all[4].Timestamp, p.Entries[0].Timestamp, "since/until: newest (until is exclusive)")
+		assert.Equal(t, since, p.Entries[4].Timestamp, "since/until: oldest (since is inclusive)")
 	}
 	p = s.audit(t, "/audit/schedule/"+sc.ScheduleID+"?since="+url.QueryEscape(strings.Replace(all[2].Timestamp, "Z", "+00:00", 1)))
-	if len(p.Entries) != 3 {
-		t.Errorf("since with offset: %d entries", len(p.Entries))
-	}
+	assert.Len(t, p.Entries, 3, "since with offset")
 	p = s.audit(t, "/audit?until=2000-01-01T00:00:00Z")
-	if len(p.Entries) != 0 || p.NextCursor != "" {
-		t.Errorf("until before retention: %+v", p)
-	}
+	assert.Empty(t, p.Entries, "until before retention: entries")
+	assert.Empty(t, p.NextCursor, "until before retention: cursor")
 
 	first := s.audit(t, "/audit/schedule/"+sc.ScheduleID+"?limit=2").NextCursor
 	tlCursor := s.audit(t, "/audit?limit=2").NextCursor
@@ -108,9 +105,7 @@ func TestAuditLog(t *testing.T) {
 		})
 	}
 	// The log is history: an id that never existed has an empty one.
-	if p := s.audit(t, "/audit/account/999999999999"); len(p.Entries) != 0 {
-		t.Errorf("unknown account log %+v", p)
-	}
+	assert.Empty(t, s.audit(t, "/audit/account/999999999999").Entries, "unknown account log")
 }
 
 // Entries past expire_at are hidden, although DynamoDB deletes them only
@@ -128,29 +123,25 @@ func TestAuditExpiry(t *testing.T) {
 		"gsi1pk": "AUDIT#GLOBAL", "gsi1sk": "TIMESTAMP#" + ts + "#01J0000000000000000000000X",
 		"action": "EXECUTE", "user_id": "scheduler", "details": "{}", "status": "SUCCESS", "expire_at": time.Now().Add(-time.Hour).Unix(),
 	})
-	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.Audit), Item: item}); err != nil {
-		t.Fatal(err)
-	}
-	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); len(p.Entries) != 2 {
-		t.Fatalf("before expiry: %d entries, want 2 (the expired one hidden)", len(p.Entries))
-	}
+	_, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.Audit), Item: item})
+	require.NoError(t, err)
+	require.Len(t, s.audit(t, "/audit/schedule/"+sc.ScheduleID).Entries, 2, "before expiry: want 2 (the expired one hidden)")
 	cursor := s.audit(t, "/audit?limit=1").NextCursor
 
 	c.Advance(nucleus.Retention - 5*time.Second)
 	// The CREATE (written first) has expired, the UPDATE not yet.
-	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); len(p.Entries) != 1 || p.Entries[0].Action != nucleus.ActionUpdate {
-		t.Errorf("at the edge: %+v", p.Entries)
+	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); assert.Len(t, p.Entries, 1, "at the edge") {
+		assert.Equal(t, nucleus.ActionUpdate, p.Entries[0].Action, "at the edge")
 	}
 	c.Advance(time.Hour)
 	for _, path := range []string{"/audit/schedule/" + sc.ScheduleID, "/audit", "/audit?cursor=" + cursor, "/audit?since=2000-01-01T00:00:00Z"} {
-		if p := s.audit(t, path); len(p.Entries) != 0 || p.NextCursor != "" {
-			t.Errorf("GET %s after expiry: %+v", path, p)
-		}
+		p := s.audit(t, path)
+		assert.Empty(t, p.Entries, "GET %s after expiry: entries", path)
+		assert.Empty(t, p.NextCursor, "GET %s after expiry: cursor", path)
 	}
 	// Still stored: DynamoDB has not deleted them yet, the reader hides them.
-	if _, n := s.counts(t); n < 2 {
-		t.Errorf("audit table holds %d items", n)
-	}
+	_, n := s.counts(t)
+	assert.GreaterOrEqual(t, n, 2, "audit table items")
 }
 
 // Entries of the same instant for the same entity do not overwrite each
@@ -166,13 +157,10 @@ func TestSameInstantAudit(t *testing.T) {
 	ids := map[string]bool{}
 	for _, e := range p.Entries {
 		ids[e.EntryID] = true
-		if e.Timestamp != p.Entries[0].Timestamp {
-			t.Errorf("clock moved: %s vs %s", e.Timestamp, p.Entries[0].Timestamp)
-		}
+		assert.Equal(t, p.Entries[0].Timestamp, e.Timestamp, "clock moved")
 	}
-	if len(p.Entries) != 6 || len(ids) != 6 {
-		t.Errorf("%d entries with %d distinct ids, want 6", len(p.Entries), len(ids))
-	}
+	assert.Len(t, p.Entries, 6, "entries")
+	assert.Len(t, ids, 6, "distinct entry ids")
 }
 
 // The change and its audit entry commit together: when the audit entry
@@ -186,9 +174,7 @@ func TestAuditAtomicWithChange(t *testing.T) {
 	apitest.WantError(t, r, 500, "internal", "", "")
 	var d nucleus.ScheduleDetail
 	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
-	if d.Schedule.ScheduleName != "Nightly" {
-		t.Errorf("change applied without its audit entry: %+v", d.Schedule)
-	}
+	assert.Equal(t, "Nightly", d.Schedule.ScheduleName, "change applied without its audit entry")
 	s.createAccount(t, "123456789012", "Dev", "active")
 	apitest.WantError(t, s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody("123456789012", ec2ARN("123456789012", 1))), 500, "internal", "", "")
 	// Two creates worked (their entries went to different partitions);
@@ -251,16 +237,15 @@ func TestRecordExecution(t *testing.T) {
 				return
 			}
 			audit++
-			if r.Status != 201 {
-				t.Fatalf("status %d %s", r.Status, r.Body)
-			}
+			require.Equal(t, 201, r.Status, "status: %s", r.Body)
 			var e nucleus.AuditEntry
 			r.JSON(t, &e)
-			if e.Action != nucleus.ActionExecute || e.UserID != testUser || !tsPattern.MatchString(e.Timestamp) || e.Details[0] != '{' {
-				t.Errorf("entry = %+v", e)
-			}
-			if strings.Contains(tt.name, "big number") && !strings.Contains(string(e.Details), "12345678901234567890123") {
-				t.Errorf("details changed: %s", e.Details)
+			assert.Equal(t, nucleus.ActionExecute, e.Action, "action")
+			assert.Equal(t, testUser, e.UserID, "user")
+			assert.Regexp(t, tsPattern, e.Timestamp, "timestamp")
+			assert.Regexp(t, `^\{`, string(e.Details), "details are an object")
+			if strings.Contains(tt.name, "big number") {
+				assert.Contains(t, string(e.Details), "12345678901234567890123", "details changed")
 			}
 			s.wantCounts(t, app, audit)
 		})
@@ -268,11 +253,13 @@ func TestRecordExecution(t *testing.T) {
 	var a nucleus.Account
 	s.Must(t, 200, "GET", "/accounts/"+acct, "", &a)
 	p := s.audit(t, "/audit/account/"+acct)
-	if a.LastTestRunAt == "" || a.LastTestRunAt != p.Entries[0].Timestamp || a.UpdatedAt == a.LastTestRunAt {
-		t.Errorf("last_test_run_at %q, entry %+v", a.LastTestRunAt, p.Entries[0])
-	}
-	if g := s.audit(t, "/audit/global"); len(g.Entries) != 1 || g.Entries[0].EntityType != nucleus.EntityGlobal || g.Entries[0].EntityID != "" {
-		t.Errorf("global entity log = %+v", g.Entries)
+	require.NotEmpty(t, p.Entries, "account's audit")
+	assert.NotEmpty(t, a.LastTestRunAt, "last_test_run_at")
+	assert.Equal(t, p.Entries[0].Timestamp, a.LastTestRunAt, "last_test_run_at is the latest execution's")
+	assert.NotEqual(t, a.UpdatedAt, a.LastTestRunAt, "updated_at")
+	if g := s.audit(t, "/audit/global"); assert.Len(t, g.Entries, 1, "global entity log") {
+		assert.Equal(t, nucleus.EntityGlobal, g.Entries[0].EntityType, "global entity log: type")
+		assert.Empty(t, g.Entries[0].EntityID, "global entity log: id")
 	}
 	apitest.WantError(t, s.doAs(t, "", "POST", "/audit", exec(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
 }
@@ -294,31 +281,28 @@ func TestIAMCaller(t *testing.T) {
 		},
 	}
 	resp, err := adapter.ProxyWithContext(context.Background(), ev)
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("%v %d %s", err, resp.StatusCode, resp.Body)
-	}
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", resp.Body)
 	var sc nucleus.Schedule
 	_ = json.Unmarshal([]byte(resp.Body), &sc)
-	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); len(p.Entries) != 1 || p.Entries[0].UserID != caller {
-		t.Errorf("audit = %+v", p.Entries)
+	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); assert.Len(t, p.Entries, 1, "audit") {
+		assert.Equal(t, caller, p.Entries[0].UserID, "audit: user")
 	}
 
 	// Without an IAM authorizer the header is the user, and required.
 	ev.RequestContext.Authorizer = nil
 	ev.Headers = map[string]string{"content-type": "application/json"}
 	resp, _ = adapter.ProxyWithContext(context.Background(), ev)
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Body, nucleus.HeaderUserID) {
-		t.Errorf("no identity: %d %s", resp.StatusCode, resp.Body)
-	}
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "no identity: %s", resp.Body)
+	assert.Contains(t, resp.Body, nucleus.HeaderUserID, "no identity")
 	// An escaped ARN in RawPath reaches the handler intact.
 	ev.Headers = map[string]string{"x-user-id": "ops"}
 	ev.RequestContext.HTTP.Method = "DELETE"
 	ev.RawPath = "/schedules/" + sc.ScheduleID + "/resources/" + url.PathEscape(ec2ARN("123456789012", 5))
 	ev.Body = ""
 	resp, _ = adapter.ProxyWithContext(context.Background(), ev)
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(resp.Body, ec2ARN("123456789012", 5)) {
-		t.Errorf("escaped ARN: %d %s", resp.StatusCode, resp.Body)
-	}
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "escaped ARN: %s", resp.Body)
+	assert.Contains(t, resp.Body, ec2ARN("123456789012", 5), "escaped ARN")
 }
 
 // Every route pattern of the handler (test/e2e compares them with the
@@ -332,8 +316,8 @@ func TestRoutes(t *testing.T) {
 		r := s.Do(t, method, path, "{}")
 		var e apitest.ErrorBody
 		_ = json.Unmarshal(r.Body, &e)
-		if r.Status == 405 || strings.Contains(e.Error.Message, "no route") || r.Status >= 500 {
-			t.Errorf("%s: %d %s", route, r.Status, r.Body)
-		}
+		assert.NotEqual(t, 405, r.Status, "%s: %s", route, r.Body)
+		assert.NotContains(t, e.Error.Message, "no route", "%s: %s", route, r.Body)
+		assert.Less(t, r.Status, 500, "%s: %s", route, r.Body)
 	}
 }

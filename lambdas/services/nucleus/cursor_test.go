@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/require"
 )
 
 // TestForgedCursor: cursors are not secret (docs/functions.md, "Cursors"),
@@ -25,9 +26,7 @@ func TestForgedCursor(t *testing.T) {
 	until := nucleus.Timestamp(time.Now().Add(-time.Hour))
 	forge := func(scope string, k pageKey) string {
 		tok, err := ddb.EncodeCursor(codec, scope, k)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return tok
 	}
 	for _, tt := range []struct{ name, path string }{
@@ -41,9 +40,7 @@ func TestForgedCursor(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			app, audit := s.counts(t)
 			r := s.Do(t, "GET", tt.path, "")
-			if r.Status != 400 {
-				t.Fatalf("%d %s, want 400", r.Status, r.Body)
-			}
+			require.Equal(t, 400, r.Status, "forged cursor: %s", r.Body)
 			s.wantCounts(t, app, audit)
 		})
 	}
@@ -53,8 +50,6 @@ func nucleusKey(t *testing.T, tables nucleus.Tables) []byte {
 	t.Helper()
 	env := map[string]string{contract.EnvAppTable: tables.App, contract.EnvAuditTable: tables.Audit}
 	cfg, err := nucleus.ConfigFromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return cfg.CursorKey
 }

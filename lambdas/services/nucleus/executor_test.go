@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +21,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // execEnv is the API and the executor on the same fresh tables, with the
@@ -52,9 +53,7 @@ func newExecEnv(t testing.TB) *execEnv {
 		// Every call's signature is checked with the secret of its key:
 		// a session's calls prove they hold the session's secret.
 		s.VerifySignatures(e.sts.Secrets)
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.Start())
 		t.Cleanup(func() { _ = s.Close() })
 	}
 	cloud := nucleus.NewCloudFromConfig(awsloop.Config(executorKey), map[string]string{
@@ -67,9 +66,7 @@ func newExecEnv(t testing.TB) *execEnv {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	x, err := nucleus.NewExecutorFromConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.x, e.cfg = x, cfg
 	return e
 }
@@ -90,9 +87,7 @@ func (e *execEnv) setClock(at time.Time) {
 func (e *execEnv) run(t *testing.T, at time.Time) {
 	t.Helper()
 	e.setClock(at)
-	if err := e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
-		t.Fatalf("Run(%s): %v", at.Format(time.RFC3339), err)
-	}
+	require.NoError(t, e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}), "Run(%s)", at.Format(time.RFC3339))
 }
 
 // accountWithRole registers an account whose role the fake STS trusts
@@ -106,9 +101,7 @@ func (e *execEnv) accountWithRole(t testing.TB, id string) (role, externalID str
 		ExternalID string `json:"external_id"`
 	}
 	e.Must(t, http.StatusCreated, "POST", "/accounts", string(b), &created)
-	if !strings.HasPrefix(created.ExternalID, "nucleus-") {
-		t.Fatalf("external id %q, want a generated one", created.ExternalID)
-	}
+	require.Regexp(t, `^nucleus-`, created.ExternalID, "external id: want a generated one")
 	e.sts.Trust(role, created.ExternalID)
 	return role, created.ExternalID
 }
@@ -118,9 +111,7 @@ func (e *execEnv) accountWithRole(t testing.TB, id string) (role, externalID str
 func (e *execEnv) scheduleAt(t testing.TB, zone string, starts, stops []time.Time) string {
 	t.Helper()
 	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cron := func(ts []time.Time) string {
 		mins, hours := map[int]bool{}, map[int]bool{}
 		for _, x := range ts {
@@ -167,9 +158,7 @@ func (e *execEnv) executions(t *testing.T, scheduleID string) map[string][]map[s
 			continue
 		}
 		var d map[string]any
-		if err := json.Unmarshal(en.Details, &d); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(en.Details, &d))
 		d["status"] = string(en.Status)
 		d["user_id"] = en.UserID
 		out[d["resource_arn"].(string)] = append(out[d["resource_arn"].(string)], d)
@@ -178,14 +167,16 @@ func (e *execEnv) executions(t *testing.T, scheduleID string) map[string][]map[s
 }
 
 // signedBy checks that call was signed with credentials the fake STS
-// issued for role, and returns the session.
+// issued for role to the executor.
 func (e *execEnv) signedBy(t *testing.T, c awsloop.Call, role string) {
 	t.Helper()
 	ss, ok := e.sts.Session(c.AccessKeyID)
-	if !ok || ss.RoleARN != role || c.SessionToken != ss.SessionToken || ss.CallerAccessKeyID != executorKey {
-		t.Errorf("%s %s signed by %q (token %q): want a session of %s issued to %s (got %+v, %v)",
-			c.Service, c.Action, c.AccessKeyID, c.SessionToken, role, executorKey, ss, ok)
+	if !assert.True(t, ok, "%s %s signed by %q: not a session the fake STS issued", c.Service, c.Action, c.AccessKeyID) {
+		return
 	}
+	assert.Equal(t, role, ss.RoleARN, "%s %s signed by %q: session's role", c.Service, c.Action, c.AccessKeyID)
+	assert.Equal(t, ss.SessionToken, c.SessionToken, "%s %s signed by %q: session token", c.Service, c.Action, c.AccessKeyID)
+	assert.Equal(t, executorKey, ss.CallerAccessKeyID, "%s %s signed by %q: session issued to", c.Service, c.Action, c.AccessKeyID)
 }
 
 const (
@@ -230,115 +221,97 @@ func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 
 	// Nothing is due before the first fire.
 	e.run(t, start1.Add(-time.Second))
-	if n := len(e.sts.Calls()); n != 0 {
-		t.Fatalf("%d STS calls before the first fire", n)
-	}
+	require.Empty(t, e.sts.Calls(), "STS calls before the first fire")
 
 	e.run(t, start1.Add(30*time.Second))
 	assumes := e.sts.CallsOf("AssumeRole")
-	if len(assumes) != 2 {
-		t.Fatalf("%d AssumeRole calls, want one per account", len(assumes))
-	}
+	require.Len(t, assumes, 2, "AssumeRole calls: want one per account")
 	for _, c := range assumes {
 		want := map[string]string{"RoleArn": roleA, "ExternalId": extA}
 		if c.Get("RoleArn") == roleB {
 			want = map[string]string{"RoleArn": roleB, "ExternalId": extB}
 		}
-		if c.Get("RoleArn") != want["RoleArn"] || c.Get("ExternalId") != want["ExternalId"] || c.Params.Has("ExternalId") != (want["ExternalId"] != "") ||
-			c.Get("RoleSessionName") != contract.ExecutorName || c.AccessKeyID != executorKey {
-			t.Errorf("AssumeRole %v signed by %s", c.Params, c.AccessKeyID)
-		}
+		assert.Equal(t, want["RoleArn"], c.Get("RoleArn"), "AssumeRole %v: RoleArn", c.Params)
+		assert.Equal(t, want["ExternalId"], c.Get("ExternalId"), "AssumeRole %v: ExternalId", c.Params)
+		assert.Equal(t, want["ExternalId"] != "", c.Params.Has("ExternalId"), "AssumeRole %v: ExternalId sent", c.Params)
+		assert.Equal(t, contract.ExecutorName, c.Get("RoleSessionName"), "AssumeRole %v: RoleSessionName", c.Params)
+		assert.Equal(t, executorKey, c.AccessKeyID, "AssumeRole %v: signed by", c.Params)
 	}
 	starts := e.ec2.CallsOf("StartInstances")
-	if len(starts) != 2 {
-		t.Fatalf("%d StartInstances calls, want one per instance", len(starts))
-	}
+	require.Len(t, starts, 2, "StartInstances calls: want one per instance")
 	for _, c := range starts {
-		if ids := c.List("InstanceId"); len(ids) != 1 || c.Region != "us-east-1" || c.Params.Has("InstanceIds.1") {
-			t.Errorf("StartInstances %v in %s", c.Params, c.Region)
-		}
+		assert.Len(t, c.List("InstanceId"), 1, "StartInstances %v: instance ids", c.Params)
+		assert.Equal(t, "us-east-1", c.Region, "StartInstances %v: region", c.Params)
+		assert.False(t, c.Params.Has("InstanceIds.1"), "StartInstances %v: parameter name", c.Params)
 		e.signedBy(t, c, roleA)
 	}
-	if c := e.rds.CallsOf("StartDBInstance"); len(c) != 1 || c[0].Get("DBInstanceIdentifier") != "orders" || c[0].Region != "eu-west-1" {
-		t.Errorf("StartDBInstance calls %+v", c)
-	} else {
+	if c := e.rds.CallsOf("StartDBInstance"); assert.Len(t, c, 1, "StartDBInstance calls") {
+		assert.Equal(t, "orders", c[0].Get("DBInstanceIdentifier"), "StartDBInstance %+v", c[0])
+		assert.Equal(t, "eu-west-1", c[0].Region, "StartDBInstance %+v", c[0])
 		e.signedBy(t, c[0], roleA)
 	}
-	if c := e.rds.CallsOf("StartDBCluster"); len(c) != 1 || c[0].Get("DBClusterIdentifier") != "reports" || c[0].Region != "us-west-2" {
-		t.Errorf("StartDBCluster calls %+v", c)
-	} else {
+	if c := e.rds.CallsOf("StartDBCluster"); assert.Len(t, c, 1, "StartDBCluster calls") {
+		assert.Equal(t, "reports", c[0].Get("DBClusterIdentifier"), "StartDBCluster %+v", c[0])
+		assert.Equal(t, "us-west-2", c[0].Region, "StartDBCluster %+v", c[0])
 		e.signedBy(t, c[0], roleB)
 	}
 	// No count recorded yet and the services run: left alone.
-	if c := e.ecs.CallsOf("UpdateService"); len(c) != 0 {
-		t.Errorf("UpdateService before any stop: %s", c[0].Body)
-	}
+	assert.Empty(t, e.ecs.CallsOf("UpdateService"), "UpdateService before any stop")
 	for _, c := range e.ecs.CallsOf("DescribeServices") {
 		e.signedBy(t, c, roleB)
 	}
 
 	ex := e.executions(t, sid)
-	if len(ex) != 6 {
-		t.Fatalf("EXECUTE entries for %d resources, want 6: %v", len(ex), ex)
-	}
+	require.Len(t, ex, 6, "resources with EXECUTE entries: %v", ex)
 	for arn, entries := range ex {
 		d := entries[0]
 		want := "SUCCESS"
 		if arn == instanceX {
 			want = "FAIL"
-			if errD, _ := d["error"].(map[string]any); errD["code"] != "InvalidInstanceID.NotFound" {
-				t.Errorf("failing resource details %v", d)
-			}
+			errD, _ := d["error"].(map[string]any)
+			assert.Equal(t, "InvalidInstanceID.NotFound", errD["code"], "failing resource details %v", d)
 		}
-		if len(entries) != 1 || d["status"] != want || d["operation"] != "start" || d["fire_time"] != start1.Format(time.RFC3339) ||
-			d["user_id"] != contract.ExecutorName {
-			t.Errorf("%s: %v, want one %s start entry", arn, entries, want)
-		}
+		assert.Len(t, entries, 1, "%s: want one %s start entry", arn, want)
+		assert.Equal(t, want, d["status"], "%s: status", arn)
+		assert.Equal(t, "start", d["operation"], "%s: operation", arn)
+		assert.Equal(t, start1.Format(time.RFC3339), d["fire_time"], "%s: fire_time", arn)
+		assert.Equal(t, contract.ExecutorName, d["user_id"], "%s: user", arn)
 	}
-	if ex[instanceA][0]["previous_state"] != "stopped" || ex[instanceA][0]["current_state"] != "pending" || ex[instanceA][0]["call"] != "ec2:StartInstances" {
-		t.Errorf("EC2 details %v", ex[instanceA][0])
-	}
-	if e.ec2.State("i-0000000000000000a") != awsloop.InstanceRunning || e.rds.InstanceStatus("orders") != awsloop.DBAvailable || e.rds.ClusterStatus("reports") != awsloop.DBAvailable {
-		t.Error("resources not started")
-	}
+	assert.Equal(t, "stopped", ex[instanceA][0]["previous_state"], "EC2 details %v", ex[instanceA][0])
+	assert.Equal(t, "pending", ex[instanceA][0]["current_state"], "EC2 details %v", ex[instanceA][0])
+	assert.Equal(t, "ec2:StartInstances", ex[instanceA][0]["call"], "EC2 details %v", ex[instanceA][0])
+	assert.Equal(t, awsloop.InstanceRunning, e.ec2.State("i-0000000000000000a"), "instance not started")
+	assert.Equal(t, awsloop.DBAvailable, e.rds.InstanceStatus("orders"), "database not started")
+	assert.Equal(t, awsloop.DBAvailable, e.rds.ClusterStatus("reports"), "cluster not started")
 
 	// Again for the same fire time, and a later run inside the look-back:
 	// the marker makes both skip it.
 	calls := len(e.ec2.Calls()) + len(e.rds.Calls()) + len(e.ecs.Calls()) + len(e.sts.Calls())
 	e.run(t, start1.Add(30*time.Second))
 	e.run(t, start1.Add(50*time.Second))
-	if now := len(e.ec2.Calls()) + len(e.rds.Calls()) + len(e.ecs.Calls()) + len(e.sts.Calls()); now != calls {
-		t.Errorf("%d AWS calls by repeated runs", now-calls)
-	}
-	if n := countEntries(e.executions(t, sid)); n != 6 {
-		t.Errorf("%d EXECUTE entries after repeated runs, want 6", n)
-	}
+	assert.Equal(t, calls, len(e.ec2.Calls())+len(e.rds.Calls())+len(e.ecs.Calls())+len(e.sts.Calls()), "AWS calls by repeated runs")
+	assert.Equal(t, 6, countEntries(e.executions(t, sid)), "EXECUTE entries after repeated runs")
 
 	// Stop: ECS services read, scaled to 0, counts kept on the items.
 	e.run(t, stop.Add(20*time.Second))
-	if n, _ := e.ecs.DesiredCount("prod", "web"); n != 0 {
-		t.Errorf("web desired count %d after stop", n)
-	}
+	n, _ := e.ecs.DesiredCount("prod", "web")
+	assert.Equal(t, int32(0), n, "web desired count after stop")
 	var upd struct {
 		Cluster, Service string
 		DesiredCount     *int32
 	}
 	updates := e.ecs.CallsOf("UpdateService")
-	if len(updates) != 2 {
-		t.Fatalf("%d UpdateService calls on stop", len(updates))
-	}
+	require.Len(t, updates, 2, "UpdateService calls on stop")
 	for _, c := range updates {
-		if err := c.Decode(&upd); err != nil || upd.DesiredCount == nil || *upd.DesiredCount != 0 ||
-			!(upd.Cluster == "prod" && upd.Service == "web" || upd.Cluster == "default" && upd.Service == "worker") {
-			t.Errorf("UpdateService %s", c.Body)
+		if assert.NoError(t, c.Decode(&upd), "UpdateService %s", c.Body) && assert.NotNil(t, upd.DesiredCount, "UpdateService %s", c.Body) {
+			assert.Equal(t, int32(0), *upd.DesiredCount, "UpdateService %s", c.Body)
 		}
+		assert.Contains(t, [][2]string{{"prod", "web"}, {"default", "worker"}}, [2]string{upd.Cluster, upd.Service}, "UpdateService %s", c.Body)
 		e.signedBy(t, c, roleB)
 	}
-	if c := e.ec2.CallsOf("StopInstances"); len(c) != 2 {
-		t.Errorf("%d StopInstances", len(c))
-	}
-	if c := e.rds.CallsOf("StopDBCluster"); len(c) != 1 || c[0].Get("DBClusterIdentifier") != "reports" {
-		t.Errorf("StopDBCluster %+v", c)
+	assert.Len(t, e.ec2.CallsOf("StopInstances"), 2, "StopInstances")
+	if c := e.rds.CallsOf("StopDBCluster"); assert.Len(t, c, 1, "StopDBCluster") {
+		assert.Equal(t, "reports", c[0].Get("DBClusterIdentifier"), "StopDBCluster %+v", c[0])
 	}
 	var detail struct {
 		Resources []nucleus.Resource `json:"resources"`
@@ -346,26 +319,22 @@ func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 	e.Must(t, http.StatusOK, "GET", "/schedules/"+sid, "", &detail)
 	for _, r := range detail.Resources {
 		want := map[string]int32{serviceB: 3, legacySvcB: 2}[r.ResourceARN]
-		if got := r.PreviousDesiredCount; (want == 0) != (got == nil) || got != nil && *got != want {
-			t.Errorf("%s previous_desired_count %v, want %d", r.ResourceARN, got, want)
+		if got := r.PreviousDesiredCount; want == 0 {
+			assert.Nil(t, got, "%s previous_desired_count", r.ResourceARN)
+		} else if assert.NotNil(t, got, "%s previous_desired_count", r.ResourceARN) {
+			assert.Equal(t, want, *got, "%s previous_desired_count", r.ResourceARN)
 		}
 	}
 
 	// Start again: the counts come back.
 	e.ecs.Reset()
 	e.run(t, start2.Add(10*time.Second))
-	if n, _ := e.ecs.DesiredCount("prod", "web"); n != 3 {
-		t.Errorf("web desired count %d after start", n)
-	}
-	if n, _ := e.ecs.DesiredCount("default", "worker"); n != 2 {
-		t.Errorf("worker desired count %d after start", n)
-	}
-	if c := e.ecs.CallsOf("DescribeServices"); len(c) != 0 {
-		t.Errorf("start with recorded counts described services: %d", len(c))
-	}
-	if n := countEntries(e.executions(t, sid)); n != 18 {
-		t.Errorf("%d EXECUTE entries after start, stop, start; want 18", n)
-	}
+	n, _ = e.ecs.DesiredCount("prod", "web")
+	assert.Equal(t, int32(3), n, "web desired count after start")
+	n, _ = e.ecs.DesiredCount("default", "worker")
+	assert.Equal(t, int32(2), n, "worker desired count after start")
+	assert.Empty(t, e.ecs.CallsOf("DescribeServices"), "start with recorded counts described services")
+	assert.Equal(t, 18, countEntries(e.executions(t, sid)), "EXECUTE entries after start, stop, start")
 }
 
 func countEntries(m map[string][]map[string]any) int {
@@ -400,27 +369,20 @@ func TestExecutorOverlappingRunsExecuteOnce(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 	}
 	per := map[string]int{}
 	for _, c := range e.ec2.CallsOf("StartInstances") {
 		per[c.List("InstanceId")[0]]++
 		e.signedBy(t, c, role)
 	}
-	if len(per) != n {
-		t.Errorf("%d instances started, want %d", len(per), n)
-	}
+	assert.Len(t, per, n, "instances started")
 	for id, k := range per {
-		if k != 1 {
-			t.Errorf("%s started %d times", id, k)
-		}
+		assert.Equal(t, 1, k, "%s: times started", id)
 	}
 	ex := e.executions(t, sid)
-	if len(ex) != n || countEntries(ex) != n {
-		t.Errorf("%d entries for %d resources, want one each of %d", countEntries(ex), len(ex), n)
-	}
+	assert.Len(t, ex, n, "resources with entries")
+	assert.Equal(t, n, countEntries(ex), "entries: want one each")
 }
 
 // A run that died mid-execution leaves its claim running and some
@@ -442,12 +404,9 @@ func TestExecutorTakesOverAnExpiredClaim(t *testing.T) {
 	pk := "EXECUTION#" + sid + "#start#" + fire.Format(time.RFC3339)
 	put := func(item map[string]any) {
 		av, err := attributevalue.MarshalMap(item)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(e.tables.Audit), Item: av}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = e.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(e.tables.Audit), Item: av})
+		require.NoError(t, err)
 	}
 	// The dead run: claimed at fire+10s, recorded the first resource.
 	put(map[string]any{"pk": pk, "sk": "CLAIM", "state": "running", "owner": "dead-run",
@@ -456,22 +415,16 @@ func TestExecutorTakesOverAnExpiredClaim(t *testing.T) {
 
 	// Within the lease: hands off.
 	e.run(t, fire.Add(5*time.Minute))
-	if c := e.ec2.Calls(); len(c) != 0 {
-		t.Fatalf("%d EC2 calls while the claim is leased", len(c))
-	}
+	require.Empty(t, e.ec2.Calls(), "EC2 calls while the claim is leased")
 	// After it: the rest, once.
 	e.run(t, fire.Add(20*time.Minute))
 	started := map[string]bool{}
 	for _, c := range e.ec2.CallsOf("StartInstances") {
 		started[c.List("InstanceId")[0]] = true
 	}
-	if len(started) != 2 || started["i-00000000000000001"] || !started["i-00000000000000002"] || !started["i-00000000000000003"] {
-		t.Errorf("started %v, want the two unrecorded instances", started)
-	}
+	assert.Equal(t, map[string]bool{"i-00000000000000002": true, "i-00000000000000003": true}, started, "started: want the two unrecorded instances")
 	e.run(t, fire.Add(25*time.Minute))
-	if n := len(e.ec2.Calls()); n != 2 {
-		t.Errorf("%d EC2 calls after the takeover finished, want 2", n)
-	}
+	assert.Len(t, e.ec2.Calls(), 2, "EC2 calls after the takeover finished")
 }
 
 // What a run does not act on: disabled schedules, fires from before the
@@ -495,33 +448,23 @@ func TestExecutorWhatIsDue(t *testing.T) {
 
 	// Past the look-back: neither fire is executed.
 	e.run(t, fire.Add(2*time.Minute+nucleus.DefaultLookBack+time.Second))
-	if n := len(e.ec2.Calls()); n != 0 {
-		t.Fatalf("%d EC2 calls for fires older than the look-back", n)
-	}
+	require.Empty(t, e.ec2.Calls(), "EC2 calls for fires older than the look-back")
 	// A retry for the fire, delivered after the stop fired: superseded.
 	e.setClock(fire.Add(3 * time.Minute))
-	if err := e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: fire.Add(30 * time.Second)}); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(e.ec2.CallsOf("StartInstances")); n != 0 {
-		t.Fatalf("%d starts although the stop superseded them", n)
-	}
+	require.NoError(t, e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: fire.Add(30 * time.Second)}))
+	require.Empty(t, e.ec2.CallsOf("StartInstances"), "starts although the stop superseded them")
 	// A schedule edited after the stop fired does not replay it.
 	e.setClock(fire.Add(2*time.Minute + 10*time.Second))
 	e.Must(t, http.StatusOK, "PATCH", "/schedules/"+ids[0], `{"schedule_name":"renamed"}`, nil)
 	// The stop's own run: the three other enabled schedules, across pages.
 	e.run(t, fire.Add(2*time.Minute+20*time.Second))
-	if n := len(e.ec2.CallsOf("StopInstances")); n != 3 {
-		t.Errorf("%d StopInstances, want one per enabled, unedited schedule (3)", n)
-	}
+	assert.Len(t, e.ec2.CallsOf("StopInstances"), 3, "StopInstances: want one per enabled, unedited schedule")
 	for i, sid := range ids {
 		want := 1
 		if i == 0 || i == 4 {
 			want = 0
 		}
-		if n := countEntries(e.executions(t, sid)); n != want {
-			t.Errorf("schedule %d: %d entries, want %d", i, n, want)
-		}
+		assert.Equal(t, want, countEntries(e.executions(t, sid)), "schedule %d: entries", i)
 	}
 }
 
@@ -545,12 +488,10 @@ func TestExecutorAccountFailures(t *testing.T) {
 		e.attach(t, sid, "ec2", "us-east-1", acct, arns[acct])
 	}
 	e.run(t, fire.Add(time.Minute))
-	if c := e.ec2.CallsOf("StartInstances"); len(c) != 1 || c[0].List("InstanceId")[0] != "i-00000000000000001" {
-		t.Errorf("StartInstances calls %d, want only account A's", len(c))
+	if c := e.ec2.CallsOf("StartInstances"); assert.Len(t, c, 1, "StartInstances calls: want only account A's") {
+		assert.Equal(t, "i-00000000000000001", c[0].List("InstanceId")[0], "StartInstances: want only account A's")
 	}
-	if c := e.sts.CallsOf("AssumeRole"); len(c) != 2 {
-		t.Errorf("%d AssumeRole calls, want A and B (C is inactive)", len(c))
-	}
+	assert.Len(t, e.sts.CallsOf("AssumeRole"), 2, "AssumeRole calls: want A and B (C is inactive)")
 	ex := e.executions(t, sid)
 	code := func(acct string) any {
 		d := ex[arns[acct]][0]
@@ -558,8 +499,6 @@ func TestExecutorAccountFailures(t *testing.T) {
 		return fmt.Sprint(d["status"], " ", errD["code"], " ", d["call"])
 	}
 	for acct, want := range map[string]string{acctA: "SUCCESS <nil> ec2:StartInstances", acctB: "FAIL AccessDenied sts:AssumeRole", acctC: "FAIL AccountInactive <nil>"} {
-		if got := code(acct); got != want {
-			t.Errorf("account %s: %v, want %s", acct, got, want)
-		}
+		assert.Equal(t, want, code(acct), "account %s", acct)
 	}
 }

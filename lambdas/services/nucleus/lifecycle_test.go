@@ -17,15 +17,15 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func startFakeSTS(t testing.TB) (*awsloop.STS, *nucleus.Cloud) {
 	t.Helper()
 	fake := awsloop.NewSTS()
 	fake.VerifySignatures(fake.Secrets)
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fake.Start())
 	t.Cleanup(func() { _ = fake.Close() })
 	cfg := awsloop.Config(executorKey)
 	cfg.Retryer = awsloop.NoBackoff
@@ -57,31 +57,34 @@ func TestConnectionTest(t *testing.T) {
 
 	var ok testResult
 	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &ok)
-	if ok.Status != "SUCCESS" || ok.Details["assumed_role_arn"] != "arn:aws:sts::"+acctA+":assumed-role/nucleus-executor-ok/"+nucleus.SessionTest ||
-		ok.Details["caller_arn"] != ok.Details["assumed_role_arn"] || !tsPattern.MatchString(ok.TestedAt) {
-		t.Errorf("result %+v", ok)
-	}
+	assert.Equal(t, "SUCCESS", ok.Status, "result %+v", ok)
+	assert.Equal(t, "arn:aws:sts::"+acctA+":assumed-role/nucleus-executor-ok/"+nucleus.SessionTest, ok.Details["assumed_role_arn"], "result: assumed_role_arn")
+	assert.Equal(t, ok.Details["assumed_role_arn"], ok.Details["caller_arn"], "result: caller_arn")
+	assert.Regexp(t, tsPattern, ok.TestedAt, "result: tested_at")
+	require.NotEmpty(t, fake.CallsOf("AssumeRole"), "AssumeRole calls")
 	ar := fake.CallsOf("AssumeRole")[0]
-	if ar.Get("RoleArn") != role || ar.Get("ExternalId") != ext || ar.Get("RoleSessionName") != nucleus.SessionTest || ar.AccessKeyID != executorKey {
-		t.Errorf("AssumeRole %v by %s", ar.Params, ar.AccessKeyID)
-	}
+	assert.Equal(t, role, ar.Get("RoleArn"), "AssumeRole RoleArn")
+	assert.Equal(t, ext, ar.Get("ExternalId"), "AssumeRole ExternalId")
+	assert.Equal(t, nucleus.SessionTest, ar.Get("RoleSessionName"), "AssumeRole RoleSessionName")
+	assert.Equal(t, executorKey, ar.AccessKeyID, "AssumeRole signed by")
+	require.NotEmpty(t, fake.CallsOf("GetCallerIdentity"), "GetCallerIdentity calls")
 	who := fake.CallsOf("GetCallerIdentity")[0]
-	if ss, found := fake.Session(who.AccessKeyID); !found || ss.RoleARN != role || who.SessionToken != ss.SessionToken {
-		t.Errorf("GetCallerIdentity signed by %s", who.AccessKeyID)
+	if ss, found := fake.Session(who.AccessKeyID); assert.True(t, found, "GetCallerIdentity signed by %s: no session", who.AccessKeyID) {
+		assert.Equal(t, role, ss.RoleARN, "GetCallerIdentity signed by %s: session's role", who.AccessKeyID)
+		assert.Equal(t, ss.SessionToken, who.SessionToken, "GetCallerIdentity signed by %s: session token", who.AccessKeyID)
 	}
 	var a nucleus.Account
 	read := s.Do(t, "GET", "/accounts/"+acctA, "")
 	read.JSON(t, &a)
-	if a.LastTestRunAt != ok.TestedAt || a.LastTestStatus != nucleus.StatusSuccess || !a.ExternalIDSet {
-		t.Errorf("account after test %+v", a)
-	}
+	assert.Equal(t, ok.TestedAt, a.LastTestRunAt, "account after test: last_test_run_at")
+	assert.Equal(t, nucleus.StatusSuccess, a.LastTestStatus, "account after test: last_test_status")
+	assert.True(t, a.ExternalIDSet, "account after test: external id set")
 	// Shown once: not in a read, a list, a test's details or the audit log.
 	list := s.Do(t, "GET", "/accounts", "")
 	audit := s.Do(t, "GET", "/audit/account/"+acctA, "")
 	for what, body := range map[string][]byte{"read": read.Body, "list": list.Body, "test": mustJSON(t, ok), "audit": audit.Body} {
-		if strings.Contains(string(body), ext) || strings.Contains(string(body), `"external_id":`) {
-			t.Errorf("the %s shows the external id: %s", what, body)
-		}
+		assert.NotContains(t, string(body), ext, "the %s shows the external id", what)
+		assert.NotContains(t, string(body), `"external_id":`, "the %s shows the external id", what)
 	}
 
 	// A rotation shows the new id once; the old trust policy no longer
@@ -91,39 +94,34 @@ func TestConnectionTest(t *testing.T) {
 		ExternalID string `json:"external_id"`
 	}
 	s.Must(t, http.StatusOK, "PATCH", "/accounts/"+acctA, `{"rotate_external_id":true}`, &rotated)
-	if rotated.ExternalID == ext || !strings.HasPrefix(rotated.ExternalID, "nucleus-") {
-		t.Fatalf("rotated external id %q (was %q)", rotated.ExternalID, ext)
-	}
+	require.NotEqual(t, ext, rotated.ExternalID, "rotated external id")
+	require.Regexp(t, `^nucleus-`, rotated.ExternalID, "rotated external id")
 	var stale testResult
 	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &stale)
-	if stale.Status != "FAIL" {
-		t.Errorf("test with the old trust policy after a rotation: %+v", stale)
-	}
+	assert.Equal(t, "FAIL", stale.Status, "test with the old trust policy after a rotation: %+v", stale)
 	fake.Trust(role, rotated.ExternalID)
 	var fresh testResult
 	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &fresh)
-	if fresh.Status != "SUCCESS" {
-		t.Errorf("test with the new trust policy: %+v", fresh)
-	}
-	if audit := s.Do(t, "GET", "/audit/account/"+acctA, ""); strings.Contains(string(audit.Body), rotated.ExternalID) || !strings.Contains(string(audit.Body), "rotated, not shown") {
-		t.Errorf("audit after rotation: %s", audit.Body)
-	}
+	assert.Equal(t, "SUCCESS", fresh.Status, "test with the new trust policy: %+v", fresh)
+	audit = s.Do(t, "GET", "/audit/account/"+acctA, "")
+	assert.NotContains(t, string(audit.Body), rotated.ExternalID, "audit after rotation")
+	assert.Contains(t, string(audit.Body), "rotated, not shown", "audit after rotation")
 
 	var denied testResult
 	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctB+"/test", "", &denied)
-	if e, _ := denied.Details["error"].(map[string]any); denied.Status != "FAIL" || e["code"] != "AccessDenied" || denied.Details["call"] != "sts:AssumeRole" {
-		t.Errorf("untrusted role: %+v", denied)
-	}
-	if p := s.audit(t, "/audit/account/"+acctB); len(p.Entries) != 2 || p.Entries[0].Status != nucleus.StatusFail || p.Entries[0].Action != nucleus.ActionExecute {
-		t.Errorf("audit of B %+v", p.Entries)
+	e, _ := denied.Details["error"].(map[string]any)
+	assert.Equal(t, "FAIL", denied.Status, "untrusted role: %+v", denied)
+	assert.Equal(t, "AccessDenied", e["code"], "untrusted role: error code")
+	assert.Equal(t, "sts:AssumeRole", denied.Details["call"], "untrusted role: call")
+	if p := s.audit(t, "/audit/account/"+acctB); assert.Len(t, p.Entries, 2, "audit of B") {
+		assert.Equal(t, nucleus.StatusFail, p.Entries[0].Status, "audit of B: status")
+		assert.Equal(t, nucleus.ActionExecute, p.Entries[0].Action, "audit of B: action")
 	}
 
 	calls := len(fake.Calls())
 	apitest.WantError(t, s.Do(t, "POST", "/accounts/999999999999/test", ""), 404, "not_found", "", "")
 	apitest.WantError(t, s.doAs(t, "", "POST", "/accounts/"+acctA+"/test", ""), 400, "validation_failed", nucleus.HeaderUserID, "")
-	if len(fake.Calls()) != calls {
-		t.Error("refused tests called STS")
-	}
+	assert.Len(t, fake.Calls(), calls, "refused tests called STS")
 	apitest.WantError(t, newService(t, options{}).Do(t, "POST", "/accounts/"+acctA+"/test", ""), 503, "unavailable", "", "")
 
 	// STS throttling past the SDK's retries: the test ran, and the
@@ -133,12 +131,11 @@ func TestConnectionTest(t *testing.T) {
 	var throttled testResult
 	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &throttled)
 	fake.Inject("AssumeRole", 0, nil)
-	if e, _ := throttled.Details["error"].(map[string]any); throttled.Status != "FAIL" || e["code"] != "Throttling" || throttled.Details["call"] != "sts:AssumeRole" {
-		t.Errorf("throttled: %+v", throttled)
-	}
-	if n := len(fake.CallsOf("AssumeRole")) - before; n != 3 {
-		t.Errorf("throttled: %d AssumeRole attempts, want the SDK's 3", n)
-	}
+	e, _ = throttled.Details["error"].(map[string]any)
+	assert.Equal(t, "FAIL", throttled.Status, "throttled: %+v", throttled)
+	assert.Equal(t, "Throttling", e["code"], "throttled: error code")
+	assert.Equal(t, "sts:AssumeRole", throttled.Details["call"], "throttled: call")
+	assert.Equal(t, 3, len(fake.CallsOf("AssumeRole"))-before, "throttled: AssumeRole attempts, want the SDK's 3")
 }
 
 // Concurrent tests whose times run backwards relative to their start (an
@@ -180,9 +177,8 @@ func TestLastTestRunAtOnlyMovesForward(t *testing.T) {
 	}
 	var a nucleus.Account
 	s.Must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
-	if tests != n || a.LastTestRunAt != newest {
-		t.Errorf("%d tests logged; last_test_run_at %s, newest test %s", tests, a.LastTestRunAt, newest)
-	}
+	assert.Equal(t, n, tests, "tests logged")
+	assert.Equal(t, newest, a.LastTestRunAt, "last_test_run_at is the newest test")
 }
 
 func (s *service) attachTo(t *testing.T, scheduleID, account string, n int) {
@@ -207,9 +203,9 @@ func TestDeleteSchedule(t *testing.T) {
 	s.attachTo(t, sc.ScheduleID, acctA, 2)
 	s.attachTo(t, sc.ScheduleID, acctB, 3)
 	s.attachTo(t, keep.ScheduleID, acctA, 4)
-	if a, b := s.resourceCount(t, acctA), s.resourceCount(t, acctB); a != 3 || b != 1 {
-		t.Fatalf("resource_count A %d B %d", a, b)
-	}
+	a, b := s.resourceCount(t, acctA), s.resourceCount(t, acctB)
+	require.Equal(t, int64(3), a, "resource_count A")
+	require.Equal(t, int64(1), b, "resource_count B")
 	app, audit := s.counts(t)
 
 	apitest.WantError(t, s.doAs(t, "", "DELETE", "/schedules/"+sc.ScheduleID, ""), 400, "validation_failed", nucleus.HeaderUserID, "")
@@ -217,23 +213,25 @@ func TestDeleteSchedule(t *testing.T) {
 	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
 	s.wantCounts(t, app, audit)
 
-	if r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != http.StatusNoContent {
-		t.Fatalf("delete: %d %s", r.Status, r.Body)
-	}
+	r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, "")
+	require.Equal(t, http.StatusNoContent, r.Status, "delete: %s", r.Body)
 	s.wantCounts(t, app-4, audit+1)
 	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
 	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
-	if a, b := s.resourceCount(t, acctA), s.resourceCount(t, acctB); a != 1 || b != 0 {
-		t.Errorf("after delete resource_count A %d B %d", a, b)
-	}
-	e := s.audit(t, "/audit/schedule/"+sc.ScheduleID).Entries[0]
+	a, b = s.resourceCount(t, acctA), s.resourceCount(t, acctB)
+	assert.Equal(t, int64(1), a, "after delete resource_count A")
+	assert.Equal(t, int64(0), b, "after delete resource_count B")
+	entries := s.audit(t, "/audit/schedule/"+sc.ScheduleID).Entries
+	require.NotEmpty(t, entries, "audit of the schedule")
+	e := entries[0]
 	var d struct {
 		Schedule  nucleus.Schedule `json:"schedule"`
 		Resources []string         `json:"resources"`
 	}
-	if err := json.Unmarshal(e.Details, &d); err != nil || e.Action != nucleus.ActionDelete || d.Schedule.ScheduleName != "Doomed" || len(d.Resources) != 3 {
-		t.Errorf("DELETE entry %+v (%v)", e, err)
-	}
+	assert.Equal(t, nucleus.ActionDelete, e.Action, "DELETE entry %+v", e)
+	require.NoError(t, json.Unmarshal(e.Details, &d), "DELETE entry %+v", e)
+	assert.Equal(t, "Doomed", d.Schedule.ScheduleName, "DELETE entry: schedule")
+	assert.Len(t, d.Resources, 3, "DELETE entry: resources")
 }
 
 // A delete racing attaches never leaves a resource without its schedule,
@@ -248,15 +246,12 @@ func TestDeleteScheduleRacingAttaches(t *testing.T) {
 		for i := range 8 {
 			wg.Go(func() {
 				r := s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acctA, ec2ARN(acctA, 1000*round+i+1)))
-				if r.Status != 201 && r.Status != 404 && r.Status != 409 {
-					t.Errorf("attach: %d %s", r.Status, r.Body)
-				}
+				assert.Contains(t, []int{201, 404, 409}, r.Status, "attach: %s", r.Body)
 			})
 		}
 		wg.Go(func() {
-			if r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""); r.Status != 204 && r.Status != 409 {
-				t.Errorf("delete: %d %s", r.Status, r.Body)
-			}
+			r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, "")
+			assert.Contains(t, []int{204, 409}, r.Status, "delete: %s", r.Body)
 		})
 		wg.Wait()
 	}
@@ -270,14 +265,10 @@ func TestDeleteScheduleRacingAttaches(t *testing.T) {
 	for _, it := range s.items(t, s.tables.App) {
 		if sk := it["sk"].(string); strings.HasPrefix(sk, "RESOURCE#") {
 			resources++
-			if !schedules[it["pk"].(string)] {
-				t.Errorf("orphan resource %s under %s", sk, it["pk"])
-			}
+			assert.True(t, schedules[it["pk"].(string)], "orphan resource %s under %s", sk, it["pk"])
 		}
 	}
-	if c := s.resourceCount(t, acctA); c != int64(resources) {
-		t.Errorf("resource_count %d, %d resources", c, resources)
-	}
+	assert.Equal(t, int64(resources), s.resourceCount(t, acctA), "resource_count")
 }
 
 func TestDeleteScheduleTooManyResources(t *testing.T) {
@@ -293,9 +284,7 @@ func TestDeleteScheduleTooManyResources(t *testing.T) {
 	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
 	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID, "", nil)
 	s.wantCounts(t, 1, audit+2)
-	if c := s.resourceCount(t, acctA); c != 0 {
-		t.Errorf("resource_count %d", c)
-	}
+	assert.Equal(t, int64(0), s.resourceCount(t, acctA), "resource_count")
 }
 
 func TestDeleteAccount(t *testing.T) {
@@ -313,9 +302,10 @@ func TestDeleteAccount(t *testing.T) {
 	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
 	s.Must(t, http.StatusNoContent, "DELETE", "/accounts/"+acctA, "", nil)
 	apitest.WantError(t, s.Do(t, "GET", "/accounts/"+acctA, ""), 404, "not_found", "", "")
-	if e := s.audit(t, "/audit/account/"+acctA).Entries[0]; e.Action != nucleus.ActionDelete || !strings.Contains(string(e.Details), `"account_name":"A"`) {
-		t.Errorf("DELETE entry %+v", e)
-	}
+	entries := s.audit(t, "/audit/account/"+acctA).Entries
+	require.NotEmpty(t, entries, "audit of the account")
+	assert.Equal(t, nucleus.ActionDelete, entries[0].Action, "DELETE entry %+v", entries[0])
+	assert.Contains(t, string(entries[0].Details), `"account_name":"A"`, "DELETE entry details")
 	// The id can be registered again.
 	s.createAccount(t, acctA, "A again", "active")
 }
@@ -328,12 +318,9 @@ func TestDeleteAccountWithUncountedResource(t *testing.T) {
 	sc := s.createSchedule(t, "Old")
 	av, err := attributevalue.MarshalMap(map[string]string{"pk": "SCHEDULE#" + sc.ScheduleID, "sk": "RESOURCE#" + ec2ARN(acctA, 9),
 		"gsi1pk": "ACCOUNT#" + acctA, "gsi1sk": "SCHEDULE#" + sc.ScheduleID, "resource_type": "ec2", "region": "us-east-1", "account_id": acctA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.App), Item: av}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.App), Item: av})
+	require.NoError(t, err)
 	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "")
 }
 
@@ -353,17 +340,13 @@ func TestDeleteAccountRacingAttach(t *testing.T) {
 		})
 		wg.Go(func() { deleted = s.Do(t, "DELETE", "/accounts/"+acct, "").Status == 204 })
 		wg.Wait()
-		if attached == deleted {
-			t.Errorf("round %d: attached %v, deleted %v: want exactly one", round, attached, deleted)
-		}
+		assert.NotEqual(t, attached, deleted, "round %d: attached %v, deleted %v: want exactly one", round, attached, deleted)
 	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Nucleus writes every change with its audit entry in one transaction;
@@ -24,10 +26,6 @@ func TestCreateAccountWithLostAnswer(t *testing.T) {
 	const id = "222222222222"
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	lossy.Must(t, 201, "POST", "/accounts", `{"account_id":"`+id+`","account_name":"acct","role_arn":"arn:aws:iam::`+id+`:role/nucleus-executor-target"}`, nil)
-	if proxy.Faults() != 1 {
-		t.Fatalf("%d answers dropped, want the transaction's", proxy.Faults())
-	}
-	if p := s.audit(t, "/audit/account/"+id); len(p.Entries) != 1 {
-		t.Errorf("%d audit entries for one create, want 1", len(p.Entries))
-	}
+	require.Equal(t, 1, proxy.Faults(), "answers dropped: want the transaction's")
+	assert.Len(t, s.audit(t, "/audit/account/"+id).Entries, 1, "audit entries for one create")
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A run whose claim of an execution DynamoDB applied but whose answer was
@@ -27,30 +29,16 @@ func TestExecutorClaimWithLostAnswer(t *testing.T) {
 	cfg := e.cfg
 	cfg.Client = client
 	x, err := nucleus.NewExecutorFromConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	at := fire.Add(time.Minute)
 	e.setClock(at)
 	// The run's first PutItem is its claim of the fire.
 	proxy.NextOn("PutItem", ddbfault.DropAnswer, 1)
-	if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
-		t.Fatal(err)
-	}
-	if proxy.Faults() != 1 {
-		t.Fatalf("%d answers dropped, want the claim's", proxy.Faults())
-	}
-	if n := len(e.ec2.CallsOf("StartInstances")); n != 1 {
-		t.Errorf("%d StartInstances calls in the run whose claim answer was lost, want 1", n)
-	}
+	require.NoError(t, x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}))
+	require.Equal(t, 1, proxy.Faults(), "answers dropped: want the claim's")
+	assert.Len(t, e.ec2.CallsOf("StartInstances"), 1, "StartInstances calls in the run whose claim answer was lost")
 	// A second run for the same fire finds it done.
-	if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(e.ec2.CallsOf("StartInstances")); n != 1 {
-		t.Errorf("%d StartInstances calls after a second run, want 1", n)
-	}
-	if ex := e.executions(t, sid); countEntries(ex) != 1 {
-		t.Errorf("%d audit entries, want 1", countEntries(ex))
-	}
+	require.NoError(t, x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}))
+	assert.Len(t, e.ec2.CallsOf("StartInstances"), 1, "StartInstances calls after a second run")
+	assert.Equal(t, 1, countEntries(e.executions(t, sid)), "audit entries")
 }

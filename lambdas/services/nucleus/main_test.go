@@ -15,6 +15,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
@@ -56,9 +58,8 @@ func byRole(t testing.TB, names map[string]string) nucleus.Tables {
 			tables.Audit = name
 		}
 	}
-	if tables.App == "" || tables.Audit == "" {
-		t.Fatalf("template tables %v: want App… and Audit…", names)
-	}
+	require.NotEmpty(t, tables.App, "template tables %v: want App… and Audit…", names)
+	require.NotEmpty(t, tables.Audit, "template tables %v: want App… and Audit…", names)
 	return tables
 }
 
@@ -96,9 +97,7 @@ func (s *service) doAs(t testing.TB, user, method, path, body string) apitest.Re
 func (s *service) items(t *testing.T, table string) []map[string]any {
 	t.Helper()
 	var items []map[string]any
-	if err := attributevalue.UnmarshalListOfMaps(s.Items(t, table), &items); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, attributevalue.UnmarshalListOfMaps(s.Items(t, table), &items))
 	return items
 }
 
@@ -111,9 +110,9 @@ func (s *service) counts(t *testing.T) (app, audit int) {
 // wantCounts checks that the tables hold app and audit items.
 func (s *service) wantCounts(t *testing.T, app, audit int) {
 	t.Helper()
-	if a, b := s.counts(t); a != app || b != audit {
-		t.Errorf("tables hold %d app and %d audit items, want %d and %d", a, b, app, audit)
-	}
+	a, b := s.counts(t)
+	assert.Equal(t, app, a, "app table items")
+	assert.Equal(t, audit, b, "audit table items")
 }
 
 func roleARN(account string) string { return "arn:aws:iam::" + account + ":role/NucleusRole" }

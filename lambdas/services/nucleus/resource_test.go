@@ -9,6 +9,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAttachResource(t *testing.T) {
@@ -62,9 +64,7 @@ func TestAttachResource(t *testing.T) {
 				s.wantCounts(t, app, audit) // neither resource nor audit entry
 				return
 			}
-			if r.Status != tt.status {
-				t.Fatalf("status %d %s", r.Status, r.Body)
-			}
+			require.Equal(t, tt.status, r.Status, "status: %s", r.Body)
 			if tt.status == 201 {
 				app++
 				audit++
@@ -74,9 +74,9 @@ func TestAttachResource(t *testing.T) {
 			r.JSON(t, &res)
 			var in map[string]string
 			_ = json.Unmarshal([]byte(tt.body), &in)
-			if res.ResourceARN != in["resource_arn"] || res.ScheduleID != sc.ScheduleID || string(res.ResourceType) != in["resource_type"] {
-				t.Errorf("resource = %+v", res)
-			}
+			assert.Equal(t, in["resource_arn"], res.ResourceARN, "resource_arn")
+			assert.Equal(t, sc.ScheduleID, res.ScheduleID, "schedule_id")
+			assert.Equal(t, in["resource_type"], string(res.ResourceType), "resource_type")
 		})
 	}
 	t.Run("unknown account names account_id", func(t *testing.T) {
@@ -87,9 +87,9 @@ func TestAttachResource(t *testing.T) {
 	})
 	// The attach is in the schedule's audit log, with what was attached.
 	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
-	if len(p.Entries) != 7 || p.Entries[0].Action != nucleus.ActionCreate || !strings.Contains(string(p.Entries[len(p.Entries)-2].Details), ec2) {
-		t.Errorf("audit = %+v", p.Entries)
-	}
+	require.Len(t, p.Entries, 7, "audit")
+	assert.Equal(t, nucleus.ActionCreate, p.Entries[0].Action, "audit: latest entry")
+	assert.Contains(t, string(p.Entries[len(p.Entries)-2].Details), ec2, "audit: the first attach")
 }
 
 func TestDetachResource(t *testing.T) {
@@ -122,9 +122,8 @@ func TestDetachResource(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "DELETE", tt.path, "")
 			if tt.status == 204 {
-				if r.Status != 204 || len(r.Body) != 0 {
-					t.Fatalf("status %d %s", r.Status, r.Body)
-				}
+				require.Equal(t, 204, r.Status, "status: %s", r.Body)
+				require.Empty(t, r.Body, "body of a 204")
 				return
 			}
 			apitest.WantError(t, r, tt.status, "not_found", "", tt.inMessage)
@@ -132,21 +131,17 @@ func TestDetachResource(t *testing.T) {
 	}
 	var d nucleus.ScheduleDetail
 	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
-	if len(d.Resources) != 0 {
-		t.Errorf("resources left: %+v", d.Resources)
-	}
+	assert.Empty(t, d.Resources, "resources left")
 	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
-	if len(p.Entries) != 7 {
-		t.Fatalf("audit has %d entries, want 1 create + 3 attach + 3 detach", len(p.Entries))
-	}
+	require.Len(t, p.Entries, 7, "audit entries: want 1 create + 3 attach + 3 detach")
 	var detail struct {
 		Resource map[string]string `json:"resource"`
 	}
 	_ = json.Unmarshal(p.Entries[0].Details, &detail)
-	if p.Entries[0].Action != nucleus.ActionDelete || detail.Resource["resource_arn"] != ec2ARN(acct, 2) ||
-		detail.Resource["account_id"] != acct || detail.Resource["resource_type"] != "ec2" {
-		t.Errorf("latest entry = %+v", p.Entries[0])
-	}
+	assert.Equal(t, nucleus.ActionDelete, p.Entries[0].Action, "latest entry: action")
+	assert.Equal(t, ec2ARN(acct, 2), detail.Resource["resource_arn"], "latest entry: resource_arn")
+	assert.Equal(t, acct, detail.Resource["account_id"], "latest entry: account_id")
+	assert.Equal(t, "ec2", detail.Resource["resource_type"], "latest entry: resource_type")
 	apitest.WantError(t, s.doAs(t, "", "DELETE", base+url.PathEscape(ecs), ""), 400, "validation_failed", nucleus.HeaderUserID, "")
 }
 
@@ -170,9 +165,7 @@ func TestAccountResources(t *testing.T) {
 		var p nucleus.ResourcePage
 		s.Must(t, 200, "GET", "/accounts/"+a+"/resources?limit=4&cursor="+cur, "", &p)
 		for _, r := range p.Resources {
-			if r.AccountID != a {
-				t.Errorf("foreign resource %+v", r)
-			}
+			assert.Equal(t, a, r.AccountID, "foreign resource %+v", r)
 			got = append(got, r.ScheduleID+" "+r.ResourceARN)
 		}
 		if p.Next == "" {
@@ -180,9 +173,7 @@ func TestAccountResources(t *testing.T) {
 		}
 		cur = p.Next
 	}
-	if len(got) != len(want) {
-		t.Errorf("got %d resources, want %d: %v", len(got), len(want), got)
-	}
+	assert.Len(t, got, len(want), "resources")
 	var p nucleus.ResourcePage
 	s.Must(t, 200, "GET", "/accounts/"+a+"/resources?limit=1", "", &p)
 	apitest.WantError(t, s.Do(t, "GET", "/accounts/"+b+"/resources?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
@@ -191,7 +182,7 @@ func TestAccountResources(t *testing.T) {
 	s.createAccount(t, "111111111111", "Empty", "active")
 	p = nucleus.ResourcePage{}
 	s.Must(t, 200, "GET", "/accounts/111111111111/resources", "", &p)
-	if p.Resources == nil || len(p.Resources) != 0 || p.Next != "" {
-		t.Errorf("empty account: %+v", p)
-	}
+	assert.NotNil(t, p.Resources, "empty account: resources are a list, not null")
+	assert.Empty(t, p.Resources, "empty account: resources")
+	assert.Empty(t, p.Next, "empty account: next")
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func scheduleBody(fields map[string]any) string {
@@ -83,14 +85,12 @@ func TestCreateSchedule(t *testing.T) {
 				return
 			}
 			created++
-			if r.Status != 201 {
-				t.Fatalf("status %d %s", r.Status, r.Body)
-			}
+			require.Equal(t, 201, r.Status, "status: %s", r.Body)
 			var sc nucleus.Schedule
 			r.JSON(t, &sc)
-			if len(sc.ScheduleID) != 36 || r.Header.Get("Location") != "schedules/"+sc.ScheduleID || !tsPattern.MatchString(sc.CreatedAt) {
-				t.Errorf("schedule %+v, Location %q", sc, r.Header.Get("Location"))
-			}
+			assert.Len(t, sc.ScheduleID, 36, "schedule id")
+			assert.Equal(t, "schedules/"+sc.ScheduleID, r.Header.Get("Location"), "Location")
+			assert.Regexp(t, tsPattern, sc.CreatedAt, "created_at")
 		})
 	}
 	s.wantCounts(t, created, created)
@@ -116,13 +116,16 @@ func TestGetSchedule(t *testing.T) {
 	// One call: the schedule and all its resources.
 	var d nucleus.ScheduleDetail
 	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
-	if *d.Schedule != sc || len(d.Resources) != 7 || d.Next != "" {
-		t.Fatalf("detail = %+v", d)
-	}
+	require.NotNil(t, d.Schedule, "detail: schedule")
+	require.Equal(t, sc, *d.Schedule, "detail: schedule")
+	require.Len(t, d.Resources, 7, "detail: resources")
+	require.Empty(t, d.Next, "detail: next")
 	for i, r := range d.Resources {
-		if r.ResourceARN != arns[i] || r.ScheduleID != sc.ScheduleID || r.AccountID != acct || r.Region != "us-east-1" || r.ResourceType != nucleus.ResourceEC2 {
-			t.Errorf("resource %d = %+v", i, r)
-		}
+		assert.Equal(t, arns[i], r.ResourceARN, "resource %d: arn", i)
+		assert.Equal(t, sc.ScheduleID, r.ScheduleID, "resource %d: schedule", i)
+		assert.Equal(t, acct, r.AccountID, "resource %d: account", i)
+		assert.Equal(t, "us-east-1", r.Region, "resource %d: region", i)
+		assert.Equal(t, nucleus.ResourceEC2, r.ResourceType, "resource %d: type", i)
 	}
 
 	// Paged: every page carries the schedule; pages are full.
@@ -131,9 +134,9 @@ func TestGetSchedule(t *testing.T) {
 	for i := 0; ; i++ {
 		var p nucleus.ScheduleDetail
 		s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=3&cursor="+cur, "", &p)
-		if p.Schedule == nil || p.Schedule.ScheduleID != sc.ScheduleID || len(p.Resources) != []int{3, 3, 1}[i] {
-			t.Fatalf("page %d = %+v", i, p)
-		}
+		require.NotNil(t, p.Schedule, "page %d: schedule", i)
+		require.Equal(t, sc.ScheduleID, p.Schedule.ScheduleID, "page %d: schedule", i)
+		require.Len(t, p.Resources, []int{3, 3, 1}[i], "page %d: resources", i)
 		for _, r := range p.Resources {
 			got = append(got, r.ResourceARN)
 		}
@@ -142,21 +145,17 @@ func TestGetSchedule(t *testing.T) {
 		}
 		cur = p.Next
 	}
-	if fmt.Sprint(got) != fmt.Sprint(arns) {
-		t.Errorf("paged resources %v", got)
-	}
+	assert.Equal(t, arns, got, "paged resources")
 	var p nucleus.ScheduleDetail
 	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=7", "", &p)
-	if len(p.Resources) != 7 || p.Next != "" {
-		t.Errorf("exact page: %d resources, next %q", len(p.Resources), p.Next)
-	}
+	assert.Len(t, p.Resources, 7, "exact page: resources")
+	assert.Empty(t, p.Next, "exact page: next")
 	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=2", "", &p)
 
 	var empty nucleus.ScheduleDetail
 	s.Must(t, 200, "GET", "/schedules/"+s.createSchedule(t, "Empty").ScheduleID, "", &empty)
-	if empty.Resources == nil || len(empty.Resources) != 0 {
-		t.Errorf("empty schedule resources = %#v", empty.Resources)
-	}
+	assert.NotNil(t, empty.Resources, "empty schedule: resources are a list, not null")
+	assert.Empty(t, empty.Resources, "empty schedule: resources")
 
 	apitest.WantError(t, s.Do(t, "GET", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
 	apitest.WantError(t, s.Do(t, "GET", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
@@ -173,9 +172,11 @@ func TestUpdateSchedule(t *testing.T) {
 
 	var got nucleus.Schedule
 	s.Must(t, 200, "PATCH", "/schedules/"+a.ScheduleID, `{"schedule_name":"Zulu","enabled":false,"timezone":"UTC"}`, &got)
-	if got.ScheduleName != "Zulu" || got.Enabled || got.Timezone != "UTC" || got.StartCron != a.StartCron || got.UpdatedAt <= a.UpdatedAt {
-		t.Errorf("updated = %+v", got)
-	}
+	assert.Equal(t, "Zulu", got.ScheduleName, "updated name")
+	assert.False(t, got.Enabled, "updated enabled")
+	assert.Equal(t, "UTC", got.Timezone, "updated timezone")
+	assert.Equal(t, a.StartCron, got.StartCron, "start_cron after update")
+	assert.Greater(t, got.UpdatedAt, a.UpdatedAt, "updated_at moves forward")
 	// The rename is in the alphabetical list at once (gsi1sk changed with
 	// the name; DynamoDB Local updates indexes synchronously).
 	var list nucleus.SchedulePage
@@ -184,16 +185,13 @@ func TestUpdateSchedule(t *testing.T) {
 	for _, sc := range list.Schedules {
 		names = append(names, sc.ScheduleName)
 	}
-	if fmt.Sprint(names) != "[Beta Gamma Zulu]" {
-		t.Errorf("list after rename = %v", names)
-	}
-	if list.Schedules[2] != got {
-		t.Errorf("list entry %+v, want %+v", list.Schedules[2], got)
-	}
+	require.Equal(t, []string{"Beta", "Gamma", "Zulu"}, names, "list after rename")
+	assert.Equal(t, got, list.Schedules[2], "list entry")
 	p := s.audit(t, "/audit/schedule/"+a.ScheduleID)
-	if len(p.Entries) != 2 || p.Entries[0].Action != nucleus.ActionUpdate ||
-		string(p.Entries[0].Details) != `{"changes":{"enabled":{"old":true,"new":false},"schedule_name":{"old":"Alpha","new":"Zulu"},"timezone":{"old":"Europe/Berlin","new":"UTC"}}}` {
-		t.Errorf("audit = %+v", p.Entries)
+	if assert.Len(t, p.Entries, 2, "audit") {
+		assert.Equal(t, nucleus.ActionUpdate, p.Entries[0].Action, "audit: action")
+		assert.Equal(t, `{"changes":{"enabled":{"old":true,"new":false},"schedule_name":{"old":"Alpha","new":"Zulu"},"timezone":{"old":"Europe/Berlin","new":"UTC"}}}`,
+			string(p.Entries[0].Details), "audit: details")
 	}
 
 	tests := []struct {
@@ -238,36 +236,26 @@ func TestConcurrentScheduleUpdates(t *testing.T) {
 	wg.Wait()
 	ok := 0
 	for _, c := range codes {
-		switch c {
-		case 200:
+		if c == 200 {
 			ok++
-		case 409:
-		default:
-			t.Errorf("status %d", c)
+			continue
 		}
+		assert.Equal(t, 409, c, "status of a concurrent rename")
 	}
 	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
-	if len(p.Entries) != ok+1 {
-		t.Fatalf("%d successful updates, %d audit entries", ok, len(p.Entries))
-	}
+	require.Len(t, p.Entries, ok+1, "audit entries after %d successful updates", ok)
 	// Oldest first: each change's old value is the previous change's new.
 	prev := "n0"
 	for i := len(p.Entries) - 2; i >= 0; i-- {
 		var d struct {
 			Changes map[string]struct{ Old, New string } `json:"changes"`
 		}
-		if err := json.Unmarshal(p.Entries[i].Details, &d); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(p.Entries[i].Details, &d))
 		c := d.Changes["schedule_name"]
-		if c.Old != prev {
-			t.Errorf("entry %d: old %q, want %q", i, c.Old, prev)
-		}
+		assert.Equal(t, prev, c.Old, "entry %d: old name", i)
 		prev = c.New
 	}
 	var d nucleus.ScheduleDetail
 	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
-	if d.Schedule.ScheduleName != prev {
-		t.Errorf("stored name %q, last audited %q", d.Schedule.ScheduleName, prev)
-	}
+	assert.Equal(t, prev, d.Schedule.ScheduleName, "stored name, against the last audited")
 }

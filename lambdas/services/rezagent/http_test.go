@@ -22,6 +22,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var tsPattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
@@ -83,33 +85,28 @@ func TestCreateMessage(t *testing.T) {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
 			}
-			if r.Status != 201 {
-				t.Fatalf("status %d: %s", r.Status, r.Body)
-			}
+			require.Equal(t, 201, r.Status, "status: %s", r.Body)
 			created++
 			var m rezagent.Message
 			r.JSON(t, &m)
-			if r.Header.Get("Location") != "messages/"+m.MessageID {
-				t.Errorf("Location = %q", r.Header.Get("Location"))
-			}
-			if _, err := uuid.Parse(m.MessageID); err != nil || m.Status != rezagent.StatusCreated || m.Stage != "dev" || m.RetryCount != 0 {
-				t.Errorf("message = %+v", m)
-			}
+			assert.Equal(t, "messages/"+m.MessageID, r.Header.Get("Location"), "Location")
+			_, err := uuid.Parse(m.MessageID)
+			assert.NoError(t, err, "message id %q is not a UUID", m.MessageID)
+			assert.Equal(t, rezagent.StatusCreated, m.Status, "status")
+			assert.Equal(t, "dev", m.Stage, "stage")
+			assert.Equal(t, 0, m.RetryCount, "retry_count")
 			at, _ := time.Parse("2006-01-02T15:04:05.000000Z", m.CreatedDate)
-			if !tsPattern.MatchString(m.CreatedDate) || m.CreatedDate != m.UpdatedDate || m.TTL != at.Add(90*24*time.Hour).Unix() {
-				t.Errorf("timestamps %q %q ttl %d", m.CreatedDate, m.UpdatedDate, m.TTL)
-			}
-			if m.CorrelationID == "" || m.CorrelationID != r.Header.Get("X-Request-Id") {
-				t.Errorf("correlation_id %q, request id %q", m.CorrelationID, r.Header.Get("X-Request-Id"))
-			}
-			if m.ProcessingStartedAt != "" || m.ErrorMessage != "" || m.NotificationID != "" {
-				t.Errorf("processing fields set on create: %+v", m)
-			}
+			assert.Regexp(t, tsPattern, m.CreatedDate, "created_date")
+			assert.Equal(t, m.CreatedDate, m.UpdatedDate, "updated_date of a new message")
+			assert.Equal(t, at.Add(90*24*time.Hour).Unix(), m.TTL, "ttl")
+			assert.NotEmpty(t, m.CorrelationID, "correlation_id")
+			assert.Equal(t, r.Header.Get("X-Request-Id"), m.CorrelationID, "correlation_id is the request id")
+			assert.Empty(t, m.ProcessingStartedAt, "processing_started_at set on create")
+			assert.Empty(t, m.ErrorMessage, "error_message set on create")
+			assert.Empty(t, m.NotificationID, "notification_id set on create")
 		})
 	}
-	if n := s.Count(t); n != created {
-		t.Errorf("table holds %d items, want %d: a rejected request wrote", n, created)
-	}
+	assert.Equal(t, created, s.Count(t), "items in the table: a rejected request wrote")
 }
 
 // Payload numbers keep every digit through DynamoDB and back.
@@ -126,19 +123,13 @@ func TestPayloadFidelity(t *testing.T) {
 	dec := func(b []byte, v *any) {
 		d := json.NewDecoder(strings.NewReader(string(b)))
 		d.UseNumber()
-		if err := d.Decode(v); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, d.Decode(v))
 	}
 	dec([]byte(payload), &want)
 	dec(got.Payload, &have)
 	// DynamoDB may respell a number (1e10 as 10000000000), never change it.
-	if w, h := canonical(t, want), canonical(t, have); w != h {
-		t.Errorf("payload\n got %s\nwant %s", h, w)
-	}
-	if !strings.Contains(string(got.Payload), "123456789012345678901234567890") {
-		t.Errorf("big integer lost digits: %s", got.Payload)
-	}
+	assert.Equal(t, canonical(t, want), canonical(t, have), "payload")
+	assert.Contains(t, string(got.Payload), "123456789012345678901234567890", "big integer lost digits")
 }
 
 // canonical spells every number of v as an exact fraction.
@@ -148,9 +139,7 @@ func canonical(t *testing.T, v any) string {
 		switch v := v.(type) {
 		case json.Number:
 			r, ok := new(big.Rat).SetString(string(v))
-			if !ok {
-				t.Fatalf("number %s", v)
-			}
+			require.True(t, ok, "number %s", v)
 			return r.RatString()
 		case []any:
 			for i := range v {
@@ -188,13 +177,10 @@ func TestCorrelationID(t *testing.T) {
 			want := tt.want
 			if want == "" {
 				want = r.Header.Get("X-Request-Id")
-				if _, err := uuid.Parse(want); err != nil {
-					t.Errorf("generated id %q is not a UUID", want)
-				}
+				_, err := uuid.Parse(want)
+				assert.NoError(t, err, "generated id %q is not a UUID", want)
 			}
-			if m.CorrelationID != want {
-				t.Errorf("correlation_id = %q, want %q", m.CorrelationID, want)
-			}
+			assert.Equal(t, want, m.CorrelationID, "correlation_id")
 		})
 	}
 }
@@ -205,29 +191,22 @@ func TestItemSizeLimit(t *testing.T) {
 	s := newService(t, options{})
 	base := s.create(t, "custom", `{"text":""}`)
 	item, err := attributevalue.MarshalMap(base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	room := rezagent.MaxMessageBytes - ddb.ItemSize(item)
 	mk := func(n int) string {
 		return `{"message_type":"custom","created_by":"scheduler","payload":{"text":"` + strings.Repeat("x", n) + `"}}`
 	}
 	before := s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", "/messages", mk(room+1)), 413, "too_large", "", "item size limit")
-	if n := s.Count(t); n != before {
-		t.Fatalf("a refused create wrote: %d → %d items", before, n)
-	}
+	require.Equal(t, before, s.Count(t), "items: a refused create wrote")
 	r := s.Do(t, "POST", "/messages", mk(room))
-	if r.Status != 201 {
-		t.Fatalf("largest message: %d %s", r.Status, r.Body[:min(len(r.Body), 300)])
-	}
+	require.Equal(t, 201, r.Status, "largest message: %s", r.Body[:min(len(r.Body), 300)])
 	var m rezagent.Message
 	r.JSON(t, &m)
 	longest := strings.Repeat("😀", rezagent.MaxErrorMessageBytes/4)
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"processing"}`, `{"status":"failed","error_message":"` + longest + `"}`} {
-		if r := s.Do(t, "PATCH", "/messages/"+m.MessageID, b); r.Status != 200 {
-			t.Fatalf("%s: %d %s", b, r.Status, r.Body)
-		}
+		r := s.Do(t, "PATCH", "/messages/"+m.MessageID, b)
+		require.Equal(t, 200, r.Status, "%s: %s", b, r.Body)
 	}
 }
 
@@ -244,27 +223,20 @@ func TestExpiredMessage(t *testing.T) {
 	m := s.create(t, "scheduled_hello", `{"text":"x"}`)
 	ttl := time.Unix(m.TTL, 0)
 	s.clock.Set(ttl.Add(-time.Second))
-	if r := s.Do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
-		t.Fatalf("a second before ttl: %d %s", r.Status, r.Body)
-	}
+	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
+	require.Equal(t, 200, r.Status, "a second before ttl: %s", r.Body)
 	s.clock.Set(ttl)
 	apitest.WantError(t, s.Do(t, "GET", "/messages/"+m.MessageID, ""), 404, "not_found", "", "")
 	apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+m.MessageID, `{"status":"queued"}`), 404, "not_found", "", "")
 	var p page
 	s.Do(t, "GET", "/messages", "").JSON(t, &p)
-	if len(p.Messages) != 0 {
-		t.Errorf("listing shows expired message: %+v", p.Messages)
-	}
-	if !s.exists(t, m.MessageID) {
-		t.Fatal("the item is gone from the table; the test proves nothing")
-	}
+	assert.Empty(t, p.Messages, "listing shows expired message")
+	require.True(t, s.exists(t, m.MessageID), "the item is gone from the table; the test proves nothing")
 	s.clock.Set(ttl.Add(-time.Second))
-	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
+	r = s.Do(t, "GET", "/messages/"+m.MessageID, "")
 	var got rezagent.Message
 	r.JSON(t, &got)
-	if got.Status != rezagent.StatusCreated {
-		t.Errorf("refused change on expired message changed it: %+v", got)
-	}
+	assert.Equal(t, rezagent.StatusCreated, got.Status, "refused change on expired message changed it")
 }
 
 var allowed = map[[2]rezagent.Status]bool{
@@ -285,9 +257,7 @@ func TestStatusTransitions(t *testing.T) {
 			mid := id(2, n)
 			ok := allowed[[2]rezagent.Status{from, to}]
 			t.Run(fmt.Sprintf("%s to %s", from, to), func(t *testing.T) {
-				if rezagent.CanTransition(from, to) != ok {
-					t.Fatalf("CanTransition(%s, %s) = %v", from, to, !ok)
-				}
+				require.Equal(t, ok, rezagent.CanTransition(from, to), "CanTransition(%s, %s)", from, to)
 				stored := message(mid, from, epoch)
 				stored.RetryCount = 2
 				s.put(t, stored)
@@ -304,41 +274,33 @@ func TestStatusTransitions(t *testing.T) {
 				if !ok {
 					apitest.WantError(t, r, 409, "conflict", "", fmt.Sprintf("is %s: cannot change status from %s to %s", from, from, to))
 					s.Do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
-					if got.Status != from || got.UpdatedDate != stored.UpdatedDate {
-						t.Errorf("refused change still changed the message: %+v", got)
-					}
+					assert.Equal(t, from, got.Status, "refused change still changed the message: status")
+					assert.Equal(t, stored.UpdatedDate, got.UpdatedDate, "refused change still changed the message: updated_date")
 					return
 				}
-				if r.Status != 200 {
-					t.Fatalf("status %d %s", r.Status, r.Body)
-				}
+				require.Equal(t, 200, r.Status, "status: %s", r.Body)
 				r.JSON(t, &got)
-				if got.Status != to || got.UpdatedDate <= got.CreatedDate || !tsPattern.MatchString(got.UpdatedDate) {
-					t.Errorf("message = %+v", got)
-				}
+				assert.Equal(t, to, got.Status, "status")
+				assert.Greater(t, got.UpdatedDate, got.CreatedDate, "updated_date")
+				assert.Regexp(t, tsPattern, got.UpdatedDate, "updated_date")
 				wantRetries := 2
 				if from == rezagent.StatusProcessing && to == rezagent.StatusProcessing {
 					wantRetries = 3
 				}
-				if got.RetryCount != wantRetries {
-					t.Errorf("retry_count = %d, want %d", got.RetryCount, wantRetries)
-				}
+				assert.Equal(t, wantRetries, got.RetryCount, "retry_count")
 				switch to {
 				case rezagent.StatusProcessing:
-					if got.ProcessingStartedAt != got.UpdatedDate || got.ProcessingCompletedAt != "" {
-						t.Errorf("processing timestamps: %+v", got)
-					}
+					assert.Equal(t, got.UpdatedDate, got.ProcessingStartedAt, "processing_started_at")
+					assert.Empty(t, got.ProcessingCompletedAt, "processing_completed_at")
 				case rezagent.StatusCompleted, rezagent.StatusFailed:
-					if got.ProcessingCompletedAt != got.UpdatedDate {
-						t.Errorf("completion timestamp: %+v", got)
-					}
+					assert.Equal(t, got.UpdatedDate, got.ProcessingCompletedAt, "completion timestamp")
 				}
-				if (to == rezagent.StatusFailed) != (got.ErrorMessage == "ntfy.sh returned 503") {
-					t.Errorf("error_message = %q", got.ErrorMessage)
+				if to == rezagent.StatusFailed {
+					assert.Equal(t, "ntfy.sh returned 503", got.ErrorMessage, "error_message")
+				} else {
+					assert.NotEqual(t, "ntfy.sh returned 503", got.ErrorMessage, "error_message")
 				}
-				if len(got.Payload) == 0 {
-					t.Errorf("update response lacks the payload: %+v", got)
-				}
+				assert.NotEmpty(t, got.Payload, "update response lacks the payload")
 			})
 		}
 	}
@@ -381,17 +343,12 @@ func TestStatusValidation(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
-	if s.exists(t, missing) {
-		t.Error("a status change of an unknown id created a phantom item")
-	}
-	if after := s.Count(t); after != before {
-		t.Errorf("items %d → %d: a refused change wrote", before, after)
-	}
+	assert.False(t, s.exists(t, missing), "a status change of an unknown id created a phantom item")
+	assert.Equal(t, before, s.Count(t), "items: a refused change wrote")
 	var got rezagent.Message
 	s.Do(t, "GET", "/messages/"+processing, "").JSON(t, &got)
-	if got.Status != rezagent.StatusProcessing || got.UpdatedDate != rezagent.Timestamp(epoch) {
-		t.Errorf("refused changes modified the message: %+v", got)
-	}
+	assert.Equal(t, rezagent.StatusProcessing, got.Status, "refused changes modified the message: status")
+	assert.Equal(t, rezagent.Timestamp(epoch), got.UpdatedDate, "refused changes modified the message: updated_date")
 }
 
 func TestLifecycle(t *testing.T) {
@@ -400,14 +357,13 @@ func TestLifecycle(t *testing.T) {
 	var got rezagent.Message
 	for _, b := range []string{`{"status":"queued"}`, `{"status":"processing"}`, `{"status":"processing"}`, `{"status":"completed","notification_id":"ntfy_abc123"}`} {
 		r := s.Do(t, "PATCH", "/messages/"+m.MessageID, b)
-		if r.Status != 200 {
-			t.Fatalf("%s: %d %s", b, r.Status, r.Body)
-		}
+		require.Equal(t, 200, r.Status, "%s: %s", b, r.Body)
 		r.JSON(t, &got)
 	}
-	if got.RetryCount != 1 || got.NotificationID != "ntfy_abc123" || got.ProcessingStartedAt >= got.ProcessingCompletedAt || got.CreatedDate != m.CreatedDate {
-		t.Errorf("final message = %+v", got)
-	}
+	assert.Equal(t, 1, got.RetryCount, "final message: retry_count")
+	assert.Equal(t, "ntfy_abc123", got.NotificationID, "final message: notification_id")
+	assert.Less(t, got.ProcessingStartedAt, got.ProcessingCompletedAt, "final message: processing times")
+	assert.Equal(t, m.CreatedDate, got.CreatedDate, "final message: created_date")
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"completed"}`, `{"status":"failed","error_message":"x"}`, `{"status":"queued"}`} {
 		apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+m.MessageID, b), 409, "conflict", "", "completed is final")
 	}
@@ -426,22 +382,21 @@ func TestConcurrentTransitions(t *testing.T) {
 			wg.Go(func() { rs[j] = s.Do(t, "PATCH", "/messages/"+mid, b) })
 		}
 		wg.Wait()
-		if rs[0].Status+rs[1].Status != 200+409 {
-			t.Fatalf("round %d: statuses %d, %d; want one 200 and one 409", i, rs[0].Status, rs[1].Status)
-		}
+		require.ElementsMatch(t, []int{200, 409}, []int{rs[0].Status, rs[1].Status}, "round %d: want one 200 and one 409", i)
 		winner, loser := rezagent.StatusCompleted, 1
 		if rs[1].Status == 200 {
 			winner, loser = rezagent.StatusFailed, 0
 		}
 		var e apitest.ErrorBody
 		rs[loser].JSON(t, &e)
-		if !strings.Contains(e.Error.Message, "is "+string(winner)) {
-			t.Errorf("round %d: loser's error does not name %s: %s", i, winner, e.Error.Message)
-		}
+		assert.Contains(t, e.Error.Message, "is "+string(winner), "round %d: loser's error does not name the winner", i)
 		var got rezagent.Message
 		s.Do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
-		if got.Status != winner || (winner == rezagent.StatusCompleted) != (got.ErrorMessage == "") {
-			t.Errorf("round %d: stored %+v, winner %s", i, got, winner)
+		assert.Equal(t, winner, got.Status, "round %d: stored status", i)
+		if winner == rezagent.StatusCompleted {
+			assert.Empty(t, got.ErrorMessage, "round %d: stored error_message", i)
+		} else {
+			assert.NotEmpty(t, got.ErrorMessage, "round %d: stored error_message", i)
 		}
 	}
 }
@@ -462,9 +417,7 @@ func (p page) ids() []string {
 func (s *service) list(t *testing.T, query string) page {
 	t.Helper()
 	r := s.Do(t, "GET", "/messages?"+query, "")
-	if r.Status != 200 {
-		t.Fatalf("list %s: %d %s", query, r.Status, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "list %s: %s", query, r.Body)
 	var p page
 	r.JSON(t, &p)
 	return p
@@ -486,7 +439,7 @@ func (s *service) all(t *testing.T, query string) (ids []string, sizes []int) {
 			return ids, sizes
 		}
 	}
-	t.Fatal("listing does not end")
+	require.Fail(t, "listing does not end")
 	return nil, nil
 }
 
@@ -508,25 +461,18 @@ func TestListByStage(t *testing.T) {
 		}
 	}
 	ids, sizes := s.all(t, "limit=10")
-	if fmt.Sprint(ids) != fmt.Sprint(want) {
-		t.Errorf("order:\n got %v\nwant %v", ids, want)
-	}
-	if fmt.Sprint(sizes) != "[10 10 5]" {
-		t.Errorf("page sizes %v, want [10 10 5]", sizes)
-	}
-	if ids, sizes := s.all(t, "stage=dev&limit=25"); len(ids) != 25 || len(sizes) != 1 {
-		t.Errorf("exact page: sizes %v (a cursor to an empty page?)", sizes)
-	}
-	if _, sizes := s.all(t, ""); fmt.Sprint(sizes) != "[20 5]" {
-		t.Errorf("default page size: sizes %v", sizes)
-	}
+	assert.Equal(t, want, ids, "order")
+	assert.Equal(t, []int{10, 10, 5}, sizes, "page sizes")
+	ids, sizes = s.all(t, "stage=dev&limit=25")
+	assert.Len(t, ids, 25, "exact page: ids")
+	assert.Len(t, sizes, 1, "exact page: sizes %v (a cursor to an empty page?)", sizes)
+	_, sizes = s.all(t, "")
+	assert.Equal(t, []int{20, 5}, sizes, "default page size: sizes")
 	p := s.list(t, "limit=1")
-	if _, ok := p.Messages[0]["payload"]; ok {
-		t.Errorf("listing returned a payload: %v", p.Messages[0])
-	}
-	if p.Messages[0]["stage"] != "dev" || p.Messages[0]["status"] != "created" {
-		t.Errorf("summary = %v", p.Messages[0])
-	}
+	require.NotEmpty(t, p.Messages, "listing")
+	assert.NotContains(t, p.Messages[0], "payload", "listing returned a payload")
+	assert.Equal(t, "dev", p.Messages[0]["stage"], "summary: stage")
+	assert.Equal(t, "created", p.Messages[0]["status"], "summary: status")
 }
 
 func TestListByStatus(t *testing.T) {
@@ -543,17 +489,14 @@ func TestListByStatus(t *testing.T) {
 	expired := message(id(6, 99), rezagent.StatusFailed, epoch.Add(-rezagent.Retention))
 	s.put(t, expired)
 	s.clock.Set(epoch.Add(time.Hour))
-	if ids, _ := s.all(t, "status=failed&limit=2"); fmt.Sprint(ids) != fmt.Sprint(failed) {
-		t.Errorf("failed:\n got %v\nwant %v", ids, failed)
-	}
+	ids, _ := s.all(t, "status=failed&limit=2")
+	assert.Equal(t, failed, ids, "failed")
 	// stage and status together: the stage is the deployment's, so status
 	// decides (see the package documentation).
-	if ids, _ := s.all(t, "stage=dev&status=failed"); fmt.Sprint(ids) != fmt.Sprint(failed) {
-		t.Errorf("stage+status: %v", ids)
-	}
-	if ids, _ := s.all(t, "status=queued"); len(ids) != 0 {
-		t.Errorf("queued: %v", ids)
-	}
+	ids, _ = s.all(t, "stage=dev&status=failed")
+	assert.Equal(t, failed, ids, "stage+status")
+	ids, _ = s.all(t, "status=queued")
+	assert.Empty(t, ids, "queued")
 }
 
 func TestListDateRange(t *testing.T) {
@@ -585,9 +528,7 @@ func TestListDateRange(t *testing.T) {
 				want = append(want, id(7, i))
 			}
 			ids, _ := s.all(t, tt.query+"&limit=1")
-			if fmt.Sprint(ids) != fmt.Sprint(want) {
-				t.Errorf("got %v, want %v", ids, want)
-			}
+			assert.Equal(t, want, ids)
 		})
 	}
 }
@@ -601,9 +542,9 @@ func TestListValidation(t *testing.T) {
 	stageCursor := s.list(t, "limit=1").NextCursor
 	statusCursor := s.list(t, "status=failed&limit=1").NextCursor
 	rangeCursor := s.list(t, "status=failed&from=2031-01-01&limit=1").NextCursor
-	if stageCursor == "" || statusCursor == "" || rangeCursor == "" {
-		t.Fatal("no cursors to test with")
-	}
+	require.NotEmpty(t, stageCursor, "no cursors to test with")
+	require.NotEmpty(t, statusCursor, "no cursors to test with")
+	require.NotEmpty(t, rangeCursor, "no cursors to test with")
 	tampered := []byte(stageCursor)
 	i := len(tampered) / 2
 	tampered[i] = map[bool]byte{true: 'B', false: 'A'}[tampered[i] == 'A']
@@ -643,9 +584,7 @@ func TestListValidation(t *testing.T) {
 			apitest.WantError(t, r, 400, tt.code, tt.field, "")
 		})
 	}
-	if p := s.list(t, "status=failed&limit=1&cursor="+statusCursor); len(p.Messages) != 1 {
-		t.Errorf("the untouched cursor fails: %+v", p)
-	}
+	assert.Len(t, s.list(t, "status=failed&limit=1&cursor="+statusCursor).Messages, 1, "the untouched cursor fails")
 }
 
 // With a tiny scan budget, a long run of expired items yields short pages
@@ -668,16 +607,12 @@ func TestListScanBudget(t *testing.T) {
 	}
 	s.clock.Set(epoch.Add(time.Hour))
 	ids, sizes := s.all(t, "limit=3")
-	if fmt.Sprint(ids) != fmt.Sprint(want) {
-		t.Errorf("ids:\n got %v\nwant %v", ids, want)
-	}
+	assert.Equal(t, want, ids, "ids")
 	short := false
 	for _, n := range sizes[:len(sizes)-1] {
 		short = short || n < 3
 	}
-	if !short {
-		t.Errorf("sizes %v: the budget never cut a page short; the test proves nothing", sizes)
-	}
+	assert.True(t, short, "sizes %v: the budget never cut a page short; the test proves nothing", sizes)
 }
 
 func TestMetrics(t *testing.T) {
@@ -717,39 +652,34 @@ func TestMetrics(t *testing.T) {
 	var m metrics
 	r := s.Do(t, "GET", "/metrics", "")
 	r.JSON(t, &m)
-	if r.Status != 200 {
-		t.Fatalf("%d %s", r.Status, r.Body)
-	}
+	require.Equal(t, 200, r.Status, "%s", r.Body)
 	for st, c := range counts {
-		if m.Counts[string(st)] != c {
-			t.Errorf("count %s = %d, want %d", st, m.Counts[string(st)], c)
-		}
+		assert.Equal(t, c, m.Counts[string(st)], "count %s", st)
 	}
-	if m.Total != 14 || m.SuccessRate == nil || *m.SuccessRate != 0.7 || m.Stage != "dev" || m.Truncated {
-		t.Errorf("metrics = %s", r.Body)
+	assert.Equal(t, 14, m.Total, "total")
+	if assert.NotNil(t, m.SuccessRate, "success_rate") {
+		assert.Equal(t, 0.7, *m.SuccessRate, "success_rate")
 	}
-	if m.Since != rezagent.Timestamp(now.Add(time.Millisecond-24*time.Hour)) {
-		t.Errorf("since = %s", m.Since)
-	}
+	assert.Equal(t, "dev", m.Stage, "stage")
+	assert.False(t, m.Truncated, "truncated")
+	assert.Equal(t, rezagent.Timestamp(now.Add(time.Millisecond-24*time.Hour)), m.Since, "since")
 	var recent []string
 	for _, x := range m.Recent {
 		recent = append(recent, x.MessageID)
 	}
-	if fmt.Sprint(recent) != fmt.Sprint(newest) {
-		t.Errorf("recent:\n got %v\nwant %v", recent, newest)
-	}
+	assert.Equal(t, newest, recent, "recent")
 
 	m = metrics{}
 	s.Do(t, "GET", "/metrics?since="+now.Add(-30*time.Hour).Format(time.RFC3339), "").JSON(t, &m)
-	if m.Counts["completed"] != 8 || m.Total != 15 {
-		t.Errorf("30 h window: %+v", m)
-	}
+	assert.Equal(t, 8, m.Counts["completed"], "30 h window: completed")
+	assert.Equal(t, 15, m.Total, "30 h window: total")
 	m = metrics{}
 	r = s.Do(t, "GET", "/metrics?since="+now.Add(-30*time.Second).Format(time.RFC3339Nano), "")
 	r.JSON(t, &m)
-	if m.Total != 0 || m.SuccessRate != nil || !strings.Contains(string(r.Body), `"success_rate":null`) || len(m.Recent) != 10 {
-		t.Errorf("empty window: %s", r.Body)
-	}
+	assert.Equal(t, 0, m.Total, "empty window: total")
+	assert.Nil(t, m.SuccessRate, "empty window: success_rate")
+	assert.Contains(t, string(r.Body), `"success_rate":null`, "empty window: success_rate")
+	assert.Len(t, m.Recent, 10, "empty window: recent")
 
 	tests := []struct{ name, query, field string }{
 		{"future", "since=2040-01-01", "since"},
@@ -780,14 +710,13 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := rezagent.ConfigFromEnv(func(k string) string { return tt.env[k] })
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("err = %v, want mention of %s", err, tt.wantErr)
-				}
+				assert.ErrorContains(t, err, tt.wantErr)
 				return
 			}
-			if err != nil || cfg.Table != tt.env["REZ_AGENT_MESSAGES_TABLE"] || cfg.Stage != tt.env["DYNASTACK_STAGE"] || len(cfg.CursorKey) == 0 {
-				t.Errorf("cfg = %+v, err %v", cfg, err)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.env["REZ_AGENT_MESSAGES_TABLE"], cfg.Table, "table")
+			assert.Equal(t, tt.env["DYNASTACK_STAGE"], cfg.Stage, "stage")
+			assert.NotEmpty(t, cfg.CursorKey, "cursor key")
 		})
 	}
 }
@@ -800,14 +729,11 @@ func TestNew(t *testing.T) {
 		table = n
 	}
 	h, err := publisher.NewAPI(context.Background(), testenv.Getenv(t, map[string]string{"REZ_AGENT_MESSAGES_TABLE": table, "DYNASTACK_STAGE": "dev"}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := &service{Service: servicetest.Service{H: h}}
 	m := s.create(t, "scheduled_hello", `{"text":"hi"}`)
-	if r := s.Do(t, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
-		t.Errorf("get: %d %s", r.Status, r.Body)
-	}
+	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
+	assert.Equal(t, 200, r.Status, "get: %s", r.Body)
 }
 
 // countingAPI counts the Query calls of a store.
@@ -835,20 +761,14 @@ func TestOneMegabytePages(t *testing.T) {
 		s.create(t, "bulk", big)
 	}
 	p := s.list(t, "limit=5")
-	if len(p.Messages) != 5 || p.NextCursor == "" {
-		t.Errorf("page of %d, cursor %q", len(p.Messages), p.NextCursor)
-	}
+	assert.Len(t, p.Messages, 5, "page")
+	assert.NotEmpty(t, p.NextCursor, "cursor")
 	api := &countingAPI{Client: s.Client}
 	store := rezagent.NewStore(api, s.Table, "dev", []byte("k"))
 	m, err := store.Metrics(context.Background(), epoch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Counts[rezagent.StatusCreated] != n || m.Truncated {
-		t.Errorf("counts = %v, truncated %v", m.Counts, m.Truncated)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, n, m.Counts[rezagent.StatusCreated], "count of created")
+	assert.False(t, m.Truncated, "truncated")
 	// 4 empty statuses + the recent listing + at least 3 pages of created.
-	if api.queries < 8 {
-		t.Errorf("%d queries: the count of created did not page", api.queries)
-	}
+	assert.GreaterOrEqual(t, api.queries, 8, "queries: the count of created did not page")
 }

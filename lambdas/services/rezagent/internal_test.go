@@ -10,6 +10,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // updateHeadroom must cover the most a status change sequence can add to an
@@ -29,22 +31,16 @@ func TestUpdateHeadroom(t *testing.T) {
 	worst.LeaseUntil = 1 << 50
 	size := func(m Message) int {
 		item, err := attributevalue.MarshalMap(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return ddb.ItemSize(item)
 	}
-	if grow := size(worst) - size(fresh); grow > updateHeadroom {
-		t.Errorf("status changes can add %d bytes; updateHeadroom is %d", grow, updateHeadroom)
-	}
+	assert.LessOrEqual(t, size(worst)-size(fresh), updateHeadroom, "bytes status changes can add, against updateHeadroom")
 }
 
 func TestCeilMicro(t *testing.T) {
 	base := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	for ns, want := range map[int]int{0: 0, 1: 1000, 999: 1000, 1000: 1000, 1001: 2000} {
-		if got := ceilMicro(base.Add(time.Duration(ns))).Sub(base); got != time.Duration(want) {
-			t.Errorf("ceilMicro(+%dns) = +%v, want +%dns", ns, got, want)
-		}
+		assert.Equal(t, time.Duration(want), ceilMicro(base.Add(time.Duration(ns))).Sub(base), "ceilMicro(+%dns)", ns)
 	}
 }
 

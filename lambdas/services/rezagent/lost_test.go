@@ -1,7 +1,6 @@
 package rezagent_test
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/ntfy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Status changes whose answer DynamoDB lost after applying them: the
@@ -33,14 +34,12 @@ func TestStatusChangeWithLostAnswer(t *testing.T) {
 		before := proxy.Requests()
 		var got rezagent.Message
 		lossy.Must(t, 200, "PATCH", "/messages/"+m.MessageID, `{"status":"processing"}`, &got)
-		if proxy.Requests()-before < 2 {
-			t.Fatalf("change %d: the lost answer was not retried", i)
-		}
+		require.GreaterOrEqual(t, proxy.Requests()-before, 2, "change %d: requests: the lost answer was not retried", i)
 		var stored rezagent.Message
 		s.Must(t, 200, "GET", "/messages/"+m.MessageID, "", &stored)
-		if got.Status != rezagent.StatusProcessing || stored.RetryCount != want || got.RetryCount != want {
-			t.Errorf("change %d: answered %s retry %d, stored retry %d; want retry %d", i, got.Status, got.RetryCount, stored.RetryCount, want)
-		}
+		assert.Equal(t, rezagent.StatusProcessing, got.Status, "change %d: answered status", i)
+		assert.Equal(t, want, stored.RetryCount, "change %d: stored retry count", i)
+		assert.Equal(t, want, got.RetryCount, "change %d: answered retry count", i)
 	}
 }
 
@@ -55,28 +54,24 @@ func TestClaimWithLostAnswerIsOwn(t *testing.T) {
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	got, err := store.Claim(t.Context(), m.MessageID, "delivery-1", time.Now().Add(time.Minute))
-	if err != nil || got.Status != rezagent.StatusProcessing || got.LeaseToken != "delivery-1" {
-		t.Fatalf("claim with a lost answer: %+v, %v; want the delivery's own lease", got, err)
-	}
-	if proxy.Requests() != 2 {
-		t.Fatalf("%d requests: the lost answer was not retried", proxy.Requests())
-	}
+	require.NoError(t, err, "claim with a lost answer")
+	require.Equal(t, rezagent.StatusProcessing, got.Status, "claim with a lost answer: status")
+	require.Equal(t, "delivery-1", got.LeaseToken, "claim with a lost answer: want the delivery's own lease")
+	require.Equal(t, 2, proxy.Requests(), "requests: the lost answer was not retried")
 	// Another delivery still finds the lease held.
-	if _, err := store.Claim(t.Context(), m.MessageID, "delivery-2", time.Now().Add(time.Minute)); !errors.Is(err, rezagent.ErrBusy) {
-		t.Errorf("a second delivery's claim: %v, want ErrBusy", err)
-	}
+	_, err = store.Claim(t.Context(), m.MessageID, "delivery-2", time.Now().Add(time.Minute))
+	assert.ErrorIs(t, err, rezagent.ErrBusy, "a second delivery's claim")
 
 	// The lease ends; a redelivery's claim whose answer is lost counts one
 	// retry.
 	m2 := s.create(t, "scheduled_hello", `{"text":"y"}`)
-	if _, err := store.Claim(t.Context(), m2.MessageID, "d1", time.Now().Add(-time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	_, err = store.Claim(t.Context(), m2.MessageID, "d1", time.Now().Add(-time.Second))
+	require.NoError(t, err)
 	proxy.Next(ddbfault.DropAnswer, 1)
 	got, err = store.Claim(t.Context(), m2.MessageID, "d2", time.Now().Add(time.Minute))
-	if err != nil || got.LeaseToken != "d2" || got.RetryCount != 1 {
-		t.Errorf("claim of an expired lease with a lost answer: %+v, %v; want d2's lease and one retry", got, err)
-	}
+	require.NoError(t, err, "claim of an expired lease with a lost answer")
+	assert.Equal(t, "d2", got.LeaseToken, "claim of an expired lease with a lost answer: want d2's lease")
+	assert.Equal(t, 1, got.RetryCount, "claim of an expired lease with a lost answer: want one retry")
 }
 
 // A throttled table is never poison for the processor: on its last
@@ -101,13 +96,11 @@ func TestProcessorRetriesAThrottledTable(t *testing.T) {
 			MessageId: "r1", Body: `{"message_id":"` + m.MessageID + `"}`,
 			Attributes: map[string]string{"ApproximateReceiveCount": fmt.Sprint(receives)},
 		}}})
-		if err != nil || len(resp.BatchItemFailures) != 1 {
-			t.Errorf("receive %d under a throttle: %+v %v, want the record handed back", receives, resp, err)
-		}
+		assert.NoError(t, err, "receive %d under a throttle", receives)
+		assert.Len(t, resp.BatchItemFailures, 1, "receive %d under a throttle: want the record handed back", receives)
 	}
 	var stored rezagent.Message
 	s.Must(t, 200, "GET", "/messages/"+m.MessageID, "", &stored)
-	if stored.Status != rezagent.StatusCreated || len(sink.Notifications()) != 0 {
-		t.Errorf("after the throttle: status %s, %d notifications; want created and none", stored.Status, len(sink.Notifications()))
-	}
+	assert.Equal(t, rezagent.StatusCreated, stored.Status, "after the throttle: status")
+	assert.Empty(t, sink.Notifications(), "after the throttle: notifications")
 }

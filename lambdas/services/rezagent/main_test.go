@@ -17,6 +17,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
@@ -46,9 +47,7 @@ func newService(t testing.TB, opts options) *service {
 	t.Helper()
 	testEndpoint = testenv.Endpoint(t)
 	s := servicetest.Start(t, "rezagent", nil)
-	if s.Table == "" {
-		t.Fatalf("rezagent template has %d tables, want 1: %v", len(s.Tables), s.Tables)
-	}
+	require.NotEmpty(t, s.Table, "rezagent template has %d tables, want 1: %v", len(s.Tables), s.Tables)
 	if opts.step == 0 {
 		opts.step = time.Millisecond
 	}
@@ -61,9 +60,7 @@ func newService(t testing.TB, opts options) *service {
 func (s *service) create(t testing.TB, messageType, payload string) rezagent.Message {
 	t.Helper()
 	r := s.Do(t, contract.CreateMessage.Method, contract.CreateMessage.URL(), `{"message_type":"`+messageType+`","created_by":"scheduler","payload":`+payload+`}`)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, http.StatusCreated, r.Status, "create: %s", r.Body)
 	var m rezagent.Message
 	r.JSON(t, &m)
 	return m
@@ -73,12 +70,9 @@ func (s *service) create(t testing.TB, messageType, payload string) rezagent.Mes
 func (s *service) put(t testing.TB, m rezagent.Message) {
 	t.Helper()
 	item, err := attributevalue.MarshalMap(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item})
+	require.NoError(t, err)
 }
 
 // message is a stored message in status st created at created, expiring
@@ -97,9 +91,7 @@ func (s *service) exists(t testing.TB, id string) bool {
 	t.Helper()
 	key, _ := attributevalue.MarshalMap(map[string]string{"message_id": id})
 	out, err := s.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key, ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return len(out.Item) > 0
 }
 

@@ -1,13 +1,14 @@
 package rezagent_test
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPayloadAttributeValue pins the stored form of payloads, which
@@ -51,24 +52,18 @@ func TestPayloadAttributeValue(t *testing.T) {
 			p := tt.built
 			if tt.json != "" {
 				var err error
-				if p, err = rezagent.ParsePayload([]byte(tt.json)); err != nil {
-					t.Fatal(err)
-				}
+				p, err = rezagent.ParsePayload([]byte(tt.json))
+				require.NoError(t, err)
 			}
 			got, err := attributevalue.Marshal(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Marshal = %#v\nwant %#v", got, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "Marshal")
 			if tt.json == "" {
 				return
 			}
 			var back rezagent.Payload
-			if err := attributevalue.Unmarshal(got, &back); err != nil || !reflect.DeepEqual(back, p) {
-				t.Errorf("round trip = %#v, %v; want %#v", back, err, p)
-			}
+			require.NoError(t, attributevalue.Unmarshal(got, &back), "round trip")
+			assert.Equal(t, p, back, "round trip")
 		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +29,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const testToken = "tk_pipeline_test"
@@ -81,19 +82,15 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 	ntfy := httptest.NewServer(p.sink)
 	t.Cleanup(ntfy.Close)
 	p.sns = awsloop.NewSNS()
-	if err := p.sns.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.sns.Start())
 	t.Cleanup(func() { p.sns.Close() })
 
 	queues, err := tmpl.Queues()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	subs, err := tmpl.QueueSubscriptions()
-	if err != nil || len(subs) != 1 || !subs[0].Raw {
-		t.Fatalf("want one raw SQS subscription in the template: %v %v", subs, err)
-	}
+	require.NoError(t, err)
+	require.Len(t, subs, 1, "want one raw SQS subscription in the template: %v", subs)
+	require.True(t, subs[0].Raw, "want one raw SQS subscription in the template: %v", subs)
 	if o.visibility == 0 {
 		o.visibility = 500 * time.Millisecond
 	}
@@ -118,30 +115,23 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 	// Each function's requests are recorded as its own (testenv.Main).
 	apiEnv, schedEnv, procEnv := getenv("rezagent"), getenv("rezagent-scheduler"), getenv("rezagent-processor")
 	h, err := publisher.NewAPI(ctx, apiEnv, ddbrecord.ClientOptions(apiEnv)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p.api = h
-	if p.scheduler, err = publisher.NewScheduler(ctx, schedEnv, ddbrecord.ClientOptions(schedEnv)...); err != nil {
-		t.Fatal(err)
-	}
-	if p.processor, err = processor.New(ctx, procEnv, ddbrecord.ClientOptions(procEnv)...); err != nil {
-		t.Fatal(err)
-	}
+	p.scheduler, err = publisher.NewScheduler(ctx, schedEnv, ddbrecord.ClientOptions(schedEnv)...)
+	require.NoError(t, err)
+	p.processor, err = processor.New(ctx, procEnv, ddbrecord.ClientOptions(procEnv)...)
+	require.NoError(t, err)
 	if !o.noMapping {
 		var mapping *cfntables.QueueMapping
 		ms, err := tmpl.QueueMappings()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i := range ms {
 			if ms[i].Queue == qdef.LogicalID {
 				mapping = &ms[i]
 			}
 		}
-		if mapping == nil || !mapping.ReportBatchItemFailures {
-			t.Fatalf("template maps no function to %s with ReportBatchItemFailures: %+v", qdef.LogicalID, ms)
-		}
+		require.NotNil(t, mapping, "template maps no function to %s: %+v", qdef.LogicalID, ms)
+		require.True(t, mapping.ReportBatchItemFailures, "template maps %s without ReportBatchItemFailures: %+v", qdef.LogicalID, ms)
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		m := &localqueue.Mapping{Queue: p.queue, Handler: p.processor.Handle, BatchSize: mapping.BatchSize,
@@ -156,13 +146,9 @@ func (p *pipeline) get(t *testing.T, id string) rezagent.Message {
 	t.Helper()
 	out, err := p.client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(p.table),
 		Key: map[string]dynamodbtypesAV{"message_id": avS(id)}, ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var m rezagent.Message
-	if err := attributevalue.UnmarshalMap(out.Item, &m); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, attributevalue.UnmarshalMap(out.Item, &m))
 	return m
 }
 
@@ -175,9 +161,8 @@ func (p *pipeline) await(t *testing.T, id string) rezagent.Message {
 		if m.Status == rezagent.StatusCompleted || m.Status == rezagent.StatusFailed {
 			return m
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("message %s still %q after 15 s (queue %d, dlq %d, ntfy requests %d)", id, m.Status, p.queue.Len(), p.dlq.Len(), p.sink.Requests())
-		}
+		require.False(t, time.Now().After(deadline), "message %s still %q after 15 s (queue %d, dlq %d, ntfy requests %d)",
+			id, m.Status, p.queue.Len(), p.dlq.Len(), p.sink.Requests())
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -189,27 +174,34 @@ func fire(at time.Time) fn.ScheduleEvent {
 func TestScheduledRunIsDelivered(t *testing.T) {
 	p := newPipeline(t, pipelineOptions{})
 	at := time.Now().UTC().Truncate(time.Minute)
-	if err := p.scheduler.Run(context.Background(), fire(at)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.scheduler.Run(context.Background(), fire(at)))
 	id := rezagent.ScheduledMessageID(fire(at).ScheduleARN, at)
 	m := p.await(t, id)
 	got := p.sink.Notifications()
-	if m.Status != rezagent.StatusCompleted || len(got) != 1 || m.NotificationID != got[0].ID {
-		t.Fatalf("message %+v, notifications %+v", m.Summary, got)
-	}
+	require.Equal(t, rezagent.StatusCompleted, m.Status, "message %+v", m.Summary)
+	require.Len(t, got, 1, "notifications")
+	require.Equal(t, got[0].ID, m.NotificationID, "message's notification id")
 	n := got[0]
 	// The request exactly as ntfy's JSON publishing documents it.
-	if n.Topic != "rez-agent-dev" || n.Message != "hello world" || n.Priority != 3 || strings.Join(n.Tags, ",") != "scheduled,daily" ||
-		n.Title != "" || n.Click != "" || n.Authorization != "Bearer "+testToken || n.ContentType != "application/json" {
-		t.Errorf("ntfy request %+v", n)
-	}
-	if m.CreatedBy != "scheduler" || m.MessageType != "scheduled_hello" || m.RetryCount != 0 || m.ProcessingStartedAt == "" ||
-		m.ProcessingCompletedAt < m.ProcessingStartedAt || m.LeaseToken != "" || m.LeaseUntil != 0 {
-		t.Errorf("message %+v", m.Summary)
-	}
-	if sent := p.sns.CallsOf("Publish"); len(sent) != 1 || sent[0].Get("TopicArn") != p.topic || sent[0].Get("Message") != `{"message_id":"`+id+`"}` {
-		t.Errorf("SNS calls %+v", sent)
+	assert.Equal(t, "rez-agent-dev", n.Topic, "ntfy request: topic")
+	assert.Equal(t, "hello world", n.Message, "ntfy request: message")
+	assert.Equal(t, 3, n.Priority, "ntfy request: priority")
+	assert.Equal(t, []string{"scheduled", "daily"}, n.Tags, "ntfy request: tags")
+	assert.Empty(t, n.Title, "ntfy request: title")
+	assert.Empty(t, n.Click, "ntfy request: click")
+	assert.Equal(t, "Bearer "+testToken, n.Authorization, "ntfy request: authorization")
+	assert.Equal(t, "application/json", n.ContentType, "ntfy request: content type")
+
+	assert.Equal(t, "scheduler", m.CreatedBy, "message: created_by")
+	assert.Equal(t, "scheduled_hello", m.MessageType, "message: type")
+	assert.Equal(t, 0, m.RetryCount, "message: retry_count")
+	assert.NotEmpty(t, m.ProcessingStartedAt, "message: processing_started_at")
+	assert.GreaterOrEqual(t, m.ProcessingCompletedAt, m.ProcessingStartedAt, "message: processing_completed_at")
+	assert.Empty(t, m.LeaseToken, "message: lease token")
+	assert.Zero(t, m.LeaseUntil, "message: lease_until")
+	if sent := p.sns.CallsOf("Publish"); assert.Len(t, sent, 1, "SNS publishes") {
+		assert.Equal(t, p.topic, sent[0].Get("TopicArn"), "SNS publish: TopicArn")
+		assert.Equal(t, `{"message_id":"`+id+`"}`, sent[0].Get("Message"), "SNS publish: Message")
 	}
 }
 
@@ -232,48 +224,38 @@ func TestSchedulerRetriedForOneFireTime(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	id := rezagent.ScheduledMessageID(fire(at).ScheduleARN, at)
 	p.await(t, id)
-	if err := p.scheduler.Run(context.Background(), fire(at)); err != nil { // a late retry
-		t.Fatal(err)
-	}
+	// A late retry.
+	require.NoError(t, p.scheduler.Run(context.Background(), fire(at)))
 	time.Sleep(300 * time.Millisecond) // room for a second delivery to show
 	out, err := p.client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(p.table), IndexName: aws.String("stage-created_date-index"),
 		KeyConditionExpression: aws.String("stage = :s"), ExpressionAttributeValues: map[string]dynamodbtypesAV{":s": avS("dev")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Count != 1 || len(p.sink.Notifications()) != 1 {
-		t.Fatalf("%d messages, %d notifications; want 1 and 1", out.Count, len(p.sink.Notifications()))
-	}
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), out.Count, "messages")
+	assert.Len(t, p.sink.Notifications(), 1, "notifications")
 }
 
 func TestAPICreateIsPublishedAndDelivered(t *testing.T) {
 	p := newPipeline(t, pipelineOptions{})
 	r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com",
 		"payload":{"text":"Deploy done","title":"CI","priority":"high","tags":["manual"],"click_url":"https://example.com/run/1"}}`)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
+	require.Equal(t, http.StatusCreated, r.Status, "create: %s", r.Body)
 	var created rezagent.Message
-	if err := json.Unmarshal([]byte(r.Body), &created); err != nil {
-		t.Fatal(err)
-	}
-	if created.Status == rezagent.StatusCreated {
-		t.Errorf("create answered status created: the publish did not happen in the request")
-	}
+	require.NoError(t, json.Unmarshal([]byte(r.Body), &created))
+	assert.NotEqual(t, rezagent.StatusCreated, created.Status, "create answered status created: the publish did not happen in the request")
 	m := p.await(t, created.MessageID)
 	got := p.sink.Notifications()
-	if m.Status != rezagent.StatusCompleted || len(got) != 1 {
-		t.Fatalf("message %+v, notifications %+v", m.Summary, got)
-	}
-	if n := got[0]; n.Message != "Deploy done" || n.Title != "CI" || n.Priority != 4 || n.Click != "https://example.com/run/1" || strings.Join(n.Tags, ",") != "manual" {
-		t.Errorf("ntfy request %+v", n)
-	}
+	require.Equal(t, rezagent.StatusCompleted, m.Status, "message %+v", m.Summary)
+	require.Len(t, got, 1, "notifications")
+	n := got[0]
+	assert.Equal(t, "Deploy done", n.Message, "ntfy request: message")
+	assert.Equal(t, "CI", n.Title, "ntfy request: title")
+	assert.Equal(t, 4, n.Priority, "ntfy request: priority")
+	assert.Equal(t, "https://example.com/run/1", n.Click, "ntfy request: click")
+	assert.Equal(t, []string{"manual"}, n.Tags, "ntfy request: tags")
 }
 
 // A publish that fails leaves the message created; the next scheduler run
@@ -283,34 +265,25 @@ func TestStrandedMessageIsRepublished(t *testing.T) {
 	p := newPipeline(t, pipelineOptions{env: map[string]string{contract.EnvRepublishAfter: after.String()}})
 	p.sns.FailNext(p.topic, 100) // outlasts the SDK's retries of the create's publish
 	r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"later"}}`)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create with SNS down: %d %s (the message is stored; the failure is not the caller's)", r.Status, r.Body)
-	}
+	require.Equal(t, http.StatusCreated, r.Status, "create with SNS down: %s (the message is stored; the failure is not the caller's)", r.Body)
 	var created rezagent.Message
 	_ = json.Unmarshal([]byte(r.Body), &created)
-	if created.Status != rezagent.StatusCreated || p.queue.Len() != 0 {
-		t.Fatalf("status %q, queue %d; want created and nothing queued", created.Status, p.queue.Len())
-	}
+	require.Equal(t, rezagent.StatusCreated, created.Status, "status: want created and nothing queued")
+	require.Equal(t, 0, p.queue.Len(), "queue: want created and nothing queued")
 	p.sns.FailNext(p.topic, 0)
 	createdAt, err := time.Parse("2006-01-02T15:04:05.000000Z", created.CreatedDate)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Too young: a scheduler run leaves it alone (checked while it is
 	// surely younger than the threshold; the SDK's retries of the failing
 	// publish can take a while on a loaded machine).
 	if time.Since(createdAt) < after/2 {
-		if n, err := p.scheduler.(*rezagent.Scheduler).Republish(context.Background()); err != nil || n != 0 {
-			t.Fatalf("young message republished: %d %v", n, err)
-		}
+		n, err := p.scheduler.(*rezagent.Scheduler).Republish(context.Background())
+		require.NoError(t, err, "young message republished")
+		require.Equal(t, 0, n, "young message republished")
 	}
 	time.Sleep(time.Until(createdAt.Add(after + 100*time.Millisecond)))
-	if err := p.scheduler.Run(context.Background(), fire(time.Now().UTC().Truncate(time.Second))); err != nil {
-		t.Fatal(err)
-	}
-	if m := p.await(t, created.MessageID); m.Status != rezagent.StatusCompleted {
-		t.Fatalf("stranded message ended %q", m.Status)
-	}
+	require.NoError(t, p.scheduler.Run(context.Background(), fire(time.Now().UTC().Truncate(time.Second))))
+	require.Equal(t, rezagent.StatusCompleted, p.await(t, created.MessageID).Status, "stranded message ended")
 }
 
 // ntfy failing (5xx, 429, a hang past the client timeout) is retried by
@@ -331,24 +304,19 @@ func TestDeliveryRetriesThenFails(t *testing.T) {
 			p := newPipeline(t, pipelineOptions{})
 			p.sink.FailNext(tc.faults...)
 			at := time.Now().UTC().Truncate(time.Minute)
-			if err := p.scheduler.Run(context.Background(), fire(at)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, p.scheduler.Run(context.Background(), fire(at)))
 			m := p.await(t, rezagent.ScheduledMessageID(fire(at).ScheduleARN, at))
-			if m.Status != tc.status || m.RetryCount != tc.retries || !strings.Contains(m.ErrorMessage, tc.errorLike) {
-				t.Fatalf("status %q retry_count %d error %q; want %q, %d, %q", m.Status, m.RetryCount, m.ErrorMessage, tc.status, tc.retries, tc.errorLike)
-			}
+			require.Equal(t, tc.status, m.Status, "status")
+			require.Equal(t, tc.retries, m.RetryCount, "retry_count")
+			require.Contains(t, m.ErrorMessage, tc.errorLike, "error message")
 			wantSent := 0
 			if tc.status == rezagent.StatusCompleted {
 				wantSent = 1
 			}
-			if got := len(p.sink.Notifications()); got != wantSent {
-				t.Errorf("%d notifications, want %d", got, wantSent)
-			}
+			assert.Len(t, p.sink.Notifications(), wantSent, "notifications")
 			time.Sleep(200 * time.Millisecond)
-			if p.queue.Len() != 0 || p.dlq.Len() != 0 {
-				t.Errorf("queue %d, dlq %d: a finished message left records behind", p.queue.Len(), p.dlq.Len())
-			}
+			assert.Equal(t, 0, p.queue.Len(), "queue: a finished message left records behind")
+			assert.Equal(t, 0, p.dlq.Len(), "dlq: a finished message left records behind")
 		})
 	}
 }
@@ -366,9 +334,8 @@ func TestDuplicateDeliveriesNotifyOnce(t *testing.T) {
 	create := func(text string) string {
 		r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"`+text+`"}}`)
 		var m rezagent.Message
-		if err := json.Unmarshal([]byte(r.Body), &m); err != nil || r.Status != http.StatusCreated {
-			t.Fatalf("create: %d %s", r.Status, r.Body)
-		}
+		require.Equal(t, http.StatusCreated, r.Status, "create: %s", r.Body)
+		require.NoError(t, json.Unmarshal([]byte(r.Body), &m), "create: %s", r.Body)
 		return m.MessageID
 	}
 	id := create("twice")
@@ -376,15 +343,12 @@ func TestDuplicateDeliveriesNotifyOnce(t *testing.T) {
 	// One copy delivers; the other finds the lease of its own message id
 	// and asks for a retry rather than guess the outcome.
 	resp, err := p.processor.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{record("r1", body, 1), record("r1", body, 1)}})
-	if err != nil || len(resp.BatchItemFailures) > 1 {
-		t.Fatalf("batch: %+v %v", resp, err)
-	}
-	if resp, err = p.processor.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{record("r1", body, 2)}}); err != nil || len(resp.BatchItemFailures) != 0 {
-		t.Fatalf("redelivery: %+v %v", resp, err)
-	}
-	if n := len(p.sink.Notifications()); n != 1 {
-		t.Fatalf("%d notifications for one message delivered three times", n)
-	}
+	require.NoError(t, err, "batch")
+	require.LessOrEqual(t, len(resp.BatchItemFailures), 1, "batch: %+v", resp)
+	resp, err = p.processor.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{record("r1", body, 2)}})
+	require.NoError(t, err, "redelivery")
+	require.Empty(t, resp.BatchItemFailures, "redelivery: %+v", resp)
+	require.Len(t, p.sink.Notifications(), 1, "notifications for one message delivered three times")
 
 	id = create("twenty")
 	body = `{"message_id":"` + id + `"}`
@@ -396,9 +360,8 @@ func TestDuplicateDeliveriesNotifyOnce(t *testing.T) {
 			defer wg.Done()
 			<-start
 			resp, err := p.processor.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{record(fmt.Sprintf("c%d", i), body, 1)}})
-			if err != nil || len(resp.BatchItemFailures) != 0 {
-				t.Errorf("delivery %d: %+v %v", i, resp, err)
-			}
+			assert.NoError(t, err, "delivery %d", i)
+			assert.Empty(t, resp.BatchItemFailures, "delivery %d: %+v", i, resp)
 		}(i)
 	}
 	close(start)
@@ -409,9 +372,10 @@ func TestDuplicateDeliveriesNotifyOnce(t *testing.T) {
 			sent++
 		}
 	}
-	if m := p.get(t, id); sent != 1 || m.Status != rezagent.StatusCompleted || m.RetryCount != 0 {
-		t.Fatalf("%d notifications, message %q retry_count %d; want 1, completed, 0", sent, m.Status, m.RetryCount)
-	}
+	m := p.get(t, id)
+	assert.Equal(t, 1, sent, "notifications")
+	assert.Equal(t, rezagent.StatusCompleted, m.Status, "message status")
+	assert.Equal(t, 0, m.RetryCount, "message retry_count")
 }
 
 // Poison records fail alone and reach the dead-letter queue after the
@@ -430,57 +394,43 @@ func TestPoisonRecords(t *testing.T) {
 		record("good", `{"message_id":"`+good.MessageID+`"}`, 1),
 	}
 	resp, err := p.processor.Handle(context.Background(), events.SQSEvent{Records: batch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var failed []string
 	for _, f := range resp.BatchItemFailures {
 		failed = append(failed, f.ItemIdentifier)
 	}
-	if strings.Join(failed, ",") != "not-json,wrong-shape,bad-id,unknown,trailing" {
-		t.Fatalf("failed %v", failed)
-	}
-	if m := p.get(t, good.MessageID); m.Status != rezagent.StatusCompleted {
-		t.Fatalf("good record of the batch: %q", m.Status)
-	}
+	require.Equal(t, []string{"not-json", "wrong-shape", "bad-id", "unknown", "trailing"}, failed, "failed records")
+	require.Equal(t, rezagent.StatusCompleted, p.get(t, good.MessageID).Status, "good record of the batch")
 
 	// Through the emulated mapping: the poison record reaches the DLQ.
 	q := newPipeline(t, pipelineOptions{})
 	q.queue.Send("not json at all", nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for q.dlq.Len() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if got := q.dlq.Bodies(); len(got) != 1 || got[0] != "not json at all" || q.queue.Len() != 0 {
-		t.Fatalf("dlq %v, queue %d", got, q.queue.Len())
-	}
+	assert.Eventually(t, func() bool { return q.dlq.Len() != 0 }, 10*time.Second, 20*time.Millisecond, "the poison record reaches the DLQ")
+	require.Equal(t, []string{"not json at all"}, q.dlq.Bodies(), "dlq")
+	require.Equal(t, 0, q.queue.Len(), "queue")
 }
 
 // The token comes from an SSM SecureString through SSM's real protocol.
 func TestNtfyTokenFromSSM(t *testing.T) {
 	ssm := awsloop.NewSSM()
-	if err := ssm.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ssm.Start())
 	defer ssm.Close()
 	ssm.PutSecureString("/rez-agent/dev/ntfy-token", testToken)
 	p := newPipeline(t, pipelineOptions{env: map[string]string{
 		contract.EnvNtfyToken: "", contract.EnvNtfyTokenParameter: "/rez-agent/dev/ntfy-token", "AWS_ENDPOINT_URL_SSM": ssm.URL()}})
 	at := time.Now().UTC().Truncate(time.Minute)
-	if err := p.scheduler.Run(context.Background(), fire(at)); err != nil {
-		t.Fatal(err)
-	}
-	if m := p.await(t, rezagent.ScheduledMessageID(fire(at).ScheduleARN, at)); m.Status != rezagent.StatusCompleted {
-		t.Fatalf("status %q (%s)", m.Status, m.ErrorMessage)
-	}
+	require.NoError(t, p.scheduler.Run(context.Background(), fire(at)))
+	m := p.await(t, rezagent.ScheduledMessageID(fire(at).ScheduleARN, at))
+	require.Equal(t, rezagent.StatusCompleted, m.Status, "status (%s)", m.ErrorMessage)
 	calls := ssm.CallsOf("GetParameter")
 	var in struct {
 		Name           string
 		WithDecryption bool
 	}
-	if len(calls) != 1 || calls[0].Decode(&in) != nil || in.Name != "/rez-agent/dev/ntfy-token" || !in.WithDecryption {
-		t.Fatalf("SSM calls %+v (%+v)", calls, in)
-	}
+	require.Len(t, calls, 1, "SSM GetParameter calls")
+	require.NoError(t, calls[0].Decode(&in), "SSM call %+v", calls[0])
+	require.Equal(t, "/rez-agent/dev/ntfy-token", in.Name, "SSM call: Name")
+	require.True(t, in.WithDecryption, "SSM call: WithDecryption")
 }
 
 type dynamodbtypesAV = types.AttributeValue

@@ -18,6 +18,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // syncBuffer is a log sink the functions' goroutines share.
@@ -39,9 +41,7 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	var out []map[string]any
 	for _, l := range bytes.Split(bytes.TrimSpace(s.b.Bytes()), []byte("\n")) {
 		var rec map[string]any
-		if err := json.Unmarshal(l, &rec); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
+		require.NoError(t, json.Unmarshal(l, &rec), "log line %q", l)
 		out = append(out, rec)
 	}
 	return out
@@ -58,20 +58,15 @@ func TestCorrelationIDFollowsTheMessage(t *testing.T) {
 	req.Header.Set("X-Correlation-Id", corr)
 	rec := httptest.NewRecorder()
 	p.api.ServeHTTP(rec, req)
-	if rec.Code != http.StatusCreated {
-		t.Fatalf("create: %d %s", rec.Code, rec.Body)
-	}
+	require.Equal(t, http.StatusCreated, rec.Code, "create: %s", rec.Body)
 	var created rezagent.Message
-	if err := json.Unmarshal(rec.Body.Bytes(), &created); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &created))
 	m := p.await(t, created.MessageID)
-	if m.Status != rezagent.StatusCompleted || m.CorrelationID != corr {
-		t.Fatalf("message %+v", m.Summary)
-	}
+	require.Equal(t, rezagent.StatusCompleted, m.Status, "message %+v", m.Summary)
+	require.Equal(t, corr, m.CorrelationID, "message %+v", m.Summary)
 	sent := p.sns.CallsOf("Publish")
-	if len(sent) != 1 || !hasAttribute(&sent[0], "correlation_id", corr) {
-		t.Errorf("SNS publish %+v lacks the correlation_id attribute", sent)
+	if assert.Len(t, sent, 1, "SNS publishes") {
+		assert.True(t, hasAttribute(&sent[0], "correlation_id", corr), "SNS publish %+v lacks the correlation_id attribute", sent[0])
 	}
 	// The processor logs "delivered" after it finishes; give its line a
 	// moment after the status shows.
@@ -79,8 +74,8 @@ func TestCorrelationIDFollowsTheMessage(t *testing.T) {
 	for {
 		msgs := map[string]bool{}
 		for _, l := range buf.lines(t) {
-			if l["message_id"] == created.MessageID && l["correlation_id"] != corr {
-				t.Fatalf("line about the message without its correlation id: %v", l)
+			if l["message_id"] == created.MessageID {
+				require.Equal(t, corr, l["correlation_id"], "line about the message without its correlation id: %v", l)
 			}
 			if l["correlation_id"] == corr {
 				msgs[l["msg"].(string)] = true
@@ -89,9 +84,7 @@ func TestCorrelationIDFollowsTheMessage(t *testing.T) {
 		if msgs["request"] && msgs["delivered"] {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lines with the correlation id: %v; want the API's request and the processor's delivered", msgs)
-		}
+		require.False(t, time.Now().After(deadline), "lines with the correlation id: %v; want the API's request and the processor's delivered", msgs)
 		time.Sleep(20 * time.Millisecond)
 	}
 
@@ -99,21 +92,16 @@ func TestCorrelationIDFollowsTheMessage(t *testing.T) {
 	// the id from the message it claims.
 	m2, err := p.processor.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
 		record("again", `{"message_id":"`+created.MessageID+`"}`, 1)}})
-	if err != nil || len(m2.BatchItemFailures) != 0 {
-		t.Fatalf("redelivery: %+v %v", m2, err)
-	}
+	require.NoError(t, err, "redelivery")
+	require.Empty(t, m2.BatchItemFailures, "redelivery: %+v", m2)
 	var found bool
 	for _, l := range buf.lines(t) {
 		if l["msg"] == "record acknowledged without delivery" {
 			found = true
-			if l["correlation_id"] != corr {
-				t.Errorf("redelivered record's line %v lacks the correlation id", l)
-			}
+			assert.Equal(t, corr, l["correlation_id"], "redelivered record's line %v lacks the correlation id", l)
 		}
 	}
-	if !found {
-		t.Error("no line for the redelivered record")
-	}
+	assert.True(t, found, "no line for the redelivered record")
 }
 
 // hasAttribute reports whether an SNS query-protocol Publish call carries

@@ -2,7 +2,6 @@ package rezagent_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +10,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // newProdService is the API as prod deploys it: tables from the prod
@@ -21,14 +22,11 @@ import (
 func newProdService(t testing.TB) *service {
 	t.Helper()
 	tmpl, err := cfntables.Load(testenv.Template(t, "prod", "rezagent"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := servicetest.Start(t, "rezagent", tmpl)
 	cfg := servicetest.Config(t, rezagent.ConfigFromEnv, s.Env(t, "rezagent"))
-	if !cfg.TypeIndex || cfg.Stage != "prod" {
-		t.Fatalf("prod template: TypeIndex %v, stage %q; want the type index on in prod", cfg.TypeIndex, cfg.Stage)
-	}
+	require.True(t, cfg.TypeIndex, "prod template: want the type index on in prod")
+	require.Equal(t, "prod", cfg.Stage, "prod template: stage")
 	c := apitest.NewClock(epoch, time.Millisecond)
 	cfg.Client, cfg.Logger, cfg.Now, cfg.CursorKey = servicetest.FunctionClient(t, "rezagent"), servicetest.Logger(), c.Now, []byte("test-key")
 	cfg.Topic = "" // no pipeline here: messages stay created
@@ -53,46 +51,43 @@ func TestListAndCountByType(t *testing.T) {
 	s.Must(t, 200, "PATCH", "/messages/"+hello[0], `{"status":"completed"}`, nil)
 	s.Must(t, 200, "PATCH", "/messages/"+hello[1], `{"status":"failed","error_message":"ntfy 500"}`, nil)
 
-	ids := func(p rezagent.Page) string {
+	ids := func(p rezagent.Page) []string {
 		var out []string
 		for _, m := range p.Messages {
 			out = append(out, m.MessageID)
 		}
-		return strings.Join(out, ",")
+		return out
 	}
 	var p rezagent.Page
 	s.Must(t, 200, "GET", "/messages?message_type=scheduled_hello", "", &p)
-	if got, want := ids(p), hello[2]+","+hello[1]+","+hello[0]; got != want {
-		t.Errorf("scheduled_hello = %s, want %s (newest first)", got, want)
-	}
+	assert.Equal(t, []string{hello[2], hello[1], hello[0]}, ids(p), "scheduled_hello, newest first")
 	// Paged by the type index, cursor bound to it.
 	s.Must(t, 200, "GET", "/messages?message_type=manual_notification&limit=1", "", &p)
-	if ids(p) != manual[1] || p.Next == "" {
-		t.Fatalf("first page %s next %q", ids(p), p.Next)
-	}
+	require.Equal(t, []string{manual[1]}, ids(p), "first page")
+	require.NotEmpty(t, p.Next, "first page: next")
 	s.Must(t, 200, "GET", "/messages?message_type=manual_notification&limit=1&cursor="+p.Next, "", &p)
-	if ids(p) != manual[0] {
-		t.Errorf("second page %s", ids(p))
-	}
+	assert.Equal(t, []string{manual[0]}, ids(p), "second page")
 	s.Must(t, 200, "GET", "/messages?message_type=manual_notification&limit=1", "", &p)
-	if r := s.Do(t, "GET", "/messages?message_type=scheduled_hello&limit=1&cursor="+p.Next, ""); r.Status != http.StatusBadRequest {
-		t.Errorf("cursor of another type: %d %s", r.Status, r.Body)
-	}
+	r := s.Do(t, "GET", "/messages?message_type=scheduled_hello&limit=1&cursor="+p.Next, "")
+	assert.Equal(t, http.StatusBadRequest, r.Status, "cursor of another type: %s", r.Body)
 	s.Must(t, 200, "GET", "/messages?message_type=reminder", "", &p)
-	if len(p.Messages) != 0 {
-		t.Errorf("unknown type lists %s", ids(p))
-	}
+	assert.Empty(t, p.Messages, "unknown type lists")
 
 	var m rezagent.Metrics
 	s.Must(t, 200, "GET", "/metrics?message_type=scheduled_hello", "", &m)
-	if m.MessageType != "scheduled_hello" || m.Total != 3 || m.Counts[rezagent.StatusCompleted] != 1 || m.Counts[rezagent.StatusFailed] != 1 ||
-		m.Counts[rezagent.StatusCreated] != 1 || m.SuccessRate == nil || *m.SuccessRate != 0.5 || len(m.Recent) != 3 || m.ByType != nil {
-		t.Errorf("scheduled_hello metrics = %+v", m)
+	assert.Equal(t, "scheduled_hello", m.MessageType, "scheduled_hello metrics: type")
+	assert.Equal(t, 3, m.Total, "scheduled_hello metrics: total")
+	assert.Equal(t, 1, m.Counts[rezagent.StatusCompleted], "scheduled_hello metrics: completed")
+	assert.Equal(t, 1, m.Counts[rezagent.StatusFailed], "scheduled_hello metrics: failed")
+	assert.Equal(t, 1, m.Counts[rezagent.StatusCreated], "scheduled_hello metrics: created")
+	if assert.NotNil(t, m.SuccessRate, "scheduled_hello metrics: success rate") {
+		assert.Equal(t, 0.5, *m.SuccessRate, "scheduled_hello metrics: success rate")
 	}
+	assert.Len(t, m.Recent, 3, "scheduled_hello metrics: recent")
+	assert.Nil(t, m.ByType, "scheduled_hello metrics: by_type")
 	s.Must(t, 200, "GET", "/metrics", "", &m)
-	if m.Total != 6 || m.ByType["scheduled_hello"] != 3 || m.ByType["manual_notification"] != 2 || len(m.ByType) != 2 {
-		t.Errorf("metrics = total %d by_type %v", m.Total, m.ByType)
-	}
+	assert.Equal(t, 6, m.Total, "metrics: total")
+	assert.Equal(t, map[string]int{"scheduled_hello": 3, "manual_notification": 2}, m.ByType, "metrics: by_type")
 
 	for _, tc := range []struct{ name, path string }{
 		{"status and type", "/messages?status=created&message_type=scheduled_hello"},
@@ -101,9 +96,9 @@ func TestListAndCountByType(t *testing.T) {
 		{"type twice", "/messages?message_type=a&message_type=b"},
 		{"metrics empty type", "/metrics?message_type="},
 	} {
-		if r := s.Do(t, "GET", tc.path, ""); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "message_type") {
-			t.Errorf("%s: %d %s, want 400 naming message_type", tc.name, r.Status, r.Body)
-		}
+		r := s.Do(t, "GET", tc.path, "")
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", tc.name, r.Body)
+		assert.Contains(t, string(r.Body), "message_type", "%s: want 400 naming message_type", tc.name)
 	}
 }
 
@@ -113,13 +108,10 @@ func TestByTypeWithoutTheIndex(t *testing.T) {
 	s := newService(t, options{})
 	for _, path := range []string{"/messages?message_type=scheduled_hello", "/metrics?message_type=scheduled_hello"} {
 		r := s.Do(t, "GET", path, "")
-		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "message_type-created_date-index") {
-			t.Errorf("%s: %d %s", path, r.Status, r.Body)
-		}
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", path, r.Body)
+		assert.Contains(t, string(r.Body), "message_type-created_date-index", "%s", path)
 	}
 	var m rezagent.Metrics
 	s.Must(t, 200, "GET", "/metrics", "", &m)
-	if m.ByType != nil {
-		t.Errorf("by_type without the index: %v", m.ByType)
-	}
+	assert.Nil(t, m.ByType, "by_type without the index")
 }

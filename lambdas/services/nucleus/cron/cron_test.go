@@ -1,9 +1,11 @@
 package cron
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func utc(s string) time.Time {
@@ -98,20 +100,14 @@ func TestCronFires(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := Parse(tt.expr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			loc, err := time.LoadLocation(tt.zone)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var got []string
 			for _, f := range c.Fires(loc, utc(tt.after), utc(tt.until)) {
 				got = append(got, f.UTC().Format(time.RFC3339))
 			}
-			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
-				t.Errorf("%s in %s over (%s, %s]:\n got %v\nwant %v", tt.expr, tt.zone, tt.after, tt.until, got, tt.want)
-			}
+			assert.Equal(t, tt.want, got, "%s in %s over (%s, %s]", tt.expr, tt.zone, tt.after, tt.until)
 		})
 	}
 }
@@ -127,8 +123,6 @@ func TestParseErrors(t *testing.T) {
 		"0 8 32W * ? *":   "day-of-month",
 	} {
 		_, err := Parse(expr)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Parse(%q) = %v, want %q", expr, err, want)
-		}
+		assert.ErrorContains(t, err, want, "Parse(%q)", expr)
 	}
 }

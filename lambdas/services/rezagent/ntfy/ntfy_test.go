@@ -2,7 +2,6 @@ package ntfy_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/ntfy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPublish(t *testing.T) {
@@ -19,14 +20,19 @@ func TestPublish(t *testing.T) {
 	defer srv.Close()
 	c := &ntfy.Client{Server: srv.URL + "/", Token: "tk_secret"}
 	p, err := c.Publish(context.Background(), ntfy.Notification{Topic: "alerts", Message: "Disk <90%> full ✓", Title: "Ops", Priority: 5, Tags: []string{"warning"}, Click: "https://example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := sink.Notifications()
-	if len(got) != 1 || got[0].ID != p.ID || got[0].Message != "Disk <90%> full ✓" || got[0].Title != "Ops" || got[0].Priority != 5 ||
-		got[0].Tags[0] != "warning" || got[0].Click != "https://example.com" || got[0].Authorization != "Bearer tk_secret" {
-		t.Fatalf("published %+v, sink %+v", p, got)
+	require.Len(t, got, 1, "notifications the sink received")
+	n := got[0]
+	assert.Equal(t, p.ID, n.ID, "id")
+	assert.Equal(t, "Disk <90%> full ✓", n.Message, "message")
+	assert.Equal(t, "Ops", n.Title, "title")
+	assert.Equal(t, 5, n.Priority, "priority")
+	if assert.NotEmpty(t, n.Tags, "tags") {
+		assert.Equal(t, "warning", n.Tags[0], "tags")
 	}
+	assert.Equal(t, "https://example.com", n.Click, "click")
+	assert.Equal(t, "Bearer tk_secret", n.Authorization, "authorization")
 }
 
 func TestErrors(t *testing.T) {
@@ -51,21 +57,24 @@ func TestErrors(t *testing.T) {
 			defer srv.Close()
 			c := &ntfy.Client{Server: srv.URL, Token: tc.token, Timeout: 100 * time.Millisecond}
 			_, err := c.Publish(context.Background(), ntfy.Notification{Topic: "t", Message: "m"})
+			require.Error(t, err)
+			require.Equal(t, tc.retryable, ntfy.IsRetryable(err), "retryable: %v", err)
 			var se *ntfy.StatusError
-			if err == nil || ntfy.IsRetryable(err) != tc.retryable || (tc.status != 0) != errors.As(err, &se) || (se != nil && se.Code != tc.status) {
-				t.Fatalf("err %v (retryable %v), want status %d retryable %v", err, ntfy.IsRetryable(err), tc.status, tc.retryable)
+			if tc.status != 0 {
+				require.ErrorAs(t, err, &se)
+				require.Equal(t, tc.status, se.Code, "status of %v", err)
+			} else {
+				require.NotErrorAs(t, err, &se)
 			}
-			if len(sink.Notifications()) != 0 {
-				t.Fatal("a failed publish was accepted")
-			}
+			require.Empty(t, sink.Notifications(), "a failed publish was accepted")
 		})
 	}
 	// A 2xx without an id is not ntfy: not retried.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>ok</html>") }))
 	defer srv.Close()
-	if _, err := (&ntfy.Client{Server: srv.URL}).Publish(context.Background(), ntfy.Notification{Topic: "t", Message: "m"}); !errors.Is(err, ntfy.ErrNoID) || ntfy.IsRetryable(err) {
-		t.Fatalf("err %v", err)
-	}
+	_, err := (&ntfy.Client{Server: srv.URL}).Publish(context.Background(), ntfy.Notification{Topic: "t", Message: "m"})
+	require.ErrorIs(t, err, ntfy.ErrNoID)
+	require.False(t, ntfy.IsRetryable(err), "retryable: %v", err)
 }
 
 func ExampleClient_Publish() {
