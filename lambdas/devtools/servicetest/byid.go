@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 )
@@ -19,9 +22,7 @@ import (
 func GetByID[T any](t *testing.T, s Service, route service.Route, id string, want T, allow string) {
 	t.Helper()
 	params := route.Params()
-	if len(params) != 1 {
-		t.Fatalf("%s: GetByID takes a route with one path parameter", route.Key())
-	}
+	require.Len(t, params, 1, "%s: GetByID takes a route with one path parameter", route.Key())
 	for _, tt := range []struct {
 		name, id string
 		status   int
@@ -45,17 +46,13 @@ func GetByID[T any](t *testing.T, s Service, route service.Route, id string, wan
 			}
 			var got T
 			r.JSON(t, &got)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("got %+v, want %+v", got, want)
-			}
+			assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s: the item", route.Key())
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
 		r := s.Do(t, "DELETE", route.URL(id), "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
-		if !strings.Contains(r.Header.Get("Allow"), allow) {
-			t.Errorf("Allow = %q, want it to name %s", r.Header.Get("Allow"), allow)
-		}
+		assert.Contains(t, r.Header.Get("Allow"), allow, "DELETE %s: Allow", route.Key())
 	})
 	t.Run("unknown route", func(t *testing.T) {
 		apitest.WantError(t, s.Do(t, route.Method, route.URL(id)+"/history", ""), 404, "not_found", "", "")

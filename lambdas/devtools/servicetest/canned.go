@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/stretchr/testify/require"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -30,12 +31,8 @@ import (
 func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 	t.Helper()
 	b, ok := t.(*testing.B)
-	if !ok {
-		t.Fatal("servicetest.Canned runs under a benchmark")
-	}
-	if f.handler == nil {
-		b.Fatal("servicetest.Canned: call Serve on the Faults with the service's handler")
-	}
+	require.True(t, ok, "servicetest.Canned runs under a benchmark")
+	require.NotNil(b, f.handler, "servicetest.Canned: call Serve on the Faults with the service's handler")
 	tr := ddbcanned.New(f.base.Options().HTTPClient)
 	capture := &ddbcanned.Capture{}
 	h := f.handler(dynamodb.New(f.base.Options(), capture.Instrument, func(o *dynamodb.Options) { o.HTTPClient = tr }))
@@ -51,13 +48,9 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 		tr.Record()
 		capture.Reset()
 		r := apitest.Do(b, h, c.Method, path, c.Body, c.Header...)
-		if r.Status != c.Status {
-			b.Fatalf("%s: %d %s, want %d", c.Operation, r.Status, r.Body, c.Status)
-		}
+		require.Equal(b, c.Status, r.Status, "%s: status (body %s)", c.Operation, r.Body)
 		twin, err := ddbcanned.NewTwin([]byte(c.Body), capture.Calls(), r.Body)
-		if err != nil {
-			b.Fatalf("%s: %v", c.Operation, err)
-		}
+		require.NoError(b, err, "%s: the raw twin", c.Operation)
 		if twin.RespBytes != twin.HandlerRespBytes || twin.Captured > 0 {
 			b.Logf("%s: the twin encodes %d response bytes (the handler %d; a shape with every field of a list's objects adds the missing ones) and sends %d attribute maps as captured (their shape marshals differently)", c.Operation, twin.RespBytes, twin.HandlerRespBytes, twin.Captured)
 		}
@@ -72,8 +65,9 @@ func canned(t testing.TB, f *Faults, cases []ddbrecord.Case) {
 				func(b *testing.B, c *dynamodb.Client) func() {
 					op := r.twin.Op(c)
 					return func() {
+						// Timed: the assertion only on the failure path.
 						if err := op(); err != nil {
-							b.Fatal(err)
+							require.NoError(b, err, "%s: the raw twin", r.c.Operation)
 						}
 					}
 				})
@@ -106,8 +100,10 @@ func LambdaOp(b *testing.B, h http.Handler, method, target, body string, header 
 	b.Cleanup(cancel)
 	return func() {
 		resp, err := adapter.ProxyWithContext(ctx, event)
+		// Timed: the assertions only on the failure path.
 		if err != nil || resp.StatusCode != status {
-			b.Fatalf("%s %s: %d %s %v, want %d", method, target, resp.StatusCode, resp.Body, err, status)
+			require.NoError(b, err, "%s %s", method, target)
+			require.Equal(b, status, resp.StatusCode, "%s %s: status (body %s)", method, target, resp.Body)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
@@ -88,9 +90,7 @@ func Measure(t testing.TB, h http.Handler, rec *ddbrecord.Recorder, f *Faults, c
 	for _, c := range cases {
 		if c.Method == http.MethodGet {
 			r := apitest.Do(t, h, c.Method, c.Path(), c.Body, c.Header...)
-			if r.Status != c.Status {
-				t.Fatalf("%s: %d %s, want %d", c.Operation, r.Status, r.Body, c.Status)
-			}
+			require.Equal(t, c.Status, r.Status, "%s: status (body %s)", c.Operation, r.Body)
 			continue
 		}
 		before := proxy.Faults()
@@ -101,14 +101,10 @@ func Measure(t testing.TB, h http.Handler, rec *ddbrecord.Recorder, f *Faults, c
 		if dropped {
 			lost++
 		}
-		if r.Status != c.Status {
-			t.Errorf("%s with its first write's answer lost (%v): %d %s, want %d as without the fault", c.Operation, dropped, r.Status, r.Body, c.Status)
-		}
+		assert.Equal(t, c.Status, r.Status, "%s with its first write's answer lost (%v): status as without the fault (body %s)", c.Operation, dropped, r.Body)
 		fmt.Fprintf(&b, "| %s | %d | %s |\n", c.Operation, r.Status, map[bool]string{true: "yes", false: "no write reached DynamoDB"}[dropped])
 	}
-	if lost == 0 {
-		t.Error("no case wrote to DynamoDB: nothing was proven")
-	}
+	assert.NotZero(t, lost, "write cases whose first write's answer was lost (none proves nothing)")
 	t.Logf("every write case with its first write's answer lost:\n%s", b.String())
 	return nil
 }
@@ -149,25 +145,23 @@ func throttled(t testing.TB, h http.Handler, proxy *ddbfault.Proxy, cases []ddbr
 		case reached && r.Status == http.StatusServiceUnavailable:
 			unavailable++
 			var body apitest.ErrorBody
-			if json.Unmarshal(r.Body, &body) != nil || body.Error.Code != api.CodeUnavailable || r.Header.Get("Retry-After") != strconv.Itoa(int(ddb.RetryAfter.Seconds())) {
-				t.Errorf("%s under a throttle: 503 %s, Retry-After %q; want code %s and Retry-After %d", c.Operation, r.Body, r.Header.Get("Retry-After"), api.CodeUnavailable, int(ddb.RetryAfter.Seconds()))
+			if assert.NoError(t, json.Unmarshal(r.Body, &body), "%s under a throttle: 503's body %s", c.Operation, r.Body) {
+				assert.Equal(t, api.CodeUnavailable, body.Error.Code, "%s under a throttle: 503's error code", c.Operation)
 			}
+			assert.Equal(t, strconv.Itoa(int(ddb.RetryAfter.Seconds())), r.Header.Get("Retry-After"), "%s under a throttle: 503's Retry-After", c.Operation)
 		case reached:
-			t.Errorf("%s under a throttle: %d %s, want 503 unavailable", c.Operation, r.Status, r.Body)
-		case r.Status != c.Status:
-			t.Errorf("%s refused before DynamoDB: %d %s, want %d as without the fault", c.Operation, r.Status, r.Body, c.Status)
+			assert.Equal(t, http.StatusServiceUnavailable, r.Status, "%s under a throttle: status, 503 unavailable (body %s)", c.Operation, r.Body)
+		default:
+			assert.Equal(t, c.Status, r.Status, "%s refused before DynamoDB: status as without the fault (body %s)", c.Operation, r.Body)
 		}
 		// Then as without the fault, so that the next cases find the
 		// state they were written for; the throttled attempt changed
 		// nothing, so it answers as usual.
 		proxy.Set("", 0)
-		if r := apitest.Do(t, h, c.Method, path, c.Body, c.Header...); r.Status != c.Status {
-			t.Fatalf("%s after the throttle lifted: %d %s, want %d", c.Operation, r.Status, r.Body, c.Status)
-		}
+		r = apitest.Do(t, h, c.Method, path, c.Body, c.Header...)
+		require.Equal(t, c.Status, r.Status, "%s after the throttle lifted: status (body %s)", c.Operation, r.Body)
 	}
-	if unavailable == 0 {
-		t.Error("no case reached DynamoDB: nothing was proven")
-	}
+	assert.NotZero(t, unavailable, "cases that reached DynamoDB and answered 503 (none proves nothing)")
 	t.Logf("under a sustained throttle: %d of %d operations reached DynamoDB and answered 503 unavailable with Retry-After %d; the rest refused their input first", unavailable, len(cases), int(ddb.RetryAfter.Seconds()))
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // CheckProjection fails t unless projection, a written-out projection
@@ -26,23 +28,14 @@ func CheckProjection[T any](t testing.TB, projection string, names map[string]st
 	}
 	var got []string
 	for _, p := range strings.Split(projection, ", ") {
-		name, ok := names[p]
-		if !ok {
-			t.Errorf("placeholder %s of the projection is not in its names", p)
-		}
-		got = append(got, name)
+		assert.Contains(t, names, p, "placeholder %s of the projection: in its names", p)
+		got = append(got, names[p])
 	}
 	for _, p := range others {
-		if _, ok := names[p]; !ok {
-			t.Errorf("%s is not in the projection's names", p)
-		}
+		assert.Contains(t, names, p, "placeholder %s of the request's other expressions: in the projection's names", p)
 	}
-	if len(got) != len(names) {
-		t.Errorf("the projection uses %d of the %d names", len(got), len(names))
-	}
+	assert.Len(t, got, len(names), "the projection's placeholders: one for each of its names")
 	slices.Sort(want)
 	slices.Sort(got)
-	if !slices.Equal(want, got) {
-		t.Errorf("projected %v, want %v", got, want)
-	}
+	assert.Equal(t, want, got, "projected attributes")
 }

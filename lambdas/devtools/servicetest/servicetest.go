@@ -10,7 +10,6 @@ package servicetest
 
 import (
 	"context"
-	"github.com/dynastack/dynastack/constructs/service"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -21,7 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
@@ -59,9 +60,8 @@ func Start(t testing.TB, stack string, tmpl *cfntables.Template) Service {
 	t.Helper()
 	if tmpl == nil {
 		var err error
-		if tmpl, err = cfntables.Load(testenv.Template(t, "dev", stack)); err != nil {
-			t.Fatal(err)
-		}
+		tmpl, err = cfntables.Load(testenv.Template(t, "dev", stack))
+		require.NoError(t, err, "the dev template of %s", stack)
 	}
 	s := Service{Client: testenv.Client(t), Tables: testenv.CreateTables(t, tmpl), Template: tmpl}
 	if len(s.Tables) == 1 {
@@ -84,9 +84,7 @@ func (s Service) Env(t testing.TB, function string) map[string]string {
 func Config[C any](t testing.TB, fromEnv func(func(string) string) (C, error), env map[string]string) C {
 	t.Helper()
 	c, err := fromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "the configuration from the environment")
 	return c
 }
 
@@ -117,9 +115,7 @@ func (s Service) Do(t testing.TB, method, path, body string, headers ...string) 
 func (s Service) Must(t testing.TB, status int, method, path, body string, v any) apitest.Response {
 	t.Helper()
 	r := s.Do(t, method, path, body)
-	if r.Status != status {
-		t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, status)
-	}
+	require.Equal(t, status, r.Status, "%s %s: status (body %s)", method, path, r.Body)
 	if v != nil {
 		r.JSON(t, v)
 	}
@@ -133,9 +129,7 @@ func (s Service) Items(t testing.TB, table string) []map[string]types.AttributeV
 	p := dynamodb.NewScanPaginator(s.Client, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		out, err := p.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "scan of %s", table)
 		all = append(all, out.Items...)
 	}
 	return all
@@ -160,9 +154,7 @@ func (s Service) Digest(t testing.TB) string {
 func (s Service) Hostile(t *testing.T, routes http.Handler, writes ...apitest.Write) {
 	t.Helper()
 	r, ok := routes.(api.Routed)
-	if !ok {
-		t.Fatalf("%T does not list its routes (api.Routed): build it with api.Instrument over an api router", routes)
-	}
+	require.True(t, ok, "%T lists its routes (api.Routed): build it with api.Instrument over an api router", routes)
 	apitest.Hostile(t, s.H, r.Patterns(), s.Digest, writes...)
 }
 
@@ -173,16 +165,12 @@ func (s Service) Hostile(t *testing.T, routes http.Handler, writes ...apitest.Wr
 func FaultyClient(t testing.TB, function string) (*dynamodb.Client, *ddbfault.Proxy) {
 	t.Helper()
 	p, err := ddbfault.Start(testenv.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "the fault proxy")
 	t.Cleanup(p.Close)
 	getenv := ddblocal.WithEndpoint(p.URL, func(k string) string {
 		return map[string]string{service.EnvFunction: function}[k]
 	})
 	c, err := ddb.NewClient(context.Background(), getenv, ddbrecord.ClientOptions(getenv)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "the client through the fault proxy")
 	return c, p
 }

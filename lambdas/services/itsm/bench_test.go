@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
@@ -60,19 +61,20 @@ func BenchmarkCreateTicket(b *testing.B) {
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
 		return func() {
+			// Timed: the assertions only on the failure path.
 			item, err := attributevalue.MarshalMap(ticketFor("poc-user-001"))
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "marshal the ticket")
 			}
 			if _, err := client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item,
 				ConditionExpression: cond.Condition(), ExpressionAttributeNames: cond.Names()}); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "PutItem")
 			}
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
 		if r := s.Do(b, "POST", "/tickets", body); r.Status != 201 {
-			b.Fatal(r.Status)
+			require.Equal(b, 201, r.Status, "POST /tickets: status (body %s)", r.Body)
 		}
 	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "POST", "/tickets", body, 201), rawOp)
@@ -85,19 +87,20 @@ func BenchmarkGetTicket(b *testing.B) {
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": tk.TicketID})
 		return func() {
+			// Timed: the assertions only on the failure path.
 			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "GetItem")
 			}
 			var t itsm.Ticket
 			if err := attributevalue.UnmarshalMap(out.Item, &t); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "unmarshal the ticket")
 			}
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
 		if r := s.Do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
-			b.Fatal(r.Status)
+			require.Equal(b, 200, r.Status, "GET /tickets/{id}: status (body %s)", r.Body)
 		}
 	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/tickets/"+tk.TicketID, "", 200), rawOp)
@@ -119,7 +122,7 @@ func BenchmarkAddComment(b *testing.B) {
 		}
 		i++
 		if r := s.Do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.Status != 201 {
-			b.Fatal(r.Status, string(r.Body))
+			require.Equal(b, 201, r.Status, "POST /tickets/{id}/comments: status (body %s)", r.Body)
 		}
 	}, func(b *testing.B, client *dynamodb.Client) func() {
 		var key map[string]types.AttributeValue
@@ -144,7 +147,8 @@ func BenchmarkAddComment(b *testing.B) {
 		})
 }
 
-// rawComment is AddComment's DynamoDB work through the SDK alone.
+// rawComment is AddComment's DynamoDB work through the SDK alone. It is
+// timed: its assertions run only on the failure path.
 func rawComment(b *testing.B, client *dynamodb.Client, table string, key map[string]types.AttributeValue) {
 	{
 		{
@@ -158,17 +162,17 @@ func rawComment(b *testing.B, client *dynamodb.Client, table string, key map[str
 					And(comments.Size().LessThan(expression.Value(itsm.MaxComments)))).
 				Build()
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "the comment's expressions")
 			}
 			out, err := client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key,
 				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ReturnValues: types.ReturnValueAllNew})
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "UpdateItem")
 			}
 			var t itsm.Ticket
 			if err := attributevalue.UnmarshalMap(out.Attributes, &t); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "unmarshal the ticket")
 			}
 		}
 	}
@@ -185,21 +189,23 @@ func BenchmarkListByCaller(b *testing.B) {
 			expression.Name("status"), expression.Name("created_at"), expression.Name("updated_at"))
 		expr, _ := expression.NewBuilder().WithKeyCondition(expression.Key("caller_id").Equal(expression.Value("poc-user-001"))).WithProjection(proj).Build()
 		return func() {
+			// Timed: the assertions only on the failure path.
 			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.Table), IndexName: aws.String("CallerIdIndex"),
 				KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(itsm.PageSize + 1)})
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "Query")
 			}
 			var page []itsm.Summary
 			if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil || len(page) != itsm.PageSize+1 {
-				b.Fatal(err, len(page))
+				require.NoError(b, err, "unmarshal the page")
+				require.Len(b, page, itsm.PageSize+1, "the page: a full one and the next's first")
 			}
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
 		if r := s.Do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
-			b.Fatal(r.Status)
+			require.Equal(b, 200, r.Status, "GET /tickets?caller=: status (body %s)", r.Body)
 		}
 	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/tickets?caller=poc-user-001", "", 200), rawOp)

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
@@ -23,9 +26,7 @@ func (e *execEnv) meteredExecutor(t testing.TB, m *ddbrecord.Recorder) *nucleus.
 			nucleus.EnvEndpointSTS: e.sts.URL(), nucleus.EnvEndpointEC2: e.ec2.URL(),
 			nucleus.EnvEndpointRDS: e.rds.URL(), nucleus.EnvEndpointECS: e.ecs.URL(),
 		}), Act: executor.Act, Now: e.now, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "the metered executor")
 	return x
 }
 
@@ -59,9 +60,7 @@ func TestExecutorDynamoDBRequests(t *testing.T) {
 			run := func(at time.Time) {
 				e.setClock(at)
 				m.Reset()
-				if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}), "run at %s", at)
 			}
 			fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 
@@ -69,19 +68,15 @@ func TestExecutorDynamoDBRequests(t *testing.T) {
 			t.Logf("due action, %d resources: %s; %.1f capacity units", resources, m, m.Capacity())
 			want := map[string]int{"Query": 2, "GetItem": 2, "PutItem": 2, "TransactWriteItems": resources}
 			for op, n := range want {
-				if got := m.Requests(op); got != n {
-					t.Errorf("%s: %d requests, want %d (%s)", op, got, n, m)
-				}
+				assert.Equal(t, n, m.Requests(op), "due action: %s requests (%s)", op, m)
 			}
-			if got := m.Requests(); got != 6+resources {
-				t.Errorf("%d requests, want %d", got, 6+resources)
-			}
+			assert.Equal(t, 6+resources, m.Requests(), "due action: requests (%s)", m)
 
 			run(fire.Add(40 * time.Second))
 			t.Logf("fire already executed: %s; %.1f capacity units", m, m.Capacity())
-			if m.Requests("Query") != 1 || m.Requests("GetItem") != 1 || m.Requests() != 2 {
-				t.Errorf("repeat run: %s, want one Query and one GetItem", m)
-			}
+			assert.Equal(t, 1, m.Requests("Query"), "repeat run: Query requests (%s)", m)
+			assert.Equal(t, 1, m.Requests("GetItem"), "repeat run: GetItem requests (%s)", m)
+			assert.Equal(t, 2, m.Requests(), "repeat run: requests (%s)", m)
 		})
 	}
 }
@@ -101,8 +96,9 @@ func BenchmarkExecutorRun(b *testing.B) {
 				at := base.Add(time.Duration(i)*time.Minute + 10*time.Second)
 				e.setClock(at)
 				m.Reset()
+				// Timed: the assertion only on the failure path.
 				if err := x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: at}); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err, "run at %s", at)
 				}
 				total.Add(m)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -50,19 +51,20 @@ func BenchmarkGetMessage(b *testing.B) {
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		key, _ := attributevalue.MarshalMap(map[string]string{"message_id": m.MessageID})
 		return func() {
+			// Timed: the assertions only on the failure path.
 			out, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: key, ConsistentRead: aws.Bool(true)})
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "GetItem")
 			}
 			var got rezagent.Message
 			if err := attributevalue.UnmarshalMap(out.Item, &got); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "unmarshal the message")
 			}
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
 		if r := s.Do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
-			b.Fatal(r.Status)
+			require.Equal(b, 200, r.Status, "GET /messages/{id}: status (body %s)", r.Body)
 		}
 	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages/"+m.MessageID, 200), rawOp)
@@ -80,21 +82,23 @@ func BenchmarkListMessages(b *testing.B) {
 			WithFilter(expression.AttributeNotExists(ttl).Or(ttl.GreaterThan(expression.Value(time.Now().Unix())))).
 			Build()
 		return func() {
+			// Timed: the assertions only on the failure path.
 			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.Table), IndexName: aws.String("stage-created_date-index"),
 				KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(),
 				ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(21)})
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err, "Query")
 			}
 			var page []rezagent.Summary
 			if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil || len(page) != 21 {
-				b.Fatal(err, len(page))
+				require.NoError(b, err, "unmarshal the page")
+				require.Len(b, page, 21, "the page: a full one and the next's first")
 			}
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
 		if r := s.Do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
-			b.Fatal(r.Status)
+			require.Equal(b, 200, r.Status, "GET /messages?limit=20: status (body %s)", r.Body)
 		}
 	}, rawOp)
 	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages?limit=20", 200), rawOp)

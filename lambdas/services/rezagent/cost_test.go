@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -61,9 +62,8 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 			Min:  ddbrecord.Cost{Requests: 1, Write: 3},
 			Note: "a redelivery, the rare path: the first UpdateItem's condition (a status other than processing) fails, and DynamoDB bills that as a write; then one UpdateItem adds 1 to retry_count (the status index copy stays). Reading first would take two requests as well, and leave a race between the read and the write"},
 		{Operation: "PATCH /messages/{id} (refused: completed is final)", Method: "PATCH", Path: func() string {
-			if r := s.Do(t, "PATCH", id(), `{"status":"completed"}`); r.Status != 200 {
-				t.Fatalf("complete: %d %s", r.Status, r.Body)
-			}
+			r := s.Do(t, "PATCH", id(), `{"status":"completed"}`)
+			require.Equal(t, 200, r.Status, "complete the message first: status (body %s)", r.Body)
 			rec.Reset()
 			return id()
 		}, Body: `{"status":"failed","error_message":"x"}`, Status: 409, Min: ddbrecord.Cost{Requests: 1},

@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
@@ -52,8 +54,10 @@ func BenchmarkProcessor(b *testing.B) {
 					ev.Records = append(ev.Records, record(fmt.Sprintf("%s-%d", tag, j), `{"message_id":"`+id+`"}`, 1))
 				}
 				resp, err := proc.Handle(context.Background(), ev)
+				// Timed: the assertions only on the failure path.
 				if err != nil || len(resp.BatchItemFailures) != 0 {
-					b.Fatalf("batch %s: %+v %v", tag, resp, err)
+					require.NoError(b, err, "batch %s", tag)
+					require.Empty(b, resp.BatchItemFailures, "batch %s: failures", tag)
 				}
 			}
 			viaDirect := func(ids []string) {
@@ -92,9 +96,7 @@ func BenchmarkProcessor(b *testing.B) {
 			msgs := float64(b.N * batch)
 			// Accepted, not Notifications: the sink keeps only the newest
 			// ntfysink.Keep, fewer than a long run sends.
-			if got := f.got.Accepted() - 2*warmup; got != 2*b.N*batch {
-				b.Fatalf("%d notifications for %d messages", got, 2*b.N*batch)
-			}
+			require.Equal(b, 2*b.N*batch, f.got.Accepted()-2*warmup, "notifications: one for each message")
 			b.ReportMetric(float64(tp.Nanoseconds())/msgs, "processor-ns/msg")
 			b.ReportMetric(float64(td.Nanoseconds())/msgs, "direct-ns/msg")
 			b.ReportMetric(float64(tp)/float64(td), "ratio")
@@ -140,15 +142,16 @@ func (f *benchFixture) messages(b *testing.B, n int) []string {
 		var m struct {
 			MessageID string `json:"message_id"`
 		}
-		if r.Code != http.StatusCreated || json.Unmarshal(r.Body.Bytes(), &m) != nil {
-			b.Fatalf("create: %d %s", r.Code, r.Body)
-		}
+		require.Equal(b, http.StatusCreated, r.Code, "create: status (body %s)", r.Body)
+		require.NoError(b, json.Unmarshal(r.Body.Bytes(), &m), "create: body %s", r.Body)
 		ids[i] = m.MessageID
 	}
 	return ids
 }
 
-// direct is the processor's calls for one message, written out.
+// direct is the processor's calls for one message, written out. It runs
+// on its own goroutine (assert, never require) and is timed: its
+// assertions run only on the failure path.
 func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) {
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -168,7 +171,7 @@ func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) 
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
-		b.Error(err)
+		assert.NoError(b, err, "claim %s", id)
 		return
 	}
 	payload := out.Attributes["payload"].(*types.AttributeValueMemberM).Value
@@ -179,7 +182,7 @@ func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) 
 	body, _ := json.Marshal(map[string]any{"topic": "rez-agent-dev", "message": payload["text"].(*types.AttributeValueMemberS).Value, "priority": 3, "tags": tags})
 	resp, err := f.http.Post(f.sink.URL+"/", "application/json", bytes.NewReader(body))
 	if err != nil {
-		b.Error(err)
+		assert.NoError(b, err, "publish %s", id)
 		return
 	}
 	var pub struct {
@@ -187,8 +190,10 @@ func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) 
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if json.Unmarshal(raw, &pub) != nil || pub.ID == "" {
-		b.Errorf("ntfy answer %s", raw)
+	if err := json.Unmarshal(raw, &pub); err != nil || pub.ID == "" {
+		if assert.NoError(b, err, "ntfy answer %s", raw) {
+			assert.NotEmpty(b, pub.ID, "ntfy answer %s: id", raw)
+		}
 		return
 	}
 	_, err = client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -204,6 +209,6 @@ func (f *benchFixture) direct(b *testing.B, client *dynamodb.Client, id string) 
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
-		b.Error(err)
+		assert.NoError(b, err, "finish %s", id)
 	}
 }
