@@ -76,6 +76,10 @@ var allowedLiterals = map[string]map[string]string{
 	"devtools/awsloop/ecs.go":       {"arn": "a field of ECS's DescribeServices failures"},
 	"devtools/ntfysink/ntfysink.go": {"message": "ntfy's event name"},
 	"platform/api/strict.go":        {"body": "what a decoding error names when the body has no field to name"},
+	"platform/bodyschema/cost.go": {
+		"description": "a JSON Schema keyword (an annotation, not a subschema)",
+		"type":        "a JSON Schema keyword",
+	},
 }
 
 // jsonLabel: the smoke test's want names the field of an answer it
