@@ -185,8 +185,12 @@ smoke: ## end-to-end check of every service: make smoke LOCAL=<make dev URL> | m
 # (so before any CloudFormation call), a stage whose settings are still
 # placeholders: -c dynastack:deploy names the stage (a bare cdk deploy is
 # recognised too; docs/stage-policy.md, "Deploy preflight").
+# CDK_OUT is where deploy synthesizes (the CLI locks it while it does):
+# test/deploy_test.go gives its own, so its deploys do not meet the dev
+# synth that make test runs beside the Go tests.
+CDK_OUT ?= cdk.out
 deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials; refuses placeholder settings outside dev (STAGE=dev)
-	$(CDK) deploy -c dynastack:deploy=$(STAGE) --require-approval broadening '$(STAGE)/*'
+	$(CDK) deploy -c dynastack:deploy=$(STAGE) --output $(CDK_OUT) --require-approval broadening '$(STAGE)/*'
 
 # The app fails the synth on cdk-nag errors, on CloudFormation validation
 # errors and on Control Tower findings (a validation plugin: cdk deploy runs

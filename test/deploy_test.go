@@ -45,8 +45,11 @@ func TestDeployRefusesPlaceholders(t *testing.T) {
 		argv  []string
 		stage string
 	}{
-		{"make deploy STAGE=prod", []string{"make", "-s", "deploy", "STAGE=prod"}, "prod"},
-		{"bare cdk deploy of stage", []string{"node_modules/.bin/cdk", "deploy", "--require-approval", "never", "stage/*"}, "stage"},
+		// Each into an assembly directory of its own: the CLI locks its
+		// output while it synthesizes, and make test's dev synth (into
+		// cdk.out) runs beside this test.
+		{"make deploy STAGE=prod", []string{"make", "-s", "deploy", "STAGE=prod", "CDK_OUT=" + t.TempDir()}, "prod"},
+		{"bare cdk deploy of stage", []string{"node_modules/.bin/cdk", "deploy", "--output", t.TempDir(), "--require-approval", "never", "stage/*"}, "stage"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := exec.Command(tt.argv[0], tt.argv[1:]...)

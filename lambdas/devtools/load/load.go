@@ -374,6 +374,21 @@ func walk(ctx context.Context, c *Client, sc Scenario, run string) ([]string, er
 	return nil, fmt.Errorf("list: more than 10000 pages")
 }
 
+// Stored runs a read of what a run stored, again after a 503 (a few times,
+// backing off): a check of what was stored is not one of availability,
+// which the run's own counts report.
+func Stored(read func() (Answer, error)) (Answer, error) {
+	var a Answer
+	var err error
+	for attempt := range 5 {
+		if a, err = read(); err == nil && a.Status != http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	return a, err
+}
+
 // verify reads every acknowledged create back, walks the list once more
 // and lets the scenario check its counts. A 503 is retried a few times:
 // the check is about what was stored, not about availability.
@@ -385,14 +400,7 @@ func verify(ctx context.Context, c *Client, sc Scenario, run string, st *state) 
 		}
 	}
 	for _, id := range st.acked {
-		var a Answer
-		var err error
-		for attempt := range 5 {
-			if a, err = sc.Read(ctx, c, id); err == nil && a.Status != http.StatusServiceUnavailable {
-				break
-			}
-			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
-		}
+		a, err := Stored(func() (Answer, error) { return sc.Read(ctx, c, id) })
 		if err != nil || a.Status != http.StatusOK {
 			add("acknowledged create %s is not readable: %d %s %v", id, a.Status, cut(a.Body), err)
 		}

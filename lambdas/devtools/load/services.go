@@ -60,7 +60,7 @@ func ITSM() Scenario {
 			var problems []string
 			for id, n := range updates {
 				var t ticket
-				if a, err := c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, &t); err != nil || a.Status != 200 {
+				if a, err := Stored(func() (Answer, error) { return c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, &t) }); err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("ticket %s: %d %v", id, a.Status, err))
 				} else if len(t.Comments) != n {
 					problems = append(problems, fmt.Sprintf("ticket %s holds %d comments, %d were acknowledged", id, len(t.Comments), n))
@@ -158,7 +158,9 @@ func Nucleus() Scenario {
 					Entries []map[string]any `json:"entries"`
 					Next    string           `json:"next_cursor"`
 				}
-				a, err := c.Do(ctx, nucleuscontract.EntityLog.Method, nucleuscontract.EntityLog.URLQuery(service.Values{service.Limit: "100"}, "schedule", id), nil, &log)
+				a, err := Stored(func() (Answer, error) {
+					return c.Do(ctx, nucleuscontract.EntityLog.Method, nucleuscontract.EntityLog.URLQuery(service.Values{service.Limit: "100"}, "schedule", id), nil, &log)
+				})
 				if err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("audit of schedule %s: %d %v", id, a.Status, err))
 				} else if len(log.Entries) != n+1 || log.Next != "" {
@@ -211,7 +213,9 @@ func AgenticPM() Scenario {
 					Items []item `json:"items"`
 					Next  string `json:"nextCursor"`
 				}
-				a, err := c.Do(ctx, pmcontract.ListProjectEvents.Method, pmcontract.ListProjectEvents.URLQuery(service.Values{service.Limit: "100"}, id), nil, &page)
+				a, err := Stored(func() (Answer, error) {
+					return c.Do(ctx, pmcontract.ListProjectEvents.Method, pmcontract.ListProjectEvents.URLQuery(service.Values{service.Limit: "100"}, id), nil, &page)
+				})
 				if err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("events of project %s: %d %v", id, a.Status, err))
 				} else if len(page.Items) != n || page.Next != "" {
@@ -291,7 +295,9 @@ func Stak(token string) Scenario {
 			var stats struct {
 				Published, Read, Unread int64
 			}
-			a, err := c.Do(ctx, stakcontract.Stats.Method, stakcontract.Stats.URL(StakTenant, run, StakUser), nil, &stats)
+			a, err := Stored(func() (Answer, error) {
+				return c.Do(ctx, stakcontract.Stats.Method, stakcontract.Stats.URL(StakTenant, run, StakUser), nil, &stats)
+			})
 			if err != nil || a.Status != 200 {
 				return []string{fmt.Sprintf("stats: %d %v", a.Status, err)}
 			}
