@@ -60,7 +60,9 @@ func ITSM() Scenario {
 			var problems []string
 			for id, n := range updates {
 				var t ticket
-				if a, err := Stored(func() (Answer, error) { return c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, &t) }); err != nil || a.Status != 200 {
+				if a, err := Stored(func() (Answer, error) {
+					return c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, &t)
+				}); err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("ticket %s: %d %v", id, a.Status, err))
 				} else if len(t.Comments) != n {
 					problems = append(problems, fmt.Sprintf("ticket %s holds %d comments, %d were acknowledged", id, len(t.Comments), n))
