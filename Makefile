@@ -24,6 +24,14 @@ TEST_ENV := CDK_VALIDATION=false
 # again (on an empty cache 240 s of CPU, the SDK's EC2 client most of it).
 export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
 
+# The Go toolchain every build, test and Lambda bundle here uses, fetched
+# through the module proxy by the go command on first use (about 76 MB,
+# once per machine). go1.26.8, the machines' own, has standard-library
+# vulnerabilities the functions reach (crypto/x509's distrust of
+# compromised intermediates, net/http; make vulncheck lists them), fixed in
+# go1.27.3. The modules' go lines stay 1.26 for the teams that import them.
+export GOTOOLCHAIN := go1.27.3
+
 MODULES     := constructs lambdas infra app test
 GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 CDK         := node_modules/.bin/cdk
@@ -40,7 +48,9 @@ VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 VULNDB         := bin/vulndb-$(VULNDB_VERSION)
 # The JSON Schema library is a patched copy behind a replace
 # (lambdas/third_party/jsonschema), which hides its upstream release from
-# govulncheck: make vulncheck scans that release in a module of its own.
+# govulncheck: make vulncheck scans that release's module graph in a module
+# of its own, with golang.org/x/text at the version lambdas/go.mod selects
+# (the copy's go.mod asks for v0.14.0; the functions link lambdas').
 JSONSCHEMA_UPSTREAM := github.com/santhosh-tekuri/jsonschema/v6@v6.0.3
 # AWS's Lambda Runtime Interface Emulator. The module has no semver tag, so
 # the Go module proxy lists only this pseudo-version (its newest commit,
@@ -449,7 +459,10 @@ vulncheck: $(VULNDB) ## govulncheck: every module's code, the consumer module, a
 		(cd $$m && GOWORK=off go run $(GOVULNCHECK) -db file://$(CURDIR)/$(VULNDB) ./...) || exit 1; done
 	@rm -rf bin/vulncheck-upstream && mkdir -p bin/vulncheck-upstream && cd bin/vulncheck-upstream && \
 		printf 'module vulncheck.upstream\n\ngo 1.21\n' > go.mod && \
+		printf 'package main\n\nimport _ "github.com/santhosh-tekuri/jsonschema/v6"\n\nfunc main() {}\n' > main.go && \
 		GOWORK=off GOFLAGS=-mod=mod go get $(JSONSCHEMA_UPSTREAM) >/dev/null 2>&1 && \
+		text=$$(cd $(CURDIR)/lambdas && GOWORK=off go list -m -f '{{.Version}}' golang.org/x/text) && \
+		GOWORK=off GOFLAGS=-mod=mod go get golang.org/x/text@$$text >/dev/null 2>&1 && \
 		GOWORK=off go run $(GOVULNCHECK) -db file://$(CURDIR)/$(VULNDB) -scan module
 
 clean: ## remove cdk.out and bin
