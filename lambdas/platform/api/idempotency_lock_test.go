@@ -26,6 +26,30 @@ func postCtx(ctx context.Context, h http.Handler, key, body string) *httptest.Re
 	return rec
 }
 
+// unanswered is a keyed route on a table whose clock is now, whose first
+// request, sent with ctx, never answers: nothing after its handler runs,
+// as when its invocation times out or runs out of memory
+// (runtime.Goexit stands in for the end). Later requests answer 201.
+func unanswered(t *testing.T, ctx context.Context, now func() time.Time) (http.Handler, *atomic.Int32) {
+	t.Helper()
+	tbl, _ := keys(t)
+	tbl.Now = now
+	runs := new(atomic.Int32)
+	h := tbl.Middleware(create, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if runs.Add(1) == 1 {
+			runtime.Goexit()
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		postCtx(ctx, h, "k", `{}`)
+	}()
+	<-done
+	return h, runs
+}
+
 // A first request whose handler panics (the router's recovery answers
 // 500) releases its key as a 5xx does: the retry runs, and its answer is
 // the one kept. Before, the key stayed in progress for 24 hours.
@@ -47,31 +71,15 @@ func TestPanicReleasesTheKey(t *testing.T) {
 	assert.EqualValues(t, 2, runs.Load(), "third: the kept answer, no run")
 }
 
-// A first request that never answers (its invocation timed out, or ran
-// out of memory: nothing after the handler runs, which runtime.Goexit
-// stands in for) holds its key until InProgressMargin after its
+// A first request that never answers (unanswered) holds its key until InProgressMargin after its
 // invocation's deadline, not for the whole window: a retry before that is
 // 409 in_progress, one after it runs.
 func TestUnansweredRequestHoldsTheKeyUntilItsDeadline(t *testing.T) {
-	tbl, _ := keys(t)
 	start := time.Now()
 	clock := start
-	tbl.Now = func() time.Time { return clock }
-	var runs atomic.Int32
-	h := tbl.Middleware(create, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if runs.Add(1) == 1 {
-			runtime.Goexit()
-		}
-		w.WriteHeader(http.StatusCreated)
-	}))
 	ctx, cancel := context.WithDeadline(t.Context(), start.Add(10*time.Second))
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		postCtx(ctx, h, "k", `{}`)
-	}()
-	<-done
+	h, runs := unanswered(t, ctx, func() time.Time { return clock })
 
 	clock = start.Add(10*time.Second + api.InProgressMargin - time.Second)
 	r := post(h, "k", `{}`)
@@ -92,23 +100,9 @@ func TestUnansweredRequestHoldsTheKeyUntilItsDeadline(t *testing.T) {
 // Without a deadline in its context a request holds its key for at most
 // MaxInProgress and the margin.
 func TestInProgressIsBoundedWithoutADeadline(t *testing.T) {
-	tbl, _ := keys(t)
 	start := time.Now()
 	clock := start
-	tbl.Now = func() time.Time { return clock }
-	var runs atomic.Int32
-	h := tbl.Middleware(create, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if runs.Add(1) == 1 {
-			runtime.Goexit()
-		}
-		w.WriteHeader(http.StatusCreated)
-	}))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		post(h, "k", `{}`)
-	}()
-	<-done
+	h, runs := unanswered(t, context.Background(), func() time.Time { return clock })
 	clock = start.Add(api.MaxInProgress + api.InProgressMargin + time.Second)
 	r := post(h, "k", `{}`)
 	require.Equal(t, http.StatusCreated, r.Code, "retry after MaxInProgress and the margin")
