@@ -48,8 +48,8 @@ func TestDeployRefusesPlaceholders(t *testing.T) {
 		// Each into an assembly directory of its own: the CLI locks its
 		// output while it synthesizes, and make test's dev synth (into
 		// cdk.out) runs beside this test.
-		{"make deploy STAGE=prod", []string{"make", "-s", "deploy", "STAGE=prod", "CDK_OUT=" + t.TempDir()}, "prod"},
-		{"bare cdk deploy of stage", []string{"node_modules/.bin/cdk", "deploy", "--output", t.TempDir(), "--require-approval", "never", "stage/*"}, "stage"},
+		{"make deploy STAGE=prod", []string{"make", "-s", "deploy", "STAGE=prod", "CDK_OUT=" + assemblyDir(t)}, "prod"},
+		{"bare cdk deploy of stage", []string{"node_modules/.bin/cdk", "deploy", "--output", assemblyDir(t), "--require-approval", "never", "stage/*"}, "stage"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := exec.Command(tt.argv[0], tt.argv[1:]...)
@@ -81,4 +81,16 @@ func TestDeployRefusesPlaceholders(t *testing.T) {
 	assert.NotContains(t, calls, "cloudformation", "the CLI called CloudFormation before the refusal")
 
 	t.Logf("AWS calls before the refusal: %v", calls)
+}
+
+// assemblyDir is a directory for one deploy's assembly. Not t.TempDir: the
+// app's bundling may still be writing into it when the refused deploy
+// returns, and t.TempDir fails the test when its removal finds files
+// appearing; this one is removed on a best-effort basis.
+func assemblyDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "dynastack-deploy-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	return d
 }
