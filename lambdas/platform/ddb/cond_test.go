@@ -35,12 +35,7 @@ func TestWrapCond(t *testing.T) {
 			} else {
 				require.Error(t, err)
 			}
-			for _, w := range tt.want {
-				assert.ErrorIs(t, err, w)
-			}
-			for _, w := range tt.notWant {
-				assert.NotErrorIs(t, err, w)
-			}
+			assertIs(t, err, tt.want, tt.notWant)
 		})
 	}
 }
@@ -97,5 +92,17 @@ func TestFailedItem(t *testing.T) {
 			assert.Equal(t, tt.failed, failed, "FailedItem: failed")
 			assert.Equal(t, tt.withItem, item != nil, "FailedItem: an item (%v)", item)
 		})
+	}
+}
+
+// assertIs checks that err is each of want and none of notWant: which
+// sentinels an error answers to is what callers branch on.
+func assertIs(t *testing.T, err error, want, notWant []error) {
+	t.Helper()
+	for _, w := range want {
+		assert.ErrorIs(t, err, w)
+	}
+	for _, w := range notWant {
+		assert.NotErrorIs(t, err, w)
 	}
 }

@@ -72,12 +72,7 @@ func TestTxErr(t *testing.T) {
 			} else {
 				require.Error(t, err)
 			}
-			for _, w := range tt.want {
-				assert.ErrorIs(t, err, w)
-			}
-			for _, w := range tt.notWant {
-				assert.NotErrorIs(t, err, w)
-			}
+			assertIs(t, err, tt.want, tt.notWant)
 			var ce *ddb.ConditionError
 			require.Equal(t, tt.index >= 0, errors.As(err, &ce), "a ConditionError (want index %d)", tt.index)
 			if ce == nil {
