@@ -35,8 +35,14 @@ const location = "urn:dynastack:schema"
 
 // Schema is a compiled schema, safe for concurrent use.
 type Schema struct {
-	s *js.Schema
+	s    *js.Schema
+	cost int
 }
+
+// Cost is how many subschemas a value meets at most under the schema, its
+// $refs followed (at most MaxExpandedSchemas): what each of a value's JSON
+// values may cost to check.
+func (s *Schema) Cost() int { return s.cost }
 
 // CompileError says why a schema was refused, with the JSON path inside
 // the schema where the path is known.
@@ -94,7 +100,8 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	if err := checkCounts(doc, ""); err != nil {
 		return nil, err
 	}
-	if err := checkCost(doc); err != nil {
+	cost, err := checkCost(doc)
+	if err != nil {
 		return nil, err
 	}
 	c := js.NewCompiler()
@@ -110,7 +117,7 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(doc, err)
 	}
-	return &Schema{s: s}, nil
+	return &Schema{s: s, cost: cost}, nil
 }
 
 // countKeywords take a non-negative integer that the library converts to
@@ -176,7 +183,15 @@ func compileError(doc any, err error) error {
 // first api.MaxFieldErrors and counts the rest.
 // value is what encoding/json decodes into an any (numbers as json.Number
 // or float64).
+//
+// A value whose JSON values times the schema's Cost exceed MaxSteps is
+// refused unchecked, with a field error that says so: no value makes a
+// check cost more than MaxSteps steps.
 func (s *Schema) Check(v *api.Validator, field string, value any) {
+	if n := values(value, MaxSteps/max(s.cost, 1)); n*max(s.cost, 1) > MaxSteps {
+		v.Add(field, "is too costly to check against its schema: more than %d JSON values, each meeting up to %d of its subschemas, is over the %d-step limit; send fewer values or a simpler schema", MaxSteps/max(s.cost, 1), s.cost, MaxSteps)
+		return
+	}
 	err := s.s.Validate(value)
 	if err == nil {
 		return

@@ -16,13 +16,25 @@ import (
 // exponential is the schema of issue 29's attack: levels $defs, each
 // allOf two $refs to the next, 2^levels evaluations of every value.
 func exponential(levels int) string {
+	return exponentialUnder(levels, map[string]any{"$ref": "#/$defs/d0"})
+}
+
+// exponentialItems is exponential's definitions applied to each item of
+// an array: every item costs 2^levels evaluations.
+func exponentialItems(levels int) string {
+	return exponentialUnder(levels, map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/d0"}})
+}
+
+// exponentialUnder is root with exponential's definitions.
+func exponentialUnder(levels int, root map[string]any) string {
 	defs := map[string]any{}
 	for i := range levels {
 		next := fmt.Sprintf("#/$defs/d%d", i+1)
 		defs[fmt.Sprintf("d%d", i)] = map[string]any{"allOf": []any{map[string]any{"$ref": next}, map[string]any{"$ref": next}}}
 	}
 	defs[fmt.Sprintf("d%d", levels)] = map[string]any{"type": "string"}
-	b, _ := json.Marshal(map[string]any{"$defs": defs, "$ref": "#/$defs/d0"})
+	root["$defs"] = defs
+	b, _ := json.Marshal(root)
 	return string(b)
 }
 
@@ -64,20 +76,89 @@ func TestOrdinarySchemasCompile(t *testing.T) {
 	}
 }
 
-// BenchmarkWorstAcceptedSchema validates a value against the costliest
-// shape the limits accept (exponential $refs just under
-// MaxExpandedSchemas): the publish cost a tenant's schema can reach.
-func BenchmarkWorstAcceptedSchema(b *testing.B) {
+// costliest is the costliest schema of shape (exponential or
+// exponentialItems) the limits accept, and its levels.
+func costliest(t testing.TB, shape func(levels int) string) (*bodyschema.Schema, int) {
 	levels := 0
 	for {
-		if _, err := bodyschema.Compile([]byte(exponential(levels + 1))); err != nil {
+		if _, err := bodyschema.Compile([]byte(shape(levels + 1))); err != nil {
 			break
 		}
 		levels++
 	}
-	s, err := bodyschema.Compile([]byte(exponential(levels)))
-	require.NoError(b, err)
-	b.ReportMetric(float64(levels), "levels")
+	s, err := bodyschema.Compile([]byte(shape(levels)))
+	require.NoError(t, err)
+	return s, levels
+}
+
+// stringArray is a JSON array of n strings: n+1 JSON values.
+func stringArray(n int) any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = "a"
+	}
+	return out
+}
+
+// A value whose bound (its JSON values times the schema's Cost) is past
+// MaxSteps is refused before validation, with a message that names the
+// limit; a value within it is validated as before.
+func TestCheckBoundsSteps(t *testing.T) {
+	worst, _ := costliest(t, exponentialItems)
+	require.Greater(t, worst.Cost(), bodyschema.MaxExpandedSchemas/2, "the costliest accepted schema's cost")
+	simple, err := bodyschema.Compile([]byte(`{"type":"array","items":{"type":"string"}}`))
+	require.NoError(t, err)
+	within := bodyschema.MaxSteps/worst.Cost() - 1 // the array itself is one more value
+	for _, tt := range []struct {
+		name   string
+		schema *bodyschema.Schema
+		value  any
+		want   string // "" passes
+	}{
+		{"one value, costliest schema", worst, stringArray(1), ""},
+		{"values at the bound, costliest schema", worst, stringArray(within), ""},
+		{"a wrong value at the bound, costliest schema", worst, append(stringArray(within-1).([]any), 1), "got number, want string"},
+		{"values past the bound, costliest schema", worst, stringArray(within + 1), "is too costly to check"},
+		{"a 16 KB body of values, costliest schema", worst, stringArray(8000), "200000-step limit"},
+		{"a 16 KB body of values, simple schema", simple, stringArray(8000), ""},
+		{"nested values count too", worst, map[string]any{"a": map[string]any{"b": stringArray(within)}}, "is too costly to check"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var v api.Validator
+			tt.schema.Check(&v, "body", tt.value)
+			if tt.want == "" {
+				assert.NoError(t, v.Err())
+				return
+			}
+			assert.ErrorContains(t, v.Err(), tt.want)
+		})
+	}
+}
+
+// BenchmarkCostliestAcceptedCheck checks the largest value the step
+// budget lets through against the costliest schema the limits accept:
+// the most one publish's validation can cost (MaxSteps).
+func BenchmarkCostliestAcceptedCheck(b *testing.B) {
+	s, _ := costliest(b, exponentialItems)
+	n := bodyschema.MaxSteps/s.Cost() - 1
+	value := stringArray(n)
+	for b.Loop() {
+		var v api.Validator
+		s.Check(&v, "body", value)
+		if err := v.Err(); err != nil {
+			require.NoError(b, err)
+		}
+	}
+	b.ReportMetric(float64(s.Cost()), "subschemas")
+	b.ReportMetric(float64(n+1), "values")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(bodyschema.MaxSteps), "ns/step")
+}
+
+// BenchmarkWorstAcceptedSchema validates a value against the costliest
+// shape the limits accept (exponential $refs just under
+// MaxExpandedSchemas): the publish cost a tenant's schema can reach.
+func BenchmarkWorstAcceptedSchema(b *testing.B) {
+	s, levels := costliest(b, exponential)
 	var value any = "a string"
 	for b.Loop() {
 		var v api.Validator
@@ -86,4 +167,5 @@ func BenchmarkWorstAcceptedSchema(b *testing.B) {
 			require.NoError(b, err)
 		}
 	}
+	b.ReportMetric(float64(levels), "levels")
 }

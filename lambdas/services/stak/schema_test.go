@@ -3,6 +3,8 @@ package stak_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/lambdas/platform/bodyschema"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -116,4 +119,34 @@ func TestInboxSchemaBrokenInTable(t *testing.T) {
 	require.NoError(t, err, "break the schema")
 	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x","body":"b"}}`)
 	require.Equal(t, 500, r.Status, "publish: %s", r.Body)
+}
+
+// A tenant's schema cannot make a publish costly: an inbox schema that
+// applies 2^6 $ref evaluations to each item of an array is accepted (it
+// is within bodyschema.MaxExpandedSchemas), and a publish whose body has
+// too many items for it is a 400 that names the step limit, before any
+// validation runs and without writing; a small body publishes as before.
+func TestCostlyPublishIsRefused(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	defs := map[string]any{"d6": map[string]any{"type": "string"}}
+	for i := range 6 {
+		next := fmt.Sprintf("#/$defs/d%d", i+1)
+		defs[fmt.Sprintf("d%d", i)] = map[string]any{"allOf": []any{map[string]any{"$ref": next}, map[string]any{"$ref": next}}}
+	}
+	schema, err := json.Marshal(map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/d0"}, "$defs": defs})
+	require.NoError(t, err)
+	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"","schema":{"default":`+string(schema)+`}}`, nil)
+	msg := func(items int) string {
+		body, err := json.Marshal(slices.Repeat([]string{"a"}, items))
+		require.NoError(t, err)
+		return `{"sender":"a","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"x","body":` + string(body) + `}}`
+	}
+	before := s.Count(t)
+	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", msg(2000))
+	require.Equal(t, 400, r.Status, "costly publish: %s", r.Body)
+	assert.Contains(t, string(r.Body), `"field":"message.body"`, "the error names the body")
+	assert.Contains(t, string(r.Body), fmt.Sprintf("%d-step limit", bodyschema.MaxSteps), "the error names the limit")
+	assert.Equal(t, before, s.Count(t), "items: the refused publish wrote")
+	s.publish(t, msg(10))
 }
