@@ -214,6 +214,8 @@ func TestITSM(t *testing.T) {
 	assert.Equal(t, get.GatewayID, get.Header("X-Request-Id"), "get: X-Request-Id: the gateway's")
 	line = accessLog(t, l, get.GatewayID)
 	assert.Equal(t, "corr-1", line.Fields["client_request_id"], "access log line's client_request_id: %s", line.Raw)
+	assert.Equal(t, "corr-1", line.Fields["client_correlation_id"], "access log line's client_correlation_id: %s", line.Raw)
+	assert.Equal(t, get.GatewayID, line.Fields["correlation_id"], "access log line's correlation_id: ours, not the client's: %s", line.Raw)
 	// A header sent twice reaches the function joined with a comma; the
 	// adapter splits it again and the first value is the caller's id.
 	get = l.Do(t, Request{Method: "GET", Path: "/tickets/" + id, Headers: map[string]string{"x-request-id": "trace-a,trace-b"}})
@@ -271,9 +273,9 @@ func TestNucleusCaller(t *testing.T) {
 	checkLogs(t, l)
 }
 
-// Rezagent's correlation_id is the caller's sane X-Correlation-Id, else
-// the request id: with neither header sane, the API Gateway request id
-// (docs/schemas/rezagent.md).
+// Rezagent's correlation_id is the API Gateway request id whatever the
+// caller sends: a caller's X-Correlation-Id could be another caller's
+// (issue 29; docs/schemas/rezagent.md).
 func TestRezagentCorrelationID(t *testing.T) {
 	s := requireStage(t)
 	l := Start(t, s.RIE, s.QEMU, s.Functions["rezagent"])
@@ -281,21 +283,17 @@ func TestRezagentCorrelationID(t *testing.T) {
 	tests := []struct {
 		name    string
 		headers map[string]string
-		want    func(gateway string) string
 	}{
-		{"caller correlation id", map[string]string{"x-correlation-id": "660e9500-f39c-52e5-b827-557766551111", "x-request-id": "req-1"},
-			func(string) string { return "660e9500-f39c-52e5-b827-557766551111" }},
-		{"caller request id", map[string]string{"x-request-id": "req-2"}, func(string) string { return "req-2" }},
-		{"neither sane", map[string]string{"x-correlation-id": "has space", "x-request-id": strings.Repeat("r", 129)},
-			func(gw string) string { return gw }},
-		{"none", nil, func(gw string) string { return gw }},
+		{"caller correlation id", map[string]string{"x-correlation-id": "660e9500-f39c-52e5-b827-557766551111", "x-request-id": "req-1"}},
+		{"caller request id", map[string]string{"x-request-id": "req-2"}},
+		{"neither sane", map[string]string{"x-correlation-id": "has space", "x-request-id": strings.Repeat("r", 129)}},
+		{"none", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := l.Do(t, Request{Method: "POST", Path: "/messages", Body: body, Headers: tt.headers, Authorizer: iam(callerARN)})
 			require.Equal(t, http.StatusCreated, r.StatusCode, "create: %s", r.Body)
-			assert.Equal(t, tt.want(r.GatewayID), r.JSON["correlation_id"], "correlation_id")
-
+			assert.Equal(t, r.GatewayID, r.JSON["correlation_id"], "correlation_id")
 		})
 	}
 	checkLogs(t, l)

@@ -196,6 +196,8 @@ func TestRouterAndMiddleware(t *testing.T) {
 		})
 	}
 	assert.Contains(t, logs.String(), `"client_request_id":"abc-123"`, "the client's id was not logged as client_request_id")
+	assert.Contains(t, logs.String(), `"client_correlation_id":"abc-123"`, "the client's correlation id was not logged as client_correlation_id")
+	assert.NotContains(t, logs.String(), `"correlation_id":"abc-123"`, "the client's correlation id became ours")
 	assert.Contains(t, logs.String(), "secret-table-name", "internal error was not logged")
 	// One access line per request, with every field, as numbers where
 	// they are numbers.

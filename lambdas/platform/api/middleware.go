@@ -32,7 +32,9 @@ const (
 // a client's X-Request-Id (else X-Correlation-Id), when sane (ValidID), is
 // logged as client_request_id, so a client can be found by its id without
 // choosing ours (two clients sending the same id would otherwise merge
-// their requests in every search).
+// their requests in every search). The correlation id is the request id
+// too, for the same reason, and the client's X-Correlation-Id is logged as
+// client_correlation_id.
 //
 // The result is Routed when h is.
 func Instrument(log *slog.Logger, h http.Handler) http.Handler {
@@ -47,7 +49,14 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 		if client := ClientRequestID(r); client != "" {
 			ctx = logx.WithClientRequestID(ctx, client)
 		}
-		ctx = logx.WithCorrelationID(ctx, correlationID(r, id))
+		// The correlation id (what the request's work keeps beyond it, a
+		// message through a queue to its last effect) is ours: a caller's
+		// X-Correlation-Id could be another caller's and join its work in
+		// every search (issue 29). The caller's is logged beside it.
+		ctx = logx.WithCorrelationID(ctx, id)
+		if corr := r.Header.Get(HeaderCorrelationID); ids.ValidID(corr) {
+			ctx = logx.WithClientCorrelationID(ctx, corr)
+		}
 		if c, ok := CallerFrom(ctx); ok && c.ID() != "" {
 			ctx = logx.WithCaller(ctx, c.ID())
 		}
@@ -96,21 +105,6 @@ func logRequest(ctx context.Context, log *slog.Logger, r *http.Request, sw *stat
 type instrumented struct {
 	http.HandlerFunc
 	Routed
-}
-
-// correlationID is the id the work of a request keeps beyond it (a
-// message through a queue to its last effect): the client's
-// X-Correlation-Id, the header meant for it, else its X-Request-Id, else
-// the request id. Every line of the request carries it as correlation_id,
-// so one query finds the request and what followed from it.
-func correlationID(r *http.Request, requestID string) string {
-	if id := r.Header.Get(HeaderCorrelationID); ids.ValidID(id) {
-		return id
-	}
-	if id := ClientRequestID(r); id != "" {
-		return id
-	}
-	return requestID
 }
 
 // ClientRequestID is the id the client sent in X-Request-Id, else

@@ -14,10 +14,11 @@ import (
 )
 
 type (
-	requestIDKey     struct{}
-	callerKey        struct{}
-	clientIDKey      struct{}
-	correlationIDKey struct{}
+	requestIDKey         struct{}
+	callerKey            struct{}
+	clientIDKey          struct{}
+	correlationIDKey     struct{}
+	clientCorrelationKey struct{}
 )
 
 // Where Lambda puts the X-Ray trace header of an invocation:
@@ -72,6 +73,15 @@ func WithClientRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, clientIDKey{}, id)
 }
 
+// WithClientCorrelationID returns a context whose log records carry the
+// correlation id a client sent (X-Correlation-Id), under
+// "client_correlation_id": the client's, to search by, never the
+// correlation id itself (any caller could send another's and join its
+// work).
+func WithClientCorrelationID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, clientCorrelationKey{}, id)
+}
+
 // WithRequestID returns a context carrying the request (correlation) id.
 func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
@@ -99,7 +109,7 @@ func SetDefault(l *slog.Logger) {
 	slog.SetLogLoggerLevel(slog.LevelError)
 }
 
-// Handler adds the request id, caller, client request id, correlation id
+// Handler adds the request id, caller, client request and correlation ids, correlation id
 // and X-Ray trace id of the record's context to each record, and
 // keeps the first of logger attributes with the same key.
 //
@@ -125,6 +135,9 @@ func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	if id, _ := ctx.Value(clientIDKey{}).(string); id != "" {
 		r.AddAttrs(slog.String("client_request_id", id))
+	}
+	if id, _ := ctx.Value(clientCorrelationKey{}).(string); id != "" {
+		r.AddAttrs(slog.String("client_correlation_id", id))
 	}
 	if id := CorrelationID(ctx); id != "" {
 		r.AddAttrs(slog.String("correlation_id", id))

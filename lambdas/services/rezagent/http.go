@@ -164,8 +164,9 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 // correlationID is the request's correlation id (api.Instrument: the
-// client's X-Correlation-Id, else X-Request-Id, else the request id),
-// which the message carries through the pipeline and every function logs.
+// request id, never the client's X-Correlation-Id, which the request's
+// lines carry as client_correlation_id), which the message carries through
+// the pipeline and every function logs.
 func correlationID(r *http.Request) string {
 	if id := logx.CorrelationID(r.Context()); id != "" {
 		return id

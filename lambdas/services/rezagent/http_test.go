@@ -156,30 +156,30 @@ func canonical(t *testing.T, v any) string {
 	return string(b)
 }
 
+// The correlation id is ours, the request id, whatever the caller sends:
+// a caller's X-Correlation-Id could be another caller's, and the message
+// would join that caller's work in every search (issue 29). The caller's
+// id is logged beside it as client_correlation_id (api.Instrument).
 func TestCorrelationID(t *testing.T) {
 	s := newService(t, options{})
 	body := `{"message_type":"x","created_by":"s","payload":{}}`
 	tests := []struct {
 		name    string
 		headers []string
-		want    string
 	}{
-		{"correlation header", []string{"X-Correlation-Id", "trace-1", "X-Request-Id", "req-1"}, "trace-1"},
-		{"request id", []string{"X-Request-Id", "req-2"}, "req-2"},
-		{"insane correlation header falls back", []string{"X-Correlation-Id", "has space", "X-Request-Id", "req-3"}, "req-3"},
-		{"generated", nil, ""},
+		{"correlation header", []string{"X-Correlation-Id", "trace-1", "X-Request-Id", "req-1"}},
+		{"request id", []string{"X-Request-Id", "req-2"}},
+		{"insane correlation header", []string{"X-Correlation-Id", "has space", "X-Request-Id", "req-3"}},
+		{"neither", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "POST", "/messages", body, tt.headers...)
 			var m rezagent.Message
 			r.JSON(t, &m)
-			want := tt.want
-			if want == "" {
-				want = r.Header.Get("X-Request-Id")
-				_, err := uuid.Parse(want)
-				assert.NoError(t, err, "generated id %q is not a UUID", want)
-			}
+			want := r.Header.Get("X-Request-Id")
+			_, err := uuid.Parse(want)
+			require.NoError(t, err, "request id %q is not a UUID", want)
 			assert.Equal(t, want, m.CorrelationID, "correlation_id")
 		})
 	}

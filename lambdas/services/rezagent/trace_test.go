@@ -47,18 +47,21 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	return out
 }
 
-// The correlation id a client sends travels with the message (item,
-// SNS message attribute, SQS record attribute) and is on every line the
-// API and the processor log about it.
+// The message's correlation id (the create's request id) travels with it
+// (item, SNS message attribute, SQS record attribute) and is on every line
+// the API and the processor log about it; the client's X-Correlation-Id is
+// on the API's request line as client_correlation_id, beside it.
 func TestCorrelationIDFollowsTheMessage(t *testing.T) {
 	var buf syncBuffer
 	p := newPipeline(t, pipelineOptions{log: logx.New(&buf, slog.LevelInfo)})
-	const corr = "checkout-7f3a"
+	const clientCorr = "checkout-7f3a"
 	req := httptest.NewRequest("POST", "/messages", strings.NewReader(`{"message_type":"manual_notification","created_by":"user:me@example.com","payload":{"text":"Deploy done"}}`))
-	req.Header.Set("X-Correlation-Id", corr)
+	req.Header.Set("X-Correlation-Id", clientCorr)
 	rec := httptest.NewRecorder()
 	p.api.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusCreated, rec.Code, "create: %s", rec.Body)
+	corr := rec.Header().Get("X-Request-Id")
+	require.NotEmpty(t, corr, "the create's request id")
 	var created rezagent.Message
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &created))
 	m := p.await(t, created.MessageID)
@@ -79,6 +82,9 @@ func TestCorrelationIDFollowsTheMessage(t *testing.T) {
 			}
 			if l["correlation_id"] == corr {
 				msgs[l["msg"].(string)] = true
+			}
+			if l["msg"] == "request" && l["correlation_id"] == corr {
+				require.Equal(t, clientCorr, l["client_correlation_id"], "the API's request line: the client's correlation id beside ours: %v", l)
 			}
 		}
 		if msgs["request"] && msgs["delivered"] {
