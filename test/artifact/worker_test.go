@@ -21,10 +21,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
 // workerKey is the access key a worker's execution environment gets, as
@@ -233,8 +235,8 @@ func TestNucleusExecutor(t *testing.T) {
 	}
 }
 
-// AgenticPM's hold-queue release job as deployed: an action held until a
-// minute ago, recorded through the bundled API; the job invoked with
+// AgenticPM's hold-queue release job as deployed: an action recorded
+// through the bundled API, its hold then backdated to a minute ago; the job invoked with
 // Scheduler's input, then again (a retry): released once, one event on
 // the loopback EventBridge bus, every call allowed by the job's role
 // (docs/schemas/agenticpm.md, "Release job").
@@ -255,10 +257,22 @@ func TestAgenticPMRelease(t *testing.T) {
 	p := do("POST", "/projects", `{"name":"Artifact","source":"jira","sourceProjectKey":"ART","autonomyLevel":"monitoring"}`, http.StatusCreated)
 	pid, _ := p["id"].(string)
 	a := do("POST", "/projects/"+pid+"/actions", fmt.Sprintf(`{"actionType":"email_sent","description":"due","heldUntil":%q}`,
-		time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)), http.StatusCreated)
+		time.Now().UTC().Add(agenticpm.MinHold+time.Minute).Format(time.RFC3339Nano)), http.StatusCreated)
 	aid, _ := a["id"].(string)
+	created, _ := a["createdAt"].(string)
 	require.NotEmpty(t, pid, "project %v", p)
 	require.NotEmpty(t, aid, "action %v", a)
+	// Its hold runs out (the API refuses a heldUntil less than
+	// agenticpm.MinHold ahead, and the test does not wait for it).
+	past := agenticpm.Timestamp(time.Now().Add(-time.Minute))
+	_, err := s.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.Functions["agenticpm"].Env[pmcontract.EnvTable]),
+		Key:                      map[string]types.AttributeValue{pmcontract.AttrPK: &types.AttributeValueMemberS{Value: pmcontract.ProjectPK(pid)}, pmcontract.AttrSK: &types.AttributeValueMemberS{Value: pmcontract.ActionSK(created, aid)}},
+		UpdateExpression:         aws.String("SET #until = :until, #gsi1sk = :gsi1sk"),
+		ExpressionAttributeNames: map[string]string{"#until": pmcontract.AttrHeldUntil, "#gsi1sk": pmcontract.AttrGSI1SK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":until": &types.AttributeValueMemberS{Value: past},
+			":gsi1sk": &types.AttributeValueMemberS{Value: past + "#" + aid}},
+		ConditionExpression: aws.String("attribute_exists(#until)")})
+	require.NoError(t, err, "backdate the hold")
 
 	db := recordDynamoDB(t, s.Endpoint)
 	fn.Env = db.Env(withCredentials(clone(fn.Env, awsloop.EndpointEnv("EventBridge"), ev.URL())))

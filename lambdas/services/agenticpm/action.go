@@ -51,8 +51,14 @@ type actionItem struct {
 // HoldQueueKey minutes (the agent setting, else its documented 30).
 const (
 	HoldQueueKey = "hold_queue_minutes"
-	// MaxHoldQueue bounds the setting (a week).
+	// MaxHoldQueue bounds the setting (a week), and a given heldUntil.
 	MaxHoldQueue = 7 * 24 * time.Hour
+	// MinHold is how far ahead a given heldUntil must be at least: a hold
+	// is the time a person has to cancel, and one that is due already (or
+	// within the release job's one-minute schedule) is released at the
+	// job's next run, before anyone can (issue 29). An action done now is
+	// recorded without held and heldUntil.
+	MinHold = time.Minute
 )
 
 // NewAction is the input of RecordAction. HeldUntil is a Timestamp or "";

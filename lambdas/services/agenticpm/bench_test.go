@@ -40,9 +40,10 @@ func BenchmarkReleaseRun(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		for i := range releasePerRun {
-			body := fmt.Sprintf(`{"actionType":"email_sent","description":"d%d","heldUntil":%q}`, i, clock.Now().Add(-time.Minute).Format(time.RFC3339Nano))
+			body := fmt.Sprintf(`{"actionType":"email_sent","description":"d%d","heldUntil":%q}`, i, clock.Now().Add(agenticpm.MinHold+time.Second).Format(time.RFC3339Nano))
 			s.Must(b, 201, "POST", "/projects/"+p.ID+"/actions", body, nil)
 		}
+		clock.Advance(agenticpm.MinHold + time.Minute)
 		m.Reset()
 		b.StartTimer()
 		rep, err := job.RunOnce(context.Background())

@@ -61,6 +61,10 @@ const (
 	EscalationExpiryKey = "escalation_expiry_hours"
 	// MaxEscalationExpiry bounds a deadline, given or configured.
 	MaxEscalationExpiry = 365 * 24 * time.Hour
+	// MinEscalationExpiry is how far ahead a given expiresAt must be at
+	// least: an escalation asks a person, and one due a second after it
+	// was made expires before anyone can see it (issue 29).
+	MinEscalationExpiry = 5 * time.Minute
 )
 
 // NewEscalation is the input of CreateEscalation. ExpiresAt is a Timestamp

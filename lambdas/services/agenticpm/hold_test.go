@@ -58,8 +58,15 @@ func (s *holdService) job() *agenticpm.ReleaseJob {
 	return agenticpm.NewReleaseJobFromConfig(cfg)
 }
 
+// hold records an action held until until. An until sooner than
+// agenticpm.MinHold ahead (an action due now) is recorded as its agent
+// would have recorded it, MinHold before until, and the clock put back.
 func (s *holdService) hold(t *testing.T, projectID, desc string, until time.Time) agenticpm.Action {
 	t.Helper()
+	if now := s.clock.Now(); until.Before(now.Add(agenticpm.MinHold)) {
+		s.clock.Set(until.Add(-agenticpm.MinHold - time.Second))
+		defer s.clock.Set(now)
+	}
 	var a agenticpm.Action
 	body := fmt.Sprintf(`{"actionType":"email_sent","description":%q,"heldUntil":%q}`, desc, until.Format(time.RFC3339Nano))
 	s.Must(t, 201, "POST", "/projects/"+projectID+"/actions", body, &a)
@@ -334,10 +341,11 @@ func TestReleaseWithoutBus(t *testing.T) {
 func TestReleaseOfALargeAction(t *testing.T) {
 	s := newHoldService(t, true)
 	p := s.project(t, "")
-	past := s.clock.Now().Add(-time.Second).Format(time.RFC3339Nano)
-	big := fmt.Sprintf(`{"actionType":"email_sent","description":"big","detail":{"body":%q},"heldUntil":%q}`, strings.Repeat("x", 300<<10), past)
+	until := s.clock.Now().Add(agenticpm.MinHold + time.Second).Format(time.RFC3339Nano)
+	big := fmt.Sprintf(`{"actionType":"email_sent","description":"big","detail":{"body":%q},"heldUntil":%q}`, strings.Repeat("x", 300<<10), until)
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", big, nil)
-	small := s.hold(t, p.ID, "small", s.clock.Now().Add(-time.Second))
+	small := s.hold(t, p.ID, "small", s.clock.Now().Add(agenticpm.MinHold+time.Second))
+	s.clock.Advance(agenticpm.MinHold + 2*time.Second)
 	rep, err := s.job().RunOnce(context.Background())
 	require.NoError(t, err, "run")
 	require.Equal(t, 2, rep.Sent, "run: sent")

@@ -128,8 +128,8 @@ func (in escalationRequest) validate(now time.Time) (NewEscalation, error) {
 	expires := timestamp(&v, "expiresAt", in.ExpiresAt)
 	if expires != "" {
 		switch t, _ := time.Parse(time.RFC3339Nano, in.ExpiresAt.V); {
-		case !t.After(now):
-			v.Add("expiresAt", "must be in the future (got %s, now is %s)", expires, Timestamp(now))
+		case t.Before(now.Add(MinEscalationExpiry)):
+			v.Add("expiresAt", "must be at least %d minutes in the future, time for a person to decide (got %s, now is %s)", int(MinEscalationExpiry.Minutes()), expires, Timestamp(now))
 		case t.Sub(now) > MaxEscalationExpiry:
 			v.Add("expiresAt", "must be within %d days", int(MaxEscalationExpiry.Hours()/24))
 		}
@@ -266,6 +266,15 @@ func (h *handler) recordAction(w http.ResponseWriter, r *http.Request) error {
 	doc(&v, "detail", in.Detail, false, "object")
 	doc(&v, "confidence", in.Confidence, false, "object")
 	held := timestamp(&v, "heldUntil", in.HeldUntil)
+	if held != "" {
+		now := h.store.now()
+		switch t, _ := time.Parse(time.RFC3339Nano, in.HeldUntil.V); {
+		case t.Before(now.Add(MinHold)):
+			v.Add("heldUntil", "must be at least %d minute in the future, time for a person to cancel (got %s, now is %s); record an action done now without held and heldUntil", int(MinHold.Minutes()), held, Timestamp(now))
+		case t.Sub(now) > MaxHoldQueue:
+			v.Add("heldUntil", "must be within %d days", int(MaxHoldQueue.Hours()/24))
+		}
+	}
 	hold := in.Held.Present(&v, "held") && in.Held.V
 	if in.Held.Set && !in.Held.V && in.HeldUntil.Set {
 		v.Add("held", "is false but heldUntil is given; omit held, or heldUntil")

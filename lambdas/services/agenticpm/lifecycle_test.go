@@ -112,6 +112,7 @@ func TestEscalationLifecycle(t *testing.T) {
 		{"get under unknown project", "GET", "/projects/" + missingID + "/escalations/" + e.ID, "", 404, "not_found", "", "project"},
 		{"get malformed", "GET", base + "/x", "", 404, "not_found", "", "escalation"},
 		{"deadline in the past", "POST", base, escalationWithDeadline(clock.Now().Add(-time.Minute)), 400, "validation_failed", "expiresAt", "future"},
+		{"deadline a second ahead", "POST", base, escalationWithDeadline(clock.Now().Add(time.Second)), 400, "validation_failed", "expiresAt", "at least 5 minutes"},
 		{"deadline beyond a year", "POST", base, escalationWithDeadline(clock.Now().Add(400 * 24 * time.Hour)), 400, "validation_failed", "expiresAt", ""},
 		{"deadline not a time", "POST", base, `{"title":"t","context":{},"options":[{}],"expiresAt":"tomorrow"}`, 400, "validation_failed", "expiresAt", ""},
 		{"expiry setting not a number", "PUT", "/agent/config/escalation_expiry_hours", `{"value":"soon"}`, 400, "validation_failed", "value", "number"},
@@ -133,14 +134,14 @@ func TestEscalationExpiry(t *testing.T) {
 	p := s.project(t, "")
 	now := s.clock.Now()
 	var soon, later agenticpm.Escalation
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(now.Add(time.Minute)), &soon)
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(now.Add(agenticpm.MinEscalationExpiry+time.Second)), &soon)
 	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(now.Add(time.Hour)), &later)
 
 	rep, err := s.job().ExpireOnce(context.Background())
 	require.NoError(t, err, "before the deadline")
 	require.Equal(t, 0, rep.Overdue, "before the deadline: overdue")
 	require.Equal(t, 0, rep.Expired, "before the deadline: expired")
-	s.clock.Advance(2 * time.Minute)
+	s.clock.Advance(agenticpm.MinEscalationExpiry + time.Minute)
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/decision", `{"userDecision":"late"}`), 409, "conflict", "", "deadline")
 	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/supersede", escalationBody), 409, "conflict", "", "deadline")
 
@@ -172,8 +173,8 @@ func TestEscalationRaces(t *testing.T) {
 
 	t.Run("expiry: 20 job runs", func(t *testing.T) {
 		var e agenticpm.Escalation
-		s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(s.clock.Now().Add(time.Minute)), &e)
-		s.clock.Advance(2 * time.Minute)
+		s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(s.clock.Now().Add(agenticpm.MinEscalationExpiry+time.Second)), &e)
+		s.clock.Advance(agenticpm.MinEscalationExpiry + time.Minute)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		expired := 0
@@ -412,8 +413,8 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 
 	// The job's expiry with its answer lost.
 	var x agenticpm.Escalation
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(s.clock.Now().Add(time.Minute)), &x)
-	s.clock.Advance(2 * time.Minute)
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(s.clock.Now().Add(agenticpm.MinEscalationExpiry+time.Second)), &x)
+	s.clock.Advance(agenticpm.MinEscalationExpiry + time.Minute)
 	jcfg := s.cfg
 	jcfg.Client = client
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)

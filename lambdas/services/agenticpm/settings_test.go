@@ -17,9 +17,12 @@ func TestActions(t *testing.T) {
 	s := newService(t, c.Now)
 	p := s.project(t, "")
 	var a agenticpm.Action
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"2026-02-04T20:30:00+11:00"}`, &a)
+	// heldUntil in Sydney's summer time, stored in UTC.
+	until := c.Now().Add(2 * time.Hour).Truncate(time.Minute)
+	body := `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"` + until.In(time.FixedZone("AEDT", 11*3600)).Format(time.RFC3339) + `"}`
+	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", body, &a)
 	assert.False(t, a.Executed, "action: executed")
-	assert.Equal(t, "2026-02-04T09:30:00.000000Z", a.HeldUntil, "action: heldUntil")
+	assert.Equal(t, until.UTC().Format("2006-01-02T15:04:05.000000Z"), a.HeldUntil, "action: heldUntil")
 	assert.Len(t, a.ID, 26, "action: id")
 	assert.Equal(t, `{"overall":0.92}`, string(a.Confidence), "action: confidence")
 	item := s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID)
@@ -46,6 +49,9 @@ func TestActions(t *testing.T) {
 		{"missing description", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent"}`, 400, "validation_failed", "description"},
 		{"bad heldUntil", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","heldUntil":"tomorrow"}`, 400, "validation_failed", "heldUntil"},
 		{"null heldUntil", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","heldUntil":null}`, 400, "validation_failed", "heldUntil"},
+		{"heldUntil in the past", "/projects/" + p.ID + "/actions", heldUntil(c.Now().Add(-time.Hour)), 400, "validation_failed", "heldUntil"},
+		{"heldUntil a second ahead", "/projects/" + p.ID + "/actions", heldUntil(c.Now().Add(time.Second)), 400, "validation_failed", "heldUntil"},
+		{"heldUntil past a week", "/projects/" + p.ID + "/actions", heldUntil(c.Now().Add(agenticpm.MaxHoldQueue + time.Hour)), 400, "validation_failed", "heldUntil"},
 		{"client executed", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","executed":true}`, 400, "validation_failed", "executed"},
 		{"confidence list", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","confidence":[1]}`, 400, "validation_failed", "confidence"},
 	} {
@@ -54,6 +60,11 @@ func TestActions(t *testing.T) {
 		})
 	}
 	assert.Equal(t, before, s.Count(t), "items: a refused request wrote")
+}
+
+// heldUntil is an action's body held until at.
+func heldUntil(at time.Time) string {
+	return `{"actionType":"email_sent","description":"d","heldUntil":"` + at.Format(time.RFC3339Nano) + `"}`
 }
 
 // actionIDs lists the actions' ids, in order.

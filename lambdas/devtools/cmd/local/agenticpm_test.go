@@ -17,6 +17,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,14 +34,17 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 		ID string `json:"id"`
 	}
 	call(t, pm.CreateProject.Method, at(r.base, pm.Name, pm.CreateProject), `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
-	deadline := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	deadline := time.Now().Add(agenticpm.MinEscalationExpiry + time.Minute).UTC().Format(time.RFC3339Nano)
 	var e struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
 	}
 	call(t, pm.CreateEscalation.Method, at(r.base, pm.Name, pm.CreateEscalation, p.ID),
 		fmt.Sprintf(`{"title":"Quick?","context":{},"options":[{"option":"Yes"}],"expiresAt":%q}`, deadline), 201, &e)
-	time.Sleep(3 * time.Second)
+	// Its deadline passes.
+	backdate(t, r, pm.ProjectPK(p.ID), pm.PrefixEscalation+e.ID, map[string]func(string) string{
+		pm.AttrExpiresAt: func(past string) string { return past },
+	})
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
 	call(t, pm.GetEscalation.Method, at(r.base, pm.Name, pm.GetEscalation, p.ID, e.ID), "", 200, &e)
 	assert.Equal(t, "expired", e.Status, "escalation after the job's run past its deadline")

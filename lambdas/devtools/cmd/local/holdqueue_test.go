@@ -9,12 +9,13 @@ import (
 
 	pm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// AgenticPM's hold queue as make dev runs it: an action held for two
-// seconds is released by a run of the release job triggered after that,
+// AgenticPM's hold queue as make dev runs it: a held action whose hold has
+// run out (backdated) is released by a run of the release job,
 // and its event reaches the EventBridge fake on the stage's bus.
 func TestHoldQueueReleasedWhenDue(t *testing.T) {
 	t.Parallel()
@@ -24,12 +25,17 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 		ID string `json:"id"`
 	}
 	call(t, pm.CreateProject.Method, at(r.base, pm.Name, pm.CreateProject), `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
-	until := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	until := time.Now().Add(agenticpm.MinHold + time.Minute).UTC().Format(time.RFC3339Nano)
 	var a struct {
-		ID string `json:"id"`
+		ID        string `json:"id"`
+		CreatedAt string `json:"createdAt"`
 	}
 	call(t, pm.RecordAction.Method, at(r.base, pm.Name, pm.RecordAction, p.ID), fmt.Sprintf(`{"actionType":"email_sent","description":"status","heldUntil":%q}`, until), 201, &a)
-	time.Sleep(3 * time.Second)
+	// Its hold runs out.
+	backdate(t, r, pm.ProjectPK(p.ID), pm.ActionSK(a.CreatedAt, a.ID), map[string]func(string) string{
+		pm.AttrHeldUntil: func(past string) string { return past },
+		pm.AttrGSI1SK:    func(past string) string { return past + "#" + a.ID },
+	})
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
 	var acts struct {
 		Items []struct {
