@@ -258,17 +258,26 @@ func (t IdempotencyTable) begin(ctx context.Context, id, hash, token string) (*r
 }
 
 // complete stores the answer for replays, without its secret fields, and
-// keeps it for the window.
+// keeps it for the window, or until the data it describes expires
+// (Expires) if that is sooner.
 func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *keptAnswer) error {
 	body, err := redact(rec.body.Bytes(), rec.secret)
 	if err != nil {
 		return err
 	}
+	expires := t.now().Add(IdempotencyWindow)
+	if !rec.expires.IsZero() && rec.expires.Before(expires) {
+		expires = rec.expires
+	}
 	e := ddb.Expr{
 		Update: "SET #status = :status, #answer = :answer, #body = :body, #expires = :expires",
 		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body", "#expires": "idem_expires"},
 		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(body),
-			":expires": ddb.N(t.now().Add(IdempotencyWindow).Unix())},
+			":expires": ddb.N(expires.Unix())},
+	}
+	if t.TTL != "" {
+		e.Update += ", #ttl = :expires"
+		e.Names["#ttl"] = t.TTL
 	}
 	if len(rec.secret) > 0 {
 		e.Update += ", #redacted = :redacted"
@@ -316,6 +325,9 @@ type keptAnswer struct {
 	wrote  bool
 	// secret are the answer's top-level fields a replay must not show.
 	secret []string
+	// expires is when the data the answer describes expires (Expires);
+	// zero when it does not.
+	expires time.Time
 }
 
 func (r *keptAnswer) WriteHeader(status int) {
@@ -344,6 +356,16 @@ const RedactedHeader = "Idempotent-Redacted"
 func Secret(w http.ResponseWriter, fields ...string) {
 	if k, ok := w.(*keptAnswer); ok {
 		k.secret = append(k.secret, fields...)
+	}
+}
+
+// Expires says that the answer a handler is about to write describes data
+// that expires at t (its TTL: a Stak message, say). The stored answer is
+// kept until then at most, not the whole IdempotencyWindow, so a replay
+// never answers for data that is gone: a retry after t is a new request.
+func Expires(w http.ResponseWriter, t time.Time) {
+	if k, ok := w.(*keptAnswer); ok && (k.expires.IsZero() || t.Before(k.expires)) {
+		k.expires = t
 	}
 }
 

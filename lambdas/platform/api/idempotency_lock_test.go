@@ -178,3 +178,30 @@ func TestSecretFieldsAreNotReplayed(t *testing.T) {
 	assert.Contains(t, r.Body.String(), `"account_id":"123456789012"`, "replayed body: the account")
 	assert.Equal(t, "external_id", r.Header().Get(api.RedactedHeader))
 }
+
+// An answer about data that expires (api.Expires: a Stak message's TTL)
+// is replayed until then only, not for the whole window: a retry after
+// the data is gone is a new request, not the answer of a message that no
+// longer exists.
+func TestAnswersExpireWithTheirData(t *testing.T) {
+	tbl, _ := keys(t)
+	start := time.Now()
+	clock := start
+	tbl.Now = func() time.Time { return clock }
+	var runs atomic.Int32
+	h := tbl.Middleware(create, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := runs.Add(1)
+		api.Expires(w, start.Add(2*time.Hour))
+		api.Expires(w, start.Add(time.Hour)) // the soonest counts
+		api.WriteJSON(w, http.StatusCreated, map[string]int32{"run": n})
+	}))
+	require.Equal(t, `{"run":1}`+"\n", post(h, "k", `{}`).Body.String(), "first")
+	clock = start.Add(time.Hour - time.Minute)
+	r := post(h, "k", `{}`)
+	assert.Equal(t, "true", r.Header().Get("Idempotent-Replayed"), "before the data expires: replayed")
+	assert.EqualValues(t, 1, runs.Load(), "before the data expires: runs")
+	clock = start.Add(time.Hour + time.Minute)
+	r = post(h, "k", `{}`)
+	assert.Empty(t, r.Header().Get("Idempotent-Replayed"), "after the data expired: a new request")
+	assert.EqualValues(t, 2, runs.Load(), "after the data expired: runs")
+}

@@ -259,6 +259,10 @@ func (h *handler) publish(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.Received = received
 	m, err := h.store.Publish(r.Context(), p.tenant, p.inbox, d)
+	if err == nil {
+		// A retry's replay never answers for a message already expired.
+		api.Expires(w, time.Unix(m.ExpiredAt, 0))
+	}
 	return api.Reply(w, http.StatusCreated, m, err)
 }
 
