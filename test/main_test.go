@@ -28,6 +28,9 @@ func run(m *testing.M) int {
 	if err == nil {
 		hostGrants, err = synthHostGrants()
 	}
+	if err == nil {
+		credGrants, err = synthCredentialsGrants(asm)
+	}
 	jsii.Close()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "synth failed: %v\n", err)

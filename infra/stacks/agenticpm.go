@@ -46,7 +46,7 @@ func buildAgenticPM(stack awscdk.Stack, cfg config.Stage) error {
 	bus.GrantPutEventsTo(api.Function, nil)
 	agenticpm.GrantCredentialsEncrypt(key, api.Function, cfg.Name)
 	// Agent stacks import the key by this ARN and grant their role
-	// agenticpm.GrantCredentialsDecrypt.
+	// agenticpm.GrantCredentialsDecrypt for the integrations it reads.
 	awscdk.NewCfnOutput(stack, jsii.String("CredentialsKeyArn"), &awscdk.CfnOutputProps{
 		Value:       key.KeyArn(),
 		Description: jsii.String("AgenticPM credentials key: grant agent roles agenticpm.GrantCredentialsDecrypt on it"),

@@ -33,7 +33,7 @@ type Request struct {
 	// names it. It matches a Principal AWS value equal to it, and "*".
 	// An account's root ARN is matched only by itself: in a key policy
 	// that statement delegates to the account's IAM policies rather than
-	// naming the role, and evaluating that delegation is the caller's.
+	// naming the role; EvaluateKMS evaluates that delegation.
 	Principal string
 	// Action, e.g. sns:Publish.
 	Action string

@@ -213,3 +213,73 @@ func TestEncryptionContextConditions(t *testing.T) {
 		assert.Error(t, err, "%s: evaluated without an error", name)
 	}
 }
+
+// KMS's evaluation of a key policy with the caller's identity policies:
+// a statement naming the caller suffices; the account's statement
+// delegates to IAM, so the identity policies must allow too; an explicit
+// deny anywhere wins.
+func TestEvaluateKMS(t *testing.T) {
+	role := "arn:aws:iam::111122223333:role/Agent"
+	key := "arn:aws:kms:eu-west-1:111122223333:key/Key"
+	rootPrincipal := map[string]any{"AWS": "arn:aws:iam::111122223333:root"}
+	jira := map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:integration": "jira"}}
+	keyPolicy := map[string]any{"Statement": []any{
+		map[string]any{"Effect": "Allow", "Principal": rootPrincipal, "Action": []any{"kms:Describe*", "kms:Put*"}, "Resource": "*"},
+		map[string]any{"Effect": "Allow", "Principal": rootPrincipal, "Action": "kms:Decrypt", "Resource": "*", "Condition": jira},
+		map[string]any{"Effect": "Allow", "Principal": map[string]any{"AWS": "arn:aws:iam::111122223333:role/Named"}, "Action": "kms:Encrypt", "Resource": "*"},
+		map[string]any{"Effect": "Deny", "Principal": "*", "Action": "kms:CreateGrant", "Resource": "*"},
+	}}
+	allow := func(action string) any {
+		return map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": action, "Resource": "*"}}}
+	}
+	deny := map[string]any{"Statement": []any{map[string]any{"Effect": "Deny", "Action": "kms:Decrypt", "Resource": "*"}}}
+	req := func(principal, action string, ec map[string]string) iameval.Request {
+		return iameval.WithEncryptionContext(iameval.Request{Principal: principal, Action: action, Resource: key}, ec)
+	}
+	ec := map[string]string{"integration": "jira"}
+	for _, tt := range []struct {
+		name     string
+		identity []any
+		req      iameval.Request
+		want     iameval.KMSDecision
+	}{
+		{"delegated, and the role's policy allows", []any{allow("kms:Decrypt")}, req(role, "kms:Decrypt", ec),
+			iameval.KMSDecision{Identity: iameval.Allow, Account: iameval.Allow, Outcome: iameval.Allow}},
+		{"delegated, the role's policy silent", []any{allow("kms:Encrypt")}, req(role, "kms:Decrypt", ec),
+			iameval.KMSDecision{Account: iameval.Allow}},
+		{"delegated, the role has no policy", nil, req(role, "kms:Decrypt", ec),
+			iameval.KMSDecision{Account: iameval.Allow}},
+		{"not delegated: another context", []any{allow("kms:*")}, req(role, "kms:Decrypt", map[string]string{"integration": "outlook"}),
+			iameval.KMSDecision{Identity: iameval.Allow}},
+		{"not delegated: no context", []any{allow("kms:*")}, req(role, "kms:Decrypt", nil),
+			iameval.KMSDecision{Identity: iameval.Allow}},
+		{"a deny in the role's policies", []any{allow("kms:Decrypt"), deny}, req(role, "kms:Decrypt", ec),
+			iameval.KMSDecision{Identity: iameval.ExplicitDeny, Account: iameval.Allow, Outcome: iameval.ExplicitDeny}},
+		{"named in the key policy, no identity policy", nil, req("arn:aws:iam::111122223333:role/Named", "kms:Encrypt", nil),
+			iameval.KMSDecision{Key: iameval.Allow, Outcome: iameval.Allow}},
+		{"administration delegated", []any{allow("kms:*")}, req(role, "kms:PutKeyPolicy", nil),
+			iameval.KMSDecision{Identity: iameval.Allow, Account: iameval.Allow, Outcome: iameval.Allow}},
+		{"the key policy denies", []any{allow("kms:*")}, req(role, "kms:CreateGrant", nil),
+			iameval.KMSDecision{Identity: iameval.Allow, Key: iameval.ExplicitDeny, Account: iameval.ExplicitDeny, Outcome: iameval.ExplicitDeny}},
+	} {
+		got, err := iameval.EvaluateKMS(keyPolicy, tt.identity, tt.req)
+		if assert.NoError(t, err, tt.name) {
+			assert.Equal(t, tt.want, got, tt.name)
+		}
+	}
+	_, err := iameval.EvaluateKMS(keyPolicy, nil, iameval.Request{Action: "kms:Decrypt", Resource: key})
+	assert.ErrorContains(t, err, "no IAM principal", "a request without a principal")
+}
+
+// The condition keys of an encryption context, and none without one.
+func TestWithEncryptionContext(t *testing.T) {
+	base := iameval.Request{Action: "kms:Decrypt", Context: map[string]string{"aws:PrincipalAccount": "111122223333"},
+		Sets: map[string][]string{iameval.EncryptionContextKeys: {"stale"}}}
+	got := iameval.WithEncryptionContext(base, map[string]string{"stage": "dev", "integration": "jira"})
+	assert.Equal(t, map[string]string{"aws:PrincipalAccount": "111122223333", "kms:EncryptionContext:integration": "jira", "kms:EncryptionContext:stage": "dev"}, got.Context, "context keys")
+	assert.Equal(t, map[string][]string{iameval.EncryptionContextKeys: {"integration", "stage"}}, got.Sets, "multivalued keys")
+	assert.Equal(t, []string{"stale"}, base.Sets[iameval.EncryptionContextKeys], "the request passed in changed")
+	none := iameval.WithEncryptionContext(base, nil)
+	assert.Equal(t, map[string]string{"aws:PrincipalAccount": "111122223333"}, none.Context, "no context: context keys")
+	assert.NotContains(t, none.Sets, iameval.EncryptionContextKeys, "no context: multivalued keys")
+}

@@ -143,13 +143,16 @@ func TestAPICredentialsCallsAllowed(t *testing.T) {
 				if !assert.NoError(t, err, "%s", c) {
 					continue
 				}
-				// Both layers, as GrantCredentialsEncrypt grants it: the
-				// role's policy and a key policy statement naming the
-				// role. (AWS needs only one of them while the key policy
-				// delegates to IAM; asking for both keeps either from
-				// drifting unnoticed.)
-				assert.Equal(t, iameval.Allow, d.identity, "%s: the API's role policy in %s; both it and the key policy must allow it (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage)
-				assert.Equal(t, iameval.Allow, d.key, "%s: the key policy in %s; both it and the API's role policy must allow it (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage)
+				// KMS allows it, and both layers do, as
+				// GrantCredentialsEncrypt grants it: the role's policy and
+				// a key policy statement naming the role. (KMS needs the
+				// statement naming the role unless the key policy
+				// delegates kms:Encrypt to IAM, which the credentials key
+				// does not; asking for both keeps either from drifting
+				// unnoticed.)
+				assert.Equal(t, iameval.Allow, d.Outcome, "%s: KMS's evaluation in %s (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage)
+				assert.Equal(t, iameval.Allow, d.Identity, "%s: the API's role policy in %s; both it and the key policy must allow it (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage)
+				assert.Equal(t, iameval.Allow, d.Key, "%s: the key policy in %s; both it and the API's role policy must allow it (constructs/agenticpm.CredentialsCondition, GrantCredentialsEncrypt)", c, stage)
 			}
 			if !t.Failed() {
 				t.Logf("%s: %d KMS calls of the API (the first: %s), each allowed by its role's policy and the key policy", stage, len(calls), calls[0])
@@ -186,9 +189,9 @@ func TestAPICredentialsCallsAllowed(t *testing.T) {
 					continue
 				}
 				const why = "%s: %s is allowed by the %s; the check would not notice the code's encryption context changing"
-				assert.NotEqual(t, iameval.Allow, d.aws, why, m.name, c, "AWS evaluation")
-				assert.NotEqual(t, iameval.Allow, d.identity, why, m.name, c, "role policy")
-				assert.NotEqual(t, iameval.Allow, d.key, why, m.name, c, "key policy")
+				assert.NotEqual(t, iameval.Allow, d.Outcome, why, m.name, c, "AWS evaluation")
+				assert.NotEqual(t, iameval.Allow, d.Identity, why, m.name, c, "role policy")
+				assert.NotEqual(t, iameval.Allow, d.Key, why, m.name, c, "key policy")
 			}
 			// Another stage's key is no key of this template: the
 			// mapping refuses it rather than guessing.
@@ -231,9 +234,8 @@ func recordAPICalls(t *testing.T, path string) []call {
 // policies are what a template says of the API's KMS calls.
 type policies struct {
 	resources map[string]any
-	// role is the API role's ARN; root the account's, which a key policy
-	// names to delegate to IAM.
-	role, root string
+	// role is the API role's ARN.
+	role string
 	// identity holds the role's policy documents, resolved.
 	identity []any
 }
@@ -249,7 +251,7 @@ func loadPolicies(path, fn string) (*policies, error) {
 	if err := json.Unmarshal(raw, &tmpl); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	p := &policies{resources: tmpl.Resources, root: "arn:" + deployEnv.Partition + ":iam::" + deployEnv.Account + ":root"}
+	p := &policies{resources: tmpl.Resources}
 	roleID := ""
 	for _, id := range slices.Sorted(maps.Keys(tmpl.Resources)) {
 		typ, props := resource(tmpl.Resources[id])
@@ -358,51 +360,20 @@ func (p *policies) key(keyID string) (arn string, policy any, err error) {
 	return "", nil, fmt.Errorf("KeyId %q: no AWS::KMS::Alias of the template is named %s", keyID, name)
 }
 
-// decision is one call's evaluation: by the role's policies, by the key
-// policy for the role, and KMS's outcome of the two.
-type decision struct{ identity, key, aws iameval.Decision }
-
-// authorize evaluates c as the API's role makes it. KMS allows a request
-// when neither policy denies it and the key policy allows it: by a
-// statement naming the principal, or by delegating to IAM (allowing the
-// account's root) when the identity policy allows it.
-func (p *policies) authorize(c call) (decision, error) {
+// authorize evaluates c as the API's role makes it, as KMS does
+// (iameval.EvaluateKMS): KMS allows a request when neither policy denies
+// it and the key policy allows it, by a statement naming the principal,
+// or by delegating to IAM (allowing the account's root) when the identity
+// policy allows it.
+func (p *policies) authorize(c call) (iameval.KMSDecision, error) {
 	arn, keyPolicy, err := p.key(c.KeyID)
 	if err != nil {
-		return decision{}, err
+		return iameval.KMSDecision{}, err
 	}
 	req := iameval.Request{Principal: p.role, Action: "kms:" + c.Operation, Resource: arn,
-		Context: map[string]string{"kms:CallerAccount": deployEnv.Account, "aws:PrincipalArn": p.role, "aws:PrincipalAccount": deployEnv.Account},
-		Sets:    map[string][]string{"kms:EncryptionContextKeys": nil}}
+		Context: map[string]string{"kms:CallerAccount": deployEnv.Account, "aws:PrincipalArn": p.role, "aws:PrincipalAccount": deployEnv.Account}}
 	if strings.Contains(c.KeyID, "alias/") {
 		req.Context["kms:RequestAlias"] = c.KeyID
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.Context)) {
-		req.Context["kms:EncryptionContext:"+k] = c.Context[k]
-		req.Sets["kms:EncryptionContextKeys"] = append(req.Sets["kms:EncryptionContextKeys"], k)
-	}
-	var d decision
-	for _, doc := range p.identity {
-		got, err := iameval.Evaluate(doc, req)
-		if err != nil {
-			return d, fmt.Errorf("role policy: %w", err)
-		}
-		d.identity = max(d.identity, got) // ExplicitDeny > Allow > ImplicitDeny
-	}
-	if d.key, err = iameval.Evaluate(keyPolicy, req); err != nil {
-		return d, fmt.Errorf("key policy: %w", err)
-	}
-	asRoot := req
-	asRoot.Principal = p.root
-	delegated, err := iameval.Evaluate(keyPolicy, asRoot)
-	if err != nil {
-		return d, fmt.Errorf("key policy (account): %w", err)
-	}
-	switch {
-	case d.identity == iameval.ExplicitDeny || d.key == iameval.ExplicitDeny:
-		d.aws = iameval.ExplicitDeny
-	case d.key == iameval.Allow || (delegated == iameval.Allow && d.identity == iameval.Allow):
-		d.aws = iameval.Allow
-	}
-	return d, nil
+	return iameval.EvaluateKMS(keyPolicy, p.identity, iameval.WithEncryptionContext(req, c.Context))
 }

@@ -26,9 +26,11 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
-// decrypt is what an agent granted agenticpm.GrantCredentialsDecrypt
-// does with GET /integrations/{name}: Decrypt the ciphertext with the
-// encryption context it names.
+// decrypt is what an agent does with GET /integrations/{name}: Decrypt
+// the ciphertext with the encryption context it names. In AWS its role
+// is granted with agenticpm.GrantCredentialsDecrypt for that integration
+// only (test/credentials_grant_test.go proves the policies); Local KMS
+// checks the context itself, not IAM.
 func decrypt(t *testing.T, ciphertext string, ec map[string]string) (string, error) {
 	t.Helper()
 	blob, err := base64.StdEncoding.DecodeString(ciphertext)
