@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -203,4 +205,24 @@ func TestJWTAuthorizers(t *testing.T) {
 	auths, err = other.JWTAuthorizers()
 	assert.NoError(t, err, "itsm")
 	assert.Empty(t, auths, "itsm: want none")
+}
+
+// A CreateTable whose answer is lost (as on a loaded machine, where
+// DynamoDB Local answers after the SDK gave up) is retried by the SDK and
+// finds the table its first attempt made: Create succeeds, as it did. A
+// table that was there before is still an error without KeepExisting.
+func TestCreateWithALostAnswer(t *testing.T) {
+	client, proxy := servicetest.FaultyClient(t, "")
+	tmpl, err := cfntables.Load("testdata/kitchen.template.json")
+	require.NoError(t, err)
+	suffix := testenv.Suffix()
+	ctx := context.Background()
+	proxy.NextOn("CreateTable", ddbfault.DropAnswer, 1)
+	names, err := cfntables.Create(ctx, client, tmpl, cfntables.Options{Suffix: suffix})
+	t.Cleanup(func() { cfntables.Delete(ctx, testenv.Client(t), names) })
+	require.NoError(t, err, "create with the first answer lost")
+	assert.Len(t, names, 2, "tables created")
+	_, err = cfntables.Create(ctx, client, tmpl, cfntables.Options{Suffix: suffix})
+	var inUse *types.ResourceInUseException
+	assert.ErrorAs(t, err, &inUse, "create again: the tables were there before")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // Options adjust Create.
@@ -50,9 +51,11 @@ func Create(ctx context.Context, client CreateTableAPI, t *Template, opts Option
 		name := opts.TableName(tbl)
 		in := tbl.Input
 		in.TableName = aws.String(name)
-		if _, err := client.CreateTable(ctx, &in); err != nil {
+		start, attempts := time.Now(), 0
+		if _, err := client.CreateTable(ctx, &in, countAttempts(&attempts)); err != nil {
 			var inUse *types.ResourceInUseException
-			if !opts.KeepExisting || !errors.As(err, &inUse) {
+			retried := attempts > 1 && createdSince(ctx, client, name, start)
+			if !errors.As(err, &inUse) || !(opts.KeepExisting || retried) {
 				return names, fmt.Errorf("cfntables: create table %s (%s): %w", name, tbl.LogicalID, err)
 			}
 		}
@@ -68,6 +71,33 @@ func Create(ctx context.Context, client CreateTableAPI, t *Template, opts Option
 		names[tbl.LogicalID] = name
 	}
 	return names, nil
+}
+
+// countAttempts counts the attempts the SDK's retryer makes of one call
+// into n: a middleware after the retry step runs once per attempt.
+func countAttempts(n *int) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Finalize.Add(middleware.FinalizeMiddlewareFunc("cfntablesAttempts",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					*n++
+					return next.HandleFinalize(ctx, in)
+				}), middleware.After)
+		})
+	}
+}
+
+// createdSince tells whether table name was created at start or later. A
+// CreateTable whose answer was lost (a slow DynamoDB Local on a loaded
+// machine) and that the SDK retried finds the table its first attempt
+// made: a success, not a table someone else left.
+func createdSince(ctx context.Context, client CreateTableAPI, name string, start time.Time) bool {
+	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil || out.Table == nil || out.Table.CreationDateTime == nil {
+		return false
+	}
+	// DynamoDB Local keeps whole seconds.
+	return !out.Table.CreationDateTime.Before(start.Truncate(time.Second))
 }
 
 // Delete deletes the named tables, ignoring tables that are already gone.
