@@ -52,6 +52,11 @@ func CallerIDFromPhone(phone string, pepper []byte) (string, error) {
 // platform's contact or session id, never a number a person has).
 func SessionCallerID(session string) string { return PrefixCallerSession + session }
 
+// ErrCallerIDIsPhone is CheckCallerID's error for a value that reads as a
+// phone number (with or without the session prefix): the one refusal a
+// caller must hear before any other, whatever else is wrong with the value.
+var ErrCallerIDIsPhone = errors.New("must not be a phone number (personal data)")
+
 // CheckCallerID says why s is no caller id, or nil: a caller id is
 // PrefixCallerSession and 1 to 123 letters, digits, '.', '_', '~' or '-'
 // that do not read as a phone number, or PrefixCallerHash and 64
@@ -61,7 +66,7 @@ func CheckCallerID(s string) error {
 		PrefixCallerHash + "<64 lowercase hex digits>, docs/schemas/itsm.md)"
 	switch {
 	case looksLikePhone(s) || looksLikePhone(strings.TrimPrefix(s, PrefixCallerSession)):
-		return errors.New("must not be a phone number (personal data): " + forms)
+		return fmt.Errorf("%w: %s", ErrCallerIDIsPhone, forms)
 	case strings.HasPrefix(s, PrefixCallerHash):
 		h := s[len(PrefixCallerHash):]
 		if len(h) != 2*sha256.Size || strings.ContainsFunc(h, func(r rune) bool { return !isLowerHex(r) }) {

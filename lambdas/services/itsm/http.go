@@ -2,6 +2,7 @@ package itsm
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
@@ -150,6 +151,12 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 // forms, never a phone number (contract.CheckCallerID; the 400 names the
 // field and both forms).
 func callerID(v *api.Validator, field, s string) {
+	// A phone number is refused as one, even written with spaces (which
+	// the identifier check below would name instead).
+	if err := contract.CheckCallerID(s); errors.Is(err, contract.ErrCallerIDIsPhone) {
+		v.Add(field, "%s", err)
+		return
+	}
 	var before api.Validator
 	before.Identifier(field, s, MaxCallerIDLen)
 	if err := before.Err(); err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
-	"github.com/dynastack/dynastack/constructs/service"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -101,7 +101,7 @@ func TestCallerIDIsNeverAPhoneNumber(t *testing.T) {
 	s := newService(t, options{})
 	for _, r := range []apitest.Response{
 		s.Do(t, "POST", "/tickets", `{"caller_id":"+44 20 7946 0958","issue_description":"no dial tone"}`),
-		s.Do(t, "GET", contract.ListTickets.URLQuery(service.Values{contract.ParamCaller: "+442079460958"}), ""),
+		s.Do(t, "GET", contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "+442079460958"}), ""),
 	} {
 		apitest.WantError(t, r, 400, "validation_failed", "", "must not be a phone number")
 		var e apitest.ErrorBody
@@ -234,7 +234,7 @@ func TestStatusTransitions(t *testing.T) {
 		}
 	}
 
-	tk := s.create(t, "c", "d")
+	tk := s.create(t, "sess-c", "d")
 	before := s.Count(t)
 	tests := []struct {
 		name, id, body string
@@ -343,7 +343,7 @@ func TestListByCaller(t *testing.T) {
 	p := s.list(t, "sess-caller-exact", "")
 	assert.Len(t, p.Tickets, 10, "exactly one page: tickets")
 	assert.Empty(t, p.NextCursor, "exactly one page: cursor")
-	p = s.list(t, "nobody", "")
+	p = s.list(t, "sess-nobody", "")
 	assert.Equal(t, []map[string]any{}, p.Tickets, "unknown caller: an empty list, not null")
 	assert.Empty(t, p.NextCursor, "unknown caller: cursor")
 
