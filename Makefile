@@ -71,7 +71,7 @@ LOCAL_KMS         := bin/local-kms-$(LOCAL_KMS_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt restore-plan apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -125,6 +125,11 @@ admin: deps ## dynamodb-admin on 127.0.0.1:8001 for a running make dev (DYNAMO_E
 # per difference) or 2 (bad input); make turns any failure into its own 2,
 # the printed lines say which. docs/adopting-tables.md is the runbook.
 TEMPLATES ?= test/snapshots
+restore-plan: ## the commands of a point-in-time restore of one table (STAGE= SERVICE= TABLE=<construct id> TIME=<RFC 3339>; docs/restoring.md)
+	@if [ -z "$(STAGE)" ] || [ -z "$(SERVICE)" ] || [ -z "$(TABLE)" ] || [ -z "$(TIME)" ]; then \
+		echo "usage: make restore-plan STAGE=<stage> SERVICE=<service> TABLE=<construct id: Tickets, Inbox, App, Audit, Messages, Table> TIME=<RFC 3339, e.g. 2026-03-01T09:30:00Z> [TEMPLATES=test/snapshots]" >&2; exit 2; fi
+	@go run ./infra/cmd/restoreplan -stage "$(STAGE)" -service "$(SERVICE)" -table "$(TABLE)" -time "$(TIME)" -templates "$(or $(TEMPLATES),test/snapshots)"
+
 adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERVICE= DESCRIBE="describe-table.json [ttl.json pitr.json tags.json]")
 	@if [ "$(origin STAGE)" != "command line" ] || [ -z "$(SERVICE)" ] || [ -z "$(DESCRIBE)" ]; then \
 		echo "usage: make adopt STAGE=<stage> SERVICE=<service> DESCRIBE=\"<describe-table.json> [describe-time-to-live.json] [describe-continuous-backups.json] [list-tags-of-resource.json]\" [TEMPLATES=test/snapshots]" >&2; exit 2; fi

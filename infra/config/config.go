@@ -78,6 +78,15 @@ type Stage struct {
 	//
 	// Default: none.
 	ReservedConcurrency map[string]int
+	// Backup is the stage's AWS Backup plan beyond point-in-time recovery
+	// (BackupPlan): daily backups of every table into a vault per service
+	// stack, optionally copied to a second Region. Required in prod, with
+	// a copy (ValidateGuardrails).
+	//
+	// Default: none in dev; daily, StageBackupRetentionDays, no copy in
+	// stage; daily, ProdBackupRetentionDays, copied to DefaultCopyRegion in
+	// prod.
+	Backup BackupPlan
 }
 
 // OnCallEmail receives the alarms of stage and prod. It is a placeholder
@@ -105,10 +114,13 @@ func Stages() []Stage {
 		// dev fires every 15 minutes so a deployed dev stage shows the
 		// pipeline working without waiting for 09:00.
 		{Name: table.Dev, RezAgent: RezAgentPipeline{Schedule: Schedule{Expression: "rate(15 minutes)"}}},
-		{Name: table.Stg, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}},
+		{Name: table.Stg, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}},
+			Backup: BackupPlan{RetentionDays: StageBackupRetentionDays}},
 		// prod lists and counts messages by type (issue 17: the index
-		// serves GET /messages?message_type= and the metrics by type).
-		{Name: table.Prod, TerminationProtection: true, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}, RezAgentMessageTypeIndex: true},
+		// serves GET /messages?message_type= and the metrics by type), and
+		// copies its daily backups out of its Region (issue 33).
+		{Name: table.Prod, TerminationProtection: true, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}}, RezAgentMessageTypeIndex: true,
+			Backup: BackupPlan{RetentionDays: ProdBackupRetentionDays, CopyRegion: DefaultCopyRegion}},
 	}
 }
 

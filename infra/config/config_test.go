@@ -74,7 +74,9 @@ func TestGuardrails(t *testing.T) {
 }
 
 func TestTableNames(t *testing.T) {
-	s := config.Stage{Name: table.Prod, Alarms: config.AlarmSubscribers{Emails: []string{"ops@example.com"}},
+	prod, err := config.Lookup("prod")
+	require.NoError(t, err, "Lookup(prod)")
+	s := config.Stage{Name: table.Prod, Alarms: config.AlarmSubscribers{Emails: []string{"ops@example.com"}}, Backup: prod.Backup,
 		TableNames: map[string]string{config.TableKey("itsm", "Tickets"): "poc-itsm-tickets"}}
 	require.NoError(t, s.ValidateGuardrails(), "a valid override is refused")
 	assert.Equal(t, "poc-itsm-tickets", s.TableName("itsm", "Tickets"), "TableName(itsm, Tickets)")

@@ -43,6 +43,7 @@ func Compare(old, new Set) Report {
 				oldPool = append(oldPool, &ref{stackKey: key, t: o.tables[id], stackChanged: true})
 			}
 		default:
+			c.compareBackups(key, o, n)
 			for _, id := range slices.Sorted(maps.Keys(o.tables)) {
 				if nt, ok := n.tables[id]; ok {
 					c.compareTables(key, key, o.tables[id], nt)

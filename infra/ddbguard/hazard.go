@@ -39,6 +39,8 @@ const (
 	PITRDisabled           Class = "pitr-disabled"
 	WarmThroughputLowered  Class = "warm-throughput-lowered"
 	PolicyOnNewReplica     Class = "resource-policy-on-new-replica"
+	BackupRemoved          Class = "backup-removed"
+	BackupWeakened         Class = "backup-weakened"
 )
 
 // Classes lists every hazard class; an acknowledgement naming anything else
@@ -47,7 +49,7 @@ var Classes = []Class{
 	MultipleGSIChanges, GSIReplaced, LSIChange, StreamChange, TTLChange,
 	TableReplacement, LogicalIDChange, TableTypeChange, ProtectionDropped,
 	MultipleReplicaChanges, TableRemoved, PITRDisabled, WarmThroughputLowered,
-	PolicyOnNewReplica,
+	PolicyOnNewReplica, BackupRemoved, BackupWeakened,
 }
 
 // Known reports whether c is one of Classes.
@@ -63,7 +65,8 @@ type Hazard struct {
 	// may name either, since the reviewer may know the table by its old id.
 	OldLogicalID string
 	// TableName is the physical name, "(unnamed)" when CloudFormation
-	// generates it.
+	// generates it; for a backup hazard, the vault's, plan's or
+	// selection's name.
 	TableName string
 	Detail    string
 	Fix       string

@@ -82,6 +82,7 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 			continue
 		}
 		wireAlarms(stack, cfg)
+		addBackup(stack, cfg)
 	}
 	if err := checkTableKeys(stage, cfg); err != nil {
 		errs = append(errs, err)

@@ -190,7 +190,7 @@ func TestITSM(t *testing.T) {
 
 	create := l.Do(t, Request{
 		Method: "POST", Path: "/tickets", Base64: true,
-		Body:       []byte(`{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on ☕"}`),
+		Body:       []byte(`{"caller_id":"sess-poc-user-001","issue_description":"My laptop won't turn on ☕"}`),
 		Headers:    map[string]string{"content-type": "application/json", "accept": "application/json,text/plain", "x-request-id": "not sane"},
 		Cookies:    []string{"session=abc123", "theme=dark"},
 		Authorizer: iam(callerARN),
@@ -227,10 +227,10 @@ func TestITSM(t *testing.T) {
 	assert.Contains(t, []int{http.StatusCreated, http.StatusOK}, comment.StatusCode, "comment: %s", comment.Body)
 
 	// A parameter given twice is a 400 naming it, not a silent pick.
-	list := l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=poc-user-001&caller=other"})
+	list := l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=sess-poc-user-001&caller=other"})
 	assert.Equal(t, http.StatusBadRequest, list.StatusCode, "repeated query parameter: %s", list.Body)
 	assert.Contains(t, list.Body, "must be given at most once", "repeated query parameter")
-	list = l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=poc-user-001"})
+	list = l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=sess-poc-user-001"})
 	tickets, _ := list.JSON["tickets"].([]any)
 	assert.Equal(t, http.StatusOK, list.StatusCode, "list: %s", list.Body)
 	assert.Len(t, tickets, 1, "list: %s", list.Body)

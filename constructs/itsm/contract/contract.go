@@ -35,6 +35,14 @@ const (
 	// IndexCallerID lists a caller's tickets by creation time.
 	IndexCallerID = "CallerIdIndex"
 
+	// PrefixCallerSession and PrefixCallerHash begin the only two forms a
+	// caller_id (the partition key of CallerIdIndex) may take: a session
+	// id, or a phone number hashed with the desk's pepper
+	// (CallerIDFromPhone). Design document 003 forbids personal data there;
+	// anything else, a raw phone number above all, is a 400 (CheckCallerID).
+	PrefixCallerSession = "sess-"
+	PrefixCallerHash    = "hmac-sha256:"
+
 	// EnvTable carries the tickets table's physical name.
 	EnvTable = "ITSM_TICKETS_TABLE"
 )
@@ -72,5 +80,6 @@ var Service = service.Contract{
 	Tables: []service.Table{Tickets},
 	Attributes: []string{AttrTicketID, AttrCallerID, AttrCreatedAt, AttrExpiresAt, AttrIssueDescription, AttrStatus,
 		AttrUpdatedAt, AttrComments, AttrCommentTokens, AttrWriteToken},
+	KeyParts:  []string{PrefixCallerSession, PrefixCallerHash},
 	Functions: []service.Function{API},
 }

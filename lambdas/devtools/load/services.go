@@ -35,7 +35,7 @@ func ITSM() Scenario {
 		Service: itsmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var t ticket
-			a, err := c.Do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": run, "issue_description": fmt.Sprintf("load ticket %d", i)}, &t)
+			a, err := c.Do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": itsmcontract.SessionCallerID(run), "issue_description": fmt.Sprintf("load ticket %d", i)}, &t)
 			return t.TicketID, a, err
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
@@ -49,7 +49,7 @@ func ITSM() Scenario {
 				Tickets []ticket `json:"tickets"`
 				Next    string   `json:"next_cursor"`
 			}
-			a, err := c.Do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: run, service.Cursor: cursor}), nil, &page)
+			a, err := c.Do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: itsmcontract.SessionCallerID(run), service.Cursor: cursor}), nil, &page)
 			ids := make([]string, len(page.Tickets))
 			for i, t := range page.Tickets {
 				ids[i] = t.TicketID

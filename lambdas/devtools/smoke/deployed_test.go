@@ -97,7 +97,7 @@ func TestSigner(t *testing.T) {
 	good := "secret-of-AKIASMOKE" // awsloop.ConfigSecrets' secret of the key
 	for _, tc := range []struct{ method, path, body string }{
 		{"GET", "/tickets?caller=smoke-1", ""},
-		{"POST", "/tickets", `{"caller_id":"smoke-1"}`},
+		{"POST", "/tickets", `{"caller_id":"sess-smoke-1"}`},
 		{"PATCH", "/tickets/t-1", `{"status":"closed"}`},
 		{"DELETE", "/schedules/s-1", ""},
 	} {

@@ -29,13 +29,13 @@ func itsm(ctx context.Context, s *suite) {
 	}
 	var t ticket
 	if !s.check("create ticket", func() error {
-		return s.c.do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": s.t.Run,
+		return s.c.do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": itsmcontract.SessionCallerID(s.t.Run),
 			"issue_description": "dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)"}, &t, s201)
 	}) {
 		return
 	}
 	path := itsmcontract.GetTicket.URL(t.ID)
-	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", t.ID, s.t.Run)
+	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", t.ID, itsmcontract.SessionCallerID(s.t.Run))
 	s.check("read ticket", func() error {
 		var got ticket
 		if err := s.c.do(ctx, itsmcontract.GetTicket.Method, path, nil, &got, s200); err != nil {
@@ -48,7 +48,7 @@ func itsm(ctx context.Context, s *suite) {
 			var page struct {
 				Tickets []ticket `json:"tickets"`
 			}
-			if err := s.c.do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: s.t.Run}), nil, &page, s200); err != nil {
+			if err := s.c.do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: itsmcontract.SessionCallerID(s.t.Run)}), nil, &page, s200); err != nil {
 				return err
 			}
 			for _, x := range page.Tickets {

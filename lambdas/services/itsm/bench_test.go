@@ -57,12 +57,12 @@ func ticketFor(caller string) itsm.Ticket {
 func BenchmarkCreateTicket(b *testing.B) {
 	raw := newService(b, options{})
 	s, rec := recorded(b, raw)
-	body := `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`
+	body := `{"caller_id":"sess-poc-user-001","issue_description":"My laptop won't turn on"}`
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		cond, _ := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("ticket_id"))).Build()
 		return func() {
 			// Timed: the assertions only on the failure path.
-			item, err := attributevalue.MarshalMap(ticketFor("poc-user-001"))
+			item, err := attributevalue.MarshalMap(ticketFor("sess-poc-user-001"))
 			if err != nil {
 				require.NoError(b, err, "marshal the ticket")
 			}
@@ -83,7 +83,7 @@ func BenchmarkCreateTicket(b *testing.B) {
 func BenchmarkGetTicket(b *testing.B) {
 	raw := newService(b, options{})
 	s, rec := recorded(b, raw)
-	tk := s.create(b, "poc-user-001", "x")
+	tk := s.create(b, "sess-poc-user-001", "x")
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": tk.TicketID})
 		return func() {
@@ -117,7 +117,7 @@ func BenchmarkAddComment(b *testing.B) {
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
 		if i%perTicket == 0 {
 			b.StopTimer()
-			id = raw.create(b, "poc-user-001", "x").TicketID
+			id = raw.create(b, "sess-poc-user-001", "x").TicketID
 			b.StartTimer()
 		}
 		i++
@@ -130,7 +130,7 @@ func BenchmarkAddComment(b *testing.B) {
 		return func() {
 			if i%perTicket == 0 {
 				b.StopTimer()
-				key, _ = attributevalue.MarshalMap(map[string]string{"ticket_id": raw.create(b, "poc-user-001", "x").TicketID})
+				key, _ = attributevalue.MarshalMap(map[string]string{"ticket_id": raw.create(b, "sess-poc-user-001", "x").TicketID})
 				b.StartTimer()
 			}
 			i++
@@ -139,7 +139,7 @@ func BenchmarkAddComment(b *testing.B) {
 	})
 	// Over canned answers every comment goes to one ticket: its answer is
 	// recorded once.
-	id = raw.create(b, "poc-user-001", "x").TicketID
+	id = raw.create(b, "sess-poc-user-001", "x").TicketID
 	ddbcanned.Pair(b, s.Client, do(s, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`, 201),
 		func(b *testing.B, client *dynamodb.Client) func() {
 			key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": id})
@@ -182,12 +182,12 @@ func BenchmarkListByCaller(b *testing.B) {
 	raw := newService(b, options{})
 	s, rec := recorded(b, raw)
 	for i := range 25 {
-		s.create(b, "poc-user-001", fmt.Sprintf("issue %d", i))
+		s.create(b, "sess-poc-user-001", fmt.Sprintf("issue %d", i))
 	}
 	rawOp := func(b *testing.B, client *dynamodb.Client) func() {
 		proj := expression.NamesList(expression.Name("ticket_id"), expression.Name("caller_id"), expression.Name("issue_description"),
 			expression.Name("status"), expression.Name("created_at"), expression.Name("updated_at"))
-		expr, _ := expression.NewBuilder().WithKeyCondition(expression.Key("caller_id").Equal(expression.Value("poc-user-001"))).WithProjection(proj).Build()
+		expr, _ := expression.NewBuilder().WithKeyCondition(expression.Key("caller_id").Equal(expression.Value("sess-poc-user-001"))).WithProjection(proj).Build()
 		return func() {
 			// Timed: the assertions only on the failure path.
 			out, err := client.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(s.Table), IndexName: aws.String("CallerIdIndex"),

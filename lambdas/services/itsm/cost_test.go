@@ -40,17 +40,17 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 	faults := base.Faults(t, "itsm", mode)
 	faults.Serve(func(c *dynamodb.Client) http.Handler { return cannedHandler(t, base, c).H })
 	s, rec := recorded(t, base)
-	tk := s.create(t, "cost-caller", "My laptop won't turn on")
+	tk := s.create(t, "sess-cost-caller", "My laptop won't turn on")
 	for i := range itsm.PageSize {
-		s.create(t, "cost-caller", fmt.Sprintf("issue %d", i))
+		s.create(t, "sess-cost-caller", fmt.Sprintf("issue %d", i))
 	}
 	var first itsm.Page
-	s.Do(t, "GET", "/tickets?caller=cost-caller", "").JSON(t, &first)
+	s.Do(t, "GET", "/tickets?caller=sess-cost-caller", "").JSON(t, &first)
 	id := func() string { return "/tickets/" + tk.TicketID }
 	write := ddbrecord.Cost{Requests: 1, Write: 2}
 	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
 		{Operation: "POST /tickets", Method: "POST", Path: func() string { return "/tickets" },
-			Body: `{"caller_id":"cost-caller","issue_description":"Printer jam"}`, Status: 201, Min: write,
+			Body: `{"caller_id":"sess-cost-caller","issue_description":"Printer jam"}`, Status: 201, Min: write,
 			Note: "one conditional PutItem; CallerIdIndex (ALL) holds a copy: 1 WCU each"},
 		{Operation: "GET /tickets/{id}", Method: "GET", Path: id, Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 1},
 			Note: "one strongly consistent GetItem"},
@@ -65,10 +65,10 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 			Note: "one conditional UpdateItem; the index copy is rewritten"},
 		{Operation: "PATCH /tickets/{id} (refused transition)", Method: "PATCH", Path: id, Body: `{"status":"open"}`, Status: 409,
 			Min: ddbrecord.Cost{Requests: 1}, Note: "one conditional UpdateItem that fails; the old item (ReturnValuesOnConditionCheckFailure) names the current status at no extra read"},
-		{Operation: "GET /tickets?caller= (first page of 10)", Method: "GET", Path: func() string { return "/tickets?caller=cost-caller" },
+		{Operation: "GET /tickets?caller= (first page of 10)", Method: "GET", Path: func() string { return "/tickets?caller=sess-cost-caller" },
 			Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 0.5},
 			Note: "one eventually consistent Query of 11 index items (the 11th proves a next page), 4 KB or less"},
-		{Operation: "GET /tickets?caller= (last page)", Method: "GET", Path: func() string { return "/tickets?caller=cost-caller&cursor=" + first.Next },
+		{Operation: "GET /tickets?caller= (last page)", Method: "GET", Path: func() string { return "/tickets?caller=sess-cost-caller&cursor=" + first.Next },
 			Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one Query from the cursor"},
 	})
 	if mode == servicetest.Cost {

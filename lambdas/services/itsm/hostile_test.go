@@ -10,9 +10,9 @@ import (
 // stores nothing, on every route.
 func TestHostileInput(t *testing.T) {
 	s := newService(t, options{})
-	tk := s.create(t, "poc-user-001", "printer on fire")
+	tk := s.create(t, "sess-poc-user-001", "printer on fire")
 	s.Hostile(t, s.H,
-		apitest.Write{Method: "POST", Path: "/tickets", Body: `{"caller_id":"a","issue_description":"b"}`},
+		apitest.Write{Method: "POST", Path: "/tickets", Body: `{"caller_id":"sess-a","issue_description":"b"}`},
 		apitest.Write{Method: "PATCH", Path: "/tickets/" + tk.TicketID, Body: `{"status":"in_progress"}`},
 		apitest.Write{Method: "POST", Path: "/tickets/" + tk.TicketID + "/comments", Body: `{"comment_text":"Tried restarting"}`},
 	)

@@ -2,6 +2,7 @@ package itsm
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
@@ -65,7 +66,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var v api.Validator
-	v.Identifier("caller_id", in.CallerID, MaxCallerIDLen)
+	callerID(&v, "caller_id", in.CallerID)
 	textField(&v, "issue_description", in.IssueDescription, MaxDescriptionChars, MaxDescriptionBytes)
 	if err := v.Err(); err != nil {
 		return err
@@ -138,12 +139,33 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	var v api.Validator
 	q := api.QueryOf(r)
 	caller := q.Get(contract.ParamCaller)
-	v.Identifier(contract.ParamCaller.String(), caller, MaxCallerIDLen)
+	callerID(&v, contract.ParamCaller.String(), caller)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	page, err := h.store.ListByCaller(r.Context(), caller, q.Cursor())
 	return api.Reply(w, http.StatusOK, page, api.CursorHint(err, cursorHint))
+}
+
+// callerID checks a caller id: an identifier in one of the contract's two
+// forms, never a phone number (contract.CheckCallerID; the 400 names the
+// field and both forms).
+func callerID(v *api.Validator, field, s string) {
+	// A phone number is refused as one, even written with spaces (which
+	// the identifier check below would name instead).
+	if err := contract.CheckCallerID(s); errors.Is(err, contract.ErrCallerIDIsPhone) {
+		v.Add(field, "%s", err)
+		return
+	}
+	var before api.Validator
+	before.Identifier(field, s, MaxCallerIDLen)
+	if err := before.Err(); err != nil {
+		v.Identifier(field, s, MaxCallerIDLen)
+		return
+	}
+	if err := contract.CheckCallerID(s); err != nil {
+		v.Add(field, "%s", err)
+	}
 }
 
 // ticketID returns the path id, a canonical UUID.

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -43,27 +44,32 @@ func TestCreateTicket(t *testing.T) {
 		code   string
 		field  string
 	}{
-		{"valid", `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`, 201, "", ""},
-		{"max lengths", `{"caller_id":"` + strings.Repeat("c", itsm.MaxCallerIDLen) + `","issue_description":"` + strings.Repeat("d", itsm.MaxDescriptionChars) + `"}`, 201, "", ""},
+		{"valid", `{"caller_id":"sess-poc-user-001","issue_description":"My laptop won't turn on"}`, 201, "", ""},
+		{"max lengths", `{"caller_id":"sess-` + strings.Repeat("c", itsm.MaxCallerIDLen-5) + `","issue_description":"` + strings.Repeat("d", itsm.MaxDescriptionChars) + `"}`, 201, "", ""},
 		{"empty body", ``, 400, "bad_request", ""},
 		{"null body", `null`, 400, "bad_request", ""},
-		{"array body", `[{"caller_id":"a","issue_description":"b"}]`, 400, "bad_request", ""},
-		{"malformed", `{"caller_id":"a",`, 400, "bad_request", ""},
-		{"trailing garbage", `{"caller_id":"a","issue_description":"b"} x`, 400, "bad_request", ""},
+		{"array body", `[{"caller_id":"sess-a","issue_description":"b"}]`, 400, "bad_request", ""},
+		{"malformed", `{"caller_id":"sess-a",`, 400, "bad_request", ""},
+		{"trailing garbage", `{"caller_id":"sess-a","issue_description":"b"} x`, 400, "bad_request", ""},
 		{"missing caller_id", `{"issue_description":"b"}`, 400, "validation_failed", "caller_id"},
 		{"null caller_id", `{"caller_id":null,"issue_description":"b"}`, 400, "validation_failed", "caller_id"},
 		{"numeric caller_id", `{"caller_id":42,"issue_description":"b"}`, 400, "validation_failed", "caller_id"},
-		{"caller_id with space", `{"caller_id":"a b","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
-		{"caller_id too long", `{"caller_id":"` + strings.Repeat("c", itsm.MaxCallerIDLen+1) + `","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
-		{"missing description", `{"caller_id":"a"}`, 400, "validation_failed", "issue_description"},
-		{"blank description", `{"caller_id":"a","issue_description":"  \n "}`, 400, "validation_failed", "issue_description"},
-		{"boolean description", `{"caller_id":"a","issue_description":true}`, 400, "validation_failed", "issue_description"},
-		{"description too long", `{"caller_id":"a","issue_description":"` + strings.Repeat("d", itsm.MaxDescriptionChars+1) + `"}`, 400, "validation_failed", "issue_description"},
-		{"description too many bytes", `{"caller_id":"a","issue_description":"` + multibyte + `"}`, 400, "validation_failed", "issue_description"},
-		{"control character", `{"caller_id":"a","issue_description":"bell\u0007"}`, 400, "validation_failed", "issue_description"},
-		{"unknown field", `{"caller_id":"a","issue_description":"b","priority":"high"}`, 400, "validation_failed", "priority"},
-		{"client-chosen status", `{"caller_id":"a","issue_description":"b","status":"closed"}`, 400, "validation_failed", "status"},
-		{"body too large", `{"caller_id":"a","issue_description":"` + strings.Repeat("x", 40<<10) + `"}`, 413, "too_large", ""},
+		{"caller_id with space", `{"caller_id":"sess-a b","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
+		{"caller_id too long", `{"caller_id":"sess-` + strings.Repeat("c", itsm.MaxCallerIDLen-4) + `","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
+		{"phone number as caller_id", `{"caller_id":"+15550100199","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
+		{"written phone number as caller_id", `{"caller_id":"(555)010-0199","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
+		{"phone number as a session id", `{"caller_id":"sess-+15550100199","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
+		{"caller_id in neither form", `{"caller_id":"poc-user-001","issue_description":"b"}`, 400, "validation_failed", "caller_id"},
+		{"hashed caller_id", `{"caller_id":"hmac-sha256:` + strings.Repeat("0f", 32) + `","issue_description":"b"}`, 201, "", ""},
+		{"missing description", `{"caller_id":"sess-a"}`, 400, "validation_failed", "issue_description"},
+		{"blank description", `{"caller_id":"sess-a","issue_description":"  \n "}`, 400, "validation_failed", "issue_description"},
+		{"boolean description", `{"caller_id":"sess-a","issue_description":true}`, 400, "validation_failed", "issue_description"},
+		{"description too long", `{"caller_id":"sess-a","issue_description":"` + strings.Repeat("d", itsm.MaxDescriptionChars+1) + `"}`, 400, "validation_failed", "issue_description"},
+		{"description too many bytes", `{"caller_id":"sess-a","issue_description":"` + multibyte + `"}`, 400, "validation_failed", "issue_description"},
+		{"control character", `{"caller_id":"sess-a","issue_description":"bell\u0007"}`, 400, "validation_failed", "issue_description"},
+		{"unknown field", `{"caller_id":"sess-a","issue_description":"b","priority":"high"}`, 400, "validation_failed", "priority"},
+		{"client-chosen status", `{"caller_id":"sess-a","issue_description":"b","status":"closed"}`, 400, "validation_failed", "status"},
+		{"body too large", `{"caller_id":"sess-a","issue_description":"` + strings.Repeat("x", 40<<10) + `"}`, 413, "too_large", ""},
 	}
 	created := 0
 	for _, tt := range tests {
@@ -88,16 +94,44 @@ func TestCreateTicket(t *testing.T) {
 	assert.Equal(t, created, s.Count(t), "items in the table: a rejected request wrote")
 }
 
+// A phone number as caller_id is personal data, which design document 003
+// forbids: the 400 says so and names the forms a caller id takes, on the
+// create and on the listing alike.
+func TestCallerIDIsNeverAPhoneNumber(t *testing.T) {
+	s := newService(t, options{})
+	for _, r := range []apitest.Response{
+		s.Do(t, "POST", "/tickets", `{"caller_id":"+44 20 7946 0958","issue_description":"no dial tone"}`),
+		s.Do(t, "GET", contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "+442079460958"}), ""),
+	} {
+		apitest.WantError(t, r, 400, "validation_failed", "", "must not be a phone number")
+		var e apitest.ErrorBody
+		r.JSON(t, &e)
+		require.Len(t, e.Error.Fields, 1, "fields (%s)", r.Body)
+		assert.Contains(t, []string{"caller_id", contract.ParamCaller.String()}, e.Error.Fields[0].Field, "field named")
+		assert.Contains(t, e.Error.Fields[0].Message, contract.PrefixCallerSession, "names the session form")
+		assert.Contains(t, e.Error.Fields[0].Message, contract.PrefixCallerHash, "names the hash form")
+	}
+	assert.Equal(t, 0, s.Count(t), "items in the table")
+
+	// The id the desk backend computes is accepted and lists the ticket.
+	id, err := contract.CallerIDFromPhone("+44 20 7946 0958", []byte(strings.Repeat("p", contract.MinPepperBytes)))
+	require.NoError(t, err)
+	tk := s.create(t, id, "no dial tone")
+	p := s.list(t, id, "")
+	require.Len(t, p.Tickets, 1, "the hashed caller's tickets")
+	assert.Equal(t, tk.TicketID, p.Tickets[0]["ticket_id"], "listed ticket")
+}
+
 func TestGetTicket(t *testing.T) {
 	s := newService(t, options{})
-	tk := s.create(t, "poc-user-001", "Email not working in Outlook")
+	tk := s.create(t, "sess-poc-user-001", "Email not working in Outlook")
 	servicetest.GetByID(t, s.Service, contract.GetTicket, tk.TicketID, tk, "PATCH")
 }
 
 func TestAddComment(t *testing.T) {
 	c := apitest.NewClock(time.Date(2026, 2, 9, 12, 0, 0, 0, time.UTC), time.Second)
 	s := newService(t, options{now: c.Now})
-	tk := s.create(t, "poc-user-001", "VPN drops")
+	tk := s.create(t, "sess-poc-user-001", "VPN drops")
 
 	r := s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`)
 	require.Equal(t, 201, r.Status, "first comment: %s", r.Body)
@@ -143,7 +177,7 @@ func TestAddComment(t *testing.T) {
 
 func TestCommentLimits(t *testing.T) {
 	s := newService(t, options{})
-	closed := itsm.Ticket{TicketID: "3f1d7e3a-3333-4000-8000-000000000000", CallerID: "c", IssueDescription: "d",
+	closed := itsm.Ticket{TicketID: "3f1d7e3a-3333-4000-8000-000000000000", CallerID: "sess-c", IssueDescription: "d",
 		Status: itsm.StatusClosed, CreatedAt: "2026-02-09T12:00:00.000000Z", UpdatedAt: "2026-02-09T12:00:00.000000Z", Comments: []itsm.Comment{}}
 	s.put(t, closed)
 	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+closed.TicketID+"/comments", `{"comment_text":"hello"}`), 409, "conflict", "", "closed")
@@ -166,7 +200,7 @@ func TestCommentLimits(t *testing.T) {
 // setState puts a ticket in the given status directly, to test every
 // transition from every state.
 func (s *service) setState(t *testing.T, id string, st itsm.Status) {
-	s.put(t, itsm.Ticket{TicketID: id, CallerID: "c", IssueDescription: "d", Status: st,
+	s.put(t, itsm.Ticket{TicketID: id, CallerID: "sess-c", IssueDescription: "d", Status: st,
 		CreatedAt: "2026-02-09T12:00:00.000000Z", UpdatedAt: "2026-02-09T12:00:00.000000Z", Comments: []itsm.Comment{}})
 }
 
@@ -200,7 +234,7 @@ func TestStatusTransitions(t *testing.T) {
 		}
 	}
 
-	tk := s.create(t, "c", "d")
+	tk := s.create(t, "sess-c", "d")
 	before := s.Count(t)
 	tests := []struct {
 		name, id, body string
@@ -224,7 +258,7 @@ func TestStatusTransitions(t *testing.T) {
 
 func TestLifecycle(t *testing.T) {
 	s := newService(t, options{})
-	tk := s.create(t, "poc-user-002", "Printer jams")
+	tk := s.create(t, "sess-poc-user-002", "Printer jams")
 	for _, st := range []string{"in_progress", "resolved", "open", "in_progress", "resolved", "closed"} {
 		r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`)
 		require.Equal(t, 200, r.Status, "→ %s: %s", st, r.Body)
@@ -279,21 +313,21 @@ func TestListByCaller(t *testing.T) {
 	s := newService(t, options{now: c.Now})
 	var want []string
 	for i := range 23 {
-		want = append([]string{s.create(t, "caller-a", fmt.Sprintf("issue %d", i)).TicketID}, want...)
+		want = append([]string{s.create(t, "sess-caller-a", fmt.Sprintf("issue %d", i)).TicketID}, want...)
 	}
 	for range 10 {
-		s.create(t, "caller-exact", "x")
+		s.create(t, "sess-caller-exact", "x")
 	}
-	s.create(t, "caller-b", "b's ticket")
+	s.create(t, "sess-caller-b", "b's ticket")
 	s.Do(t, "POST", "/tickets/"+want[0]+"/comments", `{"comment_text":"not in listings"}`)
 
 	var got []string
 	var cursors []string
 	cur := ""
 	for pageNo := 0; ; pageNo++ {
-		p := s.list(t, "caller-a", cur)
+		p := s.list(t, "sess-caller-a", cur)
 		for _, tk := range p.Tickets {
-			assert.Equal(t, "caller-a", tk["caller_id"], "foreign ticket")
+			assert.Equal(t, "sess-caller-a", tk["caller_id"], "foreign ticket")
 			assert.NotContains(t, tk, "comments", "listing returned comments")
 			got = append(got, tk["ticket_id"].(string))
 		}
@@ -306,10 +340,10 @@ func TestListByCaller(t *testing.T) {
 	}
 	assert.Equal(t, want, got, "order")
 
-	p := s.list(t, "caller-exact", "")
+	p := s.list(t, "sess-caller-exact", "")
 	assert.Len(t, p.Tickets, 10, "exactly one page: tickets")
 	assert.Empty(t, p.NextCursor, "exactly one page: cursor")
-	p = s.list(t, "nobody", "")
+	p = s.list(t, "sess-nobody", "")
 	assert.Equal(t, []map[string]any{}, p.Tickets, "unknown caller: an empty list, not null")
 	assert.Empty(t, p.NextCursor, "unknown caller: cursor")
 
@@ -322,15 +356,17 @@ func TestListByCaller(t *testing.T) {
 		name, query string
 		field       string
 	}{
-		{"cursor of another caller", "caller=caller-b&cursor=" + cursors[0], ""},
-		{"tampered cursor", "caller=caller-a&cursor=" + string(tampered), ""},
-		{"garbage cursor", "caller=caller-a&cursor=bm90IGEgY3Vyc29y", ""},
+		{"cursor of another caller", "caller=sess-caller-b&cursor=" + cursors[0], ""},
+		{"tampered cursor", "caller=sess-caller-a&cursor=" + string(tampered), ""},
+		{"garbage cursor", "caller=sess-caller-a&cursor=bm90IGEgY3Vyc29y", ""},
 		{"missing caller", "", "caller"},
 		{"blank caller", "caller=", "caller"},
-		{"caller too long", "caller=" + strings.Repeat("c", itsm.MaxCallerIDLen+1), "caller"},
+		{"phone number", "caller=%2B15550100199", "caller"},
+		{"caller in neither form", "caller=poc-user-001", "caller"},
+		{"caller too long", "caller=sess-" + strings.Repeat("c", itsm.MaxCallerIDLen-4), "caller"},
 		// Not a silent pick of one value or a silent full listing.
-		{"caller twice", "caller=caller-a&caller=caller-b", "caller"},
-		{"unknown parameter", "caller=caller-a&calller=caller-b", "calller"},
+		{"caller twice", "caller=sess-caller-a&caller=sess-caller-b", "caller"},
+		{"unknown parameter", "caller=sess-caller-a&calller=caller-b", "calller"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -365,8 +401,8 @@ func TestRenamedIndexBreaksListing(t *testing.T) {
 		tmpl.Resources[id] = r
 	}
 	s := newService(t, options{tmpl: tmpl})
-	s.create(t, "caller-a", "x")
-	r := s.Do(t, "GET", "/tickets?caller=caller-a", "")
+	s.create(t, "sess-caller-a", "x")
+	r := s.Do(t, "GET", "/tickets?caller=sess-caller-a", "")
 	apitest.WantError(t, r, 500, "internal", "", "")
 	assert.NotContains(t, string(r.Body), "CallerIdIndex", "500 leaks internals")
 	assert.NotContains(t, string(r.Body), s.Table, "500 leaks internals")

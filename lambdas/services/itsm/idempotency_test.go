@@ -16,7 +16,7 @@ import (
 // concurrent requests with one key create one ticket.
 func TestCreateWithIdempotencyKey(t *testing.T) {
 	s := newService(t, options{})
-	body := `{"caller_id":"poc-user-001","issue_description":"VPN drops"}`
+	body := `{"caller_id":"sess-poc-user-001","issue_description":"VPN drops"}`
 	first := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
 	again := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
 	require.Equal(t, 201, first.Status, "first: %s", first.Body)
@@ -24,10 +24,10 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 	require.Equal(t, string(first.Body), string(again.Body), "a retry answers the first answer")
 	require.Equal(t, first.Header.Get("Location"), again.Header.Get("Location"), "a retry's Location")
 	assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"), "a replay is marked Idempotent-Replayed")
-	apitest.WantError(t, s.Do(t, "POST", "/tickets", `{"caller_id":"poc-user-001","issue_description":"other"}`, api.IdempotencyHeader, "k-1"),
+	apitest.WantError(t, s.Do(t, "POST", "/tickets", `{"caller_id":"sess-poc-user-001","issue_description":"other"}`, api.IdempotencyHeader, "k-1"),
 		422, api.CodeKeyReused, "", "")
 	apitest.WantError(t, s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "bad key"), 400, "bad_request", "", "")
-	require.Equal(t, 1, tickets(t, s, "poc-user-001"), "tickets after a create, its retry and a refused reuse")
+	require.Equal(t, 1, tickets(t, s, "sess-poc-user-001"), "tickets after a create, its retry and a refused reuse")
 
 	// Twenty at once with a new key: one creates; each other one either
 	// waits its turn (409 in_progress) or replays the first answer.
@@ -51,7 +51,7 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 			assert.Fail(t, "concurrent request: unexpected status", "%d %s", r.Status, r.Body)
 		}
 	}
-	assert.Equal(t, 2, tickets(t, s, "poc-user-001"), "tickets after twenty concurrent requests with one key")
+	assert.Equal(t, 2, tickets(t, s, "sess-poc-user-001"), "tickets after twenty concurrent requests with one key")
 }
 
 // tickets counts a caller's tickets through the API.

@@ -16,7 +16,7 @@ import (
 // finds is the answer. (Before, the retry appended the comment again.)
 func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
 	s := newService(t, options{})
-	tk := s.create(t, "poc-user-001", "VPN drops")
+	tk := s.create(t, "sess-poc-user-001", "VPN drops")
 
 	lossy, proxy := s.throughFaults(t)
 
@@ -42,7 +42,7 @@ func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
 // acknowledged).
 func TestCommentWithLostAnswerAndAnotherWriteIsStoredOnce(t *testing.T) {
 	s := newService(t, options{})
-	tk := s.create(t, "poc-user-001", "VPN drops")
+	tk := s.create(t, "sess-poc-user-001", "VPN drops")
 	lossy, proxy := s.throughFaults(t)
 
 	proxy.AfterDrop(func() {
@@ -65,7 +65,7 @@ func TestCommentWithLostAnswerAndAnotherWriteIsStoredOnce(t *testing.T) {
 // not the 409 its own earlier attempt would otherwise cause.
 func TestStatusChangeWithLostAnswerSucceeds(t *testing.T) {
 	s := newService(t, options{})
-	tk := s.create(t, "poc-user-001", "VPN drops")
+	tk := s.create(t, "sess-poc-user-001", "VPN drops")
 	lossy, proxy := s.throughFaults(t)
 
 	proxy.Next(ddbfault.DropAnswer, 1)
@@ -86,7 +86,7 @@ func TestCreateWithLostAnswerSucceedsOnce(t *testing.T) {
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var tk itsm.Ticket
-	lossy.Must(t, 201, "POST", "/tickets", `{"caller_id":"poc-user-001","issue_description":"VPN drops"}`, &tk)
+	lossy.Must(t, 201, "POST", "/tickets", `{"caller_id":"sess-poc-user-001","issue_description":"VPN drops"}`, &tk)
 	require.Equal(t, 2, proxy.Requests(), "requests: the lost answer was not retried")
 	var stored itsm.Ticket
 	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)

@@ -19,7 +19,7 @@ func TestFaultsReachTheFunctions(t *testing.T) {
 	t.Parallel()
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), []string{ddbfault.EnvFaults + "=throttle:1"})
 	var body struct{ Error struct{ Code string } }
-	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "u1"}), "", 503, &body)
+	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-u1"}), "", 503, &body)
 	assert.Equal(t, "unavailable", body.Error.Code, "error code")
 }
 

@@ -356,7 +356,7 @@ func TestEndToEnd(t *testing.T) {
 		Comments []map[string]any `json:"comments"`
 	}
 	var tk, got ticket
-	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"poc-user-001","issue_description":"My laptop won't turn on"}`, 201, &tk)
+	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"sess-poc-user-001","issue_description":"My laptop won't turn on"}`, 201, &tk)
 	call(t, itsm.GetTicket.Method, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID), "", 200, &got)
 	assert.Equal(t, tk.TicketID, got.TicketID, "get: ticket id")
 	assert.Equal(t, "open", got.Status, "get: status")
@@ -367,7 +367,7 @@ func TestEndToEnd(t *testing.T) {
 	var list struct {
 		Tickets []ticket `json:"tickets"`
 	}
-	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "poc-user-001"}), "", 200, &list)
+	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-poc-user-001"}), "", 200, &list)
 	if assert.Len(t, list.Tickets, 1, "list") {
 		assert.Equal(t, tk.TicketID, list.Tickets[0].TicketID, "list: ticket id")
 	}
@@ -415,9 +415,9 @@ func checkLocalOnly(t *testing.T, base string) {
 	var before, after struct {
 		Tickets []any `json:"tickets"`
 	}
-	list := base + "/" + itsm.Name + itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "web-page"})
+	list := base + "/" + itsm.Name + itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-web-page"})
 	call(t, itsm.ListTickets.Method, list, "", 200, &before)
-	const body = `{"caller_id":"web-page","issue_description":"from a page"}`
+	const body = `{"caller_id":"sess-web-page","issue_description":"from a page"}`
 	for _, tt := range []struct {
 		name, host string
 		header     map[string]string

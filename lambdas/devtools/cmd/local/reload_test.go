@@ -78,7 +78,7 @@ func TestReload(t *testing.T) {
 	var tk struct {
 		TicketID string `json:"ticket_id"`
 	}
-	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"reload-user","issue_description":"kept across reloads"}`, 201, &tk)
+	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"sess-reload-user","issue_description":"kept across reloads"}`, 201, &tk)
 
 	// The change: the name ITSM gives a ticket in its 404.
 	file := filepath.Join(src, "lambdas", "services", "itsm", "http.go")
