@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_, err = cfg.Credentials.Retrieve(ctx)
 	}
 	if err != nil {
-		return &exitError{2, fmt.Sprintf("no AWS credentials for stage %s (eval "$(aws configure export-credentials --format env)", or AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local): %v", *stage, oneLine(err))}
+		return &exitError{2, fmt.Sprintf("no AWS credentials for stage %s (eval \"$(aws configure export-credentials --format env)\", or AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local): %v", *stage, oneLine(err))}
 	}
 	client, err := ddb.NewClient(ctx, getenv, migrate.NoRetries)
 	if err != nil {
