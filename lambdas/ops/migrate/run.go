@@ -45,7 +45,7 @@ const (
 // segment is one parallel scan segment's checkpoint: where its scan
 // stands (the last key done; nil at the start) and what it did so far.
 type segment struct {
-	Start    Item `dynamodbav:"start,omitempty"`
+	Start    Item `dynamodbav:"-"` // kept as the map it is (marshalSegment)
 	Done     bool `dynamodbav:"done"`
 	Scanned  int  `dynamodbav:"scanned"`
 	Needed   int  `dynamodbav:"needed"`
@@ -96,7 +96,7 @@ func decodeRecord(item Item) (record, error) {
 	r.Segments = make([]segment, n)
 	for i := range r.Segments {
 		if av, ok := item[attrSegment+strconv.Itoa(i)]; ok {
-			if err := attributevalue.Unmarshal(av, &r.Segments[i]); err != nil {
+			if err := unmarshalSegment(av, &r.Segments[i]); err != nil {
 				return r, fmt.Errorf("migrate: checkpoint segment %d: %w", i, err)
 			}
 		}
@@ -213,7 +213,7 @@ func (r *runner) claim(ctx context.Context, table string, ks []string, m Migrati
 // save writes one segment's checkpoint and renews the lease, if the run
 // still holds it.
 func (r *runner) save(ctx context.Context, table string, ks []string, m Migration, run string, i int, s segment) error {
-	av, err := attributevalue.Marshal(s)
+	av, err := marshalSegment(s)
 	if err != nil {
 		return err
 	}
@@ -428,4 +428,40 @@ func (r *runner) summary(res Result, err error, done bool) {
 	for _, s := range res.Samples {
 		fmt.Fprintf(w, "  would change %s\n", s)
 	}
+}
+
+// segStart is the segment map's attribute that holds its position: the
+// key as DynamoDB gave it, which attributevalue cannot decode into an Item.
+const segStart = "start"
+
+func marshalSegment(s segment) (types.AttributeValue, error) {
+	av, err := attributevalue.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	m := av.(*types.AttributeValueMemberM)
+	if len(s.Start) > 0 {
+		m.Value[segStart] = &types.AttributeValueMemberM{Value: s.Start}
+	}
+	return m, nil
+}
+
+func unmarshalSegment(av types.AttributeValue, s *segment) error {
+	m, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
+		return fmt.Errorf("not a map")
+	}
+	rest := make(Item, len(m.Value))
+	for k, v := range m.Value {
+		if k != segStart {
+			rest[k] = v
+		}
+	}
+	if err := attributevalue.UnmarshalMap(rest, s); err != nil {
+		return err
+	}
+	if st, ok := m.Value[segStart].(*types.AttributeValueMemberM); ok {
+		s.Start = st.Value
+	}
+	return nil
 }
