@@ -143,7 +143,7 @@ migrate: ## run a service's data migrations on a stage (STAGE= SERVICE= [DRY_RUN
 		echo "usage: make migrate STAGE=<stage> SERVICE=<service> [DRY_RUN=1] [CHECK=1] [ID=<migration>] [READ_UNITS=50] [WRITE_UNITS=25]" >&2; exit 2; fi
 	@mkdir -p bin && cd lambdas && go build -o ../bin/migrator ./ops/migrator
 	@bin/migrator -stage "$(STAGE)" -service "$(SERVICE)" -templates test/snapshots -reports cdk.out/migrate \
-		$(if $(DRY_RUN),-dry-run) $(if $(CHECK),-check) $(if $(ID),-id "$(ID)") \
+		$(if $(DRY_RUN),-dry-run) $(if $(CHECK),-check) $(if $(ID),-only "$(ID)") \
 		-read-units "$(or $(READ_UNITS),50)" -write-units "$(or $(WRITE_UNITS),25)"
 
 # Cost, then time, against DynamoDB Local. First each service's TestCost

@@ -7,6 +7,9 @@
 // AWS credentials for the stage (or AWS_ENDPOINT_URL_DYNAMODB for DynamoDB
 // Local); without them it says so in one line and exits 2.
 //
+// Flags: -stage, -service, -dry-run, -check, -only <migration id>,
+// -read-units, -write-units, -segments, -templates, -reports.
+//
 // Exit codes: 0 done (or, with -check, nothing needed); 1 a migration
 // failed or stopped (run again to resume), or -check found one needed; 2
 // bad input or no credentials.
@@ -86,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	dry := fs.Bool("dry-run", false, "count and show samples, write nothing")
 	check := fs.Bool("check", false, "pre-flight: read a sample, say which migrations it needs")
 	sample := fs.Int("sample", 1000, "items the pre-flight reads per table")
-	only := fs.String("id", "", "run only this migration (the earlier ones must be done)")
+	only := fs.String("only", "", "run only this migration (the earlier ones must be done)")
 	rcu := fs.Float64("read-units", 50, "read capacity units per second at most")
 	wcu := fs.Float64("write-units", 25, "write capacity units per second at most")
 	segments := fs.Int("segments", 4, "parallel scan segments")
