@@ -71,7 +71,7 @@ LOCAL_KMS         := bin/local-kms-$(LOCAL_KMS_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt restore-plan apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt restore-plan migrate apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -135,6 +135,21 @@ adopt: ## can a stage's stack import a live table as it is? offline (STAGE= SERV
 		echo "usage: make adopt STAGE=<stage> SERVICE=<service> DESCRIBE=\"<describe-table.json> [describe-time-to-live.json] [describe-continuous-backups.json] [list-tags-of-resource.json]\" [TEMPLATES=test/snapshots]" >&2; exit 2; fi
 	@mkdir -p bin && go build -o bin/adopt ./infra/cmd/adopt
 	@bin/adopt -stage "$(STAGE)" -service "$(SERVICE)" -templates "$(TEMPLATES)" -out cdk.out/adopt $(DESCRIBE)
+
+# A service's data migrations against a stage's tables (names from the
+# stage's golden template, or the contract's variable when set: DynamoDB
+# Local), with the stage's credentials in the environment. DRY_RUN=1
+# counts and shows samples, writing nothing; CHECK=1 reads a sample and
+# says which migrations it needs (exit 1 when one is); ID= runs one. The
+# engine is lambdas/ops/migrate, the command lambdas/ops/migrator, the
+# runbooks the "Cutover" sections of docs/schemas/<service>.md.
+migrate: ## run a service's data migrations on a stage (STAGE= SERVICE= [DRY_RUN=1] [CHECK=1] [ID=] [READ_UNITS=50 WRITE_UNITS=25])
+	@if [ "$(origin STAGE)" != "command line" ] || [ -z "$(SERVICE)" ]; then \
+		echo "usage: make migrate STAGE=<stage> SERVICE=<service> [DRY_RUN=1] [CHECK=1] [ID=<migration>] [READ_UNITS=50] [WRITE_UNITS=25]" >&2; exit 2; fi
+	@mkdir -p bin && cd lambdas && go build -o ../bin/migrator ./ops/migrator
+	@bin/migrator -stage "$(STAGE)" -service "$(SERVICE)" -templates test/snapshots -reports cdk.out/migrate \
+		$(if $(DRY_RUN),-dry-run) $(if $(CHECK),-check) $(if $(ID),-only "$(ID)") \
+		-read-units "$(or $(READ_UNITS),50)" -write-units "$(or $(WRITE_UNITS),25)"
 
 # Cost, then time, against DynamoDB Local. First each service's TestCost
 # table: per API operation the DynamoDB requests and consumed capacity

@@ -35,7 +35,18 @@ const (
 	// and the dev tools use: run by a person against a stage, never
 	// deployed, so the runtime (platform, services, cmd) never imports it.
 	opsTree = module + "/ops/"
+	// migrationsPkg ends the path of a service's data migrations
+	// (services/<name>/migrations): operator code that lives beside the
+	// service it changes, so it counts as ops/ (it imports ops/migrate),
+	// and no Lambda main may link it.
+	migrationsPkg = "/migrations"
 )
+
+// isOps tells the operator tools' packages, and the services' migrations.
+func isOps(importPath string) bool {
+	return strings.HasPrefix(importPath+"/", opsTree) ||
+		strings.HasPrefix(importPath, module+"/services/") && strings.HasSuffix(importPath, migrationsPkg)
+}
 
 // lambdaMainBans are what no Lambda main may link, wherever it comes
 // from: the test framework.
@@ -170,7 +181,7 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 				assert.False(t, strings.HasPrefix(imp, devTree), "%s imports the dev-only %s: move the code it needs out of devtools/, or the package under it", p.ImportPath, imp)
 			}
 		}
-		if !strings.HasPrefix(p.ImportPath+"/", devTree) && !strings.HasPrefix(p.ImportPath+"/", opsTree) {
+		if !strings.HasPrefix(p.ImportPath+"/", devTree) && !isOps(p.ImportPath) {
 			for _, imp := range p.Imports {
 				assert.False(t, strings.HasPrefix(imp, opsTree), "%s imports the operator tools' %s: the runtime never needs it", p.ImportPath, imp)
 			}
@@ -184,6 +195,7 @@ func TestDevtoolsOnlyImportedFromDevtools(t *testing.T) {
 		assert.Empty(t, clientProblems(path.Base(p.ImportPath), p.Deps, sdkClients), "Lambda main %s: SDK clients", p.ImportPath)
 		for _, d := range p.Deps {
 			assert.NotContains(t, lambdaMainBans, d, "Lambda main %s links %s", p.ImportPath, d)
+			assert.False(t, isOps(d), "Lambda main %s links the operator code %s", p.ImportPath, d)
 			if owners, ok := ownDeps[d]; ok && assert.Contains(t, owners, path.Base(p.ImportPath),
 				"Lambda main %s links %s, which only %s use: keep it in the package of their binding, out of what %s imports",
 				p.ImportPath, d, strings.Join(owners, " and "), path.Base(p.ImportPath)) {
@@ -217,4 +229,13 @@ func list(t *testing.T) []listed {
 	}
 	require.GreaterOrEqual(t, len(pkgs), 20, "go list: packages in %s", module)
 	return pkgs
+}
+
+// TestIsOps: the services' migrations count as operator code, the
+// services themselves do not.
+func TestIsOps(t *testing.T) {
+	assert.True(t, isOps(module+"/ops/migrate"), "ops/migrate")
+	assert.True(t, isOps(module+"/services/itsm/migrations"), "a service's migrations")
+	assert.False(t, isOps(module+"/services/itsm"), "a service")
+	assert.False(t, isOps(module+"/platform/migrations"), "outside services/")
 }

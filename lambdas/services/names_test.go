@@ -68,6 +68,7 @@ var allowedLiterals = map[string]map[string]string{
 		"ttl":    "the flag of the token's lifetime",
 	},
 	"devtools/cmd/smoke/main.go": {"stage": "the flag naming the deployed stage"},
+	"ops/migrator/main.go":       {"stage": "the flag naming the stage migrated"},
 	"devtools/smoke/services.go": {
 		"status": jsonLabel, "created_by": jsonLabel, "schedule_name": jsonLabel, "end_cron": jsonLabel, "name": jsonLabel,
 	},

@@ -105,7 +105,7 @@ const externalIDBytes = 24
 func NewExternalID() string {
 	b := make([]byte, externalIDBytes)
 	_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
-	return "nucleus-" + hex.EncodeToString(b)
+	return externalIDPrefix + hex.EncodeToString(b)
 }
 
 // NewAccount is the input of CreateAccount.

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/ops/migrate"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// tables creates the service's tables of the dev template and returns
+// the contract variable → name map the migrations take.
+func tables(t *testing.T, stack string) map[string]string {
+	t.Helper()
+	tmpl, names := testenv.Tables(t, testenv.Template(t, "dev", stack))
+	env := testenv.ServiceEnv(t, tmpl, names, stack)
+	out := map[string]string{}
+	for k, v := range env {
+		if strings.HasSuffix(k, "_TABLE") {
+			out[k] = v
+		}
+	}
+	require.NotEmpty(t, out, "%s: table variables", stack)
+	return out
+}
+
+// put writes items as the original systems did: plain PutItem of the
+// documents' JSON shapes.
+func put(t *testing.T, table string, items ...map[string]any) {
+	t.Helper()
+	c := testenv.Client(t)
+	for _, it := range items {
+		av, err := attributevalue.MarshalMap(it)
+		require.NoError(t, err)
+		_, err = c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: av})
+		require.NoError(t, err)
+	}
+}
+
+func config(t *testing.T, tabs map[string]string, out *bytes.Buffer) migrate.Config {
+	return config2(t, testenv.Endpoint(t), tabs, out)
+}
+
+func config2(t *testing.T, endpoint string, tabs map[string]string, out *bytes.Buffer) migrate.Config {
+	t.Helper()
+	getenv := func(k string) string {
+		if k == "AWS_ENDPOINT_URL_DYNAMODB" {
+			return endpoint
+		}
+		return testenv.Getenv(t, nil)(k)
+	}
+	c, err := ddb.NewClient(context.Background(), getenv, migrate.NoRetries)
+	require.NoError(t, err)
+	return migrate.Config{Client: c, Stage: "dev", Tables: tabs, Out: out, Segments: 3, PageSize: 25,
+		ReadUnits: 1000, WriteUnits: 1000}
+}
+
+// legacyTickets are n tickets as document 003's Python wrote them:
+// isoformat timestamps, trailing zeros dropped (…12:30:00Z), comments
+// appended with if_not_exists, some tickets without comments at all.
+func legacyTickets(n int) []map[string]any {
+	var out []map[string]any
+	base := time.Date(2026, 2, 9, 12, 20, 0, 0, time.UTC)
+	for i := range n {
+		created := base.Add(time.Duration(i) * time.Second).Format(time.RFC3339) // 2026-02-09T12:20:05Z
+		it := map[string]any{"ticket_id": uuid.NewString(), "caller_id": fmt.Sprintf("session-%d", i%7),
+			"issue_description": "VPN does not connect", "status": "open", "created_at": created, "updated_at": created}
+		if i%3 != 0 {
+			it["comments"] = []map[string]any{{"comment_text": "Tried restarting", "added_at": "2026-02-09T12:30:00Z"}}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func itsmTable(tabs map[string]string) string { return tabs[itsmcontract.EnvTable] }
+
+// TestDryRunChangesNothing: a dry run counts and samples, and the table's
+// digest is the same after it.
+func TestDryRunChangesNothing(t *testing.T) {
+	tabs := tables(t, "itsm")
+	put(t, itsmTable(tabs), legacyTickets(30)...)
+	put(t, itsmTable(tabs), map[string]any{"ticket_id": uuid.NewString(), "caller_id": "s", "issue_description": "x", "status": "open",
+		"created_at": "2026-02-09T12:20:25.343883Z", "updated_at": "2026-02-09T12:20:25.343883Z", "comments": []any{}})
+	before := testenv.Digest(t, testenv.Client(t), itsmTable(tabs))
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.DryRun = true
+	res, err := migrate.Run(context.Background(), cfg, Registry()["itsm"])
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	assert.Equal(t, before, testenv.Digest(t, testenv.Client(t), itsmTable(tabs)), "a dry run writes nothing, no checkpoint either")
+	assert.Equal(t, 31, res[0].Scanned, "scanned")
+	assert.Equal(t, 30, res[0].Needed, "tickets with short timestamps")
+	assert.Equal(t, 0, res[0].Changed, "changed by a dry run")
+	assert.Equal(t, 10, res[1].Needed, "tickets without comments")
+	assert.Len(t, res[0].Samples, 5, "samples shown")
+	assert.Contains(t, out.String(), "would change ticket_id=", "samples printed")
+	assert.Contains(t, out.String(), "2026-02-09T12:30:00Z → 2026-02-09T12:30:00.000000Z", "a sample says what changes")
+}
+
+// TestKilledAndResumed: a run stopped after N items resumes where it
+// stopped; in all, every item is changed exactly once and the counts are
+// exact; a third run does nothing.
+func TestKilledAndResumed(t *testing.T) {
+	tabs := tables(t, "itsm")
+	const n = 120
+	put(t, itsmTable(tabs), legacyTickets(n)...)
+	migs := Registry()["itsm"][:1]
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen atomic.Int32
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.AfterItem = func() {
+		if seen.Add(1) == 40 {
+			cancel()
+		}
+	}
+	first, err := migrate.Run(ctx, cfg, migs)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, first, 1)
+	assert.Less(t, first[0].Changed, n, "the first run stopped early")
+	assert.GreaterOrEqual(t, first[0].Changed, 40, "the first run changed what it saw")
+
+	cfg.AfterItem = nil
+	second, err := migrate.Run(context.Background(), cfg, migs)
+	require.NoError(t, err)
+	require.Len(t, second, 1)
+	// The second run's counts include the first's (one checkpoint).
+	assert.Equal(t, n, second[0].Scanned, "scanned in all")
+	assert.Equal(t, n, second[0].Changed, "each item changed once, none twice")
+	assert.Equal(t, 0, second[0].Skipped, "no item met twice")
+	assert.Contains(t, out.String(), "resuming after", "the second run resumed")
+
+	third, err := migrate.Run(context.Background(), cfg, migs)
+	require.NoError(t, err)
+	require.Len(t, third, 1)
+	assert.True(t, third[0].AlreadyDone, "a done migration never runs again")
+
+	// Every ticket now has the fixed-width form.
+	page, err := testenv.Client(t).Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(itsmTable(tabs))})
+	require.NoError(t, err)
+	for _, it := range page.Items {
+		if strings.HasPrefix(migrate.String(it, itsmcontract.AttrTicketID), migrate.RecordPrefix) {
+			continue
+		}
+		_, changed, ok := migrate.Timestamp(migrate.String(it, itsmcontract.AttrCreatedAt))
+		assert.True(t, ok && !changed, "created_at of %s is fixed-width", migrate.String(it, itsmcontract.AttrTicketID))
+	}
+}
+
+// TestOutOfOrder: the second migration alone is refused while the first
+// is not done.
+func TestOutOfOrder(t *testing.T) {
+	tabs := tables(t, "itsm")
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.Only = "itsm-0002-comments-list"
+	_, err := migrate.Run(context.Background(), cfg, Registry()["itsm"])
+	require.ErrorIs(t, err, migrate.ErrOutOfOrder)
+	cfg.Only = "itsm-0001-timestamps"
+	_, err = migrate.Run(context.Background(), cfg, Registry()["itsm"])
+	require.NoError(t, err)
+	cfg.Only = "itsm-0002-comments-list"
+	_, err = migrate.Run(context.Background(), cfg, Registry()["itsm"])
+	require.NoError(t, err, "in order once the first is done")
+}
+
+// TestBudgetUnderThrottles: behind the fault injector throttling 30% of
+// requests, the run backs off, finishes every item, and stays within its
+// write budget (what it consumed over the time it took, plus one second's
+// burst).
+func TestBudgetUnderThrottles(t *testing.T) {
+	tabs := tables(t, "itsm")
+	const n = 90
+	put(t, itsmTable(tabs), legacyTickets(n)...)
+	proxy, err := ddbfault.Start(testenv.Endpoint(t))
+	require.NoError(t, err)
+	t.Cleanup(proxy.Close)
+	proxy.Set(ddbfault.Throttle, 0.3)
+	var out bytes.Buffer
+	cfg := config2(t, proxy.URL, tabs, &out)
+	const budget = 30.0
+	cfg.ReadUnits, cfg.WriteUnits = budget, budget
+	res, err := migrate.Run(context.Background(), cfg, Registry()["itsm"][:1])
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	assert.Equal(t, n, res[0].Changed, "every item changed once despite the throttles")
+	assert.Positive(t, proxy.Faults(), "the proxy throttled")
+	assert.Positive(t, res[0].Usage.Throttles, "the run saw the throttles")
+	took := res[0].Took.Seconds()
+	assert.LessOrEqual(t, res[0].Usage.WriteUnits, budget*took+budget, "write units within the budget over %.1fs", took)
+	assert.LessOrEqual(t, res[0].Usage.ReadUnits, budget*took+budget, "read units within the budget over %.1fs", took)
+	assert.GreaterOrEqual(t, res[0].Usage.WriteUnits, float64(n), "write units counted")
+}
+
+// TestBudgetPaces: the budget, not DynamoDB, sets the pace: 60 writes at
+// 20 units a second take about two seconds (the first second is burst).
+func TestBudgetPaces(t *testing.T) {
+	tabs := tables(t, "itsm")
+	put(t, itsmTable(tabs), legacyTickets(60)...)
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.WriteUnits = 20
+	res, err := migrate.Run(context.Background(), cfg, Registry()["itsm"][:1])
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	assert.GreaterOrEqual(t, res[0].Took, time.Duration((res[0].Usage.WriteUnits-20)/20*float64(time.Second))-100*time.Millisecond, "paced by the write budget")
+}
+
+// TestCheck: the pre-flight says which migrations the sample needs.
+func TestCheck(t *testing.T) {
+	tabs := tables(t, "itsm")
+	put(t, itsmTable(tabs), legacyTickets(3)[1:]...) // both with comments
+	var out bytes.Buffer
+	needs, err := migrate.Preflight(context.Background(), config(t, tabs, &out), Registry()["itsm"], 100)
+	require.NoError(t, err)
+	require.Len(t, needs, 2)
+	assert.Equal(t, 2, needs[0].Needed, "timestamps")
+	assert.Equal(t, 0, needs[1].Needed, "comments present")
+	assert.Contains(t, out.String(), "itsm-0001-timestamps: NEEDED by 2 of 2", "verdict line")
+}
+
+func TestCommandRefuses(t *testing.T) {
+	var out, errs bytes.Buffer
+	err := run(context.Background(), []string{"-stage", "dev", "-service", "helpdesk"}, func(string) string { return "" }, &out, &errs)
+	var ee *exitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.code, "unknown service")
+	err = run(context.Background(), []string{"-service", "itsm"}, func(string) string { return "" }, &out, &errs)
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.code, "no stage")
+	err = run(context.Background(), []string{"-stage", "prod", "-service", "itsm", "-templates", "../../../test/snapshots"},
+		func(k string) string { return map[string]string{"AWS_REGION": "us-east-1"}[k] }, &out, &errs)
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.code, "no credentials")
+	assert.Contains(t, ee.msg, "no AWS credentials for stage prod", "says so")
+	assert.NotContains(t, ee.msg, "\n", "in one line")
+}
+
+func TestTableNamesFromTheStageTemplate(t *testing.T) {
+	c, ok := contractOf("nucleus")
+	require.True(t, ok)
+	got, err := tableNames("../../../test/snapshots", "prod", c, func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"NUCLEUS_APP_TABLE": "NucleusAppTable-prod", "NUCLEUS_AUDIT_TABLE": "NucleusAuditTable-prod"}, got)
+}
+
+var _ = types.AttributeValueMemberS{}

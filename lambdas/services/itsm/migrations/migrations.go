@@ -1,0 +1,141 @@
+// Package migrations holds the ITSM table's data migrations (`make migrate
+// SERVICE=itsm`, docs/schemas/itsm.md "Cutover"): operator code, run by
+// ops/migrate, never linked into the Lambda function.
+package migrations
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
+	"github.com/dynastack/dynastack/lambdas/ops/migrate"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/services/itsm"
+)
+
+// Migrations are ITSM's, in the order they run.
+func Migrations() []migrate.Migration {
+	return []migrate.Migration{
+		{
+			ID:          "itsm-0001-timestamps",
+			Description: "tickets' created_at, updated_at and comments' added_at in the fixed-width form CallerIdIndex sorts by (decision 2)",
+			Table:       contract.Tickets,
+			Check:       checkTimestamps,
+			Apply:       applyTimestamps,
+		},
+		{
+			ID:          "itsm-0002-comments-list",
+			Description: "tickets without comments get comments: [] (add comment appends to it and counts it; decision 1)",
+			Table:       contract.Tickets,
+			Check:       checkComments,
+			Apply:       applyComments,
+		},
+	}
+}
+
+// isTicket: a ticket, not an idempotency record (those carry no caller).
+func isTicket(item migrate.Item) bool { return migrate.Has(item, contract.AttrCallerID) }
+
+// normalised is a ticket's timestamps in the fixed-width form.
+type normalised struct {
+	createdAt, updatedAt string
+	comments             []itsm.Comment
+	changed              []string
+	bad                  string
+}
+
+func normalise(item migrate.Item) (n normalised) {
+	one := func(name, v string) string {
+		norm, changed, ok := migrate.Timestamp(v)
+		if !ok && v != "" && n.bad == "" {
+			n.bad = fmt.Sprintf("%s %q is no timestamp", name, v)
+		}
+		if changed {
+			n.changed = append(n.changed, fmt.Sprintf("%s %s → %s", name, v, norm))
+		}
+		return norm
+	}
+	n.createdAt = one(contract.AttrCreatedAt, migrate.String(item, contract.AttrCreatedAt))
+	n.updatedAt = one(contract.AttrUpdatedAt, migrate.String(item, contract.AttrUpdatedAt))
+	if av, ok := item[contract.AttrComments]; ok {
+		if err := attributevalue.Unmarshal(av, &n.comments); err != nil {
+			n.bad = "comments: " + err.Error()
+			return n
+		}
+		for i := range n.comments {
+			n.comments[i].AddedAt = one(fmt.Sprintf("%s[%d]", contract.AttrComments, i), n.comments[i].AddedAt)
+		}
+	}
+	return n
+}
+
+func checkTimestamps(item migrate.Item, _ time.Time) (string, bool) {
+	if !isTicket(item) {
+		return "", false
+	}
+	n := normalise(item)
+	if len(n.changed) == 0 {
+		return "", false
+	}
+	return strings.Join(n.changed, ", "), true
+}
+
+// applyTimestamps rewrites the ticket's timestamps, conditioned on the
+// values read and the comment count: a comment or a status change in
+// between (which moves updated_at) makes it skip, and the next run reads
+// the ticket again.
+func applyTimestamps(ctx context.Context, env *migrate.Env, item migrate.Item) (migrate.Outcome, error) {
+	n := normalise(item)
+	if n.bad != "" {
+		env.Reportf("ticket %s: not changed: %s", migrate.String(item, contract.AttrTicketID), n.bad)
+		return migrate.Reported, nil
+	}
+	x := ddb.Expr{
+		Update:    "SET #created = :created, #updated = :updated",
+		Condition: "#created = :oldCreated AND #updated = :oldUpdated",
+		Names:     map[string]string{"#created": contract.AttrCreatedAt, "#updated": contract.AttrUpdatedAt},
+		Values: map[string]types.AttributeValue{":created": ddb.S(n.createdAt), ":updated": ddb.S(n.updatedAt),
+			":oldCreated": item[contract.AttrCreatedAt], ":oldUpdated": item[contract.AttrUpdatedAt]},
+	}
+	if !migrate.Has(item, contract.AttrUpdatedAt) {
+		x.Update, x.Condition = "SET #created = :created", "#created = :oldCreated AND attribute_not_exists(#updated)"
+		delete(x.Values, ":updated")
+		delete(x.Values, ":oldUpdated")
+	}
+	if n.comments != nil {
+		list, err := attributevalue.Marshal(n.comments)
+		if err != nil {
+			return 0, err
+		}
+		x.Update += ", #comments = :comments"
+		x.Condition += " AND size(#comments) = :count"
+		x.Names["#comments"] = contract.AttrComments
+		x.Values[":comments"], x.Values[":count"] = list, ddb.N(len(n.comments))
+	}
+	return env.Update(ctx, keyOf(item), x)
+}
+
+func keyOf(item migrate.Item) migrate.Item {
+	return migrate.Item{contract.AttrTicketID: item[contract.AttrTicketID]}
+}
+
+func checkComments(item migrate.Item, _ time.Time) (string, bool) {
+	if !isTicket(item) || migrate.Has(item, contract.AttrComments) {
+		return "", false
+	}
+	return contract.AttrComments + " absent → []", true
+}
+
+func applyComments(ctx context.Context, env *migrate.Env, item migrate.Item) (migrate.Outcome, error) {
+	return env.Update(ctx, keyOf(item), ddb.Expr{
+		Update:    "SET #comments = :empty",
+		Condition: "attribute_exists(#id) AND attribute_not_exists(#comments)",
+		Names:     map[string]string{"#comments": contract.AttrComments, "#id": contract.AttrTicketID},
+		Values:    map[string]types.AttributeValue{":empty": &types.AttributeValueMemberL{Value: []types.AttributeValue{}}},
+	})
+}
