@@ -28,6 +28,7 @@ require (
 )
 
 require (
+	github.com/getkin/kin-openapi v0.153.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
