@@ -404,9 +404,10 @@ test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda e
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
-snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
+snapshots: deps ## rewrite test/snapshots and docs/api from the app and the contracts; review the diff before committing
 	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
-	git status --short test/snapshots
+	go run ./lambdas/devtools/cmd/openapi
+	git status --short test/snapshots docs/api
 
 guard: ## DynamoDB change hazards between the golden files at BASE and now
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \

@@ -47,6 +47,20 @@ func TestIndexPages(t *testing.T) {
 		assert.Contains(t, itsm.Routes, route, "itsm routes")
 	}
 	call(t, "GET", r.base+"/itsm/nothing", "", 404, nil)
+
+	// Each service's OpenAPI document, with the runner's prefix as server.
+	var doc struct {
+		OpenAPI string                     `json:"openapi"`
+		Servers []struct{ URL string }     `json:"servers"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	getJSON(t, r.base+"/_local/openapi/itsm.json", &doc)
+	assert.Equal(t, "3.1.0", doc.OpenAPI, "itsm document: OpenAPI version")
+	assert.Contains(t, doc.Paths, "/tickets/{id}", "itsm document: paths")
+	if assert.Len(t, doc.Servers, 1, "itsm document: servers") {
+		assert.Equal(t, "/itsm", doc.Servers[0].URL, "itsm document: the runner's prefix")
+	}
+	call(t, "GET", r.base+"/_local/openapi/nothing.json", "", 404, nil)
 }
 
 func getJSON(t *testing.T, url string, out any) {

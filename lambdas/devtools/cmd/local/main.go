@@ -163,6 +163,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	}
 
 	mux := http.NewServeMux()
+	mountOpenAPI(mux)
 	mounted := map[string]string{} // service → template
 	consuming := 0                 // stream consumers started
 	working := 0                   // scheduled jobs and queue consumers
