@@ -247,6 +247,19 @@ func operation(r service.Route, op api.Operation) (*openapi3.Operation, error) {
 	unavailable.Headers = openapi3.Headers{"Retry-After": &openapi3.HeaderRef{Ref: "#/components/headers/RetryAfter"}}
 	o.AddResponse(http.StatusServiceUnavailable, unavailable)
 	o.Responses.Set("default", &openapi3.ResponseRef{Value: errorResponse("any other error, in the same shape")})
+	if r.Idempotent {
+		// A kept answer is replayed whatever its status (a 4xx too; a 5xx
+		// released the key).
+		for st, resp := range o.Responses.Map() {
+			if strings.HasPrefix(st, "2") {
+				continue
+			}
+			if resp.Value.Headers == nil {
+				resp.Value.Headers = openapi3.Headers{}
+			}
+			resp.Value.Headers["Idempotent-Replayed"] = header("true on an answer replayed for a repeated Idempotency-Key", openapi3.NewStringSchema().WithEnum("true"))
+		}
+	}
 	return o, nil
 }
 
