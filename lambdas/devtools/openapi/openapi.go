@@ -342,6 +342,9 @@ func schemaOf(v any, answer bool) (*openapi3.SchemaRef, error) {
 				return err
 			}
 			*s = *inner.Value
+			// null decodes (Optional.Null): a route either clears the field
+			// with it or refuses it with a 400 naming the field.
+			s.Nullable = true
 			return nil
 		}
 		if t == docType || t == rawMessage || (t != timeType && t.Implements(marshaler)) {
