@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -183,6 +184,9 @@ func operation(r service.Route, op api.Operation) (*openapi3.Operation, error) {
 			Description: fmt.Sprintf("makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for %s; with another request 422 %s; while the first still runs 409 %s with Retry-After",
 				api.IdempotencyWindow, api.CodeKeyReused, api.CodeInProgress),
 			Schema: openapi3.NewStringSchema().WithMinLength(1).WithMaxLength(api.MaxIdempotencyKeyLen).WithPattern(`^[!-~]+$`).NewRef()})
+	}
+	for _, name := range slices.Sorted(maps.Keys(op.Headers)) {
+		o.AddParameter(&openapi3.Parameter{Name: name, In: openapi3.ParameterInHeader, Description: op.Headers[name], Schema: openapi3.NewStringSchema().NewRef()})
 	}
 	if op.IfMatch {
 		o.AddParameter(&openapi3.Parameter{Name: "If-Match", In: openapi3.ParameterInHeader,

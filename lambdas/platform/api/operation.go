@@ -30,6 +30,10 @@ type Operation struct {
 	IfMatch bool
 	// Example is a request body a client may send, shown in the document.
 	Example any
+	// Headers are request headers the handler reads, by name, with what
+	// they say (none is required by the document: a handler names a
+	// missing one in its 400).
+	Headers map[string]string
 	// Secrets are the top-level answer fields the handler marks with
 	// Secret: a replay of an Idempotent route leaves them out.
 	Secrets []string

@@ -19,7 +19,7 @@ func Operations() []api.Operation {
 	accounts := api.PageParams(DefaultPageSize, MaxPageSize)
 	accounts[contract.ParamStatus] = api.Param{Enum: api.Strings(AccountStatuses), Description: "only the accounts of this status"}
 	schedule := []service.PathParam{contract.ParamID}
-	return []api.Operation{
+	ops := []api.Operation{
 		{Route: contract.CreateAccount, Summary: "Register an AWS account (its external id is shown once, here)",
 			Body: createAccountRequest{}, Secrets: []string{"external_id"},
 			Answers: []api.Answer{{Status: http.StatusCreated, Body: CreatedAccount{}, Location: true}}},
@@ -61,4 +61,12 @@ func Operations() []api.Operation {
 		{Route: contract.EntityLog, Summary: "An account's or a schedule's audit log", Query: audit,
 			Answers: []api.Answer{{Status: http.StatusOK, Body: AuditPage{}}}},
 	}
+	// Every change is audited with its user: the caller's IAM ARN in AWS,
+	// X-User-Id where there is none (make dev, tests).
+	for i, op := range ops {
+		if op.Route.Method != http.MethodGet {
+			ops[i].Headers = map[string]string{HeaderUserID: "the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)"}
+		}
+	}
+	return ops
 }
