@@ -70,7 +70,11 @@ func httpAPIs(bin, oldDocs, newDocs string) int {
 			code = 1
 			continue
 		}
-		fmt.Printf("ok: %s API %s -> %s, %d breaking, %d change(s) in all\n", r.Service, orNone(r.OldVersion), r.NewVersion, len(r.Breaking()), len(r.Changes))
+		old := r.OldVersion
+		if old == "" {
+			old = "(no document at the base)"
+		}
+		fmt.Printf("ok: %s API %s -> %s, %d breaking, %d change(s) in all\n", r.Service, old, r.NewVersion, len(r.Breaking()), len(r.Changes))
 	}
 	return code
 }
