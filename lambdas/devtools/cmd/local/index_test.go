@@ -61,6 +61,29 @@ func TestIndexPages(t *testing.T) {
 		assert.Equal(t, "/itsm", doc.Servers[0].URL, "itsm document: the runner's prefix")
 	}
 	call(t, "GET", r.base+"/_local/openapi/nothing.json", "", 404, nil)
+
+	// CORS as API Gateway answers it, from the template: Stak's dev API
+	// allows a localhost front end, before the token check; ITSM's none.
+	preflight := func(url, origin string) *http.Response {
+		req, err := http.NewRequest(http.MethodOptions, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		req.Header.Set("Access-Control-Request-Headers", "authorization")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	stats := r.base + "/stak/tenants/acme/inboxes/news/users/u1/stats"
+	resp := preflight(stats, "http://localhost:3000")
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode, "stak: preflight of a localhost origin")
+	assert.Equal(t, "http://localhost:3000", resp.Header.Get("Access-Control-Allow-Origin"), "stak: allowed origin")
+	assert.Contains(t, resp.Header.Get("Access-Control-Allow-Headers"), "authorization", "stak: the token's header")
+	resp = preflight(stats, "https://elsewhere.example")
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "stak: another origin gets no CORS headers")
+	resp = preflight(r.base+"/itsm/tickets", "http://localhost:3000")
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "itsm: no browser origin")
 }
 
 func getJSON(t *testing.T, url string, out any) {
