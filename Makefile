@@ -424,9 +424,10 @@ test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda e
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
-snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
+snapshots: deps ## rewrite test/snapshots and docs/api from the app and the contracts; review the diff before committing
 	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
-	git status --short test/snapshots
+	go run ./lambdas/devtools/cmd/openapi
+	git status --short test/snapshots docs/api
 
 guard: ## DynamoDB change hazards between the golden files at BASE and now
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -438,14 +439,19 @@ guard: ## DynamoDB change hazards between the golden files at BASE and now
 # The constructs module's exported API at BASE against the working tree,
 # with the pinned golang.org/x/exp/cmd/apidiff (infra/apicheck, installed
 # into bin/ once). An incompatible change fails unless the top version of
-# constructs/CHANGELOG.md bumps for it. make test runs the same check on a
-# deliberate change in a test copy (infra/apicheck's tests).
-apidiff: ## constructs' exported API at BASE vs now: fails on an incompatible change the CHANGELOG's version does not bump for (BASE=<rev>)
+# constructs/CHANGELOG.md bumps for it. Each service's OpenAPI document
+# (docs/api) at BASE against now with the pinned oasdiff (installed into
+# bin/ once): a breaking change fails unless the service's APIVersion gets
+# a new major version with an entry in docs/api/CHANGELOG.md. make test runs
+# the same checks on deliberate changes in test copies (infra/apicheck's
+# tests).
+apidiff: ## constructs' Go API and the services' HTTP APIs (docs/api) at BASE vs now: fails on a breaking change the version and CHANGELOG do not bump for (BASE=<rev>)
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	if ! git archive "$(BASE)" constructs 2>/dev/null | tar -x -C "$$tmp" 2>/dev/null || [ ! -f "$$tmp/constructs/go.mod" ]; then \
 		echo "apidiff: no constructs module at $(BASE); nothing to compare"; exit 0; fi; \
-	echo "apidiff: constructs at $(BASE) -> working tree"; \
-	go run ./infra/cmd/apicheck -old "$$tmp/constructs" -new constructs -bin bin
+	echo "apidiff: constructs and docs/api at $(BASE) -> working tree"; \
+	mkdir -p "$$tmp/docs/api"; { git archive "$(BASE)" docs/api 2>/dev/null | tar -x -C "$$tmp" 2>/dev/null || true; }; \
+	go run ./infra/cmd/apicheck -old "$$tmp/constructs" -new constructs -bin bin -old-docs "$$tmp/docs/api" -new-docs docs/api
 
 # Offline: the fresh synth against the golden files. With AWS credentials:
 # the real cdk diff against the deployed stage as well (--fail). A

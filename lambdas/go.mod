@@ -28,12 +28,16 @@ require (
 )
 
 require (
+	github.com/go-openapi/jsonpointer v0.22.5 // indirect
+	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
 
 require (
 	github.com/aws/aws-sdk-go-v2/service/kms v1.62.6
+	github.com/getkin/kin-openapi v0.153.0
 	github.com/stretchr/testify v1.12.1
 )
 

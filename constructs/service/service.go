@@ -39,6 +39,11 @@ type Contract struct {
 	Name string
 	// Description names the document, e.g. "ITSM ticket PoC (document 003)".
 	Description string
+	// APIVersion is the version of the service's HTTP API as its OpenAPI
+	// document states it (info.version, docs/api/<name>.openapi.json): a
+	// change that breaks clients bumps it, with an entry in
+	// docs/api/CHANGELOG.md (make apidiff).
+	APIVersion string
 	// Tables in document order.
 	Tables []Table
 	// Attributes are the names of the item attributes, in any of the

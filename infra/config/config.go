@@ -6,6 +6,8 @@ package config
 import (
 	"fmt"
 
+	stak "github.com/dynastack/dynastack/constructs/stak/contract"
+
 	"github.com/dynastack/dynastack/constructs/table"
 )
 
@@ -87,6 +89,13 @@ type Stage struct {
 	// stage; daily, ProdBackupRetentionDays, copied to DefaultCopyRegion in
 	// prod.
 	Backup BackupPlan
+
+	// CORS lets browser pages of the listed origins call a service's HTTP
+	// API, keyed by the service's name (CORSFor checks it).
+	//
+	// Default: none, no browser origin; dev: Stak's end-user routes from
+	// LocalOrigins.
+	CORS map[string]CORS
 }
 
 // OnCallEmail receives the alarms of stage and prod. It is a placeholder
@@ -113,7 +122,10 @@ func Stages() []Stage {
 	return []Stage{
 		// dev fires every 15 minutes so a deployed dev stage shows the
 		// pipeline working without waiting for 09:00.
-		{Name: table.Dev, RezAgent: RezAgentPipeline{Schedule: Schedule{Expression: "rate(15 minutes)"}}},
+		// dev lets a front end on a developer's machine call Stak's
+		// end-user routes (issue 31).
+		{Name: table.Dev, RezAgent: RezAgentPipeline{Schedule: Schedule{Expression: "rate(15 minutes)"}},
+			CORS: map[string]CORS{stak.Name: endUserCORS(LocalOrigins)}},
 		{Name: table.Stg, Alarms: AlarmSubscribers{Emails: []string{OnCallEmail}},
 			Backup: BackupPlan{RetentionDays: StageBackupRetentionDays}},
 		// prod lists and counts messages by type (issue 17: the index

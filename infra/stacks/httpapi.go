@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/infra/config"
@@ -86,11 +87,16 @@ type tokenIssuer struct {
 // paths are refused by the gateway before they cost an invocation.
 func newHTTPAPI(stack awscdk.Stack, contract service.Function, cfg config.Stage, fn awslambda.IFunction, tokens *tokenIssuer) (awsapigatewayv2.HttpApi, error) {
 	name := contract.Name
+	cors, err := corsPreflight(cfg, contract)
+	if err != nil {
+		return nil, err
+	}
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		ApiName:            jsii.String(fmt.Sprintf("%s-%s", name, cfg.Name)),
 		Description:        jsii.String(fmt.Sprintf("dynastack %s API, stage %s", name, cfg.Name)),
 		DefaultAuthorizer:  awsapigatewayv2authorizers.NewHttpIamAuthorizer(),
 		CreateDefaultStage: jsii.Bool(false),
+		CorsPreflight:      cors,
 	})
 	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     gofunction.LogRetention(cfg.Name),
@@ -144,4 +150,35 @@ func newHTTPAPI(stack awscdk.Stack, contract service.Function, cfg config.Stage,
 		Description: jsii.String(fmt.Sprintf("Base URL of the %s API (SigV4-signed requests; end-user routes take a bearer token)", name)),
 	})
 	return api, nil
+}
+
+// corsPreflight is the API's CORS configuration from the stage policy
+// (config.Stage.CORS, by the name of the service fn belongs to); nil, no
+// browser origin, when the stage gives the service none. API Gateway then
+// answers preflight requests (OPTIONS) itself, before any authorizer.
+func corsPreflight(cfg config.Stage, fn service.Function) (*awsapigatewayv2.CorsPreflightOptions, error) {
+	var serviceName string
+	for _, c := range catalog.Services() {
+		if _, ok := c.Function(fn.Name); ok {
+			serviceName = c.Name
+		}
+	}
+	c, ok, err := cfg.CORSFor(serviceName)
+	if err != nil || !ok {
+		return nil, err
+	}
+	methods := make([]awsapigatewayv2.CorsHttpMethod, len(c.AllowMethods))
+	for i, m := range c.AllowMethods {
+		methods[i] = awsapigatewayv2.CorsHttpMethod(m)
+	}
+	o := &awsapigatewayv2.CorsPreflightOptions{
+		AllowOrigins:  jsii.Strings(c.AllowOrigins...),
+		AllowMethods:  &methods,
+		AllowHeaders:  jsii.Strings(c.AllowHeaders...),
+		ExposeHeaders: jsii.Strings(c.ExposeHeaders...),
+	}
+	if c.MaxAgeSeconds > 0 {
+		o.MaxAge = awscdk.Duration_Seconds(jsii.Number(c.MaxAgeSeconds))
+	}
+	return o, nil
 }

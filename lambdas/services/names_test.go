@@ -77,6 +77,12 @@ var allowedLiterals = map[string]map[string]string{
 	"devtools/awsloop/ecs.go":       {"arn": "a field of ECS's DescribeServices failures"},
 	"devtools/ntfysink/ntfysink.go": {"message": "ntfy's event name"},
 	"platform/api/strict.go":        {"body": "what a decoding error names when the body has no field to name"},
+	"devtools/openapi/openapi.go": {
+		"message":   "a JSON field of the error body's schema (api.Error)",
+		"caller_id": "the field the error body's example names",
+	},
+	"services/agenticpm/openapi.go": {"date": "the JSON Schema format of ParamDate"},
+	"services/nucleus/openapi.go":   {"external_id": "the answer's JSON field a replay leaves out (api.Secret)"},
 	"platform/bodyschema/cost.go": {
 		"description": "a JSON Schema keyword (an annotation, not a subschema)",
 		"type":        "a JSON Schema keyword",

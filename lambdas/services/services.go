@@ -11,7 +11,13 @@ import (
 	"slices"
 	"sort"
 
+	agenticpmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
@@ -19,6 +25,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
+	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
@@ -102,4 +109,16 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Operations are the routes of every service's HTTP API described for its
+// OpenAPI document (lambdas/devtools/openapi), by the contract's name.
+func Operations() map[string][]api.Operation {
+	return map[string][]api.Operation{
+		rezagentcontract.Name:  rezagent.Operations(),
+		nucleuscontract.Name:   nucleus.Operations(),
+		stakcontract.Name:      stak.Operations(),
+		itsmcontract.Name:      itsm.Operations(),
+		agenticpmcontract.Name: agenticpm.Operations(),
+	}
 }

@@ -76,7 +76,7 @@ var API = service.Function{
 
 // Service is the whole contract.
 var Service = service.Contract{
-	Name: Name, Description: "ITSM ticket PoC (document 003)",
+	Name: Name, Description: "ITSM ticket PoC (document 003)", APIVersion: "1.0.0",
 	Tables: []service.Table{Tickets},
 	Attributes: []string{AttrTicketID, AttrCallerID, AttrCreatedAt, AttrExpiresAt, AttrIssueDescription, AttrStatus,
 		AttrUpdatedAt, AttrComments, AttrCommentTokens, AttrWriteToken},

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -22,12 +23,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/openapi"
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -52,6 +56,11 @@ type Service struct {
 	Template *cfntables.Template
 	// Headers (name, value pairs) go with every request of Do and Must.
 	Headers []string
+	// API checks every request Do, Must and Hostile send, and its answer,
+	// against the service's OpenAPI document
+	// (docs/api/<stack>.openapi.json): a request the document refuses
+	// must be refused, and an answer must be one the document declares.
+	API *openapi.Checker
 }
 
 // Start creates, under names unique to the test, the tables of tmpl, or
@@ -63,13 +72,47 @@ func Start(t testing.TB, stack string, tmpl *cfntables.Template) Service {
 		tmpl, err = cfntables.Load(testenv.Template(t, "dev", stack))
 		require.NoError(t, err, "the dev template of %s", stack)
 	}
-	s := Service{Client: testenv.Client(t), Tables: testenv.CreateTables(t, tmpl), Template: tmpl}
+	s := Service{Client: testenv.Client(t), Tables: testenv.CreateTables(t, tmpl), Template: tmpl, API: Checker(t, stack)}
 	if len(s.Tables) == 1 {
 		for _, name := range s.Tables {
 			s.Table = name
 		}
 	}
 	return s
+}
+
+// Checker is the checker of the OpenAPI document of the service named
+// name, as committed.
+func Checker(t testing.TB, name string) *openapi.Checker {
+	t.Helper()
+	c, ok := contractOf(name)
+	require.True(t, ok, "no contract named %s", name)
+	root, err := repo.Root("")
+	require.NoError(t, err, "the repository root")
+	doc, err := openapi.Load(filepath.Join(root, openapi.File(name)))
+	require.NoError(t, err, "the OpenAPI document of %s (go run ./lambdas/devtools/cmd/openapi writes it)", name)
+	return openapi.NewChecker(doc, c)
+}
+
+func contractOf(name string) (service.Contract, bool) {
+	for _, c := range catalog.Services() {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return service.Contract{}, false
+}
+
+// Checked is s.H with every exchange checked against the document (s.API):
+// a mismatch fails t.
+func (s Service) Checked(t testing.TB) http.Handler {
+	if s.API == nil {
+		return s.H
+	}
+	return s.API.Handler(s.H, func(err error) {
+		t.Helper()
+		t.Errorf("OpenAPI: %v", err)
+	})
 }
 
 // Env is the environment the template gives the function whose
@@ -107,7 +150,7 @@ func Logger() *slog.Logger {
 // Do sends a request with s.Headers and headers (name, value pairs).
 func (s Service) Do(t testing.TB, method, path, body string, headers ...string) apitest.Response {
 	t.Helper()
-	return apitest.Do(t, s.H, method, path, body, append(slices.Clip(s.Headers), headers...)...)
+	return apitest.Do(t, s.Checked(t), method, path, body, append(slices.Clip(s.Headers), headers...)...)
 }
 
 // Must sends a request that has to answer status and decodes the body
@@ -155,7 +198,7 @@ func (s Service) Hostile(t *testing.T, routes http.Handler, writes ...apitest.Wr
 	t.Helper()
 	r, ok := routes.(api.Routed)
 	require.True(t, ok, "%T lists its routes (api.Routed): build it with api.Instrument over an api router", routes)
-	apitest.Hostile(t, s.H, r.Patterns(), s.Digest, writes...)
+	apitest.Hostile(t, s.Checked(t), r.Patterns(), s.Digest, writes...)
 }
 
 // FaultyClient is FunctionClient through a ddbfault proxy in front of the

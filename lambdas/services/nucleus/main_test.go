@@ -88,9 +88,9 @@ const testUser = "alice@example.com"
 func (s *service) doAs(t testing.TB, user, method, path, body string) apitest.Response {
 	t.Helper()
 	if user == "" {
-		return apitest.Do(t, s.H, method, path, body)
+		return apitest.Do(t, s.Checked(t), method, path, body)
 	}
-	return apitest.Do(t, s.H, method, path, body, nucleus.HeaderUserID, user)
+	return apitest.Do(t, s.Checked(t), method, path, body, nucleus.HeaderUserID, user)
 }
 
 // items returns every item of table, read consistently.

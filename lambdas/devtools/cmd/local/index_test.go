@@ -47,6 +47,43 @@ func TestIndexPages(t *testing.T) {
 		assert.Contains(t, itsm.Routes, route, "itsm routes")
 	}
 	call(t, "GET", r.base+"/itsm/nothing", "", 404, nil)
+
+	// Each service's OpenAPI document, with the runner's prefix as server.
+	var doc struct {
+		OpenAPI string                     `json:"openapi"`
+		Servers []struct{ URL string }     `json:"servers"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	getJSON(t, r.base+"/_local/openapi/itsm.json", &doc)
+	assert.Equal(t, "3.1.0", doc.OpenAPI, "itsm document: OpenAPI version")
+	assert.Contains(t, doc.Paths, "/tickets/{id}", "itsm document: paths")
+	if assert.Len(t, doc.Servers, 1, "itsm document: servers") {
+		assert.Equal(t, "/itsm", doc.Servers[0].URL, "itsm document: the runner's prefix")
+	}
+	call(t, "GET", r.base+"/_local/openapi/nothing.json", "", 404, nil)
+
+	// CORS as API Gateway answers it, from the template: Stak's dev API
+	// allows a localhost front end, before the token check; ITSM's none.
+	preflight := func(url, origin string) *http.Response {
+		req, err := http.NewRequest(http.MethodOptions, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		req.Header.Set("Access-Control-Request-Headers", "authorization")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	stats := r.base + "/stak/tenants/acme/inboxes/news/users/u1/stats"
+	resp := preflight(stats, "http://localhost:3000")
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode, "stak: preflight of a localhost origin")
+	assert.Equal(t, "http://localhost:3000", resp.Header.Get("Access-Control-Allow-Origin"), "stak: allowed origin")
+	assert.Contains(t, resp.Header.Get("Access-Control-Allow-Headers"), "authorization", "stak: the token's header")
+	resp = preflight(stats, "https://elsewhere.example")
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "stak: another origin gets no CORS headers")
+	resp = preflight(r.base+"/itsm/tickets", "http://localhost:3000")
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "itsm: no browser origin")
 }
 
 func getJSON(t *testing.T, url string, out any) {

@@ -43,6 +43,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/localcors"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -163,6 +164,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	}
 
 	mux := http.NewServeMux()
+	mountOpenAPI(mux)
 	mounted := map[string]string{} // service → template
 	consuming := 0                 // stream consumers started
 	working := 0                   // scheduled jobs and queue consumers
@@ -239,7 +241,11 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if len(tokenRoutes) > 0 {
 				log.Info("end-user routes take a token of the local key (make token TENANT=… USER=…)", "service", name, "routes", tokenRoutes)
 			}
-			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, guarded))
+			cors, err := t.CORS()
+			if err != nil {
+				return fmt.Errorf("service %s: %w", name, err)
+			}
+			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, localcors.Handler(cors, guarded)))
 			mounted[name] = t.Path
 			handlers[name] = h
 		}
