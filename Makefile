@@ -202,8 +202,12 @@ smoke: ## end-to-end check of every service: make smoke LOCAL=<make dev URL> | m
 # test/deploy_test.go gives its own, so its deploys do not meet the dev
 # synth that make test runs beside the Go tests.
 CDK_OUT ?= cdk.out
-deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials; refuses placeholder settings outside dev (STAGE=dev)
-	$(CDK) deploy -c dynastack:deploy=$(STAGE) --output $(CDK_OUT) --require-approval broadening '$(STAGE)/*'
+# SERVICE=<service> deploys that service's stack only (-e: the CLI
+# bundles no other stack's functions); each stack deploys to its own
+# account and Region (infra/config Stage.Services, docs/deploying.md).
+deploy: deps ## cdk deploy every stack of a stage, or one (SERVICE=itsm); needs AWS credentials; refuses placeholder settings outside dev (STAGE=dev)
+	@if [ -n "$(SERVICE)" ]; then case " $(SERVICES_DIRS) " in *" $(SERVICE) "*) ;; *) echo "deploy: SERVICE='$(SERVICE)' is no service; one of: $(SERVICES_DIRS)" >&2; exit 2;; esac; fi
+	$(CDK) deploy -c dynastack:deploy=$(STAGE) --output $(CDK_OUT) --require-approval broadening $(if $(SERVICE),-e '$(STAGE)/$(SERVICE)','$(STAGE)/*')
 
 # The app fails the synth on cdk-nag errors, on CloudFormation validation
 # errors and on Control Tower findings (a validation plugin: cdk deploy runs

@@ -111,7 +111,7 @@ func (s Stage) ReservedTotal() int {
 }
 
 // ValidateGuardrails checks the stage's alarm subscribers, reserved
-// concurrency and table-name overrides: a deployed stage (stage, prod) must
+// concurrency, table-name overrides and service placements: a deployed stage (stage, prod) must
 // reach someone.
 func (s Stage) ValidateGuardrails() error {
 	var errs []error
@@ -130,6 +130,7 @@ func (s Stage) ValidateGuardrails() error {
 		}
 	}
 	errs = append(errs, s.validateTableNames()...)
+	errs = append(errs, s.validatePlacements()...)
 	return errors.Join(errs...)
 }
 

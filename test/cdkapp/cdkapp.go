@@ -34,6 +34,8 @@ type Assembly struct {
 type Stack struct {
 	StackName             string
 	TerminationProtection bool
+	// Environment is aws://<account>/<region> as the manifest says.
+	Environment string
 }
 
 // Template is a CloudFormation template as parsed JSON.
@@ -58,6 +60,11 @@ type Options struct {
 	Stages []config.Stage
 	// Bundle runs local bundling of Lambda assets. Default: false.
 	Bundle bool
+	// Checks adds every check the app's synth runs (synth.AddChecks: CDK's
+	// CloudFormation validation, the Control Tower controls) and reads
+	// their verdict with the annotations (synth.Failures) into Errors.
+	// Default: false (annotations only).
+	Checks bool
 }
 
 // Synth builds the app into a fresh directory and reads back every stack
@@ -75,9 +82,24 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 	if stages == nil {
 		stages = config.Stages()
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir), Context: &ctx})
+	props := &awscdk.AppProps{Outdir: jsii.String(outdir), Context: &ctx}
+	if opts.Checks {
+		props.BuiltinCloudFormationValidation = jsii.Bool(false) // AddChecks adds it
+	}
+	app := awscdk.NewApp(props)
 	if err := stacks.Build(app, stages); err != nil {
 		return nil, err
+	}
+	if opts.Checks {
+		if err := synth.AddChecks(app, root, nil); err != nil {
+			return nil, err
+		}
+		errs := synth.Failures(app.Synth(nil))
+		asm, err := Read(outdir)
+		if asm != nil {
+			asm.Errors = errs
+		}
+		return asm, err
 	}
 	errs := synth.AnnotationErrors(app.Synth(nil))
 	asm, err := Read(outdir)
@@ -116,7 +138,7 @@ func readManifest(dir string, asm *Assembly) error {
 			asm.Stacks[st.Stage] = map[string]Stack{}
 		}
 		asm.Templates[st.Stage][st.ID] = t
-		asm.Stacks[st.Stage][st.ID] = Stack{StackName: st.StackName, TerminationProtection: st.TerminationProtection}
+		asm.Stacks[st.Stage][st.ID] = Stack{StackName: st.StackName, TerminationProtection: st.TerminationProtection, Environment: st.Environment}
 	}
 	return nil
 }
