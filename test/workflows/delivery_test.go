@@ -1,0 +1,108 @@
+package workflows
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// full is a workflow with what the delivery workflows' tests read beyond
+// workflow's fields.
+type full struct {
+	On          map[string]any     `yaml:"on"`
+	Permissions any                `yaml:"permissions"`
+	Concurrency map[string]any     `yaml:"concurrency"`
+	Jobs        map[string]fullJob `yaml:"jobs"`
+}
+
+type fullJob struct {
+	If          string            `yaml:"if"`
+	Needs       any               `yaml:"needs"`
+	Permissions any               `yaml:"permissions"`
+	Environment any               `yaml:"environment"`
+	Outputs     map[string]string `yaml:"outputs"`
+	Strategy    map[string]any    `yaml:"strategy"`
+	Steps       []step            `yaml:"steps"`
+}
+
+func loadFull(t *testing.T, name string) full {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, ".github", "workflows", name))
+	require.NoError(t, err)
+	var w full
+	require.NoError(t, yaml.Unmarshal(raw, &w), "%s", name)
+	return w
+}
+
+// asJob adapts a fullJob to grants'.
+func (j fullJob) asJob() job { return job{Permissions: j.Permissions, Needs: j.Needs, Steps: j.Steps} }
+
+// needs lists a job's needs whatever its YAML form.
+func needs(j fullJob) []string {
+	switch n := j.Needs.(type) {
+	case string:
+		return []string{n}
+	case []any:
+		var out []string
+		for _, v := range n {
+			s, _ := v.(string)
+			out = append(out, s)
+		}
+		return out
+	}
+	return nil
+}
+
+// environment is a job's GitHub environment name.
+func environment(j fullJob) string {
+	switch e := j.Environment.(type) {
+	case string:
+		return e
+	case map[string]any:
+		s, _ := e["name"].(string)
+		return s
+	}
+	return ""
+}
+
+// runs joins a job's run steps.
+func runs(j fullJob) string {
+	var b strings.Builder
+	for _, s := range j.Steps {
+		b.WriteString(s.Run)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// TestReleaseWorkflow: on a push to main only, one job, the only one able
+// to write (contents: write to push the tag), runs the tested script with
+// the pushed commit and a history deep enough to see tags and parents.
+func TestReleaseWorkflow(t *testing.T) {
+	repo.DependOnTree()
+	w := loadFull(t, "release.yml")
+	require.Contains(t, w.On, "push", "release runs on push")
+	assert.Len(t, w.On, 1, "release runs on push to main only (never on a pull request)")
+	push, _ := w.On["push"].(map[string]any)
+	assert.Equal(t, []any{"main"}, push["branches"], "release: push to main")
+	assert.Equal(t, map[string]any{"contents": "read"}, w.Permissions, "release: workflow permissions read-only")
+	require.Contains(t, w.Jobs, "tag")
+	j := w.Jobs["tag"]
+	assert.Equal(t, map[string]string{"contents": "write"}, grants(workflow{Permissions: w.Permissions}, j.asJob()), "tag: contents: write and nothing else")
+	assert.Contains(t, runs(j), "go run ./infra/cmd/releasetag -rev \"$GITHUB_SHA\" -push", "tag: runs the tested script on the pushed commit")
+	var depth string
+	for _, s := range j.Steps {
+		if strings.HasPrefix(s.Uses, "actions/checkout@") {
+			depth = s.With["fetch-depth"]
+		}
+	}
+	assert.Equal(t, "0", depth, "tag: checkout with fetch-depth: 0 (tags and the first parent)")
+	assert.Equal(t, false, w.Concurrency["cancel-in-progress"], "release: a run is never cancelled halfway through a push")
+}
