@@ -71,7 +71,7 @@ LOCAL_KMS         := bin/local-kms-$(LOCAL_KMS_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt apidiff bench bench-synth deploy drift synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -436,6 +436,10 @@ apidiff: ## constructs' exported API at BASE vs now: fails on an incompatible ch
 # difference or an unknown stage fails the target (make exits 2, the
 # message says which). ASSEMBLY reads another synthesized cloud assembly
 # (with SKIP_SYNTH=1; the tests use it).
+# AWS_CREDENTIALS is non-empty (in a recipe's shell) when the environment
+# names AWS credentials the CLI would use: keys, a profile, or a web
+# identity token (the workflows' OIDC role).
+AWS_CREDENTIALS = $${AWS_ACCESS_KEY_ID:-}$${AWS_PROFILE:-}$${AWS_WEB_IDENTITY_TOKEN_FILE:-}
 STAGES   := $(sort $(notdir $(patsubst %/,%,$(wildcard test/snapshots/*/))))
 ASSEMBLY ?= cdk.out
 diff: deps ## fresh synth against the golden files, plus cdk diff with AWS credentials; fails on a difference or an unknown stage (STAGE=dev)
@@ -446,9 +450,23 @@ diff: deps ## fresh synth against the golden files, plus cdk diff with AWS crede
 	if diff -ru test/snapshots/$(STAGE) "$$tmp/$(STAGE)"; then \
 		echo "$(STAGE): synthesized templates match test/snapshots/$(STAGE)"; \
 	else echo "$(STAGE): synthesized templates differ from test/snapshots/$(STAGE) (make snapshots accepts them)" >&2; exit 1; fi
-	@if [ -n "$${AWS_ACCESS_KEY_ID:-}$${AWS_PROFILE:-}$${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ]; then \
+	@if [ -n "$(AWS_CREDENTIALS)" ]; then \
 		$(CDK) diff --fail --app "$(ASSEMBLY)" '$(STAGE)/*'; \
 	else echo "(no AWS credentials: skipped cdk diff against the deployed $(STAGE) stage)"; fi
+
+# The pinned CLI's cdk drift over every stack of a stage (CloudFormation's
+# drift detection, so AWS credentials are needed: without them one line says
+# so and make exits 2 before any synth), its output kept in
+# bin/drift-<stage>.txt, then infra/cmd/drift: one line per stack with the
+# table-relevant drift (indexes, PITR, TTL, streams, deletion protection, a
+# deleted table) called out; it exits 1 when a stack drifted, which make
+# reports as its own 2. DRIFT_FLAGS='-issues <dir>' writes one issue file
+# per drifted stack (the drift workflow). SKIP_SYNTH=1 reads ASSEMBLY.
+drift: deps ## cdk drift of every stack of a stage, table drift called out; needs AWS credentials (without: one line, exit 2) (STAGE=dev)
+	@case " $(STAGES) " in *" $(STAGE) "*) ;; *) echo "drift: unknown stage '$(STAGE)'; valid stages: $(STAGES)" >&2; exit 2;; esac
+	@if [ -z "$(AWS_CREDENTIALS)" ]; then echo "drift: no AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or AWS_WEB_IDENTITY_TOKEN_FILE): cdk drift asks CloudFormation, nothing was checked" >&2; exit 2; fi
+	@mkdir -p bin; $(CDK) drift $(if $(SKIP_SYNTH),--app "$(ASSEMBLY)") '$(STAGE)/*' 2>&1 | tee bin/drift-$(STAGE).txt || true
+	@go run ./infra/cmd/drift $(DRIFT_FLAGS) < bin/drift-$(STAGE).txt
 
 lint: vulncheck ## gofmt, go vet, staticcheck, govulncheck
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -106,3 +106,44 @@ func TestReleaseWorkflow(t *testing.T) {
 	assert.Equal(t, "0", depth, "tag: checkout with fetch-depth: 0 (tags and the first parent)")
 	assert.Equal(t, false, w.Concurrency["cancel-in-progress"], "release: a run is never cancelled halfway through a push")
 }
+
+// stages are the app's stages, as the golden files name them.
+func stages(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(root, "test", "snapshots"))
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestDriftWorkflow: scheduled; detection runs make drift for every stage
+// with the AWS token and no write permission; filing writes issues with no
+// AWS token, after detection.
+func TestDriftWorkflow(t *testing.T) {
+	repo.DependOnTree()
+	w := loadFull(t, "drift.yml")
+	assert.Contains(t, w.On, "schedule", "drift runs on a schedule")
+	assert.Equal(t, map[string]any{}, w.Permissions, "drift: permissions: {} at the top, each job its own")
+	require.Contains(t, w.Jobs, "detect")
+	require.Contains(t, w.Jobs, "issues")
+	detect, issues := w.Jobs["detect"], w.Jobs["issues"]
+	assert.Equal(t, map[string]string{"contents": "read", "id-token": "write"}, grants(workflow{}, detect.asJob()), "detect: read and the OIDC token only")
+	assert.Equal(t, map[string]string{"issues": "write"}, grants(workflow{}, issues.asJob()), "issues: write issues, no AWS token")
+	assert.Equal(t, []string{"detect"}, needs(issues), "issues after detect")
+	assert.Contains(t, runs(detect), `make drift STAGE="$STAGE" DRIFT_FLAGS="-issues drift-issues/$STAGE`, "detect: the tested make target and issue files")
+	include, _ := detect.Strategy["matrix"].(map[string]any)["include"].([]any)
+	var got []string
+	for _, e := range include {
+		s, _ := e.(map[string]any)["stage"].(string)
+		got = append(got, s)
+	}
+	assert.ElementsMatch(t, stages(t), got, "detect: every stage")
+	for _, s := range issues.Steps {
+		assert.False(t, strings.HasPrefix(s.Uses, "actions/checkout@"), "issues: runs no code of the repository")
+	}
+}
