@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/infra/stacks"
 	"github.com/dynastack/dynastack/test/cdkapp"
 )
 
@@ -19,7 +20,11 @@ var update = flag.Bool("update", false, "rewrite test/snapshots from the synthes
 // diff of test/snapshots/<stage>/<stack>.template.json.
 func TestGolden(t *testing.T) {
 	want := map[string]bool{}
-	for stage, stacks := range asm.Templates {
+	all := map[string]map[string]cdkapp.Template{stacks.BootstrapStage: asm.Bootstrap}
+	for stage, t := range asm.Templates {
+		all[stage] = t
+	}
+	for stage, stacks := range all {
 		for stack, tmpl := range stacks {
 			rel := filepath.Join(stage, stack+".template.json")
 			want[rel] = true
@@ -53,5 +58,5 @@ func TestGolden(t *testing.T) {
 		}
 		assert.True(t, want[rel], "snapshot %s has no stack any more: run `make snapshots` to delete it", f)
 	}
-	assert.Len(t, want, 15, "synthesized stacks (5 services x 3 stages)")
+	assert.Len(t, want, 16, "synthesized stacks (5 services x 3 stages, and the bootstrap stack of the stages' unpinned account)")
 }

@@ -114,7 +114,8 @@ func placement(cfg config.Stage, service string) *awscdk.Environment {
 	return env
 }
 
-// Build adds every stage to app.
+// Build adds every stage to app, then the bootstrap stacks of their
+// accounts (NewBootstrap).
 func Build(app constructs.Construct, stages []config.Stage) error {
 	var errs []error
 	for _, cfg := range stages {
@@ -122,5 +123,6 @@ func Build(app constructs.Construct, stages []config.Stage) error {
 			errs = append(errs, err)
 		}
 	}
+	NewBootstrap(app, stages)
 	return errors.Join(errs...)
 }

@@ -27,6 +27,10 @@ type Assembly struct {
 	Errors    []string
 	Templates map[string]map[string]Template
 	Stacks    map[string]map[string]Stack
+	// Bootstrap holds the bootstrap stacks (stacks.NewBootstrap) by
+	// stack id (their account), kept apart from the stages' service
+	// stacks.
+	Bootstrap map[string]Template
 }
 
 // Stack is what the cloud assembly manifest says about a stack besides its
@@ -111,17 +115,17 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 
 // Read loads the stack templates of a cloud assembly directory (cdk.out).
 func Read(dir string) (*Assembly, error) {
-	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}, Stacks: map[string]map[string]Stack{}}
+	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}, Stacks: map[string]map[string]Stack{}, Bootstrap: map[string]Template{}}
 	err := readManifest(dir, asm)
 	return asm, err
 }
 
 func readManifest(dir string, asm *Assembly) error {
-	stacks, err := assembly.Stacks(dir)
+	list, err := assembly.Stacks(dir)
 	if err != nil {
 		return err
 	}
-	for _, st := range stacks {
+	for _, st := range list {
 		if st.Stage == "" {
 			return fmt.Errorf("stack %q is not inside a stage: every stack belongs to dev, stage or prod", st.ID)
 		}
@@ -132,6 +136,10 @@ func readManifest(dir string, asm *Assembly) error {
 		var t Template
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return fmt.Errorf("%s: %w", st.Template, err)
+		}
+		if st.Stage == stacks.BootstrapStage {
+			asm.Bootstrap[st.ID] = t
+			continue
 		}
 		if asm.Templates[st.Stage] == nil {
 			asm.Templates[st.Stage] = map[string]Template{}
