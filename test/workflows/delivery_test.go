@@ -114,7 +114,7 @@ func stages(t *testing.T) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() && e.Name() != "bootstrap" { // the bootstrap stacks, no stage
 			out = append(out, e.Name())
 		}
 	}
@@ -145,5 +145,68 @@ func TestDriftWorkflow(t *testing.T) {
 	assert.ElementsMatch(t, stages(t), got, "detect: every stage")
 	for _, s := range issues.Steps {
 		assert.False(t, strings.HasPrefix(s.Uses, "actions/checkout@"), "issues: runs no code of the repository")
+	}
+}
+
+// TestDeployWorkflow: on a push to main, one synth job uploads the
+// assembly; dev, stage and prod run in that order, each in its GitHub
+// environment with the OIDC token and read-only contents, each downloading
+// that assembly (never synthesizing), running the preflight before the
+// deploy and the smoke after it.
+func TestDeployWorkflow(t *testing.T) {
+	repo.DependOnTree()
+	w := loadFull(t, "deploy.yml")
+	assert.Len(t, w.On, 1, "deploy runs on push to main only")
+	push, _ := w.On["push"].(map[string]any)
+	assert.Equal(t, []any{"main"}, push["branches"], "deploy: push to main")
+	assert.Equal(t, map[string]any{}, w.Permissions, "deploy: permissions: {} at the top")
+	assert.Equal(t, false, w.Concurrency["cancel-in-progress"], "deploy: never cancelled halfway")
+
+	require.Contains(t, w.Jobs, "synth")
+	synth := w.Jobs["synth"]
+	assert.Equal(t, map[string]string{"contents": "read"}, grants(workflow{}, synth.asJob()), "synth: no AWS token")
+	assert.Contains(t, runs(synth), "make synth", "synth: the app synthesized once")
+	uploaded := ""
+	for _, s := range synth.Steps {
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
+			uploaded = s.With["name"]
+		}
+	}
+	require.Equal(t, "assembly", uploaded, "synth uploads the assembly")
+
+	order := []string{"dev", "stage", "prod"}
+	assert.ElementsMatch(t, stages(t), order, "every stage is promoted")
+	assert.Len(t, w.Jobs, 1+len(order), "jobs: synth and one per stage")
+	for i, stage := range order {
+		require.Contains(t, w.Jobs, stage)
+		j := w.Jobs[stage]
+		assert.Equal(t, stage, environment(j), "%s: its GitHub environment (its deploy role trusts only that)", stage)
+		assert.Equal(t, map[string]string{"contents": "read", "id-token": "write"}, grants(workflow{}, j.asJob()), "%s: permissions", stage)
+		want := []string{"synth"}
+		if i > 0 {
+			want = append(want, order[i-1])
+		}
+		assert.ElementsMatch(t, want, needs(j), "%s: needs", stage)
+		r := runs(j)
+		assert.NotContains(t, r, "make synth", "%s: never synthesizes again", stage)
+		assert.NotContains(t, r, "cdk synth", "%s: never synthesizes again", stage)
+		var downloaded bool
+		var order []string
+		for _, s := range j.Steps {
+			if strings.HasPrefix(s.Uses, "actions/download-artifact@") && s.With["name"] == "assembly" {
+				downloaded = true
+			}
+			switch {
+			case strings.Contains(s.Run, "go run ./infra/cmd/preflight -stage "+stage):
+				order = append(order, "preflight")
+			case strings.Contains(s.Run, "cdk deploy --app assembly"):
+				assert.Contains(t, s.Run, "'"+stage+"/*'", "%s: deploys its own stacks", stage)
+				order = append(order, "deploy")
+			case strings.Contains(s.Run, "make smoke STAGE="+stage):
+				order = append(order, "smoke")
+			}
+		}
+		assert.True(t, downloaded, "%s: deploys the uploaded assembly", stage)
+		assert.Equal(t, []string{"preflight", "deploy", "smoke"}, order, "%s: preflight, deploy, smoke", stage)
 	}
 }
