@@ -409,8 +409,8 @@ test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda e
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
-	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
-	git status --short test/snapshots
+	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden(Bootstrap)?$$' -update
+	git status --short test/snapshots test/bootstrap-snapshots
 
 guard: ## DynamoDB change hazards between the golden files at BASE and now
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
