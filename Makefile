@@ -71,7 +71,7 @@ LOCAL_KMS         := bin/local-kms-$(LOCAL_KMS_VERSION)
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git rev-parse --verify -q HEAD~1 || git rev-parse HEAD)
 STAGE ?= dev
 
-.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt restore-plan migrate apidiff bench bench-synth deploy synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
+.PHONY: vulncheck all help deps dev token admin load smoke test-fast synth-dev bootstrap-cache beside-test-go adopt restore-plan migrate apidiff bench bench-synth deploy drift synth nag-report controls test test-go test-fuzz test-consumer test-workflows test-artifact qemu snapshots guard diff lint clean
 
 # A bare `make` lists the targets: the full test run takes minutes, and CI
 # names its target (`.ci/run` runs `make test`).
@@ -222,8 +222,12 @@ smoke: ## end-to-end check of every service: make smoke LOCAL=<make dev URL> | m
 # test/deploy_test.go gives its own, so its deploys do not meet the dev
 # synth that make test runs beside the Go tests.
 CDK_OUT ?= cdk.out
-deploy: deps ## cdk deploy every stack of a stage; needs AWS credentials; refuses placeholder settings outside dev (STAGE=dev)
-	$(CDK) deploy -c dynastack:deploy=$(STAGE) --output $(CDK_OUT) --require-approval broadening '$(STAGE)/*'
+# SERVICE=<service> deploys that service's stack only (-e: the CLI
+# bundles no other stack's functions); each stack deploys to its own
+# account and Region (infra/config Stage.Services, docs/deploying.md).
+deploy: deps ## cdk deploy every stack of a stage, or one (SERVICE=itsm); needs AWS credentials; refuses placeholder settings outside dev (STAGE=dev)
+	@if [ -n "$(SERVICE)" ]; then case " $(SERVICES_DIRS) " in *" $(SERVICE) "*) ;; *) echo "deploy: SERVICE='$(SERVICE)' is no service; one of: $(SERVICES_DIRS)" >&2; exit 2;; esac; fi
+	$(CDK) deploy -c dynastack:deploy=$(STAGE) --output $(CDK_OUT) --require-approval broadening $(if $(SERVICE),-e '$(STAGE)/$(SERVICE)','$(STAGE)/*')
 
 # The app fails the synth on cdk-nag errors, on CloudFormation validation
 # errors and on Control Tower findings (a validation plugin: cdk deploy runs
@@ -424,10 +428,10 @@ test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda e
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
-snapshots: deps ## rewrite test/snapshots and docs/api from the app and the contracts; review the diff before committing
-	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
+snapshots: deps ## rewrite test/snapshots, test/bootstrap-snapshots and docs/api from the app and the contracts; review the diff before committing
+	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden(Bootstrap)?$$' -update
 	go run ./lambdas/devtools/cmd/openapi
-	git status --short test/snapshots docs/api
+	git status --short test/snapshots test/bootstrap-snapshots docs/api
 
 guard: ## DynamoDB change hazards between the golden files at BASE and now
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -458,6 +462,10 @@ apidiff: ## constructs' Go API and the services' HTTP APIs (docs/api) at BASE vs
 # difference or an unknown stage fails the target (make exits 2, the
 # message says which). ASSEMBLY reads another synthesized cloud assembly
 # (with SKIP_SYNTH=1; the tests use it).
+# AWS_CREDENTIALS is non-empty (in a recipe's shell) when the environment
+# names AWS credentials the CLI would use: keys, a profile, or a web
+# identity token (the workflows' OIDC role).
+AWS_CREDENTIALS = $${AWS_ACCESS_KEY_ID:-}$${AWS_PROFILE:-}$${AWS_WEB_IDENTITY_TOKEN_FILE:-}
 STAGES   := $(sort $(notdir $(patsubst %/,%,$(wildcard test/snapshots/*/))))
 ASSEMBLY ?= cdk.out
 diff: deps ## fresh synth against the golden files, plus cdk diff with AWS credentials; fails on a difference or an unknown stage (STAGE=dev)
@@ -468,9 +476,23 @@ diff: deps ## fresh synth against the golden files, plus cdk diff with AWS crede
 	if diff -ru test/snapshots/$(STAGE) "$$tmp/$(STAGE)"; then \
 		echo "$(STAGE): synthesized templates match test/snapshots/$(STAGE)"; \
 	else echo "$(STAGE): synthesized templates differ from test/snapshots/$(STAGE) (make snapshots accepts them)" >&2; exit 1; fi
-	@if [ -n "$${AWS_ACCESS_KEY_ID:-}$${AWS_PROFILE:-}$${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ]; then \
+	@if [ -n "$(AWS_CREDENTIALS)" ]; then \
 		$(CDK) diff --fail --app "$(ASSEMBLY)" '$(STAGE)/*'; \
 	else echo "(no AWS credentials: skipped cdk diff against the deployed $(STAGE) stage)"; fi
+
+# The pinned CLI's cdk drift over every stack of a stage (CloudFormation's
+# drift detection, so AWS credentials are needed: without them one line says
+# so and make exits 2 before any synth), its output kept in
+# bin/drift-<stage>.txt, then infra/cmd/drift: one line per stack with the
+# table-relevant drift (indexes, PITR, TTL, streams, deletion protection, a
+# deleted table) called out; it exits 1 when a stack drifted, which make
+# reports as its own 2. DRIFT_FLAGS='-issues <dir>' writes one issue file
+# per drifted stack (the drift workflow). SKIP_SYNTH=1 reads ASSEMBLY.
+drift: deps ## cdk drift of every stack of a stage, table drift called out; needs AWS credentials (without: one line, exit 2) (STAGE=dev)
+	@case " $(STAGES) " in *" $(STAGE) "*) ;; *) echo "drift: unknown stage '$(STAGE)'; valid stages: $(STAGES)" >&2; exit 2;; esac
+	@if [ -z "$(AWS_CREDENTIALS)" ]; then echo "drift: no AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or AWS_WEB_IDENTITY_TOKEN_FILE): cdk drift asks CloudFormation, nothing was checked" >&2; exit 2; fi
+	@mkdir -p bin; $(CDK) drift $(if $(SKIP_SYNTH),--app "$(ASSEMBLY)") '$(STAGE)/*' 2>&1 | tee bin/drift-$(STAGE).txt || true
+	@go run ./infra/cmd/drift $(DRIFT_FLAGS) < bin/drift-$(STAGE).txt
 
 lint: vulncheck ## gofmt, go vet, staticcheck, govulncheck
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

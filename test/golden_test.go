@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/infra/config"
+	"github.com/dynastack/dynastack/infra/stacks"
 	"github.com/dynastack/dynastack/test/cdkapp"
 )
 
@@ -55,3 +57,37 @@ func TestGolden(t *testing.T) {
 	}
 	assert.Len(t, want, 15, "synthesized stacks (5 services x 3 stages)")
 }
+
+// TestGoldenBootstrap compares each bootstrap stack (stacks.NewBootstrap)
+// with test/bootstrap-snapshots/<account>.template.json: kept beside, not
+// inside, test/snapshots, whose folders are the stages (make diff, guard,
+// adopt).
+func TestGoldenBootstrap(t *testing.T) {
+	want := map[string]bool{}
+	for id, tmpl := range asm.Bootstrap {
+		path := filepath.Join(bootstrapSnapshots, id+".template.json")
+		want[path] = true
+		got, err := cdkapp.Normalize(tmpl)
+		require.NoError(t, err)
+		if *update {
+			require.NoError(t, os.MkdirAll(bootstrapSnapshots, 0o755))
+			require.NoError(t, os.WriteFile(path, got, 0o644))
+			continue
+		}
+		golden, err := os.ReadFile(path)
+		require.NoError(t, err, "no snapshot for bootstrap/%s: run `make snapshots` and review the new file", id)
+		require.Equal(t, string(golden), string(got), "%s differs from the synthesized template: if the change is intended, run `make snapshots` and commit the file", path)
+	}
+	files, _ := filepath.Glob(filepath.Join(bootstrapSnapshots, "*.template.json"))
+	for _, f := range files {
+		if *update && !want[f] {
+			assert.NoError(t, os.Remove(f))
+			continue
+		}
+		assert.True(t, want[f], "snapshot %s has no stack any more: run `make snapshots` to delete it", f)
+	}
+	assert.Len(t, want, 1, "bootstrap stacks: one, of the stages' unpinned account (%s)", stacks.BootstrapStage+"/"+config.DefaultBootstrapAccount)
+}
+
+// bootstrapSnapshots holds the bootstrap stacks' golden files.
+const bootstrapSnapshots = "bootstrap-snapshots"

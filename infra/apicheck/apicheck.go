@@ -132,11 +132,17 @@ func Version(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m := versionHeading.FindSubmatch(b)
+	return VersionOf(b), nil
+}
+
+// VersionOf is the top version of a CHANGELOG.md's text, "" when it
+// declares none.
+func VersionOf(changelog []byte) string {
+	m := versionHeading.FindSubmatch(changelog)
 	if m == nil {
-		return "", nil
+		return ""
 	}
-	return string(m[1]), nil
+	return string(m[1])
 }
 
 func parse(v string) [3]int {

@@ -24,12 +24,16 @@ type Stack struct {
 	Template              string
 	StackName             string
 	TerminationProtection bool
+	// Environment is where the stack deploys, aws://<account>/<region>
+	// (unknown-account / unknown-region where the stack leaves it open).
+	Environment string
 }
 
 type manifest struct {
 	Artifacts map[string]struct {
 		Type        string `json:"type"`
 		DisplayName string `json:"displayName"`
+		Environment string `json:"environment"`
 		Properties  struct {
 			TemplateFile          string `json:"templateFile"`
 			DirectoryName         string `json:"directoryName"`
@@ -79,6 +83,7 @@ func walk(dir, stage string, out *[]Stack) error {
 				Template:              filepath.Join(dir, a.Properties.TemplateFile),
 				StackName:             a.Properties.StackName,
 				TerminationProtection: a.Properties.TerminationProtection,
+				Environment:           a.Environment,
 			}
 			display := a.DisplayName
 			if display == "" {

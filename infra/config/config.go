@@ -22,6 +22,22 @@ type Stage struct {
 	//
 	// Default: "" (environment-agnostic).
 	Account, Region string
+	// Partition is the AWS partition of every account and Region of the
+	// stage: aws, aws-cn or aws-us-gov.
+	//
+	// Default: "" (DefaultPartition, aws).
+	Partition string
+	// Services places a service's stack of the stage in an account and
+	// Region of its own, keyed by service name (the contract's Name):
+	// an empty field takes the stage's Account or Region (PlacementOf).
+	// Every stack holds all it uses (its own alarm topic and key, tables,
+	// functions, API), so services in different accounts share nothing
+	// across a stack boundary. Moving a deployed service replaces its
+	// stack's resources: docs/deploying.md, "Moving a service".
+	//
+	// Default: none, every stack where Account and Region say (prod ITSM
+	// in its document's Region only if set: ITSMDocumentRegion).
+	Services map[string]Placement
 	// TerminationProtection makes CloudFormation refuse to delete the stacks.
 	//
 	// Default: true in prod only.

@@ -111,7 +111,7 @@ func (s Stage) ReservedTotal() int {
 }
 
 // ValidateGuardrails checks the stage's alarm subscribers, reserved
-// concurrency, table-name overrides and backup plan: a deployed stage (stage, prod) must
+// concurrency, table-name overrides, backup plan and service placements: a deployed stage (stage, prod) must
 // reach someone.
 func (s Stage) ValidateGuardrails() error {
 	var errs []error
@@ -131,6 +131,7 @@ func (s Stage) ValidateGuardrails() error {
 	}
 	errs = append(errs, s.validateTableNames()...)
 	errs = append(errs, s.validateBackup()...)
+	errs = append(errs, s.validatePlacements()...)
 	return errors.Join(errs...)
 }
 

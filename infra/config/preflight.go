@@ -12,7 +12,6 @@ import (
 
 var (
 	accountID = regexp.MustCompile(`^[0-9]{12}$`)
-	regionID  = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]$`)
 )
 
 // DeployProblems lists every setting of the stage that is still a
@@ -30,17 +29,34 @@ func (s Stage) DeployProblems() []string {
 		out = append(out, fmt.Sprintf("stage %s: ", s.Name)+fmt.Sprintf(format, args...))
 	}
 	where := fmt.Sprintf("in infra/config/config.go (Stages(), stage %s", s.Name)
+	// Each service deploys where PlacementOf says: the stage's Account
+	// and Region, or its own entry in Services.
+	var noAccount, noRegion []string
+	for _, svc := range serviceNames() {
+		p := s.PlacementOf(svc)
+		if p.Account == "" {
+			noAccount = append(noAccount, svc)
+		}
+		if p.Region == "" {
+			noRegion = append(noRegion, svc)
+		}
+	}
+	all := len(serviceNames())
 	switch {
-	case s.Account == "":
+	case len(noAccount) == all:
 		add("Account is not set, so the deploy lands in whichever account the credentials reach: pin the stage's 12-digit AWS account id %s, Account)", where)
-	case !accountID.MatchString(s.Account):
+	case len(noAccount) > 0:
+		add("Account is not set for %s, so their stacks land in whichever account the credentials reach: pin the stage's account %s, Account) or each service's (Services[...].Account)", strings.Join(noAccount, ", "), where)
+	case s.Account != "" && !accountID.MatchString(s.Account):
 		add("Account %q is not a 12-digit AWS account id: set the stage's account %s, Account)", s.Account, where)
 	}
 	switch {
-	case s.Region == "":
+	case len(noRegion) == all:
 		add("Region is not set, so the deploy lands in the credentials' default Region: pin it (e.g. us-east-1) %s, Region)", where)
-	case !regionID.MatchString(s.Region):
-		add("Region %q is not an AWS Region name: set one such as us-east-1 %s, Region)", s.Region, where)
+	case len(noRegion) > 0:
+		add("Region is not set for %s, so their stacks land in the credentials' default Region: pin the stage's Region %s, Region) or each service's (Services[...].Region)", strings.Join(noRegion, ", "), where)
+	case s.Region != "" && !RegionInPartition(s.Region, s.PartitionOf()):
+		add("Region %q is not an AWS Region name of partition %s: set one such as us-east-1 %s, Region)", s.Region, s.PartitionOf(), where)
 	}
 	tokens, _ := s.StakTokensFor()
 	if s.StakTokens.Issuer == "" || placeholderURL(tokens.Issuer) {

@@ -76,6 +76,7 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 			StackName:             jsii.String(fmt.Sprintf("%s-%s", svc.Name, cfg.Name)),
 			Description:           jsii.String(fmt.Sprintf("dynastack %s, stage %s", svc.Description, cfg.Name)),
 			TerminationProtection: jsii.Bool(cfg.TerminationProtection),
+			Env:                   placement(cfg, svc.Name),
 		})
 		if err := svc.Build(stack, cfg); err != nil {
 			errs = append(errs, fmt.Errorf("%s/%s: %w", cfg.Name, svc.Name, err))
@@ -94,7 +95,28 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 	return stage, errors.Join(errs...)
 }
 
-// Build adds every stage to app.
+// placement is the environment of the service's stack when the stage
+// places it (config.Stage.Services), else nil: the stack takes the
+// stage's, and its template stays as it was. Each stack holds everything
+// it uses (its alarm topic and key included) and nothing refers to another
+// stack, so stacks of one stage may live in different accounts and Regions.
+func placement(cfg config.Stage, service string) *awscdk.Environment {
+	if !cfg.Placed(service) {
+		return nil
+	}
+	p := cfg.PlacementOf(service)
+	env := &awscdk.Environment{}
+	if p.Account != "" {
+		env.Account = jsii.String(p.Account)
+	}
+	if p.Region != "" {
+		env.Region = jsii.String(p.Region)
+	}
+	return env
+}
+
+// Build adds every stage to app, then the bootstrap stacks of their
+// accounts (NewBootstrap).
 func Build(app constructs.Construct, stages []config.Stage) error {
 	var errs []error
 	for _, cfg := range stages {
@@ -102,5 +124,6 @@ func Build(app constructs.Construct, stages []config.Stage) error {
 			errs = append(errs, err)
 		}
 	}
+	NewBootstrap(app, stages)
 	return errors.Join(errs...)
 }

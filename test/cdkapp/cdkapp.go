@@ -27,6 +27,10 @@ type Assembly struct {
 	Errors    []string
 	Templates map[string]map[string]Template
 	Stacks    map[string]map[string]Stack
+	// Bootstrap holds the bootstrap stacks (stacks.NewBootstrap) by
+	// stack id (their account), kept apart from the stages' service
+	// stacks.
+	Bootstrap map[string]Template
 }
 
 // Stack is what the cloud assembly manifest says about a stack besides its
@@ -34,6 +38,8 @@ type Assembly struct {
 type Stack struct {
 	StackName             string
 	TerminationProtection bool
+	// Environment is aws://<account>/<region> as the manifest says.
+	Environment string
 }
 
 // Template is a CloudFormation template as parsed JSON.
@@ -58,6 +64,11 @@ type Options struct {
 	Stages []config.Stage
 	// Bundle runs local bundling of Lambda assets. Default: false.
 	Bundle bool
+	// Checks adds every check the app's synth runs (synth.AddChecks: CDK's
+	// CloudFormation validation, the Control Tower controls) and reads
+	// their verdict with the annotations (synth.Failures) into Errors.
+	// Default: false (annotations only).
+	Checks bool
 }
 
 // Synth builds the app into a fresh directory and reads back every stack
@@ -75,9 +86,24 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 	if stages == nil {
 		stages = config.Stages()
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir), Context: &ctx})
+	props := &awscdk.AppProps{Outdir: jsii.String(outdir), Context: &ctx}
+	if opts.Checks {
+		props.BuiltinCloudFormationValidation = jsii.Bool(false) // AddChecks adds it
+	}
+	app := awscdk.NewApp(props)
 	if err := stacks.Build(app, stages); err != nil {
 		return nil, err
+	}
+	if opts.Checks {
+		if err := synth.AddChecks(app, root, nil); err != nil {
+			return nil, err
+		}
+		errs := synth.Failures(app.Synth(nil))
+		asm, err := Read(outdir)
+		if asm != nil {
+			asm.Errors = errs
+		}
+		return asm, err
 	}
 	errs := synth.AnnotationErrors(app.Synth(nil))
 	asm, err := Read(outdir)
@@ -89,17 +115,17 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 
 // Read loads the stack templates of a cloud assembly directory (cdk.out).
 func Read(dir string) (*Assembly, error) {
-	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}, Stacks: map[string]map[string]Stack{}}
+	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}, Stacks: map[string]map[string]Stack{}, Bootstrap: map[string]Template{}}
 	err := readManifest(dir, asm)
 	return asm, err
 }
 
 func readManifest(dir string, asm *Assembly) error {
-	stacks, err := assembly.Stacks(dir)
+	list, err := assembly.Stacks(dir)
 	if err != nil {
 		return err
 	}
-	for _, st := range stacks {
+	for _, st := range list {
 		if st.Stage == "" {
 			return fmt.Errorf("stack %q is not inside a stage: every stack belongs to dev, stage or prod", st.ID)
 		}
@@ -111,12 +137,16 @@ func readManifest(dir string, asm *Assembly) error {
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return fmt.Errorf("%s: %w", st.Template, err)
 		}
+		if st.Stage == stacks.BootstrapStage {
+			asm.Bootstrap[st.ID] = t
+			continue
+		}
 		if asm.Templates[st.Stage] == nil {
 			asm.Templates[st.Stage] = map[string]Template{}
 			asm.Stacks[st.Stage] = map[string]Stack{}
 		}
 		asm.Templates[st.Stage][st.ID] = t
-		asm.Stacks[st.Stage][st.ID] = Stack{StackName: st.StackName, TerminationProtection: st.TerminationProtection}
+		asm.Stacks[st.Stage][st.ID] = Stack{StackName: st.StackName, TerminationProtection: st.TerminationProtection, Environment: st.Environment}
 	}
 	return nil
 }

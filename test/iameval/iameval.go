@@ -7,7 +7,7 @@
 // It implements the part of IAM's evaluation logic dynastack's policies
 // use: Allow and Deny statements (an explicit deny wins, nothing allowed is
 // an implicit deny), Principal ("*", AWS "*" or an IAM principal's ARN,
-// Service), Action/NotAction and Resource/NotResource with * and ? wildcards (an ARN is matched segment
+// Service, Federated: an identity provider's ARN), Action/NotAction and Resource/NotResource with * and ? wildcards (an ARN is matched segment
 // by segment, the resource segment whole, so * spans '/'), and the
 // condition operators below with their ...IfExists forms and, for
 // multivalued keys, their ForAllValues: and ForAnyValue: forms. A statement it
@@ -126,9 +126,14 @@ func statementApplies(st map[string]any, req Request) (bool, error) {
 	if err != nil || !match {
 		return false, err
 	}
-	match, err = listMatches(st, "Resource", "NotResource", req.Resource, MatchARN)
-	if err != nil || !match {
-		return false, err
+	// A role's trust policy names no resource: the role itself is it.
+	_, hasResource := st["Resource"]
+	_, hasNotResource := st["NotResource"]
+	if _, trust := st["Principal"]; !trust || hasResource || hasNotResource || !strings.HasPrefix(strings.ToLower(req.Action), "sts:assumerole") {
+		match, err = listMatches(st, "Resource", "NotResource", req.Resource, MatchARN)
+		if err != nil || !match {
+			return false, err
+		}
 	}
 	if c, ok := st["Condition"]; ok {
 		return conditionsHold(c, req)
@@ -158,6 +163,12 @@ func principalMatches(p any, req Request) (bool, error) {
 			}
 			if req.Service == "" && req.Principal == "" {
 				return false, fmt.Errorf("principal AWS %v: the request names no principal (Request.Principal)", vals)
+			}
+		case "Federated":
+			// An identity provider's ARN: the caller of
+			// AssumeRoleWithWebIdentity names it as Principal.
+			if req.Principal != "" && slices.Contains(vals, req.Principal) {
+				return true, nil
 			}
 		case "Service":
 			if req.Service != "" && slices.Contains(vals, req.Service) {

@@ -102,6 +102,15 @@ func intrinsic(fn string, arg any, resources map[string]any, env Env) (any, erro
 			return ARN(env, "lambda", "function:"+name), nil
 		case "AWS::IAM::Role":
 			return "arn:" + env.Partition + ":iam::" + env.Account + ":role/" + name, nil
+		case "AWS::IAM::OIDCProvider":
+			// Named by its URL's host, which the template holds.
+			url := ""
+			if r, ok := resources[name].(map[string]any); ok {
+				if p, ok := r["Properties"].(map[string]any); ok {
+					url, _ = p["Url"].(string)
+				}
+			}
+			return "arn:" + env.Partition + ":iam::" + env.Account + ":oidc-provider/" + strings.TrimPrefix(url, "https://"), nil
 		case "AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable":
 			return ARN(env, "dynamodb", "table/"+name), nil
 		case "AWS::Events::EventBus":

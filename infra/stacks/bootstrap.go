@@ -1,0 +1,102 @@
+package stacks
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/dynastack/dynastack/infra/config"
+)
+
+// BootstrapStage is the construct id of the stage holding the bootstrap
+// stacks: `cdk deploy 'bootstrap/*'` (docs/deploying.md, "First deploy of
+// a new account").
+const BootstrapStage = "bootstrap"
+
+// NewBootstrap adds one bootstrap stack per account that is a stage's
+// home (config.BootstrapAccounts): GitHub's OIDC provider, and per stage a
+// deploy role that this repository's workflow may assume only from a job in
+// that stage's GitHub environment (prod: on the release branch only), and
+// that may do nothing but assume the CDK bootstrap roles of the accounts
+// the stage's stacks deploy to.
+func NewBootstrap(app constructs.Construct, stages []config.Stage) awscdk.Stage {
+	stage := awscdk.NewStage(app, jsii.String(BootstrapStage), nil)
+	ApplyPolicy(stage)
+	groups := config.BootstrapAccounts(stages)
+	for _, home := range slices.Sorted(maps.Keys(groups)) {
+		var env *awscdk.Environment
+		if home != config.DefaultBootstrapAccount {
+			env = &awscdk.Environment{Account: jsii.String(home)}
+			if r := groups[home][0].Region; r != "" {
+				env.Region = jsii.String(r)
+			}
+		}
+		stack := awscdk.NewStack(stage, jsii.String(home), &awscdk.StackProps{
+			StackName:   jsii.String("dynastack-bootstrap"),
+			Description: jsii.String("dynastack: GitHub OIDC provider and the deploy roles of the stages at home in this account"),
+			Env:         env,
+		})
+		provider := awsiam.NewCfnOIDCProvider(stack, jsii.String("GitHubOIDC"), &awsiam.CfnOIDCProviderProps{
+			Url:          jsii.String("https://" + config.GitHubOIDCHost),
+			ClientIdList: jsii.Strings(config.GitHubOIDCAudience),
+		})
+		for _, s := range groups[home] {
+			newDeployRole(stack, provider.AttrArn(), s)
+		}
+	}
+	return stage
+}
+
+// newDeployRole is one stage's deploy role.
+func newDeployRole(stack awscdk.Stack, providerARN *string, s config.Stage) {
+	subject := config.OIDCSubject(config.GitHubRepository, string(s.Name), config.DeployRef(s.Name))
+	aud := map[string]any{config.GitHubOIDCHost + ":aud": config.GitHubOIDCAudience}
+	sub := map[string]any{config.GitHubOIDCHost + ":sub": subject}
+	conditions := map[string]any{"StringEquals": aud, "StringLike": sub}
+	if s.Name == table.Prod {
+		// One subject exactly: prod's environment on the release branch.
+		for k, v := range sub {
+			aud[k] = v
+		}
+		conditions = map[string]any{"StringEquals": aud}
+	}
+	role := awsiam.NewRole(stack, jsii.String("Deploy"+title(string(s.Name))), &awsiam.RoleProps{
+		RoleName:           jsii.String(config.DeployRoleName(s.Name)),
+		Description:        jsii.String(fmt.Sprintf("dynastack %s deploys from %s's GitHub environment %s; assumes the CDK bootstrap roles only", s.Name, config.GitHubRepository, s.Name)),
+		AssumedBy:          awsiam.NewWebIdentityPrincipal(providerARN, &conditions),
+		MaxSessionDuration: awscdk.Duration_Hours(jsii.Number(2)),
+	})
+	var resources []*string
+	var applies []string
+	for _, acct := range s.TargetAccounts() {
+		a := acct
+		if a == "" {
+			a = *awscdk.Aws_ACCOUNT_ID()
+		}
+		for _, kind := range config.CDKBootstrapRoles {
+			resources = append(resources, jsii.String(fmt.Sprintf("arn:%s:iam::%s:role/cdk-%s-%s-role-%s-*", *awscdk.Aws_PARTITION(), a, config.CDKQualifier, kind, a)))
+		}
+	}
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("sts:AssumeRole", "sts:TagSession"),
+		Resources: &resources,
+	}))
+	applies = append(applies, "/^Resource::arn:<AWS::Partition>:iam::.*:role/cdk-"+config.CDKQualifier+"-.*-role-.*-\\*$/")
+	suppress(role, suppression{
+		id:        "AwsSolutions-IAM5",
+		reason:    "The CDK bootstrap roles are named cdk-<qualifier>-<kind>-role-<account>-<region>: the wildcard is the Region, and each statement names the qualifier, the kind and the account.",
+		appliesTo: applies,
+	})
+}
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
