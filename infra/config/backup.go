@@ -130,8 +130,8 @@ func (s Stage) validateBackup() []error {
 		}
 	} else {
 		switch {
-		case !regionID.MatchString(b.CopyRegion):
-			bad("CopyRegion %q: use an AWS Region name such as %s", b.CopyRegion, DefaultCopyRegion)
+		case !RegionInPartition(b.CopyRegion, s.PartitionOf()):
+			bad("CopyRegion %q: use a Region of the stage's partition %s, such as %s", b.CopyRegion, s.PartitionOf(), DefaultCopyRegion)
 		case b.CopyRegion == s.Region:
 			bad("CopyRegion %q is the stage's own Region: a copy must leave the Region to survive it", b.CopyRegion)
 		}

@@ -63,7 +63,7 @@ func TestBackupValidation(t *testing.T) {
 		{"copy to the own Region", config.Stage{Name: table.Stg, Region: "us-west-2", Backup: config.BackupPlan{RetentionDays: 7, CopyRegion: "us-west-2"}},
 			`stage stage: Backup.CopyRegion "us-west-2" is the stage's own Region`},
 		{"copy Region not a Region", config.Stage{Name: table.Stg, Backup: config.BackupPlan{RetentionDays: 7, CopyRegion: "Oregon"}},
-			`Backup.CopyRegion "Oregon": use an AWS Region name such as us-west-2`},
+			`Backup.CopyRegion "Oregon": use a Region of the stage's partition aws, such as us-west-2`},
 		{"copy vault name", config.Stage{Name: table.Stg, Backup: config.BackupPlan{RetentionDays: 7, CopyRegion: "us-west-2", CopyVaultName: "dr vault"}},
 			`Backup.CopyVaultName "dr vault": use 2 to 50 of`},
 		{"copy retention", config.Stage{Name: table.Stg, Backup: config.BackupPlan{RetentionDays: 7, CopyRegion: "us-west-2", CopyRetentionDays: -3}},
