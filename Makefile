@@ -35,6 +35,16 @@ export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
 # bare bad_request (three tests say so); moving to 1.27 needs that first.
 export GOTOOLCHAIN := go1.26.10
 
+# A bearer token is never a make command-line variable: make keeps those in
+# MAKEFLAGS, which every recipe and child process inherits (readable in
+# /proc), and the shell keeps the command in its history. Refused before
+# any recipe runs; the ways that keep it out of argv are a file, standard
+# input or the environment (docs/smoke.md, "Stak token"). Recipes pass the
+# token on in the environment, never expanded into a command line.
+ifeq ($(origin STAK_TOKEN),command line)
+$(error STAK_TOKEN=… on make's command line is refused (make passes it to every child in MAKEFLAGS, ps and /proc show it, the shell history keeps it): give the token as STAK_TOKEN_FILE=<path> naming a file only you can read (chmod 600), STAK_TOKEN_FILE=- to read it from standard input, or STAK_TOKEN exported in the environment (docs/smoke.md))
+endif
+
 MODULES     := constructs lambdas infra app test
 GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 CDK         := node_modules/.bin/cdk
@@ -191,7 +201,7 @@ bench: deps $(RIE) $(LOCAL_KMS) ## per operation: DynamoDB requests and capacity
 # make test runs its short form (devtools/cmd/local TestLoad).
 load: ## load test a running make dev, then check integrity (N=400 C=8 SERVICES=itsm,stak BASE_URL=http://127.0.0.1:8080)
 	@cd lambdas && tok=$$(go run ./devtools/cmd/local token -tenant load -user u1) && \
-		go run ./devtools/cmd/load -base "$${BASE_URL:-http://127.0.0.1:$${PORT:-8080}}" -n $${N:-400} -c $${C:-8} -services "$${SERVICES:-}" -stak-token "$$tok"
+		STAK_TOKEN="$$tok" STAK_TOKEN_FILE= go run ./devtools/cmd/load -base "$${BASE_URL:-http://127.0.0.1:$${PORT:-8080}}" -n $${N:-400} -c $${C:-8} -services "$${SERVICES:-}"
 
 # A short end-to-end check of every service (devtools/smoke; docs/smoke.md):
 # create, read, list, a state change and cleanup where the API deletes;
@@ -199,19 +209,23 @@ load: ## load test a running make dev, then check integrity (N=400 C=8 SERVICES=
 # non-zero naming each failed check. LOCAL: a running make dev, Stak's
 # token minted as make token mints it. STAGE: a deployed stage, URLs from
 # its stacks' ApiUrl outputs, requests signed with SigV4 (AWS credentials
-# and region from the environment), STAK_TOKEN a token of the stage's
-# identity provider. bin/smoke exits 1 on a failed check, 2 when it cannot
-# start; make turns either into its own 2 (its error line names which).
-# make test runs the local form (cmd/local TestSmoke).
-smoke: ## end-to-end check of every service: make smoke LOCAL=<make dev URL> | make smoke STAGE=<stage> STAK_TOKEN=<token> (docs/smoke.md)
+# and region from the environment), and a token of the stage's identity
+# provider from STAK_TOKEN_FILE (a file only its owner can read; - is
+# standard input) or STAK_TOKEN exported in the environment; bin/smoke
+# reads either from its environment, and neither is ever on a command
+# line (STAK_TOKEN=… on make's is refused above). bin/smoke exits 1 on a
+# failed check, 2 when it cannot start; make turns either into its own 2
+# (its error line names which). make test runs the local form (cmd/local
+# TestSmoke).
+smoke: ## end-to-end check of every service: make smoke LOCAL=<make dev URL> | make smoke STAGE=<stage> STAK_TOKEN_FILE=<token file, or - for stdin> (docs/smoke.md)
 	@if [ -n "$(LOCAL)" ] && [ "$(origin STAGE)" != "command line" ]; then \
 		mkdir -p bin && go build -o bin/smoke ./lambdas/devtools/cmd/smoke && \
 		tok=$$(cd lambdas && go run ./devtools/cmd/local token -tenant smoke -user smoke-user) && \
-		bin/smoke -local "$(LOCAL)" -stak-token "$$tok" $(SMOKE_FLAGS); \
+		STAK_TOKEN="$$tok" STAK_TOKEN_FILE= bin/smoke -local "$(LOCAL)" $(SMOKE_FLAGS); \
 	elif [ -z "$(LOCAL)" ] && [ "$(origin STAGE)" = "command line" ]; then \
 		mkdir -p bin && go build -o bin/smoke ./lambdas/devtools/cmd/smoke && \
-		STAK_TOKEN="$(STAK_TOKEN)" bin/smoke -stage "$(STAGE)" $(SMOKE_FLAGS); \
-	else echo "usage: make smoke LOCAL=<make dev URL, e.g. http://127.0.0.1:8080> | make smoke STAGE=<stage> STAK_TOKEN=<token> [SMOKE_FLAGS='-region … -url <service>=<URL> -wait 60s']" >&2; exit 2; fi
+		bin/smoke -stage "$(STAGE)" $(SMOKE_FLAGS); \
+	else echo "usage: make smoke LOCAL=<make dev URL, e.g. http://127.0.0.1:8080> | make smoke STAGE=<stage> STAK_TOKEN_FILE=<file only you can read, or - for standard input> (or STAK_TOKEN exported) [SMOKE_FLAGS='-region … -url <service>=<URL> -wait 60s']" >&2; exit 2; fi
 
 # Needs AWS credentials and a bootstrapped account; IAM or security group
 # widening asks for confirmation. The app refuses, before any stack exists

@@ -69,7 +69,7 @@ func TestDeployRefusesPlaceholders(t *testing.T) {
 					lines = append(lines, l)
 				}
 			}
-			assert.Len(t, lines, 7, "placeholder lines (account, region, issuer, audience, alarm email, ntfy server, ntfy topic):\n%s", out)
+			assert.Len(t, lines, 7, "placeholder lines (account, region, issuer, audience, alarm email, ntfy server, ntfy token):\n%s", out)
 			assert.Contains(t, string(out), "dynastack: deploy refused, settings still placeholders or missing")
 			for _, l := range lines {
 				assert.Contains(t, l, "in infra/config/config.go (Stages(), stage "+tt.stage, "line does not say where to set it")

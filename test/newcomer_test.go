@@ -47,13 +47,22 @@ func read(t *testing.T, path string) string {
 // under, and returns its combined output and exit error.
 func runMake(t *testing.T, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()
+	return runMakeEnv(t, timeout, nil, args...)
+}
+
+// runMakeEnv is runMake with env added to make's environment (and the
+// caller's own STAK_TOKEN and STAK_TOKEN_FILE left out).
+func runMakeEnv(t *testing.T, timeout time.Duration, env []string, args ...string) (string, error) {
+	t.Helper()
 	cmd := exec.Command("make", args...)
 	cmd.Dir = root(t)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MAKEFLAGS=") && !strings.HasPrefix(kv, "MAKELEVEL=") && !strings.HasPrefix(kv, "MFLAGS=") {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains([]string{"MAKEFLAGS", "MAKELEVEL", "MFLAGS", "STAK_TOKEN", "STAK_TOKEN_FILE"}, k) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, env...)
 	done := make(chan struct{})
 	var out []byte
 	var err error

@@ -63,13 +63,64 @@ func TestGuardrails(t *testing.T) {
 	}{
 		{config.Stage{Name: table.Prod}, "stage prod: Alarms has no subscriber, so its alarms would notify nobody"},
 		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{Emails: []string{"Ops <ops@example.com>"}}}, `alarm email "Ops <ops@example.com>": write a bare address`},
-		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{HTTPSEndpoints: []string{"http://hooks.example.com/x"}}}, `alarm endpoint "http://hooks.example.com/x": use an https:// URL`},
+		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{HTTPSEndpoints: []string{"http://hooks.example.com/x"}}}, `alarm endpoint "http://hooks.example.com/x" (Alarms.HTTPSEndpoints[0]): use an https:// URL`},
+		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{HTTPSEndpoints: []string{"http://oncall:hunter2@hooks.example.com/x"}}}, `alarm endpoint http://hooks.example.com/… (Alarms.HTTPSEndpoints[0]): use an https:// URL`},
+		{config.Stage{Name: table.Dev, Alarms: config.AlarmSubscribers{HTTPSEndpointSecrets: []string{"alarm webhook"}}}, `Alarms.HTTPSEndpointSecrets[0] "alarm webhook": use the name (or ARN) of the Secrets Manager secret`},
 		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": 901}}, `ReservedConcurrency["itsm"]=901: use 1 to 900`},
 		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"itsm": -1}}, `ReservedConcurrency["itsm"]=-1`},
 		{config.Stage{Name: table.Dev, ReservedConcurrency: map[string]int{"stak_stream": 3}}, `ReservedConcurrency key "stak_stream": use a function's name from its service contract, one of rezagent, rezagent-scheduler`},
 	}
 	for _, tt := range bad {
-		assert.ErrorContains(t, tt.stage.ValidateGuardrails(), tt.want, "ValidateGuardrails()")
+		err := tt.stage.ValidateGuardrails()
+		assert.ErrorContains(t, err, tt.want, "ValidateGuardrails()")
+		if err != nil {
+			assert.NotContains(t, err.Error(), "hunter2", "ValidateGuardrails() repeats a credential")
+		}
+	}
+}
+
+// TestAlarmEndpointSecrets: outside dev, an alarm endpoint that carries
+// a credential is refused as a literal, naming the entry, why and the fix
+// (a Secrets Manager secret in HTTPSEndpointSecrets), never the secret;
+// endpoints that are no secret, and secrets by name, are accepted.
+func TestAlarmEndpointSecrets(t *testing.T) {
+	const fix = "store the URL as a Secrets Manager secret (aws secretsmanager create-secret --name dynastack/prod/alarm-webhook --secret-string <URL>) and name it in Alarms.HTTPSEndpointSecrets instead"
+	for _, tt := range []struct {
+		name, url, want, secret string
+	}{
+		{"user information", "https://oncall:hunter2@alerts.acme.io/sns", "Alarms.HTTPSEndpoints[1] (https://alerts.acme.io/…) carries a credential, user information (user:password@)", "hunter2"},
+		{"token in the query", "https://alerts.acme.io/sns?token=hunter2", "Alarms.HTTPSEndpoints[1] (https://alerts.acme.io/…) carries a credential, a credential in the query (token=…)", "hunter2"},
+		{"Slack", "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "Alarms.HTTPSEndpoints[1] (https://hooks.slack.com/…) carries a credential, a Slack webhook URL, whose path is its secret", "XXXXXXXX"},
+		{"Teams", "https://acme.webhook.office.com/webhookb2/0000@0000/IncomingWebhook/hunter2/0000", "a Microsoft Teams webhook URL, whose path is its secret", "hunter2"},
+		{"Power Automate", "https://prod-01.westeurope.logic.azure.com:443/workflows/1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=hunter2", "a credential in the query (sig=…)", "hunter2"},
+		{"token in the path", "https://alerts.acme.io/hook/a4733f0f2da693eb99826bfdea938f51", "a random-looking path segment", "a4733f0f"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			alarms := config.AlarmSubscribers{HTTPSEndpoints: []string{"https://alerts.acme.io/sns", tt.url}}
+			for _, stage := range []table.Stage{table.Stg, table.Prod} {
+				s, err := config.Lookup(string(stage))
+				require.NoError(t, err)
+				s.Alarms = alarms
+				err = s.ValidateGuardrails()
+				require.ErrorContains(t, err, "stage "+string(stage)+": ", "%s: ValidateGuardrails()", stage)
+				assert.ErrorContains(t, err, tt.want, "%s: ValidateGuardrails()", stage)
+				assert.NotContains(t, err.Error(), tt.secret, "%s: the refusal repeats the secret", stage)
+				if stage == table.Prod {
+					assert.ErrorContains(t, err, fix, "%s: ValidateGuardrails()", stage)
+				}
+			}
+			assert.NoError(t, config.Stage{Name: table.Dev, Alarms: alarms}.ValidateGuardrails(), "dev: literals are dev's own business")
+		})
+	}
+	prod, err := config.Lookup(string(table.Prod))
+	require.NoError(t, err)
+	for _, a := range []config.AlarmSubscribers{
+		{HTTPSEndpoints: []string{"https://alerts.acme.io/sns", "https://alerts.acme.io/sns?format=json"}},
+		{HTTPSEndpointSecrets: []string{"dynastack/prod/alarm-webhook"}},
+		{HTTPSEndpointSecrets: []string{"arn:aws:secretsmanager:eu-central-1:111122223333:secret:pager-AbCdEf"}},
+	} {
+		prod.Alarms = a
+		assert.NoError(t, prod.ValidateGuardrails(), "prod with %+v", a)
 	}
 }
 

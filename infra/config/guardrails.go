@@ -8,10 +8,13 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/constructs/table"
+	"github.com/dynastack/dynastack/infra/secretscan"
 )
 
 // AlarmSubscribers are who the stage's alarms reach: every stack of the
@@ -24,13 +27,32 @@ type AlarmSubscribers struct {
 	// Default: none.
 	Emails []string
 	// HTTPSEndpoints each get an HTTPS subscription (a chat or paging
-	// webhook); plain http is refused, as the topic is TLS-only.
+	// webhook); plain http is refused, as the topic is TLS-only. Only
+	// URLs that are no secret belong here: one carrying a credential
+	// (user:password@, a token in its query, a Slack, Teams or PagerDuty
+	// style hook whose path is its secret) is refused outside dev
+	// (ValidateGuardrails), since a literal here is committed, copied into
+	// the template and its golden file: use HTTPSEndpointSecrets.
 	//
 	// Default: none.
 	HTTPSEndpoints []string
+	// HTTPSEndpointSecrets each get an HTTPS subscription to the URL held
+	// by a Secrets Manager secret of this name (or ARN), as its whole
+	// SecretString. The template holds only the dynamic reference
+	// {{resolve:secretsmanager:<name>:SecretString:::}}, which
+	// CloudFormation resolves at deploy with the deployer's credentials
+	// (secretsmanager:GetSecretValue); SNS keeps the resolved URL in the
+	// subscription, visible to whoever may list the topic's subscriptions.
+	//
+	// Default: none.
+	HTTPSEndpointSecrets []string
 }
 
-// Validate names each malformed subscriber and its fix.
+// secretName is a Secrets Manager secret's name or ARN.
+var secretName = regexp.MustCompile(`^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:)?[A-Za-z0-9/_+=.@-]{1,512}$`)
+
+// Validate names each malformed subscriber and its fix. An endpoint that
+// carries a credential is shown redacted (scheme and host).
 func (a AlarmSubscribers) Validate() error {
 	var errs []error
 	for _, e := range a.Emails {
@@ -38,16 +60,45 @@ func (a AlarmSubscribers) Validate() error {
 			errs = append(errs, fmt.Errorf("alarm email %q: write a bare address such as oncall@example.com", e))
 		}
 	}
-	for _, u := range a.HTTPSEndpoints {
+	for i, u := range a.HTTPSEndpoints {
 		if p, err := url.Parse(u); err != nil || p.Scheme != "https" || p.Host == "" {
-			errs = append(errs, fmt.Errorf("alarm endpoint %q: use an https:// URL (the topic delivers over TLS only)", u))
+			errs = append(errs, fmt.Errorf("alarm endpoint %s (Alarms.HTTPSEndpoints[%d]): use an https:// URL (the topic delivers over TLS only)", showURL(u), i))
+		}
+	}
+	for i, n := range a.HTTPSEndpointSecrets {
+		if !secretName.MatchString(n) {
+			errs = append(errs, fmt.Errorf("Alarms.HTTPSEndpointSecrets[%d] %q: use the name (or ARN) of the Secrets Manager secret holding the webhook URL, e.g. dynastack/prod/alarm-webhook", i, n))
 		}
 	}
 	return errors.Join(errs...)
 }
 
 // Empty reports whether nobody would hear an alarm.
-func (a AlarmSubscribers) Empty() bool { return len(a.Emails)+len(a.HTTPSEndpoints) == 0 }
+func (a AlarmSubscribers) Empty() bool {
+	return len(a.Emails)+len(a.HTTPSEndpoints)+len(a.HTTPSEndpointSecrets) == 0
+}
+
+// literalSecrets refuses every HTTPSEndpoints entry that carries a
+// credential, naming the entry and why, never the value.
+func (a AlarmSubscribers) literalSecrets(stage table.Stage) []error {
+	var errs []error
+	for i, u := range a.HTTPSEndpoints {
+		if why := secretscan.URL(u); why != "" {
+			errs = append(errs, fmt.Errorf("stage %s: Alarms.HTTPSEndpoints[%d] (%s) carries a credential, %s; the value is not repeated here. A literal in infra/config is committed, copied into the template (test/snapshots) and readable by everyone who reads either: store the URL as a Secrets Manager secret (aws secretsmanager create-secret --name dynastack/%s/alarm-webhook --secret-string <URL>) and name it in Alarms.HTTPSEndpointSecrets instead",
+				stage, i, secretscan.Redact(u), why, stage))
+		}
+	}
+	return errs
+}
+
+// showURL quotes a URL for a message, or shows it redacted when it
+// carries a credential.
+func showURL(u string) string {
+	if secretscan.URL(u) != "" {
+		return secretscan.Redact(u)
+	}
+	return strconv.Quote(u)
+}
 
 // Reserved concurrency per function, by the function's kind in its
 // service contract unless the stage's ReservedConcurrency names the
@@ -111,15 +162,20 @@ func (s Stage) ReservedTotal() int {
 }
 
 // ValidateGuardrails checks the stage's alarm subscribers, reserved
-// concurrency, table-name overrides, backup plan and service placements: a deployed stage (stage, prod) must
-// reach someone.
+// concurrency, table-name overrides, backup plan and service placements:
+// a deployed stage (stage, prod) must reach someone, and none of its alarm
+// endpoints may be a literal that carries a credential
+// (HTTPSEndpointSecrets is the way for those).
 func (s Stage) ValidateGuardrails() error {
 	var errs []error
 	if err := s.Alarms.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("stage %s: %w", s.Name, err))
 	}
-	if s.Name != "dev" && s.Alarms.Empty() {
+	if s.Name != table.Dev && s.Alarms.Empty() {
 		errs = append(errs, fmt.Errorf("stage %s: Alarms has no subscriber, so its alarms would notify nobody: add an email or an https endpoint in infra/config", s.Name))
+	}
+	if s.Name != table.Dev {
+		errs = append(errs, s.Alarms.literalSecrets(s.Name)...)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.ReservedConcurrency)) {
 		if n := s.ReservedConcurrency[k]; n < 0 || n > AccountConcurrency-UnreservedFloor {

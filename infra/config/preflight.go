@@ -16,7 +16,7 @@ var (
 
 // DeployProblems lists every setting of the stage that is still a
 // placeholder or missing for a real deploy, one line each naming where to
-// set it. The committed stages synthesize with these placeholders on
+// set it (and never a value that may be a secret). The committed stages synthesize with these placeholders on
 // purpose (synth and tests run offline, without anyone's account); a
 // deploy refuses them (infra/synth.Preflight, docs/stage-policy.md). dev
 // has none: it deploys with the local defaults.
@@ -70,9 +70,9 @@ func (s Stage) DeployProblems() []string {
 			add("alarm email %s is a placeholder (its domain never delivers): set the on-call address %s, Alarms.Emails; config.OnCallEmail)", e, where)
 		}
 	}
-	for _, u := range s.Alarms.HTTPSEndpoints {
+	for i, u := range s.Alarms.HTTPSEndpoints {
 		if placeholderURL(u) {
-			add("alarm endpoint %s is a placeholder: set the chat or paging webhook %s, Alarms.HTTPSEndpoints)", u, where)
+			add("alarm endpoint %s is a placeholder: set the chat or paging webhook %s, Alarms.HTTPSEndpoints[%d]; a webhook whose URL is its secret goes in Alarms.HTTPSEndpointSecrets)", strings.Trim(showURL(u), `"`), where, i)
 		}
 	}
 	p := s.RezAgent.WithDefaults(string(s.Name))
@@ -82,8 +82,16 @@ func (s Stage) DeployProblems() []string {
 	case placeholderURL(p.NtfyURL):
 		add("RezAgent.NtfyURL %s is a placeholder: set the stage's ntfy server %s, RezAgent.NtfyURL)", p.NtfyURL, where)
 	}
-	if s.RezAgent.NtfyTopic == "" && s.RezAgent.NtfyTokenParameter == "" {
-		add("RezAgent.NtfyTopic is the guessable default %s and no NtfyTokenParameter protects it, so anyone can read and post the stage's notifications: set an unguessable topic or an SSM token parameter %s, RezAgent.NtfyTopic or RezAgent.NtfyTokenParameter)", p.NtfyTopic, where)
+	// The token is what protects the topic: a topic name is no secret (it
+	// is committed here, copied into the template and the processor's
+	// environment), so an "unguessable" topic is refused as the remedy.
+	tokenFix := fmt.Sprintf("create an ntfy access token with write access to the topic, store it as an SSM SecureString (aws ssm put-parameter --type SecureString --name /rez-agent/%s/ntfy-token --value tk_…) and name the parameter %s, RezAgent.NtfyTokenParameter), and have the server refuse anonymous access to the topic (a reserved topic on ntfy.sh, auth-default-access deny-all on a server of your own)", s.Name, where)
+	switch {
+	case s.RezAgent.NtfyTokenParameter != "":
+	case s.RezAgent.NtfyTopic == "":
+		add("RezAgent.NtfyTokenParameter is unset, so anyone who knows the default topic %s can read and post the stage's notifications: %s", p.NtfyTopic, tokenFix)
+	default:
+		add("RezAgent.NtfyTokenParameter is unset and RezAgent.NtfyTopic (its value not repeated here) is no protection: a topic name is committed in infra/config, copied into the template and left in the processor's environment, so an unguessable topic is a secret in plain text: %s", tokenFix)
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/dynastack/dynastack/infra/secretscan"
 )
 
 // Schedule is when an EventBridge Scheduler schedule invokes a worker.
@@ -70,21 +72,26 @@ type RezAgentPipeline struct {
 	// Default: cron(0 9 * * ? *) in UTC (the document's "daily" hello).
 	Schedule Schedule
 	// NtfyURL is the ntfy server the processor publishes to (https only
-	// outside a loopback address).
+	// outside a loopback address): its root URL, without user:password@
+	// or a query (?auth=…), which would put a credential in the template.
 	//
 	// Default: "https://ntfy.sh".
 	NtfyURL string
-	// NtfyTopic is the topic every notification of the stage goes to. On a
-	// public server the topic name is the only secret: pick one that is
-	// not guessable, or protect it with a token (NtfyTokenParameter).
+	// NtfyTopic is the topic every notification of the stage goes to. It
+	// is no secret: it is committed here, copied into the template and
+	// the processor's environment. Outside dev the topic is protected by
+	// the access token of NtfyTokenParameter (the deploy preflight
+	// requires it), never by being hard to guess.
 	//
 	// Default: "rez-agent-<stage>".
 	NtfyTopic string
 	// NtfyTokenParameter names an SSM SecureString parameter holding an
 	// ntfy access token, read once per execution environment. The stack
 	// grants ssm:GetParameter on it; the value never enters a template.
+	// Required outside dev (Stage.DeployProblems): the token is what
+	// protects the topic.
 	//
-	// Default: "" (publish without authentication).
+	// Default: "" (publish without authentication; dev only).
 	NtfyTokenParameter string
 	// MaxReceiveCount is the queue's redrive maximum: a record received
 	// this many times without success moves to the dead-letter queue, and
@@ -153,6 +160,9 @@ func (p RezAgentPipeline) WithDefaults(stage string) RezAgentPipeline {
 func (p RezAgentPipeline) Validate() error {
 	if err := p.Schedule.Validate(); err != nil {
 		return fmt.Errorf("RezAgent.Schedule: %w", err)
+	}
+	if why := secretscan.URL(p.NtfyURL); why != "" {
+		return fmt.Errorf("RezAgent.NtfyURL (%s) carries a credential, %s; the value is not repeated here: use the server's bare https:// root URL, and give the access token as an SSM SecureString named by RezAgent.NtfyTokenParameter", secretscan.Redact(p.NtfyURL), why)
 	}
 	u, err := url.Parse(p.NtfyURL)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {

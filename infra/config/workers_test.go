@@ -36,6 +36,10 @@ func TestRezAgentPipelineValidate(t *testing.T) {
 		{"zone", func(p *config.RezAgentPipeline) { p.Schedule.TimeZone = "Mars/Olympus" }, `time zone "Mars/Olympus": use an IANA name`},
 		{"plain http", func(p *config.RezAgentPipeline) { p.NtfyURL = "http://ntfy.example.com" }, `NtfyURL "http://ntfy.example.com": use the server's https:// root URL`},
 		{"url with topic", func(p *config.RezAgentPipeline) { p.NtfyURL = "https://ntfy.sh/mytopic" }, `NtfyURL "https://ntfy.sh/mytopic"`},
+		{"url with credentials", func(p *config.RezAgentPipeline) { p.NtfyURL = "https://rez:hunter2@ntfy.acme.io" },
+			"RezAgent.NtfyURL (https://ntfy.acme.io/…) carries a credential, user information (user:password@); the value is not repeated here: use the server's bare https:// root URL, and give the access token as an SSM SecureString named by RezAgent.NtfyTokenParameter"},
+		{"url with auth query", func(p *config.RezAgentPipeline) { p.NtfyURL = "https://ntfy.acme.io/?auth=hunter2" },
+			"RezAgent.NtfyURL (https://ntfy.acme.io/…) carries a credential, a credential in the query (auth=…)"},
 		{"topic", func(p *config.RezAgentPipeline) { p.NtfyTopic = "a/b" }, `NtfyTopic "a/b": use 1-64 letters`},
 		{"token parameter", func(p *config.RezAgentPipeline) { p.NtfyTokenParameter = "ntfy-token" }, `NtfyTokenParameter "ntfy-token": use a fully qualified SSM parameter name`},
 		{"receive count", func(p *config.RezAgentPipeline) { p.MaxReceiveCount = 50 }, "MaxReceiveCount 50: use 1 to 20"},
@@ -48,6 +52,7 @@ func TestRezAgentPipelineValidate(t *testing.T) {
 			tc.set(&p)
 			err := p.Validate()
 			require.ErrorContains(t, err, tc.want, "Validate()")
+			assert.NotContains(t, err.Error(), "hunter2", "Validate() repeats a credential")
 		})
 	}
 	ok := config.RezAgentPipeline{NtfyURL: "http://127.0.0.1:8080", Schedule: config.Schedule{Expression: "cron(0 9 ? * MON-FRI *)", TimeZone: "Europe/Berlin"},

@@ -302,15 +302,28 @@ func newAlarmTopic(stack awscdk.Stack, cfg config.Stage) awssns.Topic {
 			})},
 		},
 	}))
-	for _, e := range cfg.Alarms.Emails {
-		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(e), nil))
-	}
-	for _, u := range cfg.Alarms.HTTPSEndpoints {
-		topic.AddSubscription(awssnssubscriptions.NewUrlSubscription(jsii.String(u), &awssnssubscriptions.UrlSubscriptionProps{Protocol: awssns.SubscriptionProtocol_HTTPS}))
-	}
+	subscribe(topic, cfg.Alarms)
 	suppress(topic, suppression{
 		id:     "Serverless-SNSRedrivePolicy",
 		reason: "Alarm notifications to people: SNS retries email and HTTPS deliveries itself, and a dead-letter queue of undelivered notifications would need its own watcher; the alarm state stays in CloudWatch either way.",
 	})
 	return topic
+}
+
+// subscribe adds the stage's alarm subscribers to topic. A webhook held
+// by a Secrets Manager secret is subscribed through a dynamic reference,
+// {{resolve:secretsmanager:<name>:SecretString:::}}: CloudFormation
+// resolves it at deploy, and the URL never enters the template.
+func subscribe(topic awssns.Topic, a config.AlarmSubscribers) {
+	https := &awssnssubscriptions.UrlSubscriptionProps{Protocol: awssns.SubscriptionProtocol_HTTPS}
+	for _, e := range a.Emails {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(e), nil))
+	}
+	for _, u := range a.HTTPSEndpoints {
+		topic.AddSubscription(awssnssubscriptions.NewUrlSubscription(jsii.String(u), https))
+	}
+	for _, name := range a.HTTPSEndpointSecrets {
+		url := awscdk.SecretValue_SecretsManager(jsii.String(name), nil).UnsafeUnwrap()
+		topic.AddSubscription(awssnssubscriptions.NewUrlSubscription(url, https))
+	}
 }

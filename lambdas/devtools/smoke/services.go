@@ -427,7 +427,7 @@ func want(field, got, wanted string) error {
 // (the API verifies it; the smoke test only needs to know whom it names).
 func claims(token string) (tenant, sub string, err error) {
 	if token == "" {
-		return "", "", errors.New("no Stak end-user token (make smoke: STAK_TOKEN=<a token of the stage's identity provider>; local: make token)")
+		return "", "", errors.New("no Stak end-user token (make smoke STAGE=…: STAK_TOKEN_FILE=<a file holding a token of the stage's identity provider>, STAK_TOKEN_FILE=- for standard input, or STAK_TOKEN exported; docs/smoke.md)")
 	}
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,9 +15,10 @@ import (
 
 // TestSmoke is make smoke LOCAL=… against one started runner: the smoke
 // tool, built and run as make runs it, passes every check of every
-// service with a token minted as make token mints it; then, with two
-// services' base URLs pointing where nothing serves them, it exits 1 and
-// names the failed check of each (and only those).
+// service with a token minted as make token mints it (and passed as make
+// passes it, in STAK_TOKEN); then, with two services' base URLs pointing
+// where nothing serves them, it exits 1 and names the failed check of
+// each (and only those).
 func TestSmoke(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -31,7 +33,14 @@ func TestSmoke(t *testing.T) {
 	require.NoError(t, err, "token")
 	smoke := func(t *testing.T, args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, append([]string{"-local", r.base, "-stak-token", strings.TrimSpace(string(tok)), "-wait", "20s"}, args...)...)
+		cmd := exec.Command(bin, append([]string{"-local", r.base, "-wait", "20s"}, args...)...)
+		// As make smoke passes it: in the environment, never in argv.
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "STAK_TOKEN=") && !strings.HasPrefix(kv, "STAK_TOKEN_FILE=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "STAK_TOKEN="+strings.TrimSpace(string(tok)))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()

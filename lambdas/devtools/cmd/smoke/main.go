@@ -1,8 +1,11 @@
 // Command smoke runs devtools/smoke: a short end-to-end check of every
 // service against a deployed stage or the local runner (docs/smoke.md).
 //
-//	make smoke STAGE=stage STAK_TOKEN=<token of the stage's identity provider>
+//	make smoke STAGE=stage STAK_TOKEN_FILE=<file holding a token of the stage's identity provider>
 //	make smoke LOCAL=http://127.0.0.1:8080
+//
+// The Stak token comes from a file, standard input or the environment
+// (devtools/bearer), never from the command line: -stak-token is refused.
 //
 // It prints one line per check and exits 0 when every check passed, 1
 // naming each failed check, 2 when it could not start (usage, no AWS
@@ -25,13 +28,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/bearer"
 	"github.com/dynastack/dynastack/lambdas/devtools/smoke"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
 // urlFlags are -url service=URL overrides, repeatable.
@@ -48,13 +52,20 @@ func (u urlFlags) Set(v string) error {
 	return nil
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Before parsing: a flag error would print the token.
+	if err := bearer.Stak.CheckArgs(args); err != nil {
+		fmt.Fprintln(stderr, "smoke:", err)
+		return 2
+	}
 	fs := flag.NewFlagSet("smoke", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	local := fs.String("local", "", "the local runner's URL (make dev's, e.g. http://127.0.0.1:8080): no signature")
 	stage := fs.String("stage", "", "a deployed stage: URLs from the ApiUrl outputs of its stacks <service>-<stage>, requests signed with SigV4 (AWS credentials and region from the environment, as the AWS CLI reads them)")
 	region := fs.String("region", "", "AWS region of the stage (default: AWS_REGION / the profile's)")
-	token := fs.String("stak-token", os.Getenv("STAK_TOKEN"), "an end-user token for Stak's JWT routes (default $STAK_TOKEN); its tenant and sub claims name the tenant and user the check publishes to")
+	// An end-user token for Stak's JWT routes; its tenant and sub claims
+	// name the tenant and user the check publishes to.
+	tokenFlags := bearer.Stak.Flags(fs)
 	wait := fs.Duration("wait", 60*time.Second, "bound of each wait for an eventually consistent list or rez_agent's delivery")
 	urls := urlFlags{}
 	fs.Var(urls, "url", "override one service's base URL: <service>=<URL> (repeatable)")
@@ -62,10 +73,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if (*local == "") == (*stage == "") || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: smoke -local <make dev URL> | -stage <stage> [-stak-token <token>] [-region <region>] [-url <service>=<URL>]")
+		fmt.Fprintln(stderr, "usage: smoke -local <make dev URL> | -stage <stage> [-stak-token-file <path> | -stak-token-stdin] [-region <region>] [-url <service>=<URL>]\n(the Stak token: "+bearer.Stak.Ways()+")")
 		return 2
 	}
-	target := smoke.Target{StakToken: *token, Wait: *wait}
+	token, err := tokenFlags.Read(getenv, stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "smoke:", err)
+		return 2
+	}
+	target := smoke.Target{StakToken: token, Wait: *wait}
 	if *local != "" {
 		target.URLs = smoke.LocalURLs(*local)
 	} else {
