@@ -84,7 +84,7 @@ func TestPreflightPerService(t *testing.T) {
 	s := config.Stage{Name: table.Prod,
 		StakTokens: config.StakTokens{Issuer: "https://login.acme.io/", Audience: "stak-web"},
 		Alarms:     config.AlarmSubscribers{Emails: []string{"oncall@acme.io"}},
-		RezAgent:   config.RezAgentPipeline{NtfyURL: "https://ntfy.acme.io", NtfyTopic: "rez-prod-4f9c2e"},
+		RezAgent:   config.RezAgentPipeline{NtfyURL: "https://ntfy.acme.io", NtfyTokenParameter: "/rez-agent/prod/ntfy-token"},
 		Services:   map[string]config.Placement{"itsm": {Account: "111111111111", Region: "us-east-1"}, "agenticpm": {Account: "222222222222", Region: "ap-southeast-2"}}}
 	got := s.DeployProblems()
 	require.Len(t, got, 2, "problems:\n%s", strings.Join(got, "\n"))
