@@ -53,7 +53,7 @@ type pipeline struct {
 }
 
 type pipelineOptions struct {
-	visibility time.Duration // default 500ms: above the ntfy timeout, as the template's 180 s is above the function's 30 s
+	visibility time.Duration // default 1.5 s: five times the ntfy timeout, as the template's 180 s is six times the function's 30 s, so a slow DynamoDB Local on a loaded machine does not make a record visible again while it is handled
 	env        map[string]string
 	noMapping  bool         // deliver by calling the processor directly
 	log        *slog.Logger // every function's logger (default: discarded unless -v)
@@ -92,7 +92,7 @@ func newPipeline(t *testing.T, o pipelineOptions) *pipeline {
 	require.Len(t, subs, 1, "want one raw SQS subscription in the template: %v", subs)
 	require.True(t, subs[0].Raw, "want one raw SQS subscription in the template: %v", subs)
 	if o.visibility == 0 {
-		o.visibility = 500 * time.Millisecond
+		o.visibility = 1500 * time.Millisecond
 	}
 	qdef := queues[subs[0].Queue]
 	p.dlq = localqueue.NewQueue(qdef.DeadLetterQueue, time.Minute)
