@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -313,4 +314,43 @@ func newAlarmTopic(stack awscdk.Stack, cfg config.Stage) awssns.Topic {
 		reason: "Alarm notifications to people: SNS retries email and HTTPS deliveries itself, and a dead-letter queue of undelivered notifications would need its own watcher; the alarm state stays in CloudWatch either way.",
 	})
 	return topic
+}
+
+// Alarms on what users feel: the business metrics the functions emit
+// (service.Metric, in the contracts; platform/metrics writes them).
+const (
+	// failedForGoodPercent or more of at least minSamples rez_agent
+	// deliveries that ended (delivered or failed for good) in a period
+	// failing for good raises FailedForGood: notifications lost for good.
+	failedForGoodPercent = errorRatePercent
+	// failedActionsLimit failed Nucleus resource actions in a period
+	// raise FailedResourceActions: one is a resource left running (or
+	// stopped) against its schedule.
+	failedActionsLimit = 1
+	// overdueHeldLimit held AgenticPM actions overdue by more than the
+	// grace (agenticpmcontract.OverdueGraceMinutes) at a release run raise
+	// OverdueHeldActions.
+	overdueHeldLimit = 1
+)
+
+// businessMetric is metric m of function f (its service dimension) with
+// the further dimension values dims: one of m's dimension sets, with
+// values m lists. A name or value the contract does not have panics: the
+// alarm would watch a metric nobody emits.
+func businessMetric(f service.Function, m service.Metric, statistic string, dims map[string]string) awscloudwatch.Metric {
+	if !slices.ContainsFunc(f.AllMetrics(), func(x service.Metric) bool { return x.Name == m.Name }) {
+		panic(fmt.Sprintf("stacks: function %s does not emit %s", f.Name, m.Name))
+	}
+	dm := map[string]*string{service.MetricDimension: jsii.String(f.Name)}
+	for k, v := range dims {
+		d, ok := m.Dimension(k)
+		if !ok || !slices.Contains(d.Values, v) {
+			panic(fmt.Sprintf("stacks: metric %s has no dimension %s=%s", m.Name, k, v))
+		}
+		dm[k] = jsii.String(v)
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(service.MetricNamespace), MetricName: jsii.String(m.Name),
+		DimensionsMap: &dm, Period: alarmPeriod(), Statistic: jsii.String(statistic),
+	})
 }
