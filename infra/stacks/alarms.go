@@ -331,6 +331,9 @@ const (
 	// grace (agenticpmcontract.OverdueGraceMinutes) at a release run raise
 	// OverdueHeldActions.
 	overdueHeldLimit = 1
+	// counterDriftLimit counters a Stak recount rewrote in a period raise
+	// CounterDrift.
+	counterDriftLimit = 1
 )
 
 // businessMetric is metric m of function f (its service dimension) with

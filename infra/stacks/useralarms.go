@@ -9,6 +9,7 @@ import (
 	agenticpmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 )
 
 // alarmFailedForGood raises when failedForGoodPercent or more of at least
@@ -49,4 +50,16 @@ func alarmOverdueHeldActions(scope constructs.Construct, id string) awscloudwatc
 	return newAlarm(scope, id+"OverdueHeldActions", fmt.Sprintf("AgenticPM: a release run found held actions more than %d minutes past their heldUntil (docs/schemas/agenticpm.md, Alarm: OverdueHeldActions)", agenticpmcontract.OverdueGraceMinutes),
 		businessMetric(agenticpmcontract.Release, agenticpmcontract.OverdueHeldActions, "Maximum", nil),
 		overdueHeldLimit, 1)
+}
+
+// alarmCounterDrift raises when a Stak recount rewrote a counter: a
+// counter had drifted from the messages it counts (lost stream records, a
+// bug, an edit by hand), and users saw wrong unread numbers until then.
+// Today the recount is the operator's (POST …/recount); a scheduled
+// read-only sample recount emitting the same metric is left to do.
+// Runbook: docs/schemas/stak.md, "Alarm: CounterDrift".
+func alarmCounterDrift(scope constructs.Construct, id string) awscloudwatch.Alarm {
+	return newAlarm(scope, id+"CounterDrift", fmt.Sprintf("Stak: a recount found %d or more drifted counters in %d minutes (docs/schemas/stak.md, Alarm: CounterDrift)", counterDriftLimit, alarmPeriodMinutes),
+		businessMetric(stakcontract.API, stakcontract.CounterRepairs, "Sum", nil),
+		counterDriftLimit, 1)
 }
