@@ -230,18 +230,27 @@ func tableIndexNames(t awsdynamodb.TableV2) []string {
 // table of the stack, then gives every alarm of the stack — these, and
 // those each service's build added — the stack's alarm topic as its ALARM
 // and OK action. A topic per stack keeps stacks deployable one by one.
-func wireAlarms(stack awscdk.Stack, cfg config.Stage) {
+func wireAlarms(stack awscdk.Stack, cfg config.Stage, c service.Contract) {
 	// One walk of the tree (each construct it returns is a proxy the jsii
 	// runtime builds): the tables' alarms are added to what it found.
 	var alarms []awscloudwatch.Alarm
-	for _, c := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-		switch c := c.(type) {
+	var f found
+	for _, x := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		switch x := x.(type) {
 		case awscloudwatch.Alarm:
-			alarms = append(alarms, c)
+			alarms = append(alarms, x)
 		case awsdynamodb.TableV2:
-			alarms = append(alarms, alarmTable(stack, *c.Node().Id(), c)...)
+			f.tables = append(f.tables, x)
+			alarms = append(alarms, alarmTable(stack, *x.Node().Id(), x)...)
+		case awslambda.Function:
+			f.functions = append(f.functions, x)
+		case awsapigatewayv2.HttpApi:
+			f.apis = append(f.apis, x)
+		case awssqs.Queue:
+			f.queues = append(f.queues, x)
 		}
 	}
+	addDashboard(stack, cfg, c, f)
 	action := awscloudwatchactions.NewSnsAction(newAlarmTopic(stack, cfg))
 	for _, a := range alarms {
 		a.AddAlarmAction(action)
