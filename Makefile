@@ -405,7 +405,7 @@ test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda e
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
 snapshots: deps ## rewrite test/snapshots from the app; review the diff before committing
-	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden$$' -update
+	$(TEST_ENV) go test -count=1 ./test -run '^(TestGolden|TestDashboardRendering)$$' -update
 	git status --short test/snapshots
 
 guard: ## DynamoDB change hazards between the golden files at BASE and now
