@@ -442,10 +442,10 @@ test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda e
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
-snapshots: deps ## rewrite test/snapshots, test/bootstrap-snapshots and docs/api from the app and the contracts; review the diff before committing
-	$(TEST_ENV) go test -count=1 ./test -run '^TestGolden(Bootstrap)?$$' -update
+snapshots: deps ## rewrite test/snapshots, test/bootstrap-snapshots, docs/api and docs/dashboards from the app and the contracts; review the diff before committing
+	$(TEST_ENV) go test -count=1 ./test -run '^(TestGolden|TestGoldenBootstrap|TestDashboardRendering)$$' -update
 	go run ./lambdas/devtools/cmd/openapi
-	git status --short test/snapshots test/bootstrap-snapshots docs/api
+	git status --short test/snapshots test/bootstrap-snapshots docs/api docs/dashboards
 
 guard: ## DynamoDB change hazards between the golden files at BASE and now
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \

@@ -115,6 +115,25 @@ type Function struct {
 	// Routes are the HTTP routes of an HTTP function, in the order the API
 	// declares them. Empty for every other kind.
 	Routes []Route
+	// Metrics are the business metrics the function emits (metrics.go),
+	// besides what the platform emits for every function of its kind
+	// (PlatformMetrics).
+	Metrics []Metric
+}
+
+// PlatformMetrics are the metrics the runtime platform emits for every
+// function of kind k, whatever its service: Unavailable for each 503 an
+// HTTP function answers.
+func PlatformMetrics(k Kind) []Metric {
+	if k == HTTP {
+		return []Metric{Unavailable}
+	}
+	return nil
+}
+
+// AllMetrics are f's own metrics and the platform's for its kind.
+func (f Function) AllMetrics() []Metric {
+	return append(slices.Clone(f.Metrics), PlatformMetrics(f.Kind)...)
 }
 
 // Package is the function's main package in the lambdas module.
@@ -332,6 +351,16 @@ func (c Contract) Validate() error {
 		default:
 			errs = append(errs, fmt.Sprintf("function %q: kind %q: use service.HTTP, Schedule, Queue or Stream", f.Name, f.Kind))
 		}
+		metrics := map[string]bool{}
+		for _, m := range f.AllMetrics() {
+			if err := m.Validate(); err != nil {
+				errs = append(errs, fmt.Sprintf("function %q: %v", f.Name, err))
+			}
+			if metrics[m.Name] {
+				errs = append(errs, fmt.Sprintf("function %q: metric %q listed twice", f.Name, m.Name))
+			}
+			metrics[m.Name] = true
+		}
 		keys := map[string]bool{}
 		for _, r := range f.Routes {
 			if err := r.Validate(); err != nil {
@@ -365,3 +394,7 @@ const (
 	MetricUnavailable = "Unavailable"
 	MetricDimension   = "service"
 )
+
+// Unavailable is the metric of each 503 unavailable answer (platform/api).
+var Unavailable = Metric{Name: MetricUnavailable, Unit: Count,
+	Description: "answers of 503 unavailable (DynamoDB throttled or failed after the retries)"}

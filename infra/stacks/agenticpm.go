@@ -64,5 +64,6 @@ func buildAgenticPM(stack awscdk.Stack, cfg config.Stage) error {
 		return err
 	}
 	bus.GrantPutEventsTo(release.Function, nil)
+	alarmOverdueHeldActions(stack, "Release")
 	return nil
 }

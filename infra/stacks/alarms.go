@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -229,18 +230,27 @@ func tableIndexNames(t awsdynamodb.TableV2) []string {
 // table of the stack, then gives every alarm of the stack — these, and
 // those each service's build added — the stack's alarm topic as its ALARM
 // and OK action. A topic per stack keeps stacks deployable one by one.
-func wireAlarms(stack awscdk.Stack, cfg config.Stage) {
+func wireAlarms(stack awscdk.Stack, cfg config.Stage, c service.Contract) {
 	// One walk of the tree (each construct it returns is a proxy the jsii
 	// runtime builds): the tables' alarms are added to what it found.
 	var alarms []awscloudwatch.Alarm
-	for _, c := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
-		switch c := c.(type) {
+	var f found
+	for _, x := range *stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		switch x := x.(type) {
 		case awscloudwatch.Alarm:
-			alarms = append(alarms, c)
+			alarms = append(alarms, x)
 		case awsdynamodb.TableV2:
-			alarms = append(alarms, alarmTable(stack, *c.Node().Id(), c)...)
+			f.tables = append(f.tables, x)
+			alarms = append(alarms, alarmTable(stack, *x.Node().Id(), x)...)
+		case awslambda.Function:
+			f.functions = append(f.functions, x)
+		case awsapigatewayv2.HttpApi:
+			f.apis = append(f.apis, x)
+		case awssqs.Queue:
+			f.queues = append(f.queues, x)
 		}
 	}
+	addDashboard(stack, cfg, c, f)
 	action := awscloudwatchactions.NewSnsAction(newAlarmTopic(stack, cfg))
 	for _, a := range alarms {
 		a.AddAlarmAction(action)
@@ -326,4 +336,46 @@ func subscribe(topic awssns.Topic, a config.AlarmSubscribers) {
 		url := awscdk.SecretValue_SecretsManager(jsii.String(name), nil).UnsafeUnwrap()
 		topic.AddSubscription(awssnssubscriptions.NewUrlSubscription(url, https))
 	}
+}
+
+// Alarms on what users feel: the business metrics the functions emit
+// (service.Metric, in the contracts; platform/metrics writes them).
+const (
+	// failedForGoodPercent or more of at least minSamples rez_agent
+	// deliveries that ended (delivered or failed for good) in a period
+	// failing for good raises FailedForGood: notifications lost for good.
+	failedForGoodPercent = errorRatePercent
+	// failedActionsLimit failed Nucleus resource actions in a period
+	// raise FailedResourceActions: one is a resource left running (or
+	// stopped) against its schedule.
+	failedActionsLimit = 1
+	// overdueHeldLimit held AgenticPM actions overdue by more than the
+	// grace (agenticpmcontract.OverdueGraceMinutes) at a release run raise
+	// OverdueHeldActions.
+	overdueHeldLimit = 1
+	// counterDriftLimit counters a Stak recount rewrote in a period raise
+	// CounterDrift.
+	counterDriftLimit = 1
+)
+
+// businessMetric is metric m of function f (its service dimension) with
+// the further dimension values dims: one of m's dimension sets, with
+// values m lists. A name or value the contract does not have panics: the
+// alarm would watch a metric nobody emits.
+func businessMetric(f service.Function, m service.Metric, statistic string, dims map[string]string) awscloudwatch.Metric {
+	if !slices.ContainsFunc(f.AllMetrics(), func(x service.Metric) bool { return x.Name == m.Name }) {
+		panic(fmt.Sprintf("stacks: function %s does not emit %s", f.Name, m.Name))
+	}
+	dm := map[string]*string{service.MetricDimension: jsii.String(f.Name)}
+	for k, v := range dims {
+		d, ok := m.Dimension(k)
+		if !ok || !slices.Contains(d.Values, v) {
+			panic(fmt.Sprintf("stacks: metric %s has no dimension %s=%s", m.Name, k, v))
+		}
+		dm[k] = jsii.String(v)
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(service.MetricNamespace), MetricName: jsii.String(m.Name),
+		DimensionsMap: &dm, Period: alarmPeriod(), Statistic: jsii.String(statistic),
+	})
 }

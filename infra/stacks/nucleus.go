@@ -60,6 +60,7 @@ func buildNucleus(stack awscdk.Stack, cfg config.Stage) error {
 		return err
 	}
 	grantAssumeRoles(stack, executor, exec.RoleNamePattern, "each managed account's role, to start and stop its resources")
+	alarmFailedResourceActions(stack, "Executor")
 	return nil
 }
 

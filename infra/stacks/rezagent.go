@@ -150,6 +150,7 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 		}))
 	}
 	alarmErrors(stack, "Processor", processor.Function)
+	alarmFailedForGood(stack, "Processor")
 	suppress(processor.Role, suppression{
 		id:        "AwsSolutions-IAM5",
 		reason:    "X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so their resource is always *.",

@@ -82,7 +82,7 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 			errs = append(errs, fmt.Errorf("%s/%s: %w", cfg.Name, svc.Name, err))
 			continue
 		}
-		wireAlarms(stack, cfg)
+		wireAlarms(stack, cfg, svc.Contract)
 		addBackup(stack, cfg)
 	}
 	if err := checkTableKeys(stage, cfg); err != nil {

@@ -85,6 +85,7 @@ func buildStak(stack awscdk.Stack, cfg config.Stage) error {
 		})},
 	})
 	alarmStreamConsumer(stack, "StreamConsumer", consumer.Function, failures)
+	alarmCounterDrift(stack, "Handler")
 	suppress(consumer.Role, suppression{
 		id:        "AwsSolutions-IAM5",
 		reason:    "X-Ray (PutTraceSegments, PutTelemetryRecords) and dynamodb:ListStreams support no resource-level permissions, so their resource is *; every other statement names the table or its stream.",

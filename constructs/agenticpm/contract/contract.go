@@ -234,6 +234,7 @@ var (
 	Release = service.Function{
 		Name: "agenticpm-release", Kind: service.Schedule,
 		Description: "AgenticPM deadlines: releases due held actions to the bus, expires overdue escalations",
+		Metrics:     []service.Metric{Releases, OverdueHeldActions, EscalationsClosed},
 	}
 )
 
@@ -252,3 +253,31 @@ var Service = service.Contract{
 		KeyHoldPending, KeyHoldDispatch},
 	Functions: []service.Function{API, Release},
 }
+
+// OverdueGraceMinutes: a held action still held this long after its
+// heldUntil is overdue (the release job runs every minute by default, so
+// five runs missed it). The OverdueHeldActions alarm watches it.
+const OverdueGraceMinutes = 5
+
+// Metric dimensions and their values (service.Metric, platform/metrics).
+const (
+	DimOutcome        = "outcome"
+	OutcomeExpired    = "expired"
+	OutcomeSuperseded = "superseded"
+)
+
+// AgenticPM's metrics.
+var (
+	// Releases counts held actions the release job released.
+	Releases = service.Metric{Name: "Releases", Unit: service.Count,
+		Description: "held actions the release job released to the bus"}
+	// OverdueHeldActions is, at each release run, how many held actions
+	// found due were due more than OverdueGraceMinutes ago.
+	OverdueHeldActions = service.Metric{Name: "OverdueHeldActions", Unit: service.Count,
+		Description: "held actions still held more than the grace after their heldUntil, at each release run"}
+	// EscalationsClosed counts escalations closed without a decision:
+	// expired by the release job, superseded by the API.
+	EscalationsClosed = service.Metric{Name: "EscalationsClosed", Unit: service.Count,
+		Description: "escalations closed undecided, by outcome (expired, superseded)",
+		Dimensions:  []service.Dimension{{Name: DimOutcome, Values: []string{OutcomeExpired, OutcomeSuperseded}}}}
+)

@@ -71,8 +71,29 @@ var (
 // API is the tickets API function.
 var API = service.Function{
 	Name: Name, Kind: service.HTTP, Description: "ITSM tickets API",
-	Routes: []service.Route{CreateTicket, ListTickets, GetTicket, SetStatus, AddComment},
+	Routes:  []service.Route{CreateTicket, ListTickets, GetTicket, SetStatus, AddComment},
+	Metrics: []service.Metric{TicketStatusChanges, TicketComments},
 }
+
+// The ticket statuses (document 003), in lifecycle order.
+const (
+	StatusOpen       = "open"
+	StatusInProgress = "in_progress"
+	StatusResolved   = "resolved"
+	StatusClosed     = "closed"
+)
+
+// DimTo is the status a ticket moved to (a new ticket moves to open).
+const DimTo = "to"
+
+// ITSM's metrics.
+var (
+	TicketStatusChanges = service.Metric{Name: "TicketStatusChanges", Unit: service.Count,
+		Description: "tickets moved to a status (a new ticket: open)",
+		Dimensions:  []service.Dimension{{Name: DimTo, Values: []string{StatusOpen, StatusInProgress, StatusResolved, StatusClosed}}}}
+	TicketComments = service.Metric{Name: "TicketComments", Unit: service.Count,
+		Description: "comments added to tickets"}
+)
 
 // Service is the whole contract.
 var Service = service.Contract{

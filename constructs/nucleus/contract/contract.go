@@ -171,6 +171,7 @@ var (
 	Executor = service.Function{
 		Name: ExecutorName, Kind: service.Schedule,
 		Description: "Nucleus schedule executor: starts and stops the resources of due schedules",
+		Metrics:     []service.Metric{ResourceActions},
 	}
 )
 
@@ -185,4 +186,32 @@ var Service = service.Contract{
 	KeyParts: []string{PrefixAccount, PrefixSchedule, PrefixResource, PrefixTimestamp, PrefixExecution,
 		KeyMetadata, KeyClaim, KeyGlobal, KeyTypeAccount, KeyTypeSchedule, KeyAuditGlobal},
 	Functions: []service.Function{API, Executor},
+}
+
+// The resource kinds a schedule starts and stops (the resource_type of a
+// schedule's resources).
+const (
+	KindEC2 = "ec2"
+	KindECS = "ecs"
+	KindRDS = "rds"
+)
+
+// Metric dimensions and their values (service.Metric, platform/metrics).
+const (
+	DimKind          = "kind"
+	DimOutcome       = "outcome"
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
+)
+
+// ResourceActions counts the executor's start and stop actions by
+// resource kind and outcome (the audit entry's SUCCESS or FAIL): a failed
+// one is a resource left running or stopped against its schedule.
+var ResourceActions = service.Metric{
+	Name: "ResourceActions", Unit: service.Count,
+	Description: "start and stop actions by resource kind and outcome",
+	Dimensions: []service.Dimension{
+		{Name: DimKind, Values: []string{KindEC2, KindECS, KindRDS, service.OtherValue}},
+		{Name: DimOutcome, Values: []string{OutcomeSucceeded, OutcomeFailed}},
+	},
 }

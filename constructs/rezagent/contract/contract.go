@@ -121,6 +121,7 @@ var (
 	Processor = service.Function{
 		Name: "rezagent-processor", Kind: service.Queue,
 		Description: "rez_agent processor: delivers queued messages to ntfy",
+		Metrics:     []service.Metric{Deliveries},
 	}
 )
 
@@ -132,4 +133,35 @@ var Service = service.Contract{
 		AttrCreatedBy, AttrUpdatedDate, AttrProcessingStartedAt, AttrProcessingCompletedAt, AttrErrorMessage, AttrRetryCount,
 		AttrNotificationID, AttrWriteToken, AttrLeaseToken, AttrLeaseUntil},
 	Functions: []service.Function{API, Scheduler, Processor},
+}
+
+// The message types of the design document (payload.go validates their
+// payloads); other types are accepted and counted as service.OtherValue.
+const (
+	TypeScheduledHello     = "scheduled_hello"
+	TypeManualNotification = "manual_notification"
+)
+
+// Metric dimensions and their values (service.Metric, platform/metrics).
+const (
+	DimType    = "type"
+	DimOutcome = "outcome"
+	// OutcomeDelivered: ntfy accepted the notification. OutcomeRetried:
+	// a delivery failed and SQS delivers the record again.
+	// OutcomeFailedForGood: the message is failed (a 4xx from ntfy, an
+	// expired token, the last receive), acknowledged, never in the DLQ.
+	OutcomeDelivered     = "delivered"
+	OutcomeRetried       = "retried"
+	OutcomeFailedForGood = "failed_for_good"
+)
+
+// Deliveries counts the processor's delivery attempts by message type and
+// outcome; the FailedForGood alarm is the share of failed_for_good.
+var Deliveries = service.Metric{
+	Name: "Deliveries", Unit: service.Count,
+	Description: "delivery attempts to ntfy by message type and outcome",
+	Dimensions: []service.Dimension{
+		{Name: DimType, Values: []string{TypeScheduledHello, TypeManualNotification, service.OtherValue}},
+		{Name: DimOutcome, Values: []string{OutcomeDelivered, OutcomeRetried, OutcomeFailedForGood}},
+	},
 }

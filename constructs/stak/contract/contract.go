@@ -127,13 +127,15 @@ var (
 var (
 	API = service.Function{
 		Name: Name, Kind: service.HTTP, Description: "Stak inbox API",
-		Routes: []service.Route{PutTenant, GetTenant, PutInbox, GetInbox, Publish, PublicStats, Recount, Feed, MarkRead, Stats, ReadAll},
+		Routes:  []service.Route{PutTenant, GetTenant, PutInbox, GetInbox, Publish, PublicStats, Recount, Feed, MarkRead, Stats, ReadAll},
+		Metrics: []service.Metric{Publishes, FanOut, Reads, CounterRepairs},
 	}
 	// StreamConsumer keeps the counters when messages and read receipts
 	// expire.
 	StreamConsumer = service.Function{
 		Name: "stak-stream", Kind: service.Stream,
 		Description: "Stak counters from expired messages and read receipts",
+		Metrics:     []service.Metric{Expiries},
 	}
 )
 
@@ -147,3 +149,37 @@ var Service = service.Contract{
 		PrefixStats, KeyStatsAll, PrefixMarker},
 	Functions: []service.Function{API, StreamConsumer},
 }
+
+// Metric dimensions and their values (service.Metric, platform/metrics).
+const (
+	// DimAudience: a message to everyone (the public partition) or to
+	// listed users.
+	DimAudience      = "audience"
+	AudienceEveryone = "everyone"
+	AudienceUsers    = "users"
+	// DimRead: how messages were marked read, one or all at once.
+	DimHow = "how"
+	HowOne = "one"
+	HowAll = "all"
+)
+
+// Stak's metrics.
+var (
+	Publishes = service.Metric{Name: "Publishes", Unit: service.Count,
+		Description: "messages published, by audience",
+		Dimensions:  []service.Dimension{{Name: DimAudience, Values: []string{AudienceEveryone, AudienceUsers}}}}
+	// FanOut is, per publish to listed users, how many users it reached.
+	FanOut = service.Metric{Name: "FanOut", Unit: service.Count,
+		Description: "recipients of each publish to listed users"}
+	Reads = service.Metric{Name: "Reads", Unit: service.Count,
+		Description: "messages marked read, one at a time or all at once",
+		Dimensions:  []service.Dimension{{Name: DimHow, Values: []string{HowOne, HowAll}}}}
+	// CounterRepairs is, per recount, how many counters it rewrote: each
+	// one a counter that had drifted from the items it counts.
+	CounterRepairs = service.Metric{Name: "CounterRepairs", Unit: service.Count,
+		Description: "counters a recount found drifted and rewrote"}
+	// Expiries counts messages and read receipts whose expiry the stream
+	// consumer applied to the counters.
+	Expiries = service.Metric{Name: "Expiries", Unit: service.Count,
+		Description: "expired messages and read receipts applied to the counters"}
+)

@@ -10,12 +10,15 @@ package servicetest
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,11 +38,65 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 // Main is the TestMain of a service package: one DynamoDB Local for the
 // binary, and the call log test/iamcalls reads.
-func Main(m *testing.M) { os.Exit(testenv.Main(m)) }
+//
+// After a full run (no -run, -skip or -short), it also fails a package
+// that emitted none of a metric its service's contract declares
+// (service.Function.Metrics; the platform's own metrics aside):
+// platform/metrics keeps what the process emitted, so every declared
+// metric is proven emitted by some test of its service.
+func Main(m *testing.M) {
+	code := testenv.Main(m)
+	if code == 0 {
+		if err := checkEmitted(); err != nil {
+			fmt.Fprintln(os.Stderr, "servicetest:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// checkEmitted holds the registry of platform/metrics to the contract of
+// the service whose package runs (the working directory's name).
+func checkEmitted() error {
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return nil
+		}
+	}
+	if testing.Short() {
+		return nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	emitted := map[string]bool{}
+	for _, e := range metrics.Emitted() {
+		emitted[e.Metric] = true
+	}
+	var missing []string
+	for _, c := range catalog.Services() {
+		if c.Name != filepath.Base(wd) {
+			continue
+		}
+		for _, f := range c.Functions {
+			for _, m := range f.Metrics {
+				if !emitted[m.Name] {
+					missing = append(missing, f.Name+" "+m.Name)
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("no test emitted these metrics of the contract (write one that drives the code path and reads the EMF line): %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
 
 // Service is a service under test. It is a value: a test that copies it
 // and swaps the handler (a cost test's recorded client) leaves the

@@ -20,6 +20,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -291,9 +292,13 @@ func TestUnavailableIs503(t *testing.T) {
 		req = req.WithContext(api.WithLogger(req.Context(), logx.New(&logs, slog.LevelInfo).With("service", "itsm")))
 		api.WriteError(rec, req, err)
 		// One Unavailable metric in the embedded metric format, by service.
-		assert.Contains(t, logs.String(), `"CloudWatchMetrics":[{"Dimensions":[["service"]],"Metrics":[{"Name":"Unavailable","Unit":"Count"}],"Namespace":"dynastack"}]`, "%v: no Unavailable metric in the log", err)
-		assert.Contains(t, logs.String(), `"Unavailable":1`, "%v: no Unavailable metric in the log", err)
-		assert.Contains(t, logs.String(), `"service":"itsm"`, "%v: no Unavailable metric in the log", err)
+		ms, perr := metrics.ParseLines(logs.Bytes())
+		require.NoError(t, perr, "%v: EMF lines", err)
+		got := metrics.Find(ms, service.MetricUnavailable, map[string]string{service.MetricDimension: "itsm"})
+		require.Len(t, got, 1, "%v: one Unavailable measurement by service", err)
+		assert.Equal(t, 1.0, metrics.Sum(got), "%v: counts one", err)
+		assert.Equal(t, service.MetricNamespace, got[0].Namespace, "%v: namespace", err)
+		assert.Equal(t, string(service.Count), got[0].Unit, "%v: unit", err)
 		assert.Equal(t, http.StatusServiceUnavailable, rec.Code, "%v: status", err)
 		assert.Equal(t, "2", rec.Header().Get("Retry-After"), "%v: Retry-After", err)
 		assert.Contains(t, rec.Body.String(), `"code":"unavailable"`, "%v: body", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 // Error codes of the error body. They are stable API: clients switch on them.
@@ -177,14 +178,5 @@ func Marshal(v any) ([]byte, error) {
 // the logger's service attribute (the function's name). The 5xx alarm
 // subtracts these answers (infra/stacks, alarmServerErrors).
 func countUnavailable(ctx context.Context) {
-	logger(ctx).InfoContext(ctx, "answered unavailable",
-		"_aws", map[string]any{
-			"Timestamp": time.Now().UnixMilli(),
-			"CloudWatchMetrics": []any{map[string]any{
-				"Namespace":  service.MetricNamespace,
-				"Dimensions": [][]string{{service.MetricDimension}},
-				"Metrics":    []any{map[string]any{"Name": service.MetricUnavailable, "Unit": "Count"}},
-			}},
-		},
-		service.MetricUnavailable, 1)
+	metrics.Count(ctx, logger(ctx), service.Unavailable)
 }

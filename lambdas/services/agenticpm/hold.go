@@ -314,6 +314,10 @@ type ReleaseReport struct {
 	Sent int
 	// Outbox counts earlier releases whose lease had run out.
 	Outbox int
+	// Overdue counts the due actions whose heldUntil lies more than
+	// contract.OverdueGraceMinutes before the run: earlier runs should
+	// have released them.
+	Overdue int
 }
 
 // ReleaseDue releases every held action due at now (up to
@@ -329,6 +333,12 @@ func (s *Store) ReleaseDue(ctx context.Context) (*ReleaseReport, error) {
 		return rep, err
 	}
 	rep.Due = len(due)
+	grace := Timestamp(now.Add(-contract.OverdueGraceMinutes * time.Minute))
+	for _, a := range due {
+		if a.HeldUntil != "" && a.HeldUntil < grace {
+			rep.Overdue++
+		}
+	}
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup

@@ -1,9 +1,11 @@
 package agenticpm_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,10 +17,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
 
@@ -359,4 +364,33 @@ func TestReleaseOfALargeAction(t *testing.T) {
 	assert.True(t, bigEvent.Action.Executed, "big: executed")
 	assert.False(t, byDesc["small"].Trimmed, "small: trimmed")
 	assert.Equal(t, small.ID, byDesc["small"].Action.ID, "small: action")
+}
+
+// A run emits Releases and OverdueHeldActions (EMF, in the release job's
+// log): an action held past contract.OverdueGraceMinutes (a job stopped
+// that long) is overdue at the run that finds it; one just due is not.
+func TestReleaseRunMetrics(t *testing.T) {
+	s := newHoldService(t, true)
+	p := s.project(t, "")
+	now := s.clock.Now()
+	s.hold(t, p.ID, "late", now.Add(-(contract.OverdueGraceMinutes+1)*time.Minute))
+	s.hold(t, p.ID, "just due", now.Add(-time.Second))
+	s.hold(t, p.ID, "later", now.Add(time.Hour))
+	var logs bytes.Buffer
+	cfg := s.cfg
+	cfg.Client = s.jobClient
+	cfg.Logger = logx.New(&logs, slog.LevelInfo).With(svc.MetricDimension, contract.Release.Name)
+	require.NoError(t, agenticpm.NewReleaseJobFromConfig(cfg).Run(context.Background(), fn.ScheduleEvent{ScheduledTime: now}))
+	ms, err := metrics.ParseLines(logs.Bytes())
+	require.NoError(t, err, "EMF lines")
+	fnDim := map[string]string{svc.MetricDimension: contract.Release.Name}
+	for _, tc := range []struct {
+		metric svc.Metric
+		want   float64
+	}{{contract.Releases, 2}, {contract.OverdueHeldActions, 1}} {
+		got := metrics.Find(ms, tc.metric.Name, fnDim)
+		require.Len(t, got, 1, "%s: one measurement per run", tc.metric.Name)
+		assert.Equal(t, tc.want, metrics.Sum(got), tc.metric.Name)
+	}
+	assert.Len(t, metrics.Find(ms, contract.EscalationsClosed.Name, map[string]string{svc.MetricDimension: contract.Release.Name, contract.DimOutcome: contract.OutcomeExpired}), 1, "expired escalations: one measurement per run")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ids"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 type eventRequest struct {
@@ -197,6 +198,7 @@ func (h *handler) supersede(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	metrics.Count(r.Context(), api.Logger(r.Context()), contract.EscalationsClosed, contract.OutcomeSuperseded)
 	created(w, api.Location(contract.GetEscalation, id, e.ID), e)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 // ReleaseJob is the service's scheduled worker: each run releases the
@@ -58,8 +59,11 @@ func (j *ReleaseJob) Run(ctx context.Context, ev fn.ScheduleEvent) error {
 	rep, err := j.store.ReleaseDue(ctx)
 	j.log.InfoContext(ctx, "hold queue run", "scheduled_time", ev.ScheduledTime, "due", rep.Due, "released", rep.Released,
 		"outbox", rep.Outbox, "sent", rep.Sent)
+	metrics.Emit(ctx, j.log, contract.Releases, float64(rep.Released))
+	metrics.Emit(ctx, j.log, contract.OverdueHeldActions, float64(rep.Overdue))
 	exp, xerr := j.store.ExpireOverdue(ctx)
 	j.log.InfoContext(ctx, "escalation expiry run", "scheduled_time", ev.ScheduledTime, "overdue", exp.Overdue, "expired", exp.Expired)
+	metrics.Emit(ctx, j.log, contract.EscalationsClosed, float64(exp.Expired), contract.OutcomeExpired)
 	return errors.Join(err, xerr)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 // Config configures NewHandler.
@@ -75,6 +76,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	metrics.Count(r.Context(), api.Logger(r.Context()), contract.TicketStatusChanges, string(t.Status))
 	// Relative, so it resolves under whatever prefix the API is mounted at
 	// (/itsm locally, a stage path in API Gateway).
 	w.Header().Set("Location", api.Location(contract.GetTicket, t.TicketID))
@@ -110,6 +112,9 @@ func (h *handler) comment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := h.store.AddComment(r.Context(), id, in.CommentText)
+	if err == nil {
+		metrics.Count(r.Context(), api.Logger(r.Context()), contract.TicketComments)
+	}
 	return api.Reply(w, http.StatusCreated, t, api.About(err, id))
 }
 
@@ -132,6 +137,9 @@ func (h *handler) setStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := h.store.SetStatus(r.Context(), id, in.Status)
+	if err == nil {
+		metrics.Count(r.Context(), api.Logger(r.Context()), contract.TicketStatusChanges, string(in.Status))
+	}
 	return api.Reply(w, http.StatusOK, t, api.About(err, id))
 }
 

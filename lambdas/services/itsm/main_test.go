@@ -2,6 +2,7 @@ package itsm_test
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ type options struct {
 	now   func() time.Time
 	tmpl  *cfntables.Template // edited template; default: the stack template
 	newID func() string
+	log   *slog.Logger // default: servicetest.Logger()
 }
 
 func newService(t testing.TB, opts options) *service {
@@ -31,6 +33,9 @@ func newService(t testing.TB, opts options) *service {
 	cfg := servicetest.Config(t, itsm.ConfigFromEnv, s.Env(t, "itsm"))
 	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "itsm"), servicetest.Logger()
 	cfg.Now, cfg.NewID = opts.now, opts.newID
+	if opts.log != nil {
+		cfg.Logger = opts.log
+	}
 	s.H = itsm.NewHandler(cfg)
 	return &service{s}
 }

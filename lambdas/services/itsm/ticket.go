@@ -23,10 +23,10 @@ type Status string
 
 // Statuses.
 const (
-	StatusOpen       Status = "open"
-	StatusInProgress Status = "in_progress"
-	StatusResolved   Status = "resolved"
-	StatusClosed     Status = "closed"
+	StatusOpen       Status = contract.StatusOpen
+	StatusInProgress Status = contract.StatusInProgress
+	StatusResolved   Status = contract.StatusResolved
+	StatusClosed     Status = contract.StatusClosed
 )
 
 // Statuses lists every status in lifecycle order.

@@ -12,6 +12,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/cron"
 )
 
@@ -319,10 +320,13 @@ func (r *execRun) act(ctx context.Context, d due, takeover bool, log *slog.Logge
 			return claimItem{}, err
 		}
 		sum.Resources++
+		outcome := contract.OutcomeSucceeded
 		if out.Status == StatusFail {
 			sum.Failed++
+			outcome = contract.OutcomeFailed
 			log.Warn("resource action failed", "resource_arn", res.arn(), "details", details)
 		}
+		metrics.Count(ctx, x.log, contract.ResourceActions, string(res.ResourceType), outcome)
 	}
 	return sum, nil
 }

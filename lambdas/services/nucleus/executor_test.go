@@ -16,9 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus/executor"
 	"github.com/stretchr/testify/assert"
@@ -501,4 +504,54 @@ func TestExecutorAccountFailures(t *testing.T) {
 	for acct, want := range map[string]string{acctA: "SUCCESS <nil> ec2:StartInstances", acctB: "FAIL AccessDenied sts:AssumeRole", acctC: "FAIL AccountInactive <nil>"} {
 		assert.Equal(t, want, code(acct), "account %s", acct)
 	}
+}
+
+// Every action the executor records is one ResourceActions measurement
+// by kind and outcome (EMF, in the function's log): a role that denies is
+// a failed action the FailedResourceActions alarm counts.
+func TestExecutorCountsResourceActions(t *testing.T) {
+	e := newExecEnv(t)
+	var logs syncLog
+	cfg := e.cfg
+	cfg.Logger = logx.New(&logs, slog.LevelInfo).With(svc.MetricDimension, contract.Executor.Name)
+	x, err := nucleus.NewExecutorFromConfig(cfg)
+	require.NoError(t, err)
+	e.x = x
+	e.accountWithRole(t, acctA)
+	e.createAccount(t, acctB, "untrusted", "active") // role not trusted by the fake STS
+	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
+	for i, acct := range []string{acctA, acctB} {
+		id := fmt.Sprintf("i-%017x", i+1)
+		e.ec2.AddInstance(id, awsloop.InstanceStopped)
+		e.attach(t, sid, "ec2", "us-east-1", acct, "arn:aws:ec2:us-east-1:"+acct+":instance/"+id)
+	}
+	e.run(t, fire.Add(time.Minute))
+	ms, err := metrics.ParseLines(logs.bytes())
+	require.NoError(t, err, "EMF lines")
+	for outcome, want := range map[string]float64{contract.OutcomeSucceeded: 1, contract.OutcomeFailed: 1} {
+		got := metrics.Find(ms, contract.ResourceActions.Name, map[string]string{
+			svc.MetricDimension: contract.Executor.Name, contract.DimKind: contract.KindEC2, contract.DimOutcome: outcome})
+		assert.Equal(t, want, metrics.Sum(got), "ec2 actions %s", outcome)
+	}
+	assert.Equal(t, 2.0, metrics.Sum(metrics.Find(ms, contract.ResourceActions.Name, map[string]string{svc.MetricDimension: contract.Executor.Name})), "all actions")
+}
+
+// syncLog is a log sink the executor's goroutines share.
+type syncLog struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncLog) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.b...)
 }

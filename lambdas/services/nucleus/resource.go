@@ -18,9 +18,9 @@ type ResourceType string
 
 // Resource types.
 const (
-	ResourceEC2 ResourceType = "ec2"
-	ResourceECS ResourceType = "ecs"
-	ResourceRDS ResourceType = "rds"
+	ResourceEC2 ResourceType = contract.KindEC2
+	ResourceECS ResourceType = contract.KindECS
+	ResourceRDS ResourceType = contract.KindRDS
 )
 
 // ResourceTypes lists every resource type.

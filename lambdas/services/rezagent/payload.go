@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 )
@@ -144,8 +146,8 @@ func checkPayload(messageType string, p Payload, max int) []payloadProblem {
 // extensible, and a new producer should not need a deploy of this API.
 // Fields beyond the schema are kept, for the same reason.
 var notificationTypes = map[string]func(Payload, func(path, format string, args ...any)){
-	"scheduled_hello":     notificationSchema,
-	"manual_notification": notificationSchema,
+	contract.TypeScheduledHello:     notificationSchema,
+	contract.TypeManualNotification: notificationSchema,
 }
 
 // ntfyPriorities are ntfy.sh's priority names.

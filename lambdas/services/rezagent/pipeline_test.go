@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
@@ -26,6 +27,8 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/processor"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/publisher"
@@ -295,13 +298,15 @@ func TestDeliveryRetriesThenFails(t *testing.T) {
 		status    rezagent.Status
 		retries   int
 		errorLike string
+		outcome   string // the Deliveries outcome of the last attempt
 	}{
-		{"recovers after 5xx, 429 and a hang", []ntfysink.Fault{{Status: 503}, {Status: 429}, {Delay: time.Second}}, rezagent.StatusCompleted, 3, ""},
-		{"fails on the last attempt", []ntfysink.Fault{{Status: 500}, {Status: 429}, {Delay: time.Second}, {Status: 502}, {Status: 500}}, rezagent.StatusFailed, 4, "ntfy: HTTP 500"},
-		{"a permanent 4xx fails at once", []ntfysink.Fault{{Status: 400}}, rezagent.StatusFailed, 0, "ntfy: HTTP 400"},
+		{"recovers after 5xx, 429 and a hang", []ntfysink.Fault{{Status: 503}, {Status: 429}, {Delay: time.Second}}, rezagent.StatusCompleted, 3, "", contract.OutcomeDelivered},
+		{"fails on the last attempt", []ntfysink.Fault{{Status: 500}, {Status: 429}, {Delay: time.Second}, {Status: 502}, {Status: 500}}, rezagent.StatusFailed, 4, "ntfy: HTTP 500", contract.OutcomeFailedForGood},
+		{"a permanent 4xx fails at once", []ntfysink.Fault{{Status: 400}}, rezagent.StatusFailed, 0, "ntfy: HTTP 400", contract.OutcomeFailedForGood},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPipeline(t, pipelineOptions{})
+			var buf syncBuffer
+			p := newPipeline(t, pipelineOptions{log: logx.New(&buf, slog.LevelInfo).With(svc.MetricDimension, contract.Processor.Name)})
 			p.sink.FailNext(tc.faults...)
 			at := time.Now().UTC().Truncate(time.Minute)
 			require.NoError(t, p.scheduler.Run(context.Background(), fire(at)))
@@ -317,6 +322,13 @@ func TestDeliveryRetriesThenFails(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 			assert.Equal(t, 0, p.queue.Len(), "queue: a finished message left records behind")
 			assert.Equal(t, 0, p.dlq.Len(), "dlq: a finished message left records behind")
+			// Deliveries: one per attempt, by type and outcome (EMF lines).
+			deliveries := func(outcome string) float64 {
+				return metrics.Sum(metrics.Find(buf.measurements(t), contract.Deliveries.Name, map[string]string{
+					svc.MetricDimension: contract.Processor.Name, contract.DimType: contract.TypeScheduledHello, contract.DimOutcome: outcome}))
+			}
+			assert.Eventually(t, func() bool { return deliveries(tc.outcome) == 1 }, 5*time.Second, 10*time.Millisecond, "one %s delivery", tc.outcome)
+			assert.Equal(t, float64(tc.retries), deliveries(contract.OutcomeRetried), "retried deliveries")
 		})
 	}
 }

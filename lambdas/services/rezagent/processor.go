@@ -21,6 +21,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/ids"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/ntfy"
 )
 
@@ -183,11 +184,13 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) fn.Outcom
 			return fn.Retry
 		}
 		log.InfoContext(ctx, "delivered", "notification_id", pub.ID, "retry_count", m.RetryCount)
+		metrics.Count(ctx, p.log, contract.Deliveries, m.MessageType, contract.OutcomeDelivered)
 		return fn.Done
 	}
 	last := receives >= p.maxReceive || !ntfy.IsRetryable(err)
 	if !last {
 		log.WarnContext(ctx, "delivery failed; SQS retries", "error", err.Error(), "max_receive_count", p.maxReceive)
+		metrics.Count(ctx, p.log, contract.Deliveries, m.MessageType, contract.OutcomeRetried)
 		if err := p.store.Release(ctx, id, token); err != nil {
 			log.WarnContext(ctx, "release failed; the retry waits for the lease to end", "error", err.Error())
 		}
@@ -199,6 +202,7 @@ func (p *Processor) Record(ctx context.Context, rec events.SQSMessage) fn.Outcom
 		return fn.Retry
 	}
 	log.ErrorContext(ctx, "delivery failed for good", "error", msg, "retryable", ntfy.IsRetryable(err))
+	metrics.Count(ctx, p.log, contract.Deliveries, m.MessageType, contract.OutcomeFailedForGood)
 	return fn.Done
 }
 

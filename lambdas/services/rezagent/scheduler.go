@@ -18,7 +18,7 @@ import (
 // Scheduler settings.
 const (
 	// ScheduledType and ScheduledBy mark the scheduler's messages.
-	ScheduledType = "scheduled_hello"
+	ScheduledType = contract.TypeScheduledHello
 	ScheduledBy   = "scheduler"
 	// DefaultRepublishAfter is used when contract.EnvRepublishAfter is unset.
 	DefaultRepublishAfter = 5 * time.Minute

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,16 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+// measurements are the EMF measurements of the lines so far.
+func (s *syncBuffer) measurements(t *testing.T) []metrics.Measurement {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, err := metrics.ParseLines(s.b.Bytes())
+	require.NoError(t, err, "EMF lines")
+	return ms
 }
 
 func (s *syncBuffer) lines(t *testing.T) []map[string]any {

@@ -15,6 +15,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 // TTL deletions as AWS reports them.
@@ -177,6 +178,9 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 	if errors.Is(err, errApplied) {
 		c.log.InfoContext(ctx, "stream record already applied", "event_id", r.EventID)
 		return nil
+	}
+	if err == nil {
+		metrics.Count(ctx, c.log, contract.Expiries)
 	}
 	return err
 }

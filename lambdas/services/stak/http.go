@@ -9,6 +9,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 // Config configures NewHandler and NewConsumerFromConfig.
@@ -262,6 +263,11 @@ func (h *handler) publish(w http.ResponseWriter, r *http.Request) error {
 	if err == nil {
 		// A retry's replay never answers for a message already expired.
 		api.Expires(w, time.Unix(m.ExpiredAt, 0))
+		log := api.Logger(r.Context())
+		metrics.Count(r.Context(), log, contract.Publishes, d.Audiences.Kind)
+		if d.Audiences.Kind == AudienceUsers {
+			metrics.Emit(r.Context(), log, contract.FanOut, float64(m.Recipients))
+		}
 	}
 	return api.Reply(w, http.StatusCreated, m, err)
 }
@@ -362,6 +368,9 @@ func (h *handler) markRead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if changed {
+		metrics.Count(r.Context(), api.Logger(r.Context()), contract.Reads, contract.HowOne)
+	}
 	api.WriteJSON(w, http.StatusOK, ReadResult{Message: *m, Changed: changed})
 	return nil
 }
@@ -424,6 +433,9 @@ func (h *handler) readAll(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := h.store.MarkAllRead(r.Context(), p.tenant, p.inbox, p.uid, Bound{UpTo: in.UpTo, UpToTime: in.UpToTime}, in.Cursor, limit)
+	if err == nil && res.Marked > 0 {
+		metrics.Emit(r.Context(), api.Logger(r.Context()), contract.Reads, float64(res.Marked), contract.HowAll)
+	}
 	return api.Reply(w, http.StatusOK, res, api.CursorHint(err, cursorHint))
 }
 
@@ -452,5 +464,8 @@ func (h *handler) recount(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	res, err := h.store.Recount(r.Context(), p.tenant, p.inbox, in.UID)
+	if err == nil {
+		metrics.Emit(r.Context(), api.Logger(r.Context()), contract.CounterRepairs, float64(len(res.Changes)))
+	}
 	return api.Reply(w, http.StatusOK, res, err)
 }

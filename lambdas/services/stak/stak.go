@@ -77,8 +77,8 @@ const (
 
 // Audience kinds.
 const (
-	AudienceUsers    = "users"
-	AudienceEveryone = "everyone"
+	AudienceUsers    = contract.AudienceUsers
+	AudienceEveryone = contract.AudienceEveryone
 )
 
 // Errors of the store, with their HTTP answers where a handler can meet them.
