@@ -19,7 +19,7 @@ import (
 func TestTicketMetrics(t *testing.T) {
 	var logs bytes.Buffer
 	s := newService(t, options{now: timeNow, log: logx.New(&logs, slog.LevelInfo).With(svc.MetricDimension, contract.API.Name)})
-	tk := s.create(t, "user-1", "printer on fire")
+	tk := s.create(t, "sess-user-1", "printer on fire")
 	r := s.Do(t, contract.AddComment.Method, contract.AddComment.URL(tk.TicketID), `{"comment_text":"on it"}`)
 	require.Equal(t, http.StatusCreated, r.Status, "comment: %s", r.Body)
 	for _, to := range []string{contract.StatusInProgress, contract.StatusResolved, contract.StatusClosed} {
