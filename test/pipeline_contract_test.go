@@ -61,7 +61,7 @@ func TestRezAgentPipelineContract(t *testing.T) {
 			arn, _ := json.Marshal(target["Arn"])
 			assert.Equal(t, want.Schedule.Expression, p["ScheduleExpression"], "%s %s: schedule expression", where, lid)
 			assert.Equal(t, want.Schedule.Zone(), p["ScheduleExpressionTimezone"], "%s %s: schedule time zone", where, lid)
-			assert.Equal(t, `{"Fn::GetAtt":["`+scheduler+`","Arn"]}`, string(arn), "%s %s: schedule target (the scheduler function)", where, lid)
+			assert.Equal(t, scheduler, aliasFunction(tmpl, target["Arn"]), "%s %s: schedule target %s (the scheduler function's live alias)", where, lid, arn)
 			assert.Equal(t, service.ScheduleInput, target["Input"], "%s %s: schedule input (the context attributes)", where, lid)
 			role, _ := target["RoleArn"].(map[string]any)
 			roleRef = fmt.Sprint(role["Fn::GetAtt"].([]any)[0])

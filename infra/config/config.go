@@ -112,6 +112,13 @@ type Stage struct {
 	// Default: none, no browser origin; dev: Stak's end-user routes from
 	// LocalOrigins.
 	CORS map[string]CORS
+
+	// Rollout is how a new build of the stage's functions reaches the
+	// live alias every invoker targets (rollout.go): AllAtOnce, or a
+	// CodeDeploy canary whose rollback triggers are the function's alarms.
+	//
+	// Default: Canary10Percent5Minutes in prod, AllAtOnce in dev and stage.
+	Rollout Rollout
 }
 
 // OnCallEmail receives the alarms of stage and prod. It is a placeholder

@@ -188,6 +188,7 @@ func (s Stage) ValidateGuardrails() error {
 	errs = append(errs, s.validateTableNames()...)
 	errs = append(errs, s.validateBackup()...)
 	errs = append(errs, s.validatePlacements()...)
+	errs = append(errs, s.validateRollout()...)
 	return errors.Join(errs...)
 }
 

@@ -44,6 +44,7 @@ func Compare(old, new Set) Report {
 			}
 		default:
 			c.compareBackups(key, o, n)
+			c.compareAliases(key, o, n)
 			for _, id := range slices.Sorted(maps.Keys(o.tables)) {
 				if nt, ok := n.tables[id]; ok {
 					c.compareTables(key, key, o.tables[id], nt)

@@ -216,14 +216,15 @@ func (f Finding) String() string { return f.Path + ": " + f.Kind }
 // (Code.S3Key, the aws:asset:* metadata) and construct paths. A field is
 // matched by its name, wherever it sits.
 var notSecret = map[string]string{
-	"Ref":                "a logical id",
-	"Fn::GetAtt":         "a logical id and attribute",
-	"DependsOn":          "logical ids",
-	"S3Key":              "an asset's content hash (<sha256>.zip)",
-	"PolicyName":         "an IAM policy's name, which CDK makes from its logical id",
-	"aws:asset:path":     "an asset's directory (asset.<sha256>)",
-	"aws:asset:property": "the property an asset fills",
-	"aws:cdk:path":       "a construct path",
+	"Ref":                  "a logical id",
+	"Fn::GetAtt":           "a logical id and attribute",
+	"DependsOn":            "logical ids",
+	"S3Key":                "an asset's content hash (<sha256>.zip)",
+	"PolicyName":           "an IAM policy's name, which CDK makes from its logical id",
+	"DeploymentConfigName": "a CodeDeploy deployment configuration (CodeDeployDefault.LambdaCanary10Percent5Minutes), a name AWS defines",
+	"aws:asset:path":       "an asset's directory (asset.<sha256>)",
+	"aws:asset:property":   "the property an asset fills",
+	"aws:cdk:path":         "a construct path",
 }
 
 // Template scans a CloudFormation template (parsed JSON) and returns

@@ -131,7 +131,7 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	}
 	queue.GrantConsumeMessages(processor.Function)
 	mapping := awslambda.NewEventSourceMapping(stack, jsii.String("ProcessorMapping"), &awslambda.EventSourceMappingProps{
-		Target:                  processor.Function,
+		Target:                  live(processor),
 		EventSourceArn:          queue.QueueArn(),
 		BatchSize:               jsii.Number(float64(pipeline.BatchSize)),
 		MaxConcurrency:          jsii.Number(float64(pipeline.MaxConcurrency)),

@@ -27,8 +27,8 @@ const (
 )
 
 // addScheduled is addFunction invoked by an EventBridge Scheduler schedule
-// with service.ScheduleInput. The schedule gets its own role, allowed to invoke
-// only this function; invocations that still fail after the retries land in
+// with service.ScheduleInput, on its live alias. The schedule gets its own
+// role, allowed to invoke only that alias; invocations that still fail after the retries land in
 // a failure queue with an alarm.
 func addScheduled(stack awscdk.Stack, cfg config.Stage, fn function, sched config.Schedule) (*gofunction.Function, error) {
 	if err := sched.Validate(); err != nil {
@@ -40,7 +40,9 @@ func addScheduled(stack awscdk.Stack, cfg config.Stage, fn function, sched confi
 	}
 	failures := newFailureQueue(stack, fn.id+"Failures", cfg)
 	maxAge := awscdk.Duration_Hours(jsii.Number(scheduleMaxAgeHours))
-	f.Function.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+	// On the alias the schedule invokes: a function's own configuration
+	// is its $LATEST's, which nothing invokes.
+	live(f).ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
 		RetryAttempts: jsii.Number(scheduledAsyncRetries),
 		MaxEventAge:   maxAge,
 		OnFailure:     awslambdadestinations.NewSqsDestination(failures),
@@ -56,7 +58,7 @@ func addScheduled(stack awscdk.Stack, cfg config.Stage, fn function, sched confi
 	awsscheduler.NewSchedule(stack, jsii.String(fn.id+"Schedule"), &awsscheduler.ScheduleProps{
 		Description: jsii.String(fmt.Sprintf("%s (%s)", fn.fn.Description, cfg.Name)),
 		Schedule:    awsscheduler.ScheduleExpression_Expression(jsii.String(sched.Expression), awscdk.TimeZone_Of(jsii.String(sched.Zone()))),
-		Target: awsschedulertargets.NewLambdaInvoke(f.Function, &awsschedulertargets.ScheduleTargetBaseProps{
+		Target: awsschedulertargets.NewLambdaInvoke(live(f), &awsschedulertargets.ScheduleTargetBaseProps{
 			Input:           awsscheduler.ScheduleTargetInput_FromText(jsii.String(service.ScheduleInput)),
 			Role:            role,
 			RetryAttempts:   jsii.Number(scheduleRetries),
@@ -64,12 +66,8 @@ func addScheduled(stack awscdk.Stack, cfg config.Stage, fn function, sched confi
 			DeadLetterQueue: failures,
 		}),
 	})
-	// After NewSchedule: the target adds the role's policy when it binds.
-	suppress(role, suppression{
-		id:        "AwsSolutions-IAM5",
-		reason:    "The schedule target grants lambda:InvokeFunction on the function and on <function ARN>:*, its own versions and aliases; no other function matches.",
-		appliesTo: []string{fmt.Sprintf(`/^Resource::<%s[0-9A-F]{8}\.Arn>:\*$/`, fn.id)},
-	})
+	// The target grants lambda:InvokeFunction on the alias's ARN alone
+	// (…:function:<name>:live): no wildcard, no cdk-nag exception.
 	alarmErrors(stack, fn.id, f.Function)
 	alarmQueueDepth(stack, fn.id+"Failed", failures, fmt.Sprintf("scheduled runs of %s failed after every retry", *f.Function.Node().Path()))
 	suppress(f.Role, suppression{

@@ -57,7 +57,8 @@ type function struct {
 	reserved int
 }
 
-// addFunction builds fn with its environment and grants. Only the tables
+// addFunction builds fn with its environment and grants, published behind
+// its live alias (addLiveAlias): invokers target live(f). Only the tables
 // listed are granted, each by intent.
 func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction.Function, error) {
 	lambdas, err := config.LambdasDir()
@@ -101,19 +102,24 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 	for _, a := range fn.tables {
 		a.grant(a.table, f.Function)
 	}
+	addLiveAlias(stack, fn.id, f)
 	return f, nil
 }
 
 // addAPI is addFunction behind an HTTP API serving the function's contract
-// routes: IAM-authorized, or JWT-authorized by tokens' issuer.
+// routes: IAM-authorized, or JWT-authorized by tokens' issuer. The API
+// invokes the function's live alias.
 func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssuer) (*gofunction.Function, error) {
+	if fn.id != apiFunctionID {
+		return nil, fmt.Errorf("API function %s: use the construct id %s (the rollout finds the API's alarms by it)", fn.id, apiFunctionID)
+	}
 	f, err := addFunction(stack, cfg, fn)
 	if err != nil {
 		return nil, err
 	}
 	suppressAPIFunction(f)
 	alarmErrors(stack, fn.id, f.Function)
-	api, err := newHTTPAPI(stack, fn.fn, cfg, f.Function, tokens)
+	api, err := newHTTPAPI(stack, fn.fn, cfg, live(f), tokens)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func buildStak(stack awscdk.Stack, cfg config.Stage) error {
 		RemovalPolicy:   gofunction.LogRemovalPolicy(cfg.Name),
 	})
 	awslambda.NewEventSourceMapping(stack, jsii.String("StreamMapping"), &awslambda.EventSourceMappingProps{
-		Target:                  consumer.Function,
+		Target:                  live(consumer),
 		EventSourceArn:          inbox.Resource.TableStreamArn(),
 		StartingPosition:        awslambda.StartingPosition_LATEST,
 		BatchSize:               jsii.Number(stakStreamBatchSize),

@@ -226,3 +226,47 @@ func TestCreateWithALostAnswer(t *testing.T) {
 	var inUse *types.ResourceInUseException
 	assert.ErrorAs(t, err, &inUse, "create again: the tables were there before")
 }
+
+// TestFunctionOf follows every way an invoker names its function to the
+// function: itself (Ref, Fn::GetAtt Arn), its live alias, a version.
+func TestFunctionOf(t *testing.T) {
+	tmpl, err := cfntables.Parse([]byte(`{"Resources":{
+		"Fn":{"Type":"AWS::Lambda::Function","Properties":{}},
+		"FnVersion":{"Type":"AWS::Lambda::Version","Properties":{"FunctionName":{"Ref":"Fn"}}},
+		"FnLive":{"Type":"AWS::Lambda::Alias","Properties":{"Name":"live","FunctionName":{"Ref":"Fn"},"FunctionVersion":{"Fn::GetAtt":["FnVersion","Version"]}}},
+		"Q":{"Type":"AWS::SQS::Queue","Properties":{}},
+		"Loop":{"Type":"AWS::Lambda::Alias","Properties":{"FunctionName":{"Ref":"Loop"}}},
+		"M":{"Type":"AWS::Lambda::EventSourceMapping","Properties":{"FunctionName":{"Fn::Join":["",[{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"FnLive"}]}]},":live"]]},"EventSourceArn":{"Fn::GetAtt":["Q","Arn"]}}},
+		"S":{"Type":"AWS::Scheduler::Schedule","Properties":{"ScheduleExpression":"rate(1 hour)","Target":{"Arn":{"Ref":"FnLive"},"Input":"{}"}}}
+	}}`))
+	require.NoError(t, err)
+	for name, raw := range map[string]string{
+		"Ref":        `{"Ref":"Fn"}`,
+		"GetAtt Arn": `{"Fn::GetAtt":["Fn","Arn"]}`,
+		"alias":      `{"Ref":"FnLive"}`,
+		"version":    `{"Ref":"FnVersion"}`,
+		"qualified":  `{"Fn::Join":["",[{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"FnLive"}]}]},":live"]]}`,
+	} {
+		fn, ok := tmpl.FunctionOf([]byte(raw))
+		assert.True(t, ok, name)
+		assert.Equal(t, "Fn", fn, name)
+	}
+	for name, raw := range map[string]string{
+		"a queue":      `{"Fn::GetAtt":["Q","Arn"]}`,
+		"unknown":      `{"Ref":"Nope"}`,
+		"another attr": `{"Fn::GetAtt":["Fn","SnapStartResponse"]}`,
+		"a literal":    `"arn:aws:lambda:us-east-1:1:function:x"`,
+		"a loop":       `{"Ref":"Loop"}`,
+	} {
+		_, ok := tmpl.FunctionOf([]byte(raw))
+		assert.False(t, ok, name)
+	}
+	maps, err := tmpl.QueueMappings()
+	require.NoError(t, err)
+	require.Len(t, maps, 1)
+	assert.Equal(t, "Fn", maps[0].Function, "a mapping of the alias is the function's")
+	scheds, err := tmpl.Schedules()
+	require.NoError(t, err)
+	require.Len(t, scheds, 1)
+	assert.Equal(t, "Fn", scheds[0].Function, "a schedule of the alias is the function's")
+}

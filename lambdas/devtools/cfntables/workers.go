@@ -3,6 +3,7 @@ package cfntables
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -164,7 +165,7 @@ func (t *Template) QueueMappings() ([]QueueMapping, error) {
 		if !ok || attr != "Arn" || t.Resources[src].Type != TypeQueue {
 			continue // a stream mapping, read elsewhere
 		}
-		fn, ok := ref(p.FunctionName)
+		fn, ok := t.FunctionOf(p.FunctionName)
 		if !ok {
 			return nil, fmt.Errorf("%w: event source mapping %s: FunctionName %s", ErrUnsupported, id, p.FunctionName)
 		}
@@ -204,13 +205,96 @@ func (t *Template) Schedules() ([]Schedule, error) {
 		if err := json.Unmarshal(t.Resources[id].Properties, &p); err != nil {
 			return nil, fmt.Errorf("cfntables: schedule %s: %w", id, err)
 		}
-		fn, attr, ok := getAtt(p.Target.Arn)
-		if !ok || attr != "Arn" || t.Resources[fn].Type != TypeFunction {
+		fn, ok := t.FunctionOf(p.Target.Arn)
+		if !ok {
 			continue
 		}
 		out = append(out, Schedule{LogicalID: id, Function: fn, Expression: p.ScheduleExpression, TimeZone: p.ScheduleExpressionTimezone, Input: p.Target.Input})
 	}
 	return out, nil
+}
+
+// Resource types between an invoker and its function.
+const (
+	TypeAlias   = "AWS::Lambda::Alias"
+	TypeVersion = "AWS::Lambda::Version"
+)
+
+// FunctionOf is the logical id of the function an invoker's reference
+// names (an event source mapping's FunctionName, a schedule's target Arn,
+// an integration's URI): a Ref or Fn::GetAtt Arn of the function itself,
+// or a Ref of one of its aliases or versions (AWS::Lambda::Alias and
+// AWS::Lambda::Version name their function in FunctionName), followed to
+// the function. A qualified name as CDK writes it for an alias,
+// <function name>:<alias> from the alias's ARN ({"Fn::Join": ["",
+// [{"Fn::Select": [6, {"Fn::Split": [":", {"Ref": alias}]}]}, ":live"]]},
+// what an event source mapping of an alias names), is followed the same
+// way. false when the reference leads to no function of t.
+func (t *Template) FunctionOf(raw json.RawMessage) (string, bool) {
+	for range 6 { // a qualified name, its ARN, alias or version, the function
+		if inner, ok := qualifiedName(raw); ok {
+			raw = inner
+			continue
+		}
+		id, ok := ref(raw)
+		if !ok {
+			var attr string
+			if id, attr, ok = getAtt(raw); !ok || attr != "Arn" {
+				return "", false
+			}
+		}
+		r, ok := t.Resources[id]
+		if !ok {
+			return "", false
+		}
+		switch r.Type {
+		case TypeFunction:
+			return id, true
+		case TypeAlias, TypeVersion:
+			var p struct {
+				FunctionName json.RawMessage `json:"FunctionName"`
+			}
+			if json.Unmarshal(r.Properties, &p) != nil {
+				return "", false
+			}
+			raw = p.FunctionName
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// qualifiedName unwraps {"Fn::Join": ["", [x, ":<qualifier>"]]} and
+// {"Fn::Select": [n, {"Fn::Split": [":", x]}]} to x.
+func qualifiedName(raw json.RawMessage) (json.RawMessage, bool) {
+	var v struct {
+		Join   []json.RawMessage `json:"Fn::Join"`
+		Select []json.RawMessage `json:"Fn::Select"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	if len(v.Join) == 2 {
+		var sep string
+		var parts []json.RawMessage
+		var qualifier string
+		if json.Unmarshal(v.Join[0], &sep) == nil && sep == "" && json.Unmarshal(v.Join[1], &parts) == nil &&
+			len(parts) == 2 && json.Unmarshal(parts[1], &qualifier) == nil && strings.HasPrefix(qualifier, ":") {
+			return parts[0], true
+		}
+	}
+	if len(v.Select) == 2 {
+		var split struct {
+			Split []json.RawMessage `json:"Fn::Split"`
+		}
+		var sep string
+		if json.Unmarshal(v.Select[1], &split) == nil && len(split.Split) == 2 &&
+			json.Unmarshal(split.Split[0], &sep) == nil && sep == ":" {
+			return split.Split[1], true
+		}
+	}
+	return nil, false
 }
 
 // Timeout is the function's timeout (Lambda's default, 3 s, when unset).

@@ -68,11 +68,11 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 		if err := json.Unmarshal(r.Properties, &p); err != nil {
 			return streamSource{}, fmt.Errorf("event source mapping %s: %w", id, err)
 		}
-		var fnRef struct{ Ref string }
 		var arn struct {
 			GetAtt []string `json:"Fn::GetAtt"`
 		}
-		if json.Unmarshal(p.FunctionName, &fnRef) != nil || fnRef.Ref != fn.LogicalID ||
+		// The mapping names the function's live alias (or the function).
+		if target, ok := t.FunctionOf(p.FunctionName); !ok || target != fn.LogicalID ||
 			json.Unmarshal(p.EventSourceArn, &arn) != nil || len(arn.GetAtt) != 2 || arn.GetAtt[1] != "StreamArn" {
 			continue
 		}

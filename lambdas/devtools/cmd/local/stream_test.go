@@ -39,8 +39,17 @@ func withStreamConsumer(t *testing.T) string {
 			"DYNASTACK_SERVICE": "stak-stream", "STAK_INBOX_TABLE": map[string]any{"Ref": "InboxA8E05DC3"},
 		}},
 	}}
+	// As the stacks publish every function: behind its live alias, which
+	// the mapping names (the runner follows it to the function).
+	res["StreamFnVersion"] = map[string]any{"Type": "AWS::Lambda::Version", "Properties": map[string]any{
+		"FunctionName": map[string]any{"Ref": "StreamFn"},
+	}}
+	res["StreamFnLive"] = map[string]any{"Type": "AWS::Lambda::Alias", "Properties": map[string]any{
+		"Name": "live", "FunctionName": map[string]any{"Ref": "StreamFn"},
+		"FunctionVersion": map[string]any{"Fn::GetAtt": []string{"StreamFnVersion", "Version"}},
+	}}
 	res["StreamFnMapping"] = map[string]any{"Type": "AWS::Lambda::EventSourceMapping", "Properties": map[string]any{
-		"FunctionName":     map[string]any{"Ref": "StreamFn"},
+		"FunctionName":     map[string]any{"Ref": "StreamFnLive"},
 		"EventSourceArn":   map[string]any{"Fn::GetAtt": []string{"InboxA8E05DC3", "StreamArn"}},
 		"StartingPosition": "LATEST", "BatchSize": 100,
 	}}
