@@ -29,6 +29,7 @@ import (
 	"time"
 
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
+	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 )
 
 // Op names an operation kind of the mix.
@@ -67,6 +68,16 @@ func (c *Client) ITSM() *itsmclient.ClientWithResponses {
 	cl, err := itsmclient.NewClientWithResponses(c.base, itsmclient.WithHTTPClient(c.http), itsmclient.WithRequestEditorFn(c.edit))
 	if err != nil {
 		// Only a base URL that does not parse; Run made it from one.
+		panic(err)
+	}
+	return cl
+}
+
+// RezAgent is the generated rez_agent client (lambdas/client/rezagent),
+// as ITSM's.
+func (c *Client) RezAgent() *rezclient.ClientWithResponses {
+	cl, err := rezclient.NewClientWithResponses(c.base, rezclient.WithHTTPClient(c.http), rezclient.WithRequestEditorFn(c.edit))
+	if err != nil {
 		panic(err)
 	}
 	return cl

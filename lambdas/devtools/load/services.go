@@ -14,6 +14,7 @@ import (
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
+	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 )
 
 // Scenarios returns the mix of every service as make dev serves it. The
@@ -106,35 +107,51 @@ func ITSM() Scenario {
 
 // RezAgent: messages created by the run's tag, listed over the stage (the
 // pipeline in make dev moves them on meanwhile); no update of its own, as
-// the processor owns the status.
+// the processor owns the status. Every call goes through the generated
+// client (lambdas/client/rezagent).
 func RezAgent() Scenario {
-	type message struct {
-		MessageID string `json:"message_id"`
-		CreatedBy string `json:"created_by"`
-	}
 	return Scenario{
 		Service: rezcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			var m message
-			a, err := c.Do(ctx, rezcontract.CreateMessage.Method, rezcontract.CreateMessage.URL(), map[string]any{"message_type": "load_test", "created_by": run, "payload": map[string]any{"text": fmt.Sprintf("load %d", i)}}, &m)
-			return m.MessageID, a, err
+			var payload any = map[string]any{"text": fmt.Sprintf("load %d", i)}
+			r, err := c.RezAgent().PostMessagesWithResponse(ctx, nil, rezclient.PostMessagesJSONRequestBody{
+				MessageType: ptr("load_test"), CreatedBy: &run, Payload: payload})
+			a, err := answer(r, err)
+			if err != nil || r.JSON201 == nil {
+				return "", a, err
+			}
+			return r.JSON201.MessageId, a, nil
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, rezcontract.GetMessage.Method, rezcontract.GetMessage.URL(id), nil, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.RezAgent().GetMessagesByIdWithResponse(ctx, u))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			var page struct {
-				Messages []message `json:"messages"`
-				Next     string    `json:"next_cursor"`
+			params := &rezclient.GetMessagesParams{Limit: ptr(100)}
+			if cursor != "" {
+				params.Cursor = &cursor
 			}
-			a, err := c.Do(ctx, rezcontract.ListMessages.Method, rezcontract.ListMessages.URLQuery(service.Values{service.Limit: "100", service.Cursor: cursor}), nil, &page)
+			r, err := c.RezAgent().GetMessagesWithResponse(ctx, params)
+			a, err := answer(r, err)
+			if err != nil || r.JSON200 == nil {
+				return nil, "", a, err
+			}
 			var ids []string
-			for _, m := range page.Messages {
-				if m.CreatedBy == run {
-					ids = append(ids, m.MessageID)
+			if r.JSON200.Messages != nil {
+				for _, m := range *r.JSON200.Messages {
+					if m.CreatedBy == run {
+						ids = append(ids, m.MessageId)
+					}
 				}
 			}
-			return ids, page.Next, a, err
+			var next string
+			if r.JSON200.NextCursor != nil {
+				next = *r.JSON200.NextCursor
+			}
+			return ids, next, a, nil
 		},
 	}
 }
