@@ -45,7 +45,7 @@ ifeq ($(origin STAK_TOKEN),command line)
 $(error STAK_TOKEN=… on make's command line is refused (make passes it to every child in MAKEFLAGS, ps and /proc show it, the shell history keeps it): give the token as STAK_TOKEN_FILE=<path> naming a file only you can read (chmod 600), STAK_TOKEN_FILE=- to read it from standard input, or STAK_TOKEN exported in the environment (docs/smoke.md))
 endif
 
-MODULES     := constructs lambdas infra app test
+MODULES     := constructs lambdas lambdas/client infra app test
 GO_PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 CDK         := node_modules/.bin/cdk
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -442,10 +442,11 @@ test-artifact: deps $(RIE) qemu ## the dev stage's bootstraps under the Lambda e
 	@ARTIFACT_ASSEMBLY=$(CURDIR)/cdk.out/assembly-dev ARTIFACT_RIE=$(CURDIR)/$(RIE) DYNASTACK_TREE_HASH=$(TREE_HASH) go test -v ./test/artifact 2>&1 \
 		| grep -Ev '^ *(=== (RUN|PAUSE|CONT)|--- PASS)'
 
-snapshots: deps ## rewrite test/snapshots, test/bootstrap-snapshots, docs/api and docs/dashboards from the app and the contracts; review the diff before committing
+snapshots: deps ## rewrite test/snapshots, test/bootstrap-snapshots, docs/api, docs/dashboards and the typed clients (lambdas/client) from the app and the contracts; review the diff before committing
 	$(TEST_ENV) go test -count=1 ./test -run '^(TestGolden|TestGoldenBootstrap|TestDashboardRendering)$$' -update
 	go run ./lambdas/devtools/cmd/openapi
-	git status --short test/snapshots test/bootstrap-snapshots docs/api docs/dashboards
+	cd lambdas/client && go run ./cmd/clientgen
+	git status --short test/snapshots test/bootstrap-snapshots docs/api docs/dashboards lambdas/client
 
 guard: ## DynamoDB change hazards between the golden files at BASE and now
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \

@@ -11,12 +11,15 @@ require (
 	github.com/dynastack/dynastack/constructs v0.0.0
 	github.com/dynastack/dynastack/infra v0.0.0
 	github.com/dynastack/dynastack/lambdas v0.0.0-00010101000000-000000000000
+	github.com/dynastack/dynastack/lambdas/client v0.0.0
+	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1
 	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
+	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue v1.21.21 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
@@ -42,9 +45,9 @@ require (
 	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2 // indirect
 	github.com/cdklabs/cloud-assembly-schema-go/awscdkcloudassemblyschema/v55 v55.3.0 // indirect
 	github.com/fatih/color v1.19.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/oapi-codegen/runtime v1.9.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/yuin/goldmark v1.7.16 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
@@ -63,4 +66,5 @@ replace (
 	github.com/dynastack/dynastack/constructs => ../constructs
 	github.com/dynastack/dynastack/infra => ../infra
 	github.com/dynastack/dynastack/lambdas => ../lambdas
+	github.com/dynastack/dynastack/lambdas/client => ../lambdas/client
 )

@@ -21,11 +21,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
+	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 )
 
 // Op names an operation kind of the mix.
@@ -57,6 +61,52 @@ type Client struct {
 	http   *http.Client
 	header http.Header
 }
+
+// ITSM is the generated ITSM client (lambdas/client/itsm) on c's base URL,
+// HTTP client (which signs, for a deployed API) and headers.
+func (c *Client) ITSM() *itsmclient.ClientWithResponses {
+	cl, err := itsmclient.NewClientWithResponses(c.base, itsmclient.WithHTTPClient(c.http), itsmclient.WithRequestEditorFn(c.edit))
+	if err != nil {
+		// Only a base URL that does not parse; Run made it from one.
+		panic(err)
+	}
+	return cl
+}
+
+// RezAgent is the generated rez_agent client (lambdas/client/rezagent),
+// as ITSM's.
+func (c *Client) RezAgent() *rezclient.ClientWithResponses {
+	cl, err := rezclient.NewClientWithResponses(c.base, rezclient.WithHTTPClient(c.http), rezclient.WithRequestEditorFn(c.edit))
+	if err != nil {
+		panic(err)
+	}
+	return cl
+}
+
+// edit sets the scenario's headers on a generated client's request.
+func (c *Client) edit(_ context.Context, req *http.Request) error {
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	return nil
+}
+
+// answer is a generated client's response r (a lambdas/client/<service>
+// *…Response: its HTTPResponse and Body) as a scenario reads it.
+func answer(r any, err error) (Answer, error) {
+	if err != nil {
+		return Answer{}, err
+	}
+	v := reflect.Indirect(reflect.ValueOf(r))
+	resp, _ := v.FieldByName("HTTPResponse").Interface().(*http.Response)
+	body, _ := v.FieldByName("Body").Interface().([]byte)
+	if resp == nil {
+		return Answer{}, fmt.Errorf("no HTTP response")
+	}
+	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // Answer is a response as a scenario reads it.
 type Answer struct {

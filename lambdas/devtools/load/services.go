@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/google/uuid"
+
 	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
+	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 )
 
 // Scenarios returns the mix of every service as make dev serves it. The
@@ -25,47 +29,75 @@ func Scenarios(stakToken string) []Scenario {
 }
 
 // ITSM: tickets of one caller (the run's tag); updates append comments,
-// which must each be stored exactly once.
+// which must each be stored exactly once. Every call goes through the
+// generated client (lambdas/client/itsm).
 func ITSM() Scenario {
-	type ticket struct {
-		TicketID string           `json:"ticket_id"`
-		Comments []map[string]any `json:"comments"`
-	}
 	return Scenario{
 		Service: itsmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			var t ticket
-			a, err := c.Do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": itsmcontract.SessionCallerID(run), "issue_description": fmt.Sprintf("load ticket %d", i)}, &t)
-			return t.TicketID, a, err
+			r, err := c.ITSM().PostTicketsWithResponse(ctx, nil, itsmclient.PostTicketsJSONRequestBody{
+				CallerId: ptr(itsmcontract.SessionCallerID(run)), IssueDescription: ptr(fmt.Sprintf("load ticket %d", i))})
+			a, err := answer(r, err)
+			if err != nil || r.JSON201 == nil {
+				return "", a, err
+			}
+			return r.JSON201.TicketId, a, nil
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.ITSM().GetTicketsByIdWithResponse(ctx, u))
 		},
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
-			return c.Do(ctx, itsmcontract.AddComment.Method, itsmcontract.AddComment.URL(id), map[string]any{"comment_text": fmt.Sprintf("load comment %d", i)}, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.ITSM().PostTicketsByIdCommentsWithResponse(ctx, u, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr(fmt.Sprintf("load comment %d", i))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			var page struct {
-				Tickets []ticket `json:"tickets"`
-				Next    string   `json:"next_cursor"`
+			params := &itsmclient.GetTicketsParams{Caller: itsmcontract.SessionCallerID(run)}
+			if cursor != "" {
+				params.Cursor = &cursor
 			}
-			a, err := c.Do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: itsmcontract.SessionCallerID(run), service.Cursor: cursor}), nil, &page)
-			ids := make([]string, len(page.Tickets))
-			for i, t := range page.Tickets {
-				ids[i] = t.TicketID
+			r, err := c.ITSM().GetTicketsWithResponse(ctx, params)
+			a, err := answer(r, err)
+			if err != nil || r.JSON200 == nil {
+				return nil, "", a, err
 			}
-			return ids, page.Next, a, err
+			var ids []string
+			if r.JSON200.Tickets != nil {
+				for _, t := range *r.JSON200.Tickets {
+					ids = append(ids, t.TicketId)
+				}
+			}
+			var next string
+			if r.JSON200.NextCursor != nil {
+				next = *r.JSON200.NextCursor
+			}
+			return ids, next, a, nil
 		},
 		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
 			var problems []string
 			for id, n := range updates {
-				var t ticket
-				if a, err := Stored(func() (Answer, error) {
-					return c.Do(ctx, itsmcontract.GetTicket.Method, itsmcontract.GetTicket.URL(id), nil, &t)
-				}); err != nil || a.Status != 200 {
+				var comments int
+				a, err := Stored(func() (Answer, error) {
+					u, err := uuid.Parse(id)
+					if err != nil {
+						return Answer{}, err
+					}
+					r, err := c.ITSM().GetTicketsByIdWithResponse(ctx, u)
+					if err == nil && r.JSON200 != nil && r.JSON200.Comments != nil {
+						comments = len(*r.JSON200.Comments)
+					}
+					return answer(r, err)
+				})
+				if err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("ticket %s: %d %v", id, a.Status, err))
-				} else if len(t.Comments) != n {
-					problems = append(problems, fmt.Sprintf("ticket %s holds %d comments, %d were acknowledged", id, len(t.Comments), n))
+				} else if comments != n {
+					problems = append(problems, fmt.Sprintf("ticket %s holds %d comments, %d were acknowledged", id, comments, n))
 				}
 			}
 			return problems
@@ -75,35 +107,51 @@ func ITSM() Scenario {
 
 // RezAgent: messages created by the run's tag, listed over the stage (the
 // pipeline in make dev moves them on meanwhile); no update of its own, as
-// the processor owns the status.
+// the processor owns the status. Every call goes through the generated
+// client (lambdas/client/rezagent).
 func RezAgent() Scenario {
-	type message struct {
-		MessageID string `json:"message_id"`
-		CreatedBy string `json:"created_by"`
-	}
 	return Scenario{
 		Service: rezcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			var m message
-			a, err := c.Do(ctx, rezcontract.CreateMessage.Method, rezcontract.CreateMessage.URL(), map[string]any{"message_type": "load_test", "created_by": run, "payload": map[string]any{"text": fmt.Sprintf("load %d", i)}}, &m)
-			return m.MessageID, a, err
+			var payload any = map[string]any{"text": fmt.Sprintf("load %d", i)}
+			r, err := c.RezAgent().PostMessagesWithResponse(ctx, nil, rezclient.PostMessagesJSONRequestBody{
+				MessageType: ptr("load_test"), CreatedBy: &run, Payload: payload})
+			a, err := answer(r, err)
+			if err != nil || r.JSON201 == nil {
+				return "", a, err
+			}
+			return r.JSON201.MessageId, a, nil
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, rezcontract.GetMessage.Method, rezcontract.GetMessage.URL(id), nil, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.RezAgent().GetMessagesByIdWithResponse(ctx, u))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			var page struct {
-				Messages []message `json:"messages"`
-				Next     string    `json:"next_cursor"`
+			params := &rezclient.GetMessagesParams{Limit: ptr(100)}
+			if cursor != "" {
+				params.Cursor = &cursor
 			}
-			a, err := c.Do(ctx, rezcontract.ListMessages.Method, rezcontract.ListMessages.URLQuery(service.Values{service.Limit: "100", service.Cursor: cursor}), nil, &page)
+			r, err := c.RezAgent().GetMessagesWithResponse(ctx, params)
+			a, err := answer(r, err)
+			if err != nil || r.JSON200 == nil {
+				return nil, "", a, err
+			}
 			var ids []string
-			for _, m := range page.Messages {
-				if m.CreatedBy == run {
-					ids = append(ids, m.MessageID)
+			if r.JSON200.Messages != nil {
+				for _, m := range *r.JSON200.Messages {
+					if m.CreatedBy == run {
+						ids = append(ids, m.MessageId)
+					}
 				}
 			}
-			return ids, page.Next, a, err
+			var next string
+			if r.JSON200.NextCursor != nil {
+				next = *r.JSON200.NextCursor
+			}
+			return ids, next, a, nil
 		},
 	}
 }

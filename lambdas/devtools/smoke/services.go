@@ -10,76 +10,87 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
 )
 
 // itsm: a ticket of caller <run>, its description saying it is smoke
 // data. ITSM has no delete: the ticket is walked to closed (the final
-// status), which is the cleanup the API allows.
+// status), which is the cleanup the API allows. Every call goes through
+// the generated client (lambdas/client/itsm).
 func itsm(ctx context.Context, s *suite) {
-	type ticket struct {
-		ID       string           `json:"ticket_id"`
-		Status   string           `json:"status"`
-		Comments []map[string]any `json:"comments"`
-	}
-	var t ticket
+	c, cerr := itsmclient.NewClientWithResponses(s.c.base, itsmclient.WithHTTPClient(s.c.http), itsmclient.WithRequestEditorFn(acceptJSON))
+	caller := itsmcontract.SessionCallerID(s.t.Run)
+	var id uuid.UUID
 	if !s.check("create ticket", func() error {
-		return s.c.do(ctx, itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), map[string]any{"caller_id": itsmcontract.SessionCallerID(s.t.Run),
-			"issue_description": "dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)"}, &t, s201)
+		if cerr != nil {
+			return cerr
+		}
+		r, err := c.PostTicketsWithResponse(ctx, nil, itsmclient.PostTicketsJSONRequestBody{CallerId: &caller,
+			IssueDescription: ptr("dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)")})
+		if err := s.c.answered(r, err, s201); err != nil {
+			return err
+		}
+		id, err = uuid.Parse(r.JSON201.TicketId)
+		return err
 	}) {
 		return
 	}
-	path := itsmcontract.GetTicket.URL(t.ID)
-	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", t.ID, itsmcontract.SessionCallerID(s.t.Run))
+	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", id, caller)
 	s.check("read ticket", func() error {
-		var got ticket
-		if err := s.c.do(ctx, itsmcontract.GetTicket.Method, path, nil, &got, s200); err != nil {
+		r, err := c.GetTicketsByIdWithResponse(ctx, id)
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		return want("status", got.Status, "open")
+		return want("status", r.JSON200.Status, "open")
 	})
 	s.check("list tickets of the caller", func() error {
 		return s.eventually(ctx, func() error {
-			var page struct {
-				Tickets []ticket `json:"tickets"`
-			}
-			if err := s.c.do(ctx, itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: itsmcontract.SessionCallerID(s.t.Run)}), nil, &page, s200); err != nil {
+			r, err := c.GetTicketsWithResponse(ctx, &itsmclient.GetTicketsParams{Caller: caller})
+			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
-			for _, x := range page.Tickets {
-				if x.ID == t.ID {
-					return nil
+			var n int
+			if r.JSON200.Tickets != nil {
+				for _, x := range *r.JSON200.Tickets {
+					if x.TicketId == id.String() {
+						return nil
+					}
 				}
+				n = len(*r.JSON200.Tickets)
 			}
-			return fmt.Errorf("ticket %s not in the caller's list (%d tickets)", t.ID, len(page.Tickets))
+			return fmt.Errorf("ticket %s not in the caller's list (%d tickets)", id, n)
 		})
 	})
 	s.check("comment", func() error {
-		var got ticket
-		if err := s.c.do(ctx, itsmcontract.AddComment.Method, itsmcontract.AddComment.URL(t.ID), map[string]any{"comment_text": "smoke comment"}, &got, []int{200, 201}); err != nil {
+		r, err := c.PostTicketsByIdCommentsWithResponse(ctx, id, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr("smoke comment")})
+		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
-		if len(got.Comments) != 1 {
-			return fmt.Errorf("%d comments after one, want 1", len(got.Comments))
+		if n := len(deref(r.JSON201.Comments)); n != 1 {
+			return fmt.Errorf("%d comments after one, want 1", n)
 		}
 		return nil
 	})
 	for _, to := range []string{"in_progress", "resolved", "closed"} {
 		s.check("status to "+to, func() error {
-			var got ticket
-			if err := s.c.do(ctx, itsmcontract.SetStatus.Method, itsmcontract.SetStatus.URL(t.ID), map[string]any{"status": to}, &got, s200); err != nil {
+			r, err := c.PatchTicketsByIdWithResponse(ctx, id, itsmclient.PatchTicketsByIdJSONRequestBody{Status: &to})
+			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
-			return want("status", got.Status, to)
+			return want("status", r.JSON200.Status, to)
 		})
 	}
 	s.check("closed ticket refuses a comment", func() error {
-		return s.c.do(ctx, itsmcontract.AddComment.Method, itsmcontract.AddComment.URL(t.ID), map[string]any{"comment_text": "after close"}, nil, []int{409})
+		r, err := c.PostTicketsByIdCommentsWithResponse(ctx, id, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr("after close")})
+		return s.c.answered(r, err, []int{409})
 	})
 }
 

@@ -23,6 +23,9 @@ import (
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"io"
 	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -259,3 +262,42 @@ var (
 	s201 = []int{http.StatusCreated}
 	s404 = []int{http.StatusNotFound}
 )
+
+// answered is nil when the generated client's call err is nil and its
+// answer r (a lambdas/client/<service> *…Response: its HTTPResponse and
+// Body) has one of the statuses want; else an error naming the request,
+// the status and the path below the base URL, as client.do's.
+func (c client) answered(r any, err error, want []int) error {
+	if err != nil {
+		return err
+	}
+	v := reflect.Indirect(reflect.ValueOf(r))
+	resp, _ := v.FieldByName("HTTPResponse").Interface().(*http.Response)
+	body, _ := v.FieldByName("Body").Interface().([]byte)
+	if resp == nil {
+		return fmt.Errorf("no HTTP response")
+	}
+	if !slices.Contains(want, resp.StatusCode) {
+		path := resp.Request.URL.Path
+		if base, err := url.Parse(c.base); err == nil {
+			path = strings.TrimPrefix(path, strings.TrimSuffix(base.Path, "/"))
+		}
+		return fmt.Errorf("%s %s: status %d, want %v: %s", resp.Request.Method, path, resp.StatusCode, want, cut(body))
+	}
+	return nil
+}
+
+// acceptJSON asks the generated clients' requests for JSON, as client.do.
+func acceptJSON(_ context.Context, req *http.Request) error {
+	req.Header.Set("Accept", "application/json")
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref[T any](p *[]T) []T {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
