@@ -301,7 +301,21 @@ func (c *Budgeted) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 	})
 }
 
-// DescribeTable is free of capacity.
+// DescribeTable is free of capacity, but throttled all the same (the
+// control plane's own limit, or a fault injector): it backs off and tries
+// again, as the budgeted calls do, since the client has no retries.
 func (c *Budgeted) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
-	return c.client.DescribeTable(ctx, in, opts...)
+	for attempt := 0; ; attempt++ {
+		out, err := c.client.DescribeTable(ctx, in, opts...)
+		if err == nil || !isThrottle(err) && !ddb.IsUnavailable(err) || ctx.Err() != nil {
+			return out, err
+		}
+		c.mu.Lock()
+		c.usage.Throttles++
+		c.mu.Unlock()
+		d := min(50*time.Millisecond<<min(attempt, 10), maxBackoff)
+		if err := sleep(ctx, time.Duration(rand.Int64N(int64(d)))+time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
 }

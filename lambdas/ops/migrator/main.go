@@ -31,8 +31,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	agenticpmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/constructs/catalog"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/ops/migrate"
 	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -47,11 +52,11 @@ import (
 // dynastack) is listed with none.
 func Registry() map[string][]migrate.Migration {
 	return map[string][]migrate.Migration{
-		"agenticpm": agenticpm.Migrations(),
-		"itsm":      itsm.Migrations(),
-		"nucleus":   nucleus.Migrations(),
-		"rezagent":  rezagent.Migrations(),
-		"stak":      nil,
+		agenticpmcontract.Name: agenticpm.Migrations(),
+		itsmcontract.Name:      itsm.Migrations(),
+		nucleuscontract.Name:   nucleus.Migrations(),
+		rezagentcontract.Name:  rezagent.Migrations(),
+		stakcontract.Name:      nil,
 	}
 }
 
