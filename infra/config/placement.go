@@ -23,7 +23,7 @@ const DefaultPartition = "aws"
 // proof of concept in (docs/schemas/itsm.md, decision 10). It is not a
 // default: a team that wants prod ITSM there sets it,
 //
-//	Services: map[string]config.Placement{"itsm": {Region: config.ITSMDocumentRegion}}
+//	Services: map[string]config.Placement{itsmcontract.Name: {Region: config.ITSMDocumentRegion}}
 //
 // because pinning a Region makes the stack environment-specific, and moving
 // a live stack to another Region replaces every resource in it
