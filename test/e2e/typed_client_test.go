@@ -41,16 +41,16 @@ func TestITSMThroughTheTypedClient(t *testing.T) {
 	require.NoError(t, err)
 	caller := "sess-" + uuid.NewString()
 	key := uuid.NewString()
-	body := itsmclient.PostTicketsJSONRequestBody{CallerId: &caller, IssueDescription: ptr("the printer is on fire")}
+	body := itsmclient.CreateTicketJSONRequestBody{CallerId: &caller, IssueDescription: ptr("the printer is on fire")}
 
-	created, err := c.PostTicketsWithResponse(t.Context(), &itsmclient.PostTicketsParams{IdempotencyKey: &key}, body)
+	created, err := c.CreateTicketWithResponse(t.Context(), &itsmclient.CreateTicketParams{IdempotencyKey: &key}, body)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, created.StatusCode(), "create: %s", created.Body)
 	require.NotNil(t, created.JSON201, "create: a typed ticket")
 	assert.Equal(t, caller, created.JSON201.CallerId)
 	assert.Equal(t, "the printer is on fire", created.JSON201.IssueDescription)
 
-	again, err := c.PostTicketsWithResponse(t.Context(), &itsmclient.PostTicketsParams{IdempotencyKey: &key}, body)
+	again, err := c.CreateTicketWithResponse(t.Context(), &itsmclient.CreateTicketParams{IdempotencyKey: &key}, body)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, again.StatusCode(), "replay: %s", again.Body)
 	assert.Equal(t, "true", again.HTTPResponse.Header.Get("Idempotent-Replayed"), "replay")
@@ -58,18 +58,18 @@ func TestITSMThroughTheTypedClient(t *testing.T) {
 
 	id, err := uuid.Parse(created.JSON201.TicketId)
 	require.NoError(t, err, "ticket_id is a UUID")
-	got, err := c.GetTicketsByIdWithResponse(t.Context(), id)
+	got, err := c.GetTicketWithResponse(t.Context(), id)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, got.StatusCode(), "get: %s", got.Body)
 	assert.Equal(t, created.JSON201.TicketId, got.JSON200.TicketId)
 
-	missing, err := c.GetTicketsByIdWithResponse(t.Context(), uuid.New())
+	missing, err := c.GetTicketWithResponse(t.Context(), uuid.New())
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNotFound, missing.StatusCode(), "get a ticket that does not exist: %s", missing.Body)
 	require.NotNil(t, missing.JSON404, "the platform's error shape, typed")
 	assert.Equal(t, "not_found", missing.JSON404.Error.Code)
 
-	list, err := c.GetTicketsWithResponse(t.Context(), &itsmclient.GetTicketsParams{Caller: caller})
+	list, err := c.ListTicketsWithResponse(t.Context(), &itsmclient.ListTicketsParams{Caller: caller})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, list.StatusCode(), "list: %s", list.Body)
 	require.NotNil(t, list.JSON200.Tickets)

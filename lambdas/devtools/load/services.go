@@ -35,7 +35,7 @@ func ITSM() Scenario {
 	return Scenario{
 		Service: itsmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			r, err := c.ITSM().PostTicketsWithResponse(ctx, nil, itsmclient.PostTicketsJSONRequestBody{
+			r, err := c.ITSM().CreateTicketWithResponse(ctx, nil, itsmclient.CreateTicketJSONRequestBody{
 				CallerId: ptr(itsmcontract.SessionCallerID(run)), IssueDescription: ptr(fmt.Sprintf("load ticket %d", i))})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
@@ -48,21 +48,21 @@ func ITSM() Scenario {
 			if err != nil {
 				return Answer{}, err
 			}
-			return answer(c.ITSM().GetTicketsByIdWithResponse(ctx, u))
+			return answer(c.ITSM().GetTicketWithResponse(ctx, u))
 		},
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
 			u, err := uuid.Parse(id)
 			if err != nil {
 				return Answer{}, err
 			}
-			return answer(c.ITSM().PostTicketsByIdCommentsWithResponse(ctx, u, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr(fmt.Sprintf("load comment %d", i))}))
+			return answer(c.ITSM().AddCommentWithResponse(ctx, u, itsmclient.AddCommentJSONRequestBody{CommentText: ptr(fmt.Sprintf("load comment %d", i))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			params := &itsmclient.GetTicketsParams{Caller: itsmcontract.SessionCallerID(run)}
+			params := &itsmclient.ListTicketsParams{Caller: itsmcontract.SessionCallerID(run)}
 			if cursor != "" {
 				params.Cursor = &cursor
 			}
-			r, err := c.ITSM().GetTicketsWithResponse(ctx, params)
+			r, err := c.ITSM().ListTicketsWithResponse(ctx, params)
 			a, err := answer(r, err)
 			if err != nil || r.JSON200 == nil {
 				return nil, "", a, err
@@ -88,7 +88,7 @@ func ITSM() Scenario {
 					if err != nil {
 						return Answer{}, err
 					}
-					r, err := c.ITSM().GetTicketsByIdWithResponse(ctx, u)
+					r, err := c.ITSM().GetTicketWithResponse(ctx, u)
 					if err == nil && r.JSON200 != nil && r.JSON200.Comments != nil {
 						comments = len(*r.JSON200.Comments)
 					}
@@ -114,7 +114,7 @@ func RezAgent() Scenario {
 		Service: rezcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var payload any = map[string]any{"text": fmt.Sprintf("load %d", i)}
-			r, err := c.RezAgent().PostMessagesWithResponse(ctx, nil, rezclient.PostMessagesJSONRequestBody{
+			r, err := c.RezAgent().CreateMessageWithResponse(ctx, nil, rezclient.CreateMessageJSONRequestBody{
 				MessageType: ptr("load_test"), CreatedBy: &run, Payload: payload})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
@@ -127,14 +127,14 @@ func RezAgent() Scenario {
 			if err != nil {
 				return Answer{}, err
 			}
-			return answer(c.RezAgent().GetMessagesByIdWithResponse(ctx, u))
+			return answer(c.RezAgent().GetMessageWithResponse(ctx, u))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			params := &rezclient.GetMessagesParams{Limit: ptr(100)}
+			params := &rezclient.ListMessagesParams{Limit: ptr(100)}
 			if cursor != "" {
 				params.Cursor = &cursor
 			}
-			r, err := c.RezAgent().GetMessagesWithResponse(ctx, params)
+			r, err := c.RezAgent().ListMessagesWithResponse(ctx, params)
 			a, err := answer(r, err)
 			if err != nil || r.JSON200 == nil {
 				return nil, "", a, err

@@ -33,7 +33,7 @@ func itsm(ctx context.Context, s *suite) {
 		if cerr != nil {
 			return cerr
 		}
-		r, err := c.PostTicketsWithResponse(ctx, nil, itsmclient.PostTicketsJSONRequestBody{CallerId: &caller,
+		r, err := c.CreateTicketWithResponse(ctx, nil, itsmclient.CreateTicketJSONRequestBody{CallerId: &caller,
 			IssueDescription: ptr("dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)")})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
@@ -45,7 +45,7 @@ func itsm(ctx context.Context, s *suite) {
 	}
 	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", id, caller)
 	s.check("read ticket", func() error {
-		r, err := c.GetTicketsByIdWithResponse(ctx, id)
+		r, err := c.GetTicketWithResponse(ctx, id)
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func itsm(ctx context.Context, s *suite) {
 	})
 	s.check("list tickets of the caller", func() error {
 		return s.eventually(ctx, func() error {
-			r, err := c.GetTicketsWithResponse(ctx, &itsmclient.GetTicketsParams{Caller: caller})
+			r, err := c.ListTicketsWithResponse(ctx, &itsmclient.ListTicketsParams{Caller: caller})
 			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ func itsm(ctx context.Context, s *suite) {
 		})
 	})
 	s.check("comment", func() error {
-		r, err := c.PostTicketsByIdCommentsWithResponse(ctx, id, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr("smoke comment")})
+		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("smoke comment")})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func itsm(ctx context.Context, s *suite) {
 	})
 	for _, to := range []string{"in_progress", "resolved", "closed"} {
 		s.check("status to "+to, func() error {
-			r, err := c.PatchTicketsByIdWithResponse(ctx, id, itsmclient.PatchTicketsByIdJSONRequestBody{Status: &to})
+			r, err := c.SetStatusWithResponse(ctx, id, itsmclient.SetStatusJSONRequestBody{Status: &to})
 			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ func itsm(ctx context.Context, s *suite) {
 		})
 	}
 	s.check("closed ticket refuses a comment", func() error {
-		r, err := c.PostTicketsByIdCommentsWithResponse(ctx, id, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr("after close")})
+		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("after close")})
 		return s.c.answered(r, err, []int{409})
 	})
 }
