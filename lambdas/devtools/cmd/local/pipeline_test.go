@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	rez "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/stretchr/testify/require"
 )
@@ -54,21 +57,25 @@ func TestPipeline(t *testing.T) {
 	}
 	waitFor("the scheduled hello at the sink", func() bool { return sink().count("hello world") == 1 })
 
-	var created struct {
-		MessageID string `json:"message_id"`
-	}
-	call(t, rez.CreateMessage.Method, at(r.base, rez.Name, rez.CreateMessage), `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"from curl"}}`, 201, &created)
-	var m struct {
-		Status         string `json:"status"`
-		NotificationID string `json:"notification_id"`
-	}
+	// A client's message, through the generated client (lambdas/client/rezagent).
+	c, err := rezclient.NewClientWithResponses(r.base + "/" + rez.Name)
+	require.NoError(t, err)
+	var payload any = map[string]any{"text": "from curl"}
+	created, err := c.CreateMessageWithResponse(t.Context(), nil, rezclient.CreateMessageJSONRequestBody{
+		MessageType: ptr("manual_notification"), CreatedBy: ptr("user:a@example.com"), Payload: payload})
+	answered(t, 201, created, created.Body, err, "create message")
+	id, err := uuid.Parse(created.JSON201.MessageId)
+	require.NoError(t, err, "message_id is a UUID")
+	var m *rezclient.Message
 	waitFor("the created message completed", func() bool {
-		call(t, rez.GetMessage.Method, at(r.base, rez.Name, rez.GetMessage, created.MessageID), "", 200, &m)
+		got, err := c.GetMessageWithResponse(t.Context(), id)
+		answered(t, 200, got, got.Body, err, "get message")
+		m = got.JSON200
 		return m.Status == "completed"
 	})
 	n := sink()
 	require.Equal(t, 1, n.count("from curl"), "messages from curl at the sink %+v", n)
-	require.NotEmpty(t, m.NotificationID, "message's notification id: %+v", m)
+	require.NotEmpty(t, deref(m.NotificationId), "message's notification id: %+v", m)
 
 	time.Sleep(1100 * time.Millisecond) // a new fire time (seconds)
 	call(t, "POST", r.base+"/_local/schedules/rezagent-scheduler", "", 200, nil)
