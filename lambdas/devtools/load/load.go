@@ -5,7 +5,9 @@
 // checks integrity: every acknowledged create is readable and listed
 // exactly once, every list walked during the writes returned no item twice,
 // and the counts the service keeps (comments, audit entries, events,
-// published counters) equal the acknowledged writes.
+// published counters) equal the acknowledged writes. Every call goes
+// through the service's generated client (lambdas/client/<service>,
+// Client.ITSM, …), which is what describes the API to other teams.
 //
 // A 5xx, a transport error or an unexpected status is an error of its
 // operation; a 503 with Retry-After (DynamoDB throttled, under FAULTS) is
