@@ -365,7 +365,8 @@ func isAny(e ast.Expr) bool {
 // a literal, relative to lambdas/services (this test's directory). Their
 // non-test code, and the tests of the repository's clients
 // (clientTests): the smoke and load tools and the local runner
-// (lambdas/devtools) and the end-to-end tests (test/e2e), which call the
+// (lambdas/devtools), the operator tools (lambdas/ops) and the end-to-end
+// tests (test/e2e), which call the
 // generated client of lambdas/client/<service>, or, for a request the
 // client cannot send (a malformed or hostile one), build the path with
 // the contract's Route.URL. constructs/ is not among them: it holds the
@@ -379,9 +380,9 @@ var routePathRoots = []string{"..", "../../test", "../../infra", "../../app"}
 // devtools/servicetest (every request and answer checked against the
 // document) and write some 700 paths by hand; the platform's unit tests
 // (platform/api, ddb, fn: routes and cursors of their own), test/artifact
-// (API Gateway events to the bootstraps) and ops/stak-replay's. Moving
-// them to Route.URL is the next step.
-var clientTests = []string{"lambdas/devtools/", "test/e2e/"}
+// (API Gateway events to the bootstraps). Moving them to Route.URL is
+// the next step.
+var clientTests = []string{"lambdas/devtools/", "lambdas/ops/", "test/e2e/"}
 
 // TestRoutePathsComeFromTheContract fails on a string literal starting
 // like a route's path (a route's first segment, "/tickets…" or
