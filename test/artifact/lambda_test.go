@@ -7,6 +7,7 @@ import (
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -200,6 +201,14 @@ func newRuntimeAPI(t *testing.T, emulator string) *runtimeAPI {
 	a := &runtimeAPI{traces: map[string]string{}}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1
+	// The runtime's long poll of …/next is cut when the emulator stops:
+	// not worth a line. Anything else answers 502, which the runtime
+	// reports as its error.
+	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		if !errors.Is(err, context.Canceled) {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		if strings.HasSuffix(resp.Request.URL.Path, "/runtime/invocation/next") {
 			a.mu.Lock()
