@@ -237,15 +237,24 @@ func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 	if id := CorrelationID(ctx); id != "" {
 		r.AddAttrs(slog.String("correlation_id", id))
 	}
-	if h := TraceHeader(ctx); h != "" {
-		id := traceRoot(h)
+	// TraceHeader, with the invocation's header read once (every line
+	// pays for it).
+	inv := invocationTraceHeader(ctx)
+	th, _ := ctx.Value(traceKey{}).(string)
+	if th == "" {
+		th = inv
+	}
+	if th != "" {
+		id := traceRoot(th)
 		r.AddAttrs(slog.String("trace_id", id))
 		// A record that continues its message's trace inside an
 		// invocation with a trace of its own (a batch of several
 		// messages): the invocation's too, where X-Ray shows this
 		// function's own segment.
-		if inv := traceRoot(invocationTraceHeader(ctx)); inv != "" && inv != id {
-			r.AddAttrs(slog.String("invocation_trace_id", inv))
+		if inv != "" && inv != th {
+			if invID := traceRoot(inv); invID != id {
+				r.AddAttrs(slog.String("invocation_trace_id", invID))
+			}
 		}
 	}
 	return h.Handler.Handle(ctx, r)
