@@ -85,7 +85,7 @@ func TestPipeline(t *testing.T) {
 	// found by the message's correlation id), carried by the publish's
 	// X-Amzn-Trace-Id, the queue's AWSTraceHeader and the mapping's
 	// invocation; the ntfy request carried the same trace header.
-	delivered := r.record(t, "the processor's delivered line", `"msg":"delivered"`, `"message_id":"`+created.MessageID+`"`)
+	delivered := r.record(t, "the processor's delivered line", `"msg":"delivered"`, `"message_id":"`+created.JSON201.MessageId+`"`)
 	trace, _ := delivered["trace_id"].(string)
 	require.Regexp(t, `^1-[0-9a-f]{8}-[0-9a-f]{24}$`, trace, "delivered line's trace_id: %v", delivered)
 	corr, _ := delivered["correlation_id"].(string)
