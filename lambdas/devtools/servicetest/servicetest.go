@@ -6,6 +6,12 @@
 // assertions, and the requests and table reads every service's tests make.
 // A service's main_test.go keeps only what is its own: its options and
 // how they land in its Config.
+//
+// A test calls its service's routes by the contract, never by a path it
+// writes: s.MustRoute(t, 200, contract.ListMessages, body, &out, uid) sends
+// the route's method at its path with the values filled in, and a request
+// with a query or headers spells the route out, s.Do(t,
+// contract.ListTickets.Method, contract.ListTickets.URLQuery(…), body, …).
 package servicetest
 
 import (
@@ -220,6 +226,19 @@ func (s Service) Must(t testing.TB, status int, method, path, body string, v any
 		r.JSON(t, v)
 	}
 	return r
+}
+
+// MustRoute is Must of a route of the contract: route's method at
+// route.URL(values...), the path parameters in the order of the route's
+// path (Route.Params). It is how a service's test calls its own routes, so
+// that no path is written twice (lambdas/services/names_test.go,
+// TestRoutePathsComeFromTheContract); a request with a query, with headers
+// or one whose status is read rather than required spells the route out:
+// s.Do(t, contract.ListTickets.Method,
+// contract.ListTickets.URLQuery(service.Values{…}, …), body, headers…).
+func (s Service) MustRoute(t testing.TB, status int, route service.Route, body string, v any, values ...string) apitest.Response {
+	t.Helper()
+	return s.Must(t, status, route.Method, route.URL(values...), body, v)
 }
 
 // Items returns every item of table, read consistently.

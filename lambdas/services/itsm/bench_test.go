@@ -1,6 +1,8 @@
 package itsm_test
 
 import (
+	svc "github.com/dynastack/dynastack/constructs/service"
+
 	"context"
 	"fmt"
 	"io"
@@ -73,11 +75,11 @@ func BenchmarkCreateTicket(b *testing.B) {
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
-		if r := s.Do(b, "POST", "/tickets", body); r.Status != 201 {
+		if r := s.Do(b, contract.CreateTicket.Method, contract.CreateTicket.URL(), body); r.Status != 201 {
 			require.Equal(b, 201, r.Status, "POST /tickets: status (body %s)", r.Body)
 		}
 	}, rawOp)
-	ddbcanned.Pair(b, s.Client, do(s, "POST", "/tickets", body, 201), rawOp)
+	ddbcanned.Pair(b, s.Client, do(s, contract.CreateTicket.Method, contract.CreateTicket.URL(), body, 201), rawOp)
 }
 
 func BenchmarkGetTicket(b *testing.B) {
@@ -99,11 +101,11 @@ func BenchmarkGetTicket(b *testing.B) {
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
-		if r := s.Do(b, "GET", "/tickets/"+tk.TicketID, ""); r.Status != 200 {
+		if r := s.Do(b, contract.GetTicket.Method, contract.GetTicket.URL(tk.TicketID), ""); r.Status != 200 {
 			require.Equal(b, 200, r.Status, "GET /tickets/{id}: status (body %s)", r.Body)
 		}
 	}, rawOp)
-	ddbcanned.Pair(b, s.Client, do(s, "GET", "/tickets/"+tk.TicketID, "", 200), rawOp)
+	ddbcanned.Pair(b, s.Client, do(s, contract.GetTicket.Method, contract.GetTicket.URL(tk.TicketID), "", 200), rawOp)
 }
 
 func BenchmarkAddComment(b *testing.B) {
@@ -121,7 +123,7 @@ func BenchmarkAddComment(b *testing.B) {
 			b.StartTimer()
 		}
 		i++
-		if r := s.Do(b, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`); r.Status != 201 {
+		if r := s.Do(b, contract.AddComment.Method, contract.AddComment.URL(id), `{"comment_text":"Tried restarting"}`); r.Status != 201 {
 			require.Equal(b, 201, r.Status, "POST /tickets/{id}/comments: status (body %s)", r.Body)
 		}
 	}, func(b *testing.B, client *dynamodb.Client) func() {
@@ -140,7 +142,7 @@ func BenchmarkAddComment(b *testing.B) {
 	// Over canned answers every comment goes to one ticket: its answer is
 	// recorded once.
 	id = raw.create(b, "sess-poc-user-001", "x").TicketID
-	ddbcanned.Pair(b, s.Client, do(s, "POST", "/tickets/"+id+"/comments", `{"comment_text":"Tried restarting"}`, 201),
+	ddbcanned.Pair(b, s.Client, do(s, contract.AddComment.Method, contract.AddComment.URL(id), `{"comment_text":"Tried restarting"}`, 201),
 		func(b *testing.B, client *dynamodb.Client) func() {
 			key, _ := attributevalue.MarshalMap(map[string]string{"ticket_id": id})
 			return func() { rawComment(b, client, s.Table, key) }
@@ -204,9 +206,9 @@ func BenchmarkListByCaller(b *testing.B) {
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
-		if r := s.Do(b, "GET", "/tickets?caller=poc-user-001", ""); r.Status != 200 {
+		if r := s.Do(b, contract.ListTickets.Method, contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "poc-user-001"}), ""); r.Status != 200 {
 			require.Equal(b, 200, r.Status, "GET /tickets?caller=: status (body %s)", r.Body)
 		}
 	}, rawOp)
-	ddbcanned.Pair(b, s.Client, do(s, "GET", "/tickets?caller=poc-user-001", "", 200), rawOp)
+	ddbcanned.Pair(b, s.Client, do(s, contract.ListTickets.Method, contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "poc-user-001"}), "", 200), rawOp)
 }

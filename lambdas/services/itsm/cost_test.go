@@ -1,6 +1,8 @@
 package itsm_test
 
 import (
+	svc "github.com/dynastack/dynastack/constructs/service"
+
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -45,18 +47,18 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 		s.create(t, "sess-cost-caller", fmt.Sprintf("issue %d", i))
 	}
 	var first itsm.Page
-	s.Do(t, "GET", "/tickets?caller=sess-cost-caller", "").JSON(t, &first)
-	id := func() string { return "/tickets/" + tk.TicketID }
+	s.Do(t, contract.ListTickets.Method, contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "sess-cost-caller"}), "").JSON(t, &first)
+	id := func() string { return contract.GetTicket.URL(tk.TicketID) }
 	write := ddbrecord.Cost{Requests: 1, Write: 2}
 	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
-		{Operation: "POST /tickets", Method: "POST", Path: func() string { return "/tickets" },
+		{Operation: "POST /tickets", Method: contract.CreateTicket.Method, Path: func() string { return contract.CreateTicket.URL() },
 			Body: `{"caller_id":"sess-cost-caller","issue_description":"Printer jam"}`, Status: 201, Min: write,
 			Note: "one conditional PutItem; CallerIdIndex (ALL) holds a copy: 1 WCU each"},
 		{Operation: "GET /tickets/{id}", Method: "GET", Path: id, Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 1},
 			Note: "one strongly consistent GetItem"},
-		{Operation: "GET /tickets/{id} (unknown id)", Method: "GET", Path: func() string { return "/tickets/00000000-0000-4000-8000-000000000000" },
+		{Operation: "GET /tickets/{id} (unknown id)", Method: contract.GetTicket.Method, Path: func() string { return contract.GetTicket.URL("00000000-0000-4000-8000-000000000000") },
 			Status: 404, Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "the GetItem finds nothing and still costs 1 RCU"},
-		{Operation: "GET /tickets/{id} (malformed id)", Method: "GET", Path: func() string { return "/tickets/not-a-uuid" },
+		{Operation: "GET /tickets/{id} (malformed id)", Method: contract.GetTicket.Method, Path: func() string { return contract.GetTicket.URL("not-a-uuid") },
 			Status: 404, Note: "refused before DynamoDB"},
 		{Operation: "POST /tickets/{id}/comments", Method: "POST", Path: func() string { return id() + "/comments" },
 			Body: `{"comment_text":"Tried restarting"}`, Status: 201, Min: write,
@@ -65,10 +67,12 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 			Note: "one conditional UpdateItem; the index copy is rewritten"},
 		{Operation: "PATCH /tickets/{id} (refused transition)", Method: "PATCH", Path: id, Body: `{"status":"open"}`, Status: 409,
 			Min: ddbrecord.Cost{Requests: 1}, Note: "one conditional UpdateItem that fails; the old item (ReturnValuesOnConditionCheckFailure) names the current status at no extra read"},
-		{Operation: "GET /tickets?caller= (first page of 10)", Method: "GET", Path: func() string { return "/tickets?caller=sess-cost-caller" },
+		{Operation: "GET /tickets?caller= (first page of 10)", Method: contract.ListTickets.Method, Path: func() string {
+			return contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "sess-cost-caller"})
+		},
 			Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 0.5},
 			Note: "one eventually consistent Query of 11 index items (the 11th proves a next page), 4 KB or less"},
-		{Operation: "GET /tickets?caller= (last page)", Method: "GET", Path: func() string { return "/tickets?caller=sess-cost-caller&cursor=" + first.Next },
+		{Operation: "GET /tickets?caller= (last page)", Method: contract.ListTickets.Method, Path: func() string { return contract.ListTickets.URL() + "?caller=sess-cost-caller&cursor=" + first.Next },
 			Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one Query from the cursor"},
 	})
 	if mode == servicetest.Cost {

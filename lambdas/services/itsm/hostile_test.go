@@ -1,6 +1,8 @@
 package itsm_test
 
 import (
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
+
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
@@ -12,8 +14,8 @@ func TestHostileInput(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "sess-poc-user-001", "printer on fire")
 	s.Hostile(t, s.H,
-		apitest.Write{Method: "POST", Path: "/tickets", Body: `{"caller_id":"sess-a","issue_description":"b"}`},
-		apitest.Write{Method: "PATCH", Path: "/tickets/" + tk.TicketID, Body: `{"status":"in_progress"}`},
-		apitest.Write{Method: "POST", Path: "/tickets/" + tk.TicketID + "/comments", Body: `{"comment_text":"Tried restarting"}`},
+		apitest.Write{Method: contract.CreateTicket.Method, Path: contract.CreateTicket.URL(), Body: `{"caller_id":"sess-a","issue_description":"b"}`},
+		apitest.Write{Method: contract.SetStatus.Method, Path: contract.SetStatus.URL(tk.TicketID), Body: `{"status":"in_progress"}`},
+		apitest.Write{Method: contract.AddComment.Method, Path: contract.AddComment.URL(tk.TicketID), Body: `{"comment_text":"Tried restarting"}`},
 	)
 }

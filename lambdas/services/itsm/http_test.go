@@ -74,7 +74,7 @@ func TestCreateTicket(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "POST", "/tickets", tt.body)
+			r := s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -83,7 +83,7 @@ func TestCreateTicket(t *testing.T) {
 			require.Equal(t, 201, r.Status, "status: %s", r.Body)
 			var tk itsm.Ticket
 			r.JSON(t, &tk)
-			assert.Equal(t, "tickets/"+tk.TicketID, r.Header.Get("Location"), "Location")
+			assert.Equal(t, strings.TrimPrefix(contract.GetTicket.URL(tk.TicketID), "/"), r.Header.Get("Location"), "Location")
 			assert.Len(t, tk.TicketID, 36, "ticket id")
 			assert.Equal(t, itsm.StatusOpen, tk.Status, "status")
 			assert.Equal(t, []itsm.Comment{}, tk.Comments, "comments: an empty list, not null")
@@ -100,7 +100,7 @@ func TestCreateTicket(t *testing.T) {
 func TestCallerIDIsNeverAPhoneNumber(t *testing.T) {
 	s := newService(t, options{})
 	for _, r := range []apitest.Response{
-		s.Do(t, "POST", "/tickets", `{"caller_id":"+44 20 7946 0958","issue_description":"no dial tone"}`),
+		s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), `{"caller_id":"+44 20 7946 0958","issue_description":"no dial tone"}`),
 		s.Do(t, "GET", contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "+442079460958"}), ""),
 	} {
 		apitest.WantError(t, r, 400, "validation_failed", "", "must not be a phone number")
@@ -133,9 +133,9 @@ func TestAddComment(t *testing.T) {
 	s := newService(t, options{now: c.Now})
 	tk := s.create(t, "sess-poc-user-001", "VPN drops")
 
-	r := s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Tried restarting"}`)
+	r := s.Do(t, contract.AddComment.Method, contract.AddComment.URL(tk.TicketID), `{"comment_text":"Tried restarting"}`)
 	require.Equal(t, 201, r.Status, "first comment: %s", r.Body)
-	r = s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"Still broken"}`)
+	r = s.Do(t, contract.AddComment.Method, contract.AddComment.URL(tk.TicketID), `{"comment_text":"Still broken"}`)
 	var got itsm.Ticket
 	r.JSON(t, &got)
 	require.Len(t, got.Comments, 2, "comments")
@@ -163,14 +163,14 @@ func TestAddComment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "POST", "/tickets/"+tt.id+"/comments", tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.AddComment.Method, contract.AddComment.URL(tt.id), tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// The comment on a missing ticket must not have created one.
 	assert.Equal(t, 1, s.Count(t), "items in the table (phantom ticket created?)")
-	r = s.Do(t, "GET", "/tickets/"+missing, "")
+	r = s.Do(t, contract.GetTicket.Method, contract.GetTicket.URL(missing), "")
 	assert.Equal(t, 404, r.Status, "GET unknown ticket after comment: %s", r.Body)
-	r = s.Do(t, "GET", "/tickets/"+tk.TicketID, "")
+	r = s.Do(t, contract.GetTicket.Method, contract.GetTicket.URL(tk.TicketID), "")
 	r.JSON(t, &got)
 	assert.Len(t, got.Comments, 2, "rejected comments were stored")
 }
@@ -180,7 +180,7 @@ func TestCommentLimits(t *testing.T) {
 	closed := itsm.Ticket{TicketID: "3f1d7e3a-3333-4000-8000-000000000000", CallerID: "sess-c", IssueDescription: "d",
 		Status: itsm.StatusClosed, CreatedAt: "2026-02-09T12:00:00.000000Z", UpdatedAt: "2026-02-09T12:00:00.000000Z", Comments: []itsm.Comment{}}
 	s.put(t, closed)
-	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+closed.TicketID+"/comments", `{"comment_text":"hello"}`), 409, "conflict", "", "closed")
+	apitest.WantError(t, s.Do(t, contract.AddComment.Method, contract.AddComment.URL(closed.TicketID), `{"comment_text":"hello"}`), 409, "conflict", "", "closed")
 
 	// The largest ticket the limits allow: 4-byte characters everywhere.
 	full := itsm.Ticket{TicketID: "3f1d7e3a-4444-4000-8000-000000000000", CallerID: strings.Repeat("c", itsm.MaxCallerIDLen),
@@ -190,8 +190,8 @@ func TestCommentLimits(t *testing.T) {
 		full.Comments = append(full.Comments, itsm.Comment{CommentText: strings.Repeat("😀", itsm.MaxCommentBytes/4), AddedAt: fmt.Sprintf("2026-02-09T12:00:%02d.000000Z", i%60)})
 	}
 	s.put(t, full) // fails if the limits allowed an item over 400 KB
-	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+full.TicketID+"/comments", `{"comment_text":"one more"}`), 413, "too_large", "", "maximum of 100 comments")
-	r := s.Do(t, "GET", "/tickets/"+full.TicketID, "")
+	apitest.WantError(t, s.Do(t, contract.AddComment.Method, contract.AddComment.URL(full.TicketID), `{"comment_text":"one more"}`), 413, "too_large", "", "maximum of 100 comments")
+	r := s.Do(t, contract.GetTicket.Method, contract.GetTicket.URL(full.TicketID), "")
 	var got itsm.Ticket
 	r.JSON(t, &got)
 	assert.Len(t, got.Comments, itsm.MaxComments, "comments")
@@ -217,7 +217,7 @@ func TestStatusTransitions(t *testing.T) {
 			t.Run(fmt.Sprintf("%s to %s", from, to), func(t *testing.T) {
 				require.Equal(t, allowed, itsm.CanTransition(from, to), "CanTransition(%s, %s)", from, to)
 				s.setState(t, id, from)
-				r := s.Do(t, "PATCH", "/tickets/"+id, `{"status":"`+string(to)+`"}`)
+				r := s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(id), `{"status":"`+string(to)+`"}`)
 				var got itsm.Ticket
 				if allowed {
 					require.Equal(t, 200, r.Status, "status: %s", r.Body)
@@ -227,7 +227,7 @@ func TestStatusTransitions(t *testing.T) {
 					return
 				}
 				apitest.WantError(t, r, 409, "conflict", "", "from "+string(from)+" to "+string(to))
-				r = s.Do(t, "GET", "/tickets/"+id, "")
+				r = s.Do(t, contract.GetTicket.Method, contract.GetTicket.URL(id), "")
 				r.JSON(t, &got)
 				assert.Equal(t, from, got.Status, "a refused change still changed the status")
 			})
@@ -250,7 +250,7 @@ func TestStatusTransitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "PATCH", "/tickets/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(tt.id), tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	assert.Equal(t, before, s.Count(t), "items: a refused status change created an item")
@@ -260,11 +260,11 @@ func TestLifecycle(t *testing.T) {
 	s := newService(t, options{})
 	tk := s.create(t, "sess-poc-user-002", "Printer jams")
 	for _, st := range []string{"in_progress", "resolved", "open", "in_progress", "resolved", "closed"} {
-		r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"`+st+`"}`)
+		r := s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(tk.TicketID), `{"status":"`+st+`"}`)
 		require.Equal(t, 200, r.Status, "→ %s: %s", st, r.Body)
 	}
-	apitest.WantError(t, s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"open"}`), 409, "conflict", "", "closed is final")
-	apitest.WantError(t, s.Do(t, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"hi"}`), 409, "conflict", "", "closed")
+	apitest.WantError(t, s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(tk.TicketID), `{"status":"open"}`), 409, "conflict", "", "closed is final")
+	apitest.WantError(t, s.Do(t, contract.AddComment.Method, contract.AddComment.URL(tk.TicketID), `{"comment_text":"hi"}`), 409, "conflict", "", "closed")
 }
 
 // Concurrent close and reopen of a resolved ticket: the conditional update
@@ -280,7 +280,7 @@ func TestConcurrentStatusChanges(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.Do(t, "PATCH", "/tickets/"+id, `{"status":"`+to+`"}`).Status
+				codes[j] = s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(id), `{"status":"`+to+`"}`).Status
 			}()
 		}
 		wg.Wait()
@@ -295,7 +295,7 @@ type page struct {
 
 func (s *service) list(t *testing.T, caller, cursor string) page {
 	t.Helper()
-	path := "/tickets?caller=" + caller
+	path := contract.ListTickets.URL() + "?caller=" + caller
 	if cursor != "" {
 		path += "&cursor=" + cursor
 	}
@@ -319,7 +319,7 @@ func TestListByCaller(t *testing.T) {
 		s.create(t, "sess-caller-exact", "x")
 	}
 	s.create(t, "sess-caller-b", "b's ticket")
-	s.Do(t, "POST", "/tickets/"+want[0]+"/comments", `{"comment_text":"not in listings"}`)
+	s.Do(t, contract.AddComment.Method, contract.AddComment.URL(want[0]), `{"comment_text":"not in listings"}`)
 
 	var got []string
 	var cursors []string
@@ -370,7 +370,7 @@ func TestListByCaller(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "GET", "/tickets?"+tt.query, "")
+			r := s.Do(t, contract.ListTickets.Method, contract.ListTickets.URL()+"?"+tt.query, "")
 			if tt.field != "" {
 				apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
 				return
@@ -402,7 +402,7 @@ func TestRenamedIndexBreaksListing(t *testing.T) {
 	}
 	s := newService(t, options{tmpl: tmpl})
 	s.create(t, "sess-caller-a", "x")
-	r := s.Do(t, "GET", "/tickets?caller=sess-caller-a", "")
+	r := s.Do(t, contract.ListTickets.Method, contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "sess-caller-a"}), "")
 	apitest.WantError(t, r, 500, "internal", "", "")
 	assert.NotContains(t, string(r.Body), "CallerIdIndex", "500 leaks internals")
 	assert.NotContains(t, string(r.Body), s.Table, "500 leaks internals")

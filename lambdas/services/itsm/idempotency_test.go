@@ -1,6 +1,8 @@
 package itsm_test
 
 import (
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
+
 	"sync"
 	"testing"
 
@@ -17,16 +19,16 @@ import (
 func TestCreateWithIdempotencyKey(t *testing.T) {
 	s := newService(t, options{})
 	body := `{"caller_id":"sess-poc-user-001","issue_description":"VPN drops"}`
-	first := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
-	again := s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-1")
+	first := s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), body, api.IdempotencyHeader, "k-1")
+	again := s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), body, api.IdempotencyHeader, "k-1")
 	require.Equal(t, 201, first.Status, "first: %s", first.Body)
 	require.Equal(t, 201, again.Status, "again: %s", again.Body)
 	require.Equal(t, string(first.Body), string(again.Body), "a retry answers the first answer")
 	require.Equal(t, first.Header.Get("Location"), again.Header.Get("Location"), "a retry's Location")
 	assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"), "a replay is marked Idempotent-Replayed")
-	apitest.WantError(t, s.Do(t, "POST", "/tickets", `{"caller_id":"sess-poc-user-001","issue_description":"other"}`, api.IdempotencyHeader, "k-1"),
+	apitest.WantError(t, s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), `{"caller_id":"sess-poc-user-001","issue_description":"other"}`, api.IdempotencyHeader, "k-1"),
 		422, api.CodeKeyReused, "", "")
-	apitest.WantError(t, s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "bad key"), 400, "bad_request", "", "")
+	apitest.WantError(t, s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), body, api.IdempotencyHeader, "bad key"), 400, "bad_request", "", "")
 	require.Equal(t, 1, tickets(t, s, "sess-poc-user-001"), "tickets after a create, its retry and a refused reuse")
 
 	// Twenty at once with a new key: one creates; each other one either
@@ -34,7 +36,9 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 	var wg sync.WaitGroup
 	answers := make([]apitest.Response, 20)
 	for i := range answers {
-		wg.Go(func() { answers[i] = s.Do(t, "POST", "/tickets", body, api.IdempotencyHeader, "k-2") })
+		wg.Go(func() {
+			answers[i] = s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), body, api.IdempotencyHeader, "k-2")
+		})
 	}
 	wg.Wait()
 	var created string
@@ -58,6 +62,6 @@ func TestCreateWithIdempotencyKey(t *testing.T) {
 func tickets(t *testing.T, s *service, caller string) int {
 	t.Helper()
 	var page struct{ Tickets []itsm.Summary }
-	s.Must(t, 200, "GET", "/tickets?caller="+caller, "", &page)
+	s.Must(t, 200, contract.ListTickets.Method, contract.ListTickets.URL()+"?caller="+caller, "", &page)
 	return len(page.Tickets)
 }

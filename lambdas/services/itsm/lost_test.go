@@ -1,6 +1,8 @@
 package itsm_test
 
 import (
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
+
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
@@ -22,17 +24,17 @@ func TestCommentWithLostAnswerIsStoredOnce(t *testing.T) {
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var answered itsm.Ticket
-	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"still down"}`, &answered)
+	lossy.MustRoute(t, 201, contract.AddComment, `{"comment_text":"still down"}`, &answered, tk.TicketID)
 	require.Equal(t, 1, proxy.Faults(), "faults: the lost answer was not retried")
 	require.Equal(t, 2, proxy.Requests(), "requests: the lost answer was not retried")
 	var stored itsm.Ticket
-	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
+	s.MustRoute(t, 200, contract.GetTicket, "", &stored, tk.TicketID)
 	if assert.Len(t, stored.Comments, 1, "stored comments") && assert.Len(t, answered.Comments, 1, "answered comments") {
 		assert.Equal(t, answered.Comments[0], stored.Comments[0], "want the one comment in both")
 	}
 
 	// A second comment, with nothing lost, is appended as usual.
-	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"now it works"}`, &answered)
+	lossy.MustRoute(t, 201, contract.AddComment, `{"comment_text":"now it works"}`, &answered, tk.TicketID)
 	assert.Len(t, answered.Comments, 2, "second comment")
 }
 
@@ -46,14 +48,14 @@ func TestCommentWithLostAnswerAndAnotherWriteIsStoredOnce(t *testing.T) {
 	lossy, proxy := s.throughFaults(t)
 
 	proxy.AfterDrop(func() {
-		s.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"meanwhile"}`, nil)
+		s.MustRoute(t, 201, contract.AddComment, `{"comment_text":"meanwhile"}`, nil, tk.TicketID)
 	})
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var answered itsm.Ticket
-	lossy.Must(t, 201, "POST", "/tickets/"+tk.TicketID+"/comments", `{"comment_text":"still down"}`, &answered)
+	lossy.MustRoute(t, 201, contract.AddComment, `{"comment_text":"still down"}`, &answered, tk.TicketID)
 	require.Equal(t, 1, proxy.Faults(), "faults: no answer was lost")
 	var stored itsm.Ticket
-	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
+	s.MustRoute(t, 200, contract.GetTicket, "", &stored, tk.TicketID)
 	var texts []string
 	for _, c := range stored.Comments {
 		texts = append(texts, c.CommentText)
@@ -70,11 +72,11 @@ func TestStatusChangeWithLostAnswerSucceeds(t *testing.T) {
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var got itsm.Ticket
-	lossy.Must(t, 200, "PATCH", "/tickets/"+tk.TicketID, `{"status":"in_progress"}`, &got)
+	lossy.MustRoute(t, 200, contract.SetStatus, `{"status":"in_progress"}`, &got, tk.TicketID)
 	assert.Equal(t, itsm.StatusInProgress, got.Status, "answered status")
 	assert.Equal(t, 2, proxy.Requests(), "requests")
 	// Another caller's change is still refused with the status it found.
-	r := s.Do(t, "PATCH", "/tickets/"+tk.TicketID, `{"status":"in_progress"}`)
+	r := s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(tk.TicketID), `{"status":"in_progress"}`)
 	assert.Equal(t, 409, r.Status, "a second change to in_progress: %s", r.Body)
 }
 
@@ -86,10 +88,10 @@ func TestCreateWithLostAnswerSucceedsOnce(t *testing.T) {
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var tk itsm.Ticket
-	lossy.Must(t, 201, "POST", "/tickets", `{"caller_id":"sess-poc-user-001","issue_description":"VPN drops"}`, &tk)
+	lossy.MustRoute(t, 201, contract.CreateTicket, `{"caller_id":"sess-poc-user-001","issue_description":"VPN drops"}`, &tk)
 	require.Equal(t, 2, proxy.Requests(), "requests: the lost answer was not retried")
 	var stored itsm.Ticket
-	s.Must(t, 200, "GET", "/tickets/"+tk.TicketID, "", &stored)
+	s.MustRoute(t, 200, contract.GetTicket, "", &stored, tk.TicketID)
 	assert.Equal(t, 1, s.Count(t), "tickets stored")
 }
 
