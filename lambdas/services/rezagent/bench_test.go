@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
@@ -63,11 +65,11 @@ func BenchmarkGetMessage(b *testing.B) {
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
-		if r := s.Do(b, "GET", "/messages/"+m.MessageID, ""); r.Status != 200 {
+		if r := s.Do(b, contract.GetMessage.Method, contract.GetMessage.URL(m.MessageID), ""); r.Status != 200 {
 			require.Equal(b, 200, r.Status, "GET /messages/{id}: status (body %s)", r.Body)
 		}
 	}, rawOp)
-	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages/"+m.MessageID, 200), rawOp)
+	ddbcanned.Pair(b, s.Client, do(s, contract.GetMessage.Method, contract.GetMessage.URL(m.MessageID), 200), rawOp)
 }
 
 func BenchmarkListMessages(b *testing.B) {
@@ -97,9 +99,9 @@ func BenchmarkListMessages(b *testing.B) {
 		}
 	}
 	servicetest.Twin(b, rec, s.Client, func(b *testing.B) {
-		if r := s.Do(b, "GET", "/messages?limit=20", ""); r.Status != 200 {
+		if r := s.Do(b, contract.ListMessages.Method, contract.ListMessages.URLQuery(svc.Values{svc.Limit: "20"}), ""); r.Status != 200 {
 			require.Equal(b, 200, r.Status, "GET /messages?limit=20: status (body %s)", r.Body)
 		}
 	}, rawOp)
-	ddbcanned.Pair(b, s.Client, do(s, "GET", "/messages?limit=20", 200), rawOp)
+	ddbcanned.Pair(b, s.Client, do(s, contract.ListMessages.Method, contract.ListMessages.URLQuery(svc.Values{svc.Limit: "20"}), 200), rawOp)
 }

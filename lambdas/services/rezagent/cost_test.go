@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
@@ -45,11 +47,11 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 		s.create(t, "scheduled_hello", fmt.Sprintf(`{"text":"message %d"}`, i))
 	}
 	var first rezagent.Page
-	s.Do(t, "GET", "/messages", "").JSON(t, &first)
-	id := func() string { return "/messages/" + m.MessageID }
+	s.Do(t, contract.ListMessages.Method, contract.ListMessages.URL(), "").JSON(t, &first)
+	id := func() string { return contract.GetMessage.URL(m.MessageID) }
 	const statusWrite = "one conditional UpdateItem: the table item, its stage-index copy, and the status-index copy moved to the new status (a delete and a put) "
 	rows := servicetest.Measure(t, s.H, rec, faults, []ddbrecord.Case{
-		{Operation: "POST /messages", Method: "POST", Path: func() string { return "/messages" },
+		{Operation: "POST /messages", Method: contract.CreateMessage.Method, Path: func() string { return contract.CreateMessage.URL() },
 			Body: `{"message_type":"manual_notification","created_by":"ops","payload":{"text":"hi"}}`, Status: 201,
 			Min: ddbrecord.Cost{Requests: 1, Write: 3}, Note: "one conditional PutItem; both indexes hold a copy: 1 WCU each"},
 		{Operation: "GET /messages/{id}", Method: "GET", Path: id, Status: 200, Min: ddbrecord.Cost{Requests: 1, Read: 1},
@@ -68,12 +70,12 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 			return id()
 		}, Body: `{"status":"failed","error_message":"x"}`, Status: 409, Min: ddbrecord.Cost{Requests: 1},
 			Note: "one conditional UpdateItem that fails; the old item (ReturnValuesOnConditionCheckFailure) names the current status"},
-		{Operation: "GET /messages (first page of 20)", Method: "GET", Path: func() string { return "/messages" }, Status: 200,
+		{Operation: "GET /messages (first page of 20)", Method: contract.ListMessages.Method, Path: func() string { return contract.ListMessages.URL() }, Status: 200,
 			Min:  ddbrecord.Cost{Requests: 1, Read: 1},
 			Note: "one eventually consistent Query of 21 index items (the 21st proves a next page), 4 to 8 KB"},
-		{Operation: "GET /messages (next page)", Method: "GET", Path: func() string { return "/messages?cursor=" + first.Next }, Status: 200,
+		{Operation: "GET /messages (next page)", Method: contract.ListMessages.Method, Path: func() string { return contract.ListMessages.URL() + "?cursor=" + first.Next }, Status: 200,
 			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one Query from the cursor"},
-		{Operation: "GET /metrics", Method: "GET", Path: func() string { return "/metrics" }, Status: 200,
+		{Operation: "GET /metrics", Method: contract.Metrics.Method, Path: func() string { return contract.Metrics.URL() }, Status: 200,
 			Min:  ddbrecord.Cost{Requests: 6, Read: 2},
 			Note: "five Select=COUNT Queries on the status index, one per status (COUNT reads, and pays for, every item it counts: the cost grows with the window), and one Query for the recent messages, run concurrently; three statuses have no messages here"},
 	})
@@ -91,12 +93,16 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 		prod.create(t, "manual_notification", fmt.Sprintf(`{"text":"deploy %d"}`, i))
 	}
 	rows = append(rows, servicetest.Measure(t, prod.H, prodRec, nil, []ddbrecord.Case{
-		{Operation: "GET /messages?message_type=… (prod: type index)", Method: "GET", Path: func() string { return "/messages?message_type=scheduled_hello" }, Status: 200,
+		{Operation: "GET /messages?message_type=… (prod: type index)", Method: contract.ListMessages.Method, Path: func() string {
+			return contract.ListMessages.URLQuery(svc.Values{contract.ParamMessageType: "scheduled_hello"})
+		}, Status: 200,
 			Min: ddbrecord.Cost{Requests: 1, Read: 0.5}, Note: "one eventually consistent Query of the type's partition of message_type-created_date-index"},
-		{Operation: "GET /metrics (prod: with by_type)", Method: "GET", Path: func() string { return "/metrics" }, Status: 200,
+		{Operation: "GET /metrics (prod: with by_type)", Method: contract.Metrics.Method, Path: func() string { return contract.Metrics.URL() }, Status: 200,
 			Min:  ddbrecord.Cost{Requests: 8, Read: 2},
 			Note: "as in dev, plus one Select=COUNT Query of the type index per documented type (scheduled_hello, manual_notification), run concurrently"},
-		{Operation: "GET /metrics?message_type=… (prod)", Method: "GET", Path: func() string { return "/metrics?message_type=manual_notification" }, Status: 200,
+		{Operation: "GET /metrics?message_type=… (prod)", Method: contract.Metrics.Method, Path: func() string {
+			return contract.Metrics.URLQuery(svc.Values{contract.ParamMessageType: "manual_notification"})
+		}, Status: 200,
 			Min:  ddbrecord.Cost{Requests: 2, Read: 1},
 			Note: "one Query of the type's partition since, status projected and tallied, and one Query for its recent messages"},
 	})...)

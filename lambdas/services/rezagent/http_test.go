@@ -80,7 +80,7 @@ func TestCreateMessage(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "POST", "/messages", tt.body)
+			r := s.Do(t, contract.CreateMessage.Method, contract.CreateMessage.URL(), tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -89,7 +89,7 @@ func TestCreateMessage(t *testing.T) {
 			created++
 			var m rezagent.Message
 			r.JSON(t, &m)
-			assert.Equal(t, "messages/"+m.MessageID, r.Header.Get("Location"), "Location")
+			assert.Equal(t, strings.TrimPrefix(contract.GetMessage.URL(m.MessageID), "/"), r.Header.Get("Location"), "Location")
 			_, err := uuid.Parse(m.MessageID)
 			assert.NoError(t, err, "message id %q is not a UUID", m.MessageID)
 			assert.Equal(t, rezagent.StatusCreated, m.Status, "status")
@@ -114,7 +114,7 @@ func TestPayloadFidelity(t *testing.T) {
 	s := newService(t, options{})
 	payload := `{"big":123456789012345678901234567890,"small":0.000001,"neg":-42,"list":[true,null,"s",{"m":1e10}],"unicode":"héllo 😀"}`
 	m := s.create(t, "custom", payload)
-	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
+	r := s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(m.MessageID), "")
 	var got struct {
 		Payload json.RawMessage `json:"payload"`
 	}
@@ -174,7 +174,7 @@ func TestCorrelationID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "POST", "/messages", body, tt.headers...)
+			r := s.Do(t, contract.CreateMessage.Method, contract.CreateMessage.URL(), body, tt.headers...)
 			var m rezagent.Message
 			r.JSON(t, &m)
 			want := r.Header.Get("X-Request-Id")
@@ -197,15 +197,15 @@ func TestItemSizeLimit(t *testing.T) {
 		return `{"message_type":"custom","created_by":"scheduler","payload":{"text":"` + strings.Repeat("x", n) + `"}}`
 	}
 	before := s.Count(t)
-	apitest.WantError(t, s.Do(t, "POST", "/messages", mk(room+1)), 413, "too_large", "", "item size limit")
+	apitest.WantError(t, s.Do(t, contract.CreateMessage.Method, contract.CreateMessage.URL(), mk(room+1)), 413, "too_large", "", "item size limit")
 	require.Equal(t, before, s.Count(t), "items: a refused create wrote")
-	r := s.Do(t, "POST", "/messages", mk(room))
+	r := s.Do(t, contract.CreateMessage.Method, contract.CreateMessage.URL(), mk(room))
 	require.Equal(t, 201, r.Status, "largest message: %s", r.Body[:min(len(r.Body), 300)])
 	var m rezagent.Message
 	r.JSON(t, &m)
 	longest := strings.Repeat("😀", rezagent.MaxErrorMessageBytes/4)
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"processing"}`, `{"status":"failed","error_message":"` + longest + `"}`} {
-		r := s.Do(t, "PATCH", "/messages/"+m.MessageID, b)
+		r := s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(m.MessageID), b)
 		require.Equal(t, 200, r.Status, "%s: %s", b, r.Body)
 	}
 }
@@ -223,17 +223,17 @@ func TestExpiredMessage(t *testing.T) {
 	m := s.create(t, "scheduled_hello", `{"text":"x"}`)
 	ttl := time.Unix(m.TTL, 0)
 	s.clock.Set(ttl.Add(-time.Second))
-	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
+	r := s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(m.MessageID), "")
 	require.Equal(t, 200, r.Status, "a second before ttl: %s", r.Body)
 	s.clock.Set(ttl)
-	apitest.WantError(t, s.Do(t, "GET", "/messages/"+m.MessageID, ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+m.MessageID, `{"status":"queued"}`), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(m.MessageID), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(m.MessageID), `{"status":"queued"}`), 404, "not_found", "", "")
 	var p page
-	s.Do(t, "GET", "/messages", "").JSON(t, &p)
+	s.Do(t, contract.ListMessages.Method, contract.ListMessages.URL(), "").JSON(t, &p)
 	assert.Empty(t, p.Messages, "listing shows expired message")
 	require.True(t, s.exists(t, m.MessageID), "the item is gone from the table; the test proves nothing")
 	s.clock.Set(ttl.Add(-time.Second))
-	r = s.Do(t, "GET", "/messages/"+m.MessageID, "")
+	r = s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(m.MessageID), "")
 	var got rezagent.Message
 	r.JSON(t, &got)
 	assert.Equal(t, rezagent.StatusCreated, got.Status, "refused change on expired message changed it")
@@ -265,7 +265,7 @@ func TestStatusTransitions(t *testing.T) {
 				if to == rezagent.StatusFailed {
 					body = `{"status":"failed","error_message":"ntfy.sh returned 503"}`
 				}
-				r := s.Do(t, "PATCH", "/messages/"+mid, body)
+				r := s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(mid), body)
 				if to == rezagent.StatusCreated {
 					apitest.WantError(t, r, 400, "validation_failed", "status", "")
 					return
@@ -273,7 +273,7 @@ func TestStatusTransitions(t *testing.T) {
 				var got rezagent.Message
 				if !ok {
 					apitest.WantError(t, r, 409, "conflict", "", fmt.Sprintf("is %s: cannot change status from %s to %s", from, from, to))
-					s.Do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
+					s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(mid), "").JSON(t, &got)
 					assert.Equal(t, from, got.Status, "refused change still changed the message: status")
 					assert.Equal(t, stored.UpdatedDate, got.UpdatedDate, "refused change still changed the message: updated_date")
 					return
@@ -340,13 +340,13 @@ func TestStatusValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(tt.id), tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	assert.False(t, s.exists(t, missing), "a status change of an unknown id created a phantom item")
 	assert.Equal(t, before, s.Count(t), "items: a refused change wrote")
 	var got rezagent.Message
-	s.Do(t, "GET", "/messages/"+processing, "").JSON(t, &got)
+	s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(processing), "").JSON(t, &got)
 	assert.Equal(t, rezagent.StatusProcessing, got.Status, "refused changes modified the message: status")
 	assert.Equal(t, rezagent.Timestamp(epoch), got.UpdatedDate, "refused changes modified the message: updated_date")
 }
@@ -356,7 +356,7 @@ func TestLifecycle(t *testing.T) {
 	m := s.create(t, "scheduled_hello", `{"text":"hello world"}`)
 	var got rezagent.Message
 	for _, b := range []string{`{"status":"queued"}`, `{"status":"processing"}`, `{"status":"processing"}`, `{"status":"completed","notification_id":"ntfy_abc123"}`} {
-		r := s.Do(t, "PATCH", "/messages/"+m.MessageID, b)
+		r := s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(m.MessageID), b)
 		require.Equal(t, 200, r.Status, "%s: %s", b, r.Body)
 		r.JSON(t, &got)
 	}
@@ -365,7 +365,7 @@ func TestLifecycle(t *testing.T) {
 	assert.Less(t, got.ProcessingStartedAt, got.ProcessingCompletedAt, "final message: processing times")
 	assert.Equal(t, m.CreatedDate, got.CreatedDate, "final message: created_date")
 	for _, b := range []string{`{"status":"processing"}`, `{"status":"completed"}`, `{"status":"failed","error_message":"x"}`, `{"status":"queued"}`} {
-		apitest.WantError(t, s.Do(t, "PATCH", "/messages/"+m.MessageID, b), 409, "conflict", "", "completed is final")
+		apitest.WantError(t, s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(m.MessageID), b), 409, "conflict", "", "completed is final")
 	}
 }
 
@@ -379,7 +379,7 @@ func TestConcurrentTransitions(t *testing.T) {
 		var wg sync.WaitGroup
 		rs := make([]apitest.Response, 2)
 		for j, b := range []string{`{"status":"completed"}`, `{"status":"failed","error_message":"boom"}`} {
-			wg.Go(func() { rs[j] = s.Do(t, "PATCH", "/messages/"+mid, b) })
+			wg.Go(func() { rs[j] = s.Do(t, contract.SetStatus.Method, contract.SetStatus.URL(mid), b) })
 		}
 		wg.Wait()
 		require.ElementsMatch(t, []int{200, 409}, []int{rs[0].Status, rs[1].Status}, "round %d: want one 200 and one 409", i)
@@ -391,7 +391,7 @@ func TestConcurrentTransitions(t *testing.T) {
 		rs[loser].JSON(t, &e)
 		assert.Contains(t, e.Error.Message, "is "+string(winner), "round %d: loser's error does not name the winner", i)
 		var got rezagent.Message
-		s.Do(t, "GET", "/messages/"+mid, "").JSON(t, &got)
+		s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(mid), "").JSON(t, &got)
 		assert.Equal(t, winner, got.Status, "round %d: stored status", i)
 		if winner == rezagent.StatusCompleted {
 			assert.Empty(t, got.ErrorMessage, "round %d: stored error_message", i)
@@ -416,7 +416,7 @@ func (p page) ids() []string {
 
 func (s *service) list(t *testing.T, query string) page {
 	t.Helper()
-	r := s.Do(t, "GET", "/messages?"+query, "")
+	r := s.Do(t, contract.ListMessages.Method, contract.ListMessages.URL()+"?"+query, "")
 	require.Equal(t, 200, r.Status, "list %s: %s", query, r.Body)
 	var p page
 	r.JSON(t, &p)
@@ -576,7 +576,7 @@ func TestListValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "GET", "/messages?"+tt.query, "")
+			r := s.Do(t, contract.ListMessages.Method, contract.ListMessages.URL()+"?"+tt.query, "")
 			if tt.code == "bad_request" {
 				apitest.WantError(t, r, 400, tt.code, "", "cursor")
 				return
@@ -650,7 +650,7 @@ func TestMetrics(t *testing.T) {
 		Truncated bool `json:"truncated"`
 	}
 	var m metrics
-	r := s.Do(t, "GET", "/metrics", "")
+	r := s.Do(t, contract.Metrics.Method, contract.Metrics.URL(), "")
 	r.JSON(t, &m)
 	require.Equal(t, 200, r.Status, "%s", r.Body)
 	for st, c := range counts {
@@ -670,11 +670,11 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, newest, recent, "recent")
 
 	m = metrics{}
-	s.Do(t, "GET", "/metrics?since="+now.Add(-30*time.Hour).Format(time.RFC3339), "").JSON(t, &m)
+	s.Do(t, contract.Metrics.Method, contract.Metrics.URL()+"?since="+now.Add(-30*time.Hour).Format(time.RFC3339), "").JSON(t, &m)
 	assert.Equal(t, 8, m.Counts["completed"], "30 h window: completed")
 	assert.Equal(t, 15, m.Total, "30 h window: total")
 	m = metrics{}
-	r = s.Do(t, "GET", "/metrics?since="+now.Add(-30*time.Second).Format(time.RFC3339Nano), "")
+	r = s.Do(t, contract.Metrics.Method, contract.Metrics.URL()+"?since="+now.Add(-30*time.Second).Format(time.RFC3339Nano), "")
 	r.JSON(t, &m)
 	assert.Equal(t, 0, m.Total, "empty window: total")
 	assert.Nil(t, m.SuccessRate, "empty window: success_rate")
@@ -689,7 +689,7 @@ func TestMetrics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "GET", "/metrics?"+tt.query, ""), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.Metrics.Method, contract.Metrics.URL()+"?"+tt.query, ""), 400, "validation_failed", tt.field, "")
 		})
 	}
 }
@@ -732,7 +732,7 @@ func TestNew(t *testing.T) {
 	require.NoError(t, err)
 	s := &service{Service: servicetest.Service{H: h}}
 	m := s.create(t, "scheduled_hello", `{"text":"hi"}`)
-	r := s.Do(t, "GET", "/messages/"+m.MessageID, "")
+	r := s.Do(t, contract.GetMessage.Method, contract.GetMessage.URL(m.MessageID), "")
 	assert.Equal(t, 200, r.Status, "get: %s", r.Body)
 }
 

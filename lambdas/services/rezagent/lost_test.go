@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -33,10 +34,10 @@ func TestStatusChangeWithLostAnswer(t *testing.T) {
 		proxy.Next(ddbfault.DropAnswer, 1)
 		before := proxy.Requests()
 		var got rezagent.Message
-		lossy.Must(t, 200, "PATCH", "/messages/"+m.MessageID, `{"status":"processing"}`, &got)
+		lossy.MustRoute(t, 200, contract.SetStatus, `{"status":"processing"}`, &got, m.MessageID)
 		require.GreaterOrEqual(t, proxy.Requests()-before, 2, "change %d: requests: the lost answer was not retried", i)
 		var stored rezagent.Message
-		s.Must(t, 200, "GET", "/messages/"+m.MessageID, "", &stored)
+		s.MustRoute(t, 200, contract.GetMessage, "", &stored, m.MessageID)
 		assert.Equal(t, rezagent.StatusProcessing, got.Status, "change %d: answered status", i)
 		assert.Equal(t, want, stored.RetryCount, "change %d: stored retry count", i)
 		assert.Equal(t, want, got.RetryCount, "change %d: answered retry count", i)
@@ -100,7 +101,7 @@ func TestProcessorRetriesAThrottledTable(t *testing.T) {
 		assert.Len(t, resp.BatchItemFailures, 1, "receive %d under a throttle: want the record handed back", receives)
 	}
 	var stored rezagent.Message
-	s.Must(t, 200, "GET", "/messages/"+m.MessageID, "", &stored)
+	s.MustRoute(t, 200, contract.GetMessage, "", &stored, m.MessageID)
 	assert.Equal(t, rezagent.StatusCreated, stored.Status, "after the throttle: status")
 	assert.Empty(t, sink.Notifications(), "after the throttle: notifications")
 }

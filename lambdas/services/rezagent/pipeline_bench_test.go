@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
@@ -137,7 +138,7 @@ func (f *benchFixture) messages(b *testing.B, n int) []string {
 	ids := make([]string, n)
 	for i := range ids {
 		r := httptest.NewRecorder()
-		req := httptest.NewRequest("POST", "/messages", bytes.NewReader([]byte(`{"message_type":"scheduled_hello","created_by":"scheduler","payload":{"text":"hello world","priority":"default","tags":["scheduled","daily"]}}`)))
+		req := httptest.NewRequest(contract.CreateMessage.Method, contract.CreateMessage.URL(), bytes.NewReader([]byte(`{"message_type":"scheduled_hello","created_by":"scheduler","payload":{"text":"hello world","priority":"default","tags":["scheduled","daily"]}}`)))
 		f.api.ServeHTTP(r, req)
 		var m struct {
 			MessageID string `json:"message_id"`

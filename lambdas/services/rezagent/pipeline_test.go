@@ -243,7 +243,7 @@ func TestSchedulerRetriedForOneFireTime(t *testing.T) {
 
 func TestAPICreateIsPublishedAndDelivered(t *testing.T) {
 	p := newPipeline(t, pipelineOptions{})
-	r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com",
+	r := apitest.Do(t, p.api, contract.CreateMessage.Method, contract.CreateMessage.URL(), `{"message_type":"manual_notification","created_by":"user:a@example.com",
 		"payload":{"text":"Deploy done","title":"CI","priority":"high","tags":["manual"],"click_url":"https://example.com/run/1"}}`)
 	require.Equal(t, http.StatusCreated, r.Status, "create: %s", r.Body)
 	var created rezagent.Message
@@ -267,7 +267,7 @@ func TestStrandedMessageIsRepublished(t *testing.T) {
 	const after = 2 * time.Second
 	p := newPipeline(t, pipelineOptions{env: map[string]string{contract.EnvRepublishAfter: after.String()}})
 	p.sns.FailNext(p.topic, 100) // outlasts the SDK's retries of the create's publish
-	r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"later"}}`)
+	r := apitest.Do(t, p.api, contract.CreateMessage.Method, contract.CreateMessage.URL(), `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"later"}}`)
 	require.Equal(t, http.StatusCreated, r.Status, "create with SNS down: %s (the message is stored; the failure is not the caller's)", r.Body)
 	var created rezagent.Message
 	_ = json.Unmarshal([]byte(r.Body), &created)
@@ -344,7 +344,7 @@ func TestDuplicateDeliveriesNotifyOnce(t *testing.T) {
 	p := newPipeline(t, pipelineOptions{noMapping: true})
 	ctx := context.Background()
 	create := func(text string) string {
-		r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"`+text+`"}}`)
+		r := apitest.Do(t, p.api, contract.CreateMessage.Method, contract.CreateMessage.URL(), `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"`+text+`"}}`)
 		var m rezagent.Message
 		require.Equal(t, http.StatusCreated, r.Status, "create: %s", r.Body)
 		require.NoError(t, json.Unmarshal([]byte(r.Body), &m), "create: %s", r.Body)
@@ -394,7 +394,7 @@ func TestDuplicateDeliveriesNotifyOnce(t *testing.T) {
 // redrive maximum; the rest of their batch is delivered.
 func TestPoisonRecords(t *testing.T) {
 	p := newPipeline(t, pipelineOptions{noMapping: true})
-	r := apitest.Do(t, p.api, "POST", "/messages", `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"good"}}`)
+	r := apitest.Do(t, p.api, contract.CreateMessage.Method, contract.CreateMessage.URL(), `{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"good"}}`)
 	var good rezagent.Message
 	_ = json.Unmarshal([]byte(r.Body), &good)
 	batch := []events.SQSMessage{

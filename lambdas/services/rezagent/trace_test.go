@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/metrics"
@@ -66,7 +67,7 @@ func TestCorrelationIDFollowsTheMessage(t *testing.T) {
 	var buf syncBuffer
 	p := newPipeline(t, pipelineOptions{log: logx.New(&buf, slog.LevelInfo)})
 	const clientCorr = "checkout-7f3a"
-	req := httptest.NewRequest("POST", "/messages", strings.NewReader(`{"message_type":"manual_notification","created_by":"user:me@example.com","payload":{"text":"Deploy done"}}`))
+	req := httptest.NewRequest(contract.CreateMessage.Method, contract.CreateMessage.URL(), strings.NewReader(`{"message_type":"manual_notification","created_by":"user:me@example.com","payload":{"text":"Deploy done"}}`))
 	req.Header.Set("X-Correlation-Id", clientCorr)
 	rec := httptest.NewRecorder()
 	p.api.ServeHTTP(rec, req)

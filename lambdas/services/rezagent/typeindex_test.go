@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/rezagent/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -46,10 +48,10 @@ func TestListAndCountByType(t *testing.T) {
 	s.create(t, "deployment_notification", `{"sha":"abc"}`)
 	// One hello completed, one failed: the type's metrics tally them.
 	for _, id := range hello[:2] {
-		s.Must(t, 200, "PATCH", "/messages/"+id, `{"status":"processing"}`, nil)
+		s.MustRoute(t, 200, contract.SetStatus, `{"status":"processing"}`, nil, id)
 	}
-	s.Must(t, 200, "PATCH", "/messages/"+hello[0], `{"status":"completed"}`, nil)
-	s.Must(t, 200, "PATCH", "/messages/"+hello[1], `{"status":"failed","error_message":"ntfy 500"}`, nil)
+	s.MustRoute(t, 200, contract.SetStatus, `{"status":"completed"}`, nil, hello[0])
+	s.MustRoute(t, 200, contract.SetStatus, `{"status":"failed","error_message":"ntfy 500"}`, nil, hello[1])
 
 	ids := func(p rezagent.Page) []string {
 		var out []string
@@ -59,22 +61,22 @@ func TestListAndCountByType(t *testing.T) {
 		return out
 	}
 	var p rezagent.Page
-	s.Must(t, 200, "GET", "/messages?message_type=scheduled_hello", "", &p)
+	s.Must(t, 200, contract.ListMessages.Method, contract.ListMessages.URLQuery(svc.Values{contract.ParamMessageType: "scheduled_hello"}), "", &p)
 	assert.Equal(t, []string{hello[2], hello[1], hello[0]}, ids(p), "scheduled_hello, newest first")
 	// Paged by the type index, cursor bound to it.
-	s.Must(t, 200, "GET", "/messages?message_type=manual_notification&limit=1", "", &p)
+	s.Must(t, 200, contract.ListMessages.Method, contract.ListMessages.URLQuery(svc.Values{contract.ParamMessageType: "manual_notification", svc.Limit: "1"}), "", &p)
 	require.Equal(t, []string{manual[1]}, ids(p), "first page")
 	require.NotEmpty(t, p.Next, "first page: next")
-	s.Must(t, 200, "GET", "/messages?message_type=manual_notification&limit=1&cursor="+p.Next, "", &p)
+	s.Must(t, 200, contract.ListMessages.Method, contract.ListMessages.URL()+"?message_type=manual_notification&limit=1&cursor="+p.Next, "", &p)
 	assert.Equal(t, []string{manual[0]}, ids(p), "second page")
-	s.Must(t, 200, "GET", "/messages?message_type=manual_notification&limit=1", "", &p)
-	r := s.Do(t, "GET", "/messages?message_type=scheduled_hello&limit=1&cursor="+p.Next, "")
+	s.Must(t, 200, contract.ListMessages.Method, contract.ListMessages.URLQuery(svc.Values{contract.ParamMessageType: "manual_notification", svc.Limit: "1"}), "", &p)
+	r := s.Do(t, contract.ListMessages.Method, contract.ListMessages.URL()+"?message_type=scheduled_hello&limit=1&cursor="+p.Next, "")
 	assert.Equal(t, http.StatusBadRequest, r.Status, "cursor of another type: %s", r.Body)
-	s.Must(t, 200, "GET", "/messages?message_type=reminder", "", &p)
+	s.Must(t, 200, contract.ListMessages.Method, contract.ListMessages.URLQuery(svc.Values{contract.ParamMessageType: "reminder"}), "", &p)
 	assert.Empty(t, p.Messages, "unknown type lists")
 
 	var m rezagent.Metrics
-	s.Must(t, 200, "GET", "/metrics?message_type=scheduled_hello", "", &m)
+	s.Must(t, 200, contract.Metrics.Method, contract.Metrics.URLQuery(svc.Values{contract.ParamMessageType: "scheduled_hello"}), "", &m)
 	assert.Equal(t, "scheduled_hello", m.MessageType, "scheduled_hello metrics: type")
 	assert.Equal(t, 3, m.Total, "scheduled_hello metrics: total")
 	assert.Equal(t, 1, m.Counts[rezagent.StatusCompleted], "scheduled_hello metrics: completed")
@@ -85,16 +87,16 @@ func TestListAndCountByType(t *testing.T) {
 	}
 	assert.Len(t, m.Recent, 3, "scheduled_hello metrics: recent")
 	assert.Nil(t, m.ByType, "scheduled_hello metrics: by_type")
-	s.Must(t, 200, "GET", "/metrics", "", &m)
+	s.MustRoute(t, 200, contract.Metrics, "", &m)
 	assert.Equal(t, 6, m.Total, "metrics: total")
 	assert.Equal(t, map[string]int{"scheduled_hello": 3, "manual_notification": 2}, m.ByType, "metrics: by_type")
 
 	for _, tc := range []struct{ name, path string }{
-		{"status and type", "/messages?status=created&message_type=scheduled_hello"},
-		{"empty type", "/messages?message_type="},
-		{"type with space", "/messages?message_type=a%20b"},
-		{"type twice", "/messages?message_type=a&message_type=b"},
-		{"metrics empty type", "/metrics?message_type="},
+		{"status and type", contract.ListMessages.URLQuery(svc.Values{contract.ParamStatus: "created", contract.ParamMessageType: "scheduled_hello"})},
+		{"empty type", contract.ListMessages.URL() + "?message_type="},
+		{"type with space", contract.ListMessages.URL() + "?message_type=a%20b"},
+		{"type twice", contract.ListMessages.URL() + "?message_type=a&message_type=b"},
+		{"metrics empty type", contract.Metrics.URL() + "?message_type="},
 	} {
 		r := s.Do(t, "GET", tc.path, "")
 		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", tc.name, r.Body)
@@ -106,12 +108,12 @@ func TestListAndCountByType(t *testing.T) {
 // says so, before any read.
 func TestByTypeWithoutTheIndex(t *testing.T) {
 	s := newService(t, options{})
-	for _, path := range []string{"/messages?message_type=scheduled_hello", "/metrics?message_type=scheduled_hello"} {
+	for _, path := range []string{contract.ListMessages.URLQuery(svc.Values{contract.ParamMessageType: "scheduled_hello"}), contract.Metrics.URLQuery(svc.Values{contract.ParamMessageType: "scheduled_hello"})} {
 		r := s.Do(t, "GET", path, "")
 		assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", path, r.Body)
 		assert.Contains(t, string(r.Body), "message_type-created_date-index", "%s", path)
 	}
 	var m rezagent.Metrics
-	s.Must(t, 200, "GET", "/metrics", "", &m)
+	s.MustRoute(t, 200, contract.Metrics, "", &m)
 	assert.Nil(t, m.ByType, "by_type without the index")
 }
