@@ -1,8 +1,6 @@
 package itsm_test
 
 import (
-	svc "github.com/dynastack/dynastack/constructs/service"
-
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbcanned"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"

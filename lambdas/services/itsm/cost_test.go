@@ -1,8 +1,6 @@
 package itsm_test
 
 import (
-	svc "github.com/dynastack/dynastack/constructs/service"
-
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/constructs/itsm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
@@ -60,7 +59,7 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 			Status: 404, Min: ddbrecord.Cost{Requests: 1, Read: 1}, Note: "the GetItem finds nothing and still costs 1 RCU"},
 		{Operation: "GET /tickets/{id} (malformed id)", Method: contract.GetTicket.Method, Path: func() string { return contract.GetTicket.URL("not-a-uuid") },
 			Status: 404, Note: "refused before DynamoDB"},
-		{Operation: "POST /tickets/{id}/comments", Method: "POST", Path: func() string { return id() + "/comments" },
+		{Operation: "POST /tickets/{id}/comments", Method: contract.AddComment.Method, Path: func() string { return contract.AddComment.URL(tk.TicketID) },
 			Body: `{"comment_text":"Tried restarting"}`, Status: 201, Min: write,
 			Note: "one conditional UpdateItem (ALL_NEW); the index copy is rewritten: 1 WCU each"},
 		{Operation: "PATCH /tickets/{id}", Method: "PATCH", Path: id, Body: `{"status":"in_progress"}`, Status: 200, Min: write,

@@ -1,10 +1,9 @@
 package itsm_test
 
 import (
-	"github.com/dynastack/dynastack/constructs/itsm/contract"
-
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 )
 

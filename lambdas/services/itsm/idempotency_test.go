@@ -1,11 +1,10 @@
 package itsm_test
 
 import (
-	"github.com/dynastack/dynastack/constructs/itsm/contract"
-
 	"sync"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"

@@ -1,10 +1,9 @@
 package itsm_test
 
 import (
-	"github.com/dynastack/dynastack/constructs/itsm/contract"
-
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/itsm"
