@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
@@ -82,10 +83,10 @@ func TestAuthorization(t *testing.T) {
 		{"wrong aud, our client_id", sign(key, rs256, claims(map[string]any{"aud": "other-api", "client_id": aud})), 401},
 	}
 	routes := []struct{ method, path, body string }{
-		{"GET", "/tenants/acme/inboxes/main/users/u1/messages", ""},
-		{"POST", "/tenants/acme/inboxes/main/users/u1/messages/" + id + "/read", ""},
-		{"GET", "/tenants/acme/inboxes/main/users/u1/stats", ""},
-		{"POST", "/tenants/acme/inboxes/main/users/u1/read-all", `{}`},
+		{contract.Feed.Method, contract.Feed.URL("acme", "main", "u1"), ""},
+		{contract.MarkRead.Method, contract.MarkRead.URL("acme", "main", "u1", id), ""},
+		{contract.Stats.Method, contract.Stats.URL("acme", "main", "u1"), ""},
+		{contract.ReadAll.Method, contract.ReadAll.URL("acme", "main", "u1"), `{}`},
 	}
 	require.Len(t, routes, len(stak.UserRoutes), "routes tested against the user routes")
 	before := s.Digest(t)
@@ -127,7 +128,7 @@ func TestAuthorization(t *testing.T) {
 	apitest.WantError(t, apitest.Do(t, h, "GET", routes[0].path, "", "Authorization", "Bearer "+noSub), 401, "unauthorized", "", "")
 	// Publisher routes are not the verifier's: they pass through to the
 	// handler without a token (in AWS, SigV4 guards them).
-	r := apitest.Do(t, h, "GET", "/tenants/acme/settings", "")
+	r := apitest.Do(t, h, contract.GetTenant.Method, contract.GetTenant.URL("acme"), "")
 	assert.Equal(t, http.StatusOK, r.Status, "settings without a token: %s", r.Body)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
@@ -75,7 +76,7 @@ func scenario(t *testing.T, s *service) (um, pm stak.Published) {
 	um = s.toUsers(t, "hello", "billing", "u1", "u2")
 	pm = s.toEveryone(t, "news", "promo")
 	for _, id := range []string{um.Header.ID, pm.Header.ID} {
-		s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", "", nil)
+		s.MustRoute(t, 200, contract.MarkRead, "", nil, "acme", "main", "u1", id)
 	}
 	assert.Equal(t, counts(2, 2), s.stats(t, "u1").Counts, "u1 before")
 	return um, pm
@@ -84,7 +85,7 @@ func scenario(t *testing.T, s *service) (um, pm stak.Published) {
 func (s *service) publicStats(t testing.TB) stak.PublicStats {
 	t.Helper()
 	var st stak.PublicStats
-	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main/stats", "", &st)
+	s.MustRoute(t, 200, contract.PublicStats, "", &st, "acme", "main")
 	return st
 }
 

@@ -38,10 +38,10 @@ func TestForgedCursor(t *testing.T) {
 	for _, tt := range []struct {
 		name, method, path, body string
 	}{
-		{"feed user position outside m#", "GET", "/tenants/acme/inboxes/main/users/u1/messages?cursor=" + forge(feed, position{User: "zzz"}), ""},
-		{"feed public position outside m#", "GET", "/tenants/acme/inboxes/main/users/u1/messages?cursor=" + forge(feed, position{Public: "c#*"}), ""},
-		{"feed position is the settings item", "GET", "/tenants/acme/inboxes/main/users/u1/messages?cursor=" + forge(feed, position{User: "st#tenant_settings"}), ""},
-		{"read-all position outside m#", "POST", "/tenants/acme/inboxes/main/users/u1/read-all", `{"cursor":"` + forge(readAll, position{User: "a", Public: "m#1"}) + `"}`},
+		{"feed user position outside m#", stakcontract.Feed.Method, stakcontract.Feed.URL("acme", "main", "u1") + "?cursor=" + forge(feed, position{User: "zzz"}), ""},
+		{"feed public position outside m#", stakcontract.Feed.Method, stakcontract.Feed.URL("acme", "main", "u1") + "?cursor=" + forge(feed, position{Public: "c#*"}), ""},
+		{"feed position is the settings item", stakcontract.Feed.Method, stakcontract.Feed.URL("acme", "main", "u1") + "?cursor=" + forge(feed, position{User: "st#tenant_settings"}), ""},
+		{"read-all position outside m#", stakcontract.ReadAll.Method, stakcontract.ReadAll.URL("acme", "main", "u1"), `{"cursor":"` + forge(readAll, position{User: "a", Public: "m#1"}) + `"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.Count(t)

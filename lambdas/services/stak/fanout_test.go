@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
@@ -53,7 +54,7 @@ func TestPublishFanOutCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.Count(t)
-			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", tt.body)
+			r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), tt.body)
 			require.Equal(t, tt.status, r.Status, "status: %.300s", r.Body)
 			after := s.Count(t)
 			if tt.status != 201 {

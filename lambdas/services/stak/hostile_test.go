@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
@@ -23,12 +24,12 @@ func TestHostileInput(t *testing.T) {
 	s.setup(t)
 	const publish = `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"t","body":{"n":1}}}`
 	s.Hostile(t, s.api,
-		apitest.Write{Method: "PUT", Path: "/tenants/acme/settings", Body: `{"title":"Acme","ttl":"10d"}`},
-		apitest.Write{Method: "PUT", Path: "/tenants/acme/inboxes/main", Body: `{"title":"Main","ttl":{"default":"7d"}}`},
-		apitest.Write{Method: "POST", Path: "/tenants/acme/inboxes/main/messages", Body: publish},
-		apitest.Write{Method: "POST", Path: "/tenants/acme/inboxes/main/messages", Body: `{"sender":"admin","message":{"title":"t","body":1},"audiences":{"kind":"everyone"}}`, Doc: "message"},
-		apitest.Write{Method: "POST", Path: "/tenants/acme/inboxes/main/users/u1/read-all", Body: `{"cursor":"","limit":5}`},
-		apitest.Write{Method: "POST", Path: "/admin/tenants/acme/inboxes/main/recount", Body: `{"uid":"u1"}`},
+		apitest.Write{Method: contract.PutTenant.Method, Path: contract.PutTenant.URL("acme"), Body: `{"title":"Acme","ttl":"10d"}`},
+		apitest.Write{Method: contract.PutInbox.Method, Path: contract.PutInbox.URL("acme", "main"), Body: `{"title":"Main","ttl":{"default":"7d"}}`},
+		apitest.Write{Method: contract.Publish.Method, Path: contract.Publish.URL("acme", "main"), Body: publish},
+		apitest.Write{Method: contract.Publish.Method, Path: contract.Publish.URL("acme", "main"), Body: `{"sender":"admin","message":{"title":"t","body":1},"audiences":{"kind":"everyone"}}`, Doc: "message"},
+		apitest.Write{Method: contract.ReadAll.Method, Path: contract.ReadAll.URL("acme", "main", "u1"), Body: `{"cursor":"","limit":5}`},
+		apitest.Write{Method: contract.Recount.Method, Path: contract.Recount.URL("acme", "main"), Body: `{"uid":"u1"}`},
 	)
 
 	// The body is free-form: its own limits, at the depth it is stored.
@@ -44,7 +45,7 @@ func TestHostileInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.Digest(t)
-			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u9"]},"message":{"title":"t","body":`+tt.body+`}}`)
+			r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), `{"sender":"admin","audiences":{"kind":"users","uids":["u9"]},"message":{"title":"t","body":`+tt.body+`}}`)
 			require.Equal(t, tt.status, r.Status, "status: %.300s", r.Body)
 			if tt.status >= 400 {
 				assert.Equal(t, before, s.Digest(t), "a refused publish changed the table")
@@ -59,12 +60,12 @@ func TestBodyKeptExactly(t *testing.T) {
 	s := newService(t)
 	s.setup(t)
 	const body = `{"big":12345678901234567890123,"small":1.50,"neg":-0.000001,"html":"<b>&amp;</b>","list":[1e5,99999999999999999999999999999999999999]}`
-	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"<i>","body":`+body+`}}`)
+	r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), `{"sender":"admin","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"<i>","body":`+body+`}}`)
 	require.Equal(t, 201, r.Status, "publish: %s", r.Body)
 	for _, want := range []string{"12345678901234567890123", "99999999999999999999999999999999999999", `"<b>&amp;</b>"`, `"<i>"`} {
 		assert.Contains(t, string(r.Body), want, "publish answer")
 	}
-	feed := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages", "")
+	feed := s.Do(t, contract.Feed.Method, contract.Feed.URL("acme", "main", "u1"), "")
 	for _, want := range []string{"12345678901234567890123", "99999999999999999999999999999999999999", `"<b>&amp;</b>"`} {
 		assert.Contains(t, string(feed.Body), want, "feed")
 	}
@@ -117,7 +118,7 @@ func TestFeedPageBytes(t *testing.T) {
 	seen := map[string]bool{}
 	q, pages := "?limit=100", 0
 	for {
-		r := s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u1/messages"+q, "")
+		r := s.Do(t, contract.Feed.Method, contract.Feed.URL("acme", "main", "u1")+q, "")
 		require.Equal(t, 200, r.Status, "page %d: %.200s", pages, r.Body)
 		escaped, _ := json.Marshal(string(r.Body))
 		assert.LessOrEqual(t, len(escaped), stak.MaxPageBytes, "page %d: bytes as a JSON string", pages)
@@ -150,7 +151,7 @@ func TestEchoedNamesAreCut(t *testing.T) {
 	for i := range 15 { // 45 KB, under the 64 KiB body limit
 		ttl = append(ttl, fmt.Sprintf(`"%s#%d":"1d"`, strings.Repeat("k", 3000), i))
 	}
-	r := s.Do(t, "PUT", "/tenants/acme/inboxes/other", `{"title":"x","description":"","ttl":{`+strings.Join(ttl, ",")+`}}`)
+	r := s.Do(t, contract.PutInbox.Method, contract.PutInbox.URL("acme", "other"), `{"title":"x","description":"","ttl":{`+strings.Join(ttl, ",")+`}}`)
 	apitest.WantError(t, r, 400, "validation_failed", "", "")
 	assert.LessOrEqual(t, len(r.Body), 4096, "error size: %.300s", r.Body)
 	assert.NotContains(t, string(r.Body), strings.Repeat("k", 65), "an error echoing the keys whole")

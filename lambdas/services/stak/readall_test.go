@@ -16,16 +16,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
 
-const readAllPath = "/tenants/acme/inboxes/main/users/u1/read-all"
+var readAllPath = contract.ReadAll.URL("acme", "main", "u1")
 
 func (s *service) readAll(t testing.TB, uid, body string) stak.ReadAll {
 	t.Helper()
 	var r stak.ReadAll
-	s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/"+uid+"/read-all", body, &r)
+	s.MustRoute(t, 200, contract.ReadAll, body, &r, "acme", "main", uid)
 	return r
 }
 
@@ -52,7 +53,7 @@ func TestReadAll(t *testing.T) {
 			ids = append(ids, s.toEveryone(t, fmt.Sprint("m", i), cat).Header.ID)
 		}
 	}
-	s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[5]+"/read", "", nil)
+	s.MustRoute(t, 200, contract.MarkRead, "", nil, "acme", "main", "u1", ids[5])
 
 	before := s.Count(t)
 	for name, body := range map[string]string{
@@ -71,10 +72,10 @@ func TestReadAll(t *testing.T) {
 		r := s.Do(t, "POST", readAllPath, body)
 		assert.Equal(t, 400, r.Status, "%s: %s", name, r.Body)
 	}
-	for _, path := range []string{"/tenants/acme/inboxes/main/users/a%23b/read-all", "/tenants/acme/inboxes/main/users/$public/read-all"} {
+	for _, path := range []string{contract.ReadAll.URL("acme", "main", "a#b"), contract.ReadAll.URL("acme", "main", "$public")} {
 		assert.Equal(t, 400, s.Do(t, "POST", path, `{}`).Status, "%s", path)
 	}
-	s.Must(t, 404, "POST", "/tenants/acme/inboxes/nope/users/u1/read-all", `{}`, nil)
+	s.MustRoute(t, 404, contract.ReadAll, `{}`, nil, "acme", "nope", "u1")
 	require.Equal(t, before, s.Count(t), "items: refused calls wrote")
 
 	// Bound by id: m3 and older; newest first, 2 per call.
@@ -89,7 +90,7 @@ func TestReadAll(t *testing.T) {
 	// A cursor belongs to its user and route.
 	other := s.readAll(t, "u2", `{"limit":1}`)
 	assert.Equal(t, 400, s.Do(t, "POST", readAllPath, `{"cursor":"`+other.Next+`"}`).Status, "u2's cursor for u1")
-	assert.Equal(t, 400, s.Do(t, "GET", "/tenants/acme/inboxes/main/users/u2/messages?cursor="+other.Next, "").Status, "read-all cursor on the feed")
+	assert.Equal(t, 400, s.Do(t, contract.Feed.Method, contract.Feed.URL("acme", "main", "u2")+"?cursor="+other.Next, "").Status, "read-all cursor on the feed")
 
 	// Bound by time: everything delivered up to m4's second, which may
 	// include later messages of the same second but never m6's id if it is
@@ -188,7 +189,7 @@ func TestReadAllRaces(t *testing.T) {
 			defer wg.Done()
 			order := rand.New(rand.NewPCG(uint64(w), 1)).Perm(len(ids))
 			for _, i := range order {
-				r := s.Do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+ids[i]+"/read", "")
+				r := s.Do(t, contract.MarkRead.Method, contract.MarkRead.URL("acme", "main", "u1", ids[i]), "")
 				var res stak.ReadResult
 				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
 					fail("mark %s: %d %s", ids[i], r.Status, r.Body)
@@ -244,7 +245,7 @@ const (
 func (s *service) recount(t testing.TB, body string) stak.Recount {
 	t.Helper()
 	var r stak.Recount
-	s.Must(t, 200, "POST", "/admin/tenants/acme/inboxes/main/recount", body, &r)
+	s.MustRoute(t, 200, contract.Recount, body, &r, "acme", "main")
 	return r
 }
 
@@ -254,11 +255,11 @@ func TestRecount(t *testing.T) {
 	for i := range 6 {
 		um := s.toUsers(t, fmt.Sprint("u", i), []string{"a", "b"}[i%2], "u1", "u2")
 		if i < 3 {
-			s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+um.Header.ID+"/read", "", nil)
+			s.MustRoute(t, 200, contract.MarkRead, "", nil, "acme", "main", "u1", um.Header.ID)
 		}
 		pm := s.toEveryone(t, fmt.Sprint("p", i), "a")
 		if i == 0 {
-			s.Must(t, 200, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+pm.Header.ID+"/read", "", nil)
+			s.MustRoute(t, 200, contract.MarkRead, "", nil, "acme", "main", "u1", pm.Header.ID)
 		}
 	}
 	// Correct counters: a recount changes nothing and creates nothing.
@@ -303,12 +304,12 @@ func TestRecount(t *testing.T) {
 		path, body string
 		status     int
 	}{
-		"empty body":    {"/admin/tenants/acme/inboxes/main/recount", ``, 400},
-		"uid with #":    {"/admin/tenants/acme/inboxes/main/recount", `{"uid":"a#b"}`, 400},
-		"uid $public":   {"/admin/tenants/acme/inboxes/main/recount", `{"uid":"$public"}`, 400},
-		"unknown field": {"/admin/tenants/acme/inboxes/main/recount", `{"user":"u1"}`, 400},
-		"unknown inbox": {"/admin/tenants/acme/inboxes/nope/recount", `{"uid":"u1"}`, 404},
-		"bad tenant":    {"/admin/tenants/a%23b/inboxes/main/recount", `{}`, 400},
+		"empty body":    {contract.Recount.URL("acme", "main"), ``, 400},
+		"uid with #":    {contract.Recount.URL("acme", "main"), `{"uid":"a#b"}`, 400},
+		"uid $public":   {contract.Recount.URL("acme", "main"), `{"uid":"$public"}`, 400},
+		"unknown field": {contract.Recount.URL("acme", "main"), `{"user":"u1"}`, 400},
+		"unknown inbox": {contract.Recount.URL("acme", "nope"), `{"uid":"u1"}`, 404},
+		"bad tenant":    {contract.Recount.URL("a#b", "main"), `{}`, 400},
 	} {
 		r := s.Do(t, "POST", tc.path, tc.body)
 		assert.Equal(t, tc.status, r.Status, "%s: %s", name, r.Body)
@@ -344,7 +345,7 @@ func TestRecountRaces(t *testing.T) {
 				if w == 0 {
 					body = fmt.Sprintf(`{"sender":"s","audiences":{"kind":"everyone"},"taxonomy":{"category":"c%d"},"message":{"title":"w%d-%d"}}`, i%3, w, i)
 				}
-				r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", body)
+				r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), body)
 				var p stak.Published
 				if r.Status != 201 || json.Unmarshal([]byte(r.Body), &p) != nil {
 					fail("publish: %d %s", r.Status, r.Body)
@@ -360,7 +361,7 @@ func TestRecountRaces(t *testing.T) {
 		go func() {
 			defer markers.Done()
 			for id := range published {
-				if r := s.Do(t, "POST", "/tenants/acme/inboxes/main/users/u1/messages/"+id+"/read", ""); r.Status != 200 {
+				if r := s.Do(t, contract.MarkRead.Method, contract.MarkRead.URL("acme", "main", "u1", id), ""); r.Status != 200 {
 					fail("mark: %d %s", r.Status, r.Body)
 				}
 			}
@@ -373,7 +374,7 @@ func TestRecountRaces(t *testing.T) {
 		go func() {
 			defer recounters.Done()
 			for {
-				r := s.Do(t, "POST", "/admin/tenants/acme/inboxes/main/recount", `{"uid":"u1"}`)
+				r := s.Do(t, contract.Recount.Method, contract.Recount.URL("acme", "main"), `{"uid":"u1"}`)
 				var res stak.Recount
 				if r.Status != 200 || json.Unmarshal([]byte(r.Body), &res) != nil {
 					fail("recount: %d %s", r.Status, r.Body)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/bodyschema"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
@@ -37,14 +38,14 @@ func TestInboxSchemaRefusals(t *testing.T) {
 		{"category *", `{"*":{}}`, "schema.*"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := s.Do(t, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"","schema":`+tc.schema+`}`)
+			r := s.Do(t, contract.PutInbox.Method, contract.PutInbox.URL("acme", "main"), `{"title":"Main","description":"","schema":`+tc.schema+`}`)
 			require.Equal(t, 400, r.Status, "status: %s", r.Body)
 			require.Contains(t, string(r.Body), `"field":"`+tc.field+`"`, "the error names the field")
 		})
 	}
 	require.Equal(t, before, s.Count(t), "items: refused configs wrote")
 	var ic stak.InboxConfig
-	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
+	s.MustRoute(t, 200, contract.GetInbox, "", &ic, "acme", "main")
 	require.Nil(t, ic.Schema, "schema after refusals")
 }
 
@@ -54,8 +55,8 @@ func TestInboxSchemaOnPublish(t *testing.T) {
 	// default for every category, billing its own; numbers kept as sent.
 	put := `{"title":"Main","description":"","schema":{"default":{"type":"string","maxLength":100,"x-note":12345678901234567890},"billing":` + orderSchema + `}}`
 	var ic stak.InboxConfig
-	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", put, &ic)
-	s.Must(t, 200, "GET", "/tenants/acme/inboxes/main", "", &ic)
+	s.MustRoute(t, 200, contract.PutInbox, put, &ic, "acme", "main")
+	s.MustRoute(t, 200, contract.GetInbox, "", &ic, "acme", "main")
 	assert.Equal(t, `{"type":"string","maxLength":100,"x-note":12345678901234567890}`, string(ic.Schema["default"]), "stored default schema")
 	assert.Equal(t, orderSchema, string(ic.Schema["billing"]), "stored billing schema")
 
@@ -76,7 +77,7 @@ func TestInboxSchemaOnPublish(t *testing.T) {
 		{"default without category", "", `42`, "message.body"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", msg(tc.category, tc.body))
+			r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), msg(tc.category, tc.body))
 			require.Equal(t, 400, r.Status, "status: %s", r.Body)
 			require.Contains(t, string(r.Body), `"field":"`+tc.field+`"`, "the error names the field")
 		})
@@ -87,8 +88,8 @@ func TestInboxSchemaOnPublish(t *testing.T) {
 
 	// A schema change applies to new messages only: the stored message
 	// that the new schema refuses is still served as it was.
-	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"","schema":{"billing":{"type":"object","required":["invoice"]}}}`, nil)
-	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", msg("billing", `{"order":"o2"}`))
+	s.MustRoute(t, 200, contract.PutInbox, `{"title":"Main","description":"","schema":{"billing":{"type":"object","required":["invoice"]}}}`, nil, "acme", "main")
+	r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), msg("billing", `{"order":"o2"}`))
 	require.Equal(t, 400, r.Status, "publish under the new schema: %s", r.Body)
 	require.Contains(t, string(r.Body), "invoice", "publish under the new schema")
 	s.publish(t, msg("billing", `{"invoice":"i1"}`))
@@ -100,7 +101,7 @@ func TestInboxSchemaOnPublish(t *testing.T) {
 	assert.Equal(t, `{"lines":[{"qty":2}],"order":"o1"}`, string(b), "old body")
 
 	// Removing the schemas turns validation off.
-	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":""}`, nil)
+	s.MustRoute(t, 200, contract.PutInbox, `{"title":"Main","description":""}`, nil, "acme", "main")
 	s.publish(t, msg("billing", `[]`))
 }
 
@@ -117,7 +118,7 @@ func TestInboxSchemaBrokenInTable(t *testing.T) {
 			"default": &types.AttributeValueMemberS{Value: `{"type":"strin"}`}}}},
 	})
 	require.NoError(t, err, "break the schema")
-	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x","body":"b"}}`)
+	r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x","body":"b"}}`)
 	require.Equal(t, 500, r.Status, "publish: %s", r.Body)
 }
 
@@ -136,14 +137,14 @@ func TestCostlyPublishIsRefused(t *testing.T) {
 	}
 	schema, err := json.Marshal(map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/d0"}, "$defs": defs})
 	require.NoError(t, err)
-	s.Must(t, 200, "PUT", "/tenants/acme/inboxes/main", `{"title":"Main","description":"","schema":{"default":`+string(schema)+`}}`, nil)
+	s.MustRoute(t, 200, contract.PutInbox, `{"title":"Main","description":"","schema":{"default":`+string(schema)+`}}`, nil, "acme", "main")
 	msg := func(items int) string {
 		body, err := json.Marshal(slices.Repeat([]string{"a"}, items))
 		require.NoError(t, err)
 		return `{"sender":"a","audiences":{"kind":"users","uids":["u1"]},"message":{"title":"x","body":` + string(body) + `}}`
 	}
 	before := s.Count(t)
-	r := s.Do(t, "POST", "/tenants/acme/inboxes/main/messages", msg(2000))
+	r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), msg(2000))
 	require.Equal(t, 400, r.Status, "costly publish: %s", r.Body)
 	assert.Contains(t, string(r.Body), `"field":"message.body"`, "the error names the body")
 	assert.Contains(t, string(r.Body), fmt.Sprintf("%d-step limit", bodyschema.MaxSteps), "the error names the limit")
