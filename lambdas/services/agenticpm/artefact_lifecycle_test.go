@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -19,21 +20,21 @@ import (
 func TestArtefactUndo(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
-	path := "/projects/" + p.ID + "/artefacts/raid_log"
+	path := contract.GetArtefact.URL(p.ID, "raid_log")
 	v1 := `{"items":[]}`
 	v2 := `{"items":[` + raidItem + `]}`
 	s.Must(t, 201, "PUT", path, `{"content":`+v1+`}`, nil)
-	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"1"`), 409, "conflict", "", "no previous version")
+	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"1"`), 409, "conflict", "", "no previous version")
 	s.Must(t, 200, "PUT", path, `{"content":`+v2+`,"expectedVersion":1}`, nil)
 
 	before := s.Count(t)
-	apitest.WantError(t, s.Do(t, "POST", path+"/undo", ""), 400, "validation_failed", "If-Match", "")
-	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"1"`), 409, "conflict", "", "at version 2, not 1")
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/artefacts/decision_log/undo", "", "If-Match", `"1"`), 404, "not_found", "", "artefact")
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+missingID+"/artefacts/raid_log/undo", "", "If-Match", `"1"`), 404, "not_found", "", "project")
+	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), ""), 400, "validation_failed", "If-Match", "")
+	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"1"`), 409, "conflict", "", "at version 2, not 1")
+	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "decision_log"), "", "If-Match", `"1"`), 404, "not_found", "", "artefact")
+	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(missingID, "raid_log"), "", "If-Match", `"1"`), 404, "not_found", "", "project")
 	assert.Equal(t, before, s.Count(t), "items: a refused undo wrote")
 
-	r := s.Do(t, "POST", path+"/undo", "", "If-Match", `"2"`)
+	r := s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"2"`)
 	var u agenticpm.Artefact
 	r.JSON(t, &u)
 	require.Equal(t, 200, r.Status, "undo: %s", r.Body)
@@ -46,7 +47,7 @@ func TestArtefactUndo(t *testing.T) {
 	assert.Equal(t, 3, got.Version, "stored after undo: version")
 	assert.Equal(t, v1, string(got.Content), "stored after undo: content")
 	assert.Nil(t, got.PreviousVersion, "stored after undo: previous version")
-	apitest.WantError(t, s.Do(t, "POST", path+"/undo", "", "If-Match", `"3"`), 409, "conflict", "", "undo is one deep")
+	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"3"`), 409, "conflict", "", "undo is one deep")
 	pn, gn := s.feed(t, p.ID, agenticpm.EventTypeArtefactUpdated)
 	assert.Equal(t, 3, pn, "artefact_updated in the project feed (create, update, undo)")
 	assert.Equal(t, 3, gn, "artefact_updated in GLOBAL (create, update, undo)")
@@ -56,7 +57,9 @@ func TestArtefactUndo(t *testing.T) {
 	codes := make([]int, 20)
 	var wg sync.WaitGroup
 	for i := range codes {
-		wg.Go(func() { codes[i] = s.Do(t, "POST", path+"/undo", "", "If-Match", `"4"`).Status })
+		wg.Go(func() {
+			codes[i] = s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"4"`).Status
+		})
 	}
 	wg.Wait()
 	assert.Equal(t, 1, strings.Count(fmt.Sprint(codes), "200"), "%v: undos of one version", codes)
@@ -79,7 +82,7 @@ func TestArtefactSchemas(t *testing.T) {
 	}
 	for _, typ := range agenticpm.ArtefactTypes {
 		assert.NotNil(t, agenticpm.ArtefactSchema(typ), "no schema for %s", typ)
-		s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/"+string(typ), `{"content":`+valid[typ]+`}`, nil)
+		s.MustRoute(t, 201, contract.PutArtefact, `{"content":`+valid[typ]+`}`, nil, p.ID, string(typ))
 	}
 	before := s.Digest(t)
 	for _, tt := range []struct {
@@ -102,7 +105,7 @@ func TestArtefactSchemas(t *testing.T) {
 		{agenticpm.ArtefactBacklogSummary, `{"source":"jira","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":1,"by_status":{"to_do":-1}}}`, "content.summary.by_status.to_do", "minimum"},
 	} {
 		t.Run(string(tt.typ)+" "+tt.field, func(t *testing.T) {
-			r := s.Do(t, "PUT", "/projects/"+p.ID+"/artefacts/"+string(tt.typ), `{"content":`+tt.content+`,"expectedVersion":1}`)
+			r := s.Do(t, contract.PutArtefact.Method, contract.PutArtefact.URL(p.ID, string(tt.typ)), `{"content":`+tt.content+`,"expectedVersion":1}`)
 			apitest.WantError(t, r, 400, "validation_failed", tt.field, "")
 			assert.Contains(t, string(r.Body), tt.words, "the message")
 		})

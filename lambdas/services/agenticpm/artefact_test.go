@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -15,13 +16,13 @@ import (
 func TestArtefactLifecycle(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
-	path := "/projects/" + p.ID + "/artefacts/raid_log"
+	path := contract.GetArtefact.URL(p.ID, "raid_log")
 
 	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "artefact")
 	r := s.Do(t, "PUT", path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}}`)
 	require.Equal(t, 201, r.Status, "create: %s", r.Body)
 	require.Equal(t, `"1"`, r.Header.Get("ETag"), "create: ETag")
-	require.Equal(t, "projects/"+p.ID+"/artefacts/raid_log", r.Header.Get("Location"), "create: Location")
+	require.Equal(t, strings.TrimPrefix(contract.GetArtefact.URL(p.ID, "raid_log"), "/"), r.Header.Get("Location"), "create: Location")
 	var a agenticpm.Artefact
 	r.JSON(t, &a)
 	assert.Equal(t, 1, a.Version, "created: version")
@@ -51,9 +52,9 @@ func TestArtefactLifecycle(t *testing.T) {
 	assert.Equal(t, 3, got.Version, "get: version")
 	assert.Equal(t, `"3"`, r.Header.Get("ETag"), "get: ETag")
 
-	s.Must(t, 201, "PUT", "/projects/"+p.ID+"/artefacts/delivery_state", `{"content":{"overall_status":"green","status_summary":"on track"}}`, nil)
+	s.MustRoute(t, 201, contract.PutArtefact, `{"content":{"overall_status":"green","status_summary":"on track"}}`, nil, p.ID, "delivery_state")
 	var list page[agenticpm.Artefact]
-	s.Must(t, 200, "GET", "/projects/"+p.ID+"/artefacts", "", &list)
+	s.MustRoute(t, 200, contract.ListArtefacts, "", &list, p.ID)
 	var types []agenticpm.ArtefactType
 	for _, a := range list.Items {
 		types = append(types, a.Type)
@@ -61,7 +62,7 @@ func TestArtefactLifecycle(t *testing.T) {
 	assert.Equal(t, []agenticpm.ArtefactType{agenticpm.ArtefactDeliveryState, agenticpm.ArtefactRAIDLog}, types, "list: types in order")
 	assert.Empty(t, list.NextCursor, "list: cursor")
 	other := s.project(t, "")
-	s.Must(t, 200, "GET", "/projects/"+other.ID+"/artefacts", "", &list)
+	s.MustRoute(t, 200, contract.ListArtefacts, "", &list, other.ID)
 	assert.NotNil(t, list.Items, "empty list: items is [], not null")
 	assert.Empty(t, list.Items, "empty list")
 
@@ -75,11 +76,11 @@ func TestArtefactLifecycle(t *testing.T) {
 		{"stale version", path, `{"content":{"items":[]}}`, `"2"`, 409, "conflict", "", "at version 3, not 2"},
 		{"future version", path, `{"content":{"items":[]}}`, `"9"`, 409, "conflict", "", "at version 3, not 9"},
 		{"create existing", path, `{"content":{"items":[]}}`, "", 409, "conflict", "", "already exists at version 3"},
-		{"create under missing project", "/projects/" + missingID + "/artefacts/raid_log", `{"content":{"items":[]}}`, "", 404, "not_found", "", "project"},
-		{"update under missing project", "/projects/" + missingID + "/artefacts/raid_log", `{"content":{"items":[]}}`, `"1"`, 404, "not_found", "", "project"},
-		{"update missing artefact", "/projects/" + p.ID + "/artefacts/decision_log", `{"content":{"decisions":[]}}`, `"1"`, 404, "not_found", "", "artefact"},
-		{"malformed project id", "/projects/x/artefacts/raid_log", `{"content":{"items":[]}}`, "", 404, "not_found", "", ""},
-		{"bad type", "/projects/" + p.ID + "/artefacts/roadmap", `{"content":{"items":[]}}`, "", 400, "validation_failed", "type", ""},
+		{"create under missing project", contract.GetArtefact.URL(missingID, "raid_log"), `{"content":{"items":[]}}`, "", 404, "not_found", "", "project"},
+		{"update under missing project", contract.GetArtefact.URL(missingID, "raid_log"), `{"content":{"items":[]}}`, `"1"`, 404, "not_found", "", "project"},
+		{"update missing artefact", contract.GetArtefact.URL(p.ID, "decision_log"), `{"content":{"decisions":[]}}`, `"1"`, 404, "not_found", "", "artefact"},
+		{"malformed project id", contract.GetArtefact.URL("x", "raid_log"), `{"content":{"items":[]}}`, "", 404, "not_found", "", ""},
+		{"bad type", contract.GetArtefact.URL(p.ID, "roadmap"), `{"content":{"items":[]}}`, "", 400, "validation_failed", "type", ""},
 		{"missing content", path, `{}`, `"3"`, 400, "validation_failed", "content", ""},
 		{"null content", path, `{"content":null}`, `"3"`, 400, "validation_failed", "content", ""},
 		{"array content", path, `{"content":[]}`, `"3"`, 400, "validation_failed", "content", ""},
@@ -106,9 +107,9 @@ func TestArtefactLifecycle(t *testing.T) {
 	s.Must(t, 200, "GET", path, "", &got)
 	assert.Equal(t, 3, got.Version, "refused writes changed the artefact: version")
 	assert.Equal(t, `{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]}`, string(got.Content), "refused writes changed the artefact: content")
-	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/artefacts/raid_log", ""), 404, "not_found", "", "project")
-	apitest.WantError(t, s.Do(t, "GET", "/projects/"+missingID+"/artefacts", ""), 404, "not_found", "", "project")
-	apitest.WantError(t, s.Do(t, "GET", "/projects/"+p.ID+"/artefacts/nope", ""), 400, "validation_failed", "type", "")
+	apitest.WantError(t, s.Do(t, contract.GetArtefact.Method, contract.GetArtefact.URL(missingID, "raid_log"), ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.Do(t, contract.ListArtefacts.Method, contract.ListArtefacts.URL(missingID), ""), 404, "not_found", "", "project")
+	apitest.WantError(t, s.Do(t, contract.GetArtefact.Method, contract.GetArtefact.URL(p.ID, "nope"), ""), 400, "validation_failed", "type", "")
 }
 
 // Concurrent writers of the same version: exactly one wins, the other gets
@@ -116,7 +117,7 @@ func TestArtefactLifecycle(t *testing.T) {
 func TestArtefactOptimisticLocking(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
-	path := "/projects/" + p.ID + "/artefacts/decision_log"
+	path := contract.GetArtefact.URL(p.ID, "decision_log")
 	s.Must(t, 201, "PUT", path, `{"content":{"decisions":[]}}`, nil)
 	for round := 1; round <= 5; round++ {
 		var wg sync.WaitGroup
@@ -149,7 +150,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[j] = s.Do(t, "PUT", "/projects/"+p.ID+"/artefacts/backlog_summary", `{"content":{"source":"jira","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":1}}}`).Status
+			codes[j] = s.Do(t, contract.PutArtefact.Method, contract.PutArtefact.URL(p.ID, "backlog_summary"), `{"content":{"source":"jira","last_synced":"2026-02-04T10:30:00Z","summary":{"total_items":1}}}`).Status
 		}()
 	}
 	wg.Wait()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
@@ -41,7 +42,7 @@ func BenchmarkReleaseRun(b *testing.B) {
 		b.StopTimer()
 		for i := range releasePerRun {
 			body := fmt.Sprintf(`{"actionType":"email_sent","description":"d%d","heldUntil":%q}`, i, clock.Now().Add(agenticpm.MinHold+time.Second).Format(time.RFC3339Nano))
-			s.Must(b, 201, "POST", "/projects/"+p.ID+"/actions", body, nil)
+			s.MustRoute(b, 201, contract.RecordAction, body, nil, p.ID)
 		}
 		clock.Advance(agenticpm.MinHold + time.Minute)
 		m.Reset()

@@ -57,9 +57,9 @@ func TestIntegrationCredentials(t *testing.T) {
 	const plain = `{"baseUrl":"https://acme.atlassian.net","apiToken":"PLAINTEXT-TOKEN-7f3a"}`
 	const marker = "PLAINTEXT-TOKEN-7f3a"
 
-	apitest.WantError(t, s.Do(t, "GET", "/integrations/jira", ""), 404, "not_found", "", "integration")
+	apitest.WantError(t, s.Do(t, contract.GetIntegration.Method, contract.GetIntegration.URL("jira"), ""), 404, "not_found", "", "integration")
 	var first, second agenticpm.IntegrationConfig
-	r := s.Must(t, 200, "PUT", "/integrations/jira", `{"config":`+plain+`,"status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first)
+	r := s.MustRoute(t, 200, contract.PutIntegration, `{"config":`+plain+`,"status":"active","lastHealthCheck":"2026-02-04T10:00:00Z"}`, &first, "jira")
 	require.NotContains(t, string(r.Body), marker, "the answer holds the plaintext")
 	want := map[string]string{"integration": "jira", "stage": "dev"}
 	assert.Equal(t, keyARN, first.KMSKeyID, "first: key")
@@ -85,14 +85,14 @@ func TestIntegrationCredentials(t *testing.T) {
 	}
 
 	// Replace: id and createdAt kept, new ciphertext.
-	s.Must(t, 200, "PUT", "/integrations/jira", `{"config":{"apiToken":"other"},"status":"error"}`, &second)
+	s.MustRoute(t, 200, contract.PutIntegration, `{"config":{"apiToken":"other"},"status":"error"}`, &second, "jira")
 	assert.Equal(t, first.ID, second.ID, "replace: id")
 	assert.Equal(t, first.CreatedAt, second.CreatedAt, "replace: createdAt")
 	assert.Equal(t, agenticpm.IntegrationError, second.Status, "replace: status")
 	assert.Empty(t, second.LastHealthCheck, "replace: lastHealthCheck")
 	assert.NotEqual(t, first.ConfigEncrypted, second.ConfigEncrypted, "replace: ciphertext")
 	var read agenticpm.IntegrationConfig
-	s.Must(t, 200, "GET", "/integrations/jira", "", &read)
+	s.MustRoute(t, 200, contract.GetIntegration, "", &read, "jira")
 	assert.Equal(t, second.ConfigEncrypted, read.ConfigEncrypted, "get: ciphertext")
 	assert.Equal(t, keyARN, read.KMSKeyID, "get: key")
 	assert.Equal(t, want, read.EncryptionContext, "get: encryption context")
@@ -106,13 +106,13 @@ func TestIntegrationCredentials(t *testing.T) {
 		name, path, body string
 		field            string
 	}{
-		{"bad name", "/integrations/trello", `{"config":` + plain + `,"status":"active"}`, "name"},
-		{"old ciphertext field", "/integrations/asana", `{"configEncrypted":"c2VjcmV0","config":` + plain + `,"status":"active"}`, "configEncrypted"},
-		{"missing config", "/integrations/asana", `{"status":"active"}`, "config"},
-		{"config not an object", "/integrations/asana", `{"config":"` + marker + `","status":"active"}`, "config"},
-		{"config too large for KMS", "/integrations/asana", `{"config":` + big + `,"status":"active"}`, "config"},
-		{"bad status", "/integrations/asana", `{"config":` + plain + `,"status":"ok"}`, "status"},
-		{"unknown field", "/integrations/asana", `{"config":` + plain + `,"status":"active","id":"x"}`, "id"},
+		{"bad name", contract.GetIntegration.URL("trello"), `{"config":` + plain + `,"status":"active"}`, "name"},
+		{"old ciphertext field", contract.GetIntegration.URL("asana"), `{"configEncrypted":"c2VjcmV0","config":` + plain + `,"status":"active"}`, "configEncrypted"},
+		{"missing config", contract.GetIntegration.URL("asana"), `{"status":"active"}`, "config"},
+		{"config not an object", contract.GetIntegration.URL("asana"), `{"config":"` + marker + `","status":"active"}`, "config"},
+		{"config too large for KMS", contract.GetIntegration.URL("asana"), `{"config":` + big + `,"status":"active"}`, "config"},
+		{"bad status", contract.GetIntegration.URL("asana"), `{"config":` + plain + `,"status":"ok"}`, "status"},
+		{"unknown field", contract.GetIntegration.URL("asana"), `{"config":` + plain + `,"status":"active","id":"x"}`, "id"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(t, "PUT", tt.path, tt.body)
@@ -123,7 +123,7 @@ func TestIntegrationCredentials(t *testing.T) {
 	assert.Equal(t, before, s.Digest(t), "a refused PUT wrote")
 	assert.NotContains(t, logs.String(), marker, "plaintext logged")
 	assert.NotContains(t, logs.String(), "apiToken", "plaintext logged")
-	assert.Contains(t, logs.String(), "/integrations/jira", "no access log captured; the check above proves nothing")
+	assert.Contains(t, logs.String(), contract.GetIntegration.URL("jira"), "no access log captured; the check above proves nothing")
 }
 
 // An item stored the old way (ciphertext a client made, no encryption
@@ -134,14 +134,14 @@ func TestLegacyIntegrationRefused(t *testing.T) {
 	s.putRaw(t, map[string]any{"PK": "INTEGRATION#asana", "SK": "CONFIG", "id": "3f1d7e3a-0000-4000-8000-0000000000aa",
 		"integration": "asana", "configEncrypted": "c2VjcmV0", "status": "active",
 		"createdAt": "2026-01-01T00:00:00.000000Z", "updatedAt": "2026-01-01T00:00:00.000000Z"})
-	r := s.Do(t, "GET", "/integrations/asana", "")
+	r := s.Do(t, contract.GetIntegration.Method, contract.GetIntegration.URL("asana"), "")
 	apitest.WantError(t, r, 409, "conflict", "", "PUT its plaintext config again")
 	assert.NotContains(t, string(r.Body), "c2VjcmV0", "the refusal echoes the old ciphertext")
 	var c agenticpm.IntegrationConfig
-	s.Must(t, 200, "PUT", "/integrations/asana", `{"config":{"token":"t"},"status":"active"}`, &c)
+	s.MustRoute(t, 200, contract.PutIntegration, `{"config":{"token":"t"},"status":"active"}`, &c, "asana")
 	assert.Equal(t, "3f1d7e3a-0000-4000-8000-0000000000aa", c.ID, "replaced: id")
 	assert.Len(t, c.EncryptionContext, 2, "replaced: encryption context")
-	s.Must(t, 200, "GET", "/integrations/asana", "", nil)
+	s.MustRoute(t, 200, contract.GetIntegration, "", nil, "asana")
 }
 
 // Without a key the route fails as a deployment error (500, the variable
@@ -153,7 +153,7 @@ func TestIntegrationFailures(t *testing.T) {
 		cfg.KMS, cfg.CredentialsKey = nil, ""
 		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	})
-	apitest.WantError(t, s.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`), 500, "internal", "", "")
+	apitest.WantError(t, s.Do(t, contract.PutIntegration.Method, contract.PutIntegration.URL("jira"), `{"config":{"a":"b"},"status":"active"}`), 500, "internal", "", "")
 	assert.Contains(t, logs.String(), contract.EnvCredentialsKey, "the log does not name the variable")
 
 	down := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
@@ -162,7 +162,7 @@ func TestIntegrationFailures(t *testing.T) {
 		c.Retryer = func() aws.Retryer { return retry.AddWithMaxAttempts(retry.NewStandard(), 1) }
 		cfg.KMS = agenticpmapi.KMS(c)
 	})
-	r := down.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`)
+	r := down.Do(t, contract.PutIntegration.Method, contract.PutIntegration.URL("jira"), `{"config":{"a":"b"},"status":"active"}`)
 	apitest.WantError(t, r, 503, "unavailable", "", "")
 	assert.Equal(t, 0, down.Count(t), "items written without a ciphertext")
 
@@ -178,7 +178,7 @@ func TestIntegrationFailures(t *testing.T) {
 			c.Retryer = awsloop.NoBackoff
 			cfg.KMS = agenticpmapi.KMS(c)
 		})
-		apitest.WantError(t, refusing.Do(t, "PUT", "/integrations/jira", `{"config":{"a":"b"},"status":"active"}`), 503, "unavailable", "", "")
+		apitest.WantError(t, refusing.Do(t, contract.PutIntegration.Method, contract.PutIntegration.URL("jira"), `{"config":{"a":"b"},"status":"active"}`), 503, "unavailable", "", "")
 		assert.Len(t, kmsSrv.CallsOf("Encrypt"), retry.DefaultMaxAttempts, "KMS answering %d %s: Encrypt attempts, the SDK's", e.Status, e.Code)
 	}
 
@@ -190,7 +190,7 @@ func TestIntegrationFailures(t *testing.T) {
 	lossy.H = agenticpmapi.NewHandler(cfg)
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
 	var c agenticpm.IntegrationConfig
-	lossy.Must(t, 200, "PUT", "/integrations/outlook", `{"config":{"a":"b"},"status":"active"}`, &c)
+	lossy.MustRoute(t, 200, contract.PutIntegration, `{"config":{"a":"b"},"status":"active"}`, &c, "outlook")
 	if p, err := decrypt(t, c.ConfigEncrypted, c.EncryptionContext); assert.NoError(t, err, "after a lost answer") {
 		assert.Equal(t, `{"a":"b"}`, p, "after a lost answer")
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -17,7 +19,7 @@ const escalationBody = `{"title":"Delay beta?","context":{"risk":"vendor EOL"},"
 func (s *service) escalation(t testing.TB, projectID string) agenticpm.Escalation {
 	t.Helper()
 	var e agenticpm.Escalation
-	s.Must(t, 201, "POST", "/projects/"+projectID+"/escalations", escalationBody, &e)
+	s.MustRoute(t, 201, contract.CreateEscalation, escalationBody, &e, projectID)
 	return e
 }
 
@@ -34,16 +36,16 @@ func TestEscalations(t *testing.T) {
 	assert.Equal(t, e.CreatedAt+"#"+e.ID, item["GSI1SK"], "GSI1SK")
 	other := s.escalation(t, s.project(t, "").ID)
 
-	pending, _ := all[agenticpm.Escalation](t, s, "/escalations?status=pending&limit=1")
+	pending, _ := all[agenticpm.Escalation](t, s, contract.ListEscalations.URLQuery(svc.Values{contract.ParamStatus: "pending", svc.Limit: "1"}))
 	assert.Equal(t, []string{other.ID, e.ID}, escalationIDs(pending), "pending (newest first)")
 	var mine page[agenticpm.Escalation]
-	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations", "", &mine)
+	s.MustRoute(t, 200, contract.ListProjectEscalations, "", &mine, p.ID)
 	if assert.Len(t, mine.Items, 1, "project escalations") {
 		assert.Equal(t, e.ID, mine.Items[0].ID, "project escalation")
 		assert.NotEmpty(t, string(mine.Items[0].Options), "project escalation: options")
 	}
 
-	decide := "/projects/" + p.ID + "/escalations/" + e.ID + "/decision"
+	decide := contract.Decide.URL(p.ID, e.ID)
 	var d agenticpm.Escalation
 	s.Must(t, 200, "POST", decide, `{"userDecision":"Delay","userNotes":"agreed with sponsor"}`, &d)
 	assert.Equal(t, agenticpm.EscalationDecided, d.Status, "decided: status")
@@ -52,9 +54,9 @@ func TestEscalations(t *testing.T) {
 	assert.NotEmpty(t, d.DecidedAt, "decided: decidedAt")
 	assert.Equal(t, e.Title, d.Title, "decided: title")
 	assert.Equal(t, "ESCALATION#decided", s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+e.ID)["GSI1PK"], "GSI1PK: the pending view would keep listing it")
-	got, _ := all[agenticpm.Escalation](t, s, "/escalations?status=pending")
+	got, _ := all[agenticpm.Escalation](t, s, contract.ListEscalations.URLQuery(svc.Values{contract.ParamStatus: "pending"}))
 	assert.Equal(t, []string{other.ID}, escalationIDs(got), "pending after decision")
-	got, _ = all[agenticpm.Escalation](t, s, "/escalations?status=decided")
+	got, _ = all[agenticpm.Escalation](t, s, contract.ListEscalations.URLQuery(svc.Values{contract.ParamStatus: "decided"}))
 	assert.Equal(t, []string{e.ID}, escalationIDs(got), "decided")
 
 	before := s.Count(t)
@@ -65,23 +67,23 @@ func TestEscalations(t *testing.T) {
 		code, field, msg         string
 	}{
 		{"decide twice", "POST", decide, `{"userDecision":"Rush"}`, 409, "conflict", "", "is decided, not pending"},
-		{"decide unknown escalation", "POST", "/projects/" + p.ID + "/escalations/" + unknown + "/decision", `{"userDecision":"x"}`, 404, "not_found", "", "escalation"},
-		{"decide under unknown project", "POST", "/projects/" + missingID + "/escalations/" + e.ID + "/decision", `{"userDecision":"x"}`, 404, "not_found", "", "project"},
-		{"decide malformed id", "POST", "/projects/" + p.ID + "/escalations/x/decision", `{"userDecision":"x"}`, 404, "not_found", "", "escalation"},
+		{"decide unknown escalation", contract.Decide.Method, contract.Decide.URL(p.ID, unknown), `{"userDecision":"x"}`, 404, "not_found", "", "escalation"},
+		{"decide under unknown project", contract.Decide.Method, contract.Decide.URL(missingID, e.ID), `{"userDecision":"x"}`, 404, "not_found", "", "project"},
+		{"decide malformed id", contract.Decide.Method, contract.Decide.URL(p.ID, "x"), `{"userDecision":"x"}`, 404, "not_found", "", "escalation"},
 		{"decide without decision", "POST", decide, `{"userNotes":"n"}`, 400, "validation_failed", "userDecision", ""},
 		{"decide null notes", "POST", decide, `{"userDecision":"x","userNotes":null}`, 400, "validation_failed", "userNotes", ""},
 		{"decide with status", "POST", decide, `{"userDecision":"x","status":"expired"}`, 400, "validation_failed", "status", ""},
-		{"create under unknown project", "POST", "/projects/" + missingID + "/escalations", escalationBody, 404, "not_found", "", "project"},
-		{"create without title", "POST", "/projects/" + p.ID + "/escalations", `{"context":{},"options":[{}]}`, 400, "validation_failed", "title", ""},
-		{"create without context", "POST", "/projects/" + p.ID + "/escalations", `{"title":"t","options":[{}]}`, 400, "validation_failed", "context", ""},
-		{"create context list", "POST", "/projects/" + p.ID + "/escalations", `{"title":"t","context":[],"options":[{}]}`, 400, "validation_failed", "context", ""},
-		{"create without options", "POST", "/projects/" + p.ID + "/escalations", `{"title":"t","context":{}}`, 400, "validation_failed", "options", ""},
-		{"create empty options", "POST", "/projects/" + p.ID + "/escalations", `{"title":"t","context":{},"options":[]}`, 400, "validation_failed", "options", ""},
-		{"create string options", "POST", "/projects/" + p.ID + "/escalations", `{"title":"t","context":{},"options":["a"]}`, 400, "validation_failed", "options", ""},
-		{"create with status", "POST", "/projects/" + p.ID + "/escalations", `{"title":"t","context":{},"options":[{}],"status":"decided"}`, 400, "validation_failed", "status", ""},
-		{"list bad status", "GET", "/escalations?status=open", "", 400, "validation_failed", "status", ""},
-		{"list no status", "GET", "/escalations", "", 400, "validation_failed", "status", ""},
-		{"list unknown project", "GET", "/projects/" + missingID + "/escalations", "", 404, "not_found", "", "project"},
+		{"create under unknown project", contract.CreateEscalation.Method, contract.CreateEscalation.URL(missingID), escalationBody, 404, "not_found", "", "project"},
+		{"create without title", contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), `{"context":{},"options":[{}]}`, 400, "validation_failed", "title", ""},
+		{"create without context", contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), `{"title":"t","options":[{}]}`, 400, "validation_failed", "context", ""},
+		{"create context list", contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), `{"title":"t","context":[],"options":[{}]}`, 400, "validation_failed", "context", ""},
+		{"create without options", contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), `{"title":"t","context":{}}`, 400, "validation_failed", "options", ""},
+		{"create empty options", contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), `{"title":"t","context":{},"options":[]}`, 400, "validation_failed", "options", ""},
+		{"create string options", contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), `{"title":"t","context":{},"options":["a"]}`, 400, "validation_failed", "options", ""},
+		{"create with status", contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), `{"title":"t","context":{},"options":[{}],"status":"decided"}`, 400, "validation_failed", "status", ""},
+		{"list bad status", contract.ListEscalations.Method, contract.ListEscalations.URLQuery(svc.Values{contract.ParamStatus: "open"}), "", 400, "validation_failed", "status", ""},
+		{"list no status", contract.ListEscalations.Method, contract.ListEscalations.URL(), "", 400, "validation_failed", "status", ""},
+		{"list unknown project", contract.ListProjectEscalations.Method, contract.ListProjectEscalations.URL(missingID), "", 404, "not_found", "", "project"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			apitest.WantError(t, s.Do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
@@ -105,7 +107,7 @@ func TestConcurrentDecisions(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/decision", fmt.Sprintf(`{"userDecision":"choice %d"}`, j))
+				r := s.Do(t, contract.Decide.Method, contract.Decide.URL(p.ID, e.ID), fmt.Sprintf(`{"userDecision":"choice %d"}`, j))
 				codes[j] = r.Status
 				if r.Status == 200 {
 					r.JSON(t, &bodies[j])

@@ -74,13 +74,13 @@ func (s *holdService) hold(t *testing.T, projectID, desc string, until time.Time
 	}
 	var a agenticpm.Action
 	body := fmt.Sprintf(`{"actionType":"email_sent","description":%q,"heldUntil":%q}`, desc, until.Format(time.RFC3339Nano))
-	s.Must(t, 201, "POST", "/projects/"+projectID+"/actions", body, &a)
+	s.MustRoute(t, 201, contract.RecordAction, body, &a, projectID)
 	return a
 }
 
 func (s *holdService) held(t *testing.T) []string {
 	t.Helper()
-	got, _ := all[agenticpm.Action](t, s.service, "/actions/held?limit=2")
+	got, _ := all[agenticpm.Action](t, s.service, contract.ListHeldActions.URLQuery(svc.Values{svc.Limit: "2"}))
 	var out []string
 	for _, a := range got {
 		out = append(out, a.Description)
@@ -107,8 +107,8 @@ func (s *holdService) details(t *testing.T) []agenticpm.EventDetail {
 // feedCount counts action_taken events in a project's feed and in GLOBAL.
 func (s *holdService) feedCount(t *testing.T, projectID string) (project, global int) {
 	t.Helper()
-	pe, _ := all[agenticpm.Event](t, s.service, "/projects/"+projectID+"/events?")
-	ge, _ := all[agenticpm.Event](t, s.service, "/events?")
+	pe, _ := all[agenticpm.Event](t, s.service, contract.ListProjectEvents.URL(projectID)+"?")
+	ge, _ := all[agenticpm.Event](t, s.service, contract.ListEvents.URL()+"?")
 	for _, e := range pe {
 		if e.EventType == agenticpm.EventTypeActionTaken {
 			project++
@@ -131,21 +131,20 @@ func TestHoldQueue(t *testing.T) {
 	soon := s.hold(t, p.ID, "soon", now.Add(time.Hour))
 	gone := s.hold(t, p.ID, "cancel me", now.Add(-2*time.Minute))
 	var plain agenticpm.Action
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"not held"}`, &plain)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"jira_update","description":"not held"}`, &plain, p.ID)
 
 	// The hold queue lists held actions by due time, across projects.
 	require.Equal(t, []string{"cancel me", "due", "soon", "later"}, s.held(t), "held")
-	base := "/projects/" + p.ID + "/actions/"
 
 	// Cancel takes it out for good.
 	var c agenticpm.Action
-	s.Must(t, 200, "POST", base+gone.ID+"/cancel", "", &c)
+	s.MustRoute(t, 200, contract.CancelAction, "", &c, p.ID, gone.ID)
 	assert.NotEmpty(t, c.CancelledAt, "cancelled: cancelledAt")
 	assert.False(t, c.Executed, "cancelled: executed")
-	apitest.WantError(t, s.Do(t, "POST", base+gone.ID+"/cancel", ""), 409, "conflict", "", "cancelled")
-	apitest.WantError(t, s.Do(t, "POST", base+gone.ID+"/release", ""), 409, "conflict", "", "cancelled")
-	apitest.WantError(t, s.Do(t, "POST", base+plain.ID+"/release", ""), 409, "conflict", "", "not held")
-	apitest.WantError(t, s.Do(t, "POST", base+plain.ID+"/cancel", ""), 409, "conflict", "", "not held")
+	apitest.WantError(t, s.Do(t, contract.CancelAction.Method, contract.CancelAction.URL(p.ID, gone.ID), ""), 409, "conflict", "", "cancelled")
+	apitest.WantError(t, s.Do(t, contract.ReleaseAction.Method, contract.ReleaseAction.URL(p.ID, gone.ID), ""), 409, "conflict", "", "cancelled")
+	apitest.WantError(t, s.Do(t, contract.ReleaseAction.Method, contract.ReleaseAction.URL(p.ID, plain.ID), ""), 409, "conflict", "", "not held")
+	apitest.WantError(t, s.Do(t, contract.CancelAction.Method, contract.CancelAction.URL(p.ID, plain.ID), ""), 409, "conflict", "", "not held")
 
 	// Refused requests change nothing.
 	before := s.Items(t, s.Table)
@@ -153,17 +152,17 @@ func TestHoldQueue(t *testing.T) {
 		path   string
 		status int
 	}{
-		{base + "01ARZ3NDEKTSV4RRFFQ69G5FAV/release", 404},                  // a ULID no action has
-		{base + "not-a-ulid/release", 404},                                  // cannot name an action
-		{"/projects/" + missingID + "/actions/" + due.ID + "/release", 404}, // another project
-		{base + due.ID + "/release?now=1", 400},
-		{base + due.ID + "/cancel?x=1", 400},
-		{"/actions/held?due=1", 400},
-		{"/actions/held?limit=0", 400},
-		{"/actions/held?cursor=abc", 400},
+		{contract.ReleaseAction.URL(p.ID, "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 404}, // a ULID no action has
+		{contract.ReleaseAction.URL(p.ID, "not-a-ulid"), 404},                 // cannot name an action
+		{contract.ReleaseAction.URL(missingID, due.ID), 404},                  // another project
+		{contract.ReleaseAction.URL(p.ID, due.ID) + "?now=1", 400},
+		{contract.CancelAction.URL(p.ID, due.ID) + "?x=1", 400},
+		{contract.ListHeldActions.URL() + "?due=1", 400},
+		{contract.ListHeldActions.URLQuery(svc.Values{svc.Limit: "0"}), 400},
+		{contract.ListHeldActions.URLQuery(svc.Values{svc.Cursor: "abc"}), 400},
 	} {
 		method := "POST"
-		if strings.HasPrefix(tc.path, "/actions/held") {
+		if strings.HasPrefix(tc.path, contract.ListHeldActions.URL()) {
 			method = "GET"
 		}
 		r := s.Do(t, method, tc.path, "")
@@ -173,12 +172,12 @@ func TestHoldQueue(t *testing.T) {
 
 	// Release now: not due yet, released all the same, event on the bus.
 	var rel agenticpm.Released
-	s.Must(t, 200, "POST", base+soon.ID+"/release", "", &rel)
+	s.MustRoute(t, 200, contract.ReleaseAction, "", &rel, p.ID, soon.ID)
 	assert.True(t, rel.Executed, "released: executed")
 	assert.NotEmpty(t, rel.ExecutedAt, "released: executedAt")
 	assert.Equal(t, agenticpm.ReleasedByAPI, rel.ReleasedBy, "released: by")
 	assert.True(t, rel.Dispatched, "released: dispatched")
-	apitest.WantError(t, s.Do(t, "POST", base+soon.ID+"/release", ""), 409, "conflict", "", "released")
+	apitest.WantError(t, s.Do(t, contract.ReleaseAction.Method, contract.ReleaseAction.URL(p.ID, soon.ID), ""), 409, "conflict", "", "released")
 	d := s.details(t)
 	if assert.Len(t, d, 1, "event details") {
 		assert.Equal(t, "agenticpm/action/"+soon.ID, d[0].IdempotencyKey, "event: idempotency key")
@@ -214,7 +213,7 @@ func TestHoldQueue(t *testing.T) {
 		assert.Equal(t, 0, rep.Due, "second run: due")
 		assert.Equal(t, 0, rep.Sent, "second run: sent")
 	}
-	acts, _ := all[agenticpm.Action](t, s.service, "/projects/"+p.ID+"/actions?")
+	acts, _ := all[agenticpm.Action](t, s.service, contract.ListActions.URL(p.ID)+"?")
 	assert.Len(t, acts, 5, "project lists every action")
 	// Later becomes due when the clock passes it.
 	s.clock.Advance(3 * time.Hour)
@@ -255,7 +254,7 @@ func TestReleaseRace(t *testing.T) {
 				jobWins += rep.Released
 				return
 			}
-			r := s.Do(t, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "")
+			r := s.Do(t, contract.ReleaseAction.Method, contract.ReleaseAction.URL(p.ID, a.ID), "")
 			mu.Lock()
 			defer mu.Unlock()
 			switch r.Status {
@@ -296,7 +295,7 @@ func TestOutbox(t *testing.T) {
 	a := s.hold(t, p.ID, "flaky", s.clock.Now().Add(time.Hour))
 	s.events.FailEntries(1)
 	var rel agenticpm.Released
-	s.Must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
+	s.MustRoute(t, 200, contract.ReleaseAction, "", &rel, p.ID, a.ID)
 	require.True(t, rel.Executed, "released: executed")
 	require.False(t, rel.Dispatched, "released: dispatched")
 	require.Empty(t, s.events.Events(), "the failed entry was accepted")
@@ -332,7 +331,7 @@ func TestReleaseWithoutBus(t *testing.T) {
 	p := s.project(t, "")
 	a := s.hold(t, p.ID, "no bus", s.clock.Now().Add(-time.Second))
 	var rel agenticpm.Released
-	s.Must(t, 200, "POST", "/projects/"+p.ID+"/actions/"+a.ID+"/release", "", &rel)
+	s.MustRoute(t, 200, contract.ReleaseAction, "", &rel, p.ID, a.ID)
 	assert.True(t, rel.Executed, "released: executed")
 	assert.False(t, rel.Dispatched, "released: dispatched")
 	s.clock.Advance(agenticpm.DispatchLease + time.Second)
@@ -348,7 +347,7 @@ func TestReleaseOfALargeAction(t *testing.T) {
 	p := s.project(t, "")
 	until := s.clock.Now().Add(agenticpm.MinHold + time.Second).Format(time.RFC3339Nano)
 	big := fmt.Sprintf(`{"actionType":"email_sent","description":"big","detail":{"body":%q},"heldUntil":%q}`, strings.Repeat("x", 300<<10), until)
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", big, nil)
+	s.MustRoute(t, 201, contract.RecordAction, big, nil, p.ID)
 	small := s.hold(t, p.ID, "small", s.clock.Now().Add(agenticpm.MinHold+time.Second))
 	s.clock.Advance(agenticpm.MinHold + 2*time.Second)
 	rep, err := s.job().RunOnce(context.Background())

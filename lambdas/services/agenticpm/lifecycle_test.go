@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -24,8 +26,8 @@ import (
 // GLOBAL.
 func (s *service) feed(t *testing.T, projectID, eventType string) (project, global int) {
 	t.Helper()
-	pe, _ := all[agenticpm.Event](t, s, "/projects/"+projectID+"/events?")
-	ge, _ := all[agenticpm.Event](t, s, "/events?")
+	pe, _ := all[agenticpm.Event](t, s, contract.ListProjectEvents.URL(projectID)+"?")
+	ge, _ := all[agenticpm.Event](t, s, contract.ListEvents.URL()+"?")
 	for _, e := range pe {
 		if e.EventType == eventType {
 			project++
@@ -62,16 +64,16 @@ func TestEscalationLifecycle(t *testing.T) {
 	clock := apitest.NewClock(time.Now().UTC(), time.Millisecond)
 	s := newService(t, clock.Now)
 	p := s.project(t, "")
-	r := s.Do(t, "POST", "/projects/"+p.ID+"/escalations", escalationBody)
+	r := s.Do(t, contract.CreateEscalation.Method, contract.CreateEscalation.URL(p.ID), escalationBody)
 	var e agenticpm.Escalation
 	r.JSON(t, &e)
 	require.Equal(t, 201, r.Status, "create: %s", r.Body)
-	require.Equal(t, "projects/"+p.ID+"/escalations/"+e.ID, r.Header.Get("Location"), "create: Location")
+	require.Equal(t, strings.TrimPrefix(contract.GetEscalation.URL(p.ID, e.ID), "/"), r.Header.Get("Location"), "create: Location")
 	created, _ := time.Parse(time.RFC3339Nano, e.CreatedAt)
 	exp, _ := time.Parse(time.RFC3339Nano, e.ExpiresAt)
 	assert.Equal(t, 72*time.Hour, exp.Sub(created), "expiresAt %s for createdAt %s: want the default 72 hours later", e.ExpiresAt, e.CreatedAt)
 	var got agenticpm.Escalation
-	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &got)
+	s.MustRoute(t, 200, contract.GetEscalation, "", &got, p.ID, e.ID)
 	assert.Equal(t, e.ID, got.ID, "get: id")
 	assert.Equal(t, e.ExpiresAt, got.ExpiresAt, "get: expiresAt")
 	assert.Equal(t, agenticpm.EscalationPending, got.Status, "get: status")
@@ -79,44 +81,44 @@ func TestEscalationLifecycle(t *testing.T) {
 	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationCreated, 1)
 
 	// The stored override of the deadline, and an explicit one.
-	s.Must(t, 200, "PUT", "/agent/config/escalation_expiry_hours", `{"value":2}`, nil)
+	s.MustRoute(t, 200, contract.PutAgentConfig, `{"value":2}`, nil, "escalation_expiry_hours")
 	var short agenticpm.Escalation
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationBody, &short)
+	s.MustRoute(t, 201, contract.CreateEscalation, escalationBody, &short, p.ID)
 	c, _ := time.Parse(time.RFC3339Nano, short.CreatedAt)
 	exp, _ = time.Parse(time.RFC3339Nano, short.ExpiresAt)
 	assert.Equal(t, 2*time.Hour, exp.Sub(c), "expiresAt %s for createdAt %s: want the stored 2 hours later", short.ExpiresAt, short.CreatedAt)
 	at := clock.Now().Add(5 * time.Hour).Truncate(time.Second)
 	var given agenticpm.Escalation
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(at), &given)
+	s.MustRoute(t, 201, contract.CreateEscalation, escalationWithDeadline(at), &given, p.ID)
 	assert.Equal(t, agenticpm.Timestamp(at), given.ExpiresAt, "expiresAt given")
 
 	var d agenticpm.Escalation
-	s.Must(t, 200, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/decision", `{"userDecision":"Delay"}`, &d)
+	s.MustRoute(t, 200, contract.Decide, `{"userDecision":"Delay"}`, &d, p.ID, e.ID)
 	assert.Equal(t, agenticpm.EscalationDecided, d.Status, "decided: status")
 	assert.Equal(t, e.ExpiresAt, d.ExpiresAt, "decided: expiresAt")
 	assert.Equal(t, e.Title, d.Title, "decided: title")
-	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &got)
+	s.MustRoute(t, 200, contract.GetEscalation, "", &got, p.ID, e.ID)
 	assert.Equal(t, agenticpm.EscalationDecided, got.Status, "stored after the decision: status")
 	assert.Equal(t, "Delay", got.UserDecision, "stored after the decision: decision")
 	assert.Equal(t, d.DecidedAt, got.DecidedAt, "stored after the decision: decidedAt")
 	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationDecided, 1)
 
 	before := s.Count(t)
-	base := "/projects/" + p.ID + "/escalations"
+	base := contract.ListProjectEscalations.URL(p.ID)
 	for _, tt := range []struct {
 		name, method, path, body string
 		status                   int
 		code, field, msg         string
 	}{
-		{"get unknown", "GET", base + "/3f1d7e3a-9999-4000-8000-000000000000", "", 404, "not_found", "", "escalation"},
-		{"get under unknown project", "GET", "/projects/" + missingID + "/escalations/" + e.ID, "", 404, "not_found", "", "project"},
-		{"get malformed", "GET", base + "/x", "", 404, "not_found", "", "escalation"},
+		{"get unknown", contract.GetEscalation.Method, contract.GetEscalation.URL(p.ID, "3f1d7e3a-9999-4000-8000-000000000000"), "", 404, "not_found", "", "escalation"},
+		{"get under unknown project", contract.GetEscalation.Method, contract.GetEscalation.URL(missingID, e.ID), "", 404, "not_found", "", "project"},
+		{"get malformed", contract.GetEscalation.Method, contract.GetEscalation.URL(p.ID, "x"), "", 404, "not_found", "", "escalation"},
 		{"deadline in the past", "POST", base, escalationWithDeadline(clock.Now().Add(-time.Minute)), 400, "validation_failed", "expiresAt", "future"},
 		{"deadline a second ahead", "POST", base, escalationWithDeadline(clock.Now().Add(time.Second)), 400, "validation_failed", "expiresAt", "at least 5 minutes"},
 		{"deadline beyond a year", "POST", base, escalationWithDeadline(clock.Now().Add(400 * 24 * time.Hour)), 400, "validation_failed", "expiresAt", ""},
 		{"deadline not a time", "POST", base, `{"title":"t","context":{},"options":[{}],"expiresAt":"tomorrow"}`, 400, "validation_failed", "expiresAt", ""},
-		{"expiry setting not a number", "PUT", "/agent/config/escalation_expiry_hours", `{"value":"soon"}`, 400, "validation_failed", "value", "number"},
-		{"expiry setting zero", "PUT", "/agent/config/escalation_expiry_hours", `{"value":0}`, 400, "validation_failed", "value", ""},
+		{"expiry setting not a number", contract.PutAgentConfig.Method, contract.PutAgentConfig.URL("escalation_expiry_hours"), `{"value":"soon"}`, 400, "validation_failed", "value", "number"},
+		{"expiry setting zero", contract.PutAgentConfig.Method, contract.PutAgentConfig.URL("escalation_expiry_hours"), `{"value":0}`, 400, "validation_failed", "value", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			apitest.WantError(t, s.Do(t, tt.method, tt.path, tt.body), tt.status, tt.code, tt.field, tt.msg)
@@ -134,35 +136,35 @@ func TestEscalationExpiry(t *testing.T) {
 	p := s.project(t, "")
 	now := s.clock.Now()
 	var soon, later agenticpm.Escalation
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(now.Add(agenticpm.MinEscalationExpiry+time.Second)), &soon)
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(now.Add(time.Hour)), &later)
+	s.MustRoute(t, 201, contract.CreateEscalation, escalationWithDeadline(now.Add(agenticpm.MinEscalationExpiry+time.Second)), &soon, p.ID)
+	s.MustRoute(t, 201, contract.CreateEscalation, escalationWithDeadline(now.Add(time.Hour)), &later, p.ID)
 
 	rep, err := s.job().ExpireOnce(context.Background())
 	require.NoError(t, err, "before the deadline")
 	require.Equal(t, 0, rep.Overdue, "before the deadline: overdue")
 	require.Equal(t, 0, rep.Expired, "before the deadline: expired")
 	s.clock.Advance(agenticpm.MinEscalationExpiry + time.Minute)
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/decision", `{"userDecision":"late"}`), 409, "conflict", "", "deadline")
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/supersede", escalationBody), 409, "conflict", "", "deadline")
+	apitest.WantError(t, s.Do(t, contract.Decide.Method, contract.Decide.URL(p.ID, soon.ID), `{"userDecision":"late"}`), 409, "conflict", "", "deadline")
+	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(p.ID, soon.ID), escalationBody), 409, "conflict", "", "deadline")
 
 	// A whole run, as Lambda invokes it: release half and expiry half.
 	require.NoError(t, s.job().Run(context.Background(), fn.ScheduleEvent{ScheduledTime: s.clock.Now()}), "a whole run")
 	var got agenticpm.Escalation
-	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+soon.ID, "", &got)
+	s.MustRoute(t, 200, contract.GetEscalation, "", &got, p.ID, soon.ID)
 	assert.Equal(t, agenticpm.EscalationExpired, got.Status, "after the run: status")
 	assert.NotEmpty(t, got.ExpiredAt, "after the run: expiredAt")
 	assert.Empty(t, got.UserDecision, "after the run: decision")
 	assert.Equal(t, "ESCALATION#expired", s.raw(t, "PROJECT#"+p.ID, "ESCALATION#"+soon.ID)["GSI1PK"], "GSI1PK: the pending view would keep listing it")
-	pending, _ := all[agenticpm.Escalation](t, s.service, "/escalations?status=pending")
+	pending, _ := all[agenticpm.Escalation](t, s.service, contract.ListEscalations.URLQuery(svc.Values{contract.ParamStatus: "pending"}))
 	assert.Equal(t, []string{later.ID}, escalationIDs(pending), "pending")
-	expired, _ := all[agenticpm.Escalation](t, s.service, "/escalations?status=expired")
+	expired, _ := all[agenticpm.Escalation](t, s.service, contract.ListEscalations.URLQuery(svc.Values{contract.ParamStatus: "expired"}))
 	assert.Equal(t, []string{soon.ID}, escalationIDs(expired), "expired")
 	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationExpired, 1)
 	rep, err = s.job().ExpireOnce(context.Background())
 	if assert.NoError(t, err, "a second run") {
 		assert.Equal(t, 0, rep.Expired, "a second run: expired")
 	}
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+soon.ID+"/decision", `{"userDecision":"late"}`), 409, "conflict", "", "expired")
+	apitest.WantError(t, s.Do(t, contract.Decide.Method, contract.Decide.URL(p.ID, soon.ID), `{"userDecision":"late"}`), 409, "conflict", "", "expired")
 }
 
 // Twenty concurrent changes of one escalation, each race: exactly one
@@ -173,7 +175,7 @@ func TestEscalationRaces(t *testing.T) {
 
 	t.Run("expiry: 20 job runs", func(t *testing.T) {
 		var e agenticpm.Escalation
-		s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(s.clock.Now().Add(agenticpm.MinEscalationExpiry+time.Second)), &e)
+		s.MustRoute(t, 201, contract.CreateEscalation, escalationWithDeadline(s.clock.Now().Add(agenticpm.MinEscalationExpiry+time.Second)), &e, p.ID)
 		s.clock.Advance(agenticpm.MinEscalationExpiry + time.Minute)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -196,13 +198,13 @@ func TestEscalationRaces(t *testing.T) {
 
 	t.Run("supersede: 20 requests", func(t *testing.T) {
 		var e agenticpm.Escalation
-		s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationBody, &e)
+		s.MustRoute(t, 201, contract.CreateEscalation, escalationBody, &e, p.ID)
 		createdBefore, _ := s.feed(t, p.ID, agenticpm.EventTypeEscalationCreated)
 		answers := make([]apitest.Response, 20)
 		var wg sync.WaitGroup
 		for i := range answers {
 			wg.Go(func() {
-				answers[i] = s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/supersede", fmt.Sprintf(`{"title":"Replacement %d","context":{},"options":[{"option":"a"}]}`, i))
+				answers[i] = s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(p.ID, e.ID), fmt.Sprintf(`{"title":"Replacement %d","context":{},"options":[{"option":"a"}]}`, i))
 			})
 		}
 		wg.Wait()
@@ -218,12 +220,12 @@ func TestEscalationRaces(t *testing.T) {
 			}
 		}
 		var old agenticpm.Escalation
-		s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &old)
+		s.MustRoute(t, 200, contract.GetEscalation, "", &old, p.ID, e.ID)
 		require.NotEmpty(t, winner.ID, "no supersede won")
 		require.Equal(t, agenticpm.EscalationSuperseded, old.Status, "old: status")
 		require.Equal(t, winner.ID, old.SupersededBy, "old: supersededBy")
 		require.Equal(t, e.ID, winner.Supersedes, "winner: supersedes")
-		mine, _ := all[agenticpm.Escalation](t, s.service, "/projects/"+p.ID+"/escalations?")
+		mine, _ := all[agenticpm.Escalation](t, s.service, contract.ListProjectEscalations.URL(p.ID)+"?")
 		replacements := 0
 		for _, x := range mine {
 			if x.Supersedes == e.ID {
@@ -238,16 +240,15 @@ func TestEscalationRaces(t *testing.T) {
 
 	t.Run("decide, supersede and expire: 20 at once", func(t *testing.T) {
 		var e agenticpm.Escalation
-		s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(s.clock.Now().Add(time.Hour)), &e)
+		s.MustRoute(t, 201, contract.CreateEscalation, escalationWithDeadline(s.clock.Now().Add(time.Hour)), &e, p.ID)
 		statuses := make([]int, 20)
 		var wg sync.WaitGroup
 		for i := range statuses {
 			wg.Go(func() {
-				base := "/projects/" + p.ID + "/escalations/" + e.ID
 				if i%2 == 0 {
-					statuses[i] = s.Do(t, "POST", base+"/decision", `{"userDecision":"d"}`).Status
+					statuses[i] = s.Do(t, contract.Decide.Method, contract.Decide.URL(p.ID, e.ID), `{"userDecision":"d"}`).Status
 				} else {
-					statuses[i] = s.Do(t, "POST", base+"/supersede", escalationBody).Status
+					statuses[i] = s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(p.ID, e.ID), escalationBody).Status
 				}
 			})
 		}
@@ -273,7 +274,7 @@ func TestSupersede(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
 	e := s.escalation(t, p.ID)
-	path := "/projects/" + p.ID + "/escalations/" + e.ID + "/supersede"
+	path := contract.SupersedeEscalation.URL(p.ID, e.ID)
 	body := `{"title":"Delay beta by a month?","context":{"risk":"vendor EOL"},"options":[{"option":"Delay a month"}]}`
 	first := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
 	again := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
@@ -288,18 +289,18 @@ func TestSupersede(t *testing.T) {
 	assert.Equal(t, "Delay beta by a month?", n.Title, "new: title")
 	assert.NotEqual(t, e.ID, n.ID, "new: id")
 	var old agenticpm.Escalation
-	s.Must(t, 200, "GET", "/projects/"+p.ID+"/escalations/"+e.ID, "", &old)
+	s.MustRoute(t, 200, contract.GetEscalation, "", &old, p.ID, e.ID)
 	assert.Equal(t, agenticpm.EscalationSuperseded, old.Status, "old: status")
 	assert.Equal(t, n.ID, old.SupersededBy, "old: supersededBy")
 	assert.NotEmpty(t, old.SupersededAt, "old: supersededAt")
 	before := s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", path, body), 409, "conflict", "", "superseded")
 	assert.Equal(t, before, s.Count(t), "items: a refused supersede wrote")
-	s.Must(t, 200, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/decision", `{"userDecision":"ok"}`, nil)
+	s.MustRoute(t, 200, contract.Decide, `{"userDecision":"ok"}`, nil, p.ID, n.ID)
 	before = s.Count(t)
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/supersede", body), 409, "conflict", "", "decided")
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+missingID+"/escalations/"+n.ID+"/supersede", body), 404, "not_found", "", "project")
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+p.ID+"/escalations/3f1d7e3a-9999-4000-8000-000000000000/supersede", body), 404, "not_found", "", "escalation")
+	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(p.ID, n.ID), body), 409, "conflict", "", "decided")
+	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(missingID, n.ID), body), 404, "not_found", "", "project")
+	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(p.ID, "3f1d7e3a-9999-4000-8000-000000000000"), body), 404, "not_found", "", "escalation")
 	apitest.WantError(t, s.Do(t, "POST", path, `{"title":"no options","context":{}}`), 400, "validation_failed", "options", "")
 	assert.Equal(t, before, s.Count(t), "items: a refused supersede wrote")
 }
@@ -310,7 +311,7 @@ func TestHeldDefault(t *testing.T) {
 	clock := apitest.NewClock(time.Now().UTC(), time.Millisecond)
 	s := newService(t, clock.Now)
 	p := s.project(t, "")
-	path := "/projects/" + p.ID + "/actions"
+	path := contract.ListActions.URL(p.ID)
 	minutes := func(a agenticpm.Action) float64 {
 		c, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
 		h, err := time.Parse(time.RFC3339Nano, a.HeldUntil)
@@ -321,7 +322,7 @@ func TestHeldDefault(t *testing.T) {
 	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
 	assert.Equal(t, 30.0, minutes(a), "minutes held by default")
 	assert.Equal(t, "HOLD#pending", s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID)["GSI1PK"], "GSI1PK: not in the hold queue")
-	s.Must(t, 200, "PUT", "/agent/config/hold_queue_minutes", `{"value":45}`, nil)
+	s.MustRoute(t, 200, contract.PutAgentConfig, `{"value":45}`, nil, "hold_queue_minutes")
 	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
 	assert.Equal(t, 45.0, minutes(a), "minutes held with the setting at 45")
 	var free agenticpm.Action
@@ -330,8 +331,8 @@ func TestHeldDefault(t *testing.T) {
 	before := s.Count(t)
 	apitest.WantError(t, s.Do(t, "POST", path, `{"actionType":"x","description":"d","held":false,"heldUntil":"2030-01-01T00:00:00Z"}`), 400, "validation_failed", "held", "")
 	apitest.WantError(t, s.Do(t, "POST", path, `{"actionType":"x","description":"d","held":null}`), 400, "validation_failed", "held", "")
-	apitest.WantError(t, s.Do(t, "PUT", "/agent/config/hold_queue_minutes", `{"value":"half an hour"}`), 400, "validation_failed", "value", "number")
-	apitest.WantError(t, s.Do(t, "PUT", "/agent/config/hold_queue_minutes", `{"value":100000}`), 400, "validation_failed", "value", "")
+	apitest.WantError(t, s.Do(t, contract.PutAgentConfig.Method, contract.PutAgentConfig.URL("hold_queue_minutes"), `{"value":"half an hour"}`), 400, "validation_failed", "value", "number")
+	apitest.WantError(t, s.Do(t, contract.PutAgentConfig.Method, contract.PutAgentConfig.URL("hold_queue_minutes"), `{"value":100000}`), 400, "validation_failed", "value", "")
 	assert.Equal(t, before, s.Count(t), "items: a refused request wrote")
 	// A value stored before the check (an older item) falls back to the
 	// default rather than failing every held action.
@@ -345,31 +346,32 @@ func TestHeldDefault(t *testing.T) {
 func TestMarkExecuted(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
-	base := "/projects/" + p.ID + "/actions/"
 	var plain, held agenticpm.Action
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"comment on MCU-1"}`, &plain)
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"email_sent","description":"held","held":true}`, &held)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"jira_update","description":"comment on MCU-1"}`, &plain, p.ID)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"email_sent","description":"held","held":true}`, &held, p.ID)
 
 	var done agenticpm.Action
-	s.Must(t, 200, "POST", base+plain.ID+"/executed", "", &done)
+	s.MustRoute(t, 200, contract.MarkActionExecuted, "", &done, p.ID, plain.ID)
 	assert.True(t, done.Executed, "executed")
 	assert.NotEmpty(t, done.ExecutedAt, "executed: executedAt")
 	assert.Equal(t, plain.ID, done.ID, "executed: id")
 	assert.Empty(t, done.HeldUntil, "executed: heldUntil")
-	apitest.WantError(t, s.Do(t, "POST", base+plain.ID+"/executed", ""), 409, "conflict", "", "is executed")
-	apitest.WantError(t, s.Do(t, "POST", base+held.ID+"/executed", ""), 409, "conflict", "", "release it instead")
-	s.Must(t, 200, "POST", base+held.ID+"/cancel", "", nil)
-	apitest.WantError(t, s.Do(t, "POST", base+held.ID+"/executed", ""), 409, "conflict", "", "cancelled")
-	apitest.WantError(t, s.Do(t, "POST", base+"01ARZ3NDEKTSV4RRFFQ69G5FAV/executed", ""), 404, "not_found", "", "action")
-	apitest.WantError(t, s.Do(t, "POST", "/projects/"+missingID+"/actions/"+plain.ID+"/executed", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.MarkActionExecuted.Method, contract.MarkActionExecuted.URL(p.ID, plain.ID), ""), 409, "conflict", "", "is executed")
+	apitest.WantError(t, s.Do(t, contract.MarkActionExecuted.Method, contract.MarkActionExecuted.URL(p.ID, held.ID), ""), 409, "conflict", "", "release it instead")
+	s.MustRoute(t, 200, contract.CancelAction, "", nil, p.ID, held.ID)
+	apitest.WantError(t, s.Do(t, contract.MarkActionExecuted.Method, contract.MarkActionExecuted.URL(p.ID, held.ID), ""), 409, "conflict", "", "cancelled")
+	apitest.WantError(t, s.Do(t, contract.MarkActionExecuted.Method, contract.MarkActionExecuted.URL(p.ID, "01ARZ3NDEKTSV4RRFFQ69G5FAV"), ""), 404, "not_found", "", "action")
+	apitest.WantError(t, s.Do(t, contract.MarkActionExecuted.Method, contract.MarkActionExecuted.URL(missingID, plain.ID), ""), 404, "not_found", "", "")
 
 	// Twenty at once: one 200.
 	var again agenticpm.Action
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"again"}`, &again)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"jira_update","description":"again"}`, &again, p.ID)
 	codes := make([]int, 20)
 	var wg sync.WaitGroup
 	for i := range codes {
-		wg.Go(func() { codes[i] = s.Do(t, "POST", base+again.ID+"/executed", "").Status })
+		wg.Go(func() {
+			codes[i] = s.Do(t, contract.MarkActionExecuted.Method, contract.MarkActionExecuted.URL(p.ID, again.ID), "").Status
+		})
 	}
 	wg.Wait()
 	assert.Equal(t, 1, strings.Count(fmt.Sprint(codes), "200"), "%v: markings", codes)
@@ -382,9 +384,9 @@ func TestMarkExecuted(t *testing.T) {
 	lossy := s.Service
 	lossy.H = agenticpmapi.NewHandler(cfg)
 	var lost agenticpm.Action
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"lost"}`, &lost)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"jira_update","description":"lost"}`, &lost, p.ID)
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
-	lossy.Must(t, 200, "POST", base+lost.ID+"/executed", "", &done)
+	lossy.MustRoute(t, 200, contract.MarkActionExecuted, "", &done, p.ID, lost.ID)
 	assert.True(t, done.Executed, "after a lost answer %+v", done)
 }
 
@@ -402,18 +404,18 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	var e agenticpm.Escalation
-	lossy.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationBody, &e)
+	lossy.MustRoute(t, 201, contract.CreateEscalation, escalationBody, &e, p.ID)
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	var n agenticpm.Escalation
-	lossy.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations/"+e.ID+"/supersede", escalationBody, &n)
+	lossy.MustRoute(t, 201, contract.SupersedeEscalation, escalationBody, &n, p.ID, e.ID)
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
-	lossy.Must(t, 200, "POST", "/projects/"+p.ID+"/escalations/"+n.ID+"/decision", `{"userDecision":"ok"}`, nil)
+	lossy.MustRoute(t, 200, contract.Decide, `{"userDecision":"ok"}`, nil, p.ID, n.ID)
 	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationCreated, 2)
 	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationDecided, 1)
 
 	// The job's expiry with its answer lost.
 	var x agenticpm.Escalation
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/escalations", escalationWithDeadline(s.clock.Now().Add(agenticpm.MinEscalationExpiry+time.Second)), &x)
+	s.MustRoute(t, 201, contract.CreateEscalation, escalationWithDeadline(s.clock.Now().Add(agenticpm.MinEscalationExpiry+time.Second)), &x, p.ID)
 	s.clock.Advance(agenticpm.MinEscalationExpiry + time.Minute)
 	jcfg := s.cfg
 	jcfg.Client = client
@@ -425,12 +427,12 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationExpired, 1)
 
 	// An undo with its answer lost.
-	path := "/projects/" + p.ID + "/artefacts/raid_log"
+	path := contract.GetArtefact.URL(p.ID, "raid_log")
 	s.Must(t, 201, "PUT", path, `{"content":{"items":[]}}`, nil)
 	s.Must(t, 200, "PUT", path, `{"content":{"items":[`+raidItem+`]},"expectedVersion":1}`, nil)
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	var u agenticpm.Artefact
-	r := lossy.Do(t, "POST", path+"/undo", "", "If-Match", `"2"`)
+	r := lossy.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"2"`)
 	require.Equal(t, 200, r.Status, "undo with a lost answer: %s", r.Body)
 	r.JSON(t, &u)
 	assert.Equal(t, 3, u.Version, "undo with a lost answer: version")

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
@@ -24,7 +25,7 @@ func TestArtefactWritesWithLostAnswers(t *testing.T) {
 	cfg.Client = client
 	lossy := s.Service
 	lossy.H = agenticpmapi.NewHandler(cfg)
-	path := "/projects/" + p.ID + "/artefacts/raid_log"
+	path := contract.GetArtefact.URL(p.ID, "raid_log")
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var v1 agenticpm.Artefact

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -68,7 +70,7 @@ func TestCreateProject(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "POST", "/projects", tt.body)
+			r := s.Do(t, contract.CreateProject.Method, contract.CreateProject.URL(), tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -77,7 +79,7 @@ func TestCreateProject(t *testing.T) {
 			require.Equal(t, 201, r.Status, "create: %s", r.Body)
 			var p agenticpm.Project
 			r.JSON(t, &p)
-			assert.Equal(t, "projects/"+p.ID, r.Header.Get("Location"), "Location")
+			assert.Equal(t, strings.TrimPrefix(contract.GetProject.URL(p.ID), "/"), r.Header.Get("Location"), "Location")
 			assert.Len(t, p.ID, 36, "id")
 			assert.Equal(t, p.CreatedAt, p.UpdatedAt, "updatedAt of a new project")
 			item := s.raw(t, "PROJECT#"+p.ID, "METADATA")
@@ -89,9 +91,9 @@ func TestCreateProject(t *testing.T) {
 
 	// Defaults, and numbers that survive the round trip exactly.
 	var p agenticpm.Project
-	s.Must(t, 201, "POST", "/projects", body("config", `{"big":12345678901234567890,"f":0.33}`), &p)
+	s.MustRoute(t, 201, contract.CreateProject, body("config", `{"big":12345678901234567890,"f":0.33}`), &p)
 	var got agenticpm.Project
-	s.Must(t, 200, "GET", "/projects/"+p.ID, "", &got)
+	s.MustRoute(t, 200, contract.GetProject, "", &got, p.ID)
 	assert.Equal(t, agenticpm.ProjectActive, got.Status, "default status")
 	assert.Equal(t, `{"big":12345678901234567890,"f":0.33}`, string(got.Config), "config")
 	p = s.project(t, "")
@@ -112,7 +114,7 @@ func TestGetProject(t *testing.T) {
 		{"huge", strings.Repeat("a", 3000), 400}, // over the platform's key bound
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "GET", "/projects/"+tt.id, "")
+			r := s.Do(t, contract.GetProject.Method, contract.GetProject.URL(tt.id), "")
 			if tt.status == 400 {
 				apitest.WantError(t, r, 400, "validation_failed", "id", "")
 				return
@@ -127,14 +129,14 @@ func TestGetProject(t *testing.T) {
 			assert.Equal(t, p.Name, got.Name, "name")
 		})
 	}
-	apitest.WantError(t, s.Do(t, "DELETE", "/projects/"+p.ID, ""), 405, "method_not_allowed", "", "")
+	apitest.WantError(t, s.Do(t, "DELETE", contract.GetProject.URL(p.ID), ""), 405, "method_not_allowed", "", "")
 	apitest.WantError(t, s.Do(t, "GET", "/nowhere", ""), 404, "not_found", "", "")
 }
 
 func TestUpdateProject(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, `{"name":"P","description":"old","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`)
-	path := "/projects/" + p.ID
+	path := contract.GetProject.URL(p.ID)
 
 	var got agenticpm.Project
 	s.Must(t, 200, "PATCH", path, `{"status":"paused","autonomyLevel":"artefact","config":{"k":"v"}}`, &got)
@@ -174,7 +176,7 @@ func TestUpdateProject(t *testing.T) {
 		{"config too large", p.ID, `{"config":{"x":"` + strings.Repeat("x", agenticpm.MaxProjectConfigBytes) + `"}}`, 413, "too_large", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "PATCH", "/projects/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.UpdateProject.Method, contract.UpdateProject.URL(tt.id), tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	assert.Equal(t, before, s.Count(t), "items: a refused patch wrote")
@@ -193,7 +195,7 @@ func TestConcurrentProjectStatusChanges(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.Do(t, "PATCH", "/projects/"+p.ID, `{"status":"`+to+`"}`).Status
+				codes[j] = s.Do(t, contract.UpdateProject.Method, contract.UpdateProject.URL(p.ID), `{"status":"`+to+`"}`).Status
 			}()
 		}
 		wg.Wait()
@@ -215,23 +217,23 @@ func TestListProjectsByStatus(t *testing.T) {
 	}
 	paused := s.project(t, `{"name":"P","status":"paused","source":"asana","sourceProjectKey":"123","autonomyLevel":"monitoring"}`)
 	moved := s.project(t, "")
-	s.Must(t, 200, "PATCH", "/projects/"+moved.ID, `{"status":"archived"}`, nil)
+	s.MustRoute(t, 200, contract.UpdateProject, `{"status":"archived"}`, nil, moved.ID)
 
-	got, sizes := all[agenticpm.Project](t, s, "/projects?status=active&limit=3")
+	got, sizes := all[agenticpm.Project](t, s, contract.ListProjects.URLQuery(svc.Values{contract.ParamStatus: "active", svc.Limit: "3"}))
 	assert.Equal(t, []int{3, 3, 1}, sizes, "page sizes")
 	assert.Len(t, got, 7, "active projects")
 	for _, p := range got {
 		assert.True(t, active[p.ID], "listed %s (%s)", p.ID, p.Status)
 	}
-	got, _ = all[agenticpm.Project](t, s, "/projects?status=paused")
+	got, _ = all[agenticpm.Project](t, s, contract.ListProjects.URLQuery(svc.Values{contract.ParamStatus: "paused"}))
 	assert.Equal(t, []string{paused.ID}, projectIDs(got), "paused")
-	got, _ = all[agenticpm.Project](t, s, "/projects?status=archived")
+	got, _ = all[agenticpm.Project](t, s, contract.ListProjects.URLQuery(svc.Values{contract.ParamStatus: "archived"}))
 	assert.Equal(t, []string{moved.ID}, projectIDs(got), "archived")
 	var pg page[agenticpm.Project]
-	s.Must(t, 200, "GET", "/projects?status=active&limit=7", "", &pg)
+	s.Must(t, 200, contract.ListProjects.Method, contract.ListProjects.URLQuery(svc.Values{contract.ParamStatus: "active", svc.Limit: "7"}), "", &pg)
 	assert.Len(t, pg.Items, 7, "exactly one full page")
 	assert.Empty(t, pg.NextCursor, "exactly one full page: cursor")
-	s.Must(t, 200, "GET", "/projects?status=active&limit=2", "", &pg)
+	s.Must(t, 200, contract.ListProjects.Method, contract.ListProjects.URLQuery(svc.Values{contract.ParamStatus: "active", svc.Limit: "2"}), "", &pg)
 	cur := pg.NextCursor
 	for _, tt := range []struct{ name, query, field string }{
 		{"missing status", "", "status"},
@@ -242,7 +244,7 @@ func TestListProjectsByStatus(t *testing.T) {
 		{"limit not a number", "status=active&limit=ten", "limit"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "GET", "/projects?"+tt.query, ""), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.ListProjects.Method, contract.ListProjects.URL()+"?"+tt.query, ""), 400, "validation_failed", tt.field, "")
 		})
 	}
 	for _, tt := range []struct{ name, query string }{
@@ -251,7 +253,7 @@ func TestListProjectsByStatus(t *testing.T) {
 		{"tampered cursor", "status=active&cursor=" + tamper(cur)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "GET", "/projects?"+tt.query, ""), 400, "bad_request", "", "cursor")
+			apitest.WantError(t, s.Do(t, contract.ListProjects.Method, contract.ListProjects.URL()+"?"+tt.query, ""), 400, "bad_request", "", "cursor")
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 )
@@ -20,7 +22,7 @@ func TestActions(t *testing.T) {
 	// heldUntil in Sydney's summer time, stored in UTC.
 	until := c.Now().Add(2 * time.Hour).Truncate(time.Minute)
 	body := `{"actionType":"email_sent","description":"Weekly status","confidence":{"overall":0.92},"heldUntil":"` + until.In(time.FixedZone("AEDT", 11*3600)).Format(time.RFC3339) + `"}`
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", body, &a)
+	s.MustRoute(t, 201, contract.RecordAction, body, &a, p.ID)
 	assert.False(t, a.Executed, "action: executed")
 	assert.Equal(t, until.UTC().Format("2006-01-02T15:04:05.000000Z"), a.HeldUntil, "action: heldUntil")
 	assert.Len(t, a.ID, 26, "action: id")
@@ -31,11 +33,11 @@ func TestActions(t *testing.T) {
 	assert.Equal(t, false, item["executed"], "stored executed")
 	c.Advance(10 * 24 * time.Hour)
 	var b agenticpm.Action
-	s.Must(t, 201, "POST", "/projects/"+p.ID+"/actions", `{"actionType":"jira_update","description":"Moved MCU-1"}`, &b)
-	got, _ := all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?limit=1")
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"jira_update","description":"Moved MCU-1"}`, &b, p.ID)
+	got, _ := all[agenticpm.Action](t, s, contract.ListActions.URLQuery(svc.Values{svc.Limit: "1"}, p.ID))
 	assert.Equal(t, []string{b.ID, a.ID}, actionIDs(got), "newest first")
 	c.Set(created.Add(91 * 24 * time.Hour))
-	got, _ = all[agenticpm.Action](t, s, "/projects/"+p.ID+"/actions?")
+	got, _ = all[agenticpm.Action](t, s, contract.ListActions.URL(p.ID)+"?")
 	assert.Equal(t, []string{b.ID}, actionIDs(got), "after 91 days")
 
 	before := s.Count(t)
@@ -44,16 +46,16 @@ func TestActions(t *testing.T) {
 		status           int
 		code, field      string
 	}{
-		{"unknown project", "/projects/" + missingID + "/actions", `{"actionType":"email_sent","description":"d"}`, 404, "not_found", ""},
-		{"missing actionType", "/projects/" + p.ID + "/actions", `{"description":"d"}`, 400, "validation_failed", "actionType"},
-		{"missing description", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent"}`, 400, "validation_failed", "description"},
-		{"bad heldUntil", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","heldUntil":"tomorrow"}`, 400, "validation_failed", "heldUntil"},
-		{"null heldUntil", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","heldUntil":null}`, 400, "validation_failed", "heldUntil"},
-		{"heldUntil in the past", "/projects/" + p.ID + "/actions", heldUntil(c.Now().Add(-time.Hour)), 400, "validation_failed", "heldUntil"},
-		{"heldUntil a second ahead", "/projects/" + p.ID + "/actions", heldUntil(c.Now().Add(time.Second)), 400, "validation_failed", "heldUntil"},
-		{"heldUntil past a week", "/projects/" + p.ID + "/actions", heldUntil(c.Now().Add(agenticpm.MaxHoldQueue + time.Hour)), 400, "validation_failed", "heldUntil"},
-		{"client executed", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","executed":true}`, 400, "validation_failed", "executed"},
-		{"confidence list", "/projects/" + p.ID + "/actions", `{"actionType":"email_sent","description":"d","confidence":[1]}`, 400, "validation_failed", "confidence"},
+		{"unknown project", contract.ListActions.URL(missingID), `{"actionType":"email_sent","description":"d"}`, 404, "not_found", ""},
+		{"missing actionType", contract.ListActions.URL(p.ID), `{"description":"d"}`, 400, "validation_failed", "actionType"},
+		{"missing description", contract.ListActions.URL(p.ID), `{"actionType":"email_sent"}`, 400, "validation_failed", "description"},
+		{"bad heldUntil", contract.ListActions.URL(p.ID), `{"actionType":"email_sent","description":"d","heldUntil":"tomorrow"}`, 400, "validation_failed", "heldUntil"},
+		{"null heldUntil", contract.ListActions.URL(p.ID), `{"actionType":"email_sent","description":"d","heldUntil":null}`, 400, "validation_failed", "heldUntil"},
+		{"heldUntil in the past", contract.ListActions.URL(p.ID), heldUntil(c.Now().Add(-time.Hour)), 400, "validation_failed", "heldUntil"},
+		{"heldUntil a second ahead", contract.ListActions.URL(p.ID), heldUntil(c.Now().Add(time.Second)), 400, "validation_failed", "heldUntil"},
+		{"heldUntil past a week", contract.ListActions.URL(p.ID), heldUntil(c.Now().Add(agenticpm.MaxHoldQueue + time.Hour)), 400, "validation_failed", "heldUntil"},
+		{"client executed", contract.ListActions.URL(p.ID), `{"actionType":"email_sent","description":"d","executed":true}`, 400, "validation_failed", "executed"},
+		{"confidence list", contract.ListActions.URL(p.ID), `{"actionType":"email_sent","description":"d","confidence":[1]}`, 400, "validation_failed", "confidence"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			apitest.WantError(t, s.Do(t, "POST", tt.path, tt.body), tt.status, tt.code, tt.field, "")
@@ -79,7 +81,7 @@ func actionIDs(as []agenticpm.Action) []string {
 func TestCheckpoints(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
-	path := "/projects/" + p.ID + "/checkpoints/jira/last_sync"
+	path := contract.GetCheckpoint.URL(p.ID, "jira", "last_sync")
 	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "checkpoint")
 	var c agenticpm.Checkpoint
 	s.Must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:30:00Z"}`, &c)
@@ -97,10 +99,10 @@ func TestCheckpoints(t *testing.T) {
 		status                   int
 		code, field              string
 	}{
-		{"put under unknown project", "PUT", "/projects/" + missingID + "/checkpoints/jira/last_sync", `{"checkpointValue":"v"}`, 404, "not_found", ""},
-		{"get under unknown project", "GET", "/projects/" + missingID + "/checkpoints/jira/last_sync", "", 404, "not_found", ""},
-		{"hash in key", "PUT", "/projects/" + p.ID + "/checkpoints/jira/a%23b", `{"checkpointValue":"v"}`, 400, "validation_failed", "key"},
-		{"bad integration", "GET", "/projects/" + p.ID + "/checkpoints/-x/last_sync", "", 400, "validation_failed", "integration"},
+		{"put under unknown project", contract.PutCheckpoint.Method, contract.PutCheckpoint.URL(missingID, "jira", "last_sync"), `{"checkpointValue":"v"}`, 404, "not_found", ""},
+		{"get under unknown project", contract.GetCheckpoint.Method, contract.GetCheckpoint.URL(missingID, "jira", "last_sync"), "", 404, "not_found", ""},
+		{"hash in key", contract.PutCheckpoint.Method, contract.PutCheckpoint.URL(p.ID, "jira", "a#b"), `{"checkpointValue":"v"}`, 400, "validation_failed", "key"},
+		{"bad integration", contract.GetCheckpoint.Method, contract.GetCheckpoint.URL(p.ID, "-x", "last_sync"), "", 400, "validation_failed", "integration"},
 		{"missing value", "PUT", path, `{}`, 400, "validation_failed", "checkpointValue"},
 		{"numeric value", "PUT", path, `{"checkpointValue":5}`, 400, "validation_failed", "checkpointValue"},
 	} {
@@ -115,7 +117,7 @@ func TestCheckpoints(t *testing.T) {
 // key=value, with a * for a served default.
 func listConfig(t *testing.T, s *service, limit int) (string, []int) {
 	t.Helper()
-	got, sizes := all[agenticpm.AgentConfig](t, s, fmt.Sprintf("/agent/config?limit=%d", limit))
+	got, sizes := all[agenticpm.AgentConfig](t, s, fmt.Sprintf(contract.ListAgentConfig.URL()+"?limit=%d", limit))
 	var out []string
 	for _, c := range got {
 		e := c.Key + "=" + string(c.Value)
@@ -132,11 +134,11 @@ func TestAgentConfig(t *testing.T) {
 	s := newService(t, nil)
 	// Nothing stored: the documented defaults are served, marked.
 	var c agenticpm.AgentConfig
-	s.Must(t, 200, "GET", "/agent/config/polling_interval_minutes", "", &c)
+	s.MustRoute(t, 200, contract.GetAgentConfig, "", &c, "polling_interval_minutes")
 	assert.Equal(t, "15", string(c.Value), "default: value")
 	assert.True(t, c.Default, "default: marked")
 	assert.Equal(t, "polling_interval_minutes", c.Key, "default: key")
-	apitest.WantError(t, s.Do(t, "GET", "/agent/config/greeting", ""), 404, "not_found", "", "agent config")
+	apitest.WantError(t, s.Do(t, contract.GetAgentConfig.Method, contract.GetAgentConfig.URL("greeting"), ""), 404, "not_found", "", "agent config")
 	const defaults = `budget_ceiling_daily_usd=0.33* escalation_expiry_hours=72* hold_queue_minutes=30* polling_interval_minutes=15* working_hours={"start":"08:00","end":"18:00","timezone":"Australia/Sydney"}*`
 	for _, limit := range []int{1, 3, 4, 25} {
 		got, sizes := listConfig(t, s, limit)
@@ -145,10 +147,10 @@ func TestAgentConfig(t *testing.T) {
 	}
 	assert.Equal(t, 0, s.Count(t), "serving defaults wrote items")
 	// Stored values override; defaults fill the key order around them.
-	s.Must(t, 200, "PUT", "/agent/config/hold_queue_minutes", `{"value":45}`, nil)
-	s.Must(t, 200, "PUT", "/agent/config/greeting", `{"value":"hello"}`, nil)
-	s.Must(t, 200, "PUT", "/agent/config/aaa", `{"value":1}`, nil)
-	s.Must(t, 200, "GET", "/agent/config/hold_queue_minutes", "", &c)
+	s.MustRoute(t, 200, contract.PutAgentConfig, `{"value":45}`, nil, "hold_queue_minutes")
+	s.MustRoute(t, 200, contract.PutAgentConfig, `{"value":"hello"}`, nil, "greeting")
+	s.MustRoute(t, 200, contract.PutAgentConfig, `{"value":1}`, nil, "aaa")
+	s.MustRoute(t, 200, contract.GetAgentConfig, "", &c, "hold_queue_minutes")
 	assert.Equal(t, "45", string(c.Value), "override: value")
 	assert.False(t, c.Default, "override: marked default")
 	assert.NotEmpty(t, c.UpdatedAt, "override: updatedAt")
@@ -160,7 +162,7 @@ func TestAgentConfig(t *testing.T) {
 	}
 	for k, v := range agenticpm.DefaultAgentConfig {
 		var c agenticpm.AgentConfig
-		s.Must(t, 200, "PUT", "/agent/config/"+k, `{"value":`+string(v)+`}`, &c)
+		s.MustRoute(t, 200, contract.PutAgentConfig, `{"value":`+string(v)+`}`, &c, k)
 		assert.Equal(t, k, c.Key, "put %s: key", k)
 		assert.Equal(t, string(v), string(c.Value), "put %s: value", k)
 		assert.False(t, c.Default, "put %s: marked default", k)
@@ -177,7 +179,7 @@ func TestAgentConfig(t *testing.T) {
 		{"key too long", strings.Repeat("k", 65), `{"value":1}`, "key"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "PUT", "/agent/config/"+tt.key, tt.body), 400, "validation_failed", tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.PutAgentConfig.Method, contract.PutAgentConfig.URL(tt.key), tt.body), 400, "validation_failed", tt.field, "")
 		})
 	}
 	assert.Equal(t, before, s.Count(t), "items: a refused put wrote")
