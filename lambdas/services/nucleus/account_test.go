@@ -111,7 +111,7 @@ func TestCreateAccount(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.doAs(t, tt.user, "POST", "/accounts", tt.body)
+			r := s.doAs(t, tt.user, contract.CreateAccount.Method, contract.CreateAccount.URL(), tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -126,7 +126,7 @@ func TestCreateAccount(t *testing.T) {
 			r.JSON(t, &shown)
 			assert.Regexp(t, `^nucleus-[0-9a-f]{48}$`, shown.ExternalID, "external id: want a generated one, shown once")
 			assert.True(t, a.ExternalIDSet, "external id set")
-			assert.Equal(t, "accounts/"+a.AccountID, r.Header.Get("Location"), "Location")
+			assert.Equal(t, strings.TrimPrefix(contract.GetAccount.URL(a.AccountID), "/"), r.Header.Get("Location"), "Location")
 			assert.Regexp(t, tsPattern, a.CreatedAt, "created_at")
 			assert.Equal(t, a.CreatedAt, a.UpdatedAt, "updated_at of a new account")
 			assert.Empty(t, a.LastTestRunAt, "last_test_run_at of a new account")
@@ -138,7 +138,7 @@ func TestCreateAccount(t *testing.T) {
 	// Every accepted account wrote one item and one audit entry; nothing
 	// rejected wrote anything.
 	s.wantCounts(t, created, created)
-	p := s.audit(t, "/audit/account/"+id)
+	p := s.audit(t, contract.EntityLog.URL("account", id))
 	require.Len(t, p.Entries, 1, "audit of %s", id)
 	e := p.Entries[0]
 	assert.Equal(t, nucleus.ActionCreate, e.Action, "audit of %s: action", id)
@@ -161,7 +161,7 @@ func TestGetAccount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "GET", "/accounts/"+tt.id, "")
+			r := s.Do(t, contract.GetAccount.Method, contract.GetAccount.URL(tt.id), "")
 			if tt.status == 400 {
 				apitest.WantError(t, r, 400, "validation_failed", "id", "")
 				return
@@ -176,7 +176,7 @@ func TestGetAccount(t *testing.T) {
 		})
 	}
 	t.Run("wrong method", func(t *testing.T) {
-		r := s.Do(t, "PUT", "/accounts/"+a.AccountID, "")
+		r := s.Do(t, "PUT", contract.GetAccount.URL(a.AccountID), "")
 		apitest.WantError(t, r, 405, "method_not_allowed", "", "")
 		assert.Contains(t, r.Header.Get("Allow"), "PATCH", "Allow")
 	})
@@ -190,18 +190,18 @@ func TestUpdateAccount(t *testing.T) {
 	s.createAccount(t, "210987654321", "Beta", "active")
 
 	var got nucleus.Account
-	s.Must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha","status":"inactive"}`, &got)
+	s.MustRoute(t, 200, contract.UpdateAccount, `{"account_name":"Alpha","status":"inactive"}`, &got, id)
 	assert.Equal(t, "Alpha", got.AccountName, "updated name")
 	assert.Equal(t, nucleus.AccountInactive, got.Status, "updated status")
 	assert.Equal(t, a.RoleARN, got.RoleARN, "role after update")
 	assert.Equal(t, a.CreatedAt, got.CreatedAt, "created_at after update")
 	assert.Greater(t, got.UpdatedAt, a.UpdatedAt, "updated_at moves forward")
 	var g2 nucleus.Account
-	s.Must(t, 200, "GET", "/accounts/"+id, "", &g2)
+	s.MustRoute(t, 200, contract.GetAccount, "", &g2, id)
 	assert.Equal(t, got, g2, "GET after PATCH")
 	// The rename moved the account in the alphabetical list.
 	assert.Equal(t, []string{"Alpha", "Beta"}, accountNames(t, s, ""), "list")
-	p := s.audit(t, "/audit/account/"+id)
+	p := s.audit(t, contract.EntityLog.URL("account", id))
 	if assert.Len(t, p.Entries, 2, "audit") {
 		assert.Equal(t, nucleus.ActionUpdate, p.Entries[0].Action, "audit: action")
 		assert.Equal(t, `{"changes":{"account_name":{"old":"Dev","new":"Alpha"},"status":{"old":"active","new":"inactive"}}}`,
@@ -209,7 +209,7 @@ func TestUpdateAccount(t *testing.T) {
 	}
 
 	_, auditBefore := s.counts(t)
-	s.Must(t, 200, "PATCH", "/accounts/"+id, `{"account_name":"Alpha"}`, &got)
+	s.MustRoute(t, 200, contract.UpdateAccount, `{"account_name":"Alpha"}`, &got, id)
 	_, after := s.counts(t)
 	assert.Equal(t, auditBefore, after, "a patch that changes nothing wrote an audit entry")
 
@@ -236,7 +236,7 @@ func TestUpdateAccount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "PATCH", "/accounts/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.UpdateAccount.Method, contract.UpdateAccount.URL(tt.id), tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	// A refused update creates no phantom account and no audit entry.
@@ -248,7 +248,7 @@ func accountNames(t *testing.T, s *service, query string) []string {
 	var names []string
 	for cur := ""; ; {
 		var p nucleus.AccountPage
-		s.Must(t, 200, "GET", "/accounts?"+query+"&cursor="+cur, "", &p)
+		s.Must(t, 200, contract.ListAccounts.Method, contract.ListAccounts.URL()+"?"+query+"&cursor="+cur, "", &p)
 		for _, a := range p.Accounts {
 			names = append(names, a.AccountName)
 		}
@@ -294,7 +294,7 @@ func TestListAccounts(t *testing.T) {
 			cur := ""
 			for i := 0; ; i++ {
 				var p nucleus.AccountPage
-				s.Must(t, 200, "GET", "/accounts?"+tt.query+"&cursor="+cur, "", &p)
+				s.Must(t, 200, contract.ListAccounts.Method, contract.ListAccounts.URL()+"?"+tt.query+"&cursor="+cur, "", &p)
 				require.Less(t, i, len(tt.sizes), "page %d: want sizes %v", i, tt.sizes)
 				require.Len(t, p.Accounts, tt.sizes[i], "page %d: want sizes %v", i, tt.sizes)
 				for _, a := range p.Accounts {
@@ -316,14 +316,14 @@ func TestListAccounts(t *testing.T) {
 	}
 
 	var p nucleus.AccountPage
-	s.Must(t, 200, "GET", "/accounts?limit=2&status=active", "", &p)
+	s.Must(t, 200, contract.ListAccounts.Method, contract.ListAccounts.URLQuery(dynastack.Values{dynastack.Limit: "2", contract.ParamStatus: "active"}), "", &p)
 	filtered := p.Next
-	s.Must(t, 200, "GET", "/accounts?limit=2", "", &p)
+	s.Must(t, 200, contract.ListAccounts.Method, contract.ListAccounts.URLQuery(dynastack.Values{dynastack.Limit: "2"}), "", &p)
 	unfiltered := p.Next
 	var sp nucleus.SchedulePage
 	sc := s.createSchedule(t, "a")
 	s.createSchedule(t, "b")
-	s.Must(t, 200, "GET", "/schedules?limit=1", "", &sp)
+	s.Must(t, 200, contract.ListSchedules.Method, contract.ListSchedules.URLQuery(dynastack.Values{dynastack.Limit: "1"}), "", &sp)
 	_ = sc
 	tampered := []byte(unfiltered)
 	tampered[len(tampered)/2] ^= 0x01
@@ -351,11 +351,11 @@ func TestListAccounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "GET", "/accounts?"+tt.query, ""), 400, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.ListAccounts.Method, contract.ListAccounts.URL()+"?"+tt.query, ""), 400, tt.code, tt.field, "")
 		})
 	}
 	if p := (nucleus.AccountPage{}); true {
-		s.Must(t, 200, "GET", "/accounts?cursor="+unfiltered+"&limit=50", "", &p)
+		s.Must(t, 200, contract.ListAccounts.Method, contract.ListAccounts.URL()+"?cursor="+unfiltered+"&limit=50", "", &p)
 		assert.Len(t, p.Accounts, 21, "cursor with another limit: accounts")
 		assert.Empty(t, p.Next, "cursor with another limit: next")
 	}
@@ -363,7 +363,7 @@ func TestListAccounts(t *testing.T) {
 
 func TestEmptyLists(t *testing.T) {
 	s := newService(t, options{})
-	for _, path := range []string{"/accounts", "/accounts?status=active", "/schedules", "/audit", "/audit/global"} {
+	for _, path := range []string{contract.ListAccounts.URL(), contract.ListAccounts.URLQuery(dynastack.Values{contract.ParamStatus: "active"}), contract.ListSchedules.URL(), contract.Timeline.URL(), contract.GlobalLog.URL()} {
 		r := s.Do(t, "GET", path, "")
 		assert.Equal(t, 200, r.Status, "GET %s: %s", path, r.Body)
 		assert.Regexp(t, `^\{"\w+":\[\]\}\n$`, string(r.Body), "GET %s", path)
@@ -385,7 +385,7 @@ func TestListAccountsBoundedScan(t *testing.T) {
 	var got []string
 	for cur := ""; ; pages++ {
 		var p nucleus.AccountPage
-		s.Must(t, 200, "GET", "/accounts?status=active&limit=1&cursor="+cur, "", &p)
+		s.Must(t, 200, contract.ListAccounts.Method, contract.ListAccounts.URL()+"?status=active&limit=1&cursor="+cur, "", &p)
 		for _, a := range p.Accounts {
 			got = append(got, a.AccountName)
 		}
@@ -412,7 +412,7 @@ func TestRolePattern(t *testing.T) {
 	cfg.Client = testenv.ServiceClient(t, "nucleus")
 	h := nucleus.NewHandler(cfg)
 	post := func(role string) apitest.Response {
-		return apitest.Do(t, h, "POST", "/accounts", `{"account_id":"123456789012","account_name":"A","role_arn":"`+role+`"}`, nucleus.HeaderUserID, testUser)
+		return apitest.Do(t, h, contract.CreateAccount.Method, contract.CreateAccount.URL(), `{"account_id":"123456789012","account_name":"A","role_arn":"`+role+`"}`, nucleus.HeaderUserID, testUser)
 	}
 	for _, role := range []string{"arn:aws:iam::123456789012:role/NucleusRole", "arn:aws:iam::123456789012:role/nucleus-executor"} {
 		apitest.WantError(t, post(role), 400, "validation_failed", "role_arn", "nucleus-executor-*")
@@ -424,6 +424,6 @@ func TestRolePattern(t *testing.T) {
 	}
 	r := post("arn:aws:iam::123456789012:role/nucleus-executor-dev.ops")
 	assert.Equal(t, 201, r.Status, "matching role: %s", r.Body)
-	r = apitest.Do(t, h, "PATCH", "/accounts/123456789012", `{"role_arn":"arn:aws:iam::123456789012:role/Other"}`, nucleus.HeaderUserID, testUser)
+	r = apitest.Do(t, h, contract.UpdateAccount.Method, contract.UpdateAccount.URL("123456789012"), `{"role_arn":"arn:aws:iam::123456789012:role/Other"}`, nucleus.HeaderUserID, testUser)
 	apitest.WantError(t, r, 400, "validation_failed", "role_arn", "")
 }

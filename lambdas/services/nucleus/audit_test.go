@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
@@ -30,15 +32,15 @@ func TestAuditLog(t *testing.T) {
 	s.createAccount(t, acct, "Dev", "active")
 	sc := s.createSchedule(t, "Nightly")
 	for i := range 10 {
-		s.Must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil)
+		s.MustRoute(t, 200, contract.UpdateSchedule, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil, sc.ScheduleID)
 	}
-	s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1)), nil)
+	s.MustRoute(t, 201, contract.AttachResource, resourceBody(acct, ec2ARN(acct, 1)), nil, sc.ScheduleID)
 
 	// One entity: 12 entries newest first, paged.
 	var all []nucleus.AuditEntry
 	cur := ""
 	for i := 0; ; i++ {
-		p := s.audit(t, "/audit/schedule/"+sc.ScheduleID+"?limit=5&cursor="+cur)
+		p := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID)+"?limit=5&cursor="+cur)
 		require.Len(t, p.Entries, []int{5, 5, 2}[i], "page %d", i)
 		all = append(all, p.Entries...)
 		if p.NextCursor == "" {
@@ -61,43 +63,43 @@ func TestAuditLog(t *testing.T) {
 	assert.Equal(t, nucleus.ActionUpdate, all[1].Action, "second newest action")
 
 	// Global timeline: the account's entry too, newest first.
-	tl := s.audit(t, "/audit?limit=100")
+	tl := s.audit(t, contract.Timeline.URLQuery(svc.Values{svc.Limit: "100"}))
 	require.Len(t, tl.Entries, 13, "timeline")
 	require.Equal(t, nucleus.EntityAccount, tl.Entries[12].EntityType, "timeline: oldest entry's type")
 	require.Equal(t, acct, tl.Entries[12].EntityID, "timeline: oldest entry's id")
 	// since is inclusive, until exclusive.
 	since, until := all[8].Timestamp, all[3].Timestamp
-	p := s.audit(t, "/audit?since="+since+"&until="+until)
+	p := s.audit(t, contract.Timeline.URL()+"?since="+since+"&until="+until)
 	if assert.Len(t, p.Entries, 5, "since/until") {
 		assert.Equal(t, all[4].Timestamp, p.Entries[0].Timestamp, "since/until: newest (until is exclusive)")
 		assert.Equal(t, since, p.Entries[4].Timestamp, "since/until: oldest (since is inclusive)")
 	}
-	p = s.audit(t, "/audit/schedule/"+sc.ScheduleID+"?since="+url.QueryEscape(strings.Replace(all[2].Timestamp, "Z", "+00:00", 1)))
+	p = s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID)+"?since="+url.QueryEscape(strings.Replace(all[2].Timestamp, "Z", "+00:00", 1)))
 	assert.Len(t, p.Entries, 3, "since with offset")
-	p = s.audit(t, "/audit?until=2000-01-01T00:00:00Z")
+	p = s.audit(t, contract.Timeline.URL()+"?until=2000-01-01T00:00:00Z")
 	assert.Empty(t, p.Entries, "until before retention: entries")
 	assert.Empty(t, p.NextCursor, "until before retention: cursor")
 
-	first := s.audit(t, "/audit/schedule/"+sc.ScheduleID+"?limit=2").NextCursor
-	tlCursor := s.audit(t, "/audit?limit=2").NextCursor
+	first := s.audit(t, contract.EntityLog.URLQuery(svc.Values{svc.Limit: "2"}, "schedule", sc.ScheduleID)).NextCursor
+	tlCursor := s.audit(t, contract.Timeline.URLQuery(svc.Values{svc.Limit: "2"})).NextCursor
 	tests := []struct {
 		name, path  string
 		status      int
 		code, field string
 	}{
-		{"cursor of another entity", "/audit/account/" + acct + "?cursor=" + first, 400, "bad_request", ""},
-		{"entity cursor on timeline", "/audit?cursor=" + first, 400, "bad_request", ""},
-		{"timeline cursor with since", "/audit?since=" + since + "&cursor=" + tlCursor, 400, "bad_request", ""},
-		{"garbage cursor", "/audit?cursor=xyz", 400, "bad_request", ""},
-		{"bad since", "/audit?since=yesterday", 400, "validation_failed", "since"},
-		{"date only", "/audit?until=2026-01-01", 400, "validation_failed", "until"},
-		{"since after until", "/audit?since=" + until + "&until=" + since, 400, "validation_failed", "until"},
-		{"unknown parameter", "/audit?entity=schedule", 400, "validation_failed", "entity"},
-		{"bad limit", "/audit?limit=-1", 400, "validation_failed", "limit"},
-		{"unknown entity type", "/audit/ticket/" + acct, 404, "not_found", ""},
-		{"plural entity type", "/audit/schedules/" + sc.ScheduleID, 404, "not_found", ""},
-		{"malformed account id", "/audit/account/12", 404, "not_found", ""},
-		{"malformed schedule id", "/audit/schedule/" + acct, 404, "not_found", ""},
+		{"cursor of another entity", contract.EntityLog.URL("account", acct) + "?cursor=" + first, 400, "bad_request", ""},
+		{"entity cursor on timeline", contract.Timeline.URL() + "?cursor=" + first, 400, "bad_request", ""},
+		{"timeline cursor with since", contract.Timeline.URL() + "?since=" + since + "&cursor=" + tlCursor, 400, "bad_request", ""},
+		{"garbage cursor", contract.Timeline.URLQuery(svc.Values{svc.Cursor: "xyz"}), 400, "bad_request", ""},
+		{"bad since", contract.Timeline.URLQuery(svc.Values{contract.ParamSince: "yesterday"}), 400, "validation_failed", "since"},
+		{"date only", contract.Timeline.URLQuery(svc.Values{contract.ParamUntil: "2026-01-01"}), 400, "validation_failed", "until"},
+		{"since after until", contract.Timeline.URL() + "?since=" + until + "&until=" + since, 400, "validation_failed", "until"},
+		{"unknown parameter", contract.Timeline.URL() + "?entity=schedule", 400, "validation_failed", "entity"},
+		{"bad limit", contract.Timeline.URLQuery(svc.Values{svc.Limit: "-1"}), 400, "validation_failed", "limit"},
+		{"unknown entity type", contract.EntityLog.URL("ticket", acct), 404, "not_found", ""},
+		{"plural entity type", contract.EntityLog.URL("schedules", sc.ScheduleID), 404, "not_found", ""},
+		{"malformed account id", contract.EntityLog.URL("account", "12"), 404, "not_found", ""},
+		{"malformed schedule id", contract.EntityLog.URL("schedule", acct), 404, "not_found", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +107,7 @@ func TestAuditLog(t *testing.T) {
 		})
 	}
 	// The log is history: an id that never existed has an empty one.
-	assert.Empty(t, s.audit(t, "/audit/account/999999999999").Entries, "unknown account log")
+	assert.Empty(t, s.audit(t, contract.EntityLog.URL("account", "999999999999")).Entries, "unknown account log")
 }
 
 // Entries past expire_at are hidden, although DynamoDB deletes them only
@@ -114,7 +116,7 @@ func TestAuditExpiry(t *testing.T) {
 	c := newClock(time.Second)
 	s := newService(t, options{now: c.Now})
 	sc := s.createSchedule(t, "Nightly")
-	s.Must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, `{"enabled":false}`, nil)
+	s.MustRoute(t, 200, contract.UpdateSchedule, `{"enabled":false}`, nil, sc.ScheduleID)
 	// An entry whose expire_at lies in the past although its timestamp is
 	// recent (written by another tool): the filter hides it.
 	ts := nucleus.Timestamp(c.Now())
@@ -125,16 +127,16 @@ func TestAuditExpiry(t *testing.T) {
 	})
 	_, err := s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.Audit), Item: item})
 	require.NoError(t, err)
-	require.Len(t, s.audit(t, "/audit/schedule/"+sc.ScheduleID).Entries, 2, "before expiry: want 2 (the expired one hidden)")
-	cursor := s.audit(t, "/audit?limit=1").NextCursor
+	require.Len(t, s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID)).Entries, 2, "before expiry: want 2 (the expired one hidden)")
+	cursor := s.audit(t, contract.Timeline.URLQuery(svc.Values{svc.Limit: "1"})).NextCursor
 
 	c.Advance(nucleus.Retention - 5*time.Second)
 	// The CREATE (written first) has expired, the UPDATE not yet.
-	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); assert.Len(t, p.Entries, 1, "at the edge") {
+	if p := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID)); assert.Len(t, p.Entries, 1, "at the edge") {
 		assert.Equal(t, nucleus.ActionUpdate, p.Entries[0].Action, "at the edge")
 	}
 	c.Advance(time.Hour)
-	for _, path := range []string{"/audit/schedule/" + sc.ScheduleID, "/audit", "/audit?cursor=" + cursor, "/audit?since=2000-01-01T00:00:00Z"} {
+	for _, path := range []string{contract.EntityLog.URL("schedule", sc.ScheduleID), contract.Timeline.URL(), contract.Timeline.URL() + "?cursor=" + cursor, contract.Timeline.URL() + "?since=2000-01-01T00:00:00Z"} {
 		p := s.audit(t, path)
 		assert.Empty(t, p.Entries, "GET %s after expiry: entries", path)
 		assert.Empty(t, p.NextCursor, "GET %s after expiry: cursor", path)
@@ -151,9 +153,9 @@ func TestSameInstantAudit(t *testing.T) {
 	s := newService(t, options{now: c.Now})
 	sc := s.createSchedule(t, "Nightly")
 	for i := range 5 {
-		s.Must(t, 200, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil)
+		s.MustRoute(t, 200, contract.UpdateSchedule, fmt.Sprintf(`{"schedule_name":"n%d"}`, i), nil, sc.ScheduleID)
 	}
-	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
+	p := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID))
 	ids := map[string]bool{}
 	for _, e := range p.Entries {
 		ids[e.EntryID] = true
@@ -170,13 +172,13 @@ func TestAuditAtomicWithChange(t *testing.T) {
 	c := newClock(0)
 	s := newService(t, options{now: c.Now, newEntryID: func(time.Time) string { return "01J00000000000000000000000" }})
 	sc := s.createSchedule(t, "Nightly")
-	r := s.Do(t, "PATCH", "/schedules/"+sc.ScheduleID, `{"schedule_name":"Renamed"}`)
+	r := s.Do(t, contract.UpdateSchedule.Method, contract.UpdateSchedule.URL(sc.ScheduleID), `{"schedule_name":"Renamed"}`)
 	apitest.WantError(t, r, 500, "internal", "", "")
 	var d nucleus.ScheduleDetail
-	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.MustRoute(t, 200, contract.GetSchedule, "", &d, sc.ScheduleID)
 	assert.Equal(t, "Nightly", d.Schedule.ScheduleName, "change applied without its audit entry")
 	s.createAccount(t, "123456789012", "Dev", "active")
-	apitest.WantError(t, s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody("123456789012", ec2ARN("123456789012", 1))), 500, "internal", "", "")
+	apitest.WantError(t, s.Do(t, contract.AttachResource.Method, contract.AttachResource.URL(sc.ScheduleID), resourceBody("123456789012", ec2ARN("123456789012", 1))), 500, "internal", "", "")
 	// Two creates worked (their entries went to different partitions);
 	// nothing else was written.
 	s.wantCounts(t, 2, 2)
@@ -230,7 +232,7 @@ func TestRecordExecution(t *testing.T) {
 	app, audit := s.counts(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "POST", "/audit", tt.body)
+			r := s.Do(t, contract.RecordExecution.Method, contract.RecordExecution.URL(), tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				s.wantCounts(t, app, audit)
@@ -251,17 +253,17 @@ func TestRecordExecution(t *testing.T) {
 		})
 	}
 	var a nucleus.Account
-	s.Must(t, 200, "GET", "/accounts/"+acct, "", &a)
-	p := s.audit(t, "/audit/account/"+acct)
+	s.MustRoute(t, 200, contract.GetAccount, "", &a, acct)
+	p := s.audit(t, contract.EntityLog.URL("account", acct))
 	require.NotEmpty(t, p.Entries, "account's audit")
 	assert.NotEmpty(t, a.LastTestRunAt, "last_test_run_at")
 	assert.Equal(t, p.Entries[0].Timestamp, a.LastTestRunAt, "last_test_run_at is the latest execution's")
 	assert.NotEqual(t, a.UpdatedAt, a.LastTestRunAt, "updated_at")
-	if g := s.audit(t, "/audit/global"); assert.Len(t, g.Entries, 1, "global entity log") {
+	if g := s.audit(t, contract.GlobalLog.URL()); assert.Len(t, g.Entries, 1, "global entity log") {
 		assert.Equal(t, nucleus.EntityGlobal, g.Entries[0].EntityType, "global entity log: type")
 		assert.Empty(t, g.Entries[0].EntityID, "global entity log: id")
 	}
-	apitest.WantError(t, s.doAs(t, "", "POST", "/audit", exec(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.doAs(t, "", contract.RecordExecution.Method, contract.RecordExecution.URL(), exec(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
 }
 
 // Behind API Gateway with IAM authorization, the caller's ARN is the user
@@ -271,12 +273,12 @@ func TestIAMCaller(t *testing.T) {
 	adapter := httpadapter.NewV2(s.H)
 	const caller = "arn:aws:sts::123456789012:assumed-role/Ops/alice"
 	ev := events.APIGatewayV2HTTPRequest{
-		RawPath: "/schedules",
+		RawPath: contract.ListSchedules.URL(),
 		Headers: map[string]string{"content-type": "application/json", "x-user-id": "mallory"},
 		Body:    scheduleBody(nil),
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RequestID:  "req-1",
-			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/schedules"},
+			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: contract.CreateSchedule.Method, Path: contract.CreateSchedule.URL()},
 			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{UserARN: caller}},
 		},
 	}
@@ -285,7 +287,7 @@ func TestIAMCaller(t *testing.T) {
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", resp.Body)
 	var sc nucleus.Schedule
 	_ = json.Unmarshal([]byte(resp.Body), &sc)
-	if p := s.audit(t, "/audit/schedule/"+sc.ScheduleID); assert.Len(t, p.Entries, 1, "audit") {
+	if p := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID)); assert.Len(t, p.Entries, 1, "audit") {
 		assert.Equal(t, caller, p.Entries[0].UserID, "audit: user")
 	}
 
@@ -298,7 +300,9 @@ func TestIAMCaller(t *testing.T) {
 	// An escaped ARN in RawPath reaches the handler intact.
 	ev.Headers = map[string]string{"x-user-id": "ops"}
 	ev.RequestContext.HTTP.Method = "DELETE"
-	ev.RawPath = "/schedules/" + sc.ScheduleID + "/resources/" + url.PathEscape(ec2ARN("123456789012", 5))
+	// The ARN escaped whole, slashes too (Route.URL keeps a greedy
+	// value's slashes): the route's path with an empty ARN, then it.
+	ev.RawPath = contract.DetachResource.URL(sc.ScheduleID, "") + url.PathEscape(ec2ARN("123456789012", 5))
 	ev.Body = ""
 	resp, _ = adapter.ProxyWithContext(context.Background(), ev)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "escaped ARN: %s", resp.Body)

@@ -30,11 +30,11 @@ func TestForgedCursor(t *testing.T) {
 		return tok
 	}
 	for _, tt := range []struct{ name, path string }{
-		{"timeline above until", "/audit?until=" + until + "&cursor=" + forge("nucleus/audit/timeline?since=&until="+until,
+		{"timeline above until", contract.Timeline.URL() + "?until=" + until + "&cursor=" + forge("nucleus/audit/timeline?since=&until="+until,
 			pageKey{PK: "ACCOUNT#111111111111", SK: "TIMESTAMP#9999", GSI1PK: "AUDIT#GLOBAL", GSI1SK: "TIMESTAMP#9999"})},
-		{"entity above until", "/audit/account/111111111111?until=" + until + "&cursor=" + forge("nucleus/audit/entity/ACCOUNT#111111111111?since=&until="+until,
+		{"entity above until", contract.EntityLog.URL("account", "111111111111") + "?until=" + until + "&cursor=" + forge("nucleus/audit/entity/ACCOUNT#111111111111?since=&until="+until,
 			pageKey{PK: "ACCOUNT#111111111111", SK: "TIMESTAMP#9999"})},
-		{"index cursor of another partition", "/audit?cursor=" + forge("nucleus/audit/timeline?since=&until=",
+		{"index cursor of another partition", contract.Timeline.URL() + "?cursor=" + forge("nucleus/audit/timeline?since=&until=",
 			pageKey{PK: "ACCOUNT#111111111111", SK: "TIMESTAMP#1", GSI1PK: "ACCOUNT#111111111111", GSI1SK: "TIMESTAMP#1"})},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

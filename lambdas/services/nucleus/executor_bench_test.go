@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
@@ -35,9 +36,9 @@ func (e *execEnv) meteredExecutor(t testing.TB, m *ddbrecord.Recorder) *nucleus.
 func (e *execEnv) everyMinute(t testing.TB, resources int) {
 	t.Helper()
 	e.accountWithRole(t, acctA)
-	e.Must(t, 201, "POST", "/schedules", `{"schedule_name":"every minute","start_cron":"* * * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, nil)
+	e.MustRoute(t, 201, contract.CreateSchedule, `{"schedule_name":"every minute","start_cron":"* * * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, nil)
 	var page nucleus.SchedulePage
-	e.Must(t, 200, "GET", "/schedules", "", &page)
+	e.MustRoute(t, 200, contract.ListSchedules, "", &page)
 	for i := range resources {
 		id := fmt.Sprintf("i-%017x", i+1)
 		e.ec2.AddInstance(id, awsloop.InstanceStopped)

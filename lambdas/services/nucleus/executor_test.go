@@ -103,7 +103,7 @@ func (e *execEnv) accountWithRole(t testing.TB, id string) (role, externalID str
 	var created struct {
 		ExternalID string `json:"external_id"`
 	}
-	e.Must(t, http.StatusCreated, "POST", "/accounts", string(b), &created)
+	e.MustRoute(t, http.StatusCreated, contract.CreateAccount, string(b), &created)
 	require.Regexp(t, `^nucleus-`, created.ExternalID, "external id: want a generated one")
 	e.sts.Trust(role, created.ExternalID)
 	return role, created.ExternalID
@@ -126,7 +126,7 @@ func (e *execEnv) scheduleAt(t testing.TB, zone string, starts, stops []time.Tim
 	b, _ := json.Marshal(map[string]any{"schedule_name": "exec " + zone, "start_cron": cron(starts), "end_cron": cron(stops),
 		"timezone": zone, "enabled": true})
 	var sc nucleus.Schedule
-	e.Must(t, http.StatusCreated, "POST", "/schedules", string(b), &sc)
+	e.MustRoute(t, http.StatusCreated, contract.CreateSchedule, string(b), &sc)
 	return sc.ScheduleID
 }
 
@@ -149,14 +149,14 @@ func join(set map[int]bool) string {
 func (e *execEnv) attach(t testing.TB, scheduleID, typ, region, account, arn string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"resource_arn": arn, "resource_type": typ, "region": region, "account_id": account})
-	e.Must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", string(b), nil)
+	e.MustRoute(t, http.StatusCreated, contract.AttachResource, string(b), nil, scheduleID)
 }
 
 // executions returns the schedule's EXECUTE entries by resource ARN.
 func (e *execEnv) executions(t *testing.T, scheduleID string) map[string][]map[string]any {
 	t.Helper()
 	out := map[string][]map[string]any{}
-	for _, en := range e.audit(t, "/audit/schedule/"+scheduleID+"?limit=100").Entries {
+	for _, en := range e.audit(t, contract.EntityLog.URLQuery(svc.Values{svc.Limit: "100"}, "schedule", scheduleID)).Entries {
 		if en.Action != nucleus.ActionExecute {
 			continue
 		}
@@ -319,7 +319,7 @@ func TestExecutorStartsAndStopsEveryResource(t *testing.T) {
 	var detail struct {
 		Resources []nucleus.Resource `json:"resources"`
 	}
-	e.Must(t, http.StatusOK, "GET", "/schedules/"+sid, "", &detail)
+	e.MustRoute(t, http.StatusOK, contract.GetSchedule, "", &detail, sid)
 	for _, r := range detail.Resources {
 		want := map[string]int32{serviceB: 3, legacySvcB: 2}[r.ResourceARN]
 		if got := r.PreviousDesiredCount; want == 0 {
@@ -447,7 +447,7 @@ func TestExecutorWhatIsDue(t *testing.T) {
 		ids = append(ids, sid)
 	}
 	// Disabled: never.
-	e.Must(t, http.StatusOK, "PATCH", "/schedules/"+ids[4], `{"enabled":false}`, nil)
+	e.MustRoute(t, http.StatusOK, contract.UpdateSchedule, `{"enabled":false}`, nil, ids[4])
 
 	// Past the look-back: neither fire is executed.
 	e.run(t, fire.Add(2*time.Minute+nucleus.DefaultLookBack+time.Second))
@@ -458,7 +458,7 @@ func TestExecutorWhatIsDue(t *testing.T) {
 	require.Empty(t, e.ec2.CallsOf("StartInstances"), "starts although the stop superseded them")
 	// A schedule edited after the stop fired does not replay it.
 	e.setClock(fire.Add(2*time.Minute + 10*time.Second))
-	e.Must(t, http.StatusOK, "PATCH", "/schedules/"+ids[0], `{"schedule_name":"renamed"}`, nil)
+	e.MustRoute(t, http.StatusOK, contract.UpdateSchedule, `{"schedule_name":"renamed"}`, nil, ids[0])
 	// The stop's own run: the three other enabled schedules, across pages.
 	e.run(t, fire.Add(2*time.Minute+20*time.Second))
 	assert.Len(t, e.ec2.CallsOf("StopInstances"), 3, "StopInstances: want one per enabled, unedited schedule")
@@ -480,7 +480,7 @@ func TestExecutorAccountFailures(t *testing.T) {
 	e.createAccount(t, acctB, "untrusted", "active") // role not trusted by the fake STS
 	const acctC = "333333333333"
 	e.accountWithRole(t, acctC)
-	e.Must(t, http.StatusOK, "PATCH", "/accounts/"+acctC, `{"status":"inactive"}`, nil)
+	e.MustRoute(t, http.StatusOK, contract.UpdateAccount, `{"status":"inactive"}`, nil, acctC)
 	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Hour)})
 	arns := map[string]string{}

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
@@ -50,13 +52,13 @@ func TestConnectionTest(t *testing.T) {
 	var created struct {
 		ExternalID string `json:"external_id"`
 	}
-	s.Must(t, http.StatusCreated, "POST", "/accounts", string(b), &created)
+	s.MustRoute(t, http.StatusCreated, contract.CreateAccount, string(b), &created)
 	ext := created.ExternalID
 	fake.Trust(role, ext)                    // the trust policy the account owner writes
 	s.createAccount(t, acctB, "B", "active") // its role is not trusted
 
 	var ok testResult
-	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &ok)
+	s.MustRoute(t, http.StatusOK, contract.TestAccount, "", &ok, acctA)
 	assert.Equal(t, "SUCCESS", ok.Status, "result %+v", ok)
 	assert.Equal(t, "arn:aws:sts::"+acctA+":assumed-role/nucleus-executor-ok/"+nucleus.SessionTest, ok.Details["assumed_role_arn"], "result: assumed_role_arn")
 	assert.Equal(t, ok.Details["assumed_role_arn"], ok.Details["caller_arn"], "result: caller_arn")
@@ -74,14 +76,14 @@ func TestConnectionTest(t *testing.T) {
 		assert.Equal(t, ss.SessionToken, who.SessionToken, "GetCallerIdentity signed by %s: session token", who.AccessKeyID)
 	}
 	var a nucleus.Account
-	read := s.Do(t, "GET", "/accounts/"+acctA, "")
+	read := s.Do(t, contract.GetAccount.Method, contract.GetAccount.URL(acctA), "")
 	read.JSON(t, &a)
 	assert.Equal(t, ok.TestedAt, a.LastTestRunAt, "account after test: last_test_run_at")
 	assert.Equal(t, nucleus.StatusSuccess, a.LastTestStatus, "account after test: last_test_status")
 	assert.True(t, a.ExternalIDSet, "account after test: external id set")
 	// Shown once: not in a read, a list, a test's details or the audit log.
-	list := s.Do(t, "GET", "/accounts", "")
-	audit := s.Do(t, "GET", "/audit/account/"+acctA, "")
+	list := s.Do(t, contract.ListAccounts.Method, contract.ListAccounts.URL(), "")
+	audit := s.Do(t, contract.EntityLog.Method, contract.EntityLog.URL("account", acctA), "")
 	for what, body := range map[string][]byte{"read": read.Body, "list": list.Body, "test": mustJSON(t, ok), "audit": audit.Body} {
 		assert.NotContains(t, string(body), ext, "the %s shows the external id", what)
 		assert.NotContains(t, string(body), `"external_id":`, "the %s shows the external id", what)
@@ -93,43 +95,43 @@ func TestConnectionTest(t *testing.T) {
 	var rotated struct {
 		ExternalID string `json:"external_id"`
 	}
-	s.Must(t, http.StatusOK, "PATCH", "/accounts/"+acctA, `{"rotate_external_id":true}`, &rotated)
+	s.MustRoute(t, http.StatusOK, contract.UpdateAccount, `{"rotate_external_id":true}`, &rotated, acctA)
 	require.NotEqual(t, ext, rotated.ExternalID, "rotated external id")
 	require.Regexp(t, `^nucleus-`, rotated.ExternalID, "rotated external id")
 	var stale testResult
-	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &stale)
+	s.MustRoute(t, http.StatusOK, contract.TestAccount, "", &stale, acctA)
 	assert.Equal(t, "FAIL", stale.Status, "test with the old trust policy after a rotation: %+v", stale)
 	fake.Trust(role, rotated.ExternalID)
 	var fresh testResult
-	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &fresh)
+	s.MustRoute(t, http.StatusOK, contract.TestAccount, "", &fresh, acctA)
 	assert.Equal(t, "SUCCESS", fresh.Status, "test with the new trust policy: %+v", fresh)
-	audit = s.Do(t, "GET", "/audit/account/"+acctA, "")
+	audit = s.Do(t, contract.EntityLog.Method, contract.EntityLog.URL("account", acctA), "")
 	assert.NotContains(t, string(audit.Body), rotated.ExternalID, "audit after rotation")
 	assert.Contains(t, string(audit.Body), "rotated, not shown", "audit after rotation")
 
 	var denied testResult
-	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctB+"/test", "", &denied)
+	s.MustRoute(t, http.StatusOK, contract.TestAccount, "", &denied, acctB)
 	e, _ := denied.Details["error"].(map[string]any)
 	assert.Equal(t, "FAIL", denied.Status, "untrusted role: %+v", denied)
 	assert.Equal(t, "AccessDenied", e["code"], "untrusted role: error code")
 	assert.Equal(t, "sts:AssumeRole", denied.Details["call"], "untrusted role: call")
-	if p := s.audit(t, "/audit/account/"+acctB); assert.Len(t, p.Entries, 2, "audit of B") {
+	if p := s.audit(t, contract.EntityLog.URL("account", acctB)); assert.Len(t, p.Entries, 2, "audit of B") {
 		assert.Equal(t, nucleus.StatusFail, p.Entries[0].Status, "audit of B: status")
 		assert.Equal(t, nucleus.ActionExecute, p.Entries[0].Action, "audit of B: action")
 	}
 
 	calls := len(fake.Calls())
-	apitest.WantError(t, s.Do(t, "POST", "/accounts/999999999999/test", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.doAs(t, "", "POST", "/accounts/"+acctA+"/test", ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.Do(t, contract.TestAccount.Method, contract.TestAccount.URL("999999999999"), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.doAs(t, "", contract.TestAccount.Method, contract.TestAccount.URL(acctA), ""), 400, "validation_failed", nucleus.HeaderUserID, "")
 	assert.Len(t, fake.Calls(), calls, "refused tests called STS")
-	apitest.WantError(t, newService(t, options{}).Do(t, "POST", "/accounts/"+acctA+"/test", ""), 503, "unavailable", "", "")
+	apitest.WantError(t, newService(t, options{}).Do(t, contract.TestAccount.Method, contract.TestAccount.URL(acctA), ""), 503, "unavailable", "", "")
 
 	// STS throttling past the SDK's retries: the test ran, and the
 	// throttle is its finding.
 	fake.Inject("AssumeRole", -1, awsloop.STSService.Throttle())
 	before := len(fake.CallsOf("AssumeRole"))
 	var throttled testResult
-	s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", &throttled)
+	s.MustRoute(t, http.StatusOK, contract.TestAccount, "", &throttled, acctA)
 	fake.Inject("AssumeRole", 0, nil)
 	e, _ = throttled.Details["error"].(map[string]any)
 	assert.Equal(t, "FAIL", throttled.Status, "throttled: %+v", throttled)
@@ -159,14 +161,14 @@ func TestLastTestRunAtOnlyMovesForward(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			if i%2 == 0 {
-				s.Must(t, http.StatusOK, "POST", "/accounts/"+acctA+"/test", "", nil)
+				s.MustRoute(t, http.StatusOK, contract.TestAccount, "", nil, acctA)
 				return
 			}
-			s.Must(t, http.StatusCreated, "POST", "/audit", `{"entity_type":"account","entity_id":"`+acctA+`","action":"EXECUTE","status":"FAIL"}`, nil)
+			s.MustRoute(t, http.StatusCreated, contract.RecordExecution, `{"entity_type":"account","entity_id":"`+acctA+`","action":"EXECUTE","status":"FAIL"}`, nil)
 		})
 	}
 	wg.Wait()
-	p := s.audit(t, "/audit/account/"+acctA+"?limit=100")
+	p := s.audit(t, contract.EntityLog.URLQuery(svc.Values{svc.Limit: "100"}, "account", acctA))
 	var newest string
 	tests := 0
 	for _, e := range p.Entries {
@@ -176,20 +178,20 @@ func TestLastTestRunAtOnlyMovesForward(t *testing.T) {
 		}
 	}
 	var a nucleus.Account
-	s.Must(t, http.StatusOK, "GET", "/accounts/"+acctA, "", &a)
+	s.MustRoute(t, http.StatusOK, contract.GetAccount, "", &a, acctA)
 	assert.Equal(t, n, tests, "tests logged")
 	assert.Equal(t, newest, a.LastTestRunAt, "last_test_run_at is the newest test")
 }
 
 func (s *service) attachTo(t *testing.T, scheduleID, account string, n int) {
 	t.Helper()
-	s.Must(t, http.StatusCreated, "PUT", "/schedules/"+scheduleID+"/resources", resourceBody(account, ec2ARN(account, n)), nil)
+	s.MustRoute(t, http.StatusCreated, contract.AttachResource, resourceBody(account, ec2ARN(account, n)), nil, scheduleID)
 }
 
 func (s *service) resourceCount(t *testing.T, account string) int64 {
 	t.Helper()
 	var a nucleus.Account
-	s.Must(t, http.StatusOK, "GET", "/accounts/"+account, "", &a)
+	s.MustRoute(t, http.StatusOK, contract.GetAccount, "", &a, account)
 	return a.ResourceCount
 }
 
@@ -208,20 +210,20 @@ func TestDeleteSchedule(t *testing.T) {
 	require.Equal(t, int64(1), b, "resource_count B")
 	app, audit := s.counts(t)
 
-	apitest.WantError(t, s.doAs(t, "", "DELETE", "/schedules/"+sc.ScheduleID, ""), 400, "validation_failed", nucleus.HeaderUserID, "")
-	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.doAs(t, "", contract.DeleteSchedule.Method, contract.DeleteSchedule.URL(sc.ScheduleID), ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.Do(t, contract.DeleteSchedule.Method, contract.DeleteSchedule.URL("not-a-uuid"), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.DeleteSchedule.Method, contract.DeleteSchedule.URL("3f1d7e3a-1111-4000-8000-000000000000"), ""), 404, "not_found", "", "")
 	s.wantCounts(t, app, audit)
 
-	r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, "")
+	r := s.Do(t, contract.DeleteSchedule.Method, contract.DeleteSchedule.URL(sc.ScheduleID), "")
 	require.Equal(t, http.StatusNoContent, r.Status, "delete: %s", r.Body)
 	s.wantCounts(t, app-4, audit+1)
-	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.GetSchedule.Method, contract.GetSchedule.URL(sc.ScheduleID), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.DeleteSchedule.Method, contract.DeleteSchedule.URL(sc.ScheduleID), ""), 404, "not_found", "", "")
 	a, b = s.resourceCount(t, acctA), s.resourceCount(t, acctB)
 	assert.Equal(t, int64(1), a, "after delete resource_count A")
 	assert.Equal(t, int64(0), b, "after delete resource_count B")
-	entries := s.audit(t, "/audit/schedule/"+sc.ScheduleID).Entries
+	entries := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID)).Entries
 	require.NotEmpty(t, entries, "audit of the schedule")
 	e := entries[0]
 	var d struct {
@@ -245,12 +247,12 @@ func TestDeleteScheduleRacingAttaches(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 8 {
 			wg.Go(func() {
-				r := s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acctA, ec2ARN(acctA, 1000*round+i+1)))
+				r := s.Do(t, contract.AttachResource.Method, contract.AttachResource.URL(sc.ScheduleID), resourceBody(acctA, ec2ARN(acctA, 1000*round+i+1)))
 				assert.Contains(t, []int{201, 404, 409}, r.Status, "attach: %s", r.Body)
 			})
 		}
 		wg.Go(func() {
-			r := s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, "")
+			r := s.Do(t, contract.DeleteSchedule.Method, contract.DeleteSchedule.URL(sc.ScheduleID), "")
 			assert.Contains(t, []int{204, 409}, r.Status, "delete: %s", r.Body)
 		})
 		wg.Wait()
@@ -279,10 +281,10 @@ func TestDeleteScheduleTooManyResources(t *testing.T) {
 		s.attachTo(t, sc.ScheduleID, acctA, i+1)
 	}
 	app, audit := s.counts(t)
-	apitest.WantError(t, s.Do(t, "DELETE", "/schedules/"+sc.ScheduleID, ""), 409, "conflict", "", "detach")
+	apitest.WantError(t, s.Do(t, contract.DeleteSchedule.Method, contract.DeleteSchedule.URL(sc.ScheduleID), ""), 409, "conflict", "", "detach")
 	s.wantCounts(t, app, audit)
-	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
-	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID, "", nil)
+	s.MustRoute(t, http.StatusNoContent, contract.DetachResource, "", nil, sc.ScheduleID, ec2ARN(acctA, 1))
+	s.MustRoute(t, http.StatusNoContent, contract.DeleteSchedule, "", nil, sc.ScheduleID)
 	s.wantCounts(t, 1, audit+2)
 	assert.Equal(t, int64(0), s.resourceCount(t, acctA), "resource_count")
 }
@@ -293,16 +295,16 @@ func TestDeleteAccount(t *testing.T) {
 	sc := s.createSchedule(t, "S")
 	s.attachTo(t, sc.ScheduleID, acctA, 1)
 	app, audit := s.counts(t)
-	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "detach")
-	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/999999999999", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/x", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.doAs(t, "", "DELETE", "/accounts/"+acctA, ""), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.Do(t, contract.DeleteAccount.Method, contract.DeleteAccount.URL(acctA), ""), 409, "conflict", "", "detach")
+	apitest.WantError(t, s.Do(t, contract.DeleteAccount.Method, contract.DeleteAccount.URL("999999999999"), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.DeleteAccount.Method, contract.DeleteAccount.URL("x"), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.doAs(t, "", contract.DeleteAccount.Method, contract.DeleteAccount.URL(acctA), ""), 400, "validation_failed", nucleus.HeaderUserID, "")
 	s.wantCounts(t, app, audit)
 
-	s.Must(t, http.StatusNoContent, "DELETE", "/schedules/"+sc.ScheduleID+"/resources/"+ec2ARN(acctA, 1), "", nil)
-	s.Must(t, http.StatusNoContent, "DELETE", "/accounts/"+acctA, "", nil)
-	apitest.WantError(t, s.Do(t, "GET", "/accounts/"+acctA, ""), 404, "not_found", "", "")
-	entries := s.audit(t, "/audit/account/"+acctA).Entries
+	s.MustRoute(t, http.StatusNoContent, contract.DetachResource, "", nil, sc.ScheduleID, ec2ARN(acctA, 1))
+	s.MustRoute(t, http.StatusNoContent, contract.DeleteAccount, "", nil, acctA)
+	apitest.WantError(t, s.Do(t, contract.GetAccount.Method, contract.GetAccount.URL(acctA), ""), 404, "not_found", "", "")
+	entries := s.audit(t, contract.EntityLog.URL("account", acctA)).Entries
 	require.NotEmpty(t, entries, "audit of the account")
 	assert.Equal(t, nucleus.ActionDelete, entries[0].Action, "DELETE entry %+v", entries[0])
 	assert.Contains(t, string(entries[0].Details), `"account_name":"A"`, "DELETE entry details")
@@ -321,7 +323,7 @@ func TestDeleteAccountWithUncountedResource(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.tables.App), Item: av})
 	require.NoError(t, err)
-	apitest.WantError(t, s.Do(t, "DELETE", "/accounts/"+acctA, ""), 409, "conflict", "", "")
+	apitest.WantError(t, s.Do(t, contract.DeleteAccount.Method, contract.DeleteAccount.URL(acctA), ""), 409, "conflict", "", "")
 }
 
 // An account delete racing attaches to it: either the attach lands first
@@ -336,9 +338,11 @@ func TestDeleteAccountRacingAttach(t *testing.T) {
 		var wg sync.WaitGroup
 		var attached, deleted bool
 		wg.Go(func() {
-			attached = s.Do(t, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 1))).Status == 201
+			attached = s.Do(t, contract.AttachResource.Method, contract.AttachResource.URL(sc.ScheduleID), resourceBody(acct, ec2ARN(acct, 1))).Status == 201
 		})
-		wg.Go(func() { deleted = s.Do(t, "DELETE", "/accounts/"+acct, "").Status == 204 })
+		wg.Go(func() {
+			deleted = s.Do(t, contract.DeleteAccount.Method, contract.DeleteAccount.URL(acct), "").Status == 204
+		})
 		wg.Wait()
 		assert.NotEqual(t, attached, deleted, "round %d: attached %v, deleted %v: want exactly one", round, attached, deleted)
 	}

@@ -25,7 +25,7 @@ func TestCreateAccountWithLostAnswer(t *testing.T) {
 
 	const id = "222222222222"
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
-	lossy.Must(t, 201, "POST", "/accounts", `{"account_id":"`+id+`","account_name":"acct","role_arn":"arn:aws:iam::`+id+`:role/nucleus-executor-target"}`, nil)
+	lossy.MustRoute(t, 201, contract.CreateAccount, `{"account_id":"`+id+`","account_name":"acct","role_arn":"arn:aws:iam::`+id+`:role/nucleus-executor-target"}`, nil)
 	require.Equal(t, 1, proxy.Faults(), "answers dropped: want the transaction's")
-	assert.Len(t, s.audit(t, "/audit/account/"+id).Entries, 1, "audit entries for one create")
+	assert.Len(t, s.audit(t, contract.EntityLog.URL("account", id)).Entries, 1, "audit entries for one create")
 }

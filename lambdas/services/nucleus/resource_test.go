@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/stretchr/testify/assert"
@@ -18,7 +20,7 @@ func TestAttachResource(t *testing.T) {
 	const acct, other = "123456789012", "210987654321"
 	s.createAccount(t, acct, "Dev", "active")
 	sc := s.createSchedule(t, "Nightly")
-	path := "/schedules/" + sc.ScheduleID + "/resources"
+	path := contract.AttachResource.URL(sc.ScheduleID)
 	body := func(typ, arn, region, account string) string {
 		b, _ := json.Marshal(map[string]string{"resource_arn": arn, "resource_type": typ, "region": region, "account_id": account})
 		return string(b)
@@ -38,8 +40,8 @@ func TestAttachResource(t *testing.T) {
 		{"rds", path, body("rds", rds, "eu-west-1", acct), 201, "", ""},
 		{"rds cluster", path, body("rds", "arn:aws:rds:eu-west-1:"+acct+":cluster:aurora-1", "eu-west-1", acct), 201, "", ""},
 		{"ec2 short instance id", path, body("ec2", "arn:aws:ec2:us-east-1:"+acct+":instance/i-0123abcd", "us-east-1", acct), 201, "", ""},
-		{"unknown schedule", "/schedules/3f1d7e3a-1111-4000-8000-000000000000/resources", body("ec2", ec2ARN(acct, 2), "us-east-1", acct), 404, "not_found", ""},
-		{"malformed schedule id", "/schedules/x/resources", body("ec2", ec2ARN(acct, 2), "us-east-1", acct), 404, "not_found", ""},
+		{"unknown schedule", contract.AttachResource.URL("3f1d7e3a-1111-4000-8000-000000000000"), body("ec2", ec2ARN(acct, 2), "us-east-1", acct), 404, "not_found", ""},
+		{"malformed schedule id", contract.AttachResource.URL("x"), body("ec2", ec2ARN(acct, 2), "us-east-1", acct), 404, "not_found", ""},
 		{"unknown account", path, body("ec2", ec2ARN(other, 2), "us-east-1", other), 409, "conflict", ""},
 		{"type mismatch", path, body("rds", ec2ARN(acct, 3), "us-east-1", acct), 400, "validation_failed", "resource_arn"},
 		{"region mismatch", path, body("ec2", ec2ARN(acct, 3), "eu-west-1", acct), 400, "validation_failed", "resource_arn"},
@@ -86,7 +88,7 @@ func TestAttachResource(t *testing.T) {
 		apitest.WantError(t, s.doAs(t, "", "PUT", path, body("ec2", ec2ARN(acct, 7), "us-east-1", acct)), 400, "validation_failed", nucleus.HeaderUserID, "")
 	})
 	// The attach is in the schedule's audit log, with what was attached.
-	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
+	p := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID))
 	require.Len(t, p.Entries, 7, "audit")
 	assert.Equal(t, nucleus.ActionCreate, p.Entries[0].Action, "audit: latest entry")
 	assert.Contains(t, string(p.Entries[len(p.Entries)-2].Details), ec2, "audit: the first attach")
@@ -99,11 +101,12 @@ func TestDetachResource(t *testing.T) {
 	sc := s.createSchedule(t, "Nightly")
 	ecs := "arn:aws:ecs:us-east-1:" + acct + ":service/cluster/web"
 	for _, arn := range []string{ec2ARN(acct, 1), ec2ARN(acct, 2)} {
-		s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arn), nil)
+		s.MustRoute(t, 201, contract.AttachResource, resourceBody(acct, arn), nil, sc.ScheduleID)
 	}
-	s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources",
-		`{"resource_arn":"`+ecs+`","resource_type":"ecs","region":"us-east-1","account_id":"`+acct+`"}`, nil)
-	base := "/schedules/" + sc.ScheduleID + "/resources/"
+	s.MustRoute(t, 201, contract.AttachResource, `{"resource_arn":"`+ecs+`","resource_type":"ecs","region":"us-east-1","account_id":"`+acct+`"}`, nil, sc.ScheduleID)
+	// The ARN is appended as each case spells it (escaped, escaped twice,
+	// raw): the route's path with an empty ARN is the prefix.
+	base := contract.DetachResource.URL(sc.ScheduleID, "")
 
 	tests := []struct {
 		name, path string
@@ -116,7 +119,7 @@ func TestDetachResource(t *testing.T) {
 		{"raw slashes", base + ec2ARN(acct, 2), 204, ""},
 		{"never attached", base + url.PathEscape(ec2ARN(acct, 9)), 404, "not attached"},
 		{"not an arn", base + "i-123", 404, "not attached"},
-		{"unknown schedule", "/schedules/3f1d7e3a-1111-4000-8000-000000000000/resources/" + url.PathEscape(ec2ARN(acct, 9)), 404, "schedule"},
+		{"unknown schedule", contract.DetachResource.URL("3f1d7e3a-1111-4000-8000-000000000000", "") + url.PathEscape(ec2ARN(acct, 9)), 404, "schedule"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,9 +133,9 @@ func TestDetachResource(t *testing.T) {
 		})
 	}
 	var d nucleus.ScheduleDetail
-	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.MustRoute(t, 200, contract.GetSchedule, "", &d, sc.ScheduleID)
 	assert.Empty(t, d.Resources, "resources left")
-	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
+	p := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID))
 	require.Len(t, p.Entries, 7, "audit entries: want 1 create + 3 attach + 3 detach")
 	var detail struct {
 		Resource map[string]string `json:"resource"`
@@ -154,16 +157,16 @@ func TestAccountResources(t *testing.T) {
 	for i := range 3 {
 		sc := s.createSchedule(t, fmt.Sprint("s", i))
 		for j := range 2 {
-			s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(a, ec2ARN(a, i*10+j)), nil)
+			s.MustRoute(t, 201, contract.AttachResource, resourceBody(a, ec2ARN(a, i*10+j)), nil, sc.ScheduleID)
 			want = append(want, sc.ScheduleID+" "+ec2ARN(a, i*10+j))
 		}
-		s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(b, ec2ARN(b, i)), nil)
+		s.MustRoute(t, 201, contract.AttachResource, resourceBody(b, ec2ARN(b, i)), nil, sc.ScheduleID)
 	}
 	var got []string
 	cur := ""
 	for {
 		var p nucleus.ResourcePage
-		s.Must(t, 200, "GET", "/accounts/"+a+"/resources?limit=4&cursor="+cur, "", &p)
+		s.Must(t, 200, contract.AccountResources.Method, contract.AccountResources.URL(a)+"?limit=4&cursor="+cur, "", &p)
 		for _, r := range p.Resources {
 			assert.Equal(t, a, r.AccountID, "foreign resource %+v", r)
 			got = append(got, r.ScheduleID+" "+r.ResourceARN)
@@ -175,13 +178,13 @@ func TestAccountResources(t *testing.T) {
 	}
 	assert.Len(t, got, len(want), "resources")
 	var p nucleus.ResourcePage
-	s.Must(t, 200, "GET", "/accounts/"+a+"/resources?limit=1", "", &p)
-	apitest.WantError(t, s.Do(t, "GET", "/accounts/"+b+"/resources?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
-	apitest.WantError(t, s.Do(t, "GET", "/accounts/999999999999/resources", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "GET", "/accounts/1/resources", ""), 404, "not_found", "", "")
+	s.Must(t, 200, contract.AccountResources.Method, contract.AccountResources.URLQuery(svc.Values{svc.Limit: "1"}, a), "", &p)
+	apitest.WantError(t, s.Do(t, contract.AccountResources.Method, contract.AccountResources.URL(b)+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	apitest.WantError(t, s.Do(t, contract.AccountResources.Method, contract.AccountResources.URL("999999999999"), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.AccountResources.Method, contract.AccountResources.URL("1"), ""), 404, "not_found", "", "")
 	s.createAccount(t, "111111111111", "Empty", "active")
 	p = nucleus.ResourcePage{}
-	s.Must(t, 200, "GET", "/accounts/111111111111/resources", "", &p)
+	s.MustRoute(t, 200, contract.AccountResources, "", &p, "111111111111")
 	assert.NotNil(t, p.Resources, "empty account: resources are a list, not null")
 	assert.Empty(t, p.Resources, "empty account: resources")
 	assert.Empty(t, p.Next, "empty account: next")

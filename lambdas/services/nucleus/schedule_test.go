@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dynastack/dynastack/constructs/nucleus/contract"
+	svc "github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/apitest"
 	"github.com/dynastack/dynastack/lambdas/services/nucleus"
 	"github.com/stretchr/testify/assert"
@@ -79,7 +81,7 @@ func TestCreateSchedule(t *testing.T) {
 	created := 0
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(t, "POST", "/schedules", tt.body)
+			r := s.Do(t, contract.CreateSchedule.Method, contract.CreateSchedule.URL(), tt.body)
 			if tt.status != 201 {
 				apitest.WantError(t, r, tt.status, tt.code, tt.field, "")
 				return
@@ -89,13 +91,13 @@ func TestCreateSchedule(t *testing.T) {
 			var sc nucleus.Schedule
 			r.JSON(t, &sc)
 			assert.Len(t, sc.ScheduleID, 36, "schedule id")
-			assert.Equal(t, "schedules/"+sc.ScheduleID, r.Header.Get("Location"), "Location")
+			assert.Equal(t, strings.TrimPrefix(contract.GetSchedule.URL(sc.ScheduleID), "/"), r.Header.Get("Location"), "Location")
 			assert.Regexp(t, tsPattern, sc.CreatedAt, "created_at")
 		})
 	}
 	s.wantCounts(t, created, created)
 	t.Run("missing user", func(t *testing.T) {
-		apitest.WantError(t, s.doAs(t, "", "POST", "/schedules", scheduleBody(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
+		apitest.WantError(t, s.doAs(t, "", contract.CreateSchedule.Method, contract.CreateSchedule.URL(), scheduleBody(nil)), 400, "validation_failed", nucleus.HeaderUserID, "")
 		s.wantCounts(t, created, created)
 	})
 }
@@ -109,13 +111,13 @@ func TestGetSchedule(t *testing.T) {
 	var arns []string
 	for i := range 7 {
 		arns = append(arns, ec2ARN(acct, i))
-		s.Must(t, 201, "PUT", "/schedules/"+sc.ScheduleID+"/resources", resourceBody(acct, arns[i]), nil)
+		s.MustRoute(t, 201, contract.AttachResource, resourceBody(acct, arns[i]), nil, sc.ScheduleID)
 	}
-	s.Must(t, 201, "PUT", "/schedules/"+other.ScheduleID+"/resources", resourceBody(acct, ec2ARN(acct, 99)), nil)
+	s.MustRoute(t, 201, contract.AttachResource, resourceBody(acct, ec2ARN(acct, 99)), nil, other.ScheduleID)
 
 	// One call: the schedule and all its resources.
 	var d nucleus.ScheduleDetail
-	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.MustRoute(t, 200, contract.GetSchedule, "", &d, sc.ScheduleID)
 	require.NotNil(t, d.Schedule, "detail: schedule")
 	require.Equal(t, sc, *d.Schedule, "detail: schedule")
 	require.Len(t, d.Resources, 7, "detail: resources")
@@ -133,7 +135,7 @@ func TestGetSchedule(t *testing.T) {
 	cur := ""
 	for i := 0; ; i++ {
 		var p nucleus.ScheduleDetail
-		s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=3&cursor="+cur, "", &p)
+		s.Must(t, 200, contract.GetSchedule.Method, contract.GetSchedule.URL(sc.ScheduleID)+"?limit=3&cursor="+cur, "", &p)
 		require.NotNil(t, p.Schedule, "page %d: schedule", i)
 		require.Equal(t, sc.ScheduleID, p.Schedule.ScheduleID, "page %d: schedule", i)
 		require.Len(t, p.Resources, []int{3, 3, 1}[i], "page %d: resources", i)
@@ -147,21 +149,21 @@ func TestGetSchedule(t *testing.T) {
 	}
 	assert.Equal(t, arns, got, "paged resources")
 	var p nucleus.ScheduleDetail
-	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=7", "", &p)
+	s.Must(t, 200, contract.GetSchedule.Method, contract.GetSchedule.URLQuery(svc.Values{svc.Limit: "7"}, sc.ScheduleID), "", &p)
 	assert.Len(t, p.Resources, 7, "exact page: resources")
 	assert.Empty(t, p.Next, "exact page: next")
-	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID+"?limit=2", "", &p)
+	s.Must(t, 200, contract.GetSchedule.Method, contract.GetSchedule.URLQuery(svc.Values{svc.Limit: "2"}, sc.ScheduleID), "", &p)
 
 	var empty nucleus.ScheduleDetail
-	s.Must(t, 200, "GET", "/schedules/"+s.createSchedule(t, "Empty").ScheduleID, "", &empty)
+	s.MustRoute(t, 200, contract.GetSchedule, "", &empty, s.createSchedule(t, "Empty").ScheduleID)
 	assert.NotNil(t, empty.Resources, "empty schedule: resources are a list, not null")
 	assert.Empty(t, empty.Resources, "empty schedule: resources")
 
-	apitest.WantError(t, s.Do(t, "GET", "/schedules/3f1d7e3a-1111-4000-8000-000000000000", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "GET", "/schedules/not-a-uuid", ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+strings.ToUpper(sc.ScheduleID), ""), 404, "not_found", "", "")
-	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+other.ScheduleID+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
-	apitest.WantError(t, s.Do(t, "GET", "/schedules/"+sc.ScheduleID+"?page=2", ""), 400, "validation_failed", "page", "")
+	apitest.WantError(t, s.Do(t, contract.GetSchedule.Method, contract.GetSchedule.URL("3f1d7e3a-1111-4000-8000-000000000000"), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.GetSchedule.Method, contract.GetSchedule.URL("not-a-uuid"), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.GetSchedule.Method, contract.GetSchedule.URL(strings.ToUpper(sc.ScheduleID)), ""), 404, "not_found", "", "")
+	apitest.WantError(t, s.Do(t, contract.GetSchedule.Method, contract.GetSchedule.URL(other.ScheduleID)+"?cursor="+p.Next, ""), 400, "bad_request", "", "cursor")
+	apitest.WantError(t, s.Do(t, contract.GetSchedule.Method, contract.GetSchedule.URL(sc.ScheduleID)+"?page=2", ""), 400, "validation_failed", "page", "")
 }
 
 func TestUpdateSchedule(t *testing.T) {
@@ -171,7 +173,7 @@ func TestUpdateSchedule(t *testing.T) {
 	s.createSchedule(t, "Gamma")
 
 	var got nucleus.Schedule
-	s.Must(t, 200, "PATCH", "/schedules/"+a.ScheduleID, `{"schedule_name":"Zulu","enabled":false,"timezone":"UTC"}`, &got)
+	s.MustRoute(t, 200, contract.UpdateSchedule, `{"schedule_name":"Zulu","enabled":false,"timezone":"UTC"}`, &got, a.ScheduleID)
 	assert.Equal(t, "Zulu", got.ScheduleName, "updated name")
 	assert.False(t, got.Enabled, "updated enabled")
 	assert.Equal(t, "UTC", got.Timezone, "updated timezone")
@@ -180,14 +182,14 @@ func TestUpdateSchedule(t *testing.T) {
 	// The rename is in the alphabetical list at once (gsi1sk changed with
 	// the name; DynamoDB Local updates indexes synchronously).
 	var list nucleus.SchedulePage
-	s.Must(t, 200, "GET", "/schedules", "", &list)
+	s.MustRoute(t, 200, contract.ListSchedules, "", &list)
 	var names []string
 	for _, sc := range list.Schedules {
 		names = append(names, sc.ScheduleName)
 	}
 	require.Equal(t, []string{"Beta", "Gamma", "Zulu"}, names, "list after rename")
 	assert.Equal(t, got, list.Schedules[2], "list entry")
-	p := s.audit(t, "/audit/schedule/"+a.ScheduleID)
+	p := s.audit(t, contract.EntityLog.URL("schedule", a.ScheduleID))
 	if assert.Len(t, p.Entries, 2, "audit") {
 		assert.Equal(t, nucleus.ActionUpdate, p.Entries[0].Action, "audit: action")
 		assert.Equal(t, `{"changes":{"enabled":{"old":true,"new":false},"schedule_name":{"old":"Alpha","new":"Zulu"},"timezone":{"old":"Europe/Berlin","new":"UTC"}}}`,
@@ -213,11 +215,11 @@ func TestUpdateSchedule(t *testing.T) {
 	app, audit := s.counts(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			apitest.WantError(t, s.Do(t, "PATCH", "/schedules/"+tt.id, tt.body), tt.status, tt.code, tt.field, "")
+			apitest.WantError(t, s.Do(t, contract.UpdateSchedule.Method, contract.UpdateSchedule.URL(tt.id), tt.body), tt.status, tt.code, tt.field, "")
 		})
 	}
 	s.wantCounts(t, app, audit)
-	apitest.WantError(t, s.doAs(t, "", "PATCH", "/schedules/"+a.ScheduleID, `{"enabled":true}`), 400, "validation_failed", nucleus.HeaderUserID, "")
+	apitest.WantError(t, s.doAs(t, "", contract.UpdateSchedule.Method, contract.UpdateSchedule.URL(a.ScheduleID), `{"enabled":true}`), 400, "validation_failed", nucleus.HeaderUserID, "")
 }
 
 // Concurrent renames: each succeeds or is a 409 after the store's retries,
@@ -230,7 +232,7 @@ func TestConcurrentScheduleUpdates(t *testing.T) {
 	codes := make([]int, 6)
 	for i := range codes {
 		wg.Go(func() {
-			codes[i] = s.Do(t, "PATCH", "/schedules/"+sc.ScheduleID, fmt.Sprintf(`{"schedule_name":"n%d"}`, i+1)).Status
+			codes[i] = s.Do(t, contract.UpdateSchedule.Method, contract.UpdateSchedule.URL(sc.ScheduleID), fmt.Sprintf(`{"schedule_name":"n%d"}`, i+1)).Status
 		})
 	}
 	wg.Wait()
@@ -242,7 +244,7 @@ func TestConcurrentScheduleUpdates(t *testing.T) {
 		}
 		assert.Equal(t, 409, c, "status of a concurrent rename")
 	}
-	p := s.audit(t, "/audit/schedule/"+sc.ScheduleID)
+	p := s.audit(t, contract.EntityLog.URL("schedule", sc.ScheduleID))
 	require.Len(t, p.Entries, ok+1, "audit entries after %d successful updates", ok)
 	// Oldest first: each change's old value is the previous change's new.
 	prev := "n0"
@@ -256,6 +258,6 @@ func TestConcurrentScheduleUpdates(t *testing.T) {
 		prev = c.New
 	}
 	var d nucleus.ScheduleDetail
-	s.Must(t, 200, "GET", "/schedules/"+sc.ScheduleID, "", &d)
+	s.MustRoute(t, 200, contract.GetSchedule, "", &d, sc.ScheduleID)
 	assert.Equal(t, prev, d.Schedule.ScheduleName, "stored name, against the last audited")
 }
