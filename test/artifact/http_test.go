@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/services"
 )
 
@@ -192,7 +195,7 @@ func TestITSM(t *testing.T) {
 	l := Start(t, s.RIE, s.QEMU, s.Functions["itsm"])
 
 	create := l.Do(t, Request{
-		Method: "POST", Path: "/tickets", Base64: true,
+		Method: itsmcontract.CreateTicket.Method, Path: itsmcontract.CreateTicket.URL(), Base64: true,
 		Body:       []byte(`{"caller_id":"sess-poc-user-001","issue_description":"My laptop won't turn on ☕"}`),
 		Headers:    map[string]string{"content-type": "application/json", "accept": "application/json,text/plain", "x-request-id": "not sane"},
 		Cookies:    []string{"session=abc123", "theme=dark"},
@@ -211,7 +214,7 @@ func TestITSM(t *testing.T) {
 	assert.Equal(t, float64(201), line.Fields["status"], "access log line %s", line.Raw)
 	assert.Equal(t, "INFO", line.Fields["level"], "access log line %s", line.Raw)
 
-	get := l.Do(t, Request{Method: "GET", Path: "/tickets/" + id, Headers: map[string]string{"x-correlation-id": "corr-1"}})
+	get := l.Do(t, Request{Method: itsmcontract.GetTicket.Method, Path: itsmcontract.GetTicket.URL(id), Headers: map[string]string{"x-correlation-id": "corr-1"}})
 	assert.Equal(t, http.StatusOK, get.StatusCode, "get: %v %s", get.Headers, get.Body)
 	assert.Equal(t, id, get.JSON["ticket_id"], "get: %s", get.Body)
 	assert.Equal(t, get.GatewayID, get.Header("X-Request-Id"), "get: X-Request-Id: the gateway's")
@@ -221,25 +224,25 @@ func TestITSM(t *testing.T) {
 	assert.Equal(t, get.GatewayID, line.Fields["correlation_id"], "access log line's correlation_id: ours, not the client's: %s", line.Raw)
 	// A header sent twice reaches the function joined with a comma; the
 	// adapter splits it again and the first value is the caller's id.
-	get = l.Do(t, Request{Method: "GET", Path: "/tickets/" + id, Headers: map[string]string{"x-request-id": "trace-a,trace-b"}})
+	get = l.Do(t, Request{Method: itsmcontract.GetTicket.Method, Path: itsmcontract.GetTicket.URL(id), Headers: map[string]string{"x-request-id": "trace-a,trace-b"}})
 	assert.Equal(t, http.StatusOK, get.StatusCode, "repeated X-Request-Id: %v", get.Headers)
 	assert.Equal(t, get.GatewayID, get.Header("X-Request-Id"), "repeated X-Request-Id: X-Request-Id: the gateway's")
 	line = accessLog(t, l, get.GatewayID)
 	assert.Equal(t, "trace-a", line.Fields["client_request_id"], "repeated X-Request-Id: access log line's client_request_id: %s", line.Raw)
-	comment := l.Do(t, Request{Method: "POST", Path: "/tickets/" + id + "/comments", Base64: true, Body: []byte(`{"comment_text":"Tried restarting"}`)})
+	comment := l.Do(t, Request{Method: itsmcontract.AddComment.Method, Path: itsmcontract.AddComment.URL(id), Base64: true, Body: []byte(`{"comment_text":"Tried restarting"}`)})
 	assert.Contains(t, []int{http.StatusCreated, http.StatusOK}, comment.StatusCode, "comment: %s", comment.Body)
 
 	// A parameter given twice is a 400 naming it, not a silent pick.
-	list := l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=sess-poc-user-001&caller=other"})
+	list := l.Do(t, Request{Method: itsmcontract.ListTickets.Method, Path: itsmcontract.ListTickets.URL(), Query: "caller=sess-poc-user-001&caller=other"})
 	assert.Equal(t, http.StatusBadRequest, list.StatusCode, "repeated query parameter: %s", list.Body)
 	assert.Contains(t, list.Body, "must be given at most once", "repeated query parameter")
-	list = l.Do(t, Request{Method: "GET", Path: "/tickets", Query: "caller=sess-poc-user-001"})
+	list = l.Do(t, Request{Method: itsmcontract.ListTickets.Method, Path: itsmcontract.ListTickets.URL(), Query: "caller=sess-poc-user-001"})
 	tickets, _ := list.JSON["tickets"].([]any)
 	assert.Equal(t, http.StatusOK, list.StatusCode, "list: %s", list.Body)
 	assert.Len(t, tickets, 1, "list: %s", list.Body)
 
 	// A base64 body that is not JSON: 400, nothing written.
-	bad := l.Do(t, Request{Method: "POST", Path: "/tickets", Base64: true, Body: []byte{0xff, 0xfe, '{'}})
+	bad := l.Do(t, Request{Method: itsmcontract.CreateTicket.Method, Path: itsmcontract.CreateTicket.URL(), Base64: true, Body: []byte{0xff, 0xfe, '{'}})
 	assert.Equal(t, http.StatusBadRequest, bad.StatusCode, "binary body: %s", bad.Body)
 	checkLogs(t, l)
 }
@@ -254,22 +257,22 @@ func TestNucleusCaller(t *testing.T) {
 		return []byte(`{"account_id":"` + id + `","account_name":"acct ` + id + `","role_arn":"arn:aws:iam::` + id + `:role/nucleus-executor-artifact"}`)
 	}
 	auditUser := func(id string) any {
-		resp := l.Do(t, Request{Method: "GET", Path: "/audit/account/" + id})
+		resp := l.Do(t, Request{Method: nucleuscontract.EntityLog.Method, Path: nucleuscontract.EntityLog.URL("account", id)})
 		entries, _ := resp.JSON["entries"].([]any)
 		require.Equal(t, http.StatusOK, resp.StatusCode, "audit of %s: %s", id, resp.Body)
 		require.Len(t, entries, 1, "audit of %s: %s", id, resp.Body)
 		return entries[0].(map[string]any)["user_id"]
 	}
 
-	r := l.Do(t, Request{Method: "POST", Path: "/accounts", Body: account("111122223333"), Authorizer: iam(callerARN),
+	r := l.Do(t, Request{Method: nucleuscontract.CreateAccount.Method, Path: nucleuscontract.CreateAccount.URL(), Body: account("111122223333"), Authorizer: iam(callerARN),
 		Headers: map[string]string{"x-user-id": "mallory"}})
 	require.Equal(t, http.StatusCreated, r.StatusCode, "IAM create: %s", r.Body)
 	assert.Equal(t, callerARN, auditUser("111122223333"), "IAM caller: audit user")
 
-	r = l.Do(t, Request{Method: "POST", Path: "/accounts", Body: account("444455556666"), Authorizer: jwt("user-42")})
+	r = l.Do(t, Request{Method: nucleuscontract.CreateAccount.Method, Path: nucleuscontract.CreateAccount.URL(), Body: account("444455556666"), Authorizer: jwt("user-42")})
 	assert.Equal(t, http.StatusBadRequest, r.StatusCode, "JWT caller without X-User-Id: %s", r.Body)
 	assert.Contains(t, r.Body, "X-User-Id", "JWT caller without X-User-Id")
-	r = l.Do(t, Request{Method: "POST", Path: "/accounts", Body: account("444455556666"), Authorizer: jwt("user-42"),
+	r = l.Do(t, Request{Method: nucleuscontract.CreateAccount.Method, Path: nucleuscontract.CreateAccount.URL(), Body: account("444455556666"), Authorizer: jwt("user-42"),
 		Headers: map[string]string{"x-user-id": "alice@example.com"}, Base64: true})
 	require.Equal(t, http.StatusCreated, r.StatusCode, "JWT caller with X-User-Id: %s", r.Body)
 	assert.Equal(t, "alice@example.com", auditUser("444455556666"), "JWT caller: audit user")
@@ -294,7 +297,7 @@ func TestRezagentCorrelationID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := l.Do(t, Request{Method: "POST", Path: "/messages", Body: body, Headers: tt.headers, Authorizer: iam(callerARN)})
+			r := l.Do(t, Request{Method: rezagentcontract.CreateMessage.Method, Path: rezagentcontract.CreateMessage.URL(), Body: body, Headers: tt.headers, Authorizer: iam(callerARN)})
 			require.Equal(t, http.StatusCreated, r.StatusCode, "create: %s", r.Body)
 			assert.Equal(t, r.GatewayID, r.JSON["correlation_id"], "correlation_id")
 		})

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 )
 
 // streamImage turns an item as the SDK reads it into the image of a
@@ -94,14 +96,13 @@ func TestStakStreamConsumer(t *testing.T) {
 		require.Equal(t, want, resp.StatusCode, "%s %s: %s", r.Method, r.Path, resp.Body)
 		return resp
 	}
-	base := "/tenants/acme/inboxes/ops"
-	must(Request{Method: "PUT", Path: "/tenants/acme/settings", Body: []byte(`{"title":"Acme"}`)}, http.StatusOK)
-	must(Request{Method: "PUT", Path: base, Body: []byte(`{"title":"Ops"}`)}, http.StatusOK)
-	must(Request{Method: "POST", Path: base + "/messages", Base64: true,
+	must(Request{Method: stakcontract.PutTenant.Method, Path: stakcontract.PutTenant.URL("acme"), Body: []byte(`{"title":"Acme"}`)}, http.StatusOK)
+	must(Request{Method: stakcontract.PutInbox.Method, Path: stakcontract.PutInbox.URL("acme", "ops"), Body: []byte(`{"title":"Ops"}`)}, http.StatusOK)
+	must(Request{Method: stakcontract.Publish.Method, Path: stakcontract.Publish.URL("acme", "ops"), Base64: true,
 		Body: []byte(`{"sender":"ci","audiences":{"kind":"users","uids":["u1","u2","u3"]},"taxonomy":{"category":"news"},"message":{"title":"hello"}}`)}, http.StatusCreated)
 	stats := func(uid string) (published, read float64) {
 		t.Helper()
-		r := must(Request{Method: "GET", Path: base + "/users/" + uid + "/stats", Authorizer: stakUser("acme", uid)}, http.StatusOK)
+		r := must(Request{Method: stakcontract.Stats.Method, Path: stakcontract.Stats.URL("acme", "ops", uid), Authorizer: stakUser("acme", uid)}, http.StatusOK)
 		p, _ := r.JSON["published"].(float64)
 		rd, _ := r.JSON["read"].(float64)
 		return p, rd
@@ -112,9 +113,9 @@ func TestStakStreamConsumer(t *testing.T) {
 	}
 	// The claims API Gateway passes bind the path: another user's or
 	// tenant's token is a 403, no claims at all a 401.
-	must(Request{Method: "GET", Path: base + "/users/u1/stats", Authorizer: stakUser("acme", "u2")}, http.StatusForbidden)
-	must(Request{Method: "GET", Path: base + "/users/u1/stats", Authorizer: stakUser("globex", "u1")}, http.StatusForbidden)
-	must(Request{Method: "GET", Path: base + "/users/u1/stats"}, http.StatusUnauthorized)
+	must(Request{Method: stakcontract.Stats.Method, Path: stakcontract.Stats.URL("acme", "ops", "u1"), Authorizer: stakUser("acme", "u2")}, http.StatusForbidden)
+	must(Request{Method: stakcontract.Stats.Method, Path: stakcontract.Stats.URL("acme", "ops", "u1"), Authorizer: stakUser("globex", "u1")}, http.StatusForbidden)
+	must(Request{Method: stakcontract.Stats.Method, Path: stakcontract.Stats.URL("acme", "ops", "u1")}, http.StatusUnauthorized)
 
 	// The stored messages, as the stream's old images would carry them.
 	items := map[string]map[string]types.AttributeValue{}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 )
@@ -49,7 +50,7 @@ func TestRezAgentTrace(t *testing.T) {
 		header = "Root=1-6789abcd-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1"
 		root   = "1-6789abcd-0123456789abcdef01234567"
 	)
-	r := apiFn.Do(t, Request{Method: "POST", Path: "/messages", Authorizer: iam(callerARN), Trace: header,
+	r := apiFn.Do(t, Request{Method: rezagentcontract.CreateMessage.Method, Path: rezagentcontract.CreateMessage.URL(), Authorizer: iam(callerARN), Trace: header,
 		Body: []byte(`{"message_type":"manual_notification","created_by":"user:a@example.com","payload":{"text":"traced"}}`)})
 	require.Equal(t, http.StatusCreated, r.StatusCode, "create: %s\n%s", r.Body, apiFn.logs.String())
 	id, _ := r.JSON["message_id"].(string)

@@ -23,6 +23,7 @@ import (
 
 	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/constructs/catalog"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
@@ -196,15 +197,15 @@ func TestNucleusExecutor(t *testing.T) {
 		require.Equal(t, want, r.StatusCode, "%s %s: %s", method, path, r.Body)
 		return r.JSON
 	}
-	do("POST", "/accounts", `{"account_id":"`+account+`","account_name":"Artifact","role_arn":"arn:aws:iam::`+account+`:role/nucleus-executor-dev"}`, http.StatusCreated)
+	do(nucleuscontract.CreateAccount.Method, nucleuscontract.CreateAccount.URL(), `{"account_id":"`+account+`","account_name":"Artifact","role_arn":"arn:aws:iam::`+account+`:role/nucleus-executor-dev"}`, http.StatusCreated)
 	// A fire two minutes ahead: after the schedule's creation, which
 	// starts its window, as the executor requires.
 	at := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
-	sc := do("POST", "/schedules", fmt.Sprintf(`{"schedule_name":"Artifact","start_cron":"%d %d * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, at.Minute(), at.Hour()), http.StatusCreated)
+	sc := do(nucleuscontract.CreateSchedule.Method, nucleuscontract.CreateSchedule.URL(), fmt.Sprintf(`{"schedule_name":"Artifact","start_cron":"%d %d * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, at.Minute(), at.Hour()), http.StatusCreated)
 	id, _ := sc["schedule_id"].(string)
 	require.NotEmpty(t, id, "schedule %v", sc)
 	const instance = "arn:aws:ec2:eu-central-1:" + account + ":instance/i-0123456789abcdef0"
-	api.Do(t, Request{Method: "PUT", Path: "/schedules/" + id + "/resources", Authorizer: iam(callerARN),
+	api.Do(t, Request{Method: nucleuscontract.AttachResource.Method, Path: nucleuscontract.AttachResource.URL(id), Authorizer: iam(callerARN),
 		Body: []byte(`{"resource_arn":"` + instance + `","resource_type":"ec2","region":"eu-central-1","account_id":"` + account + `"}`)})
 
 	fn := *s.Functions["nucleus-executor"]
@@ -225,7 +226,7 @@ func TestNucleusExecutor(t *testing.T) {
 	require.Len(t, starts, 1, "StartInstances calls %+v\n%s", starts, executor.logs.String())
 	require.NotEqual(t, workerKey, starts[0].AccessKeyID, "StartInstances with the executor's own credentials, not the assumed role's")
 	require.Equal(t, "eu-central-1", starts[0].Region, "StartInstances region")
-	audit := api.Do(t, Request{Method: "GET", Path: "/audit/schedule/" + id, Authorizer: iam(callerARN)})
+	audit := api.Do(t, Request{Method: nucleuscontract.EntityLog.Method, Path: nucleuscontract.EntityLog.URL("schedule", id), Authorizer: iam(callerARN)})
 	assert.Equal(t, http.StatusOK, audit.StatusCode, "audit of the schedule: %s", audit.Body)
 	assert.Equal(t, 1, strings.Count(audit.Body, `"ec2:StartInstances"`), "audit of the schedule: ec2:StartInstances entries in %s", audit.Body)
 	assert.Contains(t, audit.Body, "SUCCESS", "audit of the schedule")
@@ -254,9 +255,9 @@ func TestAgenticPMRelease(t *testing.T) {
 		require.Equal(t, want, r.StatusCode, "%s %s: %s", method, path, r.Body)
 		return r.JSON
 	}
-	p := do("POST", "/projects", `{"name":"Artifact","source":"jira","sourceProjectKey":"ART","autonomyLevel":"monitoring"}`, http.StatusCreated)
+	p := do(pmcontract.CreateProject.Method, pmcontract.CreateProject.URL(), `{"name":"Artifact","source":"jira","sourceProjectKey":"ART","autonomyLevel":"monitoring"}`, http.StatusCreated)
 	pid, _ := p["id"].(string)
-	a := do("POST", "/projects/"+pid+"/actions", fmt.Sprintf(`{"actionType":"email_sent","description":"due","heldUntil":%q}`,
+	a := do(pmcontract.RecordAction.Method, pmcontract.RecordAction.URL(pid), fmt.Sprintf(`{"actionType":"email_sent","description":"due","heldUntil":%q}`,
 		time.Now().UTC().Add(agenticpm.MinHold+time.Minute).Format(time.RFC3339Nano)), http.StatusCreated)
 	aid, _ := a["id"].(string)
 	created, _ := a["createdAt"].(string)
@@ -288,7 +289,7 @@ func TestAgenticPMRelease(t *testing.T) {
 	require.Equal(t, bus, sent[0].Bus, "event %+v: bus", sent[0])
 	require.Equal(t, workerKey, sent[0].AccessKeyID, "event %+v: credentials", sent[0])
 	require.Contains(t, sent[0].Detail, aid, "event %+v: detail", sent[0])
-	held := do("GET", "/actions/held", "", http.StatusOK)
+	held := do(pmcontract.ListHeldActions.Method, pmcontract.ListHeldActions.URL(), "", http.StatusOK)
 	items, _ := held["items"].([]any)
 	assert.Empty(t, items, "held after the release")
 	job.WaitRecord(t, "the run's report", func(r LogRecord) bool {

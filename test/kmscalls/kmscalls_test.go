@@ -220,11 +220,11 @@ func recordAPICalls(t *testing.T, path string) []call {
 	h, err := agenticpmapi.New(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
 	require.NoError(t, err)
 	for _, name := range agenticpm.Integrations {
-		r := apitest.Do(t, h, "PUT", "/integrations/"+string(name), `{"config":{"apiToken":"t"},"status":"active"}`)
+		r := apitest.Do(t, h, contract.PutIntegration.Method, contract.PutIntegration.URL(string(name)), `{"config":{"apiToken":"t"},"status":"active"}`)
 		require.Equal(t, http.StatusOK, r.Status, "PUT /integrations/%s: %s", name, r.Body)
 	}
 	// A name the code refuses makes no call.
-	apitest.WantError(t, apitest.Do(t, h, "PUT", "/integrations/trello", `{"config":{"apiToken":"t"},"status":"active"}`), 400, "validation_failed", "name", "")
+	apitest.WantError(t, apitest.Do(t, h, contract.PutIntegration.Method, contract.PutIntegration.URL("trello"), `{"config":{"apiToken":"t"},"status":"active"}`), 400, "validation_failed", "name", "")
 	calls, bad := rec.recorded()
 	assert.Empty(t, bad, "malformed KMS calls")
 	require.Len(t, calls, len(agenticpm.Integrations), "KMS calls recorded, one per integration")
