@@ -20,12 +20,11 @@ import (
 func TestArtefactUndo(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
-	path := contract.GetArtefact.URL(p.ID, "raid_log")
 	v1 := `{"items":[]}`
 	v2 := `{"items":[` + raidItem + `]}`
-	s.Must(t, 201, "PUT", path, `{"content":`+v1+`}`, nil)
+	s.MustRoute(t, 201, contract.PutArtefact, `{"content":`+v1+`}`, nil, p.ID, "raid_log")
 	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"1"`), 409, "conflict", "", "no previous version")
-	s.Must(t, 200, "PUT", path, `{"content":`+v2+`,"expectedVersion":1}`, nil)
+	s.MustRoute(t, 200, contract.PutArtefact, `{"content":`+v2+`,"expectedVersion":1}`, nil, p.ID, "raid_log")
 
 	before := s.Count(t)
 	apitest.WantError(t, s.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), ""), 400, "validation_failed", "If-Match", "")
@@ -43,7 +42,7 @@ func TestArtefactUndo(t *testing.T) {
 	require.Equal(t, v1, string(u.Content), "undo: content")
 	require.Nil(t, u.PreviousVersion, "undo: previous version")
 	var got agenticpm.Artefact
-	s.Must(t, 200, "GET", path, "", &got)
+	s.MustRoute(t, 200, contract.GetArtefact, "", &got, p.ID, "raid_log")
 	assert.Equal(t, 3, got.Version, "stored after undo: version")
 	assert.Equal(t, v1, string(got.Content), "stored after undo: content")
 	assert.Nil(t, got.PreviousVersion, "stored after undo: previous version")
@@ -53,7 +52,7 @@ func TestArtefactUndo(t *testing.T) {
 	assert.Equal(t, 3, gn, "artefact_updated in GLOBAL (create, update, undo)")
 
 	// Twenty concurrent undos of one version: one restores.
-	s.Must(t, 200, "PUT", path, `{"content":`+v2+`,"expectedVersion":3}`, nil)
+	s.MustRoute(t, 200, contract.PutArtefact, `{"content":`+v2+`,"expectedVersion":3}`, nil, p.ID, "raid_log")
 	codes := make([]int, 20)
 	var wg sync.WaitGroup
 	for i := range codes {
@@ -64,7 +63,7 @@ func TestArtefactUndo(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 1, strings.Count(fmt.Sprint(codes), "200"), "%v: undos of one version", codes)
 	assert.Equal(t, 19, strings.Count(fmt.Sprint(codes), "409"), "%v: refused undos of one version", codes)
-	s.Must(t, 200, "GET", path, "", &got)
+	s.MustRoute(t, 200, contract.GetArtefact, "", &got, p.ID, "raid_log")
 	assert.Equal(t, 5, got.Version, "after the race: version")
 	assert.Equal(t, v1, string(got.Content), "after the race: content")
 }

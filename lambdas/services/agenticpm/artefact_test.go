@@ -18,8 +18,8 @@ func TestArtefactLifecycle(t *testing.T) {
 	p := s.project(t, "")
 	path := contract.GetArtefact.URL(p.ID, "raid_log")
 
-	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "artefact")
-	r := s.Do(t, "PUT", path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}}`)
+	apitest.WantError(t, s.Do(t, contract.GetArtefact.Method, path, ""), 404, "not_found", "", "artefact")
+	r := s.Do(t, contract.PutArtefact.Method, path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]}}`)
 	require.Equal(t, 201, r.Status, "create: %s", r.Body)
 	require.Equal(t, `"1"`, r.Header.Get("ETag"), "create: ETag")
 	require.Equal(t, strings.TrimPrefix(contract.GetArtefact.URL(p.ID, "raid_log"), "/"), r.Header.Get("Location"), "create: Location")
@@ -32,7 +32,7 @@ func TestArtefactLifecycle(t *testing.T) {
 	assert.Len(t, a.ID, 36, "created: id")
 
 	// Update with If-Match, then with expectedVersion in the body.
-	r = s.Do(t, "PUT", path, `{"content":{"items":[]}}`, "If-Match", `"1"`)
+	r = s.Do(t, contract.PutArtefact.Method, path, `{"content":{"items":[]}}`, "If-Match", `"1"`)
 	require.Equal(t, 200, r.Status, "update: %s", r.Body)
 	require.Equal(t, `"2"`, r.Header.Get("ETag"), "update: ETag")
 	var v2 agenticpm.Artefact
@@ -44,11 +44,11 @@ func TestArtefactLifecycle(t *testing.T) {
 	assert.Equal(t, a.CreatedAt, v2.CreatedAt, "v2: createdAt")
 	assert.NotEqual(t, a.UpdatedAt, v2.UpdatedAt, "v2: updatedAt")
 	var v3 agenticpm.Artefact
-	s.Must(t, 200, "PUT", path, `{"content":{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]},"expectedVersion":2}`, &v3)
+	s.MustRoute(t, 200, contract.PutArtefact, `{"content":{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]},"expectedVersion":2}`, &v3, p.ID, "raid_log")
 	assert.Equal(t, 3, v3.Version, "v3: version")
 	assert.Equal(t, `{"items":[]}`, string(v3.PreviousVersion), "v3: the undo copy is one deep")
 	var got agenticpm.Artefact
-	r = s.Must(t, 200, "GET", path, "", &got)
+	r = s.MustRoute(t, 200, contract.GetArtefact, "", &got, p.ID, "raid_log")
 	assert.Equal(t, 3, got.Version, "get: version")
 	assert.Equal(t, `"3"`, r.Header.Get("ETag"), "get: ETag")
 
@@ -104,7 +104,7 @@ func TestArtefactLifecycle(t *testing.T) {
 		})
 	}
 	assert.Equal(t, before, s.Count(t), "items: a refused write wrote (orphan or phantom artefact)")
-	s.Must(t, 200, "GET", path, "", &got)
+	s.MustRoute(t, 200, contract.GetArtefact, "", &got, p.ID, "raid_log")
 	assert.Equal(t, 3, got.Version, "refused writes changed the artefact: version")
 	assert.Equal(t, `{"items":[{"id":"R002","severity":"low","status":"closed","title":"Design late","type":"issue"}]}`, string(got.Content), "refused writes changed the artefact: content")
 	apitest.WantError(t, s.Do(t, contract.GetArtefact.Method, contract.GetArtefact.URL(missingID, "raid_log"), ""), 404, "not_found", "", "project")
@@ -118,7 +118,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
 	path := contract.GetArtefact.URL(p.ID, "decision_log")
-	s.Must(t, 201, "PUT", path, `{"content":{"decisions":[]}}`, nil)
+	s.MustRoute(t, 201, contract.PutArtefact, `{"content":{"decisions":[]}}`, nil, p.ID, "decision_log")
 	for round := 1; round <= 5; round++ {
 		var wg sync.WaitGroup
 		codes := make([]int, 3)
@@ -126,7 +126,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				codes[j] = s.Do(t, "PUT", path, `{"content":{"decisions":[{"id":"D`+string(rune('0'+j))+`","title":"t","decision":"d","status":"active"}]}}`, "If-Match", `"`+string(rune('0'+round))+`"`).Status
+				codes[j] = s.Do(t, contract.PutArtefact.Method, path, `{"content":{"decisions":[{"id":"D`+string(rune('0'+j))+`","title":"t","decision":"d","status":"active"}]}}`, "If-Match", `"`+string(rune('0'+round))+`"`).Status
 			}()
 		}
 		wg.Wait()
@@ -141,7 +141,7 @@ func TestArtefactOptimisticLocking(t *testing.T) {
 		assert.Equal(t, 1, wins, "round %d: %v, want exactly one 200", round, codes)
 	}
 	var got agenticpm.Artefact
-	s.Must(t, 200, "GET", path, "", &got)
+	s.MustRoute(t, 200, contract.GetArtefact, "", &got, p.ID, "decision_log")
 	assert.Equal(t, 6, got.Version, "version")
 	// Concurrent creation: one 201, the other 409.
 	var wg sync.WaitGroup

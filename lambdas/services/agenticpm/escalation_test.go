@@ -47,7 +47,7 @@ func TestEscalations(t *testing.T) {
 
 	decide := contract.Decide.URL(p.ID, e.ID)
 	var d agenticpm.Escalation
-	s.Must(t, 200, "POST", decide, `{"userDecision":"Delay","userNotes":"agreed with sponsor"}`, &d)
+	s.MustRoute(t, 200, contract.Decide, `{"userDecision":"Delay","userNotes":"agreed with sponsor"}`, &d, p.ID, e.ID)
 	assert.Equal(t, agenticpm.EscalationDecided, d.Status, "decided: status")
 	assert.Equal(t, "Delay", d.UserDecision, "decided: decision")
 	assert.Equal(t, "agreed with sponsor", d.UserNotes, "decided: notes")

@@ -276,8 +276,8 @@ func TestSupersede(t *testing.T) {
 	e := s.escalation(t, p.ID)
 	path := contract.SupersedeEscalation.URL(p.ID, e.ID)
 	body := `{"title":"Delay beta by a month?","context":{"risk":"vendor EOL"},"options":[{"option":"Delay a month"}]}`
-	first := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
-	again := s.Do(t, "POST", path, body, api.IdempotencyHeader, "sup-1")
+	first := s.Do(t, contract.SupersedeEscalation.Method, path, body, api.IdempotencyHeader, "sup-1")
+	again := s.Do(t, contract.SupersedeEscalation.Method, path, body, api.IdempotencyHeader, "sup-1")
 	require.Equal(t, 201, first.Status, "first: %s", first.Body)
 	require.Equal(t, 201, again.Status, "again: %s", again.Body)
 	require.Equal(t, string(first.Body), string(again.Body), "the replayed answer")
@@ -294,14 +294,14 @@ func TestSupersede(t *testing.T) {
 	assert.Equal(t, n.ID, old.SupersededBy, "old: supersededBy")
 	assert.NotEmpty(t, old.SupersededAt, "old: supersededAt")
 	before := s.Count(t)
-	apitest.WantError(t, s.Do(t, "POST", path, body), 409, "conflict", "", "superseded")
+	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, path, body), 409, "conflict", "", "superseded")
 	assert.Equal(t, before, s.Count(t), "items: a refused supersede wrote")
 	s.MustRoute(t, 200, contract.Decide, `{"userDecision":"ok"}`, nil, p.ID, n.ID)
 	before = s.Count(t)
 	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(p.ID, n.ID), body), 409, "conflict", "", "decided")
 	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(missingID, n.ID), body), 404, "not_found", "", "project")
 	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, contract.SupersedeEscalation.URL(p.ID, "3f1d7e3a-9999-4000-8000-000000000000"), body), 404, "not_found", "", "escalation")
-	apitest.WantError(t, s.Do(t, "POST", path, `{"title":"no options","context":{}}`), 400, "validation_failed", "options", "")
+	apitest.WantError(t, s.Do(t, contract.SupersedeEscalation.Method, path, `{"title":"no options","context":{}}`), 400, "validation_failed", "options", "")
 	assert.Equal(t, before, s.Count(t), "items: a refused supersede wrote")
 }
 
@@ -319,25 +319,25 @@ func TestHeldDefault(t *testing.T) {
 		return h.Sub(c).Minutes()
 	}
 	var a agenticpm.Action
-	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"email_sent","description":"status","held":true}`, &a, p.ID)
 	assert.Equal(t, 30.0, minutes(a), "minutes held by default")
 	assert.Equal(t, "HOLD#pending", s.raw(t, "PROJECT#"+p.ID, "ACTION#"+a.CreatedAt+"#"+a.ID)["GSI1PK"], "GSI1PK: not in the hold queue")
 	s.MustRoute(t, 200, contract.PutAgentConfig, `{"value":45}`, nil, "hold_queue_minutes")
-	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"email_sent","description":"status","held":true}`, &a, p.ID)
 	assert.Equal(t, 45.0, minutes(a), "minutes held with the setting at 45")
 	var free agenticpm.Action
-	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":false}`, &free)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"email_sent","description":"status","held":false}`, &free, p.ID)
 	assert.Empty(t, free.HeldUntil, "held:false held until")
 	before := s.Count(t)
-	apitest.WantError(t, s.Do(t, "POST", path, `{"actionType":"x","description":"d","held":false,"heldUntil":"2030-01-01T00:00:00Z"}`), 400, "validation_failed", "held", "")
-	apitest.WantError(t, s.Do(t, "POST", path, `{"actionType":"x","description":"d","held":null}`), 400, "validation_failed", "held", "")
+	apitest.WantError(t, s.Do(t, contract.RecordAction.Method, path, `{"actionType":"x","description":"d","held":false,"heldUntil":"2030-01-01T00:00:00Z"}`), 400, "validation_failed", "held", "")
+	apitest.WantError(t, s.Do(t, contract.RecordAction.Method, path, `{"actionType":"x","description":"d","held":null}`), 400, "validation_failed", "held", "")
 	apitest.WantError(t, s.Do(t, contract.PutAgentConfig.Method, contract.PutAgentConfig.URL("hold_queue_minutes"), `{"value":"half an hour"}`), 400, "validation_failed", "value", "number")
 	apitest.WantError(t, s.Do(t, contract.PutAgentConfig.Method, contract.PutAgentConfig.URL("hold_queue_minutes"), `{"value":100000}`), 400, "validation_failed", "value", "")
 	assert.Equal(t, before, s.Count(t), "items: a refused request wrote")
 	// A value stored before the check (an older item) falls back to the
 	// default rather than failing every held action.
 	s.putRaw(t, map[string]any{"PK": "AGENT", "SK": "CONFIG#hold_queue_minutes", "key": "hold_queue_minutes", "value": "soon", "updatedAt": "2026-01-01T00:00:00.000000Z"})
-	s.Must(t, 201, "POST", path, `{"actionType":"email_sent","description":"status","held":true}`, &a)
+	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"email_sent","description":"status","held":true}`, &a, p.ID)
 	assert.Equal(t, 30.0, minutes(a), "minutes held with an unusable setting: the default")
 }
 
@@ -427,9 +427,8 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 	s.wantFeed(t, p.ID, agenticpm.EventTypeEscalationExpired, 1)
 
 	// An undo with its answer lost.
-	path := contract.GetArtefact.URL(p.ID, "raid_log")
-	s.Must(t, 201, "PUT", path, `{"content":{"items":[]}}`, nil)
-	s.Must(t, 200, "PUT", path, `{"content":{"items":[`+raidItem+`]},"expectedVersion":1}`, nil)
+	s.MustRoute(t, 201, contract.PutArtefact, `{"content":{"items":[]}}`, nil, p.ID, "raid_log")
+	s.MustRoute(t, 200, contract.PutArtefact, `{"content":{"items":[`+raidItem+`]},"expectedVersion":1}`, nil, p.ID, "raid_log")
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	var u agenticpm.Artefact
 	r := lossy.Do(t, contract.UndoArtefact.Method, contract.UndoArtefact.URL(p.ID, "raid_log"), "", "If-Match", `"2"`)

@@ -25,19 +25,18 @@ func TestArtefactWritesWithLostAnswers(t *testing.T) {
 	cfg.Client = client
 	lossy := s.Service
 	lossy.H = agenticpmapi.NewHandler(cfg)
-	path := contract.GetArtefact.URL(p.ID, "raid_log")
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var v1 agenticpm.Artefact
-	lossy.Must(t, 201, "PUT", path, `{"content":{"items":[]}}`, &v1)
+	lossy.MustRoute(t, 201, contract.PutArtefact, `{"content":{"items":[]}}`, &v1, p.ID, "raid_log")
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	before := proxy.Requests()
 	var v2 agenticpm.Artefact
-	lossy.Must(t, 200, "PUT", path, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]},"expectedVersion":1}`, &v2)
+	lossy.MustRoute(t, 200, contract.PutArtefact, `{"content":{"items":[{"id":"R001","severity":"high","status":"open","title":"Vendor EOL","type":"risk"}]},"expectedVersion":1}`, &v2, p.ID, "raid_log")
 	require.Equal(t, 3, proxy.Requests()-before, "requests for the update (a read, then the transaction twice): the lost answer was not retried")
 	var stored agenticpm.Artefact
-	s.Must(t, 200, "GET", path, "", &stored)
+	s.MustRoute(t, 200, contract.GetArtefact, "", &stored, p.ID, "raid_log")
 	assert.Equal(t, 1, v1.Version, "version of the create")
 	assert.Equal(t, 2, v2.Version, "version of the update")
 	assert.Equal(t, 2, stored.Version, "stored version")

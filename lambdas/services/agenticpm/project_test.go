@@ -136,10 +136,9 @@ func TestGetProject(t *testing.T) {
 func TestUpdateProject(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, `{"name":"P","description":"old","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`)
-	path := contract.GetProject.URL(p.ID)
 
 	var got agenticpm.Project
-	s.Must(t, 200, "PATCH", path, `{"status":"paused","autonomyLevel":"artefact","config":{"k":"v"}}`, &got)
+	s.MustRoute(t, 200, contract.UpdateProject, `{"status":"paused","autonomyLevel":"artefact","config":{"k":"v"}}`, &got, p.ID)
 	assert.Equal(t, agenticpm.ProjectPaused, got.Status, "after patch: status")
 	assert.Equal(t, agenticpm.AutonomyArtefact, got.AutonomyLevel, "after patch: autonomy level")
 	assert.Equal(t, `{"k":"v"}`, string(got.Config), "after patch: config")
@@ -148,7 +147,7 @@ func TestUpdateProject(t *testing.T) {
 	assert.NotEqual(t, got.CreatedAt, got.UpdatedAt, "after patch: updatedAt")
 	assert.Equal(t, "STATUS#paused", s.raw(t, "PROJECT#"+p.ID, "METADATA")["GSI1PK"], "GSI1PK: the index still lists the old status")
 	got = agenticpm.Project{}
-	s.Must(t, 200, "PATCH", path, `{"description":null,"name":"Renamed"}`, &got)
+	s.MustRoute(t, 200, contract.UpdateProject, `{"description":null,"name":"Renamed"}`, &got, p.ID)
 	assert.Empty(t, got.Description, "after clearing description: description")
 	assert.Equal(t, "Renamed", got.Name, "after clearing description: name")
 	assert.Equal(t, agenticpm.ProjectPaused, got.Status, "after clearing description: status")

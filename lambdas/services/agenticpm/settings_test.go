@@ -82,12 +82,12 @@ func TestCheckpoints(t *testing.T) {
 	s := newService(t, nil)
 	p := s.project(t, "")
 	path := contract.GetCheckpoint.URL(p.ID, "jira", "last_sync")
-	apitest.WantError(t, s.Do(t, "GET", path, ""), 404, "not_found", "", "checkpoint")
+	apitest.WantError(t, s.Do(t, contract.GetCheckpoint.Method, path, ""), 404, "not_found", "", "checkpoint")
 	var c agenticpm.Checkpoint
-	s.Must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:30:00Z"}`, &c)
-	s.Must(t, 200, "PUT", path, `{"checkpointValue":"2026-02-04T10:45:00Z"}`, &c)
+	s.MustRoute(t, 200, contract.PutCheckpoint, `{"checkpointValue":"2026-02-04T10:30:00Z"}`, &c, p.ID, "jira", "last_sync")
+	s.MustRoute(t, 200, contract.PutCheckpoint, `{"checkpointValue":"2026-02-04T10:45:00Z"}`, &c, p.ID, "jira", "last_sync")
 	var got agenticpm.Checkpoint
-	s.Must(t, 200, "GET", path, "", &got)
+	s.MustRoute(t, 200, contract.GetCheckpoint, "", &got, p.ID, "jira", "last_sync")
 	assert.Equal(t, c, got, "get: the last put")
 	assert.Equal(t, "2026-02-04T10:45:00Z", got.CheckpointValue, "get: value")
 	assert.Equal(t, "jira", got.Integration, "get: integration")

@@ -82,7 +82,7 @@ func TestAttachResource(t *testing.T) {
 		})
 	}
 	t.Run("unknown account names account_id", func(t *testing.T) {
-		apitest.WantError(t, s.Do(t, "PUT", path, body("ec2", ec2ARN(other, 2), "us-east-1", other)), 409, "conflict", "", "account_id")
+		apitest.WantError(t, s.Do(t, contract.AttachResource.Method, path, body("ec2", ec2ARN(other, 2), "us-east-1", other)), 409, "conflict", "", "account_id")
 	})
 	t.Run("missing user", func(t *testing.T) {
 		apitest.WantError(t, s.doAs(t, "", "PUT", path, body("ec2", ec2ARN(acct, 7), "us-east-1", acct)), 400, "validation_failed", nucleus.HeaderUserID, "")

@@ -98,7 +98,7 @@ func runCost(t testing.TB, mode servicetest.Mode) {
 		{Operation: "GET /tenants/{tenant}/inboxes/{inbox}/stats", Method: stakcontract.PublicStats.Method, Path: path(stakcontract.PublicStats.URL("acme", "main")), Status: 200,
 			Min: ddbrecord.Cost{Requests: 2, Read: 2}, Note: "a GetItem of the inbox (404 when unknown), then one strongly consistent Query of the public `c#` counters"},
 		{Operation: "POST …/messages (to everyone, body checked by the inbox schema)", Method: stakcontract.Publish.Method, Path: func() string {
-			s.Must(t, 200, "PUT", inbox, `{"title":"Main","description":"","ttl":{"default":"7d"},"schema":{"default":{"type":"object","required":["text"]}}}`, nil)
+			s.MustRoute(t, 200, stakcontract.PutInbox, `{"title":"Main","description":"","ttl":{"default":"7d"},"schema":{"default":{"type":"object","required":["text"]}}}`, nil, "acme", "main")
 			rec.Reset()
 			return stakcontract.Publish.URL("acme", "main")
 		}, Body: `{"sender":"admin","audiences":{"kind":"everyone"},"taxonomy":{"category":"news"},"message":{"title":"Hi all","body":{"text":"hello"}}}`,
