@@ -353,8 +353,8 @@ const (
 	// grace (agenticpmcontract.OverdueGraceMinutes) at a release run raise
 	// OverdueHeldActions.
 	overdueHeldLimit = 1
-	// counterDriftLimit counters a Stak recount rewrote in a period raise
-	// CounterDrift.
+	// counterDriftLimit drifted counters the Stak drift check found in a
+	// period raise CounterDrift.
 	counterDriftLimit = 1
 )
 
