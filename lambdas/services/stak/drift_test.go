@@ -169,3 +169,47 @@ func TestDriftCheckUnderWrites(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// A partition with more than stak.DriftMaxItems items is skipped, not
+// counted: a run's reads stay bounded whatever one inbox holds (its
+// counters, absent here, would otherwise be drift).
+func TestDriftCheckSkipsLargePartitions(t *testing.T) {
+	s := newService(t)
+	s.setup(t)
+	var reqs []types.WriteRequest
+	flush := func() {
+		_, err := s.Client.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.Table: reqs}})
+		require.NoError(t, err, "BatchWriteItem")
+		reqs = nil
+	}
+	for i := range stak.DriftMaxItems + 1 {
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: u1PK}, "sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("m#%06d", i)},
+			"kind": &types.AttributeValueMemberS{Value: "UM"},
+		}}})
+		if len(reqs) == 25 {
+			flush()
+		}
+	}
+	if len(reqs) > 0 {
+		flush()
+	}
+	// The table is now several segments, and a partition's items all
+	// hash to one: try successive hours until one samples it.
+	d := s.driftCheck(t, nil)
+	sampled := false
+	for h := range 48 {
+		rep, err := d.Check(context.Background(), fire.Add(time.Duration(h)*time.Hour))
+		require.NoError(t, err, "check")
+		require.Greater(t, rep.Segments, 1, "segments of %d items", stak.DriftMaxItems)
+		assert.Empty(t, rep.Drifted, "hour %d: a skipped partition reports no drift", h)
+		assert.Zero(t, rep.Checked, "hour %d: partitions checked", h)
+		assert.LessOrEqual(t, rep.Scanned, 2*stak.DriftSampleItems, "hour %d: items scanned", h)
+		if rep.Skipped > 0 {
+			assert.Equal(t, 1, rep.Skipped, "hour %d: the large partition skipped", h)
+			sampled = true
+			break
+		}
+	}
+	assert.True(t, sampled, "no hour of 48 sampled the large partition")
+}
