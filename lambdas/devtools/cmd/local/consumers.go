@@ -8,14 +8,17 @@ import (
 	"sort"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
+	"github.com/dynastack/dynastack/lambdas/devtools/localtrace"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
@@ -146,7 +149,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor fn.StreamConstruc
 	cfg := poller.Config{
 		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
 		Bisect: src.bisect, MaxRetries: src.retries, MaxRecordAge: src.maxAge,
-		Handler: c.Handle, Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
+		Handler: invokeTraced(c.Handle), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	}
 	if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0 // the poller's default
@@ -178,4 +181,13 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor fn.StreamConstruc
 	go p.Run(ctx, 500*time.Millisecond)
 	log.Info("stream consumer started", "service", fn.Service(), "function", fn.LogicalID, "table", names[src.table])
 	return nil
+}
+
+// invokeTraced gives each invocation of a stream batch a trace of its own,
+// as Lambda's active tracing starts one for an event source mapping's
+// invocation (a stream record carries no trace header).
+func invokeTraced(h fn.StreamHandler) fn.StreamHandler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return h(logx.WithInvocationTrace(ctx, localtrace.New()), ev)
+	}
 }

@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/localtrace"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Server timeouts: a client that sends its headers or body slowly, or
@@ -126,7 +128,9 @@ func jsonType(ct string) bool {
 // Lambda abandons the invocation.
 func withTimeout(name string, timeout time.Duration, log *slog.Logger, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		// Each request is an invocation with a trace of its own, as Lambda's
+		// active tracing starts one for an HTTP API's (which passes none).
+		ctx, cancel := context.WithTimeout(logx.WithInvocationTrace(r.Context(), localtrace.New()), timeout)
 		defer cancel()
 		buf := &bufferedResponse{header: http.Header{}}
 		done := make(chan any, 1)
