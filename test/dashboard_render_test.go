@@ -24,33 +24,43 @@ const (
 // linked from the README): widget positions, sizes, titles and each
 // graph's metrics, as CloudWatch lays them out. A dashboard change that
 // is not drawn again fails; `make snapshots` (-update) redraws.
+//
+// The stage overview (dynastack-dev, in the first service's stack) is
+// drawn the same way, as docs/dashboards/overview-dev.svg.
 func TestDashboardRendering(t *testing.T) {
+	type drawing struct{ stack, dashboard, file string }
+	var drawings []drawing
 	for _, s := range catalog.Services() {
-		raw, err := os.ReadFile(filepath.Join("snapshots", "dev", s.Name+".template.json"))
-		require.NoError(t, err, "%s: golden template", s.Name)
-		svg, err := renderDashboard(raw)
-		require.NoError(t, err, "%s: dashboard", s.Name)
-		path := filepath.Join("..", "docs", "dashboards", s.Name+"-dev.svg")
+		drawings = append(drawings, drawing{s.Name, s.Name + "-dev", s.Name + "-dev.svg"})
+	}
+	drawings = append(drawings, drawing{catalog.Services()[0].Name, "dynastack-dev", "overview-dev.svg"})
+	for _, d := range drawings {
+		raw, err := os.ReadFile(filepath.Join("snapshots", "dev", d.stack+".template.json"))
+		require.NoError(t, err, "%s: golden template", d.stack)
+		svg, err := renderDashboard(raw, d.dashboard)
+		require.NoError(t, err, "%s: dashboard %s", d.stack, d.dashboard)
+		path := filepath.Join("..", "docs", "dashboards", d.file)
 		if *update {
 			require.NoError(t, os.WriteFile(path, []byte(svg), 0o644))
 			continue
 		}
 		want, err := os.ReadFile(path)
 		require.NoError(t, err, "no rendering %s: run `make snapshots`", path)
-		require.Equal(t, string(want), svg, "%s is not the rendering of the dev dashboard: run `make snapshots` and commit it", path)
+		require.Equal(t, string(want), svg, "%s is not the rendering of the dev dashboard %s: run `make snapshots` and commit it", path, d.dashboard)
 	}
 }
 
-// renderDashboard draws the AWS::CloudWatch::Dashboard of a template.
-func renderDashboard(template []byte) (string, error) {
+// renderDashboard draws the AWS::CloudWatch::Dashboard of a template
+// named dashboard.
+func renderDashboard(template []byte, dashboard string) (string, error) {
 	var tmpl struct {
 		Resources map[string]struct {
 			Type       string
 			Properties struct {
 				DashboardName string
-				DashboardBody struct {
-					Join []any `json:"Fn::Join"`
-				}
+				// A body with tokens is an Fn::Join, one without a string
+				// (the overview names no resource).
+				DashboardBody json.RawMessage
 			}
 		}
 	}
@@ -59,13 +69,21 @@ func renderDashboard(template []byte) (string, error) {
 	}
 	var body, name string
 	for _, r := range tmpl.Resources {
-		if r.Type != "AWS::CloudWatch::Dashboard" {
+		if r.Type != "AWS::CloudWatch::Dashboard" || r.Properties.DashboardName != dashboard {
 			continue
 		}
-		if len(r.Properties.DashboardBody.Join) != 2 {
-			return "", fmt.Errorf("dashboard body: want Fn::Join")
+		var plain string
+		if json.Unmarshal(r.Properties.DashboardBody, &plain) == nil {
+			body, name = plain, r.Properties.DashboardName
+			continue
 		}
-		parts, _ := r.Properties.DashboardBody.Join[1].([]any)
+		var joined struct {
+			Join []any `json:"Fn::Join"`
+		}
+		if err := json.Unmarshal(r.Properties.DashboardBody, &joined); err != nil || len(joined.Join) != 2 {
+			return "", fmt.Errorf("dashboard body: want a string or Fn::Join")
+		}
+		parts, _ := joined.Join[1].([]any)
 		var b strings.Builder
 		for _, p := range parts {
 			if s, ok := p.(string); ok {
@@ -77,7 +95,7 @@ func renderDashboard(template []byte) (string, error) {
 		body, name = b.String(), r.Properties.DashboardName
 	}
 	if body == "" {
-		return "", fmt.Errorf("no dashboard")
+		return "", fmt.Errorf("no dashboard %s", dashboard)
 	}
 	var d struct {
 		Widgets []struct {
@@ -126,6 +144,9 @@ func metricLabel(m []any) string {
 			}
 		case map[string]any:
 			if l, ok := x["label"].(string); ok {
+				if x["yAxis"] == "right" {
+					l += " (right axis)"
+				}
 				return "— " + l
 			}
 		}

@@ -48,8 +48,15 @@ func TestAlarmsWatchEmittedMetrics(t *testing.T) {
 		}
 	}
 	// Unavailable on every API, FailedForGood, FailedResourceActions,
-	// OverdueHeldActions and CounterDrift, in three stages.
-	assert.GreaterOrEqual(t, custom, 3*(5+4), "alarms on emitted metrics")
+	// OverdueHeldActions and CounterDrift, and RouteLatency on every
+	// route, in three stages.
+	routes := 0
+	for _, c := range catalog.Services() {
+		for _, f := range c.Functions {
+			routes += len(f.Routes)
+		}
+	}
+	assert.GreaterOrEqual(t, custom, 3*(5+4+routes), "alarms on emitted metrics")
 }
 
 // emitted says why no function emits metric name in namespace ns with

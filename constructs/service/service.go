@@ -122,8 +122,9 @@ type Function struct {
 }
 
 // PlatformMetrics are the metrics the runtime platform emits for every
-// function of kind k, whatever its service: Unavailable for each 503 an
-// HTTP function answers.
+// function of kind k, whatever its service and routes: Unavailable for
+// each 503 an HTTP function answers. An HTTP function emits its
+// RouteLatency too (AllMetrics), whose route values are its own.
 func PlatformMetrics(k Kind) []Metric {
 	if k == HTTP {
 		return []Metric{Unavailable}
@@ -131,9 +132,14 @@ func PlatformMetrics(k Kind) []Metric {
 	return nil
 }
 
-// AllMetrics are f's own metrics and the platform's for its kind.
+// AllMetrics are f's own metrics and the platform's for its kind: an
+// HTTP function's RouteLatency too.
 func (f Function) AllMetrics() []Metric {
-	return append(slices.Clone(f.Metrics), PlatformMetrics(f.Kind)...)
+	all := append(slices.Clone(f.Metrics), PlatformMetrics(f.Kind)...)
+	if f.Kind == HTTP {
+		all = append(all, RouteLatency(f))
+	}
+	return all
 }
 
 // Package is the function's main package in the lambdas module.
@@ -436,3 +442,59 @@ const (
 // Unavailable is the metric of each 503 unavailable answer (platform/api).
 var Unavailable = Metric{Name: MetricUnavailable, Unit: Count,
 	Description: "answers of 503 unavailable (DynamoDB throttled or failed after the retries)"}
+
+// RouteLatency: an HTTP function's time to answer each request
+// (platform/api's Instrument, from the request to the last byte written,
+// in the function), by route and by status class. Its SampleCount is the
+// requests, so one metric gives a route's requests, its 4xx, 5xx and 503
+// answers and its p50 and p99 (docs/functions.md, "Per-route metrics").
+// The route is the contract's route key, a bounded set; a request no
+// route matched (a 404 or 405 of the router) counts as OtherValue.
+const (
+	MetricRouteLatency = "RouteLatency"
+	DimRoute           = "route"
+	DimStatus          = "status"
+)
+
+// Status classes of RouteLatency's DimStatus: each answer is in exactly
+// one, so StatusServerError excludes StatusUnavailable (as the API's
+// ServerErrors alarm does), and StatusOK holds every answer below 400
+// (the router's rare redirect among them).
+const (
+	StatusOK          = "2xx"
+	StatusClientError = "4xx"
+	StatusServerError = "5xx"
+	StatusUnavailable = "503"
+)
+
+// StatusClasses lists DimStatus's values.
+var StatusClasses = []string{StatusOK, StatusClientError, StatusServerError, StatusUnavailable}
+
+// StatusClass is the class of an HTTP status.
+func StatusClass(status int) string {
+	switch {
+	case status == 503:
+		return StatusUnavailable
+	case status >= 500:
+		return StatusServerError
+	case status >= 400:
+		return StatusClientError
+	default:
+		return StatusOK
+	}
+}
+
+// RouteLatency is f's route latency metric: DimRoute takes f's route keys
+// and OtherValue.
+func RouteLatency(f Function) Metric {
+	routes := make([]string, 0, len(f.Routes)+1)
+	for _, r := range f.Routes {
+		routes = append(routes, r.Key())
+	}
+	return Metric{Name: MetricRouteLatency, Unit: Milliseconds,
+		Description: "time to answer each request, by route and status class",
+		Dimensions: []Dimension{
+			{Name: DimRoute, Values: append(routes, OtherValue)},
+			{Name: DimStatus, Values: StatusClasses},
+		}}
+}

@@ -169,6 +169,42 @@ func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv
 		ratePercent("5xx rate (%)", serverErrors, sum(api.MetricCount)), errorRatePercent, 1)
 }
 
+// apiIntegrationTimeoutSeconds is API Gateway's HTTP API integration
+// timeout: a slower answer reaches the client as a 503 whatever the
+// function's own timeout.
+const apiIntegrationTimeoutSeconds = 30
+
+// alarmRouteLatency watches each route of the HTTP function fn: its p99
+// answer time (service.RouteLatency by route, every status class) at or
+// above durationTimeoutPercent of the time a request may take (fn's
+// timeout, or API Gateway's integration timeout if shorter) for a period:
+// that route's slowest callers are about to get timeouts. One alarm per
+// route, on a single metric: a metric math alarm takes at most 10 metrics
+// (AgenticPM has 31 routes), and a single metric is what the local alarm
+// evaluator computes. Runbook: docs/functions.md, "Alarm: RouteLatency".
+func alarmRouteLatency(scope constructs.Construct, fn service.Function, timeoutSeconds int) {
+	limitMs := float64(min(timeoutSeconds, apiIntegrationTimeoutSeconds)*1000*durationTimeoutPercent) / 100
+	m := service.RouteLatency(fn)
+	for _, r := range fn.Routes {
+		newAlarm(scope, routeID("Route", r)+"Latency", fmt.Sprintf("%s %s: p99 answer time at or above %d%% of the %d s a request may take, in %d minutes (docs/functions.md, Alarm: RouteLatency)", fn.Name, r.Key(), durationTimeoutPercent, min(timeoutSeconds, apiIntegrationTimeoutSeconds), alarmPeriodMinutes),
+			businessMetric(fn, m, "p99", map[string]string{service.DimRoute: r.Key()}), limitMs, 1)
+	}
+}
+
+// routeID is a construct id for r: its method and path in words
+// ("GET /tickets/{id}/comments" is GetTicketsIdComments), stable when
+// routes are added or reordered.
+func routeID(prefix string, r service.Route) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for _, part := range strings.FieldsFunc(r.Method+"/"+r.Path, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+	}) {
+		b.WriteString(strings.ToUpper(part[:1]) + strings.ToLower(part[1:]))
+	}
+	return b.String()
+}
+
 // alarmTable watches a table: read and write throttle events of the table
 // and its indexes (an on-demand cap reached, or a hot partition), and
 // DynamoDB's own 500s.
@@ -353,8 +389,8 @@ const (
 	// grace (agenticpmcontract.OverdueGraceMinutes) at a release run raise
 	// OverdueHeldActions.
 	overdueHeldLimit = 1
-	// counterDriftLimit counters a Stak recount rewrote in a period raise
-	// CounterDrift.
+	// counterDriftLimit drifted counters the Stak drift check found in a
+	// period raise CounterDrift.
 	counterDriftLimit = 1
 )
 

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/infra/config"
 )
@@ -39,7 +40,7 @@ type found struct {
 func addDashboard(stack awscdk.Stack, cfg config.Stage, c service.Contract, f found) awscloudwatch.Dashboard {
 	var rows [][]awscloudwatch.IWidget
 	graph := func(title string, left ...awscloudwatch.IMetric) panel {
-		return panel{title, left}
+		return panel{title: title, left: left}
 	}
 	opts := func(stat, label string) *awscloudwatch.MetricOptions {
 		return &awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String(stat), Label: jsii.String(label)}
@@ -57,6 +58,9 @@ func addDashboard(stack awscdk.Stack, cfg config.Stage, c service.Contract, f fo
 				businessMetric(apiFn, service.Unavailable, "Sum", nil)),
 			graph("API latency p50 / p99", api.MetricLatency(opts("p50", "p50")), api.MetricLatency(opts("p99", "p99"))),
 		}))
+	}
+	if len(f.apis) > 0 {
+		rows = append(rows, routeRows(apiFn, nil)...)
 	}
 	var errs, throttles, durations, concurrency []awscloudwatch.IMetric
 	for _, fn := range f.functions {
@@ -127,10 +131,124 @@ func addDashboard(stack awscdk.Stack, cfg config.Stage, c service.Contract, f fo
 	})
 }
 
-// panel is one graph of a row.
+// routesPerRow is how many route graphs share a row.
+const routesPerRow = 4
+
+// routeRows are the per-route graphs of the HTTP function fn, routesPerRow
+// a row: each route's requests and its 4xx, 5xx and 503 answers (left),
+// its p50 and p99 answer time in ms (right), all from its
+// service.RouteLatency. env places the metrics in another account or
+// Region (the overview's), nil in the stack's own.
+func routeRows(fn service.Function, env *metricEnv) [][]awscloudwatch.IWidget {
+	m := service.RouteLatency(fn)
+	var ps []panel
+	for _, r := range fn.Routes {
+		route := func(stat, label string, status string) awscloudwatch.IMetric {
+			dims := map[string]string{service.DimRoute: r.Key()}
+			if status != "" {
+				dims[service.DimStatus] = status
+			}
+			return env.with(businessMetric(fn, m, stat, dims), label)
+		}
+		ps = append(ps, panel{title: r.Key(),
+			left: []awscloudwatch.IMetric{route("SampleCount", "requests", ""), route("SampleCount", "4xx", service.StatusClientError),
+				route("SampleCount", "5xx", service.StatusServerError), route("SampleCount", "503", service.StatusUnavailable)},
+			right: []awscloudwatch.IMetric{route("p50", "p50 ms", ""), route("p99", "p99 ms", "")}})
+	}
+	var rows [][]awscloudwatch.IWidget
+	for len(ps) > 0 {
+		n := min(len(ps), routesPerRow)
+		rows = append(rows, sized(ps[:n]))
+		ps = ps[n:]
+	}
+	return rows
+}
+
+// metricEnv is where a service's metrics live when its stack is placed
+// apart from the dashboard's (config.Stage.Services): a dashboard graphs
+// another account's metrics through CloudWatch cross-account
+// observability, another Region's directly.
+type metricEnv struct {
+	account, region string
+}
+
+// with is m labelled label, in e's account and Region (m's own when e is
+// nil or empty).
+func (e *metricEnv) with(m awscloudwatch.Metric, label string) awscloudwatch.IMetric {
+	o := &awscloudwatch.MetricOptions{Label: jsii.String(label)}
+	if e != nil && e.account != "" {
+		o.Account = jsii.String(e.account)
+	}
+	if e != nil && e.region != "" {
+		o.Region = jsii.String(e.region)
+	}
+	return m.With(o)
+}
+
+// overviewHost is the service whose stack holds the stage's overview
+// dashboard: the catalog's first. Every stack holds what it uses and
+// refers to no other (NewStage), and the overview reads only the metrics
+// the contracts name, so it needs no other stack's resources.
+func overviewHost() string { return catalog.Services()[0].Name }
+
+// addOverview is the stage's overview dashboard, dynastack-<stage>, in
+// the host's stack: one row per service, in catalog order, with its health
+// from what its functions emit — the API's requests and 4xx, 5xx and 503
+// answers over every route, its p50 and p99 answer time, and the totals of
+// its business metrics. The service's own dashboard has the detail.
+func addOverview(stack awscdk.Stack, cfg config.Stage) awscloudwatch.Dashboard {
+	host := cfg.PlacementOf(overviewHost())
+	var rows [][]awscloudwatch.IWidget
+	for _, c := range catalog.Services() {
+		var env *metricEnv
+		if p := cfg.PlacementOf(c.Name); p != host {
+			env = &metricEnv{account: p.Account, region: p.Region}
+		}
+		var health []panel
+		for _, fn := range c.Functions {
+			if fn.Kind != service.HTTP {
+				continue
+			}
+			m := service.RouteLatency(fn)
+			all := func(stat, label, status string) awscloudwatch.IMetric {
+				var dims map[string]string
+				if status != "" {
+					dims = map[string]string{service.DimStatus: status}
+				}
+				return env.with(businessMetric(fn, m, stat, dims), label)
+			}
+			health = append(health,
+				panel{title: c.Name + ": requests, 4xx / 5xx / 503", left: []awscloudwatch.IMetric{all("SampleCount", "requests", ""),
+					all("SampleCount", "4xx", service.StatusClientError), all("SampleCount", "5xx", service.StatusServerError), all("SampleCount", "503", service.StatusUnavailable)}},
+				panel{title: c.Name + ": answer time p50 / p99 (ms)", left: []awscloudwatch.IMetric{all("p50", "p50", ""), all("p99", "p99", "")}})
+		}
+		var business []awscloudwatch.IMetric
+		for _, fn := range c.Functions {
+			for _, m := range fn.Metrics {
+				business = append(business, env.with(businessMetric(fn, m, "Sum", nil), m.Name))
+			}
+		}
+		if len(business) > 0 {
+			health = append(health, panel{title: c.Name + ": business metrics", left: business})
+		}
+		rows = append(rows, sized(health))
+	}
+	widgets := make([]*[]awscloudwatch.IWidget, len(rows))
+	for i := range rows {
+		widgets[i] = &rows[i]
+	}
+	return awscloudwatch.NewDashboard(stack, jsii.String("Overview"), &awscloudwatch.DashboardProps{
+		DashboardName:   jsii.String(fmt.Sprintf("dynastack-%s", cfg.Name)),
+		Widgets:         &widgets,
+		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
+	})
+}
+
+// panel is one graph of a row: metrics on the left axis, and on the
+// right (another unit).
 type panel struct {
-	title string
-	left  []awscloudwatch.IMetric
+	title       string
+	left, right []awscloudwatch.IMetric
 }
 
 // sized makes a row's graphs, of equal widths across the grid.
@@ -138,9 +256,13 @@ func sized(ps []panel) []awscloudwatch.IWidget {
 	w := float64(dashboardWidth / len(ps))
 	ws := make([]awscloudwatch.IWidget, len(ps))
 	for i, p := range ps {
-		ws[i] = awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+		props := &awscloudwatch.GraphWidgetProps{
 			Title: jsii.String(p.title), Left: &p.left, Width: jsii.Number(w), Height: jsii.Number(widgetHeight), Period: alarmPeriod(),
-		})
+		}
+		if len(p.right) > 0 {
+			props.Right = &p.right
+		}
+		ws[i] = awscloudwatch.NewGraphWidget(props)
 	}
 	return ws
 }

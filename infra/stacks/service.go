@@ -127,5 +127,10 @@ func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssu
 		return nil, err
 	}
 	alarmServerErrors(stack, "Api", api, fn.fn.Name)
+	timeout := fn.timeoutSeconds
+	if timeout == 0 {
+		timeout = gofunction.DefaultTimeout
+	}
+	alarmRouteLatency(stack, fn.fn, timeout)
 	return f, nil
 }

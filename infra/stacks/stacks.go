@@ -83,6 +83,9 @@ func NewStage(app constructs.Construct, cfg config.Stage) (awscdk.Stage, error) 
 			continue
 		}
 		wireAlarms(stack, cfg, svc.Contract)
+		if svc.Name == overviewHost() {
+			addOverview(stack, cfg)
+		}
 		if err := wireRollouts(stack, cfg); err != nil {
 			errs = append(errs, fmt.Errorf("%s/%s: %w", cfg.Name, svc.Name, err))
 		}

@@ -137,6 +137,14 @@ var (
 		Description: "Stak counters from expired messages and read receipts",
 		Metrics:     []service.Metric{Expiries},
 	}
+	// DriftCheck recounts a bounded sample of counters each hour, read
+	// only, and reports those that drifted (docs/schemas/stak.md, "Drift
+	// check"): the repair stays the operator's recount.
+	DriftCheck = service.Function{
+		Name: "stak-drift", Kind: service.Schedule,
+		Description: "Stak: recounts a sample of counters read-only and reports drift",
+		Metrics:     []service.Metric{CounterDrift},
+	}
 )
 
 // Service is the whole contract.
@@ -147,7 +155,7 @@ var Service = service.Contract{
 		AttrPublished, AttrRead, AttrExpired, AttrReadAt, AttrMessage, AttrBody},
 	KeyParts: []string{PrefixTenant, PrefixUser, PrefixPublic, PublicUID, KeySettings, PrefixInbox, PrefixMessage,
 		PrefixStats, KeyStatsAll, PrefixMarker},
-	Functions: []service.Function{API, StreamConsumer},
+	Functions: []service.Function{API, StreamConsumer, DriftCheck},
 }
 
 // Metric dimensions and their values (service.Metric, platform/metrics).
@@ -178,6 +186,10 @@ var (
 	// one a counter that had drifted from the items it counts.
 	CounterRepairs = service.Metric{Name: "CounterRepairs", Unit: service.Count,
 		Description: "counters a recount found drifted and rewrote"}
+	// CounterDrift is, per drift check run, how many counters of its
+	// sample differ from the items they count (0 when all are right).
+	CounterDrift = service.Metric{Name: "CounterDrift", Unit: service.Count,
+		Description: "sampled counters a scheduled read-only recount found drifted"}
 	// Expiries counts messages and read receipts whose expiry the stream
 	// consumer applied to the counters.
 	Expiries = service.Metric{Name: "Expiries", Unit: service.Count,

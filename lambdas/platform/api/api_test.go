@@ -305,3 +305,57 @@ func TestUnavailableIs503(t *testing.T) {
 		assert.NotContains(t, rec.Body.String(), "slow down", "%v: body", err)
 	}
 }
+
+// Each answer of an instrumented router is one RouteLatency measurement
+// by the route's key (a greedy parameter as API Gateway writes it) and
+// status class; a request no route matched is "other".
+func TestRouteLatency(t *testing.T) {
+	get, put := service.Route{Method: "GET", Path: "/files/{path+}"}, service.Route{Method: "PUT", Path: "/files/{path+}"}
+	fn := service.Function{Name: "files", Kind: service.HTTP, Routes: []service.Route{get, put}}
+	r := api.NewRouter(fn)
+	r.Handle(get, func(w http.ResponseWriter, r *http.Request) error {
+		switch r.PathValue("path") {
+		case "bad":
+			return api.BadRequest("no")
+		case "busy":
+			return ddb.Wrap("GetItem", &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")})
+		case "boom":
+			return errors.New("boom")
+		}
+		api.WriteJSON(w, 200, map[string]string{})
+		return nil
+	})
+	r.Handle(put, func(http.ResponseWriter, *http.Request) error { return nil })
+	var logs bytes.Buffer
+	h := api.Instrument(logx.New(&logs, slog.LevelInfo).With(service.MetricDimension, fn.Name), r.Done())
+	for _, req := range []struct{ method, path string }{
+		{"GET", "/files/a/b"}, {"GET", "/files/ok"}, {"GET", "/files/bad"}, {"GET", "/files/busy"}, {"GET", "/files/boom"},
+		{"PUT", "/files/x"}, {"GET", "/nothing"},
+	} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(req.method, req.path, nil))
+	}
+	ms, err := metrics.ParseLines(logs.Bytes())
+	require.NoError(t, err, "EMF lines")
+	count := func(dims map[string]string) int {
+		dims[service.MetricDimension] = fn.Name
+		n := 0
+		for _, m := range metrics.Find(ms, service.MetricRouteLatency, dims) {
+			n += len(m.Values)
+		}
+		return n
+	}
+	assert.Equal(t, 7, count(map[string]string{}), "every answer measured once")
+	assert.Equal(t, 5, count(map[string]string{service.DimRoute: "GET /files/{path+}"}), "GET's answers")
+	assert.Equal(t, 2, count(map[string]string{service.DimRoute: "GET /files/{path+}", service.DimStatus: service.StatusOK}), "GET's 2xx")
+	for class, route := range map[string]string{service.StatusClientError: "GET /files/{path+}", service.StatusUnavailable: "GET /files/{path+}", service.StatusServerError: "GET /files/{path+}"} {
+		assert.Equal(t, 1, count(map[string]string{service.DimRoute: route, service.DimStatus: class}), "GET's %s", class)
+	}
+	assert.Equal(t, 1, count(map[string]string{service.DimRoute: "PUT /files/{path+}", service.DimStatus: service.StatusOK}), "a PUT that wrote nothing answered 200")
+	assert.Equal(t, 1, count(map[string]string{service.DimRoute: service.OtherValue, service.DimStatus: service.StatusClientError}), "the 404 of no route")
+	for _, m := range metrics.Find(ms, service.MetricRouteLatency, map[string]string{service.MetricDimension: fn.Name}) {
+		assert.Equal(t, string(service.Milliseconds), m.Unit, "unit")
+		for _, v := range m.Values {
+			assert.GreaterOrEqual(t, v, 0.0, "a time")
+		}
+	}
+}

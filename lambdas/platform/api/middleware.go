@@ -10,8 +10,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/ids"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
+	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
 
 // Request id headers: X-Request-Id is ours in answers; in requests both are
@@ -36,8 +38,16 @@ const (
 // too, for the same reason, and the client's X-Correlation-Id is logged as
 // client_correlation_id.
 //
+// When h is a Router, each answer is also measured as the function's
+// service.RouteLatency (one EMF line: the time, the route's key, the
+// status class), which the per-route alarms and graphs read.
+//
 // The result is Routed when h is.
 func Instrument(log *slog.Logger, h http.Handler) http.Handler {
+	var routes *routeLatency
+	if rt, ok := h.(*Router); ok {
+		routes = newRouteLatency(rt.fn)
+	}
 	fn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
@@ -75,6 +85,9 @@ func Instrument(log *slog.Logger, h http.Handler) http.Handler {
 				}
 			}
 			logRequest(ctx, log, r, sw, start)
+			if routes != nil {
+				routes.emit(ctx, log, r, sw.status, start)
+			}
 		}()
 		h.ServeHTTP(sw, r)
 	})
@@ -145,3 +158,34 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // routeOf is the pattern that served r ("GET /tickets/{id}"), the same
 // name as API Gateway's routeKey; "" when none matched.
 func routeOf(r *http.Request) string { return r.Pattern }
+
+// routeLatency measures each answer of one function as its
+// service.RouteLatency.
+type routeLatency struct {
+	metric service.Metric
+	// keys maps a ServeMux pattern to the route's key (API Gateway's
+	// routeKey): they differ for a greedy parameter ("{arn+}").
+	keys map[string]string
+}
+
+func newRouteLatency(fn service.Function) *routeLatency {
+	keys := make(map[string]string, len(fn.Routes))
+	for _, r := range fn.Routes {
+		keys[r.Pattern()] = r.Key()
+	}
+	return &routeLatency{metric: service.RouteLatency(fn), keys: keys}
+}
+
+// emit writes the measurement of r, answered with status since start. A
+// request no route matched is the dimension's OtherValue; a handler that
+// wrote nothing answered 200.
+func (m *routeLatency) emit(ctx context.Context, log *slog.Logger, r *http.Request, status int, start time.Time) {
+	route, ok := m.keys[routeOf(r)]
+	if !ok {
+		route = service.OtherValue
+	}
+	if status == 0 {
+		status = http.StatusOK
+	}
+	metrics.Emit(ctx, log, m.metric, float64(time.Since(start).Microseconds())/1000, route, service.StatusClass(status))
+}

@@ -162,6 +162,12 @@ func (s *Store) readCounters(ctx context.Context, p Partition) (map[string]store
 // not): published counts messages, read counts user messages with readat
 // and receipts. It returns the counts per counter key and the items read.
 func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts, int, error) {
+	return s.countItemsUpTo(ctx, p, 0)
+}
+
+// countItemsUpTo is countItems stopping with errTooLarge after limit
+// items (0: no limit), for the drift check's bounded reads.
+func (s *Store) countItemsUpTo(ctx context.Context, p Partition, limit int) (map[string]Counts, int, error) {
 	want := map[string]Counts{contract.KeyStatsAll: {}}
 	n := 0
 	// Only what a count reads of a message or receipt (#sk is the key
@@ -169,8 +175,15 @@ func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts,
 	q := prefixQuery(p.PK(), contract.PrefixMessage)
 	q.Projection = "#sk, #kind, #readat, #taxonomy"
 	q.Names["#kind"], q.Names["#readat"], q.Names["#taxonomy"] = contract.AttrKind, contract.AttrReadAt, contract.AttrTaxonomy
-	err := s.queryAll(ctx, q, func(item map[string]types.AttributeValue) error {
+	page := int32(0)
+	if limit > 0 {
+		page = int32(limit + 1)
+	}
+	err := s.queryPages(ctx, q, page, func(item map[string]types.AttributeValue) error {
 		n++
+		if limit > 0 && n > limit {
+			return errTooLarge
+		}
 		var doc struct {
 			Kind     string   `dynamodbav:"kind"`
 			ReadAt   *int64   `dynamodbav:"readat"`
@@ -204,8 +217,17 @@ func (s *Store) countItems(ctx context.Context, p Partition) (map[string]Counts,
 // queryAll reads every item of the query q (prefixQuery, perhaps with a
 // projection), strongly consistent.
 func (s *Store) queryAll(ctx context.Context, q ddb.Expr, each func(map[string]types.AttributeValue) error) error {
+	return s.queryPages(ctx, q, 0, each)
+}
+
+// queryPages is queryAll reading at most page items per request (0:
+// DynamoDB's 1 MB), so a caller that stops early read no more than that.
+func (s *Store) queryPages(ctx context.Context, q ddb.Expr, page int32, each func(map[string]types.AttributeValue) error) error {
 	in := q.Query(s.table)
 	in.ConsistentRead = aws.Bool(true)
+	if page > 0 {
+		in.Limit = aws.Int32(page)
+	}
 	for item, err := range ddb.All(ctx, s.client, in) {
 		if err == nil {
 			err = each(item)
