@@ -149,25 +149,34 @@ func TestDriftCheckUnderWrites(t *testing.T) {
 	s := newService(t)
 	s.fill(t)
 	d := s.driftCheck(t, nil)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			s.toUsers(t, fmt.Sprint("w", i), "a", "u1", "u2")
-		}
-	})
-	for range 5 {
-		rep, err := d.Check(context.Background(), fire)
-		require.NoError(t, err, "check")
-		assert.Empty(t, rep.Drifted, "drift under writes")
+	// The checks run beside the test's goroutine and the publishes on it,
+	// so that a failed publish stops the test where require may stop it.
+	type result struct {
+		drifted int
+		err     error
 	}
-	close(done)
-	wg.Wait()
+	results := make(chan result, 5)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 5 {
+			rep, err := d.Check(context.Background(), fire)
+			results <- result{len(rep.Drifted), err}
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			close(results)
+			for r := range results {
+				require.NoError(t, r.err, "check")
+				assert.Zero(t, r.drifted, "drift under writes")
+			}
+			return
+		default:
+		}
+		s.toUsers(t, fmt.Sprint("w", i), "a", "u1", "u2")
+	}
 }
 
 // A partition with more than stak.DriftMaxItems items is skipped, not
