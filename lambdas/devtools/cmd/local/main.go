@@ -67,11 +67,19 @@ func main() {
 	synth := flag.String("synth", "", "with -reload: shell command that re-synthesizes the templates on an infra change (make dev passes its cdk synth)")
 	flag.Parse()
 
-	log := logx.New(os.Stderr, slog.LevelInfo)
+	// The log is also read by the alarms: the functions' EMF lines are
+	// their metrics (alarms.go).
+	al, err := newAlarms()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log := logx.New(io.MultiWriter(os.Stderr, al), slog.LevelInfo)
+	al.log = log
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serve := func() error { return run(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *verbose) }
+	serve := func() error { return run(ctx, log, al, *templates, listenAddr(*addr, os.Getenv("PORT")), *verbose) }
 	if *reload {
 		serve = func() error {
 			return supervise(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *src, *synth, *verbose)
@@ -94,7 +102,7 @@ func listenAddr(addr, port string) string {
 	return net.JoinHostPort(host, port)
 }
 
-func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) error {
+func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, verbose bool) error {
 	dir, err := templateDir(dir)
 	if err != nil {
 		return err
@@ -131,27 +139,30 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	if err != nil {
 		return err
 	}
-	wk, err := newWorkers(log, "http://"+ln.Addr().String())
+	wk, err := newWorkers(log, "http://"+ln.Addr().String(), al)
 	if err != nil {
 		return err
 	}
 	defer wk.close()
-	// With FAULTS set, the functions reach DynamoDB Local through a proxy
-	// that throttles, fails or drops answers at the given rate (the
-	// runner's own table setup goes straight).
-	fnEndpoint := endpoint
+	// The functions reach DynamoDB Local through a fault proxy: with
+	// FAULTS set (or POST /_local/faults) it throttles, fails, slows or
+	// drops answers at the given rate, and the throttles and server errors
+	// it answers are DynamoDB's metrics for the alarms (the runner's own
+	// table setup goes straight).
+	proxy, err := ddbfault.Start(endpoint)
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
+	proxy.Observe(al.dynamo)
+	fnEndpoint := proxy.URL
 	if v := os.Getenv(ddbfault.EnvFaults); v != "" {
-		fault, rate, err := ddbfault.Parse(v)
+		fault, rate, delay, err := ddbfault.ParseSpec(v)
 		if err != nil {
 			return err
 		}
-		proxy, err := ddbfault.Start(endpoint)
-		if err != nil {
-			return err
-		}
-		defer proxy.Close()
 		proxy.Set(fault, rate)
-		fnEndpoint = proxy.URL
+		proxy.SetDelay(delay)
 		log.Warn("functions reach DynamoDB through a fault proxy", "fault", fault, "rate", rate, "proxy", proxy.URL)
 	}
 	// fnGetenv is a function's getenv: its template environment, the
@@ -173,6 +184,9 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	for _, t := range tmpls {
 		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external, Suffix: os.Getenv(EnvTableSuffix)})
 		if err != nil {
+			return err
+		}
+		if err := al.addTemplate(t, names); err != nil {
 			return err
 		}
 		if err := ddbrecord.LogTables(t, names); err != nil {
@@ -209,7 +223,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			switch b.Function.Kind {
 			case service.Stream:
 				cons, _ := services.LookupConsumer(name)
-				if err := startConsumer(ctx, log, cons, t, fn, names, client, getenv, wk.queueOf(t)); err != nil {
+				if err := startConsumer(ctx, log, al, cons, t, fn, names, client, getenv, wk.queueOf(t)); err != nil {
 					return fmt.Errorf("stream consumer %s: %w", name, err)
 				}
 				consuming++
@@ -234,7 +248,8 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
-			guarded, tokenRoutes, err := guard(t, withTimeout(name, fn.Timeout, log, h))
+			local := localName(t, fn.LogicalID)
+			guarded, tokenRoutes, err := guard(t, withTimeout(name, fn.Timeout, log, h, func(start time.Time, failed bool) { al.invocation(local, start, failed) }))
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
@@ -245,7 +260,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
-			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, localcors.Handler(cors, guarded)))
+			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, al.apiMetrics(localName(t, apiOf(t)), localcors.Handler(cors, guarded))))
 			mounted[name] = t.Path
 			handlers[name] = h
 		}
@@ -267,7 +282,10 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	})
 
 	wk.mount(mux)
+	al.mount(mux)
+	mountFaults(mux, proxy, log)
 	wk.start(ctx)
+	go al.run(ctx)
 	server := newServer(mux, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(ln) }()

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+
 	"encoding/json"
 	"fmt"
+	"github.com/aws/aws-lambda-go/events"
 	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"log/slog"
 	"net/http"
@@ -56,6 +58,7 @@ type workers struct {
 	ntfyURL    string
 	every      time.Duration
 	visibility time.Duration
+	alarms     *alarms
 
 	mu       sync.Mutex
 	queues   map[string]*localqueue.Queue // template path + logical id → queue
@@ -65,6 +68,7 @@ type workers struct {
 
 type localJob struct {
 	service, arn string
+	function     string // its local name (alarms.go)
 	job          fn.Job
 	mu           sync.Mutex // one run at a time, as a developer expects
 	last         time.Time
@@ -74,8 +78,8 @@ type localJob struct {
 
 // newWorkers starts the SNS fake and, unless NTFY_URL is set, serves the
 // ntfy sink under base/_local/ntfy.
-func newWorkers(log *slog.Logger, base string) (*workers, error) {
-	w := &workers{log: log, sns: awsloop.NewSNS(), events: awsloop.NewEvents(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{},
+func newWorkers(log *slog.Logger, base string, al *alarms) (*workers, error) {
+	w := &workers{log: log, alarms: al, sns: awsloop.NewSNS(), events: awsloop.NewEvents(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{},
 		every: defaultScheduleEvery, visibility: defaultVisibility}
 	for env, d := range map[string]*time.Duration{EnvScheduleEvery: &w.every, EnvVisibility: &w.visibility} {
 		if v := os.Getenv(env); v != "" {
@@ -188,7 +192,9 @@ func (w *workers) addTemplate(t *cfntables.Template) error {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		w.queues[t.Path+"#"+id] = localqueue.NewQueue(t.Stack+"-"+id, w.visibility)
+		q := localqueue.NewQueue(localName(t, id), w.visibility)
+		w.queues[t.Path+"#"+id] = q
+		w.alarms.addQueue(q)
 	}
 	for _, id := range ids {
 		q := qs[id]
@@ -237,7 +243,14 @@ func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, f
 			return err
 		}
 		w.mu.Lock()
-		w.mappings = append(w.mappings, &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: c.Handle, BatchSize: m.BatchSize,
+		local := localName(t, fn.LogicalID)
+		handle := func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			start := time.Now()
+			resp, err := c.Handle(ctx, ev)
+			w.alarms.invocation(local, start, err != nil || ctx.Err() != nil)
+			return resp, err
+		}
+		w.mappings = append(w.mappings, &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: handle, BatchSize: m.BatchSize,
 			MaxConcurrency: m.MaxConcurrency, Timeout: t.Timeout(fn.LogicalID), Logger: w.log.With("function", fn.LogicalID, "service", fn.Service())})
 		w.mu.Unlock()
 		return nil
@@ -260,7 +273,7 @@ func (w *workers) addJob(ctx context.Context, t *cfntables.Template, fn cfntable
 			return err
 		}
 		w.mu.Lock()
-		w.jobs[fn.Service()] = &localJob{service: fn.Service(), arn: cfntables.LocalARN("scheduler", "schedule/default/"+t.Stack+"-"+s.LogicalID), job: job}
+		w.jobs[fn.Service()] = &localJob{service: fn.Service(), function: localName(t, fn.LogicalID), arn: cfntables.LocalARN("scheduler", "schedule/default/"+t.Stack+"-"+s.LogicalID), job: job}
 		w.mu.Unlock()
 		return nil
 	}
@@ -294,7 +307,9 @@ func (w *workers) run(ctx context.Context, j *localJob, at time.Time) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	ev := fn.ScheduleEvent{ScheduleARN: j.arn, ScheduledTime: at.UTC().Truncate(time.Second), ExecutionID: fmt.Sprintf("local-%d", at.UnixNano()), AttemptNumber: 1}
+	start := time.Now()
 	err := fn.JobHandler(j.job, w.log.With("service", j.service))(ctx, ev)
+	w.alarms.invocation(j.function, start, err != nil)
 	j.last, j.runs, j.lastErr = ev.ScheduledTime, j.runs+1, ""
 	if err != nil {
 		j.lastErr = err.Error()
