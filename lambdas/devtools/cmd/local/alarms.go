@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"sort"
@@ -57,6 +59,10 @@ type alarms struct {
 	queues map[string]*localqueue.Queue
 	// partial is an unfinished log line.
 	partial []byte
+	// refused counts the EMF lines that break the specification, by
+	// error: CloudWatch would drop their metrics, and an alarm on them
+	// would never fire (GET /_local/alarms shows them).
+	refused map[string]int
 }
 
 func newAlarms() (*alarms, error) {
@@ -68,7 +74,7 @@ func newAlarms() (*alarms, error) {
 		}
 		period = d
 	}
-	a := &alarms{clock: alarmeval.Clock{Scale: period / templatePeriod}, queues: map[string]*localqueue.Queue{}}
+	a := &alarms{clock: alarmeval.Clock{Scale: period / templatePeriod}, queues: map[string]*localqueue.Queue{}, refused: map[string]int{}}
 	a.eval = &alarmeval.Evaluator{Store: &a.store, Clock: a.clock}
 	return a, nil
 }
@@ -129,8 +135,19 @@ func (a *alarms) Write(p []byte) (int, error) {
 		a.partial = buf
 	}
 	a.mu.Unlock()
-	if full != nil {
-		ms, _ := metrics.ParseLines(full)
+	for line := range bytes.Lines(full) {
+		if !bytes.Contains(line, []byte(`"_aws"`)) {
+			continue
+		}
+		ms, err := metrics.Parse(line)
+		if err != nil {
+			if !errors.Is(err, metrics.ErrNotEMF) {
+				a.mu.Lock()
+				a.refused[err.Error()]++
+				a.mu.Unlock()
+			}
+			continue
+		}
 		for _, m := range ms {
 			at := time.UnixMilli(m.Timestamp)
 			for _, v := range m.Values {
@@ -269,7 +286,10 @@ func (a *alarms) mount(mux *http.ServeMux) {
 			out = append(out, j)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-		api.WriteJSON(w, http.StatusOK, map[string]any{"period": a.clock.Period(templatePeriod).String(), "alarms": out})
+		a.mu.Lock()
+		refused := maps.Clone(a.refused)
+		a.mu.Unlock()
+		api.WriteJSON(w, http.StatusOK, map[string]any{"period": a.clock.Period(templatePeriod).String(), "alarms": out, "refused_emf_lines": refused})
 	})
 }
 

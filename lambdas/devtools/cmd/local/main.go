@@ -214,6 +214,11 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 				log.Warn("skipping function of unknown service", "template", t.Stack, "function", fn.LogicalID, "service", name, "known", services.Names())
 				continue
 			}
+			// As fn.Main does in Lambda, the default logger carries the
+			// function's name while it is built: what the constructor keeps
+			// of slog.Default names it in every line, and an EMF line's
+			// "service" dimension is that attribute (the alarms read it).
+			slog.SetDefault(log.With("service", name))
 			fnEnv, err := fn.Environment(names)
 			if err != nil {
 				return err
@@ -264,6 +269,7 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 			mounted[name] = t.Path
 			handlers[name] = h
 		}
+		slog.SetDefault(log)
 		if served == 0 {
 			log.Info("template has no service function yet; tables created, nothing served", "template", t.Stack, "tables", names)
 		}

@@ -57,6 +57,20 @@ func (l *lines) add(s string) {
 	l.text = append(l.text, s)
 }
 
+// len is how many lines there are.
+func (l *lines) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.text)
+}
+
+// since are the lines from the from'th on.
+func (l *lines) since(from int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.text[min(from, len(l.text)):])
+}
+
 // tail is the last n lines.
 func (l *lines) tail(n int) string {
 	l.mu.Lock()

@@ -349,6 +349,51 @@ func (w *workers) mount(mux *http.ServeMux) {
 		}
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"service": j.service, "scheduled_time": at.UTC().Truncate(time.Second)})
 	})
+	// The sink's next answers fail: {"status":401,"count":40} (an expired
+	// token), {"delay":"13s","count":1} (a hung server); {"count":0} drops
+	// the failures no request met.
+	mux.HandleFunc("POST /_local/ntfy-faults", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Status int    `json:"status"`
+			Delay  string `json:"delay"`
+			Count  int    `json:"count"`
+		}
+		err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 1<<10)).Decode(&in)
+		var delay time.Duration
+		if err == nil && in.Delay != "" {
+			delay, err = time.ParseDuration(in.Delay)
+		}
+		if err == nil && w.sink != nil && in.Count == 0 {
+			w.sink.Clear()
+			api.WriteJSON(rw, http.StatusOK, map[string]any{"queued": 0})
+			return
+		}
+		if w.sink == nil || err != nil || in.Count < 1 || in.Count > 1000 || (in.Status != 0 && (in.Status < 400 || in.Status > 599)) || delay < 0 {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request",
+				"message": `send {"status":401,"count":40} or {"delay":"13s","count":1} (status 400-599, count 1-1000; only with the local sink, NTFY_URL unset)`}})
+			return
+		}
+		fs := make([]ntfysink.Fault, in.Count)
+		for i := range fs {
+			fs[i] = ntfysink.Fault{Status: in.Status, Delay: delay}
+		}
+		w.sink.FailNext(fs...)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"queued": in.Count})
+	})
+	// A target account's role that refuses the executor, as a trust
+	// policy that no longer names it does: {"role_arn":"arn:aws:iam::…"}.
+	mux.HandleFunc("POST /_local/sts/deny", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			RoleARN string `json:"role_arn"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 4<<10)).Decode(&in); err != nil || in.RoleARN == "" {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"role_arn":"arn:aws:iam::<account>:role/<name>"}`}})
+			return
+		}
+		w.aws.STS.Deny(in.RoleARN)
+		w.log.Warn("sts: AssumeRole of this role is denied from now on", "role_arn", in.RoleARN)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"denied": in.RoleARN})
+	})
 	mux.HandleFunc("GET /_local/events", func(rw http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"events": w.events.Events()})
 	})
