@@ -69,13 +69,16 @@ var alarmScenarios = []alarmScenario{
 		},
 	},
 	{
-		// A poison message: ntfy fails every attempt with 500 (retried),
-		// until the queue's redrive moves the message to the DLQ.
+		// A poison message: a body the processor cannot read, retried
+		// until the queue's redrive moves it to the DLQ.
 		name: "poison message", fires: []string{"rezagent/NotificationsDLQDepth"},
 		drive: func(t *testing.T, r *runner) {
-			call(t, "POST", r.base+"/_local/ntfy-faults", `{"status":500,"count":1000}`, 200, nil)
-			t.Cleanup(func() { call(t, "POST", r.base+"/_local/ntfy-faults", `{"count":0}`, 200, nil) })
-			call(t, rez.CreateMessage.Method, at(r.base, rez.Name, rez.CreateMessage), message("poison"), 201, nil)
+			tmpl, err := cfntables.Load(testenv.Template(t, "dev", rez.Name))
+			require.NoError(t, err)
+			subs, err := tmpl.QueueSubscriptions()
+			require.NoError(t, err)
+			require.Len(t, subs, 1, "rez_agent's queue subscriptions")
+			call(t, "POST", r.base+"/_local/topics", fmt.Sprintf(`{"topic_arn":%q,"message":"not a notice"}`, cfntables.LocalARN("sns", subs[0].Topic)), 200, nil)
 		},
 	},
 	{
@@ -83,7 +86,7 @@ var alarmScenarios = []alarmScenario{
 		name: "executor role denies", fires: []string{"nucleus/ExecutorFailedResourceActions"},
 		drive: func(t *testing.T, r *runner) {
 			const account = "210987654321"
-			role := "arn:aws:iam::" + account + ":role/alarm-test-denied"
+			role := "arn:aws:iam::" + account + ":role/nucleus-executor-alarm-test"
 			h := map[string]string{"X-User-Id": "alarms@example.com"}
 			send(t, nucleus.CreateAccount.Method, at(r.base, nucleus.Name, nucleus.CreateAccount), fmt.Sprintf(`{"account_id":%q,"account_name":"Denies","role_arn":%q}`, account, role), h, 201, nil)
 			call(t, "POST", r.base+"/_local/sts/deny", fmt.Sprintf(`{"role_arn":%q}`, role), 200, nil)

@@ -64,6 +64,10 @@ type workers struct {
 	queues   map[string]*localqueue.Queue // template path + logical id → queue
 	mappings []*localqueue.Mapping
 	jobs     map[string]*localJob // service → job
+	// topics deliver a message to the queues subscribed to a topic, by
+	// its local ARN: POST /_local/topics publishes as another system
+	// would.
+	topics map[string]func(body string)
 }
 
 type localJob struct {
@@ -79,7 +83,7 @@ type localJob struct {
 // newWorkers starts the SNS fake and, unless NTFY_URL is set, serves the
 // ntfy sink under base/_local/ntfy.
 func newWorkers(log *slog.Logger, base string, al *alarms) (*workers, error) {
-	w := &workers{log: log, alarms: al, sns: awsloop.NewSNS(), events: awsloop.NewEvents(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{},
+	w := &workers{log: log, alarms: al, sns: awsloop.NewSNS(), events: awsloop.NewEvents(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{}, topics: map[string]func(string){},
 		every: defaultScheduleEvery, visibility: defaultVisibility}
 	for env, d := range map[string]*time.Duration{EnvScheduleEvery: &w.every, EnvVisibility: &w.visibility} {
 		if v := os.Getenv(env); v != "" {
@@ -221,6 +225,11 @@ func (w *workers) addTemplate(t *cfntables.Template) error {
 				q.Send(p.Message, p.Attributes)
 			}
 		})
+		w.topics[cfntables.LocalARN("sns", topic)] = func(body string) {
+			for _, q := range targets {
+				q.Send(body, nil)
+			}
+		}
 	}
 	return nil
 }
@@ -379,6 +388,25 @@ func (w *workers) mount(mux *http.ServeMux) {
 		}
 		w.sink.FailNext(fs...)
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"queued": in.Count})
+	})
+	// A message on a topic from another publisher than the functions
+	// (a body the consumer cannot read: a poison message):
+	// {"topic_arn":"arn:aws:sns:…","message":"…"}.
+	mux.HandleFunc("POST /_local/topics", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			TopicARN string `json:"topic_arn"`
+			Message  string `json:"message"`
+		}
+		err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 256<<10)).Decode(&in)
+		w.mu.Lock()
+		deliver, ok := w.topics[in.TopicARN]
+		w.mu.Unlock()
+		if err != nil || !ok || in.Message == "" {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"topic_arn":"<a topic's local ARN>","message":"<body>"}`}})
+			return
+		}
+		deliver(in.Message)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"published": in.TopicARN})
 	})
 	// A target account's role that refuses the executor, as a trust
 	// policy that no longer names it does: {"role_arn":"arn:aws:iam::…"}.
