@@ -101,7 +101,7 @@ var alarmScenarios = []alarmScenario{
 			// now, which the executor's run acts on.
 			setItem(t, r, nucleus.AppTableBaseName+"-dev", map[string]string{nucleus.AttrPK: nucleus.PrefixSchedule + s.ID, nucleus.AttrSK: nucleus.KeyMetadata},
 				map[string]string{nucleus.AttrUpdatedAt: ddb.SortableTime(time.Now().Add(-2 * time.Minute))})
-			call(t, "POST", r.base+"/_local/schedules/nucleus-executor", "", 0, nil)
+			call(t, "POST", r.base+"/_local/schedules/nucleus-executor", "", 200, nil)
 		},
 	},
 	{
