@@ -41,6 +41,10 @@ const (
 	// it: a slow dependency, to watch a function's duration reach its
 	// timeout.
 	Latency Fault = "latency"
+	// Garbage answers 200 with a body that is not DynamoDB's JSON: a
+	// dependency answering what the client cannot read, which no retry
+	// repairs (the function's error is a 500 of its own).
+	Garbage Fault = "garbage"
 )
 
 // DefaultDelay is Latency's delay when none is given.
@@ -97,6 +101,11 @@ func Start(target string) (*Proxy, error) {
 			p.report(fault, op, r)
 		}
 		switch fault {
+		case Garbage:
+			p.faults.Add(1)
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			_, _ = w.Write([]byte(`{"Items": [`))
+			return
 		case Latency:
 			p.faults.Add(1)
 			select {
@@ -298,7 +307,8 @@ func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
 
 // EnvFaults is the variable that turns faults on for a whole `make dev`
-// session: "<fault>:<rate>", e.g. "throttle:0.2", "5xx:1" or "drop:0.05",
+// session: "<fault>:<rate>", e.g. "throttle:0.2", "5xx:1", "drop:0.05" or
+// "garbage:0.1",
 // and "latency:<rate>:<delay>" ("latency:0.1:9s"; the delay defaults to
 // DefaultDelay).
 const EnvFaults = "FAULTS"
@@ -323,9 +333,9 @@ func ParseSpec(v string) (Fault, float64, time.Duration, error) {
 			err = fmt.Errorf("delay %q", delay)
 		}
 	}
-	if !ok || err != nil || r < 0 || r > 1 || (f != Throttle && f != ServerError && f != DropAnswer && f != Latency) || (hasDelay && f != Latency) {
-		return "", 0, 0, fmt.Errorf("%s=%q: write <fault>:<rate> with a fault of %s, %s, %s or %s and a rate from 0 to 1, e.g. throttle:0.2 (latency:<rate>:<delay>, e.g. latency:0.1:9s)",
-			EnvFaults, v, Throttle, ServerError, DropAnswer, Latency)
+	if !ok || err != nil || r < 0 || r > 1 || (f != Throttle && f != ServerError && f != DropAnswer && f != Latency && f != Garbage) || (hasDelay && f != Latency) {
+		return "", 0, 0, fmt.Errorf("%s=%q: write <fault>:<rate> with a fault of %s, %s, %s, %s or %s and a rate from 0 to 1, e.g. throttle:0.2 (latency:<rate>:<delay>, e.g. latency:0.1:9s)",
+			EnvFaults, v, Throttle, ServerError, DropAnswer, Garbage, Latency)
 	}
 	return f, r, d, nil
 }

@@ -355,15 +355,18 @@ func b2f(b bool) float64 {
 }
 
 // mountFaults serves POST /_local/faults: {"faults":"throttle:1"} sets the
-// fault proxy's fault as FAULTS does at start ("" or a rate of 0 clears
-// it), so a session or a test can turn a fault on and off.
+// fault proxy's fault as FAULTS does at start, {"faults":"latency:1:12s",
+// "next":3} gives the next 3 requests that fault whatever the rate, and
+// {"faults":""} clears both, so a session or a test can turn a fault on
+// and off.
 func mountFaults(mux *http.ServeMux, proxy *ddbfault.Proxy, log *slog.Logger) {
 	mux.HandleFunc("POST /_local/faults", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			Faults *string `json:"faults"`
+			Next   int     `json:"next"`
 		}
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&in); err != nil || in.Faults == nil {
-			api.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"faults":"<fault>:<rate>"}, e.g. {"faults":"throttle:0.2"}, or {"faults":""} to clear`}})
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&in); err != nil || in.Faults == nil || in.Next < 0 || in.Next > 1000 {
+			api.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"faults":"<fault>:<rate>"}, e.g. {"faults":"throttle:0.2"}, {"faults":"latency:1:12s","next":3} (the next 3 requests, at most 1000), or {"faults":""} to clear`}})
 			return
 		}
 		fault, rate, delay := ddbfault.Fault(""), 0.0, time.Duration(0)
@@ -374,9 +377,17 @@ func mountFaults(mux *http.ServeMux, proxy *ddbfault.Proxy, log *slog.Logger) {
 				return
 			}
 		}
-		proxy.Set(fault, rate)
 		proxy.SetDelay(delay)
-		log.Warn("fault proxy set", "fault", fault, "rate", rate, "delay", delay.String())
-		api.WriteJSON(w, http.StatusOK, map[string]any{"fault": fault, "rate": rate})
+		switch {
+		case fault == "":
+			proxy.Set("", 0)
+			proxy.Clear()
+		case in.Next > 0:
+			proxy.Next(fault, in.Next)
+		default:
+			proxy.Set(fault, rate)
+		}
+		log.Warn("fault proxy set", "fault", fault, "rate", rate, "next", in.Next, "delay", delay.String())
+		api.WriteJSON(w, http.StatusOK, map[string]any{"fault": fault, "rate": rate, "next": in.Next})
 	})
 }
