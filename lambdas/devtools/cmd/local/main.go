@@ -15,8 +15,12 @@
 // first use) for the authorizer's issuer and audience, as API Gateway
 // takes only the identity provider's; `token` mints one.
 // DynamoDB Local is started unless AWS_ENDPOINT_URL_DYNAMODB is set;
-// FAULTS=throttle:0.2 (or 5xx:…, drop:…) puts DynamoDB's own faults between
-// the functions and it (devtools/ddbfault). One line on
+// the functions reach it through a fault proxy (devtools/ddbfault):
+// FAULTS=throttle:0.2 (or 5xx:…, drop:…, garbage:…, latency:…:<delay>),
+// or POST /_local/faults, puts DynamoDB's own faults between them. The
+// templates' CloudWatch alarms are evaluated against the metrics the
+// runner collects (alarms.go; LOCAL_ALARM_PERIOD scales their periods;
+// GET /_local/alarms). One line on
 // stdout announces readiness; logs go to stderr. SIGINT/SIGTERM stop the
 // server and DynamoDB Local.
 package main
