@@ -391,3 +391,40 @@ func mountFaults(mux *http.ServeMux, proxy *ddbfault.Proxy, log *slog.Logger) {
 		api.WriteJSON(w, http.StatusOK, map[string]any{"fault": fault, "rate": rate, "next": in.Next})
 	})
 }
+
+// withConcurrency is Lambda's reserved concurrency in front of an HTTP
+// function: at most limit invocations at once (0: no limit); one more is
+// throttled (AWS/Lambda Throttles), and API Gateway answers its client
+// 500 Internal Server Error, as it does for a throttled Lambda
+// integration.
+func withConcurrency(limit int, function string, al *alarms, log *slog.Logger, h http.Handler) http.Handler {
+	if limit <= 0 {
+		return h
+	}
+	sem := make(chan struct{}, limit)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
+			h.ServeHTTP(w, r)
+		default:
+			al.throttled(function)
+			log.Warn("Rate Exceeded: reserved concurrency reached", "function", function, "reserved_concurrency", limit, "method", r.Method, "path", r.URL.Path)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"message":"Internal Server Error"}`))
+		}
+	})
+}
+
+// reservedConcurrency is a function's ReservedConcurrentExecutions in its
+// template (0 without one).
+func reservedConcurrency(t *cfntables.Template, logicalID string) int {
+	var p struct {
+		ReservedConcurrentExecutions int
+	}
+	if r, ok := t.Resources[logicalID]; ok {
+		_ = json.Unmarshal(r.Properties, &p)
+	}
+	return p.ReservedConcurrentExecutions
+}

@@ -175,6 +175,44 @@ var alarmScenarios = []alarmScenario{
 		},
 	},
 	{
+		// More requests at once than the function's reserved
+		// concurrency (DynamoDB slow for a moment): the excess is
+		// throttled, and API Gateway answers those 500.
+		name: "reserved concurrency reached", fires: []string{"itsm/HandlerThrottles", "itsm/ApiServerErrors"},
+		drive: func(t *testing.T, r *runner) {
+			tmpl, err := cfntables.Load(testenv.Template(t, "dev", itsm.Name))
+			require.NoError(t, err)
+			fns, err := tmpl.Functions()
+			require.NoError(t, err)
+			i := slices.IndexFunc(fns, func(f cfntables.Function) bool { return f.Service() == itsm.Name })
+			require.GreaterOrEqual(t, i, 0, "ITSM's API function in its template")
+			var p struct{ ReservedConcurrentExecutions int }
+			require.NoError(t, json.Unmarshal(tmpl.Resources[fns[i].LogicalID].Properties, &p))
+			require.Positive(t, p.ReservedConcurrentExecutions, "ITSM's API reserved concurrency")
+			n := p.ReservedConcurrentExecutions + 5
+			faults(t, r, "latency:1:1s")
+			startOfPeriod()
+			list := r.base + "/" + itsm.Name + itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-alarms"})
+			codes := make(chan int, n)
+			for range n {
+				go func() {
+					resp, err := http.Get(list)
+					if err != nil {
+						codes <- 0
+						return
+					}
+					resp.Body.Close()
+					codes <- resp.StatusCode
+				}()
+			}
+			got := map[int]int{}
+			for range n {
+				got[<-codes]++
+			}
+			assert.Equal(t, map[int]int{200: p.ReservedConcurrentExecutions, 500: 5}, got, "answers to %d requests at once", n)
+		},
+	},
+	{
 		// One invocation of 20 times out (DynamoDB slower than the
 		// function's timeout): a function error and a p99 duration at the
 		// timeout. Not the API's 5xx alarm: API Gateway answers 502, but
@@ -320,9 +358,8 @@ func TestEveryAlarmKindHasAScenario(t *testing.T) {
 
 // unproven are the alarm kinds no scenario drives yet, and why.
 var unproven = map[string]string{
-	"AWS/Lambda/Invocations+AWS/Lambda/Throttles": "the runner does not emulate reserved concurrency, so no invocation is throttled",
-	"AWS/Lambda/IteratorAge":                      "needs a stream consumer held back for three periods (a scenario to add: a poison record retried)",
-	"AWS/SQS/ApproximateAgeOfOldestMessage":       "needs a starved queue consumer (with reserved concurrency emulated: the processor throttled)",
+	"AWS/Lambda/IteratorAge":                "needs a stream consumer held back for three periods (a scenario to add: a poison record retried)",
+	"AWS/SQS/ApproximateAgeOfOldestMessage": "needs a starved queue consumer (reserved concurrency is emulated for HTTP functions only)",
 }
 
 // devAlarms are the alarms of every dev template, named as the runner

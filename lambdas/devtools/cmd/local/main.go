@@ -258,7 +258,8 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 				return fmt.Errorf("service %s: %w", name, err)
 			}
 			local := localName(t, fn.LogicalID)
-			guarded, tokenRoutes, err := guard(t, withTimeout(name, fn.Timeout, log, h, func(start time.Time, failed bool) { al.invocation(local, start, failed) }))
+			invoke := withTimeout(name, fn.Timeout, log, h, func(start time.Time, failed bool) { al.invocation(local, start, failed) })
+			guarded, tokenRoutes, err := guard(t, withConcurrency(reservedConcurrency(t, fn.LogicalID), local, al, log, invoke))
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
