@@ -24,9 +24,12 @@
 //     counted (missing: INSUFFICIENT_DATA when every one is missing), or
 //     not counted with the state kept when every one is missing (ignore);
 //   - alarms on a metric of the AWS/DynamoDB namespace ignore missing data
-//     whatever TreatMissingData says (PutMetricAlarm's reference): a table
-//     throttle alarm stays in ALARM until a period with data says
-//     otherwise, and a table that never throttled stays INSUFFICIENT_DATA.
+//     whatever TreatMissingData says (PutMetricAlarm's reference): an alarm
+//     on a bare throttle metric stays in ALARM until a period with data
+//     says otherwise (the templates' table alarms FILL their terms with 0,
+//     so they have a datapoint in every period);
+//   - in metric math, a datapoint missing in any term is missing in the
+//     result (FILL says otherwise), and x/0 has no datapoint.
 package alarmeval
 
 import (
