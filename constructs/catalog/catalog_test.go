@@ -86,6 +86,80 @@ func TestContractsDeclareEachNameOnce(t *testing.T) {
 	}
 }
 
+// TestOperationIsTheRoutesName reads each contract's source: every route
+// is a package variable (CreateTicket = service.Route{…}) whose Operation
+// is its own name in lower camel case ("createTicket"), so the contract,
+// the OpenAPI document's operationId and the typed client's method
+// (CreateTicketWithResponse) call a route by one name; and the contract's
+// functions serve exactly those routes.
+func TestOperationIsTheRoutesName(t *testing.T) {
+	for _, s := range catalog.Services() {
+		t.Run(s.Name, func(t *testing.T) {
+			declared := contractRoutes(t, filepath.Join("..", s.Name, "contract"))
+			require.NotEmpty(t, declared, "no service.Route variable in %s's contract", s.Name)
+			for name, op := range declared {
+				assert.Equal(t, strings.ToLower(name[:1])+name[1:], op, "route %s: Operation", name)
+			}
+			var served []string
+			for _, f := range s.Functions {
+				for _, r := range f.Routes {
+					served = append(served, r.Operation)
+				}
+			}
+			var vars []string
+			for _, op := range declared {
+				vars = append(vars, op)
+			}
+			assert.ElementsMatch(t, vars, served, "the operations of the route variables and of the functions' Routes")
+		})
+	}
+}
+
+// contractRoutes maps each package variable of dir declared as a
+// service.Route literal to its Operation ("" when it has none).
+func contractRoutes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err, "Go files in %s", dir)
+	out := map[string]string{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.CompositeLit)
+					if !ok || fmt.Sprint(lit.Type) != "&{service Route}" {
+						continue
+					}
+					out[n.Name] = ""
+					for _, e := range lit.Elts {
+						kv, ok := e.(*ast.KeyValueExpr)
+						if !ok || fmt.Sprint(kv.Key) != "Operation" {
+							continue
+						}
+						if bl, ok := kv.Value.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+							out[n.Name], _ = strconv.Unquote(bl.Value)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
 type contractConst struct{ name, typ, value string }
 
 // contractConsts are the string constants of the package in dir, with

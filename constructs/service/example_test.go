@@ -11,8 +11,8 @@ import (
 func ExampleRoute_URL() {
 	// As a contract declares them (constructs/itsm/contract).
 	const paramCaller service.QueryParam = "caller"
-	addComment := service.Route{Method: "POST", Path: "/tickets/{id}/comments"}
-	listTickets := service.Route{Method: "GET", Path: "/tickets", Query: []service.QueryParam{paramCaller, service.Cursor}}
+	addComment := service.Route{Operation: "addComment", Method: "POST", Path: "/tickets/{id}/comments"}
+	listTickets := service.Route{Operation: "listTickets", Method: "GET", Path: "/tickets", Query: []service.QueryParam{paramCaller, service.Cursor}}
 
 	fmt.Println(addComment.Params())
 	fmt.Println(addComment.Method, addComment.URL("3f1d7e3a-0000-4000-8000-000000000000"))

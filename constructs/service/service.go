@@ -192,6 +192,19 @@ type Values map[QueryParam]string
 
 // Route is one method and path of an HTTP API.
 type Route struct {
+	// Operation is the route's name for a client: its operationId in the
+	// service's OpenAPI document (docs/api/<service>.openapi.json), from
+	// which the typed client (lambdas/client/<service>) names its method
+	// (Operation "createTicket": CreateTicketWithResponse) and types
+	// (CreateTicketJSONRequestBody, CreateTicketParams). It is the route's
+	// Go name in its contract in lower camel case (CreateTicket:
+	// "createTicket"; constructs/catalog checks it), so a route has one
+	// name in the contract, the document and the clients. A Go string
+	// cannot be read from a variable's name, hence written here.
+	// Renaming it renames the client's method: a compile error for every
+	// Go client, which oasdiff reports but does not count as breaking
+	// (the wire is unchanged).
+	Operation string
 	// Method is the HTTP method, e.g. "GET".
 	Method string
 	// Path is the path as API Gateway spells it: "/tickets/{id}", with a
@@ -315,6 +328,9 @@ func (r Route) Validate() error {
 	if r.Auth != IAM && r.Auth != JWT {
 		return fmt.Errorf("route %q: auth %q: use service.IAM or service.JWT", r.Key(), r.Auth)
 	}
+	if !validOperation(r.Operation) {
+		return fmt.Errorf("route %q: operation %q: name it in lower camel case, letters and digits, starting with a lower-case letter (e.g. createTicket)", r.Key(), r.Operation)
+	}
 	seen := map[PathParam]bool{}
 	for _, p := range r.Params() {
 		if p == "" || seen[p] {
@@ -330,10 +346,28 @@ func (r Route) Validate() error {
 	return nil
 }
 
-// Validate checks every function and route of c, naming each problem.
+// validOperation: an operationId every client generator turns into an
+// identifier as it is (oapi-codegen upper-cases the first letter only):
+// [a-z][A-Za-z0-9]*, at most 64 characters.
+func validOperation(op string) bool {
+	if op == "" || len(op) > 64 || op[0] < 'a' || op[0] > 'z' {
+		return false
+	}
+	for _, c := range op {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate checks every function and route of c, naming each problem: an
+// operation is named once in the contract (operationIds are unique in a
+// document).
 func (c Contract) Validate() error {
 	var errs []string
 	seen := map[string]bool{}
+	operations := map[string]string{}
 	for _, f := range c.Functions {
 		if seen[f.Name] {
 			errs = append(errs, fmt.Sprintf("function %q declared twice", f.Name))
@@ -370,6 +404,10 @@ func (c Contract) Validate() error {
 				errs = append(errs, fmt.Sprintf("route %q declared twice", r.Key()))
 			}
 			keys[r.Key()] = true
+			if other, dup := operations[r.Operation]; dup && r.Operation != "" {
+				errs = append(errs, fmt.Sprintf("operation %q names both %q and %q", r.Operation, other, r.Key()))
+			}
+			operations[r.Operation] = r.Key()
 		}
 	}
 	if len(errs) > 0 {

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/service"
@@ -11,8 +12,8 @@ import (
 var (
 	list    = service.Route{Method: "GET", Path: "/tickets", Query: []service.QueryParam{"caller", service.Cursor}}
 	comment = service.Route{Method: "POST", Path: "/tickets/{id}/comments"}
-	nested  = service.Route{Method: "GET", Path: "/projects/{id}/escalations/{eid}"}
-	greedy  = service.Route{Method: "DELETE", Path: "/schedules/{id}/resources/{arn+}"}
+	nested  = service.Route{Operation: "getEscalation", Method: "GET", Path: "/projects/{id}/escalations/{eid}"}
+	greedy  = service.Route{Operation: "detachResource", Method: "DELETE", Path: "/schedules/{id}/resources/{arn+}"}
 )
 
 func TestParams(t *testing.T) {
@@ -105,12 +106,17 @@ func TestRouteValidate(t *testing.T) {
 	}{
 		{"valid", nested, ""},
 		{"greedy", greedy, ""},
-		{"method", service.Route{Method: "GET ", Path: "/x"}, "use GET, POST"},
-		{"path", service.Route{Method: "GET", Path: "x"}, "write the path as API Gateway does"},
-		{"auth", service.Route{Method: "GET", Path: "/x", Auth: "none"}, "use service.IAM or service.JWT"},
-		{"parameter twice", service.Route{Method: "GET", Path: "/x/{id}/y/{id}"}, `path parameter "id": name each parameter once`},
-		{"empty parameter", service.Route{Method: "GET", Path: "/x/{}"}, `path parameter "": name each parameter once`},
-		{"query twice", service.Route{Method: "GET", Path: "/x", Query: []service.QueryParam{service.Limit, service.Limit}}, `query parameter "limit": list each parameter once`},
+		{"method", service.Route{Operation: "x", Method: "GET ", Path: "/x"}, "use GET, POST"},
+		{"path", service.Route{Operation: "x", Method: "GET", Path: "x"}, "write the path as API Gateway does"},
+		{"auth", service.Route{Operation: "x", Method: "GET", Path: "/x", Auth: "none"}, "use service.IAM or service.JWT"},
+		{"parameter twice", service.Route{Operation: "x", Method: "GET", Path: "/x/{id}/y/{id}"}, `path parameter "id": name each parameter once`},
+		{"empty parameter", service.Route{Operation: "x", Method: "GET", Path: "/x/{}"}, `path parameter "": name each parameter once`},
+		{"query twice", service.Route{Operation: "x", Method: "GET", Path: "/x", Query: []service.QueryParam{service.Limit, service.Limit}}, `query parameter "limit": list each parameter once`},
+		{"no operation", service.Route{Method: "GET", Path: "/x"}, `operation "": name it in lower camel case`},
+		{"operation in upper camel case", service.Route{Operation: "GetX", Method: "GET", Path: "/x"}, `operation "GetX": name it in lower camel case`},
+		{"operation with a separator", service.Route{Operation: "get_x", Method: "GET", Path: "/x"}, `operation "get_x": name it in lower camel case`},
+		{"operation of a path", service.Route{Operation: "get/x", Method: "GET", Path: "/x"}, `operation "get/x"`},
+		{"operation too long", service.Route{Operation: "x" + strings.Repeat("y", 64), Method: "GET", Path: "/x"}, `name it in lower camel case`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.route.Validate()
@@ -121,4 +127,19 @@ func TestRouteValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An operation names one route of the whole contract, across its
+// functions: the document's operationIds are unique, and so are the typed
+// client's methods.
+func TestContractValidateOperationOnce(t *testing.T) {
+	a := service.Route{Operation: "getThing", Method: "GET", Path: "/things/{id}"}
+	b := service.Route{Operation: "getThing", Method: "GET", Path: "/other/{id}"}
+	c := service.Contract{Name: "x", Functions: []service.Function{
+		{Name: "x-api", Kind: service.HTTP, Routes: []service.Route{a}},
+		{Name: "x-admin", Kind: service.HTTP, Routes: []service.Route{b}},
+	}}
+	assert.ErrorContains(t, c.Validate(), `operation "getThing" names both "GET /things/{id}" and "GET /other/{id}"`, "Validate()")
+	c.Functions[1].Routes[0].Operation = "getOther"
+	assert.NoError(t, c.Validate(), "Validate() with distinct operations")
 }

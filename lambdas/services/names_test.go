@@ -360,3 +360,97 @@ func isAny(e ast.Expr) bool {
 	it, ok := e.(*ast.InterfaceType)
 	return ok && len(it.Methods.List) == 0
 }
+
+// routePathRoots are the trees whose Go files build no route's path from
+// a literal, relative to lambdas/services (this test's directory). Their
+// non-test code, and the tests of the repository's clients
+// (clientTests): the smoke and load tools and the local runner
+// (lambdas/devtools), the operator tools (lambdas/ops) and the end-to-end
+// tests (test/e2e), which call the
+// generated client of lambdas/client/<service>, or, for a request the
+// client cannot send (a malformed or hostile one), build the path with
+// the contract's Route.URL. constructs/ is not among them: it holds the
+// contracts, and constructs/service's tests test the Route type with
+// routes of their own.
+var routePathRoots = []string{"..", "../../test", "../../infra", "../../app"}
+
+// clientTests are the folders (relative to the repository root) whose
+// tests are checked too. Not yet: the services' own tests
+// (lambdas/services/<service>), which drive their own handler through
+// devtools/servicetest (every request and answer checked against the
+// document) and write some 700 paths by hand; the platform's unit tests
+// (platform/api, ddb, fn: routes and cursors of their own), test/artifact
+// (API Gateway events to the bootstraps). Moving them to Route.URL is
+// the next step.
+var clientTests = []string{"lambdas/devtools/", "lambdas/ops/", "test/e2e/"}
+
+// TestRoutePathsComeFromTheContract fails on a string literal starting
+// like a route's path (a route's first segment, "/tickets…" or
+// "tickets/…") in any Go file of routePathRoots, test files included,
+// but the generated clients (lambdas/client/<service>/client.gen.go, made
+// from docs/api, itself made from the contract).
+func TestRoutePathsComeFromTheContract(t *testing.T) {
+	c := namesOfContracts(t)
+	paths := contractNames{fragments: c.fragments}
+	fset := token.NewFileSet()
+	files := 0
+	for _, root := range routePathRoots {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != root && (d.Name() == "third_party" || d.Name() == "node_modules" || d.Name() == "cdk.out" || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, ".go") {
+				return nil
+			}
+			if !pathChecked(path) {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			files++
+			if ast.IsGenerated(f) {
+				rel, _ := filepath.Rel(".", path)
+				assert.Regexp(t, `^\.\./client/[a-z]+/client\.gen\.go$`, filepath.ToSlash(rel), "only the typed clients are generated code the paths check skips")
+				return nil
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, _ := strconv.Unquote(lit.Value)
+				if what := paths.check("", s); what != "" {
+					assert.Failf(t, "a route path written outside the contract", "%s: %s is %s (or call the generated client, lambdas/client)", fset.Position(lit.Pos()), lit.Value, what)
+				}
+				return true
+			})
+			return nil
+		})
+		require.NoError(t, err, root)
+	}
+	require.GreaterOrEqual(t, files, 300, "Go files checked: are the roots right?")
+}
+
+// pathChecked: path (relative to this directory) is non-test code, or a
+// test of clientTests.
+func pathChecked(path string) bool {
+	if !strings.HasSuffix(path, "_test.go") {
+		return true
+	}
+	root, err1 := filepath.Abs("../..")
+	abs, err2 := filepath.Abs(path)
+	rel, err3 := filepath.Rel(root, abs)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	return slices.ContainsFunc(clientTests, func(dir string) bool { return strings.HasPrefix(rel, dir) })
+}

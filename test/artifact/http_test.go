@@ -34,6 +34,9 @@ type Request struct {
 	// Authorizer is the request context's authorizer (IAM or JWT); nil
 	// for a route without one.
 	Authorizer *events.APIGatewayV2HTTPRequestContextAuthorizerDescription
+	// Trace is the invocation's X-Ray trace header ("" none): Lambda's
+	// active tracing starts a trace for an HTTP API's invocation.
+	Trace string
 }
 
 var gatewayIDs atomic.Int64
@@ -80,7 +83,7 @@ type Response struct {
 func (l *Lambda) Do(t *testing.T, r Request) Response {
 	t.Helper()
 	ev, id := r.Event()
-	status, out := l.Invoke(t, ev)
+	status, out := l.InvokeTraced(t, ev, r.Trace)
 	require.Equal(t, http.StatusOK, status, "%s %s: emulator status: %s\n%s", r.Method, r.Path, out, l.logs.String())
 	var resp Response
 	require.NoError(t, json.Unmarshal(out, &resp.APIGatewayV2HTTPResponse), "%s %s: answer is not an API Gateway v2 response: %s", r.Method, r.Path, out)

@@ -7,10 +7,14 @@ import (
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,9 +165,71 @@ type Lambda struct {
 	fn     *Function
 	cmd    *exec.Cmd
 	url    string
+	api    *runtimeAPI
 	logs   *lineBuffer
 	done   chan struct{}
 	waited error
+}
+
+// runtimeAPI stands between the bootstrap and the emulator's runtime API,
+// passing every request and answer through, and adds the one thing of
+// Lambda's runtime API the emulator leaves out: the invocation's trace
+// header on the answer to GET …/runtime/invocation/next
+// (Lambda-Runtime-Trace-Id), which aws-lambda-go puts in the invocation's
+// context and in _X_AMZN_TRACE_ID.
+//
+// Why: aws-lambda-rie (the module's internal/lambda/rie/handlers.go)
+// reads an invoke's X-Amzn-Trace-Id into the invoke, but the runtime's
+// answer takes its trace header from the sandbox tracer, and the
+// emulator's is telemetry.NoOpTracer, whose BuildTracingHeader reads
+// context values its invoke path never sets: the runtime gets none. Its
+// other mode (AWS_LAMBDA_MAX_CONCURRENCY set, Lambda Managed Instances)
+// passes the header through but runs a ZIP function only from
+// /var/runtime, /var/task or /opt, not a bootstrap given on its command
+// line. So the test keeps the invoke's header per invocation id (the
+// emulator takes the invoke's X-Amzn-RequestId as the id it gives the
+// runtime) and this adds it, as Lambda does.
+type runtimeAPI struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	traces map[string]string // invocation id → trace header
+}
+
+func newRuntimeAPI(t *testing.T, emulator string) *runtimeAPI {
+	target, err := url.Parse("http://" + emulator)
+	require.NoError(t, err)
+	a := &runtimeAPI{traces: map[string]string{}}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1
+	// The runtime's long poll of …/next is cut when the emulator stops:
+	// not worth a line. Anything else answers 502, which the runtime
+	// reports as its error.
+	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		if !errors.Is(err, context.Canceled) {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if strings.HasSuffix(resp.Request.URL.Path, "/runtime/invocation/next") {
+			a.mu.Lock()
+			h := a.traces[resp.Header.Get("Lambda-Runtime-Aws-Request-Id")]
+			a.mu.Unlock()
+			if h != "" {
+				resp.Header.Set("Lambda-Runtime-Trace-Id", h)
+			}
+		}
+		return nil
+	}
+	a.srv = httptest.NewServer(proxy)
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+// trace registers the trace header of the invocation id.
+func (a *runtimeAPI) trace(id, header string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.traces[id] = header
 }
 
 // InvokeURL is the RIE's invoke endpoint, the path of Lambda's Invoke API.
@@ -181,6 +248,10 @@ func Start(t *testing.T, rie, qemu string, fn *Function) *Lambda {
 		"--runtime-interface-emulator-address", "127.0.0.1:" + strconv.Itoa(emuPort),
 		"--log-level", "error",
 	}
+	// The bootstrap talks to the runtime API through api (env sets the
+	// variable over the emulator's own value).
+	api := newRuntimeAPI(t, "127.0.0.1:"+strconv.Itoa(apiPort))
+	args = append(args, "/usr/bin/env", "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.srv.URL, "http://"))
 	if qemu != "" {
 		args = append(args, qemu, fn.Run)
 	} else {
@@ -204,7 +275,7 @@ func Start(t *testing.T, rie, qemu string, fn *Function) *Lambda {
 	cmd.Stdout = logs
 	cmd.Stderr = logs
 	require.NoError(t, cmd.Start(), "start %s", rie)
-	l := &Lambda{fn: fn, cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(emuPort) + invokePath, logs: logs, done: make(chan struct{})}
+	l := &Lambda{fn: fn, cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(emuPort) + invokePath, api: api, logs: logs, done: make(chan struct{})}
 	go func() { l.waited = cmd.Wait(); close(l.done) }()
 	t.Cleanup(l.stop)
 	// A poll rather than Eventually: it stops at once when the emulator
@@ -248,12 +319,26 @@ func (l *Lambda) stop() {
 // the function's answer.
 func (l *Lambda) Invoke(t *testing.T, event any) (int, []byte) {
 	t.Helper()
+	return l.InvokeTraced(t, event, "")
+}
+
+// InvokeTraced is Invoke of an invocation whose trace header is trace (""
+// none), as Lambda's Invoke API takes it in X-Amzn-Trace-Id (an SQS event
+// source mapping passes the message's so).
+func (l *Lambda) InvokeTraced(t *testing.T, event any, trace string) (int, []byte) {
+	t.Helper()
 	b, err := json.Marshal(event)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(l.fn.Timeout+20)*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(b))
 	require.NoError(t, err)
+	if trace != "" {
+		id := fmt.Sprintf("%08x-7000-4000-8000-%012x", invocations.Add(1), time.Now().UnixNano()&0xffffffffffff)
+		l.api.trace(id, trace)
+		req.Header.Set("X-Amzn-RequestId", id)
+		req.Header.Set("X-Amzn-Trace-Id", trace)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err, "invoke %s\n%s", l.fn.LogicalID, l.logs.String())
 	defer resp.Body.Close()
@@ -261,6 +346,9 @@ func (l *Lambda) Invoke(t *testing.T, event any) (int, []byte) {
 	require.NoError(t, err)
 	return resp.StatusCode, out
 }
+
+// invocations numbers the invocation ids the tests choose.
+var invocations atomic.Int64
 
 // Records returns the JSON log lines the function wrote so far, each
 // with its raw text (to count keys, which a map cannot).

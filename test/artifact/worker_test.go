@@ -154,8 +154,8 @@ func TestRezAgentWorkers(t *testing.T) {
 	require.Equal(t, got[0].ID, nid.Value, "message %v: notification_id", item.Item)
 
 	// Every line about the message carries its correlation id, in both
-	// functions (and the invocation's X-Ray trace id where the emulator
-	// passes one: it does not, so trace_id is checked by platform/logx).
+	// functions (and a trace id where the invocation has one: these are
+	// invoked without; TestRezAgentTrace follows a message's trace).
 	processor.WaitRecord(t, `"delivered"`, func(r LogRecord) bool { return r.Fields["msg"] == "delivered" })
 	for _, l := range []*Lambda{scheduler, processor} {
 		lines := 0

@@ -35,7 +35,12 @@ type route struct{ method, path, auth string }
 const anyID = "00000000-0000-4000-8000-000000000000"
 
 // target is route's URL with anyID for each path parameter, built as
-// every client builds it (service.Route.URL).
+// every client builds it (service.Route.URL). The sweeps of this package
+// (every deployed route served, every Idempotent route honouring its key,
+// every route under a throttle) send each route the same raw request, a
+// body of {} whatever its schema, which no generated client would send:
+// they stay raw HTTP on purpose, their paths from the contract; the typed
+// clients' own tests are in typed_client_test.go.
 func target(route service.Route) string {
 	values := make([]string, len(route.Params()))
 	for i := range values {

@@ -181,37 +181,37 @@ const (
 // writes that create those items; the hold queue's list, release and
 // cancel; the escalation and artefact lifecycles).
 var (
-	CreateProject          = service.Route{Method: "POST", Path: "/projects", Idempotent: true}
-	ListProjects           = service.Route{Method: "GET", Path: "/projects", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
-	GetProject             = service.Route{Method: "GET", Path: "/projects/{id}"}
-	UpdateProject          = service.Route{Method: "PATCH", Path: "/projects/{id}"}
-	ListArtefacts          = service.Route{Method: "GET", Path: "/projects/{id}/artefacts"}
-	GetArtefact            = service.Route{Method: "GET", Path: "/projects/{id}/artefacts/{type}"}
-	PutArtefact            = service.Route{Method: "PUT", Path: "/projects/{id}/artefacts/{type}"}
-	UndoArtefact           = service.Route{Method: "POST", Path: "/projects/{id}/artefacts/{type}/undo"}
-	RecordProjectEvent     = service.Route{Method: "POST", Path: "/projects/{id}/events", Idempotent: true}
-	ListProjectEvents      = service.Route{Method: "GET", Path: "/projects/{id}/events", Query: []service.QueryParam{service.Limit, service.Cursor}}
-	RecordGlobalEvent      = service.Route{Method: "POST", Path: "/events", Idempotent: true}
-	ListEvents             = service.Route{Method: "GET", Path: "/events", Query: []service.QueryParam{ParamDate, service.Limit, service.Cursor}}
-	CreateEscalation       = service.Route{Method: "POST", Path: "/projects/{id}/escalations", Idempotent: true}
-	ListProjectEscalations = service.Route{Method: "GET", Path: "/projects/{id}/escalations", Query: []service.QueryParam{service.Limit, service.Cursor}}
-	GetEscalation          = service.Route{Method: "GET", Path: "/projects/{id}/escalations/{eid}"}
-	Decide                 = service.Route{Method: "POST", Path: "/projects/{id}/escalations/{eid}/decision"}
-	SupersedeEscalation    = service.Route{Method: "POST", Path: "/projects/{id}/escalations/{eid}/supersede", Idempotent: true}
-	ListEscalations        = service.Route{Method: "GET", Path: "/escalations", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
-	RecordAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions", Idempotent: true}
-	ListActions            = service.Route{Method: "GET", Path: "/projects/{id}/actions", Query: []service.QueryParam{service.Limit, service.Cursor}}
-	ReleaseAction          = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/release"}
-	CancelAction           = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/cancel"}
-	MarkActionExecuted     = service.Route{Method: "POST", Path: "/projects/{id}/actions/{aid}/executed"}
-	ListHeldActions        = service.Route{Method: "GET", Path: "/actions/held", Query: []service.QueryParam{service.Limit, service.Cursor}}
-	PutCheckpoint          = service.Route{Method: "PUT", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
-	GetCheckpoint          = service.Route{Method: "GET", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
-	PutIntegration         = service.Route{Method: "PUT", Path: "/integrations/{name}"}
-	GetIntegration         = service.Route{Method: "GET", Path: "/integrations/{name}"}
-	PutAgentConfig         = service.Route{Method: "PUT", Path: "/agent/config/{key}"}
-	GetAgentConfig         = service.Route{Method: "GET", Path: "/agent/config/{key}"}
-	ListAgentConfig        = service.Route{Method: "GET", Path: "/agent/config", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	CreateProject          = service.Route{Operation: "createProject", Method: "POST", Path: "/projects", Idempotent: true}
+	ListProjects           = service.Route{Operation: "listProjects", Method: "GET", Path: "/projects", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
+	GetProject             = service.Route{Operation: "getProject", Method: "GET", Path: "/projects/{id}"}
+	UpdateProject          = service.Route{Operation: "updateProject", Method: "PATCH", Path: "/projects/{id}"}
+	ListArtefacts          = service.Route{Operation: "listArtefacts", Method: "GET", Path: "/projects/{id}/artefacts"}
+	GetArtefact            = service.Route{Operation: "getArtefact", Method: "GET", Path: "/projects/{id}/artefacts/{type}"}
+	PutArtefact            = service.Route{Operation: "putArtefact", Method: "PUT", Path: "/projects/{id}/artefacts/{type}"}
+	UndoArtefact           = service.Route{Operation: "undoArtefact", Method: "POST", Path: "/projects/{id}/artefacts/{type}/undo"}
+	RecordProjectEvent     = service.Route{Operation: "recordProjectEvent", Method: "POST", Path: "/projects/{id}/events", Idempotent: true}
+	ListProjectEvents      = service.Route{Operation: "listProjectEvents", Method: "GET", Path: "/projects/{id}/events", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	RecordGlobalEvent      = service.Route{Operation: "recordGlobalEvent", Method: "POST", Path: "/events", Idempotent: true}
+	ListEvents             = service.Route{Operation: "listEvents", Method: "GET", Path: "/events", Query: []service.QueryParam{ParamDate, service.Limit, service.Cursor}}
+	CreateEscalation       = service.Route{Operation: "createEscalation", Method: "POST", Path: "/projects/{id}/escalations", Idempotent: true}
+	ListProjectEscalations = service.Route{Operation: "listProjectEscalations", Method: "GET", Path: "/projects/{id}/escalations", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	GetEscalation          = service.Route{Operation: "getEscalation", Method: "GET", Path: "/projects/{id}/escalations/{eid}"}
+	Decide                 = service.Route{Operation: "decide", Method: "POST", Path: "/projects/{id}/escalations/{eid}/decision"}
+	SupersedeEscalation    = service.Route{Operation: "supersedeEscalation", Method: "POST", Path: "/projects/{id}/escalations/{eid}/supersede", Idempotent: true}
+	ListEscalations        = service.Route{Operation: "listEscalations", Method: "GET", Path: "/escalations", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
+	RecordAction           = service.Route{Operation: "recordAction", Method: "POST", Path: "/projects/{id}/actions", Idempotent: true}
+	ListActions            = service.Route{Operation: "listActions", Method: "GET", Path: "/projects/{id}/actions", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	ReleaseAction          = service.Route{Operation: "releaseAction", Method: "POST", Path: "/projects/{id}/actions/{aid}/release"}
+	CancelAction           = service.Route{Operation: "cancelAction", Method: "POST", Path: "/projects/{id}/actions/{aid}/cancel"}
+	MarkActionExecuted     = service.Route{Operation: "markActionExecuted", Method: "POST", Path: "/projects/{id}/actions/{aid}/executed"}
+	ListHeldActions        = service.Route{Operation: "listHeldActions", Method: "GET", Path: "/actions/held", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	PutCheckpoint          = service.Route{Operation: "putCheckpoint", Method: "PUT", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
+	GetCheckpoint          = service.Route{Operation: "getCheckpoint", Method: "GET", Path: "/projects/{id}/checkpoints/{integration}/{key}"}
+	PutIntegration         = service.Route{Operation: "putIntegration", Method: "PUT", Path: "/integrations/{name}"}
+	GetIntegration         = service.Route{Operation: "getIntegration", Method: "GET", Path: "/integrations/{name}"}
+	PutAgentConfig         = service.Route{Operation: "putAgentConfig", Method: "PUT", Path: "/agent/config/{key}"}
+	GetAgentConfig         = service.Route{Operation: "getAgentConfig", Method: "GET", Path: "/agent/config/{key}"}
+	ListAgentConfig        = service.Route{Operation: "listAgentConfig", Method: "GET", Path: "/agent/config", Query: []service.QueryParam{service.Limit, service.Cursor}}
 )
 
 // The functions.

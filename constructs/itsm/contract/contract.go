@@ -61,11 +61,11 @@ var Tickets = service.Table{BaseName: TableBaseName, Env: EnvTable}
 // The API's routes: document 003 plus the status change that "get ticket
 // status" implies.
 var (
-	CreateTicket = service.Route{Method: "POST", Path: "/tickets", Idempotent: true}
-	ListTickets  = service.Route{Method: "GET", Path: "/tickets", Query: []service.QueryParam{ParamCaller, service.Cursor}}
-	GetTicket    = service.Route{Method: "GET", Path: "/tickets/{id}"}
-	SetStatus    = service.Route{Method: "PATCH", Path: "/tickets/{id}"}
-	AddComment   = service.Route{Method: "POST", Path: "/tickets/{id}/comments"}
+	CreateTicket = service.Route{Operation: "createTicket", Method: "POST", Path: "/tickets", Idempotent: true}
+	ListTickets  = service.Route{Operation: "listTickets", Method: "GET", Path: "/tickets", Query: []service.QueryParam{ParamCaller, service.Cursor}}
+	GetTicket    = service.Route{Operation: "getTicket", Method: "GET", Path: "/tickets/{id}"}
+	SetStatus    = service.Route{Operation: "setStatus", Method: "PATCH", Path: "/tickets/{id}"}
+	AddComment   = service.Route{Operation: "addComment", Method: "POST", Path: "/tickets/{id}/comments"}
 )
 
 // API is the tickets API function.

@@ -137,24 +137,24 @@ const (
 // The API (document 001: accounts, schedules and their targeted
 // resources, and the audit log by entity and globally).
 var (
-	CreateAccount    = service.Route{Method: "POST", Path: "/accounts", Idempotent: true}
-	ListAccounts     = service.Route{Method: "GET", Path: "/accounts", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
-	GetAccount       = service.Route{Method: "GET", Path: "/accounts/{id}"}
-	UpdateAccount    = service.Route{Method: "PATCH", Path: "/accounts/{id}"}
-	DeleteAccount    = service.Route{Method: "DELETE", Path: "/accounts/{id}"}
-	AccountResources = service.Route{Method: "GET", Path: "/accounts/{id}/resources", Query: []service.QueryParam{service.Limit, service.Cursor}}
-	TestAccount      = service.Route{Method: "POST", Path: "/accounts/{id}/test"}
-	CreateSchedule   = service.Route{Method: "POST", Path: "/schedules", Idempotent: true}
-	ListSchedules    = service.Route{Method: "GET", Path: "/schedules", Query: []service.QueryParam{service.Limit, service.Cursor}}
-	GetSchedule      = service.Route{Method: "GET", Path: "/schedules/{id}", Query: []service.QueryParam{service.Limit, service.Cursor}}
-	UpdateSchedule   = service.Route{Method: "PATCH", Path: "/schedules/{id}"}
-	DeleteSchedule   = service.Route{Method: "DELETE", Path: "/schedules/{id}"}
-	AttachResource   = service.Route{Method: "PUT", Path: "/schedules/{id}/resources"}
-	DetachResource   = service.Route{Method: "DELETE", Path: "/schedules/{id}/resources/{arn+}"}
-	RecordExecution  = service.Route{Method: "POST", Path: "/audit"}
-	Timeline         = service.Route{Method: "GET", Path: "/audit", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
-	GlobalLog        = service.Route{Method: "GET", Path: "/audit/global", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
-	EntityLog        = service.Route{Method: "GET", Path: "/audit/{entityType}/{id}", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
+	CreateAccount    = service.Route{Operation: "createAccount", Method: "POST", Path: "/accounts", Idempotent: true}
+	ListAccounts     = service.Route{Operation: "listAccounts", Method: "GET", Path: "/accounts", Query: []service.QueryParam{ParamStatus, service.Limit, service.Cursor}}
+	GetAccount       = service.Route{Operation: "getAccount", Method: "GET", Path: "/accounts/{id}"}
+	UpdateAccount    = service.Route{Operation: "updateAccount", Method: "PATCH", Path: "/accounts/{id}"}
+	DeleteAccount    = service.Route{Operation: "deleteAccount", Method: "DELETE", Path: "/accounts/{id}"}
+	AccountResources = service.Route{Operation: "accountResources", Method: "GET", Path: "/accounts/{id}/resources", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	TestAccount      = service.Route{Operation: "testAccount", Method: "POST", Path: "/accounts/{id}/test"}
+	CreateSchedule   = service.Route{Operation: "createSchedule", Method: "POST", Path: "/schedules", Idempotent: true}
+	ListSchedules    = service.Route{Operation: "listSchedules", Method: "GET", Path: "/schedules", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	GetSchedule      = service.Route{Operation: "getSchedule", Method: "GET", Path: "/schedules/{id}", Query: []service.QueryParam{service.Limit, service.Cursor}}
+	UpdateSchedule   = service.Route{Operation: "updateSchedule", Method: "PATCH", Path: "/schedules/{id}"}
+	DeleteSchedule   = service.Route{Operation: "deleteSchedule", Method: "DELETE", Path: "/schedules/{id}"}
+	AttachResource   = service.Route{Operation: "attachResource", Method: "PUT", Path: "/schedules/{id}/resources"}
+	DetachResource   = service.Route{Operation: "detachResource", Method: "DELETE", Path: "/schedules/{id}/resources/{arn+}"}
+	RecordExecution  = service.Route{Operation: "recordExecution", Method: "POST", Path: "/audit"}
+	Timeline         = service.Route{Operation: "timeline", Method: "GET", Path: "/audit", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
+	GlobalLog        = service.Route{Operation: "globalLog", Method: "GET", Path: "/audit/global", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
+	EntityLog        = service.Route{Operation: "entityLog", Method: "GET", Path: "/audit/{entityType}/{id}", Query: []service.QueryParam{ParamSince, ParamUntil, service.Limit, service.Cursor}}
 )
 
 // The functions.

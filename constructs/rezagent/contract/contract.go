@@ -99,13 +99,13 @@ var Messages = service.Table{BaseName: TableBaseName, Env: EnvTable}
 // The messages API (document 000: get by id, list by stage or status,
 // status updates, metrics).
 var (
-	CreateMessage = service.Route{Method: "POST", Path: "/messages", Idempotent: true}
+	CreateMessage = service.Route{Operation: "createMessage", Method: "POST", Path: "/messages", Idempotent: true}
 	// ListMessages lists the stage's messages, one status's, or, where
 	// the stage deploys IndexMessageTypeCreatedDate, one message type's.
-	ListMessages = service.Route{Method: "GET", Path: "/messages", Query: []service.QueryParam{ParamStage, ParamStatus, ParamMessageType, ParamFrom, ParamTo, service.Limit, service.Cursor}}
-	GetMessage   = service.Route{Method: "GET", Path: "/messages/{id}"}
-	SetStatus    = service.Route{Method: "PATCH", Path: "/messages/{id}"}
-	Metrics      = service.Route{Method: "GET", Path: "/metrics", Query: []service.QueryParam{ParamSince, ParamMessageType}}
+	ListMessages = service.Route{Operation: "listMessages", Method: "GET", Path: "/messages", Query: []service.QueryParam{ParamStage, ParamStatus, ParamMessageType, ParamFrom, ParamTo, service.Limit, service.Cursor}}
+	GetMessage   = service.Route{Operation: "getMessage", Method: "GET", Path: "/messages/{id}"}
+	SetStatus    = service.Route{Operation: "setStatus", Method: "PATCH", Path: "/messages/{id}"}
+	Metrics      = service.Route{Operation: "metrics", Method: "GET", Path: "/metrics", Query: []service.QueryParam{ParamSince, ParamMessageType}}
 )
 
 // The functions.

@@ -100,27 +100,27 @@ const inbox = "/tenants/{tenant}/inboxes/{inbox}"
 // publishing; the operators' recount), IAM-authorized: host systems sign
 // with SigV4 and a host's role is granted its own tenant's paths only.
 var (
-	PutTenant = service.Route{Method: "PUT", Path: "/tenants/{tenant}/settings"}
-	GetTenant = service.Route{Method: "GET", Path: "/tenants/{tenant}/settings"}
-	PutInbox  = service.Route{Method: "PUT", Path: inbox}
-	GetInbox  = service.Route{Method: "GET", Path: inbox}
-	Publish   = service.Route{Method: "POST", Path: inbox + "/messages", Idempotent: true}
+	PutTenant = service.Route{Operation: "putTenant", Method: "PUT", Path: "/tenants/{tenant}/settings"}
+	GetTenant = service.Route{Operation: "getTenant", Method: "GET", Path: "/tenants/{tenant}/settings"}
+	PutInbox  = service.Route{Operation: "putInbox", Method: "PUT", Path: inbox}
+	GetInbox  = service.Route{Operation: "getInbox", Method: "GET", Path: inbox}
+	Publish   = service.Route{Operation: "publish", Method: "POST", Path: inbox + "/messages", Idempotent: true}
 	// PublicStats are the inbox's public counters: broadcasts ever
 	// published, expired and live.
-	PublicStats = service.Route{Method: "GET", Path: inbox + "/stats"}
+	PublicStats = service.Route{Operation: "publicStats", Method: "GET", Path: inbox + "/stats"}
 	// Recount is for operators only: outside /tenants/, so no tenant
 	// grant reaches it.
-	Recount = service.Route{Method: "POST", Path: "/admin" + inbox + "/recount"}
+	Recount = service.Route{Operation: "recount", Method: "POST", Path: "/admin" + inbox + "/recount"}
 )
 
 // End users' routes (feed, mark read, counters, mark all read),
 // JWT-authorized: the handler serves a token only the paths of its own
 // tenant claim and subject.
 var (
-	Feed     = service.Route{Method: "GET", Path: inbox + "/users/{uid}/messages", Auth: service.JWT, Query: []service.QueryParam{service.Limit, service.Cursor}}
-	MarkRead = service.Route{Method: "POST", Path: inbox + "/users/{uid}/messages/{id}/read", Auth: service.JWT}
-	Stats    = service.Route{Method: "GET", Path: inbox + "/users/{uid}/stats", Auth: service.JWT}
-	ReadAll  = service.Route{Method: "POST", Path: inbox + "/users/{uid}/read-all", Auth: service.JWT}
+	Feed     = service.Route{Operation: "feed", Method: "GET", Path: inbox + "/users/{uid}/messages", Auth: service.JWT, Query: []service.QueryParam{service.Limit, service.Cursor}}
+	MarkRead = service.Route{Operation: "markRead", Method: "POST", Path: inbox + "/users/{uid}/messages/{id}/read", Auth: service.JWT}
+	Stats    = service.Route{Operation: "stats", Method: "GET", Path: inbox + "/users/{uid}/stats", Auth: service.JWT}
+	ReadAll  = service.Route{Operation: "readAll", Method: "POST", Path: inbox + "/users/{uid}/read-all", Auth: service.JWT}
 )
 
 // The functions.

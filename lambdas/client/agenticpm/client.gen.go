@@ -17,16 +17,16 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// Defines values for GetEscalationsParamsStatus.
+// Defines values for ListEscalationsParamsStatus.
 const (
-	Decided    GetEscalationsParamsStatus = "decided"
-	Expired    GetEscalationsParamsStatus = "expired"
-	Pending    GetEscalationsParamsStatus = "pending"
-	Superseded GetEscalationsParamsStatus = "superseded"
+	Decided    ListEscalationsParamsStatus = "decided"
+	Expired    ListEscalationsParamsStatus = "expired"
+	Pending    ListEscalationsParamsStatus = "pending"
+	Superseded ListEscalationsParamsStatus = "superseded"
 )
 
-// Valid indicates whether the value is a known member of the GetEscalationsParamsStatus enum.
-func (e GetEscalationsParamsStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the ListEscalationsParamsStatus enum.
+func (e ListEscalationsParamsStatus) Valid() bool {
 	switch e {
 	case Decided:
 		return true
@@ -41,15 +41,15 @@ func (e GetEscalationsParamsStatus) Valid() bool {
 	}
 }
 
-// Defines values for GetProjectsParamsStatus.
+// Defines values for ListProjectsParamsStatus.
 const (
-	Active   GetProjectsParamsStatus = "active"
-	Archived GetProjectsParamsStatus = "archived"
-	Paused   GetProjectsParamsStatus = "paused"
+	Active   ListProjectsParamsStatus = "active"
+	Archived ListProjectsParamsStatus = "archived"
+	Paused   ListProjectsParamsStatus = "paused"
 )
 
-// Valid indicates whether the value is a known member of the GetProjectsParamsStatus enum.
-func (e GetProjectsParamsStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the ListProjectsParamsStatus enum.
+func (e ListProjectsParamsStatus) Valid() bool {
 	switch e {
 	case Active:
 		return true
@@ -60,6 +60,74 @@ func (e GetProjectsParamsStatus) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Action defines model for Action.
+type Action struct {
+	ActionType   string      `json:"actionType"`
+	CancelledAt  *string     `json:"cancelledAt,omitempty"`
+	Confidence   interface{} `json:"confidence,omitempty"`
+	CreatedAt    string      `json:"createdAt"`
+	Description  string      `json:"description"`
+	Detail       interface{} `json:"detail,omitempty"`
+	DispatchedAt *string     `json:"dispatchedAt,omitempty"`
+	EventId      *string     `json:"eventId,omitempty"`
+	Executed     bool        `json:"executed"`
+	ExecutedAt   *string     `json:"executedAt,omitempty"`
+	HeldUntil    *string     `json:"heldUntil,omitempty"`
+	Id           string      `json:"id"`
+	ProjectId    string      `json:"projectId"`
+	ReleasedBy   *string     `json:"releasedBy,omitempty"`
+}
+
+// ActionPage defines model for ActionPage.
+type ActionPage struct {
+	Items *[]struct {
+		ActionType   string      `json:"actionType"`
+		CancelledAt  *string     `json:"cancelledAt,omitempty"`
+		Confidence   interface{} `json:"confidence,omitempty"`
+		CreatedAt    string      `json:"createdAt"`
+		Description  string      `json:"description"`
+		Detail       interface{} `json:"detail,omitempty"`
+		DispatchedAt *string     `json:"dispatchedAt,omitempty"`
+		EventId      *string     `json:"eventId,omitempty"`
+		Executed     bool        `json:"executed"`
+		ExecutedAt   *string     `json:"executedAt,omitempty"`
+		HeldUntil    *string     `json:"heldUntil,omitempty"`
+		Id           string      `json:"id"`
+		ProjectId    string      `json:"projectId"`
+		ReleasedBy   *string     `json:"releasedBy,omitempty"`
+	} `json:"items"`
+	NextCursor *string `json:"nextCursor,omitempty"`
+}
+
+// AgentConfig defines model for AgentConfig.
+type AgentConfig struct {
+	Default   bool        `json:"default"`
+	Key       string      `json:"key"`
+	UpdatedAt *string     `json:"updatedAt,omitempty"`
+	Value     interface{} `json:"value"`
+}
+
+// Artefact defines model for Artefact.
+type Artefact struct {
+	Content         interface{} `json:"content"`
+	CreatedAt       string      `json:"createdAt"`
+	Id              string      `json:"id"`
+	PreviousVersion interface{} `json:"previousVersion,omitempty"`
+	ProjectId       string      `json:"projectId"`
+	Type            string      `json:"type"`
+	UpdatedAt       string      `json:"updatedAt"`
+	Version         int         `json:"version"`
+}
+
+// Checkpoint defines model for Checkpoint.
+type Checkpoint struct {
+	CheckpointKey   string `json:"checkpointKey"`
+	CheckpointValue string `json:"checkpointValue"`
+	Integration     string `json:"integration"`
+	ProjectId       string `json:"projectId"`
+	UpdatedAt       string `json:"updatedAt"`
 }
 
 // Error every error: at most 10 fields, names cut at 64 characters, at most 8192 bytes
@@ -80,8 +148,123 @@ type Error struct {
 	RequestId *string `json:"request_id,omitempty"`
 }
 
-// GetActionsHeldParams defines parameters for GetActionsHeld.
-type GetActionsHeldParams struct {
+// Escalation defines model for Escalation.
+type Escalation struct {
+	AgentRationale      *string     `json:"agentRationale,omitempty"`
+	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
+	Context             interface{} `json:"context"`
+	CreatedAt           string      `json:"createdAt"`
+	DecidedAt           *string     `json:"decidedAt,omitempty"`
+	ExpiredAt           *string     `json:"expiredAt,omitempty"`
+	ExpiresAt           *string     `json:"expiresAt,omitempty"`
+	Id                  string      `json:"id"`
+	Options             interface{} `json:"options"`
+	ProjectId           string      `json:"projectId"`
+	Status              string      `json:"status"`
+	SupersededAt        *string     `json:"supersededAt,omitempty"`
+	SupersededBy        *string     `json:"supersededBy,omitempty"`
+	Supersedes          *string     `json:"supersedes,omitempty"`
+	Title               string      `json:"title"`
+	UserDecision        *string     `json:"userDecision,omitempty"`
+	UserNotes           *string     `json:"userNotes,omitempty"`
+}
+
+// EscalationPage defines model for EscalationPage.
+type EscalationPage struct {
+	Items *[]struct {
+		AgentRationale      *string     `json:"agentRationale,omitempty"`
+		AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
+		Context             interface{} `json:"context"`
+		CreatedAt           string      `json:"createdAt"`
+		DecidedAt           *string     `json:"decidedAt,omitempty"`
+		ExpiredAt           *string     `json:"expiredAt,omitempty"`
+		ExpiresAt           *string     `json:"expiresAt,omitempty"`
+		Id                  string      `json:"id"`
+		Options             interface{} `json:"options"`
+		ProjectId           string      `json:"projectId"`
+		Status              string      `json:"status"`
+		SupersededAt        *string     `json:"supersededAt,omitempty"`
+		SupersededBy        *string     `json:"supersededBy,omitempty"`
+		Supersedes          *string     `json:"supersedes,omitempty"`
+		Title               string      `json:"title"`
+		UserDecision        *string     `json:"userDecision,omitempty"`
+		UserNotes           *string     `json:"userNotes,omitempty"`
+	} `json:"items"`
+	NextCursor *string `json:"nextCursor,omitempty"`
+}
+
+// EscalationRequest defines model for EscalationRequest.
+type EscalationRequest struct {
+	AgentRationale      *string     `json:"agentRationale,omitempty"`
+	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
+	Context             interface{} `json:"context,omitempty"`
+	ExpiresAt           *string     `json:"expiresAt,omitempty"`
+	Options             interface{} `json:"options,omitempty"`
+	Title               *string     `json:"title,omitempty"`
+}
+
+// Event defines model for Event.
+type Event struct {
+	CreatedAt string      `json:"createdAt"`
+	Detail    interface{} `json:"detail,omitempty"`
+	EventType string      `json:"eventType"`
+	Id        string      `json:"id"`
+	ProjectId *string     `json:"projectId,omitempty"`
+	Severity  string      `json:"severity"`
+	Summary   string      `json:"summary"`
+}
+
+// EventPage defines model for EventPage.
+type EventPage struct {
+	Items *[]struct {
+		CreatedAt string      `json:"createdAt"`
+		Detail    interface{} `json:"detail,omitempty"`
+		EventType string      `json:"eventType"`
+		Id        string      `json:"id"`
+		ProjectId *string     `json:"projectId,omitempty"`
+		Severity  string      `json:"severity"`
+		Summary   string      `json:"summary"`
+	} `json:"items"`
+	NextCursor *string `json:"nextCursor,omitempty"`
+}
+
+// EventRequest defines model for EventRequest.
+type EventRequest struct {
+	Detail    interface{} `json:"detail,omitempty"`
+	EventType *string     `json:"eventType,omitempty"`
+	Severity  *string     `json:"severity,omitempty"`
+	Summary   *string     `json:"summary,omitempty"`
+}
+
+// IntegrationConfig defines model for IntegrationConfig.
+type IntegrationConfig struct {
+	ConfigEncrypted   string             `json:"configEncrypted"`
+	CreatedAt         string             `json:"createdAt"`
+	EncryptionContext *map[string]string `json:"encryptionContext"`
+	Id                string             `json:"id"`
+	Integration       string             `json:"integration"`
+	KmsKeyId          string             `json:"kmsKeyId"`
+	LastHealthCheck   *string            `json:"lastHealthCheck,omitempty"`
+	Status            string             `json:"status"`
+	UpdatedAt         string             `json:"updatedAt"`
+}
+
+// Project defines model for Project.
+type Project struct {
+	AutonomyLevel    string      `json:"autonomyLevel"`
+	Config           interface{} `json:"config"`
+	CreatedAt        string      `json:"createdAt"`
+	Description      *string     `json:"description,omitempty"`
+	Id               string      `json:"id"`
+	Name             string      `json:"name"`
+	Source           string      `json:"source"`
+	SourceProjectKey string      `json:"sourceProjectKey"`
+	Status           string      `json:"status"`
+	UpdatedAt        string      `json:"updatedAt"`
+}
+
+// ListHeldActionsParams defines parameters for ListHeldActions.
+type ListHeldActionsParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -89,8 +272,8 @@ type GetActionsHeldParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetAgentConfigParams defines parameters for GetAgentConfig.
-type GetAgentConfigParams struct {
+// ListAgentConfigParams defines parameters for ListAgentConfig.
+type ListAgentConfigParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -98,15 +281,15 @@ type GetAgentConfigParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PutAgentConfigByKeyJSONBody defines parameters for PutAgentConfigByKey.
-type PutAgentConfigByKeyJSONBody struct {
+// PutAgentConfigJSONBody defines parameters for PutAgentConfig.
+type PutAgentConfigJSONBody struct {
 	Value interface{} `json:"value,omitempty"`
 }
 
-// GetEscalationsParams defines parameters for GetEscalations.
-type GetEscalationsParams struct {
+// ListEscalationsParams defines parameters for ListEscalations.
+type ListEscalationsParams struct {
 	// Status only the escalations of this status
-	Status *GetEscalationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Status *ListEscalationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -115,11 +298,11 @@ type GetEscalationsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetEscalationsParamsStatus defines parameters for GetEscalations.
-type GetEscalationsParamsStatus string
+// ListEscalationsParamsStatus defines parameters for ListEscalations.
+type ListEscalationsParamsStatus string
 
-// GetEventsParams defines parameters for GetEvents.
-type GetEventsParams struct {
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
 	// Date only the events of this UTC day, YYYY-MM-DD
 	Date *openapi_types.Date `form:"date,omitempty" json:"date,omitempty"`
 
@@ -130,32 +313,24 @@ type GetEventsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostEventsJSONBody defines parameters for PostEvents.
-type PostEventsJSONBody struct {
-	Detail    interface{} `json:"detail,omitempty"`
-	EventType *string     `json:"eventType,omitempty"`
-	Severity  *string     `json:"severity,omitempty"`
-	Summary   *string     `json:"summary,omitempty"`
-}
-
-// PostEventsParams defines parameters for PostEvents.
-type PostEventsParams struct {
+// RecordGlobalEventParams defines parameters for RecordGlobalEvent.
+type RecordGlobalEventParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// PutIntegrationsByNameJSONBody defines parameters for PutIntegrationsByName.
-type PutIntegrationsByNameJSONBody struct {
+// PutIntegrationJSONBody defines parameters for PutIntegration.
+type PutIntegrationJSONBody struct {
 	Config          interface{} `json:"config,omitempty"`
 	ConfigEncrypted *string     `json:"configEncrypted,omitempty"`
 	LastHealthCheck *string     `json:"lastHealthCheck,omitempty"`
 	Status          *string     `json:"status,omitempty"`
 }
 
-// GetProjectsParams defines parameters for GetProjects.
-type GetProjectsParams struct {
+// ListProjectsParams defines parameters for ListProjects.
+type ListProjectsParams struct {
 	// Status only the projects of this status
-	Status *GetProjectsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Status *ListProjectsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -164,11 +339,11 @@ type GetProjectsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetProjectsParamsStatus defines parameters for GetProjects.
-type GetProjectsParamsStatus string
+// ListProjectsParamsStatus defines parameters for ListProjects.
+type ListProjectsParamsStatus string
 
-// PostProjectsJSONBody defines parameters for PostProjects.
-type PostProjectsJSONBody struct {
+// CreateProjectJSONBody defines parameters for CreateProject.
+type CreateProjectJSONBody struct {
 	AutonomyLevel    *string     `json:"autonomyLevel,omitempty"`
 	Config           interface{} `json:"config,omitempty"`
 	Description      *string     `json:"description,omitempty"`
@@ -178,14 +353,14 @@ type PostProjectsJSONBody struct {
 	Status           *string     `json:"status,omitempty"`
 }
 
-// PostProjectsParams defines parameters for PostProjects.
-type PostProjectsParams struct {
+// CreateProjectParams defines parameters for CreateProject.
+type CreateProjectParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// PatchProjectsByIdJSONBody defines parameters for PatchProjectsById.
-type PatchProjectsByIdJSONBody struct {
+// UpdateProjectJSONBody defines parameters for UpdateProject.
+type UpdateProjectJSONBody struct {
 	AutonomyLevel    *string     `json:"autonomyLevel,omitempty"`
 	Config           interface{} `json:"config,omitempty"`
 	Description      *string     `json:"description,omitempty"`
@@ -195,8 +370,8 @@ type PatchProjectsByIdJSONBody struct {
 	Status           *string     `json:"status,omitempty"`
 }
 
-// GetProjectsByIdActionsParams defines parameters for GetProjectsByIdActions.
-type GetProjectsByIdActionsParams struct {
+// ListActionsParams defines parameters for ListActions.
+type ListActionsParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -204,8 +379,8 @@ type GetProjectsByIdActionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostProjectsByIdActionsJSONBody defines parameters for PostProjectsByIdActions.
-type PostProjectsByIdActionsJSONBody struct {
+// RecordActionJSONBody defines parameters for RecordAction.
+type RecordActionJSONBody struct {
 	ActionType  *string     `json:"actionType,omitempty"`
 	Confidence  interface{} `json:"confidence,omitempty"`
 	Description *string     `json:"description,omitempty"`
@@ -214,37 +389,37 @@ type PostProjectsByIdActionsJSONBody struct {
 	HeldUntil   *string     `json:"heldUntil,omitempty"`
 }
 
-// PostProjectsByIdActionsParams defines parameters for PostProjectsByIdActions.
-type PostProjectsByIdActionsParams struct {
+// RecordActionParams defines parameters for RecordAction.
+type RecordActionParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// PutProjectsByIdArtefactsByTypeJSONBody defines parameters for PutProjectsByIdArtefactsByType.
-type PutProjectsByIdArtefactsByTypeJSONBody struct {
+// PutArtefactJSONBody defines parameters for PutArtefact.
+type PutArtefactJSONBody struct {
 	Content         interface{} `json:"content,omitempty"`
 	ExpectedVersion *int        `json:"expectedVersion,omitempty"`
 }
 
-// PutProjectsByIdArtefactsByTypeParams defines parameters for PutProjectsByIdArtefactsByType.
-type PutProjectsByIdArtefactsByTypeParams struct {
+// PutArtefactParams defines parameters for PutArtefact.
+type PutArtefactParams struct {
 	// IfMatch the ETag of the version the write expects; a stale one is 409 conflict
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
-// PostProjectsByIdArtefactsByTypeUndoParams defines parameters for PostProjectsByIdArtefactsByTypeUndo.
-type PostProjectsByIdArtefactsByTypeUndoParams struct {
+// UndoArtefactParams defines parameters for UndoArtefact.
+type UndoArtefactParams struct {
 	// IfMatch the ETag of the version the write expects; a stale one is 409 conflict
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
-// PutProjectsByIdCheckpointsByIntegrationByKeyJSONBody defines parameters for PutProjectsByIdCheckpointsByIntegrationByKey.
-type PutProjectsByIdCheckpointsByIntegrationByKeyJSONBody struct {
+// PutCheckpointJSONBody defines parameters for PutCheckpoint.
+type PutCheckpointJSONBody struct {
 	CheckpointValue *string `json:"checkpointValue,omitempty"`
 }
 
-// GetProjectsByIdEscalationsParams defines parameters for GetProjectsByIdEscalations.
-type GetProjectsByIdEscalationsParams struct {
+// ListProjectEscalationsParams defines parameters for ListProjectEscalations.
+type ListProjectEscalationsParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -252,46 +427,26 @@ type GetProjectsByIdEscalationsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostProjectsByIdEscalationsJSONBody defines parameters for PostProjectsByIdEscalations.
-type PostProjectsByIdEscalationsJSONBody struct {
-	AgentRationale      *string     `json:"agentRationale,omitempty"`
-	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-	Context             interface{} `json:"context,omitempty"`
-	ExpiresAt           *string     `json:"expiresAt,omitempty"`
-	Options             interface{} `json:"options,omitempty"`
-	Title               *string     `json:"title,omitempty"`
-}
-
-// PostProjectsByIdEscalationsParams defines parameters for PostProjectsByIdEscalations.
-type PostProjectsByIdEscalationsParams struct {
+// CreateEscalationParams defines parameters for CreateEscalation.
+type CreateEscalationParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// PostProjectsByIdEscalationsByEidDecisionJSONBody defines parameters for PostProjectsByIdEscalationsByEidDecision.
-type PostProjectsByIdEscalationsByEidDecisionJSONBody struct {
+// DecideJSONBody defines parameters for Decide.
+type DecideJSONBody struct {
 	UserDecision *string `json:"userDecision,omitempty"`
 	UserNotes    *string `json:"userNotes,omitempty"`
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeJSONBody defines parameters for PostProjectsByIdEscalationsByEidSupersede.
-type PostProjectsByIdEscalationsByEidSupersedeJSONBody struct {
-	AgentRationale      *string     `json:"agentRationale,omitempty"`
-	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-	Context             interface{} `json:"context,omitempty"`
-	ExpiresAt           *string     `json:"expiresAt,omitempty"`
-	Options             interface{} `json:"options,omitempty"`
-	Title               *string     `json:"title,omitempty"`
-}
-
-// PostProjectsByIdEscalationsByEidSupersedeParams defines parameters for PostProjectsByIdEscalationsByEidSupersede.
-type PostProjectsByIdEscalationsByEidSupersedeParams struct {
+// SupersedeEscalationParams defines parameters for SupersedeEscalation.
+type SupersedeEscalationParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// GetProjectsByIdEventsParams defines parameters for GetProjectsByIdEvents.
-type GetProjectsByIdEventsParams struct {
+// ListProjectEventsParams defines parameters for ListProjectEvents.
+type ListProjectEventsParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -299,55 +454,47 @@ type GetProjectsByIdEventsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostProjectsByIdEventsJSONBody defines parameters for PostProjectsByIdEvents.
-type PostProjectsByIdEventsJSONBody struct {
-	Detail    interface{} `json:"detail,omitempty"`
-	EventType *string     `json:"eventType,omitempty"`
-	Severity  *string     `json:"severity,omitempty"`
-	Summary   *string     `json:"summary,omitempty"`
-}
-
-// PostProjectsByIdEventsParams defines parameters for PostProjectsByIdEvents.
-type PostProjectsByIdEventsParams struct {
+// RecordProjectEventParams defines parameters for RecordProjectEvent.
+type RecordProjectEventParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// PutAgentConfigByKeyJSONRequestBody defines body for PutAgentConfigByKey for application/json ContentType.
-type PutAgentConfigByKeyJSONRequestBody PutAgentConfigByKeyJSONBody
+// PutAgentConfigJSONRequestBody defines body for PutAgentConfig for application/json ContentType.
+type PutAgentConfigJSONRequestBody PutAgentConfigJSONBody
 
-// PostEventsJSONRequestBody defines body for PostEvents for application/json ContentType.
-type PostEventsJSONRequestBody PostEventsJSONBody
+// RecordGlobalEventJSONRequestBody defines body for RecordGlobalEvent for application/json ContentType.
+type RecordGlobalEventJSONRequestBody = EventRequest
 
-// PutIntegrationsByNameJSONRequestBody defines body for PutIntegrationsByName for application/json ContentType.
-type PutIntegrationsByNameJSONRequestBody PutIntegrationsByNameJSONBody
+// PutIntegrationJSONRequestBody defines body for PutIntegration for application/json ContentType.
+type PutIntegrationJSONRequestBody PutIntegrationJSONBody
 
-// PostProjectsJSONRequestBody defines body for PostProjects for application/json ContentType.
-type PostProjectsJSONRequestBody PostProjectsJSONBody
+// CreateProjectJSONRequestBody defines body for CreateProject for application/json ContentType.
+type CreateProjectJSONRequestBody CreateProjectJSONBody
 
-// PatchProjectsByIdJSONRequestBody defines body for PatchProjectsById for application/json ContentType.
-type PatchProjectsByIdJSONRequestBody PatchProjectsByIdJSONBody
+// UpdateProjectJSONRequestBody defines body for UpdateProject for application/json ContentType.
+type UpdateProjectJSONRequestBody UpdateProjectJSONBody
 
-// PostProjectsByIdActionsJSONRequestBody defines body for PostProjectsByIdActions for application/json ContentType.
-type PostProjectsByIdActionsJSONRequestBody PostProjectsByIdActionsJSONBody
+// RecordActionJSONRequestBody defines body for RecordAction for application/json ContentType.
+type RecordActionJSONRequestBody RecordActionJSONBody
 
-// PutProjectsByIdArtefactsByTypeJSONRequestBody defines body for PutProjectsByIdArtefactsByType for application/json ContentType.
-type PutProjectsByIdArtefactsByTypeJSONRequestBody PutProjectsByIdArtefactsByTypeJSONBody
+// PutArtefactJSONRequestBody defines body for PutArtefact for application/json ContentType.
+type PutArtefactJSONRequestBody PutArtefactJSONBody
 
-// PutProjectsByIdCheckpointsByIntegrationByKeyJSONRequestBody defines body for PutProjectsByIdCheckpointsByIntegrationByKey for application/json ContentType.
-type PutProjectsByIdCheckpointsByIntegrationByKeyJSONRequestBody PutProjectsByIdCheckpointsByIntegrationByKeyJSONBody
+// PutCheckpointJSONRequestBody defines body for PutCheckpoint for application/json ContentType.
+type PutCheckpointJSONRequestBody PutCheckpointJSONBody
 
-// PostProjectsByIdEscalationsJSONRequestBody defines body for PostProjectsByIdEscalations for application/json ContentType.
-type PostProjectsByIdEscalationsJSONRequestBody PostProjectsByIdEscalationsJSONBody
+// CreateEscalationJSONRequestBody defines body for CreateEscalation for application/json ContentType.
+type CreateEscalationJSONRequestBody = EscalationRequest
 
-// PostProjectsByIdEscalationsByEidDecisionJSONRequestBody defines body for PostProjectsByIdEscalationsByEidDecision for application/json ContentType.
-type PostProjectsByIdEscalationsByEidDecisionJSONRequestBody PostProjectsByIdEscalationsByEidDecisionJSONBody
+// DecideJSONRequestBody defines body for Decide for application/json ContentType.
+type DecideJSONRequestBody DecideJSONBody
 
-// PostProjectsByIdEscalationsByEidSupersedeJSONRequestBody defines body for PostProjectsByIdEscalationsByEidSupersede for application/json ContentType.
-type PostProjectsByIdEscalationsByEidSupersedeJSONRequestBody PostProjectsByIdEscalationsByEidSupersedeJSONBody
+// SupersedeEscalationJSONRequestBody defines body for SupersedeEscalation for application/json ContentType.
+type SupersedeEscalationJSONRequestBody = EscalationRequest
 
-// PostProjectsByIdEventsJSONRequestBody defines body for PostProjectsByIdEvents for application/json ContentType.
-type PostProjectsByIdEventsJSONRequestBody PostProjectsByIdEventsJSONBody
+// RecordProjectEventJSONRequestBody defines body for RecordProjectEvent for application/json ContentType.
+type RecordProjectEventJSONRequestBody = EventRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -423,275 +570,275 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetActionsHeld Held actions of every project
+	// ListHeldActions Held actions of every project
 	//
-	// Corresponds with GET /actions/held (the `GetActionsHeld` operationId).
-	GetActionsHeld(ctx context.Context, params *GetActionsHeldParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /actions/held (the `ListHeldActions` operationId).
+	ListHeldActions(ctx context.Context, params *ListHeldActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAgentConfig Agent configuration values
+	// ListAgentConfig Agent configuration values
 	//
-	// Corresponds with GET /agent/config (the `GetAgentConfig` operationId).
-	GetAgentConfig(ctx context.Context, params *GetAgentConfigParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /agent/config (the `ListAgentConfig` operationId).
+	ListAgentConfig(ctx context.Context, params *ListAgentConfigParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAgentConfigByKey An agent configuration value
+	// GetAgentConfig An agent configuration value
 	//
-	// Corresponds with GET /agent/config/{key} (the `GetAgentConfigByKey` operationId).
-	GetAgentConfigByKey(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /agent/config/{key} (the `GetAgentConfig` operationId).
+	GetAgentConfig(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutAgentConfigByKeyWithBody Write an agent configuration value
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-	PutAgentConfigByKeyWithBody(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PutAgentConfigByKey Write an agent configuration value
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-	PutAgentConfigByKey(ctx context.Context, key string, body PutAgentConfigByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetEscalations Escalations of every project
-	//
-	// Corresponds with GET /escalations (the `GetEscalations` operationId).
-	GetEscalations(ctx context.Context, params *GetEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetEvents Events, newest first, or those of one day
-	//
-	// Corresponds with GET /events (the `GetEvents` operationId).
-	GetEvents(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostEventsWithBody Record an event of no project
+	// PutAgentConfigWithBody Write an agent configuration value
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /events (the `PostEvents` operationId).
-	PostEventsWithBody(ctx context.Context, params *PostEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+	PutAgentConfigWithBody(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostEvents Record an event of no project
+	// PutAgentConfig Write an agent configuration value
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /events (the `PostEvents` operationId).
-	PostEvents(ctx context.Context, params *PostEventsParams, body PostEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+	PutAgentConfig(ctx context.Context, key string, body PutAgentConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetIntegrationsByName An integration's configuration
+	// ListEscalations Escalations of every project
 	//
-	// Corresponds with GET /integrations/{name} (the `GetIntegrationsByName` operationId).
-	GetIntegrationsByName(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /escalations (the `ListEscalations` operationId).
+	ListEscalations(ctx context.Context, params *ListEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutIntegrationsByNameWithBody Configure an integration (credentials encrypted, never shown)
+	// ListEvents Events, newest first, or those of one day
+	//
+	// Corresponds with GET /events (the `ListEvents` operationId).
+	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecordGlobalEventWithBody Record an event of no project
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-	PutIntegrationsByNameWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+	RecordGlobalEventWithBody(ctx context.Context, params *RecordGlobalEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutIntegrationsByName Configure an integration (credentials encrypted, never shown)
+	// RecordGlobalEvent Record an event of no project
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-	PutIntegrationsByName(ctx context.Context, name string, body PutIntegrationsByNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+	RecordGlobalEvent(ctx context.Context, params *RecordGlobalEventParams, body RecordGlobalEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetProjects Projects
+	// GetIntegration An integration's configuration
 	//
-	// Corresponds with GET /projects (the `GetProjects` operationId).
-	GetProjects(ctx context.Context, params *GetProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /integrations/{name} (the `GetIntegration` operationId).
+	GetIntegration(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsWithBody Create a project
+	// PutIntegrationWithBody Configure an integration (credentials encrypted, never shown)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /projects (the `PostProjects` operationId).
-	PostProjectsWithBody(ctx context.Context, params *PostProjectsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+	PutIntegrationWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjects Create a project
+	// PutIntegration Configure an integration (credentials encrypted, never shown)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /projects (the `PostProjects` operationId).
-	PostProjects(ctx context.Context, params *PostProjectsParams, body PostProjectsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+	PutIntegration(ctx context.Context, name string, body PutIntegrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetProjectsById A project
+	// ListProjects Projects
 	//
-	// Corresponds with GET /projects/{id} (the `GetProjectsById` operationId).
-	GetProjectsById(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /projects (the `ListProjects` operationId).
+	ListProjects(ctx context.Context, params *ListProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchProjectsByIdWithBody Change a project
+	// CreateProjectWithBody Create a project
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-	PatchProjectsByIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects (the `CreateProject` operationId).
+	CreateProjectWithBody(ctx context.Context, params *CreateProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchProjectsById Change a project
+	// CreateProject Create a project
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-	PatchProjectsById(ctx context.Context, id openapi_types.UUID, body PatchProjectsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects (the `CreateProject` operationId).
+	CreateProject(ctx context.Context, params *CreateProjectParams, body CreateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetProjectsByIdActions A project's actions
+	// GetProject A project
 	//
-	// Corresponds with GET /projects/{id}/actions (the `GetProjectsByIdActions` operationId).
-	GetProjectsByIdActions(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /projects/{id} (the `GetProject` operationId).
+	GetProject(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdActionsWithBody Record an action (held or released by its autonomy level)
+	// UpdateProjectWithBody Change a project
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-	PostProjectsByIdActionsWithBody(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+	UpdateProjectWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdActions Record an action (held or released by its autonomy level)
+	// UpdateProject Change a project
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-	PostProjectsByIdActions(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, body PostProjectsByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+	UpdateProject(ctx context.Context, id openapi_types.UUID, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdActionsByAidCancel Cancel a held action
+	// ListActions A project's actions
 	//
-	// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `PostProjectsByIdActionsByAidCancel` operationId).
-	PostProjectsByIdActionsByAidCancel(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /projects/{id}/actions (the `ListActions` operationId).
+	ListActions(ctx context.Context, id openapi_types.UUID, params *ListActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdActionsByAidExecuted Mark a released action executed
-	//
-	// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `PostProjectsByIdActionsByAidExecuted` operationId).
-	PostProjectsByIdActionsByAidExecuted(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostProjectsByIdActionsByAidRelease Release a held action
-	//
-	// Corresponds with POST /projects/{id}/actions/{aid}/release (the `PostProjectsByIdActionsByAidRelease` operationId).
-	PostProjectsByIdActionsByAidRelease(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetProjectsByIdArtefacts A project's artefacts (every type, one page)
-	//
-	// Corresponds with GET /projects/{id}/artefacts (the `GetProjectsByIdArtefacts` operationId).
-	GetProjectsByIdArtefacts(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetProjectsByIdArtefactsByType An artefact, with its version as ETag
-	//
-	// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetProjectsByIdArtefactsByType` operationId).
-	GetProjectsByIdArtefactsByType(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PutProjectsByIdArtefactsByTypeWithBody Write an artefact: create (201) or replace the version If-Match names (200)
+	// RecordActionWithBody Record an action (held or released by its autonomy level)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-	PutProjectsByIdArtefactsByTypeWithBody(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+	RecordActionWithBody(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutProjectsByIdArtefactsByType Write an artefact: create (201) or replace the version If-Match names (200)
+	// RecordAction Record an action (held or released by its autonomy level)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-	PutProjectsByIdArtefactsByType(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, body PutProjectsByIdArtefactsByTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+	RecordAction(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, body RecordActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdArtefactsByTypeUndo Restore an artefact's previous version (If-Match: the current one)
+	// CancelAction Cancel a held action
 	//
-	// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `PostProjectsByIdArtefactsByTypeUndo` operationId).
-	PostProjectsByIdArtefactsByTypeUndo(ctx context.Context, id openapi_types.UUID, pType string, params *PostProjectsByIdArtefactsByTypeUndoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `CancelAction` operationId).
+	CancelAction(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetProjectsByIdCheckpointsByIntegrationByKey An integration's checkpoint for a project
+	// MarkActionExecuted Mark a released action executed
 	//
-	// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetProjectsByIdCheckpointsByIntegrationByKey` operationId).
-	GetProjectsByIdCheckpointsByIntegrationByKey(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `MarkActionExecuted` operationId).
+	MarkActionExecuted(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutProjectsByIdCheckpointsByIntegrationByKeyWithBody Write an integration's checkpoint for a project
+	// ReleaseAction Release a held action
+	//
+	// Corresponds with POST /projects/{id}/actions/{aid}/release (the `ReleaseAction` operationId).
+	ReleaseAction(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListArtefacts A project's artefacts (every type, one page)
+	//
+	// Corresponds with GET /projects/{id}/artefacts (the `ListArtefacts` operationId).
+	ListArtefacts(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetArtefact An artefact, with its version as ETag
+	//
+	// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetArtefact` operationId).
+	GetArtefact(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutArtefactWithBody Write an artefact: create (201) or replace the version If-Match names (200)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-	PutProjectsByIdCheckpointsByIntegrationByKeyWithBody(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+	PutArtefactWithBody(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutProjectsByIdCheckpointsByIntegrationByKey Write an integration's checkpoint for a project
+	// PutArtefact Write an artefact: create (201) or replace the version If-Match names (200)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-	PutProjectsByIdCheckpointsByIntegrationByKey(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutProjectsByIdCheckpointsByIntegrationByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+	PutArtefact(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, body PutArtefactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetProjectsByIdEscalations A project's escalations
+	// UndoArtefact Restore an artefact's previous version (If-Match: the current one)
 	//
-	// Corresponds with GET /projects/{id}/escalations (the `GetProjectsByIdEscalations` operationId).
-	GetProjectsByIdEscalations(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `UndoArtefact` operationId).
+	UndoArtefact(ctx context.Context, id openapi_types.UUID, pType string, params *UndoArtefactParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdEscalationsWithBody Escalate a decision to a person
+	// GetCheckpoint An integration's checkpoint for a project
+	//
+	// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetCheckpoint` operationId).
+	GetCheckpoint(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutCheckpointWithBody Write an integration's checkpoint for a project
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-	PostProjectsByIdEscalationsWithBody(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+	PutCheckpointWithBody(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdEscalations Escalate a decision to a person
+	// PutCheckpoint Write an integration's checkpoint for a project
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-	PostProjectsByIdEscalations(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, body PostProjectsByIdEscalationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+	PutCheckpoint(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutCheckpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetProjectsByIdEscalationsByEid An escalation
+	// ListProjectEscalations A project's escalations
 	//
-	// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetProjectsByIdEscalationsByEid` operationId).
-	GetProjectsByIdEscalationsByEid(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /projects/{id}/escalations (the `ListProjectEscalations` operationId).
+	ListProjectEscalations(ctx context.Context, id openapi_types.UUID, params *ListProjectEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdEscalationsByEidDecisionWithBody Decide a pending escalation
+	// CreateEscalationWithBody Escalate a decision to a person
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-	PostProjectsByIdEscalationsByEidDecisionWithBody(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+	CreateEscalationWithBody(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdEscalationsByEidDecision Decide a pending escalation
+	// CreateEscalation Escalate a decision to a person
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-	PostProjectsByIdEscalationsByEidDecision(ctx context.Context, id openapi_types.UUID, eid string, body PostProjectsByIdEscalationsByEidDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+	CreateEscalation(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, body CreateEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdEscalationsByEidSupersedeWithBody Replace a pending escalation by a new one
+	// GetEscalation An escalation
+	//
+	// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetEscalation` operationId).
+	GetEscalation(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideWithBody Decide a pending escalation
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-	PostProjectsByIdEscalationsByEidSupersedeWithBody(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+	DecideWithBody(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdEscalationsByEidSupersede Replace a pending escalation by a new one
+	// Decide Decide a pending escalation
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-	PostProjectsByIdEscalationsByEidSupersede(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, body PostProjectsByIdEscalationsByEidSupersedeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+	Decide(ctx context.Context, id openapi_types.UUID, eid string, body DecideJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetProjectsByIdEvents A project's events, newest first
-	//
-	// Corresponds with GET /projects/{id}/events (the `GetProjectsByIdEvents` operationId).
-	GetProjectsByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostProjectsByIdEventsWithBody Record a project's event
+	// SupersedeEscalationWithBody Replace a pending escalation by a new one
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-	PostProjectsByIdEventsWithBody(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+	SupersedeEscalationWithBody(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostProjectsByIdEvents Record a project's event
+	// SupersedeEscalation Replace a pending escalation by a new one
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-	PostProjectsByIdEvents(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, body PostProjectsByIdEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+	SupersedeEscalation(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, body SupersedeEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListProjectEvents A project's events, newest first
+	//
+	// Corresponds with GET /projects/{id}/events (the `ListProjectEvents` operationId).
+	ListProjectEvents(ctx context.Context, id openapi_types.UUID, params *ListProjectEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecordProjectEventWithBody Record a project's event
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+	RecordProjectEventWithBody(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecordProjectEvent Record a project's event
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+	RecordProjectEvent(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, body RecordProjectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetActionsHeld Held actions of every project
+// ListHeldActions Held actions of every project
 //
-// Corresponds with GET /actions/held (the `GetActionsHeld` operationId).
-func (c *Client) GetActionsHeld(ctx context.Context, params *GetActionsHeldParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetActionsHeldRequest(c.Server, params)
+// Corresponds with GET /actions/held (the `ListHeldActions` operationId).
+func (c *Client) ListHeldActions(ctx context.Context, params *ListHeldActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListHeldActionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -702,11 +849,11 @@ func (c *Client) GetActionsHeld(ctx context.Context, params *GetActionsHeldParam
 	return c.Client.Do(req)
 }
 
-// GetAgentConfig Agent configuration values
+// ListAgentConfig Agent configuration values
 //
-// Corresponds with GET /agent/config (the `GetAgentConfig` operationId).
-func (c *Client) GetAgentConfig(ctx context.Context, params *GetAgentConfigParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAgentConfigRequest(c.Server, params)
+// Corresponds with GET /agent/config (the `ListAgentConfig` operationId).
+func (c *Client) ListAgentConfig(ctx context.Context, params *ListAgentConfigParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgentConfigRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -717,11 +864,11 @@ func (c *Client) GetAgentConfig(ctx context.Context, params *GetAgentConfigParam
 	return c.Client.Do(req)
 }
 
-// GetAgentConfigByKey An agent configuration value
+// GetAgentConfig An agent configuration value
 //
-// Corresponds with GET /agent/config/{key} (the `GetAgentConfigByKey` operationId).
-func (c *Client) GetAgentConfigByKey(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAgentConfigByKeyRequest(c.Server, key)
+// Corresponds with GET /agent/config/{key} (the `GetAgentConfig` operationId).
+func (c *Client) GetAgentConfig(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentConfigRequest(c.Server, key)
 	if err != nil {
 		return nil, err
 	}
@@ -732,13 +879,13 @@ func (c *Client) GetAgentConfigByKey(ctx context.Context, key string, reqEditors
 	return c.Client.Do(req)
 }
 
-// PutAgentConfigByKeyWithBody Write an agent configuration value
+// PutAgentConfigWithBody Write an agent configuration value
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-func (c *Client) PutAgentConfigByKeyWithBody(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutAgentConfigByKeyRequestWithBody(c.Server, key, contentType, body)
+// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+func (c *Client) PutAgentConfigWithBody(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgentConfigRequestWithBody(c.Server, key, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -749,13 +896,13 @@ func (c *Client) PutAgentConfigByKeyWithBody(ctx context.Context, key string, co
 	return c.Client.Do(req)
 }
 
-// PutAgentConfigByKey Write an agent configuration value
+// PutAgentConfig Write an agent configuration value
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-func (c *Client) PutAgentConfigByKey(ctx context.Context, key string, body PutAgentConfigByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutAgentConfigByKeyRequest(c.Server, key, body)
+// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+func (c *Client) PutAgentConfig(ctx context.Context, key string, body PutAgentConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutAgentConfigRequest(c.Server, key, body)
 	if err != nil {
 		return nil, err
 	}
@@ -766,11 +913,11 @@ func (c *Client) PutAgentConfigByKey(ctx context.Context, key string, body PutAg
 	return c.Client.Do(req)
 }
 
-// GetEscalations Escalations of every project
+// ListEscalations Escalations of every project
 //
-// Corresponds with GET /escalations (the `GetEscalations` operationId).
-func (c *Client) GetEscalations(ctx context.Context, params *GetEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetEscalationsRequest(c.Server, params)
+// Corresponds with GET /escalations (the `ListEscalations` operationId).
+func (c *Client) ListEscalations(ctx context.Context, params *ListEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEscalationsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -781,11 +928,11 @@ func (c *Client) GetEscalations(ctx context.Context, params *GetEscalationsParam
 	return c.Client.Do(req)
 }
 
-// GetEvents Events, newest first, or those of one day
+// ListEvents Events, newest first, or those of one day
 //
-// Corresponds with GET /events (the `GetEvents` operationId).
-func (c *Client) GetEvents(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetEventsRequest(c.Server, params)
+// Corresponds with GET /events (the `ListEvents` operationId).
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -796,13 +943,13 @@ func (c *Client) GetEvents(ctx context.Context, params *GetEventsParams, reqEdit
 	return c.Client.Do(req)
 }
 
-// PostEventsWithBody Record an event of no project
+// RecordGlobalEventWithBody Record an event of no project
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /events (the `PostEvents` operationId).
-func (c *Client) PostEventsWithBody(ctx context.Context, params *PostEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostEventsRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+func (c *Client) RecordGlobalEventWithBody(ctx context.Context, params *RecordGlobalEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordGlobalEventRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -813,13 +960,13 @@ func (c *Client) PostEventsWithBody(ctx context.Context, params *PostEventsParam
 	return c.Client.Do(req)
 }
 
-// PostEvents Record an event of no project
+// RecordGlobalEvent Record an event of no project
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /events (the `PostEvents` operationId).
-func (c *Client) PostEvents(ctx context.Context, params *PostEventsParams, body PostEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostEventsRequest(c.Server, params, body)
+// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+func (c *Client) RecordGlobalEvent(ctx context.Context, params *RecordGlobalEventParams, body RecordGlobalEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordGlobalEventRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -830,11 +977,11 @@ func (c *Client) PostEvents(ctx context.Context, params *PostEventsParams, body 
 	return c.Client.Do(req)
 }
 
-// GetIntegrationsByName An integration's configuration
+// GetIntegration An integration's configuration
 //
-// Corresponds with GET /integrations/{name} (the `GetIntegrationsByName` operationId).
-func (c *Client) GetIntegrationsByName(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetIntegrationsByNameRequest(c.Server, name)
+// Corresponds with GET /integrations/{name} (the `GetIntegration` operationId).
+func (c *Client) GetIntegration(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetIntegrationRequest(c.Server, name)
 	if err != nil {
 		return nil, err
 	}
@@ -845,13 +992,13 @@ func (c *Client) GetIntegrationsByName(ctx context.Context, name string, reqEdit
 	return c.Client.Do(req)
 }
 
-// PutIntegrationsByNameWithBody Configure an integration (credentials encrypted, never shown)
+// PutIntegrationWithBody Configure an integration (credentials encrypted, never shown)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-func (c *Client) PutIntegrationsByNameWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutIntegrationsByNameRequestWithBody(c.Server, name, contentType, body)
+// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+func (c *Client) PutIntegrationWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutIntegrationRequestWithBody(c.Server, name, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -862,13 +1009,13 @@ func (c *Client) PutIntegrationsByNameWithBody(ctx context.Context, name string,
 	return c.Client.Do(req)
 }
 
-// PutIntegrationsByName Configure an integration (credentials encrypted, never shown)
+// PutIntegration Configure an integration (credentials encrypted, never shown)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-func (c *Client) PutIntegrationsByName(ctx context.Context, name string, body PutIntegrationsByNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutIntegrationsByNameRequest(c.Server, name, body)
+// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+func (c *Client) PutIntegration(ctx context.Context, name string, body PutIntegrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutIntegrationRequest(c.Server, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -879,11 +1026,11 @@ func (c *Client) PutIntegrationsByName(ctx context.Context, name string, body Pu
 	return c.Client.Do(req)
 }
 
-// GetProjects Projects
+// ListProjects Projects
 //
-// Corresponds with GET /projects (the `GetProjects` operationId).
-func (c *Client) GetProjects(ctx context.Context, params *GetProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsRequest(c.Server, params)
+// Corresponds with GET /projects (the `ListProjects` operationId).
+func (c *Client) ListProjects(ctx context.Context, params *ListProjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProjectsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -894,13 +1041,13 @@ func (c *Client) GetProjects(ctx context.Context, params *GetProjectsParams, req
 	return c.Client.Do(req)
 }
 
-// PostProjectsWithBody Create a project
+// CreateProjectWithBody Create a project
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /projects (the `PostProjects` operationId).
-func (c *Client) PostProjectsWithBody(ctx context.Context, params *PostProjectsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /projects (the `CreateProject` operationId).
+func (c *Client) CreateProjectWithBody(ctx context.Context, params *CreateProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProjectRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -911,13 +1058,13 @@ func (c *Client) PostProjectsWithBody(ctx context.Context, params *PostProjectsP
 	return c.Client.Do(req)
 }
 
-// PostProjects Create a project
+// CreateProject Create a project
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /projects (the `PostProjects` operationId).
-func (c *Client) PostProjects(ctx context.Context, params *PostProjectsParams, body PostProjectsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsRequest(c.Server, params, body)
+// Corresponds with POST /projects (the `CreateProject` operationId).
+func (c *Client) CreateProject(ctx context.Context, params *CreateProjectParams, body CreateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProjectRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -928,11 +1075,11 @@ func (c *Client) PostProjects(ctx context.Context, params *PostProjectsParams, b
 	return c.Client.Do(req)
 }
 
-// GetProjectsById A project
+// GetProject A project
 //
-// Corresponds with GET /projects/{id} (the `GetProjectsById` operationId).
-func (c *Client) GetProjectsById(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdRequest(c.Server, id)
+// Corresponds with GET /projects/{id} (the `GetProject` operationId).
+func (c *Client) GetProject(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProjectRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -943,13 +1090,13 @@ func (c *Client) GetProjectsById(ctx context.Context, id openapi_types.UUID, req
 	return c.Client.Do(req)
 }
 
-// PatchProjectsByIdWithBody Change a project
+// UpdateProjectWithBody Change a project
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-func (c *Client) PatchProjectsByIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchProjectsByIdRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+func (c *Client) UpdateProjectWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProjectRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -960,13 +1107,13 @@ func (c *Client) PatchProjectsByIdWithBody(ctx context.Context, id openapi_types
 	return c.Client.Do(req)
 }
 
-// PatchProjectsById Change a project
+// UpdateProject Change a project
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-func (c *Client) PatchProjectsById(ctx context.Context, id openapi_types.UUID, body PatchProjectsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchProjectsByIdRequest(c.Server, id, body)
+// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+func (c *Client) UpdateProject(ctx context.Context, id openapi_types.UUID, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProjectRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -977,11 +1124,11 @@ func (c *Client) PatchProjectsById(ctx context.Context, id openapi_types.UUID, b
 	return c.Client.Do(req)
 }
 
-// GetProjectsByIdActions A project's actions
+// ListActions A project's actions
 //
-// Corresponds with GET /projects/{id}/actions (the `GetProjectsByIdActions` operationId).
-func (c *Client) GetProjectsByIdActions(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdActionsRequest(c.Server, id, params)
+// Corresponds with GET /projects/{id}/actions (the `ListActions` operationId).
+func (c *Client) ListActions(ctx context.Context, id openapi_types.UUID, params *ListActionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListActionsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -992,13 +1139,13 @@ func (c *Client) GetProjectsByIdActions(ctx context.Context, id openapi_types.UU
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdActionsWithBody Record an action (held or released by its autonomy level)
+// RecordActionWithBody Record an action (held or released by its autonomy level)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-func (c *Client) PostProjectsByIdActionsWithBody(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdActionsRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+func (c *Client) RecordActionWithBody(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordActionRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1009,13 +1156,13 @@ func (c *Client) PostProjectsByIdActionsWithBody(ctx context.Context, id openapi
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdActions Record an action (held or released by its autonomy level)
+// RecordAction Record an action (held or released by its autonomy level)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-func (c *Client) PostProjectsByIdActions(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, body PostProjectsByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdActionsRequest(c.Server, id, params, body)
+// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+func (c *Client) RecordAction(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, body RecordActionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordActionRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1026,11 +1173,11 @@ func (c *Client) PostProjectsByIdActions(ctx context.Context, id openapi_types.U
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdActionsByAidCancel Cancel a held action
+// CancelAction Cancel a held action
 //
-// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `PostProjectsByIdActionsByAidCancel` operationId).
-func (c *Client) PostProjectsByIdActionsByAidCancel(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdActionsByAidCancelRequest(c.Server, id, aid)
+// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `CancelAction` operationId).
+func (c *Client) CancelAction(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelActionRequest(c.Server, id, aid)
 	if err != nil {
 		return nil, err
 	}
@@ -1041,11 +1188,11 @@ func (c *Client) PostProjectsByIdActionsByAidCancel(ctx context.Context, id open
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdActionsByAidExecuted Mark a released action executed
+// MarkActionExecuted Mark a released action executed
 //
-// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `PostProjectsByIdActionsByAidExecuted` operationId).
-func (c *Client) PostProjectsByIdActionsByAidExecuted(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdActionsByAidExecutedRequest(c.Server, id, aid)
+// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `MarkActionExecuted` operationId).
+func (c *Client) MarkActionExecuted(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkActionExecutedRequest(c.Server, id, aid)
 	if err != nil {
 		return nil, err
 	}
@@ -1056,11 +1203,11 @@ func (c *Client) PostProjectsByIdActionsByAidExecuted(ctx context.Context, id op
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdActionsByAidRelease Release a held action
+// ReleaseAction Release a held action
 //
-// Corresponds with POST /projects/{id}/actions/{aid}/release (the `PostProjectsByIdActionsByAidRelease` operationId).
-func (c *Client) PostProjectsByIdActionsByAidRelease(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdActionsByAidReleaseRequest(c.Server, id, aid)
+// Corresponds with POST /projects/{id}/actions/{aid}/release (the `ReleaseAction` operationId).
+func (c *Client) ReleaseAction(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseActionRequest(c.Server, id, aid)
 	if err != nil {
 		return nil, err
 	}
@@ -1071,11 +1218,11 @@ func (c *Client) PostProjectsByIdActionsByAidRelease(ctx context.Context, id ope
 	return c.Client.Do(req)
 }
 
-// GetProjectsByIdArtefacts A project's artefacts (every type, one page)
+// ListArtefacts A project's artefacts (every type, one page)
 //
-// Corresponds with GET /projects/{id}/artefacts (the `GetProjectsByIdArtefacts` operationId).
-func (c *Client) GetProjectsByIdArtefacts(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdArtefactsRequest(c.Server, id)
+// Corresponds with GET /projects/{id}/artefacts (the `ListArtefacts` operationId).
+func (c *Client) ListArtefacts(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListArtefactsRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -1086,11 +1233,11 @@ func (c *Client) GetProjectsByIdArtefacts(ctx context.Context, id openapi_types.
 	return c.Client.Do(req)
 }
 
-// GetProjectsByIdArtefactsByType An artefact, with its version as ETag
+// GetArtefact An artefact, with its version as ETag
 //
-// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetProjectsByIdArtefactsByType` operationId).
-func (c *Client) GetProjectsByIdArtefactsByType(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdArtefactsByTypeRequest(c.Server, id, pType)
+// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetArtefact` operationId).
+func (c *Client) GetArtefact(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetArtefactRequest(c.Server, id, pType)
 	if err != nil {
 		return nil, err
 	}
@@ -1101,13 +1248,13 @@ func (c *Client) GetProjectsByIdArtefactsByType(ctx context.Context, id openapi_
 	return c.Client.Do(req)
 }
 
-// PutProjectsByIdArtefactsByTypeWithBody Write an artefact: create (201) or replace the version If-Match names (200)
+// PutArtefactWithBody Write an artefact: create (201) or replace the version If-Match names (200)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-func (c *Client) PutProjectsByIdArtefactsByTypeWithBody(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutProjectsByIdArtefactsByTypeRequestWithBody(c.Server, id, pType, params, contentType, body)
+// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+func (c *Client) PutArtefactWithBody(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutArtefactRequestWithBody(c.Server, id, pType, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1118,13 +1265,13 @@ func (c *Client) PutProjectsByIdArtefactsByTypeWithBody(ctx context.Context, id 
 	return c.Client.Do(req)
 }
 
-// PutProjectsByIdArtefactsByType Write an artefact: create (201) or replace the version If-Match names (200)
+// PutArtefact Write an artefact: create (201) or replace the version If-Match names (200)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-func (c *Client) PutProjectsByIdArtefactsByType(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, body PutProjectsByIdArtefactsByTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutProjectsByIdArtefactsByTypeRequest(c.Server, id, pType, params, body)
+// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+func (c *Client) PutArtefact(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, body PutArtefactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutArtefactRequest(c.Server, id, pType, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1135,11 +1282,11 @@ func (c *Client) PutProjectsByIdArtefactsByType(ctx context.Context, id openapi_
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdArtefactsByTypeUndo Restore an artefact's previous version (If-Match: the current one)
+// UndoArtefact Restore an artefact's previous version (If-Match: the current one)
 //
-// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `PostProjectsByIdArtefactsByTypeUndo` operationId).
-func (c *Client) PostProjectsByIdArtefactsByTypeUndo(ctx context.Context, id openapi_types.UUID, pType string, params *PostProjectsByIdArtefactsByTypeUndoParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdArtefactsByTypeUndoRequest(c.Server, id, pType, params)
+// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `UndoArtefact` operationId).
+func (c *Client) UndoArtefact(ctx context.Context, id openapi_types.UUID, pType string, params *UndoArtefactParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUndoArtefactRequest(c.Server, id, pType, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1150,11 +1297,11 @@ func (c *Client) PostProjectsByIdArtefactsByTypeUndo(ctx context.Context, id ope
 	return c.Client.Do(req)
 }
 
-// GetProjectsByIdCheckpointsByIntegrationByKey An integration's checkpoint for a project
+// GetCheckpoint An integration's checkpoint for a project
 //
-// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetProjectsByIdCheckpointsByIntegrationByKey` operationId).
-func (c *Client) GetProjectsByIdCheckpointsByIntegrationByKey(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdCheckpointsByIntegrationByKeyRequest(c.Server, id, integration, key)
+// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetCheckpoint` operationId).
+func (c *Client) GetCheckpoint(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCheckpointRequest(c.Server, id, integration, key)
 	if err != nil {
 		return nil, err
 	}
@@ -1165,13 +1312,13 @@ func (c *Client) GetProjectsByIdCheckpointsByIntegrationByKey(ctx context.Contex
 	return c.Client.Do(req)
 }
 
-// PutProjectsByIdCheckpointsByIntegrationByKeyWithBody Write an integration's checkpoint for a project
+// PutCheckpointWithBody Write an integration's checkpoint for a project
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-func (c *Client) PutProjectsByIdCheckpointsByIntegrationByKeyWithBody(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutProjectsByIdCheckpointsByIntegrationByKeyRequestWithBody(c.Server, id, integration, key, contentType, body)
+// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+func (c *Client) PutCheckpointWithBody(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCheckpointRequestWithBody(c.Server, id, integration, key, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1182,13 +1329,13 @@ func (c *Client) PutProjectsByIdCheckpointsByIntegrationByKeyWithBody(ctx contex
 	return c.Client.Do(req)
 }
 
-// PutProjectsByIdCheckpointsByIntegrationByKey Write an integration's checkpoint for a project
+// PutCheckpoint Write an integration's checkpoint for a project
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-func (c *Client) PutProjectsByIdCheckpointsByIntegrationByKey(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutProjectsByIdCheckpointsByIntegrationByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutProjectsByIdCheckpointsByIntegrationByKeyRequest(c.Server, id, integration, key, body)
+// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+func (c *Client) PutCheckpoint(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutCheckpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCheckpointRequest(c.Server, id, integration, key, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1199,11 +1346,11 @@ func (c *Client) PutProjectsByIdCheckpointsByIntegrationByKey(ctx context.Contex
 	return c.Client.Do(req)
 }
 
-// GetProjectsByIdEscalations A project's escalations
+// ListProjectEscalations A project's escalations
 //
-// Corresponds with GET /projects/{id}/escalations (the `GetProjectsByIdEscalations` operationId).
-func (c *Client) GetProjectsByIdEscalations(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdEscalationsRequest(c.Server, id, params)
+// Corresponds with GET /projects/{id}/escalations (the `ListProjectEscalations` operationId).
+func (c *Client) ListProjectEscalations(ctx context.Context, id openapi_types.UUID, params *ListProjectEscalationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProjectEscalationsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1214,13 +1361,13 @@ func (c *Client) GetProjectsByIdEscalations(ctx context.Context, id openapi_type
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEscalationsWithBody Escalate a decision to a person
+// CreateEscalationWithBody Escalate a decision to a person
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-func (c *Client) PostProjectsByIdEscalationsWithBody(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEscalationsRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+func (c *Client) CreateEscalationWithBody(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateEscalationRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1231,13 +1378,13 @@ func (c *Client) PostProjectsByIdEscalationsWithBody(ctx context.Context, id ope
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEscalations Escalate a decision to a person
+// CreateEscalation Escalate a decision to a person
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-func (c *Client) PostProjectsByIdEscalations(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, body PostProjectsByIdEscalationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEscalationsRequest(c.Server, id, params, body)
+// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+func (c *Client) CreateEscalation(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, body CreateEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateEscalationRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1248,11 +1395,11 @@ func (c *Client) PostProjectsByIdEscalations(ctx context.Context, id openapi_typ
 	return c.Client.Do(req)
 }
 
-// GetProjectsByIdEscalationsByEid An escalation
+// GetEscalation An escalation
 //
-// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetProjectsByIdEscalationsByEid` operationId).
-func (c *Client) GetProjectsByIdEscalationsByEid(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdEscalationsByEidRequest(c.Server, id, eid)
+// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetEscalation` operationId).
+func (c *Client) GetEscalation(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEscalationRequest(c.Server, id, eid)
 	if err != nil {
 		return nil, err
 	}
@@ -1263,13 +1410,13 @@ func (c *Client) GetProjectsByIdEscalationsByEid(ctx context.Context, id openapi
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEscalationsByEidDecisionWithBody Decide a pending escalation
+// DecideWithBody Decide a pending escalation
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-func (c *Client) PostProjectsByIdEscalationsByEidDecisionWithBody(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEscalationsByEidDecisionRequestWithBody(c.Server, id, eid, contentType, body)
+// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+func (c *Client) DecideWithBody(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideRequestWithBody(c.Server, id, eid, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1280,13 +1427,13 @@ func (c *Client) PostProjectsByIdEscalationsByEidDecisionWithBody(ctx context.Co
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEscalationsByEidDecision Decide a pending escalation
+// Decide Decide a pending escalation
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-func (c *Client) PostProjectsByIdEscalationsByEidDecision(ctx context.Context, id openapi_types.UUID, eid string, body PostProjectsByIdEscalationsByEidDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEscalationsByEidDecisionRequest(c.Server, id, eid, body)
+// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+func (c *Client) Decide(ctx context.Context, id openapi_types.UUID, eid string, body DecideJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideRequest(c.Server, id, eid, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1297,13 +1444,13 @@ func (c *Client) PostProjectsByIdEscalationsByEidDecision(ctx context.Context, i
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeWithBody Replace a pending escalation by a new one
+// SupersedeEscalationWithBody Replace a pending escalation by a new one
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-func (c *Client) PostProjectsByIdEscalationsByEidSupersedeWithBody(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEscalationsByEidSupersedeRequestWithBody(c.Server, id, eid, params, contentType, body)
+// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+func (c *Client) SupersedeEscalationWithBody(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSupersedeEscalationRequestWithBody(c.Server, id, eid, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1314,13 +1461,13 @@ func (c *Client) PostProjectsByIdEscalationsByEidSupersedeWithBody(ctx context.C
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEscalationsByEidSupersede Replace a pending escalation by a new one
+// SupersedeEscalation Replace a pending escalation by a new one
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-func (c *Client) PostProjectsByIdEscalationsByEidSupersede(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, body PostProjectsByIdEscalationsByEidSupersedeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEscalationsByEidSupersedeRequest(c.Server, id, eid, params, body)
+// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+func (c *Client) SupersedeEscalation(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, body SupersedeEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSupersedeEscalationRequest(c.Server, id, eid, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1331,11 +1478,11 @@ func (c *Client) PostProjectsByIdEscalationsByEidSupersede(ctx context.Context, 
 	return c.Client.Do(req)
 }
 
-// GetProjectsByIdEvents A project's events, newest first
+// ListProjectEvents A project's events, newest first
 //
-// Corresponds with GET /projects/{id}/events (the `GetProjectsByIdEvents` operationId).
-func (c *Client) GetProjectsByIdEvents(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetProjectsByIdEventsRequest(c.Server, id, params)
+// Corresponds with GET /projects/{id}/events (the `ListProjectEvents` operationId).
+func (c *Client) ListProjectEvents(ctx context.Context, id openapi_types.UUID, params *ListProjectEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProjectEventsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1346,13 +1493,13 @@ func (c *Client) GetProjectsByIdEvents(ctx context.Context, id openapi_types.UUI
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEventsWithBody Record a project's event
+// RecordProjectEventWithBody Record a project's event
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-func (c *Client) PostProjectsByIdEventsWithBody(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEventsRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+func (c *Client) RecordProjectEventWithBody(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordProjectEventRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1363,13 +1510,13 @@ func (c *Client) PostProjectsByIdEventsWithBody(ctx context.Context, id openapi_
 	return c.Client.Do(req)
 }
 
-// PostProjectsByIdEvents Record a project's event
+// RecordProjectEvent Record a project's event
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-func (c *Client) PostProjectsByIdEvents(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, body PostProjectsByIdEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostProjectsByIdEventsRequest(c.Server, id, params, body)
+// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+func (c *Client) RecordProjectEvent(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, body RecordProjectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordProjectEventRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1380,8 +1527,8 @@ func (c *Client) PostProjectsByIdEvents(ctx context.Context, id openapi_types.UU
 	return c.Client.Do(req)
 }
 
-// NewGetActionsHeldRequest constructs an http.Request for the GetActionsHeld method
-func NewGetActionsHeldRequest(server string, params *GetActionsHeldParams) (*http.Request, error) {
+// NewListHeldActionsRequest constructs an http.Request for the ListHeldActions method
+func NewListHeldActionsRequest(server string, params *ListHeldActionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1446,8 +1593,8 @@ func NewGetActionsHeldRequest(server string, params *GetActionsHeldParams) (*htt
 	return req, nil
 }
 
-// NewGetAgentConfigRequest constructs an http.Request for the GetAgentConfig method
-func NewGetAgentConfigRequest(server string, params *GetAgentConfigParams) (*http.Request, error) {
+// NewListAgentConfigRequest constructs an http.Request for the ListAgentConfig method
+func NewListAgentConfigRequest(server string, params *ListAgentConfigParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1512,8 +1659,8 @@ func NewGetAgentConfigRequest(server string, params *GetAgentConfigParams) (*htt
 	return req, nil
 }
 
-// NewGetAgentConfigByKeyRequest constructs an http.Request for the GetAgentConfigByKey method
-func NewGetAgentConfigByKeyRequest(server string, key string) (*http.Request, error) {
+// NewGetAgentConfigRequest constructs an http.Request for the GetAgentConfig method
+func NewGetAgentConfigRequest(server string, key string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1546,19 +1693,19 @@ func NewGetAgentConfigByKeyRequest(server string, key string) (*http.Request, er
 	return req, nil
 }
 
-// NewPutAgentConfigByKeyRequest calls the generic PutAgentConfigByKey builder with application/json body
-func NewPutAgentConfigByKeyRequest(server string, key string, body PutAgentConfigByKeyJSONRequestBody) (*http.Request, error) {
+// NewPutAgentConfigRequest calls the generic PutAgentConfig builder with application/json body
+func NewPutAgentConfigRequest(server string, key string, body PutAgentConfigJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutAgentConfigByKeyRequestWithBody(server, key, "application/json", bodyReader)
+	return NewPutAgentConfigRequestWithBody(server, key, "application/json", bodyReader)
 }
 
-// NewPutAgentConfigByKeyRequestWithBody constructs an http.Request for the PutAgentConfigByKey method, with any body, and a specified content type
-func NewPutAgentConfigByKeyRequestWithBody(server string, key string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutAgentConfigRequestWithBody constructs an http.Request for the PutAgentConfig method, with any body, and a specified content type
+func NewPutAgentConfigRequestWithBody(server string, key string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1593,8 +1740,8 @@ func NewPutAgentConfigByKeyRequestWithBody(server string, key string, contentTyp
 	return req, nil
 }
 
-// NewGetEscalationsRequest constructs an http.Request for the GetEscalations method
-func NewGetEscalationsRequest(server string, params *GetEscalationsParams) (*http.Request, error) {
+// NewListEscalationsRequest constructs an http.Request for the ListEscalations method
+func NewListEscalationsRequest(server string, params *ListEscalationsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1671,8 +1818,8 @@ func NewGetEscalationsRequest(server string, params *GetEscalationsParams) (*htt
 	return req, nil
 }
 
-// NewGetEventsRequest constructs an http.Request for the GetEvents method
-func NewGetEventsRequest(server string, params *GetEventsParams) (*http.Request, error) {
+// NewListEventsRequest constructs an http.Request for the ListEvents method
+func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1749,19 +1896,19 @@ func NewGetEventsRequest(server string, params *GetEventsParams) (*http.Request,
 	return req, nil
 }
 
-// NewPostEventsRequest calls the generic PostEvents builder with application/json body
-func NewPostEventsRequest(server string, params *PostEventsParams, body PostEventsJSONRequestBody) (*http.Request, error) {
+// NewRecordGlobalEventRequest calls the generic RecordGlobalEvent builder with application/json body
+func NewRecordGlobalEventRequest(server string, params *RecordGlobalEventParams, body RecordGlobalEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostEventsRequestWithBody(server, params, "application/json", bodyReader)
+	return NewRecordGlobalEventRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostEventsRequestWithBody constructs an http.Request for the PostEvents method, with any body, and a specified content type
-func NewPostEventsRequestWithBody(server string, params *PostEventsParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewRecordGlobalEventRequestWithBody constructs an http.Request for the RecordGlobalEvent method, with any body, and a specified content type
+func NewRecordGlobalEventRequestWithBody(server string, params *RecordGlobalEventParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1804,8 +1951,8 @@ func NewPostEventsRequestWithBody(server string, params *PostEventsParams, conte
 	return req, nil
 }
 
-// NewGetIntegrationsByNameRequest constructs an http.Request for the GetIntegrationsByName method
-func NewGetIntegrationsByNameRequest(server string, name string) (*http.Request, error) {
+// NewGetIntegrationRequest constructs an http.Request for the GetIntegration method
+func NewGetIntegrationRequest(server string, name string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1838,19 +1985,19 @@ func NewGetIntegrationsByNameRequest(server string, name string) (*http.Request,
 	return req, nil
 }
 
-// NewPutIntegrationsByNameRequest calls the generic PutIntegrationsByName builder with application/json body
-func NewPutIntegrationsByNameRequest(server string, name string, body PutIntegrationsByNameJSONRequestBody) (*http.Request, error) {
+// NewPutIntegrationRequest calls the generic PutIntegration builder with application/json body
+func NewPutIntegrationRequest(server string, name string, body PutIntegrationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutIntegrationsByNameRequestWithBody(server, name, "application/json", bodyReader)
+	return NewPutIntegrationRequestWithBody(server, name, "application/json", bodyReader)
 }
 
-// NewPutIntegrationsByNameRequestWithBody constructs an http.Request for the PutIntegrationsByName method, with any body, and a specified content type
-func NewPutIntegrationsByNameRequestWithBody(server string, name string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutIntegrationRequestWithBody constructs an http.Request for the PutIntegration method, with any body, and a specified content type
+func NewPutIntegrationRequestWithBody(server string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1885,8 +2032,8 @@ func NewPutIntegrationsByNameRequestWithBody(server string, name string, content
 	return req, nil
 }
 
-// NewGetProjectsRequest constructs an http.Request for the GetProjects method
-func NewGetProjectsRequest(server string, params *GetProjectsParams) (*http.Request, error) {
+// NewListProjectsRequest constructs an http.Request for the ListProjects method
+func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1963,19 +2110,19 @@ func NewGetProjectsRequest(server string, params *GetProjectsParams) (*http.Requ
 	return req, nil
 }
 
-// NewPostProjectsRequest calls the generic PostProjects builder with application/json body
-func NewPostProjectsRequest(server string, params *PostProjectsParams, body PostProjectsJSONRequestBody) (*http.Request, error) {
+// NewCreateProjectRequest calls the generic CreateProject builder with application/json body
+func NewCreateProjectRequest(server string, params *CreateProjectParams, body CreateProjectJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostProjectsRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateProjectRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostProjectsRequestWithBody constructs an http.Request for the PostProjects method, with any body, and a specified content type
-func NewPostProjectsRequestWithBody(server string, params *PostProjectsParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateProjectRequestWithBody constructs an http.Request for the CreateProject method, with any body, and a specified content type
+func NewCreateProjectRequestWithBody(server string, params *CreateProjectParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2018,8 +2165,8 @@ func NewPostProjectsRequestWithBody(server string, params *PostProjectsParams, c
 	return req, nil
 }
 
-// NewGetProjectsByIdRequest constructs an http.Request for the GetProjectsById method
-func NewGetProjectsByIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+// NewGetProjectRequest constructs an http.Request for the GetProject method
+func NewGetProjectRequest(server string, id openapi_types.UUID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2052,19 +2199,19 @@ func NewGetProjectsByIdRequest(server string, id openapi_types.UUID) (*http.Requ
 	return req, nil
 }
 
-// NewPatchProjectsByIdRequest calls the generic PatchProjectsById builder with application/json body
-func NewPatchProjectsByIdRequest(server string, id openapi_types.UUID, body PatchProjectsByIdJSONRequestBody) (*http.Request, error) {
+// NewUpdateProjectRequest calls the generic UpdateProject builder with application/json body
+func NewUpdateProjectRequest(server string, id openapi_types.UUID, body UpdateProjectJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchProjectsByIdRequestWithBody(server, id, "application/json", bodyReader)
+	return NewUpdateProjectRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewPatchProjectsByIdRequestWithBody constructs an http.Request for the PatchProjectsById method, with any body, and a specified content type
-func NewPatchProjectsByIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+// NewUpdateProjectRequestWithBody constructs an http.Request for the UpdateProject method, with any body, and a specified content type
+func NewUpdateProjectRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2099,8 +2246,8 @@ func NewPatchProjectsByIdRequestWithBody(server string, id openapi_types.UUID, c
 	return req, nil
 }
 
-// NewGetProjectsByIdActionsRequest constructs an http.Request for the GetProjectsByIdActions method
-func NewGetProjectsByIdActionsRequest(server string, id openapi_types.UUID, params *GetProjectsByIdActionsParams) (*http.Request, error) {
+// NewListActionsRequest constructs an http.Request for the ListActions method
+func NewListActionsRequest(server string, id openapi_types.UUID, params *ListActionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2172,19 +2319,19 @@ func NewGetProjectsByIdActionsRequest(server string, id openapi_types.UUID, para
 	return req, nil
 }
 
-// NewPostProjectsByIdActionsRequest calls the generic PostProjectsByIdActions builder with application/json body
-func NewPostProjectsByIdActionsRequest(server string, id openapi_types.UUID, params *PostProjectsByIdActionsParams, body PostProjectsByIdActionsJSONRequestBody) (*http.Request, error) {
+// NewRecordActionRequest calls the generic RecordAction builder with application/json body
+func NewRecordActionRequest(server string, id openapi_types.UUID, params *RecordActionParams, body RecordActionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostProjectsByIdActionsRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewRecordActionRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewPostProjectsByIdActionsRequestWithBody constructs an http.Request for the PostProjectsByIdActions method, with any body, and a specified content type
-func NewPostProjectsByIdActionsRequestWithBody(server string, id openapi_types.UUID, params *PostProjectsByIdActionsParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewRecordActionRequestWithBody constructs an http.Request for the RecordAction method, with any body, and a specified content type
+func NewRecordActionRequestWithBody(server string, id openapi_types.UUID, params *RecordActionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2234,8 +2381,8 @@ func NewPostProjectsByIdActionsRequestWithBody(server string, id openapi_types.U
 	return req, nil
 }
 
-// NewPostProjectsByIdActionsByAidCancelRequest constructs an http.Request for the PostProjectsByIdActionsByAidCancel method
-func NewPostProjectsByIdActionsByAidCancelRequest(server string, id openapi_types.UUID, aid string) (*http.Request, error) {
+// NewCancelActionRequest constructs an http.Request for the CancelAction method
+func NewCancelActionRequest(server string, id openapi_types.UUID, aid string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2275,8 +2422,8 @@ func NewPostProjectsByIdActionsByAidCancelRequest(server string, id openapi_type
 	return req, nil
 }
 
-// NewPostProjectsByIdActionsByAidExecutedRequest constructs an http.Request for the PostProjectsByIdActionsByAidExecuted method
-func NewPostProjectsByIdActionsByAidExecutedRequest(server string, id openapi_types.UUID, aid string) (*http.Request, error) {
+// NewMarkActionExecutedRequest constructs an http.Request for the MarkActionExecuted method
+func NewMarkActionExecutedRequest(server string, id openapi_types.UUID, aid string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2316,8 +2463,8 @@ func NewPostProjectsByIdActionsByAidExecutedRequest(server string, id openapi_ty
 	return req, nil
 }
 
-// NewPostProjectsByIdActionsByAidReleaseRequest constructs an http.Request for the PostProjectsByIdActionsByAidRelease method
-func NewPostProjectsByIdActionsByAidReleaseRequest(server string, id openapi_types.UUID, aid string) (*http.Request, error) {
+// NewReleaseActionRequest constructs an http.Request for the ReleaseAction method
+func NewReleaseActionRequest(server string, id openapi_types.UUID, aid string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2357,8 +2504,8 @@ func NewPostProjectsByIdActionsByAidReleaseRequest(server string, id openapi_typ
 	return req, nil
 }
 
-// NewGetProjectsByIdArtefactsRequest constructs an http.Request for the GetProjectsByIdArtefacts method
-func NewGetProjectsByIdArtefactsRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+// NewListArtefactsRequest constructs an http.Request for the ListArtefacts method
+func NewListArtefactsRequest(server string, id openapi_types.UUID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2391,8 +2538,8 @@ func NewGetProjectsByIdArtefactsRequest(server string, id openapi_types.UUID) (*
 	return req, nil
 }
 
-// NewGetProjectsByIdArtefactsByTypeRequest constructs an http.Request for the GetProjectsByIdArtefactsByType method
-func NewGetProjectsByIdArtefactsByTypeRequest(server string, id openapi_types.UUID, pType string) (*http.Request, error) {
+// NewGetArtefactRequest constructs an http.Request for the GetArtefact method
+func NewGetArtefactRequest(server string, id openapi_types.UUID, pType string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2432,19 +2579,19 @@ func NewGetProjectsByIdArtefactsByTypeRequest(server string, id openapi_types.UU
 	return req, nil
 }
 
-// NewPutProjectsByIdArtefactsByTypeRequest calls the generic PutProjectsByIdArtefactsByType builder with application/json body
-func NewPutProjectsByIdArtefactsByTypeRequest(server string, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, body PutProjectsByIdArtefactsByTypeJSONRequestBody) (*http.Request, error) {
+// NewPutArtefactRequest calls the generic PutArtefact builder with application/json body
+func NewPutArtefactRequest(server string, id openapi_types.UUID, pType string, params *PutArtefactParams, body PutArtefactJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutProjectsByIdArtefactsByTypeRequestWithBody(server, id, pType, params, "application/json", bodyReader)
+	return NewPutArtefactRequestWithBody(server, id, pType, params, "application/json", bodyReader)
 }
 
-// NewPutProjectsByIdArtefactsByTypeRequestWithBody constructs an http.Request for the PutProjectsByIdArtefactsByType method, with any body, and a specified content type
-func NewPutProjectsByIdArtefactsByTypeRequestWithBody(server string, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutArtefactRequestWithBody constructs an http.Request for the PutArtefact method, with any body, and a specified content type
+func NewPutArtefactRequestWithBody(server string, id openapi_types.UUID, pType string, params *PutArtefactParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2501,8 +2648,8 @@ func NewPutProjectsByIdArtefactsByTypeRequestWithBody(server string, id openapi_
 	return req, nil
 }
 
-// NewPostProjectsByIdArtefactsByTypeUndoRequest constructs an http.Request for the PostProjectsByIdArtefactsByTypeUndo method
-func NewPostProjectsByIdArtefactsByTypeUndoRequest(server string, id openapi_types.UUID, pType string, params *PostProjectsByIdArtefactsByTypeUndoParams) (*http.Request, error) {
+// NewUndoArtefactRequest constructs an http.Request for the UndoArtefact method
+func NewUndoArtefactRequest(server string, id openapi_types.UUID, pType string, params *UndoArtefactParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2557,8 +2704,8 @@ func NewPostProjectsByIdArtefactsByTypeUndoRequest(server string, id openapi_typ
 	return req, nil
 }
 
-// NewGetProjectsByIdCheckpointsByIntegrationByKeyRequest constructs an http.Request for the GetProjectsByIdCheckpointsByIntegrationByKey method
-func NewGetProjectsByIdCheckpointsByIntegrationByKeyRequest(server string, id openapi_types.UUID, integration string, key string) (*http.Request, error) {
+// NewGetCheckpointRequest constructs an http.Request for the GetCheckpoint method
+func NewGetCheckpointRequest(server string, id openapi_types.UUID, integration string, key string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2605,19 +2752,19 @@ func NewGetProjectsByIdCheckpointsByIntegrationByKeyRequest(server string, id op
 	return req, nil
 }
 
-// NewPutProjectsByIdCheckpointsByIntegrationByKeyRequest calls the generic PutProjectsByIdCheckpointsByIntegrationByKey builder with application/json body
-func NewPutProjectsByIdCheckpointsByIntegrationByKeyRequest(server string, id openapi_types.UUID, integration string, key string, body PutProjectsByIdCheckpointsByIntegrationByKeyJSONRequestBody) (*http.Request, error) {
+// NewPutCheckpointRequest calls the generic PutCheckpoint builder with application/json body
+func NewPutCheckpointRequest(server string, id openapi_types.UUID, integration string, key string, body PutCheckpointJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutProjectsByIdCheckpointsByIntegrationByKeyRequestWithBody(server, id, integration, key, "application/json", bodyReader)
+	return NewPutCheckpointRequestWithBody(server, id, integration, key, "application/json", bodyReader)
 }
 
-// NewPutProjectsByIdCheckpointsByIntegrationByKeyRequestWithBody constructs an http.Request for the PutProjectsByIdCheckpointsByIntegrationByKey method, with any body, and a specified content type
-func NewPutProjectsByIdCheckpointsByIntegrationByKeyRequestWithBody(server string, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutCheckpointRequestWithBody constructs an http.Request for the PutCheckpoint method, with any body, and a specified content type
+func NewPutCheckpointRequestWithBody(server string, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2666,8 +2813,8 @@ func NewPutProjectsByIdCheckpointsByIntegrationByKeyRequestWithBody(server strin
 	return req, nil
 }
 
-// NewGetProjectsByIdEscalationsRequest constructs an http.Request for the GetProjectsByIdEscalations method
-func NewGetProjectsByIdEscalationsRequest(server string, id openapi_types.UUID, params *GetProjectsByIdEscalationsParams) (*http.Request, error) {
+// NewListProjectEscalationsRequest constructs an http.Request for the ListProjectEscalations method
+func NewListProjectEscalationsRequest(server string, id openapi_types.UUID, params *ListProjectEscalationsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2739,19 +2886,19 @@ func NewGetProjectsByIdEscalationsRequest(server string, id openapi_types.UUID, 
 	return req, nil
 }
 
-// NewPostProjectsByIdEscalationsRequest calls the generic PostProjectsByIdEscalations builder with application/json body
-func NewPostProjectsByIdEscalationsRequest(server string, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, body PostProjectsByIdEscalationsJSONRequestBody) (*http.Request, error) {
+// NewCreateEscalationRequest calls the generic CreateEscalation builder with application/json body
+func NewCreateEscalationRequest(server string, id openapi_types.UUID, params *CreateEscalationParams, body CreateEscalationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostProjectsByIdEscalationsRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewCreateEscalationRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewPostProjectsByIdEscalationsRequestWithBody constructs an http.Request for the PostProjectsByIdEscalations method, with any body, and a specified content type
-func NewPostProjectsByIdEscalationsRequestWithBody(server string, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateEscalationRequestWithBody constructs an http.Request for the CreateEscalation method, with any body, and a specified content type
+func NewCreateEscalationRequestWithBody(server string, id openapi_types.UUID, params *CreateEscalationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2801,8 +2948,8 @@ func NewPostProjectsByIdEscalationsRequestWithBody(server string, id openapi_typ
 	return req, nil
 }
 
-// NewGetProjectsByIdEscalationsByEidRequest constructs an http.Request for the GetProjectsByIdEscalationsByEid method
-func NewGetProjectsByIdEscalationsByEidRequest(server string, id openapi_types.UUID, eid string) (*http.Request, error) {
+// NewGetEscalationRequest constructs an http.Request for the GetEscalation method
+func NewGetEscalationRequest(server string, id openapi_types.UUID, eid string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2842,19 +2989,19 @@ func NewGetProjectsByIdEscalationsByEidRequest(server string, id openapi_types.U
 	return req, nil
 }
 
-// NewPostProjectsByIdEscalationsByEidDecisionRequest calls the generic PostProjectsByIdEscalationsByEidDecision builder with application/json body
-func NewPostProjectsByIdEscalationsByEidDecisionRequest(server string, id openapi_types.UUID, eid string, body PostProjectsByIdEscalationsByEidDecisionJSONRequestBody) (*http.Request, error) {
+// NewDecideRequest calls the generic Decide builder with application/json body
+func NewDecideRequest(server string, id openapi_types.UUID, eid string, body DecideJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostProjectsByIdEscalationsByEidDecisionRequestWithBody(server, id, eid, "application/json", bodyReader)
+	return NewDecideRequestWithBody(server, id, eid, "application/json", bodyReader)
 }
 
-// NewPostProjectsByIdEscalationsByEidDecisionRequestWithBody constructs an http.Request for the PostProjectsByIdEscalationsByEidDecision method, with any body, and a specified content type
-func NewPostProjectsByIdEscalationsByEidDecisionRequestWithBody(server string, id openapi_types.UUID, eid string, contentType string, body io.Reader) (*http.Request, error) {
+// NewDecideRequestWithBody constructs an http.Request for the Decide method, with any body, and a specified content type
+func NewDecideRequestWithBody(server string, id openapi_types.UUID, eid string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2896,19 +3043,19 @@ func NewPostProjectsByIdEscalationsByEidDecisionRequestWithBody(server string, i
 	return req, nil
 }
 
-// NewPostProjectsByIdEscalationsByEidSupersedeRequest calls the generic PostProjectsByIdEscalationsByEidSupersede builder with application/json body
-func NewPostProjectsByIdEscalationsByEidSupersedeRequest(server string, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, body PostProjectsByIdEscalationsByEidSupersedeJSONRequestBody) (*http.Request, error) {
+// NewSupersedeEscalationRequest calls the generic SupersedeEscalation builder with application/json body
+func NewSupersedeEscalationRequest(server string, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, body SupersedeEscalationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostProjectsByIdEscalationsByEidSupersedeRequestWithBody(server, id, eid, params, "application/json", bodyReader)
+	return NewSupersedeEscalationRequestWithBody(server, id, eid, params, "application/json", bodyReader)
 }
 
-// NewPostProjectsByIdEscalationsByEidSupersedeRequestWithBody constructs an http.Request for the PostProjectsByIdEscalationsByEidSupersede method, with any body, and a specified content type
-func NewPostProjectsByIdEscalationsByEidSupersedeRequestWithBody(server string, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewSupersedeEscalationRequestWithBody constructs an http.Request for the SupersedeEscalation method, with any body, and a specified content type
+func NewSupersedeEscalationRequestWithBody(server string, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2965,8 +3112,8 @@ func NewPostProjectsByIdEscalationsByEidSupersedeRequestWithBody(server string, 
 	return req, nil
 }
 
-// NewGetProjectsByIdEventsRequest constructs an http.Request for the GetProjectsByIdEvents method
-func NewGetProjectsByIdEventsRequest(server string, id openapi_types.UUID, params *GetProjectsByIdEventsParams) (*http.Request, error) {
+// NewListProjectEventsRequest constructs an http.Request for the ListProjectEvents method
+func NewListProjectEventsRequest(server string, id openapi_types.UUID, params *ListProjectEventsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3038,19 +3185,19 @@ func NewGetProjectsByIdEventsRequest(server string, id openapi_types.UUID, param
 	return req, nil
 }
 
-// NewPostProjectsByIdEventsRequest calls the generic PostProjectsByIdEvents builder with application/json body
-func NewPostProjectsByIdEventsRequest(server string, id openapi_types.UUID, params *PostProjectsByIdEventsParams, body PostProjectsByIdEventsJSONRequestBody) (*http.Request, error) {
+// NewRecordProjectEventRequest calls the generic RecordProjectEvent builder with application/json body
+func NewRecordProjectEventRequest(server string, id openapi_types.UUID, params *RecordProjectEventParams, body RecordProjectEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostProjectsByIdEventsRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewRecordProjectEventRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewPostProjectsByIdEventsRequestWithBody constructs an http.Request for the PostProjectsByIdEvents method, with any body, and a specified content type
-func NewPostProjectsByIdEventsRequestWithBody(server string, id openapi_types.UUID, params *PostProjectsByIdEventsParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewRecordProjectEventRequestWithBody constructs an http.Request for the RecordProjectEvent method, with any body, and a specified content type
+func NewRecordProjectEventRequestWithBody(server string, id openapi_types.UUID, params *RecordProjectEventParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3144,336 +3291,318 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetActionsHeldWithResponse Held actions of every project
+	// ListHeldActionsWithResponse Held actions of every project
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /actions/held (the `GetActionsHeld` operationId).
-	GetActionsHeldWithResponse(ctx context.Context, params *GetActionsHeldParams, reqEditors ...RequestEditorFn) (*GetActionsHeldResponse, error)
+	// Corresponds with GET /actions/held (the `ListHeldActions` operationId).
+	ListHeldActionsWithResponse(ctx context.Context, params *ListHeldActionsParams, reqEditors ...RequestEditorFn) (*ListHeldActionsResponse, error)
 
-	// GetAgentConfigWithResponse Agent configuration values
+	// ListAgentConfigWithResponse Agent configuration values
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /agent/config (the `GetAgentConfig` operationId).
-	GetAgentConfigWithResponse(ctx context.Context, params *GetAgentConfigParams, reqEditors ...RequestEditorFn) (*GetAgentConfigResponse, error)
+	// Corresponds with GET /agent/config (the `ListAgentConfig` operationId).
+	ListAgentConfigWithResponse(ctx context.Context, params *ListAgentConfigParams, reqEditors ...RequestEditorFn) (*ListAgentConfigResponse, error)
 
-	// GetAgentConfigByKeyWithResponse An agent configuration value
+	// GetAgentConfigWithResponse An agent configuration value
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /agent/config/{key} (the `GetAgentConfigByKey` operationId).
-	GetAgentConfigByKeyWithResponse(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*GetAgentConfigByKeyResponse, error)
+	// Corresponds with GET /agent/config/{key} (the `GetAgentConfig` operationId).
+	GetAgentConfigWithResponse(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*GetAgentConfigResponse, error)
 
-	// PutAgentConfigByKeyWithBodyWithResponse Write an agent configuration value
+	// PutAgentConfigWithBodyWithResponse Write an agent configuration value
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-	PutAgentConfigByKeyWithBodyWithResponse(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentConfigByKeyResponse, error)
+	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+	PutAgentConfigWithBodyWithResponse(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentConfigResponse, error)
 
-	// PutAgentConfigByKeyWithResponse Write an agent configuration value
+	// PutAgentConfigWithResponse Write an agent configuration value
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-	PutAgentConfigByKeyWithResponse(ctx context.Context, key string, body PutAgentConfigByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentConfigByKeyResponse, error)
+	// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+	PutAgentConfigWithResponse(ctx context.Context, key string, body PutAgentConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentConfigResponse, error)
 
-	// GetEscalationsWithResponse Escalations of every project
+	// ListEscalationsWithResponse Escalations of every project
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /escalations (the `GetEscalations` operationId).
-	GetEscalationsWithResponse(ctx context.Context, params *GetEscalationsParams, reqEditors ...RequestEditorFn) (*GetEscalationsResponse, error)
+	// Corresponds with GET /escalations (the `ListEscalations` operationId).
+	ListEscalationsWithResponse(ctx context.Context, params *ListEscalationsParams, reqEditors ...RequestEditorFn) (*ListEscalationsResponse, error)
 
-	// GetEventsWithResponse Events, newest first, or those of one day
+	// ListEventsWithResponse Events, newest first, or those of one day
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /events (the `GetEvents` operationId).
-	GetEventsWithResponse(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*GetEventsResponse, error)
+	// Corresponds with GET /events (the `ListEvents` operationId).
+	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
-	// PostEventsWithBodyWithResponse Record an event of no project
+	// RecordGlobalEventWithBodyWithResponse Record an event of no project
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /events (the `PostEvents` operationId).
-	PostEventsWithBodyWithResponse(ctx context.Context, params *PostEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostEventsResponse, error)
+	// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+	RecordGlobalEventWithBodyWithResponse(ctx context.Context, params *RecordGlobalEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordGlobalEventResponse, error)
 
-	// PostEventsWithResponse Record an event of no project
+	// RecordGlobalEventWithResponse Record an event of no project
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /events (the `PostEvents` operationId).
-	PostEventsWithResponse(ctx context.Context, params *PostEventsParams, body PostEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostEventsResponse, error)
+	// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+	RecordGlobalEventWithResponse(ctx context.Context, params *RecordGlobalEventParams, body RecordGlobalEventJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordGlobalEventResponse, error)
 
-	// GetIntegrationsByNameWithResponse An integration's configuration
+	// GetIntegrationWithResponse An integration's configuration
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /integrations/{name} (the `GetIntegrationsByName` operationId).
-	GetIntegrationsByNameWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetIntegrationsByNameResponse, error)
+	// Corresponds with GET /integrations/{name} (the `GetIntegration` operationId).
+	GetIntegrationWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetIntegrationResponse, error)
 
-	// PutIntegrationsByNameWithBodyWithResponse Configure an integration (credentials encrypted, never shown)
+	// PutIntegrationWithBodyWithResponse Configure an integration (credentials encrypted, never shown)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-	PutIntegrationsByNameWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutIntegrationsByNameResponse, error)
+	// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+	PutIntegrationWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutIntegrationResponse, error)
 
-	// PutIntegrationsByNameWithResponse Configure an integration (credentials encrypted, never shown)
+	// PutIntegrationWithResponse Configure an integration (credentials encrypted, never shown)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-	PutIntegrationsByNameWithResponse(ctx context.Context, name string, body PutIntegrationsByNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PutIntegrationsByNameResponse, error)
+	// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+	PutIntegrationWithResponse(ctx context.Context, name string, body PutIntegrationJSONRequestBody, reqEditors ...RequestEditorFn) (*PutIntegrationResponse, error)
 
-	// GetProjectsWithResponse Projects
+	// ListProjectsWithResponse Projects
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects (the `GetProjects` operationId).
-	GetProjectsWithResponse(ctx context.Context, params *GetProjectsParams, reqEditors ...RequestEditorFn) (*GetProjectsResponse, error)
+	// Corresponds with GET /projects (the `ListProjects` operationId).
+	ListProjectsWithResponse(ctx context.Context, params *ListProjectsParams, reqEditors ...RequestEditorFn) (*ListProjectsResponse, error)
 
-	// PostProjectsWithBodyWithResponse Create a project
+	// CreateProjectWithBodyWithResponse Create a project
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects (the `PostProjects` operationId).
-	PostProjectsWithBodyWithResponse(ctx context.Context, params *PostProjectsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsResponse, error)
+	// Corresponds with POST /projects (the `CreateProject` operationId).
+	CreateProjectWithBodyWithResponse(ctx context.Context, params *CreateProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProjectResponse, error)
 
-	// PostProjectsWithResponse Create a project
+	// CreateProjectWithResponse Create a project
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects (the `PostProjects` operationId).
-	PostProjectsWithResponse(ctx context.Context, params *PostProjectsParams, body PostProjectsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsResponse, error)
+	// Corresponds with POST /projects (the `CreateProject` operationId).
+	CreateProjectWithResponse(ctx context.Context, params *CreateProjectParams, body CreateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProjectResponse, error)
 
-	// GetProjectsByIdWithResponse A project
+	// GetProjectWithResponse A project
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id} (the `GetProjectsById` operationId).
-	GetProjectsByIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetProjectsByIdResponse, error)
+	// Corresponds with GET /projects/{id} (the `GetProject` operationId).
+	GetProjectWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetProjectResponse, error)
 
-	// PatchProjectsByIdWithBodyWithResponse Change a project
+	// UpdateProjectWithBodyWithResponse Change a project
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-	PatchProjectsByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchProjectsByIdResponse, error)
+	// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+	UpdateProjectWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProjectResponse, error)
 
-	// PatchProjectsByIdWithResponse Change a project
+	// UpdateProjectWithResponse Change a project
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-	PatchProjectsByIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchProjectsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchProjectsByIdResponse, error)
+	// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+	UpdateProjectWithResponse(ctx context.Context, id openapi_types.UUID, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProjectResponse, error)
 
-	// GetProjectsByIdActionsWithResponse A project's actions
+	// ListActionsWithResponse A project's actions
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id}/actions (the `GetProjectsByIdActions` operationId).
-	GetProjectsByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdActionsParams, reqEditors ...RequestEditorFn) (*GetProjectsByIdActionsResponse, error)
+	// Corresponds with GET /projects/{id}/actions (the `ListActions` operationId).
+	ListActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *ListActionsParams, reqEditors ...RequestEditorFn) (*ListActionsResponse, error)
 
-	// PostProjectsByIdActionsWithBodyWithResponse Record an action (held or released by its autonomy level)
+	// RecordActionWithBodyWithResponse Record an action (held or released by its autonomy level)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-	PostProjectsByIdActionsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsResponse, error)
+	// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+	RecordActionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordActionResponse, error)
 
-	// PostProjectsByIdActionsWithResponse Record an action (held or released by its autonomy level)
+	// RecordActionWithResponse Record an action (held or released by its autonomy level)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-	PostProjectsByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, body PostProjectsByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsResponse, error)
+	// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+	RecordActionWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, body RecordActionJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordActionResponse, error)
 
-	// PostProjectsByIdActionsByAidCancelWithResponse Cancel a held action
+	// CancelActionWithResponse Cancel a held action
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `PostProjectsByIdActionsByAidCancel` operationId).
-	PostProjectsByIdActionsByAidCancelWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsByAidCancelResponse, error)
+	// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `CancelAction` operationId).
+	CancelActionWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*CancelActionResponse, error)
 
-	// PostProjectsByIdActionsByAidExecutedWithResponse Mark a released action executed
+	// MarkActionExecutedWithResponse Mark a released action executed
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `PostProjectsByIdActionsByAidExecuted` operationId).
-	PostProjectsByIdActionsByAidExecutedWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsByAidExecutedResponse, error)
+	// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `MarkActionExecuted` operationId).
+	MarkActionExecutedWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*MarkActionExecutedResponse, error)
 
-	// PostProjectsByIdActionsByAidReleaseWithResponse Release a held action
+	// ReleaseActionWithResponse Release a held action
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/actions/{aid}/release (the `PostProjectsByIdActionsByAidRelease` operationId).
-	PostProjectsByIdActionsByAidReleaseWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsByAidReleaseResponse, error)
+	// Corresponds with POST /projects/{id}/actions/{aid}/release (the `ReleaseAction` operationId).
+	ReleaseActionWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*ReleaseActionResponse, error)
 
-	// GetProjectsByIdArtefactsWithResponse A project's artefacts (every type, one page)
+	// ListArtefactsWithResponse A project's artefacts (every type, one page)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id}/artefacts (the `GetProjectsByIdArtefacts` operationId).
-	GetProjectsByIdArtefactsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetProjectsByIdArtefactsResponse, error)
+	// Corresponds with GET /projects/{id}/artefacts (the `ListArtefacts` operationId).
+	ListArtefactsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*ListArtefactsResponse, error)
 
-	// GetProjectsByIdArtefactsByTypeWithResponse An artefact, with its version as ETag
+	// GetArtefactWithResponse An artefact, with its version as ETag
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetProjectsByIdArtefactsByType` operationId).
-	GetProjectsByIdArtefactsByTypeWithResponse(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*GetProjectsByIdArtefactsByTypeResponse, error)
+	// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetArtefact` operationId).
+	GetArtefactWithResponse(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*GetArtefactResponse, error)
 
-	// PutProjectsByIdArtefactsByTypeWithBodyWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
+	// PutArtefactWithBodyWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-	PutProjectsByIdArtefactsByTypeWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProjectsByIdArtefactsByTypeResponse, error)
+	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+	PutArtefactWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutArtefactResponse, error)
 
-	// PutProjectsByIdArtefactsByTypeWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
+	// PutArtefactWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-	PutProjectsByIdArtefactsByTypeWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, body PutProjectsByIdArtefactsByTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProjectsByIdArtefactsByTypeResponse, error)
+	// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+	PutArtefactWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, body PutArtefactJSONRequestBody, reqEditors ...RequestEditorFn) (*PutArtefactResponse, error)
 
-	// PostProjectsByIdArtefactsByTypeUndoWithResponse Restore an artefact's previous version (If-Match: the current one)
+	// UndoArtefactWithResponse Restore an artefact's previous version (If-Match: the current one)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `PostProjectsByIdArtefactsByTypeUndo` operationId).
-	PostProjectsByIdArtefactsByTypeUndoWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PostProjectsByIdArtefactsByTypeUndoParams, reqEditors ...RequestEditorFn) (*PostProjectsByIdArtefactsByTypeUndoResponse, error)
+	// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `UndoArtefact` operationId).
+	UndoArtefactWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *UndoArtefactParams, reqEditors ...RequestEditorFn) (*UndoArtefactResponse, error)
 
-	// GetProjectsByIdCheckpointsByIntegrationByKeyWithResponse An integration's checkpoint for a project
+	// GetCheckpointWithResponse An integration's checkpoint for a project
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetProjectsByIdCheckpointsByIntegrationByKey` operationId).
-	GetProjectsByIdCheckpointsByIntegrationByKeyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*GetProjectsByIdCheckpointsByIntegrationByKeyResponse, error)
+	// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetCheckpoint` operationId).
+	GetCheckpointWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*GetCheckpointResponse, error)
 
-	// PutProjectsByIdCheckpointsByIntegrationByKeyWithBodyWithResponse Write an integration's checkpoint for a project
+	// PutCheckpointWithBodyWithResponse Write an integration's checkpoint for a project
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-	PutProjectsByIdCheckpointsByIntegrationByKeyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProjectsByIdCheckpointsByIntegrationByKeyResponse, error)
+	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+	PutCheckpointWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCheckpointResponse, error)
 
-	// PutProjectsByIdCheckpointsByIntegrationByKeyWithResponse Write an integration's checkpoint for a project
+	// PutCheckpointWithResponse Write an integration's checkpoint for a project
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-	PutProjectsByIdCheckpointsByIntegrationByKeyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutProjectsByIdCheckpointsByIntegrationByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProjectsByIdCheckpointsByIntegrationByKeyResponse, error)
+	// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+	PutCheckpointWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutCheckpointJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCheckpointResponse, error)
 
-	// GetProjectsByIdEscalationsWithResponse A project's escalations
+	// ListProjectEscalationsWithResponse A project's escalations
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id}/escalations (the `GetProjectsByIdEscalations` operationId).
-	GetProjectsByIdEscalationsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEscalationsParams, reqEditors ...RequestEditorFn) (*GetProjectsByIdEscalationsResponse, error)
+	// Corresponds with GET /projects/{id}/escalations (the `ListProjectEscalations` operationId).
+	ListProjectEscalationsWithResponse(ctx context.Context, id openapi_types.UUID, params *ListProjectEscalationsParams, reqEditors ...RequestEditorFn) (*ListProjectEscalationsResponse, error)
 
-	// PostProjectsByIdEscalationsWithBodyWithResponse Escalate a decision to a person
+	// CreateEscalationWithBodyWithResponse Escalate a decision to a person
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-	PostProjectsByIdEscalationsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsResponse, error)
+	// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+	CreateEscalationWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEscalationResponse, error)
 
-	// PostProjectsByIdEscalationsWithResponse Escalate a decision to a person
+	// CreateEscalationWithResponse Escalate a decision to a person
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-	PostProjectsByIdEscalationsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, body PostProjectsByIdEscalationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsResponse, error)
+	// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+	CreateEscalationWithResponse(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, body CreateEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEscalationResponse, error)
 
-	// GetProjectsByIdEscalationsByEidWithResponse An escalation
+	// GetEscalationWithResponse An escalation
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetProjectsByIdEscalationsByEid` operationId).
-	GetProjectsByIdEscalationsByEidWithResponse(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*GetProjectsByIdEscalationsByEidResponse, error)
+	// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetEscalation` operationId).
+	GetEscalationWithResponse(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*GetEscalationResponse, error)
 
-	// PostProjectsByIdEscalationsByEidDecisionWithBodyWithResponse Decide a pending escalation
+	// DecideWithBodyWithResponse Decide a pending escalation
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-	PostProjectsByIdEscalationsByEidDecisionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidDecisionResponse, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+	DecideWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideResponse, error)
 
-	// PostProjectsByIdEscalationsByEidDecisionWithResponse Decide a pending escalation
+	// DecideWithResponse Decide a pending escalation
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-	PostProjectsByIdEscalationsByEidDecisionWithResponse(ctx context.Context, id openapi_types.UUID, eid string, body PostProjectsByIdEscalationsByEidDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidDecisionResponse, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+	DecideWithResponse(ctx context.Context, id openapi_types.UUID, eid string, body DecideJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideResponse, error)
 
-	// PostProjectsByIdEscalationsByEidSupersedeWithBodyWithResponse Replace a pending escalation by a new one
+	// SupersedeEscalationWithBodyWithResponse Replace a pending escalation by a new one
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-	PostProjectsByIdEscalationsByEidSupersedeWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidSupersedeResponse, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+	SupersedeEscalationWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SupersedeEscalationResponse, error)
 
-	// PostProjectsByIdEscalationsByEidSupersedeWithResponse Replace a pending escalation by a new one
+	// SupersedeEscalationWithResponse Replace a pending escalation by a new one
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-	PostProjectsByIdEscalationsByEidSupersedeWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, body PostProjectsByIdEscalationsByEidSupersedeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidSupersedeResponse, error)
+	// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+	SupersedeEscalationWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, body SupersedeEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*SupersedeEscalationResponse, error)
 
-	// GetProjectsByIdEventsWithResponse A project's events, newest first
+	// ListProjectEventsWithResponse A project's events, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /projects/{id}/events (the `GetProjectsByIdEvents` operationId).
-	GetProjectsByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEventsParams, reqEditors ...RequestEditorFn) (*GetProjectsByIdEventsResponse, error)
+	// Corresponds with GET /projects/{id}/events (the `ListProjectEvents` operationId).
+	ListProjectEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *ListProjectEventsParams, reqEditors ...RequestEditorFn) (*ListProjectEventsResponse, error)
 
-	// PostProjectsByIdEventsWithBodyWithResponse Record a project's event
+	// RecordProjectEventWithBodyWithResponse Record a project's event
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-	PostProjectsByIdEventsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEventsResponse, error)
+	// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+	RecordProjectEventWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordProjectEventResponse, error)
 
-	// PostProjectsByIdEventsWithResponse Record a project's event
+	// RecordProjectEventWithResponse Record a project's event
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-	PostProjectsByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, body PostProjectsByIdEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEventsResponse, error)
+	// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+	RecordProjectEventWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, body RecordProjectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordProjectEventResponse, error)
 }
 
-// GetActionsHeldResponse503Headers the declared response headers of an HTTP 503 response for GetActionsHeld
-type GetActionsHeldResponse503Headers struct {
+// ListHeldActionsResponse503Headers the declared response headers of an HTTP 503 response for ListHeldActions
+type ListHeldActionsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetActionsHeldResponse struct {
+type ListHeldActionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Items *[]struct {
-			ActionType   string      `json:"actionType"`
-			CancelledAt  *string     `json:"cancelledAt,omitempty"`
-			Confidence   interface{} `json:"confidence,omitempty"`
-			CreatedAt    string      `json:"createdAt"`
-			Description  string      `json:"description"`
-			Detail       interface{} `json:"detail,omitempty"`
-			DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-			EventId      *string     `json:"eventId,omitempty"`
-			Executed     bool        `json:"executed"`
-			ExecutedAt   *string     `json:"executedAt,omitempty"`
-			HeldUntil    *string     `json:"heldUntil,omitempty"`
-			Id           string      `json:"id"`
-			ProjectId    string      `json:"projectId"`
-			ReleasedBy   *string     `json:"releasedBy,omitempty"`
-		} `json:"items"`
-		NextCursor *string `json:"nextCursor,omitempty"`
-	}
+	JSON200 *ActionPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3481,54 +3610,36 @@ type GetActionsHeldResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetActionsHeldResponse503Headers
+	Headers503 *ListHeldActionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetActionsHeldResponse) GetJSON200() *struct {
-	Items *[]struct {
-		ActionType   string      `json:"actionType"`
-		CancelledAt  *string     `json:"cancelledAt,omitempty"`
-		Confidence   interface{} `json:"confidence,omitempty"`
-		CreatedAt    string      `json:"createdAt"`
-		Description  string      `json:"description"`
-		Detail       interface{} `json:"detail,omitempty"`
-		DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-		EventId      *string     `json:"eventId,omitempty"`
-		Executed     bool        `json:"executed"`
-		ExecutedAt   *string     `json:"executedAt,omitempty"`
-		HeldUntil    *string     `json:"heldUntil,omitempty"`
-		Id           string      `json:"id"`
-		ProjectId    string      `json:"projectId"`
-		ReleasedBy   *string     `json:"releasedBy,omitempty"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor,omitempty"`
-} {
+func (r ListHeldActionsResponse) GetJSON200() *ActionPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetActionsHeldResponse) GetJSON400() *Error {
+func (r ListHeldActionsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetActionsHeldResponse) GetJSON503() *Error {
+func (r ListHeldActionsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetActionsHeldResponse) GetJSONDefault() *Error {
+func (r ListHeldActionsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetActionsHeldResponse) GetBody() []byte {
+func (r ListHeldActionsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetActionsHeldResponse) Status() string {
+func (r ListHeldActionsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3536,7 +3647,7 @@ func (r GetActionsHeldResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetActionsHeldResponse) StatusCode() int {
+func (r ListHeldActionsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3544,19 +3655,19 @@ func (r GetActionsHeldResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetActionsHeldResponse) ContentType() string {
+func (r ListHeldActionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetAgentConfigResponse503Headers the declared response headers of an HTTP 503 response for GetAgentConfig
-type GetAgentConfigResponse503Headers struct {
+// ListAgentConfigResponse503Headers the declared response headers of an HTTP 503 response for ListAgentConfig
+type ListAgentConfigResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAgentConfigResponse struct {
+type ListAgentConfigResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3576,11 +3687,11 @@ type GetAgentConfigResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAgentConfigResponse503Headers
+	Headers503 *ListAgentConfigResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAgentConfigResponse) GetJSON200() *struct {
+func (r ListAgentConfigResponse) GetJSON200() *struct {
 	Items *[]struct {
 		Default   bool        `json:"default"`
 		Key       string      `json:"key"`
@@ -3593,8 +3704,84 @@ func (r GetAgentConfigResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAgentConfigResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAgentConfigResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListAgentConfigResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgentConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgentConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgentConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgentConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAgentConfigResponse503Headers the declared response headers of an HTTP 503 response for GetAgentConfig
+type GetAgentConfigResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetAgentConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentConfig
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAgentConfigResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAgentConfigResponse) GetJSON200() *AgentConfig {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetAgentConfigResponse) GetJSON400() *Error {
 	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAgentConfigResponse) GetJSON404() *Error {
+	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -3636,107 +3823,16 @@ func (r GetAgentConfigResponse) ContentType() string {
 	return ""
 }
 
-// GetAgentConfigByKeyResponse503Headers the declared response headers of an HTTP 503 response for GetAgentConfigByKey
-type GetAgentConfigByKeyResponse503Headers struct {
+// PutAgentConfigResponse503Headers the declared response headers of an HTTP 503 response for PutAgentConfig
+type PutAgentConfigResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAgentConfigByKeyResponse struct {
+type PutAgentConfigResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Default   bool        `json:"default"`
-		Key       string      `json:"key"`
-		UpdatedAt *string     `json:"updatedAt,omitempty"`
-		Value     interface{} `json:"value"`
-	}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Error
-	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *Error
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAgentConfigByKeyResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAgentConfigByKeyResponse) GetJSON200() *struct {
-	Default   bool        `json:"default"`
-	Key       string      `json:"key"`
-	UpdatedAt *string     `json:"updatedAt,omitempty"`
-	Value     interface{} `json:"value"`
-} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAgentConfigByKeyResponse) GetJSON400() *Error {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAgentConfigByKeyResponse) GetJSON404() *Error {
-	return r.JSON404
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAgentConfigByKeyResponse) GetJSON503() *Error {
-	return r.JSON503
-}
-
-// GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAgentConfigByKeyResponse) GetJSONDefault() *Error {
-	return r.JSONDefault
-}
-
-// GetBody returns the raw response body bytes
-func (r GetAgentConfigByKeyResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r GetAgentConfigByKeyResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r GetAgentConfigByKeyResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetAgentConfigByKeyResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// PutAgentConfigByKeyResponse503Headers the declared response headers of an HTTP 503 response for PutAgentConfigByKey
-type PutAgentConfigByKeyResponse503Headers struct {
-	RetryAfter *int
-}
-
-type PutAgentConfigByKeyResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Default   bool        `json:"default"`
-		Key       string      `json:"key"`
-		UpdatedAt *string     `json:"updatedAt,omitempty"`
-		Value     interface{} `json:"value"`
-	}
+	JSON200 *AgentConfig
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -3750,56 +3846,51 @@ type PutAgentConfigByKeyResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PutAgentConfigByKeyResponse503Headers
+	Headers503 *PutAgentConfigResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutAgentConfigByKeyResponse) GetJSON200() *struct {
-	Default   bool        `json:"default"`
-	Key       string      `json:"key"`
-	UpdatedAt *string     `json:"updatedAt,omitempty"`
-	Value     interface{} `json:"value"`
-} {
+func (r PutAgentConfigResponse) GetJSON200() *AgentConfig {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutAgentConfigByKeyResponse) GetJSON400() *Error {
+func (r PutAgentConfigResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutAgentConfigByKeyResponse) GetJSON404() *Error {
+func (r PutAgentConfigResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutAgentConfigByKeyResponse) GetJSON409() *Error {
+func (r PutAgentConfigResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutAgentConfigByKeyResponse) GetJSON413() *Error {
+func (r PutAgentConfigResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutAgentConfigByKeyResponse) GetJSON503() *Error {
+func (r PutAgentConfigResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PutAgentConfigByKeyResponse) GetJSONDefault() *Error {
+func (r PutAgentConfigResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PutAgentConfigByKeyResponse) GetBody() []byte {
+func (r PutAgentConfigResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutAgentConfigByKeyResponse) Status() string {
+func (r PutAgentConfigResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3807,7 +3898,7 @@ func (r PutAgentConfigByKeyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutAgentConfigByKeyResponse) StatusCode() int {
+func (r PutAgentConfigResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3815,44 +3906,23 @@ func (r PutAgentConfigByKeyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutAgentConfigByKeyResponse) ContentType() string {
+func (r PutAgentConfigResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetEscalationsResponse503Headers the declared response headers of an HTTP 503 response for GetEscalations
-type GetEscalationsResponse503Headers struct {
+// ListEscalationsResponse503Headers the declared response headers of an HTTP 503 response for ListEscalations
+type ListEscalationsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetEscalationsResponse struct {
+type ListEscalationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Items *[]struct {
-			AgentRationale      *string     `json:"agentRationale,omitempty"`
-			AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-			Context             interface{} `json:"context"`
-			CreatedAt           string      `json:"createdAt"`
-			DecidedAt           *string     `json:"decidedAt,omitempty"`
-			ExpiredAt           *string     `json:"expiredAt,omitempty"`
-			ExpiresAt           *string     `json:"expiresAt,omitempty"`
-			Id                  string      `json:"id"`
-			Options             interface{} `json:"options"`
-			ProjectId           string      `json:"projectId"`
-			Status              string      `json:"status"`
-			SupersededAt        *string     `json:"supersededAt,omitempty"`
-			SupersededBy        *string     `json:"supersededBy,omitempty"`
-			Supersedes          *string     `json:"supersedes,omitempty"`
-			Title               string      `json:"title"`
-			UserDecision        *string     `json:"userDecision,omitempty"`
-			UserNotes           *string     `json:"userNotes,omitempty"`
-		} `json:"items"`
-		NextCursor *string `json:"nextCursor,omitempty"`
-	}
+	JSON200 *EscalationPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3860,57 +3930,36 @@ type GetEscalationsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetEscalationsResponse503Headers
+	Headers503 *ListEscalationsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetEscalationsResponse) GetJSON200() *struct {
-	Items *[]struct {
-		AgentRationale      *string     `json:"agentRationale,omitempty"`
-		AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-		Context             interface{} `json:"context"`
-		CreatedAt           string      `json:"createdAt"`
-		DecidedAt           *string     `json:"decidedAt,omitempty"`
-		ExpiredAt           *string     `json:"expiredAt,omitempty"`
-		ExpiresAt           *string     `json:"expiresAt,omitempty"`
-		Id                  string      `json:"id"`
-		Options             interface{} `json:"options"`
-		ProjectId           string      `json:"projectId"`
-		Status              string      `json:"status"`
-		SupersededAt        *string     `json:"supersededAt,omitempty"`
-		SupersededBy        *string     `json:"supersededBy,omitempty"`
-		Supersedes          *string     `json:"supersedes,omitempty"`
-		Title               string      `json:"title"`
-		UserDecision        *string     `json:"userDecision,omitempty"`
-		UserNotes           *string     `json:"userNotes,omitempty"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor,omitempty"`
-} {
+func (r ListEscalationsResponse) GetJSON200() *EscalationPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetEscalationsResponse) GetJSON400() *Error {
+func (r ListEscalationsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetEscalationsResponse) GetJSON503() *Error {
+func (r ListEscalationsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetEscalationsResponse) GetJSONDefault() *Error {
+func (r ListEscalationsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetEscalationsResponse) GetBody() []byte {
+func (r ListEscalationsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetEscalationsResponse) Status() string {
+func (r ListEscalationsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3918,7 +3967,7 @@ func (r GetEscalationsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetEscalationsResponse) StatusCode() int {
+func (r ListEscalationsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3926,34 +3975,23 @@ func (r GetEscalationsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetEscalationsResponse) ContentType() string {
+func (r ListEscalationsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetEventsResponse503Headers the declared response headers of an HTTP 503 response for GetEvents
-type GetEventsResponse503Headers struct {
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetEventsResponse struct {
+type ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Items *[]struct {
-			CreatedAt string      `json:"createdAt"`
-			Detail    interface{} `json:"detail,omitempty"`
-			EventType string      `json:"eventType"`
-			Id        string      `json:"id"`
-			ProjectId *string     `json:"projectId,omitempty"`
-			Severity  string      `json:"severity"`
-			Summary   string      `json:"summary"`
-		} `json:"items"`
-		NextCursor *string `json:"nextCursor,omitempty"`
-	}
+	JSON200 *EventPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3961,47 +3999,36 @@ type GetEventsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetEventsResponse503Headers
+	Headers503 *ListEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetEventsResponse) GetJSON200() *struct {
-	Items *[]struct {
-		CreatedAt string      `json:"createdAt"`
-		Detail    interface{} `json:"detail,omitempty"`
-		EventType string      `json:"eventType"`
-		Id        string      `json:"id"`
-		ProjectId *string     `json:"projectId,omitempty"`
-		Severity  string      `json:"severity"`
-		Summary   string      `json:"summary"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor,omitempty"`
-} {
+func (r ListEventsResponse) GetJSON200() *EventPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetEventsResponse) GetJSON400() *Error {
+func (r ListEventsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetEventsResponse) GetJSON503() *Error {
+func (r ListEventsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetEventsResponse) GetJSONDefault() *Error {
+func (r ListEventsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetEventsResponse) GetBody() []byte {
+func (r ListEventsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetEventsResponse) Status() string {
+func (r ListEventsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4009,7 +4036,7 @@ func (r GetEventsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetEventsResponse) StatusCode() int {
+func (r ListEventsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4017,63 +4044,55 @@ func (r GetEventsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetEventsResponse) ContentType() string {
+func (r ListEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostEventsResponse201Headers the declared response headers of an HTTP 201 response for PostEvents
-type PostEventsResponse201Headers struct {
+// RecordGlobalEventResponse201Headers the declared response headers of an HTTP 201 response for RecordGlobalEvent
+type RecordGlobalEventResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 }
 
-// PostEventsResponse400Headers the declared response headers of an HTTP 400 response for PostEvents
-type PostEventsResponse400Headers struct {
+// RecordGlobalEventResponse400Headers the declared response headers of an HTTP 400 response for RecordGlobalEvent
+type RecordGlobalEventResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostEventsResponse409Headers the declared response headers of an HTTP 409 response for PostEvents
-type PostEventsResponse409Headers struct {
+// RecordGlobalEventResponse409Headers the declared response headers of an HTTP 409 response for RecordGlobalEvent
+type RecordGlobalEventResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostEventsResponse413Headers the declared response headers of an HTTP 413 response for PostEvents
-type PostEventsResponse413Headers struct {
+// RecordGlobalEventResponse413Headers the declared response headers of an HTTP 413 response for RecordGlobalEvent
+type RecordGlobalEventResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostEventsResponse422Headers the declared response headers of an HTTP 422 response for PostEvents
-type PostEventsResponse422Headers struct {
+// RecordGlobalEventResponse422Headers the declared response headers of an HTTP 422 response for RecordGlobalEvent
+type RecordGlobalEventResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostEventsResponse503Headers the declared response headers of an HTTP 503 response for PostEvents
-type PostEventsResponse503Headers struct {
+// RecordGlobalEventResponse503Headers the declared response headers of an HTTP 503 response for RecordGlobalEvent
+type RecordGlobalEventResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostEventsResponseDefaultHeaders the declared response headers of an HTTP default response for PostEvents
-type PostEventsResponseDefaultHeaders struct {
+// RecordGlobalEventResponseDefaultHeaders the declared response headers of an HTTP default response for RecordGlobalEvent
+type RecordGlobalEventResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostEventsResponse struct {
+type RecordGlobalEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		CreatedAt string      `json:"createdAt"`
-		Detail    interface{} `json:"detail,omitempty"`
-		EventType string      `json:"eventType"`
-		Id        string      `json:"id"`
-		ProjectId *string     `json:"projectId,omitempty"`
-		Severity  string      `json:"severity"`
-		Summary   string      `json:"summary"`
-	}
+	JSON201 *Event
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -4087,71 +4106,63 @@ type PostEventsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostEventsResponse201Headers
+	Headers201 *RecordGlobalEventResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostEventsResponse400Headers
+	Headers400 *RecordGlobalEventResponse400Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostEventsResponse409Headers
+	Headers409 *RecordGlobalEventResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostEventsResponse413Headers
+	Headers413 *RecordGlobalEventResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostEventsResponse422Headers
+	Headers422 *RecordGlobalEventResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostEventsResponse503Headers
+	Headers503 *RecordGlobalEventResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostEventsResponseDefaultHeaders
+	HeadersDefault *RecordGlobalEventResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostEventsResponse) GetJSON201() *struct {
-	CreatedAt string      `json:"createdAt"`
-	Detail    interface{} `json:"detail,omitempty"`
-	EventType string      `json:"eventType"`
-	Id        string      `json:"id"`
-	ProjectId *string     `json:"projectId,omitempty"`
-	Severity  string      `json:"severity"`
-	Summary   string      `json:"summary"`
-} {
+func (r RecordGlobalEventResponse) GetJSON201() *Event {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostEventsResponse) GetJSON400() *Error {
+func (r RecordGlobalEventResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostEventsResponse) GetJSON409() *Error {
+func (r RecordGlobalEventResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostEventsResponse) GetJSON413() *Error {
+func (r RecordGlobalEventResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostEventsResponse) GetJSON422() *Error {
+func (r RecordGlobalEventResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostEventsResponse) GetJSON503() *Error {
+func (r RecordGlobalEventResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostEventsResponse) GetJSONDefault() *Error {
+func (r RecordGlobalEventResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostEventsResponse) GetBody() []byte {
+func (r RecordGlobalEventResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostEventsResponse) Status() string {
+func (r RecordGlobalEventResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4159,7 +4170,7 @@ func (r PostEventsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostEventsResponse) StatusCode() int {
+func (r RecordGlobalEventResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4167,33 +4178,23 @@ func (r PostEventsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostEventsResponse) ContentType() string {
+func (r RecordGlobalEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetIntegrationsByNameResponse503Headers the declared response headers of an HTTP 503 response for GetIntegrationsByName
-type GetIntegrationsByNameResponse503Headers struct {
+// GetIntegrationResponse503Headers the declared response headers of an HTTP 503 response for GetIntegration
+type GetIntegrationResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetIntegrationsByNameResponse struct {
+type GetIntegrationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		ConfigEncrypted   string             `json:"configEncrypted"`
-		CreatedAt         string             `json:"createdAt"`
-		EncryptionContext *map[string]string `json:"encryptionContext"`
-		Id                string             `json:"id"`
-		Integration       string             `json:"integration"`
-		KmsKeyId          string             `json:"kmsKeyId"`
-		LastHealthCheck   *string            `json:"lastHealthCheck,omitempty"`
-		Status            string             `json:"status"`
-		UpdatedAt         string             `json:"updatedAt"`
-	}
+	JSON200 *IntegrationConfig
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -4203,51 +4204,41 @@ type GetIntegrationsByNameResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetIntegrationsByNameResponse503Headers
+	Headers503 *GetIntegrationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetIntegrationsByNameResponse) GetJSON200() *struct {
-	ConfigEncrypted   string             `json:"configEncrypted"`
-	CreatedAt         string             `json:"createdAt"`
-	EncryptionContext *map[string]string `json:"encryptionContext"`
-	Id                string             `json:"id"`
-	Integration       string             `json:"integration"`
-	KmsKeyId          string             `json:"kmsKeyId"`
-	LastHealthCheck   *string            `json:"lastHealthCheck,omitempty"`
-	Status            string             `json:"status"`
-	UpdatedAt         string             `json:"updatedAt"`
-} {
+func (r GetIntegrationResponse) GetJSON200() *IntegrationConfig {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetIntegrationsByNameResponse) GetJSON400() *Error {
+func (r GetIntegrationResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetIntegrationsByNameResponse) GetJSON404() *Error {
+func (r GetIntegrationResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetIntegrationsByNameResponse) GetJSON503() *Error {
+func (r GetIntegrationResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetIntegrationsByNameResponse) GetJSONDefault() *Error {
+func (r GetIntegrationResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetIntegrationsByNameResponse) GetBody() []byte {
+func (r GetIntegrationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetIntegrationsByNameResponse) Status() string {
+func (r GetIntegrationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4255,7 +4246,7 @@ func (r GetIntegrationsByNameResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetIntegrationsByNameResponse) StatusCode() int {
+func (r GetIntegrationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4263,33 +4254,23 @@ func (r GetIntegrationsByNameResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetIntegrationsByNameResponse) ContentType() string {
+func (r GetIntegrationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutIntegrationsByNameResponse503Headers the declared response headers of an HTTP 503 response for PutIntegrationsByName
-type PutIntegrationsByNameResponse503Headers struct {
+// PutIntegrationResponse503Headers the declared response headers of an HTTP 503 response for PutIntegration
+type PutIntegrationResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PutIntegrationsByNameResponse struct {
+type PutIntegrationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		ConfigEncrypted   string             `json:"configEncrypted"`
-		CreatedAt         string             `json:"createdAt"`
-		EncryptionContext *map[string]string `json:"encryptionContext"`
-		Id                string             `json:"id"`
-		Integration       string             `json:"integration"`
-		KmsKeyId          string             `json:"kmsKeyId"`
-		LastHealthCheck   *string            `json:"lastHealthCheck,omitempty"`
-		Status            string             `json:"status"`
-		UpdatedAt         string             `json:"updatedAt"`
-	}
+	JSON200 *IntegrationConfig
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -4303,61 +4284,51 @@ type PutIntegrationsByNameResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PutIntegrationsByNameResponse503Headers
+	Headers503 *PutIntegrationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutIntegrationsByNameResponse) GetJSON200() *struct {
-	ConfigEncrypted   string             `json:"configEncrypted"`
-	CreatedAt         string             `json:"createdAt"`
-	EncryptionContext *map[string]string `json:"encryptionContext"`
-	Id                string             `json:"id"`
-	Integration       string             `json:"integration"`
-	KmsKeyId          string             `json:"kmsKeyId"`
-	LastHealthCheck   *string            `json:"lastHealthCheck,omitempty"`
-	Status            string             `json:"status"`
-	UpdatedAt         string             `json:"updatedAt"`
-} {
+func (r PutIntegrationResponse) GetJSON200() *IntegrationConfig {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutIntegrationsByNameResponse) GetJSON400() *Error {
+func (r PutIntegrationResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutIntegrationsByNameResponse) GetJSON404() *Error {
+func (r PutIntegrationResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutIntegrationsByNameResponse) GetJSON409() *Error {
+func (r PutIntegrationResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutIntegrationsByNameResponse) GetJSON413() *Error {
+func (r PutIntegrationResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutIntegrationsByNameResponse) GetJSON503() *Error {
+func (r PutIntegrationResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PutIntegrationsByNameResponse) GetJSONDefault() *Error {
+func (r PutIntegrationResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PutIntegrationsByNameResponse) GetBody() []byte {
+func (r PutIntegrationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutIntegrationsByNameResponse) Status() string {
+func (r PutIntegrationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4365,7 +4336,7 @@ func (r PutIntegrationsByNameResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutIntegrationsByNameResponse) StatusCode() int {
+func (r PutIntegrationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4373,19 +4344,19 @@ func (r PutIntegrationsByNameResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutIntegrationsByNameResponse) ContentType() string {
+func (r PutIntegrationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsResponse503Headers the declared response headers of an HTTP 503 response for GetProjects
-type GetProjectsResponse503Headers struct {
+// ListProjectsResponse503Headers the declared response headers of an HTTP 503 response for ListProjects
+type ListProjectsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsResponse struct {
+type ListProjectsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4411,11 +4382,11 @@ type GetProjectsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsResponse503Headers
+	Headers503 *ListProjectsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsResponse) GetJSON200() *struct {
+func (r ListProjectsResponse) GetJSON200() *struct {
 	Items *[]struct {
 		AutonomyLevel    string      `json:"autonomyLevel"`
 		Config           interface{} `json:"config"`
@@ -4434,27 +4405,27 @@ func (r GetProjectsResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsResponse) GetJSON400() *Error {
+func (r ListProjectsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsResponse) GetJSON503() *Error {
+func (r ListProjectsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsResponse) GetJSONDefault() *Error {
+func (r ListProjectsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsResponse) GetBody() []byte {
+func (r ListProjectsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsResponse) Status() string {
+func (r ListProjectsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4462,7 +4433,7 @@ func (r GetProjectsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsResponse) StatusCode() int {
+func (r ListProjectsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4470,67 +4441,56 @@ func (r GetProjectsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsResponse) ContentType() string {
+func (r ListProjectsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsResponse201Headers the declared response headers of an HTTP 201 response for PostProjects
-type PostProjectsResponse201Headers struct {
+// CreateProjectResponse201Headers the declared response headers of an HTTP 201 response for CreateProject
+type CreateProjectResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 	Location           *string
 }
 
-// PostProjectsResponse400Headers the declared response headers of an HTTP 400 response for PostProjects
-type PostProjectsResponse400Headers struct {
+// CreateProjectResponse400Headers the declared response headers of an HTTP 400 response for CreateProject
+type CreateProjectResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsResponse409Headers the declared response headers of an HTTP 409 response for PostProjects
-type PostProjectsResponse409Headers struct {
+// CreateProjectResponse409Headers the declared response headers of an HTTP 409 response for CreateProject
+type CreateProjectResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsResponse413Headers the declared response headers of an HTTP 413 response for PostProjects
-type PostProjectsResponse413Headers struct {
+// CreateProjectResponse413Headers the declared response headers of an HTTP 413 response for CreateProject
+type CreateProjectResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsResponse422Headers the declared response headers of an HTTP 422 response for PostProjects
-type PostProjectsResponse422Headers struct {
+// CreateProjectResponse422Headers the declared response headers of an HTTP 422 response for CreateProject
+type CreateProjectResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsResponse503Headers the declared response headers of an HTTP 503 response for PostProjects
-type PostProjectsResponse503Headers struct {
+// CreateProjectResponse503Headers the declared response headers of an HTTP 503 response for CreateProject
+type CreateProjectResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostProjectsResponseDefaultHeaders the declared response headers of an HTTP default response for PostProjects
-type PostProjectsResponseDefaultHeaders struct {
+// CreateProjectResponseDefaultHeaders the declared response headers of an HTTP default response for CreateProject
+type CreateProjectResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostProjectsResponse struct {
+type CreateProjectResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		AutonomyLevel    string      `json:"autonomyLevel"`
-		Config           interface{} `json:"config"`
-		CreatedAt        string      `json:"createdAt"`
-		Description      *string     `json:"description,omitempty"`
-		Id               string      `json:"id"`
-		Name             string      `json:"name"`
-		Source           string      `json:"source"`
-		SourceProjectKey string      `json:"sourceProjectKey"`
-		Status           string      `json:"status"`
-		UpdatedAt        string      `json:"updatedAt"`
-	}
+	JSON201 *Project
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -4544,74 +4504,63 @@ type PostProjectsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostProjectsResponse201Headers
+	Headers201 *CreateProjectResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostProjectsResponse400Headers
+	Headers400 *CreateProjectResponse400Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostProjectsResponse409Headers
+	Headers409 *CreateProjectResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostProjectsResponse413Headers
+	Headers413 *CreateProjectResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostProjectsResponse422Headers
+	Headers422 *CreateProjectResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsResponse503Headers
+	Headers503 *CreateProjectResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostProjectsResponseDefaultHeaders
+	HeadersDefault *CreateProjectResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostProjectsResponse) GetJSON201() *struct {
-	AutonomyLevel    string      `json:"autonomyLevel"`
-	Config           interface{} `json:"config"`
-	CreatedAt        string      `json:"createdAt"`
-	Description      *string     `json:"description,omitempty"`
-	Id               string      `json:"id"`
-	Name             string      `json:"name"`
-	Source           string      `json:"source"`
-	SourceProjectKey string      `json:"sourceProjectKey"`
-	Status           string      `json:"status"`
-	UpdatedAt        string      `json:"updatedAt"`
-} {
+func (r CreateProjectResponse) GetJSON201() *Project {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsResponse) GetJSON400() *Error {
+func (r CreateProjectResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsResponse) GetJSON409() *Error {
+func (r CreateProjectResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostProjectsResponse) GetJSON413() *Error {
+func (r CreateProjectResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostProjectsResponse) GetJSON422() *Error {
+func (r CreateProjectResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsResponse) GetJSON503() *Error {
+func (r CreateProjectResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsResponse) GetJSONDefault() *Error {
+func (r CreateProjectResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsResponse) GetBody() []byte {
+func (r CreateProjectResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsResponse) Status() string {
+func (r CreateProjectResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4619,7 +4568,7 @@ func (r PostProjectsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsResponse) StatusCode() int {
+func (r CreateProjectResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4627,34 +4576,23 @@ func (r PostProjectsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsResponse) ContentType() string {
+func (r CreateProjectResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsById
-type GetProjectsByIdResponse503Headers struct {
+// GetProjectResponse503Headers the declared response headers of an HTTP 503 response for GetProject
+type GetProjectResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdResponse struct {
+type GetProjectResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		AutonomyLevel    string      `json:"autonomyLevel"`
-		Config           interface{} `json:"config"`
-		CreatedAt        string      `json:"createdAt"`
-		Description      *string     `json:"description,omitempty"`
-		Id               string      `json:"id"`
-		Name             string      `json:"name"`
-		Source           string      `json:"source"`
-		SourceProjectKey string      `json:"sourceProjectKey"`
-		Status           string      `json:"status"`
-		UpdatedAt        string      `json:"updatedAt"`
-	}
+	JSON200 *Project
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -4664,52 +4602,41 @@ type GetProjectsByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdResponse503Headers
+	Headers503 *GetProjectResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdResponse) GetJSON200() *struct {
-	AutonomyLevel    string      `json:"autonomyLevel"`
-	Config           interface{} `json:"config"`
-	CreatedAt        string      `json:"createdAt"`
-	Description      *string     `json:"description,omitempty"`
-	Id               string      `json:"id"`
-	Name             string      `json:"name"`
-	Source           string      `json:"source"`
-	SourceProjectKey string      `json:"sourceProjectKey"`
-	Status           string      `json:"status"`
-	UpdatedAt        string      `json:"updatedAt"`
-} {
+func (r GetProjectResponse) GetJSON200() *Project {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdResponse) GetJSON400() *Error {
+func (r GetProjectResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdResponse) GetJSON404() *Error {
+func (r GetProjectResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdResponse) GetJSON503() *Error {
+func (r GetProjectResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdResponse) GetJSONDefault() *Error {
+func (r GetProjectResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdResponse) GetBody() []byte {
+func (r GetProjectResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdResponse) Status() string {
+func (r GetProjectResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4717,7 +4644,7 @@ func (r GetProjectsByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdResponse) StatusCode() int {
+func (r GetProjectResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4725,34 +4652,23 @@ func (r GetProjectsByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdResponse) ContentType() string {
+func (r GetProjectResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PatchProjectsByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchProjectsById
-type PatchProjectsByIdResponse503Headers struct {
+// UpdateProjectResponse503Headers the declared response headers of an HTTP 503 response for UpdateProject
+type UpdateProjectResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PatchProjectsByIdResponse struct {
+type UpdateProjectResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		AutonomyLevel    string      `json:"autonomyLevel"`
-		Config           interface{} `json:"config"`
-		CreatedAt        string      `json:"createdAt"`
-		Description      *string     `json:"description,omitempty"`
-		Id               string      `json:"id"`
-		Name             string      `json:"name"`
-		Source           string      `json:"source"`
-		SourceProjectKey string      `json:"sourceProjectKey"`
-		Status           string      `json:"status"`
-		UpdatedAt        string      `json:"updatedAt"`
-	}
+	JSON200 *Project
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -4766,62 +4682,51 @@ type PatchProjectsByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PatchProjectsByIdResponse503Headers
+	Headers503 *UpdateProjectResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchProjectsByIdResponse) GetJSON200() *struct {
-	AutonomyLevel    string      `json:"autonomyLevel"`
-	Config           interface{} `json:"config"`
-	CreatedAt        string      `json:"createdAt"`
-	Description      *string     `json:"description,omitempty"`
-	Id               string      `json:"id"`
-	Name             string      `json:"name"`
-	Source           string      `json:"source"`
-	SourceProjectKey string      `json:"sourceProjectKey"`
-	Status           string      `json:"status"`
-	UpdatedAt        string      `json:"updatedAt"`
-} {
+func (r UpdateProjectResponse) GetJSON200() *Project {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchProjectsByIdResponse) GetJSON400() *Error {
+func (r UpdateProjectResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchProjectsByIdResponse) GetJSON404() *Error {
+func (r UpdateProjectResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PatchProjectsByIdResponse) GetJSON409() *Error {
+func (r UpdateProjectResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PatchProjectsByIdResponse) GetJSON413() *Error {
+func (r UpdateProjectResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchProjectsByIdResponse) GetJSON503() *Error {
+func (r UpdateProjectResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PatchProjectsByIdResponse) GetJSONDefault() *Error {
+func (r UpdateProjectResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PatchProjectsByIdResponse) GetBody() []byte {
+func (r UpdateProjectResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PatchProjectsByIdResponse) Status() string {
+func (r UpdateProjectResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4829,7 +4734,7 @@ func (r PatchProjectsByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PatchProjectsByIdResponse) StatusCode() int {
+func (r UpdateProjectResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4837,41 +4742,23 @@ func (r PatchProjectsByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PatchProjectsByIdResponse) ContentType() string {
+func (r UpdateProjectResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdActionsResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsByIdActions
-type GetProjectsByIdActionsResponse503Headers struct {
+// ListActionsResponse503Headers the declared response headers of an HTTP 503 response for ListActions
+type ListActionsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdActionsResponse struct {
+type ListActionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Items *[]struct {
-			ActionType   string      `json:"actionType"`
-			CancelledAt  *string     `json:"cancelledAt,omitempty"`
-			Confidence   interface{} `json:"confidence,omitempty"`
-			CreatedAt    string      `json:"createdAt"`
-			Description  string      `json:"description"`
-			Detail       interface{} `json:"detail,omitempty"`
-			DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-			EventId      *string     `json:"eventId,omitempty"`
-			Executed     bool        `json:"executed"`
-			ExecutedAt   *string     `json:"executedAt,omitempty"`
-			HeldUntil    *string     `json:"heldUntil,omitempty"`
-			Id           string      `json:"id"`
-			ProjectId    string      `json:"projectId"`
-			ReleasedBy   *string     `json:"releasedBy,omitempty"`
-		} `json:"items"`
-		NextCursor *string `json:"nextCursor,omitempty"`
-	}
+	JSON200 *ActionPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -4881,59 +4768,41 @@ type GetProjectsByIdActionsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdActionsResponse503Headers
+	Headers503 *ListActionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdActionsResponse) GetJSON200() *struct {
-	Items *[]struct {
-		ActionType   string      `json:"actionType"`
-		CancelledAt  *string     `json:"cancelledAt,omitempty"`
-		Confidence   interface{} `json:"confidence,omitempty"`
-		CreatedAt    string      `json:"createdAt"`
-		Description  string      `json:"description"`
-		Detail       interface{} `json:"detail,omitempty"`
-		DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-		EventId      *string     `json:"eventId,omitempty"`
-		Executed     bool        `json:"executed"`
-		ExecutedAt   *string     `json:"executedAt,omitempty"`
-		HeldUntil    *string     `json:"heldUntil,omitempty"`
-		Id           string      `json:"id"`
-		ProjectId    string      `json:"projectId"`
-		ReleasedBy   *string     `json:"releasedBy,omitempty"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor,omitempty"`
-} {
+func (r ListActionsResponse) GetJSON200() *ActionPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdActionsResponse) GetJSON400() *Error {
+func (r ListActionsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdActionsResponse) GetJSON404() *Error {
+func (r ListActionsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdActionsResponse) GetJSON503() *Error {
+func (r ListActionsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdActionsResponse) GetJSONDefault() *Error {
+func (r ListActionsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdActionsResponse) GetBody() []byte {
+func (r ListActionsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdActionsResponse) Status() string {
+func (r ListActionsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4941,7 +4810,7 @@ func (r GetProjectsByIdActionsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdActionsResponse) StatusCode() int {
+func (r ListActionsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4949,75 +4818,60 @@ func (r GetProjectsByIdActionsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdActionsResponse) ContentType() string {
+func (r ListActionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdActionsResponse201Headers the declared response headers of an HTTP 201 response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponse201Headers struct {
+// RecordActionResponse201Headers the declared response headers of an HTTP 201 response for RecordAction
+type RecordActionResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdActionsResponse400Headers the declared response headers of an HTTP 400 response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponse400Headers struct {
+// RecordActionResponse400Headers the declared response headers of an HTTP 400 response for RecordAction
+type RecordActionResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdActionsResponse404Headers the declared response headers of an HTTP 404 response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponse404Headers struct {
+// RecordActionResponse404Headers the declared response headers of an HTTP 404 response for RecordAction
+type RecordActionResponse404Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdActionsResponse409Headers the declared response headers of an HTTP 409 response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponse409Headers struct {
+// RecordActionResponse409Headers the declared response headers of an HTTP 409 response for RecordAction
+type RecordActionResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdActionsResponse413Headers the declared response headers of an HTTP 413 response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponse413Headers struct {
+// RecordActionResponse413Headers the declared response headers of an HTTP 413 response for RecordAction
+type RecordActionResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdActionsResponse422Headers the declared response headers of an HTTP 422 response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponse422Headers struct {
+// RecordActionResponse422Headers the declared response headers of an HTTP 422 response for RecordAction
+type RecordActionResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdActionsResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponse503Headers struct {
+// RecordActionResponse503Headers the declared response headers of an HTTP 503 response for RecordAction
+type RecordActionResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostProjectsByIdActionsResponseDefaultHeaders the declared response headers of an HTTP default response for PostProjectsByIdActions
-type PostProjectsByIdActionsResponseDefaultHeaders struct {
+// RecordActionResponseDefaultHeaders the declared response headers of an HTTP default response for RecordAction
+type RecordActionResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostProjectsByIdActionsResponse struct {
+type RecordActionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		ActionType   string      `json:"actionType"`
-		CancelledAt  *string     `json:"cancelledAt,omitempty"`
-		Confidence   interface{} `json:"confidence,omitempty"`
-		CreatedAt    string      `json:"createdAt"`
-		Description  string      `json:"description"`
-		Detail       interface{} `json:"detail,omitempty"`
-		DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-		EventId      *string     `json:"eventId,omitempty"`
-		Executed     bool        `json:"executed"`
-		ExecutedAt   *string     `json:"executedAt,omitempty"`
-		HeldUntil    *string     `json:"heldUntil,omitempty"`
-		Id           string      `json:"id"`
-		ProjectId    string      `json:"projectId"`
-		ReleasedBy   *string     `json:"releasedBy,omitempty"`
-	}
+	JSON201 *Action
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -5033,85 +4887,70 @@ type PostProjectsByIdActionsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostProjectsByIdActionsResponse201Headers
+	Headers201 *RecordActionResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostProjectsByIdActionsResponse400Headers
+	Headers400 *RecordActionResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostProjectsByIdActionsResponse404Headers
+	Headers404 *RecordActionResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostProjectsByIdActionsResponse409Headers
+	Headers409 *RecordActionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostProjectsByIdActionsResponse413Headers
+	Headers413 *RecordActionResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostProjectsByIdActionsResponse422Headers
+	Headers422 *RecordActionResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdActionsResponse503Headers
+	Headers503 *RecordActionResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostProjectsByIdActionsResponseDefaultHeaders
+	HeadersDefault *RecordActionResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSON201() *struct {
-	ActionType   string      `json:"actionType"`
-	CancelledAt  *string     `json:"cancelledAt,omitempty"`
-	Confidence   interface{} `json:"confidence,omitempty"`
-	CreatedAt    string      `json:"createdAt"`
-	Description  string      `json:"description"`
-	Detail       interface{} `json:"detail,omitempty"`
-	DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-	EventId      *string     `json:"eventId,omitempty"`
-	Executed     bool        `json:"executed"`
-	ExecutedAt   *string     `json:"executedAt,omitempty"`
-	HeldUntil    *string     `json:"heldUntil,omitempty"`
-	Id           string      `json:"id"`
-	ProjectId    string      `json:"projectId"`
-	ReleasedBy   *string     `json:"releasedBy,omitempty"`
-} {
+func (r RecordActionResponse) GetJSON201() *Action {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSON400() *Error {
+func (r RecordActionResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSON404() *Error {
+func (r RecordActionResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSON409() *Error {
+func (r RecordActionResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSON413() *Error {
+func (r RecordActionResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSON422() *Error {
+func (r RecordActionResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSON503() *Error {
+func (r RecordActionResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdActionsResponse) GetJSONDefault() *Error {
+func (r RecordActionResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdActionsResponse) GetBody() []byte {
+func (r RecordActionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdActionsResponse) Status() string {
+func (r RecordActionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5119,7 +4958,7 @@ func (r PostProjectsByIdActionsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdActionsResponse) StatusCode() int {
+func (r RecordActionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5127,38 +4966,23 @@ func (r PostProjectsByIdActionsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdActionsResponse) ContentType() string {
+func (r RecordActionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdActionsByAidCancelResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdActionsByAidCancel
-type PostProjectsByIdActionsByAidCancelResponse503Headers struct {
+// CancelActionResponse503Headers the declared response headers of an HTTP 503 response for CancelAction
+type CancelActionResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostProjectsByIdActionsByAidCancelResponse struct {
+type CancelActionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		ActionType   string      `json:"actionType"`
-		CancelledAt  *string     `json:"cancelledAt,omitempty"`
-		Confidence   interface{} `json:"confidence,omitempty"`
-		CreatedAt    string      `json:"createdAt"`
-		Description  string      `json:"description"`
-		Detail       interface{} `json:"detail,omitempty"`
-		DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-		EventId      *string     `json:"eventId,omitempty"`
-		Executed     bool        `json:"executed"`
-		ExecutedAt   *string     `json:"executedAt,omitempty"`
-		HeldUntil    *string     `json:"heldUntil,omitempty"`
-		Id           string      `json:"id"`
-		ProjectId    string      `json:"projectId"`
-		ReleasedBy   *string     `json:"releasedBy,omitempty"`
-	}
+	JSON200 *Action
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -5170,61 +4994,46 @@ type PostProjectsByIdActionsByAidCancelResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdActionsByAidCancelResponse503Headers
+	Headers503 *CancelActionResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostProjectsByIdActionsByAidCancelResponse) GetJSON200() *struct {
-	ActionType   string      `json:"actionType"`
-	CancelledAt  *string     `json:"cancelledAt,omitempty"`
-	Confidence   interface{} `json:"confidence,omitempty"`
-	CreatedAt    string      `json:"createdAt"`
-	Description  string      `json:"description"`
-	Detail       interface{} `json:"detail,omitempty"`
-	DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-	EventId      *string     `json:"eventId,omitempty"`
-	Executed     bool        `json:"executed"`
-	ExecutedAt   *string     `json:"executedAt,omitempty"`
-	HeldUntil    *string     `json:"heldUntil,omitempty"`
-	Id           string      `json:"id"`
-	ProjectId    string      `json:"projectId"`
-	ReleasedBy   *string     `json:"releasedBy,omitempty"`
-} {
+func (r CancelActionResponse) GetJSON200() *Action {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdActionsByAidCancelResponse) GetJSON400() *Error {
+func (r CancelActionResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdActionsByAidCancelResponse) GetJSON404() *Error {
+func (r CancelActionResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdActionsByAidCancelResponse) GetJSON409() *Error {
+func (r CancelActionResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdActionsByAidCancelResponse) GetJSON503() *Error {
+func (r CancelActionResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdActionsByAidCancelResponse) GetJSONDefault() *Error {
+func (r CancelActionResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdActionsByAidCancelResponse) GetBody() []byte {
+func (r CancelActionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdActionsByAidCancelResponse) Status() string {
+func (r CancelActionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5232,7 +5041,7 @@ func (r PostProjectsByIdActionsByAidCancelResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdActionsByAidCancelResponse) StatusCode() int {
+func (r CancelActionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5240,38 +5049,23 @@ func (r PostProjectsByIdActionsByAidCancelResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdActionsByAidCancelResponse) ContentType() string {
+func (r CancelActionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdActionsByAidExecutedResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdActionsByAidExecuted
-type PostProjectsByIdActionsByAidExecutedResponse503Headers struct {
+// MarkActionExecutedResponse503Headers the declared response headers of an HTTP 503 response for MarkActionExecuted
+type MarkActionExecutedResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostProjectsByIdActionsByAidExecutedResponse struct {
+type MarkActionExecutedResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		ActionType   string      `json:"actionType"`
-		CancelledAt  *string     `json:"cancelledAt,omitempty"`
-		Confidence   interface{} `json:"confidence,omitempty"`
-		CreatedAt    string      `json:"createdAt"`
-		Description  string      `json:"description"`
-		Detail       interface{} `json:"detail,omitempty"`
-		DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-		EventId      *string     `json:"eventId,omitempty"`
-		Executed     bool        `json:"executed"`
-		ExecutedAt   *string     `json:"executedAt,omitempty"`
-		HeldUntil    *string     `json:"heldUntil,omitempty"`
-		Id           string      `json:"id"`
-		ProjectId    string      `json:"projectId"`
-		ReleasedBy   *string     `json:"releasedBy,omitempty"`
-	}
+	JSON200 *Action
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -5283,61 +5077,46 @@ type PostProjectsByIdActionsByAidExecutedResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdActionsByAidExecutedResponse503Headers
+	Headers503 *MarkActionExecutedResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostProjectsByIdActionsByAidExecutedResponse) GetJSON200() *struct {
-	ActionType   string      `json:"actionType"`
-	CancelledAt  *string     `json:"cancelledAt,omitempty"`
-	Confidence   interface{} `json:"confidence,omitempty"`
-	CreatedAt    string      `json:"createdAt"`
-	Description  string      `json:"description"`
-	Detail       interface{} `json:"detail,omitempty"`
-	DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-	EventId      *string     `json:"eventId,omitempty"`
-	Executed     bool        `json:"executed"`
-	ExecutedAt   *string     `json:"executedAt,omitempty"`
-	HeldUntil    *string     `json:"heldUntil,omitempty"`
-	Id           string      `json:"id"`
-	ProjectId    string      `json:"projectId"`
-	ReleasedBy   *string     `json:"releasedBy,omitempty"`
-} {
+func (r MarkActionExecutedResponse) GetJSON200() *Action {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdActionsByAidExecutedResponse) GetJSON400() *Error {
+func (r MarkActionExecutedResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdActionsByAidExecutedResponse) GetJSON404() *Error {
+func (r MarkActionExecutedResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdActionsByAidExecutedResponse) GetJSON409() *Error {
+func (r MarkActionExecutedResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdActionsByAidExecutedResponse) GetJSON503() *Error {
+func (r MarkActionExecutedResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdActionsByAidExecutedResponse) GetJSONDefault() *Error {
+func (r MarkActionExecutedResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdActionsByAidExecutedResponse) GetBody() []byte {
+func (r MarkActionExecutedResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdActionsByAidExecutedResponse) Status() string {
+func (r MarkActionExecutedResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5345,7 +5124,7 @@ func (r PostProjectsByIdActionsByAidExecutedResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdActionsByAidExecutedResponse) StatusCode() int {
+func (r MarkActionExecutedResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5353,19 +5132,19 @@ func (r PostProjectsByIdActionsByAidExecutedResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdActionsByAidExecutedResponse) ContentType() string {
+func (r MarkActionExecutedResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdActionsByAidReleaseResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdActionsByAidRelease
-type PostProjectsByIdActionsByAidReleaseResponse503Headers struct {
+// ReleaseActionResponse503Headers the declared response headers of an HTTP 503 response for ReleaseAction
+type ReleaseActionResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostProjectsByIdActionsByAidReleaseResponse struct {
+type ReleaseActionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5397,11 +5176,11 @@ type PostProjectsByIdActionsByAidReleaseResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdActionsByAidReleaseResponse503Headers
+	Headers503 *ReleaseActionResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostProjectsByIdActionsByAidReleaseResponse) GetJSON200() *struct {
+func (r ReleaseActionResponse) GetJSON200() *struct {
 	ActionType   string      `json:"actionType"`
 	CancelledAt  *string     `json:"cancelledAt,omitempty"`
 	Confidence   interface{} `json:"confidence,omitempty"`
@@ -5422,37 +5201,37 @@ func (r PostProjectsByIdActionsByAidReleaseResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdActionsByAidReleaseResponse) GetJSON400() *Error {
+func (r ReleaseActionResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdActionsByAidReleaseResponse) GetJSON404() *Error {
+func (r ReleaseActionResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdActionsByAidReleaseResponse) GetJSON409() *Error {
+func (r ReleaseActionResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdActionsByAidReleaseResponse) GetJSON503() *Error {
+func (r ReleaseActionResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdActionsByAidReleaseResponse) GetJSONDefault() *Error {
+func (r ReleaseActionResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdActionsByAidReleaseResponse) GetBody() []byte {
+func (r ReleaseActionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdActionsByAidReleaseResponse) Status() string {
+func (r ReleaseActionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5460,7 +5239,7 @@ func (r PostProjectsByIdActionsByAidReleaseResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdActionsByAidReleaseResponse) StatusCode() int {
+func (r ReleaseActionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5468,19 +5247,19 @@ func (r PostProjectsByIdActionsByAidReleaseResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdActionsByAidReleaseResponse) ContentType() string {
+func (r ReleaseActionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdArtefactsResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsByIdArtefacts
-type GetProjectsByIdArtefactsResponse503Headers struct {
+// ListArtefactsResponse503Headers the declared response headers of an HTTP 503 response for ListArtefacts
+type ListArtefactsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdArtefactsResponse struct {
+type ListArtefactsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5506,11 +5285,11 @@ type GetProjectsByIdArtefactsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdArtefactsResponse503Headers
+	Headers503 *ListArtefactsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdArtefactsResponse) GetJSON200() *struct {
+func (r ListArtefactsResponse) GetJSON200() *struct {
 	Items *[]struct {
 		Content         interface{} `json:"content"`
 		CreatedAt       string      `json:"createdAt"`
@@ -5527,32 +5306,32 @@ func (r GetProjectsByIdArtefactsResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdArtefactsResponse) GetJSON400() *Error {
+func (r ListArtefactsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdArtefactsResponse) GetJSON404() *Error {
+func (r ListArtefactsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdArtefactsResponse) GetJSON503() *Error {
+func (r ListArtefactsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdArtefactsResponse) GetJSONDefault() *Error {
+func (r ListArtefactsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdArtefactsResponse) GetBody() []byte {
+func (r ListArtefactsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdArtefactsResponse) Status() string {
+func (r ListArtefactsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5560,7 +5339,7 @@ func (r GetProjectsByIdArtefactsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdArtefactsResponse) StatusCode() int {
+func (r ListArtefactsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5568,37 +5347,28 @@ func (r GetProjectsByIdArtefactsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdArtefactsResponse) ContentType() string {
+func (r ListArtefactsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdArtefactsByTypeResponse200Headers the declared response headers of an HTTP 200 response for GetProjectsByIdArtefactsByType
-type GetProjectsByIdArtefactsByTypeResponse200Headers struct {
+// GetArtefactResponse200Headers the declared response headers of an HTTP 200 response for GetArtefact
+type GetArtefactResponse200Headers struct {
 	ETag *string
 }
 
-// GetProjectsByIdArtefactsByTypeResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsByIdArtefactsByType
-type GetProjectsByIdArtefactsByTypeResponse503Headers struct {
+// GetArtefactResponse503Headers the declared response headers of an HTTP 503 response for GetArtefact
+type GetArtefactResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdArtefactsByTypeResponse struct {
+type GetArtefactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Content         interface{} `json:"content"`
-		CreatedAt       string      `json:"createdAt"`
-		Id              string      `json:"id"`
-		PreviousVersion interface{} `json:"previousVersion,omitempty"`
-		ProjectId       string      `json:"projectId"`
-		Type            string      `json:"type"`
-		UpdatedAt       string      `json:"updatedAt"`
-		Version         int         `json:"version"`
-	}
+	JSON200 *Artefact
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -5608,52 +5378,43 @@ type GetProjectsByIdArtefactsByTypeResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *GetProjectsByIdArtefactsByTypeResponse200Headers
+	Headers200 *GetArtefactResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdArtefactsByTypeResponse503Headers
+	Headers503 *GetArtefactResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdArtefactsByTypeResponse) GetJSON200() *struct {
-	Content         interface{} `json:"content"`
-	CreatedAt       string      `json:"createdAt"`
-	Id              string      `json:"id"`
-	PreviousVersion interface{} `json:"previousVersion,omitempty"`
-	ProjectId       string      `json:"projectId"`
-	Type            string      `json:"type"`
-	UpdatedAt       string      `json:"updatedAt"`
-	Version         int         `json:"version"`
-} {
+func (r GetArtefactResponse) GetJSON200() *Artefact {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdArtefactsByTypeResponse) GetJSON400() *Error {
+func (r GetArtefactResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdArtefactsByTypeResponse) GetJSON404() *Error {
+func (r GetArtefactResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdArtefactsByTypeResponse) GetJSON503() *Error {
+func (r GetArtefactResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdArtefactsByTypeResponse) GetJSONDefault() *Error {
+func (r GetArtefactResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdArtefactsByTypeResponse) GetBody() []byte {
+func (r GetArtefactResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdArtefactsByTypeResponse) Status() string {
+func (r GetArtefactResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5661,7 +5422,7 @@ func (r GetProjectsByIdArtefactsByTypeResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdArtefactsByTypeResponse) StatusCode() int {
+func (r GetArtefactResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5669,54 +5430,36 @@ func (r GetProjectsByIdArtefactsByTypeResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdArtefactsByTypeResponse) ContentType() string {
+func (r GetArtefactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutProjectsByIdArtefactsByTypeResponse200Headers the declared response headers of an HTTP 200 response for PutProjectsByIdArtefactsByType
-type PutProjectsByIdArtefactsByTypeResponse200Headers struct {
+// PutArtefactResponse200Headers the declared response headers of an HTTP 200 response for PutArtefact
+type PutArtefactResponse200Headers struct {
 	ETag *string
 }
 
-// PutProjectsByIdArtefactsByTypeResponse201Headers the declared response headers of an HTTP 201 response for PutProjectsByIdArtefactsByType
-type PutProjectsByIdArtefactsByTypeResponse201Headers struct {
+// PutArtefactResponse201Headers the declared response headers of an HTTP 201 response for PutArtefact
+type PutArtefactResponse201Headers struct {
 	ETag     *string
 	Location *string
 }
 
-// PutProjectsByIdArtefactsByTypeResponse503Headers the declared response headers of an HTTP 503 response for PutProjectsByIdArtefactsByType
-type PutProjectsByIdArtefactsByTypeResponse503Headers struct {
+// PutArtefactResponse503Headers the declared response headers of an HTTP 503 response for PutArtefact
+type PutArtefactResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PutProjectsByIdArtefactsByTypeResponse struct {
+type PutArtefactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Content         interface{} `json:"content"`
-		CreatedAt       string      `json:"createdAt"`
-		Id              string      `json:"id"`
-		PreviousVersion interface{} `json:"previousVersion,omitempty"`
-		ProjectId       string      `json:"projectId"`
-		Type            string      `json:"type"`
-		UpdatedAt       string      `json:"updatedAt"`
-		Version         int         `json:"version"`
-	}
+	JSON200 *Artefact
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		Content         interface{} `json:"content"`
-		CreatedAt       string      `json:"createdAt"`
-		Id              string      `json:"id"`
-		PreviousVersion interface{} `json:"previousVersion,omitempty"`
-		ProjectId       string      `json:"projectId"`
-		Type            string      `json:"type"`
-		UpdatedAt       string      `json:"updatedAt"`
-		Version         int         `json:"version"`
-	}
+	JSON201 *Artefact
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -5730,78 +5473,60 @@ type PutProjectsByIdArtefactsByTypeResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PutProjectsByIdArtefactsByTypeResponse200Headers
+	Headers200 *PutArtefactResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PutProjectsByIdArtefactsByTypeResponse201Headers
+	Headers201 *PutArtefactResponse201Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PutProjectsByIdArtefactsByTypeResponse503Headers
+	Headers503 *PutArtefactResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSON200() *struct {
-	Content         interface{} `json:"content"`
-	CreatedAt       string      `json:"createdAt"`
-	Id              string      `json:"id"`
-	PreviousVersion interface{} `json:"previousVersion,omitempty"`
-	ProjectId       string      `json:"projectId"`
-	Type            string      `json:"type"`
-	UpdatedAt       string      `json:"updatedAt"`
-	Version         int         `json:"version"`
-} {
+func (r PutArtefactResponse) GetJSON200() *Artefact {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSON201() *struct {
-	Content         interface{} `json:"content"`
-	CreatedAt       string      `json:"createdAt"`
-	Id              string      `json:"id"`
-	PreviousVersion interface{} `json:"previousVersion,omitempty"`
-	ProjectId       string      `json:"projectId"`
-	Type            string      `json:"type"`
-	UpdatedAt       string      `json:"updatedAt"`
-	Version         int         `json:"version"`
-} {
+func (r PutArtefactResponse) GetJSON201() *Artefact {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSON400() *Error {
+func (r PutArtefactResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSON404() *Error {
+func (r PutArtefactResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSON409() *Error {
+func (r PutArtefactResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSON413() *Error {
+func (r PutArtefactResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSON503() *Error {
+func (r PutArtefactResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PutProjectsByIdArtefactsByTypeResponse) GetJSONDefault() *Error {
+func (r PutArtefactResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PutProjectsByIdArtefactsByTypeResponse) GetBody() []byte {
+func (r PutArtefactResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutProjectsByIdArtefactsByTypeResponse) Status() string {
+func (r PutArtefactResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5809,7 +5534,7 @@ func (r PutProjectsByIdArtefactsByTypeResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutProjectsByIdArtefactsByTypeResponse) StatusCode() int {
+func (r PutArtefactResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5817,37 +5542,28 @@ func (r PutProjectsByIdArtefactsByTypeResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutProjectsByIdArtefactsByTypeResponse) ContentType() string {
+func (r PutArtefactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdArtefactsByTypeUndoResponse200Headers the declared response headers of an HTTP 200 response for PostProjectsByIdArtefactsByTypeUndo
-type PostProjectsByIdArtefactsByTypeUndoResponse200Headers struct {
+// UndoArtefactResponse200Headers the declared response headers of an HTTP 200 response for UndoArtefact
+type UndoArtefactResponse200Headers struct {
 	ETag *string
 }
 
-// PostProjectsByIdArtefactsByTypeUndoResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdArtefactsByTypeUndo
-type PostProjectsByIdArtefactsByTypeUndoResponse503Headers struct {
+// UndoArtefactResponse503Headers the declared response headers of an HTTP 503 response for UndoArtefact
+type UndoArtefactResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostProjectsByIdArtefactsByTypeUndoResponse struct {
+type UndoArtefactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Content         interface{} `json:"content"`
-		CreatedAt       string      `json:"createdAt"`
-		Id              string      `json:"id"`
-		PreviousVersion interface{} `json:"previousVersion,omitempty"`
-		ProjectId       string      `json:"projectId"`
-		Type            string      `json:"type"`
-		UpdatedAt       string      `json:"updatedAt"`
-		Version         int         `json:"version"`
-	}
+	JSON200 *Artefact
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -5859,57 +5575,48 @@ type PostProjectsByIdArtefactsByTypeUndoResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *PostProjectsByIdArtefactsByTypeUndoResponse200Headers
+	Headers200 *UndoArtefactResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdArtefactsByTypeUndoResponse503Headers
+	Headers503 *UndoArtefactResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) GetJSON200() *struct {
-	Content         interface{} `json:"content"`
-	CreatedAt       string      `json:"createdAt"`
-	Id              string      `json:"id"`
-	PreviousVersion interface{} `json:"previousVersion,omitempty"`
-	ProjectId       string      `json:"projectId"`
-	Type            string      `json:"type"`
-	UpdatedAt       string      `json:"updatedAt"`
-	Version         int         `json:"version"`
-} {
+func (r UndoArtefactResponse) GetJSON200() *Artefact {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) GetJSON400() *Error {
+func (r UndoArtefactResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) GetJSON404() *Error {
+func (r UndoArtefactResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) GetJSON409() *Error {
+func (r UndoArtefactResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) GetJSON503() *Error {
+func (r UndoArtefactResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) GetJSONDefault() *Error {
+func (r UndoArtefactResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) GetBody() []byte {
+func (r UndoArtefactResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) Status() string {
+func (r UndoArtefactResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5917,7 +5624,7 @@ func (r PostProjectsByIdArtefactsByTypeUndoResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) StatusCode() int {
+func (r UndoArtefactResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5925,29 +5632,23 @@ func (r PostProjectsByIdArtefactsByTypeUndoResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdArtefactsByTypeUndoResponse) ContentType() string {
+func (r UndoArtefactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsByIdCheckpointsByIntegrationByKey
-type GetProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers struct {
+// GetCheckpointResponse503Headers the declared response headers of an HTTP 503 response for GetCheckpoint
+type GetCheckpointResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdCheckpointsByIntegrationByKeyResponse struct {
+type GetCheckpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		CheckpointKey   string `json:"checkpointKey"`
-		CheckpointValue string `json:"checkpointValue"`
-		Integration     string `json:"integration"`
-		ProjectId       string `json:"projectId"`
-		UpdatedAt       string `json:"updatedAt"`
-	}
+	JSON200 *Checkpoint
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -5957,47 +5658,41 @@ type GetProjectsByIdCheckpointsByIntegrationByKeyResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers
+	Headers503 *GetCheckpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON200() *struct {
-	CheckpointKey   string `json:"checkpointKey"`
-	CheckpointValue string `json:"checkpointValue"`
-	Integration     string `json:"integration"`
-	ProjectId       string `json:"projectId"`
-	UpdatedAt       string `json:"updatedAt"`
-} {
+func (r GetCheckpointResponse) GetJSON200() *Checkpoint {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON400() *Error {
+func (r GetCheckpointResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON404() *Error {
+func (r GetCheckpointResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON503() *Error {
+func (r GetCheckpointResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSONDefault() *Error {
+func (r GetCheckpointResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) GetBody() []byte {
+func (r GetCheckpointResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) Status() string {
+func (r GetCheckpointResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6005,7 +5700,7 @@ func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) StatusCode() int {
+func (r GetCheckpointResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6013,29 +5708,23 @@ func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdCheckpointsByIntegrationByKeyResponse) ContentType() string {
+func (r GetCheckpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers the declared response headers of an HTTP 503 response for PutProjectsByIdCheckpointsByIntegrationByKey
-type PutProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers struct {
+// PutCheckpointResponse503Headers the declared response headers of an HTTP 503 response for PutCheckpoint
+type PutCheckpointResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PutProjectsByIdCheckpointsByIntegrationByKeyResponse struct {
+type PutCheckpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		CheckpointKey   string `json:"checkpointKey"`
-		CheckpointValue string `json:"checkpointValue"`
-		Integration     string `json:"integration"`
-		ProjectId       string `json:"projectId"`
-		UpdatedAt       string `json:"updatedAt"`
-	}
+	JSON200 *Checkpoint
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6049,57 +5738,51 @@ type PutProjectsByIdCheckpointsByIntegrationByKeyResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PutProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers
+	Headers503 *PutCheckpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON200() *struct {
-	CheckpointKey   string `json:"checkpointKey"`
-	CheckpointValue string `json:"checkpointValue"`
-	Integration     string `json:"integration"`
-	ProjectId       string `json:"projectId"`
-	UpdatedAt       string `json:"updatedAt"`
-} {
+func (r PutCheckpointResponse) GetJSON200() *Checkpoint {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON400() *Error {
+func (r PutCheckpointResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON404() *Error {
+func (r PutCheckpointResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON409() *Error {
+func (r PutCheckpointResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON413() *Error {
+func (r PutCheckpointResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSON503() *Error {
+func (r PutCheckpointResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetJSONDefault() *Error {
+func (r PutCheckpointResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) GetBody() []byte {
+func (r PutCheckpointResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) Status() string {
+func (r PutCheckpointResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6107,7 +5790,7 @@ func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) StatusCode() int {
+func (r PutCheckpointResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6115,44 +5798,23 @@ func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutProjectsByIdCheckpointsByIntegrationByKeyResponse) ContentType() string {
+func (r PutCheckpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdEscalationsResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsByIdEscalations
-type GetProjectsByIdEscalationsResponse503Headers struct {
+// ListProjectEscalationsResponse503Headers the declared response headers of an HTTP 503 response for ListProjectEscalations
+type ListProjectEscalationsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdEscalationsResponse struct {
+type ListProjectEscalationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Items *[]struct {
-			AgentRationale      *string     `json:"agentRationale,omitempty"`
-			AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-			Context             interface{} `json:"context"`
-			CreatedAt           string      `json:"createdAt"`
-			DecidedAt           *string     `json:"decidedAt,omitempty"`
-			ExpiredAt           *string     `json:"expiredAt,omitempty"`
-			ExpiresAt           *string     `json:"expiresAt,omitempty"`
-			Id                  string      `json:"id"`
-			Options             interface{} `json:"options"`
-			ProjectId           string      `json:"projectId"`
-			Status              string      `json:"status"`
-			SupersededAt        *string     `json:"supersededAt,omitempty"`
-			SupersededBy        *string     `json:"supersededBy,omitempty"`
-			Supersedes          *string     `json:"supersedes,omitempty"`
-			Title               string      `json:"title"`
-			UserDecision        *string     `json:"userDecision,omitempty"`
-			UserNotes           *string     `json:"userNotes,omitempty"`
-		} `json:"items"`
-		NextCursor *string `json:"nextCursor,omitempty"`
-	}
+	JSON200 *EscalationPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6162,62 +5824,41 @@ type GetProjectsByIdEscalationsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdEscalationsResponse503Headers
+	Headers503 *ListProjectEscalationsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdEscalationsResponse) GetJSON200() *struct {
-	Items *[]struct {
-		AgentRationale      *string     `json:"agentRationale,omitempty"`
-		AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-		Context             interface{} `json:"context"`
-		CreatedAt           string      `json:"createdAt"`
-		DecidedAt           *string     `json:"decidedAt,omitempty"`
-		ExpiredAt           *string     `json:"expiredAt,omitempty"`
-		ExpiresAt           *string     `json:"expiresAt,omitempty"`
-		Id                  string      `json:"id"`
-		Options             interface{} `json:"options"`
-		ProjectId           string      `json:"projectId"`
-		Status              string      `json:"status"`
-		SupersededAt        *string     `json:"supersededAt,omitempty"`
-		SupersededBy        *string     `json:"supersededBy,omitempty"`
-		Supersedes          *string     `json:"supersedes,omitempty"`
-		Title               string      `json:"title"`
-		UserDecision        *string     `json:"userDecision,omitempty"`
-		UserNotes           *string     `json:"userNotes,omitempty"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor,omitempty"`
-} {
+func (r ListProjectEscalationsResponse) GetJSON200() *EscalationPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdEscalationsResponse) GetJSON400() *Error {
+func (r ListProjectEscalationsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdEscalationsResponse) GetJSON404() *Error {
+func (r ListProjectEscalationsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdEscalationsResponse) GetJSON503() *Error {
+func (r ListProjectEscalationsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdEscalationsResponse) GetJSONDefault() *Error {
+func (r ListProjectEscalationsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdEscalationsResponse) GetBody() []byte {
+func (r ListProjectEscalationsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdEscalationsResponse) Status() string {
+func (r ListProjectEscalationsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6225,7 +5866,7 @@ func (r GetProjectsByIdEscalationsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdEscalationsResponse) StatusCode() int {
+func (r ListProjectEscalationsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6233,79 +5874,61 @@ func (r GetProjectsByIdEscalationsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdEscalationsResponse) ContentType() string {
+func (r ListProjectEscalationsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdEscalationsResponse201Headers the declared response headers of an HTTP 201 response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponse201Headers struct {
+// CreateEscalationResponse201Headers the declared response headers of an HTTP 201 response for CreateEscalation
+type CreateEscalationResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 	Location           *string
 }
 
-// PostProjectsByIdEscalationsResponse400Headers the declared response headers of an HTTP 400 response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponse400Headers struct {
+// CreateEscalationResponse400Headers the declared response headers of an HTTP 400 response for CreateEscalation
+type CreateEscalationResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsResponse404Headers the declared response headers of an HTTP 404 response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponse404Headers struct {
+// CreateEscalationResponse404Headers the declared response headers of an HTTP 404 response for CreateEscalation
+type CreateEscalationResponse404Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsResponse409Headers the declared response headers of an HTTP 409 response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponse409Headers struct {
+// CreateEscalationResponse409Headers the declared response headers of an HTTP 409 response for CreateEscalation
+type CreateEscalationResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsResponse413Headers the declared response headers of an HTTP 413 response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponse413Headers struct {
+// CreateEscalationResponse413Headers the declared response headers of an HTTP 413 response for CreateEscalation
+type CreateEscalationResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsResponse422Headers the declared response headers of an HTTP 422 response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponse422Headers struct {
+// CreateEscalationResponse422Headers the declared response headers of an HTTP 422 response for CreateEscalation
+type CreateEscalationResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponse503Headers struct {
+// CreateEscalationResponse503Headers the declared response headers of an HTTP 503 response for CreateEscalation
+type CreateEscalationResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostProjectsByIdEscalationsResponseDefaultHeaders the declared response headers of an HTTP default response for PostProjectsByIdEscalations
-type PostProjectsByIdEscalationsResponseDefaultHeaders struct {
+// CreateEscalationResponseDefaultHeaders the declared response headers of an HTTP default response for CreateEscalation
+type CreateEscalationResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostProjectsByIdEscalationsResponse struct {
+type CreateEscalationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		AgentRationale      *string     `json:"agentRationale,omitempty"`
-		AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-		Context             interface{} `json:"context"`
-		CreatedAt           string      `json:"createdAt"`
-		DecidedAt           *string     `json:"decidedAt,omitempty"`
-		ExpiredAt           *string     `json:"expiredAt,omitempty"`
-		ExpiresAt           *string     `json:"expiresAt,omitempty"`
-		Id                  string      `json:"id"`
-		Options             interface{} `json:"options"`
-		ProjectId           string      `json:"projectId"`
-		Status              string      `json:"status"`
-		SupersededAt        *string     `json:"supersededAt,omitempty"`
-		SupersededBy        *string     `json:"supersededBy,omitempty"`
-		Supersedes          *string     `json:"supersedes,omitempty"`
-		Title               string      `json:"title"`
-		UserDecision        *string     `json:"userDecision,omitempty"`
-		UserNotes           *string     `json:"userNotes,omitempty"`
-	}
+	JSON201 *Escalation
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6321,88 +5944,70 @@ type PostProjectsByIdEscalationsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostProjectsByIdEscalationsResponse201Headers
+	Headers201 *CreateEscalationResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostProjectsByIdEscalationsResponse400Headers
+	Headers400 *CreateEscalationResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostProjectsByIdEscalationsResponse404Headers
+	Headers404 *CreateEscalationResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostProjectsByIdEscalationsResponse409Headers
+	Headers409 *CreateEscalationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostProjectsByIdEscalationsResponse413Headers
+	Headers413 *CreateEscalationResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostProjectsByIdEscalationsResponse422Headers
+	Headers422 *CreateEscalationResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdEscalationsResponse503Headers
+	Headers503 *CreateEscalationResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostProjectsByIdEscalationsResponseDefaultHeaders
+	HeadersDefault *CreateEscalationResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSON201() *struct {
-	AgentRationale      *string     `json:"agentRationale,omitempty"`
-	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-	Context             interface{} `json:"context"`
-	CreatedAt           string      `json:"createdAt"`
-	DecidedAt           *string     `json:"decidedAt,omitempty"`
-	ExpiredAt           *string     `json:"expiredAt,omitempty"`
-	ExpiresAt           *string     `json:"expiresAt,omitempty"`
-	Id                  string      `json:"id"`
-	Options             interface{} `json:"options"`
-	ProjectId           string      `json:"projectId"`
-	Status              string      `json:"status"`
-	SupersededAt        *string     `json:"supersededAt,omitempty"`
-	SupersededBy        *string     `json:"supersededBy,omitempty"`
-	Supersedes          *string     `json:"supersedes,omitempty"`
-	Title               string      `json:"title"`
-	UserDecision        *string     `json:"userDecision,omitempty"`
-	UserNotes           *string     `json:"userNotes,omitempty"`
-} {
+func (r CreateEscalationResponse) GetJSON201() *Escalation {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSON400() *Error {
+func (r CreateEscalationResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSON404() *Error {
+func (r CreateEscalationResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSON409() *Error {
+func (r CreateEscalationResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSON413() *Error {
+func (r CreateEscalationResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSON422() *Error {
+func (r CreateEscalationResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSON503() *Error {
+func (r CreateEscalationResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdEscalationsResponse) GetJSONDefault() *Error {
+func (r CreateEscalationResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdEscalationsResponse) GetBody() []byte {
+func (r CreateEscalationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdEscalationsResponse) Status() string {
+func (r CreateEscalationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6410,7 +6015,7 @@ func (r PostProjectsByIdEscalationsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdEscalationsResponse) StatusCode() int {
+func (r CreateEscalationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6418,41 +6023,23 @@ func (r PostProjectsByIdEscalationsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdEscalationsResponse) ContentType() string {
+func (r CreateEscalationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdEscalationsByEidResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsByIdEscalationsByEid
-type GetProjectsByIdEscalationsByEidResponse503Headers struct {
+// GetEscalationResponse503Headers the declared response headers of an HTTP 503 response for GetEscalation
+type GetEscalationResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdEscalationsByEidResponse struct {
+type GetEscalationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		AgentRationale      *string     `json:"agentRationale,omitempty"`
-		AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-		Context             interface{} `json:"context"`
-		CreatedAt           string      `json:"createdAt"`
-		DecidedAt           *string     `json:"decidedAt,omitempty"`
-		ExpiredAt           *string     `json:"expiredAt,omitempty"`
-		ExpiresAt           *string     `json:"expiresAt,omitempty"`
-		Id                  string      `json:"id"`
-		Options             interface{} `json:"options"`
-		ProjectId           string      `json:"projectId"`
-		Status              string      `json:"status"`
-		SupersededAt        *string     `json:"supersededAt,omitempty"`
-		SupersededBy        *string     `json:"supersededBy,omitempty"`
-		Supersedes          *string     `json:"supersedes,omitempty"`
-		Title               string      `json:"title"`
-		UserDecision        *string     `json:"userDecision,omitempty"`
-		UserNotes           *string     `json:"userNotes,omitempty"`
-	}
+	JSON200 *Escalation
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6462,59 +6049,41 @@ type GetProjectsByIdEscalationsByEidResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdEscalationsByEidResponse503Headers
+	Headers503 *GetEscalationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdEscalationsByEidResponse) GetJSON200() *struct {
-	AgentRationale      *string     `json:"agentRationale,omitempty"`
-	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-	Context             interface{} `json:"context"`
-	CreatedAt           string      `json:"createdAt"`
-	DecidedAt           *string     `json:"decidedAt,omitempty"`
-	ExpiredAt           *string     `json:"expiredAt,omitempty"`
-	ExpiresAt           *string     `json:"expiresAt,omitempty"`
-	Id                  string      `json:"id"`
-	Options             interface{} `json:"options"`
-	ProjectId           string      `json:"projectId"`
-	Status              string      `json:"status"`
-	SupersededAt        *string     `json:"supersededAt,omitempty"`
-	SupersededBy        *string     `json:"supersededBy,omitempty"`
-	Supersedes          *string     `json:"supersedes,omitempty"`
-	Title               string      `json:"title"`
-	UserDecision        *string     `json:"userDecision,omitempty"`
-	UserNotes           *string     `json:"userNotes,omitempty"`
-} {
+func (r GetEscalationResponse) GetJSON200() *Escalation {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdEscalationsByEidResponse) GetJSON400() *Error {
+func (r GetEscalationResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdEscalationsByEidResponse) GetJSON404() *Error {
+func (r GetEscalationResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdEscalationsByEidResponse) GetJSON503() *Error {
+func (r GetEscalationResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdEscalationsByEidResponse) GetJSONDefault() *Error {
+func (r GetEscalationResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdEscalationsByEidResponse) GetBody() []byte {
+func (r GetEscalationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdEscalationsByEidResponse) Status() string {
+func (r GetEscalationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6522,7 +6091,7 @@ func (r GetProjectsByIdEscalationsByEidResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdEscalationsByEidResponse) StatusCode() int {
+func (r GetEscalationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6530,41 +6099,23 @@ func (r GetProjectsByIdEscalationsByEidResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdEscalationsByEidResponse) ContentType() string {
+func (r GetEscalationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdEscalationsByEidDecisionResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdEscalationsByEidDecision
-type PostProjectsByIdEscalationsByEidDecisionResponse503Headers struct {
+// DecideResponse503Headers the declared response headers of an HTTP 503 response for Decide
+type DecideResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostProjectsByIdEscalationsByEidDecisionResponse struct {
+type DecideResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		AgentRationale      *string     `json:"agentRationale,omitempty"`
-		AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-		Context             interface{} `json:"context"`
-		CreatedAt           string      `json:"createdAt"`
-		DecidedAt           *string     `json:"decidedAt,omitempty"`
-		ExpiredAt           *string     `json:"expiredAt,omitempty"`
-		ExpiresAt           *string     `json:"expiresAt,omitempty"`
-		Id                  string      `json:"id"`
-		Options             interface{} `json:"options"`
-		ProjectId           string      `json:"projectId"`
-		Status              string      `json:"status"`
-		SupersededAt        *string     `json:"supersededAt,omitempty"`
-		SupersededBy        *string     `json:"supersededBy,omitempty"`
-		Supersedes          *string     `json:"supersedes,omitempty"`
-		Title               string      `json:"title"`
-		UserDecision        *string     `json:"userDecision,omitempty"`
-		UserNotes           *string     `json:"userNotes,omitempty"`
-	}
+	JSON200 *Escalation
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6578,69 +6129,51 @@ type PostProjectsByIdEscalationsByEidDecisionResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdEscalationsByEidDecisionResponse503Headers
+	Headers503 *DecideResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetJSON200() *struct {
-	AgentRationale      *string     `json:"agentRationale,omitempty"`
-	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-	Context             interface{} `json:"context"`
-	CreatedAt           string      `json:"createdAt"`
-	DecidedAt           *string     `json:"decidedAt,omitempty"`
-	ExpiredAt           *string     `json:"expiredAt,omitempty"`
-	ExpiresAt           *string     `json:"expiresAt,omitempty"`
-	Id                  string      `json:"id"`
-	Options             interface{} `json:"options"`
-	ProjectId           string      `json:"projectId"`
-	Status              string      `json:"status"`
-	SupersededAt        *string     `json:"supersededAt,omitempty"`
-	SupersededBy        *string     `json:"supersededBy,omitempty"`
-	Supersedes          *string     `json:"supersedes,omitempty"`
-	Title               string      `json:"title"`
-	UserDecision        *string     `json:"userDecision,omitempty"`
-	UserNotes           *string     `json:"userNotes,omitempty"`
-} {
+func (r DecideResponse) GetJSON200() *Escalation {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetJSON400() *Error {
+func (r DecideResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetJSON404() *Error {
+func (r DecideResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetJSON409() *Error {
+func (r DecideResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetJSON413() *Error {
+func (r DecideResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetJSON503() *Error {
+func (r DecideResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetJSONDefault() *Error {
+func (r DecideResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) GetBody() []byte {
+func (r DecideResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) Status() string {
+func (r DecideResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6648,7 +6181,7 @@ func (r PostProjectsByIdEscalationsByEidDecisionResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) StatusCode() int {
+func (r DecideResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6656,79 +6189,61 @@ func (r PostProjectsByIdEscalationsByEidDecisionResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdEscalationsByEidDecisionResponse) ContentType() string {
+func (r DecideResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponse201Headers the declared response headers of an HTTP 201 response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponse201Headers struct {
+// SupersedeEscalationResponse201Headers the declared response headers of an HTTP 201 response for SupersedeEscalation
+type SupersedeEscalationResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 	Location           *string
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponse400Headers the declared response headers of an HTTP 400 response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponse400Headers struct {
+// SupersedeEscalationResponse400Headers the declared response headers of an HTTP 400 response for SupersedeEscalation
+type SupersedeEscalationResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponse404Headers the declared response headers of an HTTP 404 response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponse404Headers struct {
+// SupersedeEscalationResponse404Headers the declared response headers of an HTTP 404 response for SupersedeEscalation
+type SupersedeEscalationResponse404Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponse409Headers the declared response headers of an HTTP 409 response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponse409Headers struct {
+// SupersedeEscalationResponse409Headers the declared response headers of an HTTP 409 response for SupersedeEscalation
+type SupersedeEscalationResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponse413Headers the declared response headers of an HTTP 413 response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponse413Headers struct {
+// SupersedeEscalationResponse413Headers the declared response headers of an HTTP 413 response for SupersedeEscalation
+type SupersedeEscalationResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponse422Headers the declared response headers of an HTTP 422 response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponse422Headers struct {
+// SupersedeEscalationResponse422Headers the declared response headers of an HTTP 422 response for SupersedeEscalation
+type SupersedeEscalationResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponse503Headers struct {
+// SupersedeEscalationResponse503Headers the declared response headers of an HTTP 503 response for SupersedeEscalation
+type SupersedeEscalationResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeResponseDefaultHeaders the declared response headers of an HTTP default response for PostProjectsByIdEscalationsByEidSupersede
-type PostProjectsByIdEscalationsByEidSupersedeResponseDefaultHeaders struct {
+// SupersedeEscalationResponseDefaultHeaders the declared response headers of an HTTP default response for SupersedeEscalation
+type SupersedeEscalationResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostProjectsByIdEscalationsByEidSupersedeResponse struct {
+type SupersedeEscalationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		AgentRationale      *string     `json:"agentRationale,omitempty"`
-		AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-		Context             interface{} `json:"context"`
-		CreatedAt           string      `json:"createdAt"`
-		DecidedAt           *string     `json:"decidedAt,omitempty"`
-		ExpiredAt           *string     `json:"expiredAt,omitempty"`
-		ExpiresAt           *string     `json:"expiresAt,omitempty"`
-		Id                  string      `json:"id"`
-		Options             interface{} `json:"options"`
-		ProjectId           string      `json:"projectId"`
-		Status              string      `json:"status"`
-		SupersededAt        *string     `json:"supersededAt,omitempty"`
-		SupersededBy        *string     `json:"supersededBy,omitempty"`
-		Supersedes          *string     `json:"supersedes,omitempty"`
-		Title               string      `json:"title"`
-		UserDecision        *string     `json:"userDecision,omitempty"`
-		UserNotes           *string     `json:"userNotes,omitempty"`
-	}
+	JSON201 *Escalation
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6744,88 +6259,70 @@ type PostProjectsByIdEscalationsByEidSupersedeResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostProjectsByIdEscalationsByEidSupersedeResponse201Headers
+	Headers201 *SupersedeEscalationResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostProjectsByIdEscalationsByEidSupersedeResponse400Headers
+	Headers400 *SupersedeEscalationResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostProjectsByIdEscalationsByEidSupersedeResponse404Headers
+	Headers404 *SupersedeEscalationResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostProjectsByIdEscalationsByEidSupersedeResponse409Headers
+	Headers409 *SupersedeEscalationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostProjectsByIdEscalationsByEidSupersedeResponse413Headers
+	Headers413 *SupersedeEscalationResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostProjectsByIdEscalationsByEidSupersedeResponse422Headers
+	Headers422 *SupersedeEscalationResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdEscalationsByEidSupersedeResponse503Headers
+	Headers503 *SupersedeEscalationResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostProjectsByIdEscalationsByEidSupersedeResponseDefaultHeaders
+	HeadersDefault *SupersedeEscalationResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSON201() *struct {
-	AgentRationale      *string     `json:"agentRationale,omitempty"`
-	AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-	Context             interface{} `json:"context"`
-	CreatedAt           string      `json:"createdAt"`
-	DecidedAt           *string     `json:"decidedAt,omitempty"`
-	ExpiredAt           *string     `json:"expiredAt,omitempty"`
-	ExpiresAt           *string     `json:"expiresAt,omitempty"`
-	Id                  string      `json:"id"`
-	Options             interface{} `json:"options"`
-	ProjectId           string      `json:"projectId"`
-	Status              string      `json:"status"`
-	SupersededAt        *string     `json:"supersededAt,omitempty"`
-	SupersededBy        *string     `json:"supersededBy,omitempty"`
-	Supersedes          *string     `json:"supersedes,omitempty"`
-	Title               string      `json:"title"`
-	UserDecision        *string     `json:"userDecision,omitempty"`
-	UserNotes           *string     `json:"userNotes,omitempty"`
-} {
+func (r SupersedeEscalationResponse) GetJSON201() *Escalation {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSON400() *Error {
+func (r SupersedeEscalationResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSON404() *Error {
+func (r SupersedeEscalationResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSON409() *Error {
+func (r SupersedeEscalationResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSON413() *Error {
+func (r SupersedeEscalationResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSON422() *Error {
+func (r SupersedeEscalationResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSON503() *Error {
+func (r SupersedeEscalationResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetJSONDefault() *Error {
+func (r SupersedeEscalationResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) GetBody() []byte {
+func (r SupersedeEscalationResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) Status() string {
+func (r SupersedeEscalationResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6833,7 +6330,7 @@ func (r PostProjectsByIdEscalationsByEidSupersedeResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) StatusCode() int {
+func (r SupersedeEscalationResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6841,34 +6338,23 @@ func (r PostProjectsByIdEscalationsByEidSupersedeResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdEscalationsByEidSupersedeResponse) ContentType() string {
+func (r SupersedeEscalationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetProjectsByIdEventsResponse503Headers the declared response headers of an HTTP 503 response for GetProjectsByIdEvents
-type GetProjectsByIdEventsResponse503Headers struct {
+// ListProjectEventsResponse503Headers the declared response headers of an HTTP 503 response for ListProjectEvents
+type ListProjectEventsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetProjectsByIdEventsResponse struct {
+type ListProjectEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Items *[]struct {
-			CreatedAt string      `json:"createdAt"`
-			Detail    interface{} `json:"detail,omitempty"`
-			EventType string      `json:"eventType"`
-			Id        string      `json:"id"`
-			ProjectId *string     `json:"projectId,omitempty"`
-			Severity  string      `json:"severity"`
-			Summary   string      `json:"summary"`
-		} `json:"items"`
-		NextCursor *string `json:"nextCursor,omitempty"`
-	}
+	JSON200 *EventPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -6878,52 +6364,41 @@ type GetProjectsByIdEventsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetProjectsByIdEventsResponse503Headers
+	Headers503 *ListProjectEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetProjectsByIdEventsResponse) GetJSON200() *struct {
-	Items *[]struct {
-		CreatedAt string      `json:"createdAt"`
-		Detail    interface{} `json:"detail,omitempty"`
-		EventType string      `json:"eventType"`
-		Id        string      `json:"id"`
-		ProjectId *string     `json:"projectId,omitempty"`
-		Severity  string      `json:"severity"`
-		Summary   string      `json:"summary"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor,omitempty"`
-} {
+func (r ListProjectEventsResponse) GetJSON200() *EventPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetProjectsByIdEventsResponse) GetJSON400() *Error {
+func (r ListProjectEventsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetProjectsByIdEventsResponse) GetJSON404() *Error {
+func (r ListProjectEventsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetProjectsByIdEventsResponse) GetJSON503() *Error {
+func (r ListProjectEventsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetProjectsByIdEventsResponse) GetJSONDefault() *Error {
+func (r ListProjectEventsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetProjectsByIdEventsResponse) GetBody() []byte {
+func (r ListProjectEventsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetProjectsByIdEventsResponse) Status() string {
+func (r ListProjectEventsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -6931,7 +6406,7 @@ func (r GetProjectsByIdEventsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetProjectsByIdEventsResponse) StatusCode() int {
+func (r ListProjectEventsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -6939,68 +6414,60 @@ func (r GetProjectsByIdEventsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetProjectsByIdEventsResponse) ContentType() string {
+func (r ListProjectEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostProjectsByIdEventsResponse201Headers the declared response headers of an HTTP 201 response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponse201Headers struct {
+// RecordProjectEventResponse201Headers the declared response headers of an HTTP 201 response for RecordProjectEvent
+type RecordProjectEventResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEventsResponse400Headers the declared response headers of an HTTP 400 response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponse400Headers struct {
+// RecordProjectEventResponse400Headers the declared response headers of an HTTP 400 response for RecordProjectEvent
+type RecordProjectEventResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEventsResponse404Headers the declared response headers of an HTTP 404 response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponse404Headers struct {
+// RecordProjectEventResponse404Headers the declared response headers of an HTTP 404 response for RecordProjectEvent
+type RecordProjectEventResponse404Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEventsResponse409Headers the declared response headers of an HTTP 409 response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponse409Headers struct {
+// RecordProjectEventResponse409Headers the declared response headers of an HTTP 409 response for RecordProjectEvent
+type RecordProjectEventResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEventsResponse413Headers the declared response headers of an HTTP 413 response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponse413Headers struct {
+// RecordProjectEventResponse413Headers the declared response headers of an HTTP 413 response for RecordProjectEvent
+type RecordProjectEventResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEventsResponse422Headers the declared response headers of an HTTP 422 response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponse422Headers struct {
+// RecordProjectEventResponse422Headers the declared response headers of an HTTP 422 response for RecordProjectEvent
+type RecordProjectEventResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostProjectsByIdEventsResponse503Headers the declared response headers of an HTTP 503 response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponse503Headers struct {
+// RecordProjectEventResponse503Headers the declared response headers of an HTTP 503 response for RecordProjectEvent
+type RecordProjectEventResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostProjectsByIdEventsResponseDefaultHeaders the declared response headers of an HTTP default response for PostProjectsByIdEvents
-type PostProjectsByIdEventsResponseDefaultHeaders struct {
+// RecordProjectEventResponseDefaultHeaders the declared response headers of an HTTP default response for RecordProjectEvent
+type RecordProjectEventResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostProjectsByIdEventsResponse struct {
+type RecordProjectEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		CreatedAt string      `json:"createdAt"`
-		Detail    interface{} `json:"detail,omitempty"`
-		EventType string      `json:"eventType"`
-		Id        string      `json:"id"`
-		ProjectId *string     `json:"projectId,omitempty"`
-		Severity  string      `json:"severity"`
-		Summary   string      `json:"summary"`
-	}
+	JSON201 *Event
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -7016,78 +6483,70 @@ type PostProjectsByIdEventsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostProjectsByIdEventsResponse201Headers
+	Headers201 *RecordProjectEventResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostProjectsByIdEventsResponse400Headers
+	Headers400 *RecordProjectEventResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostProjectsByIdEventsResponse404Headers
+	Headers404 *RecordProjectEventResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostProjectsByIdEventsResponse409Headers
+	Headers409 *RecordProjectEventResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostProjectsByIdEventsResponse413Headers
+	Headers413 *RecordProjectEventResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostProjectsByIdEventsResponse422Headers
+	Headers422 *RecordProjectEventResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostProjectsByIdEventsResponse503Headers
+	Headers503 *RecordProjectEventResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostProjectsByIdEventsResponseDefaultHeaders
+	HeadersDefault *RecordProjectEventResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSON201() *struct {
-	CreatedAt string      `json:"createdAt"`
-	Detail    interface{} `json:"detail,omitempty"`
-	EventType string      `json:"eventType"`
-	Id        string      `json:"id"`
-	ProjectId *string     `json:"projectId,omitempty"`
-	Severity  string      `json:"severity"`
-	Summary   string      `json:"summary"`
-} {
+func (r RecordProjectEventResponse) GetJSON201() *Event {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSON400() *Error {
+func (r RecordProjectEventResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSON404() *Error {
+func (r RecordProjectEventResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSON409() *Error {
+func (r RecordProjectEventResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSON413() *Error {
+func (r RecordProjectEventResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSON422() *Error {
+func (r RecordProjectEventResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSON503() *Error {
+func (r RecordProjectEventResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostProjectsByIdEventsResponse) GetJSONDefault() *Error {
+func (r RecordProjectEventResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostProjectsByIdEventsResponse) GetBody() []byte {
+func (r RecordProjectEventResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostProjectsByIdEventsResponse) Status() string {
+func (r RecordProjectEventResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -7095,7 +6554,7 @@ func (r PostProjectsByIdEventsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostProjectsByIdEventsResponse) StatusCode() int {
+func (r RecordProjectEventResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -7103,606 +6562,588 @@ func (r PostProjectsByIdEventsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostProjectsByIdEventsResponse) ContentType() string {
+func (r RecordProjectEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetActionsHeldWithResponse Held actions of every project
+// ListHeldActionsWithResponse Held actions of every project
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /actions/held (the `GetActionsHeld` operationId).
-func (c *ClientWithResponses) GetActionsHeldWithResponse(ctx context.Context, params *GetActionsHeldParams, reqEditors ...RequestEditorFn) (*GetActionsHeldResponse, error) {
-	rsp, err := c.GetActionsHeld(ctx, params, reqEditors...)
+// Corresponds with GET /actions/held (the `ListHeldActions` operationId).
+func (c *ClientWithResponses) ListHeldActionsWithResponse(ctx context.Context, params *ListHeldActionsParams, reqEditors ...RequestEditorFn) (*ListHeldActionsResponse, error) {
+	rsp, err := c.ListHeldActions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetActionsHeldResponse(rsp)
+	return ParseListHeldActionsResponse(rsp)
 }
 
-// GetAgentConfigWithResponse Agent configuration values
+// ListAgentConfigWithResponse Agent configuration values
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /agent/config (the `GetAgentConfig` operationId).
-func (c *ClientWithResponses) GetAgentConfigWithResponse(ctx context.Context, params *GetAgentConfigParams, reqEditors ...RequestEditorFn) (*GetAgentConfigResponse, error) {
-	rsp, err := c.GetAgentConfig(ctx, params, reqEditors...)
+// Corresponds with GET /agent/config (the `ListAgentConfig` operationId).
+func (c *ClientWithResponses) ListAgentConfigWithResponse(ctx context.Context, params *ListAgentConfigParams, reqEditors ...RequestEditorFn) (*ListAgentConfigResponse, error) {
+	rsp, err := c.ListAgentConfig(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgentConfigResponse(rsp)
+}
+
+// GetAgentConfigWithResponse An agent configuration value
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agent/config/{key} (the `GetAgentConfig` operationId).
+func (c *ClientWithResponses) GetAgentConfigWithResponse(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*GetAgentConfigResponse, error) {
+	rsp, err := c.GetAgentConfig(ctx, key, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseGetAgentConfigResponse(rsp)
 }
 
-// GetAgentConfigByKeyWithResponse An agent configuration value
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /agent/config/{key} (the `GetAgentConfigByKey` operationId).
-func (c *ClientWithResponses) GetAgentConfigByKeyWithResponse(ctx context.Context, key string, reqEditors ...RequestEditorFn) (*GetAgentConfigByKeyResponse, error) {
-	rsp, err := c.GetAgentConfigByKey(ctx, key, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGetAgentConfigByKeyResponse(rsp)
-}
-
-// PutAgentConfigByKeyWithBodyWithResponse Write an agent configuration value
+// PutAgentConfigWithBodyWithResponse Write an agent configuration value
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-func (c *ClientWithResponses) PutAgentConfigByKeyWithBodyWithResponse(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentConfigByKeyResponse, error) {
-	rsp, err := c.PutAgentConfigByKeyWithBody(ctx, key, contentType, body, reqEditors...)
+// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+func (c *ClientWithResponses) PutAgentConfigWithBodyWithResponse(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutAgentConfigResponse, error) {
+	rsp, err := c.PutAgentConfigWithBody(ctx, key, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutAgentConfigByKeyResponse(rsp)
+	return ParsePutAgentConfigResponse(rsp)
 }
 
-// PutAgentConfigByKeyWithResponse Write an agent configuration value
+// PutAgentConfigWithResponse Write an agent configuration value
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /agent/config/{key} (the `PutAgentConfigByKey` operationId).
-func (c *ClientWithResponses) PutAgentConfigByKeyWithResponse(ctx context.Context, key string, body PutAgentConfigByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentConfigByKeyResponse, error) {
-	rsp, err := c.PutAgentConfigByKey(ctx, key, body, reqEditors...)
+// Corresponds with PUT /agent/config/{key} (the `PutAgentConfig` operationId).
+func (c *ClientWithResponses) PutAgentConfigWithResponse(ctx context.Context, key string, body PutAgentConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutAgentConfigResponse, error) {
+	rsp, err := c.PutAgentConfig(ctx, key, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutAgentConfigByKeyResponse(rsp)
+	return ParsePutAgentConfigResponse(rsp)
 }
 
-// GetEscalationsWithResponse Escalations of every project
+// ListEscalationsWithResponse Escalations of every project
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /escalations (the `GetEscalations` operationId).
-func (c *ClientWithResponses) GetEscalationsWithResponse(ctx context.Context, params *GetEscalationsParams, reqEditors ...RequestEditorFn) (*GetEscalationsResponse, error) {
-	rsp, err := c.GetEscalations(ctx, params, reqEditors...)
+// Corresponds with GET /escalations (the `ListEscalations` operationId).
+func (c *ClientWithResponses) ListEscalationsWithResponse(ctx context.Context, params *ListEscalationsParams, reqEditors ...RequestEditorFn) (*ListEscalationsResponse, error) {
+	rsp, err := c.ListEscalations(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetEscalationsResponse(rsp)
+	return ParseListEscalationsResponse(rsp)
 }
 
-// GetEventsWithResponse Events, newest first, or those of one day
+// ListEventsWithResponse Events, newest first, or those of one day
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /events (the `GetEvents` operationId).
-func (c *ClientWithResponses) GetEventsWithResponse(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*GetEventsResponse, error) {
-	rsp, err := c.GetEvents(ctx, params, reqEditors...)
+// Corresponds with GET /events (the `ListEvents` operationId).
+func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error) {
+	rsp, err := c.ListEvents(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetEventsResponse(rsp)
+	return ParseListEventsResponse(rsp)
 }
 
-// PostEventsWithBodyWithResponse Record an event of no project
+// RecordGlobalEventWithBodyWithResponse Record an event of no project
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /events (the `PostEvents` operationId).
-func (c *ClientWithResponses) PostEventsWithBodyWithResponse(ctx context.Context, params *PostEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostEventsResponse, error) {
-	rsp, err := c.PostEventsWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+func (c *ClientWithResponses) RecordGlobalEventWithBodyWithResponse(ctx context.Context, params *RecordGlobalEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordGlobalEventResponse, error) {
+	rsp, err := c.RecordGlobalEventWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostEventsResponse(rsp)
+	return ParseRecordGlobalEventResponse(rsp)
 }
 
-// PostEventsWithResponse Record an event of no project
+// RecordGlobalEventWithResponse Record an event of no project
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /events (the `PostEvents` operationId).
-func (c *ClientWithResponses) PostEventsWithResponse(ctx context.Context, params *PostEventsParams, body PostEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostEventsResponse, error) {
-	rsp, err := c.PostEvents(ctx, params, body, reqEditors...)
+// Corresponds with POST /events (the `RecordGlobalEvent` operationId).
+func (c *ClientWithResponses) RecordGlobalEventWithResponse(ctx context.Context, params *RecordGlobalEventParams, body RecordGlobalEventJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordGlobalEventResponse, error) {
+	rsp, err := c.RecordGlobalEvent(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostEventsResponse(rsp)
+	return ParseRecordGlobalEventResponse(rsp)
 }
 
-// GetIntegrationsByNameWithResponse An integration's configuration
+// GetIntegrationWithResponse An integration's configuration
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /integrations/{name} (the `GetIntegrationsByName` operationId).
-func (c *ClientWithResponses) GetIntegrationsByNameWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetIntegrationsByNameResponse, error) {
-	rsp, err := c.GetIntegrationsByName(ctx, name, reqEditors...)
+// Corresponds with GET /integrations/{name} (the `GetIntegration` operationId).
+func (c *ClientWithResponses) GetIntegrationWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetIntegrationResponse, error) {
+	rsp, err := c.GetIntegration(ctx, name, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetIntegrationsByNameResponse(rsp)
+	return ParseGetIntegrationResponse(rsp)
 }
 
-// PutIntegrationsByNameWithBodyWithResponse Configure an integration (credentials encrypted, never shown)
+// PutIntegrationWithBodyWithResponse Configure an integration (credentials encrypted, never shown)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-func (c *ClientWithResponses) PutIntegrationsByNameWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutIntegrationsByNameResponse, error) {
-	rsp, err := c.PutIntegrationsByNameWithBody(ctx, name, contentType, body, reqEditors...)
+// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+func (c *ClientWithResponses) PutIntegrationWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutIntegrationResponse, error) {
+	rsp, err := c.PutIntegrationWithBody(ctx, name, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutIntegrationsByNameResponse(rsp)
+	return ParsePutIntegrationResponse(rsp)
 }
 
-// PutIntegrationsByNameWithResponse Configure an integration (credentials encrypted, never shown)
+// PutIntegrationWithResponse Configure an integration (credentials encrypted, never shown)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /integrations/{name} (the `PutIntegrationsByName` operationId).
-func (c *ClientWithResponses) PutIntegrationsByNameWithResponse(ctx context.Context, name string, body PutIntegrationsByNameJSONRequestBody, reqEditors ...RequestEditorFn) (*PutIntegrationsByNameResponse, error) {
-	rsp, err := c.PutIntegrationsByName(ctx, name, body, reqEditors...)
+// Corresponds with PUT /integrations/{name} (the `PutIntegration` operationId).
+func (c *ClientWithResponses) PutIntegrationWithResponse(ctx context.Context, name string, body PutIntegrationJSONRequestBody, reqEditors ...RequestEditorFn) (*PutIntegrationResponse, error) {
+	rsp, err := c.PutIntegration(ctx, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutIntegrationsByNameResponse(rsp)
+	return ParsePutIntegrationResponse(rsp)
 }
 
-// GetProjectsWithResponse Projects
+// ListProjectsWithResponse Projects
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects (the `GetProjects` operationId).
-func (c *ClientWithResponses) GetProjectsWithResponse(ctx context.Context, params *GetProjectsParams, reqEditors ...RequestEditorFn) (*GetProjectsResponse, error) {
-	rsp, err := c.GetProjects(ctx, params, reqEditors...)
+// Corresponds with GET /projects (the `ListProjects` operationId).
+func (c *ClientWithResponses) ListProjectsWithResponse(ctx context.Context, params *ListProjectsParams, reqEditors ...RequestEditorFn) (*ListProjectsResponse, error) {
+	rsp, err := c.ListProjects(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsResponse(rsp)
+	return ParseListProjectsResponse(rsp)
 }
 
-// PostProjectsWithBodyWithResponse Create a project
+// CreateProjectWithBodyWithResponse Create a project
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects (the `PostProjects` operationId).
-func (c *ClientWithResponses) PostProjectsWithBodyWithResponse(ctx context.Context, params *PostProjectsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsResponse, error) {
-	rsp, err := c.PostProjectsWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /projects (the `CreateProject` operationId).
+func (c *ClientWithResponses) CreateProjectWithBodyWithResponse(ctx context.Context, params *CreateProjectParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProjectResponse, error) {
+	rsp, err := c.CreateProjectWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsResponse(rsp)
+	return ParseCreateProjectResponse(rsp)
 }
 
-// PostProjectsWithResponse Create a project
+// CreateProjectWithResponse Create a project
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects (the `PostProjects` operationId).
-func (c *ClientWithResponses) PostProjectsWithResponse(ctx context.Context, params *PostProjectsParams, body PostProjectsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsResponse, error) {
-	rsp, err := c.PostProjects(ctx, params, body, reqEditors...)
+// Corresponds with POST /projects (the `CreateProject` operationId).
+func (c *ClientWithResponses) CreateProjectWithResponse(ctx context.Context, params *CreateProjectParams, body CreateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProjectResponse, error) {
+	rsp, err := c.CreateProject(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsResponse(rsp)
+	return ParseCreateProjectResponse(rsp)
 }
 
-// GetProjectsByIdWithResponse A project
+// GetProjectWithResponse A project
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id} (the `GetProjectsById` operationId).
-func (c *ClientWithResponses) GetProjectsByIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetProjectsByIdResponse, error) {
-	rsp, err := c.GetProjectsById(ctx, id, reqEditors...)
+// Corresponds with GET /projects/{id} (the `GetProject` operationId).
+func (c *ClientWithResponses) GetProjectWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetProjectResponse, error) {
+	rsp, err := c.GetProject(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdResponse(rsp)
+	return ParseGetProjectResponse(rsp)
 }
 
-// PatchProjectsByIdWithBodyWithResponse Change a project
+// UpdateProjectWithBodyWithResponse Change a project
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-func (c *ClientWithResponses) PatchProjectsByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchProjectsByIdResponse, error) {
-	rsp, err := c.PatchProjectsByIdWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+func (c *ClientWithResponses) UpdateProjectWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProjectResponse, error) {
+	rsp, err := c.UpdateProjectWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchProjectsByIdResponse(rsp)
+	return ParseUpdateProjectResponse(rsp)
 }
 
-// PatchProjectsByIdWithResponse Change a project
+// UpdateProjectWithResponse Change a project
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /projects/{id} (the `PatchProjectsById` operationId).
-func (c *ClientWithResponses) PatchProjectsByIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchProjectsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchProjectsByIdResponse, error) {
-	rsp, err := c.PatchProjectsById(ctx, id, body, reqEditors...)
+// Corresponds with PATCH /projects/{id} (the `UpdateProject` operationId).
+func (c *ClientWithResponses) UpdateProjectWithResponse(ctx context.Context, id openapi_types.UUID, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProjectResponse, error) {
+	rsp, err := c.UpdateProject(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchProjectsByIdResponse(rsp)
+	return ParseUpdateProjectResponse(rsp)
 }
 
-// GetProjectsByIdActionsWithResponse A project's actions
+// ListActionsWithResponse A project's actions
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id}/actions (the `GetProjectsByIdActions` operationId).
-func (c *ClientWithResponses) GetProjectsByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdActionsParams, reqEditors ...RequestEditorFn) (*GetProjectsByIdActionsResponse, error) {
-	rsp, err := c.GetProjectsByIdActions(ctx, id, params, reqEditors...)
+// Corresponds with GET /projects/{id}/actions (the `ListActions` operationId).
+func (c *ClientWithResponses) ListActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *ListActionsParams, reqEditors ...RequestEditorFn) (*ListActionsResponse, error) {
+	rsp, err := c.ListActions(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdActionsResponse(rsp)
+	return ParseListActionsResponse(rsp)
 }
 
-// PostProjectsByIdActionsWithBodyWithResponse Record an action (held or released by its autonomy level)
+// RecordActionWithBodyWithResponse Record an action (held or released by its autonomy level)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-func (c *ClientWithResponses) PostProjectsByIdActionsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsResponse, error) {
-	rsp, err := c.PostProjectsByIdActionsWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+func (c *ClientWithResponses) RecordActionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordActionResponse, error) {
+	rsp, err := c.RecordActionWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdActionsResponse(rsp)
+	return ParseRecordActionResponse(rsp)
 }
 
-// PostProjectsByIdActionsWithResponse Record an action (held or released by its autonomy level)
+// RecordActionWithResponse Record an action (held or released by its autonomy level)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/actions (the `PostProjectsByIdActions` operationId).
-func (c *ClientWithResponses) PostProjectsByIdActionsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdActionsParams, body PostProjectsByIdActionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsResponse, error) {
-	rsp, err := c.PostProjectsByIdActions(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /projects/{id}/actions (the `RecordAction` operationId).
+func (c *ClientWithResponses) RecordActionWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordActionParams, body RecordActionJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordActionResponse, error) {
+	rsp, err := c.RecordAction(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdActionsResponse(rsp)
+	return ParseRecordActionResponse(rsp)
 }
 
-// PostProjectsByIdActionsByAidCancelWithResponse Cancel a held action
+// CancelActionWithResponse Cancel a held action
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `PostProjectsByIdActionsByAidCancel` operationId).
-func (c *ClientWithResponses) PostProjectsByIdActionsByAidCancelWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsByAidCancelResponse, error) {
-	rsp, err := c.PostProjectsByIdActionsByAidCancel(ctx, id, aid, reqEditors...)
+// Corresponds with POST /projects/{id}/actions/{aid}/cancel (the `CancelAction` operationId).
+func (c *ClientWithResponses) CancelActionWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*CancelActionResponse, error) {
+	rsp, err := c.CancelAction(ctx, id, aid, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdActionsByAidCancelResponse(rsp)
+	return ParseCancelActionResponse(rsp)
 }
 
-// PostProjectsByIdActionsByAidExecutedWithResponse Mark a released action executed
+// MarkActionExecutedWithResponse Mark a released action executed
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `PostProjectsByIdActionsByAidExecuted` operationId).
-func (c *ClientWithResponses) PostProjectsByIdActionsByAidExecutedWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsByAidExecutedResponse, error) {
-	rsp, err := c.PostProjectsByIdActionsByAidExecuted(ctx, id, aid, reqEditors...)
+// Corresponds with POST /projects/{id}/actions/{aid}/executed (the `MarkActionExecuted` operationId).
+func (c *ClientWithResponses) MarkActionExecutedWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*MarkActionExecutedResponse, error) {
+	rsp, err := c.MarkActionExecuted(ctx, id, aid, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdActionsByAidExecutedResponse(rsp)
+	return ParseMarkActionExecutedResponse(rsp)
 }
 
-// PostProjectsByIdActionsByAidReleaseWithResponse Release a held action
+// ReleaseActionWithResponse Release a held action
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/actions/{aid}/release (the `PostProjectsByIdActionsByAidRelease` operationId).
-func (c *ClientWithResponses) PostProjectsByIdActionsByAidReleaseWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*PostProjectsByIdActionsByAidReleaseResponse, error) {
-	rsp, err := c.PostProjectsByIdActionsByAidRelease(ctx, id, aid, reqEditors...)
+// Corresponds with POST /projects/{id}/actions/{aid}/release (the `ReleaseAction` operationId).
+func (c *ClientWithResponses) ReleaseActionWithResponse(ctx context.Context, id openapi_types.UUID, aid string, reqEditors ...RequestEditorFn) (*ReleaseActionResponse, error) {
+	rsp, err := c.ReleaseAction(ctx, id, aid, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdActionsByAidReleaseResponse(rsp)
+	return ParseReleaseActionResponse(rsp)
 }
 
-// GetProjectsByIdArtefactsWithResponse A project's artefacts (every type, one page)
+// ListArtefactsWithResponse A project's artefacts (every type, one page)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id}/artefacts (the `GetProjectsByIdArtefacts` operationId).
-func (c *ClientWithResponses) GetProjectsByIdArtefactsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetProjectsByIdArtefactsResponse, error) {
-	rsp, err := c.GetProjectsByIdArtefacts(ctx, id, reqEditors...)
+// Corresponds with GET /projects/{id}/artefacts (the `ListArtefacts` operationId).
+func (c *ClientWithResponses) ListArtefactsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*ListArtefactsResponse, error) {
+	rsp, err := c.ListArtefacts(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdArtefactsResponse(rsp)
+	return ParseListArtefactsResponse(rsp)
 }
 
-// GetProjectsByIdArtefactsByTypeWithResponse An artefact, with its version as ETag
+// GetArtefactWithResponse An artefact, with its version as ETag
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetProjectsByIdArtefactsByType` operationId).
-func (c *ClientWithResponses) GetProjectsByIdArtefactsByTypeWithResponse(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*GetProjectsByIdArtefactsByTypeResponse, error) {
-	rsp, err := c.GetProjectsByIdArtefactsByType(ctx, id, pType, reqEditors...)
+// Corresponds with GET /projects/{id}/artefacts/{type} (the `GetArtefact` operationId).
+func (c *ClientWithResponses) GetArtefactWithResponse(ctx context.Context, id openapi_types.UUID, pType string, reqEditors ...RequestEditorFn) (*GetArtefactResponse, error) {
+	rsp, err := c.GetArtefact(ctx, id, pType, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdArtefactsByTypeResponse(rsp)
+	return ParseGetArtefactResponse(rsp)
 }
 
-// PutProjectsByIdArtefactsByTypeWithBodyWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
+// PutArtefactWithBodyWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-func (c *ClientWithResponses) PutProjectsByIdArtefactsByTypeWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProjectsByIdArtefactsByTypeResponse, error) {
-	rsp, err := c.PutProjectsByIdArtefactsByTypeWithBody(ctx, id, pType, params, contentType, body, reqEditors...)
+// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+func (c *ClientWithResponses) PutArtefactWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutArtefactResponse, error) {
+	rsp, err := c.PutArtefactWithBody(ctx, id, pType, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutProjectsByIdArtefactsByTypeResponse(rsp)
+	return ParsePutArtefactResponse(rsp)
 }
 
-// PutProjectsByIdArtefactsByTypeWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
+// PutArtefactWithResponse Write an artefact: create (201) or replace the version If-Match names (200)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutProjectsByIdArtefactsByType` operationId).
-func (c *ClientWithResponses) PutProjectsByIdArtefactsByTypeWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutProjectsByIdArtefactsByTypeParams, body PutProjectsByIdArtefactsByTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProjectsByIdArtefactsByTypeResponse, error) {
-	rsp, err := c.PutProjectsByIdArtefactsByType(ctx, id, pType, params, body, reqEditors...)
+// Corresponds with PUT /projects/{id}/artefacts/{type} (the `PutArtefact` operationId).
+func (c *ClientWithResponses) PutArtefactWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PutArtefactParams, body PutArtefactJSONRequestBody, reqEditors ...RequestEditorFn) (*PutArtefactResponse, error) {
+	rsp, err := c.PutArtefact(ctx, id, pType, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutProjectsByIdArtefactsByTypeResponse(rsp)
+	return ParsePutArtefactResponse(rsp)
 }
 
-// PostProjectsByIdArtefactsByTypeUndoWithResponse Restore an artefact's previous version (If-Match: the current one)
+// UndoArtefactWithResponse Restore an artefact's previous version (If-Match: the current one)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `PostProjectsByIdArtefactsByTypeUndo` operationId).
-func (c *ClientWithResponses) PostProjectsByIdArtefactsByTypeUndoWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *PostProjectsByIdArtefactsByTypeUndoParams, reqEditors ...RequestEditorFn) (*PostProjectsByIdArtefactsByTypeUndoResponse, error) {
-	rsp, err := c.PostProjectsByIdArtefactsByTypeUndo(ctx, id, pType, params, reqEditors...)
+// Corresponds with POST /projects/{id}/artefacts/{type}/undo (the `UndoArtefact` operationId).
+func (c *ClientWithResponses) UndoArtefactWithResponse(ctx context.Context, id openapi_types.UUID, pType string, params *UndoArtefactParams, reqEditors ...RequestEditorFn) (*UndoArtefactResponse, error) {
+	rsp, err := c.UndoArtefact(ctx, id, pType, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdArtefactsByTypeUndoResponse(rsp)
+	return ParseUndoArtefactResponse(rsp)
 }
 
-// GetProjectsByIdCheckpointsByIntegrationByKeyWithResponse An integration's checkpoint for a project
+// GetCheckpointWithResponse An integration's checkpoint for a project
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetProjectsByIdCheckpointsByIntegrationByKey` operationId).
-func (c *ClientWithResponses) GetProjectsByIdCheckpointsByIntegrationByKeyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*GetProjectsByIdCheckpointsByIntegrationByKeyResponse, error) {
-	rsp, err := c.GetProjectsByIdCheckpointsByIntegrationByKey(ctx, id, integration, key, reqEditors...)
+// Corresponds with GET /projects/{id}/checkpoints/{integration}/{key} (the `GetCheckpoint` operationId).
+func (c *ClientWithResponses) GetCheckpointWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, reqEditors ...RequestEditorFn) (*GetCheckpointResponse, error) {
+	rsp, err := c.GetCheckpoint(ctx, id, integration, key, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp)
+	return ParseGetCheckpointResponse(rsp)
 }
 
-// PutProjectsByIdCheckpointsByIntegrationByKeyWithBodyWithResponse Write an integration's checkpoint for a project
+// PutCheckpointWithBodyWithResponse Write an integration's checkpoint for a project
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-func (c *ClientWithResponses) PutProjectsByIdCheckpointsByIntegrationByKeyWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutProjectsByIdCheckpointsByIntegrationByKeyResponse, error) {
-	rsp, err := c.PutProjectsByIdCheckpointsByIntegrationByKeyWithBody(ctx, id, integration, key, contentType, body, reqEditors...)
+// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+func (c *ClientWithResponses) PutCheckpointWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCheckpointResponse, error) {
+	rsp, err := c.PutCheckpointWithBody(ctx, id, integration, key, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp)
+	return ParsePutCheckpointResponse(rsp)
 }
 
-// PutProjectsByIdCheckpointsByIntegrationByKeyWithResponse Write an integration's checkpoint for a project
+// PutCheckpointWithResponse Write an integration's checkpoint for a project
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutProjectsByIdCheckpointsByIntegrationByKey` operationId).
-func (c *ClientWithResponses) PutProjectsByIdCheckpointsByIntegrationByKeyWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutProjectsByIdCheckpointsByIntegrationByKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*PutProjectsByIdCheckpointsByIntegrationByKeyResponse, error) {
-	rsp, err := c.PutProjectsByIdCheckpointsByIntegrationByKey(ctx, id, integration, key, body, reqEditors...)
+// Corresponds with PUT /projects/{id}/checkpoints/{integration}/{key} (the `PutCheckpoint` operationId).
+func (c *ClientWithResponses) PutCheckpointWithResponse(ctx context.Context, id openapi_types.UUID, integration string, key string, body PutCheckpointJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCheckpointResponse, error) {
+	rsp, err := c.PutCheckpoint(ctx, id, integration, key, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp)
+	return ParsePutCheckpointResponse(rsp)
 }
 
-// GetProjectsByIdEscalationsWithResponse A project's escalations
+// ListProjectEscalationsWithResponse A project's escalations
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id}/escalations (the `GetProjectsByIdEscalations` operationId).
-func (c *ClientWithResponses) GetProjectsByIdEscalationsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEscalationsParams, reqEditors ...RequestEditorFn) (*GetProjectsByIdEscalationsResponse, error) {
-	rsp, err := c.GetProjectsByIdEscalations(ctx, id, params, reqEditors...)
+// Corresponds with GET /projects/{id}/escalations (the `ListProjectEscalations` operationId).
+func (c *ClientWithResponses) ListProjectEscalationsWithResponse(ctx context.Context, id openapi_types.UUID, params *ListProjectEscalationsParams, reqEditors ...RequestEditorFn) (*ListProjectEscalationsResponse, error) {
+	rsp, err := c.ListProjectEscalations(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdEscalationsResponse(rsp)
+	return ParseListProjectEscalationsResponse(rsp)
 }
 
-// PostProjectsByIdEscalationsWithBodyWithResponse Escalate a decision to a person
+// CreateEscalationWithBodyWithResponse Escalate a decision to a person
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEscalationsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsResponse, error) {
-	rsp, err := c.PostProjectsByIdEscalationsWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+func (c *ClientWithResponses) CreateEscalationWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEscalationResponse, error) {
+	rsp, err := c.CreateEscalationWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEscalationsResponse(rsp)
+	return ParseCreateEscalationResponse(rsp)
 }
 
-// PostProjectsByIdEscalationsWithResponse Escalate a decision to a person
+// CreateEscalationWithResponse Escalate a decision to a person
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/escalations (the `PostProjectsByIdEscalations` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEscalationsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEscalationsParams, body PostProjectsByIdEscalationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsResponse, error) {
-	rsp, err := c.PostProjectsByIdEscalations(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /projects/{id}/escalations (the `CreateEscalation` operationId).
+func (c *ClientWithResponses) CreateEscalationWithResponse(ctx context.Context, id openapi_types.UUID, params *CreateEscalationParams, body CreateEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEscalationResponse, error) {
+	rsp, err := c.CreateEscalation(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEscalationsResponse(rsp)
+	return ParseCreateEscalationResponse(rsp)
 }
 
-// GetProjectsByIdEscalationsByEidWithResponse An escalation
+// GetEscalationWithResponse An escalation
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetProjectsByIdEscalationsByEid` operationId).
-func (c *ClientWithResponses) GetProjectsByIdEscalationsByEidWithResponse(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*GetProjectsByIdEscalationsByEidResponse, error) {
-	rsp, err := c.GetProjectsByIdEscalationsByEid(ctx, id, eid, reqEditors...)
+// Corresponds with GET /projects/{id}/escalations/{eid} (the `GetEscalation` operationId).
+func (c *ClientWithResponses) GetEscalationWithResponse(ctx context.Context, id openapi_types.UUID, eid string, reqEditors ...RequestEditorFn) (*GetEscalationResponse, error) {
+	rsp, err := c.GetEscalation(ctx, id, eid, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdEscalationsByEidResponse(rsp)
+	return ParseGetEscalationResponse(rsp)
 }
 
-// PostProjectsByIdEscalationsByEidDecisionWithBodyWithResponse Decide a pending escalation
+// DecideWithBodyWithResponse Decide a pending escalation
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEscalationsByEidDecisionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidDecisionResponse, error) {
-	rsp, err := c.PostProjectsByIdEscalationsByEidDecisionWithBody(ctx, id, eid, contentType, body, reqEditors...)
+// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+func (c *ClientWithResponses) DecideWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideResponse, error) {
+	rsp, err := c.DecideWithBody(ctx, id, eid, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEscalationsByEidDecisionResponse(rsp)
+	return ParseDecideResponse(rsp)
 }
 
-// PostProjectsByIdEscalationsByEidDecisionWithResponse Decide a pending escalation
+// DecideWithResponse Decide a pending escalation
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `PostProjectsByIdEscalationsByEidDecision` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEscalationsByEidDecisionWithResponse(ctx context.Context, id openapi_types.UUID, eid string, body PostProjectsByIdEscalationsByEidDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidDecisionResponse, error) {
-	rsp, err := c.PostProjectsByIdEscalationsByEidDecision(ctx, id, eid, body, reqEditors...)
+// Corresponds with POST /projects/{id}/escalations/{eid}/decision (the `Decide` operationId).
+func (c *ClientWithResponses) DecideWithResponse(ctx context.Context, id openapi_types.UUID, eid string, body DecideJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideResponse, error) {
+	rsp, err := c.Decide(ctx, id, eid, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEscalationsByEidDecisionResponse(rsp)
+	return ParseDecideResponse(rsp)
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeWithBodyWithResponse Replace a pending escalation by a new one
+// SupersedeEscalationWithBodyWithResponse Replace a pending escalation by a new one
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEscalationsByEidSupersedeWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidSupersedeResponse, error) {
-	rsp, err := c.PostProjectsByIdEscalationsByEidSupersedeWithBody(ctx, id, eid, params, contentType, body, reqEditors...)
+// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+func (c *ClientWithResponses) SupersedeEscalationWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SupersedeEscalationResponse, error) {
+	rsp, err := c.SupersedeEscalationWithBody(ctx, id, eid, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp)
+	return ParseSupersedeEscalationResponse(rsp)
 }
 
-// PostProjectsByIdEscalationsByEidSupersedeWithResponse Replace a pending escalation by a new one
+// SupersedeEscalationWithResponse Replace a pending escalation by a new one
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `PostProjectsByIdEscalationsByEidSupersede` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEscalationsByEidSupersedeWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *PostProjectsByIdEscalationsByEidSupersedeParams, body PostProjectsByIdEscalationsByEidSupersedeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEscalationsByEidSupersedeResponse, error) {
-	rsp, err := c.PostProjectsByIdEscalationsByEidSupersede(ctx, id, eid, params, body, reqEditors...)
+// Corresponds with POST /projects/{id}/escalations/{eid}/supersede (the `SupersedeEscalation` operationId).
+func (c *ClientWithResponses) SupersedeEscalationWithResponse(ctx context.Context, id openapi_types.UUID, eid string, params *SupersedeEscalationParams, body SupersedeEscalationJSONRequestBody, reqEditors ...RequestEditorFn) (*SupersedeEscalationResponse, error) {
+	rsp, err := c.SupersedeEscalation(ctx, id, eid, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp)
+	return ParseSupersedeEscalationResponse(rsp)
 }
 
-// GetProjectsByIdEventsWithResponse A project's events, newest first
+// ListProjectEventsWithResponse A project's events, newest first
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /projects/{id}/events (the `GetProjectsByIdEvents` operationId).
-func (c *ClientWithResponses) GetProjectsByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetProjectsByIdEventsParams, reqEditors ...RequestEditorFn) (*GetProjectsByIdEventsResponse, error) {
-	rsp, err := c.GetProjectsByIdEvents(ctx, id, params, reqEditors...)
+// Corresponds with GET /projects/{id}/events (the `ListProjectEvents` operationId).
+func (c *ClientWithResponses) ListProjectEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *ListProjectEventsParams, reqEditors ...RequestEditorFn) (*ListProjectEventsResponse, error) {
+	rsp, err := c.ListProjectEvents(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetProjectsByIdEventsResponse(rsp)
+	return ParseListProjectEventsResponse(rsp)
 }
 
-// PostProjectsByIdEventsWithBodyWithResponse Record a project's event
+// RecordProjectEventWithBodyWithResponse Record a project's event
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEventsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectsByIdEventsResponse, error) {
-	rsp, err := c.PostProjectsByIdEventsWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+func (c *ClientWithResponses) RecordProjectEventWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordProjectEventResponse, error) {
+	rsp, err := c.RecordProjectEventWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEventsResponse(rsp)
+	return ParseRecordProjectEventResponse(rsp)
 }
 
-// PostProjectsByIdEventsWithResponse Record a project's event
+// RecordProjectEventWithResponse Record a project's event
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /projects/{id}/events (the `PostProjectsByIdEvents` operationId).
-func (c *ClientWithResponses) PostProjectsByIdEventsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostProjectsByIdEventsParams, body PostProjectsByIdEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectsByIdEventsResponse, error) {
-	rsp, err := c.PostProjectsByIdEvents(ctx, id, params, body, reqEditors...)
+// Corresponds with POST /projects/{id}/events (the `RecordProjectEvent` operationId).
+func (c *ClientWithResponses) RecordProjectEventWithResponse(ctx context.Context, id openapi_types.UUID, params *RecordProjectEventParams, body RecordProjectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordProjectEventResponse, error) {
+	rsp, err := c.RecordProjectEvent(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostProjectsByIdEventsResponse(rsp)
+	return ParseRecordProjectEventResponse(rsp)
 }
 
-// ParseGetActionsHeldResponse parses an HTTP response from a GetActionsHeldWithResponse call
-func ParseGetActionsHeldResponse(rsp *http.Response) (*GetActionsHeldResponse, error) {
+// ParseListHeldActionsResponse parses an HTTP response from a ListHeldActionsWithResponse call
+func ParseListHeldActionsResponse(rsp *http.Response) (*ListHeldActionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetActionsHeldResponse{
+	response := &ListHeldActionsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Items *[]struct {
-				ActionType   string      `json:"actionType"`
-				CancelledAt  *string     `json:"cancelledAt,omitempty"`
-				Confidence   interface{} `json:"confidence,omitempty"`
-				CreatedAt    string      `json:"createdAt"`
-				Description  string      `json:"description"`
-				Detail       interface{} `json:"detail,omitempty"`
-				DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-				EventId      *string     `json:"eventId,omitempty"`
-				Executed     bool        `json:"executed"`
-				ExecutedAt   *string     `json:"executedAt,omitempty"`
-				HeldUntil    *string     `json:"heldUntil,omitempty"`
-				Id           string      `json:"id"`
-				ProjectId    string      `json:"projectId"`
-				ReleasedBy   *string     `json:"releasedBy,omitempty"`
-			} `json:"items"`
-			NextCursor *string `json:"nextCursor,omitempty"`
-		}
+		var dest ActionPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7733,7 +7174,7 @@ func ParseGetActionsHeldResponse(rsp *http.Response) (*GetActionsHeldResponse, e
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetActionsHeldResponse503Headers
+		var headers ListHeldActionsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -7747,15 +7188,15 @@ func ParseGetActionsHeldResponse(rsp *http.Response) (*GetActionsHeldResponse, e
 	return response, nil
 }
 
-// ParseGetAgentConfigResponse parses an HTTP response from a GetAgentConfigWithResponse call
-func ParseGetAgentConfigResponse(rsp *http.Response) (*GetAgentConfigResponse, error) {
+// ParseListAgentConfigResponse parses an HTTP response from a ListAgentConfigWithResponse call
+func ParseListAgentConfigResponse(rsp *http.Response) (*ListAgentConfigResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAgentConfigResponse{
+	response := &ListAgentConfigResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -7801,7 +7242,7 @@ func ParseGetAgentConfigResponse(rsp *http.Response) (*GetAgentConfigResponse, e
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAgentConfigResponse503Headers
+		var headers ListAgentConfigResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -7815,27 +7256,22 @@ func ParseGetAgentConfigResponse(rsp *http.Response) (*GetAgentConfigResponse, e
 	return response, nil
 }
 
-// ParseGetAgentConfigByKeyResponse parses an HTTP response from a GetAgentConfigByKeyWithResponse call
-func ParseGetAgentConfigByKeyResponse(rsp *http.Response) (*GetAgentConfigByKeyResponse, error) {
+// ParseGetAgentConfigResponse parses an HTTP response from a GetAgentConfigWithResponse call
+func ParseGetAgentConfigResponse(rsp *http.Response) (*GetAgentConfigResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAgentConfigByKeyResponse{
+	response := &GetAgentConfigResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Default   bool        `json:"default"`
-			Key       string      `json:"key"`
-			UpdatedAt *string     `json:"updatedAt,omitempty"`
-			Value     interface{} `json:"value"`
-		}
+		var dest AgentConfig
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7873,7 +7309,7 @@ func ParseGetAgentConfigByKeyResponse(rsp *http.Response) (*GetAgentConfigByKeyR
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAgentConfigByKeyResponse503Headers
+		var headers GetAgentConfigResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -7887,27 +7323,22 @@ func ParseGetAgentConfigByKeyResponse(rsp *http.Response) (*GetAgentConfigByKeyR
 	return response, nil
 }
 
-// ParsePutAgentConfigByKeyResponse parses an HTTP response from a PutAgentConfigByKeyWithResponse call
-func ParsePutAgentConfigByKeyResponse(rsp *http.Response) (*PutAgentConfigByKeyResponse, error) {
+// ParsePutAgentConfigResponse parses an HTTP response from a PutAgentConfigWithResponse call
+func ParsePutAgentConfigResponse(rsp *http.Response) (*PutAgentConfigResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutAgentConfigByKeyResponse{
+	response := &PutAgentConfigResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Default   bool        `json:"default"`
-			Key       string      `json:"key"`
-			UpdatedAt *string     `json:"updatedAt,omitempty"`
-			Value     interface{} `json:"value"`
-		}
+		var dest AgentConfig
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7959,7 +7390,7 @@ func ParsePutAgentConfigByKeyResponse(rsp *http.Response) (*PutAgentConfigByKeyR
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PutAgentConfigByKeyResponse503Headers
+		var headers PutAgentConfigResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -7973,43 +7404,22 @@ func ParsePutAgentConfigByKeyResponse(rsp *http.Response) (*PutAgentConfigByKeyR
 	return response, nil
 }
 
-// ParseGetEscalationsResponse parses an HTTP response from a GetEscalationsWithResponse call
-func ParseGetEscalationsResponse(rsp *http.Response) (*GetEscalationsResponse, error) {
+// ParseListEscalationsResponse parses an HTTP response from a ListEscalationsWithResponse call
+func ParseListEscalationsResponse(rsp *http.Response) (*ListEscalationsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetEscalationsResponse{
+	response := &ListEscalationsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Items *[]struct {
-				AgentRationale      *string     `json:"agentRationale,omitempty"`
-				AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-				Context             interface{} `json:"context"`
-				CreatedAt           string      `json:"createdAt"`
-				DecidedAt           *string     `json:"decidedAt,omitempty"`
-				ExpiredAt           *string     `json:"expiredAt,omitempty"`
-				ExpiresAt           *string     `json:"expiresAt,omitempty"`
-				Id                  string      `json:"id"`
-				Options             interface{} `json:"options"`
-				ProjectId           string      `json:"projectId"`
-				Status              string      `json:"status"`
-				SupersededAt        *string     `json:"supersededAt,omitempty"`
-				SupersededBy        *string     `json:"supersededBy,omitempty"`
-				Supersedes          *string     `json:"supersedes,omitempty"`
-				Title               string      `json:"title"`
-				UserDecision        *string     `json:"userDecision,omitempty"`
-				UserNotes           *string     `json:"userNotes,omitempty"`
-			} `json:"items"`
-			NextCursor *string `json:"nextCursor,omitempty"`
-		}
+		var dest EscalationPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8040,7 +7450,7 @@ func ParseGetEscalationsResponse(rsp *http.Response) (*GetEscalationsResponse, e
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetEscalationsResponse503Headers
+		var headers ListEscalationsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8054,33 +7464,22 @@ func ParseGetEscalationsResponse(rsp *http.Response) (*GetEscalationsResponse, e
 	return response, nil
 }
 
-// ParseGetEventsResponse parses an HTTP response from a GetEventsWithResponse call
-func ParseGetEventsResponse(rsp *http.Response) (*GetEventsResponse, error) {
+// ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
+func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetEventsResponse{
+	response := &ListEventsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Items *[]struct {
-				CreatedAt string      `json:"createdAt"`
-				Detail    interface{} `json:"detail,omitempty"`
-				EventType string      `json:"eventType"`
-				Id        string      `json:"id"`
-				ProjectId *string     `json:"projectId,omitempty"`
-				Severity  string      `json:"severity"`
-				Summary   string      `json:"summary"`
-			} `json:"items"`
-			NextCursor *string `json:"nextCursor,omitempty"`
-		}
+		var dest EventPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8111,7 +7510,7 @@ func ParseGetEventsResponse(rsp *http.Response) (*GetEventsResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetEventsResponse503Headers
+		var headers ListEventsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8125,30 +7524,22 @@ func ParseGetEventsResponse(rsp *http.Response) (*GetEventsResponse, error) {
 	return response, nil
 }
 
-// ParsePostEventsResponse parses an HTTP response from a PostEventsWithResponse call
-func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
+// ParseRecordGlobalEventResponse parses an HTTP response from a RecordGlobalEventWithResponse call
+func ParseRecordGlobalEventResponse(rsp *http.Response) (*RecordGlobalEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostEventsResponse{
+	response := &RecordGlobalEventResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			CreatedAt string      `json:"createdAt"`
-			Detail    interface{} `json:"detail,omitempty"`
-			EventType string      `json:"eventType"`
-			Id        string      `json:"id"`
-			ProjectId *string     `json:"projectId,omitempty"`
-			Severity  string      `json:"severity"`
-			Summary   string      `json:"summary"`
-		}
+		var dest Event
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8200,7 +7591,7 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostEventsResponse201Headers
+		var headers RecordGlobalEventResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8217,7 +7608,7 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostEventsResponse400Headers
+		var headers RecordGlobalEventResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8227,7 +7618,7 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostEventsResponse409Headers
+		var headers RecordGlobalEventResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8237,7 +7628,7 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostEventsResponse413Headers
+		var headers RecordGlobalEventResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8247,7 +7638,7 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostEventsResponse422Headers
+		var headers RecordGlobalEventResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8257,7 +7648,7 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostEventsResponse503Headers
+		var headers RecordGlobalEventResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8274,7 +7665,7 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostEventsResponseDefaultHeaders
+		var headers RecordGlobalEventResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8288,32 +7679,22 @@ func ParsePostEventsResponse(rsp *http.Response) (*PostEventsResponse, error) {
 	return response, nil
 }
 
-// ParseGetIntegrationsByNameResponse parses an HTTP response from a GetIntegrationsByNameWithResponse call
-func ParseGetIntegrationsByNameResponse(rsp *http.Response) (*GetIntegrationsByNameResponse, error) {
+// ParseGetIntegrationResponse parses an HTTP response from a GetIntegrationWithResponse call
+func ParseGetIntegrationResponse(rsp *http.Response) (*GetIntegrationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetIntegrationsByNameResponse{
+	response := &GetIntegrationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			ConfigEncrypted   string             `json:"configEncrypted"`
-			CreatedAt         string             `json:"createdAt"`
-			EncryptionContext *map[string]string `json:"encryptionContext"`
-			Id                string             `json:"id"`
-			Integration       string             `json:"integration"`
-			KmsKeyId          string             `json:"kmsKeyId"`
-			LastHealthCheck   *string            `json:"lastHealthCheck,omitempty"`
-			Status            string             `json:"status"`
-			UpdatedAt         string             `json:"updatedAt"`
-		}
+		var dest IntegrationConfig
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8351,7 +7732,7 @@ func ParseGetIntegrationsByNameResponse(rsp *http.Response) (*GetIntegrationsByN
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetIntegrationsByNameResponse503Headers
+		var headers GetIntegrationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8365,32 +7746,22 @@ func ParseGetIntegrationsByNameResponse(rsp *http.Response) (*GetIntegrationsByN
 	return response, nil
 }
 
-// ParsePutIntegrationsByNameResponse parses an HTTP response from a PutIntegrationsByNameWithResponse call
-func ParsePutIntegrationsByNameResponse(rsp *http.Response) (*PutIntegrationsByNameResponse, error) {
+// ParsePutIntegrationResponse parses an HTTP response from a PutIntegrationWithResponse call
+func ParsePutIntegrationResponse(rsp *http.Response) (*PutIntegrationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutIntegrationsByNameResponse{
+	response := &PutIntegrationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			ConfigEncrypted   string             `json:"configEncrypted"`
-			CreatedAt         string             `json:"createdAt"`
-			EncryptionContext *map[string]string `json:"encryptionContext"`
-			Id                string             `json:"id"`
-			Integration       string             `json:"integration"`
-			KmsKeyId          string             `json:"kmsKeyId"`
-			LastHealthCheck   *string            `json:"lastHealthCheck,omitempty"`
-			Status            string             `json:"status"`
-			UpdatedAt         string             `json:"updatedAt"`
-		}
+		var dest IntegrationConfig
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8442,7 +7813,7 @@ func ParsePutIntegrationsByNameResponse(rsp *http.Response) (*PutIntegrationsByN
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PutIntegrationsByNameResponse503Headers
+		var headers PutIntegrationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8456,15 +7827,15 @@ func ParsePutIntegrationsByNameResponse(rsp *http.Response) (*PutIntegrationsByN
 	return response, nil
 }
 
-// ParseGetProjectsResponse parses an HTTP response from a GetProjectsWithResponse call
-func ParseGetProjectsResponse(rsp *http.Response) (*GetProjectsResponse, error) {
+// ParseListProjectsResponse parses an HTTP response from a ListProjectsWithResponse call
+func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsResponse{
+	response := &ListProjectsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -8516,7 +7887,7 @@ func ParseGetProjectsResponse(rsp *http.Response) (*GetProjectsResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsResponse503Headers
+		var headers ListProjectsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8530,33 +7901,22 @@ func ParseGetProjectsResponse(rsp *http.Response) (*GetProjectsResponse, error) 
 	return response, nil
 }
 
-// ParsePostProjectsResponse parses an HTTP response from a PostProjectsWithResponse call
-func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error) {
+// ParseCreateProjectResponse parses an HTTP response from a CreateProjectWithResponse call
+func ParseCreateProjectResponse(rsp *http.Response) (*CreateProjectResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsResponse{
+	response := &CreateProjectResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			AutonomyLevel    string      `json:"autonomyLevel"`
-			Config           interface{} `json:"config"`
-			CreatedAt        string      `json:"createdAt"`
-			Description      *string     `json:"description,omitempty"`
-			Id               string      `json:"id"`
-			Name             string      `json:"name"`
-			Source           string      `json:"source"`
-			SourceProjectKey string      `json:"sourceProjectKey"`
-			Status           string      `json:"status"`
-			UpdatedAt        string      `json:"updatedAt"`
-		}
+		var dest Project
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8608,7 +7968,7 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostProjectsResponse201Headers
+		var headers CreateProjectResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8632,7 +7992,7 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostProjectsResponse400Headers
+		var headers CreateProjectResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8642,7 +8002,7 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostProjectsResponse409Headers
+		var headers CreateProjectResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8652,7 +8012,7 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostProjectsResponse413Headers
+		var headers CreateProjectResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8662,7 +8022,7 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostProjectsResponse422Headers
+		var headers CreateProjectResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8672,7 +8032,7 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostProjectsResponse503Headers
+		var headers CreateProjectResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8689,7 +8049,7 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostProjectsResponseDefaultHeaders
+		var headers CreateProjectResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8703,33 +8063,22 @@ func ParsePostProjectsResponse(rsp *http.Response) (*PostProjectsResponse, error
 	return response, nil
 }
 
-// ParseGetProjectsByIdResponse parses an HTTP response from a GetProjectsByIdWithResponse call
-func ParseGetProjectsByIdResponse(rsp *http.Response) (*GetProjectsByIdResponse, error) {
+// ParseGetProjectResponse parses an HTTP response from a GetProjectWithResponse call
+func ParseGetProjectResponse(rsp *http.Response) (*GetProjectResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdResponse{
+	response := &GetProjectResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			AutonomyLevel    string      `json:"autonomyLevel"`
-			Config           interface{} `json:"config"`
-			CreatedAt        string      `json:"createdAt"`
-			Description      *string     `json:"description,omitempty"`
-			Id               string      `json:"id"`
-			Name             string      `json:"name"`
-			Source           string      `json:"source"`
-			SourceProjectKey string      `json:"sourceProjectKey"`
-			Status           string      `json:"status"`
-			UpdatedAt        string      `json:"updatedAt"`
-		}
+		var dest Project
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8767,7 +8116,7 @@ func ParseGetProjectsByIdResponse(rsp *http.Response) (*GetProjectsByIdResponse,
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdResponse503Headers
+		var headers GetProjectResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8781,33 +8130,22 @@ func ParseGetProjectsByIdResponse(rsp *http.Response) (*GetProjectsByIdResponse,
 	return response, nil
 }
 
-// ParsePatchProjectsByIdResponse parses an HTTP response from a PatchProjectsByIdWithResponse call
-func ParsePatchProjectsByIdResponse(rsp *http.Response) (*PatchProjectsByIdResponse, error) {
+// ParseUpdateProjectResponse parses an HTTP response from a UpdateProjectWithResponse call
+func ParseUpdateProjectResponse(rsp *http.Response) (*UpdateProjectResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PatchProjectsByIdResponse{
+	response := &UpdateProjectResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			AutonomyLevel    string      `json:"autonomyLevel"`
-			Config           interface{} `json:"config"`
-			CreatedAt        string      `json:"createdAt"`
-			Description      *string     `json:"description,omitempty"`
-			Id               string      `json:"id"`
-			Name             string      `json:"name"`
-			Source           string      `json:"source"`
-			SourceProjectKey string      `json:"sourceProjectKey"`
-			Status           string      `json:"status"`
-			UpdatedAt        string      `json:"updatedAt"`
-		}
+		var dest Project
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8859,7 +8197,7 @@ func ParsePatchProjectsByIdResponse(rsp *http.Response) (*PatchProjectsByIdRespo
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PatchProjectsByIdResponse503Headers
+		var headers UpdateProjectResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8873,40 +8211,22 @@ func ParsePatchProjectsByIdResponse(rsp *http.Response) (*PatchProjectsByIdRespo
 	return response, nil
 }
 
-// ParseGetProjectsByIdActionsResponse parses an HTTP response from a GetProjectsByIdActionsWithResponse call
-func ParseGetProjectsByIdActionsResponse(rsp *http.Response) (*GetProjectsByIdActionsResponse, error) {
+// ParseListActionsResponse parses an HTTP response from a ListActionsWithResponse call
+func ParseListActionsResponse(rsp *http.Response) (*ListActionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdActionsResponse{
+	response := &ListActionsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Items *[]struct {
-				ActionType   string      `json:"actionType"`
-				CancelledAt  *string     `json:"cancelledAt,omitempty"`
-				Confidence   interface{} `json:"confidence,omitempty"`
-				CreatedAt    string      `json:"createdAt"`
-				Description  string      `json:"description"`
-				Detail       interface{} `json:"detail,omitempty"`
-				DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-				EventId      *string     `json:"eventId,omitempty"`
-				Executed     bool        `json:"executed"`
-				ExecutedAt   *string     `json:"executedAt,omitempty"`
-				HeldUntil    *string     `json:"heldUntil,omitempty"`
-				Id           string      `json:"id"`
-				ProjectId    string      `json:"projectId"`
-				ReleasedBy   *string     `json:"releasedBy,omitempty"`
-			} `json:"items"`
-			NextCursor *string `json:"nextCursor,omitempty"`
-		}
+		var dest ActionPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8944,7 +8264,7 @@ func ParseGetProjectsByIdActionsResponse(rsp *http.Response) (*GetProjectsByIdAc
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdActionsResponse503Headers
+		var headers ListActionsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -8958,37 +8278,22 @@ func ParseGetProjectsByIdActionsResponse(rsp *http.Response) (*GetProjectsByIdAc
 	return response, nil
 }
 
-// ParsePostProjectsByIdActionsResponse parses an HTTP response from a PostProjectsByIdActionsWithResponse call
-func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsByIdActionsResponse, error) {
+// ParseRecordActionResponse parses an HTTP response from a RecordActionWithResponse call
+func ParseRecordActionResponse(rsp *http.Response) (*RecordActionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdActionsResponse{
+	response := &RecordActionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			ActionType   string      `json:"actionType"`
-			CancelledAt  *string     `json:"cancelledAt,omitempty"`
-			Confidence   interface{} `json:"confidence,omitempty"`
-			CreatedAt    string      `json:"createdAt"`
-			Description  string      `json:"description"`
-			Detail       interface{} `json:"detail,omitempty"`
-			DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-			EventId      *string     `json:"eventId,omitempty"`
-			Executed     bool        `json:"executed"`
-			ExecutedAt   *string     `json:"executedAt,omitempty"`
-			HeldUntil    *string     `json:"heldUntil,omitempty"`
-			Id           string      `json:"id"`
-			ProjectId    string      `json:"projectId"`
-			ReleasedBy   *string     `json:"releasedBy,omitempty"`
-		}
+		var dest Action
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9047,7 +8352,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostProjectsByIdActionsResponse201Headers
+		var headers RecordActionResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9064,7 +8369,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostProjectsByIdActionsResponse400Headers
+		var headers RecordActionResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9074,7 +8379,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostProjectsByIdActionsResponse404Headers
+		var headers RecordActionResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9084,7 +8389,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostProjectsByIdActionsResponse409Headers
+		var headers RecordActionResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9094,7 +8399,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostProjectsByIdActionsResponse413Headers
+		var headers RecordActionResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9104,7 +8409,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostProjectsByIdActionsResponse422Headers
+		var headers RecordActionResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9114,7 +8419,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdActionsResponse503Headers
+		var headers RecordActionResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9131,7 +8436,7 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostProjectsByIdActionsResponseDefaultHeaders
+		var headers RecordActionResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9145,37 +8450,22 @@ func ParsePostProjectsByIdActionsResponse(rsp *http.Response) (*PostProjectsById
 	return response, nil
 }
 
-// ParsePostProjectsByIdActionsByAidCancelResponse parses an HTTP response from a PostProjectsByIdActionsByAidCancelWithResponse call
-func ParsePostProjectsByIdActionsByAidCancelResponse(rsp *http.Response) (*PostProjectsByIdActionsByAidCancelResponse, error) {
+// ParseCancelActionResponse parses an HTTP response from a CancelActionWithResponse call
+func ParseCancelActionResponse(rsp *http.Response) (*CancelActionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdActionsByAidCancelResponse{
+	response := &CancelActionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			ActionType   string      `json:"actionType"`
-			CancelledAt  *string     `json:"cancelledAt,omitempty"`
-			Confidence   interface{} `json:"confidence,omitempty"`
-			CreatedAt    string      `json:"createdAt"`
-			Description  string      `json:"description"`
-			Detail       interface{} `json:"detail,omitempty"`
-			DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-			EventId      *string     `json:"eventId,omitempty"`
-			Executed     bool        `json:"executed"`
-			ExecutedAt   *string     `json:"executedAt,omitempty"`
-			HeldUntil    *string     `json:"heldUntil,omitempty"`
-			Id           string      `json:"id"`
-			ProjectId    string      `json:"projectId"`
-			ReleasedBy   *string     `json:"releasedBy,omitempty"`
-		}
+		var dest Action
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9220,7 +8510,7 @@ func ParsePostProjectsByIdActionsByAidCancelResponse(rsp *http.Response) (*PostP
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdActionsByAidCancelResponse503Headers
+		var headers CancelActionResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9234,37 +8524,22 @@ func ParsePostProjectsByIdActionsByAidCancelResponse(rsp *http.Response) (*PostP
 	return response, nil
 }
 
-// ParsePostProjectsByIdActionsByAidExecutedResponse parses an HTTP response from a PostProjectsByIdActionsByAidExecutedWithResponse call
-func ParsePostProjectsByIdActionsByAidExecutedResponse(rsp *http.Response) (*PostProjectsByIdActionsByAidExecutedResponse, error) {
+// ParseMarkActionExecutedResponse parses an HTTP response from a MarkActionExecutedWithResponse call
+func ParseMarkActionExecutedResponse(rsp *http.Response) (*MarkActionExecutedResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdActionsByAidExecutedResponse{
+	response := &MarkActionExecutedResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			ActionType   string      `json:"actionType"`
-			CancelledAt  *string     `json:"cancelledAt,omitempty"`
-			Confidence   interface{} `json:"confidence,omitempty"`
-			CreatedAt    string      `json:"createdAt"`
-			Description  string      `json:"description"`
-			Detail       interface{} `json:"detail,omitempty"`
-			DispatchedAt *string     `json:"dispatchedAt,omitempty"`
-			EventId      *string     `json:"eventId,omitempty"`
-			Executed     bool        `json:"executed"`
-			ExecutedAt   *string     `json:"executedAt,omitempty"`
-			HeldUntil    *string     `json:"heldUntil,omitempty"`
-			Id           string      `json:"id"`
-			ProjectId    string      `json:"projectId"`
-			ReleasedBy   *string     `json:"releasedBy,omitempty"`
-		}
+		var dest Action
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9309,7 +8584,7 @@ func ParsePostProjectsByIdActionsByAidExecutedResponse(rsp *http.Response) (*Pos
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdActionsByAidExecutedResponse503Headers
+		var headers MarkActionExecutedResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9323,15 +8598,15 @@ func ParsePostProjectsByIdActionsByAidExecutedResponse(rsp *http.Response) (*Pos
 	return response, nil
 }
 
-// ParsePostProjectsByIdActionsByAidReleaseResponse parses an HTTP response from a PostProjectsByIdActionsByAidReleaseWithResponse call
-func ParsePostProjectsByIdActionsByAidReleaseResponse(rsp *http.Response) (*PostProjectsByIdActionsByAidReleaseResponse, error) {
+// ParseReleaseActionResponse parses an HTTP response from a ReleaseActionWithResponse call
+func ParseReleaseActionResponse(rsp *http.Response) (*ReleaseActionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdActionsByAidReleaseResponse{
+	response := &ReleaseActionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9399,7 +8674,7 @@ func ParsePostProjectsByIdActionsByAidReleaseResponse(rsp *http.Response) (*Post
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdActionsByAidReleaseResponse503Headers
+		var headers ReleaseActionResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9413,15 +8688,15 @@ func ParsePostProjectsByIdActionsByAidReleaseResponse(rsp *http.Response) (*Post
 	return response, nil
 }
 
-// ParseGetProjectsByIdArtefactsResponse parses an HTTP response from a GetProjectsByIdArtefactsWithResponse call
-func ParseGetProjectsByIdArtefactsResponse(rsp *http.Response) (*GetProjectsByIdArtefactsResponse, error) {
+// ParseListArtefactsResponse parses an HTTP response from a ListArtefactsWithResponse call
+func ParseListArtefactsResponse(rsp *http.Response) (*ListArtefactsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdArtefactsResponse{
+	response := &ListArtefactsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -9478,7 +8753,7 @@ func ParseGetProjectsByIdArtefactsResponse(rsp *http.Response) (*GetProjectsById
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdArtefactsResponse503Headers
+		var headers ListArtefactsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9492,31 +8767,22 @@ func ParseGetProjectsByIdArtefactsResponse(rsp *http.Response) (*GetProjectsById
 	return response, nil
 }
 
-// ParseGetProjectsByIdArtefactsByTypeResponse parses an HTTP response from a GetProjectsByIdArtefactsByTypeWithResponse call
-func ParseGetProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*GetProjectsByIdArtefactsByTypeResponse, error) {
+// ParseGetArtefactResponse parses an HTTP response from a GetArtefactWithResponse call
+func ParseGetArtefactResponse(rsp *http.Response) (*GetArtefactResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdArtefactsByTypeResponse{
+	response := &GetArtefactResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Content         interface{} `json:"content"`
-			CreatedAt       string      `json:"createdAt"`
-			Id              string      `json:"id"`
-			PreviousVersion interface{} `json:"previousVersion,omitempty"`
-			ProjectId       string      `json:"projectId"`
-			Type            string      `json:"type"`
-			UpdatedAt       string      `json:"updatedAt"`
-			Version         int         `json:"version"`
-		}
+		var dest Artefact
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9554,7 +8820,7 @@ func ParseGetProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*GetProjec
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers GetProjectsByIdArtefactsByTypeResponse200Headers
+		var headers GetArtefactResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9564,7 +8830,7 @@ func ParseGetProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*GetProjec
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdArtefactsByTypeResponse503Headers
+		var headers GetArtefactResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9578,47 +8844,29 @@ func ParseGetProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*GetProjec
 	return response, nil
 }
 
-// ParsePutProjectsByIdArtefactsByTypeResponse parses an HTTP response from a PutProjectsByIdArtefactsByTypeWithResponse call
-func ParsePutProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*PutProjectsByIdArtefactsByTypeResponse, error) {
+// ParsePutArtefactResponse parses an HTTP response from a PutArtefactWithResponse call
+func ParsePutArtefactResponse(rsp *http.Response) (*PutArtefactResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutProjectsByIdArtefactsByTypeResponse{
+	response := &PutArtefactResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Content         interface{} `json:"content"`
-			CreatedAt       string      `json:"createdAt"`
-			Id              string      `json:"id"`
-			PreviousVersion interface{} `json:"previousVersion,omitempty"`
-			ProjectId       string      `json:"projectId"`
-			Type            string      `json:"type"`
-			UpdatedAt       string      `json:"updatedAt"`
-			Version         int         `json:"version"`
-		}
+		var dest Artefact
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			Content         interface{} `json:"content"`
-			CreatedAt       string      `json:"createdAt"`
-			Id              string      `json:"id"`
-			PreviousVersion interface{} `json:"previousVersion,omitempty"`
-			ProjectId       string      `json:"projectId"`
-			Type            string      `json:"type"`
-			UpdatedAt       string      `json:"updatedAt"`
-			Version         int         `json:"version"`
-		}
+		var dest Artefact
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9670,7 +8918,7 @@ func ParsePutProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*PutProjec
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PutProjectsByIdArtefactsByTypeResponse200Headers
+		var headers PutArtefactResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9680,7 +8928,7 @@ func ParsePutProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*PutProjec
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 201:
-		var headers PutProjectsByIdArtefactsByTypeResponse201Headers
+		var headers PutArtefactResponse201Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9697,7 +8945,7 @@ func ParsePutProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*PutProjec
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 503:
-		var headers PutProjectsByIdArtefactsByTypeResponse503Headers
+		var headers PutArtefactResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9711,31 +8959,22 @@ func ParsePutProjectsByIdArtefactsByTypeResponse(rsp *http.Response) (*PutProjec
 	return response, nil
 }
 
-// ParsePostProjectsByIdArtefactsByTypeUndoResponse parses an HTTP response from a PostProjectsByIdArtefactsByTypeUndoWithResponse call
-func ParsePostProjectsByIdArtefactsByTypeUndoResponse(rsp *http.Response) (*PostProjectsByIdArtefactsByTypeUndoResponse, error) {
+// ParseUndoArtefactResponse parses an HTTP response from a UndoArtefactWithResponse call
+func ParseUndoArtefactResponse(rsp *http.Response) (*UndoArtefactResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdArtefactsByTypeUndoResponse{
+	response := &UndoArtefactResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Content         interface{} `json:"content"`
-			CreatedAt       string      `json:"createdAt"`
-			Id              string      `json:"id"`
-			PreviousVersion interface{} `json:"previousVersion,omitempty"`
-			ProjectId       string      `json:"projectId"`
-			Type            string      `json:"type"`
-			UpdatedAt       string      `json:"updatedAt"`
-			Version         int         `json:"version"`
-		}
+		var dest Artefact
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9780,7 +9019,7 @@ func ParsePostProjectsByIdArtefactsByTypeUndoResponse(rsp *http.Response) (*Post
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers PostProjectsByIdArtefactsByTypeUndoResponse200Headers
+		var headers UndoArtefactResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9790,7 +9029,7 @@ func ParsePostProjectsByIdArtefactsByTypeUndoResponse(rsp *http.Response) (*Post
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdArtefactsByTypeUndoResponse503Headers
+		var headers UndoArtefactResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9804,28 +9043,22 @@ func ParsePostProjectsByIdArtefactsByTypeUndoResponse(rsp *http.Response) (*Post
 	return response, nil
 }
 
-// ParseGetProjectsByIdCheckpointsByIntegrationByKeyResponse parses an HTTP response from a GetProjectsByIdCheckpointsByIntegrationByKeyWithResponse call
-func ParseGetProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp *http.Response) (*GetProjectsByIdCheckpointsByIntegrationByKeyResponse, error) {
+// ParseGetCheckpointResponse parses an HTTP response from a GetCheckpointWithResponse call
+func ParseGetCheckpointResponse(rsp *http.Response) (*GetCheckpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdCheckpointsByIntegrationByKeyResponse{
+	response := &GetCheckpointResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			CheckpointKey   string `json:"checkpointKey"`
-			CheckpointValue string `json:"checkpointValue"`
-			Integration     string `json:"integration"`
-			ProjectId       string `json:"projectId"`
-			UpdatedAt       string `json:"updatedAt"`
-		}
+		var dest Checkpoint
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9863,7 +9096,7 @@ func ParseGetProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp *http.Respons
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers
+		var headers GetCheckpointResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9877,28 +9110,22 @@ func ParseGetProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp *http.Respons
 	return response, nil
 }
 
-// ParsePutProjectsByIdCheckpointsByIntegrationByKeyResponse parses an HTTP response from a PutProjectsByIdCheckpointsByIntegrationByKeyWithResponse call
-func ParsePutProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp *http.Response) (*PutProjectsByIdCheckpointsByIntegrationByKeyResponse, error) {
+// ParsePutCheckpointResponse parses an HTTP response from a PutCheckpointWithResponse call
+func ParsePutCheckpointResponse(rsp *http.Response) (*PutCheckpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutProjectsByIdCheckpointsByIntegrationByKeyResponse{
+	response := &PutCheckpointResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			CheckpointKey   string `json:"checkpointKey"`
-			CheckpointValue string `json:"checkpointValue"`
-			Integration     string `json:"integration"`
-			ProjectId       string `json:"projectId"`
-			UpdatedAt       string `json:"updatedAt"`
-		}
+		var dest Checkpoint
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9950,7 +9177,7 @@ func ParsePutProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp *http.Respons
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PutProjectsByIdCheckpointsByIntegrationByKeyResponse503Headers
+		var headers PutCheckpointResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9964,43 +9191,22 @@ func ParsePutProjectsByIdCheckpointsByIntegrationByKeyResponse(rsp *http.Respons
 	return response, nil
 }
 
-// ParseGetProjectsByIdEscalationsResponse parses an HTTP response from a GetProjectsByIdEscalationsWithResponse call
-func ParseGetProjectsByIdEscalationsResponse(rsp *http.Response) (*GetProjectsByIdEscalationsResponse, error) {
+// ParseListProjectEscalationsResponse parses an HTTP response from a ListProjectEscalationsWithResponse call
+func ParseListProjectEscalationsResponse(rsp *http.Response) (*ListProjectEscalationsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdEscalationsResponse{
+	response := &ListProjectEscalationsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Items *[]struct {
-				AgentRationale      *string     `json:"agentRationale,omitempty"`
-				AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-				Context             interface{} `json:"context"`
-				CreatedAt           string      `json:"createdAt"`
-				DecidedAt           *string     `json:"decidedAt,omitempty"`
-				ExpiredAt           *string     `json:"expiredAt,omitempty"`
-				ExpiresAt           *string     `json:"expiresAt,omitempty"`
-				Id                  string      `json:"id"`
-				Options             interface{} `json:"options"`
-				ProjectId           string      `json:"projectId"`
-				Status              string      `json:"status"`
-				SupersededAt        *string     `json:"supersededAt,omitempty"`
-				SupersededBy        *string     `json:"supersededBy,omitempty"`
-				Supersedes          *string     `json:"supersedes,omitempty"`
-				Title               string      `json:"title"`
-				UserDecision        *string     `json:"userDecision,omitempty"`
-				UserNotes           *string     `json:"userNotes,omitempty"`
-			} `json:"items"`
-			NextCursor *string `json:"nextCursor,omitempty"`
-		}
+		var dest EscalationPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10038,7 +9244,7 @@ func ParseGetProjectsByIdEscalationsResponse(rsp *http.Response) (*GetProjectsBy
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdEscalationsResponse503Headers
+		var headers ListProjectEscalationsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10052,40 +9258,22 @@ func ParseGetProjectsByIdEscalationsResponse(rsp *http.Response) (*GetProjectsBy
 	return response, nil
 }
 
-// ParsePostProjectsByIdEscalationsResponse parses an HTTP response from a PostProjectsByIdEscalationsWithResponse call
-func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjectsByIdEscalationsResponse, error) {
+// ParseCreateEscalationResponse parses an HTTP response from a CreateEscalationWithResponse call
+func ParseCreateEscalationResponse(rsp *http.Response) (*CreateEscalationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdEscalationsResponse{
+	response := &CreateEscalationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			AgentRationale      *string     `json:"agentRationale,omitempty"`
-			AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-			Context             interface{} `json:"context"`
-			CreatedAt           string      `json:"createdAt"`
-			DecidedAt           *string     `json:"decidedAt,omitempty"`
-			ExpiredAt           *string     `json:"expiredAt,omitempty"`
-			ExpiresAt           *string     `json:"expiresAt,omitempty"`
-			Id                  string      `json:"id"`
-			Options             interface{} `json:"options"`
-			ProjectId           string      `json:"projectId"`
-			Status              string      `json:"status"`
-			SupersededAt        *string     `json:"supersededAt,omitempty"`
-			SupersededBy        *string     `json:"supersededBy,omitempty"`
-			Supersedes          *string     `json:"supersedes,omitempty"`
-			Title               string      `json:"title"`
-			UserDecision        *string     `json:"userDecision,omitempty"`
-			UserNotes           *string     `json:"userNotes,omitempty"`
-		}
+		var dest Escalation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10144,7 +9332,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostProjectsByIdEscalationsResponse201Headers
+		var headers CreateEscalationResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10168,7 +9356,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostProjectsByIdEscalationsResponse400Headers
+		var headers CreateEscalationResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10178,7 +9366,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostProjectsByIdEscalationsResponse404Headers
+		var headers CreateEscalationResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10188,7 +9376,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostProjectsByIdEscalationsResponse409Headers
+		var headers CreateEscalationResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10198,7 +9386,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostProjectsByIdEscalationsResponse413Headers
+		var headers CreateEscalationResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10208,7 +9396,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostProjectsByIdEscalationsResponse422Headers
+		var headers CreateEscalationResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10218,7 +9406,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdEscalationsResponse503Headers
+		var headers CreateEscalationResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10235,7 +9423,7 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostProjectsByIdEscalationsResponseDefaultHeaders
+		var headers CreateEscalationResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10249,40 +9437,22 @@ func ParsePostProjectsByIdEscalationsResponse(rsp *http.Response) (*PostProjects
 	return response, nil
 }
 
-// ParseGetProjectsByIdEscalationsByEidResponse parses an HTTP response from a GetProjectsByIdEscalationsByEidWithResponse call
-func ParseGetProjectsByIdEscalationsByEidResponse(rsp *http.Response) (*GetProjectsByIdEscalationsByEidResponse, error) {
+// ParseGetEscalationResponse parses an HTTP response from a GetEscalationWithResponse call
+func ParseGetEscalationResponse(rsp *http.Response) (*GetEscalationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdEscalationsByEidResponse{
+	response := &GetEscalationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			AgentRationale      *string     `json:"agentRationale,omitempty"`
-			AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-			Context             interface{} `json:"context"`
-			CreatedAt           string      `json:"createdAt"`
-			DecidedAt           *string     `json:"decidedAt,omitempty"`
-			ExpiredAt           *string     `json:"expiredAt,omitempty"`
-			ExpiresAt           *string     `json:"expiresAt,omitempty"`
-			Id                  string      `json:"id"`
-			Options             interface{} `json:"options"`
-			ProjectId           string      `json:"projectId"`
-			Status              string      `json:"status"`
-			SupersededAt        *string     `json:"supersededAt,omitempty"`
-			SupersededBy        *string     `json:"supersededBy,omitempty"`
-			Supersedes          *string     `json:"supersedes,omitempty"`
-			Title               string      `json:"title"`
-			UserDecision        *string     `json:"userDecision,omitempty"`
-			UserNotes           *string     `json:"userNotes,omitempty"`
-		}
+		var dest Escalation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10320,7 +9490,7 @@ func ParseGetProjectsByIdEscalationsByEidResponse(rsp *http.Response) (*GetProje
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdEscalationsByEidResponse503Headers
+		var headers GetEscalationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10334,40 +9504,22 @@ func ParseGetProjectsByIdEscalationsByEidResponse(rsp *http.Response) (*GetProje
 	return response, nil
 }
 
-// ParsePostProjectsByIdEscalationsByEidDecisionResponse parses an HTTP response from a PostProjectsByIdEscalationsByEidDecisionWithResponse call
-func ParsePostProjectsByIdEscalationsByEidDecisionResponse(rsp *http.Response) (*PostProjectsByIdEscalationsByEidDecisionResponse, error) {
+// ParseDecideResponse parses an HTTP response from a DecideWithResponse call
+func ParseDecideResponse(rsp *http.Response) (*DecideResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdEscalationsByEidDecisionResponse{
+	response := &DecideResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			AgentRationale      *string     `json:"agentRationale,omitempty"`
-			AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-			Context             interface{} `json:"context"`
-			CreatedAt           string      `json:"createdAt"`
-			DecidedAt           *string     `json:"decidedAt,omitempty"`
-			ExpiredAt           *string     `json:"expiredAt,omitempty"`
-			ExpiresAt           *string     `json:"expiresAt,omitempty"`
-			Id                  string      `json:"id"`
-			Options             interface{} `json:"options"`
-			ProjectId           string      `json:"projectId"`
-			Status              string      `json:"status"`
-			SupersededAt        *string     `json:"supersededAt,omitempty"`
-			SupersededBy        *string     `json:"supersededBy,omitempty"`
-			Supersedes          *string     `json:"supersedes,omitempty"`
-			Title               string      `json:"title"`
-			UserDecision        *string     `json:"userDecision,omitempty"`
-			UserNotes           *string     `json:"userNotes,omitempty"`
-		}
+		var dest Escalation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10419,7 +9571,7 @@ func ParsePostProjectsByIdEscalationsByEidDecisionResponse(rsp *http.Response) (
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdEscalationsByEidDecisionResponse503Headers
+		var headers DecideResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10433,40 +9585,22 @@ func ParsePostProjectsByIdEscalationsByEidDecisionResponse(rsp *http.Response) (
 	return response, nil
 }
 
-// ParsePostProjectsByIdEscalationsByEidSupersedeResponse parses an HTTP response from a PostProjectsByIdEscalationsByEidSupersedeWithResponse call
-func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) (*PostProjectsByIdEscalationsByEidSupersedeResponse, error) {
+// ParseSupersedeEscalationResponse parses an HTTP response from a SupersedeEscalationWithResponse call
+func ParseSupersedeEscalationResponse(rsp *http.Response) (*SupersedeEscalationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdEscalationsByEidSupersedeResponse{
+	response := &SupersedeEscalationResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			AgentRationale      *string     `json:"agentRationale,omitempty"`
-			AgentRecommendation *string     `json:"agentRecommendation,omitempty"`
-			Context             interface{} `json:"context"`
-			CreatedAt           string      `json:"createdAt"`
-			DecidedAt           *string     `json:"decidedAt,omitempty"`
-			ExpiredAt           *string     `json:"expiredAt,omitempty"`
-			ExpiresAt           *string     `json:"expiresAt,omitempty"`
-			Id                  string      `json:"id"`
-			Options             interface{} `json:"options"`
-			ProjectId           string      `json:"projectId"`
-			Status              string      `json:"status"`
-			SupersededAt        *string     `json:"supersededAt,omitempty"`
-			SupersededBy        *string     `json:"supersededBy,omitempty"`
-			Supersedes          *string     `json:"supersedes,omitempty"`
-			Title               string      `json:"title"`
-			UserDecision        *string     `json:"userDecision,omitempty"`
-			UserNotes           *string     `json:"userNotes,omitempty"`
-		}
+		var dest Escalation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10525,7 +9659,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponse201Headers
+		var headers SupersedeEscalationResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10549,7 +9683,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponse400Headers
+		var headers SupersedeEscalationResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10559,7 +9693,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponse404Headers
+		var headers SupersedeEscalationResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10569,7 +9703,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponse409Headers
+		var headers SupersedeEscalationResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10579,7 +9713,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponse413Headers
+		var headers SupersedeEscalationResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10589,7 +9723,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponse422Headers
+		var headers SupersedeEscalationResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10599,7 +9733,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponse503Headers
+		var headers SupersedeEscalationResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10616,7 +9750,7 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostProjectsByIdEscalationsByEidSupersedeResponseDefaultHeaders
+		var headers SupersedeEscalationResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10630,33 +9764,22 @@ func ParsePostProjectsByIdEscalationsByEidSupersedeResponse(rsp *http.Response) 
 	return response, nil
 }
 
-// ParseGetProjectsByIdEventsResponse parses an HTTP response from a GetProjectsByIdEventsWithResponse call
-func ParseGetProjectsByIdEventsResponse(rsp *http.Response) (*GetProjectsByIdEventsResponse, error) {
+// ParseListProjectEventsResponse parses an HTTP response from a ListProjectEventsWithResponse call
+func ParseListProjectEventsResponse(rsp *http.Response) (*ListProjectEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetProjectsByIdEventsResponse{
+	response := &ListProjectEventsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Items *[]struct {
-				CreatedAt string      `json:"createdAt"`
-				Detail    interface{} `json:"detail,omitempty"`
-				EventType string      `json:"eventType"`
-				Id        string      `json:"id"`
-				ProjectId *string     `json:"projectId,omitempty"`
-				Severity  string      `json:"severity"`
-				Summary   string      `json:"summary"`
-			} `json:"items"`
-			NextCursor *string `json:"nextCursor,omitempty"`
-		}
+		var dest EventPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10694,7 +9817,7 @@ func ParseGetProjectsByIdEventsResponse(rsp *http.Response) (*GetProjectsByIdEve
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetProjectsByIdEventsResponse503Headers
+		var headers ListProjectEventsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10708,30 +9831,22 @@ func ParseGetProjectsByIdEventsResponse(rsp *http.Response) (*GetProjectsByIdEve
 	return response, nil
 }
 
-// ParsePostProjectsByIdEventsResponse parses an HTTP response from a PostProjectsByIdEventsWithResponse call
-func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdEventsResponse, error) {
+// ParseRecordProjectEventResponse parses an HTTP response from a RecordProjectEventWithResponse call
+func ParseRecordProjectEventResponse(rsp *http.Response) (*RecordProjectEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostProjectsByIdEventsResponse{
+	response := &RecordProjectEventResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			CreatedAt string      `json:"createdAt"`
-			Detail    interface{} `json:"detail,omitempty"`
-			EventType string      `json:"eventType"`
-			Id        string      `json:"id"`
-			ProjectId *string     `json:"projectId,omitempty"`
-			Severity  string      `json:"severity"`
-			Summary   string      `json:"summary"`
-		}
+		var dest Event
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10790,7 +9905,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostProjectsByIdEventsResponse201Headers
+		var headers RecordProjectEventResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10807,7 +9922,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostProjectsByIdEventsResponse400Headers
+		var headers RecordProjectEventResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10817,7 +9932,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostProjectsByIdEventsResponse404Headers
+		var headers RecordProjectEventResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10827,7 +9942,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostProjectsByIdEventsResponse409Headers
+		var headers RecordProjectEventResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10837,7 +9952,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostProjectsByIdEventsResponse413Headers
+		var headers RecordProjectEventResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10847,7 +9962,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostProjectsByIdEventsResponse422Headers
+		var headers RecordProjectEventResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10857,7 +9972,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostProjectsByIdEventsResponse503Headers
+		var headers RecordProjectEventResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10874,7 +9989,7 @@ func ParsePostProjectsByIdEventsResponse(rsp *http.Response) (*PostProjectsByIdE
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostProjectsByIdEventsResponseDefaultHeaders
+		var headers RecordProjectEventResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

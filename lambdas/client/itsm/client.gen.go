@@ -35,8 +35,22 @@ type Error struct {
 	RequestId *string `json:"request_id,omitempty"`
 }
 
-// GetTicketsParams defines parameters for GetTickets.
-type GetTicketsParams struct {
+// Ticket defines model for Ticket.
+type Ticket struct {
+	CallerId string `json:"caller_id"`
+	Comments *[]struct {
+		AddedAt     string `json:"added_at"`
+		CommentText string `json:"comment_text"`
+	} `json:"comments"`
+	CreatedAt        string `json:"created_at"`
+	IssueDescription string `json:"issue_description"`
+	Status           string `json:"status"`
+	TicketId         string `json:"ticket_id"`
+	UpdatedAt        string `json:"updated_at"`
+}
+
+// ListTicketsParams defines parameters for ListTickets.
+type ListTicketsParams struct {
 	// Caller the caller whose tickets to list
 	Caller string `form:"caller" json:"caller"`
 
@@ -44,36 +58,36 @@ type GetTicketsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostTicketsJSONBody defines parameters for PostTickets.
-type PostTicketsJSONBody struct {
+// CreateTicketJSONBody defines parameters for CreateTicket.
+type CreateTicketJSONBody struct {
 	CallerId         *string `json:"caller_id,omitempty"`
 	IssueDescription *string `json:"issue_description,omitempty"`
 }
 
-// PostTicketsParams defines parameters for PostTickets.
-type PostTicketsParams struct {
+// CreateTicketParams defines parameters for CreateTicket.
+type CreateTicketParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// PatchTicketsByIdJSONBody defines parameters for PatchTicketsById.
-type PatchTicketsByIdJSONBody struct {
+// SetStatusJSONBody defines parameters for SetStatus.
+type SetStatusJSONBody struct {
 	Status *string `json:"status,omitempty"`
 }
 
-// PostTicketsByIdCommentsJSONBody defines parameters for PostTicketsByIdComments.
-type PostTicketsByIdCommentsJSONBody struct {
+// AddCommentJSONBody defines parameters for AddComment.
+type AddCommentJSONBody struct {
 	CommentText *string `json:"comment_text,omitempty"`
 }
 
-// PostTicketsJSONRequestBody defines body for PostTickets for application/json ContentType.
-type PostTicketsJSONRequestBody PostTicketsJSONBody
+// CreateTicketJSONRequestBody defines body for CreateTicket for application/json ContentType.
+type CreateTicketJSONRequestBody CreateTicketJSONBody
 
-// PatchTicketsByIdJSONRequestBody defines body for PatchTicketsById for application/json ContentType.
-type PatchTicketsByIdJSONRequestBody PatchTicketsByIdJSONBody
+// SetStatusJSONRequestBody defines body for SetStatus for application/json ContentType.
+type SetStatusJSONRequestBody SetStatusJSONBody
 
-// PostTicketsByIdCommentsJSONRequestBody defines body for PostTicketsByIdComments for application/json ContentType.
-type PostTicketsByIdCommentsJSONRequestBody PostTicketsByIdCommentsJSONBody
+// AddCommentJSONRequestBody defines body for AddComment for application/json ContentType.
+type AddCommentJSONRequestBody AddCommentJSONBody
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -149,64 +163,64 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetTickets A caller's tickets, newest first, without comments
+	// ListTickets A caller's tickets, newest first, without comments
 	//
-	// Corresponds with GET /tickets (the `GetTickets` operationId).
-	GetTickets(ctx context.Context, params *GetTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /tickets (the `ListTickets` operationId).
+	ListTickets(ctx context.Context, params *ListTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTicketsWithBody Create a ticket
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /tickets (the `PostTickets` operationId).
-	PostTicketsWithBody(ctx context.Context, params *PostTicketsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostTickets Create a ticket
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /tickets (the `PostTickets` operationId).
-	PostTickets(ctx context.Context, params *PostTicketsParams, body PostTicketsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetTicketsById A ticket with its comments
-	//
-	// Corresponds with GET /tickets/{id} (the `GetTicketsById` operationId).
-	GetTicketsById(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PatchTicketsByIdWithBody Move a ticket to another status
+	// CreateTicketWithBody Create a ticket
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-	PatchTicketsByIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /tickets (the `CreateTicket` operationId).
+	CreateTicketWithBody(ctx context.Context, params *CreateTicketParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchTicketsById Move a ticket to another status
+	// CreateTicket Create a ticket
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-	PatchTicketsById(ctx context.Context, id openapi_types.UUID, body PatchTicketsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /tickets (the `CreateTicket` operationId).
+	CreateTicket(ctx context.Context, params *CreateTicketParams, body CreateTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTicketsByIdCommentsWithBody Add a comment to a ticket
+	// GetTicket A ticket with its comments
+	//
+	// Corresponds with GET /tickets/{id} (the `GetTicket` operationId).
+	GetTicket(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetStatusWithBody Move a ticket to another status
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-	PostTicketsByIdCommentsWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+	SetStatusWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTicketsByIdComments Add a comment to a ticket
+	// SetStatus Move a ticket to another status
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-	PostTicketsByIdComments(ctx context.Context, id openapi_types.UUID, body PostTicketsByIdCommentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+	SetStatus(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddCommentWithBody Add a comment to a ticket
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+	AddCommentWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddComment Add a comment to a ticket
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+	AddComment(ctx context.Context, id openapi_types.UUID, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetTickets A caller's tickets, newest first, without comments
+// ListTickets A caller's tickets, newest first, without comments
 //
-// Corresponds with GET /tickets (the `GetTickets` operationId).
-func (c *Client) GetTickets(ctx context.Context, params *GetTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTicketsRequest(c.Server, params)
+// Corresponds with GET /tickets (the `ListTickets` operationId).
+func (c *Client) ListTickets(ctx context.Context, params *ListTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTicketsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -217,13 +231,13 @@ func (c *Client) GetTickets(ctx context.Context, params *GetTicketsParams, reqEd
 	return c.Client.Do(req)
 }
 
-// PostTicketsWithBody Create a ticket
+// CreateTicketWithBody Create a ticket
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /tickets (the `PostTickets` operationId).
-func (c *Client) PostTicketsWithBody(ctx context.Context, params *PostTicketsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTicketsRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /tickets (the `CreateTicket` operationId).
+func (c *Client) CreateTicketWithBody(ctx context.Context, params *CreateTicketParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTicketRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -234,13 +248,13 @@ func (c *Client) PostTicketsWithBody(ctx context.Context, params *PostTicketsPar
 	return c.Client.Do(req)
 }
 
-// PostTickets Create a ticket
+// CreateTicket Create a ticket
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /tickets (the `PostTickets` operationId).
-func (c *Client) PostTickets(ctx context.Context, params *PostTicketsParams, body PostTicketsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTicketsRequest(c.Server, params, body)
+// Corresponds with POST /tickets (the `CreateTicket` operationId).
+func (c *Client) CreateTicket(ctx context.Context, params *CreateTicketParams, body CreateTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTicketRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -251,11 +265,11 @@ func (c *Client) PostTickets(ctx context.Context, params *PostTicketsParams, bod
 	return c.Client.Do(req)
 }
 
-// GetTicketsById A ticket with its comments
+// GetTicket A ticket with its comments
 //
-// Corresponds with GET /tickets/{id} (the `GetTicketsById` operationId).
-func (c *Client) GetTicketsById(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTicketsByIdRequest(c.Server, id)
+// Corresponds with GET /tickets/{id} (the `GetTicket` operationId).
+func (c *Client) GetTicket(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTicketRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -266,13 +280,13 @@ func (c *Client) GetTicketsById(ctx context.Context, id openapi_types.UUID, reqE
 	return c.Client.Do(req)
 }
 
-// PatchTicketsByIdWithBody Move a ticket to another status
+// SetStatusWithBody Move a ticket to another status
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-func (c *Client) PatchTicketsByIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchTicketsByIdRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+func (c *Client) SetStatusWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetStatusRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +297,13 @@ func (c *Client) PatchTicketsByIdWithBody(ctx context.Context, id openapi_types.
 	return c.Client.Do(req)
 }
 
-// PatchTicketsById Move a ticket to another status
+// SetStatus Move a ticket to another status
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-func (c *Client) PatchTicketsById(ctx context.Context, id openapi_types.UUID, body PatchTicketsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchTicketsByIdRequest(c.Server, id, body)
+// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+func (c *Client) SetStatus(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetStatusRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -300,13 +314,13 @@ func (c *Client) PatchTicketsById(ctx context.Context, id openapi_types.UUID, bo
 	return c.Client.Do(req)
 }
 
-// PostTicketsByIdCommentsWithBody Add a comment to a ticket
+// AddCommentWithBody Add a comment to a ticket
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-func (c *Client) PostTicketsByIdCommentsWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTicketsByIdCommentsRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+func (c *Client) AddCommentWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCommentRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -317,13 +331,13 @@ func (c *Client) PostTicketsByIdCommentsWithBody(ctx context.Context, id openapi
 	return c.Client.Do(req)
 }
 
-// PostTicketsByIdComments Add a comment to a ticket
+// AddComment Add a comment to a ticket
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-func (c *Client) PostTicketsByIdComments(ctx context.Context, id openapi_types.UUID, body PostTicketsByIdCommentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTicketsByIdCommentsRequest(c.Server, id, body)
+// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+func (c *Client) AddComment(ctx context.Context, id openapi_types.UUID, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCommentRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -334,8 +348,8 @@ func (c *Client) PostTicketsByIdComments(ctx context.Context, id openapi_types.U
 	return c.Client.Do(req)
 }
 
-// NewGetTicketsRequest constructs an http.Request for the GetTickets method
-func NewGetTicketsRequest(server string, params *GetTicketsParams) (*http.Request, error) {
+// NewListTicketsRequest constructs an http.Request for the ListTickets method
+func NewListTicketsRequest(server string, params *ListTicketsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -396,19 +410,19 @@ func NewGetTicketsRequest(server string, params *GetTicketsParams) (*http.Reques
 	return req, nil
 }
 
-// NewPostTicketsRequest calls the generic PostTickets builder with application/json body
-func NewPostTicketsRequest(server string, params *PostTicketsParams, body PostTicketsJSONRequestBody) (*http.Request, error) {
+// NewCreateTicketRequest calls the generic CreateTicket builder with application/json body
+func NewCreateTicketRequest(server string, params *CreateTicketParams, body CreateTicketJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostTicketsRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateTicketRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostTicketsRequestWithBody constructs an http.Request for the PostTickets method, with any body, and a specified content type
-func NewPostTicketsRequestWithBody(server string, params *PostTicketsParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateTicketRequestWithBody constructs an http.Request for the CreateTicket method, with any body, and a specified content type
+func NewCreateTicketRequestWithBody(server string, params *CreateTicketParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -451,8 +465,8 @@ func NewPostTicketsRequestWithBody(server string, params *PostTicketsParams, con
 	return req, nil
 }
 
-// NewGetTicketsByIdRequest constructs an http.Request for the GetTicketsById method
-func NewGetTicketsByIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+// NewGetTicketRequest constructs an http.Request for the GetTicket method
+func NewGetTicketRequest(server string, id openapi_types.UUID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -485,19 +499,19 @@ func NewGetTicketsByIdRequest(server string, id openapi_types.UUID) (*http.Reque
 	return req, nil
 }
 
-// NewPatchTicketsByIdRequest calls the generic PatchTicketsById builder with application/json body
-func NewPatchTicketsByIdRequest(server string, id openapi_types.UUID, body PatchTicketsByIdJSONRequestBody) (*http.Request, error) {
+// NewSetStatusRequest calls the generic SetStatus builder with application/json body
+func NewSetStatusRequest(server string, id openapi_types.UUID, body SetStatusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchTicketsByIdRequestWithBody(server, id, "application/json", bodyReader)
+	return NewSetStatusRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewPatchTicketsByIdRequestWithBody constructs an http.Request for the PatchTicketsById method, with any body, and a specified content type
-func NewPatchTicketsByIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+// NewSetStatusRequestWithBody constructs an http.Request for the SetStatus method, with any body, and a specified content type
+func NewSetStatusRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -532,19 +546,19 @@ func NewPatchTicketsByIdRequestWithBody(server string, id openapi_types.UUID, co
 	return req, nil
 }
 
-// NewPostTicketsByIdCommentsRequest calls the generic PostTicketsByIdComments builder with application/json body
-func NewPostTicketsByIdCommentsRequest(server string, id openapi_types.UUID, body PostTicketsByIdCommentsJSONRequestBody) (*http.Request, error) {
+// NewAddCommentRequest calls the generic AddComment builder with application/json body
+func NewAddCommentRequest(server string, id openapi_types.UUID, body AddCommentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostTicketsByIdCommentsRequestWithBody(server, id, "application/json", bodyReader)
+	return NewAddCommentRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewPostTicketsByIdCommentsRequestWithBody constructs an http.Request for the PostTicketsByIdComments method, with any body, and a specified content type
-func NewPostTicketsByIdCommentsRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+// NewAddCommentRequestWithBody constructs an http.Request for the AddComment method, with any body, and a specified content type
+func NewAddCommentRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -623,69 +637,69 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetTicketsWithResponse A caller's tickets, newest first, without comments
+	// ListTicketsWithResponse A caller's tickets, newest first, without comments
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /tickets (the `GetTickets` operationId).
-	GetTicketsWithResponse(ctx context.Context, params *GetTicketsParams, reqEditors ...RequestEditorFn) (*GetTicketsResponse, error)
+	// Corresponds with GET /tickets (the `ListTickets` operationId).
+	ListTicketsWithResponse(ctx context.Context, params *ListTicketsParams, reqEditors ...RequestEditorFn) (*ListTicketsResponse, error)
 
-	// PostTicketsWithBodyWithResponse Create a ticket
+	// CreateTicketWithBodyWithResponse Create a ticket
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tickets (the `PostTickets` operationId).
-	PostTicketsWithBodyWithResponse(ctx context.Context, params *PostTicketsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTicketsResponse, error)
+	// Corresponds with POST /tickets (the `CreateTicket` operationId).
+	CreateTicketWithBodyWithResponse(ctx context.Context, params *CreateTicketParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTicketResponse, error)
 
-	// PostTicketsWithResponse Create a ticket
+	// CreateTicketWithResponse Create a ticket
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tickets (the `PostTickets` operationId).
-	PostTicketsWithResponse(ctx context.Context, params *PostTicketsParams, body PostTicketsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTicketsResponse, error)
+	// Corresponds with POST /tickets (the `CreateTicket` operationId).
+	CreateTicketWithResponse(ctx context.Context, params *CreateTicketParams, body CreateTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTicketResponse, error)
 
-	// GetTicketsByIdWithResponse A ticket with its comments
+	// GetTicketWithResponse A ticket with its comments
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /tickets/{id} (the `GetTicketsById` operationId).
-	GetTicketsByIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTicketsByIdResponse, error)
+	// Corresponds with GET /tickets/{id} (the `GetTicket` operationId).
+	GetTicketWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTicketResponse, error)
 
-	// PatchTicketsByIdWithBodyWithResponse Move a ticket to another status
+	// SetStatusWithBodyWithResponse Move a ticket to another status
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-	PatchTicketsByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchTicketsByIdResponse, error)
+	// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+	SetStatusWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetStatusResponse, error)
 
-	// PatchTicketsByIdWithResponse Move a ticket to another status
+	// SetStatusWithResponse Move a ticket to another status
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-	PatchTicketsByIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchTicketsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchTicketsByIdResponse, error)
+	// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+	SetStatusWithResponse(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*SetStatusResponse, error)
 
-	// PostTicketsByIdCommentsWithBodyWithResponse Add a comment to a ticket
+	// AddCommentWithBodyWithResponse Add a comment to a ticket
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-	PostTicketsByIdCommentsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTicketsByIdCommentsResponse, error)
+	// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+	AddCommentWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCommentResponse, error)
 
-	// PostTicketsByIdCommentsWithResponse Add a comment to a ticket
+	// AddCommentWithResponse Add a comment to a ticket
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-	PostTicketsByIdCommentsWithResponse(ctx context.Context, id openapi_types.UUID, body PostTicketsByIdCommentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTicketsByIdCommentsResponse, error)
+	// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+	AddCommentWithResponse(ctx context.Context, id openapi_types.UUID, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCommentResponse, error)
 }
 
-// GetTicketsResponse503Headers the declared response headers of an HTTP 503 response for GetTickets
-type GetTicketsResponse503Headers struct {
+// ListTicketsResponse503Headers the declared response headers of an HTTP 503 response for ListTickets
+type ListTicketsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetTicketsResponse struct {
+type ListTicketsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -707,11 +721,11 @@ type GetTicketsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetTicketsResponse503Headers
+	Headers503 *ListTicketsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetTicketsResponse) GetJSON200() *struct {
+func (r ListTicketsResponse) GetJSON200() *struct {
 	NextCursor *string `json:"next_cursor,omitempty"`
 	Tickets    *[]struct {
 		CallerId         string `json:"caller_id"`
@@ -726,27 +740,27 @@ func (r GetTicketsResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetTicketsResponse) GetJSON400() *Error {
+func (r ListTicketsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetTicketsResponse) GetJSON503() *Error {
+func (r ListTicketsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetTicketsResponse) GetJSONDefault() *Error {
+func (r ListTicketsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetTicketsResponse) GetBody() []byte {
+func (r ListTicketsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetTicketsResponse) Status() string {
+func (r ListTicketsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -754,7 +768,7 @@ func (r GetTicketsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetTicketsResponse) StatusCode() int {
+func (r ListTicketsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -762,67 +776,56 @@ func (r GetTicketsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetTicketsResponse) ContentType() string {
+func (r ListTicketsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostTicketsResponse201Headers the declared response headers of an HTTP 201 response for PostTickets
-type PostTicketsResponse201Headers struct {
+// CreateTicketResponse201Headers the declared response headers of an HTTP 201 response for CreateTicket
+type CreateTicketResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 	Location           *string
 }
 
-// PostTicketsResponse400Headers the declared response headers of an HTTP 400 response for PostTickets
-type PostTicketsResponse400Headers struct {
+// CreateTicketResponse400Headers the declared response headers of an HTTP 400 response for CreateTicket
+type CreateTicketResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTicketsResponse409Headers the declared response headers of an HTTP 409 response for PostTickets
-type PostTicketsResponse409Headers struct {
+// CreateTicketResponse409Headers the declared response headers of an HTTP 409 response for CreateTicket
+type CreateTicketResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTicketsResponse413Headers the declared response headers of an HTTP 413 response for PostTickets
-type PostTicketsResponse413Headers struct {
+// CreateTicketResponse413Headers the declared response headers of an HTTP 413 response for CreateTicket
+type CreateTicketResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTicketsResponse422Headers the declared response headers of an HTTP 422 response for PostTickets
-type PostTicketsResponse422Headers struct {
+// CreateTicketResponse422Headers the declared response headers of an HTTP 422 response for CreateTicket
+type CreateTicketResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTicketsResponse503Headers the declared response headers of an HTTP 503 response for PostTickets
-type PostTicketsResponse503Headers struct {
+// CreateTicketResponse503Headers the declared response headers of an HTTP 503 response for CreateTicket
+type CreateTicketResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostTicketsResponseDefaultHeaders the declared response headers of an HTTP default response for PostTickets
-type PostTicketsResponseDefaultHeaders struct {
+// CreateTicketResponseDefaultHeaders the declared response headers of an HTTP default response for CreateTicket
+type CreateTicketResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostTicketsResponse struct {
+type CreateTicketResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		CallerId string `json:"caller_id"`
-		Comments *[]struct {
-			AddedAt     string `json:"added_at"`
-			CommentText string `json:"comment_text"`
-		} `json:"comments"`
-		CreatedAt        string `json:"created_at"`
-		IssueDescription string `json:"issue_description"`
-		Status           string `json:"status"`
-		TicketId         string `json:"ticket_id"`
-		UpdatedAt        string `json:"updated_at"`
-	}
+	JSON201 *Ticket
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -836,74 +839,63 @@ type PostTicketsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostTicketsResponse201Headers
+	Headers201 *CreateTicketResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostTicketsResponse400Headers
+	Headers400 *CreateTicketResponse400Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostTicketsResponse409Headers
+	Headers409 *CreateTicketResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostTicketsResponse413Headers
+	Headers413 *CreateTicketResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostTicketsResponse422Headers
+	Headers422 *CreateTicketResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostTicketsResponse503Headers
+	Headers503 *CreateTicketResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostTicketsResponseDefaultHeaders
+	HeadersDefault *CreateTicketResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostTicketsResponse) GetJSON201() *struct {
-	CallerId string `json:"caller_id"`
-	Comments *[]struct {
-		AddedAt     string `json:"added_at"`
-		CommentText string `json:"comment_text"`
-	} `json:"comments"`
-	CreatedAt        string `json:"created_at"`
-	IssueDescription string `json:"issue_description"`
-	Status           string `json:"status"`
-	TicketId         string `json:"ticket_id"`
-	UpdatedAt        string `json:"updated_at"`
-} {
+func (r CreateTicketResponse) GetJSON201() *Ticket {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTicketsResponse) GetJSON400() *Error {
+func (r CreateTicketResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTicketsResponse) GetJSON409() *Error {
+func (r CreateTicketResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTicketsResponse) GetJSON413() *Error {
+func (r CreateTicketResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostTicketsResponse) GetJSON422() *Error {
+func (r CreateTicketResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTicketsResponse) GetJSON503() *Error {
+func (r CreateTicketResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostTicketsResponse) GetJSONDefault() *Error {
+func (r CreateTicketResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostTicketsResponse) GetBody() []byte {
+func (r CreateTicketResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostTicketsResponse) Status() string {
+func (r CreateTicketResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -911,7 +903,7 @@ func (r PostTicketsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostTicketsResponse) StatusCode() int {
+func (r CreateTicketResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -919,34 +911,23 @@ func (r PostTicketsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostTicketsResponse) ContentType() string {
+func (r CreateTicketResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetTicketsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetTicketsById
-type GetTicketsByIdResponse503Headers struct {
+// GetTicketResponse503Headers the declared response headers of an HTTP 503 response for GetTicket
+type GetTicketResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetTicketsByIdResponse struct {
+type GetTicketResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		CallerId string `json:"caller_id"`
-		Comments *[]struct {
-			AddedAt     string `json:"added_at"`
-			CommentText string `json:"comment_text"`
-		} `json:"comments"`
-		CreatedAt        string `json:"created_at"`
-		IssueDescription string `json:"issue_description"`
-		Status           string `json:"status"`
-		TicketId         string `json:"ticket_id"`
-		UpdatedAt        string `json:"updated_at"`
-	}
+	JSON200 *Ticket
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -956,52 +937,41 @@ type GetTicketsByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetTicketsByIdResponse503Headers
+	Headers503 *GetTicketResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetTicketsByIdResponse) GetJSON200() *struct {
-	CallerId string `json:"caller_id"`
-	Comments *[]struct {
-		AddedAt     string `json:"added_at"`
-		CommentText string `json:"comment_text"`
-	} `json:"comments"`
-	CreatedAt        string `json:"created_at"`
-	IssueDescription string `json:"issue_description"`
-	Status           string `json:"status"`
-	TicketId         string `json:"ticket_id"`
-	UpdatedAt        string `json:"updated_at"`
-} {
+func (r GetTicketResponse) GetJSON200() *Ticket {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetTicketsByIdResponse) GetJSON400() *Error {
+func (r GetTicketResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetTicketsByIdResponse) GetJSON404() *Error {
+func (r GetTicketResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetTicketsByIdResponse) GetJSON503() *Error {
+func (r GetTicketResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetTicketsByIdResponse) GetJSONDefault() *Error {
+func (r GetTicketResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetTicketsByIdResponse) GetBody() []byte {
+func (r GetTicketResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetTicketsByIdResponse) Status() string {
+func (r GetTicketResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1009,7 +979,7 @@ func (r GetTicketsByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetTicketsByIdResponse) StatusCode() int {
+func (r GetTicketResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1017,34 +987,23 @@ func (r GetTicketsByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetTicketsByIdResponse) ContentType() string {
+func (r GetTicketResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PatchTicketsByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchTicketsById
-type PatchTicketsByIdResponse503Headers struct {
+// SetStatusResponse503Headers the declared response headers of an HTTP 503 response for SetStatus
+type SetStatusResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PatchTicketsByIdResponse struct {
+type SetStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		CallerId string `json:"caller_id"`
-		Comments *[]struct {
-			AddedAt     string `json:"added_at"`
-			CommentText string `json:"comment_text"`
-		} `json:"comments"`
-		CreatedAt        string `json:"created_at"`
-		IssueDescription string `json:"issue_description"`
-		Status           string `json:"status"`
-		TicketId         string `json:"ticket_id"`
-		UpdatedAt        string `json:"updated_at"`
-	}
+	JSON200 *Ticket
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -1058,62 +1017,51 @@ type PatchTicketsByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PatchTicketsByIdResponse503Headers
+	Headers503 *SetStatusResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchTicketsByIdResponse) GetJSON200() *struct {
-	CallerId string `json:"caller_id"`
-	Comments *[]struct {
-		AddedAt     string `json:"added_at"`
-		CommentText string `json:"comment_text"`
-	} `json:"comments"`
-	CreatedAt        string `json:"created_at"`
-	IssueDescription string `json:"issue_description"`
-	Status           string `json:"status"`
-	TicketId         string `json:"ticket_id"`
-	UpdatedAt        string `json:"updated_at"`
-} {
+func (r SetStatusResponse) GetJSON200() *Ticket {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchTicketsByIdResponse) GetJSON400() *Error {
+func (r SetStatusResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchTicketsByIdResponse) GetJSON404() *Error {
+func (r SetStatusResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PatchTicketsByIdResponse) GetJSON409() *Error {
+func (r SetStatusResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PatchTicketsByIdResponse) GetJSON413() *Error {
+func (r SetStatusResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchTicketsByIdResponse) GetJSON503() *Error {
+func (r SetStatusResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PatchTicketsByIdResponse) GetJSONDefault() *Error {
+func (r SetStatusResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PatchTicketsByIdResponse) GetBody() []byte {
+func (r SetStatusResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PatchTicketsByIdResponse) Status() string {
+func (r SetStatusResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1121,7 +1069,7 @@ func (r PatchTicketsByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PatchTicketsByIdResponse) StatusCode() int {
+func (r SetStatusResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1129,34 +1077,23 @@ func (r PatchTicketsByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PatchTicketsByIdResponse) ContentType() string {
+func (r SetStatusResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostTicketsByIdCommentsResponse503Headers the declared response headers of an HTTP 503 response for PostTicketsByIdComments
-type PostTicketsByIdCommentsResponse503Headers struct {
+// AddCommentResponse503Headers the declared response headers of an HTTP 503 response for AddComment
+type AddCommentResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostTicketsByIdCommentsResponse struct {
+type AddCommentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		CallerId string `json:"caller_id"`
-		Comments *[]struct {
-			AddedAt     string `json:"added_at"`
-			CommentText string `json:"comment_text"`
-		} `json:"comments"`
-		CreatedAt        string `json:"created_at"`
-		IssueDescription string `json:"issue_description"`
-		Status           string `json:"status"`
-		TicketId         string `json:"ticket_id"`
-		UpdatedAt        string `json:"updated_at"`
-	}
+	JSON201 *Ticket
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -1170,62 +1107,51 @@ type PostTicketsByIdCommentsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostTicketsByIdCommentsResponse503Headers
+	Headers503 *AddCommentResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostTicketsByIdCommentsResponse) GetJSON201() *struct {
-	CallerId string `json:"caller_id"`
-	Comments *[]struct {
-		AddedAt     string `json:"added_at"`
-		CommentText string `json:"comment_text"`
-	} `json:"comments"`
-	CreatedAt        string `json:"created_at"`
-	IssueDescription string `json:"issue_description"`
-	Status           string `json:"status"`
-	TicketId         string `json:"ticket_id"`
-	UpdatedAt        string `json:"updated_at"`
-} {
+func (r AddCommentResponse) GetJSON201() *Ticket {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTicketsByIdCommentsResponse) GetJSON400() *Error {
+func (r AddCommentResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTicketsByIdCommentsResponse) GetJSON404() *Error {
+func (r AddCommentResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTicketsByIdCommentsResponse) GetJSON409() *Error {
+func (r AddCommentResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTicketsByIdCommentsResponse) GetJSON413() *Error {
+func (r AddCommentResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTicketsByIdCommentsResponse) GetJSON503() *Error {
+func (r AddCommentResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostTicketsByIdCommentsResponse) GetJSONDefault() *Error {
+func (r AddCommentResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostTicketsByIdCommentsResponse) GetBody() []byte {
+func (r AddCommentResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostTicketsByIdCommentsResponse) Status() string {
+func (r AddCommentResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1233,7 +1159,7 @@ func (r PostTicketsByIdCommentsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostTicketsByIdCommentsResponse) StatusCode() int {
+func (r AddCommentResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1241,126 +1167,126 @@ func (r PostTicketsByIdCommentsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostTicketsByIdCommentsResponse) ContentType() string {
+func (r AddCommentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetTicketsWithResponse A caller's tickets, newest first, without comments
+// ListTicketsWithResponse A caller's tickets, newest first, without comments
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /tickets (the `GetTickets` operationId).
-func (c *ClientWithResponses) GetTicketsWithResponse(ctx context.Context, params *GetTicketsParams, reqEditors ...RequestEditorFn) (*GetTicketsResponse, error) {
-	rsp, err := c.GetTickets(ctx, params, reqEditors...)
+// Corresponds with GET /tickets (the `ListTickets` operationId).
+func (c *ClientWithResponses) ListTicketsWithResponse(ctx context.Context, params *ListTicketsParams, reqEditors ...RequestEditorFn) (*ListTicketsResponse, error) {
+	rsp, err := c.ListTickets(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetTicketsResponse(rsp)
+	return ParseListTicketsResponse(rsp)
 }
 
-// PostTicketsWithBodyWithResponse Create a ticket
+// CreateTicketWithBodyWithResponse Create a ticket
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tickets (the `PostTickets` operationId).
-func (c *ClientWithResponses) PostTicketsWithBodyWithResponse(ctx context.Context, params *PostTicketsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTicketsResponse, error) {
-	rsp, err := c.PostTicketsWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /tickets (the `CreateTicket` operationId).
+func (c *ClientWithResponses) CreateTicketWithBodyWithResponse(ctx context.Context, params *CreateTicketParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTicketResponse, error) {
+	rsp, err := c.CreateTicketWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTicketsResponse(rsp)
+	return ParseCreateTicketResponse(rsp)
 }
 
-// PostTicketsWithResponse Create a ticket
+// CreateTicketWithResponse Create a ticket
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tickets (the `PostTickets` operationId).
-func (c *ClientWithResponses) PostTicketsWithResponse(ctx context.Context, params *PostTicketsParams, body PostTicketsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTicketsResponse, error) {
-	rsp, err := c.PostTickets(ctx, params, body, reqEditors...)
+// Corresponds with POST /tickets (the `CreateTicket` operationId).
+func (c *ClientWithResponses) CreateTicketWithResponse(ctx context.Context, params *CreateTicketParams, body CreateTicketJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTicketResponse, error) {
+	rsp, err := c.CreateTicket(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTicketsResponse(rsp)
+	return ParseCreateTicketResponse(rsp)
 }
 
-// GetTicketsByIdWithResponse A ticket with its comments
+// GetTicketWithResponse A ticket with its comments
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /tickets/{id} (the `GetTicketsById` operationId).
-func (c *ClientWithResponses) GetTicketsByIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTicketsByIdResponse, error) {
-	rsp, err := c.GetTicketsById(ctx, id, reqEditors...)
+// Corresponds with GET /tickets/{id} (the `GetTicket` operationId).
+func (c *ClientWithResponses) GetTicketWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTicketResponse, error) {
+	rsp, err := c.GetTicket(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetTicketsByIdResponse(rsp)
+	return ParseGetTicketResponse(rsp)
 }
 
-// PatchTicketsByIdWithBodyWithResponse Move a ticket to another status
+// SetStatusWithBodyWithResponse Move a ticket to another status
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-func (c *ClientWithResponses) PatchTicketsByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchTicketsByIdResponse, error) {
-	rsp, err := c.PatchTicketsByIdWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+func (c *ClientWithResponses) SetStatusWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetStatusResponse, error) {
+	rsp, err := c.SetStatusWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchTicketsByIdResponse(rsp)
+	return ParseSetStatusResponse(rsp)
 }
 
-// PatchTicketsByIdWithResponse Move a ticket to another status
+// SetStatusWithResponse Move a ticket to another status
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /tickets/{id} (the `PatchTicketsById` operationId).
-func (c *ClientWithResponses) PatchTicketsByIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchTicketsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchTicketsByIdResponse, error) {
-	rsp, err := c.PatchTicketsById(ctx, id, body, reqEditors...)
+// Corresponds with PATCH /tickets/{id} (the `SetStatus` operationId).
+func (c *ClientWithResponses) SetStatusWithResponse(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*SetStatusResponse, error) {
+	rsp, err := c.SetStatus(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchTicketsByIdResponse(rsp)
+	return ParseSetStatusResponse(rsp)
 }
 
-// PostTicketsByIdCommentsWithBodyWithResponse Add a comment to a ticket
+// AddCommentWithBodyWithResponse Add a comment to a ticket
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-func (c *ClientWithResponses) PostTicketsByIdCommentsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTicketsByIdCommentsResponse, error) {
-	rsp, err := c.PostTicketsByIdCommentsWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+func (c *ClientWithResponses) AddCommentWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCommentResponse, error) {
+	rsp, err := c.AddCommentWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTicketsByIdCommentsResponse(rsp)
+	return ParseAddCommentResponse(rsp)
 }
 
-// PostTicketsByIdCommentsWithResponse Add a comment to a ticket
+// AddCommentWithResponse Add a comment to a ticket
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tickets/{id}/comments (the `PostTicketsByIdComments` operationId).
-func (c *ClientWithResponses) PostTicketsByIdCommentsWithResponse(ctx context.Context, id openapi_types.UUID, body PostTicketsByIdCommentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTicketsByIdCommentsResponse, error) {
-	rsp, err := c.PostTicketsByIdComments(ctx, id, body, reqEditors...)
+// Corresponds with POST /tickets/{id}/comments (the `AddComment` operationId).
+func (c *ClientWithResponses) AddCommentWithResponse(ctx context.Context, id openapi_types.UUID, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCommentResponse, error) {
+	rsp, err := c.AddComment(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTicketsByIdCommentsResponse(rsp)
+	return ParseAddCommentResponse(rsp)
 }
 
-// ParseGetTicketsResponse parses an HTTP response from a GetTicketsWithResponse call
-func ParseGetTicketsResponse(rsp *http.Response) (*GetTicketsResponse, error) {
+// ParseListTicketsResponse parses an HTTP response from a ListTicketsWithResponse call
+func ParseListTicketsResponse(rsp *http.Response) (*ListTicketsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetTicketsResponse{
+	response := &ListTicketsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -1408,7 +1334,7 @@ func ParseGetTicketsResponse(rsp *http.Response) (*GetTicketsResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetTicketsResponse503Headers
+		var headers ListTicketsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -1422,33 +1348,22 @@ func ParseGetTicketsResponse(rsp *http.Response) (*GetTicketsResponse, error) {
 	return response, nil
 }
 
-// ParsePostTicketsResponse parses an HTTP response from a PostTicketsWithResponse call
-func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) {
+// ParseCreateTicketResponse parses an HTTP response from a CreateTicketWithResponse call
+func ParseCreateTicketResponse(rsp *http.Response) (*CreateTicketResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostTicketsResponse{
+	response := &CreateTicketResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			CallerId string `json:"caller_id"`
-			Comments *[]struct {
-				AddedAt     string `json:"added_at"`
-				CommentText string `json:"comment_text"`
-			} `json:"comments"`
-			CreatedAt        string `json:"created_at"`
-			IssueDescription string `json:"issue_description"`
-			Status           string `json:"status"`
-			TicketId         string `json:"ticket_id"`
-			UpdatedAt        string `json:"updated_at"`
-		}
+		var dest Ticket
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1500,7 +1415,7 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostTicketsResponse201Headers
+		var headers CreateTicketResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1524,7 +1439,7 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostTicketsResponse400Headers
+		var headers CreateTicketResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1534,7 +1449,7 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostTicketsResponse409Headers
+		var headers CreateTicketResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1544,7 +1459,7 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostTicketsResponse413Headers
+		var headers CreateTicketResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1554,7 +1469,7 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostTicketsResponse422Headers
+		var headers CreateTicketResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1564,7 +1479,7 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostTicketsResponse503Headers
+		var headers CreateTicketResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1581,7 +1496,7 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostTicketsResponseDefaultHeaders
+		var headers CreateTicketResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1595,33 +1510,22 @@ func ParsePostTicketsResponse(rsp *http.Response) (*PostTicketsResponse, error) 
 	return response, nil
 }
 
-// ParseGetTicketsByIdResponse parses an HTTP response from a GetTicketsByIdWithResponse call
-func ParseGetTicketsByIdResponse(rsp *http.Response) (*GetTicketsByIdResponse, error) {
+// ParseGetTicketResponse parses an HTTP response from a GetTicketWithResponse call
+func ParseGetTicketResponse(rsp *http.Response) (*GetTicketResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetTicketsByIdResponse{
+	response := &GetTicketResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			CallerId string `json:"caller_id"`
-			Comments *[]struct {
-				AddedAt     string `json:"added_at"`
-				CommentText string `json:"comment_text"`
-			} `json:"comments"`
-			CreatedAt        string `json:"created_at"`
-			IssueDescription string `json:"issue_description"`
-			Status           string `json:"status"`
-			TicketId         string `json:"ticket_id"`
-			UpdatedAt        string `json:"updated_at"`
-		}
+		var dest Ticket
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1659,7 +1563,7 @@ func ParseGetTicketsByIdResponse(rsp *http.Response) (*GetTicketsByIdResponse, e
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetTicketsByIdResponse503Headers
+		var headers GetTicketResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -1673,33 +1577,22 @@ func ParseGetTicketsByIdResponse(rsp *http.Response) (*GetTicketsByIdResponse, e
 	return response, nil
 }
 
-// ParsePatchTicketsByIdResponse parses an HTTP response from a PatchTicketsByIdWithResponse call
-func ParsePatchTicketsByIdResponse(rsp *http.Response) (*PatchTicketsByIdResponse, error) {
+// ParseSetStatusResponse parses an HTTP response from a SetStatusWithResponse call
+func ParseSetStatusResponse(rsp *http.Response) (*SetStatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PatchTicketsByIdResponse{
+	response := &SetStatusResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			CallerId string `json:"caller_id"`
-			Comments *[]struct {
-				AddedAt     string `json:"added_at"`
-				CommentText string `json:"comment_text"`
-			} `json:"comments"`
-			CreatedAt        string `json:"created_at"`
-			IssueDescription string `json:"issue_description"`
-			Status           string `json:"status"`
-			TicketId         string `json:"ticket_id"`
-			UpdatedAt        string `json:"updated_at"`
-		}
+		var dest Ticket
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1751,7 +1644,7 @@ func ParsePatchTicketsByIdResponse(rsp *http.Response) (*PatchTicketsByIdRespons
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PatchTicketsByIdResponse503Headers
+		var headers SetStatusResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -1765,33 +1658,22 @@ func ParsePatchTicketsByIdResponse(rsp *http.Response) (*PatchTicketsByIdRespons
 	return response, nil
 }
 
-// ParsePostTicketsByIdCommentsResponse parses an HTTP response from a PostTicketsByIdCommentsWithResponse call
-func ParsePostTicketsByIdCommentsResponse(rsp *http.Response) (*PostTicketsByIdCommentsResponse, error) {
+// ParseAddCommentResponse parses an HTTP response from a AddCommentWithResponse call
+func ParseAddCommentResponse(rsp *http.Response) (*AddCommentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostTicketsByIdCommentsResponse{
+	response := &AddCommentResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			CallerId string `json:"caller_id"`
-			Comments *[]struct {
-				AddedAt     string `json:"added_at"`
-				CommentText string `json:"comment_text"`
-			} `json:"comments"`
-			CreatedAt        string `json:"created_at"`
-			IssueDescription string `json:"issue_description"`
-			Status           string `json:"status"`
-			TicketId         string `json:"ticket_id"`
-			UpdatedAt        string `json:"updated_at"`
-		}
+		var dest Ticket
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1843,7 +1725,7 @@ func ParsePostTicketsByIdCommentsResponse(rsp *http.Response) (*PostTicketsByIdC
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostTicketsByIdCommentsResponse503Headers
+		var headers AddCommentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

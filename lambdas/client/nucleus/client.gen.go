@@ -18,14 +18,14 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// Defines values for GetAccountsParamsStatus.
+// Defines values for ListAccountsParamsStatus.
 const (
-	Active   GetAccountsParamsStatus = "active"
-	Inactive GetAccountsParamsStatus = "inactive"
+	Active   ListAccountsParamsStatus = "active"
+	Inactive ListAccountsParamsStatus = "inactive"
 )
 
-// Valid indicates whether the value is a known member of the GetAccountsParamsStatus enum.
-func (e GetAccountsParamsStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the ListAccountsParamsStatus enum.
+func (e ListAccountsParamsStatus) Valid() bool {
 	switch e {
 	case Active:
 		return true
@@ -34,6 +34,22 @@ func (e GetAccountsParamsStatus) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AuditPage defines model for AuditPage.
+type AuditPage struct {
+	Entries *[]struct {
+		Action     string      `json:"action"`
+		Details    interface{} `json:"details"`
+		EntityId   *string     `json:"entity_id,omitempty"`
+		EntityType string      `json:"entity_type"`
+		EntryId    string      `json:"entry_id"`
+		ExpireAt   int64       `json:"expire_at"`
+		Status     string      `json:"status"`
+		Timestamp  string      `json:"timestamp"`
+		UserId     string      `json:"user_id"`
+	} `json:"entries"`
+	NextCursor *string `json:"next_cursor,omitempty"`
 }
 
 // Error every error: at most 10 fields, names cut at 64 characters, at most 8192 bytes
@@ -54,10 +70,22 @@ type Error struct {
 	RequestId *string `json:"request_id,omitempty"`
 }
 
-// GetAccountsParams defines parameters for GetAccounts.
-type GetAccountsParams struct {
+// Schedule defines model for Schedule.
+type Schedule struct {
+	CreatedAt    string `json:"created_at"`
+	Enabled      bool   `json:"enabled"`
+	EndCron      string `json:"end_cron"`
+	ScheduleId   string `json:"schedule_id"`
+	ScheduleName string `json:"schedule_name"`
+	StartCron    string `json:"start_cron"`
+	Timezone     string `json:"timezone"`
+	UpdatedAt    string `json:"updated_at"`
+}
+
+// ListAccountsParams defines parameters for ListAccounts.
+type ListAccountsParams struct {
 	// Status only the accounts of this status
-	Status *GetAccountsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Status *ListAccountsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -66,11 +94,11 @@ type GetAccountsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetAccountsParamsStatus defines parameters for GetAccounts.
-type GetAccountsParamsStatus string
+// ListAccountsParamsStatus defines parameters for ListAccounts.
+type ListAccountsParamsStatus string
 
-// PostAccountsJSONBody defines parameters for PostAccounts.
-type PostAccountsJSONBody struct {
+// CreateAccountJSONBody defines parameters for CreateAccount.
+type CreateAccountJSONBody struct {
 	AccountId   *string `json:"account_id,omitempty"`
 	AccountName *string `json:"account_name,omitempty"`
 	ExternalId  *string `json:"external_id,omitempty"`
@@ -78,8 +106,8 @@ type PostAccountsJSONBody struct {
 	Status      *string `json:"status,omitempty"`
 }
 
-// PostAccountsParams defines parameters for PostAccounts.
-type PostAccountsParams struct {
+// CreateAccountParams defines parameters for CreateAccount.
+type CreateAccountParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 
@@ -87,14 +115,14 @@ type PostAccountsParams struct {
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// DeleteAccountsByIdParams defines parameters for DeleteAccountsById.
-type DeleteAccountsByIdParams struct {
+// DeleteAccountParams defines parameters for DeleteAccount.
+type DeleteAccountParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// PatchAccountsByIdJSONBody defines parameters for PatchAccountsById.
-type PatchAccountsByIdJSONBody struct {
+// UpdateAccountJSONBody defines parameters for UpdateAccount.
+type UpdateAccountJSONBody struct {
 	AccountName      *string `json:"account_name,omitempty"`
 	ExternalId       *string `json:"external_id,omitempty"`
 	RoleArn          *string `json:"role_arn,omitempty"`
@@ -102,14 +130,14 @@ type PatchAccountsByIdJSONBody struct {
 	Status           *string `json:"status,omitempty"`
 }
 
-// PatchAccountsByIdParams defines parameters for PatchAccountsById.
-type PatchAccountsByIdParams struct {
+// UpdateAccountParams defines parameters for UpdateAccount.
+type UpdateAccountParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// GetAccountsByIdResourcesParams defines parameters for GetAccountsByIdResources.
-type GetAccountsByIdResourcesParams struct {
+// AccountResourcesParams defines parameters for AccountResources.
+type AccountResourcesParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -117,14 +145,14 @@ type GetAccountsByIdResourcesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostAccountsByIdTestParams defines parameters for PostAccountsByIdTest.
-type PostAccountsByIdTestParams struct {
+// TestAccountParams defines parameters for TestAccount.
+type TestAccountParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// GetAuditParams defines parameters for GetAudit.
-type GetAuditParams struct {
+// TimelineParams defines parameters for Timeline.
+type TimelineParams struct {
 	// Since entries at or after this RFC 3339 time
 	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
 
@@ -138,8 +166,8 @@ type GetAuditParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostAuditJSONBody defines parameters for PostAudit.
-type PostAuditJSONBody struct {
+// RecordExecutionJSONBody defines parameters for RecordExecution.
+type RecordExecutionJSONBody struct {
 	Action     *string     `json:"action,omitempty"`
 	Details    interface{} `json:"details,omitempty"`
 	EntityId   *string     `json:"entity_id,omitempty"`
@@ -147,14 +175,14 @@ type PostAuditJSONBody struct {
 	Status     *string     `json:"status,omitempty"`
 }
 
-// PostAuditParams defines parameters for PostAudit.
-type PostAuditParams struct {
+// RecordExecutionParams defines parameters for RecordExecution.
+type RecordExecutionParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// GetAuditGlobalParams defines parameters for GetAuditGlobal.
-type GetAuditGlobalParams struct {
+// GlobalLogParams defines parameters for GlobalLog.
+type GlobalLogParams struct {
 	// Since entries at or after this RFC 3339 time
 	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
 
@@ -168,8 +196,8 @@ type GetAuditGlobalParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetAuditByEntityTypeByIdParams defines parameters for GetAuditByEntityTypeById.
-type GetAuditByEntityTypeByIdParams struct {
+// EntityLogParams defines parameters for EntityLog.
+type EntityLogParams struct {
 	// Since entries at or after this RFC 3339 time
 	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
 
@@ -183,8 +211,8 @@ type GetAuditByEntityTypeByIdParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetSchedulesParams defines parameters for GetSchedules.
-type GetSchedulesParams struct {
+// ListSchedulesParams defines parameters for ListSchedules.
+type ListSchedulesParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -192,8 +220,8 @@ type GetSchedulesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostSchedulesJSONBody defines parameters for PostSchedules.
-type PostSchedulesJSONBody struct {
+// CreateScheduleJSONBody defines parameters for CreateSchedule.
+type CreateScheduleJSONBody struct {
 	Enabled      *bool   `json:"enabled,omitempty"`
 	EndCron      *string `json:"end_cron,omitempty"`
 	ScheduleName *string `json:"schedule_name,omitempty"`
@@ -201,8 +229,8 @@ type PostSchedulesJSONBody struct {
 	Timezone     *string `json:"timezone,omitempty"`
 }
 
-// PostSchedulesParams defines parameters for PostSchedules.
-type PostSchedulesParams struct {
+// CreateScheduleParams defines parameters for CreateSchedule.
+type CreateScheduleParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 
@@ -210,14 +238,14 @@ type PostSchedulesParams struct {
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// DeleteSchedulesByIdParams defines parameters for DeleteSchedulesById.
-type DeleteSchedulesByIdParams struct {
+// DeleteScheduleParams defines parameters for DeleteSchedule.
+type DeleteScheduleParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// GetSchedulesByIdParams defines parameters for GetSchedulesById.
-type GetSchedulesByIdParams struct {
+// GetScheduleParams defines parameters for GetSchedule.
+type GetScheduleParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -225,8 +253,8 @@ type GetSchedulesByIdParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PatchSchedulesByIdJSONBody defines parameters for PatchSchedulesById.
-type PatchSchedulesByIdJSONBody struct {
+// UpdateScheduleJSONBody defines parameters for UpdateSchedule.
+type UpdateScheduleJSONBody struct {
 	Enabled      *bool   `json:"enabled,omitempty"`
 	EndCron      *string `json:"end_cron,omitempty"`
 	ScheduleName *string `json:"schedule_name,omitempty"`
@@ -234,49 +262,49 @@ type PatchSchedulesByIdJSONBody struct {
 	Timezone     *string `json:"timezone,omitempty"`
 }
 
-// PatchSchedulesByIdParams defines parameters for PatchSchedulesById.
-type PatchSchedulesByIdParams struct {
+// UpdateScheduleParams defines parameters for UpdateSchedule.
+type UpdateScheduleParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// PutSchedulesByIdResourcesJSONBody defines parameters for PutSchedulesByIdResources.
-type PutSchedulesByIdResourcesJSONBody struct {
+// AttachResourceJSONBody defines parameters for AttachResource.
+type AttachResourceJSONBody struct {
 	AccountId    *string `json:"account_id,omitempty"`
 	Region       *string `json:"region,omitempty"`
 	ResourceArn  *string `json:"resource_arn,omitempty"`
 	ResourceType *string `json:"resource_type,omitempty"`
 }
 
-// PutSchedulesByIdResourcesParams defines parameters for PutSchedulesByIdResources.
-type PutSchedulesByIdResourcesParams struct {
+// AttachResourceParams defines parameters for AttachResource.
+type AttachResourceParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// DeleteSchedulesByIdResourcesByArnParams defines parameters for DeleteSchedulesByIdResourcesByArn.
-type DeleteSchedulesByIdResourcesByArnParams struct {
+// DetachResourceParams defines parameters for DetachResource.
+type DetachResourceParams struct {
 	// XUserId the user making the change, recorded in the audit log; required unless the request is IAM-signed (the caller's ARN is the user then)
 	XUserId *string `json:"X-User-Id,omitempty"`
 }
 
-// PostAccountsJSONRequestBody defines body for PostAccounts for application/json ContentType.
-type PostAccountsJSONRequestBody PostAccountsJSONBody
+// CreateAccountJSONRequestBody defines body for CreateAccount for application/json ContentType.
+type CreateAccountJSONRequestBody CreateAccountJSONBody
 
-// PatchAccountsByIdJSONRequestBody defines body for PatchAccountsById for application/json ContentType.
-type PatchAccountsByIdJSONRequestBody PatchAccountsByIdJSONBody
+// UpdateAccountJSONRequestBody defines body for UpdateAccount for application/json ContentType.
+type UpdateAccountJSONRequestBody UpdateAccountJSONBody
 
-// PostAuditJSONRequestBody defines body for PostAudit for application/json ContentType.
-type PostAuditJSONRequestBody PostAuditJSONBody
+// RecordExecutionJSONRequestBody defines body for RecordExecution for application/json ContentType.
+type RecordExecutionJSONRequestBody RecordExecutionJSONBody
 
-// PostSchedulesJSONRequestBody defines body for PostSchedules for application/json ContentType.
-type PostSchedulesJSONRequestBody PostSchedulesJSONBody
+// CreateScheduleJSONRequestBody defines body for CreateSchedule for application/json ContentType.
+type CreateScheduleJSONRequestBody CreateScheduleJSONBody
 
-// PatchSchedulesByIdJSONRequestBody defines body for PatchSchedulesById for application/json ContentType.
-type PatchSchedulesByIdJSONRequestBody PatchSchedulesByIdJSONBody
+// UpdateScheduleJSONRequestBody defines body for UpdateSchedule for application/json ContentType.
+type UpdateScheduleJSONRequestBody UpdateScheduleJSONBody
 
-// PutSchedulesByIdResourcesJSONRequestBody defines body for PutSchedulesByIdResources for application/json ContentType.
-type PutSchedulesByIdResourcesJSONRequestBody PutSchedulesByIdResourcesJSONBody
+// AttachResourceJSONRequestBody defines body for AttachResource for application/json ContentType.
+type AttachResourceJSONRequestBody AttachResourceJSONBody
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -352,156 +380,156 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetAccounts Accounts, by name
+	// ListAccounts Accounts, by name
 	//
-	// Corresponds with GET /accounts (the `GetAccounts` operationId).
-	GetAccounts(ctx context.Context, params *GetAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /accounts (the `ListAccounts` operationId).
+	ListAccounts(ctx context.Context, params *ListAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAccountsWithBody Register an AWS account (its external id is shown once, here)
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /accounts (the `PostAccounts` operationId).
-	PostAccountsWithBody(ctx context.Context, params *PostAccountsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostAccounts Register an AWS account (its external id is shown once, here)
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /accounts (the `PostAccounts` operationId).
-	PostAccounts(ctx context.Context, params *PostAccountsParams, body PostAccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// DeleteAccountsById Delete an account
-	//
-	// Corresponds with DELETE /accounts/{id} (the `DeleteAccountsById` operationId).
-	DeleteAccountsById(ctx context.Context, id string, params *DeleteAccountsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetAccountsById An account
-	//
-	// Corresponds with GET /accounts/{id} (the `GetAccountsById` operationId).
-	GetAccountsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PatchAccountsByIdWithBody Change an account (rotate_external_id shows the new id once)
+	// CreateAccountWithBody Register an AWS account (its external id is shown once, here)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-	PatchAccountsByIdWithBody(ctx context.Context, id string, params *PatchAccountsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /accounts (the `CreateAccount` operationId).
+	CreateAccountWithBody(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchAccountsById Change an account (rotate_external_id shows the new id once)
+	// CreateAccount Register an AWS account (its external id is shown once, here)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-	PatchAccountsById(ctx context.Context, id string, params *PatchAccountsByIdParams, body PatchAccountsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /accounts (the `CreateAccount` operationId).
+	CreateAccount(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAccountsByIdResources The resources of an account's schedules
+	// DeleteAccount Delete an account
 	//
-	// Corresponds with GET /accounts/{id}/resources (the `GetAccountsByIdResources` operationId).
-	GetAccountsByIdResources(ctx context.Context, id string, params *GetAccountsByIdResourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with DELETE /accounts/{id} (the `DeleteAccount` operationId).
+	DeleteAccount(ctx context.Context, id string, params *DeleteAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAccountsByIdTest Test the connection: assume the account's role
+	// GetAccount An account
 	//
-	// Corresponds with POST /accounts/{id}/test (the `PostAccountsByIdTest` operationId).
-	PostAccountsByIdTest(ctx context.Context, id string, params *PostAccountsByIdTestParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /accounts/{id} (the `GetAccount` operationId).
+	GetAccount(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAudit The audit log, newest first
-	//
-	// Corresponds with GET /audit (the `GetAudit` operationId).
-	GetAudit(ctx context.Context, params *GetAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostAuditWithBody Record an execution in the audit log
+	// UpdateAccountWithBody Change an account (rotate_external_id shows the new id once)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /audit (the `PostAudit` operationId).
-	PostAuditWithBody(ctx context.Context, params *PostAuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+	UpdateAccountWithBody(ctx context.Context, id string, params *UpdateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAudit Record an execution in the audit log
+	// UpdateAccount Change an account (rotate_external_id shows the new id once)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /audit (the `PostAudit` operationId).
-	PostAudit(ctx context.Context, params *PostAuditParams, body PostAuditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+	UpdateAccount(ctx context.Context, id string, params *UpdateAccountParams, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAuditGlobal The global entries of the audit log
+	// AccountResources The resources of an account's schedules
 	//
-	// Corresponds with GET /audit/global (the `GetAuditGlobal` operationId).
-	GetAuditGlobal(ctx context.Context, params *GetAuditGlobalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /accounts/{id}/resources (the `AccountResources` operationId).
+	AccountResources(ctx context.Context, id string, params *AccountResourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAuditByEntityTypeById An account's or a schedule's audit log
+	// TestAccount Test the connection: assume the account's role
 	//
-	// Corresponds with GET /audit/{entityType}/{id} (the `GetAuditByEntityTypeById` operationId).
-	GetAuditByEntityTypeById(ctx context.Context, entityType string, id string, params *GetAuditByEntityTypeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /accounts/{id}/test (the `TestAccount` operationId).
+	TestAccount(ctx context.Context, id string, params *TestAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetSchedules Schedules
+	// Timeline The audit log, newest first
 	//
-	// Corresponds with GET /schedules (the `GetSchedules` operationId).
-	GetSchedules(ctx context.Context, params *GetSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /audit (the `Timeline` operationId).
+	Timeline(ctx context.Context, params *TimelineParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostSchedulesWithBody Create a schedule
+	// RecordExecutionWithBody Record an execution in the audit log
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /schedules (the `PostSchedules` operationId).
-	PostSchedulesWithBody(ctx context.Context, params *PostSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /audit (the `RecordExecution` operationId).
+	RecordExecutionWithBody(ctx context.Context, params *RecordExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostSchedules Create a schedule
+	// RecordExecution Record an execution in the audit log
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /schedules (the `PostSchedules` operationId).
-	PostSchedules(ctx context.Context, params *PostSchedulesParams, body PostSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /audit (the `RecordExecution` operationId).
+	RecordExecution(ctx context.Context, params *RecordExecutionParams, body RecordExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteSchedulesById Delete a schedule
+	// GlobalLog The global entries of the audit log
 	//
-	// Corresponds with DELETE /schedules/{id} (the `DeleteSchedulesById` operationId).
-	DeleteSchedulesById(ctx context.Context, id openapi_types.UUID, params *DeleteSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /audit/global (the `GlobalLog` operationId).
+	GlobalLog(ctx context.Context, params *GlobalLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetSchedulesById A schedule with a page of its resources
+	// EntityLog An account's or a schedule's audit log
 	//
-	// Corresponds with GET /schedules/{id} (the `GetSchedulesById` operationId).
-	GetSchedulesById(ctx context.Context, id openapi_types.UUID, params *GetSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /audit/{entityType}/{id} (the `EntityLog` operationId).
+	EntityLog(ctx context.Context, entityType string, id string, params *EntityLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchSchedulesByIdWithBody Change a schedule
+	// ListSchedules Schedules
+	//
+	// Corresponds with GET /schedules (the `ListSchedules` operationId).
+	ListSchedules(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateScheduleWithBody Create a schedule
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-	PatchSchedulesByIdWithBody(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBody(ctx context.Context, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchSchedulesById Change a schedule
+	// CreateSchedule Create a schedule
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-	PatchSchedulesById(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, body PatchSchedulesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+	CreateSchedule(ctx context.Context, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutSchedulesByIdResourcesWithBody Attach a resource to a schedule (201 new, 200 already attached)
+	// DeleteSchedule Delete a schedule
+	//
+	// Corresponds with DELETE /schedules/{id} (the `DeleteSchedule` operationId).
+	DeleteSchedule(ctx context.Context, id openapi_types.UUID, params *DeleteScheduleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSchedule A schedule with a page of its resources
+	//
+	// Corresponds with GET /schedules/{id} (the `GetSchedule` operationId).
+	GetSchedule(ctx context.Context, id openapi_types.UUID, params *GetScheduleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateScheduleWithBody Change a schedule
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-	PutSchedulesByIdResourcesWithBody(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithBody(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutSchedulesByIdResources Attach a resource to a schedule (201 new, 200 already attached)
+	// UpdateSchedule Change a schedule
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-	PutSchedulesByIdResources(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, body PutSchedulesByIdResourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+	UpdateSchedule(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteSchedulesByIdResourcesByArn Detach a resource (its ARN URL-escaped or with its slashes)
+	// AttachResourceWithBody Attach a resource to a schedule (201 new, 200 already attached)
 	//
-	// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DeleteSchedulesByIdResourcesByArn` operationId).
-	DeleteSchedulesByIdResourcesByArn(ctx context.Context, id openapi_types.UUID, arn string, params *DeleteSchedulesByIdResourcesByArnParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+	AttachResourceWithBody(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AttachResource Attach a resource to a schedule (201 new, 200 already attached)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+	AttachResource(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, body AttachResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DetachResource Detach a resource (its ARN URL-escaped or with its slashes)
+	//
+	// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DetachResource` operationId).
+	DetachResource(ctx context.Context, id openapi_types.UUID, arn string, params *DetachResourceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetAccounts Accounts, by name
+// ListAccounts Accounts, by name
 //
-// Corresponds with GET /accounts (the `GetAccounts` operationId).
-func (c *Client) GetAccounts(ctx context.Context, params *GetAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAccountsRequest(c.Server, params)
+// Corresponds with GET /accounts (the `ListAccounts` operationId).
+func (c *Client) ListAccounts(ctx context.Context, params *ListAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAccountsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -512,13 +540,13 @@ func (c *Client) GetAccounts(ctx context.Context, params *GetAccountsParams, req
 	return c.Client.Do(req)
 }
 
-// PostAccountsWithBody Register an AWS account (its external id is shown once, here)
+// CreateAccountWithBody Register an AWS account (its external id is shown once, here)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /accounts (the `PostAccounts` operationId).
-func (c *Client) PostAccountsWithBody(ctx context.Context, params *PostAccountsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAccountsRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /accounts (the `CreateAccount` operationId).
+func (c *Client) CreateAccountWithBody(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAccountRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -529,13 +557,13 @@ func (c *Client) PostAccountsWithBody(ctx context.Context, params *PostAccountsP
 	return c.Client.Do(req)
 }
 
-// PostAccounts Register an AWS account (its external id is shown once, here)
+// CreateAccount Register an AWS account (its external id is shown once, here)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /accounts (the `PostAccounts` operationId).
-func (c *Client) PostAccounts(ctx context.Context, params *PostAccountsParams, body PostAccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAccountsRequest(c.Server, params, body)
+// Corresponds with POST /accounts (the `CreateAccount` operationId).
+func (c *Client) CreateAccount(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAccountRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -546,11 +574,11 @@ func (c *Client) PostAccounts(ctx context.Context, params *PostAccountsParams, b
 	return c.Client.Do(req)
 }
 
-// DeleteAccountsById Delete an account
+// DeleteAccount Delete an account
 //
-// Corresponds with DELETE /accounts/{id} (the `DeleteAccountsById` operationId).
-func (c *Client) DeleteAccountsById(ctx context.Context, id string, params *DeleteAccountsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteAccountsByIdRequest(c.Server, id, params)
+// Corresponds with DELETE /accounts/{id} (the `DeleteAccount` operationId).
+func (c *Client) DeleteAccount(ctx context.Context, id string, params *DeleteAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAccountRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -561,11 +589,11 @@ func (c *Client) DeleteAccountsById(ctx context.Context, id string, params *Dele
 	return c.Client.Do(req)
 }
 
-// GetAccountsById An account
+// GetAccount An account
 //
-// Corresponds with GET /accounts/{id} (the `GetAccountsById` operationId).
-func (c *Client) GetAccountsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAccountsByIdRequest(c.Server, id)
+// Corresponds with GET /accounts/{id} (the `GetAccount` operationId).
+func (c *Client) GetAccount(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -576,13 +604,13 @@ func (c *Client) GetAccountsById(ctx context.Context, id string, reqEditors ...R
 	return c.Client.Do(req)
 }
 
-// PatchAccountsByIdWithBody Change an account (rotate_external_id shows the new id once)
+// UpdateAccountWithBody Change an account (rotate_external_id shows the new id once)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-func (c *Client) PatchAccountsByIdWithBody(ctx context.Context, id string, params *PatchAccountsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchAccountsByIdRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+func (c *Client) UpdateAccountWithBody(ctx context.Context, id string, params *UpdateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAccountRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -593,13 +621,13 @@ func (c *Client) PatchAccountsByIdWithBody(ctx context.Context, id string, param
 	return c.Client.Do(req)
 }
 
-// PatchAccountsById Change an account (rotate_external_id shows the new id once)
+// UpdateAccount Change an account (rotate_external_id shows the new id once)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-func (c *Client) PatchAccountsById(ctx context.Context, id string, params *PatchAccountsByIdParams, body PatchAccountsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchAccountsByIdRequest(c.Server, id, params, body)
+// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+func (c *Client) UpdateAccount(ctx context.Context, id string, params *UpdateAccountParams, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAccountRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -610,11 +638,11 @@ func (c *Client) PatchAccountsById(ctx context.Context, id string, params *Patch
 	return c.Client.Do(req)
 }
 
-// GetAccountsByIdResources The resources of an account's schedules
+// AccountResources The resources of an account's schedules
 //
-// Corresponds with GET /accounts/{id}/resources (the `GetAccountsByIdResources` operationId).
-func (c *Client) GetAccountsByIdResources(ctx context.Context, id string, params *GetAccountsByIdResourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAccountsByIdResourcesRequest(c.Server, id, params)
+// Corresponds with GET /accounts/{id}/resources (the `AccountResources` operationId).
+func (c *Client) AccountResources(ctx context.Context, id string, params *AccountResourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAccountResourcesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -625,11 +653,11 @@ func (c *Client) GetAccountsByIdResources(ctx context.Context, id string, params
 	return c.Client.Do(req)
 }
 
-// PostAccountsByIdTest Test the connection: assume the account's role
+// TestAccount Test the connection: assume the account's role
 //
-// Corresponds with POST /accounts/{id}/test (the `PostAccountsByIdTest` operationId).
-func (c *Client) PostAccountsByIdTest(ctx context.Context, id string, params *PostAccountsByIdTestParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAccountsByIdTestRequest(c.Server, id, params)
+// Corresponds with POST /accounts/{id}/test (the `TestAccount` operationId).
+func (c *Client) TestAccount(ctx context.Context, id string, params *TestAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestAccountRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -640,11 +668,11 @@ func (c *Client) PostAccountsByIdTest(ctx context.Context, id string, params *Po
 	return c.Client.Do(req)
 }
 
-// GetAudit The audit log, newest first
+// Timeline The audit log, newest first
 //
-// Corresponds with GET /audit (the `GetAudit` operationId).
-func (c *Client) GetAudit(ctx context.Context, params *GetAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAuditRequest(c.Server, params)
+// Corresponds with GET /audit (the `Timeline` operationId).
+func (c *Client) Timeline(ctx context.Context, params *TimelineParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTimelineRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -655,13 +683,13 @@ func (c *Client) GetAudit(ctx context.Context, params *GetAuditParams, reqEditor
 	return c.Client.Do(req)
 }
 
-// PostAuditWithBody Record an execution in the audit log
+// RecordExecutionWithBody Record an execution in the audit log
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /audit (the `PostAudit` operationId).
-func (c *Client) PostAuditWithBody(ctx context.Context, params *PostAuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAuditRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /audit (the `RecordExecution` operationId).
+func (c *Client) RecordExecutionWithBody(ctx context.Context, params *RecordExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordExecutionRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -672,13 +700,13 @@ func (c *Client) PostAuditWithBody(ctx context.Context, params *PostAuditParams,
 	return c.Client.Do(req)
 }
 
-// PostAudit Record an execution in the audit log
+// RecordExecution Record an execution in the audit log
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /audit (the `PostAudit` operationId).
-func (c *Client) PostAudit(ctx context.Context, params *PostAuditParams, body PostAuditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAuditRequest(c.Server, params, body)
+// Corresponds with POST /audit (the `RecordExecution` operationId).
+func (c *Client) RecordExecution(ctx context.Context, params *RecordExecutionParams, body RecordExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecordExecutionRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -689,11 +717,11 @@ func (c *Client) PostAudit(ctx context.Context, params *PostAuditParams, body Po
 	return c.Client.Do(req)
 }
 
-// GetAuditGlobal The global entries of the audit log
+// GlobalLog The global entries of the audit log
 //
-// Corresponds with GET /audit/global (the `GetAuditGlobal` operationId).
-func (c *Client) GetAuditGlobal(ctx context.Context, params *GetAuditGlobalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAuditGlobalRequest(c.Server, params)
+// Corresponds with GET /audit/global (the `GlobalLog` operationId).
+func (c *Client) GlobalLog(ctx context.Context, params *GlobalLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGlobalLogRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -704,11 +732,11 @@ func (c *Client) GetAuditGlobal(ctx context.Context, params *GetAuditGlobalParam
 	return c.Client.Do(req)
 }
 
-// GetAuditByEntityTypeById An account's or a schedule's audit log
+// EntityLog An account's or a schedule's audit log
 //
-// Corresponds with GET /audit/{entityType}/{id} (the `GetAuditByEntityTypeById` operationId).
-func (c *Client) GetAuditByEntityTypeById(ctx context.Context, entityType string, id string, params *GetAuditByEntityTypeByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAuditByEntityTypeByIdRequest(c.Server, entityType, id, params)
+// Corresponds with GET /audit/{entityType}/{id} (the `EntityLog` operationId).
+func (c *Client) EntityLog(ctx context.Context, entityType string, id string, params *EntityLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEntityLogRequest(c.Server, entityType, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -719,11 +747,11 @@ func (c *Client) GetAuditByEntityTypeById(ctx context.Context, entityType string
 	return c.Client.Do(req)
 }
 
-// GetSchedules Schedules
+// ListSchedules Schedules
 //
-// Corresponds with GET /schedules (the `GetSchedules` operationId).
-func (c *Client) GetSchedules(ctx context.Context, params *GetSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetSchedulesRequest(c.Server, params)
+// Corresponds with GET /schedules (the `ListSchedules` operationId).
+func (c *Client) ListSchedules(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSchedulesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -734,13 +762,13 @@ func (c *Client) GetSchedules(ctx context.Context, params *GetSchedulesParams, r
 	return c.Client.Do(req)
 }
 
-// PostSchedulesWithBody Create a schedule
+// CreateScheduleWithBody Create a schedule
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /schedules (the `PostSchedules` operationId).
-func (c *Client) PostSchedulesWithBody(ctx context.Context, params *PostSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostSchedulesRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateScheduleWithBody(ctx context.Context, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -751,13 +779,13 @@ func (c *Client) PostSchedulesWithBody(ctx context.Context, params *PostSchedule
 	return c.Client.Do(req)
 }
 
-// PostSchedules Create a schedule
+// CreateSchedule Create a schedule
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /schedules (the `PostSchedules` operationId).
-func (c *Client) PostSchedules(ctx context.Context, params *PostSchedulesParams, body PostSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostSchedulesRequest(c.Server, params, body)
+// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateSchedule(ctx context.Context, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -768,11 +796,11 @@ func (c *Client) PostSchedules(ctx context.Context, params *PostSchedulesParams,
 	return c.Client.Do(req)
 }
 
-// DeleteSchedulesById Delete a schedule
+// DeleteSchedule Delete a schedule
 //
-// Corresponds with DELETE /schedules/{id} (the `DeleteSchedulesById` operationId).
-func (c *Client) DeleteSchedulesById(ctx context.Context, id openapi_types.UUID, params *DeleteSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteSchedulesByIdRequest(c.Server, id, params)
+// Corresponds with DELETE /schedules/{id} (the `DeleteSchedule` operationId).
+func (c *Client) DeleteSchedule(ctx context.Context, id openapi_types.UUID, params *DeleteScheduleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteScheduleRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -783,11 +811,11 @@ func (c *Client) DeleteSchedulesById(ctx context.Context, id openapi_types.UUID,
 	return c.Client.Do(req)
 }
 
-// GetSchedulesById A schedule with a page of its resources
+// GetSchedule A schedule with a page of its resources
 //
-// Corresponds with GET /schedules/{id} (the `GetSchedulesById` operationId).
-func (c *Client) GetSchedulesById(ctx context.Context, id openapi_types.UUID, params *GetSchedulesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetSchedulesByIdRequest(c.Server, id, params)
+// Corresponds with GET /schedules/{id} (the `GetSchedule` operationId).
+func (c *Client) GetSchedule(ctx context.Context, id openapi_types.UUID, params *GetScheduleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetScheduleRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -798,13 +826,13 @@ func (c *Client) GetSchedulesById(ctx context.Context, id openapi_types.UUID, pa
 	return c.Client.Do(req)
 }
 
-// PatchSchedulesByIdWithBody Change a schedule
+// UpdateScheduleWithBody Change a schedule
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-func (c *Client) PatchSchedulesByIdWithBody(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchSchedulesByIdRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+func (c *Client) UpdateScheduleWithBody(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateScheduleRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -815,13 +843,13 @@ func (c *Client) PatchSchedulesByIdWithBody(ctx context.Context, id openapi_type
 	return c.Client.Do(req)
 }
 
-// PatchSchedulesById Change a schedule
+// UpdateSchedule Change a schedule
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-func (c *Client) PatchSchedulesById(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, body PatchSchedulesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchSchedulesByIdRequest(c.Server, id, params, body)
+// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+func (c *Client) UpdateSchedule(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateScheduleRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -832,13 +860,13 @@ func (c *Client) PatchSchedulesById(ctx context.Context, id openapi_types.UUID, 
 	return c.Client.Do(req)
 }
 
-// PutSchedulesByIdResourcesWithBody Attach a resource to a schedule (201 new, 200 already attached)
+// AttachResourceWithBody Attach a resource to a schedule (201 new, 200 already attached)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-func (c *Client) PutSchedulesByIdResourcesWithBody(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutSchedulesByIdResourcesRequestWithBody(c.Server, id, params, contentType, body)
+// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+func (c *Client) AttachResourceWithBody(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAttachResourceRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -849,13 +877,13 @@ func (c *Client) PutSchedulesByIdResourcesWithBody(ctx context.Context, id opena
 	return c.Client.Do(req)
 }
 
-// PutSchedulesByIdResources Attach a resource to a schedule (201 new, 200 already attached)
+// AttachResource Attach a resource to a schedule (201 new, 200 already attached)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-func (c *Client) PutSchedulesByIdResources(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, body PutSchedulesByIdResourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutSchedulesByIdResourcesRequest(c.Server, id, params, body)
+// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+func (c *Client) AttachResource(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, body AttachResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAttachResourceRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -866,11 +894,11 @@ func (c *Client) PutSchedulesByIdResources(ctx context.Context, id openapi_types
 	return c.Client.Do(req)
 }
 
-// DeleteSchedulesByIdResourcesByArn Detach a resource (its ARN URL-escaped or with its slashes)
+// DetachResource Detach a resource (its ARN URL-escaped or with its slashes)
 //
-// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DeleteSchedulesByIdResourcesByArn` operationId).
-func (c *Client) DeleteSchedulesByIdResourcesByArn(ctx context.Context, id openapi_types.UUID, arn string, params *DeleteSchedulesByIdResourcesByArnParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteSchedulesByIdResourcesByArnRequest(c.Server, id, arn, params)
+// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DetachResource` operationId).
+func (c *Client) DetachResource(ctx context.Context, id openapi_types.UUID, arn string, params *DetachResourceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDetachResourceRequest(c.Server, id, arn, params)
 	if err != nil {
 		return nil, err
 	}
@@ -881,8 +909,8 @@ func (c *Client) DeleteSchedulesByIdResourcesByArn(ctx context.Context, id opena
 	return c.Client.Do(req)
 }
 
-// NewGetAccountsRequest constructs an http.Request for the GetAccounts method
-func NewGetAccountsRequest(server string, params *GetAccountsParams) (*http.Request, error) {
+// NewListAccountsRequest constructs an http.Request for the ListAccounts method
+func NewListAccountsRequest(server string, params *ListAccountsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -959,19 +987,19 @@ func NewGetAccountsRequest(server string, params *GetAccountsParams) (*http.Requ
 	return req, nil
 }
 
-// NewPostAccountsRequest calls the generic PostAccounts builder with application/json body
-func NewPostAccountsRequest(server string, params *PostAccountsParams, body PostAccountsJSONRequestBody) (*http.Request, error) {
+// NewCreateAccountRequest calls the generic CreateAccount builder with application/json body
+func NewCreateAccountRequest(server string, params *CreateAccountParams, body CreateAccountJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostAccountsRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateAccountRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostAccountsRequestWithBody constructs an http.Request for the PostAccounts method, with any body, and a specified content type
-func NewPostAccountsRequestWithBody(server string, params *PostAccountsParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateAccountRequestWithBody constructs an http.Request for the CreateAccount method, with any body, and a specified content type
+func NewCreateAccountRequestWithBody(server string, params *CreateAccountParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1025,8 +1053,8 @@ func NewPostAccountsRequestWithBody(server string, params *PostAccountsParams, c
 	return req, nil
 }
 
-// NewDeleteAccountsByIdRequest constructs an http.Request for the DeleteAccountsById method
-func NewDeleteAccountsByIdRequest(server string, id string, params *DeleteAccountsByIdParams) (*http.Request, error) {
+// NewDeleteAccountRequest constructs an http.Request for the DeleteAccount method
+func NewDeleteAccountRequest(server string, id string, params *DeleteAccountParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1074,8 +1102,8 @@ func NewDeleteAccountsByIdRequest(server string, id string, params *DeleteAccoun
 	return req, nil
 }
 
-// NewGetAccountsByIdRequest constructs an http.Request for the GetAccountsById method
-func NewGetAccountsByIdRequest(server string, id string) (*http.Request, error) {
+// NewGetAccountRequest constructs an http.Request for the GetAccount method
+func NewGetAccountRequest(server string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1108,19 +1136,19 @@ func NewGetAccountsByIdRequest(server string, id string) (*http.Request, error) 
 	return req, nil
 }
 
-// NewPatchAccountsByIdRequest calls the generic PatchAccountsById builder with application/json body
-func NewPatchAccountsByIdRequest(server string, id string, params *PatchAccountsByIdParams, body PatchAccountsByIdJSONRequestBody) (*http.Request, error) {
+// NewUpdateAccountRequest calls the generic UpdateAccount builder with application/json body
+func NewUpdateAccountRequest(server string, id string, params *UpdateAccountParams, body UpdateAccountJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchAccountsByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewUpdateAccountRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewPatchAccountsByIdRequestWithBody constructs an http.Request for the PatchAccountsById method, with any body, and a specified content type
-func NewPatchAccountsByIdRequestWithBody(server string, id string, params *PatchAccountsByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewUpdateAccountRequestWithBody constructs an http.Request for the UpdateAccount method, with any body, and a specified content type
+func NewUpdateAccountRequestWithBody(server string, id string, params *UpdateAccountParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1170,8 +1198,8 @@ func NewPatchAccountsByIdRequestWithBody(server string, id string, params *Patch
 	return req, nil
 }
 
-// NewGetAccountsByIdResourcesRequest constructs an http.Request for the GetAccountsByIdResources method
-func NewGetAccountsByIdResourcesRequest(server string, id string, params *GetAccountsByIdResourcesParams) (*http.Request, error) {
+// NewAccountResourcesRequest constructs an http.Request for the AccountResources method
+func NewAccountResourcesRequest(server string, id string, params *AccountResourcesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1243,8 +1271,8 @@ func NewGetAccountsByIdResourcesRequest(server string, id string, params *GetAcc
 	return req, nil
 }
 
-// NewPostAccountsByIdTestRequest constructs an http.Request for the PostAccountsByIdTest method
-func NewPostAccountsByIdTestRequest(server string, id string, params *PostAccountsByIdTestParams) (*http.Request, error) {
+// NewTestAccountRequest constructs an http.Request for the TestAccount method
+func NewTestAccountRequest(server string, id string, params *TestAccountParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1292,8 +1320,8 @@ func NewPostAccountsByIdTestRequest(server string, id string, params *PostAccoun
 	return req, nil
 }
 
-// NewGetAuditRequest constructs an http.Request for the GetAudit method
-func NewGetAuditRequest(server string, params *GetAuditParams) (*http.Request, error) {
+// NewTimelineRequest constructs an http.Request for the Timeline method
+func NewTimelineRequest(server string, params *TimelineParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1382,19 +1410,19 @@ func NewGetAuditRequest(server string, params *GetAuditParams) (*http.Request, e
 	return req, nil
 }
 
-// NewPostAuditRequest calls the generic PostAudit builder with application/json body
-func NewPostAuditRequest(server string, params *PostAuditParams, body PostAuditJSONRequestBody) (*http.Request, error) {
+// NewRecordExecutionRequest calls the generic RecordExecution builder with application/json body
+func NewRecordExecutionRequest(server string, params *RecordExecutionParams, body RecordExecutionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostAuditRequestWithBody(server, params, "application/json", bodyReader)
+	return NewRecordExecutionRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostAuditRequestWithBody constructs an http.Request for the PostAudit method, with any body, and a specified content type
-func NewPostAuditRequestWithBody(server string, params *PostAuditParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewRecordExecutionRequestWithBody constructs an http.Request for the RecordExecution method, with any body, and a specified content type
+func NewRecordExecutionRequestWithBody(server string, params *RecordExecutionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1437,8 +1465,8 @@ func NewPostAuditRequestWithBody(server string, params *PostAuditParams, content
 	return req, nil
 }
 
-// NewGetAuditGlobalRequest constructs an http.Request for the GetAuditGlobal method
-func NewGetAuditGlobalRequest(server string, params *GetAuditGlobalParams) (*http.Request, error) {
+// NewGlobalLogRequest constructs an http.Request for the GlobalLog method
+func NewGlobalLogRequest(server string, params *GlobalLogParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1527,8 +1555,8 @@ func NewGetAuditGlobalRequest(server string, params *GetAuditGlobalParams) (*htt
 	return req, nil
 }
 
-// NewGetAuditByEntityTypeByIdRequest constructs an http.Request for the GetAuditByEntityTypeById method
-func NewGetAuditByEntityTypeByIdRequest(server string, entityType string, id string, params *GetAuditByEntityTypeByIdParams) (*http.Request, error) {
+// NewEntityLogRequest constructs an http.Request for the EntityLog method
+func NewEntityLogRequest(server string, entityType string, id string, params *EntityLogParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1631,8 +1659,8 @@ func NewGetAuditByEntityTypeByIdRequest(server string, entityType string, id str
 	return req, nil
 }
 
-// NewGetSchedulesRequest constructs an http.Request for the GetSchedules method
-func NewGetSchedulesRequest(server string, params *GetSchedulesParams) (*http.Request, error) {
+// NewListSchedulesRequest constructs an http.Request for the ListSchedules method
+func NewListSchedulesRequest(server string, params *ListSchedulesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1697,19 +1725,19 @@ func NewGetSchedulesRequest(server string, params *GetSchedulesParams) (*http.Re
 	return req, nil
 }
 
-// NewPostSchedulesRequest calls the generic PostSchedules builder with application/json body
-func NewPostSchedulesRequest(server string, params *PostSchedulesParams, body PostSchedulesJSONRequestBody) (*http.Request, error) {
+// NewCreateScheduleRequest calls the generic CreateSchedule builder with application/json body
+func NewCreateScheduleRequest(server string, params *CreateScheduleParams, body CreateScheduleJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostSchedulesRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateScheduleRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostSchedulesRequestWithBody constructs an http.Request for the PostSchedules method, with any body, and a specified content type
-func NewPostSchedulesRequestWithBody(server string, params *PostSchedulesParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateScheduleRequestWithBody constructs an http.Request for the CreateSchedule method, with any body, and a specified content type
+func NewCreateScheduleRequestWithBody(server string, params *CreateScheduleParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1763,8 +1791,8 @@ func NewPostSchedulesRequestWithBody(server string, params *PostSchedulesParams,
 	return req, nil
 }
 
-// NewDeleteSchedulesByIdRequest constructs an http.Request for the DeleteSchedulesById method
-func NewDeleteSchedulesByIdRequest(server string, id openapi_types.UUID, params *DeleteSchedulesByIdParams) (*http.Request, error) {
+// NewDeleteScheduleRequest constructs an http.Request for the DeleteSchedule method
+func NewDeleteScheduleRequest(server string, id openapi_types.UUID, params *DeleteScheduleParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1812,8 +1840,8 @@ func NewDeleteSchedulesByIdRequest(server string, id openapi_types.UUID, params 
 	return req, nil
 }
 
-// NewGetSchedulesByIdRequest constructs an http.Request for the GetSchedulesById method
-func NewGetSchedulesByIdRequest(server string, id openapi_types.UUID, params *GetSchedulesByIdParams) (*http.Request, error) {
+// NewGetScheduleRequest constructs an http.Request for the GetSchedule method
+func NewGetScheduleRequest(server string, id openapi_types.UUID, params *GetScheduleParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1885,19 +1913,19 @@ func NewGetSchedulesByIdRequest(server string, id openapi_types.UUID, params *Ge
 	return req, nil
 }
 
-// NewPatchSchedulesByIdRequest calls the generic PatchSchedulesById builder with application/json body
-func NewPatchSchedulesByIdRequest(server string, id openapi_types.UUID, params *PatchSchedulesByIdParams, body PatchSchedulesByIdJSONRequestBody) (*http.Request, error) {
+// NewUpdateScheduleRequest calls the generic UpdateSchedule builder with application/json body
+func NewUpdateScheduleRequest(server string, id openapi_types.UUID, params *UpdateScheduleParams, body UpdateScheduleJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchSchedulesByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewUpdateScheduleRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewPatchSchedulesByIdRequestWithBody constructs an http.Request for the PatchSchedulesById method, with any body, and a specified content type
-func NewPatchSchedulesByIdRequestWithBody(server string, id openapi_types.UUID, params *PatchSchedulesByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewUpdateScheduleRequestWithBody constructs an http.Request for the UpdateSchedule method, with any body, and a specified content type
+func NewUpdateScheduleRequestWithBody(server string, id openapi_types.UUID, params *UpdateScheduleParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1947,19 +1975,19 @@ func NewPatchSchedulesByIdRequestWithBody(server string, id openapi_types.UUID, 
 	return req, nil
 }
 
-// NewPutSchedulesByIdResourcesRequest calls the generic PutSchedulesByIdResources builder with application/json body
-func NewPutSchedulesByIdResourcesRequest(server string, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, body PutSchedulesByIdResourcesJSONRequestBody) (*http.Request, error) {
+// NewAttachResourceRequest calls the generic AttachResource builder with application/json body
+func NewAttachResourceRequest(server string, id openapi_types.UUID, params *AttachResourceParams, body AttachResourceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutSchedulesByIdResourcesRequestWithBody(server, id, params, "application/json", bodyReader)
+	return NewAttachResourceRequestWithBody(server, id, params, "application/json", bodyReader)
 }
 
-// NewPutSchedulesByIdResourcesRequestWithBody constructs an http.Request for the PutSchedulesByIdResources method, with any body, and a specified content type
-func NewPutSchedulesByIdResourcesRequestWithBody(server string, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewAttachResourceRequestWithBody constructs an http.Request for the AttachResource method, with any body, and a specified content type
+func NewAttachResourceRequestWithBody(server string, id openapi_types.UUID, params *AttachResourceParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2009,8 +2037,8 @@ func NewPutSchedulesByIdResourcesRequestWithBody(server string, id openapi_types
 	return req, nil
 }
 
-// NewDeleteSchedulesByIdResourcesByArnRequest constructs an http.Request for the DeleteSchedulesByIdResourcesByArn method
-func NewDeleteSchedulesByIdResourcesByArnRequest(server string, id openapi_types.UUID, arn string, params *DeleteSchedulesByIdResourcesByArnParams) (*http.Request, error) {
+// NewDetachResourceRequest constructs an http.Request for the DetachResource method
+func NewDetachResourceRequest(server string, id openapi_types.UUID, arn string, params *DetachResourceParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2109,181 +2137,181 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetAccountsWithResponse Accounts, by name
+	// ListAccountsWithResponse Accounts, by name
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /accounts (the `GetAccounts` operationId).
-	GetAccountsWithResponse(ctx context.Context, params *GetAccountsParams, reqEditors ...RequestEditorFn) (*GetAccountsResponse, error)
+	// Corresponds with GET /accounts (the `ListAccounts` operationId).
+	ListAccountsWithResponse(ctx context.Context, params *ListAccountsParams, reqEditors ...RequestEditorFn) (*ListAccountsResponse, error)
 
-	// PostAccountsWithBodyWithResponse Register an AWS account (its external id is shown once, here)
+	// CreateAccountWithBodyWithResponse Register an AWS account (its external id is shown once, here)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /accounts (the `PostAccounts` operationId).
-	PostAccountsWithBodyWithResponse(ctx context.Context, params *PostAccountsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAccountsResponse, error)
+	// Corresponds with POST /accounts (the `CreateAccount` operationId).
+	CreateAccountWithBodyWithResponse(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error)
 
-	// PostAccountsWithResponse Register an AWS account (its external id is shown once, here)
+	// CreateAccountWithResponse Register an AWS account (its external id is shown once, here)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /accounts (the `PostAccounts` operationId).
-	PostAccountsWithResponse(ctx context.Context, params *PostAccountsParams, body PostAccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAccountsResponse, error)
+	// Corresponds with POST /accounts (the `CreateAccount` operationId).
+	CreateAccountWithResponse(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error)
 
-	// DeleteAccountsByIdWithResponse Delete an account
+	// DeleteAccountWithResponse Delete an account
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /accounts/{id} (the `DeleteAccountsById` operationId).
-	DeleteAccountsByIdWithResponse(ctx context.Context, id string, params *DeleteAccountsByIdParams, reqEditors ...RequestEditorFn) (*DeleteAccountsByIdResponse, error)
+	// Corresponds with DELETE /accounts/{id} (the `DeleteAccount` operationId).
+	DeleteAccountWithResponse(ctx context.Context, id string, params *DeleteAccountParams, reqEditors ...RequestEditorFn) (*DeleteAccountResponse, error)
 
-	// GetAccountsByIdWithResponse An account
+	// GetAccountWithResponse An account
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /accounts/{id} (the `GetAccountsById` operationId).
-	GetAccountsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAccountsByIdResponse, error)
+	// Corresponds with GET /accounts/{id} (the `GetAccount` operationId).
+	GetAccountWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAccountResponse, error)
 
-	// PatchAccountsByIdWithBodyWithResponse Change an account (rotate_external_id shows the new id once)
+	// UpdateAccountWithBodyWithResponse Change an account (rotate_external_id shows the new id once)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-	PatchAccountsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchAccountsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchAccountsByIdResponse, error)
+	// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+	UpdateAccountWithBodyWithResponse(ctx context.Context, id string, params *UpdateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error)
 
-	// PatchAccountsByIdWithResponse Change an account (rotate_external_id shows the new id once)
+	// UpdateAccountWithResponse Change an account (rotate_external_id shows the new id once)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-	PatchAccountsByIdWithResponse(ctx context.Context, id string, params *PatchAccountsByIdParams, body PatchAccountsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAccountsByIdResponse, error)
+	// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+	UpdateAccountWithResponse(ctx context.Context, id string, params *UpdateAccountParams, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error)
 
-	// GetAccountsByIdResourcesWithResponse The resources of an account's schedules
+	// AccountResourcesWithResponse The resources of an account's schedules
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /accounts/{id}/resources (the `GetAccountsByIdResources` operationId).
-	GetAccountsByIdResourcesWithResponse(ctx context.Context, id string, params *GetAccountsByIdResourcesParams, reqEditors ...RequestEditorFn) (*GetAccountsByIdResourcesResponse, error)
+	// Corresponds with GET /accounts/{id}/resources (the `AccountResources` operationId).
+	AccountResourcesWithResponse(ctx context.Context, id string, params *AccountResourcesParams, reqEditors ...RequestEditorFn) (*AccountResourcesResponse, error)
 
-	// PostAccountsByIdTestWithResponse Test the connection: assume the account's role
+	// TestAccountWithResponse Test the connection: assume the account's role
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /accounts/{id}/test (the `PostAccountsByIdTest` operationId).
-	PostAccountsByIdTestWithResponse(ctx context.Context, id string, params *PostAccountsByIdTestParams, reqEditors ...RequestEditorFn) (*PostAccountsByIdTestResponse, error)
+	// Corresponds with POST /accounts/{id}/test (the `TestAccount` operationId).
+	TestAccountWithResponse(ctx context.Context, id string, params *TestAccountParams, reqEditors ...RequestEditorFn) (*TestAccountResponse, error)
 
-	// GetAuditWithResponse The audit log, newest first
+	// TimelineWithResponse The audit log, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /audit (the `GetAudit` operationId).
-	GetAuditWithResponse(ctx context.Context, params *GetAuditParams, reqEditors ...RequestEditorFn) (*GetAuditResponse, error)
+	// Corresponds with GET /audit (the `Timeline` operationId).
+	TimelineWithResponse(ctx context.Context, params *TimelineParams, reqEditors ...RequestEditorFn) (*TimelineResponse, error)
 
-	// PostAuditWithBodyWithResponse Record an execution in the audit log
+	// RecordExecutionWithBodyWithResponse Record an execution in the audit log
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /audit (the `PostAudit` operationId).
-	PostAuditWithBodyWithResponse(ctx context.Context, params *PostAuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAuditResponse, error)
+	// Corresponds with POST /audit (the `RecordExecution` operationId).
+	RecordExecutionWithBodyWithResponse(ctx context.Context, params *RecordExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordExecutionResponse, error)
 
-	// PostAuditWithResponse Record an execution in the audit log
+	// RecordExecutionWithResponse Record an execution in the audit log
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /audit (the `PostAudit` operationId).
-	PostAuditWithResponse(ctx context.Context, params *PostAuditParams, body PostAuditJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAuditResponse, error)
+	// Corresponds with POST /audit (the `RecordExecution` operationId).
+	RecordExecutionWithResponse(ctx context.Context, params *RecordExecutionParams, body RecordExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordExecutionResponse, error)
 
-	// GetAuditGlobalWithResponse The global entries of the audit log
+	// GlobalLogWithResponse The global entries of the audit log
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /audit/global (the `GetAuditGlobal` operationId).
-	GetAuditGlobalWithResponse(ctx context.Context, params *GetAuditGlobalParams, reqEditors ...RequestEditorFn) (*GetAuditGlobalResponse, error)
+	// Corresponds with GET /audit/global (the `GlobalLog` operationId).
+	GlobalLogWithResponse(ctx context.Context, params *GlobalLogParams, reqEditors ...RequestEditorFn) (*GlobalLogResponse, error)
 
-	// GetAuditByEntityTypeByIdWithResponse An account's or a schedule's audit log
+	// EntityLogWithResponse An account's or a schedule's audit log
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /audit/{entityType}/{id} (the `GetAuditByEntityTypeById` operationId).
-	GetAuditByEntityTypeByIdWithResponse(ctx context.Context, entityType string, id string, params *GetAuditByEntityTypeByIdParams, reqEditors ...RequestEditorFn) (*GetAuditByEntityTypeByIdResponse, error)
+	// Corresponds with GET /audit/{entityType}/{id} (the `EntityLog` operationId).
+	EntityLogWithResponse(ctx context.Context, entityType string, id string, params *EntityLogParams, reqEditors ...RequestEditorFn) (*EntityLogResponse, error)
 
-	// GetSchedulesWithResponse Schedules
+	// ListSchedulesWithResponse Schedules
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /schedules (the `GetSchedules` operationId).
-	GetSchedulesWithResponse(ctx context.Context, params *GetSchedulesParams, reqEditors ...RequestEditorFn) (*GetSchedulesResponse, error)
+	// Corresponds with GET /schedules (the `ListSchedules` operationId).
+	ListSchedulesWithResponse(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesResponse, error)
 
-	// PostSchedulesWithBodyWithResponse Create a schedule
+	// CreateScheduleWithBodyWithResponse Create a schedule
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /schedules (the `PostSchedules` operationId).
-	PostSchedulesWithBodyWithResponse(ctx context.Context, params *PostSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSchedulesResponse, error)
+	// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBodyWithResponse(ctx context.Context, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error)
 
-	// PostSchedulesWithResponse Create a schedule
+	// CreateScheduleWithResponse Create a schedule
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /schedules (the `PostSchedules` operationId).
-	PostSchedulesWithResponse(ctx context.Context, params *PostSchedulesParams, body PostSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSchedulesResponse, error)
+	// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithResponse(ctx context.Context, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error)
 
-	// DeleteSchedulesByIdWithResponse Delete a schedule
+	// DeleteScheduleWithResponse Delete a schedule
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /schedules/{id} (the `DeleteSchedulesById` operationId).
-	DeleteSchedulesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteSchedulesByIdParams, reqEditors ...RequestEditorFn) (*DeleteSchedulesByIdResponse, error)
+	// Corresponds with DELETE /schedules/{id} (the `DeleteSchedule` operationId).
+	DeleteScheduleWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteScheduleParams, reqEditors ...RequestEditorFn) (*DeleteScheduleResponse, error)
 
-	// GetSchedulesByIdWithResponse A schedule with a page of its resources
+	// GetScheduleWithResponse A schedule with a page of its resources
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /schedules/{id} (the `GetSchedulesById` operationId).
-	GetSchedulesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetSchedulesByIdParams, reqEditors ...RequestEditorFn) (*GetSchedulesByIdResponse, error)
+	// Corresponds with GET /schedules/{id} (the `GetSchedule` operationId).
+	GetScheduleWithResponse(ctx context.Context, id openapi_types.UUID, params *GetScheduleParams, reqEditors ...RequestEditorFn) (*GetScheduleResponse, error)
 
-	// PatchSchedulesByIdWithBodyWithResponse Change a schedule
+	// UpdateScheduleWithBodyWithResponse Change a schedule
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-	PatchSchedulesByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchSchedulesByIdResponse, error)
+	// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
 
-	// PatchSchedulesByIdWithResponse Change a schedule
+	// UpdateScheduleWithResponse Change a schedule
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-	PatchSchedulesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, body PatchSchedulesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchSchedulesByIdResponse, error)
+	// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithResponse(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
 
-	// PutSchedulesByIdResourcesWithBodyWithResponse Attach a resource to a schedule (201 new, 200 already attached)
+	// AttachResourceWithBodyWithResponse Attach a resource to a schedule (201 new, 200 already attached)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-	PutSchedulesByIdResourcesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSchedulesByIdResourcesResponse, error)
+	// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+	AttachResourceWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AttachResourceResponse, error)
 
-	// PutSchedulesByIdResourcesWithResponse Attach a resource to a schedule (201 new, 200 already attached)
+	// AttachResourceWithResponse Attach a resource to a schedule (201 new, 200 already attached)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-	PutSchedulesByIdResourcesWithResponse(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, body PutSchedulesByIdResourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSchedulesByIdResourcesResponse, error)
+	// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+	AttachResourceWithResponse(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, body AttachResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*AttachResourceResponse, error)
 
-	// DeleteSchedulesByIdResourcesByArnWithResponse Detach a resource (its ARN URL-escaped or with its slashes)
+	// DetachResourceWithResponse Detach a resource (its ARN URL-escaped or with its slashes)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DeleteSchedulesByIdResourcesByArn` operationId).
-	DeleteSchedulesByIdResourcesByArnWithResponse(ctx context.Context, id openapi_types.UUID, arn string, params *DeleteSchedulesByIdResourcesByArnParams, reqEditors ...RequestEditorFn) (*DeleteSchedulesByIdResourcesByArnResponse, error)
+	// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DetachResource` operationId).
+	DetachResourceWithResponse(ctx context.Context, id openapi_types.UUID, arn string, params *DetachResourceParams, reqEditors ...RequestEditorFn) (*DetachResourceResponse, error)
 }
 
-// GetAccountsResponse503Headers the declared response headers of an HTTP 503 response for GetAccounts
-type GetAccountsResponse503Headers struct {
+// ListAccountsResponse503Headers the declared response headers of an HTTP 503 response for ListAccounts
+type ListAccountsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAccountsResponse struct {
+type ListAccountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2309,11 +2337,11 @@ type GetAccountsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAccountsResponse503Headers
+	Headers503 *ListAccountsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAccountsResponse) GetJSON200() *struct {
+func (r ListAccountsResponse) GetJSON200() *struct {
 	Accounts *[]struct {
 		AccountId      string  `json:"account_id"`
 		AccountName    string  `json:"account_name"`
@@ -2332,27 +2360,27 @@ func (r GetAccountsResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAccountsResponse) GetJSON400() *Error {
+func (r ListAccountsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAccountsResponse) GetJSON503() *Error {
+func (r ListAccountsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAccountsResponse) GetJSONDefault() *Error {
+func (r ListAccountsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetAccountsResponse) GetBody() []byte {
+func (r ListAccountsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetAccountsResponse) Status() string {
+func (r ListAccountsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2360,7 +2388,7 @@ func (r GetAccountsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetAccountsResponse) StatusCode() int {
+func (r ListAccountsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2368,52 +2396,52 @@ func (r GetAccountsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetAccountsResponse) ContentType() string {
+func (r ListAccountsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostAccountsResponse201Headers the declared response headers of an HTTP 201 response for PostAccounts
-type PostAccountsResponse201Headers struct {
+// CreateAccountResponse201Headers the declared response headers of an HTTP 201 response for CreateAccount
+type CreateAccountResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 	Location           *string
 }
 
-// PostAccountsResponse400Headers the declared response headers of an HTTP 400 response for PostAccounts
-type PostAccountsResponse400Headers struct {
+// CreateAccountResponse400Headers the declared response headers of an HTTP 400 response for CreateAccount
+type CreateAccountResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostAccountsResponse409Headers the declared response headers of an HTTP 409 response for PostAccounts
-type PostAccountsResponse409Headers struct {
+// CreateAccountResponse409Headers the declared response headers of an HTTP 409 response for CreateAccount
+type CreateAccountResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostAccountsResponse413Headers the declared response headers of an HTTP 413 response for PostAccounts
-type PostAccountsResponse413Headers struct {
+// CreateAccountResponse413Headers the declared response headers of an HTTP 413 response for CreateAccount
+type CreateAccountResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostAccountsResponse422Headers the declared response headers of an HTTP 422 response for PostAccounts
-type PostAccountsResponse422Headers struct {
+// CreateAccountResponse422Headers the declared response headers of an HTTP 422 response for CreateAccount
+type CreateAccountResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostAccountsResponse503Headers the declared response headers of an HTTP 503 response for PostAccounts
-type PostAccountsResponse503Headers struct {
+// CreateAccountResponse503Headers the declared response headers of an HTTP 503 response for CreateAccount
+type CreateAccountResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostAccountsResponseDefaultHeaders the declared response headers of an HTTP default response for PostAccounts
-type PostAccountsResponseDefaultHeaders struct {
+// CreateAccountResponseDefaultHeaders the declared response headers of an HTTP default response for CreateAccount
+type CreateAccountResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostAccountsResponse struct {
+type CreateAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -2443,23 +2471,23 @@ type PostAccountsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostAccountsResponse201Headers
+	Headers201 *CreateAccountResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostAccountsResponse400Headers
+	Headers400 *CreateAccountResponse400Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostAccountsResponse409Headers
+	Headers409 *CreateAccountResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostAccountsResponse413Headers
+	Headers413 *CreateAccountResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostAccountsResponse422Headers
+	Headers422 *CreateAccountResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostAccountsResponse503Headers
+	Headers503 *CreateAccountResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostAccountsResponseDefaultHeaders
+	HeadersDefault *CreateAccountResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostAccountsResponse) GetJSON201() *struct {
+func (r CreateAccountResponse) GetJSON201() *struct {
 	AccountId      *string `json:"account_id,omitempty"`
 	AccountName    *string `json:"account_name,omitempty"`
 	CreatedAt      *string `json:"created_at,omitempty"`
@@ -2476,42 +2504,42 @@ func (r PostAccountsResponse) GetJSON201() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAccountsResponse) GetJSON400() *Error {
+func (r CreateAccountResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAccountsResponse) GetJSON409() *Error {
+func (r CreateAccountResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAccountsResponse) GetJSON413() *Error {
+func (r CreateAccountResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostAccountsResponse) GetJSON422() *Error {
+func (r CreateAccountResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAccountsResponse) GetJSON503() *Error {
+func (r CreateAccountResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostAccountsResponse) GetJSONDefault() *Error {
+func (r CreateAccountResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostAccountsResponse) GetBody() []byte {
+func (r CreateAccountResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostAccountsResponse) Status() string {
+func (r CreateAccountResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2519,7 +2547,7 @@ func (r PostAccountsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostAccountsResponse) StatusCode() int {
+func (r CreateAccountResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2527,19 +2555,19 @@ func (r PostAccountsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostAccountsResponse) ContentType() string {
+func (r CreateAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// DeleteAccountsByIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteAccountsById
-type DeleteAccountsByIdResponse503Headers struct {
+// DeleteAccountResponse503Headers the declared response headers of an HTTP 503 response for DeleteAccount
+type DeleteAccountResponse503Headers struct {
 	RetryAfter *int
 }
 
-type DeleteAccountsByIdResponse struct {
+type DeleteAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -2553,41 +2581,41 @@ type DeleteAccountsByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *DeleteAccountsByIdResponse503Headers
+	Headers503 *DeleteAccountResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteAccountsByIdResponse) GetJSON400() *Error {
+func (r DeleteAccountResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteAccountsByIdResponse) GetJSON404() *Error {
+func (r DeleteAccountResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteAccountsByIdResponse) GetJSON409() *Error {
+func (r DeleteAccountResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteAccountsByIdResponse) GetJSON503() *Error {
+func (r DeleteAccountResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteAccountsByIdResponse) GetJSONDefault() *Error {
+func (r DeleteAccountResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r DeleteAccountsByIdResponse) GetBody() []byte {
+func (r DeleteAccountResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r DeleteAccountsByIdResponse) Status() string {
+func (r DeleteAccountResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2595,7 +2623,7 @@ func (r DeleteAccountsByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r DeleteAccountsByIdResponse) StatusCode() int {
+func (r DeleteAccountResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2603,19 +2631,19 @@ func (r DeleteAccountsByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r DeleteAccountsByIdResponse) ContentType() string {
+func (r DeleteAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetAccountsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetAccountsById
-type GetAccountsByIdResponse503Headers struct {
+// GetAccountResponse503Headers the declared response headers of an HTTP 503 response for GetAccount
+type GetAccountResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAccountsByIdResponse struct {
+type GetAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2640,11 +2668,11 @@ type GetAccountsByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAccountsByIdResponse503Headers
+	Headers503 *GetAccountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAccountsByIdResponse) GetJSON200() *struct {
+func (r GetAccountResponse) GetJSON200() *struct {
 	AccountId      string  `json:"account_id"`
 	AccountName    string  `json:"account_name"`
 	CreatedAt      string  `json:"created_at"`
@@ -2660,32 +2688,32 @@ func (r GetAccountsByIdResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAccountsByIdResponse) GetJSON400() *Error {
+func (r GetAccountResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAccountsByIdResponse) GetJSON404() *Error {
+func (r GetAccountResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAccountsByIdResponse) GetJSON503() *Error {
+func (r GetAccountResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAccountsByIdResponse) GetJSONDefault() *Error {
+func (r GetAccountResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetAccountsByIdResponse) GetBody() []byte {
+func (r GetAccountResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetAccountsByIdResponse) Status() string {
+func (r GetAccountResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2693,7 +2721,7 @@ func (r GetAccountsByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetAccountsByIdResponse) StatusCode() int {
+func (r GetAccountResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2701,19 +2729,19 @@ func (r GetAccountsByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetAccountsByIdResponse) ContentType() string {
+func (r GetAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PatchAccountsByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchAccountsById
-type PatchAccountsByIdResponse503Headers struct {
+// UpdateAccountResponse503Headers the declared response headers of an HTTP 503 response for UpdateAccount
+type UpdateAccountResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PatchAccountsByIdResponse struct {
+type UpdateAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2743,11 +2771,11 @@ type PatchAccountsByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PatchAccountsByIdResponse503Headers
+	Headers503 *UpdateAccountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchAccountsByIdResponse) GetJSON200() *struct {
+func (r UpdateAccountResponse) GetJSON200() *struct {
 	AccountId      *string `json:"account_id,omitempty"`
 	AccountName    *string `json:"account_name,omitempty"`
 	CreatedAt      *string `json:"created_at,omitempty"`
@@ -2764,42 +2792,42 @@ func (r PatchAccountsByIdResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchAccountsByIdResponse) GetJSON400() *Error {
+func (r UpdateAccountResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchAccountsByIdResponse) GetJSON404() *Error {
+func (r UpdateAccountResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PatchAccountsByIdResponse) GetJSON409() *Error {
+func (r UpdateAccountResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PatchAccountsByIdResponse) GetJSON413() *Error {
+func (r UpdateAccountResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchAccountsByIdResponse) GetJSON503() *Error {
+func (r UpdateAccountResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PatchAccountsByIdResponse) GetJSONDefault() *Error {
+func (r UpdateAccountResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PatchAccountsByIdResponse) GetBody() []byte {
+func (r UpdateAccountResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PatchAccountsByIdResponse) Status() string {
+func (r UpdateAccountResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2807,7 +2835,7 @@ func (r PatchAccountsByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PatchAccountsByIdResponse) StatusCode() int {
+func (r UpdateAccountResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2815,19 +2843,19 @@ func (r PatchAccountsByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PatchAccountsByIdResponse) ContentType() string {
+func (r UpdateAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetAccountsByIdResourcesResponse503Headers the declared response headers of an HTTP 503 response for GetAccountsByIdResources
-type GetAccountsByIdResourcesResponse503Headers struct {
+// AccountResourcesResponse503Headers the declared response headers of an HTTP 503 response for AccountResources
+type AccountResourcesResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAccountsByIdResourcesResponse struct {
+type AccountResourcesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2852,11 +2880,11 @@ type GetAccountsByIdResourcesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAccountsByIdResourcesResponse503Headers
+	Headers503 *AccountResourcesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAccountsByIdResourcesResponse) GetJSON200() *struct {
+func (r AccountResourcesResponse) GetJSON200() *struct {
 	NextCursor *string `json:"next_cursor,omitempty"`
 	Resources  *[]struct {
 		AccountId            string `json:"account_id"`
@@ -2872,32 +2900,32 @@ func (r GetAccountsByIdResourcesResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAccountsByIdResourcesResponse) GetJSON400() *Error {
+func (r AccountResourcesResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAccountsByIdResourcesResponse) GetJSON404() *Error {
+func (r AccountResourcesResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAccountsByIdResourcesResponse) GetJSON503() *Error {
+func (r AccountResourcesResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAccountsByIdResourcesResponse) GetJSONDefault() *Error {
+func (r AccountResourcesResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetAccountsByIdResourcesResponse) GetBody() []byte {
+func (r AccountResourcesResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetAccountsByIdResourcesResponse) Status() string {
+func (r AccountResourcesResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2905,7 +2933,7 @@ func (r GetAccountsByIdResourcesResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetAccountsByIdResourcesResponse) StatusCode() int {
+func (r AccountResourcesResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2913,19 +2941,19 @@ func (r GetAccountsByIdResourcesResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetAccountsByIdResourcesResponse) ContentType() string {
+func (r AccountResourcesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostAccountsByIdTestResponse503Headers the declared response headers of an HTTP 503 response for PostAccountsByIdTest
-type PostAccountsByIdTestResponse503Headers struct {
+// TestAccountResponse503Headers the declared response headers of an HTTP 503 response for TestAccount
+type TestAccountResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostAccountsByIdTestResponse struct {
+type TestAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2947,11 +2975,11 @@ type PostAccountsByIdTestResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostAccountsByIdTestResponse503Headers
+	Headers503 *TestAccountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostAccountsByIdTestResponse) GetJSON200() *struct {
+func (r TestAccountResponse) GetJSON200() *struct {
 	AccountId string      `json:"account_id"`
 	Details   interface{} `json:"details"`
 	EntryId   string      `json:"entry_id"`
@@ -2962,37 +2990,37 @@ func (r PostAccountsByIdTestResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAccountsByIdTestResponse) GetJSON400() *Error {
+func (r TestAccountResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAccountsByIdTestResponse) GetJSON404() *Error {
+func (r TestAccountResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAccountsByIdTestResponse) GetJSON409() *Error {
+func (r TestAccountResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAccountsByIdTestResponse) GetJSON503() *Error {
+func (r TestAccountResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostAccountsByIdTestResponse) GetJSONDefault() *Error {
+func (r TestAccountResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostAccountsByIdTestResponse) GetBody() []byte {
+func (r TestAccountResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostAccountsByIdTestResponse) Status() string {
+func (r TestAccountResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3000,7 +3028,7 @@ func (r PostAccountsByIdTestResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostAccountsByIdTestResponse) StatusCode() int {
+func (r TestAccountResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3008,36 +3036,23 @@ func (r PostAccountsByIdTestResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostAccountsByIdTestResponse) ContentType() string {
+func (r TestAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetAuditResponse503Headers the declared response headers of an HTTP 503 response for GetAudit
-type GetAuditResponse503Headers struct {
+// TimelineResponse503Headers the declared response headers of an HTTP 503 response for Timeline
+type TimelineResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAuditResponse struct {
+type TimelineResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Entries *[]struct {
-			Action     string      `json:"action"`
-			Details    interface{} `json:"details"`
-			EntityId   *string     `json:"entity_id,omitempty"`
-			EntityType string      `json:"entity_type"`
-			EntryId    string      `json:"entry_id"`
-			ExpireAt   int64       `json:"expire_at"`
-			Status     string      `json:"status"`
-			Timestamp  string      `json:"timestamp"`
-			UserId     string      `json:"user_id"`
-		} `json:"entries"`
-		NextCursor *string `json:"next_cursor,omitempty"`
-	}
+	JSON200 *AuditPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3045,49 +3060,36 @@ type GetAuditResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAuditResponse503Headers
+	Headers503 *TimelineResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAuditResponse) GetJSON200() *struct {
-	Entries *[]struct {
-		Action     string      `json:"action"`
-		Details    interface{} `json:"details"`
-		EntityId   *string     `json:"entity_id,omitempty"`
-		EntityType string      `json:"entity_type"`
-		EntryId    string      `json:"entry_id"`
-		ExpireAt   int64       `json:"expire_at"`
-		Status     string      `json:"status"`
-		Timestamp  string      `json:"timestamp"`
-		UserId     string      `json:"user_id"`
-	} `json:"entries"`
-	NextCursor *string `json:"next_cursor,omitempty"`
-} {
+func (r TimelineResponse) GetJSON200() *AuditPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAuditResponse) GetJSON400() *Error {
+func (r TimelineResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAuditResponse) GetJSON503() *Error {
+func (r TimelineResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAuditResponse) GetJSONDefault() *Error {
+func (r TimelineResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetAuditResponse) GetBody() []byte {
+func (r TimelineResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetAuditResponse) Status() string {
+func (r TimelineResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3095,7 +3097,7 @@ func (r GetAuditResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetAuditResponse) StatusCode() int {
+func (r TimelineResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3103,19 +3105,19 @@ func (r GetAuditResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetAuditResponse) ContentType() string {
+func (r TimelineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostAuditResponse503Headers the declared response headers of an HTTP 503 response for PostAudit
-type PostAuditResponse503Headers struct {
+// RecordExecutionResponse503Headers the declared response headers of an HTTP 503 response for RecordExecution
+type RecordExecutionResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostAuditResponse struct {
+type RecordExecutionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -3141,11 +3143,11 @@ type PostAuditResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostAuditResponse503Headers
+	Headers503 *RecordExecutionResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostAuditResponse) GetJSON201() *struct {
+func (r RecordExecutionResponse) GetJSON201() *struct {
 	Action     string      `json:"action"`
 	Details    interface{} `json:"details"`
 	EntityId   *string     `json:"entity_id,omitempty"`
@@ -3160,37 +3162,37 @@ func (r PostAuditResponse) GetJSON201() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAuditResponse) GetJSON400() *Error {
+func (r RecordExecutionResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAuditResponse) GetJSON409() *Error {
+func (r RecordExecutionResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAuditResponse) GetJSON413() *Error {
+func (r RecordExecutionResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAuditResponse) GetJSON503() *Error {
+func (r RecordExecutionResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostAuditResponse) GetJSONDefault() *Error {
+func (r RecordExecutionResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostAuditResponse) GetBody() []byte {
+func (r RecordExecutionResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostAuditResponse) Status() string {
+func (r RecordExecutionResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3198,7 +3200,7 @@ func (r PostAuditResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostAuditResponse) StatusCode() int {
+func (r RecordExecutionResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3206,36 +3208,23 @@ func (r PostAuditResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostAuditResponse) ContentType() string {
+func (r RecordExecutionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetAuditGlobalResponse503Headers the declared response headers of an HTTP 503 response for GetAuditGlobal
-type GetAuditGlobalResponse503Headers struct {
+// GlobalLogResponse503Headers the declared response headers of an HTTP 503 response for GlobalLog
+type GlobalLogResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAuditGlobalResponse struct {
+type GlobalLogResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Entries *[]struct {
-			Action     string      `json:"action"`
-			Details    interface{} `json:"details"`
-			EntityId   *string     `json:"entity_id,omitempty"`
-			EntityType string      `json:"entity_type"`
-			EntryId    string      `json:"entry_id"`
-			ExpireAt   int64       `json:"expire_at"`
-			Status     string      `json:"status"`
-			Timestamp  string      `json:"timestamp"`
-			UserId     string      `json:"user_id"`
-		} `json:"entries"`
-		NextCursor *string `json:"next_cursor,omitempty"`
-	}
+	JSON200 *AuditPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3243,49 +3232,36 @@ type GetAuditGlobalResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAuditGlobalResponse503Headers
+	Headers503 *GlobalLogResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAuditGlobalResponse) GetJSON200() *struct {
-	Entries *[]struct {
-		Action     string      `json:"action"`
-		Details    interface{} `json:"details"`
-		EntityId   *string     `json:"entity_id,omitempty"`
-		EntityType string      `json:"entity_type"`
-		EntryId    string      `json:"entry_id"`
-		ExpireAt   int64       `json:"expire_at"`
-		Status     string      `json:"status"`
-		Timestamp  string      `json:"timestamp"`
-		UserId     string      `json:"user_id"`
-	} `json:"entries"`
-	NextCursor *string `json:"next_cursor,omitempty"`
-} {
+func (r GlobalLogResponse) GetJSON200() *AuditPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAuditGlobalResponse) GetJSON400() *Error {
+func (r GlobalLogResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAuditGlobalResponse) GetJSON503() *Error {
+func (r GlobalLogResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAuditGlobalResponse) GetJSONDefault() *Error {
+func (r GlobalLogResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetAuditGlobalResponse) GetBody() []byte {
+func (r GlobalLogResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetAuditGlobalResponse) Status() string {
+func (r GlobalLogResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3293,7 +3269,7 @@ func (r GetAuditGlobalResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetAuditGlobalResponse) StatusCode() int {
+func (r GlobalLogResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3301,36 +3277,23 @@ func (r GetAuditGlobalResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetAuditGlobalResponse) ContentType() string {
+func (r GlobalLogResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetAuditByEntityTypeByIdResponse503Headers the declared response headers of an HTTP 503 response for GetAuditByEntityTypeById
-type GetAuditByEntityTypeByIdResponse503Headers struct {
+// EntityLogResponse503Headers the declared response headers of an HTTP 503 response for EntityLog
+type EntityLogResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetAuditByEntityTypeByIdResponse struct {
+type EntityLogResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Entries *[]struct {
-			Action     string      `json:"action"`
-			Details    interface{} `json:"details"`
-			EntityId   *string     `json:"entity_id,omitempty"`
-			EntityType string      `json:"entity_type"`
-			EntryId    string      `json:"entry_id"`
-			ExpireAt   int64       `json:"expire_at"`
-			Status     string      `json:"status"`
-			Timestamp  string      `json:"timestamp"`
-			UserId     string      `json:"user_id"`
-		} `json:"entries"`
-		NextCursor *string `json:"next_cursor,omitempty"`
-	}
+	JSON200 *AuditPage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -3340,54 +3303,41 @@ type GetAuditByEntityTypeByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetAuditByEntityTypeByIdResponse503Headers
+	Headers503 *EntityLogResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetAuditByEntityTypeByIdResponse) GetJSON200() *struct {
-	Entries *[]struct {
-		Action     string      `json:"action"`
-		Details    interface{} `json:"details"`
-		EntityId   *string     `json:"entity_id,omitempty"`
-		EntityType string      `json:"entity_type"`
-		EntryId    string      `json:"entry_id"`
-		ExpireAt   int64       `json:"expire_at"`
-		Status     string      `json:"status"`
-		Timestamp  string      `json:"timestamp"`
-		UserId     string      `json:"user_id"`
-	} `json:"entries"`
-	NextCursor *string `json:"next_cursor,omitempty"`
-} {
+func (r EntityLogResponse) GetJSON200() *AuditPage {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAuditByEntityTypeByIdResponse) GetJSON400() *Error {
+func (r EntityLogResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetAuditByEntityTypeByIdResponse) GetJSON404() *Error {
+func (r EntityLogResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAuditByEntityTypeByIdResponse) GetJSON503() *Error {
+func (r EntityLogResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAuditByEntityTypeByIdResponse) GetJSONDefault() *Error {
+func (r EntityLogResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetAuditByEntityTypeByIdResponse) GetBody() []byte {
+func (r EntityLogResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetAuditByEntityTypeByIdResponse) Status() string {
+func (r EntityLogResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3395,7 +3345,7 @@ func (r GetAuditByEntityTypeByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetAuditByEntityTypeByIdResponse) StatusCode() int {
+func (r EntityLogResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3403,19 +3353,19 @@ func (r GetAuditByEntityTypeByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetAuditByEntityTypeByIdResponse) ContentType() string {
+func (r EntityLogResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetSchedulesResponse503Headers the declared response headers of an HTTP 503 response for GetSchedules
-type GetSchedulesResponse503Headers struct {
+// ListSchedulesResponse503Headers the declared response headers of an HTTP 503 response for ListSchedules
+type ListSchedulesResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetSchedulesResponse struct {
+type ListSchedulesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3439,11 +3389,11 @@ type GetSchedulesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetSchedulesResponse503Headers
+	Headers503 *ListSchedulesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetSchedulesResponse) GetJSON200() *struct {
+func (r ListSchedulesResponse) GetJSON200() *struct {
 	NextCursor *string `json:"next_cursor,omitempty"`
 	Schedules  *[]struct {
 		CreatedAt    string `json:"created_at"`
@@ -3460,27 +3410,27 @@ func (r GetSchedulesResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSchedulesResponse) GetJSON400() *Error {
+func (r ListSchedulesResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSchedulesResponse) GetJSON503() *Error {
+func (r ListSchedulesResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetSchedulesResponse) GetJSONDefault() *Error {
+func (r ListSchedulesResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetSchedulesResponse) GetBody() []byte {
+func (r ListSchedulesResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetSchedulesResponse) Status() string {
+func (r ListSchedulesResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3488,7 +3438,7 @@ func (r GetSchedulesResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetSchedulesResponse) StatusCode() int {
+func (r ListSchedulesResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3496,65 +3446,56 @@ func (r GetSchedulesResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetSchedulesResponse) ContentType() string {
+func (r ListSchedulesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostSchedulesResponse201Headers the declared response headers of an HTTP 201 response for PostSchedules
-type PostSchedulesResponse201Headers struct {
+// CreateScheduleResponse201Headers the declared response headers of an HTTP 201 response for CreateSchedule
+type CreateScheduleResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 	Location           *string
 }
 
-// PostSchedulesResponse400Headers the declared response headers of an HTTP 400 response for PostSchedules
-type PostSchedulesResponse400Headers struct {
+// CreateScheduleResponse400Headers the declared response headers of an HTTP 400 response for CreateSchedule
+type CreateScheduleResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostSchedulesResponse409Headers the declared response headers of an HTTP 409 response for PostSchedules
-type PostSchedulesResponse409Headers struct {
+// CreateScheduleResponse409Headers the declared response headers of an HTTP 409 response for CreateSchedule
+type CreateScheduleResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostSchedulesResponse413Headers the declared response headers of an HTTP 413 response for PostSchedules
-type PostSchedulesResponse413Headers struct {
+// CreateScheduleResponse413Headers the declared response headers of an HTTP 413 response for CreateSchedule
+type CreateScheduleResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostSchedulesResponse422Headers the declared response headers of an HTTP 422 response for PostSchedules
-type PostSchedulesResponse422Headers struct {
+// CreateScheduleResponse422Headers the declared response headers of an HTTP 422 response for CreateSchedule
+type CreateScheduleResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostSchedulesResponse503Headers the declared response headers of an HTTP 503 response for PostSchedules
-type PostSchedulesResponse503Headers struct {
+// CreateScheduleResponse503Headers the declared response headers of an HTTP 503 response for CreateSchedule
+type CreateScheduleResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostSchedulesResponseDefaultHeaders the declared response headers of an HTTP default response for PostSchedules
-type PostSchedulesResponseDefaultHeaders struct {
+// CreateScheduleResponseDefaultHeaders the declared response headers of an HTTP default response for CreateSchedule
+type CreateScheduleResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostSchedulesResponse struct {
+type CreateScheduleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		CreatedAt    string `json:"created_at"`
-		Enabled      bool   `json:"enabled"`
-		EndCron      string `json:"end_cron"`
-		ScheduleId   string `json:"schedule_id"`
-		ScheduleName string `json:"schedule_name"`
-		StartCron    string `json:"start_cron"`
-		Timezone     string `json:"timezone"`
-		UpdatedAt    string `json:"updated_at"`
-	}
+	JSON201 *Schedule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -3568,72 +3509,63 @@ type PostSchedulesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostSchedulesResponse201Headers
+	Headers201 *CreateScheduleResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostSchedulesResponse400Headers
+	Headers400 *CreateScheduleResponse400Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostSchedulesResponse409Headers
+	Headers409 *CreateScheduleResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostSchedulesResponse413Headers
+	Headers413 *CreateScheduleResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostSchedulesResponse422Headers
+	Headers422 *CreateScheduleResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostSchedulesResponse503Headers
+	Headers503 *CreateScheduleResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostSchedulesResponseDefaultHeaders
+	HeadersDefault *CreateScheduleResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostSchedulesResponse) GetJSON201() *struct {
-	CreatedAt    string `json:"created_at"`
-	Enabled      bool   `json:"enabled"`
-	EndCron      string `json:"end_cron"`
-	ScheduleId   string `json:"schedule_id"`
-	ScheduleName string `json:"schedule_name"`
-	StartCron    string `json:"start_cron"`
-	Timezone     string `json:"timezone"`
-	UpdatedAt    string `json:"updated_at"`
-} {
+func (r CreateScheduleResponse) GetJSON201() *Schedule {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostSchedulesResponse) GetJSON400() *Error {
+func (r CreateScheduleResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostSchedulesResponse) GetJSON409() *Error {
+func (r CreateScheduleResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostSchedulesResponse) GetJSON413() *Error {
+func (r CreateScheduleResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostSchedulesResponse) GetJSON422() *Error {
+func (r CreateScheduleResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostSchedulesResponse) GetJSON503() *Error {
+func (r CreateScheduleResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostSchedulesResponse) GetJSONDefault() *Error {
+func (r CreateScheduleResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostSchedulesResponse) GetBody() []byte {
+func (r CreateScheduleResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostSchedulesResponse) Status() string {
+func (r CreateScheduleResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3641,7 +3573,7 @@ func (r PostSchedulesResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostSchedulesResponse) StatusCode() int {
+func (r CreateScheduleResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3649,19 +3581,19 @@ func (r PostSchedulesResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostSchedulesResponse) ContentType() string {
+func (r CreateScheduleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// DeleteSchedulesByIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteSchedulesById
-type DeleteSchedulesByIdResponse503Headers struct {
+// DeleteScheduleResponse503Headers the declared response headers of an HTTP 503 response for DeleteSchedule
+type DeleteScheduleResponse503Headers struct {
 	RetryAfter *int
 }
 
-type DeleteSchedulesByIdResponse struct {
+type DeleteScheduleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -3675,41 +3607,41 @@ type DeleteSchedulesByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *DeleteSchedulesByIdResponse503Headers
+	Headers503 *DeleteScheduleResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteSchedulesByIdResponse) GetJSON400() *Error {
+func (r DeleteScheduleResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteSchedulesByIdResponse) GetJSON404() *Error {
+func (r DeleteScheduleResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteSchedulesByIdResponse) GetJSON409() *Error {
+func (r DeleteScheduleResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteSchedulesByIdResponse) GetJSON503() *Error {
+func (r DeleteScheduleResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteSchedulesByIdResponse) GetJSONDefault() *Error {
+func (r DeleteScheduleResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r DeleteSchedulesByIdResponse) GetBody() []byte {
+func (r DeleteScheduleResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r DeleteSchedulesByIdResponse) Status() string {
+func (r DeleteScheduleResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3717,7 +3649,7 @@ func (r DeleteSchedulesByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r DeleteSchedulesByIdResponse) StatusCode() int {
+func (r DeleteScheduleResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3725,19 +3657,19 @@ func (r DeleteSchedulesByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r DeleteSchedulesByIdResponse) ContentType() string {
+func (r DeleteScheduleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetSchedulesByIdResponse503Headers the declared response headers of an HTTP 503 response for GetSchedulesById
-type GetSchedulesByIdResponse503Headers struct {
+// GetScheduleResponse503Headers the declared response headers of an HTTP 503 response for GetSchedule
+type GetScheduleResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetSchedulesByIdResponse struct {
+type GetScheduleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3772,11 +3704,11 @@ type GetSchedulesByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetSchedulesByIdResponse503Headers
+	Headers503 *GetScheduleResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetSchedulesByIdResponse) GetJSON200() *struct {
+func (r GetScheduleResponse) GetJSON200() *struct {
 	NextCursor *string `json:"next_cursor,omitempty"`
 	Resources  *[]struct {
 		AccountId            string `json:"account_id"`
@@ -3802,32 +3734,32 @@ func (r GetSchedulesByIdResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetSchedulesByIdResponse) GetJSON400() *Error {
+func (r GetScheduleResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetSchedulesByIdResponse) GetJSON404() *Error {
+func (r GetScheduleResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetSchedulesByIdResponse) GetJSON503() *Error {
+func (r GetScheduleResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetSchedulesByIdResponse) GetJSONDefault() *Error {
+func (r GetScheduleResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetSchedulesByIdResponse) GetBody() []byte {
+func (r GetScheduleResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetSchedulesByIdResponse) Status() string {
+func (r GetScheduleResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3835,7 +3767,7 @@ func (r GetSchedulesByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetSchedulesByIdResponse) StatusCode() int {
+func (r GetScheduleResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3843,32 +3775,23 @@ func (r GetSchedulesByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetSchedulesByIdResponse) ContentType() string {
+func (r GetScheduleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PatchSchedulesByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchSchedulesById
-type PatchSchedulesByIdResponse503Headers struct {
+// UpdateScheduleResponse503Headers the declared response headers of an HTTP 503 response for UpdateSchedule
+type UpdateScheduleResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PatchSchedulesByIdResponse struct {
+type UpdateScheduleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		CreatedAt    string `json:"created_at"`
-		Enabled      bool   `json:"enabled"`
-		EndCron      string `json:"end_cron"`
-		ScheduleId   string `json:"schedule_id"`
-		ScheduleName string `json:"schedule_name"`
-		StartCron    string `json:"start_cron"`
-		Timezone     string `json:"timezone"`
-		UpdatedAt    string `json:"updated_at"`
-	}
+	JSON200 *Schedule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -3882,60 +3805,51 @@ type PatchSchedulesByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PatchSchedulesByIdResponse503Headers
+	Headers503 *UpdateScheduleResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchSchedulesByIdResponse) GetJSON200() *struct {
-	CreatedAt    string `json:"created_at"`
-	Enabled      bool   `json:"enabled"`
-	EndCron      string `json:"end_cron"`
-	ScheduleId   string `json:"schedule_id"`
-	ScheduleName string `json:"schedule_name"`
-	StartCron    string `json:"start_cron"`
-	Timezone     string `json:"timezone"`
-	UpdatedAt    string `json:"updated_at"`
-} {
+func (r UpdateScheduleResponse) GetJSON200() *Schedule {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchSchedulesByIdResponse) GetJSON400() *Error {
+func (r UpdateScheduleResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchSchedulesByIdResponse) GetJSON404() *Error {
+func (r UpdateScheduleResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PatchSchedulesByIdResponse) GetJSON409() *Error {
+func (r UpdateScheduleResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PatchSchedulesByIdResponse) GetJSON413() *Error {
+func (r UpdateScheduleResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchSchedulesByIdResponse) GetJSON503() *Error {
+func (r UpdateScheduleResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PatchSchedulesByIdResponse) GetJSONDefault() *Error {
+func (r UpdateScheduleResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PatchSchedulesByIdResponse) GetBody() []byte {
+func (r UpdateScheduleResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PatchSchedulesByIdResponse) Status() string {
+func (r UpdateScheduleResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3943,7 +3857,7 @@ func (r PatchSchedulesByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PatchSchedulesByIdResponse) StatusCode() int {
+func (r UpdateScheduleResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3951,19 +3865,19 @@ func (r PatchSchedulesByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PatchSchedulesByIdResponse) ContentType() string {
+func (r UpdateScheduleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutSchedulesByIdResourcesResponse503Headers the declared response headers of an HTTP 503 response for PutSchedulesByIdResources
-type PutSchedulesByIdResourcesResponse503Headers struct {
+// AttachResourceResponse503Headers the declared response headers of an HTTP 503 response for AttachResource
+type AttachResourceResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PutSchedulesByIdResourcesResponse struct {
+type AttachResourceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3999,11 +3913,11 @@ type PutSchedulesByIdResourcesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PutSchedulesByIdResourcesResponse503Headers
+	Headers503 *AttachResourceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSON200() *struct {
+func (r AttachResourceResponse) GetJSON200() *struct {
 	AccountId            string `json:"account_id"`
 	CreatedAt            string `json:"created_at"`
 	PreviousDesiredCount *int32 `json:"previous_desired_count,omitempty"`
@@ -4016,7 +3930,7 @@ func (r PutSchedulesByIdResourcesResponse) GetJSON200() *struct {
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSON201() *struct {
+func (r AttachResourceResponse) GetJSON201() *struct {
 	AccountId            string `json:"account_id"`
 	CreatedAt            string `json:"created_at"`
 	PreviousDesiredCount *int32 `json:"previous_desired_count,omitempty"`
@@ -4029,42 +3943,42 @@ func (r PutSchedulesByIdResourcesResponse) GetJSON201() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSON400() *Error {
+func (r AttachResourceResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSON404() *Error {
+func (r AttachResourceResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSON409() *Error {
+func (r AttachResourceResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSON413() *Error {
+func (r AttachResourceResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSON503() *Error {
+func (r AttachResourceResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PutSchedulesByIdResourcesResponse) GetJSONDefault() *Error {
+func (r AttachResourceResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PutSchedulesByIdResourcesResponse) GetBody() []byte {
+func (r AttachResourceResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutSchedulesByIdResourcesResponse) Status() string {
+func (r AttachResourceResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4072,7 +3986,7 @@ func (r PutSchedulesByIdResourcesResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutSchedulesByIdResourcesResponse) StatusCode() int {
+func (r AttachResourceResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4080,19 +3994,19 @@ func (r PutSchedulesByIdResourcesResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutSchedulesByIdResourcesResponse) ContentType() string {
+func (r AttachResourceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// DeleteSchedulesByIdResourcesByArnResponse503Headers the declared response headers of an HTTP 503 response for DeleteSchedulesByIdResourcesByArn
-type DeleteSchedulesByIdResourcesByArnResponse503Headers struct {
+// DetachResourceResponse503Headers the declared response headers of an HTTP 503 response for DetachResource
+type DetachResourceResponse503Headers struct {
 	RetryAfter *int
 }
 
-type DeleteSchedulesByIdResourcesByArnResponse struct {
+type DetachResourceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -4106,41 +4020,41 @@ type DeleteSchedulesByIdResourcesByArnResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *DeleteSchedulesByIdResourcesByArnResponse503Headers
+	Headers503 *DetachResourceResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteSchedulesByIdResourcesByArnResponse) GetJSON400() *Error {
+func (r DetachResourceResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteSchedulesByIdResourcesByArnResponse) GetJSON404() *Error {
+func (r DetachResourceResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r DeleteSchedulesByIdResourcesByArnResponse) GetJSON409() *Error {
+func (r DetachResourceResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteSchedulesByIdResourcesByArnResponse) GetJSON503() *Error {
+func (r DetachResourceResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteSchedulesByIdResourcesByArnResponse) GetJSONDefault() *Error {
+func (r DetachResourceResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r DeleteSchedulesByIdResourcesByArnResponse) GetBody() []byte {
+func (r DetachResourceResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r DeleteSchedulesByIdResourcesByArnResponse) Status() string {
+func (r DetachResourceResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4148,7 +4062,7 @@ func (r DeleteSchedulesByIdResourcesByArnResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r DeleteSchedulesByIdResourcesByArnResponse) StatusCode() int {
+func (r DetachResourceResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4156,334 +4070,334 @@ func (r DeleteSchedulesByIdResourcesByArnResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r DeleteSchedulesByIdResourcesByArnResponse) ContentType() string {
+func (r DetachResourceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetAccountsWithResponse Accounts, by name
+// ListAccountsWithResponse Accounts, by name
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /accounts (the `GetAccounts` operationId).
-func (c *ClientWithResponses) GetAccountsWithResponse(ctx context.Context, params *GetAccountsParams, reqEditors ...RequestEditorFn) (*GetAccountsResponse, error) {
-	rsp, err := c.GetAccounts(ctx, params, reqEditors...)
+// Corresponds with GET /accounts (the `ListAccounts` operationId).
+func (c *ClientWithResponses) ListAccountsWithResponse(ctx context.Context, params *ListAccountsParams, reqEditors ...RequestEditorFn) (*ListAccountsResponse, error) {
+	rsp, err := c.ListAccounts(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetAccountsResponse(rsp)
+	return ParseListAccountsResponse(rsp)
 }
 
-// PostAccountsWithBodyWithResponse Register an AWS account (its external id is shown once, here)
+// CreateAccountWithBodyWithResponse Register an AWS account (its external id is shown once, here)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /accounts (the `PostAccounts` operationId).
-func (c *ClientWithResponses) PostAccountsWithBodyWithResponse(ctx context.Context, params *PostAccountsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAccountsResponse, error) {
-	rsp, err := c.PostAccountsWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /accounts (the `CreateAccount` operationId).
+func (c *ClientWithResponses) CreateAccountWithBodyWithResponse(ctx context.Context, params *CreateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error) {
+	rsp, err := c.CreateAccountWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostAccountsResponse(rsp)
+	return ParseCreateAccountResponse(rsp)
 }
 
-// PostAccountsWithResponse Register an AWS account (its external id is shown once, here)
+// CreateAccountWithResponse Register an AWS account (its external id is shown once, here)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /accounts (the `PostAccounts` operationId).
-func (c *ClientWithResponses) PostAccountsWithResponse(ctx context.Context, params *PostAccountsParams, body PostAccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAccountsResponse, error) {
-	rsp, err := c.PostAccounts(ctx, params, body, reqEditors...)
+// Corresponds with POST /accounts (the `CreateAccount` operationId).
+func (c *ClientWithResponses) CreateAccountWithResponse(ctx context.Context, params *CreateAccountParams, body CreateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccountResponse, error) {
+	rsp, err := c.CreateAccount(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostAccountsResponse(rsp)
+	return ParseCreateAccountResponse(rsp)
 }
 
-// DeleteAccountsByIdWithResponse Delete an account
+// DeleteAccountWithResponse Delete an account
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /accounts/{id} (the `DeleteAccountsById` operationId).
-func (c *ClientWithResponses) DeleteAccountsByIdWithResponse(ctx context.Context, id string, params *DeleteAccountsByIdParams, reqEditors ...RequestEditorFn) (*DeleteAccountsByIdResponse, error) {
-	rsp, err := c.DeleteAccountsById(ctx, id, params, reqEditors...)
+// Corresponds with DELETE /accounts/{id} (the `DeleteAccount` operationId).
+func (c *ClientWithResponses) DeleteAccountWithResponse(ctx context.Context, id string, params *DeleteAccountParams, reqEditors ...RequestEditorFn) (*DeleteAccountResponse, error) {
+	rsp, err := c.DeleteAccount(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseDeleteAccountsByIdResponse(rsp)
+	return ParseDeleteAccountResponse(rsp)
 }
 
-// GetAccountsByIdWithResponse An account
+// GetAccountWithResponse An account
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /accounts/{id} (the `GetAccountsById` operationId).
-func (c *ClientWithResponses) GetAccountsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAccountsByIdResponse, error) {
-	rsp, err := c.GetAccountsById(ctx, id, reqEditors...)
+// Corresponds with GET /accounts/{id} (the `GetAccount` operationId).
+func (c *ClientWithResponses) GetAccountWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAccountResponse, error) {
+	rsp, err := c.GetAccount(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetAccountsByIdResponse(rsp)
+	return ParseGetAccountResponse(rsp)
 }
 
-// PatchAccountsByIdWithBodyWithResponse Change an account (rotate_external_id shows the new id once)
+// UpdateAccountWithBodyWithResponse Change an account (rotate_external_id shows the new id once)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-func (c *ClientWithResponses) PatchAccountsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchAccountsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchAccountsByIdResponse, error) {
-	rsp, err := c.PatchAccountsByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+func (c *ClientWithResponses) UpdateAccountWithBodyWithResponse(ctx context.Context, id string, params *UpdateAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error) {
+	rsp, err := c.UpdateAccountWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchAccountsByIdResponse(rsp)
+	return ParseUpdateAccountResponse(rsp)
 }
 
-// PatchAccountsByIdWithResponse Change an account (rotate_external_id shows the new id once)
+// UpdateAccountWithResponse Change an account (rotate_external_id shows the new id once)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /accounts/{id} (the `PatchAccountsById` operationId).
-func (c *ClientWithResponses) PatchAccountsByIdWithResponse(ctx context.Context, id string, params *PatchAccountsByIdParams, body PatchAccountsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAccountsByIdResponse, error) {
-	rsp, err := c.PatchAccountsById(ctx, id, params, body, reqEditors...)
+// Corresponds with PATCH /accounts/{id} (the `UpdateAccount` operationId).
+func (c *ClientWithResponses) UpdateAccountWithResponse(ctx context.Context, id string, params *UpdateAccountParams, body UpdateAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAccountResponse, error) {
+	rsp, err := c.UpdateAccount(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchAccountsByIdResponse(rsp)
+	return ParseUpdateAccountResponse(rsp)
 }
 
-// GetAccountsByIdResourcesWithResponse The resources of an account's schedules
+// AccountResourcesWithResponse The resources of an account's schedules
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /accounts/{id}/resources (the `GetAccountsByIdResources` operationId).
-func (c *ClientWithResponses) GetAccountsByIdResourcesWithResponse(ctx context.Context, id string, params *GetAccountsByIdResourcesParams, reqEditors ...RequestEditorFn) (*GetAccountsByIdResourcesResponse, error) {
-	rsp, err := c.GetAccountsByIdResources(ctx, id, params, reqEditors...)
+// Corresponds with GET /accounts/{id}/resources (the `AccountResources` operationId).
+func (c *ClientWithResponses) AccountResourcesWithResponse(ctx context.Context, id string, params *AccountResourcesParams, reqEditors ...RequestEditorFn) (*AccountResourcesResponse, error) {
+	rsp, err := c.AccountResources(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetAccountsByIdResourcesResponse(rsp)
+	return ParseAccountResourcesResponse(rsp)
 }
 
-// PostAccountsByIdTestWithResponse Test the connection: assume the account's role
+// TestAccountWithResponse Test the connection: assume the account's role
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /accounts/{id}/test (the `PostAccountsByIdTest` operationId).
-func (c *ClientWithResponses) PostAccountsByIdTestWithResponse(ctx context.Context, id string, params *PostAccountsByIdTestParams, reqEditors ...RequestEditorFn) (*PostAccountsByIdTestResponse, error) {
-	rsp, err := c.PostAccountsByIdTest(ctx, id, params, reqEditors...)
+// Corresponds with POST /accounts/{id}/test (the `TestAccount` operationId).
+func (c *ClientWithResponses) TestAccountWithResponse(ctx context.Context, id string, params *TestAccountParams, reqEditors ...RequestEditorFn) (*TestAccountResponse, error) {
+	rsp, err := c.TestAccount(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostAccountsByIdTestResponse(rsp)
+	return ParseTestAccountResponse(rsp)
 }
 
-// GetAuditWithResponse The audit log, newest first
+// TimelineWithResponse The audit log, newest first
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /audit (the `GetAudit` operationId).
-func (c *ClientWithResponses) GetAuditWithResponse(ctx context.Context, params *GetAuditParams, reqEditors ...RequestEditorFn) (*GetAuditResponse, error) {
-	rsp, err := c.GetAudit(ctx, params, reqEditors...)
+// Corresponds with GET /audit (the `Timeline` operationId).
+func (c *ClientWithResponses) TimelineWithResponse(ctx context.Context, params *TimelineParams, reqEditors ...RequestEditorFn) (*TimelineResponse, error) {
+	rsp, err := c.Timeline(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetAuditResponse(rsp)
+	return ParseTimelineResponse(rsp)
 }
 
-// PostAuditWithBodyWithResponse Record an execution in the audit log
+// RecordExecutionWithBodyWithResponse Record an execution in the audit log
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /audit (the `PostAudit` operationId).
-func (c *ClientWithResponses) PostAuditWithBodyWithResponse(ctx context.Context, params *PostAuditParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAuditResponse, error) {
-	rsp, err := c.PostAuditWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /audit (the `RecordExecution` operationId).
+func (c *ClientWithResponses) RecordExecutionWithBodyWithResponse(ctx context.Context, params *RecordExecutionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecordExecutionResponse, error) {
+	rsp, err := c.RecordExecutionWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostAuditResponse(rsp)
+	return ParseRecordExecutionResponse(rsp)
 }
 
-// PostAuditWithResponse Record an execution in the audit log
+// RecordExecutionWithResponse Record an execution in the audit log
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /audit (the `PostAudit` operationId).
-func (c *ClientWithResponses) PostAuditWithResponse(ctx context.Context, params *PostAuditParams, body PostAuditJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAuditResponse, error) {
-	rsp, err := c.PostAudit(ctx, params, body, reqEditors...)
+// Corresponds with POST /audit (the `RecordExecution` operationId).
+func (c *ClientWithResponses) RecordExecutionWithResponse(ctx context.Context, params *RecordExecutionParams, body RecordExecutionJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordExecutionResponse, error) {
+	rsp, err := c.RecordExecution(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostAuditResponse(rsp)
+	return ParseRecordExecutionResponse(rsp)
 }
 
-// GetAuditGlobalWithResponse The global entries of the audit log
+// GlobalLogWithResponse The global entries of the audit log
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /audit/global (the `GetAuditGlobal` operationId).
-func (c *ClientWithResponses) GetAuditGlobalWithResponse(ctx context.Context, params *GetAuditGlobalParams, reqEditors ...RequestEditorFn) (*GetAuditGlobalResponse, error) {
-	rsp, err := c.GetAuditGlobal(ctx, params, reqEditors...)
+// Corresponds with GET /audit/global (the `GlobalLog` operationId).
+func (c *ClientWithResponses) GlobalLogWithResponse(ctx context.Context, params *GlobalLogParams, reqEditors ...RequestEditorFn) (*GlobalLogResponse, error) {
+	rsp, err := c.GlobalLog(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetAuditGlobalResponse(rsp)
+	return ParseGlobalLogResponse(rsp)
 }
 
-// GetAuditByEntityTypeByIdWithResponse An account's or a schedule's audit log
+// EntityLogWithResponse An account's or a schedule's audit log
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /audit/{entityType}/{id} (the `GetAuditByEntityTypeById` operationId).
-func (c *ClientWithResponses) GetAuditByEntityTypeByIdWithResponse(ctx context.Context, entityType string, id string, params *GetAuditByEntityTypeByIdParams, reqEditors ...RequestEditorFn) (*GetAuditByEntityTypeByIdResponse, error) {
-	rsp, err := c.GetAuditByEntityTypeById(ctx, entityType, id, params, reqEditors...)
+// Corresponds with GET /audit/{entityType}/{id} (the `EntityLog` operationId).
+func (c *ClientWithResponses) EntityLogWithResponse(ctx context.Context, entityType string, id string, params *EntityLogParams, reqEditors ...RequestEditorFn) (*EntityLogResponse, error) {
+	rsp, err := c.EntityLog(ctx, entityType, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetAuditByEntityTypeByIdResponse(rsp)
+	return ParseEntityLogResponse(rsp)
 }
 
-// GetSchedulesWithResponse Schedules
+// ListSchedulesWithResponse Schedules
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /schedules (the `GetSchedules` operationId).
-func (c *ClientWithResponses) GetSchedulesWithResponse(ctx context.Context, params *GetSchedulesParams, reqEditors ...RequestEditorFn) (*GetSchedulesResponse, error) {
-	rsp, err := c.GetSchedules(ctx, params, reqEditors...)
+// Corresponds with GET /schedules (the `ListSchedules` operationId).
+func (c *ClientWithResponses) ListSchedulesWithResponse(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesResponse, error) {
+	rsp, err := c.ListSchedules(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetSchedulesResponse(rsp)
+	return ParseListSchedulesResponse(rsp)
 }
 
-// PostSchedulesWithBodyWithResponse Create a schedule
+// CreateScheduleWithBodyWithResponse Create a schedule
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /schedules (the `PostSchedules` operationId).
-func (c *ClientWithResponses) PostSchedulesWithBodyWithResponse(ctx context.Context, params *PostSchedulesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSchedulesResponse, error) {
-	rsp, err := c.PostSchedulesWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithBodyWithResponse(ctx context.Context, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error) {
+	rsp, err := c.CreateScheduleWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostSchedulesResponse(rsp)
+	return ParseCreateScheduleResponse(rsp)
 }
 
-// PostSchedulesWithResponse Create a schedule
+// CreateScheduleWithResponse Create a schedule
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /schedules (the `PostSchedules` operationId).
-func (c *ClientWithResponses) PostSchedulesWithResponse(ctx context.Context, params *PostSchedulesParams, body PostSchedulesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSchedulesResponse, error) {
-	rsp, err := c.PostSchedules(ctx, params, body, reqEditors...)
+// Corresponds with POST /schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithResponse(ctx context.Context, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error) {
+	rsp, err := c.CreateSchedule(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostSchedulesResponse(rsp)
+	return ParseCreateScheduleResponse(rsp)
 }
 
-// DeleteSchedulesByIdWithResponse Delete a schedule
+// DeleteScheduleWithResponse Delete a schedule
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /schedules/{id} (the `DeleteSchedulesById` operationId).
-func (c *ClientWithResponses) DeleteSchedulesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteSchedulesByIdParams, reqEditors ...RequestEditorFn) (*DeleteSchedulesByIdResponse, error) {
-	rsp, err := c.DeleteSchedulesById(ctx, id, params, reqEditors...)
+// Corresponds with DELETE /schedules/{id} (the `DeleteSchedule` operationId).
+func (c *ClientWithResponses) DeleteScheduleWithResponse(ctx context.Context, id openapi_types.UUID, params *DeleteScheduleParams, reqEditors ...RequestEditorFn) (*DeleteScheduleResponse, error) {
+	rsp, err := c.DeleteSchedule(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseDeleteSchedulesByIdResponse(rsp)
+	return ParseDeleteScheduleResponse(rsp)
 }
 
-// GetSchedulesByIdWithResponse A schedule with a page of its resources
+// GetScheduleWithResponse A schedule with a page of its resources
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /schedules/{id} (the `GetSchedulesById` operationId).
-func (c *ClientWithResponses) GetSchedulesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *GetSchedulesByIdParams, reqEditors ...RequestEditorFn) (*GetSchedulesByIdResponse, error) {
-	rsp, err := c.GetSchedulesById(ctx, id, params, reqEditors...)
+// Corresponds with GET /schedules/{id} (the `GetSchedule` operationId).
+func (c *ClientWithResponses) GetScheduleWithResponse(ctx context.Context, id openapi_types.UUID, params *GetScheduleParams, reqEditors ...RequestEditorFn) (*GetScheduleResponse, error) {
+	rsp, err := c.GetSchedule(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetSchedulesByIdResponse(rsp)
+	return ParseGetScheduleResponse(rsp)
 }
 
-// PatchSchedulesByIdWithBodyWithResponse Change a schedule
+// UpdateScheduleWithBodyWithResponse Change a schedule
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-func (c *ClientWithResponses) PatchSchedulesByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchSchedulesByIdResponse, error) {
-	rsp, err := c.PatchSchedulesByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+func (c *ClientWithResponses) UpdateScheduleWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error) {
+	rsp, err := c.UpdateScheduleWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchSchedulesByIdResponse(rsp)
+	return ParseUpdateScheduleResponse(rsp)
 }
 
-// PatchSchedulesByIdWithResponse Change a schedule
+// UpdateScheduleWithResponse Change a schedule
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /schedules/{id} (the `PatchSchedulesById` operationId).
-func (c *ClientWithResponses) PatchSchedulesByIdWithResponse(ctx context.Context, id openapi_types.UUID, params *PatchSchedulesByIdParams, body PatchSchedulesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchSchedulesByIdResponse, error) {
-	rsp, err := c.PatchSchedulesById(ctx, id, params, body, reqEditors...)
+// Corresponds with PATCH /schedules/{id} (the `UpdateSchedule` operationId).
+func (c *ClientWithResponses) UpdateScheduleWithResponse(ctx context.Context, id openapi_types.UUID, params *UpdateScheduleParams, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error) {
+	rsp, err := c.UpdateSchedule(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchSchedulesByIdResponse(rsp)
+	return ParseUpdateScheduleResponse(rsp)
 }
 
-// PutSchedulesByIdResourcesWithBodyWithResponse Attach a resource to a schedule (201 new, 200 already attached)
+// AttachResourceWithBodyWithResponse Attach a resource to a schedule (201 new, 200 already attached)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-func (c *ClientWithResponses) PutSchedulesByIdResourcesWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSchedulesByIdResourcesResponse, error) {
-	rsp, err := c.PutSchedulesByIdResourcesWithBody(ctx, id, params, contentType, body, reqEditors...)
+// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+func (c *ClientWithResponses) AttachResourceWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AttachResourceResponse, error) {
+	rsp, err := c.AttachResourceWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutSchedulesByIdResourcesResponse(rsp)
+	return ParseAttachResourceResponse(rsp)
 }
 
-// PutSchedulesByIdResourcesWithResponse Attach a resource to a schedule (201 new, 200 already attached)
+// AttachResourceWithResponse Attach a resource to a schedule (201 new, 200 already attached)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /schedules/{id}/resources (the `PutSchedulesByIdResources` operationId).
-func (c *ClientWithResponses) PutSchedulesByIdResourcesWithResponse(ctx context.Context, id openapi_types.UUID, params *PutSchedulesByIdResourcesParams, body PutSchedulesByIdResourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSchedulesByIdResourcesResponse, error) {
-	rsp, err := c.PutSchedulesByIdResources(ctx, id, params, body, reqEditors...)
+// Corresponds with PUT /schedules/{id}/resources (the `AttachResource` operationId).
+func (c *ClientWithResponses) AttachResourceWithResponse(ctx context.Context, id openapi_types.UUID, params *AttachResourceParams, body AttachResourceJSONRequestBody, reqEditors ...RequestEditorFn) (*AttachResourceResponse, error) {
+	rsp, err := c.AttachResource(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutSchedulesByIdResourcesResponse(rsp)
+	return ParseAttachResourceResponse(rsp)
 }
 
-// DeleteSchedulesByIdResourcesByArnWithResponse Detach a resource (its ARN URL-escaped or with its slashes)
+// DetachResourceWithResponse Detach a resource (its ARN URL-escaped or with its slashes)
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DeleteSchedulesByIdResourcesByArn` operationId).
-func (c *ClientWithResponses) DeleteSchedulesByIdResourcesByArnWithResponse(ctx context.Context, id openapi_types.UUID, arn string, params *DeleteSchedulesByIdResourcesByArnParams, reqEditors ...RequestEditorFn) (*DeleteSchedulesByIdResourcesByArnResponse, error) {
-	rsp, err := c.DeleteSchedulesByIdResourcesByArn(ctx, id, arn, params, reqEditors...)
+// Corresponds with DELETE /schedules/{id}/resources/{arn} (the `DetachResource` operationId).
+func (c *ClientWithResponses) DetachResourceWithResponse(ctx context.Context, id openapi_types.UUID, arn string, params *DetachResourceParams, reqEditors ...RequestEditorFn) (*DetachResourceResponse, error) {
+	rsp, err := c.DetachResource(ctx, id, arn, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseDeleteSchedulesByIdResourcesByArnResponse(rsp)
+	return ParseDetachResourceResponse(rsp)
 }
 
-// ParseGetAccountsResponse parses an HTTP response from a GetAccountsWithResponse call
-func ParseGetAccountsResponse(rsp *http.Response) (*GetAccountsResponse, error) {
+// ParseListAccountsResponse parses an HTTP response from a ListAccountsWithResponse call
+func ParseListAccountsResponse(rsp *http.Response) (*ListAccountsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAccountsResponse{
+	response := &ListAccountsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4535,7 +4449,7 @@ func ParseGetAccountsResponse(rsp *http.Response) (*GetAccountsResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAccountsResponse503Headers
+		var headers ListAccountsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -4549,15 +4463,15 @@ func ParseGetAccountsResponse(rsp *http.Response) (*GetAccountsResponse, error) 
 	return response, nil
 }
 
-// ParsePostAccountsResponse parses an HTTP response from a PostAccountsWithResponse call
-func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error) {
+// ParseCreateAccountResponse parses an HTTP response from a CreateAccountWithResponse call
+func ParseCreateAccountResponse(rsp *http.Response) (*CreateAccountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostAccountsResponse{
+	response := &CreateAccountResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4628,7 +4542,7 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostAccountsResponse201Headers
+		var headers CreateAccountResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4652,7 +4566,7 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostAccountsResponse400Headers
+		var headers CreateAccountResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4662,7 +4576,7 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostAccountsResponse409Headers
+		var headers CreateAccountResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4672,7 +4586,7 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostAccountsResponse413Headers
+		var headers CreateAccountResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4682,7 +4596,7 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostAccountsResponse422Headers
+		var headers CreateAccountResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4692,7 +4606,7 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostAccountsResponse503Headers
+		var headers CreateAccountResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4709,7 +4623,7 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostAccountsResponseDefaultHeaders
+		var headers CreateAccountResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4723,15 +4637,15 @@ func ParsePostAccountsResponse(rsp *http.Response) (*PostAccountsResponse, error
 	return response, nil
 }
 
-// ParseDeleteAccountsByIdResponse parses an HTTP response from a DeleteAccountsByIdWithResponse call
-func ParseDeleteAccountsByIdResponse(rsp *http.Response) (*DeleteAccountsByIdResponse, error) {
+// ParseDeleteAccountResponse parses an HTTP response from a DeleteAccountWithResponse call
+func ParseDeleteAccountResponse(rsp *http.Response) (*DeleteAccountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &DeleteAccountsByIdResponse{
+	response := &DeleteAccountResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4779,7 +4693,7 @@ func ParseDeleteAccountsByIdResponse(rsp *http.Response) (*DeleteAccountsByIdRes
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers DeleteAccountsByIdResponse503Headers
+		var headers DeleteAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -4793,15 +4707,15 @@ func ParseDeleteAccountsByIdResponse(rsp *http.Response) (*DeleteAccountsByIdRes
 	return response, nil
 }
 
-// ParseGetAccountsByIdResponse parses an HTTP response from a GetAccountsByIdWithResponse call
-func ParseGetAccountsByIdResponse(rsp *http.Response) (*GetAccountsByIdResponse, error) {
+// ParseGetAccountResponse parses an HTTP response from a GetAccountWithResponse call
+func ParseGetAccountResponse(rsp *http.Response) (*GetAccountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAccountsByIdResponse{
+	response := &GetAccountResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4857,7 +4771,7 @@ func ParseGetAccountsByIdResponse(rsp *http.Response) (*GetAccountsByIdResponse,
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAccountsByIdResponse503Headers
+		var headers GetAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -4871,15 +4785,15 @@ func ParseGetAccountsByIdResponse(rsp *http.Response) (*GetAccountsByIdResponse,
 	return response, nil
 }
 
-// ParsePatchAccountsByIdResponse parses an HTTP response from a PatchAccountsByIdWithResponse call
-func ParsePatchAccountsByIdResponse(rsp *http.Response) (*PatchAccountsByIdResponse, error) {
+// ParseUpdateAccountResponse parses an HTTP response from a UpdateAccountWithResponse call
+func ParseUpdateAccountResponse(rsp *http.Response) (*UpdateAccountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PatchAccountsByIdResponse{
+	response := &UpdateAccountResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4950,7 +4864,7 @@ func ParsePatchAccountsByIdResponse(rsp *http.Response) (*PatchAccountsByIdRespo
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PatchAccountsByIdResponse503Headers
+		var headers UpdateAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -4964,15 +4878,15 @@ func ParsePatchAccountsByIdResponse(rsp *http.Response) (*PatchAccountsByIdRespo
 	return response, nil
 }
 
-// ParseGetAccountsByIdResourcesResponse parses an HTTP response from a GetAccountsByIdResourcesWithResponse call
-func ParseGetAccountsByIdResourcesResponse(rsp *http.Response) (*GetAccountsByIdResourcesResponse, error) {
+// ParseAccountResourcesResponse parses an HTTP response from a AccountResourcesWithResponse call
+func ParseAccountResourcesResponse(rsp *http.Response) (*AccountResourcesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAccountsByIdResourcesResponse{
+	response := &AccountResourcesResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -5028,7 +4942,7 @@ func ParseGetAccountsByIdResourcesResponse(rsp *http.Response) (*GetAccountsById
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAccountsByIdResourcesResponse503Headers
+		var headers AccountResourcesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5042,15 +4956,15 @@ func ParseGetAccountsByIdResourcesResponse(rsp *http.Response) (*GetAccountsById
 	return response, nil
 }
 
-// ParsePostAccountsByIdTestResponse parses an HTTP response from a PostAccountsByIdTestWithResponse call
-func ParsePostAccountsByIdTestResponse(rsp *http.Response) (*PostAccountsByIdTestResponse, error) {
+// ParseTestAccountResponse parses an HTTP response from a TestAccountWithResponse call
+func ParseTestAccountResponse(rsp *http.Response) (*TestAccountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostAccountsByIdTestResponse{
+	response := &TestAccountResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -5108,7 +5022,7 @@ func ParsePostAccountsByIdTestResponse(rsp *http.Response) (*PostAccountsByIdTes
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostAccountsByIdTestResponse503Headers
+		var headers TestAccountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5122,35 +5036,22 @@ func ParsePostAccountsByIdTestResponse(rsp *http.Response) (*PostAccountsByIdTes
 	return response, nil
 }
 
-// ParseGetAuditResponse parses an HTTP response from a GetAuditWithResponse call
-func ParseGetAuditResponse(rsp *http.Response) (*GetAuditResponse, error) {
+// ParseTimelineResponse parses an HTTP response from a TimelineWithResponse call
+func ParseTimelineResponse(rsp *http.Response) (*TimelineResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAuditResponse{
+	response := &TimelineResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Entries *[]struct {
-				Action     string      `json:"action"`
-				Details    interface{} `json:"details"`
-				EntityId   *string     `json:"entity_id,omitempty"`
-				EntityType string      `json:"entity_type"`
-				EntryId    string      `json:"entry_id"`
-				ExpireAt   int64       `json:"expire_at"`
-				Status     string      `json:"status"`
-				Timestamp  string      `json:"timestamp"`
-				UserId     string      `json:"user_id"`
-			} `json:"entries"`
-			NextCursor *string `json:"next_cursor,omitempty"`
-		}
+		var dest AuditPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5181,7 +5082,7 @@ func ParseGetAuditResponse(rsp *http.Response) (*GetAuditResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAuditResponse503Headers
+		var headers TimelineResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5195,15 +5096,15 @@ func ParseGetAuditResponse(rsp *http.Response) (*GetAuditResponse, error) {
 	return response, nil
 }
 
-// ParsePostAuditResponse parses an HTTP response from a PostAuditWithResponse call
-func ParsePostAuditResponse(rsp *http.Response) (*PostAuditResponse, error) {
+// ParseRecordExecutionResponse parses an HTTP response from a RecordExecutionWithResponse call
+func ParseRecordExecutionResponse(rsp *http.Response) (*RecordExecutionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostAuditResponse{
+	response := &RecordExecutionResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -5265,7 +5166,7 @@ func ParsePostAuditResponse(rsp *http.Response) (*PostAuditResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostAuditResponse503Headers
+		var headers RecordExecutionResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5279,35 +5180,22 @@ func ParsePostAuditResponse(rsp *http.Response) (*PostAuditResponse, error) {
 	return response, nil
 }
 
-// ParseGetAuditGlobalResponse parses an HTTP response from a GetAuditGlobalWithResponse call
-func ParseGetAuditGlobalResponse(rsp *http.Response) (*GetAuditGlobalResponse, error) {
+// ParseGlobalLogResponse parses an HTTP response from a GlobalLogWithResponse call
+func ParseGlobalLogResponse(rsp *http.Response) (*GlobalLogResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAuditGlobalResponse{
+	response := &GlobalLogResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Entries *[]struct {
-				Action     string      `json:"action"`
-				Details    interface{} `json:"details"`
-				EntityId   *string     `json:"entity_id,omitempty"`
-				EntityType string      `json:"entity_type"`
-				EntryId    string      `json:"entry_id"`
-				ExpireAt   int64       `json:"expire_at"`
-				Status     string      `json:"status"`
-				Timestamp  string      `json:"timestamp"`
-				UserId     string      `json:"user_id"`
-			} `json:"entries"`
-			NextCursor *string `json:"next_cursor,omitempty"`
-		}
+		var dest AuditPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5338,7 +5226,7 @@ func ParseGetAuditGlobalResponse(rsp *http.Response) (*GetAuditGlobalResponse, e
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAuditGlobalResponse503Headers
+		var headers GlobalLogResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5352,35 +5240,22 @@ func ParseGetAuditGlobalResponse(rsp *http.Response) (*GetAuditGlobalResponse, e
 	return response, nil
 }
 
-// ParseGetAuditByEntityTypeByIdResponse parses an HTTP response from a GetAuditByEntityTypeByIdWithResponse call
-func ParseGetAuditByEntityTypeByIdResponse(rsp *http.Response) (*GetAuditByEntityTypeByIdResponse, error) {
+// ParseEntityLogResponse parses an HTTP response from a EntityLogWithResponse call
+func ParseEntityLogResponse(rsp *http.Response) (*EntityLogResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetAuditByEntityTypeByIdResponse{
+	response := &EntityLogResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Entries *[]struct {
-				Action     string      `json:"action"`
-				Details    interface{} `json:"details"`
-				EntityId   *string     `json:"entity_id,omitempty"`
-				EntityType string      `json:"entity_type"`
-				EntryId    string      `json:"entry_id"`
-				ExpireAt   int64       `json:"expire_at"`
-				Status     string      `json:"status"`
-				Timestamp  string      `json:"timestamp"`
-				UserId     string      `json:"user_id"`
-			} `json:"entries"`
-			NextCursor *string `json:"next_cursor,omitempty"`
-		}
+		var dest AuditPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5418,7 +5293,7 @@ func ParseGetAuditByEntityTypeByIdResponse(rsp *http.Response) (*GetAuditByEntit
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetAuditByEntityTypeByIdResponse503Headers
+		var headers EntityLogResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5432,15 +5307,15 @@ func ParseGetAuditByEntityTypeByIdResponse(rsp *http.Response) (*GetAuditByEntit
 	return response, nil
 }
 
-// ParseGetSchedulesResponse parses an HTTP response from a GetSchedulesWithResponse call
-func ParseGetSchedulesResponse(rsp *http.Response) (*GetSchedulesResponse, error) {
+// ParseListSchedulesResponse parses an HTTP response from a ListSchedulesWithResponse call
+func ParseListSchedulesResponse(rsp *http.Response) (*ListSchedulesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetSchedulesResponse{
+	response := &ListSchedulesResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -5490,7 +5365,7 @@ func ParseGetSchedulesResponse(rsp *http.Response) (*GetSchedulesResponse, error
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetSchedulesResponse503Headers
+		var headers ListSchedulesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5504,31 +5379,22 @@ func ParseGetSchedulesResponse(rsp *http.Response) (*GetSchedulesResponse, error
 	return response, nil
 }
 
-// ParsePostSchedulesResponse parses an HTTP response from a PostSchedulesWithResponse call
-func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, error) {
+// ParseCreateScheduleResponse parses an HTTP response from a CreateScheduleWithResponse call
+func ParseCreateScheduleResponse(rsp *http.Response) (*CreateScheduleResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostSchedulesResponse{
+	response := &CreateScheduleResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			CreatedAt    string `json:"created_at"`
-			Enabled      bool   `json:"enabled"`
-			EndCron      string `json:"end_cron"`
-			ScheduleId   string `json:"schedule_id"`
-			ScheduleName string `json:"schedule_name"`
-			StartCron    string `json:"start_cron"`
-			Timezone     string `json:"timezone"`
-			UpdatedAt    string `json:"updated_at"`
-		}
+		var dest Schedule
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5580,7 +5446,7 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostSchedulesResponse201Headers
+		var headers CreateScheduleResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5604,7 +5470,7 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostSchedulesResponse400Headers
+		var headers CreateScheduleResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5614,7 +5480,7 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostSchedulesResponse409Headers
+		var headers CreateScheduleResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5624,7 +5490,7 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostSchedulesResponse413Headers
+		var headers CreateScheduleResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5634,7 +5500,7 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostSchedulesResponse422Headers
+		var headers CreateScheduleResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5644,7 +5510,7 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostSchedulesResponse503Headers
+		var headers CreateScheduleResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5661,7 +5527,7 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostSchedulesResponseDefaultHeaders
+		var headers CreateScheduleResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5675,15 +5541,15 @@ func ParsePostSchedulesResponse(rsp *http.Response) (*PostSchedulesResponse, err
 	return response, nil
 }
 
-// ParseDeleteSchedulesByIdResponse parses an HTTP response from a DeleteSchedulesByIdWithResponse call
-func ParseDeleteSchedulesByIdResponse(rsp *http.Response) (*DeleteSchedulesByIdResponse, error) {
+// ParseDeleteScheduleResponse parses an HTTP response from a DeleteScheduleWithResponse call
+func ParseDeleteScheduleResponse(rsp *http.Response) (*DeleteScheduleResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &DeleteSchedulesByIdResponse{
+	response := &DeleteScheduleResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -5731,7 +5597,7 @@ func ParseDeleteSchedulesByIdResponse(rsp *http.Response) (*DeleteSchedulesByIdR
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers DeleteSchedulesByIdResponse503Headers
+		var headers DeleteScheduleResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5745,15 +5611,15 @@ func ParseDeleteSchedulesByIdResponse(rsp *http.Response) (*DeleteSchedulesByIdR
 	return response, nil
 }
 
-// ParseGetSchedulesByIdResponse parses an HTTP response from a GetSchedulesByIdWithResponse call
-func ParseGetSchedulesByIdResponse(rsp *http.Response) (*GetSchedulesByIdResponse, error) {
+// ParseGetScheduleResponse parses an HTTP response from a GetScheduleWithResponse call
+func ParseGetScheduleResponse(rsp *http.Response) (*GetScheduleResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetSchedulesByIdResponse{
+	response := &GetScheduleResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -5819,7 +5685,7 @@ func ParseGetSchedulesByIdResponse(rsp *http.Response) (*GetSchedulesByIdRespons
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetSchedulesByIdResponse503Headers
+		var headers GetScheduleResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5833,31 +5699,22 @@ func ParseGetSchedulesByIdResponse(rsp *http.Response) (*GetSchedulesByIdRespons
 	return response, nil
 }
 
-// ParsePatchSchedulesByIdResponse parses an HTTP response from a PatchSchedulesByIdWithResponse call
-func ParsePatchSchedulesByIdResponse(rsp *http.Response) (*PatchSchedulesByIdResponse, error) {
+// ParseUpdateScheduleResponse parses an HTTP response from a UpdateScheduleWithResponse call
+func ParseUpdateScheduleResponse(rsp *http.Response) (*UpdateScheduleResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PatchSchedulesByIdResponse{
+	response := &UpdateScheduleResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			CreatedAt    string `json:"created_at"`
-			Enabled      bool   `json:"enabled"`
-			EndCron      string `json:"end_cron"`
-			ScheduleId   string `json:"schedule_id"`
-			ScheduleName string `json:"schedule_name"`
-			StartCron    string `json:"start_cron"`
-			Timezone     string `json:"timezone"`
-			UpdatedAt    string `json:"updated_at"`
-		}
+		var dest Schedule
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5909,7 +5766,7 @@ func ParsePatchSchedulesByIdResponse(rsp *http.Response) (*PatchSchedulesByIdRes
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PatchSchedulesByIdResponse503Headers
+		var headers UpdateScheduleResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -5923,15 +5780,15 @@ func ParsePatchSchedulesByIdResponse(rsp *http.Response) (*PatchSchedulesByIdRes
 	return response, nil
 }
 
-// ParsePutSchedulesByIdResourcesResponse parses an HTTP response from a PutSchedulesByIdResourcesWithResponse call
-func ParsePutSchedulesByIdResourcesResponse(rsp *http.Response) (*PutSchedulesByIdResourcesResponse, error) {
+// ParseAttachResourceResponse parses an HTTP response from a AttachResourceWithResponse call
+func ParseAttachResourceResponse(rsp *http.Response) (*AttachResourceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutSchedulesByIdResourcesResponse{
+	response := &AttachResourceResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6013,7 +5870,7 @@ func ParsePutSchedulesByIdResourcesResponse(rsp *http.Response) (*PutSchedulesBy
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PutSchedulesByIdResourcesResponse503Headers
+		var headers AttachResourceResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -6027,15 +5884,15 @@ func ParsePutSchedulesByIdResourcesResponse(rsp *http.Response) (*PutSchedulesBy
 	return response, nil
 }
 
-// ParseDeleteSchedulesByIdResourcesByArnResponse parses an HTTP response from a DeleteSchedulesByIdResourcesByArnWithResponse call
-func ParseDeleteSchedulesByIdResourcesByArnResponse(rsp *http.Response) (*DeleteSchedulesByIdResourcesByArnResponse, error) {
+// ParseDetachResourceResponse parses an HTTP response from a DetachResourceWithResponse call
+func ParseDetachResourceResponse(rsp *http.Response) (*DetachResourceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &DeleteSchedulesByIdResourcesByArnResponse{
+	response := &DetachResourceResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6083,7 +5940,7 @@ func ParseDeleteSchedulesByIdResourcesByArnResponse(rsp *http.Response) (*Delete
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers DeleteSchedulesByIdResourcesByArnResponse503Headers
+		var headers DetachResourceResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -17,15 +17,15 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// Defines values for GetMessagesParamsStage.
+// Defines values for ListMessagesParamsStage.
 const (
-	Dev   GetMessagesParamsStage = "dev"
-	Prod  GetMessagesParamsStage = "prod"
-	Stage GetMessagesParamsStage = "stage"
+	Dev   ListMessagesParamsStage = "dev"
+	Prod  ListMessagesParamsStage = "prod"
+	Stage ListMessagesParamsStage = "stage"
 )
 
-// Valid indicates whether the value is a known member of the GetMessagesParamsStage enum.
-func (e GetMessagesParamsStage) Valid() bool {
+// Valid indicates whether the value is a known member of the ListMessagesParamsStage enum.
+func (e ListMessagesParamsStage) Valid() bool {
 	switch e {
 	case Dev:
 		return true
@@ -38,17 +38,17 @@ func (e GetMessagesParamsStage) Valid() bool {
 	}
 }
 
-// Defines values for GetMessagesParamsStatus.
+// Defines values for ListMessagesParamsStatus.
 const (
-	Completed  GetMessagesParamsStatus = "completed"
-	Created    GetMessagesParamsStatus = "created"
-	Failed     GetMessagesParamsStatus = "failed"
-	Processing GetMessagesParamsStatus = "processing"
-	Queued     GetMessagesParamsStatus = "queued"
+	Completed  ListMessagesParamsStatus = "completed"
+	Created    ListMessagesParamsStatus = "created"
+	Failed     ListMessagesParamsStatus = "failed"
+	Processing ListMessagesParamsStatus = "processing"
+	Queued     ListMessagesParamsStatus = "queued"
 )
 
-// Valid indicates whether the value is a known member of the GetMessagesParamsStatus enum.
-func (e GetMessagesParamsStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the ListMessagesParamsStatus enum.
+func (e ListMessagesParamsStatus) Valid() bool {
 	switch e {
 	case Completed:
 		return true
@@ -83,13 +83,32 @@ type Error struct {
 	RequestId *string `json:"request_id,omitempty"`
 }
 
-// GetMessagesParams defines parameters for GetMessages.
-type GetMessagesParams struct {
+// Message defines model for Message.
+type Message struct {
+	CorrelationId         string                  `json:"correlation_id"`
+	CreatedBy             string                  `json:"created_by"`
+	CreatedDate           string                  `json:"created_date"`
+	ErrorMessage          *string                 `json:"error_message,omitempty"`
+	MessageId             string                  `json:"message_id"`
+	MessageType           string                  `json:"message_type"`
+	NotificationId        *string                 `json:"notification_id,omitempty"`
+	Payload               *map[string]interface{} `json:"payload"`
+	ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
+	ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
+	RetryCount            int                     `json:"retry_count"`
+	Stage                 string                  `json:"stage"`
+	Status                string                  `json:"status"`
+	Ttl                   *int64                  `json:"ttl,omitempty"`
+	UpdatedDate           string                  `json:"updated_date"`
+}
+
+// ListMessagesParams defines parameters for ListMessages.
+type ListMessagesParams struct {
 	// Stage must be the deployment's own stage (each stage is a separate deployment)
-	Stage *GetMessagesParamsStage `form:"stage,omitempty" json:"stage,omitempty"`
+	Stage *ListMessagesParamsStage `form:"stage,omitempty" json:"stage,omitempty"`
 
 	// Status only the messages of this status (not with message_type)
-	Status *GetMessagesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Status *ListMessagesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// MessageType only the messages of this type (not with status)
 	MessageType *string `form:"message_type,omitempty" json:"message_type,omitempty"`
@@ -107,34 +126,34 @@ type GetMessagesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// GetMessagesParamsStage defines parameters for GetMessages.
-type GetMessagesParamsStage string
+// ListMessagesParamsStage defines parameters for ListMessages.
+type ListMessagesParamsStage string
 
-// GetMessagesParamsStatus defines parameters for GetMessages.
-type GetMessagesParamsStatus string
+// ListMessagesParamsStatus defines parameters for ListMessages.
+type ListMessagesParamsStatus string
 
-// PostMessagesJSONBody defines parameters for PostMessages.
-type PostMessagesJSONBody struct {
+// CreateMessageJSONBody defines parameters for CreateMessage.
+type CreateMessageJSONBody struct {
 	CreatedBy   *string     `json:"created_by,omitempty"`
 	MessageType *string     `json:"message_type,omitempty"`
 	Payload     interface{} `json:"payload,omitempty"`
 }
 
-// PostMessagesParams defines parameters for PostMessages.
-type PostMessagesParams struct {
+// CreateMessageParams defines parameters for CreateMessage.
+type CreateMessageParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// PatchMessagesByIdJSONBody defines parameters for PatchMessagesById.
-type PatchMessagesByIdJSONBody struct {
+// SetStatusJSONBody defines parameters for SetStatus.
+type SetStatusJSONBody struct {
 	ErrorMessage   *string `json:"error_message,omitempty"`
 	NotificationId *string `json:"notification_id,omitempty"`
 	Status         *string `json:"status,omitempty"`
 }
 
-// GetMetricsParams defines parameters for GetMetrics.
-type GetMetricsParams struct {
+// MetricsParams defines parameters for Metrics.
+type MetricsParams struct {
 	// Since start of the window counted: an RFC 3339 time or a date, not in the future (default: 24 hours ago)
 	Since *string `form:"since,omitempty" json:"since,omitempty"`
 
@@ -142,11 +161,11 @@ type GetMetricsParams struct {
 	MessageType *string `form:"message_type,omitempty" json:"message_type,omitempty"`
 }
 
-// PostMessagesJSONRequestBody defines body for PostMessages for application/json ContentType.
-type PostMessagesJSONRequestBody PostMessagesJSONBody
+// CreateMessageJSONRequestBody defines body for CreateMessage for application/json ContentType.
+type CreateMessageJSONRequestBody CreateMessageJSONBody
 
-// PatchMessagesByIdJSONRequestBody defines body for PatchMessagesById for application/json ContentType.
-type PatchMessagesByIdJSONRequestBody PatchMessagesByIdJSONBody
+// SetStatusJSONRequestBody defines body for SetStatus for application/json ContentType.
+type SetStatusJSONRequestBody SetStatusJSONBody
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -222,55 +241,55 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetMessages Messages, newest first
+	// ListMessages Messages, newest first
 	//
-	// Corresponds with GET /messages (the `GetMessages` operationId).
-	GetMessages(ctx context.Context, params *GetMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /messages (the `ListMessages` operationId).
+	ListMessages(ctx context.Context, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostMessagesWithBody Create a message (queued for processing)
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /messages (the `PostMessages` operationId).
-	PostMessagesWithBody(ctx context.Context, params *PostMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PostMessages Create a message (queued for processing)
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /messages (the `PostMessages` operationId).
-	PostMessages(ctx context.Context, params *PostMessagesParams, body PostMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetMessagesById A message
-	//
-	// Corresponds with GET /messages/{id} (the `GetMessagesById` operationId).
-	GetMessagesById(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// PatchMessagesByIdWithBody Move a message to another status
+	// CreateMessageWithBody Create a message (queued for processing)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-	PatchMessagesByIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /messages (the `CreateMessage` operationId).
+	CreateMessageWithBody(ctx context.Context, params *CreateMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchMessagesById Move a message to another status
+	// CreateMessage Create a message (queued for processing)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-	PatchMessagesById(ctx context.Context, id openapi_types.UUID, body PatchMessagesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /messages (the `CreateMessage` operationId).
+	CreateMessage(ctx context.Context, params *CreateMessageParams, body CreateMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetMetrics Message counts since a time
+	// GetMessage A message
 	//
-	// Corresponds with GET /metrics (the `GetMetrics` operationId).
-	GetMetrics(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /messages/{id} (the `GetMessage` operationId).
+	GetMessage(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetStatusWithBody Move a message to another status
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+	SetStatusWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetStatus Move a message to another status
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+	SetStatus(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Metrics Message counts since a time
+	//
+	// Corresponds with GET /metrics (the `Metrics` operationId).
+	Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetMessages Messages, newest first
+// ListMessages Messages, newest first
 //
-// Corresponds with GET /messages (the `GetMessages` operationId).
-func (c *Client) GetMessages(ctx context.Context, params *GetMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMessagesRequest(c.Server, params)
+// Corresponds with GET /messages (the `ListMessages` operationId).
+func (c *Client) ListMessages(ctx context.Context, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMessagesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -281,13 +300,13 @@ func (c *Client) GetMessages(ctx context.Context, params *GetMessagesParams, req
 	return c.Client.Do(req)
 }
 
-// PostMessagesWithBody Create a message (queued for processing)
+// CreateMessageWithBody Create a message (queued for processing)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /messages (the `PostMessages` operationId).
-func (c *Client) PostMessagesWithBody(ctx context.Context, params *PostMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostMessagesRequestWithBody(c.Server, params, contentType, body)
+// Corresponds with POST /messages (the `CreateMessage` operationId).
+func (c *Client) CreateMessageWithBody(ctx context.Context, params *CreateMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMessageRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -298,13 +317,13 @@ func (c *Client) PostMessagesWithBody(ctx context.Context, params *PostMessagesP
 	return c.Client.Do(req)
 }
 
-// PostMessages Create a message (queued for processing)
+// CreateMessage Create a message (queued for processing)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /messages (the `PostMessages` operationId).
-func (c *Client) PostMessages(ctx context.Context, params *PostMessagesParams, body PostMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostMessagesRequest(c.Server, params, body)
+// Corresponds with POST /messages (the `CreateMessage` operationId).
+func (c *Client) CreateMessage(ctx context.Context, params *CreateMessageParams, body CreateMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMessageRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -315,11 +334,11 @@ func (c *Client) PostMessages(ctx context.Context, params *PostMessagesParams, b
 	return c.Client.Do(req)
 }
 
-// GetMessagesById A message
+// GetMessage A message
 //
-// Corresponds with GET /messages/{id} (the `GetMessagesById` operationId).
-func (c *Client) GetMessagesById(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMessagesByIdRequest(c.Server, id)
+// Corresponds with GET /messages/{id} (the `GetMessage` operationId).
+func (c *Client) GetMessage(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMessageRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -330,13 +349,13 @@ func (c *Client) GetMessagesById(ctx context.Context, id openapi_types.UUID, req
 	return c.Client.Do(req)
 }
 
-// PatchMessagesByIdWithBody Move a message to another status
+// SetStatusWithBody Move a message to another status
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-func (c *Client) PatchMessagesByIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchMessagesByIdRequestWithBody(c.Server, id, contentType, body)
+// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+func (c *Client) SetStatusWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetStatusRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -347,13 +366,13 @@ func (c *Client) PatchMessagesByIdWithBody(ctx context.Context, id openapi_types
 	return c.Client.Do(req)
 }
 
-// PatchMessagesById Move a message to another status
+// SetStatus Move a message to another status
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-func (c *Client) PatchMessagesById(ctx context.Context, id openapi_types.UUID, body PatchMessagesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPatchMessagesByIdRequest(c.Server, id, body)
+// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+func (c *Client) SetStatus(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetStatusRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -364,11 +383,11 @@ func (c *Client) PatchMessagesById(ctx context.Context, id openapi_types.UUID, b
 	return c.Client.Do(req)
 }
 
-// GetMetrics Message counts since a time
+// Metrics Message counts since a time
 //
-// Corresponds with GET /metrics (the `GetMetrics` operationId).
-func (c *Client) GetMetrics(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMetricsRequest(c.Server, params)
+// Corresponds with GET /metrics (the `Metrics` operationId).
+func (c *Client) Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMetricsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -379,8 +398,8 @@ func (c *Client) GetMetrics(ctx context.Context, params *GetMetricsParams, reqEd
 	return c.Client.Do(req)
 }
 
-// NewGetMessagesRequest constructs an http.Request for the GetMessages method
-func NewGetMessagesRequest(server string, params *GetMessagesParams) (*http.Request, error) {
+// NewListMessagesRequest constructs an http.Request for the ListMessages method
+func NewListMessagesRequest(server string, params *ListMessagesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -505,19 +524,19 @@ func NewGetMessagesRequest(server string, params *GetMessagesParams) (*http.Requ
 	return req, nil
 }
 
-// NewPostMessagesRequest calls the generic PostMessages builder with application/json body
-func NewPostMessagesRequest(server string, params *PostMessagesParams, body PostMessagesJSONRequestBody) (*http.Request, error) {
+// NewCreateMessageRequest calls the generic CreateMessage builder with application/json body
+func NewCreateMessageRequest(server string, params *CreateMessageParams, body CreateMessageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostMessagesRequestWithBody(server, params, "application/json", bodyReader)
+	return NewCreateMessageRequestWithBody(server, params, "application/json", bodyReader)
 }
 
-// NewPostMessagesRequestWithBody constructs an http.Request for the PostMessages method, with any body, and a specified content type
-func NewPostMessagesRequestWithBody(server string, params *PostMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewCreateMessageRequestWithBody constructs an http.Request for the CreateMessage method, with any body, and a specified content type
+func NewCreateMessageRequestWithBody(server string, params *CreateMessageParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -560,8 +579,8 @@ func NewPostMessagesRequestWithBody(server string, params *PostMessagesParams, c
 	return req, nil
 }
 
-// NewGetMessagesByIdRequest constructs an http.Request for the GetMessagesById method
-func NewGetMessagesByIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+// NewGetMessageRequest constructs an http.Request for the GetMessage method
+func NewGetMessageRequest(server string, id openapi_types.UUID) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -594,19 +613,19 @@ func NewGetMessagesByIdRequest(server string, id openapi_types.UUID) (*http.Requ
 	return req, nil
 }
 
-// NewPatchMessagesByIdRequest calls the generic PatchMessagesById builder with application/json body
-func NewPatchMessagesByIdRequest(server string, id openapi_types.UUID, body PatchMessagesByIdJSONRequestBody) (*http.Request, error) {
+// NewSetStatusRequest calls the generic SetStatus builder with application/json body
+func NewSetStatusRequest(server string, id openapi_types.UUID, body SetStatusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPatchMessagesByIdRequestWithBody(server, id, "application/json", bodyReader)
+	return NewSetStatusRequestWithBody(server, id, "application/json", bodyReader)
 }
 
-// NewPatchMessagesByIdRequestWithBody constructs an http.Request for the PatchMessagesById method, with any body, and a specified content type
-func NewPatchMessagesByIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+// NewSetStatusRequestWithBody constructs an http.Request for the SetStatus method, with any body, and a specified content type
+func NewSetStatusRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -641,8 +660,8 @@ func NewPatchMessagesByIdRequestWithBody(server string, id openapi_types.UUID, c
 	return req, nil
 }
 
-// NewGetMetricsRequest constructs an http.Request for the GetMetrics method
-func NewGetMetricsRequest(server string, params *GetMetricsParams) (*http.Request, error) {
+// NewMetricsRequest constructs an http.Request for the Metrics method
+func NewMetricsRequest(server string, params *MetricsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -751,62 +770,62 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetMessagesWithResponse Messages, newest first
+	// ListMessagesWithResponse Messages, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /messages (the `GetMessages` operationId).
-	GetMessagesWithResponse(ctx context.Context, params *GetMessagesParams, reqEditors ...RequestEditorFn) (*GetMessagesResponse, error)
+	// Corresponds with GET /messages (the `ListMessages` operationId).
+	ListMessagesWithResponse(ctx context.Context, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*ListMessagesResponse, error)
 
-	// PostMessagesWithBodyWithResponse Create a message (queued for processing)
+	// CreateMessageWithBodyWithResponse Create a message (queued for processing)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /messages (the `PostMessages` operationId).
-	PostMessagesWithBodyWithResponse(ctx context.Context, params *PostMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMessagesResponse, error)
+	// Corresponds with POST /messages (the `CreateMessage` operationId).
+	CreateMessageWithBodyWithResponse(ctx context.Context, params *CreateMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMessageResponse, error)
 
-	// PostMessagesWithResponse Create a message (queued for processing)
+	// CreateMessageWithResponse Create a message (queued for processing)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /messages (the `PostMessages` operationId).
-	PostMessagesWithResponse(ctx context.Context, params *PostMessagesParams, body PostMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMessagesResponse, error)
+	// Corresponds with POST /messages (the `CreateMessage` operationId).
+	CreateMessageWithResponse(ctx context.Context, params *CreateMessageParams, body CreateMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMessageResponse, error)
 
-	// GetMessagesByIdWithResponse A message
+	// GetMessageWithResponse A message
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /messages/{id} (the `GetMessagesById` operationId).
-	GetMessagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetMessagesByIdResponse, error)
+	// Corresponds with GET /messages/{id} (the `GetMessage` operationId).
+	GetMessageWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetMessageResponse, error)
 
-	// PatchMessagesByIdWithBodyWithResponse Move a message to another status
+	// SetStatusWithBodyWithResponse Move a message to another status
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-	PatchMessagesByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchMessagesByIdResponse, error)
+	// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+	SetStatusWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetStatusResponse, error)
 
-	// PatchMessagesByIdWithResponse Move a message to another status
+	// SetStatusWithResponse Move a message to another status
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-	PatchMessagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchMessagesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchMessagesByIdResponse, error)
+	// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+	SetStatusWithResponse(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*SetStatusResponse, error)
 
-	// GetMetricsWithResponse Message counts since a time
+	// MetricsWithResponse Message counts since a time
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /metrics (the `GetMetrics` operationId).
-	GetMetricsWithResponse(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
+	// Corresponds with GET /metrics (the `Metrics` operationId).
+	MetricsWithResponse(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
 }
 
-// GetMessagesResponse503Headers the declared response headers of an HTTP 503 response for GetMessages
-type GetMessagesResponse503Headers struct {
+// ListMessagesResponse503Headers the declared response headers of an HTTP 503 response for ListMessages
+type ListMessagesResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetMessagesResponse struct {
+type ListMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -836,11 +855,11 @@ type GetMessagesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetMessagesResponse503Headers
+	Headers503 *ListMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetMessagesResponse) GetJSON200() *struct {
+func (r ListMessagesResponse) GetJSON200() *struct {
 	Messages *[]struct {
 		CorrelationId         string  `json:"correlation_id"`
 		CreatedBy             string  `json:"created_by"`
@@ -863,27 +882,27 @@ func (r GetMessagesResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetMessagesResponse) GetJSON400() *Error {
+func (r ListMessagesResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetMessagesResponse) GetJSON503() *Error {
+func (r ListMessagesResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetMessagesResponse) GetJSONDefault() *Error {
+func (r ListMessagesResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetMessagesResponse) GetBody() []byte {
+func (r ListMessagesResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetMessagesResponse) Status() string {
+func (r ListMessagesResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -891,7 +910,7 @@ func (r GetMessagesResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetMessagesResponse) StatusCode() int {
+func (r ListMessagesResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -899,72 +918,56 @@ func (r GetMessagesResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetMessagesResponse) ContentType() string {
+func (r ListMessagesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostMessagesResponse201Headers the declared response headers of an HTTP 201 response for PostMessages
-type PostMessagesResponse201Headers struct {
+// CreateMessageResponse201Headers the declared response headers of an HTTP 201 response for CreateMessage
+type CreateMessageResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 	Location           *string
 }
 
-// PostMessagesResponse400Headers the declared response headers of an HTTP 400 response for PostMessages
-type PostMessagesResponse400Headers struct {
+// CreateMessageResponse400Headers the declared response headers of an HTTP 400 response for CreateMessage
+type CreateMessageResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostMessagesResponse409Headers the declared response headers of an HTTP 409 response for PostMessages
-type PostMessagesResponse409Headers struct {
+// CreateMessageResponse409Headers the declared response headers of an HTTP 409 response for CreateMessage
+type CreateMessageResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostMessagesResponse413Headers the declared response headers of an HTTP 413 response for PostMessages
-type PostMessagesResponse413Headers struct {
+// CreateMessageResponse413Headers the declared response headers of an HTTP 413 response for CreateMessage
+type CreateMessageResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostMessagesResponse422Headers the declared response headers of an HTTP 422 response for PostMessages
-type PostMessagesResponse422Headers struct {
+// CreateMessageResponse422Headers the declared response headers of an HTTP 422 response for CreateMessage
+type CreateMessageResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostMessagesResponse503Headers the declared response headers of an HTTP 503 response for PostMessages
-type PostMessagesResponse503Headers struct {
+// CreateMessageResponse503Headers the declared response headers of an HTTP 503 response for CreateMessage
+type CreateMessageResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostMessagesResponseDefaultHeaders the declared response headers of an HTTP default response for PostMessages
-type PostMessagesResponseDefaultHeaders struct {
+// CreateMessageResponseDefaultHeaders the declared response headers of an HTTP default response for CreateMessage
+type CreateMessageResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostMessagesResponse struct {
+type CreateMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *struct {
-		CorrelationId         string                  `json:"correlation_id"`
-		CreatedBy             string                  `json:"created_by"`
-		CreatedDate           string                  `json:"created_date"`
-		ErrorMessage          *string                 `json:"error_message,omitempty"`
-		MessageId             string                  `json:"message_id"`
-		MessageType           string                  `json:"message_type"`
-		NotificationId        *string                 `json:"notification_id,omitempty"`
-		Payload               *map[string]interface{} `json:"payload"`
-		ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-		ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-		RetryCount            int                     `json:"retry_count"`
-		Stage                 string                  `json:"stage"`
-		Status                string                  `json:"status"`
-		Ttl                   *int64                  `json:"ttl,omitempty"`
-		UpdatedDate           string                  `json:"updated_date"`
-	}
+	JSON201 *Message
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -978,79 +981,63 @@ type PostMessagesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostMessagesResponse201Headers
+	Headers201 *CreateMessageResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostMessagesResponse400Headers
+	Headers400 *CreateMessageResponse400Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostMessagesResponse409Headers
+	Headers409 *CreateMessageResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostMessagesResponse413Headers
+	Headers413 *CreateMessageResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostMessagesResponse422Headers
+	Headers422 *CreateMessageResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostMessagesResponse503Headers
+	Headers503 *CreateMessageResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostMessagesResponseDefaultHeaders
+	HeadersDefault *CreateMessageResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostMessagesResponse) GetJSON201() *struct {
-	CorrelationId         string                  `json:"correlation_id"`
-	CreatedBy             string                  `json:"created_by"`
-	CreatedDate           string                  `json:"created_date"`
-	ErrorMessage          *string                 `json:"error_message,omitempty"`
-	MessageId             string                  `json:"message_id"`
-	MessageType           string                  `json:"message_type"`
-	NotificationId        *string                 `json:"notification_id,omitempty"`
-	Payload               *map[string]interface{} `json:"payload"`
-	ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-	ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-	RetryCount            int                     `json:"retry_count"`
-	Stage                 string                  `json:"stage"`
-	Status                string                  `json:"status"`
-	Ttl                   *int64                  `json:"ttl,omitempty"`
-	UpdatedDate           string                  `json:"updated_date"`
-} {
+func (r CreateMessageResponse) GetJSON201() *Message {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostMessagesResponse) GetJSON400() *Error {
+func (r CreateMessageResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostMessagesResponse) GetJSON409() *Error {
+func (r CreateMessageResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostMessagesResponse) GetJSON413() *Error {
+func (r CreateMessageResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostMessagesResponse) GetJSON422() *Error {
+func (r CreateMessageResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostMessagesResponse) GetJSON503() *Error {
+func (r CreateMessageResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostMessagesResponse) GetJSONDefault() *Error {
+func (r CreateMessageResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostMessagesResponse) GetBody() []byte {
+func (r CreateMessageResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostMessagesResponse) Status() string {
+func (r CreateMessageResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1058,7 +1045,7 @@ func (r PostMessagesResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostMessagesResponse) StatusCode() int {
+func (r CreateMessageResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1066,39 +1053,23 @@ func (r PostMessagesResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostMessagesResponse) ContentType() string {
+func (r CreateMessageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetMessagesByIdResponse503Headers the declared response headers of an HTTP 503 response for GetMessagesById
-type GetMessagesByIdResponse503Headers struct {
+// GetMessageResponse503Headers the declared response headers of an HTTP 503 response for GetMessage
+type GetMessageResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetMessagesByIdResponse struct {
+type GetMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		CorrelationId         string                  `json:"correlation_id"`
-		CreatedBy             string                  `json:"created_by"`
-		CreatedDate           string                  `json:"created_date"`
-		ErrorMessage          *string                 `json:"error_message,omitempty"`
-		MessageId             string                  `json:"message_id"`
-		MessageType           string                  `json:"message_type"`
-		NotificationId        *string                 `json:"notification_id,omitempty"`
-		Payload               *map[string]interface{} `json:"payload"`
-		ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-		ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-		RetryCount            int                     `json:"retry_count"`
-		Stage                 string                  `json:"stage"`
-		Status                string                  `json:"status"`
-		Ttl                   *int64                  `json:"ttl,omitempty"`
-		UpdatedDate           string                  `json:"updated_date"`
-	}
+	JSON200 *Message
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -1108,57 +1079,41 @@ type GetMessagesByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetMessagesByIdResponse503Headers
+	Headers503 *GetMessageResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetMessagesByIdResponse) GetJSON200() *struct {
-	CorrelationId         string                  `json:"correlation_id"`
-	CreatedBy             string                  `json:"created_by"`
-	CreatedDate           string                  `json:"created_date"`
-	ErrorMessage          *string                 `json:"error_message,omitempty"`
-	MessageId             string                  `json:"message_id"`
-	MessageType           string                  `json:"message_type"`
-	NotificationId        *string                 `json:"notification_id,omitempty"`
-	Payload               *map[string]interface{} `json:"payload"`
-	ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-	ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-	RetryCount            int                     `json:"retry_count"`
-	Stage                 string                  `json:"stage"`
-	Status                string                  `json:"status"`
-	Ttl                   *int64                  `json:"ttl,omitempty"`
-	UpdatedDate           string                  `json:"updated_date"`
-} {
+func (r GetMessageResponse) GetJSON200() *Message {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetMessagesByIdResponse) GetJSON400() *Error {
+func (r GetMessageResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetMessagesByIdResponse) GetJSON404() *Error {
+func (r GetMessageResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetMessagesByIdResponse) GetJSON503() *Error {
+func (r GetMessageResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetMessagesByIdResponse) GetJSONDefault() *Error {
+func (r GetMessageResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetMessagesByIdResponse) GetBody() []byte {
+func (r GetMessageResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetMessagesByIdResponse) Status() string {
+func (r GetMessageResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1166,7 +1121,7 @@ func (r GetMessagesByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetMessagesByIdResponse) StatusCode() int {
+func (r GetMessageResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1174,39 +1129,23 @@ func (r GetMessagesByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetMessagesByIdResponse) ContentType() string {
+func (r GetMessageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PatchMessagesByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchMessagesById
-type PatchMessagesByIdResponse503Headers struct {
+// SetStatusResponse503Headers the declared response headers of an HTTP 503 response for SetStatus
+type SetStatusResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PatchMessagesByIdResponse struct {
+type SetStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		CorrelationId         string                  `json:"correlation_id"`
-		CreatedBy             string                  `json:"created_by"`
-		CreatedDate           string                  `json:"created_date"`
-		ErrorMessage          *string                 `json:"error_message,omitempty"`
-		MessageId             string                  `json:"message_id"`
-		MessageType           string                  `json:"message_type"`
-		NotificationId        *string                 `json:"notification_id,omitempty"`
-		Payload               *map[string]interface{} `json:"payload"`
-		ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-		ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-		RetryCount            int                     `json:"retry_count"`
-		Stage                 string                  `json:"stage"`
-		Status                string                  `json:"status"`
-		Ttl                   *int64                  `json:"ttl,omitempty"`
-		UpdatedDate           string                  `json:"updated_date"`
-	}
+	JSON200 *Message
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -1220,67 +1159,51 @@ type PatchMessagesByIdResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PatchMessagesByIdResponse503Headers
+	Headers503 *SetStatusResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchMessagesByIdResponse) GetJSON200() *struct {
-	CorrelationId         string                  `json:"correlation_id"`
-	CreatedBy             string                  `json:"created_by"`
-	CreatedDate           string                  `json:"created_date"`
-	ErrorMessage          *string                 `json:"error_message,omitempty"`
-	MessageId             string                  `json:"message_id"`
-	MessageType           string                  `json:"message_type"`
-	NotificationId        *string                 `json:"notification_id,omitempty"`
-	Payload               *map[string]interface{} `json:"payload"`
-	ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-	ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-	RetryCount            int                     `json:"retry_count"`
-	Stage                 string                  `json:"stage"`
-	Status                string                  `json:"status"`
-	Ttl                   *int64                  `json:"ttl,omitempty"`
-	UpdatedDate           string                  `json:"updated_date"`
-} {
+func (r SetStatusResponse) GetJSON200() *Message {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PatchMessagesByIdResponse) GetJSON400() *Error {
+func (r SetStatusResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PatchMessagesByIdResponse) GetJSON404() *Error {
+func (r SetStatusResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PatchMessagesByIdResponse) GetJSON409() *Error {
+func (r SetStatusResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PatchMessagesByIdResponse) GetJSON413() *Error {
+func (r SetStatusResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PatchMessagesByIdResponse) GetJSON503() *Error {
+func (r SetStatusResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PatchMessagesByIdResponse) GetJSONDefault() *Error {
+func (r SetStatusResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PatchMessagesByIdResponse) GetBody() []byte {
+func (r SetStatusResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PatchMessagesByIdResponse) Status() string {
+func (r SetStatusResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1288,7 +1211,7 @@ func (r PatchMessagesByIdResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PatchMessagesByIdResponse) StatusCode() int {
+func (r SetStatusResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1296,19 +1219,19 @@ func (r PatchMessagesByIdResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PatchMessagesByIdResponse) ContentType() string {
+func (r SetStatusResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetMetricsResponse503Headers the declared response headers of an HTTP 503 response for GetMetrics
-type GetMetricsResponse503Headers struct {
+// MetricsResponse503Headers the declared response headers of an HTTP 503 response for Metrics
+type MetricsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetMetricsResponse struct {
+type MetricsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -1345,11 +1268,11 @@ type GetMetricsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetMetricsResponse503Headers
+	Headers503 *MetricsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetMetricsResponse) GetJSON200() *struct {
+func (r MetricsResponse) GetJSON200() *struct {
 	ByType      *map[string]int `json:"by_type,omitempty"`
 	Counts      *map[string]int `json:"counts"`
 	MessageType *string         `json:"message_type,omitempty"`
@@ -1379,27 +1302,27 @@ func (r GetMetricsResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetMetricsResponse) GetJSON400() *Error {
+func (r MetricsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetMetricsResponse) GetJSON503() *Error {
+func (r MetricsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetMetricsResponse) GetJSONDefault() *Error {
+func (r MetricsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetMetricsResponse) GetBody() []byte {
+func (r MetricsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetMetricsResponse) Status() string {
+func (r MetricsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1407,7 +1330,7 @@ func (r GetMetricsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetMetricsResponse) StatusCode() int {
+func (r MetricsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1415,113 +1338,113 @@ func (r GetMetricsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetMetricsResponse) ContentType() string {
+func (r MetricsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetMessagesWithResponse Messages, newest first
+// ListMessagesWithResponse Messages, newest first
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /messages (the `GetMessages` operationId).
-func (c *ClientWithResponses) GetMessagesWithResponse(ctx context.Context, params *GetMessagesParams, reqEditors ...RequestEditorFn) (*GetMessagesResponse, error) {
-	rsp, err := c.GetMessages(ctx, params, reqEditors...)
+// Corresponds with GET /messages (the `ListMessages` operationId).
+func (c *ClientWithResponses) ListMessagesWithResponse(ctx context.Context, params *ListMessagesParams, reqEditors ...RequestEditorFn) (*ListMessagesResponse, error) {
+	rsp, err := c.ListMessages(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetMessagesResponse(rsp)
+	return ParseListMessagesResponse(rsp)
 }
 
-// PostMessagesWithBodyWithResponse Create a message (queued for processing)
+// CreateMessageWithBodyWithResponse Create a message (queued for processing)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /messages (the `PostMessages` operationId).
-func (c *ClientWithResponses) PostMessagesWithBodyWithResponse(ctx context.Context, params *PostMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMessagesResponse, error) {
-	rsp, err := c.PostMessagesWithBody(ctx, params, contentType, body, reqEditors...)
+// Corresponds with POST /messages (the `CreateMessage` operationId).
+func (c *ClientWithResponses) CreateMessageWithBodyWithResponse(ctx context.Context, params *CreateMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMessageResponse, error) {
+	rsp, err := c.CreateMessageWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostMessagesResponse(rsp)
+	return ParseCreateMessageResponse(rsp)
 }
 
-// PostMessagesWithResponse Create a message (queued for processing)
+// CreateMessageWithResponse Create a message (queued for processing)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /messages (the `PostMessages` operationId).
-func (c *ClientWithResponses) PostMessagesWithResponse(ctx context.Context, params *PostMessagesParams, body PostMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMessagesResponse, error) {
-	rsp, err := c.PostMessages(ctx, params, body, reqEditors...)
+// Corresponds with POST /messages (the `CreateMessage` operationId).
+func (c *ClientWithResponses) CreateMessageWithResponse(ctx context.Context, params *CreateMessageParams, body CreateMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMessageResponse, error) {
+	rsp, err := c.CreateMessage(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostMessagesResponse(rsp)
+	return ParseCreateMessageResponse(rsp)
 }
 
-// GetMessagesByIdWithResponse A message
+// GetMessageWithResponse A message
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /messages/{id} (the `GetMessagesById` operationId).
-func (c *ClientWithResponses) GetMessagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetMessagesByIdResponse, error) {
-	rsp, err := c.GetMessagesById(ctx, id, reqEditors...)
+// Corresponds with GET /messages/{id} (the `GetMessage` operationId).
+func (c *ClientWithResponses) GetMessageWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetMessageResponse, error) {
+	rsp, err := c.GetMessage(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetMessagesByIdResponse(rsp)
+	return ParseGetMessageResponse(rsp)
 }
 
-// PatchMessagesByIdWithBodyWithResponse Move a message to another status
+// SetStatusWithBodyWithResponse Move a message to another status
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-func (c *ClientWithResponses) PatchMessagesByIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchMessagesByIdResponse, error) {
-	rsp, err := c.PatchMessagesByIdWithBody(ctx, id, contentType, body, reqEditors...)
+// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+func (c *ClientWithResponses) SetStatusWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetStatusResponse, error) {
+	rsp, err := c.SetStatusWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchMessagesByIdResponse(rsp)
+	return ParseSetStatusResponse(rsp)
 }
 
-// PatchMessagesByIdWithResponse Move a message to another status
+// SetStatusWithResponse Move a message to another status
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PATCH /messages/{id} (the `PatchMessagesById` operationId).
-func (c *ClientWithResponses) PatchMessagesByIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchMessagesByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchMessagesByIdResponse, error) {
-	rsp, err := c.PatchMessagesById(ctx, id, body, reqEditors...)
+// Corresponds with PATCH /messages/{id} (the `SetStatus` operationId).
+func (c *ClientWithResponses) SetStatusWithResponse(ctx context.Context, id openapi_types.UUID, body SetStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*SetStatusResponse, error) {
+	rsp, err := c.SetStatus(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePatchMessagesByIdResponse(rsp)
+	return ParseSetStatusResponse(rsp)
 }
 
-// GetMetricsWithResponse Message counts since a time
+// MetricsWithResponse Message counts since a time
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /metrics (the `GetMetrics` operationId).
-func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error) {
-	rsp, err := c.GetMetrics(ctx, params, reqEditors...)
+// Corresponds with GET /metrics (the `Metrics` operationId).
+func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*MetricsResponse, error) {
+	rsp, err := c.Metrics(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetMetricsResponse(rsp)
+	return ParseMetricsResponse(rsp)
 }
 
-// ParseGetMessagesResponse parses an HTTP response from a GetMessagesWithResponse call
-func ParseGetMessagesResponse(rsp *http.Response) (*GetMessagesResponse, error) {
+// ParseListMessagesResponse parses an HTTP response from a ListMessagesWithResponse call
+func ParseListMessagesResponse(rsp *http.Response) (*ListMessagesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetMessagesResponse{
+	response := &ListMessagesResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -1577,7 +1500,7 @@ func ParseGetMessagesResponse(rsp *http.Response) (*GetMessagesResponse, error) 
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetMessagesResponse503Headers
+		var headers ListMessagesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -1591,38 +1514,22 @@ func ParseGetMessagesResponse(rsp *http.Response) (*GetMessagesResponse, error) 
 	return response, nil
 }
 
-// ParsePostMessagesResponse parses an HTTP response from a PostMessagesWithResponse call
-func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error) {
+// ParseCreateMessageResponse parses an HTTP response from a CreateMessageWithResponse call
+func ParseCreateMessageResponse(rsp *http.Response) (*CreateMessageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostMessagesResponse{
+	response := &CreateMessageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest struct {
-			CorrelationId         string                  `json:"correlation_id"`
-			CreatedBy             string                  `json:"created_by"`
-			CreatedDate           string                  `json:"created_date"`
-			ErrorMessage          *string                 `json:"error_message,omitempty"`
-			MessageId             string                  `json:"message_id"`
-			MessageType           string                  `json:"message_type"`
-			NotificationId        *string                 `json:"notification_id,omitempty"`
-			Payload               *map[string]interface{} `json:"payload"`
-			ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-			ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-			RetryCount            int                     `json:"retry_count"`
-			Stage                 string                  `json:"stage"`
-			Status                string                  `json:"status"`
-			Ttl                   *int64                  `json:"ttl,omitempty"`
-			UpdatedDate           string                  `json:"updated_date"`
-		}
+		var dest Message
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1674,7 +1581,7 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostMessagesResponse201Headers
+		var headers CreateMessageResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1698,7 +1605,7 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostMessagesResponse400Headers
+		var headers CreateMessageResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1708,7 +1615,7 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostMessagesResponse409Headers
+		var headers CreateMessageResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1718,7 +1625,7 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostMessagesResponse413Headers
+		var headers CreateMessageResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1728,7 +1635,7 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostMessagesResponse422Headers
+		var headers CreateMessageResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1738,7 +1645,7 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostMessagesResponse503Headers
+		var headers CreateMessageResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1755,7 +1662,7 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostMessagesResponseDefaultHeaders
+		var headers CreateMessageResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1769,38 +1676,22 @@ func ParsePostMessagesResponse(rsp *http.Response) (*PostMessagesResponse, error
 	return response, nil
 }
 
-// ParseGetMessagesByIdResponse parses an HTTP response from a GetMessagesByIdWithResponse call
-func ParseGetMessagesByIdResponse(rsp *http.Response) (*GetMessagesByIdResponse, error) {
+// ParseGetMessageResponse parses an HTTP response from a GetMessageWithResponse call
+func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetMessagesByIdResponse{
+	response := &GetMessageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			CorrelationId         string                  `json:"correlation_id"`
-			CreatedBy             string                  `json:"created_by"`
-			CreatedDate           string                  `json:"created_date"`
-			ErrorMessage          *string                 `json:"error_message,omitempty"`
-			MessageId             string                  `json:"message_id"`
-			MessageType           string                  `json:"message_type"`
-			NotificationId        *string                 `json:"notification_id,omitempty"`
-			Payload               *map[string]interface{} `json:"payload"`
-			ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-			ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-			RetryCount            int                     `json:"retry_count"`
-			Stage                 string                  `json:"stage"`
-			Status                string                  `json:"status"`
-			Ttl                   *int64                  `json:"ttl,omitempty"`
-			UpdatedDate           string                  `json:"updated_date"`
-		}
+		var dest Message
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1838,7 +1729,7 @@ func ParseGetMessagesByIdResponse(rsp *http.Response) (*GetMessagesByIdResponse,
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetMessagesByIdResponse503Headers
+		var headers GetMessageResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -1852,38 +1743,22 @@ func ParseGetMessagesByIdResponse(rsp *http.Response) (*GetMessagesByIdResponse,
 	return response, nil
 }
 
-// ParsePatchMessagesByIdResponse parses an HTTP response from a PatchMessagesByIdWithResponse call
-func ParsePatchMessagesByIdResponse(rsp *http.Response) (*PatchMessagesByIdResponse, error) {
+// ParseSetStatusResponse parses an HTTP response from a SetStatusWithResponse call
+func ParseSetStatusResponse(rsp *http.Response) (*SetStatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PatchMessagesByIdResponse{
+	response := &SetStatusResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			CorrelationId         string                  `json:"correlation_id"`
-			CreatedBy             string                  `json:"created_by"`
-			CreatedDate           string                  `json:"created_date"`
-			ErrorMessage          *string                 `json:"error_message,omitempty"`
-			MessageId             string                  `json:"message_id"`
-			MessageType           string                  `json:"message_type"`
-			NotificationId        *string                 `json:"notification_id,omitempty"`
-			Payload               *map[string]interface{} `json:"payload"`
-			ProcessingCompletedAt *string                 `json:"processing_completed_at,omitempty"`
-			ProcessingStartedAt   *string                 `json:"processing_started_at,omitempty"`
-			RetryCount            int                     `json:"retry_count"`
-			Stage                 string                  `json:"stage"`
-			Status                string                  `json:"status"`
-			Ttl                   *int64                  `json:"ttl,omitempty"`
-			UpdatedDate           string                  `json:"updated_date"`
-		}
+		var dest Message
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1935,7 +1810,7 @@ func ParsePatchMessagesByIdResponse(rsp *http.Response) (*PatchMessagesByIdRespo
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PatchMessagesByIdResponse503Headers
+		var headers SetStatusResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -1949,15 +1824,15 @@ func ParsePatchMessagesByIdResponse(rsp *http.Response) (*PatchMessagesByIdRespo
 	return response, nil
 }
 
-// ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
-func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
+// ParseMetricsResponse parses an HTTP response from a MetricsWithResponse call
+func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetMetricsResponse{
+	response := &MetricsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -2020,7 +1895,7 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetMetricsResponse503Headers
+		var headers MetricsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

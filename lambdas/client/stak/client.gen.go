@@ -34,21 +34,38 @@ type Error struct {
 	RequestId *string `json:"request_id,omitempty"`
 }
 
-// PostAdminTenantsByTenantInboxesByInboxRecountJSONBody defines parameters for PostAdminTenantsByTenantInboxesByInboxRecount.
-type PostAdminTenantsByTenantInboxesByInboxRecountJSONBody struct {
+// InboxConfig defines model for InboxConfig.
+type InboxConfig struct {
+	Description string                  `json:"description"`
+	InboxKey    string                  `json:"inbox_key"`
+	Schema      *map[string]interface{} `json:"schema,omitempty"`
+	TenantKey   string                  `json:"tenant_key"`
+	Title       string                  `json:"title"`
+	Ttl         *map[string]string      `json:"ttl,omitempty"`
+}
+
+// TenantSettings defines model for TenantSettings.
+type TenantSettings struct {
+	TenantKey string  `json:"tenant_key"`
+	Title     string  `json:"title"`
+	Ttl       *string `json:"ttl,omitempty"`
+}
+
+// RecountJSONBody defines parameters for Recount.
+type RecountJSONBody struct {
 	Uid *string `json:"uid,omitempty"`
 }
 
-// PutTenantsByTenantInboxesByInboxJSONBody defines parameters for PutTenantsByTenantInboxesByInbox.
-type PutTenantsByTenantInboxesByInboxJSONBody struct {
+// PutInboxJSONBody defines parameters for PutInbox.
+type PutInboxJSONBody struct {
 	Description *string                 `json:"description,omitempty"`
 	Schema      *map[string]interface{} `json:"schema,omitempty"`
 	Title       *string                 `json:"title,omitempty"`
 	Ttl         *map[string]string      `json:"ttl,omitempty"`
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesJSONBody defines parameters for PostTenantsByTenantInboxesByInboxMessages.
-type PostTenantsByTenantInboxesByInboxMessagesJSONBody struct {
+// PublishJSONBody defines parameters for Publish.
+type PublishJSONBody struct {
 	Audiences *struct {
 		Kind  *string   `json:"kind,omitempty"`
 		Label *string   `json:"label,omitempty"`
@@ -66,14 +83,14 @@ type PostTenantsByTenantInboxesByInboxMessagesJSONBody struct {
 	} `json:"taxonomy,omitempty"`
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesParams defines parameters for PostTenantsByTenantInboxesByInboxMessages.
-type PostTenantsByTenantInboxesByInboxMessagesParams struct {
+// PublishParams defines parameters for Publish.
+type PublishParams struct {
 	// IdempotencyKey makes a retry safe: the same key with the same request answers the first answer again (Idempotent-Replayed: true) for 24h0m0s; with another request 422 idempotency_key_reused; while the first still runs 409 in_progress with Retry-After
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
-// GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams defines parameters for GetTenantsByTenantInboxesByInboxUsersByUidMessages.
-type GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams struct {
+// FeedParams defines parameters for Feed.
+type FeedParams struct {
 	// Limit page size
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -81,34 +98,34 @@ type GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONBody defines parameters for PostTenantsByTenantInboxesByInboxUsersByUidReadAll.
-type PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONBody struct {
+// ReadAllJSONBody defines parameters for ReadAll.
+type ReadAllJSONBody struct {
 	Cursor   *string `json:"cursor,omitempty"`
 	Limit    *int    `json:"limit,omitempty"`
 	UpTo     *string `json:"up_to,omitempty"`
 	UpToTime *int64  `json:"up_to_time,omitempty"`
 }
 
-// PutTenantsByTenantSettingsJSONBody defines parameters for PutTenantsByTenantSettings.
-type PutTenantsByTenantSettingsJSONBody struct {
+// PutTenantJSONBody defines parameters for PutTenant.
+type PutTenantJSONBody struct {
 	Title *string `json:"title,omitempty"`
 	Ttl   *string `json:"ttl,omitempty"`
 }
 
-// PostAdminTenantsByTenantInboxesByInboxRecountJSONRequestBody defines body for PostAdminTenantsByTenantInboxesByInboxRecount for application/json ContentType.
-type PostAdminTenantsByTenantInboxesByInboxRecountJSONRequestBody PostAdminTenantsByTenantInboxesByInboxRecountJSONBody
+// RecountJSONRequestBody defines body for Recount for application/json ContentType.
+type RecountJSONRequestBody RecountJSONBody
 
-// PutTenantsByTenantInboxesByInboxJSONRequestBody defines body for PutTenantsByTenantInboxesByInbox for application/json ContentType.
-type PutTenantsByTenantInboxesByInboxJSONRequestBody PutTenantsByTenantInboxesByInboxJSONBody
+// PutInboxJSONRequestBody defines body for PutInbox for application/json ContentType.
+type PutInboxJSONRequestBody PutInboxJSONBody
 
-// PostTenantsByTenantInboxesByInboxMessagesJSONRequestBody defines body for PostTenantsByTenantInboxesByInboxMessages for application/json ContentType.
-type PostTenantsByTenantInboxesByInboxMessagesJSONRequestBody PostTenantsByTenantInboxesByInboxMessagesJSONBody
+// PublishJSONRequestBody defines body for Publish for application/json ContentType.
+type PublishJSONRequestBody PublishJSONBody
 
-// PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONRequestBody defines body for PostTenantsByTenantInboxesByInboxUsersByUidReadAll for application/json ContentType.
-type PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONRequestBody PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONBody
+// ReadAllJSONRequestBody defines body for ReadAll for application/json ContentType.
+type ReadAllJSONRequestBody ReadAllJSONBody
 
-// PutTenantsByTenantSettingsJSONRequestBody defines body for PutTenantsByTenantSettings for application/json ContentType.
-type PutTenantsByTenantSettingsJSONRequestBody PutTenantsByTenantSettingsJSONBody
+// PutTenantJSONRequestBody defines body for PutTenant for application/json ContentType.
+type PutTenantJSONRequestBody PutTenantJSONBody
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -184,114 +201,114 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// PostAdminTenantsByTenantInboxesByInboxRecountWithBody Recount a user's counters from the messages (an operator's repair)
+	// RecountWithBody Recount a user's counters from the messages (an operator's repair)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-	PostAdminTenantsByTenantInboxesByInboxRecountWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+	RecountWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostAdminTenantsByTenantInboxesByInboxRecount Recount a user's counters from the messages (an operator's repair)
+	// Recount Recount a user's counters from the messages (an operator's repair)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-	PostAdminTenantsByTenantInboxesByInboxRecount(ctx context.Context, tenant string, inbox string, body PostAdminTenantsByTenantInboxesByInboxRecountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+	Recount(ctx context.Context, tenant string, inbox string, body RecountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetTenantsByTenantInboxesByInbox An inbox's configuration
+	// GetInbox An inbox's configuration
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetTenantsByTenantInboxesByInbox` operationId).
-	GetTenantsByTenantInboxesByInbox(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetInbox` operationId).
+	GetInbox(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutTenantsByTenantInboxesByInboxWithBody Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+	// PutInboxWithBody Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-	PutTenantsByTenantInboxesByInboxWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+	PutInboxWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutTenantsByTenantInboxesByInbox Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+	// PutInbox Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-	PutTenantsByTenantInboxesByInbox(ctx context.Context, tenant string, inbox string, body PutTenantsByTenantInboxesByInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+	PutInbox(ctx context.Context, tenant string, inbox string, body PutInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTenantsByTenantInboxesByInboxMessagesWithBody Publish a message to an inbox's audiences
+	// PublishWithBody Publish a message to an inbox's audiences
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-	PostTenantsByTenantInboxesByInboxMessagesWithBody(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+	PublishWithBody(ctx context.Context, tenant string, inbox string, params *PublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTenantsByTenantInboxesByInboxMessages Publish a message to an inbox's audiences
+	// Publish Publish a message to an inbox's audiences
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-	PostTenantsByTenantInboxesByInboxMessages(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, body PostTenantsByTenantInboxesByInboxMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+	Publish(ctx context.Context, tenant string, inbox string, params *PublishParams, body PublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetTenantsByTenantInboxesByInboxStats An inbox's public message counts
+	// PublicStats An inbox's public message counts
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `GetTenantsByTenantInboxesByInboxStats` operationId).
-	GetTenantsByTenantInboxesByInboxStats(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `PublicStats` operationId).
+	PublicStats(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetTenantsByTenantInboxesByInboxUsersByUidMessages An end user's messages, newest first
+	// Feed An end user's messages, newest first
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `GetTenantsByTenantInboxesByInboxUsersByUidMessages` operationId).
-	GetTenantsByTenantInboxesByInboxUsersByUidMessages(ctx context.Context, tenant string, inbox string, uid string, params *GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `Feed` operationId).
+	Feed(ctx context.Context, tenant string, inbox string, uid string, params *FeedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead Mark one of the user's messages read
+	// MarkRead Mark one of the user's messages read
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead` operationId).
-	PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `MarkRead` operationId).
+	MarkRead(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBody Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+	// ReadAllWithBody Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-	PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBody(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+	ReadAllWithBody(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostTenantsByTenantInboxesByInboxUsersByUidReadAll Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+	// ReadAll Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-	PostTenantsByTenantInboxesByInboxUsersByUidReadAll(ctx context.Context, tenant string, inbox string, uid string, body PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+	ReadAll(ctx context.Context, tenant string, inbox string, uid string, body ReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetTenantsByTenantInboxesByInboxUsersByUidStats The user's message counts
+	// Stats The user's message counts
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `GetTenantsByTenantInboxesByInboxUsersByUidStats` operationId).
-	GetTenantsByTenantInboxesByInboxUsersByUidStats(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `Stats` operationId).
+	Stats(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetTenantsByTenantSettings A tenant's settings
+	// GetTenant A tenant's settings
 	//
-	// Corresponds with GET /tenants/{tenant}/settings (the `GetTenantsByTenantSettings` operationId).
-	GetTenantsByTenantSettings(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /tenants/{tenant}/settings (the `GetTenant` operationId).
+	GetTenant(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutTenantsByTenantSettingsWithBody Create or replace a tenant's settings
+	// PutTenantWithBody Create or replace a tenant's settings
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-	PutTenantsByTenantSettingsWithBody(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+	PutTenantWithBody(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutTenantsByTenantSettings Create or replace a tenant's settings
+	// PutTenant Create or replace a tenant's settings
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-	PutTenantsByTenantSettings(ctx context.Context, tenant string, body PutTenantsByTenantSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+	PutTenant(ctx context.Context, tenant string, body PutTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// PostAdminTenantsByTenantInboxesByInboxRecountWithBody Recount a user's counters from the messages (an operator's repair)
+// RecountWithBody Recount a user's counters from the messages (an operator's repair)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-func (c *Client) PostAdminTenantsByTenantInboxesByInboxRecountWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAdminTenantsByTenantInboxesByInboxRecountRequestWithBody(c.Server, tenant, inbox, contentType, body)
+// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+func (c *Client) RecountWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecountRequestWithBody(c.Server, tenant, inbox, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -302,13 +319,13 @@ func (c *Client) PostAdminTenantsByTenantInboxesByInboxRecountWithBody(ctx conte
 	return c.Client.Do(req)
 }
 
-// PostAdminTenantsByTenantInboxesByInboxRecount Recount a user's counters from the messages (an operator's repair)
+// Recount Recount a user's counters from the messages (an operator's repair)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-func (c *Client) PostAdminTenantsByTenantInboxesByInboxRecount(ctx context.Context, tenant string, inbox string, body PostAdminTenantsByTenantInboxesByInboxRecountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostAdminTenantsByTenantInboxesByInboxRecountRequest(c.Server, tenant, inbox, body)
+// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+func (c *Client) Recount(ctx context.Context, tenant string, inbox string, body RecountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecountRequest(c.Server, tenant, inbox, body)
 	if err != nil {
 		return nil, err
 	}
@@ -319,11 +336,11 @@ func (c *Client) PostAdminTenantsByTenantInboxesByInboxRecount(ctx context.Conte
 	return c.Client.Do(req)
 }
 
-// GetTenantsByTenantInboxesByInbox An inbox's configuration
+// GetInbox An inbox's configuration
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetTenantsByTenantInboxesByInbox` operationId).
-func (c *Client) GetTenantsByTenantInboxesByInbox(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTenantsByTenantInboxesByInboxRequest(c.Server, tenant, inbox)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetInbox` operationId).
+func (c *Client) GetInbox(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInboxRequest(c.Server, tenant, inbox)
 	if err != nil {
 		return nil, err
 	}
@@ -334,13 +351,13 @@ func (c *Client) GetTenantsByTenantInboxesByInbox(ctx context.Context, tenant st
 	return c.Client.Do(req)
 }
 
-// PutTenantsByTenantInboxesByInboxWithBody Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+// PutInboxWithBody Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-func (c *Client) PutTenantsByTenantInboxesByInboxWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutTenantsByTenantInboxesByInboxRequestWithBody(c.Server, tenant, inbox, contentType, body)
+// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+func (c *Client) PutInboxWithBody(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutInboxRequestWithBody(c.Server, tenant, inbox, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -351,13 +368,13 @@ func (c *Client) PutTenantsByTenantInboxesByInboxWithBody(ctx context.Context, t
 	return c.Client.Do(req)
 }
 
-// PutTenantsByTenantInboxesByInbox Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+// PutInbox Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-func (c *Client) PutTenantsByTenantInboxesByInbox(ctx context.Context, tenant string, inbox string, body PutTenantsByTenantInboxesByInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutTenantsByTenantInboxesByInboxRequest(c.Server, tenant, inbox, body)
+// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+func (c *Client) PutInbox(ctx context.Context, tenant string, inbox string, body PutInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutInboxRequest(c.Server, tenant, inbox, body)
 	if err != nil {
 		return nil, err
 	}
@@ -368,13 +385,13 @@ func (c *Client) PutTenantsByTenantInboxesByInbox(ctx context.Context, tenant st
 	return c.Client.Do(req)
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesWithBody Publish a message to an inbox's audiences
+// PublishWithBody Publish a message to an inbox's audiences
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-func (c *Client) PostTenantsByTenantInboxesByInboxMessagesWithBody(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTenantsByTenantInboxesByInboxMessagesRequestWithBody(c.Server, tenant, inbox, params, contentType, body)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+func (c *Client) PublishWithBody(ctx context.Context, tenant string, inbox string, params *PublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishRequestWithBody(c.Server, tenant, inbox, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -385,13 +402,13 @@ func (c *Client) PostTenantsByTenantInboxesByInboxMessagesWithBody(ctx context.C
 	return c.Client.Do(req)
 }
 
-// PostTenantsByTenantInboxesByInboxMessages Publish a message to an inbox's audiences
+// Publish Publish a message to an inbox's audiences
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-func (c *Client) PostTenantsByTenantInboxesByInboxMessages(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, body PostTenantsByTenantInboxesByInboxMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTenantsByTenantInboxesByInboxMessagesRequest(c.Server, tenant, inbox, params, body)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+func (c *Client) Publish(ctx context.Context, tenant string, inbox string, params *PublishParams, body PublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishRequest(c.Server, tenant, inbox, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -402,11 +419,11 @@ func (c *Client) PostTenantsByTenantInboxesByInboxMessages(ctx context.Context, 
 	return c.Client.Do(req)
 }
 
-// GetTenantsByTenantInboxesByInboxStats An inbox's public message counts
+// PublicStats An inbox's public message counts
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `GetTenantsByTenantInboxesByInboxStats` operationId).
-func (c *Client) GetTenantsByTenantInboxesByInboxStats(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTenantsByTenantInboxesByInboxStatsRequest(c.Server, tenant, inbox)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `PublicStats` operationId).
+func (c *Client) PublicStats(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublicStatsRequest(c.Server, tenant, inbox)
 	if err != nil {
 		return nil, err
 	}
@@ -417,11 +434,11 @@ func (c *Client) GetTenantsByTenantInboxesByInboxStats(ctx context.Context, tena
 	return c.Client.Do(req)
 }
 
-// GetTenantsByTenantInboxesByInboxUsersByUidMessages An end user's messages, newest first
+// Feed An end user's messages, newest first
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `GetTenantsByTenantInboxesByInboxUsersByUidMessages` operationId).
-func (c *Client) GetTenantsByTenantInboxesByInboxUsersByUidMessages(ctx context.Context, tenant string, inbox string, uid string, params *GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTenantsByTenantInboxesByInboxUsersByUidMessagesRequest(c.Server, tenant, inbox, uid, params)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `Feed` operationId).
+func (c *Client) Feed(ctx context.Context, tenant string, inbox string, uid string, params *FeedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFeedRequest(c.Server, tenant, inbox, uid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -432,11 +449,11 @@ func (c *Client) GetTenantsByTenantInboxesByInboxUsersByUidMessages(ctx context.
 	return c.Client.Do(req)
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead Mark one of the user's messages read
+// MarkRead Mark one of the user's messages read
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead` operationId).
-func (c *Client) PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadRequest(c.Server, tenant, inbox, uid, id)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `MarkRead` operationId).
+func (c *Client) MarkRead(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkReadRequest(c.Server, tenant, inbox, uid, id)
 	if err != nil {
 		return nil, err
 	}
@@ -447,13 +464,13 @@ func (c *Client) PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead(ctx
 	return c.Client.Do(req)
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBody Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+// ReadAllWithBody Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-func (c *Client) PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBody(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequestWithBody(c.Server, tenant, inbox, uid, contentType, body)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+func (c *Client) ReadAllWithBody(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadAllRequestWithBody(c.Server, tenant, inbox, uid, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -464,13 +481,13 @@ func (c *Client) PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBody(ctx 
 	return c.Client.Do(req)
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidReadAll Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+// ReadAll Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-func (c *Client) PostTenantsByTenantInboxesByInboxUsersByUidReadAll(ctx context.Context, tenant string, inbox string, uid string, body PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequest(c.Server, tenant, inbox, uid, body)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+func (c *Client) ReadAll(ctx context.Context, tenant string, inbox string, uid string, body ReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadAllRequest(c.Server, tenant, inbox, uid, body)
 	if err != nil {
 		return nil, err
 	}
@@ -481,11 +498,11 @@ func (c *Client) PostTenantsByTenantInboxesByInboxUsersByUidReadAll(ctx context.
 	return c.Client.Do(req)
 }
 
-// GetTenantsByTenantInboxesByInboxUsersByUidStats The user's message counts
+// Stats The user's message counts
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `GetTenantsByTenantInboxesByInboxUsersByUidStats` operationId).
-func (c *Client) GetTenantsByTenantInboxesByInboxUsersByUidStats(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTenantsByTenantInboxesByInboxUsersByUidStatsRequest(c.Server, tenant, inbox, uid)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `Stats` operationId).
+func (c *Client) Stats(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStatsRequest(c.Server, tenant, inbox, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -496,11 +513,11 @@ func (c *Client) GetTenantsByTenantInboxesByInboxUsersByUidStats(ctx context.Con
 	return c.Client.Do(req)
 }
 
-// GetTenantsByTenantSettings A tenant's settings
+// GetTenant A tenant's settings
 //
-// Corresponds with GET /tenants/{tenant}/settings (the `GetTenantsByTenantSettings` operationId).
-func (c *Client) GetTenantsByTenantSettings(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTenantsByTenantSettingsRequest(c.Server, tenant)
+// Corresponds with GET /tenants/{tenant}/settings (the `GetTenant` operationId).
+func (c *Client) GetTenant(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTenantRequest(c.Server, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -511,13 +528,13 @@ func (c *Client) GetTenantsByTenantSettings(ctx context.Context, tenant string, 
 	return c.Client.Do(req)
 }
 
-// PutTenantsByTenantSettingsWithBody Create or replace a tenant's settings
+// PutTenantWithBody Create or replace a tenant's settings
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-func (c *Client) PutTenantsByTenantSettingsWithBody(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutTenantsByTenantSettingsRequestWithBody(c.Server, tenant, contentType, body)
+// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+func (c *Client) PutTenantWithBody(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutTenantRequestWithBody(c.Server, tenant, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -528,13 +545,13 @@ func (c *Client) PutTenantsByTenantSettingsWithBody(ctx context.Context, tenant 
 	return c.Client.Do(req)
 }
 
-// PutTenantsByTenantSettings Create or replace a tenant's settings
+// PutTenant Create or replace a tenant's settings
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-func (c *Client) PutTenantsByTenantSettings(ctx context.Context, tenant string, body PutTenantsByTenantSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPutTenantsByTenantSettingsRequest(c.Server, tenant, body)
+// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+func (c *Client) PutTenant(ctx context.Context, tenant string, body PutTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutTenantRequest(c.Server, tenant, body)
 	if err != nil {
 		return nil, err
 	}
@@ -545,19 +562,19 @@ func (c *Client) PutTenantsByTenantSettings(ctx context.Context, tenant string, 
 	return c.Client.Do(req)
 }
 
-// NewPostAdminTenantsByTenantInboxesByInboxRecountRequest calls the generic PostAdminTenantsByTenantInboxesByInboxRecount builder with application/json body
-func NewPostAdminTenantsByTenantInboxesByInboxRecountRequest(server string, tenant string, inbox string, body PostAdminTenantsByTenantInboxesByInboxRecountJSONRequestBody) (*http.Request, error) {
+// NewRecountRequest calls the generic Recount builder with application/json body
+func NewRecountRequest(server string, tenant string, inbox string, body RecountJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostAdminTenantsByTenantInboxesByInboxRecountRequestWithBody(server, tenant, inbox, "application/json", bodyReader)
+	return NewRecountRequestWithBody(server, tenant, inbox, "application/json", bodyReader)
 }
 
-// NewPostAdminTenantsByTenantInboxesByInboxRecountRequestWithBody constructs an http.Request for the PostAdminTenantsByTenantInboxesByInboxRecount method, with any body, and a specified content type
-func NewPostAdminTenantsByTenantInboxesByInboxRecountRequestWithBody(server string, tenant string, inbox string, contentType string, body io.Reader) (*http.Request, error) {
+// NewRecountRequestWithBody constructs an http.Request for the Recount method, with any body, and a specified content type
+func NewRecountRequestWithBody(server string, tenant string, inbox string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -599,8 +616,8 @@ func NewPostAdminTenantsByTenantInboxesByInboxRecountRequestWithBody(server stri
 	return req, nil
 }
 
-// NewGetTenantsByTenantInboxesByInboxRequest constructs an http.Request for the GetTenantsByTenantInboxesByInbox method
-func NewGetTenantsByTenantInboxesByInboxRequest(server string, tenant string, inbox string) (*http.Request, error) {
+// NewGetInboxRequest constructs an http.Request for the GetInbox method
+func NewGetInboxRequest(server string, tenant string, inbox string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -640,19 +657,19 @@ func NewGetTenantsByTenantInboxesByInboxRequest(server string, tenant string, in
 	return req, nil
 }
 
-// NewPutTenantsByTenantInboxesByInboxRequest calls the generic PutTenantsByTenantInboxesByInbox builder with application/json body
-func NewPutTenantsByTenantInboxesByInboxRequest(server string, tenant string, inbox string, body PutTenantsByTenantInboxesByInboxJSONRequestBody) (*http.Request, error) {
+// NewPutInboxRequest calls the generic PutInbox builder with application/json body
+func NewPutInboxRequest(server string, tenant string, inbox string, body PutInboxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutTenantsByTenantInboxesByInboxRequestWithBody(server, tenant, inbox, "application/json", bodyReader)
+	return NewPutInboxRequestWithBody(server, tenant, inbox, "application/json", bodyReader)
 }
 
-// NewPutTenantsByTenantInboxesByInboxRequestWithBody constructs an http.Request for the PutTenantsByTenantInboxesByInbox method, with any body, and a specified content type
-func NewPutTenantsByTenantInboxesByInboxRequestWithBody(server string, tenant string, inbox string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutInboxRequestWithBody constructs an http.Request for the PutInbox method, with any body, and a specified content type
+func NewPutInboxRequestWithBody(server string, tenant string, inbox string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -694,19 +711,19 @@ func NewPutTenantsByTenantInboxesByInboxRequestWithBody(server string, tenant st
 	return req, nil
 }
 
-// NewPostTenantsByTenantInboxesByInboxMessagesRequest calls the generic PostTenantsByTenantInboxesByInboxMessages builder with application/json body
-func NewPostTenantsByTenantInboxesByInboxMessagesRequest(server string, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, body PostTenantsByTenantInboxesByInboxMessagesJSONRequestBody) (*http.Request, error) {
+// NewPublishRequest calls the generic Publish builder with application/json body
+func NewPublishRequest(server string, tenant string, inbox string, params *PublishParams, body PublishJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostTenantsByTenantInboxesByInboxMessagesRequestWithBody(server, tenant, inbox, params, "application/json", bodyReader)
+	return NewPublishRequestWithBody(server, tenant, inbox, params, "application/json", bodyReader)
 }
 
-// NewPostTenantsByTenantInboxesByInboxMessagesRequestWithBody constructs an http.Request for the PostTenantsByTenantInboxesByInboxMessages method, with any body, and a specified content type
-func NewPostTenantsByTenantInboxesByInboxMessagesRequestWithBody(server string, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewPublishRequestWithBody constructs an http.Request for the Publish method, with any body, and a specified content type
+func NewPublishRequestWithBody(server string, tenant string, inbox string, params *PublishParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -763,8 +780,8 @@ func NewPostTenantsByTenantInboxesByInboxMessagesRequestWithBody(server string, 
 	return req, nil
 }
 
-// NewGetTenantsByTenantInboxesByInboxStatsRequest constructs an http.Request for the GetTenantsByTenantInboxesByInboxStats method
-func NewGetTenantsByTenantInboxesByInboxStatsRequest(server string, tenant string, inbox string) (*http.Request, error) {
+// NewPublicStatsRequest constructs an http.Request for the PublicStats method
+func NewPublicStatsRequest(server string, tenant string, inbox string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -804,8 +821,8 @@ func NewGetTenantsByTenantInboxesByInboxStatsRequest(server string, tenant strin
 	return req, nil
 }
 
-// NewGetTenantsByTenantInboxesByInboxUsersByUidMessagesRequest constructs an http.Request for the GetTenantsByTenantInboxesByInboxUsersByUidMessages method
-func NewGetTenantsByTenantInboxesByInboxUsersByUidMessagesRequest(server string, tenant string, inbox string, uid string, params *GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams) (*http.Request, error) {
+// NewFeedRequest constructs an http.Request for the Feed method
+func NewFeedRequest(server string, tenant string, inbox string, uid string, params *FeedParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -891,8 +908,8 @@ func NewGetTenantsByTenantInboxesByInboxUsersByUidMessagesRequest(server string,
 	return req, nil
 }
 
-// NewPostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadRequest constructs an http.Request for the PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead method
-func NewPostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadRequest(server string, tenant string, inbox string, uid string, id string) (*http.Request, error) {
+// NewMarkReadRequest constructs an http.Request for the MarkRead method
+func NewMarkReadRequest(server string, tenant string, inbox string, uid string, id string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -946,19 +963,19 @@ func NewPostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadRequest(serve
 	return req, nil
 }
 
-// NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequest calls the generic PostTenantsByTenantInboxesByInboxUsersByUidReadAll builder with application/json body
-func NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequest(server string, tenant string, inbox string, uid string, body PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONRequestBody) (*http.Request, error) {
+// NewReadAllRequest calls the generic ReadAll builder with application/json body
+func NewReadAllRequest(server string, tenant string, inbox string, uid string, body ReadAllJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequestWithBody(server, tenant, inbox, uid, "application/json", bodyReader)
+	return NewReadAllRequestWithBody(server, tenant, inbox, uid, "application/json", bodyReader)
 }
 
-// NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequestWithBody constructs an http.Request for the PostTenantsByTenantInboxesByInboxUsersByUidReadAll method, with any body, and a specified content type
-func NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequestWithBody(server string, tenant string, inbox string, uid string, contentType string, body io.Reader) (*http.Request, error) {
+// NewReadAllRequestWithBody constructs an http.Request for the ReadAll method, with any body, and a specified content type
+func NewReadAllRequestWithBody(server string, tenant string, inbox string, uid string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1007,8 +1024,8 @@ func NewPostTenantsByTenantInboxesByInboxUsersByUidReadAllRequestWithBody(server
 	return req, nil
 }
 
-// NewGetTenantsByTenantInboxesByInboxUsersByUidStatsRequest constructs an http.Request for the GetTenantsByTenantInboxesByInboxUsersByUidStats method
-func NewGetTenantsByTenantInboxesByInboxUsersByUidStatsRequest(server string, tenant string, inbox string, uid string) (*http.Request, error) {
+// NewStatsRequest constructs an http.Request for the Stats method
+func NewStatsRequest(server string, tenant string, inbox string, uid string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1055,8 +1072,8 @@ func NewGetTenantsByTenantInboxesByInboxUsersByUidStatsRequest(server string, te
 	return req, nil
 }
 
-// NewGetTenantsByTenantSettingsRequest constructs an http.Request for the GetTenantsByTenantSettings method
-func NewGetTenantsByTenantSettingsRequest(server string, tenant string) (*http.Request, error) {
+// NewGetTenantRequest constructs an http.Request for the GetTenant method
+func NewGetTenantRequest(server string, tenant string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1089,19 +1106,19 @@ func NewGetTenantsByTenantSettingsRequest(server string, tenant string) (*http.R
 	return req, nil
 }
 
-// NewPutTenantsByTenantSettingsRequest calls the generic PutTenantsByTenantSettings builder with application/json body
-func NewPutTenantsByTenantSettingsRequest(server string, tenant string, body PutTenantsByTenantSettingsJSONRequestBody) (*http.Request, error) {
+// NewPutTenantRequest calls the generic PutTenant builder with application/json body
+func NewPutTenantRequest(server string, tenant string, body PutTenantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPutTenantsByTenantSettingsRequestWithBody(server, tenant, "application/json", bodyReader)
+	return NewPutTenantRequestWithBody(server, tenant, "application/json", bodyReader)
 }
 
-// NewPutTenantsByTenantSettingsRequestWithBody constructs an http.Request for the PutTenantsByTenantSettings method, with any body, and a specified content type
-func NewPutTenantsByTenantSettingsRequestWithBody(server string, tenant string, contentType string, body io.Reader) (*http.Request, error) {
+// NewPutTenantRequestWithBody constructs an http.Request for the PutTenant method, with any body, and a specified content type
+func NewPutTenantRequestWithBody(server string, tenant string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1180,125 +1197,125 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// PostAdminTenantsByTenantInboxesByInboxRecountWithBodyWithResponse Recount a user's counters from the messages (an operator's repair)
+	// RecountWithBodyWithResponse Recount a user's counters from the messages (an operator's repair)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-	PostAdminTenantsByTenantInboxesByInboxRecountWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminTenantsByTenantInboxesByInboxRecountResponse, error)
+	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+	RecountWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecountResponse, error)
 
-	// PostAdminTenantsByTenantInboxesByInboxRecountWithResponse Recount a user's counters from the messages (an operator's repair)
+	// RecountWithResponse Recount a user's counters from the messages (an operator's repair)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-	PostAdminTenantsByTenantInboxesByInboxRecountWithResponse(ctx context.Context, tenant string, inbox string, body PostAdminTenantsByTenantInboxesByInboxRecountJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminTenantsByTenantInboxesByInboxRecountResponse, error)
+	// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+	RecountWithResponse(ctx context.Context, tenant string, inbox string, body RecountJSONRequestBody, reqEditors ...RequestEditorFn) (*RecountResponse, error)
 
-	// GetTenantsByTenantInboxesByInboxWithResponse An inbox's configuration
+	// GetInboxWithResponse An inbox's configuration
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetTenantsByTenantInboxesByInbox` operationId).
-	GetTenantsByTenantInboxesByInboxWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxResponse, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetInbox` operationId).
+	GetInboxWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*GetInboxResponse, error)
 
-	// PutTenantsByTenantInboxesByInboxWithBodyWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+	// PutInboxWithBodyWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-	PutTenantsByTenantInboxesByInboxWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTenantsByTenantInboxesByInboxResponse, error)
+	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+	PutInboxWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutInboxResponse, error)
 
-	// PutTenantsByTenantInboxesByInboxWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+	// PutInboxWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-	PutTenantsByTenantInboxesByInboxWithResponse(ctx context.Context, tenant string, inbox string, body PutTenantsByTenantInboxesByInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTenantsByTenantInboxesByInboxResponse, error)
+	// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+	PutInboxWithResponse(ctx context.Context, tenant string, inbox string, body PutInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInboxResponse, error)
 
-	// PostTenantsByTenantInboxesByInboxMessagesWithBodyWithResponse Publish a message to an inbox's audiences
+	// PublishWithBodyWithResponse Publish a message to an inbox's audiences
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-	PostTenantsByTenantInboxesByInboxMessagesWithBodyWithResponse(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxMessagesResponse, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+	PublishWithBodyWithResponse(ctx context.Context, tenant string, inbox string, params *PublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishResponse, error)
 
-	// PostTenantsByTenantInboxesByInboxMessagesWithResponse Publish a message to an inbox's audiences
+	// PublishWithResponse Publish a message to an inbox's audiences
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-	PostTenantsByTenantInboxesByInboxMessagesWithResponse(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, body PostTenantsByTenantInboxesByInboxMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxMessagesResponse, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+	PublishWithResponse(ctx context.Context, tenant string, inbox string, params *PublishParams, body PublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishResponse, error)
 
-	// GetTenantsByTenantInboxesByInboxStatsWithResponse An inbox's public message counts
+	// PublicStatsWithResponse An inbox's public message counts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `GetTenantsByTenantInboxesByInboxStats` operationId).
-	GetTenantsByTenantInboxesByInboxStatsWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxStatsResponse, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `PublicStats` operationId).
+	PublicStatsWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*PublicStatsResponse, error)
 
-	// GetTenantsByTenantInboxesByInboxUsersByUidMessagesWithResponse An end user's messages, newest first
+	// FeedWithResponse An end user's messages, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `GetTenantsByTenantInboxesByInboxUsersByUidMessages` operationId).
-	GetTenantsByTenantInboxesByInboxUsersByUidMessagesWithResponse(ctx context.Context, tenant string, inbox string, uid string, params *GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `Feed` operationId).
+	FeedWithResponse(ctx context.Context, tenant string, inbox string, uid string, params *FeedParams, reqEditors ...RequestEditorFn) (*FeedResponse, error)
 
-	// PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadWithResponse Mark one of the user's messages read
+	// MarkReadWithResponse Mark one of the user's messages read
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead` operationId).
-	PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadWithResponse(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `MarkRead` operationId).
+	MarkReadWithResponse(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*MarkReadResponse, error)
 
-	// PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBodyWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+	// ReadAllWithBodyWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-	PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBodyWithResponse(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+	ReadAllWithBodyWithResponse(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReadAllResponse, error)
 
-	// PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+	// ReadAllWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-	PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithResponse(ctx context.Context, tenant string, inbox string, uid string, body PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse, error)
+	// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+	ReadAllWithResponse(ctx context.Context, tenant string, inbox string, uid string, body ReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*ReadAllResponse, error)
 
-	// GetTenantsByTenantInboxesByInboxUsersByUidStatsWithResponse The user's message counts
+	// StatsWithResponse The user's message counts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `GetTenantsByTenantInboxesByInboxUsersByUidStats` operationId).
-	GetTenantsByTenantInboxesByInboxUsersByUidStatsWithResponse(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse, error)
+	// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `Stats` operationId).
+	StatsWithResponse(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*StatsResponse, error)
 
-	// GetTenantsByTenantSettingsWithResponse A tenant's settings
+	// GetTenantWithResponse A tenant's settings
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /tenants/{tenant}/settings (the `GetTenantsByTenantSettings` operationId).
-	GetTenantsByTenantSettingsWithResponse(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantSettingsResponse, error)
+	// Corresponds with GET /tenants/{tenant}/settings (the `GetTenant` operationId).
+	GetTenantWithResponse(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*GetTenantResponse, error)
 
-	// PutTenantsByTenantSettingsWithBodyWithResponse Create or replace a tenant's settings
+	// PutTenantWithBodyWithResponse Create or replace a tenant's settings
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-	PutTenantsByTenantSettingsWithBodyWithResponse(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTenantsByTenantSettingsResponse, error)
+	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+	PutTenantWithBodyWithResponse(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTenantResponse, error)
 
-	// PutTenantsByTenantSettingsWithResponse Create or replace a tenant's settings
+	// PutTenantWithResponse Create or replace a tenant's settings
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-	PutTenantsByTenantSettingsWithResponse(ctx context.Context, tenant string, body PutTenantsByTenantSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTenantsByTenantSettingsResponse, error)
+	// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+	PutTenantWithResponse(ctx context.Context, tenant string, body PutTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTenantResponse, error)
 }
 
-// PostAdminTenantsByTenantInboxesByInboxRecountResponse503Headers the declared response headers of an HTTP 503 response for PostAdminTenantsByTenantInboxesByInboxRecount
-type PostAdminTenantsByTenantInboxesByInboxRecountResponse503Headers struct {
+// RecountResponse503Headers the declared response headers of an HTTP 503 response for Recount
+type RecountResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostAdminTenantsByTenantInboxesByInboxRecountResponse struct {
+type RecountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -1337,11 +1354,11 @@ type PostAdminTenantsByTenantInboxesByInboxRecountResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostAdminTenantsByTenantInboxesByInboxRecountResponse503Headers
+	Headers503 *RecountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSON200() *struct {
+func (r RecountResponse) GetJSON200() *struct {
 	Attempts int `json:"attempts"`
 	Changes  *[]struct {
 		After struct {
@@ -1367,42 +1384,42 @@ func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSON200() *str
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSON400() *Error {
+func (r RecountResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSON404() *Error {
+func (r RecountResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSON409() *Error {
+func (r RecountResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSON413() *Error {
+func (r RecountResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSON503() *Error {
+func (r RecountResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetJSONDefault() *Error {
+func (r RecountResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) GetBody() []byte {
+func (r RecountResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) Status() string {
+func (r RecountResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1410,7 +1427,7 @@ func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) StatusCode() int {
+func (r RecountResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1418,30 +1435,23 @@ func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) StatusCode() int 
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostAdminTenantsByTenantInboxesByInboxRecountResponse) ContentType() string {
+func (r RecountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetTenantsByTenantInboxesByInboxResponse503Headers the declared response headers of an HTTP 503 response for GetTenantsByTenantInboxesByInbox
-type GetTenantsByTenantInboxesByInboxResponse503Headers struct {
+// GetInboxResponse503Headers the declared response headers of an HTTP 503 response for GetInbox
+type GetInboxResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetTenantsByTenantInboxesByInboxResponse struct {
+type GetInboxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Description string                  `json:"description"`
-		InboxKey    string                  `json:"inbox_key"`
-		Schema      *map[string]interface{} `json:"schema,omitempty"`
-		TenantKey   string                  `json:"tenant_key"`
-		Title       string                  `json:"title"`
-		Ttl         *map[string]string      `json:"ttl,omitempty"`
-	}
+	JSON200 *InboxConfig
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -1451,48 +1461,41 @@ type GetTenantsByTenantInboxesByInboxResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetTenantsByTenantInboxesByInboxResponse503Headers
+	Headers503 *GetInboxResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxResponse) GetJSON200() *struct {
-	Description string                  `json:"description"`
-	InboxKey    string                  `json:"inbox_key"`
-	Schema      *map[string]interface{} `json:"schema,omitempty"`
-	TenantKey   string                  `json:"tenant_key"`
-	Title       string                  `json:"title"`
-	Ttl         *map[string]string      `json:"ttl,omitempty"`
-} {
+func (r GetInboxResponse) GetJSON200() *InboxConfig {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxResponse) GetJSON400() *Error {
+func (r GetInboxResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxResponse) GetJSON404() *Error {
+func (r GetInboxResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxResponse) GetJSON503() *Error {
+func (r GetInboxResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetTenantsByTenantInboxesByInboxResponse) GetJSONDefault() *Error {
+func (r GetInboxResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetTenantsByTenantInboxesByInboxResponse) GetBody() []byte {
+func (r GetInboxResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetTenantsByTenantInboxesByInboxResponse) Status() string {
+func (r GetInboxResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1500,7 +1503,7 @@ func (r GetTenantsByTenantInboxesByInboxResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetTenantsByTenantInboxesByInboxResponse) StatusCode() int {
+func (r GetInboxResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1508,30 +1511,23 @@ func (r GetTenantsByTenantInboxesByInboxResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetTenantsByTenantInboxesByInboxResponse) ContentType() string {
+func (r GetInboxResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutTenantsByTenantInboxesByInboxResponse503Headers the declared response headers of an HTTP 503 response for PutTenantsByTenantInboxesByInbox
-type PutTenantsByTenantInboxesByInboxResponse503Headers struct {
+// PutInboxResponse503Headers the declared response headers of an HTTP 503 response for PutInbox
+type PutInboxResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PutTenantsByTenantInboxesByInboxResponse struct {
+type PutInboxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Description string                  `json:"description"`
-		InboxKey    string                  `json:"inbox_key"`
-		Schema      *map[string]interface{} `json:"schema,omitempty"`
-		TenantKey   string                  `json:"tenant_key"`
-		Title       string                  `json:"title"`
-		Ttl         *map[string]string      `json:"ttl,omitempty"`
-	}
+	JSON200 *InboxConfig
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -1545,58 +1541,51 @@ type PutTenantsByTenantInboxesByInboxResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PutTenantsByTenantInboxesByInboxResponse503Headers
+	Headers503 *PutInboxResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutTenantsByTenantInboxesByInboxResponse) GetJSON200() *struct {
-	Description string                  `json:"description"`
-	InboxKey    string                  `json:"inbox_key"`
-	Schema      *map[string]interface{} `json:"schema,omitempty"`
-	TenantKey   string                  `json:"tenant_key"`
-	Title       string                  `json:"title"`
-	Ttl         *map[string]string      `json:"ttl,omitempty"`
-} {
+func (r PutInboxResponse) GetJSON200() *InboxConfig {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutTenantsByTenantInboxesByInboxResponse) GetJSON400() *Error {
+func (r PutInboxResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutTenantsByTenantInboxesByInboxResponse) GetJSON404() *Error {
+func (r PutInboxResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutTenantsByTenantInboxesByInboxResponse) GetJSON409() *Error {
+func (r PutInboxResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutTenantsByTenantInboxesByInboxResponse) GetJSON413() *Error {
+func (r PutInboxResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutTenantsByTenantInboxesByInboxResponse) GetJSON503() *Error {
+func (r PutInboxResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PutTenantsByTenantInboxesByInboxResponse) GetJSONDefault() *Error {
+func (r PutInboxResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PutTenantsByTenantInboxesByInboxResponse) GetBody() []byte {
+func (r PutInboxResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutTenantsByTenantInboxesByInboxResponse) Status() string {
+func (r PutInboxResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1604,7 +1593,7 @@ func (r PutTenantsByTenantInboxesByInboxResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutTenantsByTenantInboxesByInboxResponse) StatusCode() int {
+func (r PutInboxResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1612,56 +1601,56 @@ func (r PutTenantsByTenantInboxesByInboxResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutTenantsByTenantInboxesByInboxResponse) ContentType() string {
+func (r PutInboxResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponse201Headers the declared response headers of an HTTP 201 response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponse201Headers struct {
+// PublishResponse201Headers the declared response headers of an HTTP 201 response for Publish
+type PublishResponse201Headers struct {
 	IdempotentRedacted *string
 	IdempotentReplayed *string
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponse400Headers the declared response headers of an HTTP 400 response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponse400Headers struct {
+// PublishResponse400Headers the declared response headers of an HTTP 400 response for Publish
+type PublishResponse400Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponse404Headers the declared response headers of an HTTP 404 response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponse404Headers struct {
+// PublishResponse404Headers the declared response headers of an HTTP 404 response for Publish
+type PublishResponse404Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponse409Headers the declared response headers of an HTTP 409 response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponse409Headers struct {
+// PublishResponse409Headers the declared response headers of an HTTP 409 response for Publish
+type PublishResponse409Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponse413Headers the declared response headers of an HTTP 413 response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponse413Headers struct {
+// PublishResponse413Headers the declared response headers of an HTTP 413 response for Publish
+type PublishResponse413Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponse422Headers the declared response headers of an HTTP 422 response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponse422Headers struct {
+// PublishResponse422Headers the declared response headers of an HTTP 422 response for Publish
+type PublishResponse422Headers struct {
 	IdempotentReplayed *string
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponse503Headers the declared response headers of an HTTP 503 response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponse503Headers struct {
+// PublishResponse503Headers the declared response headers of an HTTP 503 response for Publish
+type PublishResponse503Headers struct {
 	IdempotentReplayed *string
 	RetryAfter         *int
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesResponseDefaultHeaders the declared response headers of an HTTP default response for PostTenantsByTenantInboxesByInboxMessages
-type PostTenantsByTenantInboxesByInboxMessagesResponseDefaultHeaders struct {
+// PublishResponseDefaultHeaders the declared response headers of an HTTP default response for Publish
+type PublishResponseDefaultHeaders struct {
 	IdempotentReplayed *string
 }
 
-type PostTenantsByTenantInboxesByInboxMessagesResponse struct {
+type PublishResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -1709,25 +1698,25 @@ type PostTenantsByTenantInboxesByInboxMessagesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *PostTenantsByTenantInboxesByInboxMessagesResponse201Headers
+	Headers201 *PublishResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *PostTenantsByTenantInboxesByInboxMessagesResponse400Headers
+	Headers400 *PublishResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostTenantsByTenantInboxesByInboxMessagesResponse404Headers
+	Headers404 *PublishResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *PostTenantsByTenantInboxesByInboxMessagesResponse409Headers
+	Headers409 *PublishResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostTenantsByTenantInboxesByInboxMessagesResponse413Headers
+	Headers413 *PublishResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *PostTenantsByTenantInboxesByInboxMessagesResponse422Headers
+	Headers422 *PublishResponse422Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostTenantsByTenantInboxesByInboxMessagesResponse503Headers
+	Headers503 *PublishResponse503Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *PostTenantsByTenantInboxesByInboxMessagesResponseDefaultHeaders
+	HeadersDefault *PublishResponseDefaultHeaders
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON201() *struct {
+func (r PublishResponse) GetJSON201() *struct {
 	Audiences struct {
 		Audiences struct {
 			Kind  string    `json:"kind"`
@@ -1760,47 +1749,47 @@ func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON201() *struct 
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON400() *Error {
+func (r PublishResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON404() *Error {
+func (r PublishResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON409() *Error {
+func (r PublishResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON413() *Error {
+func (r PublishResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON422() *Error {
+func (r PublishResponse) GetJSON422() *Error {
 	return r.JSON422
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSON503() *Error {
+func (r PublishResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetJSONDefault() *Error {
+func (r PublishResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) GetBody() []byte {
+func (r PublishResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) Status() string {
+func (r PublishResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1808,7 +1797,7 @@ func (r PostTenantsByTenantInboxesByInboxMessagesResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) StatusCode() int {
+func (r PublishResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1816,19 +1805,19 @@ func (r PostTenantsByTenantInboxesByInboxMessagesResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostTenantsByTenantInboxesByInboxMessagesResponse) ContentType() string {
+func (r PublishResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetTenantsByTenantInboxesByInboxStatsResponse503Headers the declared response headers of an HTTP 503 response for GetTenantsByTenantInboxesByInboxStats
-type GetTenantsByTenantInboxesByInboxStatsResponse503Headers struct {
+// PublicStatsResponse503Headers the declared response headers of an HTTP 503 response for PublicStats
+type PublicStatsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetTenantsByTenantInboxesByInboxStatsResponse struct {
+type PublicStatsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -1853,11 +1842,11 @@ type GetTenantsByTenantInboxesByInboxStatsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetTenantsByTenantInboxesByInboxStatsResponse503Headers
+	Headers503 *PublicStatsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) GetJSON200() *struct {
+func (r PublicStatsResponse) GetJSON200() *struct {
 	Categories *map[string]struct {
 		Expired   int64 `json:"expired"`
 		Live      int64 `json:"live"`
@@ -1873,32 +1862,32 @@ func (r GetTenantsByTenantInboxesByInboxStatsResponse) GetJSON200() *struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) GetJSON400() *Error {
+func (r PublicStatsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) GetJSON404() *Error {
+func (r PublicStatsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) GetJSON503() *Error {
+func (r PublicStatsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) GetJSONDefault() *Error {
+func (r PublicStatsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) GetBody() []byte {
+func (r PublicStatsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) Status() string {
+func (r PublicStatsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1906,7 +1895,7 @@ func (r GetTenantsByTenantInboxesByInboxStatsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) StatusCode() int {
+func (r PublicStatsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1914,19 +1903,19 @@ func (r GetTenantsByTenantInboxesByInboxStatsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetTenantsByTenantInboxesByInboxStatsResponse) ContentType() string {
+func (r PublicStatsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse503Headers the declared response headers of an HTTP 503 response for GetTenantsByTenantInboxesByInboxUsersByUidMessages
-type GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse503Headers struct {
+// FeedResponse503Headers the declared response headers of an HTTP 503 response for Feed
+type FeedResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse struct {
+type FeedResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -1970,11 +1959,11 @@ type GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse503Headers
+	Headers503 *FeedResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) GetJSON200() *struct {
+func (r FeedResponse) GetJSON200() *struct {
 	Messages *[]struct {
 		Audiences struct {
 			Audiences struct {
@@ -2009,32 +1998,32 @@ func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) GetJSON200()
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) GetJSON400() *Error {
+func (r FeedResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) GetJSON404() *Error {
+func (r FeedResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) GetJSON503() *Error {
+func (r FeedResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) GetJSONDefault() *Error {
+func (r FeedResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) GetBody() []byte {
+func (r FeedResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) Status() string {
+func (r FeedResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2042,7 +2031,7 @@ func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) Status() str
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) StatusCode() int {
+func (r FeedResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2050,19 +2039,19 @@ func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) StatusCode()
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse) ContentType() string {
+func (r FeedResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse503Headers the declared response headers of an HTTP 503 response for PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead
-type PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse503Headers struct {
+// MarkReadResponse503Headers the declared response headers of an HTTP 503 response for MarkRead
+type MarkReadResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse struct {
+type MarkReadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2106,11 +2095,11 @@ type PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse struct 
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse503Headers
+	Headers503 *MarkReadResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) GetJSON200() *struct {
+func (r MarkReadResponse) GetJSON200() *struct {
 	Audiences struct {
 		Audiences struct {
 			Kind  string    `json:"kind"`
@@ -2143,37 +2132,37 @@ func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) Get
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) GetJSON400() *Error {
+func (r MarkReadResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) GetJSON404() *Error {
+func (r MarkReadResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) GetJSON409() *Error {
+func (r MarkReadResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) GetJSON503() *Error {
+func (r MarkReadResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) GetJSONDefault() *Error {
+func (r MarkReadResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) GetBody() []byte {
+func (r MarkReadResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) Status() string {
+func (r MarkReadResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2181,7 +2170,7 @@ func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) Sta
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) StatusCode() int {
+func (r MarkReadResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2189,19 +2178,19 @@ func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) Sta
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse) ContentType() string {
+func (r MarkReadResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse503Headers the declared response headers of an HTTP 503 response for PostTenantsByTenantInboxesByInboxUsersByUidReadAll
-type PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse503Headers struct {
+// ReadAllResponse503Headers the declared response headers of an HTTP 503 response for ReadAll
+type ReadAllResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse struct {
+type ReadAllResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2223,11 +2212,11 @@ type PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse503Headers
+	Headers503 *ReadAllResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSON200() *struct {
+func (r ReadAllResponse) GetJSON200() *struct {
 	Examined   int     `json:"examined"`
 	Marked     int     `json:"marked"`
 	NextCursor *string `json:"next_cursor,omitempty"`
@@ -2236,42 +2225,42 @@ func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSON200()
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSON400() *Error {
+func (r ReadAllResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSON404() *Error {
+func (r ReadAllResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSON409() *Error {
+func (r ReadAllResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSON413() *Error {
+func (r ReadAllResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSON503() *Error {
+func (r ReadAllResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetJSONDefault() *Error {
+func (r ReadAllResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) GetBody() []byte {
+func (r ReadAllResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) Status() string {
+func (r ReadAllResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2279,7 +2268,7 @@ func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) Status() str
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) StatusCode() int {
+func (r ReadAllResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2287,19 +2276,19 @@ func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) StatusCode()
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse) ContentType() string {
+func (r ReadAllResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse503Headers the declared response headers of an HTTP 503 response for GetTenantsByTenantInboxesByInboxUsersByUidStats
-type GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse503Headers struct {
+// StatsResponse503Headers the declared response headers of an HTTP 503 response for Stats
+type StatsResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse struct {
+type StatsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2325,11 +2314,11 @@ type GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse503Headers
+	Headers503 *StatsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) GetJSON200() *struct {
+func (r StatsResponse) GetJSON200() *struct {
 	Categories *map[string]struct {
 		Published int64 `json:"published"`
 		Read      int64 `json:"read"`
@@ -2346,32 +2335,32 @@ func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) GetJSON200() *s
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) GetJSON400() *Error {
+func (r StatsResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) GetJSON404() *Error {
+func (r StatsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) GetJSON503() *Error {
+func (r StatsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) GetJSONDefault() *Error {
+func (r StatsResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) GetBody() []byte {
+func (r StatsResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) Status() string {
+func (r StatsResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2379,7 +2368,7 @@ func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) Status() string
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) StatusCode() int {
+func (r StatsResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2387,27 +2376,23 @@ func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) StatusCode() in
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse) ContentType() string {
+func (r StatsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetTenantsByTenantSettingsResponse503Headers the declared response headers of an HTTP 503 response for GetTenantsByTenantSettings
-type GetTenantsByTenantSettingsResponse503Headers struct {
+// GetTenantResponse503Headers the declared response headers of an HTTP 503 response for GetTenant
+type GetTenantResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetTenantsByTenantSettingsResponse struct {
+type GetTenantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		TenantKey string  `json:"tenant_key"`
-		Title     string  `json:"title"`
-		Ttl       *string `json:"ttl,omitempty"`
-	}
+	JSON200 *TenantSettings
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -2417,45 +2402,41 @@ type GetTenantsByTenantSettingsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetTenantsByTenantSettingsResponse503Headers
+	Headers503 *GetTenantResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetTenantsByTenantSettingsResponse) GetJSON200() *struct {
-	TenantKey string  `json:"tenant_key"`
-	Title     string  `json:"title"`
-	Ttl       *string `json:"ttl,omitempty"`
-} {
+func (r GetTenantResponse) GetJSON200() *TenantSettings {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetTenantsByTenantSettingsResponse) GetJSON400() *Error {
+func (r GetTenantResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetTenantsByTenantSettingsResponse) GetJSON404() *Error {
+func (r GetTenantResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetTenantsByTenantSettingsResponse) GetJSON503() *Error {
+func (r GetTenantResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetTenantsByTenantSettingsResponse) GetJSONDefault() *Error {
+func (r GetTenantResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetTenantsByTenantSettingsResponse) GetBody() []byte {
+func (r GetTenantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetTenantsByTenantSettingsResponse) Status() string {
+func (r GetTenantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2463,7 +2444,7 @@ func (r GetTenantsByTenantSettingsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetTenantsByTenantSettingsResponse) StatusCode() int {
+func (r GetTenantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2471,27 +2452,23 @@ func (r GetTenantsByTenantSettingsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetTenantsByTenantSettingsResponse) ContentType() string {
+func (r GetTenantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PutTenantsByTenantSettingsResponse503Headers the declared response headers of an HTTP 503 response for PutTenantsByTenantSettings
-type PutTenantsByTenantSettingsResponse503Headers struct {
+// PutTenantResponse503Headers the declared response headers of an HTTP 503 response for PutTenant
+type PutTenantResponse503Headers struct {
 	RetryAfter *int
 }
 
-type PutTenantsByTenantSettingsResponse struct {
+type PutTenantResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		TenantKey string  `json:"tenant_key"`
-		Title     string  `json:"title"`
-		Ttl       *string `json:"ttl,omitempty"`
-	}
+	JSON200 *TenantSettings
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -2505,55 +2482,51 @@ type PutTenantsByTenantSettingsResponse struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Error
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *PutTenantsByTenantSettingsResponse503Headers
+	Headers503 *PutTenantResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutTenantsByTenantSettingsResponse) GetJSON200() *struct {
-	TenantKey string  `json:"tenant_key"`
-	Title     string  `json:"title"`
-	Ttl       *string `json:"ttl,omitempty"`
-} {
+func (r PutTenantResponse) GetJSON200() *TenantSettings {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PutTenantsByTenantSettingsResponse) GetJSON400() *Error {
+func (r PutTenantResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PutTenantsByTenantSettingsResponse) GetJSON404() *Error {
+func (r PutTenantResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PutTenantsByTenantSettingsResponse) GetJSON409() *Error {
+func (r PutTenantResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PutTenantsByTenantSettingsResponse) GetJSON413() *Error {
+func (r PutTenantResponse) GetJSON413() *Error {
 	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PutTenantsByTenantSettingsResponse) GetJSON503() *Error {
+func (r PutTenantResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r PutTenantsByTenantSettingsResponse) GetJSONDefault() *Error {
+func (r PutTenantResponse) GetJSONDefault() *Error {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r PutTenantsByTenantSettingsResponse) GetBody() []byte {
+func (r PutTenantResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PutTenantsByTenantSettingsResponse) Status() string {
+func (r PutTenantResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2561,7 +2534,7 @@ func (r PutTenantsByTenantSettingsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PutTenantsByTenantSettingsResponse) StatusCode() int {
+func (r PutTenantResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2569,230 +2542,230 @@ func (r PutTenantsByTenantSettingsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PutTenantsByTenantSettingsResponse) ContentType() string {
+func (r PutTenantResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PostAdminTenantsByTenantInboxesByInboxRecountWithBodyWithResponse Recount a user's counters from the messages (an operator's repair)
+// RecountWithBodyWithResponse Recount a user's counters from the messages (an operator's repair)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-func (c *ClientWithResponses) PostAdminTenantsByTenantInboxesByInboxRecountWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAdminTenantsByTenantInboxesByInboxRecountResponse, error) {
-	rsp, err := c.PostAdminTenantsByTenantInboxesByInboxRecountWithBody(ctx, tenant, inbox, contentType, body, reqEditors...)
+// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+func (c *ClientWithResponses) RecountWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecountResponse, error) {
+	rsp, err := c.RecountWithBody(ctx, tenant, inbox, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostAdminTenantsByTenantInboxesByInboxRecountResponse(rsp)
+	return ParseRecountResponse(rsp)
 }
 
-// PostAdminTenantsByTenantInboxesByInboxRecountWithResponse Recount a user's counters from the messages (an operator's repair)
+// RecountWithResponse Recount a user's counters from the messages (an operator's repair)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `PostAdminTenantsByTenantInboxesByInboxRecount` operationId).
-func (c *ClientWithResponses) PostAdminTenantsByTenantInboxesByInboxRecountWithResponse(ctx context.Context, tenant string, inbox string, body PostAdminTenantsByTenantInboxesByInboxRecountJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAdminTenantsByTenantInboxesByInboxRecountResponse, error) {
-	rsp, err := c.PostAdminTenantsByTenantInboxesByInboxRecount(ctx, tenant, inbox, body, reqEditors...)
+// Corresponds with POST /admin/tenants/{tenant}/inboxes/{inbox}/recount (the `Recount` operationId).
+func (c *ClientWithResponses) RecountWithResponse(ctx context.Context, tenant string, inbox string, body RecountJSONRequestBody, reqEditors ...RequestEditorFn) (*RecountResponse, error) {
+	rsp, err := c.Recount(ctx, tenant, inbox, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostAdminTenantsByTenantInboxesByInboxRecountResponse(rsp)
+	return ParseRecountResponse(rsp)
 }
 
-// GetTenantsByTenantInboxesByInboxWithResponse An inbox's configuration
+// GetInboxWithResponse An inbox's configuration
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetTenantsByTenantInboxesByInbox` operationId).
-func (c *ClientWithResponses) GetTenantsByTenantInboxesByInboxWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxResponse, error) {
-	rsp, err := c.GetTenantsByTenantInboxesByInbox(ctx, tenant, inbox, reqEditors...)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox} (the `GetInbox` operationId).
+func (c *ClientWithResponses) GetInboxWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*GetInboxResponse, error) {
+	rsp, err := c.GetInbox(ctx, tenant, inbox, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetTenantsByTenantInboxesByInboxResponse(rsp)
+	return ParseGetInboxResponse(rsp)
 }
 
-// PutTenantsByTenantInboxesByInboxWithBodyWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+// PutInboxWithBodyWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-func (c *ClientWithResponses) PutTenantsByTenantInboxesByInboxWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTenantsByTenantInboxesByInboxResponse, error) {
-	rsp, err := c.PutTenantsByTenantInboxesByInboxWithBody(ctx, tenant, inbox, contentType, body, reqEditors...)
+// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+func (c *ClientWithResponses) PutInboxWithBodyWithResponse(ctx context.Context, tenant string, inbox string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutInboxResponse, error) {
+	rsp, err := c.PutInboxWithBody(ctx, tenant, inbox, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutTenantsByTenantInboxesByInboxResponse(rsp)
+	return ParsePutInboxResponse(rsp)
 }
 
-// PutTenantsByTenantInboxesByInboxWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
+// PutInboxWithResponse Create or replace an inbox (title, TTLs by kind, JSON Schemas of message bodies)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutTenantsByTenantInboxesByInbox` operationId).
-func (c *ClientWithResponses) PutTenantsByTenantInboxesByInboxWithResponse(ctx context.Context, tenant string, inbox string, body PutTenantsByTenantInboxesByInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTenantsByTenantInboxesByInboxResponse, error) {
-	rsp, err := c.PutTenantsByTenantInboxesByInbox(ctx, tenant, inbox, body, reqEditors...)
+// Corresponds with PUT /tenants/{tenant}/inboxes/{inbox} (the `PutInbox` operationId).
+func (c *ClientWithResponses) PutInboxWithResponse(ctx context.Context, tenant string, inbox string, body PutInboxJSONRequestBody, reqEditors ...RequestEditorFn) (*PutInboxResponse, error) {
+	rsp, err := c.PutInbox(ctx, tenant, inbox, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutTenantsByTenantInboxesByInboxResponse(rsp)
+	return ParsePutInboxResponse(rsp)
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesWithBodyWithResponse Publish a message to an inbox's audiences
+// PublishWithBodyWithResponse Publish a message to an inbox's audiences
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-func (c *ClientWithResponses) PostTenantsByTenantInboxesByInboxMessagesWithBodyWithResponse(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxMessagesResponse, error) {
-	rsp, err := c.PostTenantsByTenantInboxesByInboxMessagesWithBody(ctx, tenant, inbox, params, contentType, body, reqEditors...)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+func (c *ClientWithResponses) PublishWithBodyWithResponse(ctx context.Context, tenant string, inbox string, params *PublishParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishResponse, error) {
+	rsp, err := c.PublishWithBody(ctx, tenant, inbox, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp)
+	return ParsePublishResponse(rsp)
 }
 
-// PostTenantsByTenantInboxesByInboxMessagesWithResponse Publish a message to an inbox's audiences
+// PublishWithResponse Publish a message to an inbox's audiences
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `PostTenantsByTenantInboxesByInboxMessages` operationId).
-func (c *ClientWithResponses) PostTenantsByTenantInboxesByInboxMessagesWithResponse(ctx context.Context, tenant string, inbox string, params *PostTenantsByTenantInboxesByInboxMessagesParams, body PostTenantsByTenantInboxesByInboxMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxMessagesResponse, error) {
-	rsp, err := c.PostTenantsByTenantInboxesByInboxMessages(ctx, tenant, inbox, params, body, reqEditors...)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/messages (the `Publish` operationId).
+func (c *ClientWithResponses) PublishWithResponse(ctx context.Context, tenant string, inbox string, params *PublishParams, body PublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishResponse, error) {
+	rsp, err := c.Publish(ctx, tenant, inbox, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp)
+	return ParsePublishResponse(rsp)
 }
 
-// GetTenantsByTenantInboxesByInboxStatsWithResponse An inbox's public message counts
+// PublicStatsWithResponse An inbox's public message counts
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `GetTenantsByTenantInboxesByInboxStats` operationId).
-func (c *ClientWithResponses) GetTenantsByTenantInboxesByInboxStatsWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxStatsResponse, error) {
-	rsp, err := c.GetTenantsByTenantInboxesByInboxStats(ctx, tenant, inbox, reqEditors...)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/stats (the `PublicStats` operationId).
+func (c *ClientWithResponses) PublicStatsWithResponse(ctx context.Context, tenant string, inbox string, reqEditors ...RequestEditorFn) (*PublicStatsResponse, error) {
+	rsp, err := c.PublicStats(ctx, tenant, inbox, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetTenantsByTenantInboxesByInboxStatsResponse(rsp)
+	return ParsePublicStatsResponse(rsp)
 }
 
-// GetTenantsByTenantInboxesByInboxUsersByUidMessagesWithResponse An end user's messages, newest first
+// FeedWithResponse An end user's messages, newest first
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `GetTenantsByTenantInboxesByInboxUsersByUidMessages` operationId).
-func (c *ClientWithResponses) GetTenantsByTenantInboxesByInboxUsersByUidMessagesWithResponse(ctx context.Context, tenant string, inbox string, uid string, params *GetTenantsByTenantInboxesByInboxUsersByUidMessagesParams, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse, error) {
-	rsp, err := c.GetTenantsByTenantInboxesByInboxUsersByUidMessages(ctx, tenant, inbox, uid, params, reqEditors...)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages (the `Feed` operationId).
+func (c *ClientWithResponses) FeedWithResponse(ctx context.Context, tenant string, inbox string, uid string, params *FeedParams, reqEditors ...RequestEditorFn) (*FeedResponse, error) {
+	rsp, err := c.Feed(ctx, tenant, inbox, uid, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse(rsp)
+	return ParseFeedResponse(rsp)
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadWithResponse Mark one of the user's messages read
+// MarkReadWithResponse Mark one of the user's messages read
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead` operationId).
-func (c *ClientWithResponses) PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadWithResponse(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse, error) {
-	rsp, err := c.PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdRead(ctx, tenant, inbox, uid, id, reqEditors...)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/messages/{id}/read (the `MarkRead` operationId).
+func (c *ClientWithResponses) MarkReadWithResponse(ctx context.Context, tenant string, inbox string, uid string, id string, reqEditors ...RequestEditorFn) (*MarkReadResponse, error) {
+	rsp, err := c.MarkRead(ctx, tenant, inbox, uid, id, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse(rsp)
+	return ParseMarkReadResponse(rsp)
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBodyWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+// ReadAllWithBodyWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-func (c *ClientWithResponses) PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBodyWithResponse(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse, error) {
-	rsp, err := c.PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithBody(ctx, tenant, inbox, uid, contentType, body, reqEditors...)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+func (c *ClientWithResponses) ReadAllWithBodyWithResponse(ctx context.Context, tenant string, inbox string, uid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReadAllResponse, error) {
+	rsp, err := c.ReadAllWithBody(ctx, tenant, inbox, uid, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse(rsp)
+	return ParseReadAllResponse(rsp)
 }
 
-// PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
+// ReadAllWithResponse Mark the user's messages read up to a bound, a batch at a time (the answer's cursor continues)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `PostTenantsByTenantInboxesByInboxUsersByUidReadAll` operationId).
-func (c *ClientWithResponses) PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithResponse(ctx context.Context, tenant string, inbox string, uid string, body PostTenantsByTenantInboxesByInboxUsersByUidReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse, error) {
-	rsp, err := c.PostTenantsByTenantInboxesByInboxUsersByUidReadAll(ctx, tenant, inbox, uid, body, reqEditors...)
+// Corresponds with POST /tenants/{tenant}/inboxes/{inbox}/users/{uid}/read-all (the `ReadAll` operationId).
+func (c *ClientWithResponses) ReadAllWithResponse(ctx context.Context, tenant string, inbox string, uid string, body ReadAllJSONRequestBody, reqEditors ...RequestEditorFn) (*ReadAllResponse, error) {
+	rsp, err := c.ReadAll(ctx, tenant, inbox, uid, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse(rsp)
+	return ParseReadAllResponse(rsp)
 }
 
-// GetTenantsByTenantInboxesByInboxUsersByUidStatsWithResponse The user's message counts
+// StatsWithResponse The user's message counts
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `GetTenantsByTenantInboxesByInboxUsersByUidStats` operationId).
-func (c *ClientWithResponses) GetTenantsByTenantInboxesByInboxUsersByUidStatsWithResponse(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse, error) {
-	rsp, err := c.GetTenantsByTenantInboxesByInboxUsersByUidStats(ctx, tenant, inbox, uid, reqEditors...)
+// Corresponds with GET /tenants/{tenant}/inboxes/{inbox}/users/{uid}/stats (the `Stats` operationId).
+func (c *ClientWithResponses) StatsWithResponse(ctx context.Context, tenant string, inbox string, uid string, reqEditors ...RequestEditorFn) (*StatsResponse, error) {
+	rsp, err := c.Stats(ctx, tenant, inbox, uid, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetTenantsByTenantInboxesByInboxUsersByUidStatsResponse(rsp)
+	return ParseStatsResponse(rsp)
 }
 
-// GetTenantsByTenantSettingsWithResponse A tenant's settings
+// GetTenantWithResponse A tenant's settings
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /tenants/{tenant}/settings (the `GetTenantsByTenantSettings` operationId).
-func (c *ClientWithResponses) GetTenantsByTenantSettingsWithResponse(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*GetTenantsByTenantSettingsResponse, error) {
-	rsp, err := c.GetTenantsByTenantSettings(ctx, tenant, reqEditors...)
+// Corresponds with GET /tenants/{tenant}/settings (the `GetTenant` operationId).
+func (c *ClientWithResponses) GetTenantWithResponse(ctx context.Context, tenant string, reqEditors ...RequestEditorFn) (*GetTenantResponse, error) {
+	rsp, err := c.GetTenant(ctx, tenant, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetTenantsByTenantSettingsResponse(rsp)
+	return ParseGetTenantResponse(rsp)
 }
 
-// PutTenantsByTenantSettingsWithBodyWithResponse Create or replace a tenant's settings
+// PutTenantWithBodyWithResponse Create or replace a tenant's settings
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-func (c *ClientWithResponses) PutTenantsByTenantSettingsWithBodyWithResponse(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTenantsByTenantSettingsResponse, error) {
-	rsp, err := c.PutTenantsByTenantSettingsWithBody(ctx, tenant, contentType, body, reqEditors...)
+// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+func (c *ClientWithResponses) PutTenantWithBodyWithResponse(ctx context.Context, tenant string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutTenantResponse, error) {
+	rsp, err := c.PutTenantWithBody(ctx, tenant, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutTenantsByTenantSettingsResponse(rsp)
+	return ParsePutTenantResponse(rsp)
 }
 
-// PutTenantsByTenantSettingsWithResponse Create or replace a tenant's settings
+// PutTenantWithResponse Create or replace a tenant's settings
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenantsByTenantSettings` operationId).
-func (c *ClientWithResponses) PutTenantsByTenantSettingsWithResponse(ctx context.Context, tenant string, body PutTenantsByTenantSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTenantsByTenantSettingsResponse, error) {
-	rsp, err := c.PutTenantsByTenantSettings(ctx, tenant, body, reqEditors...)
+// Corresponds with PUT /tenants/{tenant}/settings (the `PutTenant` operationId).
+func (c *ClientWithResponses) PutTenantWithResponse(ctx context.Context, tenant string, body PutTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTenantResponse, error) {
+	rsp, err := c.PutTenant(ctx, tenant, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePutTenantsByTenantSettingsResponse(rsp)
+	return ParsePutTenantResponse(rsp)
 }
 
-// ParsePostAdminTenantsByTenantInboxesByInboxRecountResponse parses an HTTP response from a PostAdminTenantsByTenantInboxesByInboxRecountWithResponse call
-func ParsePostAdminTenantsByTenantInboxesByInboxRecountResponse(rsp *http.Response) (*PostAdminTenantsByTenantInboxesByInboxRecountResponse, error) {
+// ParseRecountResponse parses an HTTP response from a RecountWithResponse call
+func ParseRecountResponse(rsp *http.Response) (*RecountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostAdminTenantsByTenantInboxesByInboxRecountResponse{
+	response := &RecountResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -2872,7 +2845,7 @@ func ParsePostAdminTenantsByTenantInboxesByInboxRecountResponse(rsp *http.Respon
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostAdminTenantsByTenantInboxesByInboxRecountResponse503Headers
+		var headers RecountResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -2886,29 +2859,22 @@ func ParsePostAdminTenantsByTenantInboxesByInboxRecountResponse(rsp *http.Respon
 	return response, nil
 }
 
-// ParseGetTenantsByTenantInboxesByInboxResponse parses an HTTP response from a GetTenantsByTenantInboxesByInboxWithResponse call
-func ParseGetTenantsByTenantInboxesByInboxResponse(rsp *http.Response) (*GetTenantsByTenantInboxesByInboxResponse, error) {
+// ParseGetInboxResponse parses an HTTP response from a GetInboxWithResponse call
+func ParseGetInboxResponse(rsp *http.Response) (*GetInboxResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetTenantsByTenantInboxesByInboxResponse{
+	response := &GetInboxResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Description string                  `json:"description"`
-			InboxKey    string                  `json:"inbox_key"`
-			Schema      *map[string]interface{} `json:"schema,omitempty"`
-			TenantKey   string                  `json:"tenant_key"`
-			Title       string                  `json:"title"`
-			Ttl         *map[string]string      `json:"ttl,omitempty"`
-		}
+		var dest InboxConfig
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -2946,7 +2912,7 @@ func ParseGetTenantsByTenantInboxesByInboxResponse(rsp *http.Response) (*GetTena
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetTenantsByTenantInboxesByInboxResponse503Headers
+		var headers GetInboxResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -2960,29 +2926,22 @@ func ParseGetTenantsByTenantInboxesByInboxResponse(rsp *http.Response) (*GetTena
 	return response, nil
 }
 
-// ParsePutTenantsByTenantInboxesByInboxResponse parses an HTTP response from a PutTenantsByTenantInboxesByInboxWithResponse call
-func ParsePutTenantsByTenantInboxesByInboxResponse(rsp *http.Response) (*PutTenantsByTenantInboxesByInboxResponse, error) {
+// ParsePutInboxResponse parses an HTTP response from a PutInboxWithResponse call
+func ParsePutInboxResponse(rsp *http.Response) (*PutInboxResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutTenantsByTenantInboxesByInboxResponse{
+	response := &PutInboxResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Description string                  `json:"description"`
-			InboxKey    string                  `json:"inbox_key"`
-			Schema      *map[string]interface{} `json:"schema,omitempty"`
-			TenantKey   string                  `json:"tenant_key"`
-			Title       string                  `json:"title"`
-			Ttl         *map[string]string      `json:"ttl,omitempty"`
-		}
+		var dest InboxConfig
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3034,7 +2993,7 @@ func ParsePutTenantsByTenantInboxesByInboxResponse(rsp *http.Response) (*PutTena
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PutTenantsByTenantInboxesByInboxResponse503Headers
+		var headers PutInboxResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3048,15 +3007,15 @@ func ParsePutTenantsByTenantInboxesByInboxResponse(rsp *http.Response) (*PutTena
 	return response, nil
 }
 
-// ParsePostTenantsByTenantInboxesByInboxMessagesResponse parses an HTTP response from a PostTenantsByTenantInboxesByInboxMessagesWithResponse call
-func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) (*PostTenantsByTenantInboxesByInboxMessagesResponse, error) {
+// ParsePublishResponse parses an HTTP response from a PublishWithResponse call
+func ParsePublishResponse(rsp *http.Response) (*PublishResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostTenantsByTenantInboxesByInboxMessagesResponse{
+	response := &PublishResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3150,7 +3109,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponse201Headers
+		var headers PublishResponse201Headers
 		if values := rsp.Header.Values("Idempotent-Redacted"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Redacted", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3167,7 +3126,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponse400Headers
+		var headers PublishResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3177,7 +3136,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponse404Headers
+		var headers PublishResponse404Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3187,7 +3146,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponse409Headers
+		var headers PublishResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3197,7 +3156,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponse413Headers
+		var headers PublishResponse413Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3207,7 +3166,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponse422Headers
+		var headers PublishResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3217,7 +3176,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 503:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponse503Headers
+		var headers PublishResponse503Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3234,7 +3193,7 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 		}
 		response.Headers503 = &headers
 	case true:
-		var headers PostTenantsByTenantInboxesByInboxMessagesResponseDefaultHeaders
+		var headers PublishResponseDefaultHeaders
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3248,15 +3207,15 @@ func ParsePostTenantsByTenantInboxesByInboxMessagesResponse(rsp *http.Response) 
 	return response, nil
 }
 
-// ParseGetTenantsByTenantInboxesByInboxStatsResponse parses an HTTP response from a GetTenantsByTenantInboxesByInboxStatsWithResponse call
-func ParseGetTenantsByTenantInboxesByInboxStatsResponse(rsp *http.Response) (*GetTenantsByTenantInboxesByInboxStatsResponse, error) {
+// ParsePublicStatsResponse parses an HTTP response from a PublicStatsWithResponse call
+func ParsePublicStatsResponse(rsp *http.Response) (*PublicStatsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetTenantsByTenantInboxesByInboxStatsResponse{
+	response := &PublicStatsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3312,7 +3271,7 @@ func ParseGetTenantsByTenantInboxesByInboxStatsResponse(rsp *http.Response) (*Ge
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetTenantsByTenantInboxesByInboxStatsResponse503Headers
+		var headers PublicStatsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3326,15 +3285,15 @@ func ParseGetTenantsByTenantInboxesByInboxStatsResponse(rsp *http.Response) (*Ge
 	return response, nil
 }
 
-// ParseGetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse parses an HTTP response from a GetTenantsByTenantInboxesByInboxUsersByUidMessagesWithResponse call
-func ParseGetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse(rsp *http.Response) (*GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse, error) {
+// ParseFeedResponse parses an HTTP response from a FeedWithResponse call
+func ParseFeedResponse(rsp *http.Response) (*FeedResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse{
+	response := &FeedResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3409,7 +3368,7 @@ func ParseGetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse(rsp *http.R
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse503Headers
+		var headers FeedResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3423,15 +3382,15 @@ func ParseGetTenantsByTenantInboxesByInboxUsersByUidMessagesResponse(rsp *http.R
 	return response, nil
 }
 
-// ParsePostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse parses an HTTP response from a PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadWithResponse call
-func ParsePostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse(rsp *http.Response) (*PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse, error) {
+// ParseMarkReadResponse parses an HTTP response from a MarkReadWithResponse call
+func ParseMarkReadResponse(rsp *http.Response) (*MarkReadResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse{
+	response := &MarkReadResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3511,7 +3470,7 @@ func ParsePostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse(rs
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse503Headers
+		var headers MarkReadResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3525,15 +3484,15 @@ func ParsePostTenantsByTenantInboxesByInboxUsersByUidMessagesByIdReadResponse(rs
 	return response, nil
 }
 
-// ParsePostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse parses an HTTP response from a PostTenantsByTenantInboxesByInboxUsersByUidReadAllWithResponse call
-func ParsePostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse(rsp *http.Response) (*PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse, error) {
+// ParseReadAllResponse parses an HTTP response from a ReadAllWithResponse call
+func ParseReadAllResponse(rsp *http.Response) (*ReadAllResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse{
+	response := &ReadAllResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3596,7 +3555,7 @@ func ParsePostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse(rsp *http.R
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse503Headers
+		var headers ReadAllResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3610,15 +3569,15 @@ func ParsePostTenantsByTenantInboxesByInboxUsersByUidReadAllResponse(rsp *http.R
 	return response, nil
 }
 
-// ParseGetTenantsByTenantInboxesByInboxUsersByUidStatsResponse parses an HTTP response from a GetTenantsByTenantInboxesByInboxUsersByUidStatsWithResponse call
-func ParseGetTenantsByTenantInboxesByInboxUsersByUidStatsResponse(rsp *http.Response) (*GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse, error) {
+// ParseStatsResponse parses an HTTP response from a StatsWithResponse call
+func ParseStatsResponse(rsp *http.Response) (*StatsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse{
+	response := &StatsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3675,7 +3634,7 @@ func ParseGetTenantsByTenantInboxesByInboxUsersByUidStatsResponse(rsp *http.Resp
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetTenantsByTenantInboxesByInboxUsersByUidStatsResponse503Headers
+		var headers StatsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3689,26 +3648,22 @@ func ParseGetTenantsByTenantInboxesByInboxUsersByUidStatsResponse(rsp *http.Resp
 	return response, nil
 }
 
-// ParseGetTenantsByTenantSettingsResponse parses an HTTP response from a GetTenantsByTenantSettingsWithResponse call
-func ParseGetTenantsByTenantSettingsResponse(rsp *http.Response) (*GetTenantsByTenantSettingsResponse, error) {
+// ParseGetTenantResponse parses an HTTP response from a GetTenantWithResponse call
+func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetTenantsByTenantSettingsResponse{
+	response := &GetTenantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			TenantKey string  `json:"tenant_key"`
-			Title     string  `json:"title"`
-			Ttl       *string `json:"ttl,omitempty"`
-		}
+		var dest TenantSettings
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3746,7 +3701,7 @@ func ParseGetTenantsByTenantSettingsResponse(rsp *http.Response) (*GetTenantsByT
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers GetTenantsByTenantSettingsResponse503Headers
+		var headers GetTenantResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3760,26 +3715,22 @@ func ParseGetTenantsByTenantSettingsResponse(rsp *http.Response) (*GetTenantsByT
 	return response, nil
 }
 
-// ParsePutTenantsByTenantSettingsResponse parses an HTTP response from a PutTenantsByTenantSettingsWithResponse call
-func ParsePutTenantsByTenantSettingsResponse(rsp *http.Response) (*PutTenantsByTenantSettingsResponse, error) {
+// ParsePutTenantResponse parses an HTTP response from a PutTenantWithResponse call
+func ParsePutTenantResponse(rsp *http.Response) (*PutTenantResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PutTenantsByTenantSettingsResponse{
+	response := &PutTenantResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			TenantKey string  `json:"tenant_key"`
-			Title     string  `json:"title"`
-			Ttl       *string `json:"ttl,omitempty"`
-		}
+		var dest TenantSettings
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3831,7 +3782,7 @@ func ParsePutTenantsByTenantSettingsResponse(rsp *http.Response) (*PutTenantsByT
 
 	switch {
 	case rsp.StatusCode == 503:
-		var headers PutTenantsByTenantSettingsResponse503Headers
+		var headers PutTenantResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -40,6 +40,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Protocol is how a service encodes requests and responses.
@@ -136,6 +138,9 @@ type Call struct {
 	// RequestID is the id the server answered with.
 	RequestID string
 	At        time.Time
+	// TraceHeader is the request's X-Amzn-Trace-Id (percent-decoded, as
+	// the SDK's recursion detection encodes it): the caller's X-Ray trace.
+	TraceHeader string
 
 	protocol Protocol
 }
@@ -344,6 +349,10 @@ func (s *Server) Reset() {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &Call{Service: s.svc.Name, protocol: s.svc.Protocol, At: time.Now().UTC(),
 		RequestID: fmt.Sprintf("%08x-0000-4000-8000-%012x", s.seq.Add(1), time.Now().UnixNano()&0xffffffffffff)}
+	c.TraceHeader = r.Header.Get(logx.TraceHeaderName)
+	if v, err := url.PathUnescape(c.TraceHeader); err == nil {
+		c.TraceHeader = v
+	}
 	result, err := s.serve(c, r)
 	s.mu.Lock()
 	s.calls = keepNewest(s.calls, *c, s.keep)

@@ -18,6 +18,10 @@ type Publication struct {
 	TopicARN   string
 	Message    string
 	Attributes map[string]string // MessageAttributes' string values by name
+	// TraceHeader is the publish request's X-Amzn-Trace-Id, which SNS
+	// passes to a subscribed queue as the message's AWSTraceHeader
+	// system attribute (the topic has active tracing in every stage).
+	TraceHeader string
 }
 
 // SNS is a fake SNS serving Publish. Each topic is registered with AddTopic
@@ -87,7 +91,7 @@ func (s *SNS) publish(c *Call) (any, error) {
 	if !ok {
 		return nil, &Error{Status: http.StatusNotFound, Code: "NotFound", Message: "Topic does not exist"}
 	}
-	deliver(Publication{MessageID: id, TopicARN: topic, Message: msg, Attributes: messageAttributes(c)})
+	deliver(Publication{MessageID: id, TopicARN: topic, Message: msg, Attributes: messageAttributes(c), TraceHeader: c.TraceHeader})
 	return publishResult{MessageID: id}, nil
 }
 

@@ -5,7 +5,9 @@
 // checks integrity: every acknowledged create is readable and listed
 // exactly once, every list walked during the writes returned no item twice,
 // and the counts the service keeps (comments, audit entries, events,
-// published counters) equal the acknowledged writes.
+// published counters) equal the acknowledged writes. Every call goes
+// through the service's generated client (lambdas/client/<service>,
+// Client.ITSM, …), which is what describes the API to other teams.
 //
 // A 5xx, a transport error or an unexpected status is an error of its
 // operation; a 503 with Retry-After (DynamoDB throttled, under FAULTS) is
@@ -15,11 +17,8 @@
 package load
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -28,8 +27,11 @@ import (
 	"sync"
 	"time"
 
+	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
+	nucleusclient "github.com/dynastack/dynastack/lambdas/client/nucleus"
 	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
+	stakclient "github.com/dynastack/dynastack/lambdas/client/stak"
 )
 
 // Op names an operation kind of the mix.
@@ -63,24 +65,41 @@ type Client struct {
 }
 
 // ITSM is the generated ITSM client (lambdas/client/itsm) on c's base URL,
-// HTTP client (which signs, for a deployed API) and headers.
+// HTTP client (which signs, for a deployed API) and the scenario's
+// headers. A generated client fails to build only on a base URL that does
+// not parse, and Run made that one from a URL that did: it panics then.
 func (c *Client) ITSM() *itsmclient.ClientWithResponses {
-	cl, err := itsmclient.NewClientWithResponses(c.base, itsmclient.WithHTTPClient(c.http), itsmclient.WithRequestEditorFn(c.edit))
-	if err != nil {
-		// Only a base URL that does not parse; Run made it from one.
-		panic(err)
-	}
-	return cl
+	return must(itsmclient.NewClientWithResponses(c.base, itsmclient.WithHTTPClient(c.http), itsmclient.WithRequestEditorFn(c.edit)))
 }
 
 // RezAgent is the generated rez_agent client (lambdas/client/rezagent),
 // as ITSM's.
 func (c *Client) RezAgent() *rezclient.ClientWithResponses {
-	cl, err := rezclient.NewClientWithResponses(c.base, rezclient.WithHTTPClient(c.http), rezclient.WithRequestEditorFn(c.edit))
+	return must(rezclient.NewClientWithResponses(c.base, rezclient.WithHTTPClient(c.http), rezclient.WithRequestEditorFn(c.edit)))
+}
+
+// Nucleus is the generated Nucleus client (lambdas/client/nucleus), as
+// ITSM's.
+func (c *Client) Nucleus() *nucleusclient.ClientWithResponses {
+	return must(nucleusclient.NewClientWithResponses(c.base, nucleusclient.WithHTTPClient(c.http), nucleusclient.WithRequestEditorFn(c.edit)))
+}
+
+// Stak is the generated Stak client (lambdas/client/stak), as ITSM's.
+func (c *Client) Stak() *stakclient.ClientWithResponses {
+	return must(stakclient.NewClientWithResponses(c.base, stakclient.WithHTTPClient(c.http), stakclient.WithRequestEditorFn(c.edit)))
+}
+
+// AgenticPM is the generated AgenticPM client (lambdas/client/agenticpm),
+// as ITSM's.
+func (c *Client) AgenticPM() *pmclient.ClientWithResponses {
+	return must(pmclient.NewClientWithResponses(c.base, pmclient.WithHTTPClient(c.http), pmclient.WithRequestEditorFn(c.edit)))
+}
+
+func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
-	return cl
+	return v
 }
 
 // edit sets the scenario's headers on a generated client's request.
@@ -113,49 +132,6 @@ type Answer struct {
 	Status int
 	Header http.Header
 	Body   []byte
-}
-
-// Do sends a request with a JSON body (nil: none) and decodes a 2xx JSON
-// answer into out (nil: not decoded). Extra headers come as name, value
-// pairs.
-func (c *Client) Do(ctx context.Context, method, path string, body, out any, headers ...string) (Answer, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return Answer{}, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return Answer{}, err
-	}
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return Answer{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	a := Answer{Status: resp.StatusCode, Header: resp.Header, Body: b}
-	if err != nil {
-		return a, err
-	}
-	if out != nil && a.Status/100 == 2 {
-		if err := json.Unmarshal(b, out); err != nil {
-			return a, fmt.Errorf("%s %s: %d %s: %w", method, path, a.Status, cut(b), err)
-		}
-	}
-	return a, nil
 }
 
 func cut(b []byte) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -11,10 +12,12 @@ import (
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
-	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
+	nucleusclient "github.com/dynastack/dynastack/lambdas/client/nucleus"
 	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
+	stakclient "github.com/dynastack/dynastack/lambdas/client/stak"
 )
 
 // Scenarios returns the mix of every service as make dev serves it. The
@@ -35,7 +38,7 @@ func ITSM() Scenario {
 	return Scenario{
 		Service: itsmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			r, err := c.ITSM().PostTicketsWithResponse(ctx, nil, itsmclient.PostTicketsJSONRequestBody{
+			r, err := c.ITSM().CreateTicketWithResponse(ctx, nil, itsmclient.CreateTicketJSONRequestBody{
 				CallerId: ptr(itsmcontract.SessionCallerID(run)), IssueDescription: ptr(fmt.Sprintf("load ticket %d", i))})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
@@ -48,21 +51,21 @@ func ITSM() Scenario {
 			if err != nil {
 				return Answer{}, err
 			}
-			return answer(c.ITSM().GetTicketsByIdWithResponse(ctx, u))
+			return answer(c.ITSM().GetTicketWithResponse(ctx, u))
 		},
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
 			u, err := uuid.Parse(id)
 			if err != nil {
 				return Answer{}, err
 			}
-			return answer(c.ITSM().PostTicketsByIdCommentsWithResponse(ctx, u, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr(fmt.Sprintf("load comment %d", i))}))
+			return answer(c.ITSM().AddCommentWithResponse(ctx, u, itsmclient.AddCommentJSONRequestBody{CommentText: ptr(fmt.Sprintf("load comment %d", i))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			params := &itsmclient.GetTicketsParams{Caller: itsmcontract.SessionCallerID(run)}
+			params := &itsmclient.ListTicketsParams{Caller: itsmcontract.SessionCallerID(run)}
 			if cursor != "" {
 				params.Cursor = &cursor
 			}
-			r, err := c.ITSM().GetTicketsWithResponse(ctx, params)
+			r, err := c.ITSM().ListTicketsWithResponse(ctx, params)
 			a, err := answer(r, err)
 			if err != nil || r.JSON200 == nil {
 				return nil, "", a, err
@@ -88,7 +91,7 @@ func ITSM() Scenario {
 					if err != nil {
 						return Answer{}, err
 					}
-					r, err := c.ITSM().GetTicketsByIdWithResponse(ctx, u)
+					r, err := c.ITSM().GetTicketWithResponse(ctx, u)
 					if err == nil && r.JSON200 != nil && r.JSON200.Comments != nil {
 						comments = len(*r.JSON200.Comments)
 					}
@@ -114,7 +117,7 @@ func RezAgent() Scenario {
 		Service: rezcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var payload any = map[string]any{"text": fmt.Sprintf("load %d", i)}
-			r, err := c.RezAgent().PostMessagesWithResponse(ctx, nil, rezclient.PostMessagesJSONRequestBody{
+			r, err := c.RezAgent().CreateMessageWithResponse(ctx, nil, rezclient.CreateMessageJSONRequestBody{
 				MessageType: ptr("load_test"), CreatedBy: &run, Payload: payload})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
@@ -127,14 +130,14 @@ func RezAgent() Scenario {
 			if err != nil {
 				return Answer{}, err
 			}
-			return answer(c.RezAgent().GetMessagesByIdWithResponse(ctx, u))
+			return answer(c.RezAgent().GetMessageWithResponse(ctx, u))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			params := &rezclient.GetMessagesParams{Limit: ptr(100)}
+			params := &rezclient.ListMessagesParams{Limit: ptr(100)}
 			if cursor != "" {
 				params.Cursor = &cursor
 			}
-			r, err := c.RezAgent().GetMessagesWithResponse(ctx, params)
+			r, err := c.RezAgent().ListMessagesWithResponse(ctx, params)
 			a, err := answer(r, err)
 			if err != nil || r.JSON200 == nil {
 				return nil, "", a, err
@@ -157,27 +160,31 @@ func RezAgent() Scenario {
 }
 
 // Nucleus: schedules named after the run; every create and rename must
-// leave exactly one audit entry in the schedule's log.
+// leave exactly one audit entry in the schedule's log. Every call goes
+// through the generated client (lambdas/client/nucleus); X-User-Id, the
+// user every change is audited with, is the scenario's header.
 func Nucleus() Scenario {
-	type schedule struct {
-		ID   string `json:"schedule_id"`
-		Name string `json:"schedule_name"`
-	}
 	h := http.Header{}
 	h.Set("X-User-Id", "load@example.com")
 	prefix := func(run string) string { return run + " " }
 	return Scenario{
 		Service: nucleuscontract.Name, Header: h,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			var s schedule
-			a, err := c.Do(ctx, nucleuscontract.CreateSchedule.Method, nucleuscontract.CreateSchedule.URL(), map[string]any{
-				"schedule_name": fmt.Sprintf("%s%d", prefix(run), i), "start_cron": "0 8 * * MON-FRI", "end_cron": "0 18 * * MON-FRI",
-				"timezone": "Europe/Berlin", "enabled": false,
-			}, &s)
-			return s.ID, a, err
+			r, err := c.Nucleus().CreateScheduleWithResponse(ctx, nil, nucleusclient.CreateScheduleJSONRequestBody{
+				ScheduleName: ptr(fmt.Sprintf("%s%d", prefix(run), i)), StartCron: ptr("0 8 * * MON-FRI"), EndCron: ptr("0 18 * * MON-FRI"),
+				Timezone: ptr("Europe/Berlin"), Enabled: ptr(false)})
+			a, err := answer(r, err)
+			if err != nil || r.JSON201 == nil {
+				return "", a, err
+			}
+			return r.JSON201.ScheduleId, a, nil
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, nucleuscontract.GetSchedule.Method, nucleuscontract.GetSchedule.URL(id), nil, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.Nucleus().GetScheduleWithResponse(ctx, u, nil))
 		},
 		// An end time not used before in this run (each acknowledged change
 		// must write one audit entry: a PATCH that changes nothing writes
@@ -185,36 +192,43 @@ func Nucleus() Scenario {
 		// schedule renamed during a walk can be met at its old and its new
 		// place (docs/schemas/nucleus.md).
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
-			return c.Do(ctx, nucleuscontract.UpdateSchedule.Method, nucleuscontract.UpdateSchedule.URL(id), map[string]any{"end_cron": fmt.Sprintf("%d %d * * SAT", i%60, (i/60)%24)}, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.Nucleus().UpdateScheduleWithResponse(ctx, u, nil,
+				nucleusclient.UpdateScheduleJSONRequestBody{EndCron: ptr(fmt.Sprintf("%d %d * * SAT", i%60, (i/60)%24))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			var page struct {
-				Schedules []schedule `json:"schedules"`
-				Next      string     `json:"next_cursor"`
+			r, err := c.Nucleus().ListSchedulesWithResponse(ctx, &nucleusclient.ListSchedulesParams{Limit: ptr(100), Cursor: optional(cursor)})
+			a, err := answer(r, err)
+			if err != nil || r.JSON200 == nil {
+				return nil, "", a, err
 			}
-			a, err := c.Do(ctx, nucleuscontract.ListSchedules.Method, nucleuscontract.ListSchedules.URLQuery(service.Values{service.Limit: "100", service.Cursor: cursor}), nil, &page)
 			var ids []string
-			for _, s := range page.Schedules {
-				if len(s.Name) > len(prefix(run)) && s.Name[:len(prefix(run))] == prefix(run) {
-					ids = append(ids, s.ID)
+			for _, s := range deref(r.JSON200.Schedules) {
+				if strings.HasPrefix(s.ScheduleName, prefix(run)) && len(s.ScheduleName) > len(prefix(run)) {
+					ids = append(ids, s.ScheduleId)
 				}
 			}
-			return ids, page.Next, a, err
+			return ids, deref(r.JSON200.NextCursor), a, nil
 		},
 		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
 			var problems []string
 			for id, n := range updates {
-				var log struct {
-					Entries []map[string]any `json:"entries"`
-					Next    string           `json:"next_cursor"`
-				}
+				var entries int
+				var next string
 				a, err := Stored(func() (Answer, error) {
-					return c.Do(ctx, nucleuscontract.EntityLog.Method, nucleuscontract.EntityLog.URLQuery(service.Values{service.Limit: "100"}, "schedule", id), nil, &log)
+					r, err := c.Nucleus().EntityLogWithResponse(ctx, "schedule", id, &nucleusclient.EntityLogParams{Limit: ptr(100)})
+					if err == nil && r.JSON200 != nil {
+						entries, next = len(deref(r.JSON200.Entries)), deref(r.JSON200.NextCursor)
+					}
+					return answer(r, err)
 				})
 				if err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("audit of schedule %s: %d %v", id, a.Status, err))
-				} else if len(log.Entries) != n+1 || log.Next != "" {
-					problems = append(problems, fmt.Sprintf("schedule %s has %d audit entries, want %d (its create and %d acknowledged changes)", id, len(log.Entries), n+1, n))
+				} else if entries != n+1 || next != "" {
+					problems = append(problems, fmt.Sprintf("schedule %s has %d audit entries, want %d (its create and %d acknowledged changes)", id, entries, n+1, n))
 				}
 			}
 			return problems
@@ -223,53 +237,69 @@ func Nucleus() Scenario {
 }
 
 // AgenticPM: projects named after the run; updates record project events,
-// each of which must be stored exactly once.
+// each of which must be stored exactly once. Every call goes through the
+// generated client (lambdas/client/agenticpm).
 func AgenticPM() Scenario {
-	type item struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
-	}
 	return Scenario{
 		Service: pmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			var p item
-			a, err := c.Do(ctx, pmcontract.CreateProject.Method, pmcontract.CreateProject.URL(), map[string]any{"name": run, "source": "jira", "sourceProjectKey": fmt.Sprintf("L%d", i), "autonomyLevel": "monitoring"}, &p)
-			return p.ID, a, err
+			r, err := c.AgenticPM().CreateProjectWithResponse(ctx, nil, pmclient.CreateProjectJSONRequestBody{
+				Name: &run, Source: ptr("jira"), SourceProjectKey: ptr(fmt.Sprintf("L%d", i)), AutonomyLevel: ptr("monitoring")})
+			a, err := answer(r, err)
+			if err != nil || r.JSON201 == nil {
+				return "", a, err
+			}
+			return r.JSON201.Id, a, nil
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, pmcontract.GetProject.Method, pmcontract.GetProject.URL(id), nil, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.AgenticPM().GetProjectWithResponse(ctx, u))
 		},
 		Update: func(ctx context.Context, c *Client, id string, i int) (Answer, error) {
-			return c.Do(ctx, pmcontract.RecordProjectEvent.Method, pmcontract.RecordProjectEvent.URL(id), map[string]any{"eventType": "heartbeat", "severity": "info", "summary": fmt.Sprintf("load %d", i)}, nil)
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return Answer{}, err
+			}
+			return answer(c.AgenticPM().RecordProjectEventWithResponse(ctx, u, nil,
+				pmclient.EventRequest{EventType: ptr("heartbeat"), Severity: ptr("info"), Summary: ptr(fmt.Sprintf("load %d", i))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			var page struct {
-				Items []item `json:"items"`
-				Next  string `json:"nextCursor"`
+			r, err := c.AgenticPM().ListProjectsWithResponse(ctx, &pmclient.ListProjectsParams{Status: ptr(pmclient.Active), Limit: ptr(100), Cursor: optional(cursor)})
+			a, err := answer(r, err)
+			if err != nil || r.JSON200 == nil {
+				return nil, "", a, err
 			}
-			a, err := c.Do(ctx, pmcontract.ListProjects.Method, pmcontract.ListProjects.URLQuery(service.Values{pmcontract.ParamStatus: "active", service.Limit: "100", service.Cursor: cursor}), nil, &page)
 			var ids []string
-			for _, p := range page.Items {
+			for _, p := range deref(r.JSON200.Items) {
 				if p.Name == run {
-					ids = append(ids, p.ID)
+					ids = append(ids, p.Id)
 				}
 			}
-			return ids, page.Next, a, err
+			return ids, deref(r.JSON200.NextCursor), a, nil
 		},
 		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
 			var problems []string
 			for id, n := range updates {
-				var page struct {
-					Items []item `json:"items"`
-					Next  string `json:"nextCursor"`
-				}
+				var events int
+				var next string
 				a, err := Stored(func() (Answer, error) {
-					return c.Do(ctx, pmcontract.ListProjectEvents.Method, pmcontract.ListProjectEvents.URLQuery(service.Values{service.Limit: "100"}, id), nil, &page)
+					u, err := uuid.Parse(id)
+					if err != nil {
+						return Answer{}, err
+					}
+					r, err := c.AgenticPM().ListProjectEventsWithResponse(ctx, u, &pmclient.ListProjectEventsParams{Limit: ptr(100)})
+					if err == nil && r.JSON200 != nil {
+						events, next = len(deref(r.JSON200.Items)), deref(r.JSON200.NextCursor)
+					}
+					return answer(r, err)
 				})
 				if err != nil || a.Status != 200 {
 					problems = append(problems, fmt.Sprintf("events of project %s: %d %v", id, a.Status, err))
-				} else if len(page.Items) != n || page.Next != "" {
-					problems = append(problems, fmt.Sprintf("project %s has %d events, %d were acknowledged", id, len(page.Items), n))
+				} else if events != n || next != "" {
+					problems = append(problems, fmt.Sprintf("project %s has %d events, %d were acknowledged", id, events, n))
 				}
 			}
 			return problems
@@ -287,52 +317,52 @@ const (
 // Stak: the run's inbox gets messages for one user; reading marks a
 // message read (the only read by id Stak has). The feed lists them, and
 // the user's counters must equal the acknowledged publishes and reads.
+// Every call goes through the generated client (lambdas/client/stak); the
+// token is the scenario's Authorization header.
 func Stak(token string) Scenario {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+token)
 	page := func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-		var page struct {
-			Messages []stakMessage `json:"messages"`
-			Next     string        `json:"next_cursor"`
+		r, err := c.Stak().FeedWithResponse(ctx, StakTenant, run, StakUser, &stakclient.FeedParams{Limit: ptr(100), Cursor: optional(cursor)})
+		a, err := answer(r, err)
+		if err != nil || r.JSON200 == nil {
+			return nil, "", a, err
 		}
-		a, err := c.Do(ctx, stakcontract.Feed.Method, stakcontract.Feed.URLQuery(service.Values{service.Limit: "100", service.Cursor: cursor}, StakTenant, run, StakUser), nil, &page)
-		ids := make([]string, len(page.Messages))
-		for i, m := range page.Messages {
-			ids[i] = m.Header.ID
+		var ids []string
+		for _, m := range deref(r.JSON200.Messages) {
+			// A Stak message's id is in the document's outer "audiences" object.
+			ids = append(ids, m.Audiences.Id)
 		}
-		return ids, page.Next, a, err
+		return ids, deref(r.JSON200.NextCursor), a, nil
 	}
 	return Scenario{
 		Service: stakcontract.Name, Header: h,
 		Setup: func(ctx context.Context, c *Client, run string) error {
-			for _, put := range []struct {
-				route service.Route
-				path  string
-				body  map[string]any
-			}{
-				{stakcontract.PutTenant, stakcontract.PutTenant.URL(StakTenant), map[string]any{"title": "load test"}},
-				{stakcontract.PutInbox, stakcontract.PutInbox.URL(StakTenant, run), map[string]any{"title": "load " + run}},
-			} {
-				a, err := c.Do(ctx, put.route.Method, put.path, put.body, nil)
-				if err != nil {
-					return err
-				}
-				if a.Status != 200 {
-					return fmt.Errorf("%s %s: %d %s", put.route.Method, put.path, a.Status, cut(a.Body))
-				}
+			tenant, err := c.Stak().PutTenantWithResponse(ctx, StakTenant, stakclient.PutTenantJSONRequestBody{Title: ptr("load test")})
+			if a, err := answer(tenant, err); err != nil || a.Status != 200 {
+				return fmt.Errorf("put tenant %s: %d %v %s", StakTenant, a.Status, err, cut(a.Body))
+			}
+			inbox, err := c.Stak().PutInboxWithResponse(ctx, StakTenant, run, stakclient.PutInboxJSONRequestBody{Title: ptr("load " + run)})
+			if a, err := answer(inbox, err); err != nil || a.Status != 200 {
+				return fmt.Errorf("put inbox %s: %d %v %s", run, a.Status, err, cut(a.Body))
 			}
 			return nil
 		},
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
-			var m stakMessage
-			a, err := c.Do(ctx, stakcontract.Publish.Method, stakcontract.Publish.URL(StakTenant, run), map[string]any{
-				"sender": "load", "audiences": map[string]any{"kind": "users", "uids": []string{StakUser}},
-				"message": map[string]any{"title": fmt.Sprintf("load %d", i)},
-			}, &m)
-			return m.Header.ID, a, err
+			var body stakclient.PublishJSONRequestBody
+			body.Sender = ptr("load")
+			to := alloc(&body.Audiences)
+			to.Kind, to.Uids = ptr("users"), &[]string{StakUser}
+			alloc(&body.Message).Title = ptr(fmt.Sprintf("load %d", i))
+			r, err := c.Stak().PublishWithResponse(ctx, StakTenant, run, nil, body)
+			a, err := answer(r, err)
+			if err != nil || r.JSON201 == nil {
+				return "", a, err
+			}
+			return r.JSON201.Audiences.Id, a, nil
 		},
 		Read: func(ctx context.Context, c *Client, id string) (Answer, error) {
-			return c.Do(ctx, stakcontract.MarkRead.Method, stakcontract.MarkRead.URL(StakTenant, c.run, StakUser, id), nil, nil)
+			return answer(c.Stak().MarkReadWithResponse(ctx, StakTenant, c.run, StakUser, id))
 		},
 		Page: page,
 		// verify has read every acknowledged message by now: published
@@ -342,27 +372,47 @@ func Stak(token string) Scenario {
 			if ids, err := walk(ctx, c, Scenario{Page: page}, run); err == nil {
 				walked = len(ids)
 			}
-			var stats struct {
-				Published, Read, Unread int64
-			}
+			var published, read, unread int64
 			a, err := Stored(func() (Answer, error) {
-				return c.Do(ctx, stakcontract.Stats.Method, stakcontract.Stats.URL(StakTenant, run, StakUser), nil, &stats)
+				r, err := c.Stak().StatsWithResponse(ctx, StakTenant, run, StakUser)
+				if err == nil && r.JSON200 != nil {
+					published, read, unread = r.JSON200.Published, r.JSON200.Read, r.JSON200.Unread
+				}
+				return answer(r, err)
 			})
 			if err != nil || a.Status != 200 {
 				return []string{fmt.Sprintf("stats: %d %v", a.Status, err)}
 			}
-			if stats.Published != int64(walked) || stats.Read != stats.Published || stats.Unread != 0 {
-				return []string{fmt.Sprintf("stats %+v, want published = read = %d (the messages listed, all read), unread 0", stats, walked)}
+			if published != int64(walked) || read != published || unread != 0 {
+				return []string{fmt.Sprintf("stats published %d, read %d, unread %d, want published = read = %d (the messages listed, all read), unread 0", published, read, unread, walked)}
 			}
 			return nil
 		},
 	}
 }
 
-// stakMessage: a Stak message's id is in the document's outer
-// "audiences" object.
-type stakMessage struct {
-	Header struct {
-		ID string `json:"id"`
-	} `json:"audiences"`
+// optional is the cursor as a generated client's parameter: nil for the
+// first page.
+func optional(cursor string) *string {
+	if cursor == "" {
+		return nil
+	}
+	return &cursor
+}
+
+// deref is *p, or the zero value when p is nil (an optional field).
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// alloc sets *p to a new T and returns it: a generated request body's
+// nested object is a pointer to an anonymous struct, which has no name to
+// write in a literal.
+func alloc[T any](p **T) *T {
+	*p = new(T)
+	return *p
 }

@@ -1,15 +1,21 @@
 package load_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
 	"github.com/dynastack/dynastack/lambdas/devtools/load"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services"
@@ -17,17 +23,26 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-// TestScenariosThroughTheTypedClients: ITSM's and rez_agent's mixes, sent
-// by the generated clients (lambdas/client/<service>), against the dev
-// stage's handler of each on DynamoDB Local below make dev's /<service>
-// prefix: no operation fails, every kind of operation of the mix ran, and
-// the integrity checks (acknowledged items readable and listed once, each
-// ITSM comment stored once) hold.
+// TestScenariosThroughTheTypedClients: every service's mix, sent by its
+// generated client (lambdas/client/<service>), against the dev stage's
+// handler of the service on DynamoDB Local below make dev's /<service>
+// prefix (Stak's end-user routes behind the JWT check the runner puts in
+// front of them, with a token of a key made here): no operation fails,
+// every kind of operation of the mix ran, and the integrity checks
+// (acknowledged items readable and listed once, each ITSM comment, Nucleus
+// audit entry and AgenticPM event stored once, Stak's counters equal to
+// the acknowledged publishes and reads) hold.
 func TestScenariosThroughTheTypedClients(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	verifier := jwtauth.Verifier{Issuer: "https://issuer.test", Audience: "load", Key: &key.PublicKey}
+	token, err := jwtauth.Sign(key, map[string]any{"iss": verifier.Issuer, "aud": verifier.Audience, "sub": load.StakUser,
+		"tenant": load.StakTenant, "exp": time.Now().Add(time.Hour).Unix()})
+	require.NoError(t, err)
 	for _, tt := range []struct {
 		sc  load.Scenario
 		ops int
-	}{{load.ITSM(), 4}, {load.RezAgent(), 3}} {
+	}{{load.ITSM(), 4}, {load.RezAgent(), 3}, {load.Nucleus(), 4}, {load.AgenticPM(), 4}, {load.Stak(token), 3}} {
 		t.Run(tt.sc.Service, func(t *testing.T) {
 			name := tt.sc.Service
 			tmpl, tables := testenv.Tables(t, testenv.Template(t, "dev", name))
@@ -36,6 +51,15 @@ func TestScenariosThroughTheTypedClients(t *testing.T) {
 			require.True(t, ok)
 			h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
 			require.NoError(t, err)
+			if name == stakcontract.Name {
+				var jwt []string
+				for _, r := range stakcontract.API.Routes {
+					if r.Auth == service.JWT {
+						jwt = append(jwt, r.Pattern())
+					}
+				}
+				h = jwtauth.Middleware(verifier, jwt, h)
+			}
 			srv := httptest.NewServer(http.StripPrefix("/"+name, h))
 			t.Cleanup(srv.Close)
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/localcors"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
@@ -25,7 +26,7 @@ func devStak(t *testing.T) *cfntables.CORS {
 }
 
 func serve(h http.Handler, method, origin string, headers ...string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, "/tenants/t/inboxes/i/users/u/stats", nil)
+	r := httptest.NewRequest(method, stakcontract.Stats.URL("t", "i", "u"), nil)
 	if origin != "" {
 		r.Header.Set("Origin", origin)
 	}

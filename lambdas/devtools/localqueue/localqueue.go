@@ -7,7 +7,9 @@
 //   - records arrive as events.SQSEvent, with MessageId, ReceiptHandle,
 //     Body, MD5OfBody, MessageAttributes and their MD5, and the attributes
 //     ApproximateReceiveCount, SentTimestamp, SenderId and
-//     ApproximateFirstReceiveTimestamp;
+//     ApproximateFirstReceiveTimestamp, and AWSTraceHeader for a message
+//     sent with a trace header (SNS to SQS passes the publisher's
+//     X-Amzn-Trace-Id so; SendMessage's header or system attribute too);
 //   - a received message is invisible for the visibility timeout; the
 //     mapping deletes the records of a batch that the function did not
 //     report in BatchItemFailures (ReportBatchItemFailures), and none of
@@ -15,7 +17,11 @@
 //   - a message received MaxReceiveCount times moves to the dead-letter
 //     queue instead of being received again;
 //   - at most BatchSize records per invocation, at most MaxConcurrency
-//     invocations at once, each with a deadline of the function timeout.
+//     invocations at once, each with a deadline of the function timeout,
+//     and with the trace header of its first record that has one as the
+//     invocation's trace (a new trace when none has): a batch of one
+//     message continues its message's trace, and fn.QueueBatch gives
+//     every record its own message's.
 //
 // Never import this package from code that runs in Lambda.
 package localqueue
@@ -34,6 +40,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastack/dynastack/lambdas/devtools/localtrace"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Region is the region in the emulated records and ARNs.
@@ -58,6 +67,7 @@ type Queue struct {
 
 type message struct {
 	id, body, handle string
+	trace            string // AWSTraceHeader
 	attrs            map[string]string
 	sent, first      time.Time
 	receives         int
@@ -72,9 +82,15 @@ func NewQueue(name string, visibility time.Duration) *Queue {
 
 // Send enqueues body with string message attributes and returns its id.
 func (q *Queue) Send(body string, attrs map[string]string) string {
+	return q.SendTraced(body, attrs, "")
+}
+
+// SendTraced is Send of a message that carries the X-Ray trace header
+// trace ("" none) as its AWSTraceHeader system attribute.
+func (q *Queue) SendTraced(body string, attrs map[string]string, trace string) string {
 	q.mu.Lock()
 	q.seq++
-	m := &message{id: fmt.Sprintf("%08x-1111-4000-8000-%012x", q.seq, time.Now().UnixNano()&0xffffffffffff), body: body, attrs: attrs, sent: q.now()}
+	m := &message{id: fmt.Sprintf("%08x-1111-4000-8000-%012x", q.seq, time.Now().UnixNano()&0xffffffffffff), body: body, attrs: attrs, trace: trace, sent: q.now()}
 	q.msgs = append(q.msgs, m)
 	q.mu.Unlock()
 	q.wake()
@@ -155,7 +171,7 @@ func (q *Queue) receive(n int) []events.SQSMessage {
 	q.msgs = kept
 	q.mu.Unlock()
 	for _, m := range dead {
-		q.DLQ.Send(m.body, m.attrs)
+		q.DLQ.SendTraced(m.body, m.attrs, m.trace)
 	}
 	return out
 }
@@ -172,6 +188,9 @@ func (q *Queue) record(m *message) events.SQSMessage {
 		},
 		MessageAttributes: map[string]events.SQSMessageAttribute{},
 		EventSource:       "aws:sqs", EventSourceARN: q.ARN, AWSRegion: Region,
+	}
+	if m.trace != "" {
+		rec.Attributes[logx.AWSTraceHeader] = m.trace
 	}
 	for k, v := range m.attrs {
 		rec.MessageAttributes[k] = events.SQSMessageAttribute{StringValue: &v, DataType: "String"}
@@ -298,7 +317,13 @@ func (m *Mapping) invoke(ctx context.Context, batch []events.SQSMessage) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	ictx, cancel := context.WithTimeout(ctx, timeout)
+	trace := ""
+	for _, r := range batch {
+		if trace = r.Attributes[logx.AWSTraceHeader]; trace != "" {
+			break
+		}
+	}
+	ictx, cancel := context.WithTimeout(logx.WithInvocationTrace(ctx, localtrace.Or(trace)), timeout)
 	resp, err := m.Handler(ictx, events.SQSEvent{Records: batch})
 	cancel()
 	failed := map[string]bool{}

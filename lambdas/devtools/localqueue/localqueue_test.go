@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -95,4 +96,48 @@ func TestBatchItemFailures(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A message sent with a trace header carries it as the record's
+// AWSTraceHeader (also after the move to the dead-letter queue), and the
+// invocation of a batch with it runs in that trace.
+func TestTraceHeader(t *testing.T) {
+	const header = "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1"
+	dlq := localqueue.NewQueue("dlq", time.Minute)
+	q := localqueue.NewQueue("q", 20*time.Millisecond)
+	q.MaxReceiveCount, q.DLQ = 1, dlq
+	q.SendTraced("traced", nil, header)
+	var mu sync.Mutex
+	var seen []string // record trace header, then the invocation's trace id
+	run(t, q, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, ev.Records, 1, "batch")
+		seen = append(seen, ev.Records[0].Attributes["AWSTraceHeader"], logx.TraceID(ctx))
+		return events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{{ItemIdentifier: ev.Records[0].MessageId}}}, nil
+	}, func() bool { return dlq.Len() == 1 })
+	mu.Lock()
+	assert.Equal(t, []string{header, "1-67891233-abcdef012345678912345678"}, seen, "record's AWSTraceHeader and the invocation's trace id")
+	mu.Unlock()
+
+	// The dead-letter queue's record still has it, and a batch of it and
+	// an untraced message runs in its trace.
+	dlq.Send("untraced", nil)
+	var got []events.SQSMessage
+	var traces []string
+	run(t, dlq, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range ev.Records {
+			got = append(got, r)
+			traces = append(traces, logx.TraceID(ctx))
+		}
+		return events.SQSEventResponse{}, nil
+	}, func() bool { return dlq.Len() == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 2, "records of the dead-letter queue")
+	assert.Equal(t, header, got[0].Attributes["AWSTraceHeader"], "moved record's AWSTraceHeader")
+	assert.NotContains(t, got[1].Attributes, "AWSTraceHeader", "untraced record's attributes")
+	assert.Equal(t, []string{"1-67891233-abcdef012345678912345678", "1-67891233-abcdef012345678912345678"}, traces, "invocation trace of the batch")
 }

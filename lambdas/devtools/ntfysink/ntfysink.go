@@ -39,6 +39,9 @@ type Notification struct {
 	Authorization string `json:"-"`
 	// ContentType is the request's Content-Type.
 	ContentType string `json:"-"`
+	// TraceHeader is the request's X-Amzn-Trace-Id: the trace of the
+	// message the processor delivered (listed, to follow one locally).
+	TraceHeader string `json:"trace_header,omitempty"`
 }
 
 // Fault is how the next requests fail.
@@ -152,7 +155,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, 40101, "unauthorized")
 		return
 	}
-	n := Notification{Event: "message", Time: time.Now().Unix(), Authorization: r.Header.Get("Authorization"), ContentType: r.Header.Get("Content-Type")}
+	n := Notification{Event: "message", Time: time.Now().Unix(), Authorization: r.Header.Get("Authorization"), ContentType: r.Header.Get("Content-Type"), TraceHeader: r.Header.Get("X-Amzn-Trace-Id")}
 	if path := strings.Trim(r.URL.Path, "/"); path == "" {
 		// JSON publishing: ntfy takes the body as JSON when posting to
 		// the root.

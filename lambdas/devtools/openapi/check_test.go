@@ -25,8 +25,8 @@ type thingRequest struct {
 }
 
 var (
-	getThing    = service.Route{Method: "GET", Path: "/things/{id}"}
-	createThing = service.Route{Method: "POST", Path: "/things", Idempotent: true, Query: []service.QueryParam{service.Limit, service.Cursor}}
+	getThing    = service.Route{Operation: "getThing", Method: "GET", Path: "/things/{id}"}
+	createThing = service.Route{Operation: "createThing", Method: "POST", Path: "/things", Idempotent: true, Query: []service.QueryParam{service.Limit, service.Cursor}}
 	things      = service.Contract{Name: "things", APIVersion: "1.0.0",
 		Functions: []service.Function{{Name: "things", Kind: service.HTTP, Routes: []service.Route{getThing, createThing}}}}
 	operations = []api.Operation{

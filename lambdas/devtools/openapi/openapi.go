@@ -57,6 +57,11 @@ func Document(c service.Contract, ops []api.Operation) (*openapi3.T, error) {
 	if c.APIVersion == "" {
 		return nil, fmt.Errorf("the contract has no APIVersion")
 	}
+	// Operations are named once, in the contract (service.Route.Operation),
+	// and Validate refuses a missing, malformed or repeated one.
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	doc := &openapi3.T{
 		OpenAPI: Version,
 		Info: &openapi3.Info{
@@ -78,6 +83,10 @@ func Document(c service.Contract, ops []api.Operation) (*openapi3.T, error) {
 			},
 		},
 	}
+	shared, err := sharedBodies(ops, doc.Components.Schemas)
+	if err != nil {
+		return nil, err
+	}
 	var n int
 	for _, f := range c.Functions {
 		for _, r := range f.Routes {
@@ -86,7 +95,7 @@ func Document(c service.Contract, ops []api.Operation) (*openapi3.T, error) {
 				return nil, fmt.Errorf("%s has no Operation", r.Key())
 			}
 			delete(byKey, r.Key())
-			o, err := operation(r, op)
+			o, err := operation(r, op, shared)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", r.Key(), err)
 			}
@@ -133,9 +142,9 @@ func securityScheme(name string) *openapi3.SecuritySchemeRef {
 	return &openapi3.SecuritySchemeRef{Value: s}
 }
 
-func operation(r service.Route, op api.Operation) (*openapi3.Operation, error) {
+func operation(r service.Route, op api.Operation, shared bodies) (*openapi3.Operation, error) {
 	o := &openapi3.Operation{
-		OperationID: operationID(r),
+		OperationID: r.Operation,
 		Summary:     op.Summary,
 		Responses:   openapi3.NewResponses(),
 	}
@@ -194,7 +203,7 @@ func operation(r service.Route, op api.Operation) (*openapi3.Operation, error) {
 			Schema:      openapi3.NewStringSchema().NewRef()})
 	}
 	if op.Body != nil {
-		s, err := schemaOf(op.Body, false)
+		s, err := shared.schema(op.Body, false)
 		if err != nil {
 			return nil, fmt.Errorf("request body: %w", err)
 		}
@@ -212,11 +221,21 @@ func operation(r service.Route, op api.Operation) (*openapi3.Operation, error) {
 		resp := openapi3.NewResponse().WithDescription(http.StatusText(a.Status))
 		resp.Headers = openapi3.Headers{}
 		if a.Body != nil {
-			s, err := schemaOf(a.Body, true)
+			var s *openapi3.SchemaRef
+			var err error
+			if len(op.Secrets) > 0 {
+				// This operation's answer requires less than the type's
+				// (its secrets are left out of a replay): its own schema.
+				s, err = schemaOf(a.Body, true)
+				if err == nil {
+					s.Value.Required = slices.DeleteFunc(s.Value.Required, func(f string) bool { return slices.Contains(op.Secrets, f) })
+				}
+			} else {
+				s, err = shared.schema(a.Body, true)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("answer %d: %w", a.Status, err)
 			}
-			s.Value.Required = slices.DeleteFunc(s.Value.Required, func(f string) bool { return slices.Contains(op.Secrets, f) })
 			resp.WithContent(openapi3.Content{"application/json": openapi3.NewMediaType().WithSchemaRef(s)})
 		}
 		if a.Location {
@@ -304,24 +323,85 @@ func errorSchema() *openapi3.SchemaRef {
 	return body.NewRef()
 }
 
-// operationID is the route's name for a client: method and path in camel
-// case, e.g. "getTicketsById".
-func operationID(r service.Route) string {
-	var b strings.Builder
-	b.WriteString(strings.ToLower(r.Method))
-	for _, seg := range strings.Split(r.Path, "/") {
-		if seg == "" {
-			continue
+// bodies are the request and answer types two or more operations of a
+// document share, each a named schema of components/schemas (by the Go
+// type's name: Ticket; a request type's upper-cased, StatusRequest; an
+// instance of a generic type its argument's and its own, ProjectPage), so
+// a typed client has one type for them (itsm.Ticket) instead of one
+// anonymous struct per operation. A type one operation uses stays inline:
+// its name would be an implementation detail the document then promises.
+type bodies map[bodyKey]*openapi3.SchemaRef
+
+// bodyKey is a Go type as a request body or as an answer: the two schemas
+// differ (an answer's fields are required, a request's refuse others).
+type bodyKey struct {
+	t      reflect.Type
+	answer bool
+}
+
+// sharedBodies counts the body types of ops and writes the schema of each
+// shared one into schemas. An answer of an operation with Secrets is its
+// own (see operation) and not counted.
+func sharedBodies(ops []api.Operation, schemas openapi3.Schemas) (bodies, error) {
+	uses := map[bodyKey]int{}
+	for _, op := range ops {
+		seen := map[bodyKey]bool{}
+		if op.Body != nil {
+			seen[bodyKey{reflect.TypeOf(op.Body), false}] = true
 		}
-		if strings.HasPrefix(seg, "{") {
-			b.WriteString("By")
-			seg = strings.Trim(seg, "{+}")
+		for _, a := range op.Answers {
+			if a.Body != nil && len(op.Secrets) == 0 {
+				seen[bodyKey{reflect.TypeOf(a.Body), true}] = true
+			}
 		}
-		for _, w := range strings.FieldsFunc(seg, func(r rune) bool { return r == '-' || r == '_' }) {
-			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		for k := range seen {
+			uses[k]++
 		}
 	}
-	return b.String()
+	out := bodies{}
+	owner := map[string]bodyKey{}
+	for _, k := range slices.SortedFunc(maps.Keys(uses), func(a, b bodyKey) int { return strings.Compare(a.t.String(), b.t.String()) }) {
+		if uses[k] < 2 || k.t.Kind() != reflect.Struct || k.t.Name() == "" {
+			continue
+		}
+		name := schemaName(k.t)
+		if other, dup := owner[name]; dup {
+			return nil, fmt.Errorf("schema name %s of %v (answer %v) is also %v's (answer %v): rename one of the Go types", name, k.t, k.answer, other.t, other.answer)
+		}
+		if _, taken := schemas[name]; taken {
+			return nil, fmt.Errorf("schema name %s of %v is taken by the platform's", name, k.t)
+		}
+		owner[name] = k
+		s, err := schemaOf(reflect.New(k.t).Elem().Interface(), k.answer)
+		if err != nil {
+			return nil, fmt.Errorf("%v: %w", k.t, err)
+		}
+		schemas[name] = s
+		out[k] = openapi3.NewSchemaRef("#/components/schemas/"+name, s.Value)
+	}
+	return out, nil
+}
+
+// schema is v's schema as a request body (answer false) or an answer: a
+// reference to its named schema when shared, else inline.
+func (b bodies) schema(v any, answer bool) (*openapi3.SchemaRef, error) {
+	if ref, ok := b[bodyKey{reflect.TypeOf(v), answer}]; ok {
+		// A reference of its own: the caller may set its description.
+		return openapi3.NewSchemaRef(ref.Ref, ref.Value), nil
+	}
+	return schemaOf(v, answer)
+}
+
+// schemaName is t's name as a schema: the Go name with its first letter
+// upper-cased; Page[…Project] is ProjectPage.
+func schemaName(t reflect.Type) string {
+	name := t.Name()
+	if base, arg, ok := strings.Cut(name, "["); ok {
+		arg = strings.TrimSuffix(arg, "]")
+		arg = arg[strings.LastIndexAny(arg, "./")+1:]
+		name = arg + base
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
 }
 
 var (

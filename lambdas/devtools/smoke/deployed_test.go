@@ -13,6 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/smoke"
 	"github.com/stretchr/testify/assert"
@@ -95,11 +99,13 @@ func TestSigner(t *testing.T) {
 		return <-got
 	}
 	good := "secret-of-AKIASMOKE" // awsloop.ConfigSecrets' secret of the key
+	// The signing transport's test: raw requests of each method (what the
+	// generated clients send through it), paths from the contract.
 	for _, tc := range []struct{ method, path, body string }{
-		{"GET", "/tickets?caller=smoke-1", ""},
-		{"POST", "/tickets", `{"caller_id":"sess-smoke-1"}`},
-		{"PATCH", "/tickets/t-1", `{"status":"closed"}`},
-		{"DELETE", "/schedules/s-1", ""},
+		{itsmcontract.ListTickets.Method, itsmcontract.ListTickets.URLQuery(service.Values{itsmcontract.ParamCaller: "smoke-1"}), ""},
+		{itsmcontract.CreateTicket.Method, itsmcontract.CreateTicket.URL(), `{"caller_id":"sess-smoke-1"}`},
+		{itsmcontract.SetStatus.Method, itsmcontract.SetStatus.URL("t-1"), `{"status":"closed"}`},
+		{nucleuscontract.DeleteSchedule.Method, nucleuscontract.DeleteSchedule.URL("s-1"), ""},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			s := send(t, good, tc.method, tc.path, tc.body)
@@ -114,7 +120,7 @@ func TestSigner(t *testing.T) {
 		})
 	}
 	t.Run("bearer", func(t *testing.T) {
-		s := send(t, good, "GET", "/tenants/a/inboxes/b/users/u/messages", "", "Authorization", "Bearer tok")
+		s := send(t, good, stakcontract.Feed.Method, stakcontract.Feed.URL("a", "b", "u"), "", "Authorization", "Bearer tok")
 		assert.Equal(t, "Bearer tok", s.auth, "Authorization: want the bearer token unchanged")
 	})
 }

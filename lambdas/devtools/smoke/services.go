@@ -6,19 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 
-	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
-	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
-	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
-	"github.com/dynastack/dynastack/constructs/service"
-	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
+	nucleusclient "github.com/dynastack/dynastack/lambdas/client/nucleus"
+	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
+	stakclient "github.com/dynastack/dynastack/lambdas/client/stak"
 )
 
 // itsm: a ticket of caller <run>, its description saying it is smoke
@@ -33,7 +31,7 @@ func itsm(ctx context.Context, s *suite) {
 		if cerr != nil {
 			return cerr
 		}
-		r, err := c.PostTicketsWithResponse(ctx, nil, itsmclient.PostTicketsJSONRequestBody{CallerId: &caller,
+		r, err := c.CreateTicketWithResponse(ctx, nil, itsmclient.CreateTicketJSONRequestBody{CallerId: &caller,
 			IssueDescription: ptr("dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)")})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
@@ -45,7 +43,7 @@ func itsm(ctx context.Context, s *suite) {
 	}
 	s.note("ticket %s of caller %s stays (ITSM has no delete), closed", id, caller)
 	s.check("read ticket", func() error {
-		r, err := c.GetTicketsByIdWithResponse(ctx, id)
+		r, err := c.GetTicketWithResponse(ctx, id)
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
@@ -53,7 +51,7 @@ func itsm(ctx context.Context, s *suite) {
 	})
 	s.check("list tickets of the caller", func() error {
 		return s.eventually(ctx, func() error {
-			r, err := c.GetTicketsWithResponse(ctx, &itsmclient.GetTicketsParams{Caller: caller})
+			r, err := c.ListTicketsWithResponse(ctx, &itsmclient.ListTicketsParams{Caller: caller})
 			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
@@ -70,7 +68,7 @@ func itsm(ctx context.Context, s *suite) {
 		})
 	})
 	s.check("comment", func() error {
-		r, err := c.PostTicketsByIdCommentsWithResponse(ctx, id, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr("smoke comment")})
+		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("smoke comment")})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
@@ -81,7 +79,7 @@ func itsm(ctx context.Context, s *suite) {
 	})
 	for _, to := range []string{"in_progress", "resolved", "closed"} {
 		s.check("status to "+to, func() error {
-			r, err := c.PatchTicketsByIdWithResponse(ctx, id, itsmclient.PatchTicketsByIdJSONRequestBody{Status: &to})
+			r, err := c.SetStatusWithResponse(ctx, id, itsmclient.SetStatusJSONRequestBody{Status: &to})
 			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
@@ -89,7 +87,7 @@ func itsm(ctx context.Context, s *suite) {
 		})
 	}
 	s.check("closed ticket refuses a comment", func() error {
-		r, err := c.PostTicketsByIdCommentsWithResponse(ctx, id, itsmclient.PostTicketsByIdCommentsJSONRequestBody{CommentText: ptr("after close")})
+		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("after close")})
 		return s.c.answered(r, err, []int{409})
 	})
 }
@@ -97,150 +95,166 @@ func itsm(ctx context.Context, s *suite) {
 // rezagent: a message created by <run>; the pipeline (SNS, queue,
 // processor, ntfy) must move it to completed. There is no delete: the
 // message expires with rez_agent's TTL (90 days), and its notification
-// reaches the stage's ntfy topic.
+// reaches the stage's ntfy topic. Every call goes through the generated
+// client (lambdas/client/rezagent).
 func rezagent(ctx context.Context, s *suite) {
-	type message struct {
-		ID        string `json:"message_id"`
-		Status    string `json:"status"`
-		CreatedBy string `json:"created_by"`
-		Error     string `json:"error_message"`
-	}
-	var m message
+	c, cerr := rezclient.NewClientWithResponses(s.c.base, rezclient.WithHTTPClient(s.c.http), rezclient.WithRequestEditorFn(acceptJSON))
+	var id uuid.UUID
 	if !s.check("create message", func() error {
-		return s.c.do(ctx, rezcontract.CreateMessage.Method, rezcontract.CreateMessage.URL(), map[string]any{"message_type": "smoke_test", "created_by": s.t.Run,
-			"payload": map[string]any{"text": "dynastack smoke test " + s.t.Run + " (ignore)"}}, &m, s201)
+		if cerr != nil {
+			return cerr
+		}
+		var payload any = map[string]any{"text": "dynastack smoke test " + s.t.Run + " (ignore)"}
+		r, err := c.CreateMessageWithResponse(ctx, nil, rezclient.CreateMessageJSONRequestBody{
+			MessageType: ptr("smoke_test"), CreatedBy: &s.t.Run, Payload: payload})
+		if err := s.c.answered(r, err, s201); err != nil {
+			return err
+		}
+		id, err = uuid.Parse(r.JSON201.MessageId)
+		return err
 	}) {
 		return
 	}
-	path := rezcontract.GetMessage.URL(m.ID)
-	s.note("message %s (created_by %s, message_type smoke_test) stays until its TTL (90 days; no delete); its notification went to the stage's ntfy topic (make dev: its ntfy sink)", m.ID, s.t.Run)
+	s.note("message %s (created_by %s, message_type smoke_test) stays until its TTL (90 days; no delete); its notification went to the stage's ntfy topic (make dev: its ntfy sink)", id, s.t.Run)
 	s.check("read message", func() error {
-		var got message
-		if err := s.c.do(ctx, rezcontract.GetMessage.Method, path, nil, &got, s200); err != nil {
+		r, err := c.GetMessageWithResponse(ctx, id)
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		return want("created_by", got.CreatedBy, s.t.Run)
+		return want("created_by", r.JSON200.CreatedBy, s.t.Run)
 	})
 	s.check("list messages", func() error {
 		return s.eventually(ctx, func() error {
-			var page struct {
-				Messages []message `json:"messages"`
-			}
-			if err := s.c.do(ctx, rezcontract.ListMessages.Method, rezcontract.ListMessages.URLQuery(service.Values{service.Limit: "100"}), nil, &page, s200); err != nil {
+			r, err := c.ListMessagesWithResponse(ctx, &rezclient.ListMessagesParams{Limit: ptr(100)})
+			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
-			for _, x := range page.Messages {
-				if x.ID == m.ID {
+			page := deref(r.JSON200.Messages)
+			for _, x := range page {
+				if x.MessageId == id.String() {
 					return nil
 				}
 			}
-			return fmt.Errorf("message %s not on the newest page (%d messages)", m.ID, len(page.Messages))
+			return fmt.Errorf("message %s not on the newest page (%d messages)", id, len(page))
 		})
 	})
 	s.check("pipeline delivers (status completed)", func() error {
 		return s.eventually(ctx, func() error {
-			var got message
-			if err := s.c.do(ctx, rezcontract.GetMessage.Method, path, nil, &got, s200); err != nil {
+			r, err := c.GetMessageWithResponse(ctx, id)
+			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
-			if got.Status == "failed" {
-				return fmt.Errorf("status failed: %s (not retried)", got.Error)
+			if r.JSON200.Status == "failed" {
+				return fmt.Errorf("status failed: %s (not retried)", deref1(r.JSON200.ErrorMessage))
 			}
-			return want("status", got.Status, "completed")
+			return want("status", r.JSON200.Status, "completed")
 		})
 	})
 	s.check("metrics", func() error {
-		return s.c.do(ctx, rezcontract.Metrics.Method, rezcontract.Metrics.URL(), nil, nil, s200)
+		r, err := c.MetricsWithResponse(ctx, nil)
+		return s.c.answered(r, err, s200)
 	})
 }
 
 // nucleus: a disabled schedule named <run>, changed once (two audit
 // entries), then deleted: nothing stays but the audit entries of its
-// create, change and delete, which the audit log keeps by design.
+// create, change and delete, which the audit log keeps by design. Every
+// call goes through the generated client (lambdas/client/nucleus); each
+// change names its user (X-User-Id, a typed parameter of the writes).
 func nucleus(ctx context.Context, s *suite) {
-	type schedule struct {
-		ID      string `json:"schedule_id"`
-		Name    string `json:"schedule_name"`
-		EndCron string `json:"end_cron"`
-	}
-	user := []string{"X-User-Id", "smoke@dynastack.invalid"}
-	var sc schedule
+	c, cerr := nucleusclient.NewClientWithResponses(s.c.base, nucleusclient.WithHTTPClient(s.c.http), nucleusclient.WithRequestEditorFn(acceptJSON))
+	user := ptr("smoke@dynastack.invalid")
+	var id uuid.UUID
 	if !s.check("create schedule", func() error {
-		return s.c.do(ctx, nucleuscontract.CreateSchedule.Method, nucleuscontract.CreateSchedule.URL(), map[string]any{"schedule_name": s.t.Run, "start_cron": "0 8 * * MON-FRI",
-			"end_cron": "0 18 * * MON-FRI", "timezone": "UTC", "enabled": false}, &sc, s201, user...)
+		if cerr != nil {
+			return cerr
+		}
+		r, err := c.CreateScheduleWithResponse(ctx, &nucleusclient.CreateScheduleParams{XUserId: user}, nucleusclient.CreateScheduleJSONRequestBody{
+			ScheduleName: &s.t.Run, StartCron: ptr("0 8 * * MON-FRI"), EndCron: ptr("0 18 * * MON-FRI"), Timezone: ptr("UTC"), Enabled: ptr(false)})
+		if err := s.c.answered(r, err, s201); err != nil {
+			return err
+		}
+		id, err = uuid.Parse(r.JSON201.ScheduleId)
+		return err
 	}) {
 		return
 	}
-	path := nucleuscontract.GetSchedule.URL(sc.ID)
 	deleted := false
 	s.cleanup("delete schedule", func() error {
 		if deleted {
 			return nil
 		}
-		return s.c.do(ctx, nucleuscontract.DeleteSchedule.Method, nucleuscontract.DeleteSchedule.URL(sc.ID), nil, nil, []int{204, 404}, user...)
+		r, err := c.DeleteScheduleWithResponse(ctx, id, &nucleusclient.DeleteScheduleParams{XUserId: user})
+		return s.c.answered(r, err, []int{204, 404})
 	})
-	s.note("schedule %s deleted; its audit entries stay (the audit log is append-only)", sc.ID)
+	s.note("schedule %s deleted; its audit entries stay (the audit log is append-only)", id)
 	s.check("read schedule", func() error {
-		var got struct {
-			Schedule schedule `json:"schedule"`
-		}
-		if err := s.c.do(ctx, nucleuscontract.GetSchedule.Method, path, nil, &got, s200, user...); err != nil {
+		r, err := c.GetScheduleWithResponse(ctx, id, nil)
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		return want("schedule_name", got.Schedule.Name, s.t.Run)
+		if r.JSON200.Schedule == nil {
+			return errors.New("the answer has no schedule")
+		}
+		return want("schedule_name", r.JSON200.Schedule.ScheduleName, s.t.Run)
 	})
 	s.check("list schedules", func() error {
 		return s.eventually(ctx, func() error {
 			found, n := false, 0
-			err := walk(ctx, s.c, nucleuscontract.ListSchedules, service.Values{service.Limit: "100"}, "next_cursor", func(raw json.RawMessage) error {
-				var page struct {
-					Schedules []schedule `json:"schedules"`
+			err := walk(func(cursor *string) (*string, error) {
+				r, err := c.ListSchedulesWithResponse(ctx, &nucleusclient.ListSchedulesParams{Limit: ptr(100), Cursor: cursor})
+				if err := s.c.answered(r, err, s200); err != nil {
+					return nil, err
 				}
-				if err := json.Unmarshal(raw, &page); err != nil {
-					return err
+				for _, x := range deref(r.JSON200.Schedules) {
+					n++
+					found = found || x.ScheduleId == id.String()
 				}
-				n += len(page.Schedules)
-				found = found || slices.ContainsFunc(page.Schedules, func(x schedule) bool { return x.ID == sc.ID })
-				return nil
-			}, user...)
+				return r.JSON200.NextCursor, nil
+			})
 			if err == nil && !found {
-				err = fmt.Errorf("schedule %s not listed (%d schedules)", sc.ID, n)
+				err = fmt.Errorf("schedule %s not listed (%d schedules)", id, n)
 			}
 			return err
 		})
 	})
 	s.check("change schedule", func() error {
-		var got schedule
-		if err := s.c.do(ctx, nucleuscontract.UpdateSchedule.Method, nucleuscontract.UpdateSchedule.URL(sc.ID), map[string]any{"end_cron": "0 19 * * MON-FRI"}, &got, s200, user...); err != nil {
+		r, err := c.UpdateScheduleWithResponse(ctx, id, &nucleusclient.UpdateScheduleParams{XUserId: user},
+			nucleusclient.UpdateScheduleJSONRequestBody{EndCron: ptr("0 19 * * MON-FRI")})
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		return want("end_cron", got.EndCron, "0 19 * * MON-FRI")
+		return want("end_cron", r.JSON200.EndCron, "0 19 * * MON-FRI")
 	})
 	s.check("audit log of the schedule", func() error {
-		var log struct {
-			Entries []map[string]any `json:"entries"`
-		}
-		if err := s.c.do(ctx, nucleuscontract.EntityLog.Method, nucleuscontract.EntityLog.URLQuery(service.Values{service.Limit: "100"}, "schedule", sc.ID), nil, &log, s200, user...); err != nil {
+		r, err := c.EntityLogWithResponse(ctx, "schedule", id.String(), &nucleusclient.EntityLogParams{Limit: ptr(100)})
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		if len(log.Entries) != 2 {
-			return fmt.Errorf("%d audit entries, want 2 (create and change)", len(log.Entries))
+		if n := len(deref(r.JSON200.Entries)); n != 2 {
+			return fmt.Errorf("%d audit entries, want 2 (create and change)", n)
 		}
 		return nil
 	})
 	if s.check("delete schedule", func() error {
-		return s.c.do(ctx, nucleuscontract.DeleteSchedule.Method, nucleuscontract.DeleteSchedule.URL(sc.ID), nil, nil, []int{204}, user...)
+		r, err := c.DeleteScheduleWithResponse(ctx, id, &nucleusclient.DeleteScheduleParams{XUserId: user})
+		return s.c.answered(r, err, []int{204})
 	}) {
 		deleted = true
 	}
-	s.check("deleted schedule is gone", func() error { return s.c.do(ctx, nucleuscontract.GetSchedule.Method, path, nil, nil, s404, user...) })
+	s.check("deleted schedule is gone", func() error {
+		r, err := c.GetScheduleWithResponse(ctx, id, nil)
+		return s.c.answered(r, err, s404)
+	})
 }
 
 // stak: publishes to the token's own user in a new inbox <run> of the
 // token's tenant, reads the feed with the token, marks the message read
 // and checks the user's counters. Stak has no delete: the inbox stays,
 // its message expires after a day (the inbox's TTL); the tenant's
-// settings are created only when the tenant has none.
+// settings are created only when the tenant has none. Every call goes
+// through the generated client (lambdas/client/stak); the end-user routes
+// carry the token (bearer).
 func stak(ctx context.Context, s *suite) {
 	var tenant, uid string
 	if !s.check("end-user token", func() (err error) {
@@ -249,182 +263,180 @@ func stak(ctx context.Context, s *suite) {
 	}) {
 		return
 	}
-	bearer := []string{"Authorization", "Bearer " + s.t.StakToken}
-	settings := stakcontract.GetTenant.URL(tenant)
+	c, cerr := stakclient.NewClientWithResponses(s.c.base, stakclient.WithHTTPClient(s.c.http), stakclient.WithRequestEditorFn(acceptJSON))
+	bearer := stakclient.RequestEditorFn(func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+s.t.StakToken)
+		return nil
+	})
 	s.check("tenant settings", func() error {
-		err := s.c.do(ctx, stakcontract.GetTenant.Method, settings, nil, nil, s200)
-		if err == nil {
-			return nil
+		if cerr != nil {
+			return cerr
 		}
-		if e := s.c.do(ctx, stakcontract.GetTenant.Method, settings, nil, nil, s404); e != nil {
+		r, err := c.GetTenantWithResponse(ctx, tenant)
+		if err := s.c.answered(r, err, []int{200, 404}); err != nil || r.StatusCode() == 200 {
 			return err
 		}
-		if err := s.c.do(ctx, stakcontract.PutTenant.Method, stakcontract.PutTenant.URL(tenant), map[string]any{"title": "dynastack smoke"}, nil, s200); err != nil {
+		put, err := c.PutTenantWithResponse(ctx, tenant, stakclient.PutTenantJSONRequestBody{Title: ptr("dynastack smoke")})
+		if err := s.c.answered(put, err, s200); err != nil {
 			return err
 		}
 		s.note("tenant %s had no settings: created them (title \"dynastack smoke\"); they stay", tenant)
 		return nil
 	})
 	s.check("create inbox", func() error {
-		return s.c.do(ctx, stakcontract.PutInbox.Method, stakcontract.PutInbox.URL(tenant, s.t.Run), map[string]any{"title": "dynastack smoke " + s.t.Run,
-			"description": "smoke data of a smoke test, kept (no delete); messages expire after a day", "ttl": map[string]any{"default": "1d"}}, nil, s200)
+		r, err := c.PutInboxWithResponse(ctx, tenant, s.t.Run, stakclient.PutInboxJSONRequestBody{Title: ptr("dynastack smoke " + s.t.Run),
+			Description: ptr("smoke data of a smoke test, kept (no delete); messages expire after a day"), Ttl: &map[string]string{"default": "1d"}})
+		return s.c.answered(r, err, s200)
 	})
 	if !s.failed {
 		s.note("inbox %s of tenant %s stays (Stak has no delete); its message to user %s expires after a day", s.t.Run, tenant, uid)
 	}
 	s.check("read inbox", func() error {
-		return s.c.do(ctx, stakcontract.GetInbox.Method, stakcontract.GetInbox.URL(tenant, s.t.Run), nil, nil, s200)
+		r, err := c.GetInboxWithResponse(ctx, tenant, s.t.Run)
+		return s.c.answered(r, err, s200)
 	})
 	var id string
 	s.check("publish message", func() error {
-		var m struct {
-			Header struct {
-				ID string `json:"id"`
-			} `json:"audiences"`
-		}
-		err := s.c.do(ctx, stakcontract.Publish.Method, stakcontract.Publish.URL(tenant, s.t.Run), map[string]any{"sender": "dynastack-smoke",
-			"audiences": map[string]any{"kind": "users", "uids": []string{uid}},
-			"message":   map[string]any{"title": "dynastack smoke test " + s.t.Run}}, &m, s201)
-		id = m.Header.ID
-		if err == nil && id == "" {
-			err = errors.New("the answer has no message id (audiences.id)")
-		}
-		return err
-	})
-	s.check("feed lists the message", func() error {
-		var page struct {
-			Messages []struct {
-				Header struct {
-					ID string `json:"id"`
-				} `json:"audiences"`
-			} `json:"messages"`
-		}
-		if err := s.c.do(ctx, stakcontract.Feed.Method, stakcontract.Feed.URL(tenant, s.t.Run, uid), nil, &page, s200, bearer...); err != nil {
+		var body stakclient.PublishJSONRequestBody
+		body.Sender = ptr("dynastack-smoke")
+		to := alloc(&body.Audiences)
+		to.Kind, to.Uids = ptr("users"), &[]string{uid}
+		alloc(&body.Message).Title = ptr("dynastack smoke test " + s.t.Run)
+		r, err := c.PublishWithResponse(ctx, tenant, s.t.Run, nil, body)
+		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
-		if len(page.Messages) != 1 || page.Messages[0].Header.ID != id {
-			return fmt.Errorf("feed holds %d messages, want just %s", len(page.Messages), id)
+		// A Stak message's id is in the document's outer "audiences" object.
+		if id = r.JSON201.Audiences.Id; id == "" {
+			return errors.New("the answer has no message id (audiences.id)")
+		}
+		return nil
+	})
+	s.check("feed lists the message", func() error {
+		r, err := c.FeedWithResponse(ctx, tenant, s.t.Run, uid, nil, bearer)
+		if err := s.c.answered(r, err, s200); err != nil {
+			return err
+		}
+		page := deref(r.JSON200.Messages)
+		if len(page) != 1 || page[0].Audiences.Id != id {
+			return fmt.Errorf("feed holds %d messages, want just %s", len(page), id)
 		}
 		return nil
 	})
 	s.check("mark read", func() error {
-		var got struct {
-			Changed bool `json:"changed"`
-		}
-		if err := s.c.do(ctx, stakcontract.MarkRead.Method, stakcontract.MarkRead.URL(tenant, s.t.Run, uid, id), nil, &got, s200, bearer...); err != nil {
+		r, err := c.MarkReadWithResponse(ctx, tenant, s.t.Run, uid, id, bearer)
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		if !got.Changed {
+		if !r.JSON200.Changed {
 			return errors.New("changed false on the first read")
 		}
 		return nil
 	})
 	s.check("user stats", func() error {
-		var st struct{ Published, Read, Unread int64 }
-		if err := s.c.do(ctx, stakcontract.Stats.Method, stakcontract.Stats.URL(tenant, s.t.Run, uid), nil, &st, s200, bearer...); err != nil {
+		r, err := c.StatsWithResponse(ctx, tenant, s.t.Run, uid, bearer)
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		if st.Published != 1 || st.Read != 1 || st.Unread != 0 {
-			return fmt.Errorf("stats %+v, want published 1, read 1, unread 0", st)
+		if st := r.JSON200; st.Published != 1 || st.Read != 1 || st.Unread != 0 {
+			return fmt.Errorf("stats published %d, read %d, unread %d, want published 1, read 1, unread 0", st.Published, st.Read, st.Unread)
 		}
 		return nil
 	})
 	s.check("token of another user is refused", func() error {
-		return s.c.do(ctx, stakcontract.Feed.Method, stakcontract.Feed.URL(tenant, s.t.Run, uid+"-other"), nil, nil, []int{403}, bearer...)
+		r, err := c.FeedWithResponse(ctx, tenant, s.t.Run, uid+"-other", nil, bearer)
+		return s.c.answered(r, err, []int{403})
 	})
 }
 
 // agenticpm: a project named <run>, an event on it, then archived — the
 // API's end of a project, which is never deleted (so it stays, archived).
+// Every call goes through the generated client (lambdas/client/agenticpm).
 func agenticpm(ctx context.Context, s *suite) {
-	type project struct {
-		ID     string `json:"id"`
-		Name   string `json:"name"`
-		Status string `json:"status"`
-	}
-	var p project
+	c, cerr := pmclient.NewClientWithResponses(s.c.base, pmclient.WithHTTPClient(s.c.http), pmclient.WithRequestEditorFn(acceptJSON))
+	var id uuid.UUID
 	if !s.check("create project", func() error {
-		return s.c.do(ctx, pmcontract.CreateProject.Method, pmcontract.CreateProject.URL(), map[string]any{"name": s.t.Run, "description": "dynastack smoke test (smoke data, archived by the test)",
-			"source": "jira", "sourceProjectKey": "SMOKE", "autonomyLevel": "monitoring"}, &p, s201)
+		if cerr != nil {
+			return cerr
+		}
+		r, err := c.CreateProjectWithResponse(ctx, nil, pmclient.CreateProjectJSONRequestBody{Name: &s.t.Run,
+			Description: ptr("dynastack smoke test (smoke data, archived by the test)"),
+			Source:      ptr("jira"), SourceProjectKey: ptr("SMOKE"), AutonomyLevel: ptr("monitoring")})
+		if err := s.c.answered(r, err, s201); err != nil {
+			return err
+		}
+		id, err = uuid.Parse(r.JSON201.Id)
+		return err
 	}) {
 		return
 	}
-	s.note("project %s (name %s) stays archived (AgenticPM never deletes projects)", p.ID, s.t.Run)
+	s.note("project %s (name %s) stays archived (AgenticPM never deletes projects)", id, s.t.Run)
 	s.check("read project", func() error {
-		var got project
-		if err := s.c.do(ctx, pmcontract.GetProject.Method, pmcontract.GetProject.URL(p.ID), nil, &got, s200); err != nil {
+		r, err := c.GetProjectWithResponse(ctx, id)
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		return want("name", got.Name, s.t.Run)
+		return want("name", r.JSON200.Name, s.t.Run)
 	})
 	s.check("list active projects", func() error {
 		return s.eventually(ctx, func() error {
 			found, n := false, 0
-			err := walk(ctx, s.c, pmcontract.ListProjects, service.Values{pmcontract.ParamStatus: "active", service.Limit: "100"}, "nextCursor", func(raw json.RawMessage) error {
-				var page struct {
-					Items []project `json:"items"`
+			err := walk(func(cursor *string) (*string, error) {
+				r, err := c.ListProjectsWithResponse(ctx, &pmclient.ListProjectsParams{Status: ptr(pmclient.Active), Limit: ptr(100), Cursor: cursor})
+				if err := s.c.answered(r, err, s200); err != nil {
+					return nil, err
 				}
-				if err := json.Unmarshal(raw, &page); err != nil {
-					return err
+				for _, x := range deref(r.JSON200.Items) {
+					n++
+					found = found || x.Id == id.String()
 				}
-				n += len(page.Items)
-				found = found || slices.ContainsFunc(page.Items, func(x project) bool { return x.ID == p.ID })
-				return nil
+				return r.JSON200.NextCursor, nil
 			})
 			if err == nil && !found {
-				err = fmt.Errorf("project %s not among the %d active projects", p.ID, n)
+				err = fmt.Errorf("project %s not among the %d active projects", id, n)
 			}
 			return err
 		})
 	})
 	s.check("record event", func() error {
-		return s.c.do(ctx, pmcontract.RecordProjectEvent.Method, pmcontract.RecordProjectEvent.URL(p.ID),
-			map[string]any{"eventType": "heartbeat", "severity": "info", "summary": "smoke"}, nil, s201)
+		r, err := c.RecordProjectEventWithResponse(ctx, id, nil, pmclient.EventRequest{EventType: ptr("heartbeat"), Severity: ptr("info"), Summary: ptr("smoke")})
+		return s.c.answered(r, err, s201)
 	})
 	s.check("list events", func() error {
-		var page struct {
-			Items []map[string]any `json:"items"`
-		}
-		if err := s.c.do(ctx, pmcontract.ListProjectEvents.Method, pmcontract.ListProjectEvents.URLQuery(service.Values{service.Limit: "100"}, p.ID), nil, &page, s200); err != nil {
+		r, err := c.ListProjectEventsWithResponse(ctx, id, &pmclient.ListProjectEventsParams{Limit: ptr(100)})
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		if len(page.Items) != 1 {
-			return fmt.Errorf("%d events, want 1", len(page.Items))
+		if n := len(deref(r.JSON200.Items)); n != 1 {
+			return fmt.Errorf("%d events, want 1", n)
 		}
 		return nil
 	})
 	s.check("archive project", func() error {
-		var got project
-		if err := s.c.do(ctx, pmcontract.UpdateProject.Method, pmcontract.UpdateProject.URL(p.ID), map[string]any{"status": "archived"}, &got, s200); err != nil {
+		r, err := c.UpdateProjectWithResponse(ctx, id, pmclient.UpdateProjectJSONRequestBody{Status: ptr("archived")})
+		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		return want("status", got.Status, "archived")
+		return want("status", r.JSON200.Status, "archived")
 	})
 }
 
-// walk reads a list's pages (at most 50) through its cursor field: route
-// with the query q, then with each page's cursor.
-func walk(ctx context.Context, c client, route service.Route, q service.Values, cursorField string, page func(json.RawMessage) error, headers ...string) error {
-	q = maps.Clone(q)
-	path := route.URLQuery(q)
+// walk reads a list's pages (at most 50): page reads the one at cursor
+// (nil: the first) and returns the next page's cursor (nil or empty: the
+// last).
+func walk(page func(cursor *string) (next *string, err error)) error {
+	var cursor *string
 	for range 50 {
-		var raw json.RawMessage
-		if err := c.do(ctx, "GET", path, nil, &raw, s200, headers...); err != nil {
+		next, err := page(cursor)
+		if err != nil {
 			return err
 		}
-		if err := page(raw); err != nil {
-			return err
-		}
-		var next map[string]any
-		_ = json.Unmarshal(raw, &next)
-		cur, _ := next[cursorField].(string)
-		if cur == "" {
+		if next == nil || *next == "" {
 			return nil
 		}
-		q[service.Cursor] = cur
-		path = route.URLQuery(q)
+		cursor = next
 	}
-	return fmt.Errorf("more than 50 pages of %s", route.URLQuery(q))
+	return errors.New("more than 50 pages")
 }
 
 func want(field, got, wanted string) error {

@@ -10,18 +10,15 @@
 package smoke
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
 	rezcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
-	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -203,51 +200,6 @@ type client struct {
 	http *http.Client
 }
 
-// do sends a request and wants one of the statuses; a 2xx JSON answer is
-// decoded into out (nil: not decoded). Writes carry Content-Type
-// application/json (with "{}" when there is no body): the local runner
-// takes writes only as JSON. headers are name, value pairs.
-func (c client) do(ctx context.Context, method, path string, body, out any, want []int, headers ...string) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return err
-	}
-	if method != http.MethodGet {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	ok := false
-	for _, w := range want {
-		ok = ok || resp.StatusCode == w
-	}
-	if !ok {
-		return fmt.Errorf("%s %s: status %d, want %v: %s", method, path, resp.StatusCode, want, cut(b))
-	}
-	if out != nil && resp.StatusCode/100 == 2 {
-		if err := json.Unmarshal(b, out); err != nil {
-			return fmt.Errorf("%s %s: %d %s: %w", method, path, resp.StatusCode, cut(b), err)
-		}
-	}
-	return nil
-}
-
 func cut(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > 300 {
@@ -266,7 +218,7 @@ var (
 // answered is nil when the generated client's call err is nil and its
 // answer r (a lambdas/client/<service> *…Response: its HTTPResponse and
 // Body) has one of the statuses want; else an error naming the request,
-// the status and the path below the base URL, as client.do's.
+// the status, the path below the base URL and the start of the answer.
 func (c client) answered(r any, err error, want []int) error {
 	if err != nil {
 		return err
@@ -287,7 +239,8 @@ func (c client) answered(r any, err error, want []int) error {
 	return nil
 }
 
-// acceptJSON asks the generated clients' requests for JSON, as client.do.
+// acceptJSON asks the generated clients' requests for JSON (API Gateway
+// and the local runner answer errors in JSON either way).
 func acceptJSON(_ context.Context, req *http.Request) error {
 	req.Header.Set("Accept", "application/json")
 	return nil
@@ -299,5 +252,22 @@ func deref[T any](p *[]T) []T {
 	if p == nil {
 		return nil
 	}
+	return *p
+}
+
+// deref1 is *p, or the zero value when p is nil (an optional field).
+func deref1[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// alloc sets *p to a new T and returns it: a generated request body's
+// nested object is a pointer to an anonymous struct, which has no name to
+// write in a literal.
+func alloc[T any](p **T) *T {
+	*p = new(T)
 	return *p
 }

@@ -62,7 +62,7 @@ func TestReplay(t *testing.T) {
 	}
 	published := func(uid string) string {
 		var st stak.Stats
-		require.NoError(t, json.Unmarshal([]byte(do("GET", "/tenants/acme/inboxes/main/users/"+uid+"/stats", "", 200)), &st))
+		require.NoError(t, json.Unmarshal([]byte(do(stakcontract.Stats.Method, stakcontract.Stats.URL("acme", "main", uid), "", 200)), &st))
 		return fmt.Sprintf("%d/%d", st.Published, st.Read)
 	}
 
@@ -88,14 +88,14 @@ func TestReplay(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.Sync(ctx))
 
-	do("PUT", "/tenants/acme/settings", `{"title":"Acme"}`, 200)
-	do("PUT", "/tenants/acme/inboxes/main", `{"title":"Main","ttl":{"default":"3s"}}`, 200)
+	do(stakcontract.PutTenant.Method, stakcontract.PutTenant.URL("acme"), `{"title":"Acme"}`, 200)
+	do(stakcontract.PutInbox.Method, stakcontract.PutInbox.URL("acme", "main"), `{"title":"Main","ttl":{"default":"3s"}}`, 200)
 	// With a category: DynamoDB Local's stream reports an empty map
 	// attribute (the taxonomy of an uncategorised message) as a string,
 	// which the consumer cannot read; AWS does not.
 	var pub stak.Published
-	require.NoError(t, json.Unmarshal([]byte(do("POST", "/tenants/acme/inboxes/main/messages", `{"sender":"hr","audiences":{"kind":"users","uids":["u1","u2"]},"taxonomy":{"category":"billing"},"message":{"title":"hi"}}`, 201)), &pub))
-	do("POST", "/tenants/acme/inboxes/main/users/u1/messages/"+pub.Header.ID+"/read", "", 200)
+	require.NoError(t, json.Unmarshal([]byte(do(stakcontract.Publish.Method, stakcontract.Publish.URL("acme", "main"), `{"sender":"hr","audiences":{"kind":"users","uids":["u1","u2"]},"taxonomy":{"category":"billing"},"message":{"title":"hi"}}`, 201)), &pub))
+	do(stakcontract.MarkRead.Method, stakcontract.MarkRead.URL("acme", "main", "u1", pub.Header.ID), "", 200)
 	require.Equal(t, "1/1 1/0", published("u1")+" "+published("u2"), "counters before expiry")
 
 	expiries := func() int {

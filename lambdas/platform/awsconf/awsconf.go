@@ -12,6 +12,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Environment variables read.
@@ -75,7 +79,36 @@ func Load(_ context.Context, getenv func(string) string, overridden ...string) (
 			return aws.Credentials{}, fmt.Errorf("awsconf: no AWS_ACCESS_KEY_ID in the environment: functions take the credentials Lambda puts there (set AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or an AWS_ENDPOINT_URL_<SERVICE> for a local endpoint)")
 		})
 	}
-	return aws.Config{Region: region, Credentials: aws.NewCredentialsCache(creds)}, nil
+	return aws.Config{Region: region, Credentials: aws.NewCredentialsCache(creds),
+		APIOptions: []func(*middleware.Stack) error{addTraceHeader}}, nil
+}
+
+// addTraceHeader sends the trace header of the call's context
+// (logx.TraceHeader: a queue record's, else the invocation's) as
+// X-Amzn-Trace-Id, so that SNS passes the caller's trace on to the
+// subscribed queue (AWSTraceHeader) and the consumer logs the same trace
+// id as the publisher.
+//
+// The SDK's own RecursionDetection build middleware does this only from
+// the process environment: with AWS_LAMBDA_FUNCTION_NAME set it copies
+// _X_AMZN_TRACE_ID into the header when the request has none
+// (aws/middleware/recursion_detection.go, aws-sdk-go-v2 v1.48). That
+// covers a Lambda environment running one invocation at a time, where
+// aws-lambda-go sets the variable per invocation; not the local runner,
+// which runs every function in one process, nor an environment running
+// several invocations at once (aws-lambda-go then leaves the variable
+// unset), nor a queue record whose trace is its message's. This one runs
+// first, from the context, and sets the same value where both know it;
+// the SDK's then finds the header set and leaves it.
+func addTraceHeader(s *middleware.Stack) error {
+	return s.Build.Add(middleware.BuildMiddlewareFunc("dynastackTraceHeader", func(ctx context.Context, in middleware.BuildInput, next middleware.BuildHandler) (middleware.BuildOutput, middleware.Metadata, error) {
+		if req, ok := in.Request.(*smithyhttp.Request); ok && req.Header.Get(logx.TraceHeaderName) == "" {
+			if h := logx.TraceHeader(ctx); h != "" {
+				req.Header.Set(logx.TraceHeaderName, h)
+			}
+		}
+		return next.HandleBuild(ctx, in)
+	}), middleware.Before)
 }
 
 // For is Load for one service, with that service's endpoint override

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Outcome is what a consumer did with one record.
@@ -49,6 +50,13 @@ type QueueConstructor func(ctx context.Context, getenv func(string) string, opts
 // QueueBatch runs h on every record of ev, at most parallel at a time, and
 // reports the records to retry. It never returns an error: an invocation
 // error would make SQS redeliver the whole batch, successes included.
+//
+// Each record is handled in the trace its message carries (SQS's
+// AWSTraceHeader system attribute, which SNS and SendMessage set from the
+// sender's X-Amzn-Trace-Id): its lines log that trace id, and its AWS calls
+// send that header. In Lambda the invocation has a trace of its own, which
+// X-Ray links to the messages' (one invocation, a batch of several
+// traces); the message's is the one that joins the sender's lines.
 func QueueBatch(ctx context.Context, ev events.SQSEvent, parallel int, h QueueRecordHandler) events.SQSEventResponse {
 	if parallel < 1 {
 		parallel = 1
@@ -61,7 +69,7 @@ func QueueBatch(ctx context.Context, ev events.SQSEvent, parallel int, h QueueRe
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			outcomes[i] = h(ctx, rec)
+			outcomes[i] = h(logx.WithTrace(ctx, rec.Attributes[logx.AWSTraceHeader]), rec)
 		}()
 	}
 	wg.Wait()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
@@ -105,4 +106,42 @@ func TestCorrelationAndTraceIDs(t *testing.T) {
 			assert.Equal(t, tc.trace, got, "trace_id")
 		})
 	}
+}
+
+// A queue record's trace (WithTrace) is the trace of its lines, over the
+// invocation's; where they differ, the invocation's is beside it. Only a
+// well-formed header is taken.
+func TestRecordTrace(t *testing.T) {
+	const (
+		message    = "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1"
+		invocation = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad9;Sampled=1"
+	)
+	t.Setenv(logx.EnvTraceID, "")
+	inv := logx.WithInvocationTrace(context.Background(), invocation)
+	for _, tc := range []struct {
+		name            string
+		ctx             context.Context
+		header          string
+		trace, invTrace string
+	}{
+		{"record in its invocation's trace", logx.WithTrace(inv, invocation), invocation, "1-5759e988-bd862e3fe1be46a994272793", ""},
+		{"record of another trace", logx.WithTrace(inv, message), message, "1-67891233-abcdef012345678912345678", "1-5759e988-bd862e3fe1be46a994272793"},
+		{"record outside an invocation", logx.WithTrace(context.Background(), message), message, "1-67891233-abcdef012345678912345678", ""},
+		{"malformed record header", logx.WithTrace(inv, "Root=1-xyz;Sampled=1"), invocation, "1-5759e988-bd862e3fe1be46a994272793", ""},
+		{"header with a space", logx.WithTrace(inv, "Root=1-67891233-abcdef012345678912345678; Sampled=1"), invocation, "1-5759e988-bd862e3fe1be46a994272793", ""},
+		{"malformed invocation header", logx.WithInvocationTrace(context.Background(), "Root=1-5759e988-BD862E3FE1BE46A994272793"), "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.header, logx.TraceHeader(tc.ctx), "TraceHeader")
+			var buf bytes.Buffer
+			logx.New(&buf, slog.LevelInfo).InfoContext(tc.ctx, "hello")
+			var rec map[string]any
+			require.NoError(t, json.Unmarshal(buf.Bytes(), &rec))
+			got, _ := rec["trace_id"].(string)
+			assert.Equal(t, tc.trace, got, "trace_id")
+			got, _ = rec["invocation_trace_id"].(string)
+			assert.Equal(t, tc.invTrace, got, "invocation_trace_id")
+		})
+	}
+	assert.False(t, logx.ValidTraceHeader(strings.Repeat("a", 250)+";Root=1-67891233-abcdef012345678912345678"), "a header over 256 bytes")
 }

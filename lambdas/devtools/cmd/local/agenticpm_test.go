@@ -13,7 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/google/uuid"
+
 	pm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
@@ -30,36 +33,41 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 	t.Parallel()
 	// LOCAL_SCHEDULE_EVERY: only the first run, 2 s after start.
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")), []string{"LOCAL_SCHEDULE_EVERY=1h"})
-	var p struct {
-		ID string `json:"id"`
-	}
-	call(t, pm.CreateProject.Method, at(r.base, pm.Name, pm.CreateProject), `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
+	// The agent's calls, through the generated client (lambdas/client/agenticpm).
+	api, err := pmclient.NewClientWithResponses(r.base + "/" + pm.Name)
+	require.NoError(t, err)
+	p, err := api.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: ptr("MCU"), Source: ptr("jira"),
+		SourceProjectKey: ptr("MCU"), AutonomyLevel: ptr("monitoring")})
+	answered(t, 201, p, p.Body, err, "create project")
+	pid, err := uuid.Parse(p.JSON201.Id)
+	require.NoError(t, err, "project id is a UUID")
 	deadline := time.Now().Add(agenticpm.MinEscalationExpiry + time.Minute).UTC().Format(time.RFC3339Nano)
-	var e struct {
-		ID     string `json:"id"`
-		Status string `json:"status"`
-	}
-	call(t, pm.CreateEscalation.Method, at(r.base, pm.Name, pm.CreateEscalation, p.ID),
-		fmt.Sprintf(`{"title":"Quick?","context":{},"options":[{"option":"Yes"}],"expiresAt":%q}`, deadline), 201, &e)
+	var options any = []map[string]any{{"option": "Yes"}}
+	var escalationContext any = map[string]any{}
+	e, err := api.CreateEscalationWithResponse(t.Context(), pid, nil, pmclient.EscalationRequest{Title: ptr("Quick?"), Context: escalationContext,
+		Options: options, ExpiresAt: &deadline})
+	answered(t, 201, e, e.Body, err, "create escalation")
+
 	// Its deadline passes.
-	backdate(t, r, pm.ProjectPK(p.ID), pm.PrefixEscalation+e.ID, map[string]func(string) string{
+	backdate(t, r, pm.ProjectPK(p.JSON201.Id), pm.PrefixEscalation+e.JSON201.Id, map[string]func(string) string{
 		pm.AttrExpiresAt: func(past string) string { return past },
 	})
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
-	call(t, pm.GetEscalation.Method, at(r.base, pm.Name, pm.GetEscalation, p.ID, e.ID), "", 200, &e)
-	assert.Equal(t, "expired", e.Status, "escalation after the job's run past its deadline")
+	got, err := api.GetEscalationWithResponse(t.Context(), pid, e.JSON201.Id)
+	answered(t, 200, got, got.Body, err, "get escalation")
+	assert.Equal(t, "expired", got.JSON200.Status, "escalation after the job's run past its deadline")
 
 	const marker = "PLAINTEXT-TOKEN-c41d"
-	var c struct {
-		ConfigEncrypted   string            `json:"configEncrypted"`
-		KMSKeyID          string            `json:"kmsKeyId"`
-		EncryptionContext map[string]string `json:"encryptionContext"`
-	}
-	call(t, pm.PutIntegration.Method, at(r.base, pm.Name, pm.PutIntegration, "jira"), `{"config":{"apiToken":"`+marker+`"},"status":"active"}`, 200, &c)
+	var config any = map[string]any{"apiToken": marker}
+	put, err := api.PutIntegrationWithResponse(t.Context(), "jira", pmclient.PutIntegrationJSONRequestBody{Config: config, Status: ptr("active")})
+	answered(t, 200, put, put.Body, err, "put integration")
+	c := put.JSON200
 	require.NotEmpty(t, c.ConfigEncrypted, "stored config: %+v", c)
-	require.Contains(t, c.KMSKeyID, ":key/", "stored KMS key")
-	require.Equal(t, "dev", c.EncryptionContext["stage"], "stored encryption context: stage")
-	require.Equal(t, "jira", c.EncryptionContext["integration"], "stored encryption context: integration")
+	require.Contains(t, c.KmsKeyId, ":key/", "stored KMS key")
+	require.NotNil(t, c.EncryptionContext, "stored encryption context")
+	require.Equal(t, "dev", (*c.EncryptionContext)["stage"], "stored encryption context: stage")
+	require.Equal(t, "jira", (*c.EncryptionContext)["integration"], "stored encryption context: integration")
+
 	m := regexp.MustCompile(`dynamodb (http://[0-9.:]+)`).FindStringSubmatch(r.ready)
 	require.NotNil(t, m, "no DynamoDB endpoint in the ready line %q", r.ready)
 	client, err := ddb.NewClient(context.Background(), ddblocal.WithEndpoint(m[1], nil))

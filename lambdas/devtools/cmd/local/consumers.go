@@ -2,22 +2,23 @@ package main
 
 import (
 	"context"
-
 	"encoding/json"
 	"fmt"
-	"github.com/aws/aws-lambda-go/events"
 	"log/slog"
 	"sort"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
+	"github.com/dynastack/dynastack/lambdas/devtools/localtrace"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 const typeEventSourceMapping = "AWS::Lambda::EventSourceMapping"
@@ -148,7 +149,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.St
 	cfg := poller.Config{
 		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
 		Bisect: src.bisect, MaxRetries: src.retries, MaxRecordAge: src.maxAge,
-		Handler: observeStream(al, localName(t, fn.LogicalID), c.Handle), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
+		Handler: observeStream(al, localName(t, fn.LogicalID), invokeTraced(c.Handle)), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	}
 	if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0 // the poller's default
@@ -196,5 +197,14 @@ func observeStream(al *alarms, function string, h fn.StreamHandler) fn.StreamHan
 		resp, err := h(ctx, ev)
 		al.invocation(function, start, err != nil || ctx.Err() != nil)
 		return resp, err
+	}
+}
+
+// invokeTraced gives each invocation of a stream batch a trace of its own,
+// as Lambda's active tracing starts one for an event source mapping's
+// invocation (a stream record carries no trace header).
+func invokeTraced(h fn.StreamHandler) fn.StreamHandler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return h(logx.WithInvocationTrace(ctx, localtrace.New()), ev)
 	}
 }

@@ -6,10 +6,11 @@ import (
 	"time"
 
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
-	"github.com/dynastack/dynastack/constructs/service"
+	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // FAULTS puts DynamoDB's faults between the functions and DynamoDB Local
@@ -19,9 +20,16 @@ import (
 func TestFaultsReachTheFunctions(t *testing.T) {
 	t.Parallel()
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), []string{ddbfault.EnvFaults + "=throttle:1"})
-	var body struct{ Error struct{ Code string } }
-	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-u1"}), "", 503, &body)
-	assert.Equal(t, "unavailable", body.Error.Code, "error code")
+	c, err := itsmclient.NewClientWithResponses(r.base + "/" + itsm.Name)
+	require.NoError(t, err)
+	list, err := c.ListTicketsWithResponse(t.Context(), &itsmclient.ListTicketsParams{Caller: "sess-u1"})
+	answered(t, 503, list, list.Body, err, "list under a throttle")
+	require.NotNil(t, list.JSON503, "the platform's error shape, typed")
+	assert.Equal(t, "unavailable", list.JSON503.Error.Code, "error code")
+	require.NotNil(t, list.Headers503, "the 503's headers, typed")
+	if assert.NotNil(t, list.Headers503.RetryAfter, "Retry-After") {
+		assert.Positive(t, *list.Headers503.RetryAfter, "Retry-After")
+	}
 }
 
 func TestParseFaults(t *testing.T) {

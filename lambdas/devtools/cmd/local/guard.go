@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/localtrace"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Server timeouts: a client that sends its headers or body slowly, or
@@ -127,7 +129,9 @@ func jsonType(ct string) bool {
 func withTimeout(name string, timeout time.Duration, log *slog.Logger, h http.Handler, observe func(start time.Time, failed bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		// Each request is an invocation with a trace of its own, as Lambda's
+		// active tracing starts one for an HTTP API's (which passes none).
+		ctx, cancel := context.WithTimeout(logx.WithInvocationTrace(r.Context(), localtrace.New()), timeout)
 		defer cancel()
 		buf := &bufferedResponse{header: http.Header{}}
 		done := make(chan any, 1)

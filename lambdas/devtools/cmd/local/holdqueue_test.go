@@ -2,12 +2,14 @@ package main_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	pm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/stretchr/testify/assert"
@@ -21,35 +23,31 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 	t.Parallel()
 	// LOCAL_SCHEDULE_EVERY: only the first run, 2 s after start.
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "agenticpm")), []string{"LOCAL_SCHEDULE_EVERY=1h"})
-	var p struct {
-		ID string `json:"id"`
-	}
-	call(t, pm.CreateProject.Method, at(r.base, pm.Name, pm.CreateProject), `{"name":"MCU","source":"jira","sourceProjectKey":"MCU","autonomyLevel":"monitoring"}`, 201, &p)
+	// The agent's calls, through the generated client (lambdas/client/agenticpm).
+	c, err := pmclient.NewClientWithResponses(r.base + "/" + pm.Name)
+	require.NoError(t, err)
+	p, err := c.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: ptr("MCU"), Source: ptr("jira"),
+		SourceProjectKey: ptr("MCU"), AutonomyLevel: ptr("monitoring")})
+	answered(t, 201, p, p.Body, err, "create project")
+	pid, err := uuid.Parse(p.JSON201.Id)
+	require.NoError(t, err, "project id is a UUID")
 	until := time.Now().Add(agenticpm.MinHold + time.Minute).UTC().Format(time.RFC3339Nano)
-	var a struct {
-		ID        string `json:"id"`
-		CreatedAt string `json:"createdAt"`
-	}
-	call(t, pm.RecordAction.Method, at(r.base, pm.Name, pm.RecordAction, p.ID), fmt.Sprintf(`{"actionType":"email_sent","description":"status","heldUntil":%q}`, until), 201, &a)
+	a, err := c.RecordActionWithResponse(t.Context(), pid, nil, pmclient.RecordActionJSONRequestBody{ActionType: ptr("email_sent"),
+		Description: ptr("status"), HeldUntil: &until})
+	answered(t, 201, a, a.Body, err, "record action")
 	// Its hold runs out.
-	backdate(t, r, pm.ProjectPK(p.ID), pm.ActionSK(a.CreatedAt, a.ID), map[string]func(string) string{
+	backdate(t, r, pm.ProjectPK(p.JSON201.Id), pm.ActionSK(a.JSON201.CreatedAt, a.JSON201.Id), map[string]func(string) string{
 		pm.AttrHeldUntil: func(past string) string { return past },
-		pm.AttrGSI1SK:    func(past string) string { return past + "#" + a.ID },
+		pm.AttrGSI1SK:    func(past string) string { return past + "#" + a.JSON201.Id },
 	})
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
-	var acts struct {
-		Items []struct {
-			ID           string `json:"id"`
-			Executed     bool   `json:"executed"`
-			ReleasedBy   string `json:"releasedBy"`
-			DispatchedAt string `json:"dispatchedAt"`
-		} `json:"items"`
-	}
-	call(t, pm.ListActions.Method, at(r.base, pm.Name, pm.ListActions, p.ID), "", 200, &acts)
-	require.Len(t, acts.Items, 1, "actions")
-	require.True(t, acts.Items[0].Executed, "action executed: %+v", acts.Items[0])
-	require.Equal(t, "schedule", acts.Items[0].ReleasedBy, "action released by")
-	require.NotEmpty(t, acts.Items[0].DispatchedAt, "action dispatched at")
+	acts, err := c.ListActionsWithResponse(t.Context(), pid, nil)
+	answered(t, 200, acts, acts.Body, err, "list actions")
+	items := deref(acts.JSON200.Items)
+	require.Len(t, items, 1, "actions")
+	require.True(t, items[0].Executed, "action executed: %+v", items[0])
+	require.Equal(t, "schedule", deref(items[0].ReleasedBy), "action released by")
+	require.NotEmpty(t, deref(items[0].DispatchedAt), "action dispatched at")
 	var evs struct {
 		Events []struct {
 			Bus, DetailType, Detail string
@@ -63,6 +61,6 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 		IdempotencyKey string `json:"idempotencyKey"`
 	}
 	if assert.NoError(t, json.Unmarshal([]byte(evs.Events[0].Detail), &d), "detail %s", evs.Events[0].Detail) {
-		assert.Equal(t, "agenticpm/action/"+a.ID, d.IdempotencyKey, "detail's idempotency key")
+		assert.Equal(t, "agenticpm/action/"+a.JSON201.Id, d.IdempotencyKey, "detail's idempotency key")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,7 +57,7 @@ func TestIndexPages(t *testing.T) {
 	}
 	getJSON(t, r.base+"/_local/openapi/itsm.json", &doc)
 	assert.Equal(t, "3.1.0", doc.OpenAPI, "itsm document: OpenAPI version")
-	assert.Contains(t, doc.Paths, "/tickets/{id}", "itsm document: paths")
+	assert.Contains(t, doc.Paths, itsmcontract.GetTicket.Path, "itsm document: paths")
 	if assert.Len(t, doc.Servers, 1, "itsm document: servers") {
 		assert.Equal(t, "/itsm", doc.Servers[0].URL, "itsm document: the runner's prefix")
 	}

@@ -25,6 +25,9 @@ import (
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	"github.com/google/uuid"
+
+	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddblocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
@@ -305,9 +308,20 @@ func checkTokens(t *testing.T, base, templates string) {
 }
 
 // at is the runner's URL of route, a route of the contract of service
-// (which the runner serves under /<service>), with its path values.
+// (which the runner serves under /<service>), with its path values: for a
+// request the generated client cannot send (a body that is not JSON, no
+// body at all) and for the runner's own paths.
 func at(base, service string, route service.Route, values ...string) string {
 	return base + "/" + service + route.URL(values...)
+}
+
+// answered requires a generated client's call (lambdas/client/<service>,
+// on the runner's /<service> prefix) to have answered want: r is its
+// *…Response, body its Body.
+func answered(t *testing.T, want int, r interface{ StatusCode() int }, body []byte, err error, what string) {
+	t.Helper()
+	require.NoError(t, err, what)
+	require.Equal(t, want, r.StatusCode(), "%s: status; body %s", what, body)
 }
 
 func call(t *testing.T, method, url, body string, wantStatus int, out any) {
@@ -329,6 +343,17 @@ func call(t *testing.T, method, url, body string, wantStatus int, out any) {
 	if out != nil {
 		require.NoError(t, json.Unmarshal(b, out), "%s", b)
 	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// deref is *p, or the zero value when p is nil (an optional field).
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // servedServices is what the runner must serve from dir: every registered
@@ -364,32 +389,46 @@ func TestEndToEnd(t *testing.T) {
 	assert.Equal(t, "ok", health.Status, "healthz status")
 	assert.Equal(t, servedServices(t, filepath.Dir(testenv.Template(t, "dev", "itsm"))), strings.Join(health.Services, ","), "healthz services")
 
-	type ticket struct {
-		TicketID string           `json:"ticket_id"`
-		Status   string           `json:"status"`
-		Comments []map[string]any `json:"comments"`
-	}
-	var tk, got ticket
-	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"sess-poc-user-001","issue_description":"My laptop won't turn on"}`, 201, &tk)
-	call(t, itsm.GetTicket.Method, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID), "", 200, &got)
-	assert.Equal(t, tk.TicketID, got.TicketID, "get: ticket id")
-	assert.Equal(t, "open", got.Status, "get: status")
-	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, tk.TicketID), `{"comment_text":"Tried restarting"}`, 201, &got)
-	assert.Len(t, got.Comments, 1, "comments")
-	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, "00000000-0000-4000-8000-000000000000"), `{"comment_text":"x"}`, 404, nil)
+	// ITSM through its generated client (lambdas/client/itsm), below the
+	// runner's /itsm prefix; the X-Request-Id a client sends is not the
+	// answer's (call checks it for the raw requests).
+	c, err := itsmclient.NewClientWithResponses(r.base+"/"+itsm.Name, itsmclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+		req.Header.Set("X-Request-Id", "e2e-typed")
+		return nil
+	}))
+	require.NoError(t, err)
+	caller := "sess-poc-user-001"
+	tk, err := c.CreateTicketWithResponse(t.Context(), nil, itsmclient.CreateTicketJSONRequestBody{CallerId: &caller, IssueDescription: ptr("My laptop won't turn on")})
+	answered(t, 201, tk, tk.Body, err, "create")
+	assert.NotEqual(t, "e2e-typed", tk.HTTPResponse.Header.Get("X-Request-Id"), "create: X-Request-Id is the client's")
+	id, err := uuid.Parse(tk.JSON201.TicketId)
+	require.NoError(t, err, "ticket_id is a UUID")
+	got, err := c.GetTicketWithResponse(t.Context(), id)
+	answered(t, 200, got, got.Body, err, "get")
+	assert.Equal(t, tk.JSON201.TicketId, got.JSON200.TicketId, "get: ticket id")
+	assert.Equal(t, "open", got.JSON200.Status, "get: status")
+	commented, err := c.AddCommentWithResponse(t.Context(), id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("Tried restarting")})
+	answered(t, 201, commented, commented.Body, err, "comment")
+	require.NotNil(t, commented.JSON201.Comments, "comments")
+	assert.Len(t, *commented.JSON201.Comments, 1, "comments")
+	missing, err := c.AddCommentWithResponse(t.Context(), uuid.MustParse("00000000-0000-4000-8000-000000000000"), itsmclient.AddCommentJSONRequestBody{CommentText: ptr("x")})
+	answered(t, 404, missing, missing.Body, err, "comment on no ticket")
+	// A body that is no JSON object: no generated client sends it.
 	call(t, itsm.CreateTicket.Method, api, `null`, 400, nil)
-	var list struct {
-		Tickets []ticket `json:"tickets"`
-	}
-	call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-poc-user-001"}), "", 200, &list)
-	if assert.Len(t, list.Tickets, 1, "list") {
-		assert.Equal(t, tk.TicketID, list.Tickets[0].TicketID, "list: ticket id")
+	list, err := c.ListTicketsWithResponse(t.Context(), &itsmclient.ListTicketsParams{Caller: caller})
+	answered(t, 200, list, list.Body, err, "list")
+	require.NotNil(t, list.JSON200.Tickets, "list")
+	if assert.Len(t, *list.JSON200.Tickets, 1, "list") {
+		assert.Equal(t, tk.JSON201.TicketId, (*list.JSON200.Tickets)[0].TicketId, "list: ticket id")
 	}
 	for _, st := range []string{"in_progress", "resolved", "closed"} {
-		call(t, itsm.SetStatus.Method, at(r.base, itsm.Name, itsm.SetStatus, tk.TicketID), `{"status":"`+st+`"}`, 200, &got)
+		moved, err := c.SetStatusWithResponse(t.Context(), id, itsmclient.SetStatusJSONRequestBody{Status: &st})
+		answered(t, 200, moved, moved.Body, err, "status to "+st)
 	}
-	call(t, itsm.SetStatus.Method, at(r.base, itsm.Name, itsm.SetStatus, tk.TicketID), `{"status":"open"}`, 409, nil)
-	call(t, itsm.AddComment.Method, at(r.base, itsm.Name, itsm.AddComment, tk.TicketID), `{"comment_text":"x"}`, 409, nil)
+	reopened, err := c.SetStatusWithResponse(t.Context(), id, itsmclient.SetStatusJSONRequestBody{Status: ptr("open")})
+	answered(t, 409, reopened, reopened.Body, err, "status back to open")
+	closed, err := c.AddCommentWithResponse(t.Context(), id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("x")})
+	answered(t, 409, closed, closed.Body, err, "comment on a closed ticket")
 	call(t, "GET", r.base+"/nothing/here", "", 404, nil)
 	checkTokens(t, r.base, filepath.Dir(testenv.Template(t, "dev", "itsm")))
 	checkLocalOnly(t, r.base)

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
+	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
 	"github.com/dynastack/dynastack/lambdas/devtools/repo"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/stretchr/testify/assert"
@@ -74,13 +77,16 @@ func TestReload(t *testing.T) {
 	src := copyTree(t)
 	// Its own DynamoDB Local: the test is that the process survives.
 	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), ownJava, "-reload", "-src", src)
-	api := at(r.base, itsm.Name, itsm.CreateTicket)
-	var tk struct {
-		TicketID string `json:"ticket_id"`
-	}
-	call(t, itsm.CreateTicket.Method, api, `{"caller_id":"sess-reload-user","issue_description":"kept across reloads"}`, 201, &tk)
+	c, err := itsmclient.NewClientWithResponses(r.base + "/" + itsm.Name)
+	require.NoError(t, err)
+	created, err := c.CreateTicketWithResponse(t.Context(), nil, itsmclient.CreateTicketJSONRequestBody{
+		CallerId: ptr("sess-reload-user"), IssueDescription: ptr("kept across reloads")})
+	answered(t, 201, created, created.Body, err, "create")
+	id, err := uuid.Parse(created.JSON201.TicketId)
+	require.NoError(t, err, "ticket_id is a UUID")
 
-	// The change: the name ITSM gives a ticket in its 404.
+	// The change: the name ITSM gives a ticket in its 404 to an id that is
+	// no UUID (raw requests: the generated client takes a UUID).
 	file := filepath.Join(src, "lambdas", "services", "itsm", "http.go")
 	code, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -100,9 +106,9 @@ func TestReload(t *testing.T) {
 	}
 
 	// Kept: the ticket, and the same DynamoDB Local.
-	status, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID))
-	assert.Equal(t, 200, status, "ticket after the reload: status; body %s", body)
-	assert.Contains(t, body, "kept across reloads", "ticket after the reload")
+	kept, err := c.GetTicketWithResponse(t.Context(), id)
+	answered(t, 200, kept, kept.Body, err, "ticket after the reload")
+	assert.Equal(t, "kept across reloads", kept.JSON200.IssueDescription, "ticket after the reload")
 	assert.True(t, alive(r.javaPID), "DynamoDB Local (pid %d) did not survive the reload", r.javaPID)
 
 	// A broken build: the compiler's error is printed, the last good
@@ -114,11 +120,11 @@ func TestReload(t *testing.T) {
 		line, _ := r.stderr.find(after, "build failed", "zz_broken.go:3")
 		return line != ""
 	}, 3*time.Minute, 100*time.Millisecond, "no build failure naming zz_broken.go:3 printed in 3 minutes")
-	status, body = get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"))
+	status, body := get(t, at(r.base, itsm.Name, itsm.GetTicket, "not-a-uuid"))
 	assert.Equal(t, 404, status, "after a broken build the last good server must serve: status; body %s", body)
 	assert.Contains(t, body, "reloaded ticket", "after a broken build the last good server must serve")
-	status, _ = get(t, at(r.base, itsm.Name, itsm.GetTicket, tk.TicketID))
-	assert.Equal(t, 200, status, "ticket after a broken build: status")
+	kept, err = c.GetTicketWithResponse(t.Context(), id)
+	answered(t, 200, kept, kept.Body, err, "ticket after a broken build")
 	_, n := r.stderr.find(after, `"msg":"reloaded"`)
 	assert.Equal(t, after, n, "a broken build restarted the server")
 

@@ -19,9 +19,11 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
+	"github.com/dynastack/dynastack/lambdas/devtools/localtrace"
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Local worker settings, from the runner's own environment.
@@ -222,7 +224,7 @@ func (w *workers) addTemplate(t *cfntables.Template) error {
 		targets := byTopic[topic]
 		w.sns.AddTopic(cfntables.LocalARN("sns", topic), func(p awsloop.Publication) {
 			for _, q := range targets {
-				q.Send(p.Message, p.Attributes)
+				q.SendTraced(p.Message, p.Attributes, p.TraceHeader)
 			}
 		})
 		w.topics[cfntables.LocalARN("sns", topic)] = func(body string) {
@@ -317,7 +319,9 @@ func (w *workers) run(ctx context.Context, j *localJob, at time.Time) error {
 	defer j.mu.Unlock()
 	ev := fn.ScheduleEvent{ScheduleARN: j.arn, ScheduledTime: at.UTC().Truncate(time.Second), ExecutionID: fmt.Sprintf("local-%d", at.UnixNano()), AttemptNumber: 1}
 	start := time.Now()
-	err := fn.JobHandler(j.job, w.log.With("service", j.service))(ctx, ev)
+	// A new trace per run, as Lambda's active tracing starts one for an
+	// invocation by EventBridge Scheduler.
+	err := fn.JobHandler(j.job, w.log.With("service", j.service))(logx.WithInvocationTrace(ctx, localtrace.New()), ev)
 	w.alarms.invocation(j.function, start, err != nil)
 	j.last, j.runs, j.lastErr = ev.ScheduledTime, j.runs+1, ""
 	if err != nil {

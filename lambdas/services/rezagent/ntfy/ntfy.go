@@ -18,6 +18,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
 
 // Limits and defaults.
@@ -111,6 +113,14 @@ func (c *Client) Publish(ctx context.Context, n Notification) (*Published, error
 	req.Header.Set("Content-Type", "application/json")
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	// The message's trace header goes on, as an AWS service passes it:
+	// ntfy ignores it, but a load balancer in front of a self-hosted
+	// server keeps its Root (an ALB adds Self and logs it), so the
+	// server's access logs join the message's trace. It names no one: an
+	// X-Ray id is a time and a random number.
+	if h := logx.TraceHeader(ctx); h != "" {
+		req.Header.Set(logx.TraceHeaderName, h)
 	}
 	hc := c.HTTP
 	if hc == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dynastack/dynastack/lambdas/devtools/ntfysink"
+	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/rezagent/ntfy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,4 +89,23 @@ func ExampleClient_Publish() {
 	}
 	fmt.Println(p.Topic, p.Event, len(p.ID))
 	// Output: rez-agent-dev message 12
+}
+
+// The message's trace header goes to ntfy as X-Amzn-Trace-Id (a load
+// balancer in front of ntfy logs it); without one, no header.
+func TestPublishSendsTheTraceHeader(t *testing.T) {
+	const header = "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1"
+	t.Setenv(logx.EnvTraceID, "")
+	sink := ntfysink.New("", nil)
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	c := &ntfy.Client{Server: srv.URL}
+	for _, ctx := range []context.Context{logx.WithTrace(context.Background(), header), context.Background()} {
+		_, err := c.Publish(ctx, ntfy.Notification{Topic: "alerts", Message: "m"})
+		require.NoError(t, err)
+	}
+	got := sink.Notifications()
+	require.Len(t, got, 2, "notifications the sink received")
+	assert.Equal(t, header, got[0].TraceHeader, "traced publish: X-Amzn-Trace-Id")
+	assert.Empty(t, got[1].TraceHeader, "untraced publish: X-Amzn-Trace-Id")
 }

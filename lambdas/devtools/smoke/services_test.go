@@ -1,0 +1,87 @@
+package smoke_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
+	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
+	"github.com/dynastack/dynastack/constructs/service"
+	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
+	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
+	"github.com/dynastack/dynastack/lambdas/devtools/smoke"
+	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/services"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// TestChecksPassAgainstTheHandlers: the checks of ITSM, Nucleus, Stak and
+// AgenticPM, each sent by its generated client (lambdas/client/<service>),
+// all pass against the dev stage's handler of the service on DynamoDB
+// Local, below the local runner's /<service> prefix (Stak's end-user
+// routes behind the JWT check the runner puts in front of them, with a
+// token of a key made here): the client, its document and the handler
+// agree on every call of each sequence. rez_agent's sequence waits for its
+// pipeline (SNS, queue, processor, ntfy), which only the runner has: the
+// runner's TestSmoke runs it, and every other service's again.
+func TestChecksPassAgainstTheHandlers(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	verifier := jwtauth.Verifier{Issuer: "https://issuer.test", Audience: "smoke", Key: &key.PublicKey}
+	token, err := jwtauth.Sign(key, map[string]any{"iss": verifier.Issuer, "aud": verifier.Audience, "sub": "u1", "tenant": "smoke-tenant",
+		"exp": time.Now().Add(time.Hour).Unix()})
+	require.NoError(t, err)
+
+	mux := http.NewServeMux()
+	for _, name := range []string{itsmcontract.Name, nucleuscontract.Name, stakcontract.Name, pmcontract.Name} {
+		tmpl, tables := testenv.Tables(t, testenv.Template(t, "dev", name))
+		getenv := testenv.Getenv(t, testenv.ServiceEnv(t, tmpl, tables, name))
+		build, ok := services.Lookup(name)
+		require.True(t, ok, name)
+		h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
+		require.NoError(t, err, name)
+		if name == stakcontract.Name {
+			var jwt []string
+			for _, r := range stakcontract.API.Routes {
+				if r.Auth == service.JWT {
+					jwt = append(jwt, r.Pattern())
+				}
+			}
+			h = jwtauth.Middleware(verifier, jwt, h)
+		}
+		mux.Handle("/"+name+"/", http.StripPrefix("/"+name, h))
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	rep := smoke.Run(t.Context(), smoke.Target{URLs: smoke.LocalURLs(srv.URL), StakToken: token, Wait: 5 * time.Second})
+	got := map[string][]string{}
+	for _, c := range rep.Checks {
+		got[c.Service] = append(got[c.Service], c.Name)
+		if c.Service != "rezagent" {
+			assert.NoError(t, c.Err, "%s: %s", c.Service, c.Name)
+		}
+	}
+	for svc, want := range map[string][]string{
+		itsmcontract.Name: {"create ticket", "read ticket", "list tickets of the caller", "comment",
+			"status to in_progress", "status to resolved", "status to closed", "closed ticket refuses a comment"},
+		nucleuscontract.Name: {"create schedule", "read schedule", "list schedules", "change schedule", "audit log of the schedule",
+			"delete schedule", "deleted schedule is gone", "delete schedule"},
+		stakcontract.Name: {"end-user token", "tenant settings", "create inbox", "read inbox", "publish message", "feed lists the message",
+			"mark read", "user stats", "token of another user is refused"},
+		pmcontract.Name: {"create project", "read project", "list active projects", "record event", "list events", "archive project"},
+	} {
+		assert.Equal(t, want, got[svc], "%s's checks, in order", svc)
+	}
+}
