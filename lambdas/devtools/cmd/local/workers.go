@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-
 	"encoding/json"
 	"fmt"
-	"github.com/aws/aws-lambda-go/events"
-	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
