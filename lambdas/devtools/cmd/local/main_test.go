@@ -198,6 +198,9 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 	pids := make(chan int, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		// A log line longer than the scanner's default 64 KiB would end
+		// the reading, and the runner would block on its full pipe.
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 		for sc.Scan() {
 			r.stderr.add(sc.Text())
 			var rec struct {
