@@ -491,9 +491,10 @@ func (e *Evaluator) Statuses() []Status {
 }
 
 // Evaluate evaluates every alarm at now and returns the transitions.
-// The newest datapoint is the period holding now: a fault shows in the
-// period it happens, as CloudWatch evaluates a period's datapoint while
-// data still arrives.
+// The newest datapoint is the last period complete at now: a datapoint is
+// evaluated once its period has ended, whenever the evaluations fall (one
+// published in the last moment of a period counts as much as one at its
+// start).
 func (e *Evaluator) Evaluate(now time.Time) []Transition {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -513,10 +514,10 @@ func (e *Evaluator) Evaluate(now time.Time) []Transition {
 }
 
 // Series are the last EvaluationPeriods datapoints of the compared
-// series at now, oldest first.
+// series complete at now, oldest first.
 func (d *Def) Series(s *Store, c Clock, now time.Time) []Datapoint {
 	period := c.Period(d.PeriodSeconds)
-	cur := now.Truncate(period)
+	cur := now.Truncate(period).Add(-period)
 	out := make([]Datapoint, 0, d.EvaluationPeriods)
 	for i := d.EvaluationPeriods - 1; i >= 0; i-- {
 		from := cur.Add(-time.Duration(i) * period)

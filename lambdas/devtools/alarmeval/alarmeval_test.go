@@ -165,7 +165,8 @@ func TestEvaluation(t *testing.T) {
 			if tt.start != "" {
 				e.status[d.Name].State = tt.start
 			}
-			e.Evaluate(t0.Add(time.Duration(len(tt.periods)-1)*period + period/2))
+			// Just after the last period ends: it is the newest complete one.
+			e.Evaluate(t0.Add(time.Duration(len(tt.periods))*period + period/10))
 			assert.Equal(t, tt.want, e.Statuses()[0].State, "state (%s)", e.Statuses()[0].Reason)
 		})
 	}
@@ -210,7 +211,7 @@ func TestMetricMath(t *testing.T) {
 			assert.Equal(t, "AWS/ApiGateway/5xx+AWS/ApiGateway/Count+dynastack/Unavailable", d.Kind(), "kind")
 			e := &Evaluator{Store: &s, Clock: clock}
 			e.Add(d)
-			tr := e.Evaluate(now)
+			tr := e.Evaluate(now.Add(period))
 			require.Len(t, tr, 1, "a transition from INSUFFICIENT_DATA")
 			assert.Equal(t, tt.want, tr[0].To, "state (%s)", tr[0].Reason)
 			dp := tr[0].Datapoints[0].Value
@@ -222,6 +223,25 @@ func TestMetricMath(t *testing.T) {
 			assert.InDelta(t, *tt.value, *dp, 1e-9, "datapoint")
 		})
 	}
+}
+
+// A datapoint counts once its period is over, and only then: published in
+// the last moment of a period, it is evaluated after the period ends.
+func TestCompletePeriods(t *testing.T) {
+	clock := Clock{Scale: time.Millisecond}
+	period := clock.Period(300)
+	start := time.Unix(1_800_000_000, 0).Truncate(period)
+	d := alarm(t, single("Sum", 1, "GreaterThanOrEqualToThreshold", 1, 1, "notBreaching"))
+	var s Store
+	s.Put("dynastack", "X", map[string]string{"fn": "local-F"}, 1, start.Add(period-time.Microsecond))
+	e := &Evaluator{Store: &s, Clock: clock}
+	e.Add(d)
+	e.Evaluate(start.Add(period - time.Microsecond/2))
+	assert.Equal(t, OK, e.Statuses()[0].State, "while its period runs")
+	e.Evaluate(start.Add(period + period/2))
+	assert.Equal(t, Alarm, e.Statuses()[0].State, "once its period is over")
+	e.Evaluate(start.Add(2*period + period/2))
+	assert.Equal(t, OK, e.Statuses()[0].State, "a period later")
 }
 
 func TestAlarmsRefused(t *testing.T) {
