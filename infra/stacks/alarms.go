@@ -53,12 +53,12 @@ const (
 )
 
 // systemErrorOperations are the DynamoDB operations whose SystemErrors are
-// watched: every call the services make (a metric math alarm takes at most
-// 10 metrics, so not every operation CloudWatch knows).
-var systemErrorOperations = []awsdynamodb.Operation{
-	awsdynamodb.Operation_GET_ITEM, awsdynamodb.Operation_BATCH_GET_ITEM, awsdynamodb.Operation_QUERY,
-	awsdynamodb.Operation_PUT_ITEM, awsdynamodb.Operation_UPDATE_ITEM, awsdynamodb.Operation_DELETE_ITEM,
-	awsdynamodb.Operation_BATCH_WRITE_ITEM, awsdynamodb.Operation_TRANSACT_WRITE_ITEMS, awsdynamodb.Operation_GET_RECORDS,
+// watched, as CloudWatch names them in the Operation dimension: every call
+// the services make (a metric math alarm takes at most 10 metrics, so not
+// every operation CloudWatch knows).
+var systemErrorOperations = []string{
+	"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "DeleteItem",
+	"BatchWriteItem", "TransactWriteItems", "GetRecords",
 }
 
 // alarmPeriod is one Duration for every alarm and metric of the app: a
@@ -226,7 +226,7 @@ func alarmTable(scope constructs.Construct, id string, t awsdynamodb.TableV2) []
 				Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String(kind + "ThrottleEvents"),
 				DimensionsMap: &dims, Period: alarmPeriod(), Statistic: jsii.String("Sum"),
 			})
-			terms = append(terms, term)
+			terms = append(terms, filled(term))
 		}
 		alarms = append(alarms, newAlarm(scope, id+kind+"Throttles", fmt.Sprintf("%s: %s throttle events on the table or an index for %d periods of %d minutes (on-demand cap reached or hot partition)", path, strings.ToLower(kind), throttlePeriods, alarmPeriodMinutes),
 			awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
@@ -234,11 +234,33 @@ func alarmTable(scope constructs.Construct, id string, t awsdynamodb.TableV2) []
 				Label: jsii.String(kind + "ThrottleEvents"), Period: alarmPeriod(),
 			}), 1, throttlePeriods))
 	}
+	// Not MetricSystemErrorsForOperations: its sum of the operations'
+	// metrics has no FILL, so a period in which one operation failed and
+	// the others had no error has no datapoint, and the alarm never fires
+	// (proved by the local runner's TestAlarmsFire).
+	sysMetrics := map[string]awscloudwatch.IMetric{}
+	var sysTerms []string
+	for _, op := range systemErrorOperations {
+		term := strings.ToLower(op)
+		sysMetrics[term] = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("AWS/DynamoDB"), MetricName: jsii.String("SystemErrors"),
+			DimensionsMap: &map[string]*string{"TableName": name, "Operation": jsii.String(op)},
+			Period:        alarmPeriod(), Statistic: jsii.String("Sum"),
+		})
+		sysTerms = append(sysTerms, filled(term))
+	}
 	return append(alarms, newAlarm(scope, id+"SystemErrors", fmt.Sprintf("%s: %d or more DynamoDB system errors (500) in %d minutes", path, systemErrorsLimit, alarmPeriodMinutes),
-		t.MetricSystemErrorsForOperations(&awsdynamodb.SystemErrorsForOperationsMetricOptions{
-			Operations: &systemErrorOperations, Period: alarmPeriod(), Statistic: jsii.String("Sum"),
+		awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(strings.Join(sysTerms, " + ")), UsingMetrics: &sysMetrics,
+			Label: jsii.String("SystemErrors"), Period: alarmPeriod(),
 		}), systemErrorsLimit, 1))
 }
+
+// filled is a metric math term with its missing datapoints as 0: metric
+// math has no datapoint where any term has none, so a sum of metrics that
+// are published only when something happens (throttle events, system
+// errors) is empty unless every one of them happened in the period.
+func filled(term string) string { return "FILL(" + term + ", 0)" }
 
 // tableIndexNames reads the index names from the synthesized properties,
 // so every table is covered however it was built.

@@ -22,6 +22,7 @@ type STS struct {
 	*Server
 	mu       sync.Mutex
 	all      bool
+	denied   map[string]bool   // role ARN → refused even under TrustAll
 	roles    map[string]string // role ARN → required external id ("" none)
 	sessions map[string]Session
 }
@@ -62,6 +63,18 @@ func (s *STS) TrustAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.all = true
+}
+
+// Deny refuses AssumeRole of roleARN whatever Trust and TrustAll say: a
+// target account whose role's trust policy no longer names the caller
+// (the local runner's POST /_local/sts/deny).
+func (s *STS) Deny(roleARN string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.denied == nil {
+		s.denied = map[string]bool{}
+	}
+	s.denied[roleARN] = true
 }
 
 // Session returns the session that issued accessKeyID.
@@ -135,8 +148,9 @@ func (s *STS) assumeRole(c *Call) (any, error) {
 	s.mu.Lock()
 	want, trusted := s.roles[role]
 	all := s.all
+	refused := s.denied[role]
 	s.mu.Unlock()
-	denied := m == nil || !(all || trusted && want == ext)
+	denied := m == nil || refused || !(all || trusted && want == ext)
 	if denied {
 		return nil, &Error{Status: http.StatusForbidden, Code: "AccessDenied",
 			Message: fmt.Sprintf("User: %s is not authorized to perform: sts:AssumeRole on resource: %s", callerARN(c.AccessKeyID), role)}

@@ -109,6 +109,22 @@ func TestAssumeRoleRefusals(t *testing.T) {
 	assert.Empty(t, fake.Sessions(), "sessions issued by refused calls")
 }
 
+// Deny refuses a role even where TrustAll lets every other one be
+// assumed: the local runner's target account whose trust policy no longer
+// names the executor.
+func TestDenyUnderTrustAll(t *testing.T) {
+	fake := startSTS(t)
+	fake.TrustAll()
+	fake.Deny(role)
+	client := stsClient(fake, "AKIDEXECUTOR")
+	_, err := client.AssumeRole(context.Background(), &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("s1")})
+	var apiErr smithy.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, "AccessDenied", apiErr.ErrorCode(), "denied role")
+	_, err = client.AssumeRole(context.Background(), &sts.AssumeRoleInput{RoleArn: aws.String("arn:aws:iam::111122223333:role/other"), RoleSessionName: aws.String("s1")})
+	assert.NoError(t, err, "another role under TrustAll")
+}
+
 // Requests that are not the protocol are refused in its error shape.
 func TestProtocolRefusals(t *testing.T) {
 	fake := startSTS(t)

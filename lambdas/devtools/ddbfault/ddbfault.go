@@ -7,16 +7,21 @@
 package ddbfault
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Fault is what the proxy does to a request it draws.
@@ -32,7 +37,33 @@ const (
 	// the connection instead of answering: the client cannot tell whether
 	// the write happened.
 	DropAnswer Fault = "drop"
+	// Latency holds the request for the proxy's Delay before forwarding
+	// it: a slow dependency, to watch a function's duration reach its
+	// timeout.
+	Latency Fault = "latency"
+	// Garbage answers 200 with a body that is not DynamoDB's JSON: a
+	// dependency answering what the client cannot read, which no retry
+	// repairs (the function's error is a 500 of its own).
+	Garbage Fault = "garbage"
 )
+
+// DefaultDelay is Latency's delay when none is given.
+const DefaultDelay = time.Second
+
+// Event is a fault the proxy answered, as DynamoDB's CloudWatch metrics
+// count it: a throttle (ReadThrottleEvents or WriteThrottleEvents of each
+// table and index the request names) or a server error (SystemErrors by
+// table and operation).
+type Event struct {
+	Fault     Fault
+	Operation string
+	// Write is true for a write operation (a throttle is a write throttle).
+	Write bool
+	// Tables are the tables the request names; Index the index of a
+	// Query or Scan ("" for the table).
+	Tables []string
+	Index  string
+}
 
 // Proxy is a running fault proxy.
 type Proxy struct {
@@ -45,6 +76,8 @@ type Proxy struct {
 	rate     float64
 	next     []planned
 	onDrop   func()
+	delay    time.Duration
+	observe  func(Event)
 	requests atomic.Int64
 	faults   atomic.Int64
 }
@@ -64,7 +97,22 @@ func Start(target string) (*Proxy, error) {
 		// DynamoDB_20120810.PutItem.
 		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
 		fault := p.draw(op)
+		if fault == Throttle || fault == ServerError {
+			p.report(fault, op, r)
+		}
 		switch fault {
+		case Garbage:
+			p.faults.Add(1)
+			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			_, _ = w.Write([]byte(`{"Items": [`))
+			return
+		case Latency:
+			p.faults.Add(1)
+			select {
+			case <-time.After(p.latency()):
+			case <-r.Context().Done():
+				return
+			}
 		case Throttle:
 			p.faults.Add(1)
 			answer(w, http.StatusBadRequest, "ProvisionedThroughputExceededException",
@@ -92,6 +140,73 @@ func Start(target string) (*Proxy, error) {
 	}))
 	p.URL = p.srv.URL
 	return p, nil
+}
+
+// SetDelay sets Latency's delay.
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = d
+}
+
+func (p *Proxy) latency() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.delay <= 0 {
+		return DefaultDelay
+	}
+	return p.delay
+}
+
+// Observe calls f with each throttle and server error the proxy answers
+// (nil: none), as DynamoDB counts them in its CloudWatch metrics: the
+// local runner's alarms read them.
+func (p *Proxy) Observe(f func(Event)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observe = f
+}
+
+// report reads the tables a request names (its body is read and put back)
+// and passes the event to the observer.
+func (p *Proxy) report(fault Fault, op string, r *http.Request) {
+	p.mu.Lock()
+	f := p.observe
+	p.mu.Unlock()
+	if f == nil {
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	var req struct {
+		TableName     string
+		IndexName     string
+		RequestItems  map[string]json.RawMessage
+		TransactItems []map[string]struct{ TableName string }
+	}
+	_ = json.Unmarshal(body, &req)
+	ev := Event{Fault: fault, Operation: op, Write: writes[op], Index: req.IndexName}
+	seen := map[string]bool{}
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			ev.Tables = append(ev.Tables, t)
+		}
+	}
+	add(req.TableName)
+	for t := range req.RequestItems {
+		add(t)
+	}
+	for _, item := range req.TransactItems {
+		for _, x := range item {
+			add(x.TableName)
+		}
+	}
+	sort.Strings(ev.Tables)
+	f(ev)
 }
 
 // Set makes the proxy answer a share rate (0 to 1) of the requests from
@@ -192,18 +307,35 @@ func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
 
 // EnvFaults is the variable that turns faults on for a whole `make dev`
-// session: "<fault>:<rate>", e.g. "throttle:0.2", "5xx:1" or "drop:0.05".
+// session: "<fault>:<rate>", e.g. "throttle:0.2", "5xx:1", "drop:0.05" or
+// "garbage:0.1",
+// and "latency:<rate>:<delay>" ("latency:0.1:9s"; the delay defaults to
+// DefaultDelay).
 const EnvFaults = "FAULTS"
 
 // Parse reads an EnvFaults value, naming the value and the fix of a bad
 // one.
 func Parse(v string) (Fault, float64, error) {
-	name, rate, ok := strings.Cut(v, ":")
+	f, r, _, err := ParseSpec(v)
+	return f, r, err
+}
+
+// ParseSpec is Parse with Latency's delay (0 for other faults).
+func ParseSpec(v string) (Fault, float64, time.Duration, error) {
+	name, rest, ok := strings.Cut(v, ":")
 	f := Fault(name)
+	rate, delay, hasDelay := strings.Cut(rest, ":")
 	r, err := strconv.ParseFloat(rate, 64)
-	if !ok || err != nil || r < 0 || r > 1 || (f != Throttle && f != ServerError && f != DropAnswer) {
-		return "", 0, fmt.Errorf("%s=%q: write <fault>:<rate> with a fault of %s, %s or %s and a rate from 0 to 1, e.g. throttle:0.2",
-			EnvFaults, v, Throttle, ServerError, DropAnswer)
+	var d time.Duration
+	if hasDelay && f == Latency {
+		var derr error
+		if d, derr = time.ParseDuration(delay); derr != nil || d <= 0 {
+			err = fmt.Errorf("delay %q", delay)
+		}
 	}
-	return f, r, nil
+	if !ok || err != nil || r < 0 || r > 1 || (f != Throttle && f != ServerError && f != DropAnswer && f != Latency && f != Garbage) || (hasDelay && f != Latency) {
+		return "", 0, 0, fmt.Errorf("%s=%q: write <fault>:<rate> with a fault of %s, %s, %s, %s or %s and a rate from 0 to 1, e.g. throttle:0.2 (latency:<rate>:<delay>, e.g. latency:0.1:9s)",
+			EnvFaults, v, Throttle, ServerError, DropAnswer, Garbage, Latency)
+	}
+	return f, r, d, nil
 }

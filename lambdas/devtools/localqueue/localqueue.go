@@ -111,6 +111,25 @@ func (q *Queue) Len() int {
 	return len(q.msgs)
 }
 
+// Stats are what SQS publishes of the queue in CloudWatch:
+// ApproximateNumberOfMessagesVisible (messages not in flight) and
+// ApproximateAgeOfOldestMessage (how long the oldest message has been in
+// the queue, in flight included; 0 when it is empty). A message moved to
+// the dead-letter queue is a new message there (Send), so its age starts
+// again.
+func (q *Queue) Stats() (visible int, oldest time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now()
+	for _, m := range q.msgs {
+		if !now.Before(m.visibleAt) {
+			visible++
+		}
+		oldest = max(oldest, now.Sub(m.sent))
+	}
+	return visible, oldest
+}
+
 // Bodies lists the bodies of the messages in the queue, oldest first.
 func (q *Queue) Bodies() []string {
 	q.mu.Lock()

@@ -82,6 +82,13 @@ func (s *Sink) FailNext(f ...Fault) {
 	s.faults = append(s.faults, f...)
 }
 
+// Clear drops the faults FailNext queued that no request met.
+func (s *Sink) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
 // Notifications returns what was accepted, oldest first: the newest Keep.
 func (s *Sink) Notifications() []Notification {
 	s.mu.Lock()

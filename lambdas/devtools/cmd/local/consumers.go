@@ -129,7 +129,7 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 // record lands on the template's local queue (GET /_local/queues shows its
 // depth). Lambda's default of unlimited retries (-1) is 10 here, so that a
 // poison record cannot stall a developer's shard for the stream's 24 hours.
-func startConsumer(ctx context.Context, log *slog.Logger, ctor fn.StreamConstructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string, queue func(logicalID string) *localqueue.Queue) error {
+func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.StreamConstructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string, queue func(logicalID string) *localqueue.Queue) error {
 	src, err := sourceOf(ctx, t, fn, names, client)
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor fn.StreamConstruc
 	cfg := poller.Config{
 		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
 		Bisect: src.bisect, MaxRetries: src.retries, MaxRecordAge: src.maxAge,
-		Handler: invokeTraced(c.Handle), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
+		Handler: observeStream(al, localName(t, fn.LogicalID), invokeTraced(c.Handle)), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	}
 	if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0 // the poller's default
@@ -181,6 +181,23 @@ func startConsumer(ctx context.Context, log *slog.Logger, ctor fn.StreamConstruc
 	go p.Run(ctx, 500*time.Millisecond)
 	log.Info("stream consumer started", "service", fn.Service(), "function", fn.LogicalID, "table", names[src.table])
 	return nil
+}
+
+// observeStream publishes each invocation of a stream consumer as Lambda
+// does: Invocations, Errors, Duration, and IteratorAge (the age of the
+// batch's last record when the invocation starts).
+func observeStream(al *alarms, function string, h fn.StreamHandler) fn.StreamHandler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		start := time.Now()
+		if n := len(ev.Records); n > 0 {
+			if created := ev.Records[n-1].Change.ApproximateCreationDateTime.Time; !created.IsZero() {
+				al.iteratorAge(function, start.Sub(created))
+			}
+		}
+		resp, err := h(ctx, ev)
+		al.invocation(function, start, err != nil || ctx.Err() != nil)
+		return resp, err
+	}
 }
 
 // invokeTraced gives each invocation of a stream batch a trace of its own,

@@ -3,6 +3,7 @@ package main_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
@@ -36,7 +37,12 @@ func TestParseFaults(t *testing.T) {
 	assert.NoError(t, err, "drop:0.05")
 	assert.Equal(t, ddbfault.DropAnswer, f, "drop:0.05: fault")
 	assert.Equal(t, 0.05, r, "drop:0.05: rate")
-	for _, bad := range []string{"throttle", "throttle:2", "slow:0.1", "5xx:x"} {
+	f, r, d, err := ddbfault.ParseSpec("latency:0.5:9s")
+	assert.NoError(t, err, "latency:0.5:9s")
+	assert.Equal(t, ddbfault.Latency, f, "latency:0.5:9s: fault")
+	assert.Equal(t, 0.5, r, "latency:0.5:9s: rate")
+	assert.Equal(t, 9*time.Second, d, "latency:0.5:9s: delay")
+	for _, bad := range []string{"throttle", "throttle:2", "slow:0.1", "5xx:x", "throttle:1:2s", "latency:1:x", "latency:1:-1s"} {
 		_, _, err := ddbfault.Parse(bad)
 		assert.ErrorContains(t, err, "e.g. throttle:0.2", "Parse(%q)", bad)
 	}

@@ -126,8 +126,9 @@ func jsonType(ct string) bool {
 // of 502 {"message":"Internal server error"} (API Gateway's answer to a
 // function error, a timeout included) while the handler is abandoned, as
 // Lambda abandons the invocation.
-func withTimeout(name string, timeout time.Duration, log *slog.Logger, h http.Handler) http.Handler {
+func withTimeout(name string, timeout time.Duration, log *slog.Logger, h http.Handler, observe func(start time.Time, failed bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		// Each request is an invocation with a trace of its own, as Lambda's
 		// active tracing starts one for an HTTP API's (which passes none).
 		ctx, cancel := context.WithTimeout(logx.WithInvocationTrace(r.Context(), localtrace.New()), timeout)
@@ -140,11 +141,15 @@ func withTimeout(name string, timeout time.Duration, log *slog.Logger, h http.Ha
 		}()
 		select {
 		case p := <-done:
+			// A panic is a function error (the Lambda runtime reports the
+			// invocation failed); an answer, whatever its status, is not.
+			observe(start, p != nil)
 			if p != nil {
 				panic(p)
 			}
 			buf.copyTo(w)
 		case <-ctx.Done():
+			observe(start, true)
 			log.Error("Task timed out", "function", name, "timeout", timeout.String(), "method", r.Method, "path", r.URL.Path)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)

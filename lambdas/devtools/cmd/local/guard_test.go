@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"log/slog"
 	"net/http"
@@ -70,12 +71,20 @@ func TestFunctionTimeout(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	var deadline time.Time
+	// Each invocation is reported to the alarms: its duration, and whether
+	// it failed (a timeout is a function error, a 201 is not).
+	type invocation struct {
+		took   time.Duration
+		failed bool
+	}
+	var seen []invocation
+	observe := func(start time.Time, failed bool) { seen = append(seen, invocation{time.Since(start), failed}) }
 	slow := withTimeout("slow", 200*time.Millisecond, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		deadline, _ = r.Context().Deadline()
 		w.WriteHeader(201)
 		_, _ = w.Write([]byte("partial"))
 		<-release // ignores its context, as a stuck handler would
-	}))
+	}), observe)
 	start := time.Now()
 	w := httptest.NewRecorder()
 	slow.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
@@ -90,12 +99,16 @@ func TestFunctionTimeout(t *testing.T) {
 		w.Header().Set("X-Thing", "1")
 		w.WriteHeader(201)
 		_, _ = w.Write([]byte(`{"ok":true}`))
-	}))
+	}), observe)
 	w = httptest.NewRecorder()
 	fast.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 	assert.Equal(t, 201, w.Code, "in time: status")
 	assert.Equal(t, `{"ok":true}`, w.Body.String(), "in time: body")
 	assert.Equal(t, "1", w.Header().Get("X-Thing"), "in time: header X-Thing")
+	require.Len(t, seen, 2, "invocations reported")
+	assert.True(t, seen[0].failed, "timed out: a function error")
+	assert.GreaterOrEqual(t, seen[0].took, 200*time.Millisecond, "timed out: duration")
+	assert.False(t, seen[1].failed, "in time: no function error")
 }
 
 // The server bounds how long a slow client may hold a connection.

@@ -15,8 +15,12 @@
 // first use) for the authorizer's issuer and audience, as API Gateway
 // takes only the identity provider's; `token` mints one.
 // DynamoDB Local is started unless AWS_ENDPOINT_URL_DYNAMODB is set;
-// FAULTS=throttle:0.2 (or 5xx:…, drop:…) puts DynamoDB's own faults between
-// the functions and it (devtools/ddbfault). One line on
+// the functions reach it through a fault proxy (devtools/ddbfault):
+// FAULTS=throttle:0.2 (or 5xx:…, drop:…, garbage:…, latency:…:<delay>),
+// or POST /_local/faults, puts DynamoDB's own faults between them. The
+// templates' CloudWatch alarms are evaluated against the metrics the
+// runner collects (alarms.go; LOCAL_ALARM_PERIOD scales their periods;
+// GET /_local/alarms). One line on
 // stdout announces readiness; logs go to stderr. SIGINT/SIGTERM stop the
 // server and DynamoDB Local.
 package main
@@ -67,11 +71,19 @@ func main() {
 	synth := flag.String("synth", "", "with -reload: shell command that re-synthesizes the templates on an infra change (make dev passes its cdk synth)")
 	flag.Parse()
 
-	log := logx.New(os.Stderr, slog.LevelInfo)
+	// The log is also read by the alarms: the functions' EMF lines are
+	// their metrics (alarms.go).
+	al, err := newAlarms()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log := logx.New(io.MultiWriter(os.Stderr, al), slog.LevelInfo)
+	al.log = log
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serve := func() error { return run(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *verbose) }
+	serve := func() error { return run(ctx, log, al, *templates, listenAddr(*addr, os.Getenv("PORT")), *verbose) }
 	if *reload {
 		serve = func() error {
 			return supervise(ctx, log, *templates, listenAddr(*addr, os.Getenv("PORT")), *src, *synth, *verbose)
@@ -94,7 +106,7 @@ func listenAddr(addr, port string) string {
 	return net.JoinHostPort(host, port)
 }
 
-func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) error {
+func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, verbose bool) error {
 	dir, err := templateDir(dir)
 	if err != nil {
 		return err
@@ -131,27 +143,30 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	if err != nil {
 		return err
 	}
-	wk, err := newWorkers(log, "http://"+ln.Addr().String())
+	wk, err := newWorkers(log, "http://"+ln.Addr().String(), al)
 	if err != nil {
 		return err
 	}
 	defer wk.close()
-	// With FAULTS set, the functions reach DynamoDB Local through a proxy
-	// that throttles, fails or drops answers at the given rate (the
-	// runner's own table setup goes straight).
-	fnEndpoint := endpoint
+	// The functions reach DynamoDB Local through a fault proxy: with
+	// FAULTS set (or POST /_local/faults) it throttles, fails, slows or
+	// drops answers at the given rate, and the throttles and server errors
+	// it answers are DynamoDB's metrics for the alarms (the runner's own
+	// table setup goes straight).
+	proxy, err := ddbfault.Start(endpoint)
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
+	proxy.Observe(al.dynamo)
+	fnEndpoint := proxy.URL
 	if v := os.Getenv(ddbfault.EnvFaults); v != "" {
-		fault, rate, err := ddbfault.Parse(v)
+		fault, rate, delay, err := ddbfault.ParseSpec(v)
 		if err != nil {
 			return err
 		}
-		proxy, err := ddbfault.Start(endpoint)
-		if err != nil {
-			return err
-		}
-		defer proxy.Close()
 		proxy.Set(fault, rate)
-		fnEndpoint = proxy.URL
+		proxy.SetDelay(delay)
 		log.Warn("functions reach DynamoDB through a fault proxy", "fault", fault, "rate", rate, "proxy", proxy.URL)
 	}
 	// fnGetenv is a function's getenv: its template environment, the
@@ -173,6 +188,9 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	for _, t := range tmpls {
 		names, err := cfntables.Create(ctx, client, t, cfntables.Options{KeepExisting: external, Suffix: os.Getenv(EnvTableSuffix)})
 		if err != nil {
+			return err
+		}
+		if err := al.addTemplate(t, names); err != nil {
 			return err
 		}
 		if err := ddbrecord.LogTables(t, names); err != nil {
@@ -200,6 +218,11 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 				log.Warn("skipping function of unknown service", "template", t.Stack, "function", fn.LogicalID, "service", name, "known", services.Names())
 				continue
 			}
+			// As fn.Main does in Lambda, the default logger carries the
+			// function's name while it is built: what the constructor keeps
+			// of slog.Default names it in every line, and an EMF line's
+			// "service" dimension is that attribute (the alarms read it).
+			slog.SetDefault(log.With("service", name))
 			fnEnv, err := fn.Environment(names)
 			if err != nil {
 				return err
@@ -209,7 +232,7 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			switch b.Function.Kind {
 			case service.Stream:
 				cons, _ := services.LookupConsumer(name)
-				if err := startConsumer(ctx, log, cons, t, fn, names, client, getenv, wk.queueOf(t)); err != nil {
+				if err := startConsumer(ctx, log, al, cons, t, fn, names, client, getenv, wk.queueOf(t)); err != nil {
 					return fmt.Errorf("stream consumer %s: %w", name, err)
 				}
 				consuming++
@@ -234,7 +257,9 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
-			guarded, tokenRoutes, err := guard(t, withTimeout(name, fn.Timeout, log, h))
+			local := localName(t, fn.LogicalID)
+			invoke := withTimeout(name, fn.Timeout, log, h, func(start time.Time, failed bool) { al.invocation(local, start, failed) })
+			guarded, tokenRoutes, err := guard(t, withConcurrency(reservedConcurrency(t, fn.LogicalID), local, al, log, invoke))
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
@@ -245,10 +270,11 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
-			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, localcors.Handler(cors, guarded)))
+			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, al.apiMetrics(localName(t, apiOf(t)), localcors.Handler(cors, guarded))))
 			mounted[name] = t.Path
 			handlers[name] = h
 		}
+		slog.SetDefault(log)
 		if served == 0 {
 			log.Info("template has no service function yet; tables created, nothing served", "template", t.Stack, "tables", names)
 		}
@@ -267,7 +293,10 @@ func run(ctx context.Context, log *slog.Logger, dir, addr string, verbose bool) 
 	})
 
 	wk.mount(mux)
+	al.mount(mux)
+	mountFaults(mux, proxy, log)
 	wk.start(ctx)
+	go al.run(ctx)
 	server := newServer(mux, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(ln) }()

@@ -60,6 +60,20 @@ func (l *lines) add(s string) {
 	l.text = append(l.text, s)
 }
 
+// len is how many lines there are.
+func (l *lines) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.text)
+}
+
+// since are the lines from the from'th on.
+func (l *lines) since(from int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.text[min(from, len(l.text)):])
+}
+
 // tail is the last n lines.
 func (l *lines) tail(n int) string {
 	l.mu.Lock()
@@ -184,6 +198,9 @@ func startEnv(t *testing.T, templates string, env []string, extra ...string) *ru
 	pids := make(chan int, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		// A log line longer than the scanner's default 64 KiB would end
+		// the reading, and the runner would block on its full pipe.
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 		for sc.Scan() {
 			r.stderr.add(sc.Text())
 			var rec struct {

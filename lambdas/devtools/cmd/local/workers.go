@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"log/slog"
 	"net/http"
 	"os"
@@ -12,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
+	rezagentcontract "github.com/dynastack/dynastack/constructs/rezagent/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/awsloop"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
@@ -58,15 +60,21 @@ type workers struct {
 	ntfyURL    string
 	every      time.Duration
 	visibility time.Duration
+	alarms     *alarms
 
 	mu       sync.Mutex
 	queues   map[string]*localqueue.Queue // template path + logical id → queue
 	mappings []*localqueue.Mapping
 	jobs     map[string]*localJob // service → job
+	// topics deliver a message to the queues subscribed to a topic, by
+	// its local ARN: POST /_local/topics publishes as another system
+	// would.
+	topics map[string]func(body string)
 }
 
 type localJob struct {
 	service, arn string
+	function     string // its local name (alarms.go)
 	job          fn.Job
 	mu           sync.Mutex // one run at a time, as a developer expects
 	last         time.Time
@@ -76,8 +84,8 @@ type localJob struct {
 
 // newWorkers starts the SNS fake and, unless NTFY_URL is set, serves the
 // ntfy sink under base/_local/ntfy.
-func newWorkers(log *slog.Logger, base string) (*workers, error) {
-	w := &workers{log: log, sns: awsloop.NewSNS(), events: awsloop.NewEvents(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{},
+func newWorkers(log *slog.Logger, base string, al *alarms) (*workers, error) {
+	w := &workers{log: log, alarms: al, sns: awsloop.NewSNS(), events: awsloop.NewEvents(), queues: map[string]*localqueue.Queue{}, jobs: map[string]*localJob{}, topics: map[string]func(string){},
 		every: defaultScheduleEvery, visibility: defaultVisibility}
 	for env, d := range map[string]*time.Duration{EnvScheduleEvery: &w.every, EnvVisibility: &w.visibility} {
 		if v := os.Getenv(env); v != "" {
@@ -190,7 +198,9 @@ func (w *workers) addTemplate(t *cfntables.Template) error {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		w.queues[t.Path+"#"+id] = localqueue.NewQueue(t.Stack+"-"+id, w.visibility)
+		q := localqueue.NewQueue(localName(t, id), w.visibility)
+		w.queues[t.Path+"#"+id] = q
+		w.alarms.addQueue(q)
 	}
 	for _, id := range ids {
 		q := qs[id]
@@ -217,6 +227,11 @@ func (w *workers) addTemplate(t *cfntables.Template) error {
 				q.SendTraced(p.Message, p.Attributes, p.TraceHeader)
 			}
 		})
+		w.topics[cfntables.LocalARN("sns", topic)] = func(body string) {
+			for _, q := range targets {
+				q.Send(body, nil)
+			}
+		}
 	}
 	return nil
 }
@@ -239,7 +254,14 @@ func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, f
 			return err
 		}
 		w.mu.Lock()
-		w.mappings = append(w.mappings, &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: c.Handle, BatchSize: m.BatchSize,
+		local := localName(t, fn.LogicalID)
+		handle := func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			start := time.Now()
+			resp, err := c.Handle(ctx, ev)
+			w.alarms.invocation(local, start, err != nil || ctx.Err() != nil)
+			return resp, err
+		}
+		w.mappings = append(w.mappings, &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: handle, BatchSize: m.BatchSize,
 			MaxConcurrency: m.MaxConcurrency, Timeout: t.Timeout(fn.LogicalID), Logger: w.log.With("function", fn.LogicalID, "service", fn.Service())})
 		w.mu.Unlock()
 		return nil
@@ -262,7 +284,7 @@ func (w *workers) addJob(ctx context.Context, t *cfntables.Template, fn cfntable
 			return err
 		}
 		w.mu.Lock()
-		w.jobs[fn.Service()] = &localJob{service: fn.Service(), arn: cfntables.LocalARN("scheduler", "schedule/default/"+t.Stack+"-"+s.LogicalID), job: job}
+		w.jobs[fn.Service()] = &localJob{service: fn.Service(), function: localName(t, fn.LogicalID), arn: cfntables.LocalARN("scheduler", "schedule/default/"+t.Stack+"-"+s.LogicalID), job: job}
 		w.mu.Unlock()
 		return nil
 	}
@@ -296,9 +318,11 @@ func (w *workers) run(ctx context.Context, j *localJob, at time.Time) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	ev := fn.ScheduleEvent{ScheduleARN: j.arn, ScheduledTime: at.UTC().Truncate(time.Second), ExecutionID: fmt.Sprintf("local-%d", at.UnixNano()), AttemptNumber: 1}
+	start := time.Now()
 	// A new trace per run, as Lambda's active tracing starts one for an
 	// invocation by EventBridge Scheduler.
 	err := fn.JobHandler(j.job, w.log.With("service", j.service))(logx.WithInvocationTrace(ctx, localtrace.New()), ev)
+	w.alarms.invocation(j.function, start, err != nil)
 	j.last, j.runs, j.lastErr = ev.ScheduledTime, j.runs+1, ""
 	if err != nil {
 		j.lastErr = err.Error()
@@ -337,6 +361,70 @@ func (w *workers) mount(mux *http.ServeMux) {
 			return
 		}
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"service": j.service, "scheduled_time": at.UTC().Truncate(time.Second)})
+	})
+	// The sink's next answers fail: {"status":401,"count":40} (an expired
+	// token), {"delay":"13s","count":1} (a hung server); {"count":0} drops
+	// the failures no request met.
+	mux.HandleFunc("POST /_local/ntfy-faults", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Status int    `json:"status"`
+			Delay  string `json:"delay"`
+			Count  int    `json:"count"`
+		}
+		err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 1<<10)).Decode(&in)
+		var delay time.Duration
+		if err == nil && in.Delay != "" {
+			delay, err = time.ParseDuration(in.Delay)
+		}
+		if err == nil && w.sink != nil && in.Count == 0 {
+			w.sink.Clear()
+			api.WriteJSON(rw, http.StatusOK, map[string]any{"queued": 0})
+			return
+		}
+		if w.sink == nil || err != nil || in.Count < 1 || in.Count > 1000 || (in.Status != 0 && (in.Status < 400 || in.Status > 599)) || delay < 0 {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request",
+				"message": `send {"status":401,"count":40} or {"delay":"13s","count":1} (status 400-599, count 1-1000; only with the local sink, NTFY_URL unset)`}})
+			return
+		}
+		fs := make([]ntfysink.Fault, in.Count)
+		for i := range fs {
+			fs[i] = ntfysink.Fault{Status: in.Status, Delay: delay}
+		}
+		w.sink.FailNext(fs...)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"queued": in.Count})
+	})
+	// A message on a topic from another publisher than the functions
+	// (a body the consumer cannot read: a poison message):
+	// {"topic_arn":"arn:aws:sns:…","message":"…"}.
+	mux.HandleFunc("POST /_local/topics", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			TopicARN string `json:"topic_arn"`
+			Message  string `json:"message"`
+		}
+		err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 256<<10)).Decode(&in)
+		w.mu.Lock()
+		deliver, ok := w.topics[in.TopicARN]
+		w.mu.Unlock()
+		if err != nil || !ok || in.Message == "" {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"topic_arn":"<a topic's local ARN>","message":"<body>"}`}})
+			return
+		}
+		deliver(in.Message)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"published": in.TopicARN})
+	})
+	// A target account's role that refuses the executor, as a trust
+	// policy that no longer names it does: {"role_arn":"arn:aws:iam::…"}.
+	mux.HandleFunc("POST /_local/sts/deny", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			RoleARN string `json:"role_arn"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 4<<10)).Decode(&in); err != nil || in.RoleARN == "" {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"role_arn":"arn:aws:iam::<account>:role/<name>"}`}})
+			return
+		}
+		w.aws.STS.Deny(in.RoleARN)
+		w.log.Warn("sts: AssumeRole of this role is denied from now on", "role_arn", in.RoleARN)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"denied": in.RoleARN})
 	})
 	mux.HandleFunc("GET /_local/events", func(rw http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"events": w.events.Events()})
