@@ -76,7 +76,9 @@ func TestAPIGatewayV2(t *testing.T) {
 			assert.Equal(t, "apigw-req-1", resp.Headers["X-Request-Id"], "X-Request-Id: the gateway's")
 			assert.Equal(t, tt.wantCaller, seen.ID(), "the caller the handler saw (%+v)", seen)
 			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-			require.Len(t, lines, 2, "log lines: %s", logs.String())
+			// The handler's line, the access line and the route's
+			// RouteLatency metric line (api.Instrument).
+			require.Len(t, lines, 3, "log lines: %s", logs.String())
 			for _, line := range lines {
 				var rec map[string]any
 				require.NoError(t, json.Unmarshal([]byte(line), &rec))
@@ -85,6 +87,7 @@ func TestAPIGatewayV2(t *testing.T) {
 				assert.Equal(t, tt.wantClient, str(rec["client_request_id"]), "log line %s: client_request_id", line)
 			}
 			assert.Contains(t, lines[1], `"route":"GET /tickets/{id}"`, "access line lacks the route")
+			assert.Contains(t, lines[2], `"RouteLatency":`, "the route's latency metric line")
 		})
 	}
 }
