@@ -82,6 +82,21 @@ var alarmScenarios = []alarmScenario{
 		},
 	},
 	{
+		// The processor's event source mapping disabled (or its reserved
+		// concurrency set to 0): a message waits in the queue; SQS keeps
+		// publishing its age each minute, and past 15 minutes (9 s here)
+		// the age alarm goes. Nothing else: the processor is not invoked,
+		// so it neither fails nor is throttled. Enabled again, the
+		// message is delivered.
+		name: "queue consumer disabled", fires: []string{"rezagent/NotificationsQueueAge"},
+		drive: func(t *testing.T, r *runner) {
+			mapping := r.base + "/_local/mappings/" + rez.Processor.Name
+			call(t, "POST", mapping, `{"enabled":false}`, 200, nil)
+			t.Cleanup(func() { call(t, "POST", mapping, `{"enabled":true}`, 200, nil) })
+			call(t, rez.CreateMessage.Method, at(r.base, rez.Name, rez.CreateMessage), message("waits"), 201, nil)
+		},
+	},
+	{
 		// A target account whose role no longer trusts the executor.
 		name: "executor role denies", fires: []string{"nucleus/ExecutorFailedResourceActions"},
 		drive: func(t *testing.T, r *runner) {
@@ -375,8 +390,7 @@ func TestEveryAlarmKindHasAScenario(t *testing.T) {
 
 // unproven are the alarm kinds no scenario drives yet, and why.
 var unproven = map[string]string{
-	"AWS/Lambda/IteratorAge":                "needs a stream consumer held back for three periods (a scenario to add: a poison record retried)",
-	"AWS/SQS/ApproximateAgeOfOldestMessage": "needs a starved queue consumer (reserved concurrency is emulated for HTTP functions only)",
+	"AWS/Lambda/IteratorAge": "needs a stream consumer held back for three periods (a scenario to add: a poison record retried)",
 }
 
 // devAlarms are the alarms of every dev template, named as the runner

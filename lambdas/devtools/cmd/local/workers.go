@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -65,7 +67,10 @@ type workers struct {
 	mu       sync.Mutex
 	queues   map[string]*localqueue.Queue // template path + logical id → queue
 	mappings []*localqueue.Mapping
-	jobs     map[string]*localJob // service → job
+	// byService are the queue mappings by their function's service
+	// (POST /_local/mappings/{service}).
+	byService map[string]*localqueue.Mapping
+	jobs      map[string]*localJob // service → job
 	// topics deliver a message to the queues subscribed to a topic, by
 	// its local ARN: POST /_local/topics publishes as another system
 	// would.
@@ -261,8 +266,13 @@ func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, f
 			w.alarms.invocation(local, start, err != nil || ctx.Err() != nil)
 			return resp, err
 		}
-		w.mappings = append(w.mappings, &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: handle, BatchSize: m.BatchSize,
-			MaxConcurrency: m.MaxConcurrency, Timeout: t.Timeout(fn.LogicalID), Logger: w.log.With("function", fn.LogicalID, "service", fn.Service())})
+		lm := &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: handle, BatchSize: m.BatchSize,
+			MaxConcurrency: m.MaxConcurrency, Timeout: t.Timeout(fn.LogicalID), Logger: w.log.With("function", fn.LogicalID, "service", fn.Service())}
+		w.mappings = append(w.mappings, lm)
+		if w.byService == nil {
+			w.byService = map[string]*localqueue.Mapping{}
+		}
+		w.byService[fn.Service()] = lm
 		w.mu.Unlock()
 		return nil
 	}
@@ -428,6 +438,32 @@ func (w *workers) mount(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /_local/events", func(rw http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"events": w.events.Events()})
+	})
+	// A queue consumer's event source mapping disabled or enabled, as
+	// `aws lambda update-event-source-mapping --no-enabled` (or a
+	// function's reserved concurrency set to 0) stops it in AWS: the
+	// messages stay in the queue and age, and SQS keeps publishing their
+	// age. {"enabled":false} on POST /_local/mappings/rezagent-processor.
+	mux.HandleFunc("POST /_local/mappings/{service}", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Enabled *bool `json:"enabled"`
+		}
+		err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 1<<10)).Decode(&in)
+		w.mu.Lock()
+		m, ok := w.byService[r.PathValue("service")]
+		names := slices.Sorted(maps.Keys(w.byService))
+		w.mu.Unlock()
+		if !ok {
+			api.WriteJSON(rw, http.StatusNotFound, map[string]any{"error": map[string]any{"code": "not_found", "message": api.Truncate(fmt.Sprintf("no queue consumer %q; the consumers: %v", r.PathValue("service"), names), 300)}})
+			return
+		}
+		if err != nil || in.Enabled == nil {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"enabled":false} or {"enabled":true}`}})
+			return
+		}
+		m.SetEnabled(*in.Enabled)
+		w.log.Warn("queue event source mapping set", "service", r.PathValue("service"), "queue", m.Queue.Name, "enabled", *in.Enabled)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"service": r.PathValue("service"), "queue": m.Queue.Name, "enabled": *in.Enabled})
 	})
 	mux.HandleFunc("GET /_local/queues", func(rw http.ResponseWriter, r *http.Request) {
 		w.mu.Lock()
