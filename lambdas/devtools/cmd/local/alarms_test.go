@@ -155,64 +155,6 @@ var alarmScenarios = []alarmScenario{
 		},
 	},
 	{
-		// Stak's stream consumer falling behind: its event source mapping
-		// disabled while 101 messages expire (their records wait in the
-		// stream, and a paused consumer publishes no IteratorAge), then
-		// enabled while the consumer's counter writes fail (DynamoDB
-		// answers its TransactWriteItems what the SDK cannot read). Each
-		// batch is retried MaximumRetryAttempts times, each invocation
-		// publishing the age of its last record, past 15 minutes (9 s
-		// here) and growing; 101 records are two batches, retried over
-		// more than three periods. It implies StreamConsumerGaveUpDepth:
-		// both batches are given up on and land on the failure queue. Not
-		// StreamConsumerErrors: the consumer reports item failures, not
-		// function errors (and invokes fewer than 20 times a period);
-		// not the table's SystemErrors: no DynamoDB 500s.
-		name: "stream consumer behind", fires: []string{"stak/StreamConsumerIteratorAge", "stak/StreamConsumerGaveUpDepth"},
-		drive: func(t *testing.T, r *runner) {
-			const tenant, inbox, uid, n = "alarms", "lag", "u1", 101
-			mapping := r.base + "/_local/mappings/" + stak.StreamConsumer.Name
-			call(t, "POST", mapping, `{"enabled":false}`, 200, nil)
-			t.Cleanup(func() { call(t, "POST", mapping, `{"enabled":true}`, 200, nil) })
-			call(t, stak.PutTenant.Method, at(r.base, stak.Name, stak.PutTenant, tenant), `{"title":"alarm test"}`, 200, nil)
-			call(t, stak.PutInbox.Method, at(r.base, stak.Name, stak.PutInbox, tenant, inbox), `{"title":"lag","ttl":{"default":"1d"}}`, 200, nil)
-			for i := range n {
-				call(t, stak.Publish.Method, at(r.base, stak.Name, stak.Publish, tenant, inbox),
-					fmt.Sprintf(`{"sender":"alarm-test","audiences":{"kind":"users","uids":[%q]},"message":{"title":"lag %d"}}`, uid, i), 201, nil)
-			}
-			call(t, "POST", r.base+"/_local/faults", `{"faults":"garbage:1","next":5000,"on":"TransactWriteItems"}`, 200, nil)
-			t.Cleanup(func() { call(t, "POST", r.base+"/_local/faults", `{"faults":""}`, 200, nil) })
-			// Expired a day ago, by hand: DynamoDB Local's TTL deletes
-			// them within seconds, as DynamoDB does within hours.
-			ctx, client, table := context.Background(), tableClient(t, r), aws.String(stak.TableBaseName+"-dev"+r.suffix)
-			messages := func() []map[string]types.AttributeValue {
-				out, err := client.Query(ctx, &dynamodb.QueryInput{TableName: table,
-					KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :m)"),
-					ExpressionAttributeNames:  map[string]string{"#pk": stak.AttrPK, "#sk": stak.AttrSK},
-					ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: stak.UserPK(tenant, uid, inbox)}, ":m": &types.AttributeValueMemberS{Value: stak.PrefixMessage}}})
-				require.NoError(t, err)
-				return out.Items
-			}
-			items := messages()
-			require.Len(t, items, n, "messages published")
-			// Written again whole (DynamoDB Local's sweep picks up a put
-			// item's expiry; an update's was not seen within 30 s).
-			past := &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(-24 * time.Hour).Unix())}
-			for _, it := range items {
-				it[stak.AttrExpiredAt] = past
-				_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: it})
-				require.NoError(t, err)
-			}
-			left := n
-			require.Eventually(t, func() bool { left = len(messages()); return left == 0 }, 40*time.Second, 250*time.Millisecond, "DynamoDB Local's TTL to delete the expired messages")
-			t.Logf("TTL deleted the %d messages", n-left)
-			// Every record in the stream past 15 minutes old (the alarm's
-			// limit; 900 s is 9 s here), then the consumer enabled.
-			time.Sleep(alarmPeriod * 31 / 10)
-			call(t, "POST", mapping, `{"enabled":true}`, 200, nil)
-		},
-	},
-	{
 		// One route slow: each of a create's first two writes (the
 		// idempotency claim and the ticket) answered 4.2 s late, within
 		// the SDK's 5 s attempt timeout, so the request takes about 8.4 s:
@@ -451,8 +393,7 @@ func TestEveryAlarmKindHasAScenario(t *testing.T) {
 
 // unproven are the alarm kinds no scenario drives yet, and why.
 var unproven = map[string]string{
-	// Empty: every alarm kind has its scenario. A kind added here needs
-	// the reason the runner cannot drive it yet.
+	"AWS/Lambda/IteratorAge": "stream_consumer_behind (its mapping disabled while messages expire, then enabled while its writes fail) is written but waits on DynamoDB Local's TTL sweep, which did not delete the expired messages within 40 s in TestAlarmsFire's runs",
 }
 
 // devAlarms are the alarms of every dev template, named as the runner
