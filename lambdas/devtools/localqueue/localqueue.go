@@ -37,6 +37,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -269,7 +270,23 @@ type Mapping struct {
 	// Timeout is the function timeout: each invocation's deadline.
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// disabled is UpdateEventSourceMapping's Enabled=false: the mapping
+	// stops receiving (invocations in flight finish), the messages wait
+	// in the queue and age, as SQS keeps them for a disabled mapping.
+	disabled atomic.Bool
 }
+
+// SetEnabled enables or disables the mapping, as
+// `aws lambda update-event-source-mapping --enabled|--no-enabled` does.
+func (m *Mapping) SetEnabled(on bool) {
+	m.disabled.Store(!on)
+	if on {
+		m.Queue.wake()
+	}
+}
+
+// Enabled is whether the mapping receives.
+func (m *Mapping) Enabled() bool { return !m.disabled.Load() }
 
 // Run polls until ctx ends.
 func (m *Mapping) Run(ctx context.Context) {
@@ -278,6 +295,10 @@ func (m *Mapping) Run(ctx context.Context) {
 	defer wg.Wait()
 	for {
 		wait := m.Queue.nextVisible()
+		if m.disabled.Load() {
+			// Nothing is received; SetEnabled(true) wakes the loop.
+			wait = time.Second
+		}
 		if wait == 0 {
 			select {
 			case sem <- struct{}{}:

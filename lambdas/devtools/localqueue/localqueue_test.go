@@ -141,3 +141,34 @@ func TestTraceHeader(t *testing.T) {
 	assert.NotContains(t, got[1].Attributes, "AWSTraceHeader", "untraced record's attributes")
 	assert.Equal(t, []string{"1-67891233-abcdef012345678912345678", "1-67891233-abcdef012345678912345678"}, traces, "invocation trace of the batch")
 }
+
+// A disabled mapping receives nothing: the message waits and its age, as
+// SQS publishes it, grows; enabled again, the mapping delivers it.
+func TestDisabledMapping(t *testing.T) {
+	q := localqueue.NewQueue("q", time.Second)
+	var mu sync.Mutex
+	got := 0
+	m := &localqueue.Mapping{Queue: q, BatchSize: 10, Timeout: time.Second, Handler: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got += len(ev.Records)
+		return events.SQSEventResponse{}, nil
+	}}
+	m.SetEnabled(false)
+	require.False(t, m.Enabled())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	q.Send("waits", nil)
+	time.Sleep(300 * time.Millisecond)
+	visible, oldest := q.Stats()
+	assert.Equal(t, 1, visible, "visible while the mapping is disabled")
+	assert.GreaterOrEqual(t, oldest, 250*time.Millisecond, "the waiting message's age")
+	mu.Lock()
+	assert.Zero(t, got, "records delivered while disabled")
+	mu.Unlock()
+	m.SetEnabled(true)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return got == 1 }, 2*time.Second, 10*time.Millisecond, "delivered once enabled")
+	require.Eventually(t, func() bool { return q.Len() == 0 }, time.Second, 10*time.Millisecond, "deleted after the delivery")
+}

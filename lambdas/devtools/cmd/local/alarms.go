@@ -367,8 +367,8 @@ func mountFaults(mux *http.ServeMux, proxy *ddbfault.Proxy, log *slog.Logger) {
 			Next   int     `json:"next"`
 			On     string  `json:"on"`
 		}
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&in); err != nil || in.Faults == nil || in.Next < 0 || in.Next > 1000 {
-			api.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"faults":"<fault>:<rate>"}, e.g. {"faults":"throttle:0.2"}, {"faults":"latency:1:12s","next":3} (the next 3 requests, at most 1000), or {"faults":""} to clear`}})
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&in); err != nil || in.Faults == nil || in.Next < 0 || in.Next > 10000 {
+			api.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"faults":"<fault>:<rate>"}, e.g. {"faults":"throttle:0.2"}, {"faults":"latency:1:12s","next":3} (the next 3 requests, at most 10000), or {"faults":""} to clear`}})
 			return
 		}
 		fault, rate, delay := ddbfault.Fault(""), 0.0, time.Duration(0)

@@ -82,6 +82,21 @@ var alarmScenarios = []alarmScenario{
 		},
 	},
 	{
+		// The processor's event source mapping disabled (or its reserved
+		// concurrency set to 0): a message waits in the queue; SQS keeps
+		// publishing its age each minute, and past 15 minutes (9 s here)
+		// the age alarm goes. Nothing else: the processor is not invoked,
+		// so it neither fails nor is throttled. Enabled again, the
+		// message is delivered.
+		name: "queue consumer disabled", fires: []string{"rezagent/NotificationsQueueAge"},
+		drive: func(t *testing.T, r *runner) {
+			mapping := r.base + "/_local/mappings/" + rez.Processor.Name
+			call(t, "POST", mapping, `{"enabled":false}`, 200, nil)
+			t.Cleanup(func() { call(t, "POST", mapping, `{"enabled":true}`, 200, nil) })
+			call(t, rez.CreateMessage.Method, at(r.base, rez.Name, rez.CreateMessage), message("waits"), 201, nil)
+		},
+	},
+	{
 		// A target account whose role no longer trusts the executor.
 		name: "executor role denies", fires: []string{"nucleus/ExecutorFailedResourceActions"},
 		drive: func(t *testing.T, r *runner) {
@@ -278,12 +293,16 @@ var alarmScenarios = []alarmScenario{
 // alarms its scenario names.
 func TestAlarmsFire(t *testing.T) {
 	t.Parallel()
-	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), []string{
-		"LOCAL_ALARM_PERIOD=" + alarmPeriod.String(),
+	// Its own DynamoDB Local (ownJava): its streams and TTL sweep carry
+	// this runner's tables only, as a scenario on Stak's stream consumer
+	// needs (IteratorAge, in unproven: the shared server's sweep walks
+	// every test's tables).
+	r := startEnv(t, filepath.Dir(testenv.Template(t, "dev", "itsm")), append(slices.Clone(ownJava),
+		"LOCAL_ALARM_PERIOD="+alarmPeriod.String(),
 		// No scheduled run but the first: the scenarios run the jobs.
 		"LOCAL_SCHEDULE_EVERY=1h",
 		"LOCAL_VISIBILITY_TIMEOUT=300ms",
-	})
+	))
 	t.Run("healthy", func(t *testing.T) {
 		for i := range 25 {
 			var tk struct {
@@ -375,8 +394,7 @@ func TestEveryAlarmKindHasAScenario(t *testing.T) {
 
 // unproven are the alarm kinds no scenario drives yet, and why.
 var unproven = map[string]string{
-	"AWS/Lambda/IteratorAge":                "needs a stream consumer held back for three periods (a scenario to add: a poison record retried)",
-	"AWS/SQS/ApproximateAgeOfOldestMessage": "needs a starved queue consumer (reserved concurrency is emulated for HTTP functions only)",
+	"AWS/Lambda/IteratorAge": "stream_consumer_behind (its mapping disabled while messages expire, then enabled while its writes fail) is written but waits on DynamoDB Local's TTL sweep, which did not delete the expired messages within 40 s in TestAlarmsFire's runs",
 }
 
 // devAlarms are the alarms of every dev template, named as the runner

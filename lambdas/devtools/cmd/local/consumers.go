@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -129,19 +131,20 @@ func sourceOf(ctx context.Context, t *cfntables.Template, fn cfntables.Function,
 // record lands on the template's local queue (GET /_local/queues shows its
 // depth). Lambda's default of unlimited retries (-1) is 10 here, so that a
 // poison record cannot stall a developer's shard for the stream's 24 hours.
-func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.StreamConstructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string, queue func(logicalID string) *localqueue.Queue) error {
+func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.StreamConstructor, t *cfntables.Template, fn cfntables.Function, names map[string]string, client *dynamodb.Client, getenv func(string) string, queue func(logicalID string) *localqueue.Queue) (*streamMapping, error) {
 	src, err := sourceOf(ctx, t, fn, names, client)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	arn, err := poller.StreamARN(ctx, client, names[src.table])
 	if err != nil {
-		return err
+		return nil, err
 	}
+	m := &streamMapping{table: names[src.table], stamps: &stamps{at: map[string]time.Time{}}}
 	start := poller.Latest
 	if src.start == poller.TrimHorizon {
 		start = poller.TrimHorizon
@@ -149,7 +152,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.St
 	cfg := poller.Config{
 		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
 		Bisect: src.bisect, MaxRetries: src.retries, MaxRecordAge: src.maxAge,
-		Handler: observeStream(al, localName(t, fn.LogicalID), invokeTraced(c.Handle)), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
+		Handler: observeStream(al, localName(t, fn.LogicalID), m.stamps, invokeTraced(c.Handle)), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	}
 	if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0 // the poller's default
@@ -159,7 +162,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.St
 	if src.onFailure != "" {
 		q := queue(src.onFailure)
 		if q == nil {
-			return fmt.Errorf("event source mapping of %s: on-failure queue %s is not in the template", fn.LogicalID, src.onFailure)
+			return nil, fmt.Errorf("event source mapping of %s: on-failure queue %s is not in the template", fn.LogicalID, src.onFailure)
 		}
 		fnARN := fmt.Sprintf("arn:aws:lambda:us-east-1:%s:function:%s", cfntables.LocalAccount, fn.LogicalID)
 		cfg.OnFailure = func(_ context.Context, f poller.Failure) error {
@@ -173,26 +176,112 @@ func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.St
 	}
 	p, err := poller.New(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.Sync(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	go p.Run(ctx, 500*time.Millisecond)
+	// The stream's own clock: a second reader of the stream, from the
+	// same position, that stamps each record when it first appears.
+	// DynamoDB stamps ApproximateCreationDateTime to the second;
+	// DynamoDB Local rounds it to the minute (docs/schemas/stak.md), which
+	// would make an iterator age up to a minute off, 100 alarm minutes
+	// on a scaled clock of 3s.
+	stamper, err := poller.New(poller.Config{Client: cfg.Client, StreamARN: arn, Start: start, BatchSize: 1000,
+		Handler: m.stamps.handle, Logger: cfg.Logger.With("reader", "stamps")})
+	if err != nil {
+		return nil, err
+	}
+	if err := stamper.Sync(ctx); err != nil {
+		return nil, err
+	}
+	go stamper.Run(ctx, 250*time.Millisecond)
+	go m.run(ctx, p, cfg.Logger, 500*time.Millisecond)
 	log.Info("stream consumer started", "service", fn.Service(), "function", fn.LogicalID, "table", names[src.table])
-	return nil
+	return m, nil
+}
+
+// streamMapping is a stream consumer's event source mapping: its poller
+// polls while it is enabled.
+type streamMapping struct {
+	table    string
+	stamps   *stamps
+	disabled atomic.Bool
+}
+
+// SetEnabled is UpdateEventSourceMapping's Enabled: disabled, the
+// mapping reads nothing and invokes nothing (the records wait in the
+// stream and age); enabled again, it goes on where it stopped.
+func (m *streamMapping) SetEnabled(on bool) { m.disabled.Store(!on) }
+
+func (m *streamMapping) Source() string { return m.table }
+
+func (m *streamMapping) run(ctx context.Context, p *poller.Poller, log *slog.Logger, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if !m.disabled.Load() {
+			if _, err := p.Poll(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("stream poll failed", "error", err.Error())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stamps are the times the records of a stream were first seen, by
+// sequence number: when DynamoDB wrote them, to a quarter second.
+type stamps struct {
+	mu    sync.Mutex
+	at    map[string]time.Time
+	prune time.Time
+}
+
+// stampsKept: a record older than this is past every alarm's window.
+const stampsKept = time.Hour
+
+func (s *stamps) handle(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	now := time.Now()
+	for _, r := range ev.Records {
+		s.created(r.Change.SequenceNumber, now)
+	}
+	return events.DynamoDBEventResponse{}, nil
+}
+
+// created is when the record seq was first seen: now if never before
+// (the consumer's poller read it before the stamper did).
+func (s *stamps) created(seq string, now time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at, ok := s.at[seq]; ok {
+		return at
+	}
+	s.at[seq] = now
+	if now.Sub(s.prune) > stampsKept/10 {
+		for k, at := range s.at {
+			if now.Sub(at) > stampsKept {
+				delete(s.at, k)
+			}
+		}
+		s.prune = now
+	}
+	return now
 }
 
 // observeStream publishes each invocation of a stream consumer as Lambda
 // does: Invocations, Errors, Duration, and IteratorAge (the age of the
-// batch's last record when the invocation starts).
-func observeStream(al *alarms, function string, h fn.StreamHandler) fn.StreamHandler {
+// batch's last record when the invocation starts: each retry of a failing
+// batch publishes a greater one; a disabled mapping, invoking nothing,
+// publishes none).
+func observeStream(al *alarms, function string, st *stamps, h fn.StreamHandler) fn.StreamHandler {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		start := time.Now()
 		if n := len(ev.Records); n > 0 {
-			if created := ev.Records[n-1].Change.ApproximateCreationDateTime.Time; !created.IsZero() {
-				al.iteratorAge(function, start.Sub(created))
-			}
+			al.iteratorAge(function, start.Sub(st.created(ev.Records[n-1].Change.SequenceNumber, start)))
 		}
 		resp, err := h(ctx, ev)
 		al.invocation(function, start, err != nil || ctx.Err() != nil)

@@ -232,9 +232,11 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 			switch b.Function.Kind {
 			case service.Stream:
 				cons, _ := services.LookupConsumer(name)
-				if err := startConsumer(ctx, log, al, cons, t, fn, names, client, getenv, wk.queueOf(t)); err != nil {
+				m, err := startConsumer(ctx, log, al, cons, t, fn, names, client, getenv, wk.queueOf(t))
+				if err != nil {
 					return fmt.Errorf("stream consumer %s: %w", name, err)
 				}
+				wk.addMapping(fn.Service(), m)
 				consuming++
 				continue
 			case service.Schedule:

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -65,7 +67,10 @@ type workers struct {
 	mu       sync.Mutex
 	queues   map[string]*localqueue.Queue // template path + logical id → queue
 	mappings []*localqueue.Mapping
-	jobs     map[string]*localJob // service → job
+	// byService are the event source mappings (queue and stream) by
+	// their function's service (POST /_local/mappings/{service}).
+	byService map[string]mapping
+	jobs      map[string]*localJob // service → job
 	// topics deliver a message to the queues subscribed to a topic, by
 	// its local ARN: POST /_local/topics publishes as another system
 	// would.
@@ -236,6 +241,28 @@ func (w *workers) addTemplate(t *cfntables.Template) error {
 	return nil
 }
 
+// mapping is an event source mapping POST /_local/mappings/{service}
+// enables or disables.
+type mapping interface {
+	SetEnabled(bool)
+	// Source is what it reads (a queue's or a table's local name).
+	Source() string
+}
+
+type queueMapping struct{ *localqueue.Mapping }
+
+func (q queueMapping) Source() string { return q.Queue.Name }
+
+// addMapping makes m the mapping of service's function.
+func (w *workers) addMapping(service string, m mapping) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.byService == nil {
+		w.byService = map[string]mapping{}
+	}
+	w.byService[service] = m
+}
+
 // addQueueConsumer attaches fn's consumer to the queue its mapping names.
 func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, fn cfntables.Function, ctor fn.QueueConstructor, getenv func(string) string) error {
 	ms, err := t.QueueMappings()
@@ -261,9 +288,11 @@ func (w *workers) addQueueConsumer(ctx context.Context, t *cfntables.Template, f
 			w.alarms.invocation(local, start, err != nil || ctx.Err() != nil)
 			return resp, err
 		}
-		w.mappings = append(w.mappings, &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: handle, BatchSize: m.BatchSize,
-			MaxConcurrency: m.MaxConcurrency, Timeout: t.Timeout(fn.LogicalID), Logger: w.log.With("function", fn.LogicalID, "service", fn.Service())})
+		lm := &localqueue.Mapping{Queue: w.queues[t.Path+"#"+m.Queue], Handler: handle, BatchSize: m.BatchSize,
+			MaxConcurrency: m.MaxConcurrency, Timeout: t.Timeout(fn.LogicalID), Logger: w.log.With("function", fn.LogicalID, "service", fn.Service())}
+		w.mappings = append(w.mappings, lm)
 		w.mu.Unlock()
+		w.addMapping(fn.Service(), queueMapping{lm})
 		return nil
 	}
 	return fmt.Errorf("function %s (%s) has no SQS event source mapping", fn.LogicalID, fn.Service())
@@ -428,6 +457,34 @@ func (w *workers) mount(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /_local/events", func(rw http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(rw, http.StatusOK, map[string]any{"events": w.events.Events()})
+	})
+	// A consumer's event source mapping disabled or enabled, as
+	// `aws lambda update-event-source-mapping --no-enabled` (or a
+	// function's reserved concurrency set to 0) stops it in AWS: a
+	// queue's messages stay and age, and SQS keeps publishing their age;
+	// a stream's records wait, and Lambda publishes no IteratorAge until
+	// it invokes again. {"enabled":false} on
+	// POST /_local/mappings/rezagent-processor (or stak-stream).
+	mux.HandleFunc("POST /_local/mappings/{service}", func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Enabled *bool `json:"enabled"`
+		}
+		err := json.NewDecoder(http.MaxBytesReader(rw, r.Body, 1<<10)).Decode(&in)
+		w.mu.Lock()
+		m, ok := w.byService[r.PathValue("service")]
+		names := slices.Sorted(maps.Keys(w.byService))
+		w.mu.Unlock()
+		if !ok {
+			api.WriteJSON(rw, http.StatusNotFound, map[string]any{"error": map[string]any{"code": "not_found", "message": api.Truncate(fmt.Sprintf("no consumer %q with an event source mapping; those with one: %v", r.PathValue("service"), names), 300)}})
+			return
+		}
+		if err != nil || in.Enabled == nil {
+			api.WriteJSON(rw, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "bad_request", "message": `send {"enabled":false} or {"enabled":true}`}})
+			return
+		}
+		m.SetEnabled(*in.Enabled)
+		w.log.Warn("event source mapping set", "service", r.PathValue("service"), "source", m.Source(), "enabled", *in.Enabled)
+		api.WriteJSON(rw, http.StatusOK, map[string]any{"service": r.PathValue("service"), "source": m.Source(), "enabled": *in.Enabled})
 	})
 	mux.HandleFunc("GET /_local/queues", func(rw http.ResponseWriter, r *http.Request) {
 		w.mu.Lock()
