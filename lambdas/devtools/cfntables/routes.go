@@ -63,7 +63,7 @@ func integrationOf(raw json.RawMessage) (string, bool) {
 	var parts []json.RawMessage
 	if json.Unmarshal(raw, &v) != nil || len(v.Join) != 2 || json.Unmarshal(v.Join[0], &sep) != nil || sep != "" ||
 		json.Unmarshal(v.Join[1], &parts) != nil || len(parts) != 2 || json.Unmarshal(parts[0], &prefix) != nil ||
-		!strings.EqualFold(prefix, "integrations/") {
+		!strings.EqualFold(prefix, "integrations/") { // API Gateway's target prefix, not a route (allowed in services/names_test.go)
 		return "", false
 	}
 	return ref(parts[1])
