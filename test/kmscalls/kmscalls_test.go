@@ -1,4 +1,5 @@
-// Package kmscalls proves the KMS calls AgenticPM's API really makes are
+// Package kmscalls proves the KMS calls AgenticPM's credentials API (the
+// agenticpm-credentials function) really makes are
 // allowed where it is deployed: the KMS counterpart of test/iamcalls,
 // which covers DynamoDB only.
 //
@@ -135,7 +136,7 @@ func TestAPICredentialsCallsAllowed(t *testing.T) {
 		stage := filepath.Base(filepath.Dir(p))
 		t.Run(stage, func(t *testing.T) {
 			path := testenv.Template(t, stage, contract.Name)
-			pol, err := loadPolicies(path, contract.API.Name)
+			pol, err := loadPolicies(path, contract.Credentials.Name)
 			require.NoError(t, err)
 			calls := recordAPICalls(t, path)
 			for _, c := range calls {
