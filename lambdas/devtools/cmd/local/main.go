@@ -183,7 +183,7 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 	mux := http.NewServeMux()
 	mountOpenAPI(mux)
 	mounted := map[string]string{} // service → template
-	defined := map[string]string{} // function → template
+	defined := map[string]string{} // API function → template
 	consuming := 0                 // stream consumers started
 	working := 0                   // scheduled jobs and queue consumers
 	// handlers are what the index pages list (index.go).
@@ -216,10 +216,6 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 			if name == "" {
 				continue
 			}
-			if prev, dup := defined[name]; dup {
-				return fmt.Errorf("function %s is defined by both %s and %s", name, prev, t.Path)
-			}
-			defined[name] = t.Path
 			b, ok := services.Binding(name)
 			if !ok {
 				log.Warn("skipping function of unknown service", "template", t.Stack, "function", fn.LogicalID, "service", name, "known", services.Names())
@@ -261,6 +257,10 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 				working++
 				continue
 			}
+			if prev, dup := defined[name]; dup {
+				return fmt.Errorf("API function %s is defined by both %s and %s", name, prev, t.Path)
+			}
+			defined[name] = t.Path
 			ctor, _ := services.Lookup(name)
 			h, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 			if err != nil {
