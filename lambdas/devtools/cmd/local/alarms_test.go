@@ -229,7 +229,7 @@ var alarmScenarios = []alarmScenario{
 					}
 				}
 				return false
-			}, 20*time.Second, alarmPeriod/10, "two batches on the stream's failure queue")
+			}, 40*time.Second, alarmPeriod/10, "two batches on the stream's failure queue (22 invocations, 0.5 s apart when the machine is idle)")
 		},
 	},
 	{
