@@ -67,9 +67,9 @@ var allowedLiterals = map[string]map[string]string{
 		"tenant": "the token's tenant claim and its flag (stak.ClaimTenant)",
 		"ttl":    "the flag of the token's lifetime",
 	},
-	"devtools/cmd/smoke/main.go": {"stage": "the flag naming the deployed stage"},
+	"devtools/cmd/smoke/main.go":   {"stage": "the flag naming the deployed stage"},
 	"devtools/cfntables/routes.go": {"integrations/": "CloudFormation's route target, integrations/<integration id>, not AgenticPM's route"},
-	"ops/migrator/main.go":       {"stage": "the flag naming the stage migrated"},
+	"ops/migrator/main.go":         {"stage": "the flag naming the stage migrated"},
 	"devtools/smoke/services.go": {
 		"status": jsonLabel, "created_by": jsonLabel, "schedule_name": jsonLabel, "end_cron": jsonLabel, "name": jsonLabel,
 	},

@@ -22,8 +22,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/constructs/catalog"
+	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/google/uuid"
