@@ -35,3 +35,14 @@ func Function(name string) (service.Function, bool) {
 	}
 	return service.Function{}, false
 }
+
+// ServiceOf returns the contract of the service the function named name
+// belongs to.
+func ServiceOf(name string) (service.Contract, bool) {
+	for _, s := range Services() {
+		if _, ok := s.Function(name); ok {
+			return s, true
+		}
+	}
+	return service.Contract{}, false
+}

@@ -65,8 +65,23 @@ type Contract struct {
 	//
 	// Default: none.
 	KeyParts []string
-	// Functions in deployment order.
+	// Functions in deployment order. A service has at most one HTTP API:
+	// every HTTP function's routes are routes of it, each served by the
+	// function that lists it (the API Gateway route's integration), so a
+	// service splits its API into functions without a client noticing.
 	Functions []Function
+}
+
+// HTTPFunctions are c's HTTP functions, in order: their routes together
+// are c's API, served at one base URL. The first names the API.
+func (c Contract) HTTPFunctions() []Function {
+	var fns []Function
+	for _, f := range c.Functions {
+		if f.Kind == HTTP {
+			fns = append(fns, f)
+		}
+	}
+	return fns
 }
 
 // Function returns the function named name.
@@ -374,6 +389,7 @@ func (c Contract) Validate() error {
 	var errs []string
 	seen := map[string]bool{}
 	operations := map[string]string{}
+	keys := map[string]string{} // route key → its function
 	for _, f := range c.Functions {
 		if seen[f.Name] {
 			errs = append(errs, fmt.Sprintf("function %q declared twice", f.Name))
@@ -401,15 +417,14 @@ func (c Contract) Validate() error {
 			}
 			metrics[m.Name] = true
 		}
-		keys := map[string]bool{}
 		for _, r := range f.Routes {
 			if err := r.Validate(); err != nil {
 				errs = append(errs, err.Error())
 			}
-			if keys[r.Key()] {
-				errs = append(errs, fmt.Sprintf("route %q declared twice", r.Key()))
+			if other, dup := keys[r.Key()]; dup {
+				errs = append(errs, fmt.Sprintf("route %q declared twice (functions %q and %q): one function serves a route", r.Key(), other, f.Name))
 			}
-			keys[r.Key()] = true
+			keys[r.Key()] = f.Name
 			if other, dup := operations[r.Operation]; dup && r.Operation != "" {
 				errs = append(errs, fmt.Sprintf("operation %q names both %q and %q", r.Operation, other, r.Key()))
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -142,4 +143,24 @@ func TestContractValidateOperationOnce(t *testing.T) {
 	assert.ErrorContains(t, c.Validate(), `operation "getThing" names both "GET /things/{id}" and "GET /other/{id}"`, "Validate()")
 	c.Functions[1].Routes[0].Operation = "getOther"
 	assert.NoError(t, c.Validate(), "Validate() with distinct operations")
+}
+
+// A service's HTTP functions share its one API: a route is served by one
+// of them, and HTTPFunctions lists them in order.
+func TestContractValidateRouteOnce(t *testing.T) {
+	get := service.Route{Operation: "getThing", Method: "GET", Path: "/things/{id}"}
+	put := service.Route{Operation: "putThing", Method: "PUT", Path: "/things/{id}"}
+	c := service.Contract{Name: "x", Functions: []service.Function{
+		{Name: "x", Kind: service.HTTP, Routes: []service.Route{get}},
+		{Name: "x-job", Kind: service.Schedule},
+		{Name: "x-writes", Kind: service.HTTP, Routes: []service.Route{put}},
+	}}
+	require.NoError(t, c.Validate(), "Validate()")
+	names := []string{}
+	for _, f := range c.HTTPFunctions() {
+		names = append(names, f.Name)
+	}
+	assert.Equal(t, []string{"x", "x-writes"}, names, "HTTPFunctions")
+	c.Functions[2].Routes = append(c.Functions[2].Routes, service.Route{Operation: "getThingAgain", Method: "GET", Path: "/things/{id}"})
+	assert.ErrorContains(t, c.Validate(), `route "GET /things/{id}" declared twice (functions "x" and "x-writes")`, "Validate()")
 }

@@ -115,8 +115,9 @@ func showURL(u string) string {
 //   - a scheduled job: 2 (one run per fire, one for an overlapping retry).
 //   - a function of no known kind: DefaultReservedConcurrency.
 //
-// One stage reserves 5×25 + 5 + 5 + 4×2 = 143; three stages in one account
-// 429 of Lambda's default 1000, leaving 571 unreserved (Lambda requires at
+// One stage reserves 7×25 + 5 + 5 + 4×2 = 193 (seven API functions:
+// AgenticPM's API is three); three stages in one account 579 of Lambda's
+// default 1000, leaving 421 unreserved (Lambda requires at
 // least 100). An account still at a new account's lower quota cannot
 // deploy reservations: raise the quota, or set the stage's
 // ReservedConcurrency entries to 0 (unreserved).

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/agenticpm"
 	agenticpmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
+	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/infra/config"
 )
 
@@ -23,28 +24,37 @@ func buildAgenticPM(stack awscdk.Stack, cfg config.Stage) error {
 		Description:  jsii.String("AgenticPM: held agent actions released for integrations (AgentActionReleased)"),
 	})
 	busEnv := map[string]*string{agenticpmcontract.EnvEventBus: jsii.String(hold.EventBusName)}
-	// Integration credentials are encrypted by the API with the stage's
-	// own key (decision 10); the API may only encrypt, and only under the
-	// encryption context it uses. The alias is a literal per stage, so the
-	// function gets it as one (and the local runner can create it).
+	// Integration credentials are encrypted by the credentials API with
+	// the stage's own key (decision 10); it may only encrypt, and only
+	// under the encryption context it uses. The alias is a literal per
+	// stage, so the function gets it as one (and the local runner can
+	// create it).
 	key, err := agenticpm.NewCredentialsKey(stack, "CredentialsKey", cfg.Name)
 	if err != nil {
 		return err
 	}
-	apiEnv := map[string]*string{
-		agenticpmcontract.EnvEventBus:       jsii.String(hold.EventBusName),
-		agenticpmcontract.EnvCredentialsKey: jsii.String(agenticpmcontract.CredentialsKeyAlias(string(cfg.Name))),
-	}
-	api, err := addAPI(stack, cfg, function{
+	// The API is three functions (decision 22): each role holds only what
+	// its routes call, the bus only for the actions API, the key only for
+	// the credentials API.
+	items := []string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate}
+	if _, err := addAPI(stack, cfg, function{
 		id: "Handler", fn: agenticpmcontract.API,
-		tables: []access{{tbl, agenticpmcontract.EnvTable, exactly([]string{ddbCheck, ddbGet, ddbPut, ddbQuery, ddbUpdate}, agenticpmcontract.IndexGSI1)}},
-		env:    apiEnv,
-	}, nil)
-	if err != nil {
+		tables: []access{{tbl, agenticpmcontract.EnvTable, exactly(items, agenticpmcontract.IndexGSI1)}},
+	}, nil, function{
+		id: "Actions", fn: agenticpmcontract.Actions,
+		tables: []access{{tbl, agenticpmcontract.EnvTable, exactly(items, agenticpmcontract.IndexGSI1)}},
+		env:    busEnv,
+		grant:  func(f *gofunction.Function) { bus.GrantPutEventsTo(f.Function, nil) },
+	}, function{
+		id: "Credentials", fn: agenticpmcontract.Credentials,
+		tables: []access{{tbl, agenticpmcontract.EnvTable, exactly([]string{ddbGet, ddbUpdate})}},
+		env: map[string]*string{
+			agenticpmcontract.EnvCredentialsKey: jsii.String(agenticpmcontract.CredentialsKeyAlias(string(cfg.Name))),
+		},
+		grant: func(f *gofunction.Function) { agenticpm.GrantCredentialsEncrypt(key, f.Function, cfg.Name) },
+	}); err != nil {
 		return err
 	}
-	bus.GrantPutEventsTo(api.Function, nil)
-	agenticpm.GrantCredentialsEncrypt(key, api.Function, cfg.Name)
 	// Agent stacks import the key by this ARN and grant their role
 	// agenticpm.GrantCredentialsDecrypt for the integrations it reads.
 	awscdk.NewCfnOutput(stack, jsii.String("CredentialsKeyArn"), &awscdk.CfnOutputProps{

@@ -149,19 +149,28 @@ func alarmQueueAge(scope constructs.Construct, id string, q awssqs.IQueue) awscl
 // alarmServerErrors raises when errorRatePercent or more of at least
 // minSamples requests of an API answer 5xx in a period: the services answer
 // 4xx for every client mistake and keep 5xx for faults.
-func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv2.HttpApi, function string) {
+func alarmServerErrors(scope constructs.Construct, id string, api awsapigatewayv2.HttpApi, functions []service.Function) {
 	// 503 unavailable answers (DynamoDB throttled or failed after the
 	// function's retries: the client backs off and retries) are counted by
-	// the function (service.MetricUnavailable) and left out: the table's
+	// the functions (service.MetricUnavailable) and left out: the table's
 	// throttle alarms report those.
-	unavailable := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace: jsii.String(service.MetricNamespace), MetricName: jsii.String(service.MetricUnavailable),
-		DimensionsMap: &map[string]*string{service.MetricDimension: jsii.String(function)},
-		Period:        alarmPeriod(), Statistic: jsii.String("Sum"),
-	})
+	using := map[string]awscloudwatch.IMetric{"errors": sum(api.MetricServerError)}
+	expression := "FILL(errors, 0)"
+	for i, f := range functions {
+		name := "unavailable"
+		if i > 0 {
+			name = fmt.Sprintf("unavailable%d", i+1)
+		}
+		using[name] = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(service.MetricNamespace), MetricName: jsii.String(service.MetricUnavailable),
+			DimensionsMap: &map[string]*string{service.MetricDimension: jsii.String(f.Name)},
+			Period:        alarmPeriod(), Statistic: jsii.String("Sum"),
+		})
+		expression += fmt.Sprintf(" - FILL(%s, 0)", name)
+	}
 	serverErrors := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression:   jsii.String("FILL(errors, 0) - FILL(unavailable, 0)"),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{"errors": sum(api.MetricServerError), "unavailable": unavailable},
+		Expression:   jsii.String(expression),
+		UsingMetrics: &using,
 		Label:        jsii.String("5xx other than 503 unavailable"),
 		Period:       alarmPeriod(),
 	})

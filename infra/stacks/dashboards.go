@@ -45,22 +45,22 @@ func addDashboard(stack awscdk.Stack, cfg config.Stage, c service.Contract, f fo
 	opts := func(stat, label string) *awscloudwatch.MetricOptions {
 		return &awscloudwatch.MetricOptions{Period: alarmPeriod(), Statistic: jsii.String(stat), Label: jsii.String(label)}
 	}
-	var apiFn service.Function
-	for _, fn := range c.Functions {
-		if fn.Kind == service.HTTP {
-			apiFn = fn
-		}
-	}
+	apiFns := c.HTTPFunctions()
 	for _, api := range f.apis {
+		answers := []awscloudwatch.IMetric{api.MetricClientError(opts("Sum", "4xx")), api.MetricServerError(opts("Sum", "5xx"))}
+		for _, fn := range apiFns {
+			answers = append(answers, businessMetric(fn, service.Unavailable, "Sum", nil))
+		}
 		rows = append(rows, sized([]panel{
 			graph("API requests", api.MetricCount(opts("Sum", "requests"))),
-			graph("API 4xx / 5xx / 503", api.MetricClientError(opts("Sum", "4xx")), api.MetricServerError(opts("Sum", "5xx")),
-				businessMetric(apiFn, service.Unavailable, "Sum", nil)),
+			graph("API 4xx / 5xx / 503", answers...),
 			graph("API latency p50 / p99", api.MetricLatency(opts("p50", "p50")), api.MetricLatency(opts("p99", "p99"))),
 		}))
 	}
 	if len(f.apis) > 0 {
-		rows = append(rows, routeRows(apiFn, nil)...)
+		for _, fn := range apiFns {
+			rows = append(rows, routeRows(fn, nil)...)
+		}
 	}
 	var errs, throttles, durations, concurrency []awscloudwatch.IMetric
 	for _, fn := range f.functions {
@@ -205,22 +205,30 @@ func addOverview(stack awscdk.Stack, cfg config.Stage) awscloudwatch.Dashboard {
 			env = &metricEnv{account: p.Account, region: p.Region}
 		}
 		var health []panel
-		for _, fn := range c.Functions {
-			if fn.Kind != service.HTTP {
-				continue
-			}
+		// One pair of panels per service: an API of several functions
+		// (AgenticPM's) has each function's lines, labelled by its name.
+		var answers, times []awscloudwatch.IMetric
+		fns := c.HTTPFunctions()
+		for _, fn := range fns {
 			m := service.RouteLatency(fn)
 			all := func(stat, label, status string) awscloudwatch.IMetric {
 				var dims map[string]string
 				if status != "" {
 					dims = map[string]string{service.DimStatus: status}
 				}
+				if len(fns) > 1 {
+					label = fn.Name + " " + label
+				}
 				return env.with(businessMetric(fn, m, stat, dims), label)
 			}
+			answers = append(answers, all("SampleCount", "requests", ""),
+				all("SampleCount", "4xx", service.StatusClientError), all("SampleCount", "5xx", service.StatusServerError), all("SampleCount", "503", service.StatusUnavailable))
+			times = append(times, all("p50", "p50", ""), all("p99", "p99", ""))
+		}
+		if len(fns) > 0 {
 			health = append(health,
-				panel{title: c.Name + ": requests, 4xx / 5xx / 503", left: []awscloudwatch.IMetric{all("SampleCount", "requests", ""),
-					all("SampleCount", "4xx", service.StatusClientError), all("SampleCount", "5xx", service.StatusServerError), all("SampleCount", "503", service.StatusUnavailable)}},
-				panel{title: c.Name + ": answer time p50 / p99 (ms)", left: []awscloudwatch.IMetric{all("p50", "p50", ""), all("p99", "p99", "")}})
+				panel{title: c.Name + ": requests, 4xx / 5xx / 503", left: answers},
+				panel{title: c.Name + ": answer time p50 / p99 (ms)", left: times})
 		}
 		var business []awscloudwatch.IMetric
 		for _, fn := range c.Functions {

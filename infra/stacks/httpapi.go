@@ -80,14 +80,16 @@ type tokenIssuer struct {
 	issuer, audience string
 }
 
-// newHTTPAPI fronts fn with an HTTP API (payload v2) serving the routes of
-// its contract, each IAM (SigV4) or JWT authorized as the contract says: an
+// newHTTPAPI fronts fns with an HTTP API (payload v2) serving the routes
+// of their contracts (each fns[i] the routes of contracts[i], through its
+// own integration; the first names the API), each IAM (SigV4) or JWT
+// authorized as the contract says: an
 // unauthenticated route would be public on the internet. Routes are listed
 // one by one so a reviewer sees the API surface in the template and unknown
 // paths are refused by the gateway before they cost an invocation.
-func newHTTPAPI(stack awscdk.Stack, contract service.Function, cfg config.Stage, fn awslambda.IFunction, tokens *tokenIssuer) (awsapigatewayv2.HttpApi, error) {
-	name := contract.Name
-	cors, err := corsPreflight(cfg, contract)
+func newHTTPAPI(stack awscdk.Stack, contracts []service.Function, cfg config.Stage, fns []awslambda.IFunction, tokens *tokenIssuer) (awsapigatewayv2.HttpApi, error) {
+	name := contracts[0].Name
+	cors, err := corsPreflight(cfg, contracts[0])
 	if err != nil {
 		return nil, err
 	}
@@ -115,35 +117,43 @@ func newHTTPAPI(stack awscdk.Stack, contract service.Function, cfg config.Stage,
 		// account's Lambda concurrency or the table's on-demand budget.
 		Throttle: &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(throttleRate), BurstLimit: jsii.Number(throttleBurst)},
 	})
-	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn, &awsapigatewayv2integrations.HttpLambdaIntegrationProps{
-		PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
-	})
 	// The JWT authorizer is made at the first token route, after every IAM
 	// route before it, so the template keeps the contract's order.
 	var userToken awsapigatewayv2.IHttpRouteAuthorizer
-	for _, r := range contract.Routes {
-		if err := r.Validate(); err != nil {
-			return nil, err
+	for i, contract := range contracts {
+		// Each function's routes go to its own integration (the first's is
+		// "Lambda", as when one function served every API).
+		id := "Lambda"
+		if i > 0 {
+			id = contract.Name + "Lambda"
 		}
-		var authorizer awsapigatewayv2.IHttpRouteAuthorizer
-		if r.Auth == service.JWT {
-			if tokens == nil {
-				return nil, fmt.Errorf("route %q takes a JWT, and %s has no token issuer: pass the stage's (config.Stage.StakTokensFor)", r.Key(), name)
-			}
-			if userToken == nil {
-				userToken = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("UserToken0"), jsii.String(tokens.issuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
-					JwtAudience:    &[]*string{jsii.String(tokens.audience)},
-					IdentitySource: &[]*string{jsii.String("$request.header.Authorization")},
-				})
-			}
-			authorizer = userToken
-		}
-		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(r.Path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(r.Method)},
-			Integration: integration,
-			Authorizer:  authorizer,
+		integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(id), fns[i], &awsapigatewayv2integrations.HttpLambdaIntegrationProps{
+			PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
 		})
+		for _, r := range contract.Routes {
+			if err := r.Validate(); err != nil {
+				return nil, err
+			}
+			var authorizer awsapigatewayv2.IHttpRouteAuthorizer
+			if r.Auth == service.JWT {
+				if tokens == nil {
+					return nil, fmt.Errorf("route %q takes a JWT, and %s has no token issuer: pass the stage's (config.Stage.StakTokensFor)", r.Key(), name)
+				}
+				if userToken == nil {
+					userToken = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("UserToken0"), jsii.String(tokens.issuer), &awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+						JwtAudience:    &[]*string{jsii.String(tokens.audience)},
+						IdentitySource: &[]*string{jsii.String("$request.header.Authorization")},
+					})
+				}
+				authorizer = userToken
+			}
+			api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				Path:        jsii.String(r.Path),
+				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(r.Method)},
+				Integration: integration,
+				Authorizer:  authorizer,
+			})
+		}
 	}
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
 		Value:       api.ApiEndpoint(),

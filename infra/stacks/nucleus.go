@@ -31,7 +31,7 @@ func buildNucleus(stack awscdk.Stack, cfg config.Stage) error {
 	// Every change is written together with its audit entry, in one
 	// transaction. The audit log is append-only: put and query, never
 	// update or delete.
-	api, err := addAPI(stack, cfg, function{
+	apis, err := addAPI(stack, cfg, function{
 		id: "Handler", fn: nucleuscontract.API,
 		tables: []access{
 			{app, nucleuscontract.EnvAppTable, exactly([]string{ddbCheck, ddbDelete, ddbGet, ddbPut, ddbQuery, ddbUpdate}, nucleuscontract.IndexGSI1)},
@@ -42,6 +42,7 @@ func buildNucleus(stack awscdk.Stack, cfg config.Stage) error {
 	if err != nil {
 		return err
 	}
+	api := apis[0]
 	grantAssumeRoles(stack, api, exec.RoleNamePattern, "the connection test (POST /accounts/{id}/test)")
 	// The executor lists schedules on GSI1, reads a schedule's partition
 	// and accounts, and records each action in a transaction (audit and

@@ -78,7 +78,7 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 		apiIndexes = append(apiIndexes, rezagentcontract.IndexMessageTypeCreatedDate)
 		apiEnv[rezagentcontract.EnvTypeIndex] = jsii.String(rezagentcontract.IndexMessageTypeCreatedDate)
 	}
-	api, err := addAPI(stack, cfg, function{
+	apis, err := addAPI(stack, cfg, function{
 		id: "Handler", fn: rezagentcontract.API,
 		tables: []access{{messages, rezagentcontract.EnvTable, exactly(
 			[]string{ddbGet, ddbPut, ddbUpdate}, apiIndexes...)}},
@@ -87,6 +87,7 @@ func buildRezAgent(stack awscdk.Stack, cfg config.Stage) error {
 	if err != nil {
 		return err
 	}
+	api := apis[0]
 	grantPublish(topic, api.Function)
 
 	scheduler, err := addScheduled(stack, cfg, function{

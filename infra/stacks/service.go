@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/dynastack/dynastack/constructs/gofunction"
 	"github.com/dynastack/dynastack/constructs/service"
@@ -55,6 +56,9 @@ type function struct {
 	// reserved concurrency; 0 takes the stage's (config.Stage.Concurrency
 	// of the function).
 	reserved int
+	// grant, when set, adds what the function may do beyond its tables
+	// (another AWS service's action), once the function exists.
+	grant func(*gofunction.Function)
 }
 
 // addFunction builds fn with its environment and grants, published behind
@@ -108,29 +112,47 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 
 // addAPI is addFunction behind an HTTP API serving the function's contract
 // routes: IAM-authorized, or JWT-authorized by tokens' issuer. The API
-// invokes the function's live alias.
-func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssuer) (*gofunction.Function, error) {
+// invokes the function's live alias. more are further functions of the
+// same API, each serving its own contract routes (a service whose API is
+// split by the AWS services its routes call, so each role and bootstrap
+// holds only its own); the first function names the API and owns its
+// 5xx alarm. It returns the functions in order.
+func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssuer, more ...function) ([]*gofunction.Function, error) {
 	if fn.id != apiFunctionID {
 		return nil, fmt.Errorf("API function %s: use the construct id %s (the rollout finds the API's alarms by it)", fn.id, apiFunctionID)
 	}
-	f, err := addFunction(stack, cfg, fn)
+	all := append([]function{fn}, more...)
+	fns := make([]*gofunction.Function, len(all))
+	contracts := make([]service.Function, len(all))
+	targets := make([]awslambda.IFunction, len(all))
+	for i, f := range all {
+		built, err := addFunction(stack, cfg, f)
+		if err != nil {
+			return nil, err
+		}
+		suppressAPIFunction(built)
+		alarmErrors(stack, f.id, built.Function)
+		if f.grant != nil {
+			f.grant(built)
+		}
+		fns[i], contracts[i], targets[i] = built, f.fn, live(built)
+	}
+	api, err := newHTTPAPI(stack, contracts, cfg, targets, tokens)
 	if err != nil {
 		return nil, err
 	}
-	suppressAPIFunction(f)
-	alarmErrors(stack, fn.id, f.Function)
-	api, err := newHTTPAPI(stack, fn.fn, cfg, live(f), tokens)
-	if err != nil {
-		return nil, err
+	for _, f := range all {
+		if err := throttleRoutes(api, f.fn); err != nil {
+			return nil, err
+		}
 	}
-	if err := throttleRoutes(api, fn.fn); err != nil {
-		return nil, err
+	alarmServerErrors(stack, "Api", api, contracts)
+	for _, f := range all {
+		timeout := f.timeoutSeconds
+		if timeout == 0 {
+			timeout = gofunction.DefaultTimeout
+		}
+		alarmRouteLatency(stack, f.fn, timeout)
 	}
-	alarmServerErrors(stack, "Api", api, fn.fn.Name)
-	timeout := fn.timeoutSeconds
-	if timeout == 0 {
-		timeout = gofunction.DefaultTimeout
-	}
-	alarmRouteLatency(stack, fn.fn, timeout)
-	return f, nil
+	return fns, nil
 }

@@ -62,8 +62,8 @@ const sdkService = "github.com/aws/aws-sdk-go-v2/service/"
 // cold start of a binary that imports it, whether or not the function
 // calls it (0.2–3 ms each), so a client only some functions call is
 // imported by the package of their binding: services/nucleus/executor,
-// services/rezagent/publisher and processor,
-// services/agenticpm/agenticpmapi (docs/functions.md, "Cold start"). No
+// services/rezagent/publisher and processor, services/agenticpm/eventbus
+// and credentialsapi (docs/functions.md, "Cold start"). No
 // function calls the Streams client (dynamodbstreams): Lambda's event
 // source mapping reads the stream; only the operator tool stak-replay
 // and the dev poller do.
@@ -78,10 +78,10 @@ var sdkClients = map[string][]string{
 	// one by the scheduler; the processor reads its ntfy token from SSM.
 	"sns": {rezagent.API.Name, rezagent.Scheduler.Name},
 	"ssm": {rezagent.Processor.Name},
-	// Both release actions (the API's release route, the release job);
-	// the API alone encrypts integration credentials.
-	"eventbridge": {agenticpm.API.Name, agenticpm.Release.Name},
-	"kms":         {agenticpm.API.Name},
+	// Both release actions (the actions API's release route, the release
+	// job); the credentials API alone encrypts integration credentials.
+	"eventbridge": {agenticpm.Actions.Name, agenticpm.Release.Name},
+	"kms":         {agenticpm.Credentials.Name},
 }
 
 func names(fns []service.Function) []string {

@@ -2,11 +2,15 @@ package services_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/dynastack/dynastack/constructs/catalog"
+	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/services"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +78,36 @@ func TestJobs(t *testing.T) {
 	job, err := ctor(context.Background(), func(k string) string { return env[k] })
 	assert.NoError(t, err, "constructor")
 	assert.NotNil(t, job, "constructor")
+}
+
+// Gateway sends each request where API Gateway's route integrations
+// would: a route to the function that serves it, a known path with
+// another method to that path's function (whose router answers 405), and
+// anything else to the first function.
+func TestGateway(t *testing.T) {
+	list := service.Route{Operation: "listThings", Method: "GET", Path: "/things"}
+	get := service.Route{Operation: "getThing", Method: "GET", Path: "/things/{id}"}
+	put := service.Route{Operation: "putSecret", Method: "PUT", Path: "/secrets/{name}"}
+	fns := []service.Function{
+		{Name: "things", Kind: service.HTTP, Routes: []service.Route{list, get}},
+		{Name: "things-secrets", Kind: service.HTTP, Routes: []service.Route{put}},
+	}
+	named := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Header().Set("X-Function", name) })
+	}
+	g := services.Gateway(fns, []http.Handler{named("things"), named("things-secrets")})
+	for _, tt := range []struct{ method, path, want string }{
+		{"GET", "/things", "things"},
+		{"GET", "/things/7", "things"},
+		{"PUT", "/secrets/jira", "things-secrets"},
+		{"GET", "/secrets/jira", "things-secrets"},
+		{"DELETE", "/things/7", "things"},
+		{"GET", "/nowhere", "things"},
+	} {
+		rec := httptest.NewRecorder()
+		g.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+		assert.Equal(t, tt.want, rec.Header().Get("X-Function"), "%s %s", tt.method, tt.path)
+	}
+	one := named("things")
+	assert.Equal(t, fmt.Sprint(one), fmt.Sprint(services.Gateway(fns[:1], []http.Handler{one})), "one function is its own handler")
 }

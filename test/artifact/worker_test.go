@@ -248,14 +248,21 @@ func TestAgenticPMRelease(t *testing.T) {
 	ev := awsloop.NewEvents(bus)
 	require.NoError(t, ev.Start())
 	defer ev.Close()
-	api := Start(t, s.RIE, s.QEMU, s.Functions["agenticpm"])
-	do := func(method, path, body string, want int) map[string]any {
+	// The project through the API's function, the action through the
+	// actions API's (decision 22: the API is three functions).
+	api := Start(t, s.RIE, s.QEMU, s.Functions[pmcontract.API.Name])
+	actions := Start(t, s.RIE, s.QEMU, s.Functions[pmcontract.Actions.Name])
+	call := func(l *Lambda, method, path, body string, want int) map[string]any {
 		t.Helper()
-		r := api.Do(t, Request{Method: method, Path: path, Body: []byte(body), Authorizer: iam(callerARN)})
+		r := l.Do(t, Request{Method: method, Path: path, Body: []byte(body), Authorizer: iam(callerARN)})
 		require.Equal(t, want, r.StatusCode, "%s %s: %s", method, path, r.Body)
 		return r.JSON
 	}
-	p := do(pmcontract.CreateProject.Method, pmcontract.CreateProject.URL(), `{"name":"Artifact","source":"jira","sourceProjectKey":"ART","autonomyLevel":"monitoring"}`, http.StatusCreated)
+	do := func(method, path, body string, want int) map[string]any {
+		t.Helper()
+		return call(actions, method, path, body, want)
+	}
+	p := call(api, pmcontract.CreateProject.Method, pmcontract.CreateProject.URL(), `{"name":"Artifact","source":"jira","sourceProjectKey":"ART","autonomyLevel":"monitoring"}`, http.StatusCreated)
 	pid, _ := p["id"].(string)
 	a := do(pmcontract.RecordAction.Method, pmcontract.RecordAction.URL(pid), fmt.Sprintf(`{"actionType":"email_sent","description":"due","heldUntil":%q}`,
 		time.Now().UTC().Add(agenticpm.MinHold+time.Minute).Format(time.RFC3339Nano)), http.StatusCreated)

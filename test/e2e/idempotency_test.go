@@ -35,7 +35,8 @@ func TestIdempotentRoutesHonourTheKey(t *testing.T) {
 			}
 			routes++
 			t.Run(route.Key(), func(t *testing.T) {
-				path := testenv.Template(t, "dev", fn.Name)
+				svc, _ := catalog.ServiceOf(fn.Name)
+				path := testenv.Template(t, "dev", svc.Name)
 				tmpl, tables := testenv.Tables(t, path)
 				getenv := testenv.Getenv(t, testenv.ServiceEnv(t, tmpl, tables, fn.Name))
 				build, _ := services.Lookup(fn.Name)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
+	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -28,7 +29,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-type route struct{ method, path, auth string }
+// route is a deployed route: its key, authorization and the name of the
+// function its integration invokes.
+type route struct{ method, path, auth, function string }
 
 // anyID is the value every path parameter gets: a UUID, which every key
 // and id check of the services accepts.
@@ -49,19 +52,21 @@ func target(route service.Route) string {
 	return route.URL(values...)
 }
 
-// contractRoute is the route of function's contract that r, a deployed
-// route, is.
-func contractRoute(t *testing.T, function string, r route) (service.Route, bool) {
+// contractRoute is the contract's route that r, a deployed route, is, in
+// the contract of the function r invokes: a route the template sends to
+// another function than the contract's would be a 404 in AWS.
+func contractRoute(t *testing.T, r route) (service.Route, bool) {
 	t.Helper()
-	fn, _ := catalog.Function(function)
+	fn, _ := catalog.Function(r.function)
 	i := slices.IndexFunc(fn.Routes, func(c service.Route) bool { return c.Key() == r.method+" "+r.path })
-	if !assert.GreaterOrEqual(t, i, 0, "%s %s is deployed but not in %s's contract", r.method, r.path, function) {
+	if !assert.GreaterOrEqual(t, i, 0, "%s %s is deployed to %s, whose contract has no such route", r.method, r.path, r.function) {
 		return service.Route{}, false
 	}
 	return fn.Routes[i], true
 }
 
-// apiRoutes returns the RouteKeys of the template's HTTP API.
+// apiRoutes returns the routes of the template's HTTP API, each with the
+// name of the function it invokes.
 func apiRoutes(t *testing.T, path string) []route {
 	t.Helper()
 	raw, err := os.ReadFile(path)
@@ -73,6 +78,20 @@ func apiRoutes(t *testing.T, path string) []route {
 		}
 	}
 	require.NoError(t, json.Unmarshal(raw, &tmpl))
+	parsed, err := cfntables.Load(path)
+	require.NoError(t, err)
+	fns, err := parsed.Functions()
+	require.NoError(t, err)
+	names := map[string]string{} // logical id → function name
+	for _, f := range fns {
+		names[f.LogicalID] = f.Service()
+	}
+	targets, err := parsed.Routes()
+	require.NoError(t, err)
+	functionOf := map[string]string{} // route key → function name
+	for _, r := range targets {
+		functionOf[r.Key] = names[r.Function]
+	}
 	var out []route
 	for _, r := range tmpl.Resources {
 		if r.Type != "AWS::ApiGatewayV2::Route" {
@@ -81,7 +100,7 @@ func apiRoutes(t *testing.T, path string) []route {
 		key, _ := r.Properties["RouteKey"].(string)
 		method, p, _ := strings.Cut(key, " ")
 		auth, _ := r.Properties["AuthorizationType"].(string)
-		out = append(out, route{method, p, auth})
+		out = append(out, route{method, p, auth, functionOf[key]})
 	}
 	return out
 }
@@ -134,23 +153,33 @@ func TestEveryDeployedRouteIsServed(t *testing.T) {
 			t.Run(stage+"/"+name, func(t *testing.T) {
 				path := testenv.Template(t, stage, name)
 				tmpl, tables := testenv.Tables(t, path)
-				env := testenv.ServiceEnv(t, tmpl, tables, name)
-				build, _ := services.Lookup(name)
-				getenv := testenv.Getenv(t, env)
-				h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
-				require.NoError(t, err)
 				routes := apiRoutes(t, path)
 				require.NotEmpty(t, routes, "%s has a function but no API routes", path)
-				checkSameRoutes(t, h, routes)
+				// Each function serves exactly the routes the template
+				// sends it.
+				byFunction := map[string][]route{}
+				for _, r := range routes {
+					byFunction[r.function] = append(byFunction[r.function], r)
+				}
+				handlers := map[string]http.Handler{}
+				for function, rs := range byFunction {
+					build, ok := services.Lookup(function)
+					require.True(t, ok, "%s: routes go to %q, which is no HTTP function of the registry", path, function)
+					getenv := testenv.Getenv(t, testenv.ServiceEnv(t, tmpl, tables, function))
+					h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
+					require.NoError(t, err)
+					checkSameRoutes(t, h, rs)
+					handlers[function] = h
+				}
 				checkAuthorization(t, name, routes)
 				for _, r := range routes {
-					c, ok := contractRoute(t, name, r)
+					c, ok := contractRoute(t, r)
 					if !ok {
 						continue
 					}
 					req := httptest.NewRequest(r.method, target(c), bytes.NewReader([]byte(`{}`)))
 					rec := httptest.NewRecorder()
-					h.ServeHTTP(rec, req)
+					handlers[r.function].ServeHTTP(rec, req)
 					body := rec.Body.String()
 					assert.NotEqual(t, http.StatusMethodNotAllowed, rec.Code, "%s %s is deployed but not served: %s", r.method, r.path, body)
 					assert.NotContains(t, body, "no route for", "%s %s is deployed but not served", r.method, r.path)

@@ -14,9 +14,8 @@ import (
 	nucleusclient "github.com/dynastack/dynastack/lambdas/client/nucleus"
 	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 	stakclient "github.com/dynastack/dynastack/lambdas/client/stak"
-	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/apienv"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/services"
 )
 
 // serve is the dev stage's handler of the service named name, with the
@@ -24,12 +23,7 @@ import (
 func serve(t *testing.T, name string) *httptest.Server {
 	t.Helper()
 	tmpl, tables := testenv.Tables(t, testenv.Template(t, "dev", name))
-	getenv := testenv.Getenv(t, testenv.ServiceEnv(t, tmpl, tables, name))
-	build, ok := services.Lookup(name)
-	require.True(t, ok, "%s: no service", name)
-	h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
-	require.NoError(t, err)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(apienv.Handler(t, tmpl, tables, name, nil))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dynastack/dynastack/lambdas/devtools/apienv"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
@@ -27,24 +28,21 @@ func TestThrottledRoutesAnswer503(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := testenv.Template(t, "dev", name)
 			tmpl, tables := testenv.Tables(t, path)
-			env := testenv.ServiceEnv(t, tmpl, tables, name)
 			proxy, err := ddbfault.Start(testenv.Endpoint(t))
 			require.NoError(t, err)
 			defer proxy.Close()
-			base := testenv.Getenv(t, env)
-			getenv := func(k string) string {
-				if k == "AWS_ENDPOINT_URL_DYNAMODB" {
-					return proxy.URL
+			h := apienv.Handler(t, tmpl, tables, name, func(base func(string) string) func(string) string {
+				return func(k string) string {
+					if k == "AWS_ENDPOINT_URL_DYNAMODB" {
+						return proxy.URL
+					}
+					return base(k)
 				}
-				return base(k)
-			}
-			build, _ := services.Lookup(name)
-			h, err := build(t.Context(), getenv)
-			require.NoError(t, err)
+			})
 			proxy.Set(ddbfault.Throttle, 1)
 			unavailable, routes := 0, apiRoutes(t, path)
 			for _, r := range routes {
-				c, ok := contractRoute(t, name, r)
+				c, ok := contractRoute(t, r)
 				if !ok {
 					continue
 				}

@@ -1,4 +1,5 @@
-// Package kmscalls proves the KMS calls AgenticPM's API really makes are
+// Package kmscalls proves the KMS calls AgenticPM's credentials API (the
+// agenticpm-credentials function) really makes are
 // allowed where it is deployed: the KMS counterpart of test/iamcalls,
 // which covers DynamoDB only.
 //
@@ -40,7 +41,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
-	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/credentialsapi"
 	"github.com/dynastack/dynastack/test/iameval"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,7 +136,7 @@ func TestAPICredentialsCallsAllowed(t *testing.T) {
 		stage := filepath.Base(filepath.Dir(p))
 		t.Run(stage, func(t *testing.T) {
 			path := testenv.Template(t, stage, contract.Name)
-			pol, err := loadPolicies(path, contract.API.Name)
+			pol, err := loadPolicies(path, contract.Credentials.Name)
 			require.NoError(t, err)
 			calls := recordAPICalls(t, path)
 			for _, c := range calls {
@@ -210,14 +211,14 @@ func TestAPICredentialsCallsAllowed(t *testing.T) {
 func recordAPICalls(t *testing.T, path string) []call {
 	t.Helper()
 	tmpl, tables := testenv.Tables(t, path)
-	env := testenv.ServiceEnv(t, tmpl, tables, contract.API.Name)
+	env := testenv.ServiceEnv(t, tmpl, tables, contract.Credentials.Name)
 	alias := env[contract.EnvCredentialsKey]
-	require.NotEmpty(t, alias, "%s: the API has no %s", path, contract.EnvCredentialsKey)
+	require.NotEmpty(t, alias, "%s: the credentials API has no %s", path, contract.EnvCredentialsKey)
 	endpoint, _ := testenv.KMSKey(t, alias)
 	rec := startRecorder(t, endpoint)
 	env[kmslocal.EnvEndpoint] = rec.URL
 	getenv := testenv.Getenv(t, env)
-	h, err := agenticpmapi.New(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
+	h, err := credentialsapi.New(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
 	require.NoError(t, err)
 	for _, name := range agenticpm.Integrations {
 		r := apitest.Do(t, h, contract.PutIntegration.Method, contract.PutIntegration.URL(string(name)), `{"config":{"apiToken":"t"},"status":"active"}`)

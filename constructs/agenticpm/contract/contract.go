@@ -214,19 +214,37 @@ var (
 	ListAgentConfig        = service.Route{Operation: "listAgentConfig", Method: "GET", Path: "/agent/config", Query: []service.QueryParam{service.Limit, service.Cursor}}
 )
 
-// The functions.
+// The functions. The API's routes are served by three functions behind
+// the service's one HTTP API (each route's integration names its
+// function), split by the AWS services they call so that each function's
+// role and bootstrap hold only its own: Actions alone puts released
+// actions on the bus (EventBridge), Credentials alone encrypts with the
+// credentials key (KMS), and API, the rest, calls DynamoDB only
+// (docs/schemas/agenticpm.md, decision 22).
 var (
 	API = service.Function{
-		Name: Name, Kind: service.HTTP, Description: "AgenticPM projects, artefacts, events and escalations API",
+		Name: Name, Kind: service.HTTP, Description: "AgenticPM projects, artefacts, events, escalations, checkpoints and agent settings API",
 		Routes: []service.Route{
 			CreateProject, ListProjects, GetProject, UpdateProject,
 			ListArtefacts, GetArtefact, PutArtefact, UndoArtefact,
 			RecordProjectEvent, ListProjectEvents, RecordGlobalEvent, ListEvents,
 			CreateEscalation, ListProjectEscalations, GetEscalation, Decide, SupersedeEscalation, ListEscalations,
-			RecordAction, ListActions, ReleaseAction, CancelAction, MarkActionExecuted, ListHeldActions,
-			PutCheckpoint, GetCheckpoint, PutIntegration, GetIntegration,
+			PutCheckpoint, GetCheckpoint,
 			PutAgentConfig, GetAgentConfig, ListAgentConfig,
 		},
+	}
+	// Actions is the hold queue's API: an action released by a person
+	// goes to the bus in the request (PutEvents), as the release job's do.
+	Actions = service.Function{
+		Name: "agenticpm-actions", Kind: service.HTTP, Description: "AgenticPM agent actions API: the hold queue, releases to the bus",
+		Routes: []service.Route{RecordAction, ListActions, ReleaseAction, CancelAction, MarkActionExecuted, ListHeldActions},
+	}
+	// Credentials is the integration credentials API: PUT encrypts an
+	// integration's configuration with the stage's credentials key (KMS
+	// Encrypt).
+	Credentials = service.Function{
+		Name: "agenticpm-credentials", Kind: service.HTTP, Description: "AgenticPM integration credentials API (KMS-sealed)",
+		Routes: []service.Route{PutIntegration, GetIntegration},
 	}
 	// Release is the service's scheduled job: it releases due held
 	// actions and puts them on the bus, and expires overdue escalations
@@ -251,7 +269,7 @@ var Service = service.Contract{
 	KeyParts: []string{PrefixProject, KeyMetadata, PrefixArtefact, PrefixEvent, PrefixEscalation, PrefixAction,
 		PrefixCheckpoint, KeyGlobal, PrefixIntegration, KeyConfig, KeyAgent, PrefixConfig, PrefixStatus,
 		KeyHoldPending, KeyHoldDispatch},
-	Functions: []service.Function{API, Release},
+	Functions: []service.Function{API, Actions, Credentials, Release},
 }
 
 // OverdueGraceMinutes: a held action still held this long after its

@@ -6,7 +6,7 @@ package main
 
 import (
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
-	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/eventbus"
 )
 
-func main() { fn.Main(agenticpm.ReleaseFunction()) }
+func main() { fn.Main(eventbus.ReleaseFunction()) }

@@ -3,7 +3,9 @@ package cfntables_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	agenticpmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
@@ -205,6 +208,34 @@ func TestJWTAuthorizers(t *testing.T) {
 	auths, err = other.JWTAuthorizers()
 	assert.NoError(t, err, "itsm")
 	assert.Empty(t, auths, "itsm: want none")
+}
+
+// Routes follows each route to the function its integration invokes: in
+// AgenticPM's template (three functions behind one API, decision 22 of its
+// doc page) every route goes to the function whose contract lists it.
+func TestRoutes(t *testing.T) {
+	tmpl, err := cfntables.Load(testenv.Template(t, "dev", agenticpmcontract.Name))
+	require.NoError(t, err)
+	routes, err := tmpl.Routes()
+	require.NoError(t, err)
+	fns, err := tmpl.Functions()
+	require.NoError(t, err)
+	name := map[string]string{} // logical id → function name
+	for _, f := range fns {
+		name[f.LogicalID] = f.Service()
+	}
+	got := map[string]string{}
+	for _, r := range routes {
+		got[r.Key] = name[r.Function]
+	}
+	want := map[string]string{}
+	for _, f := range agenticpmcontract.Service.HTTPFunctions() {
+		for _, r := range f.Routes {
+			want[r.Key()] = f.Name
+		}
+	}
+	assert.Equal(t, want, got, "route → function")
+	assert.Len(t, slices.Compact(slices.Sorted(maps.Values(got))), 3, "functions behind the API")
 }
 
 // A CreateTable whose answer is lost (as on a loaded machine, where

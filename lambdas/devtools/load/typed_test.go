@@ -14,11 +14,10 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
-	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
+	"github.com/dynastack/dynastack/lambdas/devtools/apienv"
 	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
 	"github.com/dynastack/dynastack/lambdas/devtools/load"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/services"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -46,11 +45,7 @@ func TestScenariosThroughTheTypedClients(t *testing.T) {
 		t.Run(tt.sc.Service, func(t *testing.T) {
 			name := tt.sc.Service
 			tmpl, tables := testenv.Tables(t, testenv.Template(t, "dev", name))
-			getenv := testenv.Getenv(t, testenv.ServiceEnv(t, tmpl, tables, name))
-			build, ok := services.Lookup(name)
-			require.True(t, ok)
-			h, err := build(t.Context(), getenv, ddbrecord.ClientOptions(getenv)...)
-			require.NoError(t, err)
+			h := apienv.Handler(t, tmpl, tables, name, nil)
 			if name == stakcontract.Name {
 				var jwt []string
 				for _, r := range stakcontract.API.Routes {

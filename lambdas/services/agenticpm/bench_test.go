@@ -14,6 +14,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbrecord"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/eventbus"
 )
 
 // releasePerRun is how many due actions each measured run releases.
@@ -32,7 +33,7 @@ func BenchmarkReleaseRun(b *testing.B) {
 	s := newServiceWith(b, clock.Now, func(cfg *agenticpm.Config) {
 		cfg.Client = m.Client(testenv.Client(b))
 		cfg.EventBus = bus
-		cfg.Events = agenticpm.NewEvents(awsloop.ConfigAt("AKIDBENCH", fake.URL()))
+		cfg.Events = eventbus.NewEvents(awsloop.ConfigAt("AKIDBENCH", fake.URL()))
 	})
 	job := agenticpm.NewReleaseJobFromConfig(s.cfg)
 	p := s.project(b, "")

@@ -16,7 +16,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
-	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 // cannedHandler is s's handler on client c, logging as in Lambda (JSON,
@@ -25,7 +24,7 @@ func cannedHandler(t testing.TB, s *service, c *dynamodb.Client) http.Handler {
 	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{contract.EnvTable: s.Table})
 	cfg.Client, cfg.Logger = c, logx.New(io.Discard, slog.LevelInfo)
 	withCredentialsKey(t, &cfg)
-	return agenticpmapi.NewHandler(cfg)
+	return newAPI(cfg)
 }
 
 // recorded returns s with a handler whose DynamoDB calls rec records.
@@ -37,7 +36,7 @@ func recorded(t testing.TB, s *service) (*service, *ddbrecord.Recorder) {
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	withCredentialsKey(t, &cfg)
 	r := *s
-	r.H = agenticpmapi.NewHandler(cfg)
+	r.H = newAPI(cfg)
 	return &r, rec
 }
 

@@ -23,7 +23,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
-	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/credentialsapi"
 )
 
 // decrypt is what an agent does with GET /integrations/{name}: Decrypt
@@ -160,7 +160,7 @@ func TestIntegrationFailures(t *testing.T) {
 		c, err := kmslocal.Config(context.Background(), "http://127.0.0.1:1")
 		require.NoError(t, err, "KMS client")
 		c.Retryer = func() aws.Retryer { return retry.AddWithMaxAttempts(retry.NewStandard(), 1) }
-		cfg.KMS = agenticpmapi.KMS(c)
+		cfg.KMS = credentialsapi.KMS(c)
 	})
 	r := down.Do(t, contract.PutIntegration.Method, contract.PutIntegration.URL("jira"), `{"config":{"a":"b"},"status":"active"}`)
 	apitest.WantError(t, r, 503, "unavailable", "", "")
@@ -176,7 +176,7 @@ func TestIntegrationFailures(t *testing.T) {
 		refusing := newServiceWith(t, nil, func(cfg *agenticpm.Config) {
 			c := awsloop.ConfigAt("AKIDAGENTICPM", kmsSrv.URL())
 			c.Retryer = awsloop.NoBackoff
-			cfg.KMS = agenticpmapi.KMS(c)
+			cfg.KMS = credentialsapi.KMS(c)
 		})
 		apitest.WantError(t, refusing.Do(t, contract.PutIntegration.Method, contract.PutIntegration.URL("jira"), `{"config":{"a":"b"},"status":"active"}`), 503, "unavailable", "", "")
 		assert.Len(t, kmsSrv.CallsOf("Encrypt"), retry.DefaultMaxAttempts, "KMS answering %d %s: Encrypt attempts, the SDK's", e.Status, e.Code)
@@ -187,7 +187,7 @@ func TestIntegrationFailures(t *testing.T) {
 	cfg := ok.cfg
 	cfg.Client = client
 	lossy := ok.Service
-	lossy.H = agenticpmapi.NewHandler(cfg)
+	lossy.H = newAPI(cfg)
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
 	var c agenticpm.IntegrationConfig
 	lossy.MustRoute(t, 200, contract.PutIntegration, `{"config":{"a":"b"},"status":"active"}`, &c, "outlook")

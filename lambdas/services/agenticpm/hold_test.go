@@ -25,6 +25,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/eventbus"
 )
 
 const bus = "agenticpm-dev"
@@ -50,7 +51,7 @@ func newHoldService(t *testing.T, withBus bool) *holdService {
 			return
 		}
 		cfg.EventBus = bus
-		cfg.Events = agenticpm.NewEvents(awsloop.ConfigAt("AKIDAGENTICPM", fake.URL()))
+		cfg.Events = eventbus.NewEvents(awsloop.ConfigAt("AKIDAGENTICPM", fake.URL()))
 	})
 	return &holdService{service: s, clock: clock, events: fake, jobClient: testenv.ServiceClient(t, contract.Release.Name)}
 }

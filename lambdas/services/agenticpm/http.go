@@ -8,12 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 )
@@ -23,11 +20,12 @@ type Config struct {
 	Table string
 	fn.Common
 	// EventBus and Events are where released actions go (PutEvents);
-	// New sets Events when EventBus is set.
+	// eventbus.NewConfig sets Events when EventBus is set.
 	EventBus string
 	Events   EventsAPI
 	// CredentialsKey, Stage and KMS encrypt integration credentials
-	// (decision 10); agenticpmapi.New sets KMS when CredentialsKey is set.
+	// (decision 10); credentialsapi.New sets KMS when CredentialsKey is
+	// set.
 	CredentialsKey string
 	Stage          string
 	KMS            KMSAPI
@@ -43,23 +41,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		CredentialsKey: getenv(contract.EnvCredentialsKey), Stage: getenv(service.EnvStage)}, nil
 }
 
-// NewConfig is the shared preamble plus, with a bus, the EventBridge
-// client (its endpoint overridable by AWS_ENDPOINT_URL_EVENTBRIDGE, as the
-// local runner does): the API (agenticpmapi.New, which adds the KMS
-// client) and the release job build their configuration with it.
+// NewConfig is the preamble every AgenticPM function shares (the table,
+// the DynamoDB client, the variables). The functions that call other AWS
+// services add their clients in the packages that bind them: the KMS
+// client in credentialsapi, the EventBridge client in eventbus
+// (decision 22).
 func NewConfig(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (Config, error) {
-	cfg, err := fn.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, fn.Same[Config], opts...)
-	if err != nil {
-		return cfg, err
-	}
-	if cfg.EventBus != "" {
-		awsCfg, err := awsconf.For(ctx, getenv, eventbridge.ServiceID)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Events = NewEvents(awsCfg)
-	}
-	return cfg, nil
+	return fn.New(ctx, getenv, ConfigFromEnv, (*Config).SetClient, fn.Same[Config], opts...)
 }
 
 // storeFromConfig is the store of the API and of the release job.
@@ -71,19 +59,19 @@ func storeFromConfig(cfg Config, log *slog.Logger) *Store {
 	return store
 }
 
-// NewHandler returns the HTTP API of the contract (routes in
-// constructs/agenticpm/contract); docs/schemas/agenticpm.md ("HTTP API")
-// describes each route. content checks artefact content against its
-// type's schema: the function's constructor, agenticpmapi.New, passes
-// platform/bodyschema's (agenticpmapi.ContentSchemas).
+// NewHandler returns the API function's routes (contract.API; the rest
+// of the service's API is NewActionsHandler's and
+// NewCredentialsHandler's, decision 22); docs/schemas/agenticpm.md
+// ("HTTP API") describes each route. content checks artefact content
+// against its type's schema: the function's constructor,
+// agenticpmapi.New, passes platform/bodyschema's
+// (agenticpmapi.ContentSchemas).
 func NewHandler(cfg Config, content ContentSchemas) http.Handler {
 	if content == nil {
 		panic("agenticpm: NewHandler without ContentSchemas (agenticpmapi.ContentSchemas binds them)")
 	}
-	log := fn.Logger(contract.Name, cfg.Client, cfg.Logger)
-	h := &handler{store: storeFromConfig(cfg, log), content: content}
-	keys := api.IdempotencyTable{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrTTL, Now: cfg.Now}
-	r := api.NewRouter(contract.API).Around(keys.Middleware)
+	r, h := newRouter(contract.API, cfg)
+	h.content = content
 	r.Handle(contract.CreateProject, h.createProject)
 	r.Handle(contract.ListProjects, h.listProjects)
 	r.Handle(contract.GetProject, h.getProject)
@@ -102,25 +90,52 @@ func NewHandler(cfg Config, content ContentSchemas) http.Handler {
 	r.Handle(contract.Decide, h.decide)
 	r.Handle(contract.SupersedeEscalation, h.supersede)
 	r.Handle(contract.ListEscalations, h.listEscalations)
+	r.Handle(contract.PutCheckpoint, h.putCheckpoint)
+	r.Handle(contract.GetCheckpoint, h.getCheckpoint)
+	r.Handle(contract.PutAgentConfig, h.putAgentConfig)
+	r.Handle(contract.GetAgentConfig, h.getAgentConfig)
+	r.Handle(contract.ListAgentConfig, h.listAgentConfig)
+	return api.Instrument(h.log, r.Done())
+}
+
+// NewActionsHandler returns the hold queue's routes (contract.Actions):
+// its function alone has the EventBridge client a release puts the action
+// on the bus with (cfg.Events; eventbus.NewActionsAPI sets it).
+func NewActionsHandler(cfg Config) http.Handler {
+	r, h := newRouter(contract.Actions, cfg)
 	r.Handle(contract.RecordAction, h.recordAction)
 	r.Handle(contract.ListActions, h.listActions)
 	r.Handle(contract.ReleaseAction, h.releaseAction)
 	r.Handle(contract.CancelAction, h.cancelAction)
 	r.Handle(contract.MarkActionExecuted, h.markExecuted)
 	r.Handle(contract.ListHeldActions, h.listHeldActions)
-	r.Handle(contract.PutCheckpoint, h.putCheckpoint)
-	r.Handle(contract.GetCheckpoint, h.getCheckpoint)
+	return api.Instrument(h.log, r.Done())
+}
+
+// NewCredentialsHandler returns the credentials routes
+// (contract.Credentials): its function alone has the KMS client
+// credentials are sealed with (cfg.KMS; credentialsapi.New sets it).
+func NewCredentialsHandler(cfg Config) http.Handler {
+	r, h := newRouter(contract.Credentials, cfg)
 	r.Handle(contract.PutIntegration, h.putIntegration)
 	r.Handle(contract.GetIntegration, h.getIntegration)
-	r.Handle(contract.PutAgentConfig, h.putAgentConfig)
-	r.Handle(contract.GetAgentConfig, h.getAgentConfig)
-	r.Handle(contract.ListAgentConfig, h.listAgentConfig)
-	return api.Instrument(log, r.Done())
+	return api.Instrument(h.log, r.Done())
+}
+
+// newRouter is what the three handlers share: the function's logger
+// (named by it, so its metrics carry its name), the store and the router
+// with idempotency keys kept in the table.
+func newRouter(f service.Function, cfg Config) (*api.Router, *handler) {
+	log := fn.Logger(f.Name, cfg.Client, cfg.Logger)
+	h := &handler{store: storeFromConfig(cfg, log), log: log}
+	keys := api.IdempotencyTable{Client: cfg.Client, Name: cfg.Table, PartitionKey: contract.AttrPK, SortKey: contract.AttrSK, TTL: contract.AttrTTL, Now: cfg.Now}
+	return api.NewRouter(f).Around(keys.Middleware), h
 }
 
 type handler struct {
 	store   *Store
 	content ContentSchemas
+	log     *slog.Logger
 }
 
 // projectID returns the {id} path value, a canonical UUID.

@@ -19,7 +19,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
-	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 // feed counts the events of eventType about a project, in its feed and in
@@ -382,7 +381,7 @@ func TestMarkExecuted(t *testing.T) {
 	cfg := s.cfg
 	cfg.Client = client
 	lossy := s.Service
-	lossy.H = agenticpmapi.NewHandler(cfg)
+	lossy.H = newAPI(cfg)
 	var lost agenticpm.Action
 	s.MustRoute(t, 201, contract.RecordAction, `{"actionType":"jira_update","description":"lost"}`, &lost, p.ID)
 	proxy.NextOn("UpdateItem", ddbfault.DropAnswer, 1)
@@ -400,7 +399,7 @@ func TestLifecycleWritesWithLostAnswers(t *testing.T) {
 	cfg := s.cfg
 	cfg.Client = client
 	lossy := s.Service
-	lossy.H = agenticpmapi.NewHandler(cfg)
+	lossy.H = newAPI(cfg)
 
 	proxy.NextOn("TransactWriteItems", ddbfault.DropAnswer, 1)
 	var e agenticpm.Escalation

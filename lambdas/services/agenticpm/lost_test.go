@@ -10,7 +10,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
-	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
 )
 
 // An artefact update whose answer DynamoDB lost after applying it answers
@@ -24,7 +23,7 @@ func TestArtefactWritesWithLostAnswers(t *testing.T) {
 	cfg := s.cfg
 	cfg.Client = client
 	lossy := s.Service
-	lossy.H = agenticpmapi.NewHandler(cfg)
+	lossy.H = newAPI(cfg)
 
 	proxy.Next(ddbfault.DropAnswer, 1)
 	var v1 agenticpm.Artefact

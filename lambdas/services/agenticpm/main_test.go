@@ -16,8 +16,11 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/kmslocal"
 	"github.com/dynastack/dynastack/lambdas/devtools/servicetest"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
+	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/services"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm/agenticpmapi"
+	"github.com/dynastack/dynastack/lambdas/services/agenticpm/credentialsapi"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }
@@ -40,14 +43,39 @@ func newServiceWith(t testing.TB, now func() time.Time, configure func(*agenticp
 	t.Helper()
 	s := servicetest.Start(t, "agenticpm", nil)
 	cfg := servicetest.Config(t, agenticpm.ConfigFromEnv, map[string]string{contract.EnvTable: s.Tables["TableCD117FA1"]})
-	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, "agenticpm"), servicetest.Logger()
+	cfg.Client, cfg.Logger = servicetest.FunctionClient(t, contract.API.Name), servicetest.Logger()
 	cfg.Now = now
 	withCredentialsKey(t, &cfg)
 	if configure != nil {
 		configure(&cfg)
 	}
-	s.H = agenticpmapi.NewHandler(cfg)
+	// Each function's requests are recorded as its own (test/iamcalls).
+	s.H = newAPIWith(cfg, func(f string) ddb.API { return servicetest.FunctionClient(t, f) })
 	return &service{Service: s, cfg: cfg}
+}
+
+// newAPI is the service's API as API Gateway serves it, each route by its
+// function's handler (services.Gateway), every function on cfg.
+func newAPI(cfg agenticpm.Config) http.Handler { return newAPIWith(cfg, nil) }
+
+// newAPIWith is newAPI with each function's DynamoDB client from clientOf
+// (by its name) when clientOf is not nil.
+func newAPIWith(cfg agenticpm.Config, clientOf func(function string) ddb.API) http.Handler {
+	build := map[string]func(agenticpm.Config) http.Handler{
+		contract.API.Name:         agenticpmapi.NewHandler,
+		contract.Actions.Name:     agenticpm.NewActionsHandler,
+		contract.Credentials.Name: agenticpm.NewCredentialsHandler,
+	}
+	fns := contract.Service.HTTPFunctions()
+	handlers := make([]http.Handler, len(fns))
+	for i, f := range fns {
+		c := cfg
+		if clientOf != nil {
+			c.Client = clientOf(f.Name)
+		}
+		handlers[i] = build[f.Name](c)
+	}
+	return services.Gateway(fns, handlers)
 }
 
 // credentialsAlias is the dev stage's key, as the stack names it.
@@ -60,7 +88,7 @@ func withCredentialsKey(t testing.TB, cfg *agenticpm.Config) {
 	endpoint, _ := testenv.KMSKey(t, credentialsAlias)
 	c, err := kmslocal.Config(context.Background(), endpoint)
 	require.NoError(t, err, "Local KMS client")
-	cfg.KMS, cfg.CredentialsKey, cfg.Stage = agenticpmapi.KMS(c), credentialsAlias, "dev"
+	cfg.KMS, cfg.CredentialsKey, cfg.Stage = credentialsapi.KMS(c), credentialsAlias, "dev"
 }
 
 // future is a day a year ahead. DynamoDB Local deletes expired items like

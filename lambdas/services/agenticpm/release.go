@@ -6,7 +6,6 @@ import (
 	"log/slog"
 
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
-	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/metrics"
 )
@@ -25,18 +24,9 @@ type ReleaseJob struct {
 
 var _ fn.Job = (*ReleaseJob)(nil)
 
-// NewReleaseJob builds the job from its function's environment
-// (its table and bus variables): the constructor of ReleaseFunction.
-func NewReleaseJob(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (fn.Job, error) {
-	cfg, err := NewConfig(ctx, getenv, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return NewReleaseJobFromConfig(cfg), nil
-}
-
 // NewReleaseJobFromConfig builds the job from cfg (Client required; Events
-// and EventBus to send; Now and Logger optional).
+// and EventBus to send; Now and Logger optional). The function's
+// constructor, eventbus.NewReleaseJob, reads cfg from its environment.
 func NewReleaseJobFromConfig(cfg Config) *ReleaseJob {
 	if cfg.Client == nil {
 		panic("agenticpm: Config.Client is nil")

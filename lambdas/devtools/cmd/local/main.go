@@ -37,11 +37,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/dynastack/dynastack/constructs/catalog"
 	"github.com/dynastack/dynastack/constructs/service"
 	"github.com/dynastack/dynastack/lambdas/devtools/cfntables"
 	"github.com/dynastack/dynastack/lambdas/devtools/ddbfault"
@@ -181,6 +183,7 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 	mux := http.NewServeMux()
 	mountOpenAPI(mux)
 	mounted := map[string]string{} // service → template
+	defined := map[string]string{} // API function → template
 	consuming := 0                 // stream consumers started
 	working := 0                   // scheduled jobs and queue consumers
 	// handlers are what the index pages list (index.go).
@@ -205,13 +208,13 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 		}
 		names = t.LocalRefs(names)
 		served := 0
+		// The template's HTTP functions, joined into its API below.
+		var apiFns []service.Function
+		var apiHandlers, apiRaw []http.Handler
 		for _, fn := range fns {
 			name := fn.Service()
 			if name == "" {
 				continue
-			}
-			if prev, dup := mounted[name]; dup {
-				return fmt.Errorf("service %s is defined by both %s and %s", name, prev, t.Path)
 			}
 			b, ok := services.Binding(name)
 			if !ok {
@@ -254,6 +257,10 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 				working++
 				continue
 			}
+			if prev, dup := defined[name]; dup {
+				return fmt.Errorf("API function %s is defined by both %s and %s", name, prev, t.Path)
+			}
+			defined[name] = t.Path
 			ctor, _ := services.Lookup(name)
 			h, err := ctor(ctx, getenv, ddbrecord.ClientOptions(getenv)...)
 			if err != nil {
@@ -261,7 +268,21 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 			}
 			local := localName(t, fn.LogicalID)
 			invoke := withTimeout(name, fn.Timeout, log, h, func(start time.Time, failed bool) { al.invocation(local, start, failed) })
-			guarded, tokenRoutes, err := guard(t, withConcurrency(reservedConcurrency(t, fn.LogicalID), local, al, log, invoke))
+			apiFns = append(apiFns, b.Function)
+			apiHandlers = append(apiHandlers, withConcurrency(reservedConcurrency(t, fn.LogicalID), local, al, log, invoke))
+			apiRaw = append(apiRaw, h)
+		}
+		if len(apiFns) > 0 {
+			// The template's API: each route to its function, as its
+			// integrations send them (services.Gateway), behind the API's
+			// authorizers, metrics and CORS; served at /<service>/.
+			c, _ := catalog.ServiceOf(apiFns[0].Name)
+			name := c.Name
+			inContractOrder(c, apiFns, apiHandlers, apiRaw)
+			if prev, dup := mounted[name]; dup {
+				return fmt.Errorf("service %s is defined by both %s and %s", name, prev, t.Path)
+			}
+			guarded, tokenRoutes, err := guard(t, services.Gateway(apiFns, apiHandlers))
 			if err != nil {
 				return fmt.Errorf("service %s: %w", name, err)
 			}
@@ -274,7 +295,7 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 			}
 			mux.Handle("/"+name+"/", http.StripPrefix("/"+name, al.apiMetrics(localName(t, apiOf(t)), localcors.Handler(cors, guarded))))
 			mounted[name] = t.Path
-			handlers[name] = h
+			handlers[name] = services.Gateway(apiFns, apiRaw)
 		}
 		slog.SetDefault(log)
 		if served == 0 {
@@ -368,5 +389,32 @@ func overlay(env map[string]string, getenv func(string) string) func(string) str
 			return v
 		}
 		return getenv(k)
+	}
+}
+
+// inContractOrder sorts a template's HTTP functions, and their handlers
+// with them, in c's order: the API's first function answers what no route
+// matches (services.Gateway).
+func inContractOrder(c service.Contract, fns []service.Function, handlers ...[]http.Handler) {
+	order := map[string]int{}
+	for i, f := range c.HTTPFunctions() {
+		order[f.Name] = i
+	}
+	idx := make([]int, len(fns))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return order[fns[a].Name] - order[fns[b].Name] })
+	sortedFns := make([]service.Function, len(fns))
+	for i, j := range idx {
+		sortedFns[i] = fns[j]
+	}
+	copy(fns, sortedFns)
+	for _, hs := range handlers {
+		sorted := make([]http.Handler, len(hs))
+		for i, j := range idx {
+			sorted[i] = hs[j]
+		}
+		copy(hs, sorted)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastack/dynastack/constructs/catalog"
 	itsm "github.com/dynastack/dynastack/constructs/itsm/contract"
 	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
@@ -370,12 +371,15 @@ func servedServices(t *testing.T, dir string) string {
 		fns, err := tmpl.Functions()
 		require.NoError(t, err)
 		for _, fn := range fns {
+			// An API of several functions is one service.
 			if _, ok := services.Lookup(fn.Service()); ok {
-				names = append(names, fn.Service())
+				c, _ := catalog.ServiceOf(fn.Service())
+				names = append(names, c.Name)
 			}
 		}
 	}
 	sort.Strings(names)
+	names = slices.Compact(names)
 	return strings.Join(names, ",")
 }
 

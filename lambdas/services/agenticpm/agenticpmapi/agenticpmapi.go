@@ -1,11 +1,11 @@
-// Package agenticpmapi is AgenticPM's HTTP API function: package
-// agenticpm's handler with what only the API uses, the JSON Schema
-// implementation it checks artefact content with (platform/bodyschema)
-// and the SDK's KMS client, whose Encrypt seals integration credentials.
-// The binding lives here, not in package agenticpm, so that the release
-// job's bootstrap, which links package agenticpm and neither validates
-// content nor encrypts, does not link them (docs/functions.md, "Cold
-// start").
+// Package agenticpmapi is AgenticPM's API function (agenticpm): package
+// agenticpm's project, artefact, event, escalation, checkpoint and agent
+// setting routes with the JSON Schema implementation it checks artefact
+// content with (platform/bodyschema), which only this function links. The
+// service's other routes are the actions API's (package eventbus, with
+// EventBridge) and the credentials API's (package credentialsapi, with
+// KMS): decision 22 of docs/schemas/agenticpm.md; docs/functions.md,
+// "Cold start".
 package agenticpmapi
 
 import (
@@ -14,12 +14,8 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
-
 	"github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
-	"github.com/dynastack/dynastack/lambdas/platform/awsconf"
 	"github.com/dynastack/dynastack/lambdas/platform/bodyschema"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
@@ -34,20 +30,11 @@ func Function() fn.Binding { return fn.HTTP(contract.API, New) }
 // this package is listed here, once.
 func Functions() []fn.Binding { return []fn.Binding{Function()} }
 
-// New builds the API from its function's environment: agenticpm.NewConfig
-// plus, with a credentials key, the KMS client (its endpoint overridable
-// by AWS_ENDPOINT_URL_KMS, as the local runner does).
+// New builds the API from its function's environment (agenticpm.NewConfig).
 func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (http.Handler, error) {
 	cfg, err := agenticpm.NewConfig(ctx, getenv, opts...)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.CredentialsKey != "" {
-		awsCfg, err := awsconf.For(ctx, getenv, kms.ServiceID)
-		if err != nil {
-			return nil, err
-		}
-		cfg.KMS = KMS(awsCfg)
 	}
 	return NewHandler(cfg), nil
 }
@@ -55,20 +42,6 @@ func New(ctx context.Context, getenv func(string) string, opts ...ddb.Option) (h
 // NewHandler is agenticpm.NewHandler with ContentSchemas.
 func NewHandler(cfg agenticpm.Config) http.Handler {
 	return agenticpm.NewHandler(cfg, ContentSchemas())
-}
-
-// KMS is KMS's Encrypt with cfg (awsconf.For(…, kms.ServiceID) in the
-// function), over the SDK's KMS client.
-func KMS(cfg aws.Config) agenticpm.KMSAPI { return encrypter{kms.NewFromConfig(cfg)} }
-
-type encrypter struct{ c *kms.Client }
-
-func (e encrypter) Encrypt(ctx context.Context, keyID string, plaintext []byte, ec map[string]string) ([]byte, string, error) {
-	out, err := e.c.Encrypt(ctx, &kms.EncryptInput{KeyId: aws.String(keyID), Plaintext: plaintext, EncryptionContext: ec})
-	if err != nil {
-		return nil, "", err
-	}
-	return out.CiphertextBlob, aws.ToString(out.KeyId), nil
 }
 
 // ContentSchemas returns platform/bodyschema as agenticpm.ContentSchemas:
