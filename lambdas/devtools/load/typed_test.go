@@ -1,21 +1,15 @@
 package load_test
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynastack/dynastack/constructs/service"
-	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apienv"
-	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
 	"github.com/dynastack/dynastack/lambdas/devtools/load"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
@@ -32,12 +26,8 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // audit entry and AgenticPM event stored once, Stak's counters equal to
 // the acknowledged publishes and reads) hold.
 func TestScenariosThroughTheTypedClients(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	verifier := jwtauth.Verifier{Issuer: "https://issuer.test", Audience: "load", Key: &key.PublicKey}
-	token, err := jwtauth.Sign(key, map[string]any{"iss": verifier.Issuer, "aud": verifier.Audience, "sub": load.StakUser,
-		"tenant": load.StakTenant, "exp": time.Now().Add(time.Hour).Unix()})
-	require.NoError(t, err)
+	tokens := apienv.NewTokens(t, "load")
+	token := tokens.Sign(t, load.StakUser, load.StakTenant)
 	for _, tt := range []struct {
 		sc  load.Scenario
 		ops int
@@ -45,16 +35,7 @@ func TestScenariosThroughTheTypedClients(t *testing.T) {
 		t.Run(tt.sc.Service, func(t *testing.T) {
 			name := tt.sc.Service
 			tmpl, tables := testenv.Tables(t, testenv.Template(t, "dev", name))
-			h := apienv.Handler(t, tmpl, tables, name, nil)
-			if name == stakcontract.Name {
-				var jwt []string
-				for _, r := range stakcontract.API.Routes {
-					if r.Auth == service.JWT {
-						jwt = append(jwt, r.Pattern())
-					}
-				}
-				h = jwtauth.Middleware(verifier, jwt, h)
-			}
+			h := tokens.Guard(name, apienv.Handler(t, tmpl, tables, name, nil))
 			srv := httptest.NewServer(http.StripPrefix("/"+name, h))
 			t.Cleanup(srv.Close)
 

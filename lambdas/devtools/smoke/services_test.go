@@ -1,8 +1,6 @@
 package smoke_test
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,15 +8,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	pmcontract "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	itsmcontract "github.com/dynastack/dynastack/constructs/itsm/contract"
 	nucleuscontract "github.com/dynastack/dynastack/constructs/nucleus/contract"
-	"github.com/dynastack/dynastack/constructs/service"
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/apienv"
-	"github.com/dynastack/dynastack/lambdas/devtools/jwtauth"
 	"github.com/dynastack/dynastack/lambdas/devtools/smoke"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 )
@@ -35,26 +30,13 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 // pipeline (SNS, queue, processor, ntfy), which only the runner has: the
 // runner's TestSmoke runs it, and every other service's again.
 func TestChecksPassAgainstTheHandlers(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	verifier := jwtauth.Verifier{Issuer: "https://issuer.test", Audience: "smoke", Key: &key.PublicKey}
-	token, err := jwtauth.Sign(key, map[string]any{"iss": verifier.Issuer, "aud": verifier.Audience, "sub": "u1", "tenant": "smoke-tenant",
-		"exp": time.Now().Add(time.Hour).Unix()})
-	require.NoError(t, err)
+	tokens := apienv.NewTokens(t, "smoke")
+	token := tokens.Sign(t, "u1", "smoke-tenant")
 
 	mux := http.NewServeMux()
 	for _, name := range []string{itsmcontract.Name, nucleuscontract.Name, stakcontract.Name, pmcontract.Name} {
 		tmpl, tables := testenv.Tables(t, testenv.Template(t, "dev", name))
-		h := apienv.Handler(t, tmpl, tables, name, nil)
-		if name == stakcontract.Name {
-			var jwt []string
-			for _, r := range stakcontract.API.Routes {
-				if r.Auth == service.JWT {
-					jwt = append(jwt, r.Pattern())
-				}
-			}
-			h = jwtauth.Middleware(verifier, jwt, h)
-		}
+		h := tokens.Guard(name, apienv.Handler(t, tmpl, tables, name, nil))
 		mux.Handle("/"+name+"/", http.StripPrefix("/"+name, h))
 	}
 	srv := httptest.NewServer(mux)

@@ -287,14 +287,9 @@ var alarmScenarios = []alarmScenario{
 		// throttled, and API Gateway answers those 500.
 		name: "reserved concurrency reached", fires: []string{"itsm/HandlerThrottles", "itsm/ApiServerErrors"},
 		drive: func(t *testing.T, r *runner) {
-			tmpl, err := cfntables.Load(testenv.Template(t, "dev", itsm.Name))
-			require.NoError(t, err)
-			fns, err := tmpl.Functions()
-			require.NoError(t, err)
-			i := slices.IndexFunc(fns, func(f cfntables.Function) bool { return f.Service() == itsm.Name })
-			require.GreaterOrEqual(t, i, 0, "ITSM's API function in its template")
+			tmpl, id := itsmAPIFunction(t)
 			var p struct{ ReservedConcurrentExecutions int }
-			require.NoError(t, json.Unmarshal(tmpl.Resources[fns[i].LogicalID].Properties, &p))
+			require.NoError(t, json.Unmarshal(tmpl.Resources[id].Properties, &p))
 			require.Positive(t, p.ReservedConcurrentExecutions, "ITSM's API reserved concurrency")
 			n := p.ReservedConcurrentExecutions + 5
 			faults(t, r, "latency:1:1s")
@@ -332,13 +327,8 @@ var alarmScenarios = []alarmScenario{
 		name: "function timeout", fires: []string{"itsm/HandlerErrors", "itsm/HandlerDuration", "itsm/RouteGetTicketsLatency"},
 		drive: func(t *testing.T, r *runner) {
 			list := r.base + "/" + itsm.Name + itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-alarms"})
-			tmpl, err := cfntables.Load(testenv.Template(t, "dev", itsm.Name))
-			require.NoError(t, err)
-			fns, err := tmpl.Functions()
-			require.NoError(t, err)
-			i := slices.IndexFunc(fns, func(f cfntables.Function) bool { return f.Service() == itsm.Name })
-			require.GreaterOrEqual(t, i, 0, "ITSM's API function in its template")
-			timeout := tmpl.Timeout(fns[i].LogicalID)
+			tmpl, id := itsmAPIFunction(t)
+			timeout := tmpl.Timeout(id)
 			// The slow call ends just after a period starts, and the 19
 			// fast ones follow in the same period.
 			next := time.Now().Add(timeout + 200*time.Millisecond).Truncate(alarmPeriod).Add(alarmPeriod)
@@ -624,4 +614,17 @@ func firstKey(key map[string]string) string {
 	}
 	sort.Strings(ks)
 	return ks[0]
+}
+
+// itsmAPIFunction is the dev stage's ITSM template and its API function's
+// logical id, whose limits two scenarios drive past.
+func itsmAPIFunction(t *testing.T) (*cfntables.Template, string) {
+	t.Helper()
+	tmpl, err := cfntables.Load(testenv.Template(t, "dev", itsm.Name))
+	require.NoError(t, err)
+	fns, err := tmpl.Functions()
+	require.NoError(t, err)
+	i := slices.IndexFunc(fns, func(f cfntables.Function) bool { return f.Service() == itsm.Name })
+	require.GreaterOrEqual(t, i, 0, "ITSM's API function in its template")
+	return tmpl, fns[i].LogicalID
 }
