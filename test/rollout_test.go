@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,6 +209,10 @@ func TestRolloutsByStage(t *testing.T) {
 			assert.Len(t, tmpl.Resources("AWS::CodeDeploy::Application"), 1, "%s: one CodeDeploy application", where)
 			assert.Len(t, groups, len(aliases), "%s: a deployment group per alias", where)
 			alarms := tmpl.Resources("AWS::CloudWatch::Alarm")
+			behindAPI := map[string]bool{} // aliases an API integration invokes
+			for _, r := range tmpl.Resources("AWS::ApiGatewayV2::Integration") {
+				behindAPI[aliasRef(props(r)["IntegrationUri"])] = true
+			}
 			for fn, a := range aliases {
 				alias := tmpl.Resources("AWS::Lambda::Alias")[a]
 				up, _ := alias["UpdatePolicy"].(map[string]any)["CodeDeployLambdaAliasUpdate"].(map[string]any)
@@ -239,6 +244,12 @@ func TestRolloutsByStage(t *testing.T) {
 					}
 					return false
 				}(), "%s %s: rollback alarms %v lack %s", where, a, names, errorsAlarm)
+				// A version behind the API that answers 500 raises no
+				// function error: the API's 5xx alarm rolls it back.
+				if behindAPI[a] {
+					assert.True(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "ApiServerErrors") }),
+						"%s %s: behind the API, rollback alarms %v lack ApiServerErrors", where, a, names)
+				}
 				assert.LessOrEqual(t, len(names), 10, "CodeDeploy takes at most 10 alarms")
 			}
 		}

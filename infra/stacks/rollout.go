@@ -48,6 +48,11 @@ func live(f *gofunction.Function) awslambda.Alias {
 	return a
 }
 
+// apiAliases are the live aliases, by construct path, of the functions
+// behind an HTTP API (addAPI): their rollouts roll back on the API's 5xx
+// alarm too, as a version answering 500 raises no function error.
+var apiAliases = map[string]bool{}
+
 // maxRollbackAlarms is CodeDeploy's limit of alarms per deployment group.
 const maxRollbackAlarms = 10
 
@@ -85,7 +90,7 @@ func wireRollouts(stack awscdk.Stack, cfg config.Stage) error {
 	})
 	for _, a := range aliases {
 		id := strings.TrimSuffix(*a.Node().Id(), liveSuffix)
-		triggers := rollbackAlarms(id, alarms)
+		triggers := rollbackAlarms(id, alarms, apiAliases[*a.Node().Path()])
 		if len(triggers) == 0 {
 			return fmt.Errorf("function %s has no alarm to roll a canary back with", id)
 		}
@@ -119,13 +124,13 @@ func wireRollouts(stack awscdk.Stack, cfg config.Stage) error {
 // rollbackAlarms are the alarms of the function with construct id id, by
 // the ids this package gives them: <id>Errors, <id>Throttles,
 // <id>Duration, <id>IteratorAge, <id>FailedDepth, <id>GaveUpDepth; and
-// for the API function (apiFunctionID) the API's 5xx alarm (Api…). Sorted
+// for a function behind the API (api) the API's 5xx alarm (Api…). Sorted
 // by construct id, so the template keeps one order.
-func rollbackAlarms(id string, alarms []awscloudwatch.Alarm) []awscloudwatch.Alarm {
+func rollbackAlarms(id string, alarms []awscloudwatch.Alarm, api bool) []awscloudwatch.Alarm {
 	var out []awscloudwatch.Alarm
 	for _, a := range alarms {
 		name := *a.Node().Id()
-		if owns(id, name) || (id == apiFunctionID && owns("Api", name)) {
+		if owns(id, name) || (api && owns("Api", name)) {
 			out = append(out, a)
 		}
 	}

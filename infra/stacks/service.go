@@ -119,7 +119,7 @@ func addFunction(stack awscdk.Stack, cfg config.Stage, fn function) (*gofunction
 // 5xx alarm. It returns the functions in order.
 func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssuer, more ...function) ([]*gofunction.Function, error) {
 	if fn.id != apiFunctionID {
-		return nil, fmt.Errorf("API function %s: use the construct id %s (the rollout finds the API's alarms by it)", fn.id, apiFunctionID)
+		return nil, fmt.Errorf("API function %s: use the construct id %s (its alarms, dashboards and tests name it so)", fn.id, apiFunctionID)
 	}
 	all := append([]function{fn}, more...)
 	fns := make([]*gofunction.Function, len(all))
@@ -136,6 +136,7 @@ func addAPI(stack awscdk.Stack, cfg config.Stage, fn function, tokens *tokenIssu
 			f.grant(built)
 		}
 		fns[i], contracts[i], targets[i] = built, f.fn, live(built)
+		apiAliases[*targets[i].Node().Path()] = true
 	}
 	api, err := newHTTPAPI(stack, contracts, cfg, targets, tokens)
 	if err != nil {
