@@ -115,13 +115,14 @@ func TestOperationIsTheRoutesName(t *testing.T) {
 	}
 }
 
-// contractRoutes maps each package variable of dir declared as a
-// service.Route literal to its Operation ("" when it has none).
-func contractRoutes(t *testing.T, dir string) map[string]string {
+// valueSpecs are the declarations of kind tok (token.VAR, token.CONST) in
+// the non-test Go files of the package in dir.
+func valueSpecs(t *testing.T, dir string, tok token.Token) []*ast.ValueSpec {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	require.NoError(t, err, "Go files in %s", dir)
-	out := map[string]string{}
+	require.NotEmpty(t, files, "no Go files in %s", dir)
+	var out []*ast.ValueSpec
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -129,30 +130,38 @@ func contractRoutes(t *testing.T, dir string) map[string]string {
 		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
 		require.NoError(t, err)
 		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.VAR {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == tok {
+				for _, spec := range g.Specs {
+					out = append(out, spec.(*ast.ValueSpec))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// contractRoutes maps each package variable of dir declared as a
+// service.Route literal to its Operation ("" when it has none).
+func contractRoutes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, vs := range valueSpecs(t, dir, token.VAR) {
+		for i, n := range vs.Names {
+			if i >= len(vs.Values) {
 				continue
 			}
-			for _, spec := range g.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if i >= len(vs.Values) {
-						continue
-					}
-					lit, ok := vs.Values[i].(*ast.CompositeLit)
-					if !ok || fmt.Sprint(lit.Type) != "&{service Route}" {
-						continue
-					}
-					out[n.Name] = ""
-					for _, e := range lit.Elts {
-						kv, ok := e.(*ast.KeyValueExpr)
-						if !ok || fmt.Sprint(kv.Key) != "Operation" {
-							continue
-						}
-						if bl, ok := kv.Value.(*ast.BasicLit); ok && bl.Kind == token.STRING {
-							out[n.Name], _ = strconv.Unquote(bl.Value)
-						}
-					}
+			lit, ok := vs.Values[i].(*ast.CompositeLit)
+			if !ok || fmt.Sprint(lit.Type) != "&{service Route}" {
+				continue
+			}
+			out[n.Name] = ""
+			for _, e := range lit.Elts {
+				kv, ok := e.(*ast.KeyValueExpr)
+				if !ok || fmt.Sprint(kv.Key) != "Operation" {
+					continue
+				}
+				if bl, ok := kv.Value.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+					out[n.Name], _ = strconv.Unquote(bl.Value)
 				}
 			}
 		}
@@ -166,36 +175,19 @@ type contractConst struct{ name, typ, value string }
 // their declared type ("" when untyped).
 func contractConsts(t *testing.T, dir string) []contractConst {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err, "Go files in %s", dir)
-	require.NotEmpty(t, files, "no Go files in %s", dir)
 	var out []contractConst
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+	for _, vs := range valueSpecs(t, dir, token.CONST) {
+		typ := ""
+		if sel, ok := vs.Type.(*ast.SelectorExpr); ok {
+			typ = fmt.Sprint(sel.X) + "." + sel.Sel.Name
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
-		require.NoError(t, err)
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
+		for i, n := range vs.Names {
+			if i >= len(vs.Values) {
 				continue
 			}
-			for _, spec := range g.Specs {
-				vs := spec.(*ast.ValueSpec)
-				typ := ""
-				if sel, ok := vs.Type.(*ast.SelectorExpr); ok {
-					typ = fmt.Sprint(sel.X) + "." + sel.Sel.Name
-				}
-				for i, n := range vs.Names {
-					if i >= len(vs.Values) {
-						continue
-					}
-					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						out = append(out, contractConst{n.Name, typ, v})
-					}
-				}
+			if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				v, _ := strconv.Unquote(lit.Value)
+				out = append(out, contractConst{n.Name, typ, v})
 			}
 		}
 	}
