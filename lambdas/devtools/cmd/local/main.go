@@ -37,7 +37,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -208,9 +207,10 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 		}
 		names = t.LocalRefs(names)
 		served := 0
-		// The template's HTTP functions, joined into its API below.
-		var apiFns []service.Function
-		var apiHandlers, apiRaw []http.Handler
+		// The template's HTTP functions by name, joined into its API below:
+		// as invoked (timeout, concurrency, metrics) and as built.
+		invoked, built := map[string]http.Handler{}, map[string]http.Handler{}
+		var apiService service.Contract // the service they belong to
 		for _, fn := range fns {
 			name := fn.Service()
 			if name == "" {
@@ -268,17 +268,23 @@ func run(ctx context.Context, log *slog.Logger, al *alarms, dir, addr string, ve
 			}
 			local := localName(t, fn.LogicalID)
 			invoke := withTimeout(name, fn.Timeout, log, h, func(start time.Time, failed bool) { al.invocation(local, start, failed) })
-			apiFns = append(apiFns, b.Function)
-			apiHandlers = append(apiHandlers, withConcurrency(reservedConcurrency(t, fn.LogicalID), local, al, log, invoke))
-			apiRaw = append(apiRaw, h)
+			apiService, _ = catalog.ServiceOf(name)
+			invoked[name] = withConcurrency(reservedConcurrency(t, fn.LogicalID), local, al, log, invoke)
+			built[name] = h
 		}
-		if len(apiFns) > 0 {
+		if len(invoked) > 0 {
 			// The template's API: each route to its function, as its
-			// integrations send them (services.Gateway), behind the API's
-			// authorizers, metrics and CORS; served at /<service>/.
-			c, _ := catalog.ServiceOf(apiFns[0].Name)
-			name := c.Name
-			inContractOrder(c, apiFns, apiHandlers, apiRaw)
+			// integrations send them (services.Gateway, in the contract's
+			// order of functions), behind the API's authorizers, metrics
+			// and CORS; served at /<service>/.
+			name := apiService.Name
+			var apiFns []service.Function
+			var apiHandlers, apiRaw []http.Handler
+			for _, f := range apiService.HTTPFunctions() {
+				if h, ok := invoked[f.Name]; ok {
+					apiFns, apiHandlers, apiRaw = append(apiFns, f), append(apiHandlers, h), append(apiRaw, built[f.Name])
+				}
+			}
 			if prev, dup := mounted[name]; dup {
 				return fmt.Errorf("service %s is defined by both %s and %s", name, prev, t.Path)
 			}
@@ -389,32 +395,5 @@ func overlay(env map[string]string, getenv func(string) string) func(string) str
 			return v
 		}
 		return getenv(k)
-	}
-}
-
-// inContractOrder sorts a template's HTTP functions, and their handlers
-// with them, in c's order: the API's first function answers what no route
-// matches (services.Gateway).
-func inContractOrder(c service.Contract, fns []service.Function, handlers ...[]http.Handler) {
-	order := map[string]int{}
-	for i, f := range c.HTTPFunctions() {
-		order[f.Name] = i
-	}
-	idx := make([]int, len(fns))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return order[fns[a].Name] - order[fns[b].Name] })
-	sortedFns := make([]service.Function, len(fns))
-	for i, j := range idx {
-		sortedFns[i] = fns[j]
-	}
-	copy(fns, sortedFns)
-	for _, hs := range handlers {
-		sorted := make([]http.Handler, len(hs))
-		for i, j := range idx {
-			sorted[i] = hs[j]
-		}
-		copy(hs, sorted)
 	}
 }
