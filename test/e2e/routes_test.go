@@ -6,7 +6,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -69,38 +68,20 @@ func contractRoute(t *testing.T, r route) (service.Route, bool) {
 // name of the function it invokes.
 func apiRoutes(t *testing.T, path string) []route {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	tmpl, err := cfntables.Load(path)
 	require.NoError(t, err)
-	var tmpl struct {
-		Resources map[string]struct {
-			Type       string
-			Properties map[string]any
-		}
-	}
-	require.NoError(t, json.Unmarshal(raw, &tmpl))
-	parsed, err := cfntables.Load(path)
-	require.NoError(t, err)
-	fns, err := parsed.Functions()
+	fns, err := tmpl.Functions()
 	require.NoError(t, err)
 	names := map[string]string{} // logical id → function name
 	for _, f := range fns {
 		names[f.LogicalID] = f.Service()
 	}
-	targets, err := parsed.Routes()
+	routes, err := tmpl.Routes()
 	require.NoError(t, err)
-	functionOf := map[string]string{} // route key → function name
-	for _, r := range targets {
-		functionOf[r.Key] = names[r.Function]
-	}
-	var out []route
-	for _, r := range tmpl.Resources {
-		if r.Type != "AWS::ApiGatewayV2::Route" {
-			continue
-		}
-		key, _ := r.Properties["RouteKey"].(string)
-		method, p, _ := strings.Cut(key, " ")
-		auth, _ := r.Properties["AuthorizationType"].(string)
-		out = append(out, route{method, p, auth, functionOf[key]})
+	out := make([]route, len(routes))
+	for i, r := range routes {
+		method, p, _ := strings.Cut(r.Key, " ")
+		out[i] = route{method, p, r.Auth, names[r.Function]}
 	}
 	return out
 }

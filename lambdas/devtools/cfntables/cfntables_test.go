@@ -227,6 +227,7 @@ func TestRoutes(t *testing.T) {
 	got := map[string]string{}
 	for _, r := range routes {
 		got[r.Key] = name[r.Function]
+		assert.Equal(t, "AWS_IAM", r.Auth, "%s: AgenticPM's routes are IAM-authorized", r.Key)
 	}
 	want := map[string]string{}
 	for _, f := range agenticpmcontract.Service.HTTPFunctions() {

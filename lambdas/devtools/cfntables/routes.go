@@ -11,6 +11,8 @@ import (
 type Route struct {
 	// Key is the route key, "GET /tickets/{id}".
 	Key string
+	// Auth is its AuthorizationType: AWS_IAM, JWT (or NONE).
+	Auth string
 	// Function is the logical id of the function the route's Lambda
 	// proxy integration invokes (its alias or version followed to it).
 	Function string
@@ -24,8 +26,9 @@ func (t *Template) Routes() ([]Route, error) {
 	var out []Route
 	for _, id := range t.logicalIDs("AWS::ApiGatewayV2::Route") {
 		var p struct {
-			RouteKey string
-			Target   json.RawMessage
+			RouteKey          string
+			AuthorizationType string
+			Target            json.RawMessage
 		}
 		if err := json.Unmarshal(t.Resources[id].Properties, &p); err != nil {
 			return nil, fmt.Errorf("cfntables: route %s: %w", id, err)
@@ -48,7 +51,7 @@ func (t *Template) Routes() ([]Route, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: route %s (%s): integration %s invokes no function of the template", ErrUnsupported, id, p.RouteKey, integration)
 		}
-		out = append(out, Route{Key: p.RouteKey, Function: fn})
+		out = append(out, Route{Key: p.RouteKey, Auth: p.AuthorizationType, Function: fn})
 	}
 	return out, nil
 }
