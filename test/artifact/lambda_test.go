@@ -191,15 +191,17 @@ type Lambda struct {
 // runtime) and this adds it, as Lambda does.
 type runtimeAPI struct {
 	srv    *httptest.Server
+	target *url.URL // the emulator's runtime API, set by forward
 	mu     sync.Mutex
 	traces map[string]string // invocation id → trace header
 }
 
-func newRuntimeAPI(t *testing.T, emulator string) *runtimeAPI {
-	target, err := url.Parse("http://" + emulator)
-	require.NoError(t, err)
-	a := &runtimeAPI{traces: map[string]string{}}
-	proxy := httputil.NewSingleHostReverseProxy(target)
+// newRuntimeAPI listens before the emulator's ports are chosen, so that
+// the kernel cannot hand the proxy a port just picked for the emulator
+// (the emulator would then fail to bind, and the invoke reach the proxy).
+func newRuntimeAPI(t *testing.T) *runtimeAPI {
+	a := &runtimeAPI{traces: map[string]string{}, target: &url.URL{Scheme: "http"}}
+	proxy := httputil.NewSingleHostReverseProxy(a.target)
 	proxy.FlushInterval = -1
 	// The runtime's long poll of …/next is cut when the emulator stops:
 	// not worth a line. Anything else answers 502, which the runtime
@@ -225,6 +227,10 @@ func newRuntimeAPI(t *testing.T, emulator string) *runtimeAPI {
 	return a
 }
 
+// forward points the proxy at the emulator's runtime API, before the
+// emulator starts.
+func (a *runtimeAPI) forward(emulator string) { a.target.Host = emulator }
+
 // trace registers the trace header of the invocation id.
 func (a *runtimeAPI) trace(id, header string) {
 	a.mu.Lock()
@@ -239,10 +245,16 @@ const invokePath = "/2015-03-31/functions/function/invocations"
 // environment and nothing else of the host's, as Lambda would.
 func Start(t *testing.T, rie, qemu string, fn *Function) *Lambda {
 	t.Helper()
+	api := newRuntimeAPI(t)
+	// Two ports for the emulator, distinct (a port just freed may be
+	// handed out again).
 	apiPort, err := ddblocal.FreePort()
 	require.NoError(t, err)
-	emuPort, err := ddblocal.FreePort()
-	require.NoError(t, err)
+	emuPort := apiPort
+	for emuPort == apiPort {
+		emuPort, err = ddblocal.FreePort()
+		require.NoError(t, err)
+	}
 	args := []string{
 		"--runtime-api-address", "127.0.0.1:" + strconv.Itoa(apiPort),
 		"--runtime-interface-emulator-address", "127.0.0.1:" + strconv.Itoa(emuPort),
@@ -250,7 +262,7 @@ func Start(t *testing.T, rie, qemu string, fn *Function) *Lambda {
 	}
 	// The bootstrap talks to the runtime API through api (env sets the
 	// variable over the emulator's own value).
-	api := newRuntimeAPI(t, "127.0.0.1:"+strconv.Itoa(apiPort))
+	api.forward("127.0.0.1:" + strconv.Itoa(apiPort))
 	args = append(args, "/usr/bin/env", "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.srv.URL, "http://"))
 	if qemu != "" {
 		args = append(args, qemu, fn.Run)
