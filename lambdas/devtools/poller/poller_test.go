@@ -16,7 +16,6 @@ import (
 
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +32,7 @@ func TestPoller(t *testing.T) {
 	table, client, arn := stakStream(t)
 	var deliveries [][]string
 	p, err := poller.New(poller.Config{
-		Client: streamsapi.NewClient(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
+		Client: poller.Streams(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
 		Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			var sks []string
 			for _, r := range ev.Records {
@@ -96,7 +95,7 @@ func TestBisectAndOnFailure(t *testing.T) {
 		poison     string
 	)
 	p, err := poller.New(poller.Config{
-		Client: streamsapi.NewClient(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
+		Client: poller.Streams(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
 		Bisect: true, MaxRetries: 1,
 		OnFailure: func(_ context.Context, f poller.Failure) error { failures = append(failures, f); return nil },
 		Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
@@ -166,7 +165,7 @@ func TestMaxRecordAge(t *testing.T) {
 		late      bool
 	)
 	p, err := poller.New(poller.Config{
-		Client: streamsapi.NewClient(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
+		Client: poller.Streams(client), StreamARN: arn, Logger: slog.New(slog.DiscardHandler),
 		MaxRecordAge: time.Minute,
 		Now: func() time.Time {
 			if late {

@@ -184,7 +184,7 @@ func (c *corrupting) GetRecords(ctx context.Context, in *dynamodbstreams.GetReco
 func TestPollerRecoversOnDynamoDBLocal(t *testing.T) {
 	ctx := context.Background()
 	table, client, arn := stakStream(t)
-	api := &corrupting{API: streamsapi.NewClient(client)}
+	api := &corrupting{API: poller.Streams(client)}
 	var got []string
 	p, err := poller.New(poller.Config{
 		Client: api, StreamARN: arn, BatchSize: 2, Logger: slog.New(slog.DiscardHandler),

@@ -18,7 +18,6 @@ import (
 	stakcontract "github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
-	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/platform/api"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 	"github.com/dynastack/dynastack/lambdas/services/stak/stakapi"
@@ -66,7 +65,7 @@ func TestReplay(t *testing.T) {
 		return fmt.Sprintf("%d/%d", st.Published, st.Read)
 	}
 
-	streams := streamsapi.NewClient(client)
+	streams := poller.Streams(client)
 	arn, err := poller.StreamARN(ctx, client, table)
 	require.NoError(t, err)
 	// The consumer that fails: every record it is given is reported failed,
@@ -90,9 +89,10 @@ func TestReplay(t *testing.T) {
 
 	do(stakcontract.PutTenant.Method, stakcontract.PutTenant.URL("acme"), `{"title":"Acme"}`, 200)
 	do(stakcontract.PutInbox.Method, stakcontract.PutInbox.URL("acme", "main"), `{"title":"Main","ttl":{"default":"3s"}}`, 200)
-	// With a category: DynamoDB Local's stream reports an empty map
-	// attribute (the taxonomy of an uncategorised message) as a string,
-	// which the consumer cannot read; AWS does not.
+	// A categorised message: its counters by category are replayed too.
+	// (The stream is read through poller.Streams, which mends DynamoDB
+	// Local's empty maps; the tool itself, pointed at DynamoDB Local, would
+	// misread an uncategorised message's taxonomy: docs/schemas/stak.md.)
 	var pub stak.Published
 	require.NoError(t, json.Unmarshal([]byte(do(stakcontract.Publish.Method, stakcontract.Publish.URL("acme", "main"), `{"sender":"hr","audiences":{"kind":"users","uids":["u1","u2"]},"taxonomy":{"category":"billing"},"message":{"title":"hi"}}`, 201)), &pub))
 	do(stakcontract.MarkRead.Method, stakcontract.MarkRead.URL("acme", "main", "u1", pub.Header.ID), "", 200)

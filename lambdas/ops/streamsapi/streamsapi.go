@@ -24,7 +24,8 @@ type API interface {
 // NewClient returns a DynamoDB Streams client with the region, credentials,
 // endpoint and HTTP client of c: DynamoDB Local serves both APIs on one
 // endpoint, and in AWS a nil endpoint resolves to the streams endpoint.
-func NewClient(c *dynamodb.Client) *dynamodbstreams.Client {
+// optFns change the options after that, as in dynamodbstreams.New.
+func NewClient(c *dynamodb.Client, optFns ...func(*dynamodbstreams.Options)) *dynamodbstreams.Client {
 	o := c.Options()
 	return dynamodbstreams.New(dynamodbstreams.Options{
 		Region:           o.Region,
@@ -34,5 +35,5 @@ func NewClient(c *dynamodb.Client) *dynamodbstreams.Client {
 		RetryMaxAttempts: o.RetryMaxAttempts,
 		RetryMode:        o.RetryMode,
 		AppID:            o.AppID,
-	})
+	}, optFns...)
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/dynastack/dynastack/constructs/stak/contract"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/services/stak"
 )
@@ -29,7 +28,7 @@ func (s *service) poller(t testing.TB, h fn.StreamHandler) *poller.Poller {
 	ctx := context.Background()
 	arn, err := poller.StreamARN(ctx, s.Client, s.Table)
 	require.NoError(t, err, "stream ARN")
-	cfg := poller.Config{Client: streamsapi.NewClient(s.Client), StreamARN: arn, Handler: h, Start: poller.Latest}
+	cfg := poller.Config{Client: poller.Streams(s.Client), StreamARN: arn, Handler: h, Start: poller.Latest}
 	if !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

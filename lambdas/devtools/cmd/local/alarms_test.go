@@ -181,6 +181,15 @@ var alarmScenarios = []alarmScenario{
 		name: "stream consumer behind", fires: []string{"stak/StreamConsumerIteratorAge", "stak/StreamConsumerGaveUpDepth"},
 		drive: func(t *testing.T, r *runner) {
 			const tenant, inbox, uid, wave = "alarms", "lag", "u1", 3
+			mark := r.stderr.len()
+			// Every expiry read whole: DynamoDB Local's {} for an
+			// uncategorised message's taxonomy once made the consumer skip a
+			// whole wave, and the second batch never failed.
+			t.Cleanup(func() {
+				for _, line := range r.stderr.since(mark) {
+					assert.NotContains(t, line, "skipping unreadable stream image")
+				}
+			})
 			mapping := r.base + "/_local/mappings/" + stak.StreamConsumer.Name
 			call(t, "POST", mapping, `{"enabled":false}`, 200, nil)
 			t.Cleanup(func() { call(t, "POST", mapping, `{"enabled":true}`, 200, nil) })

@@ -18,7 +18,6 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/localqueue"
 	"github.com/dynastack/dynastack/lambdas/devtools/localtrace"
 	"github.com/dynastack/dynastack/lambdas/devtools/poller"
-	"github.com/dynastack/dynastack/lambdas/ops/streamsapi"
 	"github.com/dynastack/dynastack/lambdas/platform/fn"
 	"github.com/dynastack/dynastack/lambdas/platform/logx"
 )
@@ -150,7 +149,7 @@ func startConsumer(ctx context.Context, log *slog.Logger, al *alarms, ctor fn.St
 		start = poller.TrimHorizon
 	}
 	cfg := poller.Config{
-		Client: streamsapi.NewClient(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
+		Client: poller.Streams(client), StreamARN: arn, Start: start, BatchSize: src.batch, Filters: src.filters,
 		Bisect: src.bisect, MaxRetries: src.retries, MaxRecordAge: src.maxAge,
 		Handler: observeStream(al, localName(t, fn.LogicalID), m.stamps, invokeTraced(c.Handle)), Logger: log.With("function", fn.LogicalID, "service", fn.Service()),
 	}
