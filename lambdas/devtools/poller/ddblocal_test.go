@@ -30,7 +30,9 @@ import (
 func TestStreamsEmptyMaps(t *testing.T) {
 	ctx := context.Background()
 	table, client, arn := stakStream(t)
-	empty := func() types.AttributeValue { return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}} }
+	empty := func() types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
+	}
 	item := map[string]types.AttributeValue{
 		"pk": s("p"), "sk": s("m#empty"), "a": s("before"), "taxonomy": empty(),
 		"nested": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"inner": empty(), "n": &types.AttributeValueMemberN{Value: "12345678901234567890.5"}}},
