@@ -125,8 +125,6 @@ func answer(r any, err error) (Answer, error) {
 	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // Answer is a response as a scenario reads it.
 type Answer struct {
 	Status int

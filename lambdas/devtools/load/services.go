@@ -39,7 +39,7 @@ func ITSM() Scenario {
 		Service: itsmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			r, err := c.ITSM().CreateTicketWithResponse(ctx, nil, itsmclient.CreateTicketJSONRequestBody{
-				CallerId: ptr(itsmcontract.SessionCallerID(run)), IssueDescription: ptr(fmt.Sprintf("load ticket %d", i))})
+				CallerId: new(itsmcontract.SessionCallerID(run)), IssueDescription: new(fmt.Sprintf("load ticket %d", i))})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
 				return "", a, err
@@ -58,7 +58,7 @@ func ITSM() Scenario {
 			if err != nil {
 				return Answer{}, err
 			}
-			return answer(c.ITSM().AddCommentWithResponse(ctx, u, itsmclient.AddCommentJSONRequestBody{CommentText: ptr(fmt.Sprintf("load comment %d", i))}))
+			return answer(c.ITSM().AddCommentWithResponse(ctx, u, itsmclient.AddCommentJSONRequestBody{CommentText: new(fmt.Sprintf("load comment %d", i))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
 			params := &itsmclient.ListTicketsParams{Caller: itsmcontract.SessionCallerID(run)}
@@ -118,7 +118,7 @@ func RezAgent() Scenario {
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var payload any = map[string]any{"text": fmt.Sprintf("load %d", i)}
 			r, err := c.RezAgent().CreateMessageWithResponse(ctx, nil, rezclient.CreateMessageJSONRequestBody{
-				MessageType: ptr("load_test"), CreatedBy: &run, Payload: payload})
+				MessageType: new("load_test"), CreatedBy: &run, Payload: payload})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
 				return "", a, err
@@ -133,7 +133,7 @@ func RezAgent() Scenario {
 			return answer(c.RezAgent().GetMessageWithResponse(ctx, u))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			params := &rezclient.ListMessagesParams{Limit: ptr(100)}
+			params := &rezclient.ListMessagesParams{Limit: new(100)}
 			if cursor != "" {
 				params.Cursor = &cursor
 			}
@@ -171,8 +171,8 @@ func Nucleus() Scenario {
 		Service: nucleuscontract.Name, Header: h,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			r, err := c.Nucleus().CreateScheduleWithResponse(ctx, nil, nucleusclient.CreateScheduleJSONRequestBody{
-				ScheduleName: ptr(fmt.Sprintf("%s%d", prefix(run), i)), StartCron: ptr("0 8 * * MON-FRI"), EndCron: ptr("0 18 * * MON-FRI"),
-				Timezone: ptr("Europe/Berlin"), Enabled: ptr(false)})
+				ScheduleName: new(fmt.Sprintf("%s%d", prefix(run), i)), StartCron: new("0 8 * * MON-FRI"), EndCron: new("0 18 * * MON-FRI"),
+				Timezone: new("Europe/Berlin"), Enabled: new(false)})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
 				return "", a, err
@@ -197,10 +197,10 @@ func Nucleus() Scenario {
 				return Answer{}, err
 			}
 			return answer(c.Nucleus().UpdateScheduleWithResponse(ctx, u, nil,
-				nucleusclient.UpdateScheduleJSONRequestBody{EndCron: ptr(fmt.Sprintf("%d %d * * SAT", i%60, (i/60)%24))}))
+				nucleusclient.UpdateScheduleJSONRequestBody{EndCron: new(fmt.Sprintf("%d %d * * SAT", i%60, (i/60)%24))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			r, err := c.Nucleus().ListSchedulesWithResponse(ctx, &nucleusclient.ListSchedulesParams{Limit: ptr(100), Cursor: optional(cursor)})
+			r, err := c.Nucleus().ListSchedulesWithResponse(ctx, &nucleusclient.ListSchedulesParams{Limit: new(100), Cursor: optional(cursor)})
 			a, err := answer(r, err)
 			if err != nil || r.JSON200 == nil {
 				return nil, "", a, err
@@ -219,7 +219,7 @@ func Nucleus() Scenario {
 				var entries int
 				var next string
 				a, err := Stored(func() (Answer, error) {
-					r, err := c.Nucleus().EntityLogWithResponse(ctx, "schedule", id, &nucleusclient.EntityLogParams{Limit: ptr(100)})
+					r, err := c.Nucleus().EntityLogWithResponse(ctx, "schedule", id, &nucleusclient.EntityLogParams{Limit: new(100)})
 					if err == nil && r.JSON200 != nil {
 						entries, next = len(deref(r.JSON200.Entries)), deref(r.JSON200.NextCursor)
 					}
@@ -244,7 +244,7 @@ func AgenticPM() Scenario {
 		Service: pmcontract.Name,
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			r, err := c.AgenticPM().CreateProjectWithResponse(ctx, nil, pmclient.CreateProjectJSONRequestBody{
-				Name: &run, Source: ptr("jira"), SourceProjectKey: ptr(fmt.Sprintf("L%d", i)), AutonomyLevel: ptr("monitoring")})
+				Name: &run, Source: new("jira"), SourceProjectKey: new(fmt.Sprintf("L%d", i)), AutonomyLevel: new("monitoring")})
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
 				return "", a, err
@@ -264,10 +264,10 @@ func AgenticPM() Scenario {
 				return Answer{}, err
 			}
 			return answer(c.AgenticPM().RecordProjectEventWithResponse(ctx, u, nil,
-				pmclient.EventRequest{EventType: ptr("heartbeat"), Severity: ptr("info"), Summary: ptr(fmt.Sprintf("load %d", i))}))
+				pmclient.EventRequest{EventType: new("heartbeat"), Severity: new("info"), Summary: new(fmt.Sprintf("load %d", i))}))
 		},
 		Page: func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-			r, err := c.AgenticPM().ListProjectsWithResponse(ctx, &pmclient.ListProjectsParams{Status: ptr(pmclient.Active), Limit: ptr(100), Cursor: optional(cursor)})
+			r, err := c.AgenticPM().ListProjectsWithResponse(ctx, &pmclient.ListProjectsParams{Status: new(pmclient.Active), Limit: new(100), Cursor: optional(cursor)})
 			a, err := answer(r, err)
 			if err != nil || r.JSON200 == nil {
 				return nil, "", a, err
@@ -290,7 +290,7 @@ func AgenticPM() Scenario {
 					if err != nil {
 						return Answer{}, err
 					}
-					r, err := c.AgenticPM().ListProjectEventsWithResponse(ctx, u, &pmclient.ListProjectEventsParams{Limit: ptr(100)})
+					r, err := c.AgenticPM().ListProjectEventsWithResponse(ctx, u, &pmclient.ListProjectEventsParams{Limit: new(100)})
 					if err == nil && r.JSON200 != nil {
 						events, next = len(deref(r.JSON200.Items)), deref(r.JSON200.NextCursor)
 					}
@@ -323,7 +323,7 @@ func Stak(token string) Scenario {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+token)
 	page := func(ctx context.Context, c *Client, run, cursor string) ([]string, string, Answer, error) {
-		r, err := c.Stak().FeedWithResponse(ctx, StakTenant, run, StakUser, &stakclient.FeedParams{Limit: ptr(100), Cursor: optional(cursor)})
+		r, err := c.Stak().FeedWithResponse(ctx, StakTenant, run, StakUser, &stakclient.FeedParams{Limit: new(100), Cursor: optional(cursor)})
 		a, err := answer(r, err)
 		if err != nil || r.JSON200 == nil {
 			return nil, "", a, err
@@ -338,11 +338,11 @@ func Stak(token string) Scenario {
 	return Scenario{
 		Service: stakcontract.Name, Header: h,
 		Setup: func(ctx context.Context, c *Client, run string) error {
-			tenant, err := c.Stak().PutTenantWithResponse(ctx, StakTenant, stakclient.PutTenantJSONRequestBody{Title: ptr("load test")})
+			tenant, err := c.Stak().PutTenantWithResponse(ctx, StakTenant, stakclient.PutTenantJSONRequestBody{Title: new("load test")})
 			if a, err := answer(tenant, err); err != nil || a.Status != 200 {
 				return fmt.Errorf("put tenant %s: %d %v %s", StakTenant, a.Status, err, cut(a.Body))
 			}
-			inbox, err := c.Stak().PutInboxWithResponse(ctx, StakTenant, run, stakclient.PutInboxJSONRequestBody{Title: ptr("load " + run)})
+			inbox, err := c.Stak().PutInboxWithResponse(ctx, StakTenant, run, stakclient.PutInboxJSONRequestBody{Title: new("load " + run)})
 			if a, err := answer(inbox, err); err != nil || a.Status != 200 {
 				return fmt.Errorf("put inbox %s: %d %v %s", run, a.Status, err, cut(a.Body))
 			}
@@ -350,10 +350,10 @@ func Stak(token string) Scenario {
 		},
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var body stakclient.PublishJSONRequestBody
-			body.Sender = ptr("load")
+			body.Sender = new("load")
 			to := alloc(&body.Audiences)
-			to.Kind, to.Uids = ptr("users"), &[]string{StakUser}
-			alloc(&body.Message).Title = ptr(fmt.Sprintf("load %d", i))
+			to.Kind, to.Uids = new("users"), &[]string{StakUser}
+			alloc(&body.Message).Title = new(fmt.Sprintf("load %d", i))
 			r, err := c.Stak().PublishWithResponse(ctx, StakTenant, run, nil, body)
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {

@@ -32,7 +32,7 @@ func itsm(ctx context.Context, s *suite) {
 			return cerr
 		}
 		r, err := c.CreateTicketWithResponse(ctx, nil, itsmclient.CreateTicketJSONRequestBody{CallerId: &caller,
-			IssueDescription: ptr("dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)")})
+			IssueDescription: new("dynastack smoke test " + s.t.Run + " (smoke data, closed by the test)")})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func itsm(ctx context.Context, s *suite) {
 		})
 	})
 	s.check("comment", func() error {
-		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("smoke comment")})
+		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: new("smoke comment")})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func itsm(ctx context.Context, s *suite) {
 		})
 	}
 	s.check("closed ticket refuses a comment", func() error {
-		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("after close")})
+		r, err := c.AddCommentWithResponse(ctx, id, itsmclient.AddCommentJSONRequestBody{CommentText: new("after close")})
 		return s.c.answered(r, err, []int{409})
 	})
 }
@@ -106,7 +106,7 @@ func rezagent(ctx context.Context, s *suite) {
 		}
 		var payload any = map[string]any{"text": "dynastack smoke test " + s.t.Run + " (ignore)"}
 		r, err := c.CreateMessageWithResponse(ctx, nil, rezclient.CreateMessageJSONRequestBody{
-			MessageType: ptr("smoke_test"), CreatedBy: &s.t.Run, Payload: payload})
+			MessageType: new("smoke_test"), CreatedBy: &s.t.Run, Payload: payload})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func rezagent(ctx context.Context, s *suite) {
 	})
 	s.check("list messages", func() error {
 		return s.eventually(ctx, func() error {
-			r, err := c.ListMessagesWithResponse(ctx, &rezclient.ListMessagesParams{Limit: ptr(100)})
+			r, err := c.ListMessagesWithResponse(ctx, &rezclient.ListMessagesParams{Limit: new(100)})
 			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
@@ -163,14 +163,14 @@ func rezagent(ctx context.Context, s *suite) {
 // change names its user (X-User-Id, a typed parameter of the writes).
 func nucleus(ctx context.Context, s *suite) {
 	c, cerr := nucleusclient.NewClientWithResponses(s.c.base, nucleusclient.WithHTTPClient(s.c.http), nucleusclient.WithRequestEditorFn(acceptJSON))
-	user := ptr("smoke@dynastack.invalid")
+	user := new("smoke@dynastack.invalid")
 	var id uuid.UUID
 	if !s.check("create schedule", func() error {
 		if cerr != nil {
 			return cerr
 		}
 		r, err := c.CreateScheduleWithResponse(ctx, &nucleusclient.CreateScheduleParams{XUserId: user}, nucleusclient.CreateScheduleJSONRequestBody{
-			ScheduleName: &s.t.Run, StartCron: ptr("0 8 * * MON-FRI"), EndCron: ptr("0 18 * * MON-FRI"), Timezone: ptr("UTC"), Enabled: ptr(false)})
+			ScheduleName: &s.t.Run, StartCron: new("0 8 * * MON-FRI"), EndCron: new("0 18 * * MON-FRI"), Timezone: new("UTC"), Enabled: new(false)})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
@@ -202,7 +202,7 @@ func nucleus(ctx context.Context, s *suite) {
 		return s.eventually(ctx, func() error {
 			found, n := false, 0
 			err := walk(func(cursor *string) (*string, error) {
-				r, err := c.ListSchedulesWithResponse(ctx, &nucleusclient.ListSchedulesParams{Limit: ptr(100), Cursor: cursor})
+				r, err := c.ListSchedulesWithResponse(ctx, &nucleusclient.ListSchedulesParams{Limit: new(100), Cursor: cursor})
 				if err := s.c.answered(r, err, s200); err != nil {
 					return nil, err
 				}
@@ -220,14 +220,14 @@ func nucleus(ctx context.Context, s *suite) {
 	})
 	s.check("change schedule", func() error {
 		r, err := c.UpdateScheduleWithResponse(ctx, id, &nucleusclient.UpdateScheduleParams{XUserId: user},
-			nucleusclient.UpdateScheduleJSONRequestBody{EndCron: ptr("0 19 * * MON-FRI")})
+			nucleusclient.UpdateScheduleJSONRequestBody{EndCron: new("0 19 * * MON-FRI")})
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
 		return want("end_cron", r.JSON200.EndCron, "0 19 * * MON-FRI")
 	})
 	s.check("audit log of the schedule", func() error {
-		r, err := c.EntityLogWithResponse(ctx, "schedule", id.String(), &nucleusclient.EntityLogParams{Limit: ptr(100)})
+		r, err := c.EntityLogWithResponse(ctx, "schedule", id.String(), &nucleusclient.EntityLogParams{Limit: new(100)})
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func stak(ctx context.Context, s *suite) {
 		if err := s.c.answered(r, err, []int{200, 404}); err != nil || r.StatusCode() == 200 {
 			return err
 		}
-		put, err := c.PutTenantWithResponse(ctx, tenant, stakclient.PutTenantJSONRequestBody{Title: ptr("dynastack smoke")})
+		put, err := c.PutTenantWithResponse(ctx, tenant, stakclient.PutTenantJSONRequestBody{Title: new("dynastack smoke")})
 		if err := s.c.answered(put, err, s200); err != nil {
 			return err
 		}
@@ -284,8 +284,8 @@ func stak(ctx context.Context, s *suite) {
 		return nil
 	})
 	s.check("create inbox", func() error {
-		r, err := c.PutInboxWithResponse(ctx, tenant, s.t.Run, stakclient.PutInboxJSONRequestBody{Title: ptr("dynastack smoke " + s.t.Run),
-			Description: ptr("smoke data of a smoke test, kept (no delete); messages expire after a day"), Ttl: &map[string]string{"default": "1d"}})
+		r, err := c.PutInboxWithResponse(ctx, tenant, s.t.Run, stakclient.PutInboxJSONRequestBody{Title: new("dynastack smoke " + s.t.Run),
+			Description: new("smoke data of a smoke test, kept (no delete); messages expire after a day"), Ttl: &map[string]string{"default": "1d"}})
 		return s.c.answered(r, err, s200)
 	})
 	if !s.failed {
@@ -298,10 +298,10 @@ func stak(ctx context.Context, s *suite) {
 	var id string
 	s.check("publish message", func() error {
 		var body stakclient.PublishJSONRequestBody
-		body.Sender = ptr("dynastack-smoke")
+		body.Sender = new("dynastack-smoke")
 		to := alloc(&body.Audiences)
-		to.Kind, to.Uids = ptr("users"), &[]string{uid}
-		alloc(&body.Message).Title = ptr("dynastack smoke test " + s.t.Run)
+		to.Kind, to.Uids = new("users"), &[]string{uid}
+		alloc(&body.Message).Title = new("dynastack smoke test " + s.t.Run)
 		r, err := c.PublishWithResponse(ctx, tenant, s.t.Run, nil, body)
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
@@ -360,8 +360,8 @@ func agenticpm(ctx context.Context, s *suite) {
 			return cerr
 		}
 		r, err := c.CreateProjectWithResponse(ctx, nil, pmclient.CreateProjectJSONRequestBody{Name: &s.t.Run,
-			Description: ptr("dynastack smoke test (smoke data, archived by the test)"),
-			Source:      ptr("jira"), SourceProjectKey: ptr("SMOKE"), AutonomyLevel: ptr("monitoring")})
+			Description: new("dynastack smoke test (smoke data, archived by the test)"),
+			Source:      new("jira"), SourceProjectKey: new("SMOKE"), AutonomyLevel: new("monitoring")})
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
@@ -382,7 +382,7 @@ func agenticpm(ctx context.Context, s *suite) {
 		return s.eventually(ctx, func() error {
 			found, n := false, 0
 			err := walk(func(cursor *string) (*string, error) {
-				r, err := c.ListProjectsWithResponse(ctx, &pmclient.ListProjectsParams{Status: ptr(pmclient.Active), Limit: ptr(100), Cursor: cursor})
+				r, err := c.ListProjectsWithResponse(ctx, &pmclient.ListProjectsParams{Status: new(pmclient.Active), Limit: new(100), Cursor: cursor})
 				if err := s.c.answered(r, err, s200); err != nil {
 					return nil, err
 				}
@@ -399,11 +399,11 @@ func agenticpm(ctx context.Context, s *suite) {
 		})
 	})
 	s.check("record event", func() error {
-		r, err := c.RecordProjectEventWithResponse(ctx, id, nil, pmclient.EventRequest{EventType: ptr("heartbeat"), Severity: ptr("info"), Summary: ptr("smoke")})
+		r, err := c.RecordProjectEventWithResponse(ctx, id, nil, pmclient.EventRequest{EventType: new("heartbeat"), Severity: new("info"), Summary: new("smoke")})
 		return s.c.answered(r, err, s201)
 	})
 	s.check("list events", func() error {
-		r, err := c.ListProjectEventsWithResponse(ctx, id, &pmclient.ListProjectEventsParams{Limit: ptr(100)})
+		r, err := c.ListProjectEventsWithResponse(ctx, id, &pmclient.ListProjectEventsParams{Limit: new(100)})
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
@@ -413,7 +413,7 @@ func agenticpm(ctx context.Context, s *suite) {
 		return nil
 	})
 	s.check("archive project", func() error {
-		r, err := c.UpdateProjectWithResponse(ctx, id, pmclient.UpdateProjectJSONRequestBody{Status: ptr("archived")})
+		r, err := c.UpdateProjectWithResponse(ctx, id, pmclient.UpdateProjectJSONRequestBody{Status: new("archived")})
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}

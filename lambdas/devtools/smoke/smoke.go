@@ -246,8 +246,6 @@ func acceptJSON(_ context.Context, req *http.Request) error {
 	return nil
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func deref[T any](p *[]T) []T {
 	if p == nil {
 		return nil

@@ -36,15 +36,15 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 	// The agent's calls, through the generated client (lambdas/client/agenticpm).
 	api, err := pmclient.NewClientWithResponses(r.base + "/" + pm.Name)
 	require.NoError(t, err)
-	p, err := api.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: ptr("MCU"), Source: ptr("jira"),
-		SourceProjectKey: ptr("MCU"), AutonomyLevel: ptr("monitoring")})
+	p, err := api.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: new("MCU"), Source: new("jira"),
+		SourceProjectKey: new("MCU"), AutonomyLevel: new("monitoring")})
 	answered(t, 201, p, p.Body, err, "create project")
 	pid, err := uuid.Parse(p.JSON201.Id)
 	require.NoError(t, err, "project id is a UUID")
 	deadline := time.Now().Add(agenticpm.MinEscalationExpiry + time.Minute).UTC().Format(time.RFC3339Nano)
 	var options any = []map[string]any{{"option": "Yes"}}
 	var escalationContext any = map[string]any{}
-	e, err := api.CreateEscalationWithResponse(t.Context(), pid, nil, pmclient.EscalationRequest{Title: ptr("Quick?"), Context: escalationContext,
+	e, err := api.CreateEscalationWithResponse(t.Context(), pid, nil, pmclient.EscalationRequest{Title: new("Quick?"), Context: escalationContext,
 		Options: options, ExpiresAt: &deadline})
 	answered(t, 201, e, e.Body, err, "create escalation")
 
@@ -59,7 +59,7 @@ func TestAgenticPMExpiryAndCredentials(t *testing.T) {
 
 	const marker = "PLAINTEXT-TOKEN-c41d"
 	var config any = map[string]any{"apiToken": marker}
-	put, err := api.PutIntegrationWithResponse(t.Context(), "jira", pmclient.PutIntegrationJSONRequestBody{Config: config, Status: ptr("active")})
+	put, err := api.PutIntegrationWithResponse(t.Context(), "jira", pmclient.PutIntegrationJSONRequestBody{Config: config, Status: new("active")})
 	answered(t, 200, put, put.Body, err, "put integration")
 	c := put.JSON200
 	require.NotEmpty(t, c.ConfigEncrypted, "stored config: %+v", c)

@@ -26,14 +26,14 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 	// The agent's calls, through the generated client (lambdas/client/agenticpm).
 	c, err := pmclient.NewClientWithResponses(r.base + "/" + pm.Name)
 	require.NoError(t, err)
-	p, err := c.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: ptr("MCU"), Source: ptr("jira"),
-		SourceProjectKey: ptr("MCU"), AutonomyLevel: ptr("monitoring")})
+	p, err := c.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: new("MCU"), Source: new("jira"),
+		SourceProjectKey: new("MCU"), AutonomyLevel: new("monitoring")})
 	answered(t, 201, p, p.Body, err, "create project")
 	pid, err := uuid.Parse(p.JSON201.Id)
 	require.NoError(t, err, "project id is a UUID")
 	until := time.Now().Add(agenticpm.MinHold + time.Minute).UTC().Format(time.RFC3339Nano)
-	a, err := c.RecordActionWithResponse(t.Context(), pid, nil, pmclient.RecordActionJSONRequestBody{ActionType: ptr("email_sent"),
-		Description: ptr("status"), HeldUntil: &until})
+	a, err := c.RecordActionWithResponse(t.Context(), pid, nil, pmclient.RecordActionJSONRequestBody{ActionType: new("email_sent"),
+		Description: new("status"), HeldUntil: &until})
 	answered(t, 201, a, a.Body, err, "record action")
 	// Its hold runs out.
 	backdate(t, r, pm.ProjectPK(p.JSON201.Id), pm.ActionSK(a.JSON201.CreatedAt, a.JSON201.Id), map[string]func(string) string{

@@ -349,8 +349,6 @@ func call(t *testing.T, method, url, body string, wantStatus int, out any) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // deref is *p, or the zero value when p is nil (an optional field).
 func deref[T any](p *T) T {
 	var zero T
@@ -405,7 +403,7 @@ func TestEndToEnd(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	caller := "sess-poc-user-001"
-	tk, err := c.CreateTicketWithResponse(t.Context(), nil, itsmclient.CreateTicketJSONRequestBody{CallerId: &caller, IssueDescription: ptr("My laptop won't turn on")})
+	tk, err := c.CreateTicketWithResponse(t.Context(), nil, itsmclient.CreateTicketJSONRequestBody{CallerId: &caller, IssueDescription: new("My laptop won't turn on")})
 	answered(t, 201, tk, tk.Body, err, "create")
 	assert.NotEqual(t, "e2e-typed", tk.HTTPResponse.Header.Get("X-Request-Id"), "create: X-Request-Id is the client's")
 	id, err := uuid.Parse(tk.JSON201.TicketId)
@@ -414,11 +412,11 @@ func TestEndToEnd(t *testing.T) {
 	answered(t, 200, got, got.Body, err, "get")
 	assert.Equal(t, tk.JSON201.TicketId, got.JSON200.TicketId, "get: ticket id")
 	assert.Equal(t, "open", got.JSON200.Status, "get: status")
-	commented, err := c.AddCommentWithResponse(t.Context(), id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("Tried restarting")})
+	commented, err := c.AddCommentWithResponse(t.Context(), id, itsmclient.AddCommentJSONRequestBody{CommentText: new("Tried restarting")})
 	answered(t, 201, commented, commented.Body, err, "comment")
 	require.NotNil(t, commented.JSON201.Comments, "comments")
 	assert.Len(t, *commented.JSON201.Comments, 1, "comments")
-	missing, err := c.AddCommentWithResponse(t.Context(), uuid.MustParse("00000000-0000-4000-8000-000000000000"), itsmclient.AddCommentJSONRequestBody{CommentText: ptr("x")})
+	missing, err := c.AddCommentWithResponse(t.Context(), uuid.MustParse("00000000-0000-4000-8000-000000000000"), itsmclient.AddCommentJSONRequestBody{CommentText: new("x")})
 	answered(t, 404, missing, missing.Body, err, "comment on no ticket")
 	// A body that is no JSON object: no generated client sends it.
 	call(t, itsm.CreateTicket.Method, api, `null`, 400, nil)
@@ -432,9 +430,9 @@ func TestEndToEnd(t *testing.T) {
 		moved, err := c.SetStatusWithResponse(t.Context(), id, itsmclient.SetStatusJSONRequestBody{Status: &st})
 		answered(t, 200, moved, moved.Body, err, "status to "+st)
 	}
-	reopened, err := c.SetStatusWithResponse(t.Context(), id, itsmclient.SetStatusJSONRequestBody{Status: ptr("open")})
+	reopened, err := c.SetStatusWithResponse(t.Context(), id, itsmclient.SetStatusJSONRequestBody{Status: new("open")})
 	answered(t, 409, reopened, reopened.Body, err, "status back to open")
-	closed, err := c.AddCommentWithResponse(t.Context(), id, itsmclient.AddCommentJSONRequestBody{CommentText: ptr("x")})
+	closed, err := c.AddCommentWithResponse(t.Context(), id, itsmclient.AddCommentJSONRequestBody{CommentText: new("x")})
 	answered(t, 409, closed, closed.Body, err, "comment on a closed ticket")
 	call(t, "GET", r.base+"/nothing/here", "", 404, nil)
 	checkTokens(t, r.base, filepath.Dir(testenv.Template(t, "dev", "itsm")))

@@ -65,7 +65,7 @@ func TestPipeline(t *testing.T) {
 	require.NoError(t, err)
 	var payload any = map[string]any{"text": "from curl"}
 	created, err := c.CreateMessageWithResponse(t.Context(), nil, rezclient.CreateMessageJSONRequestBody{
-		MessageType: ptr("manual_notification"), CreatedBy: ptr("user:a@example.com"), Payload: payload})
+		MessageType: new("manual_notification"), CreatedBy: new("user:a@example.com"), Payload: payload})
 	answered(t, 201, created, created.Body, err, "create message")
 	id, err := uuid.Parse(created.JSON201.MessageId)
 	require.NoError(t, err, "message_id is a UUID")

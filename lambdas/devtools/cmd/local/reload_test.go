@@ -80,7 +80,7 @@ func TestReload(t *testing.T) {
 	c, err := itsmclient.NewClientWithResponses(r.base + "/" + itsm.Name)
 	require.NoError(t, err)
 	created, err := c.CreateTicketWithResponse(t.Context(), nil, itsmclient.CreateTicketJSONRequestBody{
-		CallerId: ptr("sess-reload-user"), IssueDescription: ptr("kept across reloads")})
+		CallerId: new("sess-reload-user"), IssueDescription: new("kept across reloads")})
 	answered(t, 201, created, created.Body, err, "create")
 	id, err := uuid.Parse(created.JSON201.TicketId)
 	require.NoError(t, err, "ticket_id is a UUID")
