@@ -22,6 +22,10 @@
 // over, or at the trim horizon when that position is refused, skipping the
 // records already handed over. Only records that were trimmed before they
 // were read are lost, as with Lambda.
+//
+// Read DynamoDB Local's streams with the client Streams returns: it mends
+// the one way DynamoDB Local's GetRecords answers differ from AWS's that
+// the SDK cannot read (an empty map).
 package poller
 
 import (
