@@ -32,6 +32,15 @@ func OIDCSubject(repository, environment, ref string) string {
 	return fmt.Sprintf("repo:%s:environment:%s:ref:%s", repository, environment, ref)
 }
 
+// OIDCBranchSubject is the sub claim of a GitHub Actions token for a job
+// in no environment, on ref, under the same subject template: the context
+// of such a job is ref:<ref>, then the ref claim follows
+// (repo:<owner/name>:ref:<ref>:ref:<ref>). The drift workflow's detection
+// job is one, scheduled on ReleaseBranch.
+func OIDCBranchSubject(repository, ref string) string {
+	return fmt.Sprintf("repo:%s:ref:%s:ref:%s", repository, ref, ref)
+}
+
 // DeployRef is the ref pattern a stage's deploy role trusts: any branch
 // in dev and stage (the GitHub environment's own rules narrow it), only
 // ReleaseBranch in prod. Tags and pull requests' refs match none.
@@ -44,6 +53,10 @@ func DeployRef(stage table.Stage) string {
 
 // DeployRoleName is the deploy role of a stage, in its bootstrap stack.
 func DeployRoleName(stage table.Stage) string { return "dynastack-deploy-" + string(stage) }
+
+// DriftRoleName is the read-only role a stage's drift detection runs
+// under, in its bootstrap stack (drift.yml, make drift).
+func DriftRoleName(stage table.Stage) string { return "dynastack-drift-" + string(stage) }
 
 // CDKQualifier is the qualifier of the CDK bootstrap every target account
 // runs (cdk bootstrap's default): the deploy roles may assume its roles

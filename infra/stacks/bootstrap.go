@@ -23,7 +23,8 @@ const BootstrapStage = "bootstrap"
 // deploy role that this repository's workflow may assume only from a job in
 // that stage's GitHub environment (prod: on the release branch only), and
 // that may do nothing but assume the CDK bootstrap roles of the accounts
-// the stage's stacks deploy to.
+// the stage's stacks deploy to; and a drift role, read-only, for the drift
+// workflow's detection job on the release branch.
 func NewBootstrap(app constructs.Construct, stages []config.Stage) awscdk.Stage {
 	stage := awscdk.NewStage(app, jsii.String(BootstrapStage), nil)
 	ApplyPolicy(stage)
@@ -38,7 +39,7 @@ func NewBootstrap(app constructs.Construct, stages []config.Stage) awscdk.Stage 
 		}
 		stack := awscdk.NewStack(stage, jsii.String(home), &awscdk.StackProps{
 			StackName:   jsii.String("dynastack-bootstrap"),
-			Description: jsii.String("dynastack: GitHub OIDC provider and the deploy roles of the stages at home in this account"),
+			Description: jsii.String("dynastack: GitHub OIDC provider, and the deploy and drift roles of the stages at home in this account"),
 			Env:         env,
 		})
 		provider := awsiam.NewCfnOIDCProvider(stack, jsii.String("GitHubOIDC"), &awsiam.CfnOIDCProviderProps{
@@ -47,6 +48,7 @@ func NewBootstrap(app constructs.Construct, stages []config.Stage) awscdk.Stage 
 		})
 		for _, s := range groups[home] {
 			newDeployRole(stack, provider.AttrArn(), s)
+			newDriftRole(stack, provider.AttrArn(), s)
 		}
 	}
 	return stage
@@ -91,6 +93,50 @@ func newDeployRole(stack awscdk.Stack, providerARN *string, s config.Stage) {
 		id:        "AwsSolutions-IAM5",
 		reason:    "The CDK bootstrap roles are named cdk-<qualifier>-<kind>-role-<account>-<region>: the wildcard is the Region, and each statement names the qualifier, the kind and the account.",
 		appliesTo: applies,
+	})
+}
+
+// driftDeniedActions are the reads of stored data that the drift role may
+// not make although ReadOnlyAccess allows them: drift detection reads a
+// resource's configuration, never its items, messages, objects, secrets or
+// log events (and sqs:ReceiveMessage would hide a message from its
+// consumer).
+var driftDeniedActions = []string{
+	"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:PartiQLSelect",
+	"dynamodb:GetRecords", "dynamodb:GetShardIterator",
+	"s3:GetObject*", "kms:Decrypt", "secretsmanager:GetSecretValue", "ssm:GetParameter*", "sqs:ReceiveMessage",
+	"logs:GetLogEvents", "logs:FilterLogEvents", "logs:StartQuery", "logs:StartLiveTail", "logs:GetLogRecord",
+}
+
+// newDriftRole is one stage's drift role: `cdk drift` asks CloudFormation
+// to compare each resource with its template, and CloudFormation reads the
+// resources with the caller's permissions, so the role reads every
+// resource type's configuration (ReadOnlyAccess) and no stored data
+// (driftDeniedActions). It is trusted by the drift workflow's detection
+// job only: this repository, no GitHub environment, the release branch
+// (a schedule runs there). It checks the stacks of its own account: the
+// CLI's drift uses the credentials it is given, in each stack's account.
+func newDriftRole(stack awscdk.Stack, providerARN *string, s config.Stage) {
+	conditions := map[string]any{"StringEquals": map[string]any{
+		config.GitHubOIDCHost + ":aud": config.GitHubOIDCAudience,
+		config.GitHubOIDCHost + ":sub": config.OIDCBranchSubject(config.GitHubRepository, "refs/heads/"+config.ReleaseBranch),
+	}}
+	role := awsiam.NewRole(stack, jsii.String("Drift"+title(string(s.Name))), &awsiam.RoleProps{
+		RoleName:           jsii.String(config.DriftRoleName(s.Name)),
+		Description:        jsii.String(fmt.Sprintf("dynastack %s drift detection from %s's drift workflow on %s; reads configuration, not data", s.Name, config.GitHubRepository, config.ReleaseBranch)),
+		AssumedBy:          awsiam.NewWebIdentityPrincipal(providerARN, &conditions),
+		MaxSessionDuration: awscdk.Duration_Hours(jsii.Number(1)),
+		ManagedPolicies:    &[]awsiam.IManagedPolicy{awsiam.ManagedPolicy_FromAwsManagedPolicyName(jsii.String("ReadOnlyAccess"))},
+	})
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Effect:    awsiam.Effect_DENY,
+		Actions:   jsii.Strings(driftDeniedActions...),
+		Resources: jsii.Strings("*"),
+	}))
+	suppress(role, suppression{
+		id:        "AwsSolutions-IAM4",
+		reason:    "Drift detection reads every resource type the stacks hold with the caller's permissions: ReadOnlyAccess is AWS's maintained list of those reads; the role's own policy denies the reads of stored data.",
+		appliesTo: []string{"Policy::arn:<AWS::Partition>:iam::aws:policy/ReadOnlyAccess"},
 	})
 }
 
