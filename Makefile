@@ -503,10 +503,14 @@ diff: deps ## fresh synth against the golden files, plus cdk diff with AWS crede
 # deleted table) called out; it exits 1 when a stack drifted, which make
 # reports as its own 2. DRIFT_FLAGS='-issues <dir>' writes one issue file
 # per drifted stack (the drift workflow). SKIP_SYNTH=1 reads ASSEMBLY.
-drift: deps ## cdk drift of every stack of a stage, table drift called out; needs AWS credentials (without: one line, exit 2) (STAGE=dev)
+# SERVICE=<service> checks that service's stack only: the CLI reads each
+# stack with the credentials it is given, in the stack's account, so a
+# service placed in another account is checked with that account's.
+drift: deps ## cdk drift of every stack of a stage, or one (SERVICE=itsm), table drift called out; needs AWS credentials (without: one line, exit 2) (STAGE=dev)
 	@case " $(STAGES) " in *" $(STAGE) "*) ;; *) echo "drift: unknown stage '$(STAGE)'; valid stages: $(STAGES)" >&2; exit 2;; esac
+	@if [ -n "$(SERVICE)" ]; then case " $(SERVICES_DIRS) " in *" $(SERVICE) "*) ;; *) echo "drift: SERVICE='$(SERVICE)' is no service; one of: $(SERVICES_DIRS)" >&2; exit 2;; esac; fi
 	@if [ -z "$(AWS_CREDENTIALS)" ]; then echo "drift: no AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or AWS_WEB_IDENTITY_TOKEN_FILE): cdk drift asks CloudFormation, nothing was checked" >&2; exit 2; fi
-	@mkdir -p bin; $(CDK) drift $(if $(SKIP_SYNTH),--app "$(ASSEMBLY)") '$(STAGE)/*' 2>&1 | tee bin/drift-$(STAGE).txt || true
+	@mkdir -p bin; $(CDK) drift $(if $(SKIP_SYNTH),--app "$(ASSEMBLY)") $(if $(SERVICE),'$(STAGE)/$(SERVICE)','$(STAGE)/*') 2>&1 | tee bin/drift-$(STAGE).txt || true
 	@go run ./infra/cmd/drift $(DRIFT_FLAGS) < bin/drift-$(STAGE).txt
 
 lint: vulncheck ## gofmt, go vet, staticcheck, govulncheck
