@@ -256,14 +256,15 @@ nag-report: deps ## make synth plus cdk-nag's CSV compliance reports, every rule
 # AWS Control Tower's proactive controls: the cfn-guard binary and rules of
 # the pinned npm package @cdklabs/cdk-validator-cfnguard, plus dynastack's
 # rules for GlobalTables (infra/controls/rules), over every template under
-# CONTROLS_DIR. A finding is fixed, or suppressed with a reason in
+# CONTROLS_DIR (the stages' golden files and the bootstrap stacks'). A
+# finding is fixed, or suppressed with a reason in
 # infra/controls/suppressions.go; an unused suppression fails too. make
 # test runs the same check over the golden files as a Go test
 # (infra/controls TestGoldenFilesPassControls, replayed from the test
 # cache while they, the rules and the package are unchanged), and every
 # synth runs the controls as a validation plugin.
-CONTROLS_DIR ?= test/snapshots
-controls: deps ## Control Tower controls (cfn-guard) over the golden files (CONTROLS_DIR=cdk.out after a synth)
+CONTROLS_DIR ?= test/snapshots test/bootstrap-snapshots
+controls: deps ## Control Tower controls (cfn-guard) over the golden files, bootstrap stacks included (CONTROLS_DIR=cdk.out after a synth)
 	go run ./infra/cmd/controls $(CONTROLS_DIR)
 
 bench-synth: deps ## make synth beside an empty CDK Go app through the same CLI, in one run (RUNS=5)
