@@ -60,12 +60,18 @@ var alarmScenarios = []alarmScenario{
 		// acknowledged, never retried (rez_agent's processor).
 		name: "ntfy answers 401", fires: []string{"rezagent/ProcessorFailedForGood"},
 		drive: func(t *testing.T, r *runner) {
-			call(t, "POST", r.base+"/_local/ntfy-faults", `{"status":401,"count":40}`, 200, nil)
-			// 40 at a period's start: at least 20 finish in one period.
+			const n = 40
+			call(t, "POST", r.base+"/_local/ntfy-faults", fmt.Sprintf(`{"status":401,"count":%d}`, n), 200, nil)
+			// 40 at a period's start, 8 at a time, so that at least 20
+			// finish in one period: one after another they took up to
+			// 150 ms each on a loaded machine (make test fuzzes beside
+			// the runner tests) and straddled two periods with fewer than
+			// 20 in each.
 			startOfPeriod()
-			for i := range 40 {
-				call(t, rez.CreateMessage.Method, at(r.base, rez.Name, rez.CreateMessage), message(fmt.Sprintf("expired token %d", i)), 201, nil)
-			}
+			got := atOnce(n, 8, func(i int) int {
+				return statusOf(rez.CreateMessage.Method, at(r.base, rez.Name, rez.CreateMessage), message(fmt.Sprintf("expired token %d", i)))
+			})
+			require.Equal(t, map[int]int{http.StatusCreated: n}, got, "answers to %d messages", n)
 		},
 	},
 	{
@@ -284,10 +290,11 @@ var alarmScenarios = []alarmScenario{
 		name: "dependency answers garbage", fires: []string{"itsm/ApiServerErrors"},
 		drive: func(t *testing.T, r *runner) {
 			faults(t, r, "garbage:1")
+			// 20 in one period, 8 at a time (as "ntfy answers 401").
 			startOfPeriod()
-			for range 20 {
-				call(t, itsm.ListTickets.Method, r.base+"/"+itsm.Name+itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-alarms"}), "", 500, nil)
-			}
+			list := r.base + "/" + itsm.Name + itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-alarms"})
+			got := atOnce(20, 8, func(int) int { return statusOf(itsm.ListTickets.Method, list, "") })
+			require.Equal(t, map[int]int{http.StatusInternalServerError: 20}, got, "answers to 20 requests")
 		},
 	},
 	{
@@ -304,22 +311,7 @@ var alarmScenarios = []alarmScenario{
 			faults(t, r, "latency:1:1s")
 			startOfPeriod()
 			list := r.base + "/" + itsm.Name + itsm.ListTickets.URLQuery(service.Values{itsm.ParamCaller: "sess-alarms"})
-			codes := make(chan int, n)
-			for range n {
-				go func() {
-					resp, err := http.Get(list)
-					if err != nil {
-						codes <- 0
-						return
-					}
-					resp.Body.Close()
-					codes <- resp.StatusCode
-				}()
-			}
-			got := map[int]int{}
-			for range n {
-				got[<-codes]++
-			}
+			got := atOnce(n, n, func(int) int { return statusOf(itsm.ListTickets.Method, list, "") })
 			assert.Equal(t, map[int]int{200: p.ReservedConcurrentExecutions, 500: 5}, got, "answers to %d requests at once", n)
 		},
 	},
@@ -347,15 +339,7 @@ var alarmScenarios = []alarmScenario{
 			// (the planned ones left are cleared once it has timed out).
 			call(t, "POST", r.base+"/_local/faults", `{"faults":"latency:1:12s","next":5}`, 200, nil)
 			slow := make(chan int, 1)
-			go func() {
-				resp, err := http.Get(list)
-				if err != nil {
-					slow <- 0
-					return
-				}
-				resp.Body.Close()
-				slow <- resp.StatusCode
-			}()
+			go func() { slow <- statusOf(itsm.ListTickets.Method, list, "") }()
 			require.Equal(t, http.StatusBadGateway, <-slow, "the timed-out call")
 			faults(t, r, "")
 			for range 19 {
@@ -540,6 +524,41 @@ func faults(t *testing.T, r *runner, spec string) {
 	if spec != "" {
 		t.Cleanup(func() { call(t, "POST", r.base+"/_local/faults", `{"faults":""}`, 200, nil) })
 	}
+}
+
+// atOnce makes n requests, at most width at a time, and counts their
+// answers by status.
+func atOnce(n, width int, status func(i int) int) map[int]int {
+	codes, slots := make(chan int, n), make(chan struct{}, width)
+	for i := range n {
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots }()
+			codes <- status(i)
+		}()
+	}
+	got := map[int]int{}
+	for range n {
+		got[<-codes]++
+	}
+	return got
+}
+
+// statusOf sends a JSON body and returns the answer's status, 0 when the
+// request failed: for goroutines, which may not stop the test.
+func statusOf(method, url, body string) int {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
 
 // send is call with request headers; wantStatus 0 takes any 2xx.
