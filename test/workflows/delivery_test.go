@@ -210,3 +210,29 @@ func TestDeployWorkflow(t *testing.T) {
 		assert.Equal(t, []string{"preflight", "deploy", "smoke"}, order, "%s: preflight, deploy, smoke", stage)
 	}
 }
+
+// TestTokensOutsideEnvironments: the drift roles trust any job of this
+// repository on main that runs in no GitHub environment
+// (config.OIDCBranchSubject), so the jobs that may ask for an OIDC token
+// outside an environment are named here: drift.yml's detection, and the
+// pull request's deployed diff (a pull request's subject, which no role
+// of the bootstrap stack trusts). A new one must not be able to read what
+// the drift role reads without a review of this list.
+func TestTokensOutsideEnvironments(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
+	require.NoError(t, err)
+	var got []string
+	for _, f := range files {
+		w := loadFull(t, filepath.Base(f))
+		for name, j := range w.Jobs {
+			p := j.Permissions
+			if p == nil {
+				p = w.Permissions
+			}
+			if grants(workflow{}, job{Permissions: p})["id-token"] == "write" && j.Environment == nil {
+				got = append(got, filepath.Base(f)+"/"+name)
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{"drift.yml/detect", "pull-request.yml/deployed-diff"}, got, "jobs with id-token: write in no environment")
+}
