@@ -225,11 +225,7 @@ func TestTokensOutsideEnvironments(t *testing.T) {
 	for _, f := range files {
 		w := loadFull(t, filepath.Base(f))
 		for name, j := range w.Jobs {
-			p := j.Permissions
-			if p == nil {
-				p = w.Permissions
-			}
-			if grants(workflow{}, job{Permissions: p})["id-token"] == "write" && j.Environment == nil {
+			if grants(workflow{Permissions: w.Permissions}, j.asJob())["id-token"] == "write" && j.Environment == nil {
 				got = append(got, filepath.Base(f)+"/"+name)
 			}
 		}
