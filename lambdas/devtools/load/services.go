@@ -16,6 +16,7 @@ import (
 	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
 	nucleusclient "github.com/dynastack/dynastack/lambdas/client/nucleus"
+	"github.com/dynastack/dynastack/lambdas/client/opt"
 	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 	stakclient "github.com/dynastack/dynastack/lambdas/client/stak"
 )
@@ -206,12 +207,12 @@ func Nucleus() Scenario {
 				return nil, "", a, err
 			}
 			var ids []string
-			for _, s := range deref(r.JSON200.Schedules) {
+			for _, s := range opt.Value(r.JSON200.Schedules) {
 				if strings.HasPrefix(s.ScheduleName, prefix(run)) && len(s.ScheduleName) > len(prefix(run)) {
 					ids = append(ids, s.ScheduleId)
 				}
 			}
-			return ids, deref(r.JSON200.NextCursor), a, nil
+			return ids, opt.Value(r.JSON200.NextCursor), a, nil
 		},
 		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
 			var problems []string
@@ -221,7 +222,7 @@ func Nucleus() Scenario {
 				a, err := Stored(func() (Answer, error) {
 					r, err := c.Nucleus().EntityLogWithResponse(ctx, "schedule", id, &nucleusclient.EntityLogParams{Limit: new(100)})
 					if err == nil && r.JSON200 != nil {
-						entries, next = len(deref(r.JSON200.Entries)), deref(r.JSON200.NextCursor)
+						entries, next = len(opt.Value(r.JSON200.Entries)), opt.Value(r.JSON200.NextCursor)
 					}
 					return answer(r, err)
 				})
@@ -273,12 +274,12 @@ func AgenticPM() Scenario {
 				return nil, "", a, err
 			}
 			var ids []string
-			for _, p := range deref(r.JSON200.Items) {
+			for _, p := range opt.Value(r.JSON200.Items) {
 				if p.Name == run {
 					ids = append(ids, p.Id)
 				}
 			}
-			return ids, deref(r.JSON200.NextCursor), a, nil
+			return ids, opt.Value(r.JSON200.NextCursor), a, nil
 		},
 		Verify: func(ctx context.Context, c *Client, run string, updates map[string]int) []string {
 			var problems []string
@@ -292,7 +293,7 @@ func AgenticPM() Scenario {
 					}
 					r, err := c.AgenticPM().ListProjectEventsWithResponse(ctx, u, &pmclient.ListProjectEventsParams{Limit: new(100)})
 					if err == nil && r.JSON200 != nil {
-						events, next = len(deref(r.JSON200.Items)), deref(r.JSON200.NextCursor)
+						events, next = len(opt.Value(r.JSON200.Items)), opt.Value(r.JSON200.NextCursor)
 					}
 					return answer(r, err)
 				})
@@ -329,11 +330,11 @@ func Stak(token string) Scenario {
 			return nil, "", a, err
 		}
 		var ids []string
-		for _, m := range deref(r.JSON200.Messages) {
+		for _, m := range opt.Value(r.JSON200.Messages) {
 			// A Stak message's id is in the document's outer "audiences" object.
 			ids = append(ids, m.Audiences.Id)
 		}
-		return ids, deref(r.JSON200.NextCursor), a, nil
+		return ids, opt.Value(r.JSON200.NextCursor), a, nil
 	}
 	return Scenario{
 		Service: stakcontract.Name, Header: h,
@@ -351,9 +352,9 @@ func Stak(token string) Scenario {
 		Create: func(ctx context.Context, c *Client, run string, i int) (string, Answer, error) {
 			var body stakclient.PublishJSONRequestBody
 			body.Sender = new("load")
-			to := alloc(&body.Audiences)
+			to := opt.Set(&body.Audiences)
 			to.Kind, to.Uids = new("users"), &[]string{StakUser}
-			alloc(&body.Message).Title = new(fmt.Sprintf("load %d", i))
+			opt.Set(&body.Message).Title = new(fmt.Sprintf("load %d", i))
 			r, err := c.Stak().PublishWithResponse(ctx, StakTenant, run, nil, body)
 			a, err := answer(r, err)
 			if err != nil || r.JSON201 == nil {
@@ -398,21 +399,4 @@ func optional(cursor string) *string {
 		return nil
 	}
 	return &cursor
-}
-
-// deref is *p, or the zero value when p is nil (an optional field).
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// alloc sets *p to a new T and returns it: a generated request body's
-// nested object is a pointer to an anonymous struct, which has no name to
-// write in a literal.
-func alloc[T any](p **T) *T {
-	*p = new(T)
-	return *p
 }

@@ -15,6 +15,7 @@ import (
 	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
 	nucleusclient "github.com/dynastack/dynastack/lambdas/client/nucleus"
+	"github.com/dynastack/dynastack/lambdas/client/opt"
 	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 	stakclient "github.com/dynastack/dynastack/lambdas/client/stak"
 )
@@ -72,7 +73,7 @@ func itsm(ctx context.Context, s *suite) {
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
 		}
-		if n := len(deref(r.JSON201.Comments)); n != 1 {
+		if n := len(opt.Value(r.JSON201.Comments)); n != 1 {
 			return fmt.Errorf("%d comments after one, want 1", n)
 		}
 		return nil
@@ -129,7 +130,7 @@ func rezagent(ctx context.Context, s *suite) {
 			if err := s.c.answered(r, err, s200); err != nil {
 				return err
 			}
-			page := deref(r.JSON200.Messages)
+			page := opt.Value(r.JSON200.Messages)
 			for _, x := range page {
 				if x.MessageId == id.String() {
 					return nil
@@ -145,7 +146,7 @@ func rezagent(ctx context.Context, s *suite) {
 				return err
 			}
 			if r.JSON200.Status == "failed" {
-				return fmt.Errorf("status failed: %s (not retried)", deref1(r.JSON200.ErrorMessage))
+				return fmt.Errorf("status failed: %s (not retried)", opt.Value(r.JSON200.ErrorMessage))
 			}
 			return want("status", r.JSON200.Status, "completed")
 		})
@@ -206,7 +207,7 @@ func nucleus(ctx context.Context, s *suite) {
 				if err := s.c.answered(r, err, s200); err != nil {
 					return nil, err
 				}
-				for _, x := range deref(r.JSON200.Schedules) {
+				for _, x := range opt.Value(r.JSON200.Schedules) {
 					n++
 					found = found || x.ScheduleId == id.String()
 				}
@@ -231,7 +232,7 @@ func nucleus(ctx context.Context, s *suite) {
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		if n := len(deref(r.JSON200.Entries)); n != 2 {
+		if n := len(opt.Value(r.JSON200.Entries)); n != 2 {
 			return fmt.Errorf("%d audit entries, want 2 (create and change)", n)
 		}
 		return nil
@@ -299,9 +300,9 @@ func stak(ctx context.Context, s *suite) {
 	s.check("publish message", func() error {
 		var body stakclient.PublishJSONRequestBody
 		body.Sender = new("dynastack-smoke")
-		to := alloc(&body.Audiences)
+		to := opt.Set(&body.Audiences)
 		to.Kind, to.Uids = new("users"), &[]string{uid}
-		alloc(&body.Message).Title = new("dynastack smoke test " + s.t.Run)
+		opt.Set(&body.Message).Title = new("dynastack smoke test " + s.t.Run)
 		r, err := c.PublishWithResponse(ctx, tenant, s.t.Run, nil, body)
 		if err := s.c.answered(r, err, s201); err != nil {
 			return err
@@ -317,7 +318,7 @@ func stak(ctx context.Context, s *suite) {
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		page := deref(r.JSON200.Messages)
+		page := opt.Value(r.JSON200.Messages)
 		if len(page) != 1 || page[0].Audiences.Id != id {
 			return fmt.Errorf("feed holds %d messages, want just %s", len(page), id)
 		}
@@ -386,7 +387,7 @@ func agenticpm(ctx context.Context, s *suite) {
 				if err := s.c.answered(r, err, s200); err != nil {
 					return nil, err
 				}
-				for _, x := range deref(r.JSON200.Items) {
+				for _, x := range opt.Value(r.JSON200.Items) {
 					n++
 					found = found || x.Id == id.String()
 				}
@@ -407,7 +408,7 @@ func agenticpm(ctx context.Context, s *suite) {
 		if err := s.c.answered(r, err, s200); err != nil {
 			return err
 		}
-		if n := len(deref(r.JSON200.Items)); n != 1 {
+		if n := len(opt.Value(r.JSON200.Items)); n != 1 {
 			return fmt.Errorf("%d events, want 1", n)
 		}
 		return nil

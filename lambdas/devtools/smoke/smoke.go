@@ -245,27 +245,3 @@ func acceptJSON(_ context.Context, req *http.Request) error {
 	req.Header.Set("Accept", "application/json")
 	return nil
 }
-
-func deref[T any](p *[]T) []T {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-// deref1 is *p, or the zero value when p is nil (an optional field).
-func deref1[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// alloc sets *p to a new T and returns it: a generated request body's
-// nested object is a pointer to an anonymous struct, which has no name to
-// write in a literal.
-func alloc[T any](p **T) *T {
-	*p = new(T)
-	return *p
-}
