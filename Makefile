@@ -496,23 +496,28 @@ diff: deps ## fresh synth against the golden files, plus cdk diff with AWS crede
 		$(CDK) diff --fail --app "$(ASSEMBLY)" '$(STAGE)/*'; \
 	else echo "(no AWS credentials: skipped cdk diff against the deployed $(STAGE) stage)"; fi
 
-# The pinned CLI's cdk drift over every stack of a stage (CloudFormation's
-# drift detection, so AWS credentials are needed: without them one line says
-# so and make exits 2 before any synth), its output kept in
-# bin/drift-<stage>.txt, then infra/cmd/drift: one line per stack with the
-# table-relevant drift (indexes, PITR, TTL, streams, deletion protection, a
-# deleted table) called out; it exits 1 when a stack drifted, which make
-# reports as its own 2. DRIFT_FLAGS='-issues <dir>' writes one issue file
-# per drifted stack (the drift workflow). SKIP_SYNTH=1 reads ASSEMBLY.
-# SERVICE=<service> checks that service's stack only: the CLI reads each
-# stack with the credentials it is given, in the stack's account, so a
-# service placed in another account is checked with that account's.
-drift: deps ## cdk drift of every stack of a stage, or one (SERVICE=itsm), table drift called out; needs AWS credentials (without: one line, exit 2) (STAGE=dev)
+# The pinned CLI's cdk drift over the stacks of a stage in its own account
+# (CloudFormation's drift detection, so AWS credentials are needed: without
+# them one line says so and make exits 2 before any synth), its output kept
+# in bin/drift-<stage>.txt, then infra/cmd/drift: one line per stack with
+# the table-relevant drift (indexes, PITR, TTL, streams, deletion
+# protection, a deleted table) called out; it exits 1 when a stack drifted,
+# which make reports as its own 2. DRIFT_FLAGS='-issues <dir>' writes one
+# issue file per drifted stack (the drift workflow). SKIP_SYNTH=1 reads
+# ASSEMBLY. The CLI reads each stack with the credentials it is given, in
+# the stack's account, so a service placed in another account is left out
+# (infra/cmd/driftplan) and checked with that account's credentials:
+# SERVICE=<service> checks that service's stack only, into
+# bin/drift-<stage>-<service>.txt.
+drift: deps ## cdk drift of the stacks of a stage in its own account, or one (SERVICE=itsm), table drift called out; needs AWS credentials (without: one line, exit 2) (STAGE=dev)
 	@case " $(STAGES) " in *" $(STAGE) "*) ;; *) echo "drift: unknown stage '$(STAGE)'; valid stages: $(STAGES)" >&2; exit 2;; esac
 	@if [ -n "$(SERVICE)" ]; then case " $(SERVICES_DIRS) " in *" $(SERVICE) "*) ;; *) echo "drift: SERVICE='$(SERVICE)' is no service; one of: $(SERVICES_DIRS)" >&2; exit 2;; esac; fi
 	@if [ -z "$(AWS_CREDENTIALS)" ]; then echo "drift: no AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE or AWS_WEB_IDENTITY_TOKEN_FILE): cdk drift asks CloudFormation, nothing was checked" >&2; exit 2; fi
-	@mkdir -p bin; $(CDK) drift $(if $(SKIP_SYNTH),--app "$(ASSEMBLY)") $(if $(SERVICE),'$(STAGE)/$(SERVICE)','$(STAGE)/*') 2>&1 | tee bin/drift-$(STAGE).txt || true
-	@go run ./infra/cmd/drift $(DRIFT_FLAGS) < bin/drift-$(STAGE).txt
+	@mkdir -p bin; stacks='$(STAGE)/$(SERVICE)'; \
+	if [ -z "$(SERVICE)" ]; then stacks=$$(go run ./infra/cmd/driftplan -stacks $(STAGE)) || exit 2; fi; \
+	if [ -z "$$stacks" ]; then echo "drift: no stack of $(STAGE) is in its own account; check each with SERVICE=<service> and that account's credentials" >&2; exit 2; fi; \
+	$(CDK) drift $(if $(SKIP_SYNTH),--app "$(ASSEMBLY)") $$stacks 2>&1 | tee bin/drift-$(STAGE)$(if $(SERVICE),-$(SERVICE)).txt || true
+	@go run ./infra/cmd/drift $(DRIFT_FLAGS) < bin/drift-$(STAGE)$(if $(SERVICE),-$(SERVICE)).txt
 
 lint: vulncheck ## gofmt, go vet, staticcheck, govulncheck
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -97,3 +97,72 @@ func (s Stage) TargetAccounts() []string {
 	}
 	return slices.Sorted(maps.Keys(set))
 }
+
+// HomeServices are the services whose stacks of this stage live in the
+// stage's own account (a Region-only placement stays home), in catalog
+// order: the stacks the stage's drift role checks (make drift).
+func (s Stage) HomeServices() []string {
+	var out []string
+	for _, svc := range serviceNames() {
+		if s.PlacementOf(svc).Account == s.Account {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// PlacedAccounts groups the stages by each account, other than the
+// stage's own, that hosts one of its services. The CLI's cdk drift reads
+// a stack with the credentials it is given, in the stack's own account,
+// so each such account's bootstrap stack holds the stage's drift role
+// too (stacks.NewBootstrap), and the drift workflow checks the service
+// there (PlacedDriftRuns).
+func PlacedAccounts(stages []Stage) map[string][]Stage {
+	out := map[string][]Stage{}
+	for _, s := range stages {
+		for _, acct := range s.TargetAccounts() {
+			if acct != s.Account {
+				out[acct] = append(out[acct], s)
+			}
+		}
+	}
+	return out
+}
+
+// PlacedDrift is one run of the drift workflow's detect-placed job: a
+// service a stage places in another account, checked with the stage's
+// drift role in that account.
+type PlacedDrift struct {
+	Stage   string `json:"stage"`
+	Service string `json:"service"`
+	// Account is the account the service's stack lives in.
+	Account string `json:"account"`
+	// Role is the ARN of the stage's drift role in the service's account.
+	Role string `json:"role"`
+	// Region is the service's Region; empty, the workflow's AWS_REGION.
+	Region string `json:"region"`
+}
+
+// PlacedDriftRuns lists the services of stages placed in an account
+// other than their stage's, by stage and service: what the drift
+// workflow checks beside each stage's own account. None, for stages
+// that place nothing elsewhere.
+func PlacedDriftRuns(stages []Stage) []PlacedDrift {
+	out := []PlacedDrift{}
+	for _, s := range stages {
+		for _, svc := range serviceNames() {
+			p := s.PlacementOf(svc)
+			if p.Account == s.Account {
+				continue
+			}
+			out = append(out, PlacedDrift{
+				Stage:   string(s.Name),
+				Service: svc,
+				Account: p.Account,
+				Role:    fmt.Sprintf("arn:%s:iam::%s:role/%s", s.PartitionOf(), p.Account, DriftRoleName(s.Name)),
+				Region:  p.Region,
+			})
+		}
+	}
+	return out
+}

@@ -24,34 +24,65 @@ const BootstrapStage = "bootstrap"
 // that stage's GitHub environment (prod: on the release branch only), and
 // that may do nothing but assume the CDK bootstrap roles of the accounts
 // the stage's stacks deploy to; and a drift role, read-only, for the drift
-// workflow's detection job on the release branch.
+// workflow's detection job on the release branch. An account that hosts
+// a service of a stage at home elsewhere (config.PlacedAccounts) gets the
+// stage's drift role too, in the same stack when it is some stage's home,
+// in a stack of its own otherwise: cdk drift reads each stack with
+// credentials of the stack's own account.
 func NewBootstrap(app constructs.Construct, stages []config.Stage) awscdk.Stage {
 	stage := awscdk.NewStage(app, jsii.String(BootstrapStage), nil)
 	ApplyPolicy(stage)
 	groups := config.BootstrapAccounts(stages)
-	for _, home := range slices.Sorted(maps.Keys(groups)) {
+	placed := config.PlacedAccounts(stages)
+	accounts := slices.Sorted(maps.Keys(groups))
+	for _, acct := range slices.Sorted(maps.Keys(placed)) {
+		if _, ok := groups[acct]; !ok {
+			accounts = append(accounts, acct)
+		}
+	}
+	for _, acct := range accounts {
+		description := "dynastack: GitHub OIDC provider, and the deploy and drift roles of the stages at home in this account"
 		var env *awscdk.Environment
-		if home != config.DefaultBootstrapAccount {
-			env = &awscdk.Environment{Account: jsii.String(home)}
-			if r := groups[home][0].Region; r != "" {
-				env.Region = jsii.String(r)
+		if acct != config.DefaultBootstrapAccount {
+			env = &awscdk.Environment{Account: jsii.String(acct)}
+			if home, ok := groups[acct]; ok && home[0].Region != "" {
+				env.Region = jsii.String(home[0].Region)
+			} else if !ok {
+				description = "dynastack: GitHub OIDC provider, and the drift roles of the stages with services placed in this account"
+				if r := placedRegion(placed[acct][0], acct); r != "" {
+					env.Region = jsii.String(r)
+				}
 			}
 		}
-		stack := awscdk.NewStack(stage, jsii.String(home), &awscdk.StackProps{
+		stack := awscdk.NewStack(stage, jsii.String(acct), &awscdk.StackProps{
 			StackName:   jsii.String("dynastack-bootstrap"),
-			Description: jsii.String("dynastack: GitHub OIDC provider, and the deploy and drift roles of the stages at home in this account"),
+			Description: jsii.String(description),
 			Env:         env,
 		})
 		provider := awsiam.NewCfnOIDCProvider(stack, jsii.String("GitHubOIDC"), &awsiam.CfnOIDCProviderProps{
 			Url:          jsii.String("https://" + config.GitHubOIDCHost),
 			ClientIdList: jsii.Strings(config.GitHubOIDCAudience),
 		})
-		for _, s := range groups[home] {
+		for _, s := range groups[acct] {
 			newDeployRole(stack, provider.AttrArn(), s)
+			newDriftRole(stack, provider.AttrArn(), s)
+		}
+		for _, s := range placed[acct] {
 			newDriftRole(stack, provider.AttrArn(), s)
 		}
 	}
 	return stage
+}
+
+// placedRegion is the Region of the first of the stage's services placed
+// in acct (an account's IAM roles serve every Region; its stack needs one).
+func placedRegion(s config.Stage, acct string) string {
+	for _, d := range config.PlacedDriftRuns([]config.Stage{s}) {
+		if d.Account == acct {
+			return d.Region
+		}
+	}
+	return ""
 }
 
 // newDeployRole is one stage's deploy role.

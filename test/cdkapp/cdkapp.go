@@ -31,6 +31,9 @@ type Assembly struct {
 	// stack id (their account), kept apart from the stages' service
 	// stacks.
 	Bootstrap map[string]Template
+	// BootstrapStacks is what the manifest says about each bootstrap
+	// stack, by the same id.
+	BootstrapStacks map[string]Stack
 }
 
 // Stack is what the cloud assembly manifest says about a stack besides its
@@ -115,7 +118,7 @@ func Synth(outdir string, opts Options) (*Assembly, error) {
 
 // Read loads the stack templates of a cloud assembly directory (cdk.out).
 func Read(dir string) (*Assembly, error) {
-	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}, Stacks: map[string]map[string]Stack{}, Bootstrap: map[string]Template{}}
+	asm := &Assembly{Dir: dir, Templates: map[string]map[string]Template{}, Stacks: map[string]map[string]Stack{}, Bootstrap: map[string]Template{}, BootstrapStacks: map[string]Stack{}}
 	err := readManifest(dir, asm)
 	return asm, err
 }
@@ -139,6 +142,7 @@ func readManifest(dir string, asm *Assembly) error {
 		}
 		if st.Stage == stacks.BootstrapStage {
 			asm.Bootstrap[st.ID] = t
+			asm.BootstrapStacks[st.ID] = Stack{StackName: st.StackName, TerminationProtection: st.TerminationProtection, Environment: st.Environment}
 			continue
 		}
 		if asm.Templates[st.Stage] == nil {

@@ -20,6 +20,12 @@ import (
 // combined output and exit code.
 func makeIn(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	return makeWith(t, nil, args...)
+}
+
+// makeWith is makeIn with env added to the environment.
+func makeWith(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
 	repo.DependOnTree()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
@@ -32,6 +38,7 @@ func makeIn(t *testing.T, args ...string) (string, int) {
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -65,6 +72,27 @@ func TestDriftWithoutCredentials(t *testing.T) {
 	out, code = makeIn(t, "drift", "STAGE=qa")
 	assert.Equal(t, 2, code, "an unknown stage")
 	assert.Contains(t, out, "drift: unknown stage 'qa'; valid stages: dev prod stage")
+}
+
+// TestDriftChecksTheStacksAtHome: with credentials, make drift hands the
+// CLI the stacks of the stage in its own account (infra/cmd/driftplan), or
+// the one SERVICE names, each run into its own output file. The CLI here
+// is echo, so nothing is checked, and the report says its input names no
+// stack.
+func TestDriftChecksTheStacksAtHome(t *testing.T) {
+	creds := []string{"AWS_ACCESS_KEY_ID=AKIDEXAMPLE"}
+	for _, tt := range []struct {
+		args []string
+		cli  string
+	}{
+		{[]string{"STAGE=dev"}, "cdk drift dev/rezagent dev/nucleus dev/stak dev/itsm dev/agenticpm\n"},
+		{[]string{"STAGE=prod", "SERVICE=itsm"}, "cdk drift prod/itsm\n"},
+	} {
+		out, code := makeWith(t, creds, append([]string{"drift", "CDK=echo cdk"}, tt.args...)...)
+		assert.Equal(t, 2, code, "%v: exit code; output:\n%s", tt.args, out)
+		assert.Contains(t, out, tt.cli, "%v: the CLI's arguments", tt.args)
+		assert.Contains(t, out, "drift: the cdk drift output names no stack", "%v: the report read the CLI's output", tt.args)
+	}
 }
 
 // TestDeployOneService: make deploy SERVICE=itsm deploys that stack only

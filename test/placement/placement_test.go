@@ -110,3 +110,58 @@ func TestNothingCrossesAStack(t *testing.T) {
 		assert.False(t, strings.Contains(raw, accountB) && id != agenticpmcontract.Name, "%s: names account B", id)
 	}
 }
+
+// TestPlacedAccountsHoldTheDriftRole: the CLI's cdk drift reads a stack
+// with credentials of the stack's own account, so each account that hosts
+// a placed service gets a bootstrap stack of its own, in that account,
+// with GitHub's OIDC provider and the stage's drift role: the same role
+// as in the stage's home account (trust, ReadOnlyAccess, the deny of
+// stored-data reads: test/deploy_roles_test.go), and no deploy role (the
+// home account's deploy role assumes the CDK bootstrap roles there).
+func TestPlacedAccountsHoldTheDriftRole(t *testing.T) {
+	require.NoError(t, synthErr)
+	home, ok := asm.Bootstrap[config.DefaultBootstrapAccount]
+	require.True(t, ok, "the stage's home bootstrap stack")
+	drift := config.DriftRoleName("prod")
+	want := bootstrapRole(t, home, drift)
+	for acct, region := range map[string]string{accountA: config.ITSMDocumentRegion, accountB: "ap-southeast-2"} {
+		tmpl, ok := asm.Bootstrap[acct]
+		require.True(t, ok, "a bootstrap stack for account %s", acct)
+		assert.Equal(t, "aws://"+acct+"/"+region, asm.BootstrapStacks[acct].Environment, "%s: deployed into the account", acct)
+		assert.Len(t, tmpl.Resources("AWS::IAM::OIDCProvider"), 1, "%s: GitHub's OIDC provider", acct)
+		roles := tmpl.Resources("AWS::IAM::Role")
+		require.Len(t, roles, 1, "%s: the drift role only", acct)
+		assert.Equal(t, want, bootstrapRole(t, tmpl, drift), "%s: the home account's drift role, again", acct)
+	}
+	assert.Len(t, asm.Bootstrap, 3, "the home account's stack and one per placed account")
+}
+
+// role is what makes a bootstrap role what it is.
+type role struct {
+	Trust, Policy, Managed any
+}
+
+// bootstrapRole finds the role named name in tmpl with its one policy.
+func bootstrapRole(t *testing.T, tmpl cdkapp.Template, name string) role {
+	t.Helper()
+	var id string
+	var r role
+	for lid, res := range tmpl.Resources("AWS::IAM::Role") {
+		props, _ := res["Properties"].(map[string]any)
+		if props["RoleName"] == name {
+			id, r.Trust, r.Managed = lid, props["AssumeRolePolicyDocument"], props["ManagedPolicyArns"]
+		}
+	}
+	require.NotEmpty(t, id, "role %s", name)
+	for _, p := range tmpl.Resources("AWS::IAM::Policy") {
+		props, _ := p["Properties"].(map[string]any)
+		for _, ref := range props["Roles"].([]any) {
+			if ref.(map[string]any)["Ref"] == id {
+				require.Nil(t, r.Policy, "%s: one policy", name)
+				r.Policy = props["PolicyDocument"]
+			}
+		}
+	}
+	require.NotNil(t, r.Policy, "%s: its policy", name)
+	return r
+}

@@ -122,20 +122,40 @@ func stages(t *testing.T) []string {
 }
 
 // TestDriftWorkflow: scheduled; detection runs make drift for every stage
-// with the AWS token and no write permission; filing writes issues with no
-// AWS token, after detection.
+// with the AWS token and no write permission, and for each service placed
+// in another account (infra/cmd/driftplan's matrix, planned with no
+// token) with the role the plan names; filing writes issues with no AWS
+// token, after both.
 func TestDriftWorkflow(t *testing.T) {
 	repo.DependOnTree()
 	w := loadFull(t, "drift.yml")
 	assert.Contains(t, w.On, "schedule", "drift runs on a schedule")
 	assert.Equal(t, map[string]any{}, w.Permissions, "drift: permissions: {} at the top, each job its own")
-	require.Contains(t, w.Jobs, "detect")
-	require.Contains(t, w.Jobs, "issues")
-	detect, issues := w.Jobs["detect"], w.Jobs["issues"]
+	for _, j := range []string{"plan", "detect", "detect-placed", "issues"} {
+		require.Contains(t, w.Jobs, j)
+	}
+	plan, detect, placed, issues := w.Jobs["plan"], w.Jobs["detect"], w.Jobs["detect-placed"], w.Jobs["issues"]
+	assert.Equal(t, map[string]string{"contents": "read"}, grants(workflow{}, plan.asJob()), "plan: no AWS token")
+	assert.Contains(t, runs(plan), "go run ./infra/cmd/driftplan -placed", "plan: the tested plan")
+	assert.Equal(t, "${{ steps.plan.outputs.placed }}", plan.Outputs["placed"], "plan: its matrix as an output")
 	assert.Equal(t, map[string]string{"contents": "read", "id-token": "write"}, grants(workflow{}, detect.asJob()), "detect: read and the OIDC token only")
+	assert.Equal(t, map[string]string{"contents": "read", "id-token": "write"}, grants(workflow{}, placed.asJob()), "detect-placed: read and the OIDC token only")
 	assert.Equal(t, map[string]string{"issues": "write"}, grants(workflow{}, issues.asJob()), "issues: write issues, no AWS token")
-	assert.Equal(t, []string{"detect"}, needs(issues), "issues after detect")
+	assert.Equal(t, []string{"plan"}, needs(placed), "detect-placed after plan")
+	assert.Equal(t, "${{ needs.plan.outputs.placed != '[]' }}", placed.If, "detect-placed: skipped when nothing is placed elsewhere (an empty matrix fails a run)")
+	placedMatrix, _ := placed.Strategy["matrix"].(map[string]any)
+	assert.Equal(t, "${{ fromJSON(needs.plan.outputs.placed) }}", placedMatrix["include"], "detect-placed: the plan's matrix")
+	var role string
+	for _, st := range placed.Steps {
+		if strings.HasPrefix(st.Uses, "aws-actions/configure-aws-credentials@") {
+			role = st.With["role-to-assume"]
+		}
+	}
+	assert.Equal(t, "${{ matrix.role }}", role, "detect-placed: the drift role the plan names, in the service's account")
+	assert.ElementsMatch(t, []string{"detect", "detect-placed"}, needs(issues), "issues after both detections")
 	assert.Contains(t, runs(detect), `make drift STAGE="$STAGE" DRIFT_FLAGS="-issues drift-issues/$STAGE`, "detect: the tested make target and issue files")
+	assert.Contains(t, runs(placed), `make drift STAGE="$STAGE" SERVICE="$SERVICE" DRIFT_FLAGS="-issues drift-issues/$STAGE-$SERVICE`, "detect-placed: one service's stack")
+	assert.Contains(t, runs(placed), `bin/drift-$STAGE-$SERVICE.txt`, "detect-placed: reads the output make drift wrote for the service")
 	include, _ := detect.Strategy["matrix"].(map[string]any)["include"].([]any)
 	var got []string
 	for _, e := range include {
@@ -214,7 +234,8 @@ func TestDeployWorkflow(t *testing.T) {
 // TestTokensOutsideEnvironments: the drift roles trust any job of this
 // repository on main that runs in no GitHub environment
 // (config.OIDCBranchSubject), so the jobs that may ask for an OIDC token
-// outside an environment are named here: drift.yml's detection, and the
+// outside an environment are named here: drift.yml's detections (each
+// stage's account, and the accounts of services placed elsewhere), and the
 // pull request's deployed diff (a pull request's subject, which no role
 // of the bootstrap stack trusts). A new one must not be able to read what
 // the drift role reads without a review of this list.
@@ -230,5 +251,5 @@ func TestTokensOutsideEnvironments(t *testing.T) {
 			}
 		}
 	}
-	assert.ElementsMatch(t, []string{"drift.yml/detect", "pull-request.yml/deployed-diff"}, got, "jobs with id-token: write in no environment")
+	assert.ElementsMatch(t, []string{"drift.yml/detect", "drift.yml/detect-placed", "pull-request.yml/deployed-diff"}, got, "jobs with id-token: write in no environment")
 }
