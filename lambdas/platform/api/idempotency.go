@@ -12,10 +12,14 @@
 //     a client bug, never served.
 //   - The same key while the first request still runs is 409 in_progress
 //     with Retry-After: concurrent retries create once.
-//   - A first request that failed with a 5xx or panicked releases its key,
-//     so the retry runs; one that never answered (a timeout) holds it
-//     until InProgressMargin after its deadline; keys of answered requests
-//     last IdempotencyWindow.
+//   - Only a success (an answer below 400) is kept. A first request that
+//     was refused (a 4xx: by the API's rules a refusal changed nothing)
+//     or failed (a 5xx, a panic) releases its key, so the retry runs: a
+//     409 "a concurrent request changed the same items; retry" or a 429
+//     is not answered again for a day, and a client that fixes the body a
+//     400 refused may send it with the same key. One that never answered
+//     (a timeout) holds the key until InProgressMargin after its
+//     deadline; keys of answered requests last IdempotencyWindow.
 //
 // The record lives in the service's own table (no other table to deploy
 // and grant): partition key "idempotency#<route>#<key>", which no listing
@@ -160,7 +164,10 @@ func (t IdempotencyTable) Middleware(route service.Route, next http.Handler) htt
 			}()
 			next.ServeHTTP(rec, r)
 		}()
-		if rec.status >= 500 || rec.body.Len() > maxAnswer {
+		// Only a success is kept: a refusal changed nothing, and a 409
+		// of a concurrent change or a 429 asks for the retry that a kept
+		// answer would refuse for the whole window.
+		if rec.status >= 400 || rec.body.Len() > maxAnswer {
 			err = t.release(ctx, id, token)
 		} else {
 			err = t.complete(ctx, id, token, rec)
@@ -290,7 +297,7 @@ func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *k
 	return t.update(ctx, id, token, e)
 }
 
-// release lets a retry run again after a failed first request.
+// release lets a retry run again after a refused or failed first request.
 func (t IdempotencyTable) release(ctx context.Context, id, token string) error {
 	return t.update(ctx, id, token, ddb.Expr{Update: "SET #expires = :expired",
 		Names:  map[string]string{"#expires": "idem_expires"},
