@@ -7,7 +7,11 @@
 // its answer after.
 //
 //   - The same key with the same request (method, path, body) answers the
-//     first request's status and body, with Idempotent-Replayed: true.
+//     first request's status and body, with Idempotent-Replayed: true. An
+//     answer over 300 KB is kept gzipped; one too large to keep even so
+//     (no single item's answer is: DynamoDB's items are at most 400 KB)
+//     is never run again either: its retry is 409 conflict with the first
+//     answer's Location.
 //   - The same key with another request is 422 idempotency_key_reused:
 //     a client bug, never served.
 //   - The same key while the first request still runs is 409 in_progress
@@ -31,10 +35,12 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,9 +79,13 @@ const (
 	// maxBody is the most of a request body hashed; a larger body is
 	// refused by every service first anyway.
 	maxBody = 1 << 20
-	// maxAnswer is the largest answer stored for a replay; a larger one
-	// releases the key (a retry runs again) rather than outgrow the item.
+	// maxAnswer is the largest answer stored for a replay as it is; a
+	// larger one is stored gzipped, if that is at most maxKept. An answer
+	// larger even so (or that would still outgrow DynamoDB's 400 KB item)
+	// keeps the key without its body: a retry is refused (409), never run
+	// again. No single item's answer gets there: an item is at most 400 KB.
 	maxAnswer = 300 << 10
+	maxKept   = 360 << 10
 )
 
 // Error codes of the answers this package writes.
@@ -106,6 +116,10 @@ type record struct {
 	Location string `dynamodbav:"idem_answer_location,omitempty"`
 	// Redacted names the answer's fields not stored (Secret).
 	Redacted []string `dynamodbav:"idem_answer_redacted,omitempty,stringset"`
+	// Encoding is "gzip" when Body is gzipped (an answer over maxAnswer).
+	Encoding string `dynamodbav:"idem_answer_encoding,omitempty"`
+	// Unkept: the answer was too large to keep; Body is empty.
+	Unkept bool `dynamodbav:"idem_answer_unkept,omitempty"`
 }
 
 const (
@@ -167,7 +181,7 @@ func (t IdempotencyTable) Middleware(route service.Route, next http.Handler) htt
 		// Only a success is kept: a refusal changed nothing, and a 409
 		// of a concurrent change or a 429 asks for the retry that a kept
 		// answer would refuse for the whole window.
-		if rec.status >= 400 || rec.body.Len() > maxAnswer {
+		if rec.status >= 400 {
 			err = t.release(ctx, id, token)
 		} else {
 			err = t.complete(ctx, id, token, rec)
@@ -190,7 +204,22 @@ func answerAgain(w http.ResponseWriter, r *http.Request, prev *record, hash stri
 		w.Header().Set("Retry-After", "1")
 		WriteError(w, r, &Error{Status: http.StatusConflict, Code: CodeInProgress,
 			Message: "the first request with this " + IdempotencyHeader + " is still running; retry after the Retry-After header's seconds"})
+	case prev.Unkept:
+		// The first request succeeded; running it again would do it twice.
+		if prev.Location != "" {
+			w.Header().Set("Location", prev.Location)
+		}
+		WriteError(w, r, &Error{Status: http.StatusConflict, Code: CodeConflict,
+			Message: fmt.Sprintf("the first request with this %s succeeded (%d) and is not run again, but its answer was too large to keep for a replay; read what it created instead (the Location header, where there is one)", IdempotencyHeader, prev.Answer)})
 	default:
+		body := prev.Body
+		if prev.Encoding == "gzip" {
+			var err error
+			if body, err = gunzip(body); err != nil {
+				WriteError(w, r, fmt.Errorf("idempotency: stored answer: %w", err))
+				return
+			}
+		}
 		if prev.Location != "" {
 			w.Header().Set("Location", prev.Location)
 		}
@@ -201,7 +230,7 @@ func answerAgain(w http.ResponseWriter, r *http.Request, prev *record, hash stri
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(prev.Answer)
-		_, _ = w.Write(prev.Body)
+		_, _ = w.Write(body)
 	}
 }
 
@@ -266,21 +295,55 @@ func (t IdempotencyTable) begin(ctx context.Context, id, hash, token string) (*r
 
 // complete stores the answer for replays, without its secret fields, and
 // keeps it for the window, or until the data it describes expires
-// (Expires) if that is sooner.
+// (Expires) if that is sooner. An answer over maxAnswer is stored
+// gzipped; one too large even so, or whose record DynamoDB refuses as
+// over its item limit, is completed without its body (unkept), so the
+// key is never released for a retry to run again.
 func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *keptAnswer) error {
 	body, err := redact(rec.body.Bytes(), rec.secret)
 	if err != nil {
 		return err
 	}
+	encoding := ""
+	if len(body) > maxAnswer {
+		if body, err = gzipped(body); err != nil {
+			return err
+		}
+		encoding = "gzip"
+	}
+	if len(body) > maxKept {
+		return t.update(ctx, id, token, t.completion(rec, nil, "", true))
+	}
+	err = t.update(ctx, id, token, t.completion(rec, body, encoding, false))
+	if errors.Is(err, ddb.ErrItemTooLarge) {
+		return t.update(ctx, id, token, t.completion(rec, nil, "", true))
+	}
+	return err
+}
+
+// completion is complete's update: the answer's status and body, or
+// without a body, marked unkept.
+func (t IdempotencyTable) completion(rec *keptAnswer, body []byte, encoding string, unkept bool) ddb.Expr {
 	expires := t.now().Add(IdempotencyWindow)
 	if !rec.expires.IsZero() && rec.expires.Before(expires) {
 		expires = rec.expires
 	}
 	e := ddb.Expr{
-		Update: "SET #status = :status, #answer = :answer, #body = :body, #expires = :expires",
-		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body", "#expires": "idem_expires"},
-		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(body),
+		Update: "SET #status = :status, #answer = :answer, #expires = :expires",
+		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#expires": "idem_expires"},
+		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status),
 			":expires": ddb.N(expires.Unix())},
+	}
+	if unkept {
+		e.Update += ", #unkept = :unkept"
+		e.Names["#unkept"], e.Values[":unkept"] = "idem_answer_unkept", &types.AttributeValueMemberBOOL{Value: true}
+	} else {
+		e.Update += ", #body = :body"
+		e.Names["#body"], e.Values[":body"] = "idem_answer_body", ddb.B(body)
+	}
+	if encoding != "" {
+		e.Update += ", #encoding = :encoding"
+		e.Names["#encoding"], e.Values[":encoding"] = "idem_answer_encoding", ddb.S(encoding)
 	}
 	if t.TTL != "" {
 		e.Update += ", #ttl = :expires"
@@ -294,7 +357,27 @@ func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *k
 		e.Update += ", #location = :location"
 		e.Names["#location"], e.Values[":location"] = "idem_answer_location", ddb.S(loc)
 	}
-	return t.update(ctx, id, token, e)
+	return e
+}
+
+func gzipped(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	if _, err := z.Write(b); err != nil {
+		return nil, err
+	}
+	if err := z.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	z, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(z)
 }
 
 // release lets a retry run again after a refused or failed first request.

@@ -1,7 +1,11 @@
 package api_test
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -77,4 +81,57 @@ func TestFixedBodyAfterARefusalRuns(t *testing.T) {
 	r := post(h, "k", `{"name":"fixed"}`)
 	assert.Equal(t, http.StatusCreated, r.Code, "the fixed body with the same key: %s", r.Body)
 	assert.EqualValues(t, 2, runs.Load(), "the fixed body runs")
+}
+
+// An answer too large to keep as it is (over 300 KB: an AgenticPM project
+// or event, a rez_agent message near DynamoDB's 400 KB item limit, which
+// their 1 MB and 512 KB request bodies allow) is kept compressed, and one
+// too large even so keeps the key without its body: either way a retry
+// with the key runs nothing. Before, such an answer released the key, so
+// a client whose first answer was lost created a second project.
+func TestLargeAnswersNeverRunTwice(t *testing.T) {
+	random := func(n int) string {
+		b := make([]byte, n*3/4)
+		_, _ = rand.Read(b)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	for _, tc := range []struct {
+		name     string
+		value    string
+		location string
+		// kept: the replay is the first answer; else 409 conflict with
+		// the first answer's Location.
+		kept bool
+	}{
+		{"350 KB that compresses", strings.Repeat(`{"task":"write the plan"},`, 350<<10/26), "/things/t1", true},
+		{"390 KB of random base64, an item near the limit", random(390 << 10), "/things/t1", true},
+		{"1 MB of random base64, too large even compressed", random(1 << 20), "/things/t1", false},
+		{"450 KB of random base64 and a 70 KB Location: over the item limit", random(450 << 10), "/things/" + strings.Repeat("x", 70<<10), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, _ := keys(t)
+			var runs atomic.Int32
+			h := tbl.Middleware(create, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				runs.Add(1)
+				w.Header().Set("Location", tc.location)
+				api.WriteJSON(w, http.StatusCreated, map[string]string{"id": "t1", "config": tc.value})
+			}))
+			first := post(h, "k", `{}`)
+			require.Equal(t, http.StatusCreated, first.Code, "first")
+			r := post(h, "k", `{}`)
+			assert.EqualValues(t, 1, runs.Load(), "retry: runs")
+			assert.Equal(t, tc.location, r.Header().Get("Location"), "retry: the first answer's Location")
+			if tc.kept {
+				assert.Equal(t, http.StatusCreated, r.Code, "retry: the kept 201")
+				assert.Equal(t, "true", r.Header().Get("Idempotent-Replayed"), "retry: replayed")
+				assert.Equal(t, "application/json", r.Header().Get("Content-Type"), "retry: Content-Type")
+				assert.True(t, bytes.Equal(first.Body.Bytes(), r.Body.Bytes()), "retry: the first body (%d bytes, the replay %d)", first.Body.Len(), r.Body.Len())
+				return
+			}
+			require.Equal(t, http.StatusConflict, r.Code, "retry of an answer not kept")
+			assert.Contains(t, r.Body.String(), `"code":"conflict"`, "retry of an answer not kept: code")
+			assert.Contains(t, r.Body.String(), "too large", "retry of an answer not kept: says why")
+			assert.Empty(t, r.Header().Get("Idempotent-Replayed"), "retry of an answer not kept: not a replay")
+		})
+	}
 }
