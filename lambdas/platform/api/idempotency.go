@@ -16,9 +16,10 @@
 //     a client bug, never served.
 //   - The same key while the first request still runs is 409 in_progress
 //     with Retry-After: concurrent retries create once.
-//   - Only a success (an answer below 400) is kept. A first request that
-//     was refused (a 4xx: by the API's rules a refusal changed nothing)
-//     or failed (a 5xx, a panic) releases its key, so the retry runs: a
+//   - Only a success (an answer below 400) is kept, even when the handler
+//     panics after answering it. A first request that was refused (a 4xx:
+//     by the API's rules a refusal changed nothing) or failed (a 5xx, a
+//     panic before any answer) releases its key, so the retry runs: a
 //     409 "a concurrent request changed the same items; retry" or a 429
 //     is not answered again for a day, and a client that fixes the body a
 //     400 refused may send it with the same key. One that never answered
@@ -166,12 +167,20 @@ func (t IdempotencyTable) Middleware(route service.Route, next http.Handler) htt
 		rec := &keptAnswer{ResponseWriter: w, status: http.StatusOK}
 		ctx := context.WithoutCancel(r.Context())
 		func() {
-			// A panic answers 500 (the router's recovery) and must let the
-			// retry run, as a 5xx does; the panic goes on to the recovery.
+			// A panic before any answer answers 500 (the router's
+			// recovery) and must let the retry run, as a 5xx does; one
+			// after a success answered (the recovery keeps that answer)
+			// did its work, which the key keeps as for any success. The
+			// panic goes on to the recovery.
 			defer func() {
 				if p := recover(); p != nil {
-					if err := t.release(ctx, id, token); err != nil {
-						Logger(ctx).WarnContext(ctx, "idempotency key not released after a panic", "error", err.Error())
+					if rec.wrote && rec.status < 400 {
+						err = t.complete(ctx, id, token, rec)
+					} else {
+						err = t.release(ctx, id, token)
+					}
+					if err != nil {
+						Logger(ctx).WarnContext(ctx, "idempotency record not updated after a panic", "error", err.Error())
 					}
 					panic(p)
 				}

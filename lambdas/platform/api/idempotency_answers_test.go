@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,4 +135,27 @@ func TestLargeAnswersNeverRunTwice(t *testing.T) {
 			assert.Empty(t, r.Header().Get("Idempotent-Replayed"), "retry of an answer not kept: not a replay")
 		})
 	}
+}
+
+// A handler that panics after it answered a success (a bug in what runs
+// after the write) did its work, and the client got that answer: the key
+// keeps it, as for any success, so a retry replays it instead of running
+// again. A panic before any answer still releases the key
+// (TestPanicReleasesTheKey).
+func TestPanicAfterASuccessKeepsTheAnswer(t *testing.T) {
+	tbl, _ := keys(t)
+	var runs atomic.Int32
+	h := tbl.Middleware(create, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := runs.Add(1)
+		api.WriteJSON(w, http.StatusCreated, map[string]string{"id": "t" + strconv.Itoa(int(n))})
+		if n == 1 {
+			panic("after the answer")
+		}
+	}))
+	require.PanicsWithValue(t, "after the answer", func() { post(h, "k", `{}`) }, "the middleware passes the panic on to the recovery")
+	r := post(h, "k", `{}`)
+	assert.Equal(t, http.StatusCreated, r.Code, "retry: the first answer")
+	assert.Equal(t, "true", r.Header().Get("Idempotent-Replayed"), "retry: replayed")
+	assert.Equal(t, `{"id":"t1"}`+"\n", r.Body.String(), "retry: the first body")
+	assert.EqualValues(t, 1, runs.Load(), "retry runs nothing")
 }
