@@ -13,7 +13,18 @@
 //     is never run again either: its retry is 409 conflict with the first
 //     answer's Location.
 //   - The same key with another request is 422 idempotency_key_reused:
-//     a client bug, never served.
+//     a client bug, never served. The body is compared byte for byte (the
+//     same JSON re-encoded with other spacing or key order is another
+//     request), and a record is per caller, method and concrete path: the
+//     key on another path (another project's events) is a new request,
+//     never a 422.
+//   - A key is the caller's as the gateway names it: the IAM ARN, which
+//     for an assumed role includes the session name. A retry under another
+//     role session (the AWS CLI's and botocore's default session names
+//     change with each process) is another caller and runs again; clients
+//     that retry across processes give their role sessions a fixed name.
+//   - An Idempotency-Key header that is empty counts as none: the request
+//     runs without a key.
 //   - The same key while the first request still runs is 409 in_progress
 //     with Retry-After: concurrent retries create once.
 //   - Only a success (an answer below 400) is kept, even when the handler
@@ -25,9 +36,14 @@
 //     400 refused may send it with the same key. One that never answered
 //     (a timeout) holds the key until InProgressMargin after its
 //     deadline; keys of answered requests last IdempotencyWindow.
+//   - Should DynamoDB fail the record's completion after the SDK's
+//     retries, the answer still goes out and the key is held as for a
+//     timeout, then a retry runs again: only a client that also lost that
+//     answer creates twice.
 //
 // The record lives in the service's own table (no other table to deploy
-// and grant): partition key "idempotency#<route>#<key>", which no listing
+// and grant): partition key "idempotency#<route>#<SHA-256 of caller,
+// method, path and key>", which no listing
 // reads, the sort key "idempotency" where the table has one, and the
 // table's TTL attribute where it has one. It needs only PutItem and
 // UpdateItem, which every API function is granted.
