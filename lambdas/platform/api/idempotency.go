@@ -7,18 +7,43 @@
 // its answer after.
 //
 //   - The same key with the same request (method, path, body) answers the
-//     first request's status and body, with Idempotent-Replayed: true.
+//     first request's status and body, with Idempotent-Replayed: true. An
+//     answer over 300 KB is kept gzipped; one too large to keep even so
+//     (no single item's answer is: DynamoDB's items are at most 400 KB)
+//     is never run again either: its retry is 409 conflict with the first
+//     answer's Location.
 //   - The same key with another request is 422 idempotency_key_reused:
-//     a client bug, never served.
+//     a client bug, never served. The body is compared byte for byte (the
+//     same JSON re-encoded with other spacing or key order is another
+//     request), and a record is per caller, method and concrete path: the
+//     key on another path (another project's events) is a new request,
+//     never a 422.
+//   - A key is the caller's as the gateway names it: the IAM ARN, which
+//     for an assumed role includes the session name. A retry under another
+//     role session (the AWS CLI's and botocore's default session names
+//     change with each process) is another caller and runs again; clients
+//     that retry across processes give their role sessions a fixed name.
+//   - An Idempotency-Key header that is empty counts as none: the request
+//     runs without a key.
 //   - The same key while the first request still runs is 409 in_progress
 //     with Retry-After: concurrent retries create once.
-//   - A first request that failed with a 5xx or panicked releases its key,
-//     so the retry runs; one that never answered (a timeout) holds it
-//     until InProgressMargin after its deadline; keys of answered requests
-//     last IdempotencyWindow.
+//   - Only a success (an answer below 400) is kept, even when the handler
+//     panics after answering it. A first request that was refused (a 4xx:
+//     by the API's rules a refusal changed nothing) or failed (a 5xx, a
+//     panic before any answer) releases its key, so the retry runs: a
+//     409 "a concurrent request changed the same items; retry" or a 429
+//     is not answered again for a day, and a client that fixes the body a
+//     400 refused may send it with the same key. One that never answered
+//     (a timeout) holds the key until InProgressMargin after its
+//     deadline; keys of answered requests last IdempotencyWindow.
+//   - Should DynamoDB fail the record's completion after the SDK's
+//     retries, the answer still goes out and the key is held as for a
+//     timeout, then a retry runs again: only a client that also lost that
+//     answer creates twice.
 //
 // The record lives in the service's own table (no other table to deploy
-// and grant): partition key "idempotency#<route>#<key>", which no listing
+// and grant): partition key "idempotency#<route>#<SHA-256 of caller,
+// method, path and key>", which no listing
 // reads, the sort key "idempotency" where the table has one, and the
 // table's TTL attribute where it has one. It needs only PutItem and
 // UpdateItem, which every API function is granted.
@@ -27,10 +52,12 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -69,9 +96,13 @@ const (
 	// maxBody is the most of a request body hashed; a larger body is
 	// refused by every service first anyway.
 	maxBody = 1 << 20
-	// maxAnswer is the largest answer stored for a replay; a larger one
-	// releases the key (a retry runs again) rather than outgrow the item.
+	// maxAnswer is the largest answer stored for a replay as it is; a
+	// larger one is stored gzipped, if that is at most maxKept. An answer
+	// larger even so (or that would still outgrow DynamoDB's 400 KB item)
+	// keeps the key without its body: a retry is refused (409), never run
+	// again. No single item's answer gets there: an item is at most 400 KB.
 	maxAnswer = 300 << 10
+	maxKept   = 360 << 10
 )
 
 // Error codes of the answers this package writes.
@@ -102,6 +133,10 @@ type record struct {
 	Location string `dynamodbav:"idem_answer_location,omitempty"`
 	// Redacted names the answer's fields not stored (Secret).
 	Redacted []string `dynamodbav:"idem_answer_redacted,omitempty,stringset"`
+	// Encoding is "gzip" when Body is gzipped (an answer over maxAnswer).
+	Encoding string `dynamodbav:"idem_answer_encoding,omitempty"`
+	// Unkept: the answer was too large to keep; Body is empty.
+	Unkept bool `dynamodbav:"idem_answer_unkept,omitempty"`
 }
 
 const (
@@ -148,19 +183,30 @@ func (t IdempotencyTable) Middleware(route service.Route, next http.Handler) htt
 		rec := &keptAnswer{ResponseWriter: w, status: http.StatusOK}
 		ctx := context.WithoutCancel(r.Context())
 		func() {
-			// A panic answers 500 (the router's recovery) and must let the
-			// retry run, as a 5xx does; the panic goes on to the recovery.
+			// A panic before any answer answers 500 (the router's
+			// recovery) and must let the retry run, as a 5xx does; one
+			// after a success answered (the recovery keeps that answer)
+			// did its work, which the key keeps as for any success. The
+			// panic goes on to the recovery.
 			defer func() {
 				if p := recover(); p != nil {
-					if err := t.release(ctx, id, token); err != nil {
-						Logger(ctx).WarnContext(ctx, "idempotency key not released after a panic", "error", err.Error())
+					if rec.wrote && rec.status < 400 {
+						err = t.complete(ctx, id, token, rec)
+					} else {
+						err = t.release(ctx, id, token)
+					}
+					if err != nil {
+						Logger(ctx).WarnContext(ctx, "idempotency record not updated after a panic", "error", err.Error())
 					}
 					panic(p)
 				}
 			}()
 			next.ServeHTTP(rec, r)
 		}()
-		if rec.status >= 500 || rec.body.Len() > maxAnswer {
+		// Only a success is kept: a refusal changed nothing, and a 409
+		// of a concurrent change or a 429 asks for the retry that a kept
+		// answer would refuse for the whole window.
+		if rec.status >= 400 {
 			err = t.release(ctx, id, token)
 		} else {
 			err = t.complete(ctx, id, token, rec)
@@ -183,7 +229,22 @@ func answerAgain(w http.ResponseWriter, r *http.Request, prev *record, hash stri
 		w.Header().Set("Retry-After", "1")
 		WriteError(w, r, &Error{Status: http.StatusConflict, Code: CodeInProgress,
 			Message: "the first request with this " + IdempotencyHeader + " is still running; retry after the Retry-After header's seconds"})
+	case prev.Unkept:
+		// The first request succeeded; running it again would do it twice.
+		if prev.Location != "" {
+			w.Header().Set("Location", prev.Location)
+		}
+		WriteError(w, r, &Error{Status: http.StatusConflict, Code: CodeConflict,
+			Message: fmt.Sprintf("the first request with this %s succeeded (%d) and is not run again, but its answer was too large to keep for a replay; read what it created instead (the Location header, where there is one)", IdempotencyHeader, prev.Answer)})
 	default:
+		body := prev.Body
+		if prev.Encoding == "gzip" {
+			var err error
+			if body, err = gunzip(body); err != nil {
+				WriteError(w, r, fmt.Errorf("idempotency: stored answer: %w", err))
+				return
+			}
+		}
 		if prev.Location != "" {
 			w.Header().Set("Location", prev.Location)
 		}
@@ -194,7 +255,7 @@ func answerAgain(w http.ResponseWriter, r *http.Request, prev *record, hash stri
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(prev.Answer)
-		_, _ = w.Write(prev.Body)
+		_, _ = w.Write(body)
 	}
 }
 
@@ -259,21 +320,55 @@ func (t IdempotencyTable) begin(ctx context.Context, id, hash, token string) (*r
 
 // complete stores the answer for replays, without its secret fields, and
 // keeps it for the window, or until the data it describes expires
-// (Expires) if that is sooner.
+// (Expires) if that is sooner. An answer over maxAnswer is stored
+// gzipped; one too large even so, or whose record DynamoDB refuses as
+// over its item limit, is completed without its body (unkept), so the
+// key is never released for a retry to run again.
 func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *keptAnswer) error {
 	body, err := redact(rec.body.Bytes(), rec.secret)
 	if err != nil {
 		return err
 	}
+	encoding := ""
+	if len(body) > maxAnswer {
+		if body, err = gzipped(body); err != nil {
+			return err
+		}
+		encoding = "gzip"
+	}
+	if len(body) > maxKept {
+		return t.update(ctx, id, token, t.completion(rec, nil, "", true))
+	}
+	err = t.update(ctx, id, token, t.completion(rec, body, encoding, false))
+	if errors.Is(err, ddb.ErrItemTooLarge) {
+		return t.update(ctx, id, token, t.completion(rec, nil, "", true))
+	}
+	return err
+}
+
+// completion is complete's update: the answer's status and body, or
+// without a body, marked unkept.
+func (t IdempotencyTable) completion(rec *keptAnswer, body []byte, encoding string, unkept bool) ddb.Expr {
 	expires := t.now().Add(IdempotencyWindow)
 	if !rec.expires.IsZero() && rec.expires.Before(expires) {
 		expires = rec.expires
 	}
 	e := ddb.Expr{
-		Update: "SET #status = :status, #answer = :answer, #body = :body, #expires = :expires",
-		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#body": "idem_answer_body", "#expires": "idem_expires"},
-		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status), ":body": ddb.B(body),
+		Update: "SET #status = :status, #answer = :answer, #expires = :expires",
+		Names:  map[string]string{"#status": "idem_status", "#answer": "idem_answer_status", "#expires": "idem_expires"},
+		Values: map[string]types.AttributeValue{":status": ddb.S(completed), ":answer": ddb.N(rec.status),
 			":expires": ddb.N(expires.Unix())},
+	}
+	if unkept {
+		e.Update += ", #unkept = :unkept"
+		e.Names["#unkept"], e.Values[":unkept"] = "idem_answer_unkept", &types.AttributeValueMemberBOOL{Value: true}
+	} else {
+		e.Update += ", #body = :body"
+		e.Names["#body"], e.Values[":body"] = "idem_answer_body", ddb.B(body)
+	}
+	if encoding != "" {
+		e.Update += ", #encoding = :encoding"
+		e.Names["#encoding"], e.Values[":encoding"] = "idem_answer_encoding", ddb.S(encoding)
 	}
 	if t.TTL != "" {
 		e.Update += ", #ttl = :expires"
@@ -287,10 +382,30 @@ func (t IdempotencyTable) complete(ctx context.Context, id, token string, rec *k
 		e.Update += ", #location = :location"
 		e.Names["#location"], e.Values[":location"] = "idem_answer_location", ddb.S(loc)
 	}
-	return t.update(ctx, id, token, e)
+	return e
 }
 
-// release lets a retry run again after a failed first request.
+func gzipped(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	if _, err := z.Write(b); err != nil {
+		return nil, err
+	}
+	if err := z.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	z, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(z)
+}
+
+// release lets a retry run again after a refused or failed first request.
 func (t IdempotencyTable) release(ctx context.Context, id, token string) error {
 	return t.update(ctx, id, token, ddb.Expr{Update: "SET #expires = :expired",
 		Names:  map[string]string{"#expires": "idem_expires"},
