@@ -37,6 +37,7 @@ const location = "urn:dynastack:schema"
 type Schema struct {
 	s    *js.Schema
 	cost int
+	g    *graph
 }
 
 // Cost is how many subschemas a value meets at most under the schema, its
@@ -117,7 +118,7 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(doc, err)
 	}
-	return &Schema{s: s, cost: cost}, nil
+	return &Schema{s: s, cost: cost, g: newGraph(s)}, nil
 }
 
 // countKeywords take a non-negative integer that the library converts to
@@ -184,12 +185,17 @@ func compileError(doc any, err error) error {
 // value is what encoding/json decodes into an any (numbers as json.Number
 // or float64).
 //
-// A value whose JSON values times the schema's Cost exceed MaxSteps is
-// refused unchecked, with a field error that says so: no value makes a
-// check cost more than MaxSteps steps.
+// A value whose JSON values times the schema's Cost exceed MaxSteps, or
+// whose evaluations (the schema walked over the value, steps.go) would,
+// is refused unchecked, with a field error that says so: no value makes
+// a check cost more than MaxSteps steps.
 func (s *Schema) Check(v *api.Validator, field string, value any) {
 	if n := values(value, MaxSteps/max(s.cost, 1)); n*max(s.cost, 1) > MaxSteps {
 		v.Add(field, "is too costly to check against its schema: more than %d JSON values, each meeting up to %d of its subschemas, is over the %d-step limit; send fewer values or a simpler schema", MaxSteps/max(s.cost, 1), s.cost, MaxSteps)
+		return
+	}
+	if !s.g.evaluations(s.s, value, MaxSteps) {
+		v.Add(field, "is too costly to check against its schema: over the %d-step limit, its values meeting its subschemas more often than that ($refs followed, every branch counted: a $ref that leads back twice per level doubles them at each level of nesting); send a smaller or shallower value, or a simpler schema", MaxSteps)
 		return
 	}
 	err := s.s.Validate(value)

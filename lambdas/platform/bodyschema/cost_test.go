@@ -169,3 +169,52 @@ func BenchmarkWorstAcceptedSchema(b *testing.B) {
 	}
 	b.ReportMetric(float64(levels), "levels")
 }
+
+// nested is depth arrays, one inside the other, around leaf.
+func nested(depth int, leaf any) any {
+	v := leaf
+	for range depth {
+		v = []any{v}
+	}
+	return v
+}
+
+// A recursive $ref is counted once in Cost (a value's depth bounds it),
+// but one that leads back twice per level doubles the evaluations at each
+// level of the value: 3 subschemas, and 20 nested arrays (40 bytes) would
+// meet them 2^20 times. Check counts the evaluations before validating
+// and refuses past MaxSteps; a tree whose $ref leads back once per level
+// is checked at any depth the API lets through.
+func TestCheckBoundsRecursiveRefs(t *testing.T) {
+	twice, err := bodyschema.Compile([]byte(`{"$defs":{"d":{"type":["array","string"],"items":{"allOf":[{"$ref":"#/$defs/d"},{"$ref":"#/$defs/d"}]}}},"$ref":"#/$defs/d"}`))
+	require.NoError(t, err, "the schema is small, and accepted")
+	dynamic, err := bodyschema.Compile([]byte(`{"$dynamicAnchor":"n","type":["array","string"],"items":{"anyOf":[{"$dynamicRef":"#n"},{"$dynamicRef":"#n"}]}}`))
+	require.NoError(t, err)
+	tree, err := bodyschema.Compile([]byte(`{"$defs":{"d":{"type":["array","string"],"items":{"$ref":"#/$defs/d"}}},"$ref":"#/$defs/d"}`))
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name   string
+		schema *bodyschema.Schema
+		value  any
+		want   string // "" passes
+	}{
+		{"shallow", twice, nested(5, "a"), ""},
+		{"shallow, wrong leaf", twice, nested(5, 1), "got number, want string or array"},
+		{"20 levels", twice, nested(20, "a"), "200000-step limit"},
+		{"31 levels", twice, nested(api.MaxNesting, "a"), "is too costly to check"},
+		{"$dynamicRef, 31 levels", dynamic, nested(api.MaxNesting, "a"), "is too costly to check"},
+		{"$dynamicRef, shallow", dynamic, nested(3, "a"), ""},
+		{"once per level, 31 levels", tree, nested(api.MaxNesting, "a"), ""},
+		{"once per level, wrong leaf", tree, nested(api.MaxNesting, 1), "got number, want string or array"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var v api.Validator
+			tt.schema.Check(&v, "body", tt.value)
+			if tt.want == "" {
+				assert.NoError(t, v.Err())
+				return
+			}
+			assert.ErrorContains(t, v.Err(), tt.want)
+		})
+	}
+}

@@ -1,0 +1,223 @@
+package bodyschema
+
+import (
+	"slices"
+
+	js "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Cost bounds what each of a value's JSON values may cost, but a
+// recursive $ref is counted once: its depth is the value's. That holds
+// for a $ref that leads back once per level (a tree's children), not for
+// one that leads back twice: {"items": {"allOf": [{"$ref": "#"},
+// {"$ref": "#"}]}} is 3 subschemas, and a body of 20 nested arrays
+// ([[[…]]], 40 bytes) meets it 2^20 times. So Check also counts, before
+// validating, the evaluations the validator could make of this value:
+// the compiled schema walked over the value as the validator walks it
+// (every branch of anyOf, oneOf and if/then/else taken, every $ref and
+// every $dynamicRef target followed), stopping past MaxSteps. The walk
+// costs what it counts, and it counts at most MaxSteps.
+
+// graph is what the walk needs of the compiled schema besides the
+// schema: the targets a $dynamicRef or $recursiveRef may resolve to at
+// run time (the outermost schema in the dynamic scope with the anchor;
+// the walk counts every candidate).
+type graph struct {
+	dynamic   map[string][]*js.Schema // $dynamicAnchor name → schemas
+	recursive []*js.Schema            // $recursiveAnchor: true
+}
+
+// newGraph walks every schema reachable from root.
+func newGraph(root *js.Schema) *graph {
+	g := &graph{dynamic: map[string][]*js.Schema{}}
+	seen := map[*js.Schema]bool{}
+	var walk func(s *js.Schema)
+	walk = func(s *js.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		if s.DynamicAnchor != "" {
+			g.dynamic[s.DynamicAnchor] = append(g.dynamic[s.DynamicAnchor], s)
+		}
+		if s.RecursiveAnchor {
+			g.recursive = append(g.recursive, s)
+		}
+		eachChild(s, walk)
+	}
+	walk(root)
+	return g
+}
+
+// eachChild calls f with every subschema s links to: its keywords'
+// subschemas and its references' targets.
+func eachChild(s *js.Schema, f func(*js.Schema)) {
+	for _, sub := range inPlace(s) {
+		f(sub)
+	}
+	if s.DynamicRef != nil {
+		f(s.DynamicRef.Ref)
+	}
+	for _, sub := range s.Properties {
+		f(sub)
+	}
+	for _, sub := range s.PatternProperties {
+		f(sub)
+	}
+	for _, sub := range s.DependentSchemas {
+		f(sub)
+	}
+	for _, d := range s.Dependencies {
+		if sub, ok := d.(*js.Schema); ok {
+			f(sub)
+		}
+	}
+	if sub, ok := s.AdditionalProperties.(*js.Schema); ok {
+		f(sub)
+	}
+	f(s.PropertyNames)
+	f(s.UnevaluatedProperties)
+	switch items := s.Items.(type) {
+	case *js.Schema:
+		f(items)
+	case []*js.Schema:
+		for _, sub := range items {
+			f(sub)
+		}
+	}
+	if sub, ok := s.AdditionalItems.(*js.Schema); ok {
+		f(sub)
+	}
+	for _, sub := range s.PrefixItems {
+		f(sub)
+	}
+	f(s.Items2020)
+	f(s.Contains)
+	f(s.UnevaluatedItems)
+	f(s.ContentSchema)
+}
+
+// inPlace are the subschemas s applies to the value itself (not to its
+// items or properties), references' static targets included.
+func inPlace(s *js.Schema) []*js.Schema {
+	out := make([]*js.Schema, 0, 8)
+	out = append(out, s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else)
+	out = append(out, s.AllOf...)
+	out = append(out, s.AnyOf...)
+	out = append(out, s.OneOf...)
+	return out
+}
+
+// counter counts evaluations against a budget.
+type counter struct {
+	g    *graph
+	left int
+}
+
+// spend takes n steps from the budget; false once it is spent.
+func (c *counter) spend(n int) bool {
+	c.left -= n
+	return c.left >= 0
+}
+
+// evaluations reports whether validating v against s takes at most
+// limit steps, counting at most limit+1 of them.
+func (g *graph) evaluations(s *js.Schema, v any, limit int) bool {
+	c := &counter{g: g, left: limit}
+	return c.apply(s, v, nil)
+}
+
+// apply counts s applied to v. on are the schemas already applied to v
+// itself on the way here: the validator stops a cycle that does not
+// descend into the value (an error), and so does the count.
+func (c *counter) apply(s *js.Schema, v any, on []*js.Schema) bool {
+	if s == nil {
+		return true
+	}
+	if !c.spend(1) {
+		return false
+	}
+	if s.Bool != nil || slices.Contains(on, s) {
+		return true
+	}
+	on = append(on, s)
+	for _, sub := range inPlace(s) {
+		if !c.apply(sub, v, on) {
+			return false
+		}
+	}
+	if d := s.DynamicRef; d != nil {
+		if !c.apply(d.Ref, v, on) {
+			return false
+		}
+		if d.Anchor != "" && d.Ref != nil && d.Ref.DynamicAnchor == d.Anchor {
+			for _, t := range c.g.dynamic[d.Anchor] {
+				if t != d.Ref && !c.apply(t, v, on) {
+					return false
+				}
+			}
+		}
+	}
+	if r := s.RecursiveRef; r != nil && r.RecursiveAnchor {
+		for _, t := range c.g.recursive {
+			if t != r && !c.apply(t, v, on) {
+				return false
+			}
+		}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		return c.object(s, v, on)
+	case []any:
+		return c.array(s, v)
+	}
+	return true
+}
+
+// object counts s's object keywords applied to v and its properties.
+func (c *counter) object(s *js.Schema, v map[string]any, on []*js.Schema) bool {
+	additional, _ := s.AdditionalProperties.(*js.Schema)
+	for k, e := range v {
+		if !c.apply(s.Properties[k], e, nil) || !c.apply(additional, e, nil) ||
+			!c.apply(s.UnevaluatedProperties, e, nil) || !c.apply(s.PropertyNames, k, nil) {
+			return false
+		}
+		for _, sub := range s.PatternProperties {
+			if !c.apply(sub, e, nil) {
+				return false
+			}
+		}
+		if !c.apply(s.DependentSchemas[k], v, on) {
+			return false
+		}
+		if sub, ok := s.Dependencies[k].(*js.Schema); ok && !c.apply(sub, v, on) {
+			return false
+		}
+	}
+	return true
+}
+
+// array counts s's array keywords applied to v's items.
+func (c *counter) array(s *js.Schema, v []any) bool {
+	additional, _ := s.AdditionalItems.(*js.Schema)
+	for i, e := range v {
+		switch items := s.Items.(type) {
+		case *js.Schema:
+			if !c.apply(items, e, nil) {
+				return false
+			}
+		case []*js.Schema:
+			if i < len(items) && !c.apply(items[i], e, nil) {
+				return false
+			}
+		}
+		if i < len(s.PrefixItems) && !c.apply(s.PrefixItems[i], e, nil) {
+			return false
+		}
+		if !c.apply(additional, e, nil) || !c.apply(s.Items2020, e, nil) ||
+			!c.apply(s.Contains, e, nil) || !c.apply(s.UnevaluatedItems, e, nil) {
+			return false
+		}
+	}
+	return true
+}
