@@ -118,7 +118,12 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(doc, err)
 	}
-	return &Schema{s: s, cost: cost, g: newGraph(s)}, nil
+	g := newGraph(s)
+	compiled, err := g.expanded(s, doc)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{s: s, cost: max(cost, compiled), g: g}, nil
 }
 
 // countKeywords take a non-negative integer that the library converts to

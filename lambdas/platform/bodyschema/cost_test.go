@@ -38,6 +38,25 @@ func exponentialUnder(levels int, root map[string]any) string {
 	return string(b)
 }
 
+// exponentialAs is exponential with its $refs written by ref (the
+// definition's name to a $ref) and its definitions and entry placed by
+// root: the ways a $ref can name a definition that are not "#/$defs/…".
+func exponentialAs(levels int, ref func(name string) string, root func(defs map[string]any, entry string) map[string]any) string {
+	defs := map[string]any{}
+	for i := range levels {
+		next := ref(fmt.Sprintf("d%d", i+1))
+		defs[fmt.Sprintf("d%d", i)] = map[string]any{"allOf": []any{map[string]any{"$ref": next}, map[string]any{"$ref": next}}}
+	}
+	defs[fmt.Sprintf("d%d", levels)] = map[string]any{"type": "string"}
+	b, _ := json.Marshal(root(defs, ref("d0")))
+	return string(b)
+}
+
+// underDefs places exponentialAs's definitions in $defs.
+func underDefs(defs map[string]any, entry string) map[string]any {
+	return map[string]any{"$ref": entry, "$defs": defs}
+}
+
 func TestCostlySchemasAreRefused(t *testing.T) {
 	for _, tt := range []struct {
 		name, schema, want string
@@ -49,6 +68,26 @@ func TestCostlySchemasAreRefused(t *testing.T) {
 		{"costly patternProperties name", `{"type":"object","patternProperties":{"^[ab]{1000}$":true}}`, "regular-expression instructions"},
 		{"wide enum", `{"enum":[` + strings.TrimSuffix(strings.Repeat(`"v",`, bodyschema.MaxEnumValues+1), ",") + `]}`, "values; at most"},
 		{"deep nesting", strings.Repeat(`{"not":`, bodyschema.MaxSchemaDepth+2) + `{}` + strings.Repeat(`}`, bodyschema.MaxSchemaDepth+2), "deep"},
+		// Each counted as the $refs the library follows, not as the
+		// document's text reads ("#/…" pointers only).
+		{"exponential $refs under a property named enum", exponentialAs(26, func(n string) string { return "#/properties/enum/$defs/" + n }, func(defs map[string]any, entry string) map[string]any {
+			return map[string]any{"properties": map[string]any{"enum": map[string]any{"$ref": entry, "$defs": defs}}}
+		}), "subschemas"},
+		{"exponential $refs by the schema's absolute URI", exponentialAs(26, func(n string) string { return "urn:dynastack:schema#/$defs/" + n }, underDefs), "subschemas"},
+		{"exponential $refs by $id", exponentialAs(26, func(n string) string { return "urn:x:" + n }, func(defs map[string]any, entry string) map[string]any {
+			for name, d := range defs {
+				d.(map[string]any)["$id"] = "urn:x:" + name
+			}
+			return underDefs(defs, entry)
+		}), "subschemas"},
+		{"exponential $refs by percent-encoded pointers", exponentialAs(26, func(n string) string { return "#/%24defs/" + n }, underDefs), "subschemas"},
+		{"exponential $refs by $anchor in an object of subschemas", exponentialAs(26, func(n string) string { return "#" + n }, func(defs map[string]any, entry string) map[string]any {
+			for name, d := range defs {
+				d.(map[string]any)["$anchor"] = name
+			}
+			return map[string]any{"$ref": entry, "dependentSchemas": map[string]any{"x": map[string]any{"dependentSchemas": defs}}}
+		}), "subschemas"},
+		{"wide enum under a property named enum", `{"properties":{"enum":{"enum":[` + strings.TrimSuffix(strings.Repeat(`"v",`, bodyschema.MaxEnumValues+1), ",") + `]}}}`, "values; at most"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := bodyschema.Compile([]byte(tt.schema))

@@ -1,7 +1,10 @@
 package bodyschema
 
 import (
+	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 
 	js "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -220,4 +223,85 @@ func (c *counter) array(s *js.Schema, v []any) bool {
 		}
 	}
 	return true
+}
+
+// expanded applies Compile's limits to the compiled schema: its
+// subschemas with every reference followed as the library resolves it
+// (memoised, a recursive one counted once) against MaxExpandedSchemas,
+// their nesting against MaxSchemaDepth and each enum against
+// MaxEnumValues. checkCost applies them to the document first, reading
+// "#…" references as the text writes them; a reference it cannot read
+// (by $id, by the schema's absolute URI, percent-encoded) or a subschema
+// it does not tell from an object of subschemas (under a property named
+// enum or title) is counted here. doc names paths in errors.
+func (g *graph) expanded(root *js.Schema, doc any) (int, error) {
+	memo := map[*js.Schema]int{}
+	active := map[*js.Schema]bool{}
+	var err error
+	var count func(s *js.Schema, depth int) int
+	count = func(s *js.Schema, depth int) int {
+		if s == nil || err != nil {
+			return 0
+		}
+		if n, ok := memo[s]; ok {
+			return n
+		}
+		if active[s] {
+			return 1
+		}
+		if depth > MaxSchemaDepth {
+			err = &CompileError{Path: locPath(doc, s.Location), Message: fmt.Sprintf("nests subschemas more than %d deep (with its $refs followed)", MaxSchemaDepth)}
+			return 0
+		}
+		if s.Enum != nil && len(s.Enum.Values) > MaxEnumValues {
+			err = &CompileError{Path: locPath(doc, s.Location+"/enum"), Message: fmt.Sprintf("lists %d values; at most %d", len(s.Enum.Values), MaxEnumValues)}
+			return 0
+		}
+		active[s] = true
+		n := 1
+		add := func(sub *js.Schema) {
+			if n <= MaxExpandedSchemas {
+				n += count(sub, depth+1)
+			}
+		}
+		eachChild(s, add)
+		if d := s.DynamicRef; d != nil && d.Anchor != "" {
+			for _, t := range g.dynamic[d.Anchor] {
+				add(t)
+			}
+		}
+		if r := s.RecursiveRef; r != nil && r.RecursiveAnchor {
+			for _, t := range g.recursive {
+				add(t)
+			}
+		}
+		delete(active, s)
+		memo[s] = n
+		return n
+	}
+	n := count(root, 0)
+	if err != nil {
+		return 0, err
+	}
+	if n > MaxExpandedSchemas {
+		return 0, &CompileError{Message: fmt.Sprintf("expands to more than %d subschemas with its $refs followed; a schema may make each value cost at most that many checks", MaxExpandedSchemas)}
+	}
+	return n, nil
+}
+
+// locPath is the path inside doc of a compiled schema's location, ""
+// when it is not inside the schema's own document (an embedded $id).
+func locPath(doc any, loc string) string {
+	ptr, ok := strings.CutPrefix(loc, location+"#")
+	if !ok || ptr == "" {
+		return ""
+	}
+	var tokens []string
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if u, err := url.PathUnescape(tok); err == nil {
+			tok = u
+		}
+		tokens = append(tokens, strings.NewReplacer("~1", "/", "~0", "~").Replace(tok))
+	}
+	return Path("", doc, tokens)
 }
