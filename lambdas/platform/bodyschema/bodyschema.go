@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	js "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -108,6 +109,7 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	c := js.NewCompiler()
 	c.DefaultDraft(js.Draft2020)
 	c.UseLoader(noLoads{})
+	c.UseRegexpEngine(regexpEngine)
 	if o.formats {
 		c.AssertFormat()
 	}
@@ -216,6 +218,13 @@ func (s *Schema) Check(v *api.Validator, field string, value any) {
 	for _, l := range leafErrors(verr) {
 		path := Path(field, value, l.InstanceLocation)
 		msg := l.ErrorKind.LocalizedString(printer)
+		if f, ok := l.ErrorKind.(*kind.Format); ok {
+			// The library quotes the whole string first: past the field
+			// message's 200 characters the reason would be cut off.
+			if got, ok := f.Got.(string); ok && len(got) > maxFormatEcho {
+				msg = fmt.Sprintf("a string of %d bytes is not valid %s: %v", len(got), f.Want, f.Err)
+			}
+		}
 		if seen[path+msg] {
 			continue
 		}
@@ -223,6 +232,9 @@ func (s *Schema) Check(v *api.Validator, field string, value any) {
 		v.Add(path, "%s", msg)
 	}
 }
+
+// maxFormatEcho is the longest string a format error quotes.
+const maxFormatEcho = 64
 
 // leafErrors are the violations themselves: the errors without causes.
 func leafErrors(e *js.ValidationError) []*js.ValidationError {

@@ -87,6 +87,9 @@ func TestCostlySchemasAreRefused(t *testing.T) {
 			}
 			return map[string]any{"$ref": entry, "dependentSchemas": map[string]any{"x": map[string]any{"dependentSchemas": defs}}}
 		}), "subschemas"},
+		{"costly patternProperties name under not", `{"not":{"patternProperties":{"^[ab]{1000}$":true}}}`, "regular-expression instructions"},
+		{"costly pattern under a property named title", `{"properties":{"type":{},"title":{"pattern":"^[ab]{1000}$"}}}`, "regular-expression instructions"},
+		{"long pattern under a property named enum", `{"properties":{"enum":{"enum":["a"],"pattern":"` + strings.Repeat("a", bodyschema.MaxPatternBytes+1) + `"}}}`, "bytes long"},
 		{"wide enum under a property named enum", `{"properties":{"enum":{"enum":[` + strings.TrimSuffix(strings.Repeat(`"v",`, bodyschema.MaxEnumValues+1), ",") + `]}}}`, "values; at most"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -249,6 +252,35 @@ func TestCheckBoundsRecursiveRefs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var v api.Validator
 			tt.schema.Check(&v, "body", tt.value)
+			if tt.want == "" {
+				assert.NoError(t, v.Err())
+				return
+			}
+			assert.ErrorContains(t, v.Err(), tt.want)
+		})
+	}
+}
+
+// A "format": "regex" (asserted in draft-07 and older) compiles each
+// string it checks: it is held to a pattern's limits, so a 16 KB string
+// is refused before it is compiled (0.7 s for [\pL\pN]{1000} repeated),
+// and a short one is checked as before.
+func TestFormatRegexIsBounded(t *testing.T) {
+	s, err := bodyschema.Compile([]byte(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"array","items":{"format":"regex"}}`))
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name  string
+		value any
+		want  string // "" passes
+	}{
+		{"a short regex", []any{"^[a-z]+$"}, ""},
+		{"not a regex", []any{"(?<=a)b"}, "body[0]: "},
+		{"a long regex", []any{strings.Repeat(`[\pL\pN]{1000}`, 1000)}, "a pattern may be at most 256"},
+		{"a costly regex", []any{`[\pL\pN]{1000}[ab]{1000}`}, "regular-expression instructions"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var v api.Validator
+			s.Check(&v, "body", tt.value)
 			if tt.want == "" {
 				assert.NoError(t, v.Err())
 				return
