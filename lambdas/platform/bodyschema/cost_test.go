@@ -289,3 +289,58 @@ func TestFormatRegexIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// allOf is a schema of n copies of sub under allOf.
+func allOf(n int, sub string) string {
+	return `{"allOf":[` + strings.TrimSuffix(strings.Repeat(sub+",", n), ",") + `]}`
+}
+
+// ones is a JSON array of n ones.
+func ones(n int) string {
+	return "[" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]"
+}
+
+// Some keywords cost in proportion to what they read, not one step: a
+// pattern in the string's length times its instructions (16 KB against
+// [ab]{900}c is one value and 0.3 s), a format in the string's length, a
+// numeric keyword in the number's digits, const and enum in the size of
+// what they compare. Check counts that work with the evaluations and
+// refuses past MaxSteps; ordinary values are checked as before.
+func TestCheckBoundsKeywordWork(t *testing.T) {
+	long := strings.Repeat("a", 16000)
+	longNumber := json.Number("1." + strings.Repeat("0", 16000))
+	draft7 := func(s string) string {
+		return `{"$schema":"http://json-schema.org/draft-07/schema#",` + strings.TrimPrefix(s, "{")
+	}
+	for _, tt := range []struct {
+		name, schema string
+		value        any
+		want         string // "" passes
+	}{
+		{"pattern, long string", `{"pattern":"[ab]{900}c"}`, long, "200000-step limit"},
+		{"pattern, short string", `{"pattern":"[ab]{900}c"}`, strings.Repeat("a", 100), "does not match pattern"},
+		{"patterns, a 2 KB string", allOf(20, `{"pattern":"[ab]{900}c"}`), strings.Repeat("a", 2000), "is too costly to check"},
+		{"ordinary pattern, 16 KB of ids", `{"type":"array","items":{"type":"string","pattern":"^[a-z0-9-]{1,64}$"}}`, stringArray(8000), ""},
+		{"patternProperties, long key", `{"patternProperties":{"[ab]{900}c":true}}`, map[string]any{strings.Repeat("a", 8000): 1}, "is too costly to check"},
+		{"patternProperties, short key", `{"patternProperties":{"[ab]{900}c":false}}`, map[string]any{"a": 1}, ""},
+		{"integer, a number of 16,000 digits", allOf(100, `{"type":"integer"}`), longNumber, "is too costly to check"},
+		{"integer, an ordinary number", allOf(100, `{"type":"integer"}`), json.Number("12345678901234567890"), ""},
+		{"formats, long string", draft7(allOf(300, `{"format":"email"}`)), long, "is too costly to check"},
+		{"a format, long string", draft7(`{"format":"email"}`), long, "is not valid email"},
+		{"enum of arrays, a large array", `{"enum":[` + strings.TrimSuffix(strings.Repeat(ones(1000)+",", bodyschema.MaxEnumValues), ",") + `]}`, decode(t, ones(1000)), "is too costly to check"},
+		{"enum of arrays, a small array", `{"enum":[` + strings.TrimSuffix(strings.Repeat(ones(10)+",", 10), ",") + `]}`, decode(t, ones(10)), ""},
+		{"uniqueItems, 8,000 items", `{"uniqueItems":true}`, stringArray(8000), "items at 0 and 1 are equal"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := bodyschema.Compile([]byte(tt.schema))
+			require.NoError(t, err)
+			var v api.Validator
+			s.Check(&v, "body", tt.value)
+			if tt.want == "" {
+				assert.NoError(t, v.Err())
+				return
+			}
+			assert.ErrorContains(t, v.Err(), tt.want)
+		})
+	}
+}

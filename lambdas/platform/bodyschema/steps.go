@@ -1,6 +1,7 @@
 package bodyschema
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -143,6 +144,9 @@ func (c *counter) apply(s *js.Schema, v any, on []*js.Schema) bool {
 	if s.Bool != nil || slices.Contains(on, s) {
 		return true
 	}
+	if !c.keywords(s, v) {
+		return false
+	}
 	on = append(on, s)
 	for _, sub := range inPlace(s) {
 		if !c.apply(sub, v, on) {
@@ -185,8 +189,8 @@ func (c *counter) object(s *js.Schema, v map[string]any, on []*js.Schema) bool {
 			!c.apply(s.UnevaluatedProperties, e, nil) || !c.apply(s.PropertyNames, k, nil) {
 			return false
 		}
-		for _, sub := range s.PatternProperties {
-			if !c.apply(sub, e, nil) {
+		for re, sub := range s.PatternProperties {
+			if !c.spend(matchSteps(re, k)) || !c.apply(sub, e, nil) {
 				return false
 			}
 		}
@@ -304,4 +308,108 @@ func locPath(doc any, loc string) string {
 		tokens = append(tokens, strings.NewReplacer("~1", "/", "~0", "~").Replace(tok))
 	}
 	return Path("", doc, tokens)
+}
+
+// What a keyword costs in proportion to what it reads, in steps (a step
+// is a subschema's evaluation, about 0.2 µs): Cost and the count above
+// take each evaluation as one step, but matching a pattern, checking a
+// format and reading a number take time in their input's length, and
+// comparing with const or enum, or for uniqueItems, in the value's size.
+// A 16 KB string against "[ab]{900}c" is one value and 0.3 s.
+const (
+	// PatternBytesPerStep: matching n bytes against a pattern of k RE2
+	// instructions costs n×k/PatternBytesPerStep steps (Go's regexp,
+	// which has no DFA: 22–41 ns a byte and instruction).
+	PatternBytesPerStep = 8
+	// FormatBytesPerStep: a format's check of n bytes costs
+	// n/FormatBytesPerStep steps (about 12 ns a byte).
+	FormatBytesPerStep = 16
+	// DigitsPerStep: a numeric keyword (type integer, minimum,
+	// multipleOf, …, const and enum) reads a number of n characters at
+	// n/DigitsPerStep steps (math/big: 50–80 ns a digit; "1.000…" with
+	// 16,000 zeros is 1.3 ms each time).
+	DigitsPerStep = 4
+	// RegexCompileSteps: a "format": "regex" compiles the string it
+	// checks (within the pattern limits: up to 0.7 ms).
+	RegexCompileSteps = 3000
+)
+
+// keywords spends what s's keywords cost beyond one step on v.
+func (c *counter) keywords(s *js.Schema, v any) bool {
+	switch v := v.(type) {
+	case string:
+		n := 0
+		if s.Pattern != nil {
+			n += matchSteps(s.Pattern, v)
+		}
+		if s.Format != nil {
+			n += len(v) / FormatBytesPerStep
+			if s.Format.Name == "regex" {
+				n += RegexCompileSteps
+			}
+		}
+		return c.spend(n)
+	case json.Number:
+		reads := 0
+		if s.Types != nil || s.Minimum != nil || s.Maximum != nil || s.ExclusiveMinimum != nil || s.ExclusiveMaximum != nil || s.MultipleOf != nil {
+			reads = 2
+		}
+		if s.Const != nil {
+			reads++
+		}
+		if s.Enum != nil {
+			reads += len(s.Enum.Values)
+		}
+		return c.spend(reads * (len(v) / DigitsPerStep))
+	case map[string]any, []any:
+		times := 0
+		if s.Const != nil {
+			times++
+		}
+		if s.Enum != nil {
+			times += len(s.Enum.Values)
+		}
+		if _, ok := v.([]any); ok && s.UniqueItems {
+			times++
+		}
+		if times > 0 {
+			return c.size(v, times)
+		}
+	}
+	return true
+}
+
+// matchSteps is what matching s against re costs.
+func matchSteps(re js.Regexp, s string) int {
+	insts := MaxPatternInsts // a pattern not compiled by regexpEngine
+	if p, ok := re.(*pattern); ok {
+		insts = p.insts
+	}
+	return len(s) * insts / PatternBytesPerStep
+}
+
+// size spends times steps for every JSON value in v, and for every
+// FormatBytesPerStep bytes of its strings and keys and DigitsPerStep
+// characters of its numbers: what comparing or hashing v reads.
+func (c *counter) size(v any, times int) bool {
+	n := 1
+	switch v := v.(type) {
+	case string:
+		n += len(v) / FormatBytesPerStep
+	case json.Number:
+		n += len(v) / DigitsPerStep
+	case map[string]any:
+		for k, e := range v {
+			if !c.spend(times*(len(k)/FormatBytesPerStep)) || !c.size(e, times) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if !c.size(e, times) {
+				return false
+			}
+		}
+	}
+	return c.spend(n * times)
 }
