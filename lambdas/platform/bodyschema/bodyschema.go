@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	js "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -37,6 +38,7 @@ const location = "urn:dynastack:schema"
 type Schema struct {
 	s    *js.Schema
 	cost int
+	g    *graph
 }
 
 // Cost is how many subschemas a value meets at most under the schema, its
@@ -107,6 +109,7 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	c := js.NewCompiler()
 	c.DefaultDraft(js.Draft2020)
 	c.UseLoader(noLoads{})
+	c.UseRegexpEngine(regexpEngine)
 	if o.formats {
 		c.AssertFormat()
 	}
@@ -117,7 +120,12 @@ func Compile(raw []byte, opts ...Option) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(doc, err)
 	}
-	return &Schema{s: s, cost: cost}, nil
+	g := newGraph(s)
+	compiled, err := g.expanded(s, doc)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{s: s, cost: max(cost, compiled), g: g}, nil
 }
 
 // countKeywords take a non-negative integer that the library converts to
@@ -184,12 +192,17 @@ func compileError(doc any, err error) error {
 // value is what encoding/json decodes into an any (numbers as json.Number
 // or float64).
 //
-// A value whose JSON values times the schema's Cost exceed MaxSteps is
-// refused unchecked, with a field error that says so: no value makes a
-// check cost more than MaxSteps steps.
+// A value whose JSON values times the schema's Cost exceed MaxSteps, or
+// whose evaluations (the schema walked over the value, steps.go) would,
+// is refused unchecked, with a field error that says so: no value makes
+// a check cost more than MaxSteps steps.
 func (s *Schema) Check(v *api.Validator, field string, value any) {
 	if n := values(value, MaxSteps/max(s.cost, 1)); n*max(s.cost, 1) > MaxSteps {
 		v.Add(field, "is too costly to check against its schema: more than %d JSON values, each meeting up to %d of its subschemas, is over the %d-step limit; send fewer values or a simpler schema", MaxSteps/max(s.cost, 1), s.cost, MaxSteps)
+		return
+	}
+	if !s.g.evaluations(s.s, value, MaxSteps) {
+		v.Add(field, "is too costly to check against its schema: over the %d-step limit, its values meeting its subschemas more often than that ($refs followed, every branch counted: a $ref that leads back twice per level doubles them at each level of nesting); send a smaller or shallower value, or a simpler schema", MaxSteps)
 		return
 	}
 	err := s.s.Validate(value)
@@ -205,6 +218,13 @@ func (s *Schema) Check(v *api.Validator, field string, value any) {
 	for _, l := range leafErrors(verr) {
 		path := Path(field, value, l.InstanceLocation)
 		msg := l.ErrorKind.LocalizedString(printer)
+		if f, ok := l.ErrorKind.(*kind.Format); ok {
+			// The library quotes the whole string first: past the field
+			// message's 200 characters the reason would be cut off.
+			if got, ok := f.Got.(string); ok && len(got) > maxFormatEcho {
+				msg = fmt.Sprintf("a string of %d bytes is not valid %s: %v", len(got), f.Want, f.Err)
+			}
+		}
 		if seen[path+msg] {
 			continue
 		}
@@ -212,6 +232,9 @@ func (s *Schema) Check(v *api.Validator, field string, value any) {
 		v.Add(path, "%s", msg)
 	}
 }
+
+// maxFormatEcho is the longest string a format error quotes.
+const maxFormatEcho = 64
 
 // leafErrors are the violations themselves: the errors without causes.
 func leafErrors(e *js.ValidationError) []*js.ValidationError {
