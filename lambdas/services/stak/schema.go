@@ -122,9 +122,14 @@ func (s *Store) checkBody(ic *InboxConfig, category string, body any) error {
 	var v api.Validator
 	if err := s.schemas.CheckBody(&v, "message.body", raw, body); err != nil {
 		// Every stored schema compiled when it was put; one that no longer
-		// does (edited by hand, or a library upgrade) must not let bodies
-		// through unchecked.
-		return fmt.Errorf("stak: inbox %q: stored schema for %q does not compile: %w", ic.Inbox, category, err)
+		// does (edited by hand, or limits tightened since) must not let
+		// bodies through unchecked. It is the inbox's state to fix, not a
+		// fault to retry: a 500 would have the publisher retry in vain.
+		key := SchemaDefault
+		if _, ok := ic.Schema[category]; ok && category != "" {
+			key = category
+		}
+		return api.Conflict("inbox %q: its stored schema %q is no longer accepted (%v); PUT the inbox config again with a schema within the current limits", ic.Inbox, key, err)
 	}
 	return v.Err()
 }

@@ -105,8 +105,10 @@ func TestInboxSchemaOnPublish(t *testing.T) {
 	s.publish(t, msg("billing", `[]`))
 }
 
-// A schema edited by hand into one that no longer compiles refuses
-// publishes (500) instead of letting bodies through unchecked.
+// A schema edited by hand into one that no longer compiles (or stored
+// before a limit was tightened) refuses publishes instead of letting
+// bodies through unchecked: 409, naming the inbox and the fix, since
+// retrying cannot help; nothing is written.
 func TestInboxSchemaBrokenInTable(t *testing.T) {
 	s := newService(t)
 	s.setup(t)
@@ -118,8 +120,12 @@ func TestInboxSchemaBrokenInTable(t *testing.T) {
 			"default": &types.AttributeValueMemberS{Value: `{"type":"strin"}`}}}},
 	})
 	require.NoError(t, err, "break the schema")
+	before := s.Digest(t)
 	r := s.Do(t, contract.Publish.Method, contract.Publish.URL("acme", "main"), `{"sender":"a","audiences":{"kind":"everyone"},"message":{"title":"x","body":"b"}}`)
-	require.Equal(t, 500, r.Status, "publish: %s", r.Body)
+	require.Equal(t, 409, r.Status, "publish: %s", r.Body)
+	assert.Contains(t, string(r.Body), `inbox \"main\": its stored schema \"default\" is no longer accepted (type: is not a valid JSON Schema`, "names the inbox, the schema and the reason")
+	assert.Contains(t, string(r.Body), "PUT the inbox config again", "says the fix")
+	assert.Equal(t, before, s.Digest(t), "nothing written")
 }
 
 // A tenant's schema cannot make a publish costly: an inbox schema that
