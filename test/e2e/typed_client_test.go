@@ -12,6 +12,7 @@ import (
 	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
 	itsmclient "github.com/dynastack/dynastack/lambdas/client/itsm"
 	nucleusclient "github.com/dynastack/dynastack/lambdas/client/nucleus"
+	"github.com/dynastack/dynastack/lambdas/client/opt"
 	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 	stakclient "github.com/dynastack/dynastack/lambdas/client/stak"
 	"github.com/dynastack/dynastack/lambdas/devtools/apienv"
@@ -39,7 +40,7 @@ func TestITSMThroughTheTypedClient(t *testing.T) {
 	require.NoError(t, err)
 	caller := "sess-" + uuid.NewString()
 	key := uuid.NewString()
-	body := itsmclient.CreateTicketJSONRequestBody{CallerId: &caller, IssueDescription: ptr("the printer is on fire")}
+	body := itsmclient.CreateTicketJSONRequestBody{CallerId: &caller, IssueDescription: new("the printer is on fire")}
 
 	created, err := c.CreateTicketWithResponse(t.Context(), &itsmclient.CreateTicketParams{IdempotencyKey: &key}, body)
 	require.NoError(t, err)
@@ -75,16 +76,6 @@ func TestITSMThroughTheTypedClient(t *testing.T) {
 	assert.Equal(t, created.JSON201.TicketId, (*list.JSON200.Tickets)[0].TicketId)
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// alloc sets *p to a new T and returns it: a generated request body's
-// nested object is a pointer to an anonymous struct, which has no name to
-// write in a literal.
-func alloc[T any](p **T) *T {
-	*p = new(T)
-	return *p
-}
-
 // TestServicesThroughTheTypedClients: each other service's generated
 // client (lambdas/client/<service>) against its real handler, a short
 // sequence each: what it creates it reads back by its id and finds in its
@@ -97,7 +88,7 @@ func TestServicesThroughTheTypedClients(t *testing.T) {
 		require.NoError(t, err)
 		var payload any = map[string]any{"text": "e2e"}
 		created, err := c.CreateMessageWithResponse(t.Context(), nil, rezclient.CreateMessageJSONRequestBody{
-			MessageType: ptr("e2e_test"), CreatedBy: ptr("e2e"), Payload: payload})
+			MessageType: new("e2e_test"), CreatedBy: new("e2e"), Payload: payload})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, created.StatusCode(), "create: %s", created.Body)
 		id, err := uuid.Parse(created.JSON201.MessageId)
@@ -106,7 +97,7 @@ func TestServicesThroughTheTypedClients(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, got.StatusCode(), "get: %s", got.Body)
 		assert.Equal(t, "e2e", got.JSON200.CreatedBy, "get: created_by")
-		list, err := c.ListMessagesWithResponse(t.Context(), &rezclient.ListMessagesParams{Limit: ptr(100)})
+		list, err := c.ListMessagesWithResponse(t.Context(), &rezclient.ListMessagesParams{Limit: new(100)})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, list.StatusCode(), "list: %s", list.Body)
 		require.NotNil(t, list.JSON200.Messages)
@@ -124,10 +115,10 @@ func TestServicesThroughTheTypedClients(t *testing.T) {
 	t.Run("nucleus", func(t *testing.T) {
 		c, err := nucleusclient.NewClientWithResponses(serve(t, "nucleus").URL)
 		require.NoError(t, err)
-		user := ptr("e2e@example.com")
+		user := new("e2e@example.com")
 		name := "e2e " + uuid.NewString()
 		created, err := c.CreateScheduleWithResponse(t.Context(), &nucleusclient.CreateScheduleParams{XUserId: user}, nucleusclient.CreateScheduleJSONRequestBody{
-			ScheduleName: &name, StartCron: ptr("0 8 * * MON-FRI"), EndCron: ptr("0 18 * * MON-FRI"), Timezone: ptr("UTC"), Enabled: ptr(false)})
+			ScheduleName: &name, StartCron: new("0 8 * * MON-FRI"), EndCron: new("0 18 * * MON-FRI"), Timezone: new("UTC"), Enabled: new(false)})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, created.StatusCode(), "create: %s", created.Body)
 		id, err := uuid.Parse(created.JSON201.ScheduleId)
@@ -154,21 +145,21 @@ func TestServicesThroughTheTypedClients(t *testing.T) {
 		c, err := stakclient.NewClientWithResponses(serve(t, "stak").URL)
 		require.NoError(t, err)
 		tenant, inbox := "e2e-"+uuid.NewString()[:8], "ops"
-		put, err := c.PutTenantWithResponse(t.Context(), tenant, stakclient.PutTenantJSONRequestBody{Title: ptr("e2e")})
+		put, err := c.PutTenantWithResponse(t.Context(), tenant, stakclient.PutTenantJSONRequestBody{Title: new("e2e")})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, put.StatusCode(), "put tenant: %s", put.Body)
 		got, err := c.GetTenantWithResponse(t.Context(), tenant)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, got.StatusCode(), "get tenant: %s", got.Body)
 		assert.Equal(t, "e2e", got.JSON200.Title, "get tenant: title")
-		box, err := c.PutInboxWithResponse(t.Context(), tenant, inbox, stakclient.PutInboxJSONRequestBody{Title: ptr("e2e inbox")})
+		box, err := c.PutInboxWithResponse(t.Context(), tenant, inbox, stakclient.PutInboxJSONRequestBody{Title: new("e2e inbox")})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, box.StatusCode(), "put inbox: %s", box.Body)
 		var body stakclient.PublishJSONRequestBody
-		body.Sender = ptr("e2e")
-		to := alloc(&body.Audiences)
-		to.Kind, to.Uids = ptr("users"), &[]string{"u1", "u2"}
-		alloc(&body.Message).Title = ptr("e2e")
+		body.Sender = new("e2e")
+		to := opt.Set(&body.Audiences)
+		to.Kind, to.Uids = new("users"), &[]string{"u1", "u2"}
+		opt.Set(&body.Message).Title = new("e2e")
 		published, err := c.PublishWithResponse(t.Context(), tenant, inbox, nil, body)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, published.StatusCode(), "publish: %s", published.Body)
@@ -183,13 +174,13 @@ func TestServicesThroughTheTypedClients(t *testing.T) {
 	t.Run("agenticpm", func(t *testing.T) {
 		c, err := pmclient.NewClientWithResponses(serve(t, "agenticpm").URL)
 		require.NoError(t, err)
-		created, err := c.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: ptr("e2e"),
-			Source: ptr("jira"), SourceProjectKey: ptr("E2E"), AutonomyLevel: ptr("monitoring")})
+		created, err := c.CreateProjectWithResponse(t.Context(), nil, pmclient.CreateProjectJSONRequestBody{Name: new("e2e"),
+			Source: new("jira"), SourceProjectKey: new("E2E"), AutonomyLevel: new("monitoring")})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, created.StatusCode(), "create: %s", created.Body)
 		id, err := uuid.Parse(created.JSON201.Id)
 		require.NoError(t, err, "id is a UUID")
-		event, err := c.RecordProjectEventWithResponse(t.Context(), id, nil, pmclient.EventRequest{EventType: ptr("heartbeat"), Severity: ptr("info"), Summary: ptr("e2e")})
+		event, err := c.RecordProjectEventWithResponse(t.Context(), id, nil, pmclient.EventRequest{EventType: new("heartbeat"), Severity: new("info"), Summary: new("e2e")})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, event.StatusCode(), "record event: %s", event.Body)
 		events, err := c.ListProjectEventsWithResponse(t.Context(), id, nil)
@@ -198,7 +189,7 @@ func TestServicesThroughTheTypedClients(t *testing.T) {
 		require.NotNil(t, events.JSON200.Items)
 		require.Len(t, *events.JSON200.Items, 1, "list events: the one recorded")
 		assert.Equal(t, event.JSON201.Id, (*events.JSON200.Items)[0].Id, "list events: its id")
-		archived, err := c.UpdateProjectWithResponse(t.Context(), id, pmclient.UpdateProjectJSONRequestBody{Status: ptr("archived")})
+		archived, err := c.UpdateProjectWithResponse(t.Context(), id, pmclient.UpdateProjectJSONRequestBody{Status: new("archived")})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, archived.StatusCode(), "archive: %s", archived.Body)
 		assert.Equal(t, "archived", archived.JSON200.Status, "archive: status")

@@ -10,6 +10,7 @@ import (
 
 	pm "github.com/dynastack/dynastack/constructs/agenticpm/contract"
 	pmclient "github.com/dynastack/dynastack/lambdas/client/agenticpm"
+	"github.com/dynastack/dynastack/lambdas/client/opt"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/services/agenticpm"
 	"github.com/stretchr/testify/assert"
@@ -43,11 +44,11 @@ func TestHoldQueueReleasedWhenDue(t *testing.T) {
 	call(t, "POST", r.base+"/_local/schedules/agenticpm-release", "", 200, nil)
 	acts, err := c.ListActionsWithResponse(t.Context(), pid, nil)
 	answered(t, 200, acts, acts.Body, err, "list actions")
-	items := deref(acts.JSON200.Items)
+	items := opt.Value(acts.JSON200.Items)
 	require.Len(t, items, 1, "actions")
 	require.True(t, items[0].Executed, "action executed: %+v", items[0])
-	require.Equal(t, "schedule", deref(items[0].ReleasedBy), "action released by")
-	require.NotEmpty(t, deref(items[0].DispatchedAt), "action dispatched at")
+	require.Equal(t, "schedule", opt.Value(items[0].ReleasedBy), "action released by")
+	require.NotEmpty(t, opt.Value(items[0].DispatchedAt), "action dispatched at")
 	var evs struct {
 		Events []struct {
 			Bus, DetailType, Detail string

@@ -349,15 +349,6 @@ func call(t *testing.T, method, url, body string, wantStatus int, out any) {
 	}
 }
 
-// deref is *p, or the zero value when p is nil (an optional field).
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
 // servedServices is what the runner must serve from dir: every registered
 // service whose function the templates define, sorted.
 func servedServices(t *testing.T, dir string) string {

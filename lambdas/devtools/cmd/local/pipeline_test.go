@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	rez "github.com/dynastack/dynastack/constructs/rezagent/contract"
+	"github.com/dynastack/dynastack/lambdas/client/opt"
 	rezclient "github.com/dynastack/dynastack/lambdas/client/rezagent"
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/stretchr/testify/assert"
@@ -78,7 +79,7 @@ func TestPipeline(t *testing.T) {
 	})
 	n := sink()
 	require.Equal(t, 1, n.count("from curl"), "messages from curl at the sink %+v", n)
-	require.NotEmpty(t, deref(m.NotificationId), "message's notification id: %+v", m)
+	require.NotEmpty(t, opt.Value(m.NotificationId), "message's notification id: %+v", m)
 
 	// One trace per message: the processor's line for the message has the
 	// trace id of the API invocation that created it (its request line,
