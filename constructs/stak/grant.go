@@ -78,7 +78,15 @@ func GrantTenantInvoke(api awsapigatewayv2.IHttpApi, grantee awsiam.IGrantable, 
 	}
 	var arns []*string
 	for _, r := range HostRoutes() {
-		path := pathParam.ReplaceAllString(strings.Replace(r.Path, "{tenant}", tenant, 1), "*")
+		// The tenant goes in after the other parameters became *: a
+		// tenant's own braces ("{x}", "a{b}") are characters of its key,
+		// not parameters to widen.
+		path := pathParam.ReplaceAllStringFunc(r.Path, func(p string) string {
+			if p == "{"+contract.ParamTenant.String()+"}" {
+				return tenant
+			}
+			return "*"
+		})
 		arns = append(arns, api.ArnForExecuteApi(jsii.String(r.Method), jsii.String(path), jsii.String(service.APIStage)))
 	}
 	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
