@@ -21,9 +21,11 @@ import (
 )
 
 // grantTenants are the tenants granted in the host stack: a plain key,
-// one that extends it, one it extends, and one of every character a key
-// may hold.
-var grantTenants = []string{"acme", "acme2", "ac", "a.b-c_d:e@f+g=h,i~j"}
+// one that extends it, one it extends, one of every character a key
+// may hold, and keys with braces (characters of the key, never a
+// parameter of the grant's path: "{acme}" once granted every tenant,
+// "ac{me}" every tenant starting with "ac").
+var grantTenants = []string{"acme", "acme2", "ac", "a.b-c_d:e@f+g=h,i~j", "{acme}", "ac{me}"}
 
 // hostAPIID stands for the Stak API's id in the host stack's grants; the
 // test writes each stage template's API in its place.
@@ -128,8 +130,15 @@ func TestHostGrantsReachOnlyTheirTenant(t *testing.T) {
 				hostRoutes++
 			}
 			for _, pathTenant := range samples {
-				concrete := strings.Replace(path, "{tenant}", pathTenant, 1)
-				concrete = param.ReplaceAllStringFunc(concrete, func(p string) string { return strings.Trim(p, "{}+") + "1" })
+				// The other parameters first, then the tenant: a sample
+				// tenant's braces are characters of its key.
+				concrete := param.ReplaceAllStringFunc(path, func(p string) string {
+					if p == "{tenant}" {
+						return p
+					}
+					return strings.Trim(p, "{}+") + "1"
+				})
+				concrete = strings.Replace(concrete, "{tenant}", pathTenant, 1)
 				arn := iameval.ARN(deployEnv, "execute-api", apiID+"/"+stageName+"/"+method+concrete)
 				for _, grantTenant := range grantTenants {
 					doc := withAPI(hostGrants[grantTenant], apiID)

@@ -57,7 +57,8 @@ func HostRoutes() []service.Route {
 // with the ApiUrl output's id. tenant is refused when it could widen the
 // resource or could never be a tenant key (the platform's key rule): empty,
 // not UTF-8, over MaxTenantLen bytes, or holding '*', '?', '/', '#',
-// whitespace or control characters.
+// whitespace or control characters, or "${" (IAM's policy variables: a
+// resource naming ${aws:UserAgent} names whatever the request says).
 func GrantTenantInvoke(api awsapigatewayv2.IHttpApi, grantee awsiam.IGrantable, tenant string) (awsiam.Grant, error) {
 	switch {
 	case tenant == "":
@@ -68,10 +69,24 @@ func GrantTenantInvoke(api awsapigatewayv2.IHttpApi, grantee awsiam.IGrantable, 
 		return nil, fmt.Errorf("stak: GrantTenantInvoke: tenant %.40q… is %d bytes; at most %d", tenant, len(tenant), MaxTenantLen)
 	case strings.ContainsAny(tenant, "*?/#") || strings.ContainsFunc(tenant, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
 		return nil, fmt.Errorf("stak: GrantTenantInvoke: tenant %q holds '*', '?', '/', '#', whitespace or a control character; a tenant key has none", tenant)
+	case strings.Contains(tenant, "${"):
+		// In a policy's Resource IAM reads ${…} as a policy variable and
+		// substitutes it from each request (${aws:UserAgent} is whatever
+		// User-Agent the host sends), so the grant would name whichever
+		// tenant the caller chooses.
+		return nil, fmt.Errorf("stak: GrantTenantInvoke: tenant %q holds \"${\", which IAM reads as a policy variable substituted from each request (${aws:UserAgent}: any tenant the caller names); grant a tenant key without \"${\"", tenant)
 	}
 	var arns []*string
 	for _, r := range HostRoutes() {
-		path := pathParam.ReplaceAllString(strings.Replace(r.Path, "{tenant}", tenant, 1), "*")
+		// The tenant goes in after the other parameters became *: a
+		// tenant's own braces ("{x}", "a{b}") are characters of its key,
+		// not parameters to widen.
+		path := pathParam.ReplaceAllStringFunc(r.Path, func(p string) string {
+			if p == "{"+contract.ParamTenant.String()+"}" {
+				return tenant
+			}
+			return "*"
+		})
 		arns = append(arns, api.ArnForExecuteApi(jsii.String(r.Method), jsii.String(path), jsii.String(service.APIStage)))
 	}
 	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{

@@ -46,3 +46,67 @@ func TestGrantTenantInvoke(t *testing.T) {
 	assert.NotContains(t, got, "$default/*", "a grant with a wildcard method")
 	assert.Equal(t, 1, strings.Count(got, "execute-api:Invoke"), "more than one grant: %s", got)
 }
+
+// A tenant holding "${" would put an IAM policy variable in the grant's
+// resource: IAM substitutes ${aws:UserAgent}, ${aws:SourceIdentity},
+// ${aws:PrincipalTag/…} … from the request at evaluation, so the host
+// would choose per request which tenant its grant names (a User-Agent of
+// "globex" reaching globex's paths). Such a tenant is refused; a '$', '{'
+// or '}' that starts no variable is a plain character of the ARN and is
+// granted.
+func TestGrantTenantInvokeRefusesPolicyVariables(t *testing.T) {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Host"), &awscdk.StackProps{Env: &awscdk.Environment{Account: jsii.String("111122223333"), Region: jsii.String("eu-west-1")}})
+	api := awsapigatewayv2.HttpApi_FromHttpApiAttributes(stack, jsii.String("Stak"), &awsapigatewayv2.HttpApiAttributes{HttpApiId: jsii.String("a1b2c3d4e5")})
+	role := awsiam.NewRole(stack, jsii.String("Host"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+	for _, tt := range []struct {
+		tenant string
+		ok     bool
+	}{
+		{"${aws:UserAgent}", false},
+		{"${aws:SourceIdentity}", false},
+		{"acme${aws:username}", false},
+		{"${aws:PrincipalTag/tenant}", false},
+		{"${*}", false},
+		{"a${", false},
+		{"$acme", true},
+		{"ac{me}", true},
+		{"a$b{c}", true},
+	} {
+		_, err := stak.GrantTenantInvoke(api, role, tt.tenant)
+		if tt.ok {
+			assert.NoError(t, err, "tenant %q", tt.tenant)
+		} else if assert.Error(t, err, "tenant %q was granted: its resource names an IAM policy variable", tt.tenant) {
+			assert.Contains(t, err.Error(), "${", "the error names what is refused")
+		}
+	}
+}
+
+// Braces are characters of a tenant key (the API takes "{x}" and "a{b}"
+// like any other key), and the grant writes them as they are: a tenant's
+// braces never become the * that stands for the other path parameters,
+// which would grant "{x}" every tenant's paths and "a{b}" every tenant
+// starting with "a".
+func TestGrantTenantInvokeBracesAreLiteral(t *testing.T) {
+	for _, tenant := range []string{"{x}", "a{b}", "ac{me}", "{tenant}", "x{inbox}y"} {
+		app := awscdk.NewApp(nil)
+		stack := awscdk.NewStack(app, jsii.String("Host"), &awscdk.StackProps{Env: &awscdk.Environment{Account: jsii.String("111122223333"), Region: jsii.String("eu-west-1")}})
+		api := awsapigatewayv2.HttpApi_FromHttpApiAttributes(stack, jsii.String("Stak"), &awsapigatewayv2.HttpApiAttributes{HttpApiId: jsii.String("a1b2c3d4e5")})
+		role := awsiam.NewRole(stack, jsii.String("Host"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
+		_, err := stak.GrantTenantInvoke(api, role, tenant)
+		require.NoError(t, err, "tenant %q", tenant)
+		b, err := json.Marshal(app.Synth(nil).GetStackArtifact(jsii.String("Host")).Template())
+		require.NoError(t, err)
+		got := string(b)
+		for _, want := range []string{
+			`:a1b2c3d4e5/$default/PUT/tenants/` + tenant + `/settings"`,
+			`:a1b2c3d4e5/$default/GET/tenants/` + tenant + `/settings"`,
+			`:a1b2c3d4e5/$default/PUT/tenants/` + tenant + `/inboxes/*"`,
+			`:a1b2c3d4e5/$default/POST/tenants/` + tenant + `/inboxes/*/messages"`,
+			`:a1b2c3d4e5/$default/GET/tenants/` + tenant + `/inboxes/*/stats"`,
+		} {
+			assert.Contains(t, got, want, "grant of tenant %q", tenant)
+		}
+		assert.Equal(t, len(stak.HostRoutes()), strings.Count(got, "/tenants/"+tenant+"/"), "grant of tenant %q: every resource names the tenant as it is", tenant)
+	}
+}
