@@ -57,8 +57,9 @@ func HostRoutes() []service.Route {
 // with the ApiUrl output's id. tenant is refused when it could widen the
 // resource or could never be a tenant key (the platform's key rule): empty,
 // not UTF-8, over MaxTenantLen bytes, or holding '*', '?', '/', '#',
-// whitespace or control characters, or "${" (IAM's policy variables: a
-// resource naming ${aws:UserAgent} names whatever the request says).
+// whitespace or control characters, '%' (a percent-escape of another
+// key's character), or "${" (IAM's policy variables: a resource naming
+// ${aws:UserAgent} names whatever the request says).
 func GrantTenantInvoke(api awsapigatewayv2.IHttpApi, grantee awsiam.IGrantable, tenant string) (awsiam.Grant, error) {
 	switch {
 	case tenant == "":
@@ -69,6 +70,12 @@ func GrantTenantInvoke(api awsapigatewayv2.IHttpApi, grantee awsiam.IGrantable, 
 		return nil, fmt.Errorf("stak: GrantTenantInvoke: tenant %.40q… is %d bytes; at most %d", tenant, len(tenant), MaxTenantLen)
 	case strings.ContainsAny(tenant, "*?/#") || strings.ContainsFunc(tenant, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
 		return nil, fmt.Errorf("stak: GrantTenantInvoke: tenant %q holds '*', '?', '/', '#', whitespace or a control character; a tenant key has none", tenant)
+	case strings.Contains(tenant, "%"):
+		// The resource API Gateway authorizes is built from the request's
+		// path; whether a percent-escape there is read before or after
+		// decoding, a '%' in the grant ("acm%65") could name another
+		// tenant's key ("acme"). No grant is left to that reading.
+		return nil, fmt.Errorf("stak: GrantTenantInvoke: tenant %q holds '%%', which a request path may carry as an escape of another character (\"acm%%65\" is \"acme\" decoded); grant a tenant key without '%%'", tenant)
 	case strings.Contains(tenant, "${"):
 		// In a policy's Resource IAM reads ${…} as a policy variable and
 		// substitutes it from each request (${aws:UserAgent} is whatever

@@ -24,7 +24,7 @@ func TestGrantTenantInvoke(t *testing.T) {
 	role := awsiam.NewRole(stack, jsii.String("Host"), &awsiam.RoleProps{AssumedBy: awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil)})
 	_, err := stak.GrantTenantInvoke(api, role, "acme")
 	require.NoError(t, err)
-	for _, bad := range []string{"", "*", "acme/*", "a b", "a#b", "ac?me", "a\xffb", "a\u00a0b", strings.Repeat("x", 129)} {
+	for _, bad := range []string{"", "*", "acme/*", "a b", "a#b", "ac?me", "a\xffb", "a\u00a0b", strings.Repeat("x", 129), "acm%65", "a%2Fb", "100%"} {
 		_, err := stak.GrantTenantInvoke(api, role, bad)
 		assert.Error(t, err, "tenant %q was granted", bad)
 	}
