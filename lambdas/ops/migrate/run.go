@@ -69,6 +69,9 @@ type record struct {
 
 func (r record) done() bool { return r.State == stateDone }
 
+// started: a run claimed the migration (its checkpoint exists).
+func (r record) started() bool { return r.State != "" }
+
 func (r record) total() Counts {
 	var c Counts
 	for _, s := range r.Segments {

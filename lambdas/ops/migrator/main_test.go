@@ -267,3 +267,46 @@ func TestTableNamesFromTheStageTemplate(t *testing.T) {
 }
 
 var _ = types.AttributeValueMemberS{}
+
+// TestCheckAfterAStoppedRun: a run stopped part-way has changed the first
+// items of the scan, which are the pre-flight's sample; the check must
+// still say the migration is needed (it is in progress) and the command
+// must exit 1, not report "not needed" and exit 0.
+func TestCheckAfterAStoppedRun(t *testing.T) {
+	tabs := tables(t, "itsm")
+	const n = 60
+	put(t, itsmTable(tabs), legacyTickets(n)...)
+	migs := Registry()["itsm"]
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen atomic.Int32
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.Segments = 1 // one segment: the run goes through the table in the pre-flight's order
+	cfg.AfterItem = func() {
+		if seen.Add(1) == 30 {
+			cancel()
+		}
+	}
+	first, err := migrate.Run(ctx, cfg, migs)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, first, 1)
+	require.Less(t, first[0].Scanned, n, "the run stopped part-way")
+
+	out.Reset()
+	cfg.AfterItem = nil
+	needs, err := migrate.Preflight(context.Background(), cfg, migs, 20)
+	require.NoError(t, err)
+	require.Len(t, needs, 2)
+	assert.Equal(t, 0, needs[0].Needed, "the sample is the part the stopped run changed")
+	assert.False(t, needs[0].Done, "not done")
+	assert.True(t, needs[0].InProgress, "the checkpoint says it stopped part-way")
+	assert.True(t, needs[0].Pending(), "a migration in progress is needed")
+	assert.Contains(t, out.String(), "itsm-0001-timestamps: IN PROGRESS", "the verdict says it stopped part-way")
+	assert.NotContains(t, out.String(), "itsm-0001-timestamps: not needed", "no all-clear")
+
+	err = run(context.Background(), []string{"-stage", "dev", "-service", "itsm", "-check", "-sample", "20"}, testenv.Getenv(t, tabs), &out, &out)
+	var ee *exitError
+	require.ErrorAs(t, err, &ee, "the check fails while a migration is in progress")
+	assert.Equal(t, 1, ee.code, "exit 1: needed")
+}
