@@ -310,3 +310,36 @@ func TestCheckAfterAStoppedRun(t *testing.T) {
 	require.ErrorAs(t, err, &ee, "the check fails while a migration is in progress")
 	assert.Equal(t, 1, ee.code, "exit 1: needed")
 }
+
+// TestBudgetChargesFailedConditions: DynamoDB bills a write whose
+// condition fails (the existing item's size, at least one unit), though
+// the answer is an error that reports no consumed capacity. The budget
+// charges it: a migration racing the API, whose writes are mostly
+// skipped, stays within WRITE_UNITS.
+func TestBudgetChargesFailedConditions(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	big := strings.Repeat("x", 5000) // a 5 KB ticket: 5 units for a write of it
+	existing := uuid.NewString()
+	put(t, table, map[string]any{"ticket_id": existing, "caller_id": "s", "issue_description": big, "status": "open",
+		"created_at": "2026-02-09T12:20:25.343883Z", "updated_at": "2026-02-09T12:20:25.343883Z", "comments": []any{}})
+	for _, tc := range []struct {
+		name    string
+		id      string
+		atLeast float64
+	}{
+		{"no such item", uuid.NewString(), 1},
+		{"a 5 KB item changed meanwhile", existing, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			c := migrate.NewBudgeted(config(t, tabs, &out).Client, 1000, 1000, time.Now)
+			_, err := ddb.UpdateExpr(context.Background(), c, table, migrate.Item{"ticket_id": ddb.S(tc.id)}, ddb.Expr{
+				Update: "SET #s = :s", Condition: "#s = :old", Names: map[string]string{"#s": "status"},
+				Values: migrate.Item{":s": ddb.S("closed"), ":old": ddb.S("resolved")},
+			})
+			require.True(t, ddb.IsConditionFailed(err), "the condition fails: %v", err)
+			assert.GreaterOrEqual(t, c.Usage().WriteUnits, tc.atLeast, "a failed condition is charged to the write budget")
+		})
+	}
+}
