@@ -343,3 +343,38 @@ func TestBudgetChargesFailedConditions(t *testing.T) {
 		})
 	}
 }
+
+// TestITSMTicketsWithoutATimestamp: tickets the PoC wrote without
+// created_at, or with a timestamp that is no string, neither stop the
+// migration nor lose what they hold.
+func TestITSMTicketsWithoutATimestamp(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	noCreated, numUpdated := uuid.NewString(), uuid.NewString()
+	put(t, table,
+		map[string]any{"ticket_id": noCreated, "caller_id": "s", "issue_description": "x", "status": "open",
+			"updated_at": "2026-02-09T12:20:05Z", "comments": []any{}},
+		map[string]any{"ticket_id": numUpdated, "caller_id": "s", "issue_description": "x", "status": "open",
+			"created_at": "2026-02-09T12:20:05Z", "updated_at": 1707481205, "comments": []any{}},
+	)
+	var out bytes.Buffer
+	res, err := migrate.Run(context.Background(), config(t, tabs, &out), Registry()["itsm"][:1])
+	require.NoError(t, err, "the run goes through: %s", out.String())
+	require.Len(t, res, 1)
+	assert.Equal(t, 2, res[0].Needed, "both need it")
+
+	got := func(id string) migrate.Item {
+		o, err := testenv.Client(t).GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table),
+			Key: migrate.Item{"ticket_id": ddb.S(id)}, ConsistentRead: aws.Bool(true)})
+		require.NoError(t, err)
+		return o.Item
+	}
+	a := got(noCreated)
+	assert.Equal(t, "2026-02-09T12:20:05.000000Z", migrate.String(a, "updated_at"), "updated_at in the fixed-width form")
+	assert.False(t, migrate.Has(a, "created_at"), "no created_at made up")
+	b := got(numUpdated)
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "1707481205"}, b["updated_at"], "a number in updated_at is kept, not blanked")
+	assert.Equal(t, 1, res[0].Changed, "the ticket without created_at changed")
+	assert.Equal(t, 1, res[0].Reported, "the ticket with a number in updated_at reported")
+	assert.Contains(t, out.String(), "ticket "+numUpdated+": not changed", "the report names it")
+}
