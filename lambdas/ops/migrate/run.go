@@ -264,7 +264,7 @@ func (r *runner) run(ctx context.Context, m Migration) (Result, error) {
 		return res, err
 	}
 	env := &Env{Client: r.client, Table: table, Tables: r.cfg.Tables, Stage: r.cfg.Stage, Now: r.cfg.Now,
-		report: &lockedWriter{w: r.cfg.Out}}
+		report: &lockedWriter{w: r.cfg.Out}, keys: ks}
 	var segs []segment
 	run := newToken()
 	if r.cfg.DryRun {

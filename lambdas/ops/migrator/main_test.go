@@ -378,3 +378,33 @@ func TestITSMTicketsWithoutATimestamp(t *testing.T) {
 	assert.Equal(t, 1, res[0].Reported, "the ticket with a number in updated_at reported")
 	assert.Contains(t, out.String(), "ticket "+numUpdated+": not changed", "the report names it")
 }
+
+// TestITSMTicketOverTheLimitAfterTheChange: a PoC ticket (no comment
+// limit) so close to 400 KB that the longer timestamps would take it over
+// is reported, and the run goes on to the other tickets instead of
+// stopping at it on every run.
+func TestITSMTicketOverTheLimitAfterTheChange(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	id := uuid.NewString()
+	comments := make([]map[string]any, 0, 4000)
+	for range 4000 {
+		comments = append(comments, map[string]any{"comment_text": "ok", "added_at": "2026-02-09T12:30:00Z"})
+	}
+	full := map[string]any{"ticket_id": id, "caller_id": "s", "status": "open",
+		"created_at": "2026-02-09T12:20:05Z", "updated_at": "2026-02-09T12:20:05Z", "comments": comments}
+	av, err := attributevalue.MarshalMap(full)
+	require.NoError(t, err)
+	full["issue_description"] = strings.Repeat("x", ddb.MaxItemBytes-ddb.ItemSize(av)-2000)
+	put(t, table, full)
+	put(t, table, legacyTickets(10)...)
+
+	var out bytes.Buffer
+	res, err := migrate.Run(context.Background(), config(t, tabs, &out), Registry()["itsm"][:1])
+	require.NoError(t, err, "the run goes through: %s", out.String())
+	require.Len(t, res, 1)
+	assert.Equal(t, 10, res[0].Changed, "the other tickets changed")
+	assert.Equal(t, 1, res[0].Reported, "the one too large reported")
+	assert.Contains(t, out.String(), id, "the report names it")
+	assert.Contains(t, out.String(), "400 KB", "and says why")
+}
