@@ -360,7 +360,7 @@ func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string
 				if r.cfg.DryRun {
 					samples.add(describeKey(item, ks) + ": " + what)
 				} else {
-					o, err := m.Apply(wctx, env, item)
+					o, err := r.apply(wctx, env, m, ks, item)
 					if err != nil {
 						s.Scanned--
 						s.Needed--
@@ -390,6 +390,42 @@ func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string
 			return err
 		}
 	}
+}
+
+// maxRereads bounds how often one item is read again after its write's
+// condition failed.
+const maxRereads = 5
+
+// apply applies m to item. When its condition fails (Skipped), the item
+// changed since the scan read it: a concurrent writer, or another run. It
+// is read again (consistently) and, while it still needs the migration,
+// applied again; it counts as Skipped only when it no longer needs it (or
+// is gone). Otherwise a migration recorded done, which never runs again,
+// would leave behind every item the live API touched while it ran. An
+// item that keeps changing under it stops the run (resumed at it).
+func (r *runner) apply(ctx context.Context, env *Env, m Migration, ks []string, item Item) (Outcome, error) {
+	o, err := m.Apply(ctx, env, item)
+	for range maxRereads {
+		if err != nil || o != Skipped {
+			return o, err
+		}
+		got, gerr := r.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Table), Key: keyOf(item, ks), ConsistentRead: aws.Bool(true)})
+		if gerr != nil {
+			return 0, fmt.Errorf("read again after its condition failed: %w", gerr)
+		}
+		if len(got.Item) == 0 {
+			return Skipped, nil // deleted meanwhile
+		}
+		if _, needed := m.Check(got.Item, r.cfg.Now()); !needed {
+			return Skipped, nil // another writer or run did it
+		}
+		item = got.Item
+		o, err = m.Apply(ctx, env, item)
+	}
+	if err == nil && o == Skipped {
+		return 0, fmt.Errorf("changed %d times while being migrated: run again (the run resumes at it)", maxRereads+1)
+	}
+	return o, err
 }
 
 func keyOf(item Item, ks []string) Item {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/ops/migrate"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/services/itsm"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -407,4 +409,46 @@ func TestITSMTicketOverTheLimitAfterTheChange(t *testing.T) {
 	assert.Equal(t, 1, res[0].Reported, "the one too large reported")
 	assert.Contains(t, out.String(), id, "the report names it")
 	assert.Contains(t, out.String(), "400 KB", "and says why")
+}
+
+// TestRacedTicketIsNotLeftBehind: the live API adds a comment to a ticket
+// between the scan's read and the migration's write, so the write's
+// condition fails. The ticket still needs the migration (its created_at
+// and first comment are in the short form): the run must not record the
+// migration done with that ticket left behind, since a done migration
+// never runs again.
+func TestRacedTicketIsNotLeftBehind(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	tickets := legacyTickets(20)
+	put(t, table, tickets...)
+	raced := tickets[1]["ticket_id"].(string) // one with a comment
+	store := itsm.NewStore(testenv.Client(t), table, nil)
+	mig := Registry()["itsm"][0]
+	apply := mig.Apply
+	var once sync.Once
+	var commentErr error
+	mig.Apply = func(ctx context.Context, env *migrate.Env, item migrate.Item) (migrate.Outcome, error) {
+		if migrate.String(item, itsmcontract.AttrTicketID) == raced {
+			once.Do(func() { _, commentErr = store.AddComment(ctx, raced, "Still broken") })
+		}
+		return apply(ctx, env, item)
+	}
+	var out bytes.Buffer
+	res, err := migrate.Run(context.Background(), config(t, tabs, &out), []migrate.Migration{mig})
+	require.NoError(t, err)
+	require.NoError(t, commentErr, "the API's comment")
+	require.Len(t, res, 1)
+
+	o, err := testenv.Client(t).GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table),
+		Key: migrate.Item{itsmcontract.AttrTicketID: ddb.S(raced)}, ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	what, needed := mig.Check(o.Item, time.Now())
+	assert.False(t, needed, "the raced ticket is migrated, not left behind a done migration: %s", what)
+	assert.Len(t, o.Item[itsmcontract.AttrComments].(*types.AttributeValueMemberL).Value, 2, "the API's comment kept")
+	assert.Equal(t, len(tickets), res[0].Changed, "every ticket changed, the raced one after it was read again")
+
+	again, err := migrate.Run(context.Background(), config(t, tabs, &out), []migrate.Migration{mig})
+	require.NoError(t, err)
+	assert.True(t, again[0].AlreadyDone, "done")
 }

@@ -95,7 +95,7 @@ func checkTimestamps(item migrate.Item, _ time.Time) (string, bool) {
 // applyTimestamps rewrites the ticket's timestamps that need it,
 // conditioned on the values read (an attribute absent stays absent) and
 // the comment count: a comment or a status change in between (which moves
-// updated_at) makes it skip, and the next run reads the ticket again. A
+// updated_at) makes it skip, and the engine reads the ticket again. A
 // ticket deleted meanwhile fails the condition: never made up again.
 func applyTimestamps(ctx context.Context, env *migrate.Env, item migrate.Item) (migrate.Outcome, error) {
 	n := normalise(item)
