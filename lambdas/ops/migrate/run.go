@@ -322,16 +322,22 @@ func (r *runner) run(ctx context.Context, m Migration) (Result, error) {
 }
 
 // segment scans one segment from its checkpoint, applying the migration
-// to each item that needs it and saving the checkpoint after each page and
+// to each item that needs it and saving the checkpoint after each page,
+// after an item when half the lease went by since the last save, and
 // when stopped (the key of the last item done, so a resumed run starts
 // right after it: no item is seen as new twice).
 func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string, run string, i, n int, s *segment, p *progress, samples *sampleList) error {
 	wctx := context.WithoutCancel(ctx) // an item's write is never torn
+	lastSave := r.cfg.Now()
 	save := func() error {
 		if r.cfg.DryRun {
 			return nil
 		}
-		return r.save(wctx, env.Table, ks, m, run, i, *s)
+		err := r.save(wctx, env.Table, ks, m, run, i, *s)
+		if err == nil {
+			lastSave = r.cfg.Now()
+		}
+		return err
 	}
 	for {
 		if ctx.Err() != nil {
@@ -377,6 +383,15 @@ func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string
 				}
 			}
 			s.Start = keyOf(item, ks)
+			// A page paced by the budget (big items, a throttled table) can
+			// take longer than the lease: save, which renews it, half way
+			// through, or another run takes the migration over while this
+			// one still applies it (two runs, two budgets).
+			if !r.cfg.DryRun && r.cfg.Now().Sub(lastSave) > r.cfg.Lease/2 {
+				if err := save(); err != nil {
+					return err
+				}
+			}
 			if r.cfg.AfterItem != nil {
 				r.cfg.AfterItem()
 			}

@@ -452,3 +452,36 @@ func TestRacedTicketIsNotLeftBehind(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, again[0].AlreadyDone, "done")
 }
+
+// TestLeaseHeldThroughASlowPage: a page whose writes the budget paces
+// over more than the lease (the clock here moves 20 s per item, the
+// lease is a minute, a page is 25 items) still holds the migration: a
+// second operator's run is refused while the first one applies it, not
+// let in to apply it too with a budget of its own.
+func TestLeaseHeldThroughASlowPage(t *testing.T) {
+	tabs := tables(t, "itsm")
+	put(t, itsmTable(tabs), legacyTickets(30)...)
+	migs := Registry()["itsm"][:1]
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.Segments, cfg.Now, cfg.Lease = 1, now, time.Minute
+	var items atomic.Int32
+	var second error
+	cfg.AfterItem = func() {
+		clock.Add(int64(20 * time.Second))
+		if items.Add(1) == 5 { // 100 s into the first page
+			other := config(t, tabs, &bytes.Buffer{})
+			other.Segments, other.Now = 1, now
+			_, second = migrate.Run(context.Background(), other, migs)
+		}
+	}
+	res, err := migrate.Run(context.Background(), cfg, migs)
+	require.NoError(t, err, "the first run keeps its lease to the end")
+	require.Len(t, res, 1)
+	assert.ErrorIs(t, second, migrate.ErrHeld, "the second run is refused while the first one runs")
+	assert.Equal(t, 30, res[0].Changed, "the first run changed every ticket")
+}
