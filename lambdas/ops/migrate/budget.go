@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -113,7 +114,9 @@ type Usage struct {
 
 // Budgeted is a DynamoDB client held to a capacity budget: every request
 // waits for its units in the read or write bucket, asks DynamoDB what it
-// consumed (ReturnConsumedCapacity) and is charged that; a throttle
+// consumed (ReturnConsumedCapacity) and is charged that (a write whose
+// condition failed, which DynamoDB bills without saying so, is charged
+// what it is billed: refusedUnits); a throttle
 // (ProvisionedThroughputExceeded, ThrottlingException, RequestLimitExceeded)
 // halves the bucket's rate and is retried after a jittered wait, however
 // often, until the context ends. Give it a client without retries of its
@@ -185,7 +188,7 @@ func do[T any](ctx context.Context, c *Budgeted, b *bucket, write bool, est floa
 			}
 		}
 		if err != nil {
-			used = 0 // a refused request consumes nothing we can see
+			used = refusedUnits(err, write, est)
 		}
 		b.adjust(used - est)
 		c.mu.Lock()
@@ -214,6 +217,33 @@ func do[T any](ctx context.Context, c *Budgeted, b *bucket, write bool, est floa
 			return out, err
 		}
 	}
+}
+
+// refusedUnits is what a request DynamoDB answered with an error cost.
+// A throttled or failed request costs nothing. A write whose condition
+// failed is billed all the same, by the existing item's size (one write
+// unit per KB, at least one), though the error reports no consumed
+// capacity: charged the item's size when the error carries it (ALL_OLD),
+// else the estimate, so a run whose writes are mostly skipped (racing the
+// API, or a second operator) stays within its write budget. A transaction
+// cancelled by a condition is charged its estimate likewise.
+func refusedUnits(err error, write bool, est float64) float64 {
+	if !write || isThrottle(err) {
+		return 0
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return max(est, math.Ceil(float64(ddb.ItemSize(ccf.Item))/1024))
+	}
+	var tc *types.TransactionCanceledException
+	if errors.As(err, &tc) {
+		for _, r := range tc.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				return est
+			}
+		}
+	}
+	return 0
 }
 
 func one(cc *types.ConsumedCapacity) []types.ConsumedCapacity {

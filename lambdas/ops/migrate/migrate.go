@@ -82,6 +82,7 @@ type Env struct {
 	Now func() time.Time
 
 	report *lockedWriter
+	keys   []string // the table's key attributes, partition key first
 }
 
 // Reportf adds one line to the migration's report.
@@ -99,7 +100,7 @@ func (e *Env) Update(ctx context.Context, key Item, x ddb.Expr) (Outcome, error)
 		return 0, ErrUnconditional
 	}
 	_, err := ddb.UpdateExpr(ctx, e.Client, e.Table, key, x)
-	return outcome("UpdateItem", err)
+	return e.outcome("UpdateItem", key, err)
 }
 
 // Transact applies one TransactWriteItems whose every item carries a
@@ -112,15 +113,36 @@ func (e *Env) Transact(ctx context.Context, items ...types.TransactWriteItem) (O
 		}
 	}
 	_, err := e.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	return outcome("TransactWriteItems", err)
+	var key Item
+	if len(items) > 0 {
+		switch it := items[0]; {
+		case it.Put != nil:
+			key = it.Put.Item
+		case it.Update != nil:
+			key = it.Update.Key
+		case it.Delete != nil:
+			key = it.Delete.Key
+		}
+	}
+	return e.outcome("TransactWriteItems", key, err)
 }
 
-func outcome(op string, err error) (Outcome, error) {
+// outcome is Changed, Skipped when a condition failed, or Reported when
+// the change would take the item over DynamoDB's 400 KB: that item can
+// never be changed this way, and stopping the run at it would stop every
+// run there, so it is listed for a person and the run goes on.
+func (e *Env) outcome(op string, key Item, err error) (Outcome, error) {
 	if err == nil {
 		return Changed, nil
 	}
-	if ddb.IsConditionFailed(ddb.Wrap(op, err)) {
+	werr := ddb.Wrap(op, err)
+	if ddb.IsConditionFailed(werr) {
 		return Skipped, nil
+	}
+	if ddb.IsItemTooLarge(werr) {
+		e.Reportf("%s: not changed: the change would take the item over DynamoDB's 400 KB item limit (%s refused it); make room in it and make the change by hand",
+			describeKey(key, e.keys), op)
+		return Reported, nil
 	}
 	return 0, fmt.Errorf("migrate: %s: %w", op, err)
 }

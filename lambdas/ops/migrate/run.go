@@ -69,6 +69,9 @@ type record struct {
 
 func (r record) done() bool { return r.State == stateDone }
 
+// started: a run claimed the migration (its checkpoint exists).
+func (r record) started() bool { return r.State != "" }
+
 func (r record) total() Counts {
 	var c Counts
 	for _, s := range r.Segments {
@@ -261,7 +264,7 @@ func (r *runner) run(ctx context.Context, m Migration) (Result, error) {
 		return res, err
 	}
 	env := &Env{Client: r.client, Table: table, Tables: r.cfg.Tables, Stage: r.cfg.Stage, Now: r.cfg.Now,
-		report: &lockedWriter{w: r.cfg.Out}}
+		report: &lockedWriter{w: r.cfg.Out}, keys: ks}
 	var segs []segment
 	run := newToken()
 	if r.cfg.DryRun {
@@ -319,16 +322,22 @@ func (r *runner) run(ctx context.Context, m Migration) (Result, error) {
 }
 
 // segment scans one segment from its checkpoint, applying the migration
-// to each item that needs it and saving the checkpoint after each page and
+// to each item that needs it and saving the checkpoint after each page,
+// after an item when half the lease went by since the last save, and
 // when stopped (the key of the last item done, so a resumed run starts
 // right after it: no item is seen as new twice).
 func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string, run string, i, n int, s *segment, p *progress, samples *sampleList) error {
 	wctx := context.WithoutCancel(ctx) // an item's write is never torn
+	lastSave := r.cfg.Now()
 	save := func() error {
 		if r.cfg.DryRun {
 			return nil
 		}
-		return r.save(wctx, env.Table, ks, m, run, i, *s)
+		err := r.save(wctx, env.Table, ks, m, run, i, *s)
+		if err == nil {
+			lastSave = r.cfg.Now()
+		}
+		return err
 	}
 	for {
 		if ctx.Err() != nil {
@@ -357,7 +366,7 @@ func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string
 				if r.cfg.DryRun {
 					samples.add(describeKey(item, ks) + ": " + what)
 				} else {
-					o, err := m.Apply(wctx, env, item)
+					o, err := r.apply(wctx, env, m, ks, item)
 					if err != nil {
 						s.Scanned--
 						s.Needed--
@@ -374,6 +383,15 @@ func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string
 				}
 			}
 			s.Start = keyOf(item, ks)
+			// A page paced by the budget (big items, a throttled table) can
+			// take longer than the lease: save, which renews it, half way
+			// through, or another run takes the migration over while this
+			// one still applies it (two runs, two budgets).
+			if !r.cfg.DryRun && r.cfg.Now().Sub(lastSave) > r.cfg.Lease/2 {
+				if err := save(); err != nil {
+					return err
+				}
+			}
 			if r.cfg.AfterItem != nil {
 				r.cfg.AfterItem()
 			}
@@ -387,6 +405,42 @@ func (r *runner) segment(ctx context.Context, env *Env, m Migration, ks []string
 			return err
 		}
 	}
+}
+
+// maxRereads bounds how often one item is read again after its write's
+// condition failed.
+const maxRereads = 5
+
+// apply applies m to item. When its condition fails (Skipped), the item
+// changed since the scan read it: a concurrent writer, or another run. It
+// is read again (consistently) and, while it still needs the migration,
+// applied again; it counts as Skipped only when it no longer needs it (or
+// is gone). Otherwise a migration recorded done, which never runs again,
+// would leave behind every item the live API touched while it ran. An
+// item that keeps changing under it stops the run (resumed at it).
+func (r *runner) apply(ctx context.Context, env *Env, m Migration, ks []string, item Item) (Outcome, error) {
+	o, err := m.Apply(ctx, env, item)
+	for range maxRereads {
+		if err != nil || o != Skipped {
+			return o, err
+		}
+		got, gerr := r.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Table), Key: keyOf(item, ks), ConsistentRead: aws.Bool(true)})
+		if gerr != nil {
+			return 0, fmt.Errorf("read again after its condition failed: %w", gerr)
+		}
+		if len(got.Item) == 0 {
+			return Skipped, nil // deleted meanwhile
+		}
+		if _, needed := m.Check(got.Item, r.cfg.Now()); !needed {
+			return Skipped, nil // another writer or run did it
+		}
+		item = got.Item
+		o, err = m.Apply(ctx, env, item)
+	}
+	if err == nil && o == Skipped {
+		return 0, fmt.Errorf("changed %d times while being migrated: run again (the run resumes at it)", maxRereads+1)
+	}
+	return o, err
 }
 
 func keyOf(item Item, ks []string) Item {

@@ -11,7 +11,8 @@
 // -read-units, -write-units, -segments, -templates, -reports.
 //
 // Exit codes: 0 done (or, with -check, nothing needed); 1 a migration
-// failed or stopped (run again to resume), or -check found one needed; 2
+// failed or stopped (run again to resume), or -check found one needed or
+// in progress; 2
 // bad input or no credentials.
 package main
 
@@ -151,7 +152,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
-		if slices.ContainsFunc(needs, func(n migrate.Need) bool { return !n.Done && n.Needed > 0 }) {
+		if slices.ContainsFunc(needs, migrate.Need.Pending) {
 			return &exitError{1, "the sample needs migrations: make migrate STAGE=" + *stage + " SERVICE=" + *svc + " DRY_RUN=1, then without DRY_RUN"}
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/dynastack/dynastack/lambdas/devtools/testenv"
 	"github.com/dynastack/dynastack/lambdas/ops/migrate"
 	"github.com/dynastack/dynastack/lambdas/platform/ddb"
+	"github.com/dynastack/dynastack/lambdas/services/itsm"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -267,3 +269,219 @@ func TestTableNamesFromTheStageTemplate(t *testing.T) {
 }
 
 var _ = types.AttributeValueMemberS{}
+
+// TestCheckAfterAStoppedRun: a run stopped part-way has changed the first
+// items of the scan, which are the pre-flight's sample; the check must
+// still say the migration is needed (it is in progress) and the command
+// must exit 1, not report "not needed" and exit 0.
+func TestCheckAfterAStoppedRun(t *testing.T) {
+	tabs := tables(t, "itsm")
+	const n = 60
+	put(t, itsmTable(tabs), legacyTickets(n)...)
+	migs := Registry()["itsm"]
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen atomic.Int32
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.Segments = 1 // one segment: the run goes through the table in the pre-flight's order
+	cfg.AfterItem = func() {
+		if seen.Add(1) == 30 {
+			cancel()
+		}
+	}
+	first, err := migrate.Run(ctx, cfg, migs)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, first, 1)
+	require.Less(t, first[0].Scanned, n, "the run stopped part-way")
+
+	out.Reset()
+	cfg.AfterItem = nil
+	needs, err := migrate.Preflight(context.Background(), cfg, migs, 20)
+	require.NoError(t, err)
+	require.Len(t, needs, 2)
+	assert.Equal(t, 0, needs[0].Needed, "the sample is the part the stopped run changed")
+	assert.False(t, needs[0].Done, "not done")
+	assert.True(t, needs[0].InProgress, "the checkpoint says it stopped part-way")
+	assert.True(t, needs[0].Pending(), "a migration in progress is needed")
+	assert.Contains(t, out.String(), "itsm-0001-timestamps: IN PROGRESS", "the verdict says it stopped part-way")
+	assert.NotContains(t, out.String(), "itsm-0001-timestamps: not needed", "no all-clear")
+
+	err = run(context.Background(), []string{"-stage", "dev", "-service", "itsm", "-check", "-sample", "20"}, testenv.Getenv(t, tabs), &out, &out)
+	var ee *exitError
+	require.ErrorAs(t, err, &ee, "the check fails while a migration is in progress")
+	assert.Equal(t, 1, ee.code, "exit 1: needed")
+}
+
+// TestBudgetChargesFailedConditions: DynamoDB bills a write whose
+// condition fails (the existing item's size, at least one unit), though
+// the answer is an error that reports no consumed capacity. The budget
+// charges it: a migration racing the API, whose writes are mostly
+// skipped, stays within WRITE_UNITS.
+func TestBudgetChargesFailedConditions(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	big := strings.Repeat("x", 5000) // a 5 KB ticket: 5 units for a write of it
+	existing := uuid.NewString()
+	put(t, table, map[string]any{"ticket_id": existing, "caller_id": "s", "issue_description": big, "status": "open",
+		"created_at": "2026-02-09T12:20:25.343883Z", "updated_at": "2026-02-09T12:20:25.343883Z", "comments": []any{}})
+	for _, tc := range []struct {
+		name    string
+		id      string
+		atLeast float64
+	}{
+		{"no such item", uuid.NewString(), 1},
+		{"a 5 KB item changed meanwhile", existing, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			c := migrate.NewBudgeted(config(t, tabs, &out).Client, 1000, 1000, time.Now)
+			_, err := ddb.UpdateExpr(context.Background(), c, table, migrate.Item{"ticket_id": ddb.S(tc.id)}, ddb.Expr{
+				Update: "SET #s = :s", Condition: "#s = :old", Names: map[string]string{"#s": "status"},
+				Values: migrate.Item{":s": ddb.S("closed"), ":old": ddb.S("resolved")},
+			})
+			require.True(t, ddb.IsConditionFailed(err), "the condition fails: %v", err)
+			assert.GreaterOrEqual(t, c.Usage().WriteUnits, tc.atLeast, "a failed condition is charged to the write budget")
+		})
+	}
+}
+
+// TestITSMTicketsWithoutATimestamp: tickets the PoC wrote without
+// created_at, or with a timestamp that is no string, neither stop the
+// migration nor lose what they hold.
+func TestITSMTicketsWithoutATimestamp(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	noCreated, numUpdated := uuid.NewString(), uuid.NewString()
+	put(t, table,
+		map[string]any{"ticket_id": noCreated, "caller_id": "s", "issue_description": "x", "status": "open",
+			"updated_at": "2026-02-09T12:20:05Z", "comments": []any{}},
+		map[string]any{"ticket_id": numUpdated, "caller_id": "s", "issue_description": "x", "status": "open",
+			"created_at": "2026-02-09T12:20:05Z", "updated_at": 1707481205, "comments": []any{}},
+	)
+	var out bytes.Buffer
+	res, err := migrate.Run(context.Background(), config(t, tabs, &out), Registry()["itsm"][:1])
+	require.NoError(t, err, "the run goes through: %s", out.String())
+	require.Len(t, res, 1)
+	assert.Equal(t, 2, res[0].Needed, "both need it")
+
+	got := func(id string) migrate.Item {
+		o, err := testenv.Client(t).GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table),
+			Key: migrate.Item{"ticket_id": ddb.S(id)}, ConsistentRead: aws.Bool(true)})
+		require.NoError(t, err)
+		return o.Item
+	}
+	a := got(noCreated)
+	assert.Equal(t, "2026-02-09T12:20:05.000000Z", migrate.String(a, "updated_at"), "updated_at in the fixed-width form")
+	assert.False(t, migrate.Has(a, "created_at"), "no created_at made up")
+	b := got(numUpdated)
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "1707481205"}, b["updated_at"], "a number in updated_at is kept, not blanked")
+	assert.Equal(t, 1, res[0].Changed, "the ticket without created_at changed")
+	assert.Equal(t, 1, res[0].Reported, "the ticket with a number in updated_at reported")
+	assert.Contains(t, out.String(), "ticket "+numUpdated+": not changed", "the report names it")
+}
+
+// TestITSMTicketOverTheLimitAfterTheChange: a PoC ticket (no comment
+// limit) so close to 400 KB that the longer timestamps would take it over
+// is reported, and the run goes on to the other tickets instead of
+// stopping at it on every run.
+func TestITSMTicketOverTheLimitAfterTheChange(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	id := uuid.NewString()
+	comments := make([]map[string]any, 0, 4000)
+	for range 4000 {
+		comments = append(comments, map[string]any{"comment_text": "ok", "added_at": "2026-02-09T12:30:00Z"})
+	}
+	full := map[string]any{"ticket_id": id, "caller_id": "s", "status": "open",
+		"created_at": "2026-02-09T12:20:05Z", "updated_at": "2026-02-09T12:20:05Z", "comments": comments}
+	av, err := attributevalue.MarshalMap(full)
+	require.NoError(t, err)
+	full["issue_description"] = strings.Repeat("x", ddb.MaxItemBytes-ddb.ItemSize(av)-2000)
+	put(t, table, full)
+	put(t, table, legacyTickets(10)...)
+
+	var out bytes.Buffer
+	res, err := migrate.Run(context.Background(), config(t, tabs, &out), Registry()["itsm"][:1])
+	require.NoError(t, err, "the run goes through: %s", out.String())
+	require.Len(t, res, 1)
+	assert.Equal(t, 10, res[0].Changed, "the other tickets changed")
+	assert.Equal(t, 1, res[0].Reported, "the one too large reported")
+	assert.Contains(t, out.String(), id, "the report names it")
+	assert.Contains(t, out.String(), "400 KB", "and says why")
+}
+
+// TestRacedTicketIsNotLeftBehind: the live API adds a comment to a ticket
+// between the scan's read and the migration's write, so the write's
+// condition fails. The ticket still needs the migration (its created_at
+// and first comment are in the short form): the run must not record the
+// migration done with that ticket left behind, since a done migration
+// never runs again.
+func TestRacedTicketIsNotLeftBehind(t *testing.T) {
+	tabs := tables(t, "itsm")
+	table := itsmTable(tabs)
+	tickets := legacyTickets(20)
+	put(t, table, tickets...)
+	raced := tickets[1]["ticket_id"].(string) // one with a comment
+	store := itsm.NewStore(testenv.Client(t), table, nil)
+	mig := Registry()["itsm"][0]
+	apply := mig.Apply
+	var once sync.Once
+	var commentErr error
+	mig.Apply = func(ctx context.Context, env *migrate.Env, item migrate.Item) (migrate.Outcome, error) {
+		if migrate.String(item, itsmcontract.AttrTicketID) == raced {
+			once.Do(func() { _, commentErr = store.AddComment(ctx, raced, "Still broken") })
+		}
+		return apply(ctx, env, item)
+	}
+	var out bytes.Buffer
+	res, err := migrate.Run(context.Background(), config(t, tabs, &out), []migrate.Migration{mig})
+	require.NoError(t, err)
+	require.NoError(t, commentErr, "the API's comment")
+	require.Len(t, res, 1)
+
+	o, err := testenv.Client(t).GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table),
+		Key: migrate.Item{itsmcontract.AttrTicketID: ddb.S(raced)}, ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	what, needed := mig.Check(o.Item, time.Now())
+	assert.False(t, needed, "the raced ticket is migrated, not left behind a done migration: %s", what)
+	assert.Len(t, o.Item[itsmcontract.AttrComments].(*types.AttributeValueMemberL).Value, 2, "the API's comment kept")
+	assert.Equal(t, len(tickets), res[0].Changed, "every ticket changed, the raced one after it was read again")
+
+	again, err := migrate.Run(context.Background(), config(t, tabs, &out), []migrate.Migration{mig})
+	require.NoError(t, err)
+	assert.True(t, again[0].AlreadyDone, "done")
+}
+
+// TestLeaseHeldThroughASlowPage: a page whose writes the budget paces
+// over more than the lease (the clock here moves 20 s per item, the
+// lease is a minute, a page is 25 items) still holds the migration: a
+// second operator's run is refused while the first one applies it, not
+// let in to apply it too with a budget of its own.
+func TestLeaseHeldThroughASlowPage(t *testing.T) {
+	tabs := tables(t, "itsm")
+	put(t, itsmTable(tabs), legacyTickets(30)...)
+	migs := Registry()["itsm"][:1]
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+
+	var out bytes.Buffer
+	cfg := config(t, tabs, &out)
+	cfg.Segments, cfg.Now, cfg.Lease = 1, now, time.Minute
+	var items atomic.Int32
+	var second error
+	cfg.AfterItem = func() {
+		clock.Add(int64(20 * time.Second))
+		if items.Add(1) == 5 { // 100 s into the first page
+			other := config(t, tabs, &bytes.Buffer{})
+			other.Segments, other.Now = 1, now
+			_, second = migrate.Run(context.Background(), other, migs)
+		}
+	}
+	res, err := migrate.Run(context.Background(), cfg, migs)
+	require.NoError(t, err, "the first run keeps its lease to the end")
+	require.Len(t, res, 1)
+	assert.ErrorIs(t, second, migrate.ErrHeld, "the second run is refused while the first one runs")
+	assert.Equal(t, 30, res[0].Changed, "the first run changed every ticket")
+}

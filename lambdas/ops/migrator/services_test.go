@@ -151,3 +151,26 @@ func TestRezAgentTimestamps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "2025-10-21T14:31:00.000000Z", m.CreatedDate, "RFC3339 created_date")
 }
+
+// TestNucleusExternalIDsOnOriginalAccounts: accounts as document 001's
+// system wrote them carry no version (dynastack added it, decision 15):
+// the migration gives them an id all the same, instead of failing the
+// version condition on every attempt and stopping every run there.
+func TestNucleusExternalIDsOnOriginalAccounts(t *testing.T) {
+	tabs := tables(t, "nucleus")
+	app := tabs[nucleuscontract.EnvAppTable]
+	put(t, app, map[string]any{"pk": "ACCOUNT#444444444444", "sk": "METADATA", "gsi1pk": "TYPE#ACCOUNT", "gsi1sk": "acct-444444444444",
+		"account_name": "acct-444444444444", "role_arn": "arn:aws:iam::444444444444:role/nucleus-executor-dev", "status": "active"})
+	var out bytes.Buffer
+	res, err := migrate.Run(context.Background(), config(t, tabs, &out), Registry()["nucleus"])
+	require.NoError(t, err, "the run goes through: %s", out.String())
+	require.Len(t, res, 1)
+	assert.Equal(t, 1, res[0].Changed, "the account without an id or a version")
+
+	store := nucleus.NewStore(testenv.Client(t), nucleus.Tables{App: app, Audit: tabs[nucleuscontract.EnvAuditTable]}, nil)
+	a, err := store.Account(context.Background(), "444444444444")
+	require.NoError(t, err)
+	assert.True(t, nucleus.IsGeneratedExternalID(a.ExternalID), "generated")
+	_, err = store.GenerateMissingExternalID(context.Background(), "t", "444444444444")
+	assert.ErrorIs(t, err, nucleus.ErrExternalIDSet, "never replaced")
+}

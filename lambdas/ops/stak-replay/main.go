@@ -9,12 +9,13 @@
 // It reads the records again from the stream (they stay 24 hours) and runs
 // the consumer's own code on them with the caller's AWS credentials; it
 // prints one JSON result per message and exits 1 if any record failed
-// again. Replaying twice is harmless: the consumer skips what it applied.
+// again or a batch was not read to its end. Replaying twice is harmless: the consumer skips what it applied.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -45,7 +46,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	streams := streamsapi.NewClient(client)
-	bad := 0
+	var results []Result
 	enc := json.NewEncoder(os.Stdout)
 	for _, f := range failures {
 		res, err := Replay(ctx, streams, consumer.Handle, f.Batch)
@@ -53,10 +54,28 @@ func run(ctx context.Context, getenv func(string) string) error {
 			return err
 		}
 		_ = enc.Encode(res)
-		bad += len(res.Failed)
+		results = append(results, res)
 	}
+	return check(results)
+}
+
+// check fails when a record failed again, or when a batch was not read to
+// its end (its messages must stay on the queue: the records after the
+// last one read were not replayed).
+func check(results []Result) error {
+	bad, short := 0, 0
+	for _, r := range results {
+		bad += len(r.Failed)
+		if !r.Complete {
+			short++
+		}
+	}
+	var errs []error
 	if bad > 0 {
-		return fmt.Errorf("%d records failed again; see the consumer's log, fix, and run again", bad)
+		errs = append(errs, fmt.Errorf("%d records failed again; see the consumer's log, fix, and run again", bad))
 	}
-	return nil
+	if short > 0 {
+		errs = append(errs, fmt.Errorf("%d batches not read to their end (\"complete\": false): keep their messages and run again", short))
+	}
+	return errors.Join(errs...)
 }

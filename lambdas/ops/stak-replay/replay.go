@@ -41,9 +41,12 @@ type BatchInfo struct {
 // only a recount can repair the counters now.
 var ErrTrimmed = errors.New("stak-replay: the records are no longer in the stream (past its 24-hour retention); recount the inbox instead")
 
-// maxPages bounds the GetRecords calls of one batch (a batch is at most
-// 100 records; a page up to 1,000).
-const maxPages = 50
+// maxEmptyPages bounds the empty GetRecords pages read before the
+// batch's first record. Pages with records are read until the batch's end
+// however many there are: the mapping's filter hands the consumer TTL
+// deletions of messages only, so a batch of 100 can span tens of
+// thousands of the shard's other records (a page holds up to 1,000).
+const maxEmptyPages = 20
 
 // Result is what one replay did.
 type Result struct {
@@ -91,10 +94,13 @@ func Replay(ctx context.Context, client streamsapi.API, h fn.StreamHandler, b Ba
 	}
 	iter := it.ShardIterator
 	var batch []events.DynamoDBEventRecord
-	for page := 0; iter != nil && page < maxPages && !res.Complete; page++ {
+	for empty := 0; iter != nil && empty < maxEmptyPages && !res.Complete; {
 		out, err := client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
 		if err != nil {
 			return res, trimmed(err)
+		}
+		if len(out.Records) == 0 {
+			empty++
 		}
 		for _, r := range out.Records {
 			seq := aws.ToString(r.Dynamodb.SequenceNumber)

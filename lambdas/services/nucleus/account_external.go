@@ -34,8 +34,9 @@ var ErrExternalIDSet = errors.New("nucleus: the account has an external id alrea
 // rotation, and returns the account with it shown (the only time). It is
 // the data migration's (services/nucleus/migrations), not an API route:
 // the write is conditioned on the account still having no external id at
-// the version read, so a re-run, or a rotation through the API in
-// between, never replaces an id (ErrExternalIDSet).
+// the version read (or, on an account of document 001's system, which has
+// no version, on its still having none), so a re-run, or a rotation
+// through the API in between, never replaces an id (ErrExternalIDSet).
 func (s *Store) GenerateMissingExternalID(ctx context.Context, user, id string) (*CreatedAccount, error) {
 	for range updateAttempts {
 		cur, err := s.accountItem(ctx, id)
@@ -50,13 +51,21 @@ func (s *Store) GenerateMissingExternalID(ctx context.Context, user, id string) 
 		next.ExternalID = s.newExternalID()
 		next.UpdatedAt = Timestamp(now)
 		next.Version = cur.Version + 1
-		op := s.update(accountKey(id), ddb.Expr{
+		x := ddb.Expr{
 			Update:    "SET #ext = :ext, #updated = :updated, #version = :version",
 			Condition: versionIs + " AND attribute_not_exists(#ext)",
 			Names:     map[string]string{"#ext": contract.AttrExternalID, "#updated": contract.AttrUpdatedAt, "#version": contract.AttrVersion},
 			Values: map[string]types.AttributeValue{":ext": ddb.S(next.ExternalID), ":updated": ddb.S(next.UpdatedAt),
 				":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
-		}, ddb.MissingOr(ErrAccountNotFound, errStale))
+		}
+		if cur.Version == 0 {
+			// An account of document 001's system: no version yet (decision
+			// 15 added it; dynastack creates accounts at 1); this write
+			// gives it version 1.
+			x.Condition = "attribute_not_exists(#version) AND attribute_not_exists(#ext)"
+			delete(x.Values, ":read")
+		}
+		op := s.update(accountKey(id), x, ddb.MissingOr(ErrAccountNotFound, errStale))
 		ch := changes{contract.AttrExternalID: change{Old: "(none)", New: "(rotated, not shown)"}}
 		err = s.commit(ctx, now, user, Entity{EntityAccount, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {

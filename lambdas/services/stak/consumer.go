@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -149,6 +150,10 @@ func (c *Consumer) handle(ctx context.Context, r events.DynamoDBEventRecord) err
 // applied it.
 var errApplied = errors.New("stak: stream record already applied")
 
+// errCounterGone: a counter the record would decrement does not exist (its
+// user was erased).
+var errCounterGone = errors.New("stak: the record's counters are gone")
+
 // apply writes the counter changes of one record together with its dedupe
 // marker; a redelivered record fails the marker's condition and changes
 // nothing (decision 4).
@@ -174,9 +179,23 @@ func (c *Consumer) apply(ctx context.Context, r events.DynamoDBEventRecord, p Pa
 	counters := store.counterUpdates(p, category, published, read, expired)
 	var tx ddb.Tx
 	tx.Put(ddb.NotExists(contract.AttrPK).TxPut(c.table, marker), errApplied)
-	err := append(tx, counters...).Run(ctx, c.client)
+	for _, op := range counters {
+		// A decrement only changes a counter that exists: one that is gone
+		// was erased with its user (the message expired just before the
+		// erasure, or the record is replayed after it), and an ADD would
+		// make it up again below zero, the uid with it.
+		u := op.Item.Update
+		u.ConditionExpression = aws.String("attribute_exists(#counterpk)")
+		u.ExpressionAttributeNames["#counterpk"] = contract.AttrPK
+		tx.Update(u, errCounterGone)
+	}
+	err := tx.Run(ctx, c.client)
 	if errors.Is(err, errApplied) {
 		c.log.InfoContext(ctx, "stream record already applied", "event_id", r.EventID)
+		return nil
+	}
+	if errors.Is(err, errCounterGone) {
+		c.log.InfoContext(ctx, "stream record's counters are gone (user erased): nothing to decrement", "event_id", r.EventID)
 		return nil
 	}
 	if err == nil {

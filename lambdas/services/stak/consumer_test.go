@@ -252,3 +252,34 @@ func TestRealTTLExpiry(t *testing.T) {
 	// user message ×2, receipt, public message
 	assert.Equal(t, 4, markers, "dedupe markers")
 }
+
+// TestConsumerAfterErasure: TTL deletes a message of a user just before
+// the user is erased, and the consumer gets the expiry after the erasure
+// (or a replay hands it over again). Its decrement must not make up the
+// user's counters again (below zero, with the uid: personal data back in
+// the table) nor leave a marker in the erased partition.
+func TestConsumerAfterErasure(t *testing.T) {
+	for name, shape := range shapes {
+		t.Run(name, func(t *testing.T) {
+			s := newService(t)
+			um, _ := scenario(t, s)
+			u1 := contract.UserPK("acme", "u1", "main")
+			recs := s.removals(t, [2]string{u1, "m#" + um.Header.ID})
+			u2 := s.stats(t, "u2")
+			res, err := stak.NewEraser(s.Client, s.Table).EraseUser(t.Context(), "acme", "u1")
+			require.NoError(t, err)
+			require.True(t, res.Done(), "erased")
+			require.Empty(t, s.partitionItems(t, u1), "u1's partition after the erasure")
+
+			ttl := make([]events.DynamoDBEventRecord, len(recs))
+			for i, r := range recs {
+				ttl[i] = shape(r)
+			}
+			for range 2 { // delivered, then replayed
+				require.Empty(t, handle(t, s.consumer, ttl), "failed records")
+				assert.Empty(t, s.partitionItems(t, u1), "nothing of u1 made up again")
+			}
+			assert.Equal(t, u2, s.stats(t, "u2"), "u2 untouched")
+		})
+	}
+}

@@ -60,8 +60,15 @@ func normalise(item migrate.Item) (n normalised) {
 		}
 		return norm
 	}
-	n.createdAt = one(contract.AttrCreatedAt, migrate.String(item, contract.AttrCreatedAt))
-	n.updatedAt = one(contract.AttrUpdatedAt, migrate.String(item, contract.AttrUpdatedAt))
+	top := func(name string) string {
+		av, ok := item[name]
+		if _, isS := av.(*types.AttributeValueMemberS); ok && !isS && n.bad == "" {
+			n.bad = fmt.Sprintf("%s is a %s, not a timestamp string", name, strings.TrimPrefix(fmt.Sprintf("%T", av), "*types.AttributeValueMember"))
+		}
+		return one(name, migrate.String(item, name))
+	}
+	n.createdAt = top(contract.AttrCreatedAt)
+	n.updatedAt = top(contract.AttrUpdatedAt)
 	if av, ok := item[contract.AttrComments]; ok {
 		if err := attributevalue.Unmarshal(av, &n.comments); err != nil {
 			n.bad = "comments: " + err.Error()
@@ -85,38 +92,48 @@ func checkTimestamps(item migrate.Item, _ time.Time) (string, bool) {
 	return strings.Join(n.changed, ", "), true
 }
 
-// applyTimestamps rewrites the ticket's timestamps, conditioned on the
-// values read and the comment count: a comment or a status change in
-// between (which moves updated_at) makes it skip, and the next run reads
-// the ticket again.
+// applyTimestamps rewrites the ticket's timestamps that need it,
+// conditioned on the values read (an attribute absent stays absent) and
+// the comment count: a comment or a status change in between (which moves
+// updated_at) makes it skip, and the engine reads the ticket again. A
+// ticket deleted meanwhile fails the condition: never made up again.
 func applyTimestamps(ctx context.Context, env *migrate.Env, item migrate.Item) (migrate.Outcome, error) {
 	n := normalise(item)
 	if n.bad != "" {
 		env.Reportf("ticket %s: not changed: %s", migrate.String(item, contract.AttrTicketID), n.bad)
 		return migrate.Reported, nil
 	}
-	x := ddb.Expr{
-		Update:    "SET #created = :created, #updated = :updated",
-		Condition: "#created = :oldCreated AND #updated = :oldUpdated",
-		Names:     map[string]string{"#created": contract.AttrCreatedAt, "#updated": contract.AttrUpdatedAt},
-		Values: map[string]types.AttributeValue{":created": ddb.S(n.createdAt), ":updated": ddb.S(n.updatedAt),
-			":oldCreated": item[contract.AttrCreatedAt], ":oldUpdated": item[contract.AttrUpdatedAt]},
-	}
-	if !migrate.Has(item, contract.AttrUpdatedAt) {
-		x.Update, x.Condition = "SET #created = :created", "#created = :oldCreated AND attribute_not_exists(#updated)"
-		delete(x.Values, ":updated")
-		delete(x.Values, ":oldUpdated")
+	x := ddb.Expr{Names: map[string]string{"#id": contract.AttrTicketID}, Values: map[string]types.AttributeValue{}}
+	var sets []string
+	conds := []string{"attribute_exists(#id)"}
+	for _, a := range []struct{ ref, name, norm string }{
+		{"created", contract.AttrCreatedAt, n.createdAt},
+		{"updated", contract.AttrUpdatedAt, n.updatedAt},
+	} {
+		x.Names["#"+a.ref] = a.name
+		old, ok := item[a.name]
+		if !ok {
+			conds = append(conds, "attribute_not_exists(#"+a.ref+")")
+			continue
+		}
+		conds = append(conds, "#"+a.ref+" = :old"+a.ref)
+		x.Values[":old"+a.ref] = old
+		if a.norm != migrate.String(item, a.name) {
+			sets = append(sets, "#"+a.ref+" = :"+a.ref)
+			x.Values[":"+a.ref] = ddb.S(a.norm)
+		}
 	}
 	if n.comments != nil {
 		list, err := attributevalue.Marshal(n.comments)
 		if err != nil {
 			return 0, err
 		}
-		x.Update += ", #comments = :comments"
-		x.Condition += " AND size(#comments) = :count"
+		sets = append(sets, "#comments = :comments")
+		conds = append(conds, "size(#comments) = :count")
 		x.Names["#comments"] = contract.AttrComments
 		x.Values[":comments"], x.Values[":count"] = list, ddb.N(len(n.comments))
 	}
+	x.Update, x.Condition = "SET "+strings.Join(sets, ", "), strings.Join(conds, " AND ")
 	return env.Update(ctx, keyOf(item), x)
 }
 

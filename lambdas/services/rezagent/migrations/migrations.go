@@ -64,7 +64,7 @@ func check(item migrate.Item, _ time.Time) (string, bool) {
 
 // apply rewrites the timestamps, conditioned on each value read and on
 // the status: a status change in between (the old processor still
-// running) makes it skip, and the next run reads the message again.
+// running) makes it skip, and the engine reads the message again.
 func apply(ctx context.Context, env *migrate.Env, item migrate.Item) (migrate.Outcome, error) {
 	ch, bad := changes(item)
 	id := migrate.String(item, contract.AttrMessageID)
