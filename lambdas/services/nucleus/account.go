@@ -213,14 +213,14 @@ func (s *Store) UpdateAccount(ctx context.Context, user, id string, p AccountPat
 		// The name is gsi1sk too: both change in the same write, so the
 		// alphabetical list never shows the old name for the new account.
 		upd := ddb.Expr{
-			Update:    "SET #name = :name, #gsi1sk = :gsi1sk, #role = :role, #status = :status, #updated = :updated, #version = :version, #ext = :ext",
-			Condition: versionIs,
+			Update: "SET #name = :name, #gsi1sk = :gsi1sk, #role = :role, #status = :status, #updated = :updated, #version = :version, #ext = :ext",
 			Names: map[string]string{"#name": contract.AttrAccountName, "#gsi1sk": contract.AttrGSI1SK, "#role": contract.AttrRoleARN, "#status": contract.AttrStatus,
 				"#updated": contract.AttrUpdatedAt, "#version": contract.AttrVersion, "#ext": contract.AttrExternalID},
 			Values: map[string]types.AttributeValue{":name": ddb.S(next.AccountName), ":gsi1sk": ddb.S(next.GSI1SK),
 				":role": ddb.S(next.RoleARN), ":status": ddb.S(next.Status), ":updated": ddb.S(next.UpdatedAt),
-				":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
+				":version": ddb.N(next.Version)},
 		}
+		upd.Condition = versionIs(cur.Version, upd.Values)
 		if next.ExternalID == "" {
 			upd.Update = "SET #name = :name, #gsi1sk = :gsi1sk, #role = :role, #status = :status, #updated = :updated, #version = :version REMOVE #ext"
 		} else {
@@ -308,5 +308,14 @@ func (c changes) add(field string, old, new any) bool {
 var errStale = errors.New("nucleus: item changed since read")
 
 // versionIs is the condition that the item's version is still the one
-// read (:read, its name #version): a read-modify-write's guard.
-const versionIs = "#version = :read"
+// read (its name #version; the value :read, which it adds to values): a
+// read-modify-write's guard. An item of document 001's system has no
+// version (read as 0: decision 15 added it, dynastack writes 1 and up) and
+// is guarded by still having none; the write gives it one.
+func versionIs(read int64, values map[string]types.AttributeValue) string {
+	if read == 0 {
+		return "attribute_not_exists(#version)"
+	}
+	values[":read"] = ddb.N(read)
+	return "#version = :read"
+}

@@ -52,19 +52,14 @@ func (s *Store) GenerateMissingExternalID(ctx context.Context, user, id string) 
 		next.UpdatedAt = Timestamp(now)
 		next.Version = cur.Version + 1
 		x := ddb.Expr{
-			Update:    "SET #ext = :ext, #updated = :updated, #version = :version",
-			Condition: versionIs + " AND attribute_not_exists(#ext)",
-			Names:     map[string]string{"#ext": contract.AttrExternalID, "#updated": contract.AttrUpdatedAt, "#version": contract.AttrVersion},
+			Update: "SET #ext = :ext, #updated = :updated, #version = :version",
+			Names:  map[string]string{"#ext": contract.AttrExternalID, "#updated": contract.AttrUpdatedAt, "#version": contract.AttrVersion},
 			Values: map[string]types.AttributeValue{":ext": ddb.S(next.ExternalID), ":updated": ddb.S(next.UpdatedAt),
-				":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
+				":version": ddb.N(next.Version)},
 		}
-		if cur.Version == 0 {
-			// An account of document 001's system: no version yet (decision
-			// 15 added it; dynastack creates accounts at 1); this write
-			// gives it version 1.
-			x.Condition = "attribute_not_exists(#version) AND attribute_not_exists(#ext)"
-			delete(x.Values, ":read")
-		}
+		// An account of document 001's system has no version yet: this
+		// write gives it version 1 (versionIs).
+		x.Condition = versionIs(cur.Version, x.Values) + " AND attribute_not_exists(#ext)"
 		op := s.update(accountKey(id), x, ddb.MissingOr(ErrAccountNotFound, errStale))
 		ch := changes{contract.AttrExternalID: change{Old: "(none)", New: "(rotated, not shown)"}}
 		err = s.commit(ctx, now, user, Entity{EntityAccount, id}, ActionUpdate, map[string]any{"changes": ch}, op)

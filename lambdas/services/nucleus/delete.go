@@ -127,12 +127,12 @@ func (s *Store) deleteWithoutGoneAccounts(ctx context.Context, entry *AuditEntry
 // resource_version before the first attach).
 func unchangedSchedule(sc *scheduleItem) ddb.Expr {
 	e := ddb.Expr{
-		Condition: versionIs + " AND attribute_not_exists(#rv)",
-		Names:     map[string]string{"#version": contract.AttrVersion, "#rv": contract.AttrResourceVersion},
-		Values:    map[string]types.AttributeValue{":read": ddb.N(sc.Version)},
+		Names:  map[string]string{"#version": contract.AttrVersion, "#rv": contract.AttrResourceVersion},
+		Values: map[string]types.AttributeValue{},
 	}
+	e.Condition = versionIs(sc.Version, e.Values) + " AND attribute_not_exists(#rv)"
 	if sc.ResourceVersion != 0 {
-		e.Condition = versionIs + " AND #rv = :rv"
+		e.Condition = versionIs(sc.Version, e.Values) + " AND #rv = :rv"
 		e.Values[":rv"] = ddb.N(sc.ResourceVersion)
 	}
 	return e
@@ -165,10 +165,10 @@ func (s *Store) DeleteAccount(ctx context.Context, user, id string) error {
 		}
 		// Unchanged since the read, and no resource attached meanwhile.
 		cond := ddb.Expr{
-			Condition: versionIs + " AND (attribute_not_exists(#count) OR #count <= :zero)",
-			Names:     map[string]string{"#version": contract.AttrVersion, "#count": contract.AttrResourceCount},
-			Values:    map[string]types.AttributeValue{":read": ddb.N(it.Version), ":zero": ddb.N(0)},
+			Names:  map[string]string{"#version": contract.AttrVersion, "#count": contract.AttrResourceCount},
+			Values: map[string]types.AttributeValue{":zero": ddb.N(0)},
 		}
+		cond.Condition = versionIs(it.Version, cond.Values) + " AND (attribute_not_exists(#count) OR #count <= :zero)"
 		del := s.delete(accountKey(id), cond, ddb.MissingOr(ErrAccountNotFound, errStale))
 		err = s.commit(ctx, s.now(), user, Entity{EntityAccount, id}, ActionDelete, it.account(), del)
 		if errors.Is(err, errStale) {

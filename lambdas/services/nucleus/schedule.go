@@ -206,14 +206,14 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 		next.UpdatedAt = Timestamp(now)
 		next.Version = cur.Version + 1
 		upd := ddb.Expr{
-			Update:    "SET #name = :name, #gsi1sk = :gsi1sk, #start = :start, #end = :end, #tz = :tz, #enabled = :enabled, #updated = :updated, #version = :version",
-			Condition: versionIs,
+			Update: "SET #name = :name, #gsi1sk = :gsi1sk, #start = :start, #end = :end, #tz = :tz, #enabled = :enabled, #updated = :updated, #version = :version",
 			Names: map[string]string{"#name": contract.AttrScheduleName, "#gsi1sk": contract.AttrGSI1SK, "#start": contract.AttrStartCron, "#end": contract.AttrEndCron,
 				"#tz": contract.AttrTimezone, "#enabled": contract.AttrEnabled, "#updated": contract.AttrUpdatedAt, "#version": contract.AttrVersion},
 			Values: map[string]types.AttributeValue{":name": ddb.S(next.ScheduleName), ":gsi1sk": ddb.S(next.GSI1SK),
 				":start": ddb.S(next.StartCron), ":end": ddb.S(next.EndCron), ":tz": ddb.S(next.Timezone), ":enabled": ddb.Bool(next.Enabled),
-				":updated": ddb.S(next.UpdatedAt), ":version": ddb.N(next.Version), ":read": ddb.N(cur.Version)},
+				":updated": ddb.S(next.UpdatedAt), ":version": ddb.N(next.Version)},
 		}
+		upd.Condition = versionIs(cur.Version, upd.Values)
 		op := s.update(scheduleKey(id), upd, ddb.MissingOr(ErrScheduleNotFound, errStale))
 		err = s.commit(ctx, now, user, Entity{EntitySchedule, id}, ActionUpdate, map[string]any{"changes": ch}, op)
 		if errors.Is(err, errStale) {
