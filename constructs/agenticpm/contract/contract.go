@@ -258,7 +258,7 @@ var (
 
 // Service is the whole contract.
 var Service = service.Contract{
-	Name: Name, Description: "AgenticPM (document 004)", APIVersion: "1.0.0",
+	Name: Name, Description: "AgenticPM (document 004)", APIVersion: "1.0.1",
 	Tables: []service.Table{Table},
 	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrTTL,
 		AttrID, AttrName, AttrDescription, AttrSource, AttrSourceProjectKey, AttrAutonomyLevel, AttrConfig, AttrStatus,

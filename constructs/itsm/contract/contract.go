@@ -97,7 +97,7 @@ var (
 
 // Service is the whole contract.
 var Service = service.Contract{
-	Name: Name, Description: "ITSM ticket PoC (document 003)", APIVersion: "1.0.0",
+	Name: Name, Description: "ITSM ticket PoC (document 003)", APIVersion: "1.0.1",
 	Tables: []service.Table{Tickets},
 	Attributes: []string{AttrTicketID, AttrCallerID, AttrCreatedAt, AttrExpiresAt, AttrIssueDescription, AttrStatus,
 		AttrUpdatedAt, AttrComments, AttrCommentTokens, AttrWriteToken},

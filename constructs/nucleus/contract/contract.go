@@ -177,7 +177,7 @@ var (
 
 // Service is the whole contract.
 var Service = service.Contract{
-	Name: Name, Description: "Nucleus app and audit tables (document 001)", APIVersion: "1.0.0",
+	Name: Name, Description: "Nucleus app and audit tables (document 001)", APIVersion: "1.0.1",
 	Tables: []service.Table{App, Audit},
 	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrExpireAt,
 		AttrAccountName, AttrRoleARN, AttrExternalID, AttrStatus, AttrLastTestRunAt, AttrLastTestStatus,

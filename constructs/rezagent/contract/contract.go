@@ -127,7 +127,7 @@ var (
 
 // Service is the whole contract.
 var Service = service.Contract{
-	Name: Name, Description: "rez_agent messages (document 000)", APIVersion: "1.0.0",
+	Name: Name, Description: "rez_agent messages (document 000)", APIVersion: "1.0.1",
 	Tables: []service.Table{Messages},
 	Attributes: []string{AttrMessageID, AttrStage, AttrStatus, AttrMessageType, AttrCreatedDate, AttrTTL, AttrCorrelationID,
 		AttrCreatedBy, AttrUpdatedDate, AttrProcessingStartedAt, AttrProcessingCompletedAt, AttrErrorMessage, AttrRetryCount,

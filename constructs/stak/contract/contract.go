@@ -149,7 +149,7 @@ var (
 
 // Service is the whole contract.
 var Service = service.Contract{
-	Name: Name, Description: "Stak notification inbox (document 002)", APIVersion: "1.0.0",
+	Name: Name, Description: "Stak notification inbox (document 002)", APIVersion: "1.0.1",
 	Tables: []service.Table{Inbox},
 	Attributes: []string{AttrPK, AttrSK, AttrExpiredAt, AttrKind, AttrTenantKey, AttrInboxKey, AttrUID, AttrTaxonomy,
 		AttrPublished, AttrRead, AttrExpired, AttrReadAt, AttrMessage, AttrBody},
