@@ -229,6 +229,22 @@ func (x *Executor) latestFire(it *scheduleItem, at time.Time) (due, bool) {
 	return best, true
 }
 
+// firedSince reports whether either cron of sc fired in (after, now]. It is
+// false when they cannot be evaluated: latestFire, which logs why, has
+// skipped such a schedule before.
+func firedSince(sc *Schedule, after, now time.Time) bool {
+	loc, err := time.LoadLocation(sc.Timezone)
+	if err != nil {
+		return false
+	}
+	for _, expr := range []string{sc.StartCron, sc.EndCron} {
+		if c, err := cron.Parse(expr); err == nil && len(c.Fires(loc, after, now)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // execRun is one invocation: its claim owner id and the roles it assumed.
 type execRun struct {
 	x     *Executor
@@ -304,6 +320,16 @@ func (r *execRun) act(ctx context.Context, d due, takeover bool, log *slog.Logge
 		res := &resources[i]
 		if done[res.arn()] {
 			continue
+		}
+		// The action holds until either cron fires again. A run still
+		// going then (slow calls, the next cron minutes later) leaves the
+		// resources it has not reached to the newer action's run, which
+		// acts on them: acting now could start what that run has just
+		// stopped.
+		if firedSince(it.schedule(), k.FireTime, x.now()) {
+			sum.Note = "superseded by a newer fire"
+			log.Warn("a newer fire is due; the resources not reached are left to its run", "resources_left", len(resources)-i)
+			break
 		}
 		out := r.resourceAction(ctx, k, res)
 		details := map[string]any{"operation": k.Operation, "fire_time": k.FireTime.Format(time.RFC3339),

@@ -430,6 +430,57 @@ func TestExecutorTakesOverAnExpiredClaim(t *testing.T) {
 	assert.Len(t, e.ec2.Calls(), 2, "EC2 calls after the takeover finished")
 }
 
+// A run still acting when the schedule's next action fires (a slow run,
+// the next cron a minute later) leaves the resources it has not reached to
+// that action's run: it must not start what the stop's run has just
+// stopped. The resource whose call was in flight is the one left behind.
+func TestExecutorSlowRunYieldsToTheNextAction(t *testing.T) {
+	e := newExecEnv(t)
+	e.accountWithRole(t, acctA)
+	fire := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	sid := e.scheduleAt(t, "UTC", []time.Time{fire}, []time.Time{fire.Add(time.Minute)})
+	var ids []string
+	for i := range 3 {
+		id := fmt.Sprintf("i-%017x", i+1)
+		ids = append(ids, id)
+		e.ec2.AddInstance(id, awsloop.InstanceStopped)
+		e.attach(t, sid, "ec2", "us-east-1", acctA, "arn:aws:ec2:us-east-1:"+acctA+":instance/"+id)
+	}
+	// The start's run: its first action waits until the stop has run.
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	cfg := e.cfg
+	cfg.Act = func(ctx context.Context, a nucleus.ResourceAction) nucleus.Outcome {
+		once.Do(func() { close(entered); <-proceed })
+		return executor.Act(ctx, a)
+	}
+	slow, err := nucleus.NewExecutorFromConfig(cfg)
+	require.NoError(t, err)
+	e.setClock(fire)
+	done := make(chan error, 1)
+	go func() { done <- slow.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: fire}) }()
+	select {
+	case <-entered:
+	case err := <-done:
+		require.FailNow(t, "the start's run ended before acting", "error: %v", err)
+	}
+
+	// The stop fires; its own run stops every resource.
+	e.run(t, fire.Add(time.Minute))
+	require.Len(t, e.ec2.CallsOf("StopInstances"), 3, "StopInstances of the stop's run")
+
+	close(proceed)
+	require.NoError(t, <-done)
+	var started []string
+	for _, c := range e.ec2.CallsOf("StartInstances") {
+		started = append(started, c.List("InstanceId")...)
+	}
+	assert.Equal(t, []string{ids[0]}, started, "StartInstances after the stop: want only the call already in flight")
+	for _, id := range ids[1:] {
+		assert.Equal(t, awsloop.InstanceStopped, e.ec2.State(id), "%s: the stop is the schedule's latest action", id)
+	}
+}
+
 // What a run does not act on: disabled schedules, fires from before the
 // schedule's last change, fires older than the look-back, fires a later
 // fire supersedes, and every schedule across several index pages.
