@@ -42,6 +42,10 @@ const (
 	AttrUpdatedAt            = "updated_at"
 	AttrVersion              = "version"
 	AttrPreviousDesiredCount = "previous_desired_count"
+	// AttrTimingChangedAt is when a schedule's timing last changed (its
+	// crons, time zone or enabled flag; a rename is no such change): the
+	// executor acts on no fire from before it.
+	AttrTimingChangedAt = "timing_changed_at"
 	// AttrState, AttrOwner and AttrLeaseUntil are an execution claim's
 	// (audit table): running or done, the run holding it, and until when
 	// (epoch seconds).
@@ -182,7 +186,7 @@ var Service = service.Contract{
 	Attributes: []string{AttrPK, AttrSK, AttrGSI1PK, AttrGSI1SK, AttrExpireAt,
 		AttrAccountName, AttrRoleARN, AttrExternalID, AttrStatus, AttrLastTestRunAt, AttrLastTestStatus,
 		AttrResourceCount, AttrResourceVersion, AttrScheduleName, AttrStartCron, AttrEndCron, AttrTimezone,
-		AttrEnabled, AttrUpdatedAt, AttrVersion, AttrPreviousDesiredCount, AttrState, AttrOwner, AttrLeaseUntil},
+		AttrEnabled, AttrUpdatedAt, AttrVersion, AttrPreviousDesiredCount, AttrTimingChangedAt, AttrState, AttrOwner, AttrLeaseUntil},
 	KeyParts: []string{PrefixAccount, PrefixSchedule, PrefixResource, PrefixTimestamp, PrefixExecution,
 		KeyMetadata, KeyClaim, KeyGlobal, KeyTypeAccount, KeyTypeSchedule, KeyAuditGlobal},
 	Functions: []service.Function{API, Executor},

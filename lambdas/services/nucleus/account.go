@@ -304,6 +304,16 @@ func (c changes) add(field string, old, new any) bool {
 	return true
 }
 
+// any reports whether one of fields changed.
+func (c changes) any(fields ...string) bool {
+	for _, f := range fields {
+		if _, ok := c[f]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // errStale: the item changed between the read and the conditioned write.
 var errStale = errors.New("nucleus: item changed since read")
 

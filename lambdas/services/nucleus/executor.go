@@ -184,8 +184,9 @@ func (x *Executor) Run(ctx context.Context, ev fn.ScheduleEvent) error {
 // latestFire picks the action a schedule is due for at `at`: the latest
 // fire of either cron in the window, unless a later fire (up to the clock)
 // supersedes it. The window starts no earlier than the schedule's last
-// change, so creating, enabling or editing a schedule never replays a fire
-// from before it.
+// change of timing, so creating, enabling or re-timing a schedule never
+// replays a fire from before it, and a rename never loses a fire due but
+// not yet executed.
 func (x *Executor) latestFire(it *scheduleItem, at time.Time) (due, bool) {
 	sc := it.schedule()
 	loc, err := time.LoadLocation(sc.Timezone)
@@ -194,7 +195,7 @@ func (x *Executor) latestFire(it *scheduleItem, at time.Time) (due, bool) {
 		return due{}, false
 	}
 	from := at.Add(-x.lookBack)
-	if changed, err := ddb.ParseSortableTime(sc.UpdatedAt); err == nil && changed.After(from) {
+	if changed, err := ddb.ParseSortableTime(it.timingChangedAt()); err == nil && changed.After(from) {
 		from = changed
 	}
 	var best due

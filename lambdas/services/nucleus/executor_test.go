@@ -482,8 +482,9 @@ func TestExecutorSlowRunYieldsToTheNextAction(t *testing.T) {
 }
 
 // What a run does not act on: disabled schedules, fires from before the
-// schedule's last change, fires older than the look-back, fires a later
-// fire supersedes, and every schedule across several index pages.
+// schedule's last change of timing (a rename is none), fires older than
+// the look-back, fires a later fire supersedes, and every schedule across
+// several index pages.
 func TestExecutorWhatIsDue(t *testing.T) {
 	e := newExecEnv(t)
 	e.x.SetPageLimit(2)
@@ -507,12 +508,14 @@ func TestExecutorWhatIsDue(t *testing.T) {
 	e.setClock(fire.Add(3 * time.Minute))
 	require.NoError(t, e.x.Run(context.Background(), fn.ScheduleEvent{ScheduledTime: fire.Add(30 * time.Second)}))
 	require.Empty(t, e.ec2.CallsOf("StartInstances"), "starts although the stop superseded them")
-	// A schedule edited after the stop fired does not replay it.
+	// A schedule re-timed after the stop fired does not replay it; one
+	// renamed then still gets its stop (its timing did not change).
 	e.setClock(fire.Add(2*time.Minute + 10*time.Second))
-	e.MustRoute(t, http.StatusOK, contract.UpdateSchedule, `{"schedule_name":"renamed"}`, nil, ids[0])
+	e.MustRoute(t, http.StatusOK, contract.UpdateSchedule, `{"timezone":"Etc/UTC"}`, nil, ids[0])
+	e.MustRoute(t, http.StatusOK, contract.UpdateSchedule, `{"schedule_name":"renamed"}`, nil, ids[1])
 	// The stop's own run: the three other enabled schedules, across pages.
 	e.run(t, fire.Add(2*time.Minute+20*time.Second))
-	assert.Len(t, e.ec2.CallsOf("StopInstances"), 3, "StopInstances: want one per enabled, unedited schedule")
+	assert.Len(t, e.ec2.CallsOf("StopInstances"), 3, "StopInstances: want one per enabled schedule whose timing did not change")
 	for i, sid := range ids {
 		want := 1
 		if i == 0 || i == 4 {

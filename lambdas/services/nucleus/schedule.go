@@ -36,7 +36,22 @@ type scheduleItem struct {
 	// the first), so a delete that read the resources can condition on
 	// none having come or gone since.
 	ResourceVersion int64 `dynamodbav:"resource_version,omitempty"`
+	// TimingChangedAt is when the crons, the time zone or the enabled
+	// flag last changed (absent on schedules written before it: their
+	// updated_at stands in): the executor acts on no fire from before it,
+	// and a rename does not move it, so a fire due but not yet executed
+	// survives one.
+	TimingChangedAt string `dynamodbav:"timing_changed_at,omitempty"`
 	Schedule
+}
+
+// timingChangedAt is when the schedule's timing last changed, as far as
+// its item tells.
+func (it *scheduleItem) timingChangedAt() string {
+	if it.TimingChangedAt != "" {
+		return it.TimingChangedAt
+	}
+	return it.UpdatedAt
 }
 
 func scheduleKey(id string) itemKey {
@@ -66,7 +81,7 @@ func (s *Store) CreateSchedule(ctx context.Context, user string, in NewSchedule)
 	now := s.now()
 	ts := Timestamp(now)
 	key := scheduleKey(s.newID())
-	it := scheduleItem{PK: key.PK, SK: key.SK, GSI1PK: contract.KeyTypeSchedule, GSI1SK: in.ScheduleName, Version: 1,
+	it := scheduleItem{PK: key.PK, SK: key.SK, GSI1PK: contract.KeyTypeSchedule, GSI1SK: in.ScheduleName, Version: 1, TimingChangedAt: ts,
 		Schedule: Schedule{ScheduleName: in.ScheduleName, StartCron: in.StartCron, EndCron: in.EndCron,
 			Timezone: in.Timezone, Enabled: in.Enabled, CreatedAt: ts, UpdatedAt: ts}}
 	item, err := ddb.MarshalItem(it, keyAttrs...)
@@ -212,6 +227,11 @@ func (s *Store) UpdateSchedule(ctx context.Context, user, id string, p ScheduleP
 			Values: map[string]types.AttributeValue{":name": ddb.S(next.ScheduleName), ":gsi1sk": ddb.S(next.GSI1SK),
 				":start": ddb.S(next.StartCron), ":end": ddb.S(next.EndCron), ":tz": ddb.S(next.Timezone), ":enabled": ddb.Bool(next.Enabled),
 				":updated": ddb.S(next.UpdatedAt), ":version": ddb.N(next.Version)},
+		}
+		if ch.any(contract.AttrStartCron, contract.AttrEndCron, contract.AttrTimezone, contract.AttrEnabled) {
+			next.TimingChangedAt = next.UpdatedAt
+			upd.Update += ", #timing = :updated"
+			upd.Names["#timing"] = contract.AttrTimingChangedAt
 		}
 		upd.Condition = versionIs(cur.Version, upd.Values)
 		op := s.update(scheduleKey(id), upd, ddb.MissingOr(ErrScheduleNotFound, errStale))
