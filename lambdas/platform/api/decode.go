@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 )
 
@@ -78,7 +79,7 @@ func decodeError(err error) error {
 		if field == "" {
 			return BadRequest("request body must be a JSON object")
 		}
-		return Invalid(FieldError{Field: echo(field), Message: fmt.Sprintf("must be a %s, not a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
+		return Invalid(FieldError{Field: echo(field), Message: typeMessage(typ)})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no typed error for unknown fields.
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
@@ -86,6 +87,32 @@ func decodeError(err error) error {
 	default:
 		return BadRequest("invalid JSON body")
 	}
+}
+
+// typeMessage says what a field takes when the body's value does not fit
+// it. An integer field names its range, also for a number it cannot hold
+// (a fraction, an exponent, out of range: encoding/json reports those as
+// "number 1.5"), which would otherwise read "must be a number, not a JSON
+// number 1.5".
+func typeMessage(typ *json.UnmarshalTypeError) string {
+	t := typ.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var integer string
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		integer = fmt.Sprintf("an integer from %d to %d", int64(-1)<<(t.Bits()-1), int64(1)<<(t.Bits()-1)-1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		integer = fmt.Sprintf("an integer from 0 to %d", uint64(1)<<(t.Bits()-1)<<1-1)
+	}
+	switch number, isNumber := strings.CutPrefix(typ.Value, "number "); {
+	case integer != "" && isNumber:
+		return fmt.Sprintf("must be %s, not %s", integer, Truncate(number, 40))
+	case integer != "":
+		return fmt.Sprintf("must be a number (%s), not a JSON %s", integer, typ.Value)
+	}
+	return fmt.Sprintf("must be a %s, not a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)
 }
 
 func jsonKind(goKind string) string {
