@@ -134,6 +134,49 @@ func TestDecodeJSONIntegers(t *testing.T) {
 	}
 }
 
+// TestDecodeJSONContentType: a body labelled as something other than JSON
+// (text/plain, a form, multipart: what a browser page sends without a
+// CORS preflight, and what the document refuses) is a 415 naming the
+// label and the fix, as the local runner answers it; application/json
+// with parameters and an unlabelled body are read as JSON.
+func TestDecodeJSONContentType(t *testing.T) {
+	for _, tt := range []struct {
+		contentType string
+		status      int
+	}{
+		{"", 0},
+		{"application/json", 0},
+		{"application/json; charset=utf-8", 0},
+		{"Application/JSON", 0},
+		{"text/plain", http.StatusUnsupportedMediaType},
+		{"text/plain; charset=utf-8", http.StatusUnsupportedMediaType},
+		{"application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{"multipart/form-data; boundary=x", http.StatusUnsupportedMediaType},
+		{"application/merge-patch+json", http.StatusUnsupportedMediaType},
+		{"application/json;;", http.StatusUnsupportedMediaType},
+	} {
+		t.Run(tt.contentType, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"a"}`))
+			if tt.contentType != "" {
+				r.Header.Set("Content-Type", tt.contentType)
+			}
+			var dst createReq
+			err := api.DecodeJSON(httptest.NewRecorder(), r, 0, &dst)
+			if tt.status == 0 {
+				require.NoError(t, err)
+				assert.Equal(t, "a", dst.Name, "decoded")
+				return
+			}
+			var e *api.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, tt.status, e.Status, "status")
+			assert.Equal(t, api.CodeUnsupportedMediaType, e.Code, "code")
+			assert.Contains(t, e.Message, "Content-Type: application/json", "the fix")
+			assert.Empty(t, dst.Name, "nothing decoded")
+		})
+	}
+}
+
 func TestWriteJSONKeepsHTML(t *testing.T) {
 	w := httptest.NewRecorder()
 	api.WriteJSON(w, 200, map[string]string{"t": "<b>&</b>"})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"strings"
@@ -15,6 +16,8 @@ import (
 const DefaultMaxBodyBytes = 64 << 10
 
 // DecodeJSON decodes the body of r into dst, which must point to a struct.
+// A body labelled other than application/json is a 415 (an unlabelled one
+// is read as JSON).
 //
 // It is strict on purpose: an empty body, `null`, a non-object, unknown
 // fields, wrongly typed fields and trailing data are all 400 errors naming
@@ -25,6 +28,9 @@ const DefaultMaxBodyBytes = 64 << 10
 // json.Number, so they keep every digit. Without this, `null` or
 // `{"caler_id":…}` would decode "successfully" into a zero struct.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any) error {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return err
+	}
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBodyBytes
 	}
@@ -37,6 +43,22 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any)
 		return BadRequest("could not read request body")
 	}
 	return decodeBytes(body, dst)
+}
+
+// checkContentType refuses a body labelled as anything but JSON: the
+// documents take application/json only, and text/plain, form and
+// multipart bodies are what a browser page may send cross-origin without
+// a CORS preflight. An unlabelled body is read as JSON (clients and tests
+// that send none).
+func checkContentType(ct string) error {
+	if ct == "" {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return nil
+	}
+	return &Error{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType,
+		Message: fmt.Sprintf("the body is labelled Content-Type %q; send JSON as Content-Type: application/json", Truncate(ct, 64))}
 }
 
 func decodeBytes(body []byte, dst any) error {
