@@ -99,6 +99,84 @@ func TestDecodeJSONKeepsDigits(t *testing.T) {
 	assert.Equal(t, json.Number("12345678901234567890123"), dst.Doc.(map[string]any)["big"], "big")
 }
 
+// TestDecodeJSONIntegers: a number an integer field cannot hold (a
+// fraction, an exponent, one out of the field's range, a negative for an
+// unsigned one) is a 400 that says the field takes an integer and in what
+// range, not "must be a number, not a JSON number 1.5", which contradicts
+// itself and names no fix.
+func TestDecodeJSONIntegers(t *testing.T) {
+	var dst struct {
+		Count   int               `json:"count"`
+		Small   uint8             `json:"small"`
+		Version api.Optional[int] `json:"version"`
+		Ratio   float64           `json:"ratio"`
+	}
+	for _, tt := range []struct{ body, want string }{
+		{`{"count":1.5}`, "count: must be an integer from -9223372036854775808 to 9223372036854775807, not 1.5"},
+		{`{"count":1e2}`, "count: must be an integer from -9223372036854775808 to 9223372036854775807, not 1e2"},
+		{`{"count":9223372036854775808}`, "count: must be an integer from -9223372036854775808 to 9223372036854775807, not 9223372036854775808"},
+		{`{"small":-1}`, "small: must be an integer from 0 to 255, not -1"},
+		{`{"small":300}`, "small: must be an integer from 0 to 255, not 300"},
+		{`{"version":2.5}`, "version: must be an integer from -9223372036854775808 to 9223372036854775807, not 2.5"},
+		{`{"version":"3"}`, "version: must be a number (an integer from -9223372036854775808 to 9223372036854775807), not a JSON string"},
+		{`{"count":"3"}`, "count: must be a number (an integer from -9223372036854775808 to 9223372036854775807), not a JSON string"},
+		{`{"small":true}`, "small: must be a number (an integer from 0 to 255), not a JSON bool"},
+		{`{"ratio":"x"}`, "ratio: must be a number, not a JSON string"},
+	} {
+		t.Run(tt.body, func(t *testing.T) {
+			err := api.DecodeJSON(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(tt.body)), 0, &dst)
+			var e *api.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, http.StatusBadRequest, e.Status, "status")
+			assert.Equal(t, api.CodeValidation, e.Code, "code")
+			assert.Equal(t, tt.want, e.Message, "message")
+		})
+	}
+}
+
+// TestDecodeJSONContentType: a body labelled as something other than JSON
+// (text/plain, a form, multipart: what a browser page sends without a
+// CORS preflight, and what the document refuses) is a 415 naming the
+// label and the fix, as the local runner answers it; application/json
+// with parameters and an unlabelled body are read as JSON.
+func TestDecodeJSONContentType(t *testing.T) {
+	for _, tt := range []struct {
+		contentType string
+		status      int
+	}{
+		{"", 0},
+		{"application/json", 0},
+		{"application/json; charset=utf-8", 0},
+		{"Application/JSON", 0},
+		{"text/plain", http.StatusUnsupportedMediaType},
+		{"text/plain; charset=utf-8", http.StatusUnsupportedMediaType},
+		{"application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{"multipart/form-data; boundary=x", http.StatusUnsupportedMediaType},
+		{"application/merge-patch+json", http.StatusUnsupportedMediaType},
+		{"application/json;;", http.StatusUnsupportedMediaType},
+	} {
+		t.Run(tt.contentType, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"a"}`))
+			if tt.contentType != "" {
+				r.Header.Set("Content-Type", tt.contentType)
+			}
+			var dst createReq
+			err := api.DecodeJSON(httptest.NewRecorder(), r, 0, &dst)
+			if tt.status == 0 {
+				require.NoError(t, err)
+				assert.Equal(t, "a", dst.Name, "decoded")
+				return
+			}
+			var e *api.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, tt.status, e.Status, "status")
+			assert.Equal(t, api.CodeUnsupportedMediaType, e.Code, "code")
+			assert.Contains(t, e.Message, "Content-Type: application/json", "the fix")
+			assert.Empty(t, dst.Name, "nothing decoded")
+		})
+	}
+}
+
 func TestWriteJSONKeepsHTML(t *testing.T) {
 	w := httptest.NewRecorder()
 	api.WriteJSON(w, 200, map[string]string{"t": "<b>&</b>"})

@@ -26,7 +26,10 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeConflict         = "conflict"
 	CodeTooLarge         = "too_large"
-	CodeInternal         = "internal"
+	// CodeUnsupportedMediaType: a body labelled other than application/json
+	// (415).
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeInternal             = "internal"
 	// CodeUnavailable: a dependency (DynamoDB) could not serve the request
 	// now; the answer is 503 with Retry-After, and the same request may be
 	// sent again after it.

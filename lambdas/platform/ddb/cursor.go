@@ -82,7 +82,10 @@ func DecodeCursor[K any](c *CursorCodec, scope, token string) (K, error) {
 	if token == "" || len(token) > MaxCursorLen {
 		return zero, ErrInvalidCursor
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
+	// Strict: a token whose last character's unused bits were changed
+	// decodes leniently to the same bytes; it is an edited token all the
+	// same, and each position has exactly one token.
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(raw) < 1+macLen || raw[0] != version {
 		return zero, ErrInvalidCursor
 	}

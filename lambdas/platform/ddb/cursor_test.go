@@ -68,6 +68,32 @@ func TestRejects(t *testing.T) {
 	}
 }
 
+// TestRejectsEditedPadBits: the last character of a token whose length
+// is not a multiple of 4 carries bits that encode nothing; a token with
+// them changed is an edited token (it decodes to the same bytes when base64
+// is read leniently), so it is refused like any other edit.
+func TestRejectsEditedPadBits(t *testing.T) {
+	c := ddb.NewCursorCodec([]byte("k"))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	edited := 0
+	for _, id := range []string{"1", "12", "123"} {
+		good, err := ddb.EncodeCursor(c, "tickets/a", pageKey{id, "a", "t"})
+		require.NoError(t, err)
+		unused := map[int]int{2: 4, 3: 2}[len(good)%4] // bits of the last character that encode nothing
+		if unused == 0 {
+			continue
+		}
+		last := strings.IndexByte(alphabet, good[len(good)-1])
+		for bits := 1; bits < 1<<unused; bits++ {
+			tok := good[:len(good)-1] + string(alphabet[last^bits])
+			_, err := ddb.DecodeCursor[pageKey](c, "tickets/a", tok)
+			assert.ErrorIs(t, err, ddb.ErrInvalidCursor, "%q, %q with its unused bits changed", tok, good)
+			edited++
+		}
+	}
+	require.NotZero(t, edited, "tokens with unused bits (none proves nothing)")
+}
+
 func TestLastEvaluatedKeyRoundTrip(t *testing.T) {
 	c := ddb.NewCursorCodec([]byte("k"))
 	lek, err := attributevalue.MarshalMap(pageKey{"1", "a", "t"})

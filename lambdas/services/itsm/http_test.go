@@ -3,6 +3,7 @@ package itsm_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -120,6 +121,20 @@ func TestCallerIDIsNeverAPhoneNumber(t *testing.T) {
 	p := s.list(t, id, "")
 	require.Len(t, p.Tickets, 1, "the hashed caller's tickets")
 	assert.Equal(t, tk.TicketID, p.Tickets[0]["ticket_id"], "listed ticket")
+}
+
+// TestCreateRefusesNonJSONContentType: a create whose body is labelled
+// text/plain or a form is 415 and stores nothing (the document takes
+// application/json only).
+func TestCreateRefusesNonJSONContentType(t *testing.T) {
+	s := newService(t, options{})
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+		r := s.Do(t, contract.CreateTicket.Method, contract.CreateTicket.URL(), `{"caller_id":"sess-ct","issue_description":"labelled `+ct+`"}`, "Content-Type", ct)
+		apitest.WantError(t, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "", "Content-Type: application/json")
+	}
+	var page itsm.Page
+	s.Must(t, http.StatusOK, contract.ListTickets.Method, contract.ListTickets.URLQuery(svc.Values{contract.ParamCaller: "sess-ct"}), "", &page)
+	assert.Empty(t, page.Tickets, "tickets stored by refused creates")
 }
 
 func TestGetTicket(t *testing.T) {
