@@ -119,7 +119,10 @@ func (rt *Router) Done() *Router {
 // route's handler takes the real writer out of the recorder and answers;
 // otherwise the mux's own answer (404, 405 with the allowed methods it
 // knows, or a redirect to a cleaned path) lands in the recorder and is
-// rewritten, the 404 and 405 as JSON errors. (Asking the mux for the
+// rewritten as a JSON error. A path with empty, "." or ".." segments is a
+// 400, not the mux's 307 to the cleaned path: a client that follows a 307
+// repeats its method there, and a DELETE of …/resources/{arn+} whose ARN
+// held "//" would delete another resource. (Asking the mux for the
 // handler first and then serving would match twice: 1.2 µs a request.)
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
@@ -134,23 +137,19 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", rec.header.Get("Allow"))
 		WriteError(w, r, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
 			Message: "method " + r.Method + " not allowed; allowed: " + rec.header.Get("Allow")})
-	default: // a redirect, passed on as the mux wrote it
-		for k, v := range rec.header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.status)
-		_, _ = w.Write(rec.body)
+	default: // a redirect to the cleaned path
+		WriteError(w, r, BadRequest("path %q has empty, '.' or '..' segments; send the path as the route writes it (%s)", r.URL.Path, rec.header.Get("Location")))
 	}
 }
 
 // recorder is the writer the mux gets: a route's handler answers through
-// the ResponseWriter it carries; the mux's own answer is kept here.
+// the ResponseWriter it carries; the mux's own answer's status and
+// headers are kept here (its body is replaced).
 type recorder struct {
 	http.ResponseWriter
 	routed bool
 	header http.Header
 	status int
-	body   []byte
 }
 
 func (r *recorder) Header() http.Header {
@@ -164,7 +163,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	r.body = append(r.body, b...)
 	return len(b), nil
 }
 func (r *recorder) WriteHeader(status int) {

@@ -11,9 +11,10 @@ import (
 )
 
 // TestRouterMatchesOnce: a request the mux routes reaches its handler
-// with its path values and the pattern; one it redirects (an uncleaned
-// path) gets the mux's redirect as the mux writes it, body included; one
-// it cannot route gets the JSON 404 or 405.
+// with its path values and the pattern; one it would redirect (a path
+// with empty, "." or ".." segments) is a JSON 400 naming the route's
+// form, never a 307 a client would follow with its method; one it cannot
+// route gets the JSON 404 or 405.
 func TestRouterMatchesOnce(t *testing.T) {
 	things := service.Route{Method: "GET", Path: "/things/{id}"}
 	rt := api.NewRouter(service.Function{Name: "things", Kind: service.HTTP, Routes: []service.Route{things}})
@@ -28,7 +29,9 @@ func TestRouterMatchesOnce(t *testing.T) {
 		body, header string
 	}{
 		{"GET", "/things/7", 200, `{"id":"7","pattern":"GET /things/{id}"}` + "\n", ""},
-		{"GET", "/things//7", http.StatusTemporaryRedirect, "<a href=\"/things/7\">Temporary Redirect</a>.\n\n", "/things/7"},
+		{"GET", "/things//7", 400, "", ""},
+		{"DELETE", "/things/./7", 400, "", ""},
+		{"GET", "/things/x/../7", 400, "", ""},
 		{"GET", "/nothing", 404, "", ""},
 		{"POST", "/things/7", 405, "", ""},
 	} {
@@ -45,6 +48,11 @@ func TestRouterMatchesOnce(t *testing.T) {
 		}
 		if tt.status >= 400 {
 			assert.Equal(t, "application/json", w.Header().Get("Content-Type"), "%s %s: Content-Type of the JSON error", tt.method, tt.path)
+			assert.Empty(t, w.Header().Get("Location"), "%s %s: no redirect", tt.method, tt.path)
+		}
+		if tt.status == 400 {
+			assert.Contains(t, w.Body.String(), `"code":"bad_request"`, "%s %s: body", tt.method, tt.path)
+			assert.Contains(t, w.Body.String(), "has empty, '.' or '..' segments; send the path as the route writes it (/things/7)", "%s %s: says the fix", tt.method, tt.path)
 		}
 	}
 }
