@@ -118,10 +118,10 @@ var alarmScenarios = []alarmScenario{
 				`{"schedule_name":"Every minute","start_cron":"* * * * *","end_cron":"0 0 1 1 *","timezone":"UTC","enabled":true}`, h, 201, &s)
 			send(t, nucleus.AttachResource.Method, at(r.base, nucleus.Name, nucleus.AttachResource, s.ID),
 				fmt.Sprintf(`{"resource_arn":"arn:aws:ec2:eu-central-1:%s:instance/i-0123456789abcdef0","resource_type":"ec2","region":"eu-central-1","account_id":%q}`, account, account), h, 0, nil)
-			// Made two minutes ago: a minute's fire lies between then and
+			// Timed two minutes ago: a minute's fire lies between then and
 			// now, which the executor's run acts on.
 			setItem(t, r, nucleus.AppTableBaseName+"-dev", map[string]string{nucleus.AttrPK: nucleus.PrefixSchedule + s.ID, nucleus.AttrSK: nucleus.KeyMetadata},
-				map[string]string{nucleus.AttrUpdatedAt: ddb.SortableTime(time.Now().Add(-2 * time.Minute))})
+				map[string]string{nucleus.AttrTimingChangedAt: ddb.SortableTime(time.Now().Add(-2 * time.Minute))})
 			call(t, "POST", r.base+"/_local/schedules/nucleus-executor", "", 200, nil)
 		},
 	},
