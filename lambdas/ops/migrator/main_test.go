@@ -130,14 +130,9 @@ func TestKilledAndResumed(t *testing.T) {
 	migs := Registry()["itsm"][:1]
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var seen atomic.Int32
 	var out bytes.Buffer
 	cfg := config(t, tabs, &out)
-	cfg.AfterItem = func() {
-		if seen.Add(1) == 40 {
-			cancel()
-		}
-	}
+	cfg.AfterItem = cancelAfter(40, cancel)
 	first, err := migrate.Run(ctx, cfg, migs)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, first, 1)
@@ -281,15 +276,10 @@ func TestCheckAfterAStoppedRun(t *testing.T) {
 	migs := Registry()["itsm"]
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var seen atomic.Int32
 	var out bytes.Buffer
 	cfg := config(t, tabs, &out)
 	cfg.Segments = 1 // one segment: the run goes through the table in the pre-flight's order
-	cfg.AfterItem = func() {
-		if seen.Add(1) == 30 {
-			cancel()
-		}
-	}
+	cfg.AfterItem = cancelAfter(30, cancel)
 	first, err := migrate.Run(ctx, cfg, migs)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, first, 1)
@@ -484,4 +474,15 @@ func TestLeaseHeldThroughASlowPage(t *testing.T) {
 	require.Len(t, res, 1)
 	assert.ErrorIs(t, second, migrate.ErrHeld, "the second run is refused while the first one runs")
 	assert.Equal(t, 30, res[0].Changed, "the first run changed every ticket")
+}
+
+// cancelAfter is an AfterItem that interrupts the run (cancel) once n
+// items have been handled, as an operator's Ctrl-C would.
+func cancelAfter(n int32, cancel context.CancelFunc) func() {
+	var seen atomic.Int32
+	return func() {
+		if seen.Add(1) == n {
+			cancel()
+		}
+	}
 }
